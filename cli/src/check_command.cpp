@@ -1,0 +1,93 @@
+#include <chrono>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "loom/interpreter/axiom_check.hpp"
+#include "loom/interpreter/library.hpp"
+
+namespace loom::cli {
+namespace {
+
+struct CheckOptions {
+  std::vector<std::string> paths;
+  bool json = false;
+  bool quiet = false;
+  spec::AxiomCheckOptions axioms;
+};
+
+int run_check(const CheckOptions& opt) {
+  auto start = std::chrono::steady_clock::now();
+  auto paths = opt.paths.empty() ? std::vector<std::string>{spec::Library::default_specs_dir()} : opt.paths;
+  nlohmann::json summary = {{"paths", paths}};
+  std::vector<Diagnostic> errors;
+  std::optional<spec::Library> library;
+  try {
+    library.emplace(spec::Library::load(paths));
+  } catch (const LoomError& e) {
+    errors = e.diagnostics();
+    if (errors.empty()) errors.push_back({{}, e.what()});
+  }
+  nlohmann::json failed = nlohmann::json::array();
+  std::size_t checked = 0;
+  if (library) {
+    const auto& axioms = library->axioms();
+    for (std::size_t i = 0; i < axioms.size(); ++i) {
+      if (!opt.json && !opt.quiet) std::cerr << "\rchecking axioms " << (i + 1) << "/" << axioms.size() << std::flush;
+      auto r = spec::check_axiom(*library, *axioms[i], opt.axioms);
+      ++checked;
+      if (!r.sound) failed.push_back({{"axiom", axioms[i]->name}, {"where", axioms[i]->loc.to_string()}, {"problem", r.problem}});
+    }
+    if (!opt.json && !opt.quiet && !axioms.empty()) std::cerr << "\n";
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary["files"] = library ? library->files().size() : 0;
+  summary["ops"] = library ? library->ops().size() : 0;
+  summary["parallel_forms"] = library ? library->parallel_forms().size() : 0;
+  summary["fused_forms"] = library ? library->fused_forms().size() : 0;
+  summary["axioms"] = checked;
+  summary["axioms_failed"] = failed.size();
+  summary["failed_axioms"] = failed;
+  summary["rules"] = library ? library->rules().size() : 0;
+  nlohmann::json errs = nlohmann::json::array();
+  for (const auto& d : errors) errs.push_back(d.to_string());
+  summary["errors"] = errs;
+  summary["seconds"] = seconds;
+  bool ok = errors.empty() && failed.empty();
+  summary["ok"] = ok;
+  if (opt.json) {
+    std::cout << summary.dump(2) << "\n";
+  } else {
+    for (const auto& d : errors) std::cerr << d.to_string() << "\n";
+    for (const auto& f : failed)
+      std::cerr << f["where"].get<std::string>() << ": axiom " << f["axiom"].get<std::string>() << " is unsound "
+                << f["problem"].get<std::string>() << "\n";
+    std::cout << (ok ? "ok" : "FAILED") << ": " << summary["files"] << " files, " << summary["ops"] << " ops, "
+              << summary["parallel_forms"] << " parallel forms, " << summary["fused_forms"] << " fused forms, " << checked
+              << " axioms checked (" << failed.size() << " failed, " << opt.axioms.instances << " instances each), "
+              << summary["rules"] << " rules, " << errors.size() << " errors in " << std::fixed;
+    std::cout.precision(2);
+    std::cout << seconds << " s\n";
+  }
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, int& status) {
+  auto opt = std::make_shared<CheckOptions>();
+  auto* cmd = app.add_subcommand(
+      "check",
+      "Parse and check spec files (default: the bundled specs/), then check every axiom numerically on random "
+      "instances. Exits non-zero on any error or unsound axiom.");
+  cmd->add_option("paths", opt->paths, ".loom files or directories (searched recursively)");
+  cmd->add_flag("--json", opt->json, "print the summary as JSON (keys: ops, parallel_forms, axioms, axioms_failed, errors, ...)");
+  cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
+  cmd->add_option("--instances", opt->axioms.instances, "random instances per axiom")->default_val(4)->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", opt->axioms.seed, "random seed of the axiom check")->default_val(1);
+  cmd->add_option("--max-dim", opt->axioms.max_dim, "largest dimension drawn for an axiom's sizes")->default_val(5)->check(CLI::PositiveNumber);
+  cmd->callback([opt, &status] { status = run_check(*opt); });
+}
+
+}  // namespace loom::cli

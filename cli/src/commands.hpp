@@ -1,0 +1,10 @@
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace loom::cli {
+
+// Each registers its subcommand and returns the exit status holder it sets when run.
+void add_check_command(CLI::App& app, int& status);
+void add_show_command(CLI::App& app, int& status);
+
+}  // namespace loom::cli

@@ -1,0 +1,143 @@
+// The Loom spec language: operators, parallelization forms, axioms and rules.
+grammar Loom;
+
+file : decl* EOF ;
+
+decl
+  : importDecl
+  | opDecl
+  | parallelDecl
+  | fusedDecl
+  | axiomDecl
+  | ruleDecl
+  ;
+
+importDecl : 'import' STRING ';' ;
+
+// ---- operators ---------------------------------------------------------------------------
+
+opDecl : 'op' name=ID attrParams? '(' inputParams? ')' '->' outputs '{' opStmt* '}' ;
+
+attrParams : '<' attrParam (',' attrParam)* '>' ;
+attrParam  : name=ID (':' 'int' domain?)? ;
+domain
+  : 'in' '{' domainItem (',' domainItem)* '}'   # enumDomain
+  | 'in' lo=signedInt '..' hi=signedInt          # rangeDomain
+  ;
+domainItem : (label=ID '=')? value=signedInt ;
+signedInt  : '-'? INT ;
+
+inputParams : inputParam (',' inputParam)* ;
+inputParam  : name=ID (':' shape)? ;
+shape       : '[' (dim (',' dim)*)? ']' ;
+dim
+  : '*' ID     # packDim
+  | expr       # exprDim
+  ;
+
+outputs
+  : shape                                        # singleOutput
+  | '(' outputParam (',' outputParam)* ')'       # namedOutputs
+  ;
+outputParam : name=ID ':' shape ;
+
+opStmt
+  : 'require' expr ';'                                   # requireStmt
+  | 'let' name=ID '[' indexList? ']' '=' expr ';'        # letStmt
+  | name=ID '[' indexList? ']' '=' expr ';'              # defineStmt
+  ;
+indexList : indexVar (',' indexVar)* ;
+indexVar  : pack='*'? name=ID ;
+
+// ---- parallelization forms ----------------------------------------------------------------
+
+parallelDecl : 'parallel' name=ID attrParams? '(' inputParams ')' '{' parStmt* '}' ;
+
+parStmt
+  : 'require' expr ';'                                        # parRequire
+  | degree=('D' | 'P') '[' index=expr ']' op=('*=' | '/=') amount=expr ';'   # dimDegreeUpdate
+  | degree=('V' | 'R') op=('*=' | '/=') amount=expr ';'       # scalarDegreeUpdate
+  | 'values' kind=(ID | 'sum') ';'                                      # valuesStmt
+  | 'backward' form=ID attrArgs? ';'                          # backwardStmt
+  | 'lowers_to' collective=ID ';'                             # lowersStmt
+  ;
+
+fusedDecl : 'fused' name=ID attrParams? '(' inputParams ')' '=' term ('lowers_to' collective=ID)? ';' ;
+
+// ---- axioms and rules ---------------------------------------------------------------------
+
+axiomDecl : 'axiom' name=ID ':' quantifier? lhs=term '==' rhs=term ';' ;
+ruleDecl  : 'rule' name=ID ':' quantifier? lhs=term '=>' rhs=term ';' ;
+
+quantifier : 'forall' binder (',' binder)* ('where' cond=expr)? '.' ;
+binder
+  : name=ID ':' 'int' domain?                    # intBinder
+  | name=ID ':' 'int' cmp=('>' | '>=' | '<' | '<=' | '!=') bound=signedInt  # boundedIntBinder
+  | name=ID (':' shape degreeAnnotation?)?       # tensorBinder
+  ;
+degreeAnnotation : '{' degreeEntry (',' degreeEntry)* '}' ;
+degreeEntry
+  : key=('V' | 'R') ':' expr                      # scalarDegreeEntry
+  | key=('D' | 'P') ':' '[' expr (',' expr)* ']'  # listDegreeEntry
+  ;
+
+term
+  : term '.' (field=ID | position=INT)                     # projectTerm
+  | name=ID attrArgs? '(' (term (',' term)*)? ')'          # applyTerm
+  | name=ID                                                # varTerm
+  ;
+attrArgs : '<' attrArg (',' attrArg)* '>' ;
+attrArg  : (name=ID '=')? value=attrValue ;
+// Restricted so that the closing '>' is never read as a comparison; parenthesize anything else.
+attrValue
+  : signedInt       # intAttrValue
+  | ID              # nameAttrValue
+  | '(' expr ')'    # exprAttrValue
+  ;
+
+// ---- expressions (values, dimensions and conditions share one syntax) ---------------------
+
+expr
+  : '(' expr ')'                                               # parenExpr
+  | name=ID '[' (indexExpr (',' indexExpr)*)? ']' ('??' fallback=primaryValue)?   # readExpr
+  | reducer=('sum' | 'max' | 'min') '(' reductionVar (',' reductionVar)* ')' body=expr   # reduceExpr
+  | fn=(ID | 'max' | 'min') '(' expr (',' expr)* ')'            # callExpr
+  | op=('-' | '!') expr                                        # unaryExpr
+  | expr op=('*' | '/' | '%') expr                             # mulExpr
+  | expr op=('+' | '-') expr                                   # addExpr
+  | expr op=('<' | '<=' | '>' | '>=') expr                     # compareExpr
+  | expr op=('==' | '!=') expr                                 # equalExpr
+  | expr '&&' expr                                             # andExpr
+  | expr '||' expr                                             # orExpr
+  | <assoc = right> expr '?' expr ':' expr                     # ternaryExpr
+  | ('D' | 'P') '[' expr ']'                                   # dimDegreeRef
+  | ('V' | 'R')                                                # scalarDegreeRef
+  | INT                                                        # intLiteral
+  | REAL                                                       # realLiteral
+  | 'inf'                                                      # infLiteral
+  | name=ID                                                    # nameExpr
+  ;
+
+primaryValue
+  : '-'? (INT | REAL | 'inf')
+  | ID
+  | '(' expr ')'
+  ;
+
+indexExpr
+  : '*' name=ID      # packIndex
+  | expr             # plainIndex
+  ;
+
+reductionVar : name=ID ('<' bound=expr)? ;
+
+// ---- lexer --------------------------------------------------------------------------------
+
+ID     : [A-Za-z_] [A-Za-z0-9_]* ;
+INT    : [0-9]+ ;
+REAL   : [0-9]+ '.' [0-9]+ ([eE] [+-]? [0-9]+)? | [0-9]+ [eE] [+-]? [0-9]+ ;
+STRING : '"' (~["\\\r\n] | '\\' .)* '"' ;
+
+LINE_COMMENT  : '//' ~[\r\n]* -> skip ;
+BLOCK_COMMENT : '/*' .*? '*/' -> skip ;
+WS            : [ \t\r\n]+ -> skip ;

@@ -1,0 +1,208 @@
+#pragma once
+// The syntax tree of a .loom file, as the parser builds it and the checker reads it.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/pcg/diagnostic.hpp"
+
+namespace loom::spec {
+
+struct Expr;
+using ExprPtr = std::shared_ptr<const Expr>;
+
+enum class ExprKind {
+  Number,     // literal; `integral` says whether it was written as an integer
+  Name,       // a dimension symbol, attribute, index, `rank`
+  Read,       // name[indices] ?? fallback
+  Reduce,     // name in {sum, max, min}, vars, args[0] = body
+  Call,       // name(args)
+  Unary,      // name in {-, !}, args[0]
+  Binary,     // name is the operator symbol, args[0], args[1]
+  Ternary,    // args = cond, then, else
+  DegreeRef,  // name in {D, P, V, R}; args[0] is the dimension for D and P
+};
+
+// One position of a read: an index expression, or a pack index `*i`.
+struct IndexArg {
+  ExprPtr expr;           // null for a pack index
+  std::string pack_name;  // set for a pack index
+  bool is_pack() const { return !expr; }
+};
+
+struct ReductionVar {
+  std::string name;
+  ExprPtr bound;  // explicit range `p < bound`, or null when inferred
+};
+
+struct Expr {
+  ExprKind kind;
+  SourceLocation loc;
+  std::string name;
+  double number = 0;
+  bool integral = false;
+  std::vector<ExprPtr> args;
+  std::vector<IndexArg> indices;  // Read
+  ExprPtr fallback;               // Read
+  std::vector<ReductionVar> vars;  // Reduce
+};
+
+// One entry of a shape: `*s` or an integer expression.
+struct DimSpec {
+  std::string pack_name;  // non-empty for a pack
+  ExprPtr expr;
+  bool is_pack() const { return !pack_name.empty(); }
+};
+
+struct ShapeSpec {
+  std::vector<DimSpec> dims;
+  SourceLocation loc;
+};
+
+struct AttrParam {
+  std::string name;
+  std::optional<std::vector<std::int64_t>> domain;  // absent: any integer
+  std::map<std::string, std::int64_t> labels;       // named domain values
+  SourceLocation loc;
+};
+
+struct InputParam {
+  std::string name;
+  std::optional<ShapeSpec> shape;
+  SourceLocation loc;
+};
+
+struct OutputParam {
+  std::string name;
+  ShapeSpec shape;
+};
+
+struct IndexVar {
+  std::string name;
+  bool pack = false;
+};
+
+enum class OpStmtKind { Require, Let, Define };
+
+struct OpStmt {
+  OpStmtKind kind;
+  std::string name;  // Let / Define target
+  std::vector<IndexVar> indices;
+  ExprPtr expr;
+  SourceLocation loc;
+};
+
+struct OpDecl {
+  std::string name;
+  std::vector<AttrParam> attrs;
+  std::vector<InputParam> inputs;
+  std::vector<OutputParam> outputs;
+  std::vector<OpStmt> stmts;
+  SourceLocation loc;
+};
+
+struct Term;
+using TermPtr = std::shared_ptr<const Term>;
+
+struct AttrArg {
+  std::string name;  // empty when positional
+  ExprPtr value;
+  SourceLocation loc;
+};
+
+enum class TermKind { Var, Apply, Project };
+
+struct Term {
+  TermKind kind;
+  std::string name;  // variable or applied form
+  std::vector<AttrArg> attrs;
+  std::vector<TermPtr> args;  // Apply: arguments; Project: args[0]
+  std::string field;          // Project by name
+  int position = -1;          // Project by position
+  SourceLocation loc;
+};
+
+enum class DegreeKind { D, P, V, R };
+
+struct DegreeUpdate {
+  DegreeKind degree;
+  ExprPtr dim;  // D and P only
+  bool multiply = true;
+  ExprPtr amount;
+  SourceLocation loc;
+};
+
+// A require condition or a degree update, kept in written order.
+struct ParallelStmt {
+  ExprPtr require;
+  std::optional<DegreeUpdate> update;
+};
+
+struct ParallelDecl {
+  std::string name;
+  std::vector<AttrParam> attrs;
+  std::vector<InputParam> inputs;
+  std::vector<ParallelStmt> stmts;
+  std::string values = "identity";
+  TermPtr backward;
+  std::string lowers_to;
+  SourceLocation loc;
+};
+
+struct FusedDecl {
+  std::string name;
+  std::vector<AttrParam> attrs;
+  std::vector<InputParam> inputs;
+  TermPtr body;
+  std::string lowers_to;
+  SourceLocation loc;
+};
+
+struct DegreeAnnotation {
+  ExprPtr V, R;
+  std::vector<ExprPtr> D, P;  // empty: all 1
+};
+
+struct Binder {
+  std::string name;
+  bool is_int = false;
+  std::optional<std::vector<std::int64_t>> domain;  // int binder
+  std::string bound_op;                             // int binder `d: int > 0`
+  std::int64_t bound = 0;
+  std::optional<ShapeSpec> shape;  // tensor binder
+  DegreeAnnotation degrees;
+  SourceLocation loc;
+};
+
+struct Quantifier {
+  std::vector<Binder> binders;
+  ExprPtr where;
+};
+
+// An axiom (`==`) or a rule (`=>`).
+struct EquationDecl {
+  std::string name;
+  Quantifier quantifier;
+  TermPtr lhs, rhs;
+  SourceLocation loc;
+};
+
+struct ImportDecl {
+  std::string path;
+  SourceLocation loc;
+};
+
+struct Module {
+  std::string file;
+  std::vector<ImportDecl> imports;
+  std::vector<OpDecl> ops;
+  std::vector<ParallelDecl> parallels;
+  std::vector<FusedDecl> fused;
+  std::vector<EquationDecl> axioms;
+  std::vector<EquationDecl> rules;
+};
+
+}  // namespace loom::spec

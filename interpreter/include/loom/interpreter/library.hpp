@@ -1,0 +1,79 @@
+#pragma once
+// A loaded, checked spec library: every op, parallel form, fused form, axiom and rule of a set of
+// .loom files and their imports. Loading is all-or-nothing: any error in any file throws, with
+// every diagnostic found, and no library is produced.
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/interpreter/ast.hpp"
+#include "loom/interpreter/int_eval.hpp"
+#include "loom/interpreter/program.hpp"
+#include "loom/pcg/op_catalog.hpp"
+
+namespace loom::spec {
+
+class Library : public pcg::OpCatalog {
+ public:
+  Library() = default;
+  Library(Library&&) noexcept = default;
+  Library& operator=(Library&&) noexcept = default;
+  Library(const Library&) = delete;  // declarations are referenced by address
+  Library& operator=(const Library&) = delete;
+
+  // Loads files and directories (every *.loom below them), following imports.
+  static Library load(const std::vector<std::string>& paths);
+  // Loads one in-memory file; its imports are resolved relative to `directory`.
+  static Library from_text(const std::string& text, const std::string& name = "<input>", const std::string& directory = ".");
+  // The bundled library: $LOOM_SPECS if set, else the source tree's specs/.
+  static std::string default_specs_dir();
+
+  const OpDecl* find_op(const std::string& name) const;
+  const ParallelDecl* find_parallel(const std::string& name) const;
+  const FusedDecl* find_fused(const std::string& name) const;
+
+  const std::vector<const OpDecl*>& ops() const { return ops_; }
+  const std::vector<const ParallelDecl*>& parallel_forms() const { return parallels_; }
+  const std::vector<const FusedDecl*>& fused_forms() const { return fused_; }
+  const std::vector<const EquationDecl*>& axioms() const { return axioms_; }
+  const std::vector<const EquationDecl*>& rules() const { return rules_; }
+  std::vector<std::string> files() const;
+
+  Program instantiate(const std::string& op, const pcg::AttrMap& attrs,
+                      const std::vector<std::vector<std::int64_t>>& input_dims) const;
+
+  // OpCatalog: ops, parallel forms and fused forms alike.
+  bool has_op(const std::string& name) const override;
+  std::size_t input_count(const std::string& name) const override;
+  std::size_t output_count(const std::string& name) const override;
+  std::vector<pcg::ParallelShape> infer(const std::string& name, const pcg::AttrMap& attrs,
+                                        const std::vector<pcg::ParallelShape>& inputs) const override;
+  pcg::TaskCost task_cost(const std::string& name, const pcg::AttrMap& attrs,
+                          const std::vector<pcg::ParallelShape>& inputs) const override;
+
+  // Attribute arguments of an application, resolved to values (positional or named, labels of
+  // the parameter's domain allowed), checked against the parameters' domains.
+  static pcg::AttrMap resolve_attrs(const std::string& form, const std::vector<AttrParam>& params,
+                                    const std::vector<AttrArg>& args, const IntScope& scope, const SourceLocation& where);
+  const std::vector<AttrParam>* attr_params(const std::string& name) const;
+
+ private:
+  void index();
+  std::deque<Module> modules_;
+  std::map<std::string, const OpDecl*> op_index_;
+  std::map<std::string, const ParallelDecl*> parallel_index_;
+  std::map<std::string, const FusedDecl*> fused_index_;
+  std::vector<const OpDecl*> ops_;
+  std::vector<const ParallelDecl*> parallels_;
+  std::vector<const FusedDecl*> fused_;
+  std::vector<const EquationDecl*> axioms_;
+  std::vector<const EquationDecl*> rules_;
+  friend class LibraryLoader;
+};
+
+// Static checks over a whole library (names, arities, attribute domains, indices, terms);
+// returns every problem found.
+std::vector<Diagnostic> check_library(const Library& library);
+
+}  // namespace loom::spec

@@ -1,0 +1,312 @@
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/interpreter/numeric.hpp"
+
+namespace loom::spec {
+namespace {
+
+// Shape of a tensor as far as reads care: how many dimension groups, and which are packs.
+using Structure = std::vector<bool>;
+
+Structure structure_of(const ShapeSpec& s) {
+  Structure out;
+  for (const auto& d : s.dims) out.push_back(d.is_pack());
+  return out;
+}
+
+class Checker {
+ public:
+  explicit Checker(const Library& lib) : lib_(lib) {}
+
+  std::vector<Diagnostic> run() {
+    for (const auto* op : lib_.ops()) check_op(*op);
+    for (const auto* p : lib_.parallel_forms()) check_parallel(*p);
+    for (const auto* f : lib_.fused_forms()) check_fused(*f);
+    for (const auto* a : lib_.axioms()) check_equation(*a, true);
+    for (const auto* r : lib_.rules()) check_equation(*r, false);
+    return std::move(out_);
+  }
+
+ private:
+  void error(const SourceLocation& where, std::string message) { out_.push_back({where, std::move(message)}); }
+
+  void check_attr_params(const std::vector<AttrParam>& attrs, std::set<std::string>& names) {
+    for (const auto& a : attrs) {
+      if (!names.insert(a.name).second) error(a.loc, "attribute '" + a.name + "' is declared twice");
+      if (a.domain && a.domain->empty()) error(a.loc, "attribute '" + a.name + "' has an empty domain");
+    }
+  }
+
+  // ---- ops ----
+
+  struct OpScope {
+    std::set<std::string> ints;                    // dimension symbols and attributes
+    std::set<std::string> packs;                   // rank packs
+    std::map<std::string, Structure> tensors;      // readable tensors
+    std::map<std::string, bool> indices;           // index name -> is pack
+  };
+
+  void collect_dim_names(const Expr& e, std::set<std::string>& out) {
+    if (e.kind == ExprKind::Name) out.insert(e.name);
+    for (const auto& a : e.args) collect_dim_names(*a, out);
+  }
+
+  void check_int_expr(const Expr& e, const OpScope& scope, const std::string& what) {
+    if (e.kind == ExprKind::Name && !scope.ints.count(e.name)) error(e.loc, "unknown name '" + e.name + "' in " + what);
+    if (e.kind == ExprKind::Read) error(e.loc, "a tensor read cannot appear in " + what);
+    if (e.kind == ExprKind::Number && !e.integral) error(e.loc, "a real number cannot appear in " + what);
+    if (e.kind == ExprKind::Call && e.name == "rank") {
+      if (e.args.size() != 1 || e.args[0]->kind != ExprKind::Name || !scope.packs.count(e.args[0]->name))
+        error(e.loc, "rank(...) takes the name of a rank pack");
+      return;
+    }
+    for (const auto& a : e.args) check_int_expr(*a, scope, what);
+  }
+
+  void check_op(const OpDecl& op) {
+    OpScope scope;
+    std::set<std::string> names;
+    check_attr_params(op.attrs, names);
+    scope.ints = names;
+    for (const auto& in : op.inputs) {
+      if (!names.insert(in.name).second) error(in.loc, "'" + in.name + "' is declared twice");
+      if (!in.shape) {
+        error(in.loc, "input '" + in.name + "' needs a shape, e.g. " + in.name + ": [m, n] or " + in.name + ": [*s]");
+        continue;
+      }
+      scope.tensors[in.name] = structure_of(*in.shape);
+      for (const auto& d : in.shape->dims) {
+        if (d.is_pack()) scope.packs.insert(d.pack_name);
+        else if (d.expr->kind == ExprKind::Name) scope.ints.insert(d.expr->name);
+      }
+    }
+    for (const auto& in : op.inputs)
+      if (in.shape)
+        for (const auto& d : in.shape->dims)
+          if (!d.is_pack()) check_int_expr(*d.expr, scope, "the shape of '" + in.name + "'");
+    std::map<std::string, const OutputParam*> outputs;
+    for (const auto& o : op.outputs) {
+      if (!outputs.emplace(o.name, &o).second) error(o.shape.loc, "output '" + o.name + "' is declared twice");
+      for (const auto& d : o.shape.dims) {
+        if (d.is_pack() && !scope.packs.count(d.pack_name))
+          error(o.shape.loc, "output pack *" + d.pack_name + " is not bound by any input");
+        if (!d.is_pack()) check_int_expr(*d.expr, scope, "the shape of output '" + o.name + "'");
+      }
+    }
+    std::set<std::string> defined;
+    for (const auto& st : op.stmts) {
+      if (st.kind == OpStmtKind::Require) {
+        check_int_expr(*st.expr, scope, "a requirement");
+        continue;
+      }
+      OpScope local = scope;
+      for (const auto& iv : st.indices) {
+        if (local.indices.count(iv.name)) error(st.loc, "index '" + iv.name + "' appears twice on the left");
+        if (scope.ints.count(iv.name)) error(st.loc, "index '" + iv.name + "' shadows a dimension or attribute");
+        local.indices[iv.name] = iv.pack;
+      }
+      check_value(*st.expr, local);
+      Structure lhs;
+      for (const auto& iv : st.indices) lhs.push_back(iv.pack);
+      if (st.kind == OpStmtKind::Let) {
+        if (scope.tensors.count(st.name) || outputs.count(st.name)) error(st.loc, "'" + st.name + "' is already declared");
+        scope.tensors[st.name] = lhs;
+      } else {
+        auto it = outputs.find(st.name);
+        if (it == outputs.end()) {
+          error(st.loc, "'" + st.name + "' is not an output of " + op.name + (scope.tensors.count(st.name) ? "" : " (did you mean `let`?)"));
+        } else {
+          if (!defined.insert(st.name).second) error(st.loc, "output '" + st.name + "' is defined twice");
+          if (structure_of(it->second->shape) != lhs)
+            error(st.loc, "the indices of '" + st.name + "' do not match its shape (rank or pack positions differ)");
+        }
+      }
+    }
+    for (const auto& o : op.outputs)
+      if (!defined.count(o.name)) error(op.loc, op.name + ": output '" + o.name + "' is never defined");
+  }
+
+  static bool mentions(const Expr& e, const std::string& name) {
+    if (e.kind == ExprKind::Name && e.name == name) return true;
+    for (const auto& ix : e.indices)
+      if (ix.is_pack() ? ix.pack_name == name : mentions(*ix.expr, name)) return true;
+    for (const auto& a : e.args)
+      if (mentions(*a, name)) return true;
+    return e.fallback && mentions(*e.fallback, name);
+  }
+
+  void check_value(const Expr& e, OpScope& scope) {
+    switch (e.kind) {
+      case ExprKind::Number: return;
+      case ExprKind::Name: {
+        auto it = scope.indices.find(e.name);
+        if (it != scope.indices.end()) {
+          if (it->second) error(e.loc, "pack index '" + e.name + "' cannot be used as a value");
+          return;
+        }
+        if (!scope.ints.count(e.name)) {
+          if (scope.tensors.count(e.name)) error(e.loc, "tensor '" + e.name + "' must be read with indices: " + e.name + "[...]");
+          else error(e.loc, "unbound index or unknown name '" + e.name + "'");
+        }
+        return;
+      }
+      case ExprKind::Read: {
+        auto t = scope.tensors.find(e.name);
+        if (t == scope.tensors.end()) {
+          error(e.loc, "unknown tensor '" + e.name + "'");
+        } else if (t->second.size() != e.indices.size()) {
+          error(e.loc, "'" + e.name + "' has rank " + std::to_string(t->second.size()) + " (counting each pack once), read with " +
+                           std::to_string(e.indices.size()) + " indices");
+        } else {
+          for (std::size_t k = 0; k < e.indices.size(); ++k) {
+            if (e.indices[k].is_pack() != t->second[k])
+              error(e.loc, "position " + std::to_string(k) + " of '" + e.name + "' " +
+                               (t->second[k] ? "is a rank pack: read it with a pack index *i" : "is not a pack"));
+          }
+        }
+        for (const auto& ix : e.indices) {
+          if (ix.is_pack()) {
+            auto it = scope.indices.find(ix.pack_name);
+            if (it == scope.indices.end() || !it->second) error(e.loc, "unbound pack index '*" + ix.pack_name + "'");
+          } else {
+            check_value(*ix.expr, scope);
+          }
+        }
+        if (e.fallback) check_value(*e.fallback, scope);
+        return;
+      }
+      case ExprKind::Reduce: {
+        OpScope inner = scope;
+        for (const auto& v : e.vars) {
+          if (inner.indices.count(v.name) || inner.ints.count(v.name))
+            error(e.loc, "reduction index '" + v.name + "' shadows an existing name");
+          inner.indices[v.name] = false;
+          if (!mentions(*e.args[0], v.name)) error(e.loc, "reduction index '" + v.name + "' is never used in its body");
+          if (v.bound) check_int_expr(*v.bound, scope, "a reduction bound");
+        }
+        check_value(*e.args[0], inner);
+        return;
+      }
+      case ExprKind::Call: {
+        if (e.name == "select") {
+          if (e.args.size() != 3) error(e.loc, "select takes 3 arguments (condition, then, else)");
+        } else {
+          Function f;
+          int arity = 0;
+          if (!function_from_name(e.name, f, arity))
+            error(e.loc, "unknown function '" + e.name + "' (known: select, max, min, exp, log, tanh, sigmoid, sqrt, abs, erf, pow)");
+          else if (static_cast<int>(e.args.size()) != arity)
+            error(e.loc, e.name + " takes " + std::to_string(arity) + " argument" + (arity == 1 ? "" : "s"));
+        }
+        for (const auto& a : e.args) check_value(*a, scope);
+        return;
+      }
+      case ExprKind::DegreeRef: error(e.loc, "degrees (" + e.name + ") are only meaningful in parallel forms"); return;
+      default:
+        for (const auto& a : e.args) check_value(*a, scope);
+        return;
+    }
+  }
+
+  // ---- parallel and fused forms, terms ----
+
+  void check_parallel(const ParallelDecl& p) {
+    std::set<std::string> names;
+    check_attr_params(p.attrs, names);
+    if (p.inputs.size() != 1) error(p.loc, "a parallel form takes exactly one input");
+    static const std::set<std::string> kinds = {"identity", "split", "concat", "copy", "sum", "stage", "unstage"};
+    if (!kinds.count(p.values))
+      error(p.loc, "unknown values kind '" + p.values + "' (known: identity, split, concat, copy, sum, stage, unstage)");
+    if (!p.backward) error(p.loc, "parallel form '" + p.name + "' needs a `backward` form");
+    else check_term(*p.backward, nullptr, names, false);
+    if (p.lowers_to.empty()) error(p.loc, "parallel form '" + p.name + "' needs `lowers_to`");
+  }
+
+  void check_fused(const FusedDecl& f) {
+    std::set<std::string> names;
+    check_attr_params(f.attrs, names);
+    std::set<std::string> vars;
+    for (const auto& in : f.inputs) vars.insert(in.name);
+    check_term(*f.body, &vars, names, false);
+  }
+
+  // `vars` null: any variable name is allowed (backward forms take no arguments).
+  void check_term(const Term& t, const std::set<std::string>* vars, const std::set<std::string>& ints, bool implicit_vars) {
+    if (t.kind == TermKind::Var) {
+      if (vars && !vars->count(t.name) && !implicit_vars) error(t.loc, "unbound variable '" + t.name + "'");
+      return;
+    }
+    if (t.kind == TermKind::Project) {
+      check_term(*t.args[0], vars, ints, implicit_vars);
+      return;
+    }
+    const auto* params = lib_.attr_params(t.name);
+    if (!params) {
+      error(t.loc, "unknown operator or parallel form '" + t.name + "'");
+    } else {
+      if (vars && t.args.size() != lib_.input_count(t.name))
+        error(t.loc, t.name + " takes " + std::to_string(lib_.input_count(t.name)) + " inputs, given " + std::to_string(t.args.size()));
+      if (t.attrs.size() != params->size())
+        error(t.loc, t.name + " takes " + std::to_string(params->size()) + " attributes, given " + std::to_string(t.attrs.size()));
+      for (std::size_t i = 0; i < t.attrs.size() && i < params->size(); ++i) {
+        const auto& arg = t.attrs[i];
+        const AttrParam* param = &(*params)[i];
+        if (!arg.name.empty()) {
+          auto it = std::find_if(params->begin(), params->end(), [&](const AttrParam& p) { return p.name == arg.name; });
+          if (it == params->end()) {
+            error(arg.loc, t.name + " has no attribute '" + arg.name + "'");
+            continue;
+          }
+          param = &*it;
+        }
+        check_attr_value(t.name, *param, *arg.value, ints);
+      }
+    }
+    for (const auto& a : t.args) check_term(*a, vars, ints, implicit_vars);
+  }
+
+  void check_attr_value(const std::string& form, const AttrParam& param, const Expr& v, const std::set<std::string>& ints) {
+    if (v.kind == ExprKind::Name) {
+      if (param.labels.count(v.name) || ints.count(v.name)) return;
+      error(v.loc, "unknown name '" + v.name + "' for attribute " + param.name + " of " + form);
+      return;
+    }
+    if (v.kind == ExprKind::Number) {
+      auto value = static_cast<std::int64_t>(v.number);
+      if (param.domain && std::find(param.domain->begin(), param.domain->end(), value) == param.domain->end())
+        error(v.loc, form + ": attribute " + param.name + " = " + std::to_string(value) + " is outside its domain");
+    }
+  }
+
+  void check_equation(const EquationDecl& eq, bool is_axiom) {
+    std::set<std::string> vars, ints;
+    for (const auto& b : eq.quantifier.binders) {
+      if (vars.count(b.name) || ints.count(b.name)) error(b.loc, "'" + b.name + "' is bound twice");
+      if (b.is_int) ints.insert(b.name);
+      else vars.insert(b.name);
+    }
+    for (const auto& b : eq.quantifier.binders) {
+      if (b.is_int) continue;
+      if (is_axiom && !b.shape) error(b.loc, "give tensor variable '" + b.name + "' a shape (e.g. " + b.name + ": [m, n]) so the axiom can be checked");
+      if (b.shape)
+        for (const auto& d : b.shape->dims) {
+          if (!d.is_pack()) collect_dim_names(*d.expr, ints);
+        }
+    }
+    bool implicit = !is_axiom && eq.quantifier.binders.empty();
+    check_term(*eq.lhs, &vars, ints, implicit);
+    check_term(*eq.rhs, &vars, ints, implicit);
+  }
+
+  const Library& lib_;
+  std::vector<Diagnostic> out_;
+};
+
+}  // namespace
+
+std::vector<Diagnostic> check_library(const Library& library) { return Checker(library).run(); }
+
+}  // namespace loom::spec

@@ -1,0 +1,171 @@
+#include "loom/interpreter/evaluate.hpp"
+
+#include <cmath>
+
+namespace loom::spec {
+namespace {
+
+template <class Domain>
+class Evaluator {
+  using V = typename Domain::Value;
+
+ public:
+  Evaluator(const Program& p, const std::vector<const Tensor<V>*>& inputs) : program_(p), buffers_(p.buffers.size()) {
+    if (inputs.size() != p.input_buffers.size()) throw LoomError(p.op->name + ": wrong number of input tensors");
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const auto& want = p.buffers[static_cast<std::size_t>(p.input_buffers[i])].dims;
+      if (inputs[i]->dims != want)
+        throw LoomError(p.op->name + ": input " + std::to_string(i) + " has shape " + dims_to_string(inputs[i]->dims) +
+                        ", the instance expects " + dims_to_string(want));
+      buffers_[static_cast<std::size_t>(p.input_buffers[i])] = inputs[i];
+    }
+  }
+
+  std::vector<Tensor<V>> run() {
+    std::vector<Tensor<V>> owned(program_.buffers.size());
+    for (const auto& st : program_.statements) {
+      auto target = static_cast<std::size_t>(st.target);
+      owned[target] = Tensor<V>(program_.buffers[target].dims, Domain::from_int(0));
+      buffers_[target] = &owned[target];
+      run_statement(st, owned[target]);
+    }
+    std::vector<Tensor<V>> outputs;
+    for (int b : program_.output_buffers) outputs.push_back(std::move(owned[static_cast<std::size_t>(b)]));
+    return outputs;
+  }
+
+ private:
+  void run_statement(const Statement& st, Tensor<V>& target) {
+    std::vector<std::int64_t> slots(static_cast<std::size_t>(st.slot_count), 0);
+    const auto& dims = target.dims;
+    for (std::size_t flat = 0; flat < target.size(); ++flat) {
+      std::size_t rest = flat;
+      for (std::size_t k = dims.size(); k-- > 0;) {
+        slots[static_cast<std::size_t>(st.lhs_slots[k])] = static_cast<std::int64_t>(rest % static_cast<std::size_t>(dims[k]));
+        rest /= static_cast<std::size_t>(dims[k]);
+      }
+      target.data[flat] = value(st.body, slots);
+    }
+  }
+
+  std::int64_t index(const CNode& n, std::vector<std::int64_t>& slots) {
+    switch (n.op) {
+      case COp::Const: return static_cast<std::int64_t>(n.constant);
+      case COp::Index: return slots[static_cast<std::size_t>(n.slot)];
+      case COp::Neg: return -index(n.children[0], slots);
+      case COp::Select: return index(n.children[0], slots) ? index(n.children[1], slots) : index(n.children[2], slots);
+      case COp::Call: {
+        auto a = index(n.children[0], slots);
+        if (n.fn == Function::Abs) return std::abs(a);
+        auto b = index(n.children[1], slots);
+        return n.fn == Function::Min ? std::min(a, b) : std::max(a, b);
+      }
+      default: break;
+    }
+    auto a = index(n.children[0], slots), b = index(n.children[1], slots);
+    switch (n.op) {
+      case COp::Add: return a + b;
+      case COp::Sub: return a - b;
+      case COp::Mul: return a * b;
+      case COp::Div: return b == 0 ? 0 : (a / b - ((a % b != 0) && ((a < 0) != (b < 0))));
+      case COp::Mod: return b == 0 ? 0 : ((a % b) + b) % b;
+      case COp::Lt: return a < b;
+      case COp::Le: return a <= b;
+      case COp::Gt: return a > b;
+      case COp::Ge: return a >= b;
+      case COp::Eq: return a == b;
+      case COp::Ne: return a != b;
+      case COp::And: return a && b;
+      case COp::Or: return a || b;
+      default: throw LoomError("'" + n.text + "' is not an integer index expression");
+    }
+  }
+
+  static V truth(bool b) { return Domain::from_int(b ? 1 : 0); }
+
+  V value(const CNode& n, std::vector<std::int64_t>& slots) {
+    switch (n.op) {
+      case COp::Const: return Domain::from_real(n.constant);
+      case COp::Index: return Domain::from_int(slots[static_cast<std::size_t>(n.slot)]);
+      case COp::Read: {
+        const Tensor<V>& t = *buffers_[static_cast<std::size_t>(n.buffer)];
+        std::size_t offset = 0;
+        for (std::size_t k = 0; k < n.index.size(); ++k) {
+          const auto& calc = n.index[k];
+          std::int64_t i = calc.slot >= 0 ? slots[static_cast<std::size_t>(calc.slot)] : index(calc.expr[0], slots);
+          if (i < 0 || i >= t.dims[k]) return n.has_fallback ? value(n.children[0], slots) : Domain::from_int(0);
+          offset = offset * static_cast<std::size_t>(t.dims[k]) + static_cast<std::size_t>(i);
+        }
+        return t.data[offset];
+      }
+      case COp::Reduce: return reduce(n, slots);
+      case COp::Neg: return Domain::neg(value(n.children[0], slots));
+      case COp::Not: return truth(!Domain::truthy(value(n.children[0], slots)));
+      case COp::Select:
+        return Domain::truthy(value(n.children[0], slots)) ? value(n.children[1], slots) : value(n.children[2], slots);
+      case COp::And: return truth(Domain::truthy(value(n.children[0], slots)) && Domain::truthy(value(n.children[1], slots)));
+      case COp::Or: return truth(Domain::truthy(value(n.children[0], slots)) || Domain::truthy(value(n.children[1], slots)));
+      case COp::Call: {
+        V a = value(n.children[0], slots);
+        V b = n.children.size() > 1 ? value(n.children[1], slots) : V{};
+        return Domain::apply(n.fn, a, b);
+      }
+      default: break;
+    }
+    V a = value(n.children[0], slots), b = value(n.children[1], slots);
+    switch (n.op) {
+      case COp::Add: return Domain::add(a, b);
+      case COp::Sub: return Domain::sub(a, b);
+      case COp::Mul: return Domain::mul(a, b);
+      case COp::Div: return Domain::div(a, b);
+      case COp::Lt: return truth(Domain::less(a, b));
+      case COp::Le: return truth(!Domain::less(b, a));
+      case COp::Gt: return truth(Domain::less(b, a));
+      case COp::Ge: return truth(!Domain::less(a, b));
+      case COp::Eq: return truth(Domain::equal(a, b));
+      case COp::Ne: return truth(!Domain::equal(a, b));
+      default: throw LoomError("'" + n.text + "': '%' applies to indices, not values");
+    }
+  }
+
+  V reduce(const CNode& n, std::vector<std::int64_t>& slots) {
+    V acc = n.reducer == Reducer::Sum ? Domain::from_int(0) : n.reducer == Reducer::Max ? Domain::lowest() : Domain::highest();
+    std::size_t depth = n.reduce_slots.size();
+    for (std::size_t k = 0; k < depth; ++k) {
+      if (n.reduce_extents[k] <= 0) return acc;
+      slots[static_cast<std::size_t>(n.reduce_slots[k])] = 0;
+    }
+    while (true) {
+      V v = value(n.children[0], slots);
+      switch (n.reducer) {
+        case Reducer::Sum: acc = Domain::add(acc, v); break;
+        case Reducer::Max: if (Domain::less(acc, v)) acc = v; break;
+        case Reducer::Min: if (Domain::less(v, acc)) acc = v; break;
+      }
+      std::size_t k = depth;
+      while (k-- > 0) {
+        auto& s = slots[static_cast<std::size_t>(n.reduce_slots[k])];
+        if (++s < n.reduce_extents[k]) break;
+        s = 0;
+      }
+      if (k == static_cast<std::size_t>(-1)) return acc;
+    }
+  }
+
+  const Program& program_;
+  std::vector<const Tensor<V>*> buffers_;
+};
+
+}  // namespace
+
+template <class Domain>
+std::vector<Tensor<typename Domain::Value>> evaluate(const Program& program,
+                                                     const std::vector<const Tensor<typename Domain::Value>*>& inputs) {
+  return Evaluator<Domain>(program, inputs).run();
+}
+
+template std::vector<Tensor<double>> evaluate<RealDomain>(const Program&, const std::vector<const Tensor<double>*>&);
+template std::vector<Tensor<ModularDomain::Value>> evaluate<ModularDomain>(
+    const Program&, const std::vector<const Tensor<ModularDomain::Value>*>&);
+
+}  // namespace loom::spec

@@ -1,0 +1,149 @@
+#include "loom/interpreter/int_eval.hpp"
+
+#include <cmath>
+#include <sstream>
+
+namespace loom::spec {
+namespace {
+
+[[noreturn]] void fail(const Expr& e, const std::string& message) { throw LoomError({{e.loc, message}}); }
+
+std::int64_t floor_div(const Expr& e, std::int64_t a, std::int64_t b) {
+  if (b == 0) fail(e, "division by zero in '" + expr_to_string(e) + "'");
+  std::int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+std::int64_t floor_mod(const Expr& e, std::int64_t a, std::int64_t b) { return a - floor_div(e, a, b) * b; }
+
+const pcg::ParallelShape& need_input(const Expr& e, const IntScope& s) {
+  if (!s.input) fail(e, "'" + e.name + "' is only meaningful inside a parallel form");
+  return *s.input;
+}
+
+std::size_t dim_index(const Expr& e, const Expr& index, const IntScope& s) {
+  auto& in = need_input(e, s);
+  std::int64_t i = eval_int(index, s);
+  if (i < 0 || static_cast<std::size_t>(i) >= in.rank())
+    fail(e, "dimension " + std::to_string(i) + " is out of range for a rank-" + std::to_string(in.rank()) + " tensor");
+  return static_cast<std::size_t>(i);
+}
+
+}  // namespace
+
+std::int64_t eval_int(const Expr& e, const IntScope& s) {
+  switch (e.kind) {
+    case ExprKind::Number:
+      if (!e.integral) fail(e, "expected an integer, found " + expr_to_string(e));
+      return static_cast<std::int64_t>(e.number);
+    case ExprKind::Name: {
+      if (auto it = s.values.find(e.name); it != s.values.end()) return it->second;
+      if (e.name == "rank" && s.input) return static_cast<std::int64_t>(s.input->rank());
+      fail(e, "unknown name '" + e.name + "' in an integer expression");
+    }
+    case ExprKind::Read:
+      if (e.name == "shape" && e.indices.size() == 1 && !e.indices[0].is_pack())
+        return need_input(e, s).dims[dim_index(e, *e.indices[0].expr, s)];
+      fail(e, "a tensor read is not an integer expression");
+    case ExprKind::DegreeRef: {
+      auto& in = need_input(e, s);
+      if (e.name == "V") return in.V;
+      if (e.name == "R") return in.R;
+      auto i = dim_index(e, *e.args[0], s);
+      return e.name == "D" ? in.D[i] : in.P[i];
+    }
+    case ExprKind::Call: {
+      if (e.name == "rank" && e.args.size() == 1 && e.args[0]->kind == ExprKind::Name) {
+        auto it = s.packs.find(e.args[0]->name);
+        if (it == s.packs.end()) fail(e, "rank(" + e.args[0]->name + "): '" + e.args[0]->name + "' is not a rank pack");
+        return static_cast<std::int64_t>(it->second.size());
+      }
+      if ((e.name == "min" || e.name == "max") && e.args.size() == 2) {
+        auto a = eval_int(*e.args[0], s), b = eval_int(*e.args[1], s);
+        return e.name == "min" ? std::min(a, b) : std::max(a, b);
+      }
+      if (e.name == "abs" && e.args.size() == 1) return std::abs(eval_int(*e.args[0], s));
+      fail(e, "'" + e.name + "' is not an integer function (integer expressions may use min, max, abs, rank)");
+    }
+    case ExprKind::Unary: {
+      auto a = eval_int(*e.args[0], s);
+      return e.name == "-" ? -a : static_cast<std::int64_t>(a == 0);
+    }
+    case ExprKind::Ternary: return eval_int(*e.args[0], s) != 0 ? eval_int(*e.args[1], s) : eval_int(*e.args[2], s);
+    case ExprKind::Binary: {
+      const std::string& op = e.name;
+      if (op == "&&") return eval_int(*e.args[0], s) != 0 && eval_int(*e.args[1], s) != 0;
+      if (op == "||") return eval_int(*e.args[0], s) != 0 || eval_int(*e.args[1], s) != 0;
+      auto a = eval_int(*e.args[0], s), b = eval_int(*e.args[1], s);
+      if (op == "+") return a + b;
+      if (op == "-") return a - b;
+      if (op == "*") return a * b;
+      if (op == "/") return floor_div(e, a, b);
+      if (op == "%") return floor_mod(e, a, b);
+      if (op == "<") return a < b;
+      if (op == "<=") return a <= b;
+      if (op == ">") return a > b;
+      if (op == ">=") return a >= b;
+      if (op == "==") return a == b;
+      if (op == "!=") return a != b;
+      fail(e, "unknown operator '" + op + "'");
+    }
+    case ExprKind::Reduce: fail(e, "a reduction is not an integer expression");
+  }
+  fail(e, "not an integer expression");
+}
+
+std::string expr_to_string(const Expr& e) {
+  std::ostringstream os;
+  switch (e.kind) {
+    case ExprKind::Number:
+      if (std::isinf(e.number)) os << (e.number > 0 ? "inf" : "-inf");
+      else if (e.integral) os << static_cast<std::int64_t>(e.number);
+      else os << e.number;
+      break;
+    case ExprKind::Name: os << e.name; break;
+    case ExprKind::Read: {
+      os << e.name << "[";
+      for (std::size_t i = 0; i < e.indices.size(); ++i) {
+        if (i) os << ", ";
+        if (e.indices[i].is_pack()) os << "*" << e.indices[i].pack_name;
+        else os << expr_to_string(*e.indices[i].expr);
+      }
+      os << "]";
+      if (e.fallback) os << " ?? " << expr_to_string(*e.fallback);
+      break;
+    }
+    case ExprKind::Reduce: {
+      os << e.name << "(";
+      for (std::size_t i = 0; i < e.vars.size(); ++i) {
+        if (i) os << ", ";
+        os << e.vars[i].name;
+        if (e.vars[i].bound) os << " < " << expr_to_string(*e.vars[i].bound);
+      }
+      os << ") " << expr_to_string(*e.args[0]);
+      break;
+    }
+    case ExprKind::Call: {
+      os << e.name << "(";
+      for (std::size_t i = 0; i < e.args.size(); ++i) os << (i ? ", " : "") << expr_to_string(*e.args[i]);
+      os << ")";
+      break;
+    }
+    case ExprKind::Unary: os << e.name << expr_to_string(*e.args[0]); break;
+    case ExprKind::Binary:
+      os << "(" << expr_to_string(*e.args[0]) << " " << e.name << " " << expr_to_string(*e.args[1]) << ")";
+      break;
+    case ExprKind::Ternary:
+      os << "(" << expr_to_string(*e.args[0]) << " ? " << expr_to_string(*e.args[1]) << " : "
+         << expr_to_string(*e.args[2]) << ")";
+      break;
+    case ExprKind::DegreeRef:
+      os << e.name;
+      if (!e.args.empty()) os << "[" << expr_to_string(*e.args[0]) << "]";
+      break;
+  }
+  return os.str();
+}
+
+}  // namespace loom::spec

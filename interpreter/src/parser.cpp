@@ -1,0 +1,395 @@
+#include "loom/interpreter/parser.hpp"
+
+#include <cmath>
+
+#include <antlr4-runtime.h>
+
+#include "LoomLexer.h"
+#include "LoomParser.h"
+
+namespace loom::spec {
+namespace {
+
+using P = grammar::LoomParser;
+
+class DiagnosticCollector : public antlr4::BaseErrorListener {
+ public:
+  DiagnosticCollector(std::string file, std::vector<Diagnostic>& out) : file_(std::move(file)), out_(out) {}
+  void syntaxError(antlr4::Recognizer*, antlr4::Token*, size_t line, size_t column, const std::string& msg,
+                   std::exception_ptr) override {
+    out_.push_back({{file_, static_cast<int>(line), static_cast<int>(column) + 1}, msg});
+  }
+
+ private:
+  std::string file_;
+  std::vector<Diagnostic>& out_;
+};
+
+class Builder {
+ public:
+  explicit Builder(std::string file) : file_(std::move(file)) {}
+
+  SourceLocation at(antlr4::ParserRuleContext* ctx) const { return at(ctx->getStart()); }
+  SourceLocation at(antlr4::Token* tok) const {
+    return {file_, static_cast<int>(tok->getLine()), static_cast<int>(tok->getCharPositionInLine()) + 1};
+  }
+
+  static std::int64_t signed_int(P::SignedIntContext* ctx) { return std::stoll(ctx->getText()); }
+
+  ExprPtr make(ExprKind kind, SourceLocation loc, std::string name, std::vector<ExprPtr> args = {}) const {
+    auto e = std::make_shared<Expr>();
+    e->kind = kind;
+    e->loc = std::move(loc);
+    e->name = std::move(name);
+    e->args = std::move(args);
+    return e;
+  }
+
+  ExprPtr number(SourceLocation loc, double value, bool integral) const {
+    auto e = std::make_shared<Expr>();
+    e->kind = ExprKind::Number;
+    e->loc = std::move(loc);
+    e->number = value;
+    e->integral = integral;
+    return e;
+  }
+
+  ExprPtr expr(P::ExprContext* ctx) const {
+    auto loc = at(ctx);
+    if (auto* c = dynamic_cast<P::ParenExprContext*>(ctx)) return expr(c->expr());
+    if (auto* c = dynamic_cast<P::IntLiteralContext*>(ctx)) return number(loc, std::stod(c->getText()), true);
+    if (auto* c = dynamic_cast<P::RealLiteralContext*>(ctx)) return number(loc, std::stod(c->getText()), false);
+    if (dynamic_cast<P::InfLiteralContext*>(ctx)) return number(loc, HUGE_VAL, false);
+    if (auto* c = dynamic_cast<P::NameExprContext*>(ctx)) return make(ExprKind::Name, loc, c->name->getText());
+    if (auto* c = dynamic_cast<P::ScalarDegreeRefContext*>(ctx)) return make(ExprKind::DegreeRef, loc, c->getText());
+    if (auto* c = dynamic_cast<P::DimDegreeRefContext*>(ctx))
+      return make(ExprKind::DegreeRef, loc, c->getStart()->getText(), {expr(c->expr())});
+    if (auto* c = dynamic_cast<P::UnaryExprContext*>(ctx)) return make(ExprKind::Unary, loc, c->op->getText(), {expr(c->expr())});
+    if (auto* c = dynamic_cast<P::MulExprContext*>(ctx)) return binary(c->op, c->expr(0), c->expr(1));
+    if (auto* c = dynamic_cast<P::AddExprContext*>(ctx)) return binary(c->op, c->expr(0), c->expr(1));
+    if (auto* c = dynamic_cast<P::CompareExprContext*>(ctx)) return binary(c->op, c->expr(0), c->expr(1));
+    if (auto* c = dynamic_cast<P::EqualExprContext*>(ctx)) return binary(c->op, c->expr(0), c->expr(1));
+    if (auto* c = dynamic_cast<P::AndExprContext*>(ctx))
+      return make(ExprKind::Binary, loc, "&&", {expr(c->expr(0)), expr(c->expr(1))});
+    if (auto* c = dynamic_cast<P::OrExprContext*>(ctx))
+      return make(ExprKind::Binary, loc, "||", {expr(c->expr(0)), expr(c->expr(1))});
+    if (auto* c = dynamic_cast<P::TernaryExprContext*>(ctx))
+      return make(ExprKind::Ternary, loc, "?", {expr(c->expr(0)), expr(c->expr(1)), expr(c->expr(2))});
+    if (auto* c = dynamic_cast<P::CallExprContext*>(ctx)) {
+      std::vector<ExprPtr> args;
+      for (auto* a : c->expr()) args.push_back(expr(a));
+      return make(ExprKind::Call, loc, c->fn->getText(), std::move(args));
+    }
+    if (auto* c = dynamic_cast<P::ReduceExprContext*>(ctx)) {
+      auto e = std::make_shared<Expr>();
+      e->kind = ExprKind::Reduce;
+      e->loc = loc;
+      e->name = c->reducer->getText();
+      for (auto* v : c->reductionVar())
+        e->vars.push_back({v->name->getText(), v->bound ? expr(v->bound) : nullptr});
+      e->args.push_back(expr(c->body));
+      return e;
+    }
+    if (auto* c = dynamic_cast<P::ReadExprContext*>(ctx)) {
+      auto e = std::make_shared<Expr>();
+      e->kind = ExprKind::Read;
+      e->loc = loc;
+      e->name = c->name->getText();
+      for (auto* i : c->indexExpr()) {
+        if (auto* pk = dynamic_cast<P::PackIndexContext*>(i))
+          e->indices.push_back({nullptr, pk->name->getText()});
+        else
+          e->indices.push_back({expr(dynamic_cast<P::PlainIndexContext*>(i)->expr()), ""});
+      }
+      if (c->fallback) e->fallback = primary(c->fallback);
+      return e;
+    }
+    throw LoomError({{loc, "unsupported expression '" + ctx->getText() + "'"}});
+  }
+
+  ExprPtr primary(P::PrimaryValueContext* ctx) const {
+    auto loc = at(ctx);
+    if (ctx->expr()) return expr(ctx->expr());
+    std::string text = ctx->getText();
+    if (ctx->ID()) return make(ExprKind::Name, loc, text);
+    bool negative = !text.empty() && text[0] == '-';
+    std::string body = negative ? text.substr(1) : text;
+    double v = body == "inf" ? HUGE_VAL : std::stod(body);
+    return number(loc, negative ? -v : v, ctx->INT() != nullptr);
+  }
+
+  ExprPtr binary(antlr4::Token* op, P::ExprContext* a, P::ExprContext* b) const {
+    return make(ExprKind::Binary, at(op), op->getText(), {expr(a), expr(b)});
+  }
+
+  ShapeSpec shape(P::ShapeContext* ctx) const {
+    ShapeSpec s;
+    s.loc = at(ctx);
+    for (auto* d : ctx->dim()) {
+      if (auto* pk = dynamic_cast<P::PackDimContext*>(d))
+        s.dims.push_back({pk->ID()->getText(), nullptr});
+      else
+        s.dims.push_back({"", expr(dynamic_cast<P::ExprDimContext*>(d)->expr())});
+    }
+    return s;
+  }
+
+  std::optional<std::vector<std::int64_t>> domain(P::DomainContext* ctx, std::map<std::string, std::int64_t>* labels) const {
+    if (!ctx) return std::nullopt;
+    std::vector<std::int64_t> values;
+    if (auto* r = dynamic_cast<P::RangeDomainContext*>(ctx)) {
+      for (auto v = signed_int(r->lo); v <= signed_int(r->hi); ++v) values.push_back(v);
+    } else {
+      for (auto* item : dynamic_cast<P::EnumDomainContext*>(ctx)->domainItem()) {
+        auto v = signed_int(item->value);
+        values.push_back(v);
+        if (item->label && labels) (*labels)[item->label->getText()] = v;
+      }
+    }
+    return values;
+  }
+
+  std::vector<AttrParam> attr_params(P::AttrParamsContext* ctx) const {
+    std::vector<AttrParam> out;
+    if (!ctx) return out;
+    for (auto* a : ctx->attrParam()) {
+      AttrParam p;
+      p.name = a->name->getText();
+      p.loc = at(a);
+      p.domain = domain(a->domain(), &p.labels);
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+
+  std::vector<InputParam> input_params(P::InputParamsContext* ctx) const {
+    std::vector<InputParam> out;
+    if (!ctx) return out;
+    for (auto* i : ctx->inputParam()) {
+      InputParam p;
+      p.name = i->name->getText();
+      p.loc = at(i);
+      if (i->shape()) p.shape = shape(i->shape());
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+
+  std::vector<IndexVar> index_list(P::IndexListContext* ctx) const {
+    std::vector<IndexVar> out;
+    if (!ctx) return out;
+    for (auto* v : ctx->indexVar()) out.push_back({v->name->getText(), v->pack != nullptr});
+    return out;
+  }
+
+  OpDecl op(P::OpDeclContext* ctx) const {
+    OpDecl d;
+    d.name = ctx->name->getText();
+    d.loc = at(ctx->name);
+    d.attrs = attr_params(ctx->attrParams());
+    d.inputs = input_params(ctx->inputParams());
+    if (auto* single = dynamic_cast<P::SingleOutputContext*>(ctx->outputs())) {
+      d.outputs.push_back({"out", shape(single->shape())});
+    } else {
+      for (auto* o : dynamic_cast<P::NamedOutputsContext*>(ctx->outputs())->outputParam())
+        d.outputs.push_back({o->name->getText(), shape(o->shape())});
+    }
+    for (auto* s : ctx->opStmt()) {
+      OpStmt st;
+      st.loc = at(s);
+      if (auto* r = dynamic_cast<P::RequireStmtContext*>(s)) {
+        st.kind = OpStmtKind::Require;
+        st.expr = expr(r->expr());
+      } else if (auto* l = dynamic_cast<P::LetStmtContext*>(s)) {
+        st.kind = OpStmtKind::Let;
+        st.name = l->name->getText();
+        st.indices = index_list(l->indexList());
+        st.expr = expr(l->expr());
+      } else {
+        auto* def = dynamic_cast<P::DefineStmtContext*>(s);
+        st.kind = OpStmtKind::Define;
+        st.name = def->name->getText();
+        st.indices = index_list(def->indexList());
+        st.expr = expr(def->expr());
+      }
+      d.stmts.push_back(std::move(st));
+    }
+    return d;
+  }
+
+  std::vector<AttrArg> attr_args(P::AttrArgsContext* ctx) const {
+    std::vector<AttrArg> out;
+    for (auto* arg : ctx->attrArg()) {
+      AttrArg aa;
+      aa.loc = at(arg);
+      if (arg->name) aa.name = arg->name->getText();
+      if (auto* iv = dynamic_cast<P::IntAttrValueContext*>(arg->value))
+        aa.value = number(at(iv), static_cast<double>(signed_int(iv->signedInt())), true);
+      else if (auto* nv = dynamic_cast<P::NameAttrValueContext*>(arg->value))
+        aa.value = make(ExprKind::Name, at(nv), nv->ID()->getText());
+      else
+        aa.value = expr(dynamic_cast<P::ExprAttrValueContext*>(arg->value)->expr());
+      out.push_back(std::move(aa));
+    }
+    return out;
+  }
+
+  TermPtr term(P::TermContext* ctx) const {
+    auto t = std::make_shared<Term>();
+    t->loc = at(ctx);
+    if (auto* v = dynamic_cast<P::VarTermContext*>(ctx)) {
+      t->kind = TermKind::Var;
+      t->name = v->name->getText();
+    } else if (auto* a = dynamic_cast<P::ApplyTermContext*>(ctx)) {
+      t->kind = TermKind::Apply;
+      t->name = a->name->getText();
+      t->loc = at(a->name);
+      if (a->attrArgs()) t->attrs = attr_args(a->attrArgs());
+      for (auto* arg : a->term()) t->args.push_back(term(arg));
+    } else {
+      auto* p = dynamic_cast<P::ProjectTermContext*>(ctx);
+      t->kind = TermKind::Project;
+      t->args.push_back(term(p->term()));
+      if (p->field) t->field = p->field->getText();
+      if (p->position) t->position = std::stoi(p->position->getText());
+    }
+    return t;
+  }
+
+  ParallelDecl parallel(P::ParallelDeclContext* ctx) const {
+    ParallelDecl d;
+    d.name = ctx->name->getText();
+    d.loc = at(ctx->name);
+    d.attrs = attr_params(ctx->attrParams());
+    d.inputs = input_params(ctx->inputParams());
+    for (auto* s : ctx->parStmt()) {
+      if (auto* r = dynamic_cast<P::ParRequireContext*>(s)) {
+        d.stmts.push_back({expr(r->expr()), std::nullopt});
+      } else if (auto* u = dynamic_cast<P::DimDegreeUpdateContext*>(s)) {
+        DegreeUpdate up{u->degree->getText() == "D" ? DegreeKind::D : DegreeKind::P, expr(u->index),
+                        u->op->getText() == "*=", expr(u->amount), at(s)};
+        d.stmts.push_back({nullptr, up});
+      } else if (auto* u2 = dynamic_cast<P::ScalarDegreeUpdateContext*>(s)) {
+        DegreeUpdate up{u2->degree->getText() == "V" ? DegreeKind::V : DegreeKind::R, nullptr,
+                        u2->op->getText() == "*=", expr(u2->amount), at(s)};
+        d.stmts.push_back({nullptr, up});
+      } else if (auto* v = dynamic_cast<P::ValuesStmtContext*>(s)) {
+        d.values = v->kind->getText();
+      } else if (auto* b = dynamic_cast<P::BackwardStmtContext*>(s)) {
+        auto t = std::make_shared<Term>();
+        t->kind = TermKind::Apply;
+        t->name = b->form->getText();
+        t->loc = at(b->form);
+        if (b->attrArgs()) t->attrs = attr_args(b->attrArgs());
+        d.backward = t;
+      } else if (auto* l = dynamic_cast<P::LowersStmtContext*>(s)) {
+        d.lowers_to = l->collective->getText();
+      }
+    }
+    return d;
+  }
+
+  FusedDecl fused(P::FusedDeclContext* ctx) const {
+    FusedDecl d;
+    d.name = ctx->name->getText();
+    d.loc = at(ctx->name);
+    d.attrs = attr_params(ctx->attrParams());
+    d.inputs = input_params(ctx->inputParams());
+    d.body = term(ctx->term());
+    if (ctx->collective) d.lowers_to = ctx->collective->getText();
+    return d;
+  }
+
+  Quantifier quantifier(P::QuantifierContext* ctx) const {
+    Quantifier q;
+    if (!ctx) return q;
+    for (auto* b : ctx->binder()) {
+      Binder binder;
+      binder.loc = at(b);
+      if (auto* ib = dynamic_cast<P::IntBinderContext*>(b)) {
+        binder.name = ib->name->getText();
+        binder.is_int = true;
+        binder.domain = domain(ib->domain(), nullptr);
+      } else if (auto* bb = dynamic_cast<P::BoundedIntBinderContext*>(b)) {
+        binder.name = bb->name->getText();
+        binder.is_int = true;
+        binder.bound_op = bb->cmp->getText();
+        binder.bound = signed_int(bb->bound);
+      } else {
+        auto* tb = dynamic_cast<P::TensorBinderContext*>(b);
+        binder.name = tb->name->getText();
+        if (tb->shape()) binder.shape = shape(tb->shape());
+        if (auto* ann = tb->degreeAnnotation()) {
+          for (auto* entry : ann->degreeEntry()) {
+            if (auto* s = dynamic_cast<P::ScalarDegreeEntryContext*>(entry)) {
+              (s->key->getText() == "V" ? binder.degrees.V : binder.degrees.R) = expr(s->expr());
+            } else {
+              auto* l = dynamic_cast<P::ListDegreeEntryContext*>(entry);
+              auto& list = l->key->getText() == "D" ? binder.degrees.D : binder.degrees.P;
+              for (auto* e : l->expr()) list.push_back(expr(e));
+            }
+          }
+        }
+      }
+      q.binders.push_back(std::move(binder));
+    }
+    if (ctx->cond) q.where = expr(ctx->cond);
+    return q;
+  }
+
+  template <class Ctx>
+  EquationDecl equation(Ctx* ctx) const {
+    EquationDecl d;
+    d.name = ctx->name->getText();
+    d.loc = at(ctx->name);
+    d.quantifier = quantifier(ctx->quantifier());
+    d.lhs = term(ctx->lhs);
+    d.rhs = term(ctx->rhs);
+    return d;
+  }
+
+  Module module(P::FileContext* ctx) const {
+    Module m;
+    m.file = file_;
+    for (auto* decl : ctx->decl()) {
+      if (auto* i = decl->importDecl()) {
+        std::string raw = i->STRING()->getText();
+        m.imports.push_back({raw.substr(1, raw.size() - 2), at(i)});
+      } else if (auto* o = decl->opDecl()) {
+        m.ops.push_back(op(o));
+      } else if (auto* p = decl->parallelDecl()) {
+        m.parallels.push_back(parallel(p));
+      } else if (auto* f = decl->fusedDecl()) {
+        m.fused.push_back(fused(f));
+      } else if (auto* a = decl->axiomDecl()) {
+        m.axioms.push_back(equation(a));
+      } else if (auto* r = decl->ruleDecl()) {
+        m.rules.push_back(equation(r));
+      }
+    }
+    return m;
+  }
+
+ private:
+  std::string file_;
+};
+
+}  // namespace
+
+Module parse_module(const std::string& text, const std::string& file) {
+  std::vector<Diagnostic> diagnostics;
+  DiagnosticCollector collector(file, diagnostics);
+  antlr4::ANTLRInputStream input(text);
+  grammar::LoomLexer lexer(&input);
+  lexer.removeErrorListeners();
+  lexer.addErrorListener(&collector);
+  antlr4::CommonTokenStream tokens(&lexer);
+  grammar::LoomParser parser(&tokens);
+  parser.removeErrorListeners();
+  parser.addErrorListener(&collector);
+  auto* tree = parser.file();
+  if (!diagnostics.empty()) throw LoomError(std::move(diagnostics));
+  return Builder(file).module(tree);
+}
+
+}  // namespace loom::spec

@@ -1,0 +1,97 @@
+#pragma once
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loom/pcg/machine_view.hpp"
+#include "loom/pcg/op_catalog.hpp"
+#include "loom/pcg/parallel_shape.hpp"
+
+namespace loom::pcg {
+
+// The pseudo-operators of graph inputs; they take no inputs and have one output.
+inline constexpr std::string_view kInputOp = "input";
+inline constexpr std::string_view kWeightOp = "weight";
+
+// One output of one node.
+struct PortRef {
+  int node = 0;
+  int port = 0;
+
+  auto operator<=>(const PortRef&) const = default;
+};
+
+// Input slot `input` of node `node` reads some port.
+struct Use {
+  int node = 0;
+  int input = 0;
+
+  auto operator<=>(const Use&) const = default;
+};
+
+struct Node {
+  int id = 0;
+  std::string op;
+  AttrMap attrs;
+  std::vector<PortRef> inputs;
+  std::vector<ParallelShape> output_shapes;
+  std::optional<MachineView> view;
+  std::string name;  // empty for an unnamed operator; inputs and weights always have one
+
+  bool is_graph_input() const { return op == kInputOp || op == kWeightOp; }
+  // Tasks the node runs as: the task count of its first output (1 when it has none).
+  std::int64_t tasks() const;
+  // e.g. `node 3 "fc1" (op matmul)`, for messages.
+  std::string describe() const;
+
+  bool operator==(const Node&) const = default;
+};
+
+// A parallel computation graph. Nodes are kept in creation order and a node's id is its index;
+// a node may only read ports of nodes created before it, so creation order is topological and
+// the graph is acyclic by construction. Non-empty node names are unique.
+class Graph {
+ public:
+  // Adds a graph input (or weight) called `name` whose single output has `shape`.
+  int add_input(std::string name, ParallelShape shape, bool is_weight = false);
+  // Adds an operator node; its output shapes come from `catalog`. Throws LoomError naming the
+  // node and op when the op is unknown, the inputs do not fit, or the catalog rejects them.
+  int add_node(const OpCatalog& catalog, std::string op, AttrMap attrs, std::vector<PortRef> inputs,
+               std::string name = "");
+  void mark_output(PortRef port);
+  // Throws LoomError unless the view has one device per task of the node.
+  void set_view(int node, MachineView view);
+
+  const std::vector<Node>& nodes() const { return nodes_; }
+  std::size_t size() const { return nodes_.size(); }
+  const Node& node(int id) const;
+  const std::vector<PortRef>& outputs() const { return outputs_; }
+  const ParallelShape& shape_of(PortRef port) const;
+  std::optional<int> find(std::string_view name) const;
+
+  std::vector<int> topological_order() const;
+  // Ids of the nodes that read any output of `node`, ascending, each once.
+  std::vector<int> consumers(int node) const;
+  // Every input slot that reads `port`, in node order.
+  std::vector<Use> uses(PortRef port) const;
+
+  // Checks the whole graph against `catalog` (e.g. after the operator specs changed): every
+  // node re-inferred and compared, ports, names and views. Throws LoomError listing every
+  // problem found.
+  void validate(const OpCatalog& catalog) const;
+
+  bool operator==(const Graph&) const = default;
+
+ private:
+  const Node& checked_node(int id, const std::string& context) const;
+  void check_port(PortRef port, const std::string& context) const;
+  void check_name_free(const std::string& name, const std::string& context) const;
+
+  std::vector<Node> nodes_;
+  std::vector<PortRef> outputs_;
+};
+
+}  // namespace loom::pcg

@@ -1,0 +1,36 @@
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/pcg/parallel_shape.hpp"
+
+namespace loom::pcg {
+
+using AttrMap = std::map<std::string, std::int64_t>;
+
+// Work one task of an operator does, for the cost model.
+struct TaskCost {
+  double flops = 0;
+  double bytes_read = 0;
+  double bytes_written = 0;
+};
+
+// What the graph layer needs to know about operators. The spec library implements it, so the
+// graph never hard-codes an operator.
+class OpCatalog {
+ public:
+  virtual ~OpCatalog() = default;
+  virtual bool has_op(const std::string& name) const = 0;
+  virtual std::size_t input_count(const std::string& name) const = 0;
+  virtual std::size_t output_count(const std::string& name) const = 0;
+  // Output parallel shapes for these attributes and input shapes; throws LoomError with the
+  // reason when the op cannot accept them (a wrong rank, a degree it cannot take, ...).
+  virtual std::vector<ParallelShape> infer(const std::string& name, const AttrMap& attrs,
+                                           const std::vector<ParallelShape>& inputs) const = 0;
+  virtual TaskCost task_cost(const std::string& name, const AttrMap& attrs,
+                             const std::vector<ParallelShape>& inputs) const = 0;
+};
+
+}  // namespace loom::pcg
