@@ -52,7 +52,8 @@ class LibraryLoader {
   void load_text(const std::string& text, const std::string& name, const std::string& directory) {
     try {
       Module m = parse_module(text, name);
-      for (const auto& imp : m.imports) load_file((fs::path(directory.empty() ? "." : directory) / imp.path).string(), imp.loc);
+      for (const auto& imp : m.imports)
+        load_file((fs::path(directory.empty() ? "." : directory) / imp.path).lexically_normal().string(), imp.loc);
       modules_.push_back(std::move(m));
     } catch (const LoomError& e) {
       diagnostics_.insert(diagnostics_.end(), e.diagnostics().begin(), e.diagnostics().end());

@@ -223,21 +223,50 @@ std::vector<pcg::ParallelShape> derive_output_degrees(const Program& program, co
   return Derivation(program, inputs).run();
 }
 
+namespace {
+
+// Slots that read dimension `dim` of buffer `buffer` bare, per statement.
+void bare_slots(const CNode& n, int buffer, std::size_t dim, std::set<int>& out) {
+  if (n.op == COp::Read && n.buffer == buffer && dim < n.index.size() && n.index[dim].slot >= 0) out.insert(n.index[dim].slot);
+  for (const auto& c : n.children) bare_slots(c, buffer, dim, out);
+}
+
+// Splits input `i` dimension `k` two ways, together with every other input dimension read by the
+// same index, and replicates the inputs that do not take part.
+std::vector<pcg::ParallelShape> split_trial(const Program& program, std::size_t i, std::size_t k) {
+  std::vector<pcg::ParallelShape> shapes;
+  for (int b : program.input_buffers) shapes.push_back(pcg::ParallelShape::unpartitioned(program.buffers[static_cast<std::size_t>(b)].dims));
+  for (auto& s : shapes) s.R = 2;
+  for (const auto& st : program.statements) {
+    std::set<int> slots;
+    bare_slots(st.body, program.input_buffers[i], k, slots);
+    for (std::size_t j = 0; j < shapes.size(); ++j) {
+      for (std::size_t d = 0; d < shapes[j].rank(); ++d) {
+        std::set<int> other;
+        bare_slots(st.body, program.input_buffers[j], d, other);
+        for (int s : other)
+          if (slots.count(s)) {
+            shapes[j].D[d] = 2;
+            shapes[j].R = 1;
+          }
+      }
+    }
+  }
+  shapes[i].D[k] = 2;
+  shapes[i].R = 1;
+  return shapes;
+}
+
+}  // namespace
+
 ParallelSummary summarize_parallelism(const Program& program) {
   ParallelSummary summary;
   for (std::size_t i = 0; i < program.input_buffers.size(); ++i) {
     const auto& buf = program.buffers[static_cast<std::size_t>(program.input_buffers[i])];
-    std::vector<pcg::ParallelShape> shapes;
-    for (int b : program.input_buffers) shapes.push_back(pcg::ParallelShape::unpartitioned(program.buffers[static_cast<std::size_t>(b)].dims));
-    // Try each dimension split two ways on its own (other inputs replicated), then V = 2.
     for (std::size_t k = 0; k < buf.dims.size(); ++k) {
-      auto trial = shapes;
-      for (std::size_t j = 0; j < trial.size(); ++j) trial[j].R = 2;
-      trial[i].R = 1;
-      trial[i].D[k] = 2;
       DimensionRole role{buf.name, k, "", DimensionRole::Fixed};
       try {
-        auto outs = derive_output_degrees(program, trial);
+        auto outs = derive_output_degrees(program, split_trial(program, i, k));
         bool partitioned = false;
         for (const auto& o : outs)
           for (auto d : o.D) partitioned |= d > 1;
@@ -247,7 +276,8 @@ ParallelSummary summarize_parallelism(const Program& program) {
       }
       summary.roles.push_back(role);
     }
-    auto trial = shapes;
+    std::vector<pcg::ParallelShape> trial;
+    for (int b : program.input_buffers) trial.push_back(pcg::ParallelShape::unpartitioned(program.buffers[static_cast<std::size_t>(b)].dims));
     for (auto& t : trial) t.R = 2;
     trial[i].R = 1;
     trial[i].V = 2;

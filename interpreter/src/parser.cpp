@@ -1,6 +1,8 @@
 #include "loom/interpreter/parser.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <antlr4-runtime.h>
 
@@ -34,7 +36,15 @@ class Builder {
     return {file_, static_cast<int>(tok->getLine()), static_cast<int>(tok->getCharPositionInLine()) + 1};
   }
 
-  static std::int64_t signed_int(P::SignedIntContext* ctx) { return std::stoll(ctx->getText()); }
+  std::int64_t signed_int(P::SignedIntContext* ctx) const { return to_int(ctx->getText(), ctx); }
+
+  std::int64_t to_int(const std::string& text, antlr4::ParserRuleContext* ctx) const {
+    try {
+      return std::stoll(text);
+    } catch (const std::out_of_range&) {
+      throw LoomError({{at(ctx), "integer " + text + " is too large"}});
+    }
+  }
 
   ExprPtr make(ExprKind kind, SourceLocation loc, std::string name, std::vector<ExprPtr> args = {}) const {
     auto e = std::make_shared<Expr>();
@@ -57,7 +67,7 @@ class Builder {
   ExprPtr expr(P::ExprContext* ctx) const {
     auto loc = at(ctx);
     if (auto* c = dynamic_cast<P::ParenExprContext*>(ctx)) return expr(c->expr());
-    if (auto* c = dynamic_cast<P::IntLiteralContext*>(ctx)) return number(loc, std::stod(c->getText()), true);
+    if (auto* c = dynamic_cast<P::IntLiteralContext*>(ctx)) return number(loc, static_cast<double>(to_int(c->getText(), c)), true);
     if (auto* c = dynamic_cast<P::RealLiteralContext*>(ctx)) return number(loc, std::stod(c->getText()), false);
     if (dynamic_cast<P::InfLiteralContext*>(ctx)) return number(loc, HUGE_VAL, false);
     if (auto* c = dynamic_cast<P::NameExprContext*>(ctx)) return make(ExprKind::Name, loc, c->name->getText());
@@ -251,7 +261,7 @@ class Builder {
       t->kind = TermKind::Project;
       t->args.push_back(term(p->term()));
       if (p->field) t->field = p->field->getText();
-      if (p->position) t->position = std::stoi(p->position->getText());
+      if (p->position) t->position = static_cast<int>(std::min<std::int64_t>(to_int(p->position->getText(), p), 1 << 20));
     }
     return t;
   }
@@ -376,7 +386,32 @@ class Builder {
 
 }  // namespace
 
+namespace {
+
+// Line and column of the first byte that is not valid UTF-8, if any.
+std::optional<SourceLocation> invalid_utf8(const std::string& text, const std::string& file) {
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < text.size();) {
+    auto c = static_cast<unsigned char>(text[i]);
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len > 0 && i + len <= text.size();
+    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) >> 6) == 0x2;
+    if (!ok) return SourceLocation{file, line, column};
+    if (c == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+    i += len;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Module parse_module(const std::string& text, const std::string& file) {
+  if (auto bad = invalid_utf8(text, file)) throw LoomError({{*bad, "the file is not valid UTF-8 text"}});
   std::vector<Diagnostic> diagnostics;
   DiagnosticCollector collector(file, diagnostics);
   antlr4::ANTLRInputStream input(text);
