@@ -414,7 +414,12 @@ Module parse_module(const std::string& text, const std::string& file) {
   if (auto bad = invalid_utf8(text, file)) throw LoomError({{*bad, "the file is not valid UTF-8 text"}});
   std::vector<Diagnostic> diagnostics;
   DiagnosticCollector collector(file, diagnostics);
-  antlr4::ANTLRInputStream input(text);
+  antlr4::ANTLRInputStream input;
+  try {
+    input.load(text);
+  } catch (const std::range_error&) {  // the runtime's own UTF-8 decoder is stricter than the scan above
+    throw LoomError({{{file, 0, 0}, "the file is not valid UTF-8 text"}});
+  }
   grammar::LoomLexer lexer(&input);
   lexer.removeErrorListeners();
   lexer.addErrorListener(&collector);
