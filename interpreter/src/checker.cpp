@@ -129,15 +129,6 @@ class Checker {
       if (!defined.count(o.name)) error(op.loc, op.name + ": output '" + o.name + "' is never defined");
   }
 
-  static bool mentions(const Expr& e, const std::string& name) {
-    if (e.kind == ExprKind::Name && e.name == name) return true;
-    for (const auto& ix : e.indices)
-      if (ix.is_pack() ? ix.pack_name == name : mentions(*ix.expr, name)) return true;
-    for (const auto& a : e.args)
-      if (mentions(*a, name)) return true;
-    return e.fallback && mentions(*e.fallback, name);
-  }
-
   void check_value(const Expr& e, OpScope& scope) {
     switch (e.kind) {
       case ExprKind::Number: return;
@@ -184,7 +175,7 @@ class Checker {
           if (inner.indices.count(v.name) || inner.ints.count(v.name))
             error(e.loc, "reduction index '" + v.name + "' shadows an existing name");
           inner.indices[v.name] = false;
-          if (!mentions(*e.args[0], v.name)) error(e.loc, "reduction index '" + v.name + "' is never used in its body");
+          if (!expr_mentions(*e.args[0], v.name)) error(e.loc, "reduction index '" + v.name + "' is never used in its body");
           if (v.bound) check_int_expr(*v.bound, scope, "a reduction bound");
         }
         check_value(*e.args[0], inner);

@@ -94,6 +94,15 @@ std::int64_t eval_int(const Expr& e, const IntScope& s) {
   fail(e, "not an integer expression");
 }
 
+bool expr_mentions(const Expr& e, const std::string& name) {
+  if (e.kind == ExprKind::Name && e.name == name) return true;
+  for (const auto& ix : e.indices)
+    if (ix.is_pack() ? ix.pack_name == name : expr_mentions(*ix.expr, name)) return true;
+  for (const auto& a : e.args)
+    if (expr_mentions(*a, name)) return true;
+  return e.fallback && expr_mentions(*e.fallback, name);
+}
+
 std::string expr_to_string(const Expr& e) {
   std::ostringstream os;
   switch (e.kind) {

@@ -295,16 +295,6 @@ class Compiler {
     program_.statements.push_back(std::move(out));
   }
 
-  static bool mentions(const Expr& e, const std::string& name) {
-    if (e.kind == ExprKind::Name && e.name == name) return true;
-    for (const auto& ix : e.indices) {
-      if (ix.is_pack() ? ix.pack_name == name : mentions(*ix.expr, name)) return true;
-    }
-    for (const auto& a : e.args)
-      if (mentions(*a, name)) return true;
-    return e.fallback && mentions(*e.fallback, name);
-  }
-
   CNode node(COp op, const Expr& e, std::vector<CNode> children = {}) const {
     CNode n;
     n.op = op;
@@ -362,7 +352,7 @@ class Compiler {
         }
         n.children.push_back(compile_value(*e.args[0], env, st));
         for (const auto& v : e.vars) {
-          if (!mentions(*e.args[0], v.name)) fail(e.loc, "reduction index '" + v.name + "' is never used in its body");
+          if (!expr_mentions(*e.args[0], v.name)) fail(e.loc, "reduction index '" + v.name + "' is never used in its body");
         }
         for (const auto& name : added) env.erase(name);
         return n;

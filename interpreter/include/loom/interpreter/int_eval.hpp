@@ -21,6 +21,9 @@ struct IntScope {
 // a real literal, or a division by zero. `/` is floor division.
 std::int64_t eval_int(const Expr& e, const IntScope& scope);
 
+// Whether `name` occurs in the expression, as a name or a pack index.
+bool expr_mentions(const Expr& e, const std::string& name);
+
 // Renders an expression back as source text, for messages.
 std::string expr_to_string(const Expr& e);
 
