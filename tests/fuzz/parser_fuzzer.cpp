@@ -12,7 +12,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto library = loom::spec::Library::from_text(text, "fuzz.loom", "/nonexistent");
     (void)library.ops().size();
   } catch (const loom::LoomError& e) {
-    if (e.diagnostics().empty() && std::string(e.what()).empty()) __builtin_trap();
+    // Every rejection must say where and why: a file name and a message on each diagnostic.
+    if (e.diagnostics().empty()) __builtin_trap();
+    for (const auto& d : e.diagnostics())
+      if (d.where.file.empty() || d.message.empty()) __builtin_trap();
   }
   return 0;
 }
