@@ -56,10 +56,9 @@ class AxiomChecker {
       for (const auto& d : b.shape->dims)
         if (d.is_pack() && std::find(packs_.begin(), packs_.end(), d.pack_name) == packs_.end()) packs_.push_back(d.pack_name);
       for (const auto& d : b.shape->dims)
-        if (!d.is_pack() && d.expr->kind == ExprKind::Name && !ints.count(d.expr->name) &&
-            std::find(dims_.begin(), dims_.end(), d.expr->name) == dims_.end())
-          dims_.push_back(d.expr->name);
+        if (!d.is_pack()) collect_names(*d.expr, dims_);
     }
+    std::erase_if(dims_, [&](const std::string& name) { return ints.count(name) > 0; });
   }
 
   AxiomResult run() {

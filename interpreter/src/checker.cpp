@@ -49,11 +49,6 @@ class Checker {
     std::map<std::string, bool> indices;           // index name -> is pack
   };
 
-  void collect_dim_names(const Expr& e, std::set<std::string>& out) {
-    if (e.kind == ExprKind::Name) out.insert(e.name);
-    for (const auto& a : e.args) collect_dim_names(*a, out);
-  }
-
   void check_int_expr(const Expr& e, const OpScope& scope, const std::string& what) {
     if (e.kind == ExprKind::Name && !scope.ints.count(e.name)) error(e.loc, "unknown name '" + e.name + "' in " + what);
     if (e.kind == ExprKind::Read) error(e.loc, "a tensor read cannot appear in " + what);
@@ -108,6 +103,7 @@ class Checker {
         if (scope.ints.count(iv.name)) error(st.loc, "index '" + iv.name + "' shadows a dimension or attribute");
         local.indices[iv.name] = iv.pack;
       }
+      const std::size_t errors_before = out_.size();
       check_value(*st.expr, local);
       Structure lhs;
       for (const auto& iv : st.indices) lhs.push_back(iv.pack);
@@ -124,6 +120,10 @@ class Checker {
             error(st.loc, "the indices of '" + st.name + "' do not match its shape (rank or pack positions differ)");
         }
       }
+      // Reported only for an otherwise sound statement: a misspelt index is one mistake, not two.
+      if (out_.size() == errors_before)
+        for (const auto& iv : st.indices)
+          if (!expr_mentions(*st.expr, iv.name)) error(st.loc, "index '" + iv.name + "' on the left is never used on the right");
     }
     for (const auto& o : op.outputs)
       if (!defined.count(o.name)) error(op.loc, op.name + ": output '" + o.name + "' is never defined");
@@ -163,7 +163,7 @@ class Checker {
             auto it = scope.indices.find(ix.pack_name);
             if (it == scope.indices.end() || !it->second) error(e.loc, "unbound pack index '*" + ix.pack_name + "'");
           } else {
-            check_value(*ix.expr, scope);
+            check_index_expr(*ix.expr, scope);
           }
         }
         if (e.fallback) check_value(*e.fallback, scope);
@@ -202,12 +202,74 @@ class Checker {
     }
   }
 
+  // An index position holds integer arithmetic over indices and sizes: no reals, reads,
+  // reductions or real functions.
+  void check_index_expr(const Expr& e, OpScope& scope) {
+    switch (e.kind) {
+      case ExprKind::Number:
+        if (!e.integral) error(e.loc, "an index must be an integer expression, found the real number " + expr_to_string(e));
+        return;
+      case ExprKind::Read: error(e.loc, "a tensor read cannot be used as an index"); return;
+      case ExprKind::Reduce: error(e.loc, "a reduction cannot be used as an index"); return;
+      case ExprKind::Call:
+        if (e.name != "min" && e.name != "max" && e.name != "abs") {
+          error(e.loc, "'" + e.name + "' cannot be used in an index (index expressions use + - * / %, comparisons, min, max, abs)");
+          return;
+        }
+        check_value(e, scope);
+        return;
+      case ExprKind::Unary:
+      case ExprKind::Binary:
+      case ExprKind::Ternary:
+        for (const auto& a : e.args) check_index_expr(*a, scope);
+        return;
+      default: check_value(e, scope); return;
+    }
+  }
+
   // ---- parallel and fused forms, terms ----
+
+  // A parallel form's conditions and degree updates see its attributes, `rank`, `shape[e]` and the
+  // degrees D[e], P[e], V, R of its input.
+  void check_form_expr(const Expr& e, const std::string& form, const std::set<std::string>& attrs) {
+    switch (e.kind) {
+      case ExprKind::Name:
+        if (!attrs.count(e.name) && e.name != "rank")
+          error(e.loc, "unknown name '" + e.name + "' in parallel form '" + form + "' (it sees its attributes, rank, shape[...], D[...], P[...], V and R)");
+        return;
+      case ExprKind::Number:
+        if (!e.integral) error(e.loc, "a real number cannot appear in parallel form '" + form + "'");
+        return;
+      case ExprKind::Read:
+        if (e.name != "shape" || e.indices.size() != 1 || e.indices[0].is_pack()) {
+          error(e.loc, "parallel form '" + form + "' can only read shape[dim], not '" + e.name + "'");
+          return;
+        }
+        check_form_expr(*e.indices[0].expr, form, attrs);
+        return;
+      case ExprKind::Reduce: error(e.loc, "a reduction cannot appear in parallel form '" + form + "'"); return;
+      case ExprKind::Call:
+        if (e.name != "min" && e.name != "max" && e.name != "abs") {
+          error(e.loc, "'" + e.name + "' is not an integer function (parallel forms may use min, max, abs)");
+          return;
+        }
+        break;
+      default: break;
+    }
+    for (const auto& a : e.args) check_form_expr(*a, form, attrs);
+  }
 
   void check_parallel(const ParallelDecl& p) {
     std::set<std::string> names;
     check_attr_params(p.attrs, names);
     if (p.inputs.size() != 1) error(p.loc, "a parallel form takes exactly one input");
+    for (const auto& st : p.stmts) {
+      if (st.require) check_form_expr(*st.require, p.name, names);
+      if (st.update) {
+        if (st.update->dim) check_form_expr(*st.update->dim, p.name, names);
+        check_form_expr(*st.update->amount, p.name, names);
+      }
+    }
     static const std::set<std::string> kinds = {"identity", "split", "concat", "copy", "sum", "stage", "unstage"};
     if (!kinds.count(p.values))
       error(p.loc, "unknown values kind '" + p.values + "' (known: identity, split, concat, copy, sum, stage, unstage)");
@@ -284,7 +346,11 @@ class Checker {
       if (is_axiom && !b.shape) error(b.loc, "give tensor variable '" + b.name + "' a shape (e.g. " + b.name + ": [m, n]) so the axiom can be checked");
       if (b.shape)
         for (const auto& d : b.shape->dims) {
-          if (!d.is_pack()) collect_dim_names(*d.expr, ints);
+          if (!d.is_pack()) {
+            std::vector<std::string> names;
+            collect_names(*d.expr, names);
+            ints.insert(names.begin(), names.end());
+          }
         }
     }
     bool implicit = !is_axiom && eq.quantifier.binders.empty();

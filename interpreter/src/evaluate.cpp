@@ -53,6 +53,7 @@ class Evaluator {
       case COp::Const: return static_cast<std::int64_t>(n.constant);
       case COp::Index: return slots[static_cast<std::size_t>(n.slot)];
       case COp::Neg: return -index(n.children[0], slots);
+      case COp::Not: return index(n.children[0], slots) == 0;
       case COp::Select: return index(n.children[0], slots) ? index(n.children[1], slots) : index(n.children[2], slots);
       case COp::Call: {
         auto a = index(n.children[0], slots);

@@ -1,5 +1,6 @@
 #include "loom/interpreter/int_eval.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -101,6 +102,14 @@ bool expr_mentions(const Expr& e, const std::string& name) {
   for (const auto& a : e.args)
     if (expr_mentions(*a, name)) return true;
   return e.fallback && expr_mentions(*e.fallback, name);
+}
+
+void collect_names(const Expr& e, std::vector<std::string>& names) {
+  if (e.kind == ExprKind::Name && std::find(names.begin(), names.end(), e.name) == names.end()) names.push_back(e.name);
+  for (const auto& ix : e.indices)
+    if (!ix.is_pack()) collect_names(*ix.expr, names);
+  for (const auto& a : e.args) collect_names(*a, names);
+  if (e.fallback) collect_names(*e.fallback, names);
 }
 
 std::string expr_to_string(const Expr& e) {

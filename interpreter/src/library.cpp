@@ -184,6 +184,13 @@ Program Library::instantiate(const std::string& op, const pcg::AttrMap& attrs,
 
 std::vector<pcg::ParallelShape> Library::infer(const std::string& name, const pcg::AttrMap& attrs,
                                                const std::vector<pcg::ParallelShape>& inputs) const {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    try {
+      inputs[i].validate();
+    } catch (const LoomError& e) {
+      throw LoomError(name + ": input " + std::to_string(i) + " is not a valid parallel shape: " + e.what());
+    }
+  }
   if (const auto* op = find_op(name)) {
     std::vector<std::vector<std::int64_t>> dims;
     for (const auto& s : inputs) dims.push_back(s.dims);

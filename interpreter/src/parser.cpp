@@ -27,6 +27,8 @@ class DiagnosticCollector : public antlr4::BaseErrorListener {
   std::vector<Diagnostic>& out_;
 };
 
+constexpr std::uint64_t kMaxRangeValues = 4096;
+
 class Builder {
  public:
   explicit Builder(std::string file) : file_(std::move(file)) {}
@@ -148,7 +150,12 @@ class Builder {
     if (!ctx) return std::nullopt;
     std::vector<std::int64_t> values;
     if (auto* r = dynamic_cast<P::RangeDomainContext*>(ctx)) {
-      for (auto v = signed_int(r->lo); v <= signed_int(r->hi); ++v) values.push_back(v);
+      const std::int64_t lo = signed_int(r->lo), hi = signed_int(r->hi);
+      // Domains are enumerated (attribute checks, generation), so they must stay small.
+      if (hi >= lo && static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) >= kMaxRangeValues)
+        throw LoomError({{at(ctx), "range " + std::to_string(lo) + ".." + std::to_string(hi) + " is too large: a domain holds at most " +
+                                       std::to_string(kMaxRangeValues) + " values (leave the domain out for any integer)"}});
+      for (auto v = lo; v <= hi; ++v) values.push_back(v);
     } else {
       for (auto* item : dynamic_cast<P::EnumDomainContext*>(ctx)->domainItem()) {
         auto v = signed_int(item->value);

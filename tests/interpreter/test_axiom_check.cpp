@@ -142,7 +142,7 @@ TEST(AxiomCheck, OneSideIllTypedIsCaught) {
 // docs/language.md: "Dimension symbols in tensor types are implicit positive integer variables"
 // (and the static checker accepts `h` below). A symbol used only inside a dimension expression
 // must be sampled like any other.
-TEST(AxiomCheck, DISABLED_DimensionSymbolsInsideExpressionsAreSampled) {
+TEST(AxiomCheck, DimensionSymbolsInsideExpressionsAreSampled) {
   const std::string text =
       "axiom even_rows: forall x: [2 * h, n]. combine<0, 2>(partition<0, 2>(x)) == x;\n"
       "axiom bigger: forall x: [m, k], y: [k, n + 1]. matmul(x, y) == matmul(x, y);\n";

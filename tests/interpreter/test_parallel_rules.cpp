@@ -191,7 +191,7 @@ TEST(ParallelRules, WrongShapesAreRejected) {
 // OpCatalog::infer promises a LoomError when an op cannot accept its inputs. Shapes that are not
 // valid parallel shapes at all (ParallelShape::validate() refuses them) must not be accepted, and
 // must not make the derivation read past the end of D (checked in a child process).
-TEST(ParallelRules, DISABLED_InvalidInputShapesAreRejected) {
+TEST(ParallelRules, InvalidInputShapesAreRejected) {
   struct Case {
     std::string what, op;
     pcg::AttrMap attrs;

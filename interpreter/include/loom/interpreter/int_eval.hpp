@@ -24,6 +24,9 @@ std::int64_t eval_int(const Expr& e, const IntScope& scope);
 // Whether `name` occurs in the expression, as a name or a pack index.
 bool expr_mentions(const Expr& e, const std::string& name);
 
+// Appends the plain names the expression mentions (not pack indices), each once, in order of appearance.
+void collect_names(const Expr& e, std::vector<std::string>& names);
+
 // Renders an expression back as source text, for messages.
 std::string expr_to_string(const Expr& e);
 
