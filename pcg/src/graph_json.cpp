@@ -8,90 +8,18 @@
 #include <vector>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "json_read.hpp"
 
 namespace loom::pcg {
 
 namespace {
 
 using nlohmann::json;
-
-[[noreturn]] void fail(const std::string& path, const std::string& message) {
-  throw LoomError(path.empty() ? message : path + ": " + message);
-}
-
-std::string indexed(const std::string& path, std::size_t index) {
-  return path + "[" + std::to_string(index) + "]";
-}
-
-std::string member(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
-}
-
-// Runs `action`, putting `path` in front of each problem the graph reports.
-template <typename Action>
-void at_path(const std::string& path, Action action) {
-  try {
-    action();
-  } catch (const LoomError& e) {
-    std::vector<Diagnostic> diagnostics = e.diagnostics();
-    for (Diagnostic& d : diagnostics) d.message = path + ": " + d.message;
-    throw LoomError(std::move(diagnostics));
-  }
-}
+using namespace json_read;
 
 std::string port_json_text(PortRef port) {
   return "{\"node\": " + std::to_string(port.node) + ", \"port\": " + std::to_string(port.port) +
          "}";
-}
-
-void require_object(const json& j, const std::string& path) {
-  if (!j.is_object()) fail(path, "expected an object, got " + j.dump());
-}
-
-void reject_unknown_keys(const json& j, const std::string& path,
-                         std::initializer_list<const char*> known) {
-  for (const auto& item : j.items()) {
-    bool found = false;
-    for (const char* k : known) found = found || item.key() == k;
-    if (!found) fail(member(path, item.key()), "unknown key");
-  }
-}
-
-const json& require(const json& j, const std::string& key, const std::string& path) {
-  if (!j.contains(key)) fail(path, "missing \"" + key + "\"");
-  return j.at(key);
-}
-
-int read_int(const json& j, const std::string& path) {
-  if (!j.is_number_integer()) fail(path, "expected an integer, got " + j.dump());
-  if (j.is_number_unsigned() ? j.get<std::uint64_t>() > std::numeric_limits<int>::max()
-                             : (j.get<std::int64_t>() < std::numeric_limits<int>::min() ||
-                                j.get<std::int64_t>() > std::numeric_limits<int>::max())) {
-    fail(path, "integer out of range: " + j.dump());
-  }
-  return j.get<int>();
-}
-
-std::string read_string(const json& j, const std::string& path) {
-  if (!j.is_string()) fail(path, "expected a string, got " + j.dump());
-  return j.get<std::string>();
-}
-
-const json& require_array(const json& j, const std::string& path) {
-  if (!j.is_array()) fail(path, "expected an array, got " + j.dump());
-  return j;
-}
-
-// Converts with the type's own from_json, putting `path` in front of its complaint.
-template <typename T>
-T read_value(const json& j, const std::string& path) {
-  try {
-    return j.get<T>();
-  } catch (const LoomError& e) {
-    fail(path, e.what());
-  } catch (const json::exception& e) {
-    fail(path, e.what());
-  }
 }
 
 PortRef read_port(const json& j, const std::string& path) {
@@ -236,19 +164,7 @@ json graph_to_json(const Graph& graph) {
 }
 
 Graph graph_from_json(const json& j, const OpCatalog& catalog) {
-  if (!j.is_object())
-    fail("", std::string("a Loom graph must be a JSON object, got ") + j.type_name());
-  const json* format = j.contains("format") ? &j.at("format") : nullptr;
-  if (format == nullptr || !format->is_string() || format->get<std::string>() != kGraphFormat) {
-    fail("format", std::string("expected \"") + kGraphFormat + "\", got " +
-                       (format ? format->dump() : "nothing"));
-  }
-  if (!j.contains("version")) fail("", "missing \"version\"");
-  const json& version = j.at("version");
-  if (!version.is_number_integer() || version.get<std::int64_t>() != kGraphFormatVersion) {
-    fail("version", "unsupported version " + version.dump() + " (this build reads version " +
-                        std::to_string(kGraphFormatVersion) + ")");
-  }
+  check_format(j, kGraphFormat, kGraphFormatVersion, "Loom graph");
   reject_unknown_keys(j, "", {"format", "version", "nodes", "outputs"});
 
   Graph graph;

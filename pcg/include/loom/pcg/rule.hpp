@@ -1,0 +1,100 @@
+#pragma once
+// A substitution rule between two PCGs, and a library of them: what `loom generate` writes,
+// `loom verify` annotates, the rewrite engine applies and the GUI browses.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "loom/pcg/graph.hpp"
+
+namespace loom::pcg {
+
+enum class RuleCategory { Algebraic, Parallel, Hybrid };
+
+std::string category_name(RuleCategory category);
+// Throws LoomError for a name that is not "algebraic", "parallel" or "hybrid".
+RuleCategory category_from_name(const std::string& name);
+
+enum class VerificationStatus { Proved, Refuted, Unknown };
+
+std::string status_name(VerificationStatus status);
+VerificationStatus status_from_name(const std::string& name);
+
+// What the verifier concluded about one rule.
+struct Verification {
+  VerificationStatus status = VerificationStatus::Unknown;
+  std::vector<std::string> core;  // proved: the axioms the proof used
+  std::string counterexample;     // refuted: the instance where the sides differ
+  std::string reason;             // unknown: why (timeout, Z3 gave up, ...)
+  double seconds = 0;
+
+  bool operator==(const Verification&) const = default;
+};
+
+// `lhs` and `rhs` read the same graph inputs, matched by name (the rule's variables); their
+// outputs correspond in order. The graphs hold the concrete example shapes the rule was found
+// or written at; `text` is the same rule in spec syntax, shape-generic.
+struct Rule {
+  std::string id;
+  RuleCategory category = RuleCategory::Algebraic;
+  Graph lhs, rhs;
+  std::vector<std::string> constraints;  // integer side conditions, in spec syntax
+  std::string text;
+  nlohmann::json provenance = nlohmann::json::object();
+  std::optional<Verification> verification;
+
+  // Names of the graph inputs, in the order the LHS declares them.
+  std::vector<std::string> variables() const;
+};
+
+// The category a rule belongs to from the ops it uses: `is_parallel(op)` says whether an op is a
+// parallelization operator (or fused form). Algebraic: none on either side; parallel: only
+// parallel ops change (the compute ops of both sides are the same multiset); hybrid: otherwise.
+template <class IsParallel>
+RuleCategory classify_rule(const Graph& lhs, const Graph& rhs, IsParallel&& is_parallel);
+
+struct RuleLibrary {
+  std::vector<std::string> specs;  // the spec files the rules are written against
+  std::vector<Rule> rules;
+  nlohmann::json summary = nlohmann::json::object();  // what the producer reported
+};
+
+// File form: {"format": "loom-rules", "version": 1, "specs": [...], "summary": {...},
+//             "rules": [{"id", "category", "variables", "lhs": <loom-pcg>, "rhs": <loom-pcg>,
+//                        "constraints", "text", "provenance", "verification"?}, ...]}
+inline constexpr const char* kRuleFormat = "loom-rules";
+inline constexpr int kRuleFormatVersion = 1;
+
+nlohmann::json rule_to_json(const Rule& rule);
+nlohmann::json rule_library_to_json(const RuleLibrary& library);
+// Rebuilds every graph against `catalog`; throws LoomError naming the JSON path of a problem,
+// e.g. `rules[4].rhs.nodes[2]: ...`.
+Rule rule_from_json(const nlohmann::json& json, const OpCatalog& catalog);
+RuleLibrary rule_library_from_json(const nlohmann::json& json, const OpCatalog& catalog);
+
+// ---- template definition ---------------------------------------------------------------------
+
+template <class IsParallel>
+RuleCategory classify_rule(const Graph& lhs, const Graph& rhs, IsParallel&& is_parallel) {
+  bool any_parallel = false;
+  std::vector<std::string> lhs_compute, rhs_compute;
+  auto collect = [&](const Graph& g, std::vector<std::string>& compute) {
+    for (const Node& n : g.nodes()) {
+      if (n.is_graph_input()) continue;
+      if (is_parallel(n.op))
+        any_parallel = true;
+      else
+        compute.push_back(n.op);
+    }
+    std::sort(compute.begin(), compute.end());
+  };
+  collect(lhs, lhs_compute);
+  collect(rhs, rhs_compute);
+  if (!any_parallel) return RuleCategory::Algebraic;
+  return lhs_compute == rhs_compute ? RuleCategory::Parallel : RuleCategory::Hybrid;
+}
+
+}  // namespace loom::pcg

@@ -1,0 +1,154 @@
+#include "loom/pcg/rule.hpp"
+
+#include <utility>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/graph_json.hpp"
+#include "json_read.hpp"
+
+namespace loom::pcg {
+
+using nlohmann::json;
+using namespace json_read;
+
+std::string category_name(RuleCategory category) {
+  switch (category) {
+    case RuleCategory::Algebraic: return "algebraic";
+    case RuleCategory::Parallel: return "parallel";
+    case RuleCategory::Hybrid: return "hybrid";
+  }
+  return "?";
+}
+
+RuleCategory category_from_name(const std::string& name) {
+  for (RuleCategory c : {RuleCategory::Algebraic, RuleCategory::Parallel, RuleCategory::Hybrid})
+    if (category_name(c) == name) return c;
+  throw LoomError("unknown rule category \"" + name + "\" (expected algebraic, parallel or hybrid)");
+}
+
+std::string status_name(VerificationStatus status) {
+  switch (status) {
+    case VerificationStatus::Proved: return "proved";
+    case VerificationStatus::Refuted: return "refuted";
+    case VerificationStatus::Unknown: return "unknown";
+  }
+  return "?";
+}
+
+VerificationStatus status_from_name(const std::string& name) {
+  for (VerificationStatus s : {VerificationStatus::Proved, VerificationStatus::Refuted, VerificationStatus::Unknown})
+    if (status_name(s) == name) return s;
+  throw LoomError("unknown verification status \"" + name + "\" (expected proved, refuted or unknown)");
+}
+
+std::vector<std::string> Rule::variables() const {
+  std::vector<std::string> names;
+  for (const Node& n : lhs.nodes())
+    if (n.is_graph_input()) names.push_back(n.name);
+  return names;
+}
+
+namespace {
+
+json verification_to_json(const Verification& v) {
+  json j = {{"status", status_name(v.status)}, {"seconds", v.seconds}};
+  if (!v.core.empty() || v.status == VerificationStatus::Proved) j["core"] = v.core;
+  if (!v.counterexample.empty()) j["counterexample"] = v.counterexample;
+  if (!v.reason.empty()) j["reason"] = v.reason;
+  return j;
+}
+
+Verification verification_from_json(const json& j, const std::string& path) {
+  require_object(j, path);
+  reject_unknown_keys(j, path, {"status", "core", "counterexample", "reason", "seconds"});
+  Verification v;
+  const std::string status = read_string(require(j, "status", path), member(path, "status"));
+  at_path(member(path, "status"), [&] { v.status = status_from_name(status); });
+  if (j.contains("core")) {
+    const json& core = require_array(j.at("core"), member(path, "core"));
+    for (std::size_t i = 0; i < core.size(); ++i) v.core.push_back(read_string(core[i], indexed(member(path, "core"), i)));
+  }
+  if (j.contains("counterexample")) v.counterexample = read_string(j.at("counterexample"), member(path, "counterexample"));
+  if (j.contains("reason")) v.reason = read_string(j.at("reason"), member(path, "reason"));
+  if (j.contains("seconds")) {
+    if (!j.at("seconds").is_number()) fail(member(path, "seconds"), "expected a number, got " + j.at("seconds").dump());
+    v.seconds = j.at("seconds").get<double>();
+  }
+  return v;
+}
+
+Rule read_rule(const json& j, const OpCatalog& catalog, const std::string& path) {
+  require_object(j, path);
+  reject_unknown_keys(j, path, {"id", "category", "variables", "lhs", "rhs", "constraints", "text", "provenance", "verification"});
+  Rule rule;
+  rule.id = read_string(require(j, "id", path), member(path, "id"));
+  const std::string category = read_string(require(j, "category", path), member(path, "category"));
+  at_path(member(path, "category"), [&] { rule.category = category_from_name(category); });
+  at_path(member(path, "lhs"), [&] { rule.lhs = graph_from_json(require(j, "lhs", path), catalog); });
+  at_path(member(path, "rhs"), [&] { rule.rhs = graph_from_json(require(j, "rhs", path), catalog); });
+  for (const Node& n : rule.rhs.nodes()) {
+    if (!n.is_graph_input()) continue;
+    const auto in_lhs = rule.lhs.find(n.name);
+    if (!in_lhs || !rule.lhs.node(*in_lhs).is_graph_input())
+      fail(member(path, "rhs"), "input \"" + n.name + "\" is not an input of the left-hand side");
+  }
+  if (rule.lhs.outputs().size() != rule.rhs.outputs().size() || rule.lhs.outputs().empty()) {
+    fail(path, "the two sides must have the same, non-zero number of outputs (left " +
+                   std::to_string(rule.lhs.outputs().size()) + ", right " + std::to_string(rule.rhs.outputs().size()) + ")");
+  }
+  if (j.contains("constraints")) {
+    const json& list = require_array(j.at("constraints"), member(path, "constraints"));
+    for (std::size_t i = 0; i < list.size(); ++i)
+      rule.constraints.push_back(read_string(list[i], indexed(member(path, "constraints"), i)));
+  }
+  if (j.contains("text")) rule.text = read_string(j.at("text"), member(path, "text"));
+  if (j.contains("provenance")) {
+    require_object(j.at("provenance"), member(path, "provenance"));
+    rule.provenance = j.at("provenance");
+  }
+  if (j.contains("verification")) rule.verification = verification_from_json(j.at("verification"), member(path, "verification"));
+  return rule;
+}
+
+}  // namespace
+
+json rule_to_json(const Rule& rule) {
+  json j = {{"id", rule.id},
+            {"category", category_name(rule.category)},
+            {"variables", rule.variables()},
+            {"lhs", graph_to_json(rule.lhs)},
+            {"rhs", graph_to_json(rule.rhs)},
+            {"constraints", rule.constraints},
+            {"text", rule.text},
+            {"provenance", rule.provenance}};
+  if (rule.verification) j["verification"] = verification_to_json(*rule.verification);
+  return j;
+}
+
+json rule_library_to_json(const RuleLibrary& library) {
+  json rules = json::array();
+  for (const Rule& r : library.rules) rules.push_back(rule_to_json(r));
+  return json{{"format", kRuleFormat},      {"version", kRuleFormatVersion}, {"specs", library.specs},
+              {"summary", library.summary}, {"rules", std::move(rules)}};
+}
+
+Rule rule_from_json(const json& j, const OpCatalog& catalog) { return read_rule(j, catalog, ""); }
+
+RuleLibrary rule_library_from_json(const json& j, const OpCatalog& catalog) {
+  check_format(j, kRuleFormat, kRuleFormatVersion, "Loom rule library");
+  reject_unknown_keys(j, "", {"format", "version", "specs", "summary", "rules"});
+  RuleLibrary library;
+  if (j.contains("specs")) {
+    const json& specs = require_array(j.at("specs"), "specs");
+    for (std::size_t i = 0; i < specs.size(); ++i) library.specs.push_back(read_string(specs[i], indexed("specs", i)));
+  }
+  if (j.contains("summary")) {
+    require_object(j.at("summary"), "summary");
+    library.summary = j.at("summary");
+  }
+  const json& rules = require_array(require(j, "rules", ""), "rules");
+  for (std::size_t i = 0; i < rules.size(); ++i) library.rules.push_back(read_rule(rules[i], catalog, indexed("rules", i)));
+  return library;
+}
+
+}  // namespace loom::pcg

@@ -1,0 +1,106 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "error_text.hpp"
+#include "fake_catalog.hpp"
+#include "loom/pcg/rule.hpp"
+
+namespace loom::pcg {
+namespace {
+
+using nlohmann::json;
+using test_support::contains;
+using test_support::error_of;
+using test_support::FakeCatalog;
+
+bool is_parallel_op(const std::string& op) { return op == "split"; }
+
+// relu(x) => relu(x) with a split inserted: a toy rule over the fake catalog's operators.
+Rule sample_rule(const OpCatalog& catalog) {
+  Rule rule;
+  rule.id = "r1";
+  const int lx = rule.lhs.add_input("x", ParallelShape::unpartitioned({4, 6}));
+  rule.lhs.mark_output({rule.lhs.add_node(catalog, "relu", {}, {{lx, 0}}), 0});
+  const int rx = rule.rhs.add_input("x", ParallelShape::unpartitioned({4, 6}));
+  const int halves = rule.rhs.add_node(catalog, "split", {{"axis", 0}}, {{rx, 0}});
+  rule.rhs.mark_output({rule.rhs.add_node(catalog, "relu", {}, {{halves, 0}}), 0});
+  rule.category = classify_rule(rule.lhs, rule.rhs, is_parallel_op);
+  rule.text = "rule r1: relu(x) => relu(split<0>(x).0);";
+  rule.constraints = {"m % 2 == 0"};
+  rule.provenance = {{"source", "test"}};
+  return rule;
+}
+
+TEST(Rule, LibraryRoundTripIsExact) {
+  FakeCatalog catalog;
+  RuleLibrary lib;
+  lib.specs = {"specs/ops/core.loom"};
+  lib.rules.push_back(sample_rule(catalog));
+  Rule verified = sample_rule(catalog);
+  verified.id = "r2";
+  verified.verification = Verification{VerificationStatus::Proved, {"a1", "a2"}, "", "", 0.25};
+  lib.rules.push_back(verified);
+  const json j = rule_library_to_json(lib);
+  EXPECT_EQ(j["format"], kRuleFormat);
+  EXPECT_EQ(j["rules"][0]["variables"], json::array({"x"}));
+  RuleLibrary back = rule_library_from_json(json::parse(j.dump()), catalog);
+  ASSERT_EQ(back.rules.size(), 2u);
+  EXPECT_EQ(back.specs, lib.specs);
+  EXPECT_EQ(back.rules[0].lhs, lib.rules[0].lhs);
+  EXPECT_EQ(back.rules[0].rhs, lib.rules[0].rhs);
+  EXPECT_EQ(back.rules[0].text, lib.rules[0].text);
+  EXPECT_EQ(back.rules[0].constraints, lib.rules[0].constraints);
+  EXPECT_EQ(back.rules[0].provenance, lib.rules[0].provenance);
+  EXPECT_FALSE(back.rules[0].verification.has_value());
+  ASSERT_TRUE(back.rules[1].verification.has_value());
+  EXPECT_EQ(*back.rules[1].verification, *verified.verification);
+}
+
+TEST(Rule, ClassifiesByTheOperatorsItUses) {
+  FakeCatalog catalog;
+  Graph relu_only;
+  relu_only.mark_output({relu_only.add_node(catalog, "relu", {}, {{relu_only.add_input("x", ParallelShape::unpartitioned({4, 6})), 0}}), 0});
+  EXPECT_EQ(classify_rule(relu_only, relu_only, is_parallel_op), RuleCategory::Algebraic);
+  Rule r = sample_rule(catalog);
+  EXPECT_EQ(r.category, RuleCategory::Parallel);  // the compute ops (one relu) are the same on both sides
+  Graph two_relus;
+  const int x = two_relus.add_input("x", ParallelShape::unpartitioned({4, 6}));
+  const int h = two_relus.add_node(catalog, "split", {{"axis", 0}}, {{x, 0}});
+  two_relus.mark_output({two_relus.add_node(catalog, "relu", {}, {{two_relus.add_node(catalog, "relu", {}, {{h, 0}}), 0}}), 0});
+  EXPECT_EQ(classify_rule(r.lhs, two_relus, is_parallel_op), RuleCategory::Hybrid);
+}
+
+TEST(Rule, ErrorsNameTheJsonPath) {
+  FakeCatalog catalog;
+  RuleLibrary lib;
+  lib.rules.push_back(sample_rule(catalog));
+  json j = rule_library_to_json(lib);
+
+  json bad_category = j;
+  bad_category["rules"][0]["category"] = "magic";
+  EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(bad_category, catalog); }), "rules[0].category: unknown rule category \"magic\""));
+
+  json bad_node = j;
+  bad_node["rules"][0]["rhs"]["nodes"][1]["op"] = "frobnicate";
+  EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(bad_node, catalog); }), "rules[0].rhs: nodes[1].op: unknown operator"));
+
+  json stray_input = j;
+  stray_input["rules"][0]["rhs"]["nodes"][0]["name"] = "y";
+  EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(stray_input, catalog); }), "input \"y\" is not an input of the left-hand side"));
+
+  json no_outputs = j;
+  no_outputs["rules"][0]["rhs"]["outputs"] = json::array();
+  EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(no_outputs, catalog); }), "same, non-zero number of outputs"));
+
+  json bad_status = j;
+  bad_status["rules"][0]["verification"] = {{"status", "probably"}};
+  EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(bad_status, catalog); }), "rules[0].verification.status: unknown verification status"));
+
+  json wrong_format = j;
+  wrong_format["format"] = "loom-pcg";
+  EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(wrong_format, catalog); }), "format: expected \"loom-rules\""));
+}
+
+}  // namespace
+}  // namespace loom::pcg
