@@ -122,6 +122,23 @@ int Graph::add_node(const OpCatalog& catalog, std::string op, AttrMap attrs,
   return nodes_.back().id;
 }
 
+int Graph::add_node_with_shapes(std::string op, AttrMap attrs, std::vector<PortRef> inputs,
+                                std::vector<ParallelShape> output_shapes, std::string name) {
+  Node n;
+  n.id = static_cast<int>(nodes_.size());
+  n.op = std::move(op);
+  n.name = std::move(name);
+  const std::string context = n.describe() + ": ";
+  if (n.is_graph_input()) throw LoomError(context + "graph inputs and weights are added with add_input");
+  if (!n.name.empty()) check_name_free(n.name, context);
+  for (std::size_t i = 0; i < inputs.size(); ++i) check_port(inputs[i], context + "input " + std::to_string(i) + ": ");
+  n.attrs = std::move(attrs);
+  n.inputs = std::move(inputs);
+  n.output_shapes = std::move(output_shapes);
+  nodes_.push_back(std::move(n));
+  return nodes_.back().id;
+}
+
 void Graph::mark_output(PortRef port) {
   check_port(port, "graph output: ");
   if (std::find(outputs_.begin(), outputs_.end(), port) != outputs_.end()) {

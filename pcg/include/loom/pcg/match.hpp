@@ -1,0 +1,65 @@
+#pragma once
+// Finding where a rule's left-hand side occurs in a PCG (the inner loop of substitution search).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/pcg/graph.hpp"
+#include "loom/pcg/rule.hpp"
+
+namespace loom::pcg {
+
+// Lookup tables over one graph, built once and shared by every rule matched against it.
+class GraphIndex {
+ public:
+  explicit GraphIndex(const Graph& graph);
+
+  const Graph& graph() const { return *graph_; }
+  // Operator nodes running `op`, ascending.
+  const std::vector<int>& nodes_running(const std::string& op) const;
+  // Nodes reading any output of `node`, ascending, each once.
+  const std::vector<int>& consumers(int node) const { return consumers_[static_cast<std::size_t>(node)]; }
+  // Input slots reading `port`, plus one for each time it is a graph output.
+  int use_count(PortRef port) const;
+  bool is_graph_output(PortRef port) const;
+
+ private:
+  const Graph* graph_;
+  std::map<std::string, std::vector<int>> by_op_;
+  std::vector<std::vector<int>> consumers_;
+  std::map<PortRef, int> uses_;
+  std::vector<PortRef> outputs_;
+};
+
+// One occurrence of a rule's LHS: the graph node each LHS operator node stands for (-1 for the
+// LHS's graph inputs) and the graph port each rule variable is bound to.
+struct Match {
+  std::vector<int> nodes;
+  std::map<std::string, PortRef> bindings;
+
+  // The matched graph nodes, ascending.
+  std::vector<int> matched_nodes() const;
+  bool operator==(const Match&) const = default;
+};
+
+// Every occurrence of `rule.lhs` in the indexed graph: operators and attributes equal; a variable
+// used twice binds one port; intermediate LHS results are read by nothing outside the match (a
+// match that would lose a consumer is not a match). Shapes are not compared here: whether the
+// RHS fits the bound inputs is settled when the match is applied. With `seeds`, only matches that
+// contain at least one of those graph nodes (after a rewrite: the nodes it touched).
+std::vector<Match> find_matches(const GraphIndex& index, const Rule& rule, const std::vector<int>* seeds = nullptr);
+
+// Rules grouped by the operator of their LHS's last node, so a graph is only matched against
+// rules whose anchor operator it runs.
+class RuleIndex {
+ public:
+  explicit RuleIndex(const std::vector<Rule>& rules);
+  // Indices into the rule list of the rules that may match somewhere in the graph.
+  std::vector<std::size_t> candidates(const GraphIndex& graph) const;
+
+ private:
+  std::map<std::string, std::vector<std::size_t>> by_anchor_;
+};
+
+}  // namespace loom::pcg

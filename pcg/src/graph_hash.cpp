@@ -1,0 +1,47 @@
+#include "loom/pcg/graph_hash.hpp"
+
+#include <functional>
+#include <vector>
+
+namespace loom::pcg {
+namespace {
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  // splitmix64 finalizer over the running hash: order-sensitive and well spread.
+  std::uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t hash_text(const std::string& s) { return std::hash<std::string>{}(s); }
+
+std::uint64_t hash_shape(const ParallelShape& s) {
+  std::uint64_t h = mix(0, s.rank());
+  for (std::size_t i = 0; i < s.rank(); ++i) {
+    h = mix(h, static_cast<std::uint64_t>(s.dims[i]));
+    h = mix(h, static_cast<std::uint64_t>(s.D[i]));
+    h = mix(h, static_cast<std::uint64_t>(s.P[i]));
+  }
+  h = mix(h, static_cast<std::uint64_t>(s.V));
+  return mix(h, static_cast<std::uint64_t>(s.R));
+}
+
+}  // namespace
+
+std::uint64_t graph_hash(const Graph& graph) {
+  std::vector<std::uint64_t> node_hash(graph.size());
+  for (const Node& n : graph.nodes()) {
+    std::uint64_t h = hash_text(n.op);
+    if (n.is_graph_input()) h = mix(h, hash_text(n.name));
+    for (const auto& [k, v] : n.attrs) h = mix(mix(h, hash_text(k)), static_cast<std::uint64_t>(v));
+    for (PortRef in : n.inputs) h = mix(mix(h, node_hash[static_cast<std::size_t>(in.node)]), static_cast<std::uint64_t>(in.port));
+    for (const auto& s : n.output_shapes) h = mix(h, hash_shape(s));
+    node_hash[static_cast<std::size_t>(n.id)] = h;
+  }
+  std::uint64_t h = mix(0, graph.outputs().size());
+  for (PortRef out : graph.outputs()) h = mix(mix(h, node_hash[static_cast<std::size_t>(out.node)]), static_cast<std::uint64_t>(out.port));
+  return h;
+}
+
+}  // namespace loom::pcg

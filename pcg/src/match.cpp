@@ -1,0 +1,191 @@
+#include "loom/pcg/match.hpp"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+namespace loom::pcg {
+
+GraphIndex::GraphIndex(const Graph& graph) : graph_(&graph), consumers_(graph.size()) {
+  for (const Node& n : graph.nodes()) {
+    if (!n.is_graph_input()) by_op_[n.op].push_back(n.id);
+    for (PortRef in : n.inputs) {
+      ++uses_[in];
+      auto& list = consumers_[static_cast<std::size_t>(in.node)];
+      if (list.empty() || list.back() != n.id) list.push_back(n.id);
+    }
+  }
+  for (PortRef out : graph.outputs()) {
+    ++uses_[out];
+    outputs_.push_back(out);
+  }
+}
+
+const std::vector<int>& GraphIndex::nodes_running(const std::string& op) const {
+  static const std::vector<int> none;
+  auto it = by_op_.find(op);
+  return it == by_op_.end() ? none : it->second;
+}
+
+int GraphIndex::use_count(PortRef port) const {
+  auto it = uses_.find(port);
+  return it == uses_.end() ? 0 : it->second;
+}
+
+bool GraphIndex::is_graph_output(PortRef port) const {
+  return std::find(outputs_.begin(), outputs_.end(), port) != outputs_.end();
+}
+
+std::vector<int> Match::matched_nodes() const {
+  std::vector<int> out;
+  for (int n : nodes)
+    if (n >= 0) out.push_back(n);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+class Matcher {
+ public:
+  Matcher(const GraphIndex& index, const Rule& rule) : index_(index), graph_(index.graph()), lhs_(rule.lhs) {
+    for (const Node& n : lhs_.nodes())
+      if (!n.is_graph_input()) operators_.push_back(n.id);
+    std::reverse(operators_.begin(), operators_.end());  // consumers before producers
+    for (const Node& n : lhs_.nodes())
+      for (PortRef in : n.inputs) ++lhs_uses_[in];
+    for (PortRef out : lhs_.outputs()) lhs_outputs_.insert(out);
+  }
+
+  std::vector<Match> all() {
+    if (!operators_.empty()) search(empty(), 0);
+    return std::move(found_);
+  }
+
+  std::vector<Match> containing(const std::vector<int>& seeds) {
+    for (int seed : seeds) {
+      if (seed < 0 || static_cast<std::size_t>(seed) >= graph_.size()) continue;
+      for (int l : operators_) {
+        Match m = empty();
+        if (assign(m, l, seed)) search(std::move(m), 0);
+      }
+    }
+    return std::move(found_);
+  }
+
+ private:
+  Match empty() const {
+    Match m;
+    m.nodes.assign(lhs_.size(), -1);
+    return m;
+  }
+
+  // Maps LHS node `l` to graph node `g` and, through their inputs, every LHS node above it.
+  bool assign(Match& m, int l, int g) const {
+    auto& slot = m.nodes[static_cast<std::size_t>(l)];
+    if (slot != -1) return slot == g;
+    if (std::find(m.nodes.begin(), m.nodes.end(), g) != m.nodes.end()) return false;
+    const Node& ln = lhs_.node(l);
+    const Node& gn = graph_.node(g);
+    if (gn.op != ln.op || gn.attrs != ln.attrs || gn.inputs.size() != ln.inputs.size()) return false;
+    slot = g;
+    for (std::size_t i = 0; i < ln.inputs.size(); ++i) {
+      const PortRef lp = ln.inputs[i], gp = gn.inputs[i];
+      const Node& source = lhs_.node(lp.node);
+      if (source.is_graph_input()) {
+        auto [it, inserted] = m.bindings.emplace(source.name, gp);
+        if (!inserted && it->second != gp) return false;
+      } else if (gp.port != lp.port || !assign(m, lp.node, gp.node)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Graph nodes that LHS node `l` may stand for: consumers of an already matched producer when
+  // there is one, else every node running its operator.
+  std::vector<int> candidates(const Match& m, int l) const {
+    const Node& ln = lhs_.node(l);
+    for (PortRef in : ln.inputs) {
+      const int producer = m.nodes[static_cast<std::size_t>(in.node)];
+      if (producer < 0) continue;
+      std::vector<int> out;
+      for (int c : index_.consumers(producer))
+        if (graph_.node(c).op == ln.op) out.push_back(c);
+      return out;
+    }
+    return index_.nodes_running(ln.op);
+  }
+
+  void search(Match m, std::size_t k) {
+    while (k < operators_.size() && m.nodes[static_cast<std::size_t>(operators_[k])] != -1) ++k;
+    if (k == operators_.size()) {
+      finish(std::move(m));
+      return;
+    }
+    const int l = operators_[k];
+    for (int g : candidates(m, l)) {
+      Match next = m;
+      if (assign(next, l, g)) search(std::move(next), k + 1);
+    }
+  }
+
+  void finish(Match m) {
+    const std::vector<int> matched = m.matched_nodes();
+    auto inside = [&](int node) { return std::binary_search(matched.begin(), matched.end(), node); };
+    for (const auto& [name, port] : m.bindings)
+      if (inside(port.node)) return;  // a variable cannot stand for a result of the match itself
+    for (int l : operators_) {
+      const int g = m.nodes[static_cast<std::size_t>(l)];
+      for (std::size_t p = 0; p < lhs_.node(l).output_shapes.size(); ++p) {
+        const PortRef lp{l, static_cast<int>(p)};
+        if (lhs_outputs_.count(lp)) continue;
+        auto it = lhs_uses_.find(lp);
+        const int inner = it == lhs_uses_.end() ? 0 : it->second;
+        if (index_.use_count(PortRef{g, static_cast<int>(p)}) != inner) return;  // read from outside
+      }
+    }
+    std::vector<std::pair<std::string, PortRef>> key_bindings(m.bindings.begin(), m.bindings.end());
+    if (!seen_.emplace(m.nodes, std::move(key_bindings)).second) return;
+    found_.push_back(std::move(m));
+  }
+
+  const GraphIndex& index_;
+  const Graph& graph_;
+  const Graph& lhs_;
+  std::vector<int> operators_;
+  std::map<PortRef, int> lhs_uses_;
+  std::set<PortRef> lhs_outputs_;
+  std::set<std::pair<std::vector<int>, std::vector<std::pair<std::string, PortRef>>>> seen_;
+  std::vector<Match> found_;
+};
+
+std::string anchor_of(const Rule& rule) {
+  for (auto it = rule.lhs.nodes().rbegin(); it != rule.lhs.nodes().rend(); ++it)
+    if (!it->is_graph_input()) return it->op;
+  return "";
+}
+
+}  // namespace
+
+std::vector<Match> find_matches(const GraphIndex& index, const Rule& rule, const std::vector<int>* seeds) {
+  Matcher matcher(index, rule);
+  return seeds ? matcher.containing(*seeds) : matcher.all();
+}
+
+RuleIndex::RuleIndex(const std::vector<Rule>& rules) {
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const std::string anchor = anchor_of(rules[i]);
+    if (!anchor.empty()) by_anchor_[anchor].push_back(i);  // an LHS with no operator matches nothing
+  }
+}
+
+std::vector<std::size_t> RuleIndex::candidates(const GraphIndex& graph) const {
+  std::vector<std::size_t> out;
+  for (const auto& [op, rules] : by_anchor_)
+    if (!graph.nodes_running(op).empty()) out.insert(out.end(), rules.begin(), rules.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace loom::pcg
