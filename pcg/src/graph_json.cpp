@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "loom/pcg/diagnostic.hpp"
-#include "json_read.hpp"
+#include "loom/pcg/json_read.hpp"
 
 namespace loom::pcg {
 

@@ -4,7 +4,7 @@
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/graph_json.hpp"
-#include "json_read.hpp"
+#include "loom/pcg/json_read.hpp"
 
 namespace loom::pcg {
 

@@ -72,6 +72,14 @@ inline std::string read_string(const json& j, const std::string& path) {
   return j.get<std::string>();
 }
 
+// A finite number; with `positive`, also above zero.
+inline double read_number(const json& j, const std::string& path, bool positive = false) {
+  if (!j.is_number()) fail(path, "expected a number, got " + j.dump());
+  const double v = j.get<double>();
+  if (positive && !(v > 0)) fail(path, "expected a positive number, got " + j.dump());
+  return v;
+}
+
 inline const json& require_array(const json& j, const std::string& path) {
   if (!j.is_array()) fail(path, "expected an array, got " + j.dump());
   return j;

@@ -1,0 +1,66 @@
+#pragma once
+// The machine a plan runs on: nodes of sockets of identical devices, and the links between them
+// (FlexFlow's device topology, as Unity's evaluation uses it). Loaded from specs/machines/*.json.
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace loom::search {
+
+struct DeviceSpec {
+  std::string kind;              // e.g. "V100"
+  double peak_flops = 0;         // per second
+  double memory_bandwidth = 0;   // bytes per second
+  double memory_bytes = 0;       // capacity
+  double kernel_overhead = 0;    // seconds added to every task (launch cost)
+};
+
+struct Link {
+  double bandwidth = 0;  // bytes per second, each direction
+  double latency = 0;    // seconds
+
+  // Time to move `bytes` over the link.
+  double transfer_seconds(double bytes) const { return bytes <= 0 ? 0 : latency + bytes / bandwidth; }
+};
+
+enum class LinkLevel { SameDevice, IntraSocket, InterSocket, InterNode };
+
+struct Machine {
+  std::string name;
+  int nodes = 1;
+  int sockets_per_node = 1;
+  int devices_per_socket = 1;
+  DeviceSpec device;
+  Link intra_socket, inter_socket, inter_node;
+
+  int devices_per_node() const { return sockets_per_node * devices_per_socket; }
+  int devices() const { return nodes * devices_per_node(); }
+  int node_of(int device) const { return device / devices_per_node(); }
+  int socket_of(int device) const { return device / devices_per_socket; }  // global socket index
+  LinkLevel level_between(int a, int b) const;
+  // The link data crosses between two devices (the slowest one on the way).
+  const Link& link_between(int a, int b) const;
+
+  // The same machine with another node count, or another device count per node (spread evenly
+  // over the sockets). Throws LoomError when the counts do not fit.
+  Machine with_nodes(int count) const;
+  Machine with_devices_per_node(int count) const;
+};
+
+std::string level_name(LinkLevel level);
+
+// File form: {"format": "loom-machine", "version": 1, "name", "nodes", "sockets_per_node",
+//   "devices_per_socket", "device": {"kind", "peak_tflops", "memory_gbps", "memory_gib",
+//   "kernel_overhead_us"?}, "links": {"intra_socket" | "inter_socket" | "inter_node":
+//   {"gbps", "latency_us"}}}. Throws LoomError naming the JSON path of a problem.
+Machine machine_from_json(const nlohmann::json& json);
+nlohmann::json machine_to_json(const Machine& machine);
+
+// A bundled machine by name (specs/machines/NAME.json) or a path to a machine file; errors name
+// the file.
+Machine load_machine(const std::string& name_or_path);
+// Names of the bundled machines.
+std::string machines_dir();
+
+}  // namespace loom::search

@@ -1,0 +1,152 @@
+#include "loom/search/machine.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/json_read.hpp"
+
+namespace loom::search {
+
+using nlohmann::json;
+using namespace pcg::json_read;
+
+namespace {
+
+constexpr const char* kMachineFormat = "loom-machine";
+constexpr int kMachineFormatVersion = 1;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+Link read_link(const json& j, const std::string& path) {
+  require_object(j, path);
+  reject_unknown_keys(j, path, {"gbps", "latency_us"});
+  return Link{read_number(require(j, "gbps", path), member(path, "gbps"), true) * 1e9,
+              read_number(require(j, "latency_us", path), member(path, "latency_us")) * 1e-6};
+}
+
+json link_json(const Link& l) { return {{"gbps", l.bandwidth / 1e9}, {"latency_us", l.latency * 1e6}}; }
+
+int read_count(const json& j, const std::string& key) {
+  const int v = read_int(require(j, key, ""), key);
+  if (v < 1) fail(key, "expected a count of at least 1, got " + std::to_string(v));
+  return v;
+}
+
+}  // namespace
+
+LinkLevel Machine::level_between(int a, int b) const {
+  if (a == b) return LinkLevel::SameDevice;
+  if (node_of(a) != node_of(b)) return LinkLevel::InterNode;
+  return socket_of(a) == socket_of(b) ? LinkLevel::IntraSocket : LinkLevel::InterSocket;
+}
+
+const Link& Machine::link_between(int a, int b) const {
+  static const Link local{1e18, 0};
+  switch (level_between(a, b)) {
+    case LinkLevel::SameDevice: return local;
+    case LinkLevel::IntraSocket: return intra_socket;
+    case LinkLevel::InterSocket: return inter_socket;
+    case LinkLevel::InterNode: return inter_node;
+  }
+  return local;
+}
+
+Machine Machine::with_nodes(int count) const {
+  if (count < 1) throw LoomError("the node count must be at least 1, got " + std::to_string(count));
+  Machine m = *this;
+  m.nodes = count;
+  return m;
+}
+
+Machine Machine::with_devices_per_node(int count) const {
+  if (count < 1) throw LoomError("the device count per node must be at least 1, got " + std::to_string(count));
+  Machine m = *this;
+  m.sockets_per_node = std::min(sockets_per_node, count);
+  if (count % m.sockets_per_node != 0)
+    throw LoomError(name + " has " + std::to_string(sockets_per_node) + " sockets per node: " + std::to_string(count) +
+                    " devices per node cannot be spread evenly over them");
+  m.devices_per_socket = count / m.sockets_per_node;
+  return m;
+}
+
+std::string level_name(LinkLevel level) {
+  switch (level) {
+    case LinkLevel::SameDevice: return "same device";
+    case LinkLevel::IntraSocket: return "intra-socket";
+    case LinkLevel::InterSocket: return "inter-socket";
+    case LinkLevel::InterNode: return "inter-node";
+  }
+  return "?";
+}
+
+Machine machine_from_json(const json& j) {
+  check_format(j, kMachineFormat, kMachineFormatVersion, "Loom machine");
+  reject_unknown_keys(j, "", {"format", "version", "name", "description", "nodes", "sockets_per_node", "devices_per_socket", "device", "links"});
+  Machine m;
+  m.name = read_string(require(j, "name", ""), "name");
+  m.nodes = read_count(j, "nodes");
+  m.sockets_per_node = read_count(j, "sockets_per_node");
+  m.devices_per_socket = read_count(j, "devices_per_socket");
+  const json& d = require(j, "device", "");
+  require_object(d, "device");
+  reject_unknown_keys(d, "device", {"kind", "peak_tflops", "memory_gbps", "memory_gib", "kernel_overhead_us"});
+  m.device.kind = read_string(require(d, "kind", "device"), "device.kind");
+  m.device.peak_flops = read_number(require(d, "peak_tflops", "device"), "device.peak_tflops", true) * 1e12;
+  m.device.memory_bandwidth = read_number(require(d, "memory_gbps", "device"), "device.memory_gbps", true) * 1e9;
+  m.device.memory_bytes = read_number(require(d, "memory_gib", "device"), "device.memory_gib", true) * kGiB;
+  if (d.contains("kernel_overhead_us")) m.device.kernel_overhead = read_number(d.at("kernel_overhead_us"), "device.kernel_overhead_us") * 1e-6;
+  const json& links = require(j, "links", "");
+  require_object(links, "links");
+  reject_unknown_keys(links, "links", {"intra_socket", "inter_socket", "inter_node"});
+  m.intra_socket = read_link(require(links, "intra_socket", "links"), "links.intra_socket");
+  m.inter_socket = read_link(require(links, "inter_socket", "links"), "links.inter_socket");
+  m.inter_node = read_link(require(links, "inter_node", "links"), "links.inter_node");
+  return m;
+}
+
+json machine_to_json(const Machine& m) {
+  return {{"format", kMachineFormat},
+          {"version", kMachineFormatVersion},
+          {"name", m.name},
+          {"nodes", m.nodes},
+          {"sockets_per_node", m.sockets_per_node},
+          {"devices_per_socket", m.devices_per_socket},
+          {"device",
+           {{"kind", m.device.kind},
+            {"peak_tflops", m.device.peak_flops / 1e12},
+            {"memory_gbps", m.device.memory_bandwidth / 1e9},
+            {"memory_gib", m.device.memory_bytes / kGiB},
+            {"kernel_overhead_us", m.device.kernel_overhead * 1e6}}},
+          {"links",
+           {{"intra_socket", link_json(m.intra_socket)}, {"inter_socket", link_json(m.inter_socket)}, {"inter_node", link_json(m.inter_node)}}}};
+}
+
+std::string machines_dir() { return spec::Library::default_specs_dir() + "/machines"; }
+
+Machine load_machine(const std::string& name_or_path) {
+  namespace fs = std::filesystem;
+  fs::path path = name_or_path;
+  const bool is_name = name_or_path.find('/') == std::string::npos && path.extension() != ".json";
+  if (is_name) path = fs::path(machines_dir()) / (name_or_path + ".json");
+  std::ifstream in(path);
+  if (!in) {
+    std::string known;
+    if (is_name && fs::is_directory(machines_dir()))
+      for (const auto& e : fs::directory_iterator(machines_dir()))
+        if (e.path().extension() == ".json") known += (known.empty() ? "" : ", ") + e.path().stem().string();
+    throw LoomError(path.string() + ": cannot open the machine file" + (known.empty() ? "" : " (bundled machines: " + known + ")"));
+  }
+  try {
+    return machine_from_json(json::parse(in));
+  } catch (const json::parse_error& e) {
+    throw LoomError(path.string() + ": not valid JSON: " + e.what());
+  } catch (const LoomError& e) {
+    throw LoomError(path.string() + ": " + e.what());
+  }
+}
+
+}  // namespace loom::search

@@ -1,0 +1,78 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/search/machine.hpp"
+
+namespace loom::search {
+namespace {
+
+std::string error_of(const nlohmann::json& j) {
+  try {
+    machine_from_json(j);
+  } catch (const LoomError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Machine, BundledSummitHasSixV100sOverTwoSockets) {
+  const Machine m = load_machine("summit");
+  EXPECT_EQ(m.device.kind, "V100");
+  EXPECT_EQ(m.devices_per_node(), 6);
+  EXPECT_EQ(m.level_between(0, 2), LinkLevel::IntraSocket);
+  EXPECT_EQ(m.level_between(2, 3), LinkLevel::InterSocket);
+  const Machine four = m.with_nodes(4);
+  EXPECT_EQ(four.devices(), 24);
+  EXPECT_EQ(four.level_between(5, 6), LinkLevel::InterNode);
+  EXPECT_EQ(four.level_between(6, 8), LinkLevel::IntraSocket);
+  EXPECT_GT(four.link_between(0, 1).bandwidth, four.link_between(0, 6).bandwidth);
+  // 1 MB over EDR: latency plus bytes over bandwidth.
+  EXPECT_DOUBLE_EQ(four.inter_node.transfer_seconds(1e6), four.inter_node.latency + 1e6 / four.inter_node.bandwidth);
+}
+
+TEST(Machine, EveryBundledMachineLoadsAndRoundTrips) {
+  for (const char* name : {"summit", "p100", "k80", "dgx_h100"}) {
+    SCOPED_TRACE(name);
+    const Machine m = load_machine(name);
+    EXPECT_EQ(m.name, name);
+    EXPECT_GT(m.device.peak_flops, 1e12);
+    const Machine back = machine_from_json(machine_to_json(m));
+    EXPECT_EQ(back.devices(), m.devices());
+    EXPECT_DOUBLE_EQ(back.device.memory_bytes, m.device.memory_bytes);
+    EXPECT_DOUBLE_EQ(back.inter_node.bandwidth, m.inter_node.bandwidth);
+  }
+}
+
+TEST(Machine, DevicesPerNodeSpreadOverSockets) {
+  const Machine m = load_machine("summit");
+  const Machine four = m.with_devices_per_node(4);
+  EXPECT_EQ(four.sockets_per_node, 2);
+  EXPECT_EQ(four.devices_per_socket, 2);
+  EXPECT_EQ(m.with_devices_per_node(1).devices(), 1);
+  EXPECT_THROW(m.with_devices_per_node(5), LoomError);
+  EXPECT_THROW(m.with_nodes(0), LoomError);
+}
+
+TEST(Machine, ErrorsNameTheFieldAndFile) {
+  nlohmann::json j = machine_to_json(load_machine("p100"));
+  nlohmann::json bad = j;
+  bad["device"]["peak_tflops"] = -1;
+  EXPECT_NE(error_of(bad).find("device.peak_tflops: expected a positive number"), std::string::npos) << error_of(bad);
+  bad = j;
+  bad["links"].erase("inter_node");
+  EXPECT_NE(error_of(bad).find("links: missing \"inter_node\""), std::string::npos) << error_of(bad);
+  bad = j;
+  bad["nodes"] = 0;
+  EXPECT_NE(error_of(bad).find("nodes: expected a count of at least 1"), std::string::npos) << error_of(bad);
+  try {
+    load_machine("no_such_machine");
+    ADD_FAILURE() << "an unknown machine loaded";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_machine.json: cannot open the machine file (bundled machines:"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace loom::search
