@@ -1,0 +1,36 @@
+#pragma once
+// Time and memory of one task of an operator on one device of a machine: a roofline over the
+// FLOPs and bytes derived from the operator's spec, replaced by a measured figure where the
+// profile database has one.
+#include "loom/interpreter/library.hpp"
+#include "loom/pcg/graph.hpp"
+#include "loom/search/machine.hpp"
+#include "loom/search/profile_db.hpp"
+
+namespace loom::search {
+
+struct TaskEstimate {
+  double seconds = 0;
+  double flops = 0;
+  double bytes = 0;        // read plus written
+  bool measured = false;   // from the profile database
+};
+
+class CostModel {
+ public:
+  CostModel(const spec::Library& library, const Machine& machine, const ProfileDatabase* profiles = nullptr)
+      : library_(library), machine_(machine), profiles_(profiles) {}
+
+  // One task of an operator node. Parallelization operators, fused forms and graph inputs run no
+  // kernel: what they cost is communication.
+  TaskEstimate compute(const pcg::Graph& graph, const pcg::Node& node) const;
+
+  const Machine& machine() const { return machine_; }
+
+ private:
+  const spec::Library& library_;
+  const Machine& machine_;
+  const ProfileDatabase* profiles_;
+};
+
+}  // namespace loom::search

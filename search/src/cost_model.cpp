@@ -1,0 +1,27 @@
+#include "loom/search/cost_model.hpp"
+
+#include <algorithm>
+
+namespace loom::search {
+
+TaskEstimate CostModel::compute(const pcg::Graph& graph, const pcg::Node& node) const {
+  TaskEstimate est;
+  if (node.is_graph_input() || !library_.find_op(node.op)) return est;
+  std::vector<pcg::ParallelShape> inputs;
+  for (pcg::PortRef in : node.inputs) inputs.push_back(graph.shape_of(in));
+  const pcg::TaskCost cost = library_.task_cost(node.op, node.attrs, inputs);
+  est.flops = cost.flops;
+  est.bytes = cost.bytes_read + cost.bytes_written;
+  if (profiles_) {
+    if (auto measured = profiles_->seconds(ProfileKey{node.op, node.attrs, inputs, machine_.device.kind})) {
+      est.seconds = *measured;
+      est.measured = true;
+      return est;
+    }
+  }
+  const DeviceSpec& d = machine_.device;
+  est.seconds = std::max(est.flops / d.peak_flops, est.bytes / d.memory_bandwidth) + d.kernel_overhead;
+  return est;
+}
+
+}  // namespace loom::search

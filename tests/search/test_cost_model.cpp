@@ -1,0 +1,88 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/search/cost_model.hpp"
+
+namespace loom::search {
+namespace {
+
+const spec::Library& library() {
+  static spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
+  return lib;
+}
+
+// x[m, k] * w[k, n], rows split in two, weights replicated.
+pcg::Graph data_parallel_matmul(std::int64_t m, std::int64_t k, std::int64_t n) {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({m, k}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({k, n}), true);
+  const int px = g.add_node(library(), "partition", {{"dim", 0}, {"degree", 2}}, {{x, 0}});
+  const int rw = g.add_node(library(), "replicate", {{"degree", 2}}, {{w, 0}});
+  const int mm = g.add_node(library(), "matmul", {}, {{px, 0}, {rw, 0}});
+  g.mark_output({g.add_node(library(), "combine", {{"dim", 0}, {"degree", 2}}, {{mm, 0}}), 0});
+  return g;
+}
+
+TEST(CostModel, RooflineOfAComputeBoundAndAMemoryBoundTask) {
+  const Machine machine = load_machine("summit");
+  const CostModel model(library(), machine);
+  const pcg::Graph big = data_parallel_matmul(4096, 4096, 4096);
+  const TaskEstimate mm = model.compute(big, big.node(4));
+  // Each of the two tasks multiplies a 2048x4096 block by 4096x4096: at least 2*m*k*n/2 flops.
+  EXPECT_GE(mm.flops, 2.0 * 2048 * 4096 * 4096 * 0.99);
+  EXPECT_DOUBLE_EQ(mm.seconds, mm.flops / machine.device.peak_flops + machine.device.kernel_overhead);
+  EXPECT_FALSE(mm.measured);
+  // A relu reads and writes each element once: bound by memory bandwidth.
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({1024, 1024}));
+  g.mark_output({g.add_node(library(), "relu", {}, {{x, 0}}), 0});
+  const TaskEstimate relu = model.compute(g, g.node(1));
+  EXPECT_DOUBLE_EQ(relu.bytes, 2.0 * 1024 * 1024 * 4);
+  EXPECT_DOUBLE_EQ(relu.seconds, relu.bytes / machine.device.memory_bandwidth + machine.device.kernel_overhead);
+  // Parallelization operators and inputs run no kernel.
+  EXPECT_EQ(model.compute(big, big.node(2)).seconds, 0);
+  EXPECT_EQ(model.compute(big, big.node(0)).seconds, 0);
+}
+
+TEST(CostModel, AMeasuredProfileOverridesTheRoofline) {
+  const Machine machine = load_machine("p100");
+  const pcg::Graph g = data_parallel_matmul(64, 32, 16);
+  ProfileDatabase db;
+  const pcg::Node& mm = g.node(4);
+  db.record(ProfileKey{mm.op, mm.attrs, {g.shape_of(mm.inputs[0]), g.shape_of(mm.inputs[1])}, "P100"}, 1.5e-3);
+  const TaskEstimate est = CostModel(library(), machine, &db).compute(g, mm);
+  EXPECT_TRUE(est.measured);
+  EXPECT_DOUBLE_EQ(est.seconds, 1.5e-3);
+  // Another device kind does not use that figure.
+  EXPECT_FALSE(CostModel(library(), load_machine("summit"), &db).compute(g, mm).measured);
+}
+
+TEST(ProfileDatabase, SavesLoadsAndRejectsDamage) {
+  const auto dir = std::filesystem::temp_directory_path() / ("loom_profile_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "profile.json").string();
+  EXPECT_EQ(ProfileDatabase::load(path).size(), 0u);  // a missing file is an empty database
+  ProfileDatabase db;
+  const ProfileKey key{"relu", {}, {pcg::ParallelShape::unpartitioned({8, 8})}, "V100"};
+  db.record(key, 2e-5);
+  db.save(path);
+  EXPECT_EQ(ProfileDatabase::load(path).seconds(key), 2e-5);
+  EXPECT_THROW(db.record(key, -1), LoomError);
+  std::ofstream(path) << R"({"format": "loom-profile", "version": 1, "entries": [{"key": "k", "op": "relu", "device": "V100", "seconds": "fast"}]})";
+  try {
+    ProfileDatabase::load(path);
+    ADD_FAILURE() << "a damaged database loaded";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("profile.json: entries[0].seconds: expected a number"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace loom::search
