@@ -6,7 +6,7 @@ namespace loom::search {
 
 TaskEstimate CostModel::compute(const pcg::Graph& graph, const pcg::Node& node) const {
   TaskEstimate est;
-  if (node.is_graph_input() || !library_.find_op(node.op)) return est;
+  if (!is_compute(node)) return est;
   std::vector<pcg::ParallelShape> inputs;
   for (pcg::PortRef in : node.inputs) inputs.push_back(graph.shape_of(in));
   const pcg::TaskCost cost = library_.task_cost(node.op, node.attrs, inputs);

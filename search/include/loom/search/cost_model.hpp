@@ -25,6 +25,9 @@ class CostModel {
   // kernel: what they cost is communication.
   TaskEstimate compute(const pcg::Graph& graph, const pcg::Node& node) const;
 
+  // Whether the node runs a kernel (an operator of the library), rather than moving data.
+  bool is_compute(const pcg::Node& node) const { return !node.is_graph_input() && library_.find_op(node.op) != nullptr; }
+
   const Machine& machine() const { return machine_; }
 
  private:

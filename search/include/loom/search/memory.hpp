@@ -1,0 +1,23 @@
+#pragma once
+// Memory each device needs for one training iteration of a PCG: every piece of every value the
+// graph computes or reads is kept on its device (activations are kept for the backward pass), and
+// each weight piece carries its gradient and optimizer state besides.
+#include <vector>
+
+#include "loom/pcg/graph.hpp"
+#include "loom/search/machine.hpp"
+
+namespace loom::search {
+
+struct MemoryOptions {
+  double bytes_per_element = 4;
+  double weight_state_copies = 3;  // gradient plus Adam's two moments
+};
+
+// Bytes per device, indexed by device; nodes without a machine view use devices 0, 1, ...
+std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& machine, const MemoryOptions& options = {});
+
+// The first device whose need exceeds its capacity, or -1 when the plan fits.
+int first_overfull_device(const std::vector<double>& bytes, const Machine& machine);
+
+}  // namespace loom::search

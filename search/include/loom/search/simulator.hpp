@@ -1,0 +1,25 @@
+#pragma once
+// Simulates a task graph: each task starts when its dependencies have finished and its resource
+// (device or directed link) is free, resources serving tasks in the order they became ready.
+#include <vector>
+
+#include "loom/search/task_graph.hpp"
+
+namespace loom::search {
+
+struct Timeline {
+  std::vector<double> start, finish;  // per task
+  double makespan = 0;                // the iteration time
+
+  // Seconds each device computes (compute tasks only), indexed by device.
+  std::vector<double> busy_seconds(const TaskGraph& graph) const;
+};
+
+Timeline simulate(const TaskGraph& graph);
+
+// Delta simulation: `graph` equals the graph `previous` was simulated on except for the durations
+// of the tasks listed in `changed`. Everything scheduled before the first of them could start is
+// kept; only the rest is simulated again. Gives the same timeline as simulate(graph).
+Timeline simulate_delta(const TaskGraph& graph, const Timeline& previous, const std::vector<int>& changed);
+
+}  // namespace loom::search

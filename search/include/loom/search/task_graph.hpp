@@ -1,0 +1,45 @@
+#pragma once
+// FlexFlow's task graph of one training iteration of a PCG on a machine: a compute task per task
+// of every operator on the device its machine view names, a communication task for every piece
+// of data that must move between devices, then the backward pass mirrored (compute twice as long,
+// the same bytes moving the other way). Each device and each directed pair of devices runs its
+// tasks one at a time, first come first served.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loom/pcg/graph.hpp"
+#include "loom/search/cost_model.hpp"
+
+namespace loom::search {
+
+enum class TaskKind { Compute, Communication };
+
+struct SimTask {
+  TaskKind kind = TaskKind::Compute;
+  int node = 0;             // the PCG node the task belongs to
+  std::int64_t index = 0;   // which task of the node (for communication: the receiving task)
+  int device = 0;           // compute: the device; communication: the sender
+  int peer = -1;            // communication: the receiver
+  double seconds = 0;
+  double bytes = 0;         // communication: bytes moved
+  bool backward = false;
+  std::vector<int> deps;    // tasks that must finish first
+  std::string label;        // e.g. "matmul#3[1]" or "partition#2[0] 0->3"
+
+  // The resource the task occupies: a device, or a directed device pair.
+  std::int64_t resource(int devices) const {
+    return kind == TaskKind::Compute ? device : devices + static_cast<std::int64_t>(device) * devices + peer;
+  }
+};
+
+struct TaskGraph {
+  int devices = 0;
+  std::vector<SimTask> tasks;
+};
+
+// Nodes without a machine view run their tasks on devices 0, 1, ... Throws LoomError naming the
+// node when a view places a task outside the machine.
+TaskGraph build_task_graph(const pcg::Graph& graph, const CostModel& model);
+
+}  // namespace loom::search

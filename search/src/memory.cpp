@@ -1,0 +1,33 @@
+#include "loom/search/memory.hpp"
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/task_layout.hpp"
+
+namespace loom::search {
+
+std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& machine, const MemoryOptions& options) {
+  std::vector<double> bytes(static_cast<std::size_t>(machine.devices()), 0);
+  for (const pcg::Node& n : graph.nodes()) {
+    const pcg::MachineView view = n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks());
+    const double copies = n.op == pcg::kWeightOp ? 1 + options.weight_state_copies : 1;
+    for (const pcg::ParallelShape& s : n.output_shapes) {
+      const double piece = static_cast<double>(pcg::piece_elements(s)) * options.bytes_per_element * copies;
+      for (std::size_t t = 0; t < static_cast<std::size_t>(s.tasks()) && t < view.devices.size(); ++t) {
+        const int d = view.devices[t];
+        if (d < 0 || d >= machine.devices())
+          throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + ", but " + machine.name + " has " +
+                          std::to_string(machine.devices()) + " devices");
+        bytes[static_cast<std::size_t>(d)] += piece;
+      }
+    }
+  }
+  return bytes;
+}
+
+int first_overfull_device(const std::vector<double>& bytes, const Machine& machine) {
+  for (std::size_t d = 0; d < bytes.size(); ++d)
+    if (bytes[d] > machine.device.memory_bytes) return static_cast<int>(d);
+  return -1;
+}
+
+}  // namespace loom::search

@@ -1,0 +1,88 @@
+#include "loom/search/simulator.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <tuple>
+#include <unordered_map>
+
+namespace loom::search {
+namespace {
+
+// The event loop shared by the full and the delta simulation. Tasks marked `kept` already have
+// their times in `out`; the rest are scheduled, each resource in the order tasks became ready.
+Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept) {
+  const std::size_t n = graph.tasks.size();
+  out.start.resize(n, 0);
+  out.finish.resize(n, 0);
+  std::vector<int> remaining(n, 0);
+  std::vector<double> ready(n, 0);
+  std::vector<std::vector<int>> dependents(n);
+  std::unordered_map<std::int64_t, double> free_at;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int d : graph.tasks[i].deps) {
+      dependents[static_cast<std::size_t>(d)].push_back(static_cast<int>(i));
+      if (kept[i]) continue;
+      if (kept[static_cast<std::size_t>(d)]) ready[i] = std::max(ready[i], out.finish[static_cast<std::size_t>(d)]);
+      else ++remaining[i];
+    }
+    if (kept[i]) {
+      auto& f = free_at[graph.tasks[i].resource(graph.devices)];
+      f = std::max(f, out.finish[i]);
+    }
+  }
+  using Entry = std::tuple<double, int>;  // ready time, task (lower index first on ties)
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!kept[i] && remaining[i] == 0) queue.emplace(ready[i], static_cast<int>(i));
+  while (!queue.empty()) {
+    const auto [at, i] = queue.top();
+    queue.pop();
+    const SimTask& t = graph.tasks[static_cast<std::size_t>(i)];
+    double& free = free_at[t.resource(graph.devices)];
+    const double start = std::max(at, free);
+    out.start[static_cast<std::size_t>(i)] = start;
+    out.finish[static_cast<std::size_t>(i)] = free = start + t.seconds;
+    for (int d : dependents[static_cast<std::size_t>(i)]) {
+      auto& r = ready[static_cast<std::size_t>(d)];
+      r = std::max(r, start + t.seconds);
+      if (--remaining[static_cast<std::size_t>(d)] == 0) queue.emplace(r, d);
+    }
+  }
+  out.makespan = 0;
+  for (double f : out.finish) out.makespan = std::max(out.makespan, f);
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> Timeline::busy_seconds(const TaskGraph& graph) const {
+  std::vector<double> busy(static_cast<std::size_t>(graph.devices), 0);
+  for (std::size_t i = 0; i < graph.tasks.size(); ++i)
+    if (graph.tasks[i].kind == TaskKind::Compute) busy[static_cast<std::size_t>(graph.tasks[i].device)] += finish[i] - start[i];
+  return busy;
+}
+
+Timeline simulate(const TaskGraph& graph) { return run(graph, Timeline{}, std::vector<bool>(graph.tasks.size(), false)); }
+
+Timeline simulate_delta(const TaskGraph& graph, const Timeline& previous, const std::vector<int>& changed) {
+  // A changed task could start no earlier than its earliest dependency finished; tasks that had
+  // been taken up before that moment were scheduled without seeing any change.
+  double horizon = std::numeric_limits<double>::infinity();
+  for (int c : changed) {
+    double ready = 0;
+    for (int d : graph.tasks[static_cast<std::size_t>(c)].deps) ready = std::max(ready, previous.finish[static_cast<std::size_t>(d)]);
+    horizon = std::min(horizon, ready);
+  }
+  std::vector<bool> kept(graph.tasks.size(), false);
+  for (std::size_t i = 0; i < graph.tasks.size(); ++i) {
+    double ready = 0;
+    for (int d : graph.tasks[i].deps) ready = std::max(ready, previous.finish[static_cast<std::size_t>(d)]);
+    kept[i] = ready < horizon;
+  }
+  for (int c : changed) kept[static_cast<std::size_t>(c)] = false;
+  return run(graph, previous, kept);
+}
+
+}  // namespace loom::search

@@ -1,0 +1,184 @@
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/search/memory.hpp"
+#include "loom/search/simulator.hpp"
+#include "loom/search/task_graph.hpp"
+
+namespace loom::search {
+namespace {
+
+const spec::Library& library() {
+  static spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
+  return lib;
+}
+
+SimTask compute(int device, double seconds, std::vector<int> deps = {}) {
+  SimTask t;
+  t.device = device;
+  t.seconds = seconds;
+  t.deps = std::move(deps);
+  return t;
+}
+
+SimTask transfer(int from, int to, double seconds, std::vector<int> deps = {}) {
+  SimTask t = compute(from, seconds, std::move(deps));
+  t.kind = TaskKind::Communication;
+  t.peer = to;
+  return t;
+}
+
+TEST(Simulator, HandWorkedTimeline) {
+  // A and B share device 0 (A first: lower index on a tie); C waits for A on device 1; the link
+  // 0->1 carries D after B; E needs both C and D.
+  TaskGraph g;
+  g.devices = 2;
+  g.tasks = {compute(0, 2), compute(0, 3), compute(1, 1, {0}), transfer(0, 1, 4, {1}), compute(1, 1, {2, 3})};
+  const Timeline t = simulate(g);
+  EXPECT_EQ(t.start, (std::vector<double>{0, 2, 2, 5, 9}));
+  EXPECT_EQ(t.finish, (std::vector<double>{2, 5, 3, 9, 10}));
+  EXPECT_EQ(t.makespan, 10);
+  EXPECT_EQ(t.busy_seconds(g), (std::vector<double>{5, 2}));
+}
+
+TEST(Simulator, LinksAreFifoPerDirection) {
+  TaskGraph g;
+  g.devices = 2;
+  // Two transfers 0->1 queue behind each other; 1->0 is another resource.
+  g.tasks = {transfer(0, 1, 3), transfer(0, 1, 3), transfer(1, 0, 3)};
+  const Timeline t = simulate(g);
+  EXPECT_EQ(t.finish, (std::vector<double>{3, 6, 3}));
+}
+
+TEST(Simulator, DeltaSimulationEqualsFullSimulation) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    TaskGraph g;
+    g.devices = 3;
+    const int n = 5 + static_cast<int>(rng() % 40);
+    for (int i = 0; i < n; ++i) {
+      std::vector<int> deps;
+      for (int j = 0; j < i; ++j)
+        if (rng() % 5 == 0) deps.push_back(j);
+      const int a = static_cast<int>(rng() % 3), b = static_cast<int>((a + 1 + rng() % 2) % 3);
+      const double seconds = 1 + static_cast<double>(rng() % 7);
+      g.tasks.push_back(rng() % 3 == 0 ? transfer(a, b, seconds, deps) : compute(a, seconds, deps));
+    }
+    const Timeline before = simulate(g);
+    std::vector<int> changed;
+    for (int k = 0; k < 1 + trial % 3; ++k) {
+      const int c = static_cast<int>(rng() % static_cast<std::uint64_t>(n));
+      g.tasks[static_cast<std::size_t>(c)].seconds = 1 + static_cast<double>(rng() % 9);
+      changed.push_back(c);
+    }
+    const Timeline full = simulate(g), delta = simulate_delta(g, before, changed);
+    ASSERT_EQ(delta.start, full.start) << "trial " << trial;
+    ASSERT_EQ(delta.finish, full.finish) << "trial " << trial;
+    ASSERT_EQ(delta.makespan, full.makespan);
+  }
+}
+
+// x[8, 4] and w[4, 4] on device 0; rows of x split over devices 0 and 1, w copied to both; the
+// product combined back on device 0.
+pcg::Graph data_parallel(const Machine&) {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 4}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({4, 4}), true);
+  const int px = g.add_node(library(), "partition", {{"dim", 0}, {"degree", 2}}, {{x, 0}});
+  const int rw = g.add_node(library(), "replicate", {{"degree", 2}}, {{w, 0}});
+  const int mm = g.add_node(library(), "matmul", {}, {{px, 0}, {rw, 0}});
+  const int out = g.add_node(library(), "combine", {{"dim", 0}, {"degree", 2}}, {{mm, 0}});
+  for (int n : {px, rw, mm}) g.set_view(n, pcg::MachineView{{0, 1}});
+  g.set_view(out, pcg::MachineView{{0}});
+  g.mark_output({out, 0});
+  return g;
+}
+
+TEST(TaskGraph, DataParallelMatmulMovesWhatItMust) {
+  const Machine m = load_machine("p100").with_nodes(1);
+  const CostModel model(library(), m);
+  const pcg::Graph g = data_parallel(m);
+  const TaskGraph tg = build_task_graph(g, model);
+  double forward_bytes = 0, backward_bytes = 0;
+  int forward_transfers = 0, computes = 0;
+  for (const SimTask& t : tg.tasks) {
+    if (t.kind == TaskKind::Compute) {
+      ++computes;
+      continue;
+    }
+    EXPECT_EQ(t.seconds, m.link_between(t.device, t.peer).transfer_seconds(t.bytes));
+    (t.backward ? backward_bytes : forward_bytes) += t.bytes;
+    forward_transfers += t.backward ? 0 : 1;
+  }
+  // Rows 4..7 of x (16 floats) and all of w (16 floats) go to device 1; its product (16 floats) comes back.
+  EXPECT_EQ(forward_transfers, 3);
+  EXPECT_EQ(forward_bytes, 3 * 16 * 4);
+  EXPECT_EQ(backward_bytes, forward_bytes);
+  EXPECT_EQ(computes, 4);  // two matmul tasks, forward and backward
+  const Timeline t = simulate(tg);
+  EXPECT_GT(t.makespan, 0);
+  // Device 1's matmul waits for both of its inputs to arrive.
+  for (std::size_t i = 0; i < tg.tasks.size(); ++i)
+    for (int d : tg.tasks[i].deps) EXPECT_GE(t.start[i], t.finish[static_cast<std::size_t>(d)]);
+}
+
+TEST(TaskGraph, ReduceSumsPartialsOnTheReceiver) {
+  const Machine m = load_machine("dgx_h100");
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 8}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({8, 8}), true);
+  const int px = g.add_node(library(), "partition", {{"dim", 1}, {"degree", 2}}, {{x, 0}});
+  const int pw = g.add_node(library(), "partition", {{"dim", 0}, {"degree", 2}}, {{w, 0}});
+  const int mm = g.add_node(library(), "matmul", {}, {{px, 0}, {pw, 0}});
+  const int red = g.add_node(library(), "reduce", {{"degree", 2}}, {{mm, 0}});
+  for (int n : {px, pw, mm}) g.set_view(n, pcg::MachineView{{0, 1}});
+  g.set_view(red, pcg::MachineView{{0}});
+  g.mark_output({red, 0});
+  const TaskGraph tg = build_task_graph(g, CostModel(library(), m));
+  int sums = 0;
+  double partial_bytes = 0;
+  for (const SimTask& t : tg.tasks) {
+    if (t.node == red && t.kind == TaskKind::Compute && !t.backward) ++sums;
+    if (t.node == red && t.kind == TaskKind::Communication && !t.backward) partial_bytes += t.bytes;
+  }
+  EXPECT_EQ(sums, 1);
+  EXPECT_EQ(partial_bytes, 8 * 8 * 4);  // device 1's whole partial product
+}
+
+TEST(Memory, CountsPiecesAndWeightState) {
+  const Machine m = load_machine("p100").with_nodes(1);
+  const pcg::Graph g = data_parallel(m);
+  const auto bytes = memory_per_device(g, m);
+  // Device 0: x (32), w with gradient and two moments (4 x 16), its pieces of px, rw and mm (16
+  // each) and the combined output (32). Device 1: its pieces of px, rw and mm.
+  EXPECT_EQ(bytes[0], (32 + 4 * 16 + 3 * 16 + 32) * 4.0);
+  EXPECT_EQ(bytes[1], 3 * 16 * 4.0);
+  EXPECT_EQ(bytes[2], 0);
+  EXPECT_EQ(first_overfull_device(bytes, m), -1);
+  Machine tiny = m;
+  tiny.device.memory_bytes = 500;
+  EXPECT_EQ(first_overfull_device(bytes, tiny), 0);
+}
+
+TEST(TaskGraph, ViewsOutsideTheMachineAreRefused) {
+  Machine m = load_machine("summit");  // 6 devices
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 8}));
+  const int r = g.add_node(library(), "relu", {}, {{x, 0}}, "act");
+  g.set_view(r, pcg::MachineView{{7}});
+  g.mark_output({r, 0});
+  try {
+    build_task_graph(g, CostModel(library(), m));
+    ADD_FAILURE() << "a view outside the machine was accepted";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"act\" (op relu): its machine view uses device 7, but summit has 6 devices"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(memory_per_device(g, m), LoomError);
+}
+
+}  // namespace
+}  // namespace loom::search
