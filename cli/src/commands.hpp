@@ -6,5 +6,6 @@ namespace loom::cli {
 // Each registers its subcommand and returns the exit status holder it sets when run.
 void add_check_command(CLI::App& app, int& status);
 void add_show_command(CLI::App& app, int& status);
+void add_simulate_command(CLI::App& app, int& status);
 
 }  // namespace loom::cli

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   int status = 0;
   loom::cli::add_check_command(app, status);
   loom::cli::add_show_command(app, status);
+  loom::cli::add_simulate_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,11 +1,11 @@
 #include "loom/search/profile_db.hpp"
 
-#include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/file_io.hpp"
 #include "loom/pcg/json_read.hpp"
 
 namespace loom::search {
@@ -61,14 +61,7 @@ void ProfileDatabase::save(const std::string& path) const {
   json entries = json::array();
   for (const auto& [key, e] : entries_) entries.push_back({{"key", key}, {"op", e.op}, {"device", e.device}, {"seconds", e.seconds}});
   const json doc = {{"format", kProfileFormat}, {"version", kProfileFormatVersion}, {"entries", std::move(entries)}};
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary);
-    if (!out) throw LoomError(temporary + ": cannot write the profile database");
-    out << doc.dump(2) << "\n";
-    if (!out) throw LoomError(temporary + ": writing the profile database failed");
-  }
-  std::filesystem::rename(temporary, path);
+  pcg::write_file_atomically(path, doc.dump(2) + "\n");
 }
 
 std::optional<double> ProfileDatabase::seconds(const ProfileKey& key) const {

@@ -1,0 +1,100 @@
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "loom/interpreter/library.hpp"
+#include "loom/search/memory.hpp"
+#include "loom/search/plan.hpp"
+#include "loom/search/simulator.hpp"
+
+namespace loom::cli {
+namespace {
+
+struct SimulateOptions {
+  std::string plan;
+  std::vector<std::string> specs;
+  std::string profile;
+  bool json = false;
+  int timeline_rows = 20;
+};
+
+int run_simulate(const SimulateOptions& opt) {
+  const auto specs = opt.specs.empty() ? std::vector<std::string>{spec::Library::default_specs_dir()} : opt.specs;
+  const spec::Library library = spec::Library::load(specs);
+  const search::Plan plan = search::load_plan(opt.plan, library);
+  const search::ProfileDatabase profiles = opt.profile.empty() ? search::ProfileDatabase{} : search::ProfileDatabase::load(opt.profile);
+  const search::CostModel model(library, plan.machine, &profiles);
+  const search::TaskGraph tasks = search::build_task_graph(plan.graph, model);
+  const search::Timeline timeline = search::simulate(tasks);
+  const std::vector<double> memory = search::memory_per_device(plan.graph, plan.machine);
+  const std::vector<double> busy = timeline.busy_seconds(tasks);
+  const int overfull = search::first_overfull_device(memory, plan.machine);
+
+  if (opt.json) {
+    nlohmann::json devices = nlohmann::json::array();
+    for (int d = 0; d < plan.machine.devices(); ++d)
+      devices.push_back({{"device", d}, {"busy_seconds", busy[static_cast<std::size_t>(d)]}, {"memory_bytes", memory[static_cast<std::size_t>(d)]}});
+    nlohmann::json rows = nlohmann::json::array();
+    for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
+      const auto& t = tasks.tasks[i];
+      nlohmann::json row = {{"task", t.label}, {"kind", t.kind == search::TaskKind::Compute ? "compute" : "communication"},
+                            {"device", t.device}, {"start", timeline.start[i]}, {"finish", timeline.finish[i]}};
+      if (t.kind == search::TaskKind::Communication) row["peer"] = t.peer;
+      rows.push_back(std::move(row));
+    }
+    std::cout << nlohmann::json{{"plan", opt.plan},
+                                {"machine", plan.machine.name},
+                                {"devices", plan.machine.devices()},
+                                {"iteration_seconds", timeline.makespan},
+                                {"tasks", tasks.tasks.size()},
+                                {"per_device", devices},
+                                {"fits_memory", overfull < 0},
+                                {"timeline", rows}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << opt.plan << ": " << (plan.model.empty() ? "plan" : plan.model) << " on " << plan.machine.name << " ("
+              << plan.machine.devices() << " devices), " << plan.graph.size() << " nodes, " << tasks.tasks.size() << " tasks\n";
+    std::cout << "simulated iteration: " << std::setprecision(4) << timeline.makespan * 1e3 << " ms\n";
+    std::cout << "device   busy (ms)   memory (MiB)\n";
+    for (int d = 0; d < plan.machine.devices(); ++d)
+      std::cout << std::setw(6) << d << std::setw(12) << std::fixed << std::setprecision(3) << busy[static_cast<std::size_t>(d)] * 1e3
+                << std::setw(15) << std::setprecision(1) << memory[static_cast<std::size_t>(d)] / (1024.0 * 1024.0) << "\n";
+    std::vector<std::size_t> order(tasks.tasks.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return timeline.start[a] < timeline.start[b]; });
+    const std::size_t shown = std::min<std::size_t>(order.size(), static_cast<std::size_t>(opt.timeline_rows));
+    std::cout << "timeline (first " << shown << " of " << order.size() << " tasks; --timeline N for more):\n";
+    for (std::size_t k = 0; k < shown; ++k) {
+      const std::size_t i = order[k];
+      std::cout << "  " << std::setw(10) << std::setprecision(4) << timeline.start[i] * 1e3 << " - " << std::setw(10)
+                << timeline.finish[i] * 1e3 << " ms  " << tasks.tasks[i].label << "\n";
+    }
+  }
+  if (overfull >= 0) {
+    std::cerr << opt.plan << ": does not fit: device " << overfull << " needs " << memory[static_cast<std::size_t>(overfull)] / (1024.0 * 1024.0 * 1024.0)
+              << " GiB of its " << plan.machine.device.memory_bytes / (1024.0 * 1024.0 * 1024.0) << " GiB\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app, int& status) {
+  auto opt = std::make_shared<SimulateOptions>();
+  auto* cmd = app.add_subcommand("simulate",
+                                 "Simulate one training iteration of a plan (loom-plan JSON) on its machine: the iteration time, each "
+                                 "device's busy time and memory, and the task timeline. Exits non-zero when the plan does not fit in memory.");
+  cmd->add_option("--plan", opt->plan, "the plan file")->required();
+  cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled specs/)");
+  cmd->add_option("--profile", opt->profile, "measured operator times (loom-profile JSON) to use instead of the roofline");
+  cmd->add_option("--timeline", opt->timeline_rows, "how many timeline rows to print")->default_val(20);
+  cmd->add_flag("--json", opt->json, "print everything as JSON (iteration_seconds, per_device, fits_memory, timeline)");
+  cmd->callback([opt, &status] { status = run_simulate(*opt); });
+}
+
+}  // namespace loom::cli

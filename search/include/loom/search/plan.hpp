@@ -1,0 +1,39 @@
+#pragma once
+// A parallelization plan: the rewritten PCG with a machine view on every operator, the machine
+// it was made for, and the substitutions that produced it. One versioned JSON format that
+// `loom optimize` writes, `loom simulate` and the runtime execute and the GUI replays.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "loom/pcg/graph.hpp"
+#include "loom/search/machine.hpp"
+
+namespace loom::search {
+
+struct AppliedSubstitution {
+  std::string rule;      // rule id in its library
+  std::string category;  // algebraic, parallel or hybrid
+  std::string status;    // the rule's verification status
+};
+
+struct Plan {
+  std::string model;
+  Machine machine;
+  pcg::Graph graph;
+  std::vector<AppliedSubstitution> substitutions;
+  double iteration_seconds = 0;  // as simulated when the plan was made
+};
+
+// File form: {"format": "loom-plan", "version": 1, "model", "machine": <loom-machine>,
+// "graph": <loom-pcg>, "substitutions": [{"rule", "category", "status"}], "iteration_seconds"}.
+nlohmann::json plan_to_json(const Plan& plan);
+// Rebuilds the graph against `catalog`; throws LoomError naming the JSON path of a problem.
+Plan plan_from_json(const nlohmann::json& json, const pcg::OpCatalog& catalog);
+
+// Reads and writes plan files; errors name the file. Writing goes through a temporary file.
+Plan load_plan(const std::string& path, const pcg::OpCatalog& catalog);
+void save_plan(const Plan& plan, const std::string& path);
+
+}  // namespace loom::search
