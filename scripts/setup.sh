@@ -12,7 +12,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
-  libonnx-dev protobuf-compiler libprotobuf-dev
+  libonnx-dev protobuf-compiler libprotobuf-dev libonnx-testdata
 )
 
 missing=()

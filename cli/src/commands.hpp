@@ -7,5 +7,7 @@ namespace loom::cli {
 void add_check_command(CLI::App& app, int& status);
 void add_show_command(CLI::App& app, int& status);
 void add_simulate_command(CLI::App& app, int& status);
+void add_import_command(CLI::App& app, int& status);
+void add_apply_command(CLI::App& app, int& status);
 
 }  // namespace loom::cli

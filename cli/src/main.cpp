@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   loom::cli::add_check_command(app, status);
   loom::cli::add_show_command(app, status);
   loom::cli::add_simulate_command(app, status);
+  loom::cli::add_import_command(app, status);
+  loom::cli::add_apply_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

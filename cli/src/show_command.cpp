@@ -1,12 +1,19 @@
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <random>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "loom/interpreter/cost.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/interpreter/parallel_rules.hpp"
+#include "loom/models/load.hpp"
+#include "loom/models/model_stats.hpp"
+#include "loom/pcg/graph_dot.hpp"
+#include "model_options.hpp"
 
 namespace loom::cli {
 namespace {
@@ -15,6 +22,9 @@ struct ShowOptions {
   std::string target;
   std::vector<std::string> specs;
   bool dot = false;
+  bool list = false;
+  bool json = false;
+  ModelOptions model;
 };
 
 std::string quote(const std::string& s) {
@@ -214,7 +224,94 @@ void show_file(const spec::Library& lib, const std::string& file, bool dot) {
     if (in_file(r->loc)) std::cout << "rule " << r->name << ": " << term_text(*r->lhs) << " => " << term_text(*r->rhs) << "\n";
 }
 
+// 335141888 -> "335,141,888"
+std::string grouped(std::int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string flops_text(double flops) {
+  std::ostringstream os;
+  os << std::setprecision(4) << flops;
+  return os.str();
+}
+
+int show_list(bool json) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& m : models::model_zoo()) {
+    nlohmann::json params = nlohmann::json::array();
+    for (const auto& p : m.params) params.push_back({{"name", p.name}, {"default", p.default_value}, {"help", p.help}});
+    out.push_back({{"name", m.name}, {"description", m.description}, {"params", params}});
+    if (json) continue;
+    std::cout << m.name << "\n  " << m.description << "\n";
+    for (const auto& p : m.params) {
+      std::cout << "    " << std::left << std::setw(16) << (p.name + "=" + std::to_string(p.default_value)) << p.help << "\n";
+    }
+  }
+  if (json) std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
+int show_model(const ShowOptions& opt) {
+  const models::ModelRequest request = opt.model.request();
+  const auto lib = spec::Library::load(opt.specs.empty() ? std::vector<std::string>{spec::Library::default_specs_dir()} : opt.specs);
+  const models::LoadedModel loaded = models::load_model(lib, request);
+  if (opt.dot) {
+    std::cout << pcg::graph_to_dot(loaded.graph);
+    return 0;
+  }
+  const models::ModelStats stats = models::model_stats(loaded.graph, lib);
+  nlohmann::json params = nlohmann::json::object();
+  if (const auto* info = models::find_model(loaded.name)) {
+    const models::Params values(info->params, request.params);
+    for (const auto& p : info->params) params[p.name] = values(p.name);
+  }
+  if (opt.json) {
+    nlohmann::json out = {{"model", loaded.name}, {"source", loaded.from_onnx ? "onnx" : "zoo"}, {"params", params},
+                          {"notes", loaded.notes}};
+    out["stats"] = stats;
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "model " << loaded.name;
+  if (const auto* info = models::find_model(loaded.name)) std::cout << ": " << info->description;
+  std::cout << "\n";
+  if (!params.empty()) {
+    std::cout << "  sizes:";
+    for (const auto& [k, v] : params.items()) std::cout << " " << k << "=" << v.get<std::int64_t>();
+    std::cout << "\n";
+  }
+  for (const auto& note : loaded.notes) std::cout << "  note: " << note << "\n";
+  auto counted = [](std::size_t n, const std::string& what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+  std::cout << "  nodes: " << stats.nodes << " (" << counted(stats.inputs, "input") << ", " << counted(stats.weights, "weight")
+            << ", " << counted(stats.operators, "operator") << ")\n";
+  std::cout << "  parameters: " << grouped(stats.parameters);
+  if (stats.statistics > 0) std::cout << " (+ " << grouped(stats.statistics) << " batch-norm running statistics)";
+  std::cout << "\n  FLOPs: " << flops_text(stats.forward_flops) << " forward, " << flops_text(stats.iteration_flops())
+            << " per training iteration (forward + backward, backward taken as 2x forward)\n";
+  std::cout << "  operators by type:\n";
+  for (const auto& [op, count] : stats.operators_by_type) {
+    std::cout << "    " << std::left << std::setw(20) << op << std::right << std::setw(6) << count << "\n";
+  }
+  return 0;
+}
+
 int run_show(const ShowOptions& opt) {
+  const int modes = !opt.target.empty() + !opt.model.model.empty() + opt.list;
+  if (modes != 1) {
+    std::cerr << "loom show: give exactly one of an operator or .loom file, --model, or --list\n";
+    return 2;
+  }
+  if (opt.list) return show_list(opt.json);
+  if (!opt.model.model.empty()) return show_model(opt);
+  if (opt.json) {
+    std::cerr << "loom show: --json applies to --model and --list\n";
+    return 2;
+  }
   std::error_code ec;
   if (std::filesystem::is_regular_file(opt.target, ec)) {
     auto lib = spec::Library::load({opt.target});
@@ -241,11 +338,18 @@ void add_show_command(CLI::App& app, int& status) {
   auto* cmd = app.add_subcommand(
       "show",
       "Show an operator (its signature, an example instance, its FLOPs and the parallelism derived from its "
-      "comprehension) or a spec file's declarations. With --dot, print Graphviz DOT instead: an operator's dataflow, "
-      "or a file's axioms and rules as left/right term graphs.");
-  cmd->add_option("target", opt->target, "an operator name or a .loom file")->required();
+      "comprehension), a spec file's declarations, or a model: a zoo model or an ONNX file as a PCG, with its "
+      "operators by type, parameters and FLOPs (--model; --list lists the zoo with its parameters). With --dot, "
+      "print Graphviz DOT instead: an operator's dataflow, a file's axioms and rules as left/right term graphs, or "
+      "the model's graph.");
+  cmd->add_option("target", opt->target, "an operator name or a .loom file");
   cmd->add_option("--specs", opt->specs, "spec files or directories to look operators up in (default: bundled specs/)");
   cmd->add_flag("--dot", opt->dot, "print Graphviz DOT");
+  cmd->add_option("-m,--model", opt->model.model, "a zoo model name (see --list) or an .onnx file");
+  cmd->add_flag("--list", opt->list, "list the zoo's models and their parameters with defaults");
+  cmd->add_flag("--json", opt->json, "with --model or --list: print JSON (model, params, stats: operators_by_type, "
+                                     "parameters, forward_flops, ...)");
+  add_model_size_options(*cmd, opt->model);
   cmd->callback([opt, &status] { status = run_show(*opt); });
 }
 

@@ -549,7 +549,13 @@ TEST(OpsNumeric, EveryBundledOpIsCovered) {
       "conv2d", "conv2d_grouped", "conv2d_depthwise", "pool2d_max", "pool2d_avg", "batchnorm",
       "relu", "sigmoid", "tanh", "gelu", "dropout", "identity", "ewadd", "ewsub", "ewmul", "ewdiv", "scalar_mul",
       "concat", "split", "reshape", "reshape_4d", "flatten", "reduce_sum", "reduce_mean", "reduce_sum_axis0",
-      "softmax", "layer_norm", "embedding", "embedding_bag", "const_iconv", "const_pool", "const_imm", "const_one"};
+      "softmax", "layer_norm", "embedding", "embedding_bag", "const_iconv", "const_pool", "const_imm", "const_one",
+      // specs/ops/models.loom, tested against loops in tests/models/test_model_ops.cpp
+      "erf", "sqrt", "exp", "scalar_add", "scalar_pow", "clip", "layer_norm_eps", "bias_add_axis", "swap_axes", "merge_axes",
+      "split_axis", "squeeze_axis", "unsqueeze_axis", "expand_axis", "slice_axis", "pad_axis", "reduce_mean_keep",
+      "global_avg_pool", "gather_rows", "head_proj", "head_proj_nobias", "head_merge", "attention_scores", "causal_mask",
+      "add_relative_bias", "add_pair_bias", "dot_attention", "lstm_cell", "window_partition", "window_reverse", "cyclic_shift",
+      "add_window_mask", "outer_product_mean", "triangle_mult_out", "triangle_mult_in"};
   for (const auto* op : bundled().ops()) EXPECT_TRUE(tested.count(op->name)) << op->name << " has no numeric test";
 }
 

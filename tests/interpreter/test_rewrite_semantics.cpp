@@ -5,6 +5,7 @@
 #include <random>
 
 #include "loom/interpreter/graph_eval.hpp"
+#include "loom/interpreter/rule_graphs.hpp"
 #include "loom/pcg/match.hpp"
 #include "loom/pcg/rewrite.hpp"
 #include "test_support.hpp"
@@ -146,6 +147,48 @@ TEST(RewriteSemantics, RandomApplicationSequencesPreserveValues) {
     }
   }
   EXPECT_GE(applied, 200) << "too few applications to mean anything (" << declined << " declined)";
+}
+
+}  // namespace
+}  // namespace loom::spec
+
+namespace loom::spec {
+namespace {
+
+TEST(RuleDeclarations, BundledRulesBecomeGraphs) {
+  const auto all = rules_of(bundled());
+  ASSERT_EQ(all.size(), bundled().rules().size());
+  for (const auto& r : all) {
+    SCOPED_TRACE(r.id);
+    EXPECT_NO_THROW(r.lhs.validate(bundled()));
+    EXPECT_NO_THROW(r.rhs.validate(bundled()));
+    EXPECT_EQ(r.lhs.outputs().size(), r.rhs.outputs().size());
+  }
+  auto relu_rows = std::find_if(all.begin(), all.end(), [](const pcg::Rule& r) { return r.id == "relu_rows"; });
+  ASSERT_NE(relu_rows, all.end());
+  EXPECT_EQ(relu_rows->category, pcg::RuleCategory::Parallel);
+  EXPECT_EQ(relu_rows->lhs.size(), 2u);  // x and the relu
+  EXPECT_EQ(relu_rows->rhs.size(), 4u);  // x, partition, relu, combine
+  // Both sides compute the same values at the sizes chosen.
+  std::mt19937_64 rng(3);
+  for (const auto& r : all) {
+    const auto inputs = random_inputs(r.lhs, rng);
+    const auto left = evaluate_graph<RealDomain>(bundled(), r.lhs, inputs), right = evaluate_graph<RealDomain>(bundled(), r.rhs, inputs);
+    for (std::size_t o = 0; o < left.size(); ++o)
+      for (std::size_t i = 0; i < left[o].data.size(); ++i) EXPECT_NEAR(left[o].data[i], right[o].data[i], 1e-9) << r.id;
+  }
+}
+
+TEST(RuleDeclarations, ARuleThatNeverTypeChecksIsReported) {
+  const Library lib = Library::from_text("import \"" + Library::default_specs_dir() +
+                                             "/ops/linalg.loom\";\nrule odd: forall x: [m, k], y: [k + 1, n]. matmul(x, y) => matmul(x, y);\n",
+                                         "odd.loom");
+  try {
+    rule_from_declaration(lib, *lib.rules().at(0));
+    ADD_FAILURE() << "an ill-typed rule was converted";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("odd.loom:2:6: rule odd: no sizes found"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,143 @@
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "loom/interpreter/library.hpp"
+#include "loom/interpreter/rule_graphs.hpp"
+#include "loom/models/load.hpp"
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/file_io.hpp"
+#include "loom/pcg/graph_dot.hpp"
+#include "loom/pcg/graph_json.hpp"
+#include "loom/pcg/match.hpp"
+#include "loom/pcg/rewrite.hpp"
+#include "model_options.hpp"
+
+namespace loom::cli {
+namespace {
+
+struct ApplyOptions {
+  ModelOptions model;
+  std::string rules;
+  std::string rule;
+  std::size_t match = 0;
+  std::vector<std::string> specs;
+  std::string out;
+  bool dot = false;
+  bool json = false;
+};
+
+// The rules of a rule library (JSON) or of the `rule` declarations of one .loom file.
+std::vector<pcg::Rule> load_rules(const spec::Library& library, const std::vector<std::string>& specs, const std::string& path) {
+  if (std::filesystem::path(path).extension() == ".loom") {
+    std::vector<std::string> files = specs;
+    files.push_back(path);
+    const spec::Library with_rules = spec::Library::load(files);
+    const std::string canonical = std::filesystem::weakly_canonical(path).string();
+    std::vector<pcg::Rule> out;
+    for (const auto* r : with_rules.rules())
+      if (std::filesystem::weakly_canonical(r->loc.file).string() == canonical) out.push_back(spec::rule_from_declaration(with_rules, *r));
+    return out;
+  }
+  std::ifstream in(path);
+  if (!in) throw LoomError(path + ": cannot open the rule library");
+  try {
+    return pcg::rule_library_from_json(nlohmann::json::parse(in), library).rules;
+  } catch (const nlohmann::json::parse_error& e) {
+    throw LoomError(path + ": not valid JSON: " + e.what());
+  } catch (const LoomError& e) {
+    throw LoomError(path + ": " + e.what());
+  }
+}
+
+std::map<std::string, int> op_counts(const pcg::Graph& g) {
+  std::map<std::string, int> counts;
+  for (const auto& n : g.nodes())
+    if (!n.is_graph_input()) ++counts[n.op];
+  return counts;
+}
+
+int run_apply(const ApplyOptions& opt) {
+  const auto specs = opt.specs.empty() ? std::vector<std::string>{spec::Library::default_specs_dir()} : opt.specs;
+  const spec::Library library = spec::Library::load(specs);
+  const models::LoadedModel model = models::load_model(library, opt.model.request());
+  const std::vector<pcg::Rule> rules = load_rules(library, specs, opt.rules);
+  const pcg::GraphIndex index(model.graph);
+
+  if (opt.rule.empty()) {  // which rules match, and how often
+    nlohmann::json counts = nlohmann::json::object();
+    for (std::size_t r : pcg::RuleIndex(rules).candidates(index)) {
+      const auto matches = pcg::find_matches(index, rules[r]);
+      if (!matches.empty()) counts[rules[r].id] = matches.size();
+    }
+    if (opt.json) {
+      std::cout << nlohmann::json{{"model", model.name}, {"rules", rules.size()}, {"matching", counts}}.dump(2) << "\n";
+    } else {
+      std::cout << model.name << ": " << counts.size() << " of " << rules.size() << " rules match (--rule ID applies one)\n";
+      for (const auto& [id, n] : counts.items()) std::cout << "  " << id << ": " << n.get<std::size_t>() << " matches\n";
+    }
+    return 0;
+  }
+
+  auto rule = std::find_if(rules.begin(), rules.end(), [&](const pcg::Rule& r) { return r.id == opt.rule; });
+  if (rule == rules.end()) throw LoomError(opt.rules + ": no rule with id '" + opt.rule + "'");
+  const auto matches = pcg::find_matches(index, *rule);
+  if (opt.match >= matches.size())
+    throw LoomError("rule " + opt.rule + " has " + std::to_string(matches.size()) + " matches in " + model.name + ", so there is no match " +
+                    std::to_string(opt.match) + " (--match counts from 0)");
+  const pcg::RewriteOutcome outcome = pcg::apply_match(model.graph, *rule, matches[opt.match], library);
+  if (!outcome.rewrite) throw LoomError("rule " + opt.rule + " cannot be applied at match " + std::to_string(opt.match) + ": " + outcome.declined);
+  const pcg::Graph& result = outcome.rewrite->graph;
+  if (!opt.out.empty()) pcg::write_file_atomically(opt.out, pcg::graph_to_json(result).dump(2) + "\n");
+
+  std::vector<std::string> matched;
+  for (int n : matches[opt.match].matched_nodes()) matched.push_back(model.graph.node(n).describe());
+  if (opt.dot) {
+    std::cout << pcg::graph_to_dot(result);
+  } else if (opt.json) {
+    std::cout << nlohmann::json{{"model", model.name},     {"rule", opt.rule},       {"matches", matches.size()},
+                                {"matched", matched},      {"nodes_before", model.graph.size()}, {"nodes_after", result.size()},
+                                {"ops_before", op_counts(model.graph)}, {"ops_after", op_counts(result)}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << "rule " << opt.rule << " (" << pcg::category_name(rule->category) << "): " << matches.size() << " matches in " << model.name
+              << "; applied match " << opt.match << " at:\n";
+    for (const auto& m : matched) std::cout << "  " << m << "\n";
+    std::cout << "nodes: " << model.graph.size() << " -> " << result.size() << "\n";
+    const auto before = op_counts(model.graph), after = op_counts(result);
+    std::map<std::string, std::pair<int, int>> diff;
+    for (const auto& [op, n] : before) diff[op].first = n;
+    for (const auto& [op, n] : after) diff[op].second = n;
+    for (const auto& [op, n] : diff)
+      if (n.first != n.second) std::cout << "  " << op << ": " << n.first << " -> " << n.second << "\n";
+    if (!opt.out.empty()) std::cout << "wrote " << opt.out << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_apply_command(CLI::App& app, int& status) {
+  auto opt = std::make_shared<ApplyOptions>();
+  auto* cmd = app.add_subcommand("apply",
+                                 "Apply one rule to a model: without --rule, list the rules of FILE that match the model and how often; "
+                                 "with --rule ID, apply its match number --match and show what changed.");
+  cmd->add_option("--model", opt->model.model, "a zoo model name (loom show --list) or an .onnx file")->required();
+  add_model_size_options(*cmd, opt->model);
+  cmd->add_option("--rules", opt->rules, "a rule library (loom-rules JSON, as loom generate writes) or a .loom file of rule declarations")
+      ->required();
+  cmd->add_option("--rule", opt->rule, "the id (or name) of the rule to apply");
+  cmd->add_option("--match", opt->match, "which match to apply, counting from 0")->default_val(0);
+  cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled specs/)");
+  cmd->add_option("-o,--out", opt->out, "write the rewritten graph as loom-pcg JSON");
+  cmd->add_flag("--dot", opt->dot, "print the rewritten graph as Graphviz DOT");
+  cmd->add_flag("--json", opt->json, "print the result as JSON");
+  cmd->callback([opt, &status] { status = run_apply(*opt); });
+}
+
+}  // namespace loom::cli

@@ -1,0 +1,31 @@
+#include "model_options.hpp"
+
+namespace loom::cli {
+
+models::ModelRequest ModelOptions::request() const {
+  models::ModelRequest r;
+  r.model = model;
+  for (const std::string& p : params) models::parse_assignment(p, r.params);
+  for (const std::string& d : dims) models::parse_assignment(d, r.onnx.dims);
+  if (batch) {
+    if (models::is_onnx_path(model)) {
+      r.onnx.default_dim = *batch;
+    } else {
+      r.params["batch"] = *batch;
+    }
+  }
+  return r;
+}
+
+void add_model_size_options(CLI::App& cmd, ModelOptions& options, bool zoo_params) {
+  cmd.add_option("--batch", options.batch,
+                 "batch size: a zoo model's `batch` parameter, or for an ONNX file every symbolic dimension not "
+                 "given with --dim")
+      ->check(CLI::PositiveNumber);
+  if (zoo_params) {
+    cmd.add_option("-p,--param", options.params, "a zoo model parameter, NAME=VALUE (see `loom show --list`)");
+  }
+  cmd.add_option("--dim", options.dims, "an ONNX symbolic dimension, NAME=VALUE (default 1)");
+}
+
+}  // namespace loom::cli

@@ -1,0 +1,21 @@
+#pragma once
+// Turns `rule` declarations of a .loom file into pcg::Rules, so hand-written rules can be applied
+// by the rewrite engine like generated ones.
+#include <vector>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/pcg/rule.hpp"
+
+namespace loom::spec {
+
+// Both sides built as graphs over the rule's variables (in binder order, or first use), at the
+// first sizes for which both sides type-check: every dimension symbol, and every dimension of a
+// variable written without a shape, is tried at 8, 4, 16, 2, 6 and 12; unshaped variables at rank
+// 2, 1, 3 and 4. Integer binders take the first value their domain allows. Throws LoomError at
+// the rule when no size fits.
+pcg::Rule rule_from_declaration(const Library& library, const EquationDecl& rule);
+
+// Every rule the library declares, in order.
+std::vector<pcg::Rule> rules_of(const Library& library);
+
+}  // namespace loom::spec

@@ -1,0 +1,176 @@
+#include "loom/interpreter/rule_graphs.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "loom/interpreter/int_eval.hpp"
+
+namespace loom::spec {
+namespace {
+
+void collect_vars(const Term& t, std::vector<std::string>& names) {
+  if (t.kind == TermKind::Var) {
+    if (std::find(names.begin(), names.end(), t.name) == names.end()) names.push_back(t.name);
+    return;
+  }
+  for (const auto& a : t.args) collect_vars(*a, names);
+}
+
+std::int64_t first_allowed(const Binder& b) {
+  if (b.domain) return b.domain->front();
+  if (b.bound_op == ">") return b.bound + 1;
+  if (b.bound_op == ">=" || b.bound_op == "<=") return b.bound;
+  if (b.bound_op == "<") return b.bound - 1;
+  if (b.bound_op == "!=") return b.bound == 2 ? 4 : 2;
+  return 2;
+}
+
+// Builds one side of a rule over the variables' shapes.
+class SideBuilder {
+ public:
+  SideBuilder(const Library& library, const std::map<std::string, pcg::ParallelShape>& shapes, const IntScope& ints)
+      : library_(library), shapes_(shapes), ints_(ints) {}
+
+  pcg::Graph build(const Term& term) {
+    for (pcg::PortRef p : eval(term)) graph_.mark_output(p);
+    return std::move(graph_);
+  }
+
+ private:
+  std::vector<pcg::PortRef> eval(const Term& t) {
+    switch (t.kind) {
+      case TermKind::Var: {
+        auto it = inputs_.find(t.name);
+        if (it == inputs_.end()) it = inputs_.emplace(t.name, graph_.add_input(t.name, shapes_.at(t.name))).first;
+        return {{it->second, 0}};
+      }
+      case TermKind::Project: {
+        auto ports = eval(*t.args[0]);
+        std::size_t pick = static_cast<std::size_t>(std::max(t.position, 0));
+        if (t.position < 0) {
+          const auto* op = library_.find_op(t.args[0]->name);
+          pick = ports.size();
+          for (std::size_t i = 0; op && i < op->outputs.size(); ++i)
+            if (op->outputs[i].name == t.field) pick = i;
+        }
+        if (pick >= ports.size()) throw LoomError({{t.loc, "no such output"}});
+        return {ports[pick]};
+      }
+      case TermKind::Apply:
+        break;
+    }
+    std::vector<pcg::PortRef> args;
+    for (const auto& a : t.args) {
+      auto ports = eval(*a);
+      if (ports.size() != 1) throw LoomError({{a->loc, "'" + a->name + "' has several outputs; pick one"}});
+      args.push_back(ports[0]);
+    }
+    const auto* params = library_.attr_params(t.name);
+    if (!params) throw LoomError({{t.loc, "unknown operator or parallel form '" + t.name + "'"}});
+    const int node = graph_.add_node(library_, t.name, Library::resolve_attrs(t.name, *params, t.attrs, ints_, t.loc), args);
+    std::vector<pcg::PortRef> out;
+    for (std::size_t p = 0; p < graph_.node(node).output_shapes.size(); ++p) out.push_back({node, static_cast<int>(p)});
+    return out;
+  }
+
+  const Library& library_;
+  const std::map<std::string, pcg::ParallelShape>& shapes_;
+  const IntScope& ints_;
+  pcg::Graph graph_;
+  std::map<std::string, int> inputs_;
+};
+
+}  // namespace
+
+pcg::Rule rule_from_declaration(const Library& library, const EquationDecl& rule) {
+  std::vector<std::string> variables;
+  for (const auto& b : rule.quantifier.binders)
+    if (!b.is_int) variables.push_back(b.name);
+  collect_vars(*rule.lhs, variables);
+  collect_vars(*rule.rhs, variables);
+  std::vector<std::string> symbols;
+  for (const auto& b : rule.quantifier.binders)
+    if (!b.is_int && b.shape)
+      for (const auto& d : b.shape->dims)
+        if (!d.is_pack()) collect_names(*d.expr, symbols);
+
+  // Ranks are only tried where a variable has no shape or a rank pack.
+  bool rank_matters = false;
+  for (const auto& name : variables) {
+    auto b = std::find_if(rule.quantifier.binders.begin(), rule.quantifier.binders.end(), [&](const Binder& x) { return x.name == name; });
+    if (b == rule.quantifier.binders.end() || !b->shape)
+      rank_matters = true;
+    else
+      for (const auto& d : b->shape->dims) rank_matters |= d.is_pack();
+  }
+  std::string last_problem;
+  // Degrees tried on variables written without a shape: none, partial sums, split rows.
+  struct Implicit {
+    std::int64_t V = 1, D0 = 1;
+  };
+  const std::vector<Implicit> implicit_degrees = {{1, 1}, {2, 1}, {4, 1}, {1, 2}, {1, 4}};
+  for (std::int64_t size : {8, 4, 16, 2, 6, 12}) {
+    for (std::size_t rank : {2u, 1u, 3u, 4u}) {
+      for (const Implicit& implicit : implicit_degrees) {
+        IntScope ints;
+        for (const auto& b : rule.quantifier.binders)
+          if (b.is_int) ints.values[b.name] = first_allowed(b);
+        for (const auto& s : symbols)
+          if (!ints.values.count(s)) ints.values[s] = size;
+        try {
+          if (rule.quantifier.where && eval_int(*rule.quantifier.where, ints) == 0) {
+            last_problem = "the where-condition does not hold";
+            continue;
+          }
+          std::map<std::string, pcg::ParallelShape> shapes;
+          for (const auto& name : variables) {
+            auto b = std::find_if(rule.quantifier.binders.begin(), rule.quantifier.binders.end(),
+                                  [&](const Binder& x) { return x.name == name; });
+            if (b == rule.quantifier.binders.end() || !b->shape) {
+              pcg::ParallelShape s = pcg::ParallelShape::unpartitioned(std::vector<std::int64_t>(rank, size));
+              s.V = implicit.V;
+              s.D[0] = implicit.D0;
+              shapes[name] = s;
+              continue;
+            }
+            std::vector<std::int64_t> dims;
+            for (const auto& d : b->shape->dims) {
+              if (d.is_pack())
+                dims.insert(dims.end(), rank, size);
+              else
+                dims.push_back(eval_int(*d.expr, ints));
+            }
+            pcg::ParallelShape s = pcg::ParallelShape::unpartitioned(dims);
+            for (std::size_t i = 0; i < b->degrees.D.size() && i < dims.size(); ++i) s.D[i] = eval_int(*b->degrees.D[i], ints);
+            for (std::size_t i = 0; i < b->degrees.P.size() && i < dims.size(); ++i) s.P[i] = eval_int(*b->degrees.P[i], ints);
+            if (b->degrees.V) s.V = eval_int(*b->degrees.V, ints);
+            if (b->degrees.R) s.R = eval_int(*b->degrees.R, ints);
+            shapes[name] = s;
+          }
+          pcg::Rule out;
+          out.id = rule.name;
+          out.lhs = SideBuilder(library, shapes, ints).build(*rule.lhs);
+          out.rhs = SideBuilder(library, shapes, ints).build(*rule.rhs);
+          if (out.lhs.outputs().size() != out.rhs.outputs().size())
+            throw LoomError({{rule.loc, "rule " + rule.name + ": the sides have different numbers of outputs"}});
+          out.category = pcg::classify_rule(out.lhs, out.rhs, [&](const std::string& op) { return library.find_op(op) == nullptr; });
+          out.provenance = {{"source", rule.loc.to_string()}};
+          return out;
+        } catch (const LoomError& e) {
+          last_problem = e.what();
+        }
+        if (!rank_matters) break;
+      }
+      if (!rank_matters) break;
+    }
+  }
+  throw LoomError({{rule.loc, "rule " + rule.name + ": no sizes found at which both sides are well-typed (last: " + last_problem + ")"}});
+}
+
+std::vector<pcg::Rule> rules_of(const Library& library) {
+  std::vector<pcg::Rule> out;
+  for (const auto* r : library.rules()) out.push_back(rule_from_declaration(library, *r));
+  return out;
+}
+
+}  // namespace loom::spec

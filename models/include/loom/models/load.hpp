@@ -1,0 +1,39 @@
+#pragma once
+// One way for every command to get a model: a zoo name with parameter values, or an .onnx file.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/models/onnx_import.hpp"
+#include "loom/models/registry.hpp"
+#include "loom/models/values.hpp"
+#include "loom/pcg/graph.hpp"
+
+namespace loom::models {
+
+struct ModelRequest {
+  std::string model;   // a zoo name, or a path ending in .onnx
+  ParamValues params;  // zoo parameters
+  OnnxImportOptions onnx;
+};
+
+struct LoadedModel {
+  std::string name;  // the zoo name or the file's path
+  bool from_onnx = false;
+  pcg::Graph graph;
+  NamedValues constants;           // weight values an ONNX file holds
+  std::vector<std::string> notes;  // import notes
+};
+
+bool is_onnx_path(const std::string& model);
+
+// Throws LoomError: an unknown zoo name (listing the zoo), parameters given to an ONNX file,
+// import errors.
+LoadedModel load_model(const spec::Library& library, const ModelRequest& request);
+
+// "name=value" into `values`; throws LoomError naming the text when it is malformed.
+void parse_assignment(const std::string& text, std::map<std::string, std::int64_t>& values);
+
+}  // namespace loom::models

@@ -1,0 +1,43 @@
+#pragma once
+// Imports an ONNX model (as PyTorch's and TensorFlow's exporters write them) as a PCG over the spec
+// library. Initializers, and graph inputs that feed weight positions (a Conv's kernel, a Gemm's
+// matrix, a normalization's scale, an embedding table), become weights; shape arithmetic is
+// folded to constants; the decomposed LayerNorm and the erf GELU patterns become one operator.
+// An unsupported operator is an error naming its type, the node and the file, for every such
+// node at once; nothing is returned then.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/models/values.hpp"
+#include "loom/pcg/graph.hpp"
+
+namespace loom::models {
+
+struct OnnxImportOptions {
+  std::map<std::string, std::int64_t> dims;  // values of symbolic dimensions, by their names
+  std::int64_t default_dim = 1;              // for symbolic dimensions not given
+  // Graph inputs whose values are fixed at import time (shapes, axes, bounds fed as inputs): they
+  // are folded like initializers and do not become graph inputs.
+  NamedValues known_inputs;
+};
+
+struct ImportedModel {
+  pcg::Graph graph;
+  // Values of the weights (and constant inputs) the file holds, by graph node name. Graph inputs
+  // that are weights without an initializer have none.
+  NamedValues constants;
+  std::vector<std::string> notes;  // defaulted dimensions, fused patterns
+};
+
+ImportedModel import_onnx_file(const std::string& path, const spec::Library& library,
+                               const OnnxImportOptions& options = {});
+
+// `bytes` is a serialized ModelProto; `source` names it in messages; external data files are read
+// relative to `model_dir`.
+ImportedModel import_onnx_bytes(const std::string& bytes, const std::string& source, const spec::Library& library,
+                                const OnnxImportOptions& options = {}, const std::string& model_dir = ".");
+
+}  // namespace loom::models

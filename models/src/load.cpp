@@ -1,0 +1,47 @@
+#include "loom/models/load.hpp"
+
+#include "loom/pcg/diagnostic.hpp"
+
+namespace loom::models {
+
+bool is_onnx_path(const std::string& model) {
+  return model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0;
+}
+
+LoadedModel load_model(const spec::Library& library, const ModelRequest& request) {
+  LoadedModel out;
+  out.name = request.model;
+  if (is_onnx_path(request.model)) {
+    if (!request.params.empty()) {
+      throw LoomError("model parameters (" + request.params.begin()->first +
+                      ", ...) apply to zoo models; an ONNX file's sizes are set with its symbolic dimensions");
+    }
+    ImportedModel imported = import_onnx_file(request.model, library, request.onnx);
+    out.from_onnx = true;
+    out.graph = std::move(imported.graph);
+    out.constants = std::move(imported.constants);
+    out.notes = std::move(imported.notes);
+    return out;
+  }
+  out.graph = build_model(library, request.model, request.params);
+  return out;
+}
+
+void parse_assignment(const std::string& text, std::map<std::string, std::int64_t>& values) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    throw LoomError("'" + text + "' is not NAME=VALUE");
+  }
+  const std::string name = text.substr(0, eq), value = text.substr(eq + 1);
+  std::size_t used = 0;
+  std::int64_t v = 0;
+  try {
+    v = std::stoll(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != value.size()) throw LoomError("'" + text + "': the value '" + value + "' is not an integer");
+  values[name] = v;
+}
+
+}  // namespace loom::models

@@ -1,0 +1,57 @@
+#include "onnx_import/import_context.hpp"
+
+#include "loom/pcg/diagnostic.hpp"
+
+namespace loom::models::onnx_import {
+
+const HostTensor& ImportContext::constant(const std::string& value) const {
+  auto it = constants_.find(value);
+  if (it == constants_.end()) throw LoomError("'" + value + "' is not known at import time");
+  return it->second;
+}
+
+PortRef ImportContext::place(const HostTensor& tensor, const std::string& name) {
+  // Integers (ids, indices) are data fed to the graph, not parameters.
+  PortRef port = tensor.integral ? builder_.input(name, tensor.dims) : builder_.weight(name, tensor.dims);
+  graph_constants_[name] = tensor.to_value();
+  return port;
+}
+
+PortRef ImportContext::port(const std::string& value) {
+  if (auto it = ports_.find(value); it != ports_.end()) return it->second;
+  const HostTensor& tensor = constant(value);
+  PortRef p = place(tensor, fresh_name(value));
+  ports_[value] = p;
+  integral_ports_[value] = tensor.integral;
+  return p;
+}
+
+PortRef ImportContext::constant_port(const HostTensor& tensor, const std::string& hint) {
+  return place(tensor, fresh_name(hint));
+}
+
+Dims ImportContext::dims(const std::string& value) const {
+  if (auto it = ports_.find(value); it != ports_.end()) return builder_.dims(it->second);
+  return constant(value).dims;
+}
+
+bool ImportContext::integral(const std::string& value) const {
+  if (auto it = constants_.find(value); it != constants_.end()) return it->second.integral;
+  auto it = integral_ports_.find(value);
+  return it != integral_ports_.end() && it->second;
+}
+
+void ImportContext::set_port(const std::string& value, PortRef port, bool integral) {
+  ports_[value] = port;
+  integral_ports_[value] = integral;
+}
+
+void ImportContext::set_constant(const std::string& value, HostTensor tensor) { constants_[value] = std::move(tensor); }
+
+std::string ImportContext::fresh_name(const std::string& hint) {
+  std::string name = hint.empty() ? "constant" : hint;
+  for (int k = 2; !used_names_.insert(name).second; ++k) name = hint + "#" + std::to_string(k);
+  return name;
+}
+
+}  // namespace loom::models::onnx_import

@@ -1,0 +1,53 @@
+#pragma once
+// The state of one import: what every ONNX value name stands for (a port of the graph being built,
+// or a tensor known at import time) and the values of the constants placed in the graph.
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "graph_builder.hpp"
+#include "loom/models/values.hpp"
+#include "onnx_import/host_tensor.hpp"
+
+namespace loom::models::onnx_import {
+
+class ImportContext {
+ public:
+  ImportContext(const spec::Library& library, int opset) : builder_(library), opset_(opset) {}
+
+  GraphBuilder& builder() { return builder_; }
+  int opset() const { return opset_; }
+
+  bool known(const std::string& value) const { return ports_.count(value) || constants_.count(value); }
+  bool is_constant(const std::string& value) const { return constants_.count(value) > 0; }
+  const HostTensor& constant(const std::string& value) const;
+  // The value as a graph port; a constant is placed in the graph the first time (a weight, or an
+  // input holding integers), named after the value.
+  PortRef port(const std::string& value);
+  // A new constant placed in the graph under a fresh name derived from `hint`.
+  PortRef constant_port(const HostTensor& tensor, const std::string& hint);
+  Dims dims(const std::string& value) const;
+  bool integral(const std::string& value) const;
+
+  void set_port(const std::string& value, PortRef port, bool integral = false);
+  void set_constant(const std::string& value, HostTensor tensor);
+
+  // `hint` if unused so far, else `hint#2`, `hint#3`, ...; the name is then taken.
+  std::string fresh_name(const std::string& hint);
+
+  NamedValues& graph_constants() { return graph_constants_; }
+
+ private:
+  PortRef place(const HostTensor& tensor, const std::string& name);
+
+  GraphBuilder builder_;
+  int opset_;
+  std::set<std::string> used_names_;
+  std::map<std::string, PortRef> ports_;
+  std::map<std::string, bool> integral_ports_;
+  std::map<std::string, HostTensor> constants_;
+  NamedValues graph_constants_;
+};
+
+}  // namespace loom::models::onnx_import

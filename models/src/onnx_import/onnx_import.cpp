@@ -1,0 +1,277 @@
+#include "loom/models/onnx_import.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <onnx/onnx_pb.h>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "onnx_import/constant_folding.hpp"
+#include "onnx_import/import_context.hpp"
+#include "onnx_import/node_attrs.hpp"
+#include "onnx_import/op_mapping.hpp"
+#include "onnx_import/patterns.hpp"
+#include "onnx_import/weight_roles.hpp"
+
+namespace loom::models {
+namespace {
+
+using namespace onnx_import;
+
+int default_opset(const onnx::ModelProto& model) {
+  for (const auto& o : model.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") return static_cast<int>(o.version());
+  }
+  return 1;
+}
+
+class Importer {
+ public:
+  Importer(const onnx::ModelProto& model, std::string source, const spec::Library& library,
+           const OnnxImportOptions& options, std::string model_dir)
+      : graph_(model.graph()),
+        source_(std::move(source)),
+        options_(options),
+        model_dir_(std::move(model_dir)),
+        cx_(library, default_opset(model)) {}
+
+  ImportedModel run() {
+    check_supported();
+    decode_initializers();
+    add_graph_inputs();
+    const std::map<int, Fusion> fusions =
+        find_fusions(graph_, [this](const std::string& v) { return static_scalar(v); });
+    std::set<int> skipped;
+    for (const auto& [last, f] : fusions) {
+      for (int n : f.nodes) {
+        if (n != last) skipped.insert(n);
+      }
+    }
+    for (int i = 0; i < graph_.node_size(); ++i) {
+      if (skipped.count(i)) continue;
+      if (auto it = fusions.find(i); it != fusions.end()) {
+        emit_fusion(i, it->second);
+      } else {
+        import_node(i);
+      }
+    }
+    mark_outputs();
+    if (!problems_.empty()) throw LoomError(std::move(problems_));
+    ImportedModel out{cx_.builder().take(), std::move(cx_.graph_constants()), std::move(notes_)};
+    return out;
+  }
+
+ private:
+  void report(const std::string& message) { problems_.push_back(Diagnostic{{source_, 0, 0}, message}); }
+
+  void check_supported() {
+    std::vector<Diagnostic> unsupported;
+    for (int i = 0; i < graph_.node_size(); ++i) {
+      const auto& node = graph_.node(i);
+      const bool standard = node.domain().empty() || node.domain() == "ai.onnx";
+      if (standard && (is_mappable(node.op_type()) || is_foldable(node.op_type()))) continue;
+      std::string what = "unsupported operator " + node.op_type();
+      if (!standard) what += " of domain '" + node.domain() + "'";
+      unsupported.push_back({{source_, 0, 0}, describe_node(node, i) + ": " + what});
+    }
+    if (!unsupported.empty()) throw LoomError(std::move(unsupported));
+  }
+
+  void decode_initializers() {
+    for (const auto& t : graph_.initializer()) {
+      try {
+        initializers_.emplace(t.name(), decode_tensor(t, model_dir_));
+      } catch (const LoomError& e) {
+        report(std::string("initializer: ") + e.what());
+      }
+    }
+    for (const auto& [name, tensor] : initializers_) cx_.set_constant(name, tensor);
+  }
+
+  std::int64_t resolve_dim(const onnx::TensorShapeProto_Dimension& d, const std::string& input, int axis) {
+    if (d.has_dim_value() && d.dim_value() > 0) return d.dim_value();
+    const std::string symbol = d.has_dim_param() ? d.dim_param() : "";
+    if (auto it = options_.dims.find(symbol); !symbol.empty() && it != options_.dims.end()) return it->second;
+    notes_.push_back("input '" + input + "' dimension " + std::to_string(axis) + " (" +
+                     (symbol.empty() ? std::string("unknown") : "'" + symbol + "'") + ") set to " +
+                     std::to_string(options_.default_dim));
+    return options_.default_dim;
+  }
+
+  void add_graph_inputs() {
+    const std::set<std::string> weights = weight_inputs(graph_);
+    for (const auto& in : graph_.input()) {
+      if (initializers_.count(in.name())) continue;  // older exporters list initializers as inputs too
+      if (auto known = options_.known_inputs.find(in.name()); known != options_.known_inputs.end()) {
+        const bool integral = in.type().has_tensor_type() && is_integral_type(in.type().tensor_type().elem_type());
+        cx_.set_constant(in.name(), HostTensor{known->second.dims, known->second.data, integral});
+        continue;
+      }
+      if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) {
+        report("graph input '" + in.name() + "' is not a tensor with a known rank");
+        continue;
+      }
+      const auto& tt = in.type().tensor_type();
+      Dims dims;
+      for (int k = 0; k < tt.shape().dim_size(); ++k) dims.push_back(resolve_dim(tt.shape().dim(k), in.name(), k));
+      const bool integral = is_integral_type(tt.elem_type());
+      GraphBuilder& g = cx_.builder();
+      const std::string name = cx_.fresh_name(in.name());
+      PortRef p = weights.count(in.name()) ? g.weight(name, dims) : g.input(name, dims);
+      cx_.set_port(in.name(), p, integral);
+    }
+  }
+
+  std::optional<double> static_scalar(const std::string& value) const {
+    if (auto it = initializers_.find(value); it != initializers_.end()) {
+      if (it->second.size() == 1) return it->second.data[0];
+      return std::nullopt;
+    }
+    for (const auto& node : graph_.node()) {
+      if (node.op_type() != "Constant" || node.output_size() != 1 || node.output(0) != value) continue;
+      try {
+        const auto t = fold_node(node, {}, cx_.opset(), model_dir_);
+        if (t.front().size() == 1) return t.front().data[0];
+      } catch (const LoomError&) {
+      }
+    }
+    return std::nullopt;
+  }
+
+  // True when every named input is known; an input left unknown by an earlier failure makes the
+  // node fail silently (the failure is already reported).
+  bool inputs_known(int index) {
+    const auto& node = graph_.node(index);
+    for (const auto& in : node.input()) {
+      if (in.empty() || cx_.known(in)) continue;
+      if (failed_.count(in)) {
+        for (const auto& out : node.output()) failed_.insert(out);
+        return false;
+      }
+      report(describe_node(node, index) + ": input '" + in + "' is not produced by any earlier node");
+      for (const auto& out : node.output()) failed_.insert(out);
+      return false;
+    }
+    return true;
+  }
+
+  void import_node(int index) {
+    const auto& node = graph_.node(index);
+    if (!inputs_known(index)) return;
+    try {
+      bool all_constant = true;
+      std::vector<const HostTensor*> known;
+      for (const auto& in : node.input()) {
+        if (in.empty()) {
+          known.push_back(nullptr);
+          continue;
+        }
+        all_constant &= cx_.is_constant(in);
+        known.push_back(cx_.is_constant(in) ? &cx_.constant(in) : nullptr);
+      }
+      if (node.op_type() == "Shape") {
+        // Only the input's dimensions matter, and they are always known.
+        HostTensor dims_only{cx_.dims(node.input(0)), {}, false};
+        known = {&dims_only};
+        cx_.set_constant(node.output(0), fold_node(node, known, cx_.opset(), model_dir_).front());
+        return;
+      }
+      if (all_constant && is_foldable(node.op_type())) {
+        auto outputs = fold_node(node, known, cx_.opset(), model_dir_);
+        for (std::size_t k = 0; k < outputs.size() && static_cast<int>(k) < node.output_size(); ++k) {
+          if (!node.output(static_cast<int>(k)).empty()) cx_.set_constant(node.output(static_cast<int>(k)), outputs[k]);
+        }
+        return;
+      }
+      if (!is_mappable(node.op_type())) {
+        throw LoomError(node.op_type() + " is supported only on values known at import time");
+      }
+      map_node(cx_, node);
+      for (const auto& out : node.output()) {
+        if (!out.empty() && !cx_.known(out)) failed_.insert(out);
+      }
+    } catch (const LoomError& e) {
+      report(describe_node(node, index) + ": " + e.what());
+      for (const auto& out : node.output()) failed_.insert(out);
+    }
+  }
+
+  void emit_fusion(int index, const Fusion& f) {
+    const auto& node = graph_.node(index);
+    if (!cx_.known(f.x) || (!f.gamma.empty() && !cx_.known(f.gamma)) || (!f.beta.empty() && !cx_.known(f.beta))) {
+      failed_.insert(f.output);
+      if (!failed_.count(f.x)) report(describe_node(node, index) + ": the inputs of the fused pattern are unknown");
+      return;
+    }
+    try {
+      if (f.kind == Fusion::LayerNorm) {
+        emit_layer_norm(cx_, f.x, f.gamma, f.beta, f.epsilon, f.output);
+        notes_.push_back("layer normalization pattern of " + std::to_string(f.nodes.size()) + " nodes ending at " +
+                         describe_node(node, index) + " imported as one operator");
+      } else {
+        emit_gelu(cx_, f.x, f.output);
+        notes_.push_back("GELU pattern of " + std::to_string(f.nodes.size()) + " nodes ending at " +
+                         describe_node(node, index) + " imported as gelu");
+      }
+    } catch (const LoomError& e) {
+      report(describe_node(node, index) + ": " + e.what());
+      failed_.insert(f.output);
+    }
+  }
+
+  void mark_outputs() {
+    GraphBuilder& g = cx_.builder();
+    std::set<pcg::PortRef> marked;
+    for (const auto& out : graph_.output()) {
+      if (failed_.count(out.name())) continue;
+      if (!cx_.known(out.name())) {
+        report("graph output '" + out.name() + "' is not produced by any node");
+        continue;
+      }
+      try {
+        PortRef p = cx_.port(out.name());
+        // A value that is already an output (or is a graph input) gets its own copy.
+        if (marked.count(p) || g.graph().node(p.node).is_graph_input()) p = g.op("identity", {p});
+        marked.insert(p);
+        g.output(p);
+      } catch (const LoomError& e) {
+        report("graph output '" + out.name() + "': " + e.what());
+      }
+    }
+  }
+
+  const onnx::GraphProto& graph_;
+  std::string source_;
+  const OnnxImportOptions& options_;
+  std::string model_dir_;
+  ImportContext cx_;
+  std::map<std::string, HostTensor> initializers_;
+  std::set<std::string> failed_;
+  std::vector<Diagnostic> problems_;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace
+
+ImportedModel import_onnx_bytes(const std::string& bytes, const std::string& source, const spec::Library& library,
+                                const OnnxImportOptions& options, const std::string& model_dir) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) {
+    throw LoomError({{{source, 0, 0}, "not an ONNX model: the protobuf message does not parse"}});
+  }
+  if (!model.has_graph()) throw LoomError({{{source, 0, 0}, "the ONNX model has no graph"}});
+  return Importer(model, source, library, options, model_dir).run();
+}
+
+ImportedModel import_onnx_file(const std::string& path, const spec::Library& library,
+                               const OnnxImportOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw LoomError({{{path, 0, 0}, "cannot open the file"}});
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return import_onnx_bytes(bytes.str(), path, library, options, dir.empty() ? "." : dir);
+}
+
+}  // namespace loom::models
