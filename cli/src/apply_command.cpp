@@ -1,5 +1,3 @@
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -7,7 +5,6 @@
 
 #include "commands.hpp"
 #include "loom/interpreter/library.hpp"
-#include "loom/interpreter/rule_graphs.hpp"
 #include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/file_io.hpp"
@@ -16,6 +13,7 @@
 #include "loom/pcg/match.hpp"
 #include "loom/pcg/rewrite.hpp"
 #include "model_options.hpp"
+#include "rule_files.hpp"
 
 namespace loom::cli {
 namespace {
@@ -31,29 +29,6 @@ struct ApplyOptions {
   bool json = false;
 };
 
-// The rules of a rule library (JSON) or of the `rule` declarations of one .loom file.
-std::vector<pcg::Rule> load_rules(const spec::Library& library, const std::vector<std::string>& specs, const std::string& path) {
-  if (std::filesystem::path(path).extension() == ".loom") {
-    std::vector<std::string> files = specs;
-    files.push_back(path);
-    const spec::Library with_rules = spec::Library::load(files);
-    const std::string canonical = std::filesystem::weakly_canonical(path).string();
-    std::vector<pcg::Rule> out;
-    for (const auto* r : with_rules.rules())
-      if (std::filesystem::weakly_canonical(r->loc.file).string() == canonical) out.push_back(spec::rule_from_declaration(with_rules, *r));
-    return out;
-  }
-  std::ifstream in(path);
-  if (!in) throw LoomError(path + ": cannot open the rule library");
-  try {
-    return pcg::rule_library_from_json(nlohmann::json::parse(in), library).rules;
-  } catch (const nlohmann::json::parse_error& e) {
-    throw LoomError(path + ": not valid JSON: " + e.what());
-  } catch (const LoomError& e) {
-    throw LoomError(path + ": " + e.what());
-  }
-}
-
 std::map<std::string, int> op_counts(const pcg::Graph& g) {
   std::map<std::string, int> counts;
   for (const auto& n : g.nodes())
@@ -65,7 +40,7 @@ int run_apply(const ApplyOptions& opt) {
   const auto specs = opt.specs.empty() ? std::vector<std::string>{spec::Library::default_specs_dir()} : opt.specs;
   const spec::Library library = spec::Library::load(specs);
   const models::LoadedModel model = models::load_model(library, opt.model.request());
-  const std::vector<pcg::Rule> rules = load_rules(library, specs, opt.rules);
+  const std::vector<pcg::Rule> rules = load_rule_file(library, specs, opt.rules);
   const pcg::GraphIndex index(model.graph);
 
   if (opt.rule.empty()) {  // which rules match, and how often

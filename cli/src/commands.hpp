@@ -9,5 +9,6 @@ void add_show_command(CLI::App& app, int& status);
 void add_simulate_command(CLI::App& app, int& status);
 void add_import_command(CLI::App& app, int& status);
 void add_apply_command(CLI::App& app, int& status);
+void add_optimize_command(CLI::App& app, int& status);
 
 }  // namespace loom::cli

@@ -1,0 +1,40 @@
+#include "rule_files.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "loom/interpreter/rule_graphs.hpp"
+#include "loom/pcg/diagnostic.hpp"
+
+namespace loom::cli {
+
+std::vector<pcg::Rule> load_rule_file(const spec::Library& library, const std::vector<std::string>& specs, const std::string& path,
+                                      bool proved_only) {
+  std::vector<pcg::Rule> rules;
+  if (std::filesystem::path(path).extension() == ".loom") {
+    std::vector<std::string> files = specs;
+    files.push_back(path);
+    const spec::Library with_rules = spec::Library::load(files);
+    const std::string canonical = std::filesystem::weakly_canonical(path).string();
+    for (const auto* r : with_rules.rules())
+      if (std::filesystem::weakly_canonical(r->loc.file).string() == canonical) rules.push_back(spec::rule_from_declaration(with_rules, *r));
+    return rules;
+  }
+  std::ifstream in(path);
+  if (!in) throw LoomError(path + ": cannot open the rule library");
+  pcg::RuleLibrary lib;
+  try {
+    lib = pcg::rule_library_from_json(nlohmann::json::parse(in), library);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw LoomError(path + ": not valid JSON: " + e.what());
+  } catch (const LoomError& e) {
+    throw LoomError(path + ": " + e.what());
+  }
+  for (auto& r : lib.rules)
+    if (!proved_only || (r.verification && r.verification->status == pcg::VerificationStatus::Proved)) rules.push_back(std::move(r));
+  return rules;
+}
+
+}  // namespace loom::cli

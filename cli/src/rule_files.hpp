@@ -1,0 +1,17 @@
+#pragma once
+// Rules from the files commands take: rule libraries (loom-rules JSON) and .loom files of `rule`
+// declarations.
+#include <string>
+#include <vector>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/pcg/rule.hpp"
+
+namespace loom::cli {
+
+// The rules of one file. From a JSON library, with `proved_only`, only the rules its verification
+// proved. Errors name the file.
+std::vector<pcg::Rule> load_rule_file(const spec::Library& library, const std::vector<std::string>& specs, const std::string& path,
+                                      bool proved_only = false);
+
+}  // namespace loom::cli

@@ -1,0 +1,25 @@
+#pragma once
+// The simulated cost of running a graph on a machine: what the substitution search minimizes.
+#include "loom/pcg/graph.hpp"
+#include "loom/search/cost_model.hpp"
+
+namespace loom::search {
+
+// The graph with a machine view on every node that lacks one: its tasks on devices 0, 1, ...
+// Throws LoomError naming a node with more tasks than the machine has devices.
+pcg::Graph with_default_views(const pcg::Graph& graph, const Machine& machine);
+
+struct PlanCost {
+  double seconds = 0;        // simulated iteration time
+  int overfull_device = -1;  // a device whose memory is exceeded, or -1
+  bool fits() const { return overfull_device < 0; }
+};
+
+// Simulates one training iteration of a graph whose nodes all have machine views.
+PlanCost plan_cost(const pcg::Graph& graph, const CostModel& model);
+
+// What the substitution search minimizes: the simulated iteration time with default views, or
+// infinity for a graph that needs more devices than the machine has or does not fit in memory.
+double search_cost(const pcg::Graph& graph, const CostModel& model);
+
+}  // namespace loom::search

@@ -1,0 +1,38 @@
+#include "loom/search/plan_cost.hpp"
+
+#include <limits>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/search/memory.hpp"
+#include "loom/search/simulator.hpp"
+#include "loom/search/task_graph.hpp"
+
+namespace loom::search {
+
+pcg::Graph with_default_views(const pcg::Graph& graph, const Machine& machine) {
+  pcg::Graph out = graph;
+  for (const pcg::Node& n : graph.nodes()) {
+    if (n.view) continue;
+    if (n.tasks() > machine.devices())
+      throw LoomError(n.describe() + " runs as " + std::to_string(n.tasks()) + " tasks, but " + machine.name + " has " +
+                      std::to_string(machine.devices()) + " devices");
+    out.set_view(n.id, pcg::MachineView::contiguous(0, n.tasks()));
+  }
+  return out;
+}
+
+PlanCost plan_cost(const pcg::Graph& graph, const CostModel& model) {
+  PlanCost cost;
+  cost.seconds = simulate(build_task_graph(graph, model)).makespan;
+  cost.overfull_device = first_overfull_device(memory_per_device(graph, model.machine()), model.machine());
+  return cost;
+}
+
+double search_cost(const pcg::Graph& graph, const CostModel& model) {
+  for (const pcg::Node& n : graph.nodes())
+    if (!n.view && n.tasks() > model.machine().devices()) return std::numeric_limits<double>::infinity();
+  const PlanCost cost = plan_cost(with_default_views(graph, model.machine()), model);
+  return cost.fits() ? cost.seconds : std::numeric_limits<double>::infinity();
+}
+
+}  // namespace loom::search
