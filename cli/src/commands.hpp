@@ -10,5 +10,7 @@ void add_simulate_command(CLI::App& app, int& status);
 void add_import_command(CLI::App& app, int& status);
 void add_apply_command(CLI::App& app, int& status);
 void add_optimize_command(CLI::App& app, int& status);
+void add_verify_command(CLI::App& app, int& status);
+void add_generate_command(CLI::App& app, int& status);
 
 }  // namespace loom::cli

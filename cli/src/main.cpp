@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   loom::cli::add_import_command(app, status);
   loom::cli::add_apply_command(app, status);
   loom::cli::add_optimize_command(app, status);
+  loom::cli::add_verify_command(app, status);
+  loom::cli::add_generate_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,318 @@
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "loom/interpreter/library.hpp"
+#include "loom/pcg/rule.hpp"
+#include "loom/verifier/axiom_report.hpp"
+#include "loom/verifier/axiom_set.hpp"
+#include "loom/verifier/rule_loading.hpp"
+#include "loom/verifier/verify.hpp"
+
+namespace loom::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using pcg::VerificationStatus;
+
+struct VerifyCommandOptions {
+  std::vector<std::string> inputs;
+  std::vector<std::string> specs;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  unsigned timeout_ms = 10000;
+  std::string cache;
+  bool no_cache = false;
+  std::vector<std::string> without;
+  bool axiom_report = false;
+  std::string cores;  // "minimal" or "raw"; empty: minimal for .loom input, raw for a rule library
+  std::string out;
+  bool in_place = false;
+  bool json = false;
+  bool quiet = false;
+  std::uint64_t seed = 1;
+};
+
+bool is_json(const std::string& path) { return fs::path(path).extension() == ".json"; }
+
+std::string seconds_text(double s) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(s < 10 ? 2 : 1) << s << " s";
+  return os.str();
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
+  return out;
+}
+
+// Progress on stderr: a bar redrawn in place (at most ten times a second) on a terminal, a line
+// per tenth of the work otherwise.
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool enabled) : enabled_(enabled), terminal_(::isatty(::fileno(stderr)) != 0) {}
+  void update(const verifier::VerifyProgress& p) {
+    if (!enabled_ || p.total == 0) return;
+    const auto now = std::chrono::steady_clock::now();
+    const std::size_t tenth = 10 * p.done / p.total;
+    if (terminal_ ? (p.done < p.total && now - last_ < std::chrono::milliseconds(100)) : tenth == last_tenth_) return;
+    last_ = now;
+    last_tenth_ = tenth;
+    constexpr std::size_t width = 30;
+    const std::size_t filled = width * p.done / p.total;
+    std::cerr << (terminal_ ? "\r" : "") << "[" << std::string(filled, '#') << std::string(width - filled, '.') << "] " << p.done
+              << "/" << p.total << "  proved " << p.proved << "  refuted " << p.refuted << "  unknown " << p.unknown;
+    if (p.cached) std::cerr << "  (cached " << p.cached << ")";
+    std::cerr << "  " << seconds_text(p.seconds) << (terminal_ ? "   " : "\n") << std::flush;
+    drawn_ = terminal_;
+  }
+  void finish() {
+    if (drawn_) std::cerr << "\n";
+  }
+
+ private:
+  bool enabled_, terminal_;
+  bool drawn_ = false;
+  std::size_t last_tenth_ = 0;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+void print_alive(std::ostream& os, const verifier::Obligation& ob, const verifier::Verdict& verdict) {
+  const auto& v = verdict.verification;
+  os << "----------------------------------------\n" << ob.text << "\n";
+  switch (v.status) {
+    case VerificationStatus::Proved:
+      os << "proved (uses: " << (v.core.empty() ? "no axioms" : join(v.core, ", ")) << ")";
+      break;
+    case VerificationStatus::Refuted:
+      os << "refuted: the interpreter evaluates the two sides differently\n  " << v.counterexample;
+      break;
+    case VerificationStatus::Unknown: os << "unknown: " << v.reason; break;
+  }
+  os << "  [" << (verdict.cached ? "cached" : seconds_text(v.seconds)) << "]\n";
+}
+
+// Writes `text` to `path` through a temporary file, so a failure leaves any old file intact.
+void write_file(const std::string& path, const std::string& text) {
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp);
+    if (!out || !(out << text)) throw LoomError(temp + ": cannot write");
+  }
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec) throw LoomError(path + ": cannot write: " + ec.message());
+}
+
+json report_json(const verifier::AxiomReport& report) {
+  json uses = json::object(), needed = json::object();
+  for (const auto& a : report.axioms) {
+    uses[a.axiom] = a.proofs;
+    if (!a.needed_by.empty()) needed[a.axiom] = a.needed_by;
+  }
+  return {{"uses", uses}, {"unused", report.unused()}, {"needed_by", needed}};
+}
+
+void print_report(std::ostream& os, const verifier::AxiomReport& report) {
+  os << "----------------------------------------\naxiom usage (proofs whose unsat core contains the axiom):\n";
+  std::size_t width = 0;
+  for (const auto& a : report.axioms) width = std::max(width, a.axiom.size());
+  for (const auto& a : report.axioms)
+    if (a.proofs) os << "  " << std::left << std::setw(static_cast<int>(width)) << a.axiom << "  " << a.proofs << "\n";
+  const auto unused = report.unused();
+  os << "unused axioms (" << unused.size() << "): " << (unused.empty() ? "none" : join(unused, ", ")) << "\n";
+  os << "rules that become unprovable when one axiom is removed:\n";
+  bool any = false;
+  for (const auto& a : report.axioms)
+    if (!a.needed_by.empty()) {
+      os << "  without " << a.axiom << ": " << join(a.needed_by, ", ") << "\n";
+      any = true;
+    }
+  if (!any) os << "  none: every proof has an alternative\n";
+}
+
+int run_verify(const VerifyCommandOptions& opt) {
+  const bool json_input = opt.inputs.size() == 1 && is_json(opt.inputs[0]);
+  for (const auto& in : opt.inputs)
+    if (is_json(in) && !json_input) throw LoomError(in + ": verify one rule library (.json) at a time, without .loom files");
+  if ((!opt.out.empty() || opt.in_place) && !json_input) throw LoomError("--out and --in-place apply to a rule library (.json) input");
+  if (!opt.out.empty() && opt.in_place) throw LoomError("give either --out or --in-place, not both");
+  const bool show_progress = !opt.quiet && !opt.json;
+
+  // The spec library, and the rules to verify.
+  std::vector<std::string> paths = opt.specs.empty() ? std::vector<std::string>{spec::Library::default_specs_dir()} : opt.specs;
+  std::optional<pcg::RuleLibrary> rule_library;
+  json input_json;
+  if (json_input) {
+    std::ifstream in(opt.inputs[0]);
+    if (!in) throw LoomError(opt.inputs[0] + ": cannot open file");
+    try {
+      input_json = json::parse(in);
+    } catch (const json::parse_error& e) {
+      throw LoomError(opt.inputs[0] + ": not valid JSON: " + e.what());
+    }
+  } else {
+    paths.insert(paths.end(), opt.inputs.begin(), opt.inputs.end());
+  }
+  spec::Library library = spec::Library::load(paths);
+  std::vector<verifier::Obligation> obligations;
+  if (json_input) {
+    try {
+      rule_library = pcg::rule_library_from_json(input_json, library);
+    } catch (const LoomError& e) {
+      throw LoomError(opt.inputs[0] + ": " + e.what());
+    }
+    input_json = nullptr;  // large libraries: the parsed file is not needed any more
+    obligations = verifier::obligations_from_rule_library(*rule_library, library, opt.inputs[0]);
+  } else {
+    obligations = verifier::obligations_from_library(library, opt.inputs);
+  }
+
+  // Every axiom is checked by the interpreter before any proof uses it.
+  if (show_progress) std::cerr << "checking " << library.axioms().size() << " axioms with the interpreter...\n";
+  verifier::AxiomSet axioms;
+  try {
+    axioms = verifier::prepare_axioms(library);
+  } catch (const LoomError& e) {
+    std::cerr << e.what() << "\nrefusing to verify: the library has unsound axioms\n";
+    return 1;
+  }
+  for (const auto& name : opt.without)
+    if (!axioms.find(name)) throw LoomError("--without " + name + ": the library has no axiom of that name");
+
+  // The cache: read now, written once the run is over.
+  const std::string cache_path = opt.no_cache ? "" : (opt.cache.empty() ? verifier::ResultCache::default_path() : opt.cache);
+  verifier::ResultCache cache = cache_path.empty() ? verifier::ResultCache{} : verifier::ResultCache::load(cache_path);
+
+  verifier::VerifyOptions vo;
+  vo.jobs = opt.jobs;
+  vo.timeout_ms = opt.timeout_ms;
+  vo.without = {opt.without.begin(), opt.without.end()};
+  vo.minimal_cores = opt.cores.empty() ? !json_input : opt.cores == "minimal";
+  vo.counterexamples.seed = opt.seed;
+  vo.cache = cache_path.empty() ? nullptr : &cache;
+  ProgressBar bar(show_progress);
+  vo.progress = [&bar](const verifier::VerifyProgress& p) { bar.update(p); };
+  verifier::VerifyReport report = verifier::verify(library, axioms, obligations, vo);
+  bar.finish();
+  if (!cache_path.empty()) cache.save(cache_path);
+
+  std::optional<verifier::AxiomReport> usage;
+  if (opt.axiom_report) {
+    if (show_progress) std::cerr << "axiom report: re-proving each proof without each axiom it used...\n";
+    vo.progress = nullptr;
+    usage = verifier::axiom_report(library, axioms, obligations, report, vo);
+  }
+
+  // The annotated rule library.
+  std::string written;
+  const std::size_t proved = report.count(VerificationStatus::Proved), refuted = report.count(VerificationStatus::Refuted),
+                    unknown = report.count(VerificationStatus::Unknown);
+  if (rule_library) {
+    for (std::size_t i = 0; i < obligations.size(); ++i) rule_library->rules[i].verification = report.verdicts[i].verification;
+    rule_library->summary["verification"] = {{"proved", proved},
+                                             {"refuted", refuted},
+                                             {"unknown", unknown},
+                                             {"seconds", report.seconds},
+                                             {"jobs", opt.jobs},
+                                             {"timeout_ms", opt.timeout_ms},
+                                             {"axioms", axioms.axioms.size() - opt.without.size()}};
+    written = opt.in_place ? opt.inputs[0] : !opt.out.empty() ? opt.out
+                                                              : (fs::path(opt.inputs[0]).parent_path() /
+                                                                 (fs::path(opt.inputs[0]).stem().string() + ".verified.json"))
+                                                                    .string();
+    write_file(written, pcg::rule_library_to_json(*rule_library).dump(2) + "\n");
+  }
+
+  if (opt.json) {
+    json results = json::array();
+    for (std::size_t i = 0; i < obligations.size(); ++i) {
+      const auto& v = report.verdicts[i].verification;
+      json r = {{"rule", obligations[i].name},   {"where", obligations[i].where()}, {"status", pcg::status_name(v.status)},
+                {"seconds", v.seconds},          {"cached", report.verdicts[i].cached}};
+      if (v.status == VerificationStatus::Proved) r["core"] = v.core;
+      if (!v.counterexample.empty()) r["counterexample"] = v.counterexample;
+      if (!v.reason.empty()) r["reason"] = v.reason;
+      results.push_back(std::move(r));
+    }
+    json unusable = json::array();
+    for (const auto& [name, why] : report.unusable_axioms) unusable.push_back({{"axiom", name}, {"reason", why}});
+    std::size_t cached = 0;
+    for (const auto& v : report.verdicts) cached += v.cached;
+    json summary = {{"rules", obligations.size()}, {"proved", proved},         {"refuted", refuted},
+                    {"unknown", unknown},          {"cached", cached},         {"seconds", report.seconds},
+                    {"jobs", opt.jobs},            {"timeout_ms", opt.timeout_ms},
+                    {"axioms", axioms.axioms.size() - opt.without.size()},     {"unusable_axioms", unusable},
+                    {"results", results}};
+    if (!written.empty()) summary["output"] = written;
+    if (usage) summary["axiom_report"] = report_json(*usage);
+    std::cout << summary.dump(2) << "\n";
+  } else {
+    for (std::size_t i = 0; i < obligations.size(); ++i)
+      if (!rule_library || report.verdicts[i].verification.status != VerificationStatus::Proved)
+        print_alive(std::cout, obligations[i], report.verdicts[i]);
+    if (usage) print_report(std::cout, *usage);
+    std::size_t cached = 0;
+    for (const auto& v : report.verdicts) cached += v.cached;
+    std::cout << "----------------------------------------\n"
+              << obligations.size() << " rules: " << proved << " proved, " << refuted << " refuted, " << unknown
+              << " unknown in " << seconds_text(report.seconds) << " (" << opt.jobs << " jobs, " << cached << " from the cache)\n";
+    if (!written.empty()) std::cout << "annotated rule library written to " << written << "\n";
+    if (!opt.quiet && !report.unusable_axioms.empty()) {
+      std::vector<std::string> names;
+      for (const auto& unusable : report.unusable_axioms) names.push_back(unusable.first);
+      std::cerr << "note: " << names.size() << " axioms give Z3 nothing to use (the reasons are in --json): " << join(names, ", ") << "\n";
+    }
+  }
+  return proved == obligations.size() ? 0 : 2;
+}
+
+}  // namespace
+
+void add_verify_command(CLI::App& app, int& status) {
+  auto opt = std::make_shared<VerifyCommandOptions>();
+  auto* cmd = app.add_subcommand(
+      "verify",
+      "Prove rewrite rules from the library's axioms with Z3.\n"
+      "INPUT is .loom files (their `rule` declarations; default: the bundled specs' rules) or one rule\n"
+      "library (.json, as `loom generate` writes). Every axiom is first checked by the interpreter; a\n"
+      "library with an unsound axiom is refused. Each rule comes out `proved` (with the axioms its proof\n"
+      "used), `refuted` (with a counterexample the interpreter evaluated) or `unknown` (timeout, or no proof\n"
+      "and no counterexample found). A rule library is written back annotated, by default to\n"
+      "NAME.verified.json next to the input. Exit status: 0 when every rule is proved, 2 when some are\n"
+      "refuted or unknown, 1 on bad input or unsound axioms.");
+  cmd->add_option("inputs", opt->inputs, ".loom files with rules, or one rule library .json");
+  cmd->add_option("--specs", opt->specs, "spec files or directories with the ops and axioms (default: the bundled specs/)");
+  cmd->add_option("-j,--jobs", opt->jobs, "threads, each with its own Z3 context (default: the number of cores)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout-ms", opt->timeout_ms, "Z3 time limit per rule in milliseconds (0: none)")->default_val(10000);
+  cmd->add_option("--cache", opt->cache, "result cache file (default: $XDG_CACHE_HOME/loom/verify-cache.json)");
+  cmd->add_flag("--no-cache", opt->no_cache, "neither read nor write the result cache");
+  cmd->add_option("--without", opt->without, "leave these axioms out of every proof");
+  cmd->add_option("--cores", opt->cores,
+                  "minimal: shrink each proof's unsat core until every axiom in it is needed (about twice the time); "
+                  "raw: the core as Z3 reports it (default: minimal for .loom input, raw for a rule library)")
+      ->check(CLI::IsMember({"minimal", "raw"}));
+  cmd->add_flag("--axiom-report", opt->axiom_report,
+                "report how many proofs use each axiom, the unused axioms, and the rules that become unprovable "
+                "when one axiom is removed");
+  cmd->add_option("-o,--out", opt->out, "where to write the annotated rule library (default: NAME.verified.json)");
+  cmd->add_flag("--in-place", opt->in_place, "overwrite the input rule library with the annotated one");
+  cmd->add_flag("--json", opt->json, "print a JSON summary (rules, proved, refuted, unknown, seconds, results, ...)");
+  cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
+  cmd->add_option("--seed", opt->seed, "random seed of the counterexample search")->default_val(1);
+  cmd->callback([opt, &status] { status = run_verify(*opt); });
+}
+
+}  // namespace loom::cli

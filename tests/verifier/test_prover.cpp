@@ -1,0 +1,153 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "loom/verifier/prover.hpp"
+#include "loom/verifier/rule_loading.hpp"
+#include "loom/verifier/verify.hpp"
+#include "verifier_test_support.hpp"
+
+namespace loom::verifier {
+namespace {
+
+using testing::core_axioms;
+using testing::core_library;
+using testing::find_obligation;
+
+bool contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+TEST(Prover, KnownTrueRulesAreProvedWithTheirAxioms) {
+  Prover prover(core_library(), core_axioms());
+  const auto rules = obligations_from_library(core_library());
+  ASSERT_EQ(rules.size(), 3u);
+  const std::map<std::string, std::vector<std::string>> expected = {
+      {"relu_rows", {"relu_partition_rows", "combine_partition_rows"}},
+      {"matmul_data_parallel", {"matmul_row_partition", "combine_partition_rows"}},
+      {"matmul_reduction_parallel", {"matmul_reduction_partition"}}};
+  for (const auto& [rule, axioms] : expected) {
+    const auto r = prover.prove(find_obligation(rules, rule), 10000);
+    ASSERT_TRUE(r.proved) << rule << ": " << r.reason;
+    for (const auto& a : axioms) EXPECT_TRUE(contains(r.core, a)) << rule << " without " << a;
+    // The distractors play no part in any of these proofs.
+    EXPECT_FALSE(contains(r.core, "ewmul_comm")) << rule;
+    EXPECT_FALSE(contains(r.core, "transpose_involution")) << rule;
+  }
+}
+
+TEST(Prover, BundledRulesAreProvedFromTheBundledAxioms) {
+  const auto& lib = testing::bundled();
+  Prover prover(lib, testing::bundled_axioms());
+  for (const auto& ob : obligations_from_library(lib)) {
+    const auto r = prover.prove(ob, 10000);
+    EXPECT_TRUE(r.proved) << ob.name << ": " << r.reason;
+    for (const auto& used : r.core) EXPECT_NE(testing::bundled_axioms().find(used), nullptr) << used;
+  }
+}
+
+TEST(Prover, RuleWhoseOnlyAxiomIsRemovedIsNotProved) {
+  Prover prover(core_library(), core_axioms());
+  const auto rules = obligations_from_library(core_library());
+  const auto& rule = find_obligation(rules, "matmul_reduction_parallel");
+  const auto without = prover.prove(rule, 10000, {"matmul_reduction_partition"});
+  EXPECT_FALSE(without.proved);
+  EXPECT_FALSE(without.reason.empty());
+  // The same prover still proves it with the axiom back: leaving one out is per proof.
+  EXPECT_TRUE(prover.prove(rule, 10000).proved);
+}
+
+TEST(Prover, RemovedAxiomGivesUnknownNeverProvedNorRefuted) {
+  VerifyOptions options;
+  options.without = {"relu_partition_rows"};
+  const auto rules = obligations_from_library(core_library());
+  const auto report = verify(core_library(), core_axioms(), {find_obligation(rules, "relu_rows")}, options);
+  ASSERT_EQ(report.verdicts.size(), 1u);
+  const auto& v = report.verdicts[0].verification;
+  EXPECT_EQ(v.status, pcg::VerificationStatus::Unknown);
+  EXPECT_TRUE(v.core.empty());
+  EXPECT_NE(v.reason.find("no counterexample"), std::string::npos) << v.reason;
+}
+
+// Ten pigeons in nine holes: the side condition is unsatisfiable, so the (otherwise false) rule
+// holds vacuously, but refuting the pigeonhole principle takes Z3 many seconds.
+std::string pigeonhole_rule() {
+  std::string binders, distinct;
+  for (int i = 0; i < 10; ++i) {
+    binders += "p" + std::to_string(i) + ": int in {1, 2, 3, 4, 5, 6, 7, 8, 9}, ";
+    for (int j = i + 1; j < 10; ++j) distinct += std::string(distinct.empty() ? "" : " && ") + "p" + std::to_string(i) + " != p" + std::to_string(j);
+  }
+  return "import \"ops/core.loom\";\nrule pigeons: forall " + binders + "x: [m, n] where " + distinct + ". relu(x) => sigmoid(x);\n";
+}
+
+TEST(Prover, TimeoutIsReportedAsUnknown) {
+  const auto lib = spec::Library::from_text(pigeonhole_rule(), "<pigeons>", spec::Library::default_specs_dir());
+  const auto axioms = prepare_axioms(lib);
+  const auto rules = obligations_from_library(lib);
+  ASSERT_EQ(rules.size(), 1u);
+  Prover prover(lib, axioms);
+  const auto r = prover.prove(rules[0], 300);
+  EXPECT_FALSE(r.proved);
+  EXPECT_TRUE(r.timed_out) << r.reason;
+  EXPECT_GE(r.seconds, 0.25);
+
+  VerifyOptions options;
+  options.timeout_ms = 300;
+  const auto report = verify(lib, axioms, rules, options);
+  const auto& v = report.verdicts.at(0).verification;
+  EXPECT_EQ(v.status, pcg::VerificationStatus::Unknown);
+  EXPECT_NE(v.reason.find("timeout after 300 ms"), std::string::npos) << v.reason;
+  EXPECT_GE(v.seconds, 0.25);
+}
+
+TEST(Prover, FusedFormsAreTheirDefinitions) {
+  const auto lib = spec::Library::from_text(
+      "import \"ops/parallel.loom\";\n"
+      "rule fuse: forall x: [m, n] {V: 2}. replicate<2>(reduce<2>(x)) => allreduce<2>(x);\n",
+      "<fused>", spec::Library::default_specs_dir());
+  const auto axioms = prepare_axioms(lib);
+  Prover prover(lib, axioms);
+  const auto r = prover.prove(obligations_from_library(lib).at(0), 10000);
+  EXPECT_TRUE(r.proved) << r.reason;
+  EXPECT_TRUE(r.core.empty());
+}
+
+TEST(Prover, AxiomsWithoutATriggerAreReportedUnusable) {
+  // Both sides of the fused-form definitions expand to the same term.
+  Prover prover(testing::bundled(), testing::bundled_axioms());
+  const auto unusable = prover.unusable_axioms();
+  const bool has_allreduce = std::any_of(unusable.begin(), unusable.end(), [](const auto& u) { return u.first == "allreduce_def"; });
+  EXPECT_TRUE(has_allreduce);
+  EXPECT_LT(unusable.size(), 10u);
+}
+
+}  // namespace
+}  // namespace loom::verifier
+
+namespace loom::verifier {
+namespace {
+
+TEST(Prover, MinimalCoresNeedEveryAxiomInThem) {
+  const auto& lib = testing::bundled();
+  const auto& axioms = testing::bundled_axioms();
+  Prover prover(lib, axioms);
+  const auto rules = obligations_from_library(lib);
+  const auto& rule = testing::find_obligation(rules, "matmul_data_parallel");
+  const auto r = prover.prove(rule, 10000, {}, true);
+  ASSERT_TRUE(r.proved) << r.reason;
+  ASSERT_FALSE(r.core.empty());
+  // With only the core's axioms the rule is proved; without any one of them it is not.
+  std::set<std::string> others;
+  for (const auto& a : axioms.axioms)
+    if (std::find(r.core.begin(), r.core.end(), a.name()) == r.core.end()) others.insert(a.name());
+  EXPECT_TRUE(prover.prove(rule, 10000, others).proved);
+  for (const auto& used : r.core) {
+    auto without = others;
+    without.insert(used);
+    EXPECT_FALSE(prover.prove(rule, 10000, without).proved) << used << " is not needed";
+  }
+}
+
+}  // namespace
+}  // namespace loom::verifier

@@ -1,0 +1,100 @@
+#include <gtest/gtest.h>
+
+#include "loom/verifier/prover.hpp"
+#include "loom/verifier/rule_loading.hpp"
+#include "loom/verifier/term_text.hpp"
+#include "loom/verifier/verify.hpp"
+#include "verifier_test_support.hpp"
+
+namespace loom::verifier {
+namespace {
+
+using pcg::ParallelShape;
+using pcg::PortRef;
+
+const spec::Library& lib() { return testing::bundled(); }
+
+// split<1, 3>(concat<1>(x, y)).0 => x, for x: [2, 3] and y: [2, 4].
+pcg::Rule split_of_concat_rule(std::int64_t at) {
+  pcg::Rule rule;
+  rule.id = "split_of_concat";
+  const int x = rule.lhs.add_input("x", ParallelShape::unpartitioned({2, 3}));
+  const int y = rule.lhs.add_input("y", ParallelShape::unpartitioned({2, 4}));
+  const int c = rule.lhs.add_node(lib(), "concat", {{"axis", 1}}, {{x, 0}, {y, 0}});
+  const int s = rule.lhs.add_node(lib(), "split", {{"axis", 1}, {"at", at}}, {{c, 0}});
+  rule.lhs.mark_output({s, 0});
+  const int rx = rule.rhs.add_input("x", ParallelShape::unpartitioned({2, 3}));
+  rule.rhs.mark_output({rx, 0});
+  return rule;
+}
+
+TEST(RuleLoading, GraphsBecomeTermsOverSharedInputs) {
+  pcg::Rule rule;
+  rule.id = "shared";
+  const int x = rule.lhs.add_input("x", ParallelShape::unpartitioned({4, 6}));
+  const int r = rule.lhs.add_node(lib(), "relu", {}, {{x, 0}});
+  const int sum = rule.lhs.add_node(lib(), "ewadd", {}, {{r, 0}, {r, 0}});  // relu(x) used twice
+  rule.lhs.mark_output({sum, 0});
+  const int rx = rule.rhs.add_input("x", ParallelShape::unpartitioned({4, 6}));
+  const int p = rule.rhs.add_node(lib(), "partition", {{"dim", 0}, {"degree", 2}}, {{rx, 0}});
+  const int c = rule.rhs.add_node(lib(), "combine", {{"dim", 0}, {"degree", 2}}, {{p, 0}});
+  rule.rhs.mark_output({c, 0});
+
+  const Obligation ob = obligation_from_rule(rule, lib(), "rules[0]", "lib.json");
+  ASSERT_EQ(ob.goals.size(), 1u);
+  EXPECT_EQ(term_to_string(*ob.goals[0].lhs), "ewadd(relu(x), relu(x))");
+  EXPECT_EQ(term_to_string(*ob.goals[0].rhs), "combine<0, 2>(partition<0, 2>(x))");
+  EXPECT_EQ(ob.goals[0].lhs->args[0], ob.goals[0].lhs->args[1]);  // the shared subterm is one term
+  ASSERT_EQ(ob.quantifier.binders.size(), 1u);
+  EXPECT_EQ(ob.key, "forall x: [4, 6]. ewadd(relu(x), relu(x)) => combine<0, 2>(partition<0, 2>(x))");
+  EXPECT_EQ(ob.where(), "lib.json: rules[0]");
+  // Every node output of both sides has its concrete dimensions recorded.
+  EXPECT_EQ(ob.known_dims.size(), 6u);
+  for (const auto& k : ob.known_dims) EXPECT_EQ(k.dims, (std::vector<std::int64_t>{4, 6}));
+}
+
+TEST(RuleLoading, InputDegreesBecomeBinderAnnotations) {
+  pcg::Rule rule;
+  rule.id = "partial_sums";
+  ParallelShape z = ParallelShape::unpartitioned({4, 6});
+  z.V = 2;
+  const int in = rule.lhs.add_input("z", z);
+  const int red = rule.lhs.add_node(lib(), "reduce", {{"degree", 2}}, {{in, 0}});
+  rule.lhs.mark_output({red, 0});
+  const int rin = rule.rhs.add_input("z", z);
+  const int all = rule.rhs.add_node(lib(), "reduce", {{"degree", 2}}, {{rin, 0}});
+  rule.rhs.mark_output({all, 0});
+  const Obligation ob = obligation_from_rule(rule, lib());
+  EXPECT_EQ(ob.key, "forall z: [4, 6] {V: 2}. reduce<2>(z) => reduce<2>(z)");
+}
+
+TEST(RuleLoading, MultiOutputOpsAreProjected) {
+  const Obligation ob = obligation_from_rule(split_of_concat_rule(3), lib());
+  EXPECT_EQ(term_to_string(*ob.goals[0].lhs), "split<1, 3>(concat<1>(x, y)).0");
+}
+
+TEST(RuleLoading, SizesFromTheGraphsLetZ3UseSizeAttributes) {
+  // split_concat_first: split<1, n1>(concat<1>(x, y)).first == x, where n1 is x's column count.
+  Prover prover(lib(), testing::bundled_axioms());
+  const auto proof = prover.prove(obligation_from_rule(split_of_concat_rule(3), lib()), 10000);
+  ASSERT_TRUE(proof.proved) << proof.reason;
+}
+
+TEST(RuleLoading, SplitAtTheWrongPlaceIsRefuted) {
+  const auto report = verify(lib(), testing::bundled_axioms(), {obligation_from_rule(split_of_concat_rule(2), lib())}, {});
+  const auto& v = report.verdicts.at(0).verification;
+  EXPECT_EQ(v.status, pcg::VerificationStatus::Refuted);
+  EXPECT_NE(v.counterexample.find("parallel shape"), std::string::npos) << v.counterexample;
+}
+
+TEST(RuleLoading, LoomRulesAreFilteredByFile) {
+  const auto lib = spec::Library::load({spec::Library::default_specs_dir(), testing::data_file("planted_false.loom")});
+  EXPECT_EQ(obligations_from_library(lib, {testing::data_file("planted_false.loom")}).size(), 2u);
+  EXPECT_EQ(obligations_from_library(lib).size(), lib.rules().size());
+  const auto ob = obligations_from_library(lib, {testing::data_file("planted_false.loom")}).at(0);
+  EXPECT_EQ(ob.text, "rule relu_of_sum: forall x: [m, n]. relu(reduce_sum(x)) => reduce_sum(relu(x))");
+  EXPECT_NE(ob.where().find("planted_false.loom:5:"), std::string::npos) << ob.where();
+}
+
+}  // namespace
+}  // namespace loom::verifier

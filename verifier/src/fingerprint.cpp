@@ -1,0 +1,99 @@
+#include "loom/verifier/fingerprint.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <sstream>
+
+#include "loom/interpreter/int_eval.hpp"
+#include "loom/verifier/term_text.hpp"
+
+namespace loom::verifier {
+namespace {
+
+void write_expr(std::ostream& os, const spec::ExprPtr& e) { os << (e ? spec::expr_to_string(*e) : "-") << ';'; }
+
+void write_shape(std::ostream& os, const spec::ShapeSpec& shape) {
+  os << '[';
+  for (const auto& d : shape.dims) {
+    if (d.is_pack()) os << '*' << d.pack_name << ';';
+    else write_expr(os, d.expr);
+  }
+  os << ']';
+}
+
+void write_attrs(std::ostream& os, const std::vector<spec::AttrParam>& attrs) {
+  os << '<';
+  for (const auto& a : attrs) {
+    os << a.name;
+    if (a.domain)
+      for (auto v : *a.domain) os << ',' << v;
+    for (const auto& [label, v] : a.labels) os << ',' << label << '=' << v;
+    os << ';';
+  }
+  os << '>';
+}
+
+void write_inputs(std::ostream& os, const std::vector<spec::InputParam>& inputs) {
+  os << '(';
+  for (const auto& in : inputs) {
+    os << in.name;
+    if (in.shape) write_shape(os, *in.shape);
+    os << ';';
+  }
+  os << ')';
+}
+
+}  // namespace
+
+std::string fingerprint(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+std::string forms_fingerprint(const spec::Library& library) {
+  std::ostringstream os;
+  for (const auto* op : library.ops()) {
+    os << "op " << op->name;
+    write_attrs(os, op->attrs);
+    write_inputs(os, op->inputs);
+    for (const auto& out : op->outputs) {
+      os << out.name;
+      write_shape(os, out.shape);
+    }
+    for (const auto& s : op->stmts) {
+      os << static_cast<int>(s.kind) << s.name;
+      for (const auto& ix : s.indices) os << (ix.pack ? "*" : "") << ix.name << ',';
+      write_expr(os, s.expr);
+    }
+    os << '\n';
+  }
+  for (const auto* p : library.parallel_forms()) {
+    os << "parallel " << p->name;
+    write_attrs(os, p->attrs);
+    write_inputs(os, p->inputs);
+    for (const auto& s : p->stmts) {
+      write_expr(os, s.require);
+      if (s.update) {
+        os << static_cast<int>(s.update->degree) << (s.update->multiply ? '*' : '/');
+        write_expr(os, s.update->dim);
+        write_expr(os, s.update->amount);
+      }
+    }
+    os << p->values << ';' << (p->backward ? term_to_string(*p->backward) : "-") << ';' << p->lowers_to << '\n';
+  }
+  for (const auto* f : library.fused_forms()) {
+    os << "fused " << f->name;
+    write_attrs(os, f->attrs);
+    write_inputs(os, f->inputs);
+    os << term_to_string(*f->body) << ';' << f->lowers_to << '\n';
+  }
+  return fingerprint(os.str());
+}
+
+}  // namespace loom::verifier

@@ -1,0 +1,144 @@
+#include "loom/verifier/rule_loading.hpp"
+
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "concrete_binder.hpp"
+#include "loom/verifier/term_text.hpp"
+
+namespace loom::verifier {
+namespace {
+
+std::string same_file_key(const std::string& path) {
+  std::error_code ec;
+  auto canonical = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : canonical.string();
+}
+
+std::string goals_text(const std::vector<Goal>& goals, const std::string& arrow) {
+  std::string out;
+  for (std::size_t i = 0; i < goals.size(); ++i)
+    out += (i ? "; " : "") + term_to_string(*goals[i].lhs) + " " + arrow + " " + term_to_string(*goals[i].rhs);
+  return out;
+}
+
+// Builds the terms of one side of a rule: one term per node output, inputs shared by name.
+class GraphTerms {
+ public:
+  GraphTerms(const spec::Library& library, std::map<std::string, spec::TermPtr>& variables)
+      : library_(library), variables_(variables) {}
+
+  std::vector<std::vector<spec::TermPtr>> build(const pcg::Graph& graph, const std::string& side,
+                                                std::vector<KnownDims>& known) {
+    std::vector<std::vector<spec::TermPtr>> terms(graph.size());
+    for (const pcg::Node& node : graph.nodes()) {
+      std::vector<spec::TermPtr>& out = terms[static_cast<std::size_t>(node.id)];
+      if (node.is_graph_input()) {
+        auto [it, fresh] = variables_.try_emplace(node.name);
+        if (fresh) {
+          auto var = std::make_shared<spec::Term>();
+          var->kind = spec::TermKind::Var;
+          var->name = node.name;
+          it->second = var;
+        }
+        out.push_back(it->second);
+      } else {
+        const auto* params = library_.attr_params(node.op);
+        if (!params) throw LoomError(side + ".nodes[" + std::to_string(node.id) + "]: unknown form '" + node.op + "'");
+        auto apply = std::make_shared<spec::Term>();
+        apply->kind = spec::TermKind::Apply;
+        apply->name = node.op;
+        for (const auto& p : *params) {
+          auto value = node.attrs.find(p.name);
+          if (value == node.attrs.end())
+            throw LoomError(side + ".nodes[" + std::to_string(node.id) + "]: " + node.op + " lacks attribute '" + p.name + "'");
+          apply->attrs.push_back({"", number_expr(value->second), {}});
+        }
+        for (const pcg::PortRef& in : node.inputs) apply->args.push_back(terms[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)]);
+        const std::size_t outputs = library_.output_count(node.op);
+        if (outputs == 1) {
+          out.push_back(apply);
+        } else {
+          for (std::size_t k = 0; k < outputs; ++k) {
+            auto project = std::make_shared<spec::Term>();
+            project->kind = spec::TermKind::Project;
+            project->args.push_back(apply);
+            project->position = static_cast<int>(k);
+            out.push_back(project);
+          }
+        }
+      }
+      for (std::size_t k = 0; k < out.size() && k < node.output_shapes.size(); ++k) known.push_back({out[k], node.output_shapes[k].dims});
+    }
+    return terms;
+  }
+
+ private:
+  const spec::Library& library_;
+  std::map<std::string, spec::TermPtr>& variables_;
+};
+
+}  // namespace
+
+Obligation obligation_from_equation(const spec::EquationDecl& rule) {
+  Obligation ob;
+  ob.name = rule.name;
+  ob.loc = rule.loc;
+  ob.quantifier = rule.quantifier;
+  ob.goals.push_back({rule.lhs, rule.rhs});
+  ob.text = "rule " + rule.name + ": " + equation_to_string(rule, "=>");
+  ob.key = equation_to_string(rule, "=>");
+  return ob;
+}
+
+std::vector<Obligation> obligations_from_library(const spec::Library& library, const std::vector<std::string>& files) {
+  std::vector<std::string> wanted;
+  for (const auto& f : files) wanted.push_back(same_file_key(f));
+  std::vector<Obligation> out;
+  for (const auto* rule : library.rules()) {
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), same_file_key(rule->loc.file)) == wanted.end()) continue;
+    out.push_back(obligation_from_equation(*rule));
+  }
+  return out;
+}
+
+Obligation obligation_from_rule(const pcg::Rule& rule, const spec::Library& library, const std::string& json_path,
+                                const std::string& file) {
+  Obligation ob;
+  ob.name = rule.id;
+  ob.loc.file = file;
+  ob.json_path = json_path;
+  std::map<std::string, spec::TermPtr> variables;
+  GraphTerms builder(library, variables);
+  const std::string prefix = json_path.empty() ? "" : json_path + ".";
+  try {
+    auto lhs = builder.build(rule.lhs, prefix + "lhs", ob.known_dims);
+    auto rhs = builder.build(rule.rhs, prefix + "rhs", ob.known_dims);
+    for (std::size_t i = 0; i < rule.lhs.outputs().size() && i < rule.rhs.outputs().size(); ++i) {
+      const auto l = rule.lhs.outputs()[i], r = rule.rhs.outputs()[i];
+      ob.goals.push_back({lhs[static_cast<std::size_t>(l.node)][static_cast<std::size_t>(l.port)],
+                          rhs[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.port)]});
+    }
+  } catch (const LoomError& e) {
+    throw LoomError((file.empty() ? "" : file + ": ") + std::string(e.what()));
+  }
+  for (const pcg::Node& node : rule.lhs.nodes()) {
+    if (!node.is_graph_input()) continue;
+    ob.quantifier.binders.push_back(tensor_binder(node.name, node.output_shapes.at(0)));
+  }
+  ob.key = quantifier_to_string(ob.quantifier) + goals_text(ob.goals, "=>");
+  if (rule.text.rfind("rule ", 0) == 0) ob.text = rule.text;
+  else ob.text = "rule " + rule.id + ": " + (rule.text.empty() ? ob.key : rule.text);
+  return ob;
+}
+
+std::vector<Obligation> obligations_from_rule_library(const pcg::RuleLibrary& rules, const spec::Library& library,
+                                                      const std::string& file) {
+  std::vector<Obligation> out;
+  for (std::size_t i = 0; i < rules.rules.size(); ++i)
+    out.push_back(obligation_from_rule(rules.rules[i], library, "rules[" + std::to_string(i) + "]", file));
+  return out;
+}
+
+}  // namespace loom::verifier
