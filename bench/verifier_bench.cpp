@@ -47,16 +47,16 @@ int main(int argc, char** argv) {
       options.jobs = jobs;
       rules = superopt::generate(library, options).rules;
       std::cout << "generation (Unity op set, 3 operators, " << jobs << " jobs): " << rules.rules.size() << " rules in "
-                << since(start) << " s\n";
+                << since(start) << " s" << std::endl;
     } else {
       std::ifstream in(rules_file);
       rules = pcg::rule_library_from_json(nlohmann::json::parse(in), library);
-      std::cout << "loaded " << rules.rules.size() << " rules from " << rules_file << " in " << since(start) << " s\n";
+      std::cout << "loaded " << rules.rules.size() << " rules from " << rules_file << " in " << since(start) << " s" << std::endl;
     }
 
     start = Clock::now();
     const auto axioms = verifier::prepare_axioms(library);
-    std::cout << "axioms checked by the interpreter: " << axioms.axioms.size() << " in " << since(start) << " s\n";
+    std::cout << "axioms checked by the interpreter: " << axioms.axioms.size() << " in " << since(start) << " s" << std::endl;
     const auto obligations = verifier::obligations_from_rule_library(rules, library);
     verifier::VerifyOptions options;
     options.jobs = jobs;

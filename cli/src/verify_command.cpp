@@ -210,9 +210,11 @@ int run_verify(const VerifyCommandOptions& opt) {
 
   std::optional<verifier::AxiomReport> usage;
   if (opt.axiom_report) {
-    if (show_progress) std::cerr << "axiom report: re-proving each proof without each axiom it used...\n";
-    vo.progress = nullptr;
+    if (show_progress) std::cerr << "axiom report: proving each rule again without each axiom its proof used...\n";
+    ProgressBar retries(show_progress);
+    vo.progress = [&retries](const verifier::VerifyProgress& p) { retries.update(p); };
     usage = verifier::axiom_report(library, axioms, obligations, report, vo);
+    retries.finish();
   }
 
   // The annotated rule library.

@@ -1,6 +1,7 @@
 #include "loom/verifier/axiom_report.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 
@@ -13,6 +14,12 @@ std::vector<std::string> AxiomReport::unused() const {
   for (const auto& a : axioms)
     if (a.proofs == 0) out.push_back(a.axiom);
   return out;
+}
+
+unsigned retry_limit_ms(const pcg::Verification& proof, const VerifyOptions& options) {
+  const auto scaled = static_cast<unsigned>(kRetryTimeFactor * proof.seconds * 1000);
+  const unsigned limit = std::max(kMinRetryTimeoutMs, scaled);
+  return options.timeout_ms == 0 ? limit : std::min(options.timeout_ms, limit);
 }
 
 AxiomReport axiom_report(const spec::Library& library, const AxiomSet& axioms, const std::vector<Obligation>& obligations,
@@ -37,10 +44,19 @@ AxiomReport axiom_report(const spec::Library& library, const AxiomSet& axioms, c
     }
   }
   std::vector<char> still_proved(retries.size(), 0);  // not vector<bool>: written from several threads
+  VerifyProgress progress;
+  progress.total = retries.size();
+  std::mutex mutex;
+  const auto start = std::chrono::steady_clock::now();
   run_on_provers(library, axioms, options.jobs, retries.size(), [&](Prover& prover, std::size_t k) {
     auto without = options.without;
     without.insert(out.axioms[retries[k].first].axiom);
-    still_proved[k] = prover.prove(obligations[retries[k].second], options.timeout_ms, without).proved;
+    still_proved[k] = prover.prove(obligations[retries[k].second], retry_limit_ms(report.verdicts[retries[k].second].verification, options), without).proved;
+    std::lock_guard lock(mutex);
+    ++progress.done;
+    ++(still_proved[k] ? progress.proved : progress.unknown);
+    progress.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (options.progress) options.progress(progress);
   });
   for (std::size_t k = 0; k < retries.size(); ++k)
     if (!still_proved[k]) out.axioms[retries[k].first].needed_by.push_back(obligations[retries[k].second].name);

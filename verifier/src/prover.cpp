@@ -9,6 +9,7 @@
 
 #include "loom/verifier/axiom_encoding.hpp"
 #include "loom/verifier/encoding.hpp"
+#include "watchdog.hpp"
 
 namespace loom::verifier {
 
@@ -21,6 +22,8 @@ struct Prover::Impl {
   std::optional<z3::solver> solver;
   static constexpr int kChecksPerSolver = 200;
   int checks_since_fresh = 0;
+
+  Watchdog watchdog{context};
 
   Impl(const spec::Library& library, const AxiomSet& set) : vocabulary(context, library) {
     for (const auto& a : set.axioms) {
@@ -97,10 +100,14 @@ struct Prover::Impl {
     return *solver;
   }
 
-  void set_timeout(z3::solver& solver, unsigned ms) {
-    z3::params params(context);
-    params.set("timeout", ms > 0 ? ms : 4294967295u);
-    solver.set(params);
+  // One check under the time limit `ms` (0: none).
+  z3::check_result check(z3::solver& solver, const z3::expr_vector& assumptions, unsigned ms) {
+    watchdog.arm(ms);
+    struct Disarm {
+      Watchdog& w;
+      ~Disarm() { w.disarm(); }
+    } disarm{watchdog};
+    return solver.check(assumptions);
   }
 
   // Assumptions enabling exactly the axioms in `enabled` (indices into `axioms`).
@@ -128,8 +135,8 @@ struct Prover::Impl {
       if (budget_ms > 0 && spent >= budget_ms) break;
       std::vector<bool> enabled(axioms.size(), false);
       for (std::size_t j = 0; j < core.size(); ++j) enabled[core[j]] = j != k;
-      set_timeout(solver, budget_ms > 0 ? budget_ms - spent : 0);
-      if (solver.check(enabling(enabled)) == z3::unsat) core = core_axioms(solver);  // smaller: retry at the same place
+      if (check(solver, enabling(enabled), budget_ms > 0 ? budget_ms - spent : 0) == z3::unsat)
+        core = core_axioms(solver);  // smaller: retry at the same place
       else ++k;
     }
     return core;
@@ -138,7 +145,6 @@ struct Prover::Impl {
   ProofResult prove(const Obligation& ob, unsigned timeout_ms, const std::set<std::string>& without, bool minimal_core) {
     ProofResult result;
     z3::solver& solver = base_solver();
-    set_timeout(solver, timeout_ms);
     solver.push();
     struct Pop {
       z3::solver& s;
@@ -154,7 +160,7 @@ struct Prover::Impl {
 
     std::vector<bool> enabled(axioms.size());
     for (std::size_t i = 0; i < axioms.size(); ++i) enabled[i] = axioms[i].unusable.empty() && !without.count(axioms[i].name);
-    switch (solver.check(enabling(enabled))) {
+    switch (check(solver, enabling(enabled), timeout_ms)) {
       case z3::unsat:
         // The core: the axioms whose tracking literals the refutation used. Z3 may include some the
         // proof could do without; minimizing removes them.
@@ -167,7 +173,8 @@ struct Prover::Impl {
         break;
       case z3::unknown: {
         const std::string why = solver.reason_unknown();
-        if (why.find("timeout") != std::string::npos || why.find("canceled") != std::string::npos) {
+        if (why.find("timeout") != std::string::npos || why.find("canceled") != std::string::npos ||
+            why.find("interrupted") != std::string::npos) {
           result.timed_out = true;
           result.reason = "timeout after " + std::to_string(timeout_ms) + " ms";
         } else if (why.find("incomplete quantifiers") != std::string::npos) {

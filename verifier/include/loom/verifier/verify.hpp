@@ -1,8 +1,9 @@
 #pragma once
-// Verifies a list of obligations over several threads (one Z3 context each): Z3 first; when it
-// finds no proof, the interpreter searches for a counterexample. A rule is `proved` only with an
-// unsat core, `refuted` only with a concrete counterexample, and `unknown` otherwise, with the
-// reason and the time spent.
+// Verifies a list of obligations over several threads (one Z3 context each). The interpreter
+// first compares the two sides' parallel shapes (degrees, which Z3 does not see); then Z3 looks
+// for a proof; when it finds none, the interpreter searches for a counterexample. A rule is
+// `proved` only with an unsat core, `refuted` only with a concrete counterexample, and `unknown`
+// otherwise, with the reason and the time spent.
 #include <cstddef>
 #include <functional>
 #include <set>
