@@ -3,13 +3,11 @@
 // bundled rule declarations. Prints its figures.
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "loom/interpreter/library.hpp"
+#include "loom/interpreter/rule_files.hpp"
 #include "loom/interpreter/rule_graphs.hpp"
 #include "loom/models/registry.hpp"
 #include "loom/pcg/graph_hash.hpp"
@@ -25,15 +23,8 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 std::vector<loom::pcg::Rule> load(const loom::spec::Library& library, const std::vector<std::string>& files) {
   if (files.empty()) return loom::spec::rules_of(library);
   std::vector<loom::pcg::Rule> rules;
-  for (const auto& f : files) {
-    if (f.size() > 5 && f.substr(f.size() - 5) == ".loom") {
-      const auto lib = loom::spec::Library::load({loom::spec::Library::default_specs_dir(), f});
-      for (auto& r : loom::spec::rules_of(lib)) rules.push_back(std::move(r));
-    } else {
-      std::ifstream in(f);
-      for (auto& r : loom::pcg::rule_library_from_json(nlohmann::json::parse(in), library).rules) rules.push_back(std::move(r));
-    }
-  }
+  for (const auto& f : files)
+    for (auto& r : loom::spec::load_rule_file(library, {loom::spec::Library::default_specs_dir()}, f)) rules.push_back(std::move(r));
   return rules;
 }
 

@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "loom/interpreter/library.hpp"
+#include "loom/interpreter/rule_files.hpp"
 #include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/file_io.hpp"
@@ -13,7 +14,6 @@
 #include "loom/pcg/match.hpp"
 #include "loom/pcg/rewrite.hpp"
 #include "model_options.hpp"
-#include "rule_files.hpp"
 
 namespace loom::cli {
 namespace {
@@ -37,10 +37,10 @@ std::map<std::string, int> op_counts(const pcg::Graph& g) {
 }
 
 int run_apply(const ApplyOptions& opt) {
-  const auto specs = opt.specs.empty() ? std::vector<std::string>{spec::Library::default_specs_dir()} : opt.specs;
+  const auto specs = spec::Library::paths_or_bundled(opt.specs);
   const spec::Library library = spec::Library::load(specs);
   const models::LoadedModel model = models::load_model(library, opt.model.request());
-  const std::vector<pcg::Rule> rules = load_rule_file(library, specs, opt.rules);
+  const std::vector<pcg::Rule> rules = spec::load_rule_file(library, specs, opt.rules);
   const pcg::GraphIndex index(model.graph);
 
   if (opt.rule.empty()) {  // which rules match, and how often

@@ -19,7 +19,7 @@ struct CheckOptions {
 
 int run_check(const CheckOptions& opt) {
   auto start = std::chrono::steady_clock::now();
-  auto paths = opt.paths.empty() ? std::vector<std::string>{spec::Library::default_specs_dir()} : opt.paths;
+  auto paths = spec::Library::paths_or_bundled(opt.paths);
   nlohmann::json summary = {{"paths", paths}};
   std::vector<Diagnostic> errors;
   std::optional<spec::Library> library;

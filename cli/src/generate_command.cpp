@@ -121,7 +121,7 @@ int run_generate(GenerateCliOptions& opt) {
   require_writable_directory(opt.out, "--out");
   require_writable_directory(opt.out_spec, "--out-spec");
 
-  const auto paths = opt.specs.empty() ? std::vector<std::string>{spec::Library::default_specs_dir()} : opt.specs;
+  const auto paths = spec::Library::paths_or_bundled(opt.specs);
   const spec::Library library = spec::Library::load(paths);
   if (opt.ops == "all")
     for (const auto* op : library.ops()) g.ops.push_back(op->name);

@@ -48,7 +48,7 @@ int run_import(const ImportOptions& opt) {
     return 2;
   }
   const auto lib =
-      spec::Library::load(opt.specs.empty() ? std::vector<std::string>{spec::Library::default_specs_dir()} : opt.specs);
+      spec::Library::load(spec::Library::paths_or_bundled(opt.specs));
   if (!opt.json && !opt.quiet) std::cerr << "importing " << opt.model.model << "\n";
   const models::LoadedModel loaded = models::load_model(lib, opt.model.request());
   const models::ModelStats stats = models::model_stats(loaded.graph, lib);

@@ -7,12 +7,12 @@
 
 #include "commands.hpp"
 #include "loom/interpreter/library.hpp"
+#include "loom/interpreter/rule_files.hpp"
 #include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/plan_cost.hpp"
 #include "loom/search/substitution_search.hpp"
 #include "model_options.hpp"
-#include "rule_files.hpp"
 
 namespace loom::cli {
 namespace {
@@ -33,7 +33,7 @@ struct OptimizeOptions {
 
 int run_optimize(const OptimizeOptions& opt) {
   const auto began = std::chrono::steady_clock::now();
-  const auto specs = opt.specs.empty() ? std::vector<std::string>{spec::Library::default_specs_dir()} : opt.specs;
+  const auto specs = spec::Library::paths_or_bundled(opt.specs);
   const spec::Library library = spec::Library::load(specs);
   search::Machine machine = search::load_machine(opt.machine).with_nodes(opt.nodes);
   if (opt.gpus_per_node > 0) machine = machine.with_devices_per_node(opt.gpus_per_node);
@@ -42,7 +42,7 @@ int run_optimize(const OptimizeOptions& opt) {
       opt.rules.empty() ? std::vector<std::string>{spec::Library::default_specs_dir() + "/rules/unity.loom"} : opt.rules;
   std::vector<pcg::Rule> rules;
   for (const auto& f : rule_files)
-    for (auto& r : load_rule_file(library, specs, f, !opt.include_unverified)) rules.push_back(std::move(r));
+    for (auto& r : spec::load_rule_file(library, specs, f, !opt.include_unverified)) rules.push_back(std::move(r));
   if (rules.empty()) throw LoomError("no rules to search with (a rule library's unproved rules are left out; --include-unverified uses them)");
 
   const search::CostModel model_cost(library, machine);

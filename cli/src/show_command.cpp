@@ -258,7 +258,7 @@ int show_list(bool json) {
 
 int show_model(const ShowOptions& opt) {
   const models::ModelRequest request = opt.model.request();
-  const auto lib = spec::Library::load(opt.specs.empty() ? std::vector<std::string>{spec::Library::default_specs_dir()} : opt.specs);
+  const auto lib = spec::Library::load(spec::Library::paths_or_bundled(opt.specs));
   const models::LoadedModel loaded = models::load_model(lib, request);
   if (opt.dot) {
     std::cout << pcg::graph_to_dot(loaded.graph);
@@ -318,7 +318,7 @@ int run_show(const ShowOptions& opt) {
     show_file(lib, opt.target, opt.dot);
     return 0;
   }
-  auto lib = spec::Library::load(opt.specs.empty() ? std::vector<std::string>{spec::Library::default_specs_dir()} : opt.specs);
+  auto lib = spec::Library::load(spec::Library::paths_or_bundled(opt.specs));
   if (const auto* op = lib.find_op(opt.target)) {
     show_op(*op, opt.dot);
     return 0;

@@ -22,7 +22,7 @@ struct SimulateOptions {
 };
 
 int run_simulate(const SimulateOptions& opt) {
-  const auto specs = opt.specs.empty() ? std::vector<std::string>{spec::Library::default_specs_dir()} : opt.specs;
+  const auto specs = spec::Library::paths_or_bundled(opt.specs);
   const spec::Library library = spec::Library::load(specs);
   const search::Plan plan = search::load_plan(opt.plan, library);
   const search::ProfileDatabase profiles = opt.profile.empty() ? search::ProfileDatabase{} : search::ProfileDatabase::load(opt.profile);

@@ -151,7 +151,7 @@ int run_verify(const VerifyCommandOptions& opt) {
   const bool show_progress = !opt.quiet && !opt.json;
 
   // The spec library, and the rules to verify.
-  std::vector<std::string> paths = opt.specs.empty() ? std::vector<std::string>{spec::Library::default_specs_dir()} : opt.specs;
+  std::vector<std::string> paths = spec::Library::paths_or_bundled(opt.specs);
   std::optional<pcg::RuleLibrary> rule_library;
   json input_json;
   if (json_input) {

@@ -134,6 +134,10 @@ std::string Library::default_specs_dir() {
   return LOOM_SPECS_DIR;
 }
 
+std::vector<std::string> Library::paths_or_bundled(const std::vector<std::string>& paths) {
+  return paths.empty() ? std::vector<std::string>{default_specs_dir()} : paths;
+}
+
 std::vector<std::string> Library::files() const {
   std::vector<std::string> out;
   for (const auto& m : modules_) out.push_back(m.file);

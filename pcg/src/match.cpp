@@ -103,16 +103,15 @@ class Matcher {
   }
 
   // Graph nodes that LHS node `l` may stand for: consumers of an already matched producer when
-  // there is one, else every node running its operator.
-  std::vector<int> candidates(const Match& m, int l) const {
+  // there is one (collected into `scratch`), else every node running its operator.
+  const std::vector<int>& candidates(const Match& m, int l, std::vector<int>& scratch) const {
     const Node& ln = lhs_.node(l);
     for (PortRef in : ln.inputs) {
       const int producer = m.nodes[static_cast<std::size_t>(in.node)];
       if (producer < 0) continue;
-      std::vector<int> out;
       for (int c : index_.consumers(producer))
-        if (graph_.node(c).op == ln.op) out.push_back(c);
-      return out;
+        if (graph_.node(c).op == ln.op) scratch.push_back(c);
+      return scratch;
     }
     return index_.nodes_running(ln.op);
   }
@@ -124,7 +123,8 @@ class Matcher {
       return;
     }
     const int l = operators_[k];
-    for (int g : candidates(m, l)) {
+    std::vector<int> scratch;
+    for (int g : candidates(m, l, scratch)) {
       Match next = m;
       if (assign(next, l, g)) search(std::move(next), k + 1);
     }

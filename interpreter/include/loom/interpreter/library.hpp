@@ -28,6 +28,8 @@ class Library : public pcg::OpCatalog {
   static Library from_text(const std::string& text, const std::string& name = "<input>", const std::string& directory = ".");
   // The bundled library: $LOOM_SPECS if set, else the source tree's specs/.
   static std::string default_specs_dir();
+  // `paths`, or the bundled library when it is empty: what every command's --specs means.
+  static std::vector<std::string> paths_or_bundled(const std::vector<std::string>& paths);
 
   const OpDecl* find_op(const std::string& name) const;
   const ParallelDecl* find_parallel(const std::string& name) const;

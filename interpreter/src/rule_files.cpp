@@ -1,4 +1,4 @@
-#include "rule_files.hpp"
+#include "loom/interpreter/rule_files.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -8,18 +8,18 @@
 #include "loom/interpreter/rule_graphs.hpp"
 #include "loom/pcg/diagnostic.hpp"
 
-namespace loom::cli {
+namespace loom::spec {
 
-std::vector<pcg::Rule> load_rule_file(const spec::Library& library, const std::vector<std::string>& specs, const std::string& path,
+std::vector<pcg::Rule> load_rule_file(const Library& library, const std::vector<std::string>& specs, const std::string& path,
                                       bool proved_only) {
   std::vector<pcg::Rule> rules;
   if (std::filesystem::path(path).extension() == ".loom") {
     std::vector<std::string> files = specs;
     files.push_back(path);
-    const spec::Library with_rules = spec::Library::load(files);
+    const Library with_rules = Library::load(files);
     const std::string canonical = std::filesystem::weakly_canonical(path).string();
     for (const auto* r : with_rules.rules())
-      if (std::filesystem::weakly_canonical(r->loc.file).string() == canonical) rules.push_back(spec::rule_from_declaration(with_rules, *r));
+      if (std::filesystem::weakly_canonical(r->loc.file).string() == canonical) rules.push_back(rule_from_declaration(with_rules, *r));
     return rules;
   }
   std::ifstream in(path);
@@ -37,4 +37,4 @@ std::vector<pcg::Rule> load_rule_file(const spec::Library& library, const std::v
   return rules;
 }
 
-}  // namespace loom::cli
+}  // namespace loom::spec

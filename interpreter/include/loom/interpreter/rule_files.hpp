@@ -7,11 +7,11 @@
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/rule.hpp"
 
-namespace loom::cli {
+namespace loom::spec {
 
 // The rules of one file. From a JSON library, with `proved_only`, only the rules its verification
 // proved. Errors name the file.
-std::vector<pcg::Rule> load_rule_file(const spec::Library& library, const std::vector<std::string>& specs, const std::string& path,
+std::vector<pcg::Rule> load_rule_file(const Library& library, const std::vector<std::string>& specs, const std::string& path,
                                       bool proved_only = false);
 
-}  // namespace loom::cli
+}  // namespace loom::spec
