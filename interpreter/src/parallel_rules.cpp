@@ -231,33 +231,31 @@ void bare_slots(const CNode& n, int buffer, std::size_t dim, std::set<int>& out)
   for (const auto& c : n.children) bare_slots(c, buffer, dim, out);
 }
 
-// Splits input `i` dimension `k` two ways, together with every other input dimension read by the
-// same index, and replicates the inputs that do not take part.
-std::vector<pcg::ParallelShape> split_trial(const Program& program, std::size_t i, std::size_t k) {
+}  // namespace
+
+std::vector<pcg::ParallelShape> split_inputs(const Program& program, std::size_t input, std::size_t dim, std::int64_t degree) {
   std::vector<pcg::ParallelShape> shapes;
   for (int b : program.input_buffers) shapes.push_back(pcg::ParallelShape::unpartitioned(program.buffers[static_cast<std::size_t>(b)].dims));
-  for (auto& s : shapes) s.R = 2;
+  for (auto& s : shapes) s.R = degree;
   for (const auto& st : program.statements) {
     std::set<int> slots;
-    bare_slots(st.body, program.input_buffers[i], k, slots);
+    bare_slots(st.body, program.input_buffers[input], dim, slots);
     for (std::size_t j = 0; j < shapes.size(); ++j) {
       for (std::size_t d = 0; d < shapes[j].rank(); ++d) {
         std::set<int> other;
         bare_slots(st.body, program.input_buffers[j], d, other);
         for (int s : other)
           if (slots.count(s)) {
-            shapes[j].D[d] = 2;
+            shapes[j].D[d] = degree;
             shapes[j].R = 1;
           }
       }
     }
   }
-  shapes[i].D[k] = 2;
-  shapes[i].R = 1;
+  shapes[input].D[dim] = degree;
+  shapes[input].R = 1;
   return shapes;
 }
-
-}  // namespace
 
 ParallelSummary summarize_parallelism(const Program& program) {
   ParallelSummary summary;
@@ -266,7 +264,7 @@ ParallelSummary summarize_parallelism(const Program& program) {
     for (std::size_t k = 0; k < buf.dims.size(); ++k) {
       DimensionRole role{buf.name, k, "", DimensionRole::Fixed};
       try {
-        auto outs = derive_output_degrees(program, split_trial(program, i, k));
+        auto outs = derive_output_degrees(program, split_inputs(program, i, k, 2));
         bool partitioned = false;
         for (const auto& o : outs)
           for (auto d : o.D) partitioned |= d > 1;

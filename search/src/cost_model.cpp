@@ -5,10 +5,14 @@
 namespace loom::search {
 
 TaskEstimate CostModel::compute(const pcg::Graph& graph, const pcg::Node& node) const {
-  TaskEstimate est;
-  if (!is_compute(node)) return est;
   std::vector<pcg::ParallelShape> inputs;
   for (pcg::PortRef in : node.inputs) inputs.push_back(graph.shape_of(in));
+  return compute(node, inputs);
+}
+
+TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs) const {
+  TaskEstimate est;
+  if (!is_compute(node)) return est;
   const pcg::TaskCost cost = library_.task_cost(node.op, node.attrs, inputs);
   est.flops = cost.flops;
   est.bytes = cost.bytes_read + cost.bytes_written;

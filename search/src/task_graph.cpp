@@ -1,5 +1,6 @@
 #include "loom/search/task_graph.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "loom/pcg/diagnostic.hpp"
@@ -15,6 +16,9 @@ class Builder {
   Builder(const pcg::Graph& graph, const CostModel& model) : graph_(graph), model_(model), machine_(model.machine()) {
     out_.devices = machine_.devices();
     holders_.resize(graph.size());
+    consumed_.resize(graph.size(), false);
+    for (const pcg::Node& n : graph.nodes())
+      for (pcg::PortRef in : n.inputs) consumed_[static_cast<std::size_t>(in.node)] = true;
   }
 
   TaskGraph build() {
@@ -65,11 +69,13 @@ class Builder {
     auto& held = holders_[static_cast<std::size_t>(n.id)];
     held.resize(n.output_shapes.size());
     if (n.is_graph_input()) {
-      for (std::size_t t = 0; t < view.tasks(); ++t) held[0].push_back({view.devices[t], {}});
+      held_locally(held[0], view);
       return;
     }
     if (n.inputs.size() == 1 && n.output_shapes.size() == 1 && !model_.is_compute(n)) {
-      move_data(n, view);
+      if (is_unread_output(n)) return;
+      if (loads_its_pieces(n)) held_locally(held[0], view);
+      else move_data(n, view);
       return;
     }
     const TaskEstimate est = model_.compute(graph_, n);
@@ -88,6 +94,25 @@ class Builder {
       const int id = add(std::move(task));
       for (auto& port : held) port.push_back({view.devices[t], {id}});
     }
+  }
+
+  // Pieces that are on the devices of `view` from the start of the iteration.
+  static void held_locally(std::vector<Holder>& port, const pcg::MachineView& view) {
+    for (std::size_t t = 0; t < view.tasks(); ++t) port.push_back({view.devices[t], {}});
+  }
+
+  // A parallelization operator over a data input, or one splitting a weight into shards, moves
+  // nothing: each device loads its own piece of the data, and each shard lives on its device.
+  bool loads_its_pieces(const pcg::Node& n) const {
+    const pcg::Node& source = graph_.node(n.inputs[0].node);
+    return source.op == pcg::kInputOp || (source.op == pcg::kWeightOp && n.output_shapes[0].R == 1);
+  }
+
+  // A parallelization operator producing only a graph output nobody reads moves nothing: the loss
+  // is computed where its input's pieces are.
+  bool is_unread_output(const pcg::Node& n) const {
+    const auto& outputs = graph_.outputs();
+    return !consumed_[static_cast<std::size_t>(n.id)] && std::find(outputs.begin(), outputs.end(), pcg::PortRef{n.id, 0}) != outputs.end();
   }
 
   // A parallelization operator or fused form: each output piece gathers the overlapping input
@@ -157,10 +182,18 @@ class Builder {
   const Machine& machine_;
   TaskGraph out_;
   std::vector<std::vector<std::vector<Holder>>> holders_;  // node -> port -> task
+  std::vector<bool> consumed_;                              // node -> some node reads it
 };
 
 }  // namespace
 
 TaskGraph build_task_graph(const pcg::Graph& graph, const CostModel& model) { return Builder(graph, model).build(); }
+
+double communication_bytes(const TaskGraph& graph) {
+  double bytes = 0;
+  for (const SimTask& t : graph.tasks)
+    if (t.kind == TaskKind::Communication) bytes += t.bytes;
+  return bytes;
+}
 
 }  // namespace loom::search

@@ -97,6 +97,15 @@ TEST(OpsNumeric, MatmulAgainstEigen) {
   }
 }
 
+TEST(OpsNumeric, MatmulReluAgainstEigen) {
+  std::mt19937_64 rng(12);
+  for (auto [m, k, n] : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1}, {3, 4, 5}, {6, 3, 2}}) {
+    T a = random_tensor({m, k}, rng), b = random_tensor({k, n}, rng);
+    RowMat want = (as_matrix(a, m, k) * as_matrix(b, k, n)).cwiseMax(0.0);
+    expect_close(run1("matmul_relu", {}, {&a, &b}), {m, n}, to_vector(want));
+  }
+}
+
 TEST(OpsNumeric, BatchMatmulAgainstEigen) {
   std::mt19937_64 rng(12);
   for (const Dims& batch : std::vector<Dims>{{}, {3}, {2, 3}}) {
@@ -545,7 +554,7 @@ TEST(OpsNumeric, ConstantOperators) {
 // Guards the list above: a new bundled op needs a numeric test here.
 TEST(OpsNumeric, EveryBundledOpIsCovered) {
   const std::set<std::string> tested = {
-      "matmul", "batch_matmul", "linear", "linear_nobias", "bias_add", "transpose", "enlarge",
+      "matmul", "matmul_relu", "batch_matmul", "linear", "linear_nobias", "bias_add", "transpose", "enlarge",
       "conv2d", "conv2d_grouped", "conv2d_depthwise", "pool2d_max", "pool2d_avg", "batchnorm",
       "relu", "sigmoid", "tanh", "gelu", "dropout", "identity", "ewadd", "ewsub", "ewmul", "ewdiv", "scalar_mul",
       "concat", "split", "reshape", "reshape_4d", "flatten", "reduce_sum", "reduce_mean", "reduce_sum_axis0",

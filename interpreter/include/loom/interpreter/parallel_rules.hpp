@@ -32,6 +32,11 @@ struct ParallelSummary {
 
 ParallelSummary summarize_parallelism(const Program& program);
 
+// Input shapes that split dimension `dim` of input `input` `degree` ways, together with every
+// other input dimension read by the same index; inputs that do not read it are replicated.
+// Whether the op accepts them is for derive_output_degrees to say.
+std::vector<pcg::ParallelShape> split_inputs(const Program& program, std::size_t input, std::size_t dim, std::int64_t degree);
+
 // Applies a parallel form's degree updates to one parallel shape.
 pcg::ParallelShape apply_parallel_form(const ParallelDecl& form, const pcg::AttrMap& attrs, const pcg::ParallelShape& input);
 

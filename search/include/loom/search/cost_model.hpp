@@ -24,6 +24,8 @@ class CostModel {
   // One task of an operator node. Parallelization operators, fused forms and graph inputs run no
   // kernel: what they cost is communication.
   TaskEstimate compute(const pcg::Graph& graph, const pcg::Node& node) const;
+  // The same for the node reading inputs of the given parallel shapes (a split the node may take).
+  TaskEstimate compute(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs) const;
 
   // Whether the node runs a kernel (an operator of the library), rather than moving data.
   bool is_compute(const pcg::Node& node) const { return !node.is_graph_input() && library_.find_op(node.op) != nullptr; }

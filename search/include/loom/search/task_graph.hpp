@@ -2,8 +2,10 @@
 // FlexFlow's task graph of one training iteration of a PCG on a machine: a compute task per task
 // of every operator on the device its machine view names, a communication task for every piece
 // of data that must move between devices, then the backward pass mirrored (compute twice as long,
-// the same bytes moving the other way). Each device and each directed pair of devices runs its
-// tasks one at a time, first come first served.
+// the same bytes moving the other way). As in training, nothing moves to split a data input (each
+// device loads its piece) or a weight into shards (each lives on its device), nor to gather a
+// graph output nobody reads (the loss is computed where its pieces are). Each device and each
+// directed pair of devices runs its tasks one at a time, first come first served.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -41,5 +43,8 @@ struct TaskGraph {
 // Nodes without a machine view run their tasks on devices 0, 1, ... Throws LoomError naming the
 // node when a view places a task outside the machine.
 TaskGraph build_task_graph(const pcg::Graph& graph, const CostModel& model);
+
+// The bytes of every communication task, forward and backward.
+double communication_bytes(const TaskGraph& graph);
 
 }  // namespace loom::search

@@ -1,0 +1,30 @@
+#pragma once
+// From a graph of unsplit operators and a choice of split and devices for each of them to the
+// PCG that runs it: the parallelization operators that move every value from the shape its
+// producer gives to the shape each consumer needs, and a machine view on every node.
+#include <vector>
+
+#include "loom/pcg/graph.hpp"
+#include "loom/pcg/op_catalog.hpp"
+#include "loom/search/parallel_config.hpp"
+
+namespace loom::search {
+
+// Where one operator runs: split as `config`, its tasks on devices first_device, first_device + 1, ...
+struct Placement {
+  ParallelConfig config;
+  int first_device = 0;
+
+  pcg::MachineView view() const { return pcg::MachineView::contiguous(first_device, config.tasks()); }
+};
+
+// `placements` is indexed by node id; graph inputs keep their shape and run on device 0. Graph
+// outputs are brought back to the shapes `graph` gives them, so the result computes the same
+// values in the same shapes. Throws LoomError naming the node when a value cannot be moved to
+// the shape a consumer needs.
+pcg::Graph materialize(const pcg::Graph& graph, const std::vector<Placement>& placements, const pcg::OpCatalog& catalog);
+
+// Every node of `graph` unsplit on device 0: the placements of the graph as given.
+std::vector<Placement> unsplit_placements(const pcg::Graph& graph);
+
+}  // namespace loom::search

@@ -1,0 +1,101 @@
+#include "loom/search/materialize.hpp"
+
+#include <map>
+#include <tuple>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/search/reshard.hpp"
+
+namespace loom::search {
+namespace {
+
+class Materializer {
+ public:
+  Materializer(const pcg::Graph& graph, const std::vector<Placement>& placements, const pcg::OpCatalog& catalog)
+      : graph_(graph), placements_(placements), catalog_(catalog), ports_(graph.size()) {}
+
+  pcg::Graph run() {
+    if (placements_.size() != graph_.size())
+      throw LoomError("a placement is needed for each of the graph's " + std::to_string(graph_.size()) + " nodes, " +
+                      std::to_string(placements_.size()) + " given");
+    for (const pcg::Node& n : graph_.nodes()) {
+      if (n.is_graph_input()) {
+        const int id = out_.add_input(n.name, n.output_shapes[0], n.op == pcg::kWeightOp);
+        out_.set_view(id, pcg::MachineView::contiguous(0, n.output_shapes[0].tasks()));
+        ports_[static_cast<std::size_t>(n.id)] = {{pcg::PortRef{id, 0}, pcg::MachineView::contiguous(0, n.output_shapes[0].tasks())}};
+        continue;
+      }
+      const Placement& p = placements_[static_cast<std::size_t>(n.id)];
+      if (p.config.inputs.size() != n.inputs.size())
+        throw LoomError(n.describe() + ": its placement gives " + std::to_string(p.config.inputs.size()) + " input shapes for " +
+                        std::to_string(n.inputs.size()) + " inputs");
+      const pcg::MachineView view = p.view();
+      std::vector<pcg::PortRef> inputs;
+      for (std::size_t i = 0; i < n.inputs.size(); ++i) inputs.push_back(deliver(n.inputs[i], p.config.inputs[i], view, n));
+      const int id = out_.add_node(catalog_, n.op, n.attrs, inputs, n.name);
+      out_.set_view(id, view);
+      for (std::size_t port = 0; port < n.output_shapes.size(); ++port)
+        ports_[static_cast<std::size_t>(n.id)].push_back({pcg::PortRef{id, static_cast<int>(port)}, view});
+    }
+    for (pcg::PortRef o : graph_.outputs()) {
+      const Held& h = ports_[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)];
+      out_.mark_output(deliver(o, graph_.shape_of(o), pcg::MachineView::contiguous(h.view.devices.front(), graph_.shape_of(o).tasks()),
+                               graph_.node(o.node)));
+    }
+    return std::move(out_);
+  }
+
+ private:
+  struct Held {
+    pcg::PortRef port;
+    pcg::MachineView view;
+  };
+
+  // The port of the new graph that holds `value` (a port of the input graph) as `shape` on `view`.
+  pcg::PortRef deliver(pcg::PortRef value, const pcg::ParallelShape& shape, const pcg::MachineView& view, const pcg::Node& consumer) {
+    const Held held = ports_[static_cast<std::size_t>(value.node)][static_cast<std::size_t>(value.port)];
+    const pcg::ParallelShape& have = out_.shape_of(held.port);
+    if (have == shape) return held.port;
+    const auto key = std::make_tuple(value, shape.to_string(), view.to_string());
+    if (auto it = delivered_.find(key); it != delivered_.end()) return it->second;
+    const auto steps = reshard_steps(have, shape);
+    if (!steps)
+      throw LoomError(consumer.describe() + ": cannot move " + graph_.node(value.node).describe() + "'s output from " + have.to_string() +
+                      " to " + shape.to_string());
+    pcg::PortRef at = held.port;
+    for (const ReshardStep& s : *steps) {
+      const int id = out_.add_node(catalog_, s.op, s.attrs, {at});
+      const std::int64_t tasks = out_.node(id).tasks();
+      if (tasks == static_cast<std::int64_t>(view.tasks()))
+        out_.set_view(id, view);
+      else if (tasks == static_cast<std::int64_t>(held.view.tasks()))
+        out_.set_view(id, held.view);
+      else
+        out_.set_view(id, pcg::MachineView::contiguous(view.devices.front(), tasks));
+      at = {id, 0};
+    }
+    delivered_[key] = at;
+    return at;
+  }
+
+  const pcg::Graph& graph_;
+  const std::vector<Placement>& placements_;
+  const pcg::OpCatalog& catalog_;
+  pcg::Graph out_;
+  std::vector<std::vector<Held>> ports_;  // input graph node -> port -> where it is in the new graph
+  std::map<std::tuple<pcg::PortRef, std::string, std::string>, pcg::PortRef> delivered_;
+};
+
+}  // namespace
+
+pcg::Graph materialize(const pcg::Graph& graph, const std::vector<Placement>& placements, const pcg::OpCatalog& catalog) {
+  return Materializer(graph, placements, catalog).run();
+}
+
+std::vector<Placement> unsplit_placements(const pcg::Graph& graph) {
+  std::vector<Placement> out;
+  for (const pcg::Node& n : graph.nodes()) out.push_back({unsplit_config(graph, n), 0});
+  return out;
+}
+
+}  // namespace loom::search

@@ -1,0 +1,67 @@
+#include "loom/search/reshard.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "loom/pcg/task_layout.hpp"
+
+namespace loom::search {
+namespace {
+
+constexpr double kBytesPerElement = 4;
+
+}  // namespace
+
+std::optional<std::vector<ReshardStep>> reshard_steps(const pcg::ParallelShape& from, const pcg::ParallelShape& to) {
+  if (from.dims != to.dims || from.P != to.P) return std::nullopt;
+  if (to.V > from.V || from.V % to.V != 0 || to.R < from.R || to.R % from.R != 0) return std::nullopt;
+  std::vector<ReshardStep> steps;
+  if (from.V > to.V) steps.push_back({"reduce", {{"degree", from.V / to.V}}});
+  std::vector<std::int64_t> held = from.D;
+  for (std::size_t d = 0; d < held.size(); ++d) {
+    if (held[d] <= to.D[d] && to.D[d] % held[d] == 0) continue;
+    const std::int64_t by = held[d] % to.D[d] == 0 ? held[d] / to.D[d] : held[d];
+    steps.push_back({"combine", {{"dim", static_cast<std::int64_t>(d)}, {"degree", by}}});
+    held[d] /= by;
+  }
+  if (to.R > from.R) steps.push_back({"replicate", {{"degree", to.R / from.R}}});
+  for (std::size_t d = 0; d < held.size(); ++d)
+    if (to.D[d] > held[d]) steps.push_back({"partition", {{"dim", static_cast<std::int64_t>(d)}, {"degree", to.D[d] / held[d]}}});
+  return steps;
+}
+
+double reshard_seconds(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
+                       const pcg::MachineView& to_view, const Machine& machine) {
+  if (!reshard_steps(from, to)) return std::numeric_limits<double>::infinity();
+  if (from == to && from_view == to_view) return 0;
+  std::map<std::pair<int, int>, double> pair_bytes;
+  double sum_seconds = 0;
+  for (std::int64_t t = 0; t < to.tasks(); ++t) {
+    const pcg::TaskPiece want = pcg::task_piece(to, t);
+    const int device = to_view.devices[static_cast<std::size_t>(t)];
+    for (std::int64_t s = 0; s < from.tasks(); ++s) {
+      pcg::TaskPiece have = pcg::task_piece(from, s);
+      if (have.replica != 0 || have.partial % to.V != want.partial) continue;
+      const std::int64_t overlap = pcg::overlap_elements(from, have, to, want);
+      if (overlap == 0) continue;
+      int source = from_view.devices[static_cast<std::size_t>(pcg::task_of(from, have))];
+      for (std::int64_t r = 1; r < from.R && source != device; ++r) {
+        have.replica = r;
+        const int candidate = from_view.devices[static_cast<std::size_t>(pcg::task_of(from, have))];
+        if (candidate == device) source = candidate;
+      }
+      if (source != device) pair_bytes[{source, device}] += static_cast<double>(overlap) * kBytesPerElement;
+    }
+    if (from.V > to.V) {
+      const double bytes = static_cast<double>((from.V / to.V + 1) * pcg::piece_elements(to)) * kBytesPerElement;
+      sum_seconds = std::max(sum_seconds, bytes / machine.device.memory_bandwidth + machine.device.kernel_overhead);
+    }
+  }
+  double move_seconds = 0;
+  for (const auto& [pair, bytes] : pair_bytes)
+    move_seconds = std::max(move_seconds, machine.link_between(pair.first, pair.second).transfer_seconds(bytes));
+  return move_seconds + sum_seconds;
+}
+
+}  // namespace loom::search

@@ -1,0 +1,155 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "loom/interpreter/graph_eval.hpp"
+#include "loom/interpreter/library.hpp"
+#include "loom/search/machine_mapping.hpp"
+#include "loom/search/materialize.hpp"
+#include "loom/search/plan_cost.hpp"
+
+namespace loom::search {
+namespace {
+
+const spec::Library& library() {
+  static spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
+  return lib;
+}
+
+pcg::ParallelShape shape(std::vector<std::int64_t> dims) { return pcg::ParallelShape::unpartitioned(std::move(dims)); }
+
+// x[b, k] -> matmul w1 -> relu -> matmul w2.
+pcg::Graph two_layer_mlp(std::int64_t b, std::int64_t k, std::int64_t h, std::int64_t o) {
+  pcg::Graph g;
+  const int x = g.add_input("x", shape({b, k}));
+  const int w1 = g.add_input("w1", shape({k, h}), true);
+  const int w2 = g.add_input("w2", shape({h, o}), true);
+  const int m1 = g.add_node(library(), "matmul", {}, {{x, 0}, {w1, 0}}, "fc1");
+  const int r = g.add_node(library(), "relu", {}, {{m1, 0}}, "act");
+  g.mark_output({g.add_node(library(), "matmul", {}, {{r, 0}, {w2, 0}}, "fc2"), 0});
+  return g;
+}
+
+// Two branches off one matmul joined by an add, then a residual add of the branch point.
+pcg::Graph diamond(std::int64_t b, std::int64_t h) {
+  pcg::Graph g;
+  const int x = g.add_input("x", shape({b, h}));
+  const int w = g.add_input("w", shape({h, h}), true);
+  const int v = g.add_input("v", shape({h, h}), true);
+  const int m = g.add_node(library(), "matmul", {}, {{x, 0}, {w, 0}}, "m");
+  const int a = g.add_node(library(), "relu", {}, {{m, 0}}, "a");
+  const int t = g.add_node(library(), "tanh", {}, {{m, 0}}, "t");
+  const int mv = g.add_node(library(), "matmul", {}, {{t, 0}, {v, 0}}, "mv");
+  const int s = g.add_node(library(), "ewadd", {}, {{a, 0}, {mv, 0}}, "s");
+  g.mark_output({g.add_node(library(), "ewadd", {}, {{s, 0}, {m, 0}}, "res"), 0});
+  return g;
+}
+
+Machine small_machine(int devices) {
+  return load_machine("summit").with_devices_per_node(devices);
+}
+
+void expect_dp_equals_brute_force(const pcg::Graph& g, int devices, std::size_t max_views) {
+  const Machine machine = small_machine(devices);
+  const CostModel model(library(), machine);
+  MappingOptions options;
+  options.degrees = {2, 4};
+  options.max_views = max_views;
+  MachineMapper dp(library(), model, options);
+  MachineMapper exhaustive(library(), model, options);
+  const Mapping found = dp.map(g);
+  const Mapping reference = exhaustive.brute_force(g);
+  ASSERT_TRUE(std::isfinite(reference.estimate));
+  EXPECT_NEAR(found.estimate, reference.estimate, 1e-12 * reference.estimate) << devices << " devices";
+}
+
+TEST(MachineMapping, DynamicProgrammingEqualsBruteForceOnAChain) {
+  const pcg::Graph g = two_layer_mlp(8, 8, 8, 4);
+  expect_dp_equals_brute_force(g, 2, 2);
+  expect_dp_equals_brute_force(g, 4, 2);
+}
+
+TEST(MachineMapping, DynamicProgrammingEqualsBruteForceWithBranchesAndAResidual) {
+  const pcg::Graph g = diamond(8, 4);
+  expect_dp_equals_brute_force(g, 2, 2);
+  expect_dp_equals_brute_force(g, 4, 1);
+}
+
+TEST(MachineMapping, TheMappedPlanComputesTheSameValuesAndSimulates) {
+  const pcg::Graph g = diamond(8, 4);
+  const Machine machine = small_machine(4);
+  const CostModel model(library(), machine);
+  MappingOptions options;
+  options.degrees = {2, 4};
+  MachineMapper mapper(library(), model, options);
+  const Mapping m = mapper.map(g);
+  const pcg::Graph plan = materialize(g, m.placements, library());
+  plan.validate(library());
+  for (const pcg::Node& n : plan.nodes()) ASSERT_TRUE(n.view.has_value()) << n.describe();
+  EXPECT_TRUE(std::isfinite(plan_cost(plan, model).seconds));
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> uni(-1, 1);
+  std::map<std::string, spec::Tensor<double>> values;
+  for (const auto& n : g.nodes()) {
+    if (!n.is_graph_input()) continue;
+    spec::Tensor<double> t(n.output_shapes[0].dims);
+    for (auto& v : t.data) v = uni(rng);
+    values[n.name] = t;
+  }
+  const auto before = spec::evaluate_graph<spec::RealDomain>(library(), g, values);
+  const auto after = spec::evaluate_graph<spec::RealDomain>(library(), plan, values);
+  ASSERT_EQ(before.size(), after.size());
+  ASSERT_EQ(plan.shape_of(plan.outputs()[0]), g.shape_of(g.outputs()[0]));
+  for (std::size_t i = 0; i < before[0].data.size(); ++i) EXPECT_NEAR(before[0].data[i], after[0].data[i], 1e-9);
+}
+
+TEST(MachineMapping, LargeComputeIsSplitAcrossTheDevices) {
+  // A big matmul takes far longer than moving its inputs: the mapping must use every device.
+  const pcg::Graph g = two_layer_mlp(4096, 4096, 4096, 4096);
+  const Machine machine = small_machine(4);
+  const CostModel model(library(), machine);
+  MachineMapper mapper(library(), model);
+  const Mapping m = mapper.map(g);
+  EXPECT_EQ(m.placements[static_cast<std::size_t>(*g.find("fc1"))].config.tasks(), 4);
+  EXPECT_EQ(m.placements[static_cast<std::size_t>(*g.find("fc2"))].config.tasks(), 4);
+}
+
+TEST(MachineMapping, SubResultsAreSharedAcrossGraphs) {
+  const pcg::Graph g = diamond(16, 8);
+  const Machine machine = small_machine(4);
+  const CostModel model(library(), machine);
+  MachineMapper shared(library(), model);
+  const Mapping first = shared.map(g);
+  const std::size_t solved = shared.stats().solved;
+  const Mapping again = shared.map(g);
+  EXPECT_EQ(shared.stats().solved, solved);  // everything came from the cache
+  EXPECT_GT(shared.stats().cache_hits, 0u);
+  EXPECT_EQ(first.estimate, again.estimate);
+  MappingOptions no_cache;
+  no_cache.share_cache = false;
+  MachineMapper alone(library(), model, no_cache);
+  alone.map(g);
+  const std::size_t once = alone.stats().solved;
+  alone.map(g);
+  EXPECT_EQ(alone.stats().solved, 2 * once);
+}
+
+TEST(MachineMapping, ConfigsOfAMatmulIncludeDataModelAndReductionSplits) {
+  const pcg::Graph g = two_layer_mlp(8, 8, 8, 4);
+  const auto configs = node_configs(library(), g, g.node(*g.find("fc1")), {2});
+  ASSERT_EQ(configs.size(), 4u);  // unsplit, rows, shared dimension, columns
+  EXPECT_EQ(configs[0].tasks(), 1);
+  bool reduction = false;
+  for (const auto& c : configs) reduction |= c.outputs[0].V == 2;
+  EXPECT_TRUE(reduction);
+  // ReLU of a partial sum is not a partial sum: matmul_relu has no reduction split.
+  pcg::Graph f;
+  const int x = f.add_input("x", shape({8, 8}));
+  const int w = f.add_input("w", shape({8, 8}), true);
+  f.mark_output({f.add_node(library(), "matmul_relu", {}, {{x, 0}, {w, 0}}), 0});
+  for (const auto& c : node_configs(library(), f, f.node(2), {2})) EXPECT_EQ(c.outputs[0].V, 1) << c.split;
+}
+
+}  // namespace
+}  // namespace loom::search

@@ -1,0 +1,180 @@
+#include <gtest/gtest.h>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/search/task_graph.hpp"
+
+// What the task graph moves between devices for data loading, weight shards and graph outputs,
+// checked against the traffic Unity's figure 1 counts for its MLP (in floats, 4 bytes each).
+namespace loom::search {
+namespace {
+
+const spec::Library& library() {
+  static spec::Library lib = spec::Library::load(spec::Library::paths_or_bundled({}));
+  return lib;
+}
+
+const pcg::MachineView kBoth{{0, 1}};
+const pcg::MachineView kFirst{{0}};
+
+TaskGraph task_graph(const pcg::Graph& g) {
+  const Machine m = load_machine("summit").with_nodes(1).with_devices_per_node(2);
+  return build_task_graph(g, CostModel(library(), m));
+}
+
+double bytes_of(const TaskGraph& tg, bool backward) {
+  double bytes = 0;
+  for (const SimTask& t : tg.tasks)
+    if (t.kind == TaskKind::Communication && t.backward == backward) bytes += t.bytes;
+  return bytes;
+}
+
+int tasks_of(const TaskGraph& tg, int node) {
+  int count = 0;
+  for (const SimTask& t : tg.tasks) count += t.node == node ? 1 : 0;
+  return count;
+}
+
+int add(pcg::Graph& g, std::string op, pcg::AttrMap attrs, std::vector<pcg::PortRef> inputs, const pcg::MachineView& view) {
+  const int n = g.add_node(library(), std::move(op), std::move(attrs), std::move(inputs));
+  g.set_view(n, view);
+  return n;
+}
+
+struct Mlp {
+  pcg::Graph g;
+  int x = 0, w1 = 0, w2 = 0;
+};
+
+// Unity's figure 1: relu(x w1) w2 with b = 64, ci = 784, h = 512, co = 10.
+Mlp mlp_inputs() {
+  Mlp m;
+  m.x = m.g.add_input("x", pcg::ParallelShape::unpartitioned({64, 784}));
+  m.w1 = m.g.add_input("w1", pcg::ParallelShape::unpartitioned({784, 512}), true);
+  m.w2 = m.g.add_input("w2", pcg::ParallelShape::unpartitioned({512, 10}), true);
+  for (int n : {m.x, m.w1, m.w2}) m.g.set_view(n, kFirst);
+  return m;
+}
+
+TEST(TaskGraphTraffic, UnityFigure1DataParallelMovesOnlyTheReplicatedWeights) {
+  Mlp m = mlp_inputs();
+  pcg::Graph& g = m.g;
+  const int px = add(g, "partition", {{"dim", 0}, {"degree", 2}}, {{m.x, 0}}, kBoth);
+  const int rw1 = add(g, "replicate", {{"degree", 2}}, {{m.w1, 0}}, kBoth);
+  const int h = add(g, "matmul_relu", {}, {{px, 0}, {rw1, 0}}, kBoth);
+  const int rw2 = add(g, "replicate", {{"degree", 2}}, {{m.w2, 0}}, kBoth);
+  const int y = add(g, "matmul", {}, {{h, 0}, {rw2, 0}}, kBoth);
+  const int out = add(g, "combine", {{"dim", 0}, {"degree", 2}}, {{y, 0}}, kFirst);
+  g.mark_output({out, 0});
+  const TaskGraph tg = task_graph(g);
+  // w1 (784 x 512) and w2 (512 x 10) broadcast forward, their gradients reduced backward.
+  EXPECT_EQ(communication_bytes(tg), 813056.0 * 4);
+  EXPECT_EQ(bytes_of(tg, false), (784 * 512 + 512 * 10) * 4.0);
+  EXPECT_EQ(bytes_of(tg, true), bytes_of(tg, false));
+  EXPECT_EQ(tasks_of(tg, out), 0);
+}
+
+TEST(TaskGraphTraffic, UnityFigure2bJointPlanMovesOnlyTheHiddenActivations) {
+  Mlp m = mlp_inputs();
+  pcg::Graph& g = m.g;
+  const int px = add(g, "partition", {{"dim", 1}, {"degree", 2}}, {{m.x, 0}}, kBoth);
+  const int pw1 = add(g, "partition", {{"dim", 0}, {"degree", 2}}, {{m.w1, 0}}, kBoth);
+  const int partial = add(g, "matmul", {}, {{px, 0}, {pw1, 0}}, kBoth);
+  ASSERT_EQ(g.shape_of({partial, 0}).V, 2);
+  const int summed = add(g, "reduce", {{"degree", 2}}, {{partial, 0}}, kFirst);
+  const int h = add(g, "relu", {}, {{summed, 0}}, kFirst);
+  const int rh = add(g, "replicate", {{"degree", 2}}, {{h, 0}}, kBoth);
+  const int pw2 = add(g, "partition", {{"dim", 1}, {"degree", 2}}, {{m.w2, 0}}, kBoth);
+  const int y = add(g, "matmul", {}, {{rh, 0}, {pw2, 0}}, kBoth);
+  const int out = add(g, "combine", {{"dim", 1}, {"degree", 2}}, {{y, 0}}, kFirst);
+  g.mark_output({out, 0});
+  const TaskGraph tg = task_graph(g);
+  // Device 1's partial sum (64 x 512) to device 0 and the activations back, each way forward and
+  // backward.
+  EXPECT_EQ(communication_bytes(tg), 131072.0 * 4);
+  for (const SimTask& t : tg.tasks) {
+    if (t.kind != TaskKind::Communication) continue;
+    EXPECT_TRUE(t.node == summed || t.node == rh) << t.label;
+    EXPECT_EQ(t.bytes, 64 * 512 * 4.0) << t.label;
+  }
+}
+
+// w (8 x 8) split or copied over both devices, read by a relu on each.
+pcg::Graph weight_over_both(const std::string& parallel_op) {
+  pcg::Graph g;
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({8, 8}), true);
+  const pcg::AttrMap attrs = parallel_op == "partition" ? pcg::AttrMap{{"dim", 0}, {"degree", 2}} : pcg::AttrMap{{"degree", 2}};
+  const int spread = add(g, parallel_op, attrs, {{w, 0}}, kBoth);
+  g.mark_output({add(g, "relu", {}, {{spread, 0}}, kBoth), 0});
+  return g;
+}
+
+TEST(TaskGraphTraffic, PartitionedWeightShardsLiveOnTheirDevices) {
+  const TaskGraph tg = task_graph(weight_over_both("partition"));
+  EXPECT_EQ(communication_bytes(tg), 0);
+  // Both relu tasks start at once: nothing they read waits for a transfer.
+  for (const SimTask& t : tg.tasks) {
+    if (!t.backward) {
+      EXPECT_TRUE(t.deps.empty()) << t.label;
+    }
+  }
+}
+
+TEST(TaskGraphTraffic, ReplicatedWeightIsBroadcastAndItsGradientReduced) {
+  const TaskGraph tg = task_graph(weight_over_both("replicate"));
+  EXPECT_EQ(communication_bytes(tg), 2 * 64 * 4.0);
+  int forward = 0, backward = 0;
+  for (const SimTask& t : tg.tasks) {
+    if (t.kind != TaskKind::Communication) continue;
+    EXPECT_EQ(t.bytes, 64 * 4.0);
+    EXPECT_EQ(t.device, t.backward ? 1 : 0) << t.label;
+    EXPECT_EQ(t.peer, t.backward ? 0 : 1) << t.label;
+    ++(t.backward ? backward : forward);
+  }
+  EXPECT_EQ(forward, 1);
+  EXPECT_EQ(backward, 1);
+}
+
+TEST(TaskGraphTraffic, EachDeviceLoadsItsPieceOfTheData) {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 8}));
+  const int px = add(g, "partition", {{"dim", 0}, {"degree", 2}}, {{x, 0}}, kBoth);
+  const int r = add(g, "relu", {}, {{px, 0}}, kBoth);
+  g.mark_output({r, 0});
+  EXPECT_EQ(communication_bytes(task_graph(g)), 0);
+
+  // Splitting an activation held on device 0 still sends device 1 its half.
+  pcg::Graph h;
+  const int y = h.add_input("y", pcg::ParallelShape::unpartitioned({8, 8}));
+  const int a = add(h, "relu", {}, {{y, 0}}, kFirst);
+  const int pa = add(h, "partition", {{"dim", 0}, {"degree", 2}}, {{a, 0}}, kBoth);
+  h.mark_output({add(h, "relu", {}, {{pa, 0}}, kBoth), 0});
+  EXPECT_EQ(communication_bytes(task_graph(h)), 2 * 32 * 4.0);
+}
+
+TEST(TaskGraphTraffic, OnlyAnUnreadGraphOutputIsLeftWhereItsPiecesAre) {
+  // y split over both devices, combined on device 0.
+  auto split_then_combined = [](pcg::Graph& g) {
+    const int y = g.add_input("y", pcg::ParallelShape::unpartitioned({8, 8}));
+    const int py = add(g, "partition", {{"dim", 0}, {"degree", 2}}, {{y, 0}}, kBoth);
+    const int r = add(g, "relu", {}, {{py, 0}}, kBoth);
+    return add(g, "combine", {{"dim", 0}, {"degree", 2}}, {{r, 0}}, kFirst);
+  };
+  pcg::Graph g;
+  const int out = split_then_combined(g);
+  g.mark_output({out, 0});
+  const TaskGraph tg = task_graph(g);
+  EXPECT_EQ(communication_bytes(tg), 0);
+  EXPECT_EQ(tasks_of(tg, out), 0);
+
+  // The same combine read by another operator gathers device 1's half, and its gradient returns.
+  pcg::Graph h;
+  const int combined = split_then_combined(h);
+  h.mark_output({combined, 0});
+  h.mark_output({add(h, "relu", {}, {{combined, 0}}, kFirst), 0});
+  const TaskGraph th = task_graph(h);
+  EXPECT_EQ(communication_bytes(th), 2 * 32 * 4.0);
+  EXPECT_EQ(tasks_of(th, combined), 2);
+}
+
+}  // namespace
+}  // namespace loom::search
