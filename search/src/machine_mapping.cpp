@@ -116,6 +116,7 @@ struct MachineMapper::Impl {
     if (it != configs_by_signature.end()) return it->second;
     std::vector<ConfigInfo> out;
     for (ParallelConfig& c : node_configs(library, *graph, n, options.degrees)) {
+      if (!out.empty() && options.admit && !options.admit(n, c)) continue;
       ConfigInfo info;
       info.seconds = kComputeFactor * model.compute(n, c.inputs).seconds;
       for (std::size_t i = 0; i < c.inputs.size(); ++i) {

@@ -11,6 +11,7 @@
 // Each edge is charged to the endpoint decided later, so the DP and the exhaustive search of the
 // same choices (brute_force) compute one and the same function.
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -26,6 +27,8 @@ struct MappingOptions {
   std::vector<std::int64_t> degrees;  // split degrees tried; empty: mapping_degrees(machine)
   std::size_t max_views = 2;          // device offsets tried per split (aligned to its task count)
   bool share_cache = true;            // keep sub-results from one graph to the next
+  // When given, only the splits it admits are tried (the unsplit operator always is).
+  std::function<bool(const pcg::Node&, const ParallelConfig&)> admit;
 };
 
 // The default degrees on a machine: all its devices, a node's devices, and 2.

@@ -1,0 +1,30 @@
+#pragma once
+// Unity's third search level: a large graph cut into segments at nodes every path crosses, each
+// segment searched on its own, then joined back. Only the value of the node at a cut flows from
+// one segment to the next, unsplit (replica degree 1 across the cut), so each segment's search
+// cannot undo another's.
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/pcg/graph.hpp"
+#include "loom/pcg/op_catalog.hpp"
+
+namespace loom::search {
+
+struct Segment {
+  pcg::Graph graph;                      // its own graph inputs stand for the values it reads
+  std::map<std::string, pcg::PortRef> reads;  // graph input of `graph` by name -> the original port
+  std::vector<pcg::PortRef> provides;         // per output of `graph`, in order: the original port
+};
+
+// Cuts `graph` at the nodes no edge jumps over, into segments of at least `min_nodes` operators
+// (the last may hold up to twice that). One segment when the graph is too small to cut.
+std::vector<Segment> split_graph(const pcg::Graph& graph, std::size_t min_nodes);
+
+// The original graph with every segment replaced by its (possibly rewritten) graph. Segments must
+// come in the order split_graph gave them, each still providing its ports in order.
+pcg::Graph join_segments(const pcg::Graph& original, const std::vector<Segment>& segments);
+
+}  // namespace loom::search

@@ -1,0 +1,45 @@
+#pragma once
+// Unity's hierarchical search (section 5): substitutions chosen by best-first search (level 1),
+// each candidate graph costed by the machine-mapping DP (level 2), large graphs searched segment
+// by segment (level 3); the best graph is then mapped once more as a whole.
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/pcg/rule.hpp"
+#include "loom/search/machine_mapping.hpp"
+#include "loom/search/substitution_search.hpp"
+
+namespace loom::search {
+
+struct JointOptions {
+  SearchOptions substitution;  // per segment
+  MappingOptions mapping;
+  bool split = true;               // level 3 (--no-split turns it off)
+  std::size_t min_segment = 10;    // operators per segment at least (k)
+};
+
+struct JointProgress {
+  std::size_t segment = 0, segments = 0;
+  std::size_t explored = 0;
+};
+
+struct JointResult {
+  pcg::Graph graph;                    // the rewritten graph, unsplit
+  std::vector<Placement> placements;   // its mapping, per node id
+  double estimate = 0;                 // the DP's objective for it
+  double initial_estimate = 0;         // the same for the graph as given
+  std::vector<AppliedSubstitution> sequence;
+  std::size_t segments = 0, explored = 0, generated = 0;
+  MappingStats mapping;
+};
+
+// Only algebraic and hybrid rules are searched: splitting single operators is the DP's choice,
+// over every degree the machine takes (parallel rules fix one degree, one operator at a time).
+JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules,
+                         const CostModel& model, const JointOptions& options = {},
+                         const std::function<void(const JointProgress&)>& progress = {});
+
+}  // namespace loom::search

@@ -1,0 +1,110 @@
+#include "loom/search/graph_split.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "loom/pcg/diagnostic.hpp"
+
+namespace loom::search {
+namespace {
+
+std::vector<int> operators_of(const pcg::Graph& graph) {
+  std::vector<int> out;
+  for (const pcg::Node& n : graph.nodes())  // creation order is topological
+    if (!n.is_graph_input()) out.push_back(n.id);
+  return out;
+}
+
+// Positions of `order` that no edge jumps over.
+std::vector<std::size_t> cut_points(const pcg::Graph& graph, const std::vector<int>& order) {
+  std::map<int, std::size_t> pos;
+  for (std::size_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
+  std::vector<std::size_t> cuts;
+  std::size_t reach = 0;
+  for (std::size_t p = 0; p < order.size(); ++p) {
+    if (reach <= p) cuts.push_back(p);
+    for (int c : graph.consumers(order[p])) reach = std::max(reach, pos.at(c));
+  }
+  return cuts;
+}
+
+Segment extract(const pcg::Graph& graph, const std::vector<int>& members) {
+  Segment s;
+  std::map<int, bool> inside;
+  for (int m : members) inside[m] = true;
+  std::map<pcg::PortRef, pcg::PortRef> local;
+  for (int m : members) {
+    const pcg::Node& n = graph.node(m);
+    std::vector<pcg::PortRef> inputs;
+    for (pcg::PortRef in : n.inputs) {
+      if (!local.count(in)) {
+        const pcg::Node& p = graph.node(in.node);
+        const std::string name = p.is_graph_input() ? p.name : "segment_input_" + std::to_string(in.node) + "_" + std::to_string(in.port);
+        local[in] = {s.graph.add_input(name, graph.shape_of(in), p.op == pcg::kWeightOp), 0};
+        s.reads[name] = in;
+      }
+      inputs.push_back(local.at(in));
+    }
+    const int id = s.graph.add_node_with_shapes(n.op, n.attrs, inputs, n.output_shapes, n.name);
+    for (std::size_t port = 0; port < n.output_shapes.size(); ++port) local[{m, static_cast<int>(port)}] = {id, static_cast<int>(port)};
+  }
+  for (int m : members) {
+    const pcg::Node& n = graph.node(m);
+    for (std::size_t port = 0; port < n.output_shapes.size(); ++port) {
+      const pcg::PortRef p{m, static_cast<int>(port)};
+      bool needed = std::find(graph.outputs().begin(), graph.outputs().end(), p) != graph.outputs().end();
+      for (const pcg::Use& u : graph.uses(p)) needed |= !inside.count(u.node);
+      if (!needed) continue;
+      s.graph.mark_output(local.at(p));
+      s.provides.push_back(p);
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<Segment> split_graph(const pcg::Graph& graph, std::size_t min_nodes) {
+  const std::vector<int> order = operators_of(graph);
+  std::vector<std::vector<int>> parts{{}};
+  std::size_t begin = 0;
+  for (std::size_t cut : cut_points(graph, order)) {
+    if (cut + 1 - begin < min_nodes || order.size() - (cut + 1) < min_nodes) continue;
+    parts.back().assign(order.begin() + static_cast<std::ptrdiff_t>(begin), order.begin() + static_cast<std::ptrdiff_t>(cut) + 1);
+    parts.emplace_back();
+    begin = cut + 1;
+  }
+  parts.back().assign(order.begin() + static_cast<std::ptrdiff_t>(begin), order.end());
+  std::vector<Segment> out;
+  for (const auto& p : parts)
+    if (!p.empty()) out.push_back(extract(graph, p));
+  return out;
+}
+
+pcg::Graph join_segments(const pcg::Graph& original, const std::vector<Segment>& segments) {
+  pcg::Graph out;
+  std::map<pcg::PortRef, pcg::PortRef> where;
+  for (const pcg::Node& n : original.nodes())
+    if (n.is_graph_input()) where[{n.id, 0}] = {out.add_input(n.name, n.output_shapes[0], n.op == pcg::kWeightOp), 0};
+  for (const Segment& s : segments) {
+    std::map<pcg::PortRef, pcg::PortRef> local;
+    for (const pcg::Node& n : s.graph.nodes()) {
+      if (n.is_graph_input()) {
+        auto it = s.reads.find(n.name);
+        if (it == s.reads.end()) throw LoomError("a segment reads '" + n.name + "', which it was not cut with");
+        local[{n.id, 0}] = where.at(it->second);
+        continue;
+      }
+      std::vector<pcg::PortRef> inputs;
+      for (pcg::PortRef in : n.inputs) inputs.push_back(local.at(in));
+      const int id = out.add_node_with_shapes(n.op, n.attrs, inputs, n.output_shapes, n.name);
+      for (std::size_t port = 0; port < n.output_shapes.size(); ++port) local[{n.id, static_cast<int>(port)}] = {id, static_cast<int>(port)};
+    }
+    if (s.graph.outputs().size() != s.provides.size()) throw LoomError("a segment provides a different number of values than it was cut with");
+    for (std::size_t k = 0; k < s.provides.size(); ++k) where[s.provides[k]] = local.at(s.graph.outputs()[k]);
+  }
+  for (pcg::PortRef o : original.outputs()) out.mark_output(where.at(o));
+  return out;
+}
+
+}  // namespace loom::search
