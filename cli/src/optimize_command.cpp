@@ -1,7 +1,7 @@
-#include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -10,8 +10,8 @@
 #include "loom/interpreter/rule_files.hpp"
 #include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
-#include "loom/search/plan_cost.hpp"
-#include "loom/search/substitution_search.hpp"
+#include "loom/search/optimizer.hpp"
+#include "loom/search/plan.hpp"
 #include "model_options.hpp"
 
 namespace loom::cli {
@@ -26,13 +26,22 @@ struct OptimizeOptions {
   bool include_unverified = false;
   std::vector<std::string> specs;
   std::string out;
-  search::SearchOptions search;
+  search::OptimizeSettings settings;
+  bool no_split = false;
+  bool no_cache = false;
+  bool no_baselines = false;
   bool json = false;
   bool quiet = false;
 };
 
-int run_optimize(const OptimizeOptions& opt) {
-  const auto began = std::chrono::steady_clock::now();
+std::string ms(double seconds) {
+  if (!std::isfinite(seconds)) return "does not fit";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(3) << seconds * 1e3 << " ms";
+  return os.str();
+}
+
+int run_optimize(OptimizeOptions opt) {
   const auto specs = spec::Library::paths_or_bundled(opt.specs);
   const spec::Library library = spec::Library::load(specs);
   search::Machine machine = search::load_machine(opt.machine).with_nodes(opt.nodes);
@@ -43,52 +52,71 @@ int run_optimize(const OptimizeOptions& opt) {
   std::vector<pcg::Rule> rules;
   for (const auto& f : rule_files)
     for (auto& r : spec::load_rule_file(library, specs, f, !opt.include_unverified)) rules.push_back(std::move(r));
-  if (rules.empty()) throw LoomError("no rules to search with (a rule library's unproved rules are left out; --include-unverified uses them)");
 
-  const search::CostModel model_cost(library, machine);
-  auto cost = [&](const pcg::Graph& g) { return search::search_cost(g, model_cost); };
+  opt.settings.joint.split = !opt.no_split;
+  opt.settings.joint.mapping.share_cache = !opt.no_cache;
+  opt.settings.baselines = !opt.no_baselines;
+  const search::CostModel cost_model(library, machine);
   const bool show_progress = !opt.json && !opt.quiet;
-  const search::SearchResult result = search::search_substitutions(model.graph, rules, library, cost, opt.search, [&](const search::SearchStep& s) {
-    if (show_progress)
-      std::cerr << "\rsearching: " << s.explored << "/" << opt.search.budget << " graphs expanded, best " << std::setprecision(4)
-                << s.best_seconds * 1e3 << " ms" << std::flush;
+  const search::OptimizeReport report = search::optimize(library, model.graph, rules, cost_model, opt.settings, [&](const search::OptimizeProgress& p) {
+    if (!show_progress) return;
+    std::cerr << "\r\033[K" << p.stage;
+    if (p.joint.segments > 0)
+      std::cerr << ": segment " << p.joint.segment << "/" << p.joint.segments << ", " << p.joint.explored << " graphs expanded";
+    std::cerr << std::flush;
   });
-  if (show_progress) std::cerr << "\n";
-  if (!std::isfinite(result.best_seconds))
-    throw LoomError(model.name + " does not fit on " + machine.name + " in any plan the search reached (memory or device count)");
-  const double search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  if (show_progress) std::cerr << "\r\033[K";
 
   search::Plan plan;
   plan.model = model.name;
   plan.machine = machine;
-  plan.graph = search::with_default_views(result.best, machine);
-  plan.substitutions = result.sequence;
-  plan.iteration_seconds = result.best_seconds;
+  plan.graph = report.plan;
+  plan.substitutions = report.substitutions;
+  plan.iteration_seconds = report.best_seconds;
   if (!opt.out.empty()) search::save_plan(plan, opt.out);
 
   nlohmann::json subs = nlohmann::json::array();
-  for (const auto& s : result.sequence) subs.push_back({{"rule", s.rule}, {"category", s.category}, {"status", s.status}});
+  for (const auto& s : report.substitutions) subs.push_back({{"rule", s.rule}, {"category", s.category}, {"status", s.status}});
   if (opt.json) {
+    nlohmann::json baselines = nlohmann::json::object(), speedups = nlohmann::json::object();
+    for (const auto& [name, seconds] : report.baselines) {
+      baselines[name] = std::isfinite(seconds) ? nlohmann::json(seconds) : nlohmann::json(nullptr);
+      speedups[name] = std::isfinite(seconds) ? nlohmann::json(seconds / report.best_seconds) : nlohmann::json(nullptr);
+    }
     std::cout << nlohmann::json{{"model", model.name},
                                 {"machine", machine.name},
                                 {"devices", machine.devices()},
                                 {"rules", rules.size()},
-                                {"initial_seconds", result.initial_seconds},
-                                {"best_seconds", result.best_seconds},
-                                {"speedup", result.initial_seconds / result.best_seconds},
-                                {"explored", result.explored},
-                                {"generated", result.generated},
-                                {"search_seconds", search_seconds},
+                                {"single_device_seconds", report.initial_seconds},
+                                {"best_seconds", report.best_seconds},
+                                {"chosen", report.chosen},
+                                {"joint_seconds", report.joint_seconds},
+                                {"baselines", baselines},
+                                {"speedups", speedups},
+                                {"search_seconds", report.search_seconds},
+                                {"total_seconds", report.total_seconds},
+                                {"segments", report.joint.segments},
+                                {"explored", report.joint.explored},
+                                {"generated", report.joint.generated},
+                                {"mapping_subproblems", report.joint.mapping.solved},
+                                {"mapping_cache_hits", report.joint.mapping.cache_hits},
                                 {"substitutions", subs}}
                      .dump(2)
               << "\n";
   } else {
     std::cout << model.name << " on " << machine.name << " (" << machine.devices() << " devices), " << rules.size() << " rules\n"
-              << std::setprecision(4) << "  as given:   " << result.initial_seconds * 1e3 << " ms per iteration (simulated)\n"
-              << "  best found: " << result.best_seconds * 1e3 << " ms (" << result.initial_seconds / result.best_seconds << "x), after "
-              << result.sequence.size() << " substitutions\n"
-              << "  search: " << result.explored << " graphs expanded, " << result.generated << " costed, " << search_seconds << " s\n";
-    for (const auto& s : result.sequence) std::cout << "    " << s.rule << " (" << s.category << ", " << s.status << ")\n";
+              << "  one device:      " << ms(report.initial_seconds) << " per iteration (simulated)\n";
+    for (const auto& [name, seconds] : report.baselines) {
+      std::cout << "  " << std::left << std::setw(16) << (name + ":") << std::right << ms(seconds);
+      if (std::isfinite(seconds)) std::cout << "  (best is " << std::setprecision(3) << seconds / report.best_seconds << "x faster)";
+      std::cout << "\n";
+    }
+    std::cout << "  best plan:       " << ms(report.best_seconds) << ", found by " << report.chosen << "\n"
+              << "  joint search:    " << report.joint.segments << " segments, " << report.joint.explored << " graphs expanded, "
+              << report.joint.generated << " costed, " << std::setprecision(3) << report.search_seconds << " s ("
+              << report.total_seconds << " s with the baselines)\n"
+              << "  substitutions:   " << report.substitutions.size() << "\n";
+    for (const auto& s : report.substitutions) std::cout << "    " << s.rule << " (" << s.category << ", " << s.status << ")\n";
     if (!opt.out.empty()) std::cout << "wrote " << opt.out << " (loom simulate --plan " << opt.out << ")\n";
   }
   return 0;
@@ -100,9 +128,10 @@ void add_optimize_command(CLI::App& app, int& status) {
   auto opt = std::make_shared<OptimizeOptions>();
   auto* cmd = app.add_subcommand(
       "optimize",
-      "Search for a faster plan for a model on a machine: best-first over the graphs the rules reach (Unity's substitution "
-      "search), each costed by simulating a training iteration with every operator's tasks on devices 0, 1, ...; "
-      "writes the best plan with --out.");
+      "Find a fast plan for training a model on a machine, as Unity does: best-first search over the graphs the rules reach "
+      "(algebraic and hybrid substitutions), each costed by a dynamic program that chooses every operator's split and devices "
+      "(machine mapping), large graphs searched segment by segment; then the baselines in the same simulated cost model "
+      "(data parallel, expert, FlexFlow's MCMC, sequential) and the fastest plan of all. Writes the plan with --out.");
   cmd->add_option("--model", opt->model.model, "a zoo model name (loom show --list) or an .onnx file")->required();
   add_model_size_options(*cmd, opt->model);
   cmd->add_option("--machine", opt->machine, "a bundled machine (summit, p100, k80, dgx_h100) or a machine file")->default_val("summit");
@@ -110,12 +139,19 @@ void add_optimize_command(CLI::App& app, int& status) {
   cmd->add_option("--gpus-per-node", opt->gpus_per_node, "devices per node (default: the machine's)")->check(CLI::PositiveNumber);
   cmd->add_option("--rules", opt->rules, "rule libraries (loom-rules JSON; proved rules only) or .loom rule files (default: specs/rules/unity.loom)");
   cmd->add_flag("--include-unverified", opt->include_unverified, "also use a rule library's rules that are not proved");
-  cmd->add_option("--alpha", opt->search.alpha, "explore graphs up to alpha x the best cost")->default_val(1.05);
-  cmd->add_option("--budget", opt->search.budget, "graphs to expand")->default_val(500);
-  cmd->add_option("--max-seconds", opt->search.max_seconds, "wall-clock limit of the search (0: none)")->default_val(0);
+  cmd->add_option("--alpha", opt->settings.joint.substitution.alpha, "explore graphs up to alpha x the best cost")->default_val(1.05);
+  cmd->add_option("--budget", opt->settings.joint.substitution.budget, "graphs to expand per segment")->default_val(20);
+  cmd->add_option("--max-seconds", opt->settings.joint.substitution.max_seconds, "wall-clock limit of the substitution search (0: none)")
+      ->default_val(0);
+  cmd->add_flag("--no-split", opt->no_split, "search the whole graph at once instead of segment by segment");
+  cmd->add_option("--min-segment", opt->settings.joint.min_segment, "operators per segment at least")->default_val(10);
+  cmd->add_flag("--no-cache", opt->no_cache, "do not share the mapping's sub-results between candidate graphs");
+  cmd->add_option("--views", opt->settings.joint.mapping.max_views, "device offsets tried per operator split")->default_val(2);
+  cmd->add_option("--mcmc-iterations", opt->settings.mcmc_iterations, "steps of FlexFlow's MCMC (baseline and refinement)")->default_val(300);
+  cmd->add_flag("--no-baselines", opt->no_baselines, "skip the baselines");
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled specs/)");
   cmd->add_option("-o,--out", opt->out, "write the best plan (loom-plan JSON)");
-  cmd->add_flag("--json", opt->json, "print the result as JSON (best_seconds, initial_seconds, search_seconds, substitutions, ...)");
+  cmd->add_flag("--json", opt->json, "print the result as JSON (best_seconds, baselines, search_seconds, substitutions, ...)");
   cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
   cmd->callback([opt, &status] { status = run_optimize(*opt); });
 }

@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/search/memory.hpp"
+#include "loom/search/plan_cost.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/simulator.hpp"
 
@@ -29,7 +30,7 @@ int run_simulate(const SimulateOptions& opt) {
   const search::CostModel model(library, plan.machine, &profiles);
   const search::TaskGraph tasks = search::build_task_graph(plan.graph, model);
   const search::Timeline timeline = search::simulate(tasks);
-  const std::vector<double> memory = search::memory_per_device(plan.graph, plan.machine);
+  const std::vector<double> memory = search::plan_memory(plan.graph, model);
   const std::vector<double> busy = timeline.busy_seconds(tasks);
   const int overfull = search::first_overfull_device(memory, plan.machine);
 

@@ -1,5 +1,7 @@
 #include "loom/search/memory.hpp"
 
+#include <algorithm>
+
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/task_layout.hpp"
 
@@ -7,9 +9,24 @@ namespace loom::search {
 
 std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& machine, const MemoryOptions& options) {
   std::vector<double> bytes(static_cast<std::size_t>(machine.devices()), 0);
+  // A weight, or a piece of one a parallelization operator made from it directly.
+  std::vector<bool> weight(graph.size(), false);
+  std::vector<bool> held_by_consumers(graph.size(), false);
   for (const pcg::Node& n : graph.nodes()) {
+    weight[static_cast<std::size_t>(n.id)] = n.op == pcg::kWeightOp;
+    if (!options.moves_data) continue;
+    if (options.moves_data(n) && n.inputs.size() == 1 && graph.node(n.inputs[0].node).is_graph_input())
+      weight[static_cast<std::size_t>(n.id)] = weight[static_cast<std::size_t>(n.inputs[0].node)];
+    if (n.is_graph_input()) {
+      const std::vector<int> readers = graph.consumers(n.id);
+      held_by_consumers[static_cast<std::size_t>(n.id)] =
+          !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int r) { return options.moves_data(graph.node(r)); });
+    }
+  }
+  for (const pcg::Node& n : graph.nodes()) {
+    if (held_by_consumers[static_cast<std::size_t>(n.id)]) continue;
     const pcg::MachineView view = n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks());
-    const double copies = n.op == pcg::kWeightOp ? 1 + options.weight_state_copies : 1;
+    const double copies = weight[static_cast<std::size_t>(n.id)] ? 1 + options.weight_state_copies : 1;
     for (const pcg::ParallelShape& s : n.output_shapes) {
       const double piece = static_cast<double>(pcg::piece_elements(s)) * options.bytes_per_element * copies;
       for (std::size_t t = 0; t < static_cast<std::size_t>(s.tasks()) && t < view.devices.size(); ++t) {

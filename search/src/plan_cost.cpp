@@ -21,10 +21,16 @@ pcg::Graph with_default_views(const pcg::Graph& graph, const Machine& machine) {
   return out;
 }
 
+std::vector<double> plan_memory(const pcg::Graph& graph, const CostModel& model) {
+  MemoryOptions memory;
+  memory.moves_data = [&](const pcg::Node& n) { return !n.is_graph_input() && !model.is_compute(n); };
+  return memory_per_device(graph, model.machine(), memory);
+}
+
 PlanCost plan_cost(const pcg::Graph& graph, const CostModel& model) {
   PlanCost cost;
   cost.seconds = simulate(build_task_graph(graph, model)).makespan;
-  cost.overfull_device = first_overfull_device(memory_per_device(graph, model.machine()), model.machine());
+  cost.overfull_device = first_overfull_device(plan_memory(graph, model), model.machine());
   return cost;
 }
 

@@ -2,6 +2,7 @@
 // Memory each device needs for one training iteration of a PCG: every piece of every value the
 // graph computes or reads is kept on its device (activations are kept for the backward pass), and
 // each weight piece carries its gradient and optimizer state besides.
+#include <functional>
 #include <vector>
 
 #include "loom/pcg/graph.hpp"
@@ -12,6 +13,10 @@ namespace loom::search {
 struct MemoryOptions {
   double bytes_per_element = 4;
   double weight_state_copies = 3;  // gradient plus Adam's two moments
+  // Whether a node only moves data (a parallelization operator). When given, a graph input read
+  // only by such nodes is kept as the pieces they make, where they put them, not whole on its own
+  // device; and those pieces of a weight carry its gradient and optimizer state.
+  std::function<bool(const pcg::Node&)> moves_data;
 };
 
 // Bytes per device, indexed by device; nodes without a machine view use devices 0, 1, ...

@@ -1,5 +1,7 @@
 #pragma once
 // The simulated cost of running a graph on a machine: what the substitution search minimizes.
+#include <vector>
+
 #include "loom/pcg/graph.hpp"
 #include "loom/search/cost_model.hpp"
 
@@ -14,6 +16,10 @@ struct PlanCost {
   int overfull_device = -1;  // a device whose memory is exceeded, or -1
   bool fits() const { return overfull_device < 0; }
 };
+
+// Bytes each device keeps for one iteration of a graph whose nodes all have machine views, weights
+// held as the pieces their parallelization operators make.
+std::vector<double> plan_memory(const pcg::Graph& graph, const CostModel& model);
 
 // Simulates one training iteration of a graph whose nodes all have machine views.
 PlanCost plan_cost(const pcg::Graph& graph, const CostModel& model);

@@ -1,0 +1,45 @@
+#pragma once
+// What `loom optimize` does, for the CLI and the benchmarks alike: the joint search, the
+// baselines in the same cost model, and the fastest plan among them (every baseline is a point
+// of the joint search's space, so the result never loses to one).
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/search/baselines.hpp"
+#include "loom/search/joint_search.hpp"
+
+namespace loom::search {
+
+struct OptimizeSettings {
+  JointOptions joint;
+  bool baselines = true;              // data parallel, expert, FlexFlow MCMC, sequential
+  std::size_t mcmc_iterations = 300;  // FlexFlow's search, and the refinement of the joint plan
+  std::uint64_t seed = 1;
+};
+
+struct OptimizeProgress {
+  std::string stage;  // e.g. "joint search", "baseline: flexflow_mcmc"
+  JointProgress joint;
+};
+
+struct OptimizeReport {
+  pcg::Graph graph;                   // the unsplit graph the plan runs (after substitutions)
+  std::vector<Placement> placements;  // per node of `graph`
+  pcg::Graph plan;                    // `graph` materialized: the PCG with machine views
+  double best_seconds = 0;            // simulated
+  std::string chosen;                 // which search found it: joint, joint+mcmc, or a baseline's name
+  std::vector<AppliedSubstitution> substitutions;
+  double joint_seconds = 0;           // the joint search's plan, simulated, before refinement
+  std::map<std::string, double> baselines;  // name -> simulated seconds (infinity: does not fit)
+  double initial_seconds = 0;         // the graph as given, on one device
+  double search_seconds = 0;          // wall clock of the joint search alone
+  double total_seconds = 0;           // wall clock of everything
+  JointResult joint;
+};
+
+OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules,
+                        const CostModel& model, const OptimizeSettings& settings = {},
+                        const std::function<void(const OptimizeProgress&)>& progress = {});
+
+}  // namespace loom::search

@@ -1,0 +1,127 @@
+// Expert strategies as Unity's evaluation describes them: Megatron-LM's tensor parallelism for
+// transformers, and model-parallel embedding tables with a data-parallel dense part for
+// recommendation models. The structure is read from the operators in the graph.
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "loom/search/baselines.hpp"
+
+namespace loom::search {
+namespace {
+
+bool is_head_projection(const std::string& op) { return op == "head_proj" || op == "head_proj_nobias"; }
+bool is_head_merge(const std::string& op) { return op == "head_merge"; }
+bool is_dense(const std::string& op) { return op == "linear" || op == "linear_nobias" || op == "matmul"; }
+bool is_lookup(const std::string& op) { return op == "embedding" || op == "embedding_bag" || op == "gather_rows"; }
+
+bool has_op(const pcg::Graph& graph, bool (*pred)(const std::string&)) {
+  for (const pcg::Node& n : graph.nodes())
+    if (pred(n.op)) return true;
+  return false;
+}
+
+// The dimension a value is partitioned along and its degree, when that is all its parallelism.
+std::optional<std::pair<std::size_t, std::int64_t>> single_split(const pcg::ParallelShape& shape) {
+  if (shape.V != 1 || shape.R != 1) return std::nullopt;
+  std::optional<std::pair<std::size_t, std::int64_t>> found;
+  for (std::size_t d = 0; d < shape.rank(); ++d) {
+    if (shape.D[d] == 1) continue;
+    if (found) return std::nullopt;
+    found = std::make_pair(d, shape.D[d]);
+  }
+  return found;
+}
+
+class Megatron {
+ public:
+  Megatron(const spec::Library& library, const pcg::Graph& graph, const Machine& machine)
+      : library_(library), graph_(graph), degrees_(degrees_from(machine.devices())), out_(data_parallel(library, graph, machine)),
+        first_(graph.size()), second_(graph.size()), tensor_parallel_(graph.size()) {
+    find_dense_pairs();
+  }
+
+  std::vector<Placement> run() {
+    for (const pcg::Node& n : graph_.nodes()) {
+      if (!is_compute_node(library_, n)) continue;
+      const auto id = static_cast<std::size_t>(n.id);
+      const bool row_op = is_head_merge(n.op) || second_[id];
+      if (row_op && row(n)) continue;
+      if (is_head_projection(n.op) || first_[id]) {
+        column(n);
+      } else if (auto c = follow(n); c && !row_op) {
+        out_[id] = {std::move(*c), 0};
+        tensor_parallel_[id] = true;
+      }
+    }
+    return out_;
+  }
+
+ private:
+  // Feed-forward pairs: a dense operator whose first input comes from another one through
+  // single-input operators only (the activation, dropout).
+  void find_dense_pairs() {
+    for (const pcg::Node& n : graph_.nodes()) {
+      if (!is_dense(n.op)) continue;
+      int at = n.inputs[0].node;
+      while (graph_.node(at).inputs.size() == 1 && !is_dense(graph_.node(at).op)) at = graph_.node(at).inputs[0].node;
+      if (!is_dense(graph_.node(at).op)) continue;
+      first_[static_cast<std::size_t>(at)] = true;
+      second_[static_cast<std::size_t>(n.id)] = true;
+    }
+  }
+
+  // Split by output features: the weight's last dimension (the head index of head_proj).
+  void column(const pcg::Node& n) {
+    const std::size_t dim = is_head_projection(n.op) ? 0 : graph_.shape_of(n.inputs[1]).rank() - 1;
+    if (auto c = split_config(library_, graph_, n, 1, dim, degrees_)) {
+      out_[static_cast<std::size_t>(n.id)] = {std::move(*c), 0};
+      tensor_parallel_[static_cast<std::size_t>(n.id)] = true;
+    }
+  }
+
+  // Split along the summed features its first input arrives split by, giving partial sums.
+  bool row(const pcg::Node& n) {
+    auto c = follow(n);
+    if (!c || c->outputs[0].V == 1) return false;
+    out_[static_cast<std::size_t>(n.id)] = {std::move(*c), 0};
+    return true;
+  }
+
+  // The node split the way its first input arrives from a tensor-parallel producer.
+  std::optional<ParallelConfig> follow(const pcg::Node& n) {
+    if (n.inputs.empty()) return std::nullopt;
+    const pcg::PortRef in = n.inputs[0];
+    if (!tensor_parallel_[static_cast<std::size_t>(in.node)]) return std::nullopt;
+    const auto split = single_split(out_[static_cast<std::size_t>(in.node)].config.outputs[static_cast<std::size_t>(in.port)]);
+    if (!split) return std::nullopt;
+    return split_config(library_, graph_, n, 0, split->first, {split->second});
+  }
+
+  const spec::Library& library_;
+  const pcg::Graph& graph_;
+  std::vector<std::int64_t> degrees_;
+  std::vector<Placement> out_;
+  std::vector<bool> first_, second_, tensor_parallel_;  // by node id
+};
+
+// Each lookup's table whole on its own device, round-robin.
+std::vector<Placement> embedding_parallel(const spec::Library& library, const pcg::Graph& graph, const Machine& machine) {
+  std::vector<Placement> out = data_parallel(library, graph, machine);
+  int table = 0;
+  for (const pcg::Node& n : graph.nodes()) {
+    if (!is_lookup(n.op) || n.inputs.size() < 2 || graph.node(n.inputs[1].node).op != pcg::kWeightOp) continue;
+    out[static_cast<std::size_t>(n.id)] = {unsplit_config(graph, n), table++ % machine.devices()};
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Placement> expert_strategy(const spec::Library& library, const pcg::Graph& graph, const Machine& machine) {
+  if (has_op(graph, is_head_projection) || has_op(graph, is_head_merge)) return Megatron(library, graph, machine).run();
+  if (has_op(graph, is_lookup)) return embedding_parallel(library, graph, machine);
+  return data_parallel(library, graph, machine);
+}
+
+}  // namespace loom::search

@@ -1,0 +1,86 @@
+// FlexFlow's MCMC search over per-operator parallel configurations (FlexFlow section 6).
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <random>
+
+#include "loom/search/baselines.hpp"
+
+namespace loom::search {
+namespace {
+
+class Proposer {
+ public:
+  Proposer(const spec::Library& library, const pcg::Graph& graph, int devices, std::uint64_t seed)
+      : library_(library), graph_(graph), devices_(devices), degrees_(divisor_degrees(devices)), configs_(graph.size()), rng_(seed) {
+    for (const pcg::Node& n : graph.nodes())
+      if (is_compute_node(library, n)) compute_.push_back(n.id);
+  }
+
+  bool empty() const { return compute_.empty(); }
+
+  // `current` with one random compute node given a random configuration and first device.
+  std::vector<Placement> propose(const std::vector<Placement>& current) {
+    std::vector<Placement> next = current;
+    const int id = compute_[pick(compute_.size())];
+    const std::vector<ParallelConfig>& configs = configs_of(id);
+    Placement& p = next[static_cast<std::size_t>(id)];
+    p.config = configs[pick(configs.size())];
+    const std::int64_t slots = std::max<std::int64_t>(1, devices_ / p.config.tasks());
+    p.first_device = static_cast<int>(p.config.tasks() * static_cast<std::int64_t>(pick(static_cast<std::size_t>(slots))));
+    return next;
+  }
+
+  // Uniform in [0, 1).
+  double uniform() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng_); }
+
+ private:
+  std::size_t pick(std::size_t count) { return std::uniform_int_distribution<std::size_t>(0, count - 1)(rng_); }
+
+  const std::vector<ParallelConfig>& configs_of(int id) {
+    auto& slot = configs_[static_cast<std::size_t>(id)];
+    if (!slot) slot = node_configs(library_, graph_, graph_.node(id), degrees_);
+    return *slot;
+  }
+
+  const spec::Library& library_;
+  const pcg::Graph& graph_;
+  int devices_;
+  std::vector<std::int64_t> degrees_;
+  std::vector<int> compute_;
+  std::vector<std::optional<std::vector<ParallelConfig>>> configs_;  // by node id, computed when first proposed
+  std::mt19937_64 rng_;
+};
+
+bool accept(double current, double proposed, double beta, Proposer& proposer) {
+  if (!std::isfinite(proposed)) return false;
+  if (!std::isfinite(current) || proposed <= current) return true;
+  return proposer.uniform() < std::exp(-beta * (proposed - current) / current);
+}
+
+}  // namespace
+
+McmcResult mcmc_search(const spec::Library& library, const pcg::Graph& graph, const CostModel& model, const McmcOptions& options) {
+  McmcResult result;
+  result.placements = options.initial.empty() ? data_parallel(library, graph, model.machine()) : options.initial;
+  result.initial_seconds = result.seconds = placement_seconds(library, graph, result.placements, model);
+  Proposer proposer(library, graph, model.machine().devices(), options.seed);
+  if (proposer.empty()) return result;
+  std::vector<Placement> current = result.placements;
+  double current_seconds = result.seconds;
+  for (std::size_t step = 0; step < options.iterations; ++step) {
+    std::vector<Placement> next = proposer.propose(current);
+    const double seconds = placement_seconds(library, graph, next, model);
+    if (!accept(current_seconds, seconds, options.beta, proposer)) continue;
+    ++result.accepted;
+    current = std::move(next);
+    current_seconds = seconds;
+    if (current_seconds < result.seconds) {
+      result.seconds = current_seconds;
+      result.placements = current;
+    }
+  }
+  return result;
+}
+
+}  // namespace loom::search

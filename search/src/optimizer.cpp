@@ -1,0 +1,101 @@
+#include "loom/search/optimizer.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/search/plan_cost.hpp"
+
+namespace loom::search {
+namespace {
+
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+struct Candidate {
+  std::string name;
+  pcg::Graph graph;
+  std::vector<Placement> placements;
+  std::vector<AppliedSubstitution> substitutions;
+  double seconds = std::numeric_limits<double>::infinity();
+};
+
+}  // namespace
+
+OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules,
+                        const CostModel& model, const OptimizeSettings& settings,
+                        const std::function<void(const OptimizeProgress&)>& progress) {
+  const auto began = std::chrono::steady_clock::now();
+  auto report_stage = [&](const std::string& stage) {
+    if (progress) progress({stage, {}});
+  };
+  OptimizeReport report;
+  {
+    const Machine one = model.machine().with_nodes(1).with_devices_per_node(1);
+    const CostModel single(library, one);
+    report.initial_seconds = placement_seconds(library, graph, unsplit_placements(graph), single);
+  }
+
+  report_stage("joint search");
+  const auto joint_began = std::chrono::steady_clock::now();
+  report.joint = joint_search(library, graph, rules, model, settings.joint, [&](const JointProgress& p) {
+    if (progress) progress({"joint search", p});
+  });
+  report.search_seconds = since(joint_began);
+  Candidate best{"joint", report.joint.graph, report.joint.placements, report.joint.sequence, 0};
+  best.seconds = report.joint_seconds = placement_seconds(library, best.graph, best.placements, model);
+
+  // FlexFlow's simulator-driven local search from the DP's plan: the DP's objective adds times
+  // where the simulator overlaps them, so a few moves judged by the simulator can still pay.
+  if (settings.mcmc_iterations > 0) {
+    report_stage("refining the joint plan");
+    McmcOptions refine;
+    refine.iterations = settings.mcmc_iterations;
+    refine.seed = settings.seed;
+    refine.initial = best.placements;
+    const McmcResult r = mcmc_search(library, best.graph, model, refine);
+    if (r.seconds < best.seconds) {
+      best.placements = r.placements;
+      best.seconds = r.seconds;
+      best.name = "joint+mcmc";
+    }
+  }
+
+  if (settings.baselines) {
+    std::vector<Candidate> others;
+    report_stage("baseline: data_parallel");
+    others.push_back({"data_parallel", graph, data_parallel(library, graph, model.machine()), {}});
+    report_stage("baseline: expert");
+    others.push_back({"expert", graph, expert_strategy(library, graph, model.machine()), {}});
+    for (Candidate& c : others) c.seconds = placement_seconds(library, c.graph, c.placements, model);
+    report_stage("baseline: flexflow_mcmc");
+    McmcOptions mcmc;
+    mcmc.iterations = settings.mcmc_iterations;
+    mcmc.seed = settings.seed;
+    const McmcResult flexflow = mcmc_search(library, graph, model, mcmc);
+    others.push_back({"flexflow_mcmc", graph, flexflow.placements, {}, flexflow.seconds});
+    report_stage("baseline: sequential");
+    SequentialOptions seq;
+    seq.substitution = settings.joint.substitution;
+    seq.mcmc = mcmc;
+    SequentialResult s = sequential_optimization(library, graph, rules, model, seq);
+    others.push_back({"sequential", std::move(s.graph), std::move(s.placements), std::move(s.substitutions), s.seconds});
+    for (Candidate& c : others) {
+      report.baselines[c.name] = c.seconds;
+      if (c.seconds < best.seconds) best = c;
+    }
+  }
+  if (!std::isfinite(best.seconds))
+    throw LoomError("no plan found fits on " + model.machine().name + " (memory or device count)");
+  report.graph = std::move(best.graph);
+  report.placements = std::move(best.placements);
+  report.plan = materialize(report.graph, report.placements, library);
+  report.best_seconds = best.seconds;
+  report.chosen = best.name;
+  report.substitutions = std::move(best.substitutions);
+  report.total_seconds = since(began);
+  return report;
+}
+
+}  // namespace loom::search

@@ -1,0 +1,312 @@
+// The baselines of the joint search, in its cost model: each gives a plan that materializes and
+// computes the same values as its input, with the structure its strategy promises.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+
+#include "loom/interpreter/graph_eval.hpp"
+#include "loom/interpreter/rule_files.hpp"
+#include "loom/models/registry.hpp"
+#include "loom/models/values.hpp"
+#include "loom/search/baselines.hpp"
+#include "loom/search/plan_cost.hpp"
+
+namespace loom::search {
+namespace {
+
+const spec::Library& library() {
+  static const spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
+  return lib;
+}
+
+// One Summit node with `devices` GPUs. A CostModel keeps a reference to its machine, so the
+// machines live as long as the test program.
+const Machine& machine(int devices) {
+  static std::map<int, Machine> machines;
+  auto it = machines.find(devices);
+  if (it == machines.end()) it = machines.emplace(devices, load_machine("summit").with_nodes(1).with_devices_per_node(devices)).first;
+  return it->second;
+}
+
+const std::map<std::string, models::ParamValues>& small_sizes() {
+  static const std::map<std::string, models::ParamValues> sizes = {
+      {"mlp", {{"batch", 8}, {"in", 4}, {"hidden", 8}, {"layers", 2}}},
+      {"bert_large",
+       {{"batch", 4}, {"seq", 4}, {"layers", 1}, {"hidden", 8}, {"heads", 2}, {"vocab", 11}, {"max_positions", 6}}},
+      {"dlrm", {{"batch", 4}, {"dim", 4}, {"tables", 3}, {"rows", 5}}},
+      {"mlp_fig1", {{"batch", 8}, {"in", 6}, {"hidden", 8}, {"out", 3}}},
+  };
+  return sizes;
+}
+
+pcg::Graph model(const std::string& name) { return models::build_model(library(), name, small_sizes().at(name)); }
+
+// `pcg` (a materialized plan, or a rewrite of `graph`) computes what `graph` computes.
+void expect_same_values(const pcg::Graph& graph, const pcg::Graph& pcg) {
+  const models::NamedValues inputs = models::random_values(graph, 7);
+  const auto want = spec::evaluate_graph<spec::RealDomain>(library(), graph, inputs);
+  const auto got = spec::evaluate_graph<spec::RealDomain>(library(), pcg, inputs);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t o = 0; o < want.size(); ++o) {
+    ASSERT_EQ(got[o].dims, want[o].dims) << "output " << o;
+    for (std::size_t i = 0; i < want[o].data.size(); ++i)
+      ASSERT_NEAR(got[o].data[i], want[o].data[i], 1e-9 * (1 + std::abs(want[o].data[i]))) << "output " << o << " element " << i;
+  }
+}
+
+// The placements materialize into a valid PCG that computes the graph's values and runs.
+void expect_sound_plan(const pcg::Graph& graph, const std::vector<Placement>& placements, const CostModel& cost) {
+  const pcg::Graph plan = materialize(graph, placements, library());
+  ASSERT_NO_THROW(plan.validate(library()));
+  expect_same_values(graph, plan);
+  EXPECT_TRUE(std::isfinite(placement_seconds(library(), graph, placements, cost)));
+}
+
+McmcOptions mcmc_options(std::size_t iterations, std::uint64_t seed, std::vector<Placement> initial = {}) {
+  McmcOptions options;
+  options.iterations = iterations;
+  options.seed = seed;
+  options.initial = std::move(initial);
+  return options;
+}
+
+int count_split(const std::vector<Placement>& placements) {
+  int n = 0;
+  for (const Placement& p : placements) n += p.config.tasks() > 1;
+  return n;
+}
+
+class EveryBaseline : public ::testing::TestWithParam<std::string> {};
+
+INSTANTIATE_TEST_SUITE_P(Zoo, EveryBaseline, ::testing::Values("mlp", "bert_large", "dlrm"));
+
+TEST_P(EveryBaseline, MaterializesAndKeepsValues) {
+  const pcg::Graph graph = model(GetParam());
+  const Machine m = machine(4);
+  const CostModel cost(library(), m);
+  const auto dp = data_parallel(library(), graph, m);
+  const auto expert = expert_strategy(library(), graph, m);
+  EXPECT_GT(count_split(dp), 0);
+  EXPECT_GT(count_split(expert), 0);
+  expect_sound_plan(graph, dp, cost);
+  expect_sound_plan(graph, expert, cost);
+  const McmcResult mcmc = mcmc_search(library(), graph, cost, mcmc_options(30, 3));
+  expect_sound_plan(graph, mcmc.placements, cost);
+}
+
+TEST_P(EveryBaseline, SequentialOptimizationKeepsValues) {
+  const pcg::Graph graph = model(GetParam());
+  const std::string specs = spec::Library::default_specs_dir();
+  const auto rules = spec::load_rule_file(library(), {specs}, specs + "/rules/unity.loom");
+  const CostModel cost(library(), machine(4));
+  SequentialOptions options;
+  options.substitution.budget = 20;
+  options.mcmc.iterations = 20;
+  const SequentialResult result = sequential_optimization(library(), graph, rules, cost, options);
+  expect_same_values(graph, result.graph);
+  expect_sound_plan(result.graph, result.placements, cost);
+  EXPECT_DOUBLE_EQ(result.seconds, placement_seconds(library(), result.graph, result.placements, cost));
+}
+
+TEST(DataParallel, SplitsEveryMatmulAlongTheBatchOnAllDevices) {
+  const pcg::Graph graph = model("mlp");
+  const auto placements = data_parallel(library(), graph, machine(4));
+  int matmuls = 0;
+  for (const pcg::Node& n : graph.nodes()) {
+    if (n.op != "matmul") continue;
+    ++matmuls;
+    const Placement& p = placements[static_cast<std::size_t>(n.id)];
+    EXPECT_EQ(p.config.inputs[0].D[0], 4) << n.describe();
+    EXPECT_EQ(p.config.inputs[1].R, 4) << n.describe() << ": the weight is replicated";
+    EXPECT_EQ(p.config.outputs[0].D[0], 4) << n.describe();
+    EXPECT_EQ(p.first_device, 0);
+  }
+  EXPECT_EQ(matmuls, 4);
+}
+
+TEST(DataParallel, TakesTheLargestDegreeTheBatchAllows) {
+  models::ParamValues sizes = small_sizes().at("mlp");
+  sizes["batch"] = 6;  // 4 devices: 4 does not divide the batch, 3 does
+  const pcg::Graph graph = models::build_model(library(), "mlp", sizes);
+  const auto placements = data_parallel(library(), graph, machine(4));
+  int matmuls = 0;
+  for (const pcg::Node& n : graph.nodes()) {
+    if (n.op != "matmul") continue;
+    ++matmuls;
+    EXPECT_EQ(placements[static_cast<std::size_t>(n.id)].config.tasks(), 3) << n.describe();
+  }
+  EXPECT_EQ(matmuls, 4);
+  expect_sound_plan(graph, placements, CostModel(library(), machine(4)));
+}
+
+// One bias-free transformer block: attention (heads 2) and a feed-forward pair 8 -> 32 -> 8.
+pcg::Graph transformer_block() {
+  pcg::Graph g;
+  auto in = [&](const std::string& name, std::vector<std::int64_t> dims, bool weight = true) {
+    return pcg::PortRef{g.add_input(name, pcg::ParallelShape::unpartitioned(std::move(dims)), weight), 0};
+  };
+  auto op = [&](const std::string& name, std::vector<pcg::PortRef> inputs, const std::string& label = "") {
+    return pcg::PortRef{g.add_node(library(), name, {}, std::move(inputs), label), 0};
+  };
+  const pcg::PortRef x = in("x", {4, 2, 8}, false);
+  const pcg::PortRef q = op("head_proj_nobias", {x, in("wq", {2, 8, 4})}, "q");
+  const pcg::PortRef k = op("head_proj_nobias", {x, in("wk", {2, 8, 4})}, "k");
+  const pcg::PortRef v = op("head_proj_nobias", {x, in("wv", {2, 8, 4})}, "v");
+  const pcg::PortRef probs = op("softmax", {op("attention_scores", {q, k}, "scores")});
+  const pcg::PortRef context = op("batch_matmul", {probs, v}, "context");
+  const pcg::PortRef attended = op("ewadd", {x, op("head_merge", {context, in("wo", {2, 4, 8}), in("bo", {8})}, "merge")});
+  const pcg::PortRef hidden = op("gelu", {op("linear_nobias", {attended, in("w1", {8, 32})}, "fc1")}, "act");
+  g.mark_output(op("ewadd", {attended, op("linear_nobias", {hidden, in("w2", {32, 8})}, "fc2")}));
+  return g;
+}
+
+const Placement& placement_of(const pcg::Graph& g, const std::vector<Placement>& placements, const std::string& name) {
+  return placements[static_cast<std::size_t>(*g.find(name))];
+}
+
+TEST(ExpertStrategy, SplitsTheFirstLinearByColumnsAndTheSecondByRows) {
+  const pcg::Graph g = transformer_block();
+  const auto placements = expert_strategy(library(), g, machine(4));
+  const ParallelConfig& fc1 = placement_of(g, placements, "fc1").config;
+  EXPECT_EQ(fc1.inputs[0].R, 4) << "fc1 reads its input whole";
+  EXPECT_EQ(fc1.inputs[1].D, (std::vector<std::int64_t>{1, 4})) << "fc1's weight split by output features";
+  EXPECT_EQ(fc1.outputs[0].D, (std::vector<std::int64_t>{1, 1, 4}));
+  EXPECT_EQ(placement_of(g, placements, "act").config.outputs[0].D, (std::vector<std::int64_t>{1, 1, 4}));
+  const ParallelConfig& fc2 = placement_of(g, placements, "fc2").config;
+  EXPECT_EQ(fc2.inputs[0].D, (std::vector<std::int64_t>{1, 1, 4})) << "fc2 reads fc1's column shards as they are";
+  EXPECT_EQ(fc2.inputs[1].D, (std::vector<std::int64_t>{4, 1})) << "fc2's weight split by input features";
+  EXPECT_EQ(fc2.outputs[0].V, 4) << "fc2 gives partial sums";
+  for (const char* name : {"q", "k", "v"}) {
+    const ParallelConfig& c = placement_of(g, placements, name).config;
+    EXPECT_EQ(c.inputs[1].D[0], 2) << name << " split by heads";
+    EXPECT_EQ(c.outputs[0].D, (std::vector<std::int64_t>{1, 2, 1, 1})) << name;
+  }
+  EXPECT_EQ(placement_of(g, placements, "scores").config.outputs[0].D, (std::vector<std::int64_t>{1, 2, 1, 1}));
+  EXPECT_EQ(placement_of(g, placements, "context").config.outputs[0].D, (std::vector<std::int64_t>{1, 2, 1, 1}));
+  expect_sound_plan(g, placements, CostModel(library(), machine(4)));
+}
+
+TEST(ExpertStrategy, NeverSplitsAnOperatorWithABiasIntoPartialSums) {
+  // head_merge adds a bias: summed per partial it would be counted once per shard.
+  const pcg::Graph g = transformer_block();
+  const auto placements = expert_strategy(library(), g, machine(4));
+  const ParallelConfig& merge = placement_of(g, placements, "merge").config;
+  EXPECT_EQ(merge.outputs[0].V, 1);
+  EXPECT_EQ(merge.inputs[0].D[0], 4) << "head_merge falls back to data parallelism";
+}
+
+TEST(ExpertStrategy, SplitsBertAttentionAndFeedForwardByColumns) {
+  const pcg::Graph graph = model("bert_large");
+  const auto placements = expert_strategy(library(), graph, machine(4));
+  int projections = 0, first_dense = 0;
+  for (const pcg::Node& n : graph.nodes()) {
+    const Placement& p = placements[static_cast<std::size_t>(n.id)];
+    if (n.op == "head_proj") {
+      ++projections;
+      EXPECT_EQ(p.config.inputs[1].D[0], 2) << n.describe();
+      EXPECT_EQ(p.config.inputs[0].R, 2) << n.describe();
+    }
+    const auto consumers = graph.consumers(n.id);
+    if (n.op == "linear" && consumers.size() == 1 && graph.node(consumers[0]).op == "gelu") {
+      ++first_dense;
+      EXPECT_EQ(p.config.inputs[1].D[1], 4) << n.describe();
+      EXPECT_EQ(p.config.inputs[2].D[0], 4) << n.describe() << ": the bias split with the columns";
+    }
+  }
+  EXPECT_EQ(projections, 3);
+  EXPECT_EQ(first_dense, 1);
+}
+
+TEST(ExpertStrategy, PlacesEachEmbeddingTableWholeOnItsOwnDevice) {
+  const pcg::Graph graph = model("dlrm");
+  const auto placements = expert_strategy(library(), graph, machine(4));
+  std::set<int> devices;
+  int tables = 0, dense = 0;
+  for (const pcg::Node& n : graph.nodes()) {
+    const Placement& p = placements[static_cast<std::size_t>(n.id)];
+    if (n.op == "embedding_bag") {
+      ++tables;
+      EXPECT_EQ(p.config.tasks(), 1) << n.describe();
+      devices.insert(p.first_device);
+    }
+    if (n.op == "linear") {
+      ++dense;
+      EXPECT_EQ(p.config.inputs[0].D[0], 4) << n.describe() << ": the dense part is data parallel";
+    }
+  }
+  EXPECT_EQ(tables, 3);
+  EXPECT_EQ(devices.size(), 3u);
+  EXPECT_GT(dense, 0);
+}
+
+TEST(ExpertStrategy, IsDataParallelForAModelWithoutThatStructure) {
+  const pcg::Graph graph = model("mlp");
+  const auto expert = expert_strategy(library(), graph, machine(4));
+  const auto dp = data_parallel(library(), graph, machine(4));
+  ASSERT_EQ(expert.size(), dp.size());
+  for (std::size_t i = 0; i < dp.size(); ++i) {
+    EXPECT_EQ(expert[i].config, dp[i].config) << graph.node(static_cast<int>(i)).describe();
+    EXPECT_EQ(expert[i].first_device, dp[i].first_device);
+  }
+}
+
+TEST(Mcmc, NeverSlowerThanItsStartAndDeterministicForASeed) {
+  const pcg::Graph graph = model("mlp");
+  const CostModel cost(library(), machine(4));
+  for (const auto& start : {unsplit_placements(graph), data_parallel(library(), graph, machine(4))}) {
+    const McmcOptions options = mcmc_options(60, 11, start);
+    const McmcResult a = mcmc_search(library(), graph, cost, options);
+    const McmcResult b = mcmc_search(library(), graph, cost, options);
+    EXPECT_DOUBLE_EQ(a.initial_seconds, placement_seconds(library(), graph, start, cost));
+    EXPECT_LE(a.seconds, a.initial_seconds);
+    EXPECT_DOUBLE_EQ(a.seconds, placement_seconds(library(), graph, a.placements, cost));
+    EXPECT_GT(a.accepted, 0u);
+    EXPECT_EQ(a.seconds, b.seconds);
+    EXPECT_EQ(a.accepted, b.accepted);
+    ASSERT_EQ(a.placements.size(), b.placements.size());
+    for (std::size_t i = 0; i < a.placements.size(); ++i) {
+      EXPECT_EQ(a.placements[i].config, b.placements[i].config);
+      EXPECT_EQ(a.placements[i].first_device, b.placements[i].first_device);
+    }
+  }
+}
+
+TEST(Mcmc, ImprovesOnEverythingOnOneDevice) {
+  const pcg::Graph graph = model("mlp");
+  const CostModel cost(library(), machine(4));
+  const McmcResult r = mcmc_search(library(), graph, cost, mcmc_options(200, 5, unsplit_placements(graph)));
+  EXPECT_LT(r.seconds, r.initial_seconds);
+  EXPECT_GT(count_split(r.placements), 0);
+}
+
+TEST(SequentialOptimization, FusesMatmulReluWhereItPaysOnOneDevice) {
+  const pcg::Graph graph = model("mlp_fig1");
+  const std::string specs = spec::Library::default_specs_dir();
+  const auto rules = spec::load_rule_file(library(), {specs}, specs + "/rules/unity.loom");
+  const CostModel cost(library(), machine(2));
+  SequentialOptions options;
+  options.mcmc.iterations = 50;
+  const SequentialResult result = sequential_optimization(library(), graph, rules, cost, options);
+  std::set<std::string> applied;
+  for (const auto& s : result.substitutions) {
+    EXPECT_EQ(s.category, "algebraic") << s.rule;
+    applied.insert(s.rule);
+  }
+  EXPECT_TRUE(applied.count("fuse_matmul_relu"));
+  std::map<std::string, int> ops;
+  for (const pcg::Node& n : result.graph.nodes()) ++ops[n.op];
+  EXPECT_EQ(ops["matmul_relu"], 1);
+  EXPECT_EQ(ops["relu"], 0);
+  const Machine one = machine(2).with_devices_per_node(1);
+  const CostModel single(library(), one);
+  const double before = plan_cost(materialize(graph, unsplit_placements(graph), library()), single).seconds;
+  EXPECT_LT(result.single_device_seconds, before);
+  expect_same_values(graph, result.graph);
+  expect_sound_plan(result.graph, result.placements, cost);
+}
+
+}  // namespace
+}  // namespace loom::search
