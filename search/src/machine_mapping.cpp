@@ -321,7 +321,9 @@ struct MachineMapper::Impl {
     if (t.kind == Tree::Parallel) {
       e.cost = solve_parts(t, 0, r, e.split_sizes);
     } else {
-      for (Choice c : choices(t.node, r)) {
+      std::vector<Choice> options_here = choices(t.node, r);
+      if (t.kind == Tree::Series && t.boundary.size() > options.max_boundary) options_here = {best_alone(t.node, options_here)};
+      for (Choice c : options_here) {
         double cost = leaf_cost(t.node, c);
         if (cost >= e.cost) continue;
         if (t.kind == Tree::Series) {
@@ -339,6 +341,20 @@ struct MachineMapper::Impl {
     const double cost = e.cost;
     memo.emplace(k, std::move(e));
     return cost;
+  }
+
+  // The choice that costs least given the decided nodes alone.
+  Choice best_alone(int node, const std::vector<Choice>& among) {
+    Choice best;
+    double best_cost = kInf;
+    for (Choice c : among) {
+      const double cost = leaf_cost(node, c);
+      if (cost < best_cost || best.config < 0) {
+        best_cost = cost;
+        best = c;
+      }
+    }
+    return best;
   }
 
   // Parts k.. of a parallel split on `r`: part k shares the devices with the rest (run one after

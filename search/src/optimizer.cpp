@@ -1,7 +1,10 @@
 #include "loom/search/optimizer.hpp"
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/plan_cost.hpp"
@@ -20,6 +23,23 @@ struct Candidate {
   std::vector<AppliedSubstitution> substitutions;
   double seconds = std::numeric_limits<double>::infinity();
 };
+
+// Why no plan was returned: what the joint plan needs of its fullest device.
+std::string nothing_fits(const spec::Library& library, const pcg::Graph& graph, const std::vector<Placement>& placements,
+                         const CostModel& model) {
+  const Machine& m = model.machine();
+  std::ostringstream os;
+  os << "no plan found fits on " << m.name << " (" << m.devices() << " devices of " << m.device.memory_bytes / (1 << 30) << " GiB)";
+  try {
+    const std::vector<double> bytes = plan_memory(materialize(graph, placements, library), model);
+    os << ": the best plan searched needs " << std::fixed << std::setprecision(1) << *std::max_element(bytes.begin(), bytes.end()) / (1 << 30)
+       << " GiB on its fullest device";
+  } catch (const LoomError&) {
+    // the need cannot be told: the message stays without it
+  }
+  os << "; try more --nodes or a smaller --batch";
+  return os.str();
+}
 
 }  // namespace
 
@@ -86,8 +106,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
       if (c.seconds < best.seconds) best = c;
     }
   }
-  if (!std::isfinite(best.seconds))
-    throw LoomError("no plan found fits on " + model.machine().name + " (memory or device count)");
+  if (!std::isfinite(best.seconds)) throw LoomError(nothing_fits(library, best.graph, best.placements, model));
   report.graph = std::move(best.graph);
   report.placements = std::move(best.placements);
   report.plan = materialize(report.graph, report.placements, library);

@@ -9,7 +9,8 @@
 // edge, the time to move the value from the shape and devices its producer gives to those its
 // consumer needs; parts that run side by side on divided devices count as the slower of them.
 // Each edge is charged to the endpoint decided later, so the DP and the exhaustive search of the
-// same choices (brute_force) compute one and the same function.
+// same choices (brute_force) compute one and the same function (where every split is solved
+// exactly: see max_boundary).
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -27,6 +28,10 @@ struct MappingOptions {
   std::vector<std::int64_t> degrees;  // split degrees tried; empty: mapping_degrees(machine)
   std::size_t max_views = 2;          // device offsets tried per split (aligned to its task count)
   bool share_cache = true;            // keep sub-results from one graph to the next
+  // A sequence split is solved exactly when at most this many decided nodes border its part;
+  // beyond that (graphs far from series-parallel, e.g. attention over all encoder steps) the
+  // split node takes its best choice given what is decided, so the work stays linear.
+  std::size_t max_boundary = 3;
   // When given, only the splits it admits are tried (the unsplit operator always is).
   std::function<bool(const pcg::Node&, const ParallelConfig&)> admit;
 };
