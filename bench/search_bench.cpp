@@ -3,7 +3,9 @@
 // found over each baseline for Unity's seven models. Batches grow with the device count (each
 // model's default batch per device), as in Unity's evaluation.
 //
-//   loom_search_bench [times|inception|quality|all] [--nodes 1,2,4,8,16] [--models a,b]
+// Figure 1 (joint against sequential on Unity's MNIST MLP, 2 devices) reports bytes moved.
+//
+//   loom_search_bench [times|inception|quality|figure1|all] [--nodes 1,2,4,8,16] [--models a,b]
 #include <chrono>
 #include <cmath>
 #include <iomanip>
@@ -14,6 +16,7 @@
 #include "loom/interpreter/rule_files.hpp"
 #include "loom/models/registry.hpp"
 #include "loom/search/optimizer.hpp"
+#include "loom/search/task_graph.hpp"
 
 namespace {
 
@@ -107,6 +110,40 @@ void quality(const std::vector<int>& node_counts, const std::vector<std::string>
   }
 }
 
+// Unity figure 1 on two devices slow enough next to their link that using both pays (on V100s
+// one device runs this small model fastest). Bytes are in elements d of 4 bytes.
+void figure1() {
+  search::Machine m = search::load_machine("summit").with_devices_per_node(2);
+  m.device.peak_flops = 0.5e12;
+  const search::CostModel cost(library(), m);
+  const pcg::Graph g = models::build_model(library(), "mlp_fig1");
+  auto elements = [&](const pcg::Graph& logical, const std::vector<search::Placement>& placements) {
+    return search::communication_bytes(search::build_task_graph(search::materialize(logical, placements, library()), cost)) / 4;
+  };
+  auto ops = [](const pcg::Graph& graph) {
+    std::string out;
+    for (const pcg::Node& n : graph.nodes())
+      if (!n.is_graph_input()) out += (out.empty() ? "" : " ") + n.op;
+    return out;
+  };
+  const search::SequentialResult seq = search::sequential_optimization(library(), g, rules(), cost);
+  std::cout << "Unity figure 1 (b=64, ci=784, h=512, co=10) on 2 devices\n"
+            << "  sequential (" << ops(seq.graph) << "), data parallel: "
+            << std::fixed << std::setprecision(0) << elements(seq.graph, search::data_parallel(library(), seq.graph, m)) << " d bytes"
+            << " (Unity: 813,056 d)\n";
+  search::JointOptions figure_splits;
+  figure_splits.mapping.admit = [](const pcg::Node&, const search::ParallelConfig& c) {
+    for (std::size_t d = 1; d < c.outputs[0].D.size(); ++d)
+      if (c.outputs[0].D[d] > 1) return false;
+    return true;
+  };
+  const search::JointResult joint = search::joint_search(library(), g, rules(), cost, figure_splits);
+  std::cout << "  joint, batch and reduction splits (" << ops(joint.graph) << "): " << elements(joint.graph, joint.placements)
+            << " d bytes (Unity: 131,072 d)\n";
+  const search::JointResult unrestricted = search::joint_search(library(), g, rules(), cost);
+  std::cout << "  joint, every split (" << ops(unrestricted.graph) << "): " << elements(unrestricted.graph, unrestricted.placements) << " d bytes\n";
+}
+
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream ss(text);
@@ -135,6 +172,7 @@ int main(int argc, char** argv) {
   try {
     if (what == "times" || what == "all") times();
     if (what == "inception" || what == "all") inception();
+    if (what == "figure1" || what == "all") figure1();
     if (what == "quality" || what == "all") quality(nodes, names);
   } catch (const std::exception& e) {
     std::cerr << "loom_search_bench: " << e.what() << "\n";

@@ -190,6 +190,10 @@ struct MachineMapper::Impl {
       cost += move(info(in.node, pc).config.outputs[static_cast<std::size_t>(in.port)], pc.first, mine.config.inputs[i], c.first);
       if (cost == kInf) return kInf;
     }
+    // The loss reads a graph output whole or in pieces, but never as partial sums.
+    for (pcg::PortRef o : graph->outputs())
+      if (o.node == node && mine.config.outputs[static_cast<std::size_t>(o.port)].V > 1)
+        cost += move(mine.config.outputs[static_cast<std::size_t>(o.port)], c.first, graph->shape_of(o), c.first);
     for (int m : graph->consumers(node)) {
       const Choice mc = fixed[static_cast<std::size_t>(m)];
       if (mc.config < 0) continue;

@@ -112,6 +112,8 @@ class Builder {
   // is computed where its input's pieces are.
   bool is_unread_output(const pcg::Node& n) const {
     const auto& outputs = graph_.outputs();
+    // Partial sums must still be added up before the loss can read them.
+    if (graph_.shape_of(n.inputs[0]).V != n.output_shapes[0].V) return false;
     return !consumed_[static_cast<std::size_t>(n.id)] && std::find(outputs.begin(), outputs.end(), pcg::PortRef{n.id, 0}) != outputs.end();
   }
 

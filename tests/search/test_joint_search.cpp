@@ -6,6 +6,7 @@
 #include "loom/interpreter/graph_eval.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/interpreter/rule_files.hpp"
+#include "loom/search/baselines.hpp"
 #include "loom/search/graph_split.hpp"
 #include "loom/search/joint_search.hpp"
 #include "loom/search/plan_cost.hpp"
@@ -86,6 +87,22 @@ TEST(JointSearch, Figure1KeepsMatmulAndReluApartAndUsesReductionParallelism) {
   const double bytes = communication_bytes(build_task_graph(plan, model));
   EXPECT_GT(bytes, 0);
   EXPECT_LE(bytes, 131072.0 * 4);  // at most the figure's 4bh elements
+}
+
+TEST(JointSearch, Figure1SequentialFusesAndDataParallelismMovesBothWeights) {
+  const pcg::Graph g = figure1();
+  const Machine machine = figure1_machine();
+  const CostModel model(library(), machine);
+  const SequentialResult seq = sequential_optimization(library(), g, unity_rules(), model);
+  bool fused = false;
+  for (const pcg::Node& n : seq.graph.nodes()) fused |= n.op == "matmul_relu";
+  EXPECT_TRUE(fused);
+  const pcg::Graph data = materialize(seq.graph, data_parallel(library(), seq.graph, machine), library());
+  const double sequential_bytes = communication_bytes(build_task_graph(data, model));
+  EXPECT_EQ(sequential_bytes, 813056.0 * 4);  // 2 (ci h + h co) elements: both weights' gradients
+  const JointResult joint = joint_search(library(), g, unity_rules(), model, figure1_options());
+  const double joint_bytes = communication_bytes(build_task_graph(materialize(joint.graph, joint.placements, library()), model));
+  EXPECT_LT(joint_bytes * 6, sequential_bytes);  // the figure's sixfold saving, at least
 }
 
 TEST(JointSearch, SegmentsJoinBackIntoTheSameGraph) {
