@@ -20,9 +20,13 @@ class Materializer {
                       std::to_string(placements_.size()) + " given");
     for (const pcg::Node& n : graph_.nodes()) {
       if (n.is_graph_input()) {
+        // Inputs are loaded and weights kept where their first reader runs.
+        const std::vector<int> readers = graph_.consumers(n.id);
+        const int device = readers.empty() ? 0 : placements_[static_cast<std::size_t>(readers.front())].first_device;
+        const pcg::MachineView view = pcg::MachineView::contiguous(device, n.output_shapes[0].tasks());
         const int id = out_.add_input(n.name, n.output_shapes[0], n.op == pcg::kWeightOp);
-        out_.set_view(id, pcg::MachineView::contiguous(0, n.output_shapes[0].tasks()));
-        ports_[static_cast<std::size_t>(n.id)] = {{pcg::PortRef{id, 0}, pcg::MachineView::contiguous(0, n.output_shapes[0].tasks())}};
+        out_.set_view(id, view);
+        ports_[static_cast<std::size_t>(n.id)] = {{pcg::PortRef{id, 0}, view}};
         continue;
       }
       const Placement& p = placements_[static_cast<std::size_t>(n.id)];

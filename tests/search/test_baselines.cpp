@@ -279,7 +279,11 @@ TEST(Mcmc, ImprovesOnEverythingOnOneDevice) {
   const CostModel cost(library(), machine(4));
   const McmcResult r = mcmc_search(library(), graph, cost, mcmc_options(200, 5, unsplit_placements(graph)));
   EXPECT_LT(r.seconds, r.initial_seconds);
-  EXPECT_GT(count_split(r.placements), 0);
+  // Something left device 0's single task: a split, or an operator moved to another device.
+  const auto start = unsplit_placements(graph);
+  bool changed = count_split(r.placements) > 0;
+  for (std::size_t i = 0; i < start.size(); ++i) changed |= r.placements[i].first_device != start[i].first_device;
+  EXPECT_TRUE(changed);
 }
 
 TEST(SequentialOptimization, FusesMatmulReluWhereItPaysOnOneDevice) {

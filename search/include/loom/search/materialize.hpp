@@ -18,7 +18,8 @@ struct Placement {
   pcg::MachineView view() const { return pcg::MachineView::contiguous(first_device, config.tasks()); }
 };
 
-// `placements` is indexed by node id; graph inputs keep their shape and run on device 0. Graph
+// `placements` is indexed by node id; graph inputs keep their shape and sit on the first device of
+// their first reader. Graph
 // outputs are brought back to the shapes `graph` gives them, so the result computes the same
 // values in the same shapes. Throws LoomError naming the node when a value cannot be moved to
 // the shape a consumer needs.
