@@ -95,6 +95,7 @@ struct MachineMapper::Impl {
   std::vector<Choice> fixed;                             // per node id; config -1 when not decided
   std::vector<Tree> trees;
   std::vector<int> signature_id;
+  double memory_scale = 1;  // device capacity over the unsplit graph's need, when below 1
 
   int intern(const std::string& s) { return interned.emplace(s, static_cast<int>(interned.size())).first->second; }
 
@@ -140,7 +141,7 @@ struct MachineMapper::Impl {
     const auto& list = *configs[static_cast<std::size_t>(node)];
     for (std::size_t c = 0; c < list.size(); ++c) {
       const int tasks = static_cast<int>(list[c].config.tasks());
-      if (tasks > r.count || list[c].memory > machine.device.memory_bytes) continue;
+      if (tasks > r.count || list[c].memory > memory_limit(list)) continue;
       std::vector<int> offsets;
       for (int o = r.first; o + tasks <= r.first + r.count; ++o)
         if (o % tasks == 0) offsets.push_back(o);
@@ -149,6 +150,18 @@ struct MachineMapper::Impl {
       for (std::size_t k = 0; k < keep; ++k) out.push_back({static_cast<int>(c), offsets[k * offsets.size() / keep]});
     }
     return out;
+  }
+
+  // What one task of the node may keep. When the whole graph does not fit on one device, each
+  // node gets its share of a device in proportion to what it needs unsplit: a device then holds at
+  // most one task of each node, so the shares add up to no more than the device. (Copied weights
+  // do not shrink with a split; the simulated plan's memory is checked in the end.)
+  double memory_limit(const std::vector<ConfigInfo>& list) const {
+    if (memory_scale >= 1) return machine.device.memory_bytes;
+    double least = list.front().memory;
+    for (const ConfigInfo& c : list) least = std::min(least, c.memory);
+    // A node that cannot get down to its share takes its smallest split.
+    return std::min(machine.device.memory_bytes, std::max(list.front().memory * memory_scale, least));
   }
 
   // ---- costs ---------------------------------------------------------------------------------
@@ -304,7 +317,8 @@ struct MachineMapper::Impl {
   // ---- dynamic programming -------------------------------------------------------------------
 
   std::string key(const Tree& t, Resource r) {
-    std::string k = std::to_string(intern(t.content)) + ":" + std::to_string(r.first) + "+" + std::to_string(r.count);
+    std::string k = std::to_string(intern(t.content)) + ":" + std::to_string(r.first) + "+" + std::to_string(r.count) + "/" +
+                    std::to_string(memory_scale);
     for (int b : t.boundary) {
       const Choice c = fixed[static_cast<std::size_t>(b)];
       k += "|" + std::to_string(info(b, c).content) + "@" + std::to_string(c.first);
@@ -484,6 +498,9 @@ struct MachineMapper::Impl {
       signature_id[static_cast<std::size_t>(n.id)] = intern(signature(n));
       members.push_back(n.id);
     }
+    double total = 0;
+    for (int m : members) total += configs[static_cast<std::size_t>(m)]->front().memory;
+    memory_scale = total > machine.device.memory_bytes ? machine.device.memory_bytes / total : 1;
     if (!options.share_cache) memo.clear();
     return members.empty() ? -1 : build(std::move(members));
   }

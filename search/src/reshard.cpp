@@ -11,6 +11,30 @@ namespace {
 
 constexpr double kBytesPerElement = 4;
 
+struct DimensionSwap {
+  std::int64_t from = 0, to = 0, degree = 1;
+};
+
+// A split moved from one dimension to another by the same factor (all else equal) is one
+// all-to-all, with no task ever holding more than its piece.
+std::optional<DimensionSwap> one_dimension_for_another(const std::vector<std::int64_t>& held, const std::vector<std::int64_t>& want) {
+  std::optional<DimensionSwap> swap;
+  std::int64_t down = -1, up = -1;
+  for (std::size_t d = 0; d < held.size(); ++d) {
+    if (held[d] == want[d]) continue;
+    if (held[d] > want[d] && held[d] % want[d] == 0 && down < 0)
+      down = static_cast<std::int64_t>(d);
+    else if (want[d] > held[d] && want[d] % held[d] == 0 && up < 0)
+      up = static_cast<std::int64_t>(d);
+    else
+      return std::nullopt;
+  }
+  if (down < 0 || up < 0) return std::nullopt;
+  const std::int64_t k = held[static_cast<std::size_t>(down)] / want[static_cast<std::size_t>(down)];
+  if (want[static_cast<std::size_t>(up)] / held[static_cast<std::size_t>(up)] != k) return std::nullopt;
+  return DimensionSwap{down, up, k};
+}
+
 }  // namespace
 
 std::optional<std::vector<ReshardStep>> reshard_steps(const pcg::ParallelShape& from, const pcg::ParallelShape& to) {
@@ -19,6 +43,10 @@ std::optional<std::vector<ReshardStep>> reshard_steps(const pcg::ParallelShape& 
   std::vector<ReshardStep> steps;
   if (from.V > to.V) steps.push_back({"reduce", {{"degree", from.V / to.V}}});
   std::vector<std::int64_t> held = from.D;
+  if (auto swap = one_dimension_for_another(held, to.D)) {
+    steps.push_back({"all_to_all", {{"src", swap->from}, {"dst", swap->to}, {"degree", swap->degree}}});
+    held = to.D;
+  }
   for (std::size_t d = 0; d < held.size(); ++d) {
     if (held[d] <= to.D[d] && to.D[d] % held[d] == 0) continue;
     const std::int64_t by = held[d] % to.D[d] == 0 ? held[d] / to.D[d] : held[d];

@@ -13,12 +13,13 @@
 namespace loom::search {
 
 struct ReshardStep {
-  std::string op;  // partition, combine, replicate or reduce
+  std::string op;  // partition, combine, replicate, reduce or all_to_all
   pcg::AttrMap attrs;
 };
 
 // The operators, in order, that turn a value held as `from` into `to`: partial sums reduced, then
-// partitions combined, copies made, and partitions split. Nothing when the shapes are equal;
+// a split moved from one dimension to another as one all-to-all, or else partitions combined,
+// copies made, and partitions split. Nothing when the shapes are equal;
 // nullopt when no chain can do it (fewer copies or more partial sums than `from` holds, or
 // pipeline degrees that differ).
 std::optional<std::vector<ReshardStep>> reshard_steps(const pcg::ParallelShape& from, const pcg::ParallelShape& to);
