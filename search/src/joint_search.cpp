@@ -15,9 +15,7 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
     if (r.category != pcg::RuleCategory::Parallel) searched.push_back(r);
 
   JointResult result;
-  result.initial_estimate = mapper.map(graph).estimate;
-  std::vector<Segment> segments =
-      options.split ? split_graph(graph, options.min_segment) : split_graph(graph, graph.size() + 1);
+  std::vector<Segment> segments = split_graph(graph, options.split ? options.min_segment : graph.size() + 1);
   result.segments = segments.size();
   const auto began = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < segments.size(); ++i) {

@@ -95,6 +95,7 @@ struct MachineMapper::Impl {
   std::vector<Choice> fixed;                             // per node id; config -1 when not decided
   std::vector<Tree> trees;
   std::vector<int> signature_id;
+  std::vector<std::vector<int>> consumers;  // per node id: Graph::consumers, computed once
   double memory_scale = 1;  // device capacity over the unsplit graph's need, when below 1
 
   int intern(const std::string& s) { return interned.emplace(s, static_cast<int>(interned.size())).first->second; }
@@ -207,7 +208,7 @@ struct MachineMapper::Impl {
     for (pcg::PortRef o : graph->outputs())
       if (o.node == node && mine.config.outputs[static_cast<std::size_t>(o.port)].V > 1)
         cost += move(mine.config.outputs[static_cast<std::size_t>(o.port)], c.first, graph->shape_of(o), c.first);
-    for (int m : graph->consumers(node)) {
+    for (int m : consumers[static_cast<std::size_t>(node)]) {
       const Choice mc = fixed[static_cast<std::size_t>(m)];
       if (mc.config < 0) continue;
       const pcg::Node& consumer = graph->node(m);
@@ -247,7 +248,7 @@ struct MachineMapper::Impl {
     std::vector<int> out;
     for (pcg::PortRef in : graph->node(node).inputs)
       if (decides(in.node)) out.push_back(in.node);
-    for (int m : graph->consumers(node)) out.push_back(m);
+    for (int m : consumers[static_cast<std::size_t>(node)]) out.push_back(m);
     return out;
   }
 
@@ -273,7 +274,7 @@ struct MachineMapper::Impl {
     const std::size_t middle = members.size() / 2;
     for (std::size_t p = 0; p < members.size(); ++p) {
       if (reach <= p && (p > middle ? p - middle : middle - p) < (best > middle ? best - middle : middle - best)) best = p;
-      for (int m : graph->consumers(members[p]))
+      for (int m : consumers[static_cast<std::size_t>(members[p])])
         if (auto it = pos.find(m); it != pos.end()) reach = std::max(reach, it->second);
     }
     return best;
@@ -303,7 +304,7 @@ struct MachineMapper::Impl {
         s += "." + std::to_string(in.port) + ",";
       }
       s += ")";
-      for (int c : graph->consumers(m)) {
+      for (int c : consumers[static_cast<std::size_t>(m)]) {
         if (local.count(c)) continue;
         const pcg::Node& cn = graph->node(c);
         for (std::size_t i = 0; i < cn.inputs.size(); ++i)
@@ -491,6 +492,12 @@ struct MachineMapper::Impl {
     configs.assign(g.size(), nullptr);
     fixed.assign(g.size(), Choice{});
     signature_id.assign(g.size(), -1);
+    consumers.assign(g.size(), {});
+    for (const pcg::Node& n : g.nodes())
+      for (pcg::PortRef in : n.inputs) {
+        auto& list = consumers[static_cast<std::size_t>(in.node)];
+        if (list.empty() || list.back() != n.id) list.push_back(n.id);
+      }
     std::vector<int> members;
     for (const pcg::Node& n : g.nodes()) {
       if (n.is_graph_input()) continue;

@@ -1,11 +1,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 #include "loom/interpreter/graph_eval.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/interpreter/rule_files.hpp"
+#include "loom/models/registry.hpp"
+#include "loom/models/values.hpp"
 #include "loom/search/baselines.hpp"
 #include "loom/search/graph_split.hpp"
 #include "loom/search/joint_search.hpp"
@@ -28,30 +29,8 @@ const std::vector<pcg::Rule>& unity_rules() {
 
 pcg::ParallelShape shape(std::vector<std::int64_t> dims) { return pcg::ParallelShape::unpartitioned(std::move(dims)); }
 
-// Unity figure 1: x[b, ci] -> matmul w1 -> relu -> matmul w2.
-pcg::Graph figure1(std::int64_t b = 64, std::int64_t ci = 784, std::int64_t h = 512, std::int64_t co = 10) {
-  pcg::Graph g;
-  const int x = g.add_input("x", shape({b, ci}));
-  const int w1 = g.add_input("w1", shape({ci, h}), true);
-  const int w2 = g.add_input("w2", shape({h, co}), true);
-  const int m1 = g.add_node(library(), "matmul", {}, {{x, 0}, {w1, 0}}, "fc1");
-  const int r = g.add_node(library(), "relu", {}, {{m1, 0}}, "act");
-  g.mark_output({g.add_node(library(), "matmul", {}, {{r, 0}, {w2, 0}}, "fc2"), 0});
-  return g;
-}
-
-std::map<std::string, spec::Tensor<double>> random_inputs(const pcg::Graph& g, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> uni(-1, 1);
-  std::map<std::string, spec::Tensor<double>> values;
-  for (const auto& n : g.nodes()) {
-    if (!n.is_graph_input()) continue;
-    spec::Tensor<double> t(n.output_shapes[0].dims);
-    for (auto& v : t.data) v = uni(rng);
-    values[n.name] = t;
-  }
-  return values;
-}
+// Unity figure 1 (b = 64, ci = 784, h = 512, co = 10): matmul, relu, matmul.
+pcg::Graph figure1() { return models::build_model(library(), "mlp_fig1"); }
 
 // Two devices whose compute is slow next to their link, so that using both pays for this small
 // model, as the figure assumes (on V100s one device would run it fastest).
@@ -80,8 +59,8 @@ TEST(JointSearch, Figure1KeepsMatmulAndReluApartAndUsesReductionParallelism) {
   const CostModel model(library(), machine);
   const JointResult r = joint_search(library(), g, unity_rules(), model, figure1_options());
   for (const pcg::Node& n : r.graph.nodes()) EXPECT_NE(n.op, "matmul_relu");
-  ASSERT_TRUE(r.graph.find("fc1").has_value());
-  const int fc1 = *r.graph.find("fc1");
+  ASSERT_TRUE(r.graph.find("fc1.matmul").has_value());
+  const int fc1 = *r.graph.find("fc1.matmul");
   EXPECT_EQ(r.placements[static_cast<std::size_t>(fc1)].config.outputs[0].V, 2) << r.placements[static_cast<std::size_t>(fc1)].config.split;
   const pcg::Graph plan = materialize(r.graph, r.placements, library());
   const double bytes = communication_bytes(build_task_graph(plan, model));
@@ -119,7 +98,7 @@ TEST(JointSearch, SegmentsJoinBackIntoTheSameGraph) {
   for (const Segment& s : segments) EXPECT_GE(s.graph.size() - s.reads.size(), 5u);
   const pcg::Graph joined = join_segments(g, segments);
   EXPECT_EQ(joined.size(), g.size());
-  const auto values = random_inputs(g, 9);
+  const models::NamedValues values = models::random_values(g, 9);
   const auto a = spec::evaluate_graph<spec::RealDomain>(library(), g, values);
   const auto b = spec::evaluate_graph<spec::RealDomain>(library(), joined, values);
   ASSERT_EQ(a.size(), b.size());

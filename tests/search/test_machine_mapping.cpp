@@ -1,10 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 #include "loom/interpreter/graph_eval.hpp"
 #include "loom/interpreter/library.hpp"
+#include "loom/models/registry.hpp"
+#include "loom/models/values.hpp"
 #include "loom/search/machine_mapping.hpp"
 #include "loom/search/materialize.hpp"
 #include "loom/search/plan_cost.hpp"
@@ -19,16 +20,9 @@ const spec::Library& library() {
 
 pcg::ParallelShape shape(std::vector<std::int64_t> dims) { return pcg::ParallelShape::unpartitioned(std::move(dims)); }
 
-// x[b, k] -> matmul w1 -> relu -> matmul w2.
+// Unity's figure-1 MLP at the given sizes: x[b, k] -> matmul -> relu -> matmul.
 pcg::Graph two_layer_mlp(std::int64_t b, std::int64_t k, std::int64_t h, std::int64_t o) {
-  pcg::Graph g;
-  const int x = g.add_input("x", shape({b, k}));
-  const int w1 = g.add_input("w1", shape({k, h}), true);
-  const int w2 = g.add_input("w2", shape({h, o}), true);
-  const int m1 = g.add_node(library(), "matmul", {}, {{x, 0}, {w1, 0}}, "fc1");
-  const int r = g.add_node(library(), "relu", {}, {{m1, 0}}, "act");
-  g.mark_output({g.add_node(library(), "matmul", {}, {{r, 0}, {w2, 0}}, "fc2"), 0});
-  return g;
+  return models::build_model(library(), "mlp_fig1", {{"batch", b}, {"in", k}, {"hidden", h}, {"out", o}});
 }
 
 // Two branches off one matmul joined by an add, then a residual add of the branch point.
@@ -88,15 +82,7 @@ TEST(MachineMapping, TheMappedPlanComputesTheSameValuesAndSimulates) {
   plan.validate(library());
   for (const pcg::Node& n : plan.nodes()) ASSERT_TRUE(n.view.has_value()) << n.describe();
   EXPECT_TRUE(std::isfinite(plan_cost(plan, model).seconds));
-  std::mt19937_64 rng(3);
-  std::uniform_real_distribution<double> uni(-1, 1);
-  std::map<std::string, spec::Tensor<double>> values;
-  for (const auto& n : g.nodes()) {
-    if (!n.is_graph_input()) continue;
-    spec::Tensor<double> t(n.output_shapes[0].dims);
-    for (auto& v : t.data) v = uni(rng);
-    values[n.name] = t;
-  }
+  const models::NamedValues values = models::random_values(g, 3);
   const auto before = spec::evaluate_graph<spec::RealDomain>(library(), g, values);
   const auto after = spec::evaluate_graph<spec::RealDomain>(library(), plan, values);
   ASSERT_EQ(before.size(), after.size());
@@ -111,8 +97,8 @@ TEST(MachineMapping, LargeComputeIsSplitAcrossTheDevices) {
   const CostModel model(library(), machine);
   MachineMapper mapper(library(), model);
   const Mapping m = mapper.map(g);
-  EXPECT_EQ(m.placements[static_cast<std::size_t>(*g.find("fc1"))].config.tasks(), 4);
-  EXPECT_EQ(m.placements[static_cast<std::size_t>(*g.find("fc2"))].config.tasks(), 4);
+  EXPECT_EQ(m.placements[static_cast<std::size_t>(*g.find("fc1.matmul"))].config.tasks(), 4);
+  EXPECT_EQ(m.placements[static_cast<std::size_t>(*g.find("fc2.matmul"))].config.tasks(), 4);
 }
 
 TEST(MachineMapping, SubResultsAreSharedAcrossGraphs) {
@@ -137,7 +123,7 @@ TEST(MachineMapping, SubResultsAreSharedAcrossGraphs) {
 
 TEST(MachineMapping, ConfigsOfAMatmulIncludeDataModelAndReductionSplits) {
   const pcg::Graph g = two_layer_mlp(8, 8, 8, 4);
-  const auto configs = node_configs(library(), g, g.node(*g.find("fc1")), {2});
+  const auto configs = node_configs(library(), g, g.node(*g.find("fc1.matmul")), {2});
   ASSERT_EQ(configs.size(), 4u);  // unsplit, rows, shared dimension, columns
   EXPECT_EQ(configs[0].tasks(), 1);
   bool reduction = false;

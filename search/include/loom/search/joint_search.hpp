@@ -30,7 +30,6 @@ struct JointResult {
   pcg::Graph graph;                    // the rewritten graph, unsplit
   std::vector<Placement> placements;   // its mapping, per node id
   double estimate = 0;                 // the DP's objective for it
-  double initial_estimate = 0;         // the same for the graph as given
   std::vector<AppliedSubstitution> sequence;
   std::size_t segments = 0, explored = 0, generated = 0;
   MappingStats mapping;
