@@ -144,9 +144,9 @@ void add_optimize_command(CLI::App& app, int& status) {
   cmd->add_option("--max-seconds", opt->settings.joint.substitution.max_seconds, "wall-clock limit of the substitution search (0: none)")
       ->default_val(0);
   cmd->add_flag("--no-split", opt->no_split, "search the whole graph at once instead of segment by segment");
-  cmd->add_option("--min-segment", opt->settings.joint.min_segment, "operators per segment at least")->default_val(10);
+  cmd->add_option("--min-segment", opt->settings.joint.min_segment, "operators per segment at least")->default_val(10)->check(CLI::PositiveNumber);
   cmd->add_flag("--no-cache", opt->no_cache, "do not share the mapping's sub-results between candidate graphs");
-  cmd->add_option("--views", opt->settings.joint.mapping.max_views, "device offsets tried per operator split")->default_val(2);
+  cmd->add_option("--views", opt->settings.joint.mapping.max_views, "device offsets tried per operator split")->default_val(2)->check(CLI::PositiveNumber);
   cmd->add_option("--mcmc-iterations", opt->settings.mcmc_iterations, "steps of FlexFlow's MCMC (baseline and refinement)")->default_val(300);
   cmd->add_flag("--no-baselines", opt->no_baselines, "skip the baselines");
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled specs/)");
