@@ -12,6 +12,7 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/optimizer.hpp"
 #include "loom/search/plan.hpp"
+#include "loom/search/replay.hpp"
 #include "model_options.hpp"
 
 namespace loom::cli {
@@ -30,6 +31,7 @@ struct OptimizeOptions {
   bool no_split = false;
   bool no_cache = false;
   bool no_baselines = false;
+  bool no_pipeline = false;
   bool json = false;
   bool quiet = false;
 };
@@ -56,6 +58,7 @@ int run_optimize(OptimizeOptions opt) {
   opt.settings.joint.split = !opt.no_split;
   opt.settings.joint.mapping.share_cache = !opt.no_cache;
   opt.settings.baselines = !opt.no_baselines;
+  opt.settings.pipeline = !opt.no_pipeline;
   const search::CostModel cost_model(library, machine);
   const bool show_progress = !opt.json && !opt.quiet;
   const search::OptimizeReport report = search::optimize(library, model.graph, rules, cost_model, opt.settings, [&](const search::OptimizeProgress& p) {
@@ -72,11 +75,15 @@ int run_optimize(OptimizeOptions opt) {
   plan.machine = machine;
   plan.graph = report.plan;
   plan.substitutions = report.substitutions;
+  plan.source = model.graph;
+  plan.rules = search::rules_used(rules, report.substitutions);
+  plan.pipeline = report.pipeline;
   plan.iteration_seconds = report.best_seconds;
   if (!opt.out.empty()) search::save_plan(plan, opt.out);
 
   nlohmann::json subs = nlohmann::json::array();
   for (const auto& s : report.substitutions) subs.push_back({{"rule", s.rule}, {"category", s.category}, {"status", s.status}});
+  auto seconds_or_null = [](double s) { return std::isfinite(s) ? nlohmann::json(s) : nlohmann::json(nullptr); };
   if (opt.json) {
     nlohmann::json baselines = nlohmann::json::object(), speedups = nlohmann::json::object();
     for (const auto& [name, seconds] : report.baselines) {
@@ -91,6 +98,9 @@ int run_optimize(OptimizeOptions opt) {
                                 {"best_seconds", report.best_seconds},
                                 {"chosen", report.chosen},
                                 {"joint_seconds", report.joint_seconds},
+                                {"pipeline_seconds", seconds_or_null(report.pipeline_seconds)},
+                                {"pipeline", {{"stages", report.pipeline.stages}, {"microbatches", report.pipeline.microbatches}}},
+                                {"cuts", report.joint.cuts},
                                 {"baselines", baselines},
                                 {"speedups", speedups},
                                 {"search_seconds", report.search_seconds},
@@ -111,11 +121,17 @@ int run_optimize(OptimizeOptions opt) {
       if (std::isfinite(seconds)) std::cout << "  (best is " << std::setprecision(3) << seconds / report.best_seconds << "x faster)";
       std::cout << "\n";
     }
-    std::cout << "  best plan:       " << ms(report.best_seconds) << ", found by " << report.chosen << "\n"
+    if (opt.settings.pipeline) std::cout << "  pipeline (1F1B): " << ms(report.pipeline_seconds) << "\n";
+    std::cout << "  best plan:       " << ms(report.best_seconds) << ", found by " << report.chosen;
+    if (report.pipeline.enabled())
+      std::cout << " (" << report.pipeline.stages << " stages, " << report.pipeline.microbatches << " micro-batches)";
+    std::cout << "\n"
               << "  joint search:    " << report.joint.segments << " segments, " << report.joint.explored << " graphs expanded, "
               << report.joint.generated << " costed, " << std::setprecision(3) << report.search_seconds << " s ("
               << report.total_seconds << " s with the baselines)\n"
               << "  substitutions:   " << report.substitutions.size() << "\n";
+    for (std::size_t k = 0; k < report.joint.cuts.size(); ++k)
+      if (!report.joint.cuts[k].empty()) std::cout << "  cut " << k + 1 << " crossed as " << report.joint.cuts[k] << "\n";
     for (const auto& s : report.substitutions) std::cout << "    " << s.rule << " (" << s.category << ", " << s.status << ")\n";
     if (!opt.out.empty()) std::cout << "wrote " << opt.out << " (loom simulate --plan " << opt.out << ")\n";
   }
@@ -131,7 +147,7 @@ void add_optimize_command(CLI::App& app, int& status) {
       "Find a fast plan for training a model on a machine, as Unity does: best-first search over the graphs the rules reach "
       "(algebraic and hybrid substitutions), each costed by a dynamic program that chooses every operator's split and devices "
       "(machine mapping), large graphs searched segment by segment; then the baselines in the same simulated cost model "
-      "(data parallel, expert, FlexFlow's MCMC, sequential) and the fastest plan of all. Writes the plan with --out.");
+      "(data parallel, expert, FlexFlow's MCMC, sequential) and pipeline parallelism (1F1B), and the fastest plan of all. Writes the plan with --out.");
   cmd->add_option("--model", opt->model.model, "a zoo model name (loom show --list) or an .onnx file")->required();
   add_model_size_options(*cmd, opt->model);
   cmd->add_option("--machine", opt->machine, "a bundled machine (summit, p100, k80, dgx_h100) or a machine file")->default_val("summit");
@@ -149,6 +165,7 @@ void add_optimize_command(CLI::App& app, int& status) {
   cmd->add_option("--views", opt->settings.joint.mapping.max_views, "device offsets tried per operator split")->default_val(2)->check(CLI::PositiveNumber);
   cmd->add_option("--mcmc-iterations", opt->settings.mcmc_iterations, "steps of FlexFlow's MCMC (baseline and refinement)")->default_val(300);
   cmd->add_flag("--no-baselines", opt->no_baselines, "skip the baselines");
+  cmd->add_flag("--no-pipeline", opt->no_pipeline, "do not try pipeline parallelism (1F1B stages over the whole graph)");
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled specs/)");
   cmd->add_option("-o,--out", opt->out, "write the best plan (loom-plan JSON)");
   cmd->add_flag("--json", opt->json, "print the result as JSON (best_seconds, baselines, search_seconds, substitutions, ...)");

@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/search/memory.hpp"
+#include "loom/search/pipeline.hpp"
 #include "loom/search/plan_cost.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/simulator.hpp"
@@ -28,9 +29,10 @@ int run_simulate(const SimulateOptions& opt) {
   const search::Plan plan = search::load_plan(opt.plan, library);
   const search::ProfileDatabase profiles = opt.profile.empty() ? search::ProfileDatabase{} : search::ProfileDatabase::load(opt.profile);
   const search::CostModel model(library, plan.machine, &profiles);
-  const search::TaskGraph tasks = search::build_task_graph(plan.graph, model);
+  const search::TaskGraph tasks = plan.pipeline.enabled() ? search::build_pipeline_task_graph(plan.graph, model, plan.pipeline, library)
+                                                          : search::build_task_graph(plan.graph, model);
   const search::Timeline timeline = search::simulate(tasks);
-  const std::vector<double> memory = search::plan_memory(plan.graph, model);
+  const std::vector<double> memory = search::pipeline_memory(plan.graph, model, plan.pipeline, library);
   const std::vector<double> busy = timeline.busy_seconds(tasks);
   const int overfull = search::first_overfull_device(memory, plan.machine);
 
@@ -59,6 +61,9 @@ int run_simulate(const SimulateOptions& opt) {
   } else {
     std::cout << opt.plan << ": " << (plan.model.empty() ? "plan" : plan.model) << " on " << plan.machine.name << " ("
               << plan.machine.devices() << " devices), " << plan.graph.size() << " nodes, " << tasks.tasks.size() << " tasks\n";
+    if (plan.pipeline.enabled())
+      std::cout << "pipeline: " << plan.pipeline.stages << (plan.pipeline.stages == 1 ? " stage, " : " stages, ") << plan.pipeline.microbatches
+                << " micro-batches (1F1B)\n";
     std::cout << "simulated iteration: " << std::setprecision(4) << timeline.makespan * 1e3 << " ms\n";
     std::cout << "device   busy (ms)   memory (MiB)\n";
     for (int d = 0; d < plan.machine.devices(); ++d)

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/search/replay.hpp"
 
 namespace loom::search {
 namespace {
@@ -42,10 +43,12 @@ Segment extract(const pcg::Graph& graph, const std::vector<int>& members) {
         const std::string name = p.is_graph_input() ? p.name : "segment_input_" + std::to_string(in.node) + "_" + std::to_string(in.port);
         local[in] = {s.graph.add_input(name, graph.shape_of(in), p.op == pcg::kWeightOp), 0};
         s.reads[name] = in;
+        s.origin.push_back(in.node);
       }
       inputs.push_back(local.at(in));
     }
     const int id = s.graph.add_node_with_shapes(n.op, n.attrs, inputs, n.output_shapes, n.name);
+    s.origin.push_back(m);
     for (std::size_t port = 0; port < n.output_shapes.size(); ++port) local[{m, static_cast<int>(port)}] = {id, static_cast<int>(port)};
   }
   for (int m : members) {
@@ -105,6 +108,41 @@ pcg::Graph join_segments(const pcg::Graph& original, const std::vector<Segment>&
   }
   for (pcg::PortRef o : original.outputs()) out.mark_output(where.at(o));
   return out;
+}
+
+pcg::Graph apply_segment_sequences(const pcg::Graph& original, const std::vector<Segment>& segments,
+                                   const std::vector<std::vector<AppliedSubstitution>>& sequences, const std::vector<pcg::Rule>& rules,
+                                   const pcg::OpCatalog& catalog, std::vector<AppliedSubstitution>& steps) {
+  pcg::Graph whole = original;
+  std::vector<int> current(original.size());  // original node -> its id in `whole`
+  for (std::size_t i = 0; i < current.size(); ++i) current[i] = static_cast<int>(i);
+  for (std::size_t k = 0; k < segments.size() && k < sequences.size(); ++k) {
+    pcg::Graph local = segments[k].graph;
+    std::vector<int> to_whole;  // node of `local` -> node of `whole`
+    for (int o : segments[k].origin) to_whole.push_back(current[static_cast<std::size_t>(o)]);
+    for (const AppliedSubstitution& s : sequences[k]) {
+      auto rule = std::find_if(rules.begin(), rules.end(), [&](const pcg::Rule& r) { return r.id == s.rule; });
+      if (rule == rules.end()) throw LoomError("segment " + std::to_string(k + 1) + ": rule " + s.rule + " is not in the library searched");
+      AppliedSubstitution renumbered = s;
+      for (int& n : renumbered.match)
+        if (n >= 0) n = to_whole[static_cast<std::size_t>(n)];
+      pcg::Rewrite in_local = apply_at(local, *rule, s.match, catalog);
+      pcg::Rewrite in_whole = apply_at(whole, *rule, renumbered.match, catalog);
+      std::vector<int> next(in_local.graph.size(), -1);
+      for (std::size_t n = 0; n < to_whole.size(); ++n) {
+        const int moved = in_local.old_to_new[n];
+        if (moved >= 0) next[static_cast<std::size_t>(moved)] = in_whole.old_to_new[static_cast<std::size_t>(to_whole[n])];
+      }
+      for (std::size_t n = 0; n < in_local.inserted.size(); ++n) next[static_cast<std::size_t>(in_local.inserted[n])] = in_whole.inserted[n];
+      for (int& c : current)
+        if (c >= 0) c = in_whole.old_to_new[static_cast<std::size_t>(c)];
+      to_whole = std::move(next);
+      local = std::move(in_local.graph);
+      whole = std::move(in_whole.graph);
+      steps.push_back(std::move(renumbered));
+    }
+  }
+  return whole;
 }
 
 }  // namespace loom::search

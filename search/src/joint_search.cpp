@@ -1,10 +1,61 @@
 #include "loom/search/joint_search.hpp"
 
 #include <chrono>
+#include <limits>
+#include <optional>
 
 #include "loom/search/graph_split.hpp"
 
 namespace loom::search {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The value crossing the cut after segment k: the one port of segment k that segment k + 1
+// reads, as the position in segment k's outputs and the input node of segment k + 1 standing for
+// it. None when more than one value crosses.
+struct CutValue {
+  std::size_t output = 0;
+  int input = 0;
+  pcg::ParallelShape shape;
+};
+
+std::optional<CutValue> cut_value(const Segment& before, const Segment& after) {
+  std::optional<CutValue> found;
+  for (const auto& [name, port] : after.reads) {
+    for (std::size_t k = 0; k < before.provides.size(); ++k) {
+      if (before.provides[k] != port) continue;
+      if (found) return std::nullopt;
+      found = CutValue{k, *after.graph.find(name), after.graph.shape_of({*after.graph.find(name), 0})};
+    }
+  }
+  return found;
+}
+
+// One searched choice for a segment given the partitioning of the values entering and leaving it.
+struct SegmentChoice {
+  double seconds = kInf;
+  std::vector<AppliedSubstitution> sequence;
+  std::size_t explored = 0, generated = 0;
+};
+
+}  // namespace
+
+std::vector<Pin> cut_partitionings(const pcg::ParallelShape& value, const std::vector<std::int64_t>& degrees) {
+  const pcg::ParallelShape whole = pcg::ParallelShape::unpartitioned(value.dims);
+  std::vector<Pin> out{{whole, 0}};
+  if (value.rank() == 0) return out;
+  std::vector<std::size_t> dims{0};
+  if (value.rank() > 1) dims.push_back(value.rank() - 1);
+  for (std::size_t d : dims)
+    for (std::int64_t g : degrees) {
+      if (g < 2 || value.dims[d] % g != 0) continue;
+      pcg::ParallelShape split = whole;
+      split.D[d] = g;
+      out.push_back({split, 0});
+    }
+  return out;
+}
 
 JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules,
                          const CostModel& model, const JointOptions& options,
@@ -13,27 +64,78 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
   std::vector<pcg::Rule> searched;
   for (const pcg::Rule& r : rules)
     if (r.category != pcg::RuleCategory::Parallel) searched.push_back(r);
+  const std::vector<std::int64_t> degrees = options.mapping.degrees.empty() ? mapping_degrees(model.machine()) : options.mapping.degrees;
 
   JointResult result;
-  std::vector<Segment> segments = split_graph(graph, options.split ? options.min_segment : graph.size() + 1);
+  const std::vector<Segment> segments = split_graph(graph, options.split ? options.min_segment : graph.size() + 1);
   result.segments = segments.size();
-  const auto began = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < segments.size(); ++i) {
-    SearchOptions per_segment = options.substitution;
-    if (per_segment.max_seconds > 0) {
-      const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-      per_segment.max_seconds = std::max(0.001, (options.substitution.max_seconds - used) / static_cast<double>(segments.size() - i));
-    }
-    auto cost = [&](const pcg::Graph& g) { return mapper.map(g).estimate; };
-    SearchResult found = search_substitutions(segments[i].graph, searched, library, cost, per_segment, [&](const SearchStep& s) {
-      if (progress) progress({i + 1, segments.size(), result.explored + s.explored});
-    });
-    result.explored += found.explored;
-    result.generated += found.generated;
-    result.sequence.insert(result.sequence.end(), found.sequence.begin(), found.sequence.end());
-    segments[i].graph = std::move(found.best);
+
+  // The cuts between segments and the partitionings searched at each (none: the value crosses
+  // as its consumers want it).
+  std::vector<std::optional<CutValue>> cuts;
+  std::vector<std::vector<Pin>> partitionings;
+  for (std::size_t k = 0; k + 1 < segments.size(); ++k) {
+    cuts.push_back(cut_value(segments[k], segments[k + 1]));
+    partitionings.push_back(cuts.back() ? cut_partitionings(cuts.back()->shape, degrees) : std::vector<Pin>{});
   }
-  result.graph = segments.size() == 1 && result.sequence.empty() ? graph : join_segments(graph, segments);
+  auto states = [&](std::size_t cut) { return std::max<std::size_t>(1, partitionings[cut].size()); };
+
+  // Viterbi over the segments: best[b] is the least cost of segments 0..i with the cut after
+  // segment i partitioned as b; each segment searched once per partitioning of its two cuts.
+  const auto began = std::chrono::steady_clock::now();
+  std::vector<double> best{0};
+  std::vector<std::vector<std::size_t>> came_from;                 // per segment, per b: the a chosen
+  std::vector<std::vector<std::vector<SegmentChoice>>> choices;   // per segment, [a][b]
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    const std::size_t ins = i == 0 ? 1 : states(i - 1);
+    const std::size_t outs = i + 1 == segments.size() ? 1 : states(i);
+    SearchOptions per_pair = options.substitution;
+    if (per_pair.max_seconds > 0) {
+      const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+      per_pair.max_seconds =
+          std::max(0.001, (options.substitution.max_seconds - used) / static_cast<double>(segments.size() - i) / static_cast<double>(ins * outs));
+    }
+    choices.emplace_back(ins, std::vector<SegmentChoice>(outs));
+    std::vector<double> next(outs, kInf);
+    came_from.emplace_back(outs, 0);
+    for (std::size_t a = 0; a < ins; ++a) {
+      if (best[a] == kInf) continue;
+      for (std::size_t b = 0; b < outs; ++b) {
+        Pins pins;
+        if (i > 0 && cuts[i - 1]) pins.inputs[cuts[i - 1]->input] = partitionings[i - 1][a];
+        if (i + 1 < segments.size() && cuts[i]) pins.outputs[cuts[i]->output] = partitionings[i][b];
+        auto cost = [&](const pcg::Graph& g) { return mapper.map(g, pins).estimate; };
+        SearchResult found = search_substitutions(segments[i].graph, searched, library, cost, per_pair, [&](const SearchStep& s) {
+          if (progress) progress({i + 1, segments.size(), result.explored + s.explored});
+        });
+        result.explored += found.explored;
+        result.generated += found.generated;
+        SegmentChoice& c = choices[i][a][b];
+        c.seconds = found.best_seconds;
+        c.sequence = std::move(found.sequence);
+        if (best[a] + c.seconds < next[b]) {
+          next[b] = best[a] + c.seconds;
+          came_from[i][b] = a;
+        }
+      }
+    }
+    best = std::move(next);
+  }
+
+  // Back from the last segment: its sequence and the partitioning of each cut.
+  std::vector<std::vector<AppliedSubstitution>> sequences(segments.size());
+  result.cuts.assign(cuts.size(), "");
+  std::size_t b = 0;
+  for (std::size_t i = segments.size(); i-- > 0;) {
+    const std::size_t a = came_from[i][b];
+    sequences[i] = std::move(choices[i][a][b].sequence);
+    if (i + 1 < segments.size() && cuts[i]) {
+      const Pin& p = partitionings[i][b];
+      result.cuts[i] = p.shape.to_string() + " on " + p.view().to_string();
+    }
+    b = a;
+  }
+  result.graph = apply_segment_sequences(graph, segments, sequences, searched, library, result.sequence);
   const Mapping mapping = mapper.map(result.graph);
   result.placements = mapping.placements;
   result.estimate = mapping.estimate;

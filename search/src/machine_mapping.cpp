@@ -96,6 +96,7 @@ struct MachineMapper::Impl {
   std::vector<Tree> trees;
   std::vector<int> signature_id;
   std::vector<std::vector<int>> consumers;  // per node id: Graph::consumers, computed once
+  Pins pins;
   double memory_scale = 1;  // device capacity over the unsplit graph's need, when below 1
 
   int intern(const std::string& s) { return interned.emplace(s, static_cast<int>(interned.size())).first->second; }
@@ -197,6 +198,8 @@ struct MachineMapper::Impl {
       const pcg::Node& p = graph->node(in.node);
       if (p.is_graph_input()) {
         if (p.op == pcg::kWeightOp) cost += weight_cost(mine.config.inputs[i], c.first);
+        if (auto pin = pins.inputs.find(in.node); pin != pins.inputs.end())
+          cost += move(pin->second.shape, pin->second.first_device, mine.config.inputs[i], c.first);
         continue;
       }
       const Choice pc = fixed[static_cast<std::size_t>(in.node)];
@@ -204,10 +207,15 @@ struct MachineMapper::Impl {
       cost += move(info(in.node, pc).config.outputs[static_cast<std::size_t>(in.port)], pc.first, mine.config.inputs[i], c.first);
       if (cost == kInf) return kInf;
     }
-    // The loss reads a graph output whole or in pieces, but never as partial sums.
-    for (pcg::PortRef o : graph->outputs())
-      if (o.node == node && mine.config.outputs[static_cast<std::size_t>(o.port)].V > 1)
-        cost += move(mine.config.outputs[static_cast<std::size_t>(o.port)], c.first, graph->shape_of(o), c.first);
+    for (std::size_t k = 0; k < graph->outputs().size(); ++k) {
+      const pcg::PortRef o = graph->outputs()[k];
+      if (o.node != node) continue;
+      const pcg::ParallelShape& given = mine.config.outputs[static_cast<std::size_t>(o.port)];
+      if (auto pin = pins.outputs.find(k); pin != pins.outputs.end())
+        cost += move(given, c.first, pin->second.shape, pin->second.first_device);
+      else if (given.V > 1)  // the loss reads a graph output whole or in pieces, but never as partial sums
+        cost += move(given, c.first, graph->shape_of(o), c.first);
+    }
     for (int m : consumers[static_cast<std::size_t>(node)]) {
       const Choice mc = fixed[static_cast<std::size_t>(m)];
       if (mc.config < 0) continue;
@@ -280,6 +288,13 @@ struct MachineMapper::Impl {
     return best;
   }
 
+  template <class Key>
+  std::string pin_tag(const std::map<Key, Pin>& pinned, Key key) {
+    auto it = pinned.find(key);
+    if (it == pinned.end()) return "";
+    return "p" + std::to_string(intern(it->second.shape.to_string() + "@" + std::to_string(it->second.first_device)));
+  }
+
   void describe(Tree& t) {
     std::map<int, int> local;
     for (std::size_t i = 0; i < t.members.size(); ++i) local[t.members[i]] = static_cast<int>(i);
@@ -298,12 +313,14 @@ struct MachineMapper::Impl {
         if (auto it = local.find(in.node); it != local.end())
           s += "m" + std::to_string(it->second);
         else if (graph->node(in.node).is_graph_input())
-          s += "g";
+          s += "g" + pin_tag(pins.inputs, in.node);
         else
           s += "b" + std::to_string(boundary_index(in.node));
         s += "." + std::to_string(in.port) + ",";
       }
       s += ")";
+      for (std::size_t k = 0; k < graph->outputs().size(); ++k)
+        if (graph->outputs()[k].node == m) s += "o" + std::to_string(graph->outputs()[k].port) + pin_tag(pins.outputs, k);
       for (int c : consumers[static_cast<std::size_t>(m)]) {
         if (local.count(c)) continue;
         const pcg::Node& cn = graph->node(c);
@@ -486,8 +503,9 @@ struct MachineMapper::Impl {
 
   // ---- entry points --------------------------------------------------------------------------
 
-  int prepare(const pcg::Graph& g) {
+  int prepare(const pcg::Graph& g, const Pins& pinned) {
     graph = &g;
+    pins = pinned;
     trees.clear();
     configs.assign(g.size(), nullptr);
     fixed.assign(g.size(), Choice{});
@@ -533,9 +551,9 @@ MachineMapper::~MachineMapper() = default;
 
 const MappingStats& MachineMapper::stats() const { return impl_->stats; }
 
-Mapping MachineMapper::map(const pcg::Graph& graph) {
+Mapping MachineMapper::map(const pcg::Graph& graph, const Pins& pins) {
   Impl& m = *impl_;
-  const int root = m.prepare(graph);
+  const int root = m.prepare(graph, pins);
   const Resource all{0, m.machine.devices()};
   const double estimate = m.solve(root, all);
   std::vector<Choice> chosen(graph.size());
@@ -543,9 +561,9 @@ Mapping MachineMapper::map(const pcg::Graph& graph) {
   return m.result(graph, chosen, estimate);
 }
 
-Mapping MachineMapper::brute_force(const pcg::Graph& graph) {
+Mapping MachineMapper::brute_force(const pcg::Graph& graph, const Pins& pins) {
   Impl& m = *impl_;
-  const int root = m.prepare(graph);
+  const int root = m.prepare(graph, pins);
   double best = kInf;
   m.enumerate(root, {0, m.machine.devices()}, [&](double cost) { best = std::min(best, cost); }, 0);
   Mapping out;

@@ -26,7 +26,8 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
   for (const pcg::Node& n : graph.nodes()) {
     if (held_by_consumers[static_cast<std::size_t>(n.id)]) continue;
     const pcg::MachineView view = n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks());
-    const double copies = weight[static_cast<std::size_t>(n.id)] ? 1 + options.weight_state_copies : 1;
+    const bool is_weight = weight[static_cast<std::size_t>(n.id)];
+    const double copies = is_weight ? 1 + options.weight_state_copies : 1;
     for (const pcg::ParallelShape& s : n.output_shapes) {
       const double piece = static_cast<double>(pcg::piece_elements(s)) * options.bytes_per_element * copies;
       for (std::size_t t = 0; t < static_cast<std::size_t>(s.tasks()) && t < view.devices.size(); ++t) {
@@ -34,7 +35,8 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
         if (d < 0 || d >= machine.devices())
           throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + ", but " + machine.name + " has " +
                           std::to_string(machine.devices()) + " devices");
-        bytes[static_cast<std::size_t>(d)] += piece;
+        const bool repeated = !is_weight && !options.activation_copies.empty();
+        bytes[static_cast<std::size_t>(d)] += repeated ? piece * options.activation_copies[static_cast<std::size_t>(d)] : piece;
       }
     }
   }

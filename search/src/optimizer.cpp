@@ -22,6 +22,7 @@ struct Candidate {
   std::vector<Placement> placements;
   std::vector<AppliedSubstitution> substitutions;
   double seconds = std::numeric_limits<double>::infinity();
+  Pipeline pipeline;
 };
 
 // Why no plan was returned: what the joint plan needs of its fullest device.
@@ -63,7 +64,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     if (progress) progress({"joint search", p});
   });
   report.search_seconds = since(joint_began);
-  Candidate best{"joint", report.joint.graph, report.joint.placements, report.joint.sequence, 0};
+  Candidate best{"joint", report.joint.graph, report.joint.placements, report.joint.sequence, 0, {}};
   best.seconds = report.joint_seconds = placement_seconds(library, best.graph, best.placements, model);
 
   // FlexFlow's simulator-driven local search from the DP's plan: the DP's objective adds times
@@ -82,25 +83,33 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     }
   }
 
+  report.pipeline_seconds = std::numeric_limits<double>::infinity();
+  if (settings.pipeline) {
+    report_stage("pipeline parallelism");
+    PipelineResult p = pipeline_search(library, best.graph, model, settings.pipeline_options);
+    report.pipeline_seconds = p.seconds;
+    if (p.seconds < best.seconds) best = {"pipeline", best.graph, std::move(p.placements), best.substitutions, p.seconds, p.pipeline};
+  }
+
   if (settings.baselines) {
     std::vector<Candidate> others;
     report_stage("baseline: data_parallel");
-    others.push_back({"data_parallel", graph, data_parallel(library, graph, model.machine()), {}});
+    others.push_back({"data_parallel", graph, data_parallel(library, graph, model.machine()), {}, std::numeric_limits<double>::infinity(), {}});
     report_stage("baseline: expert");
-    others.push_back({"expert", graph, expert_strategy(library, graph, model.machine()), {}});
+    others.push_back({"expert", graph, expert_strategy(library, graph, model.machine()), {}, std::numeric_limits<double>::infinity(), {}});
     for (Candidate& c : others) c.seconds = placement_seconds(library, c.graph, c.placements, model);
     report_stage("baseline: flexflow_mcmc");
     McmcOptions mcmc;
     mcmc.iterations = settings.mcmc_iterations;
     mcmc.seed = settings.seed;
     const McmcResult flexflow = mcmc_search(library, graph, model, mcmc);
-    others.push_back({"flexflow_mcmc", graph, flexflow.placements, {}, flexflow.seconds});
+    others.push_back({"flexflow_mcmc", graph, flexflow.placements, {}, flexflow.seconds, {}});
     report_stage("baseline: sequential");
     SequentialOptions seq;
     seq.substitution = settings.joint.substitution;
     seq.mcmc = mcmc;
     SequentialResult s = sequential_optimization(library, graph, rules, model, seq);
-    others.push_back({"sequential", std::move(s.graph), std::move(s.placements), std::move(s.substitutions), s.seconds});
+    others.push_back({"sequential", std::move(s.graph), std::move(s.placements), std::move(s.substitutions), s.seconds, {}});
     for (Candidate& c : others) {
       report.baselines[c.name] = c.seconds;
       if (c.seconds < best.seconds) best = c;
@@ -112,6 +121,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   report.plan = materialize(report.graph, report.placements, library);
   report.best_seconds = best.seconds;
   report.chosen = best.name;
+  report.pipeline = best.pipeline;
   report.substitutions = std::move(best.substitutions);
   report.total_seconds = since(began);
   return report;

@@ -19,19 +19,32 @@ constexpr int kPlanFormatVersion = 1;
 
 json plan_to_json(const Plan& plan) {
   json subs = json::array();
-  for (const auto& s : plan.substitutions) subs.push_back({{"rule", s.rule}, {"category", s.category}, {"status", s.status}});
-  return {{"format", kPlanFormat},
-          {"version", kPlanFormatVersion},
-          {"model", plan.model},
-          {"machine", machine_to_json(plan.machine)},
-          {"graph", pcg::graph_to_json(plan.graph)},
-          {"substitutions", std::move(subs)},
-          {"iteration_seconds", plan.iteration_seconds}};
+  for (const auto& s : plan.substitutions) {
+    json entry = {{"rule", s.rule}, {"category", s.category}, {"status", s.status}};
+    if (!s.match.empty()) entry["match"] = s.match;
+    subs.push_back(std::move(entry));
+  }
+  json out = {{"format", kPlanFormat},
+              {"version", kPlanFormatVersion},
+              {"model", plan.model},
+              {"machine", machine_to_json(plan.machine)},
+              {"graph", pcg::graph_to_json(plan.graph)},
+              {"substitutions", std::move(subs)},
+              {"iteration_seconds", plan.iteration_seconds}};
+  if (plan.source.size() > 0) out["source_graph"] = pcg::graph_to_json(plan.source);
+  if (!plan.rules.empty()) {
+    json rules = json::array();
+    for (const pcg::Rule& r : plan.rules) rules.push_back(pcg::rule_to_json(r));
+    out["rules"] = std::move(rules);
+  }
+  if (plan.pipeline.enabled()) out["pipeline"] = {{"stages", plan.pipeline.stages}, {"microbatches", plan.pipeline.microbatches}};
+  return out;
 }
 
 Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
   check_format(j, kPlanFormat, kPlanFormatVersion, "Loom plan");
-  reject_unknown_keys(j, "", {"format", "version", "model", "machine", "graph", "substitutions", "iteration_seconds"});
+  reject_unknown_keys(j, "", {"format", "version", "model", "machine", "graph", "substitutions", "source_graph", "rules", "pipeline",
+                              "iteration_seconds"});
   Plan plan;
   if (j.contains("model")) plan.model = read_string(j.at("model"), "model");
   const json& machine = require(j, "machine", "");
@@ -43,13 +56,33 @@ Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       const std::string at = indexed("substitutions", i);
       require_object(list[i], at);
-      reject_unknown_keys(list[i], at, {"rule", "category", "status"});
+      reject_unknown_keys(list[i], at, {"rule", "category", "status", "match"});
       AppliedSubstitution s;
       s.rule = read_string(require(list[i], "rule", at), member(at, "rule"));
       if (list[i].contains("category")) s.category = read_string(list[i].at("category"), member(at, "category"));
       if (list[i].contains("status")) s.status = read_string(list[i].at("status"), member(at, "status"));
+      if (list[i].contains("match")) {
+        const std::string where = member(at, "match");
+        const json& nodes = require_array(list[i].at("match"), where);
+        for (std::size_t k = 0; k < nodes.size(); ++k) s.match.push_back(read_int(nodes[k], indexed(where, k)));
+      }
       plan.substitutions.push_back(std::move(s));
     }
+  }
+  if (j.contains("source_graph")) at_path("source_graph", [&] { plan.source = pcg::graph_from_json(j.at("source_graph"), catalog); });
+  if (j.contains("rules")) {
+    const json& list = require_array(j.at("rules"), "rules");
+    for (std::size_t i = 0; i < list.size(); ++i)
+      at_path(indexed("rules", i), [&] { plan.rules.push_back(pcg::rule_from_json(list[i], catalog)); });
+  }
+  if (j.contains("pipeline")) {
+    const json& p = j.at("pipeline");
+    require_object(p, "pipeline");
+    reject_unknown_keys(p, "pipeline", {"stages", "microbatches"});
+    plan.pipeline.stages = read_int(require(p, "stages", "pipeline"), "pipeline.stages");
+    plan.pipeline.microbatches = read_int(require(p, "microbatches", "pipeline"), "pipeline.microbatches");
+    if (plan.pipeline.stages < 1 || plan.pipeline.microbatches < 1)
+      throw LoomError("pipeline: stages and microbatches must be at least 1");
   }
   if (j.contains("iteration_seconds")) plan.iteration_seconds = read_number(j.at("iteration_seconds"), "iteration_seconds");
   return plan;

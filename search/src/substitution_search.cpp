@@ -23,8 +23,9 @@ struct SlowerFirst {
   bool operator()(const Candidate& a, const Candidate& b) const { return a.seconds > b.seconds; }
 };
 
-AppliedSubstitution applied(const pcg::Rule& rule) {
-  return {rule.id, pcg::category_name(rule.category), rule.verification ? pcg::status_name(rule.verification->status) : "unverified"};
+AppliedSubstitution applied(const pcg::Rule& rule, const pcg::Match& match) {
+  return {rule.id, pcg::category_name(rule.category), rule.verification ? pcg::status_name(rule.verification->status) : "unverified",
+          match.nodes};
 }
 
 }  // namespace
@@ -59,7 +60,7 @@ SearchResult search_substitutions(const pcg::Graph& start, const std::vector<pcg
         const double seconds = cost(outcome.rewrite->graph);
         if (!std::isfinite(seconds)) continue;
         Candidate next{seconds, std::make_shared<const pcg::Graph>(std::move(outcome.rewrite->graph)), current.sequence};
-        next.sequence.push_back(applied(rules[r]));
+        next.sequence.push_back(applied(rules[r], m));
         if (seconds < result.best_seconds) {
           result.best_seconds = seconds;
           result.best = *next.graph;

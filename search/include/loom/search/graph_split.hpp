@@ -10,6 +10,8 @@
 
 #include "loom/pcg/graph.hpp"
 #include "loom/pcg/op_catalog.hpp"
+#include "loom/pcg/rule.hpp"
+#include "loom/search/plan.hpp"
 
 namespace loom::search {
 
@@ -17,6 +19,7 @@ struct Segment {
   pcg::Graph graph;                      // its own graph inputs stand for the values it reads
   std::map<std::string, pcg::PortRef> reads;  // graph input of `graph` by name -> the original port
   std::vector<pcg::PortRef> provides;         // per output of `graph`, in order: the original port
+  std::vector<int> origin;                    // per node of `graph`: the original node (for an input, the one it reads)
 };
 
 // Cuts `graph` at the nodes no edge jumps over, into segments of at least `min_nodes` operators
@@ -26,5 +29,13 @@ std::vector<Segment> split_graph(const pcg::Graph& graph, std::size_t min_nodes)
 // The original graph with every segment replaced by its (possibly rewritten) graph. Segments must
 // come in the order split_graph gave them, each still providing its ports in order.
 pcg::Graph join_segments(const pcg::Graph& original, const std::vector<Segment>& segments);
+
+// The same join done by rewriting: each segment's substitutions (`sequences[i]`, recorded on
+// segments[i].graph as split_graph cut it) applied to the original graph in segment order. Appends
+// every step to `steps` with its match renumbered into the whole graph as it stood before the step,
+// so the sequence replays on the whole graph.
+pcg::Graph apply_segment_sequences(const pcg::Graph& original, const std::vector<Segment>& segments,
+                                   const std::vector<std::vector<AppliedSubstitution>>& sequences, const std::vector<pcg::Rule>& rules,
+                                   const pcg::OpCatalog& catalog, std::vector<AppliedSubstitution>& steps);
 
 }  // namespace loom::search

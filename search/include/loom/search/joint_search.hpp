@@ -31,10 +31,18 @@ struct JointResult {
   std::vector<Placement> placements;   // its mapping, per node id
   double estimate = 0;                 // the DP's objective for it
   std::vector<AppliedSubstitution> sequence;
+  std::vector<std::string> cuts;       // per cut between segments: the partitioning chosen for the value crossing it
   std::size_t segments = 0, explored = 0, generated = 0;
   MappingStats mapping;
 };
 
+// How a value may cross a cut between segments (Unity's graph splitting keeps replica degree 1
+// there): whole on device 0, or split along its first or last dimension by one of `degrees`.
+std::vector<Pin> cut_partitionings(const pcg::ParallelShape& value, const std::vector<std::int64_t>& degrees);
+
+// Large graphs are searched segment by segment with an explicit search over the partitioning of
+// each value crossing a cut: every segment is searched once per partitioning of the values
+// entering and leaving it, and the cheapest chain of choices is kept (Viterbi over the cuts).
 // Only algebraic and hybrid rules are searched: splitting single operators is the DP's choice,
 // over every degree the machine takes (parallel rules fix one degree, one operator at a time).
 JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules,

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -39,6 +40,22 @@ struct MappingOptions {
 // The default degrees on a machine: all its devices, a node's devices, and 2.
 std::vector<std::int64_t> mapping_degrees(const Machine& machine);
 
+// A value's shape and devices fixed from outside the graph being mapped: where a graph input
+// arrives, or how a graph output must be delivered. Graph splitting pins the values that cross
+// a cut, so each side is mapped for one partitioning of them.
+struct Pin {
+  pcg::ParallelShape shape;
+  int first_device = 0;
+
+  pcg::MachineView view() const { return pcg::MachineView::contiguous(first_device, shape.tasks()); }
+  bool operator==(const Pin&) const = default;
+};
+
+struct Pins {
+  std::map<int, Pin> inputs;           // by graph input node id
+  std::map<std::size_t, Pin> outputs;  // by position in the graph's output list
+};
+
 struct Mapping {
   std::vector<Placement> placements;  // per node id
   double estimate = std::numeric_limits<double>::infinity();  // the objective, seconds
@@ -56,10 +73,12 @@ class MachineMapper {
   MachineMapper(const MachineMapper&) = delete;
   MachineMapper& operator=(const MachineMapper&) = delete;
 
-  // The best placements of every node of `graph` on the whole machine.
-  Mapping map(const pcg::Graph& graph);
+  // The best placements of every node of `graph` on the whole machine. A pinned input costs the
+  // move from its pin to each reader; a pinned output the move to its pin. Unpinned data inputs
+  // arrive wherever their readers want them (each device loads its piece).
+  Mapping map(const pcg::Graph& graph, const Pins& pins = {});
   // Every combination of the same choices tried one by one: for testing on small graphs.
-  Mapping brute_force(const pcg::Graph& graph);
+  Mapping brute_force(const pcg::Graph& graph, const Pins& pins = {});
 
   const MappingStats& stats() const;
 

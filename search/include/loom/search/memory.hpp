@@ -17,6 +17,8 @@ struct MemoryOptions {
   // only by such nodes is kept as the pieces they make, where they put them, not whole on its own
   // device; and those pieces of a weight carry its gradient and optimizer state.
   std::function<bool(const pcg::Node&)> moves_data;
+  // Per device, how many copies of every piece that is not a weight it keeps (empty: one).
+  std::vector<double> activation_copies;
 };
 
 // Bytes per device, indexed by device; nodes without a machine view use devices 0, 1, ...

@@ -8,12 +8,15 @@
 
 #include "loom/search/baselines.hpp"
 #include "loom/search/joint_search.hpp"
+#include "loom/search/pipeline.hpp"
 
 namespace loom::search {
 
 struct OptimizeSettings {
   JointOptions joint;
   bool baselines = true;              // data parallel, expert, FlexFlow MCMC, sequential
+  bool pipeline = true;               // also try pipeline parallelism (1F1B) over the whole graph
+  PipelineOptions pipeline_options;
   std::size_t mcmc_iterations = 300;  // FlexFlow's search, and the refinement of the joint plan
   std::uint64_t seed = 1;
 };
@@ -28,9 +31,11 @@ struct OptimizeReport {
   std::vector<Placement> placements;  // per node of `graph`
   pcg::Graph plan;                    // `graph` materialized: the PCG with machine views
   double best_seconds = 0;            // simulated
-  std::string chosen;                 // which search found it: joint, joint+mcmc, or a baseline's name
+  std::string chosen;                 // which search found it: joint, joint+mcmc, pipeline, or a baseline's name
+  Pipeline pipeline;                  // the chosen plan's pipeline (none unless `chosen` is pipeline)
   std::vector<AppliedSubstitution> substitutions;
   double joint_seconds = 0;           // the joint search's plan, simulated, before refinement
+  double pipeline_seconds = 0;        // the best pipeline found (infinity: none fits or none tried)
   std::map<std::string, double> baselines;  // name -> simulated seconds (infinity: does not fit)
   double initial_seconds = 0;         // the graph as given, on one device
   double search_seconds = 0;          // wall clock of the joint search alone

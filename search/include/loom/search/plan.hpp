@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loom/pcg/graph.hpp"
+#include "loom/pcg/rule.hpp"
 #include "loom/search/machine.hpp"
 
 namespace loom::search {
@@ -16,6 +17,21 @@ struct AppliedSubstitution {
   std::string rule;      // rule id in its library
   std::string category;  // algebraic, parallel or hybrid
   std::string status;    // the rule's verification status
+  // Where it applied: for each LHS node, the node of the graph before this step it stood for (-1
+  // for the LHS's inputs), as pcg::Match::nodes. Empty when not recorded.
+  std::vector<int> match;
+};
+
+// Pipeline parallelism (1F1B): the graph's operators fall into `stages` consecutive stages, each
+// on its own block of devices (the machine views say which); every iteration runs the batch as
+// `microbatches` equal micro-batches, each stage alternating one forward and one backward once
+// its pipeline is full, weight gradients summed once per iteration.
+struct Pipeline {
+  int stages = 1;
+  int microbatches = 1;
+
+  bool enabled() const { return stages > 1 || microbatches > 1; }
+  bool operator==(const Pipeline&) const = default;
 };
 
 struct Plan {
@@ -23,11 +39,16 @@ struct Plan {
   Machine machine;
   pcg::Graph graph;
   std::vector<AppliedSubstitution> substitutions;
+  pcg::Graph source;              // the graph the substitutions start from (empty when not recorded)
+  std::vector<pcg::Rule> rules;   // the rules the substitutions name, so the plan replays alone
+  Pipeline pipeline;
   double iteration_seconds = 0;  // as simulated when the plan was made
 };
 
 // File form: {"format": "loom-plan", "version": 1, "model", "machine": <loom-machine>,
-// "graph": <loom-pcg>, "substitutions": [{"rule", "category", "status"}], "iteration_seconds"}.
+// "graph": <loom-pcg>, "substitutions": [{"rule", "category", "status", "match"?}],
+// "source_graph"?: <loom-pcg>, "rules"?: [<rule>], "pipeline"?: {"stages", "microbatches"},
+// "iteration_seconds"}.
 nlohmann::json plan_to_json(const Plan& plan);
 // Rebuilds the graph against `catalog`; throws LoomError naming the JSON path of a problem.
 Plan plan_from_json(const nlohmann::json& json, const pcg::OpCatalog& catalog);

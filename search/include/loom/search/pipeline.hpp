@@ -1,0 +1,65 @@
+#pragma once
+// Pipeline parallelism with the 1F1B schedule, applied to the whole graph as Unity's evaluation
+// does: the operators fall into consecutive stages of about equal compute, each stage data
+// parallel on its own block of devices; the batch runs as micro-batches, each stage doing one
+// forward and one backward in turn once its pipeline is full, weight gradients summed once per
+// iteration. A plan records it as Plan::pipeline; its graph is the full-batch PCG.
+#include <limits>
+#include <vector>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/pcg/graph.hpp"
+#include "loom/search/cost_model.hpp"
+#include "loom/search/materialize.hpp"
+#include "loom/search/plan.hpp"
+#include "loom/search/plan_cost.hpp"
+#include "loom/search/task_graph.hpp"
+
+namespace loom::search {
+
+// The graph with dimension 0 (the batch) of every data input divided by `microbatches` and every
+// shape derived again; nodes keep their ids, names and machine views. Throws LoomError when a
+// batch does not divide or an operator rejects the smaller shapes.
+pcg::Graph micro_batch_graph(const pcg::Graph& graph, const pcg::OpCatalog& catalog, int microbatches);
+
+// Per node id, the stage of each operator: `stages` consecutive runs of the graph's compute
+// operators (in creation order) of about equal time on one device; graph inputs get -1.
+std::vector<int> balanced_stages(const pcg::Graph& graph, const CostModel& model, int stages);
+
+// Each operator split along its batch over its stage's block of devices/stages devices (as far
+// as the operator takes it), on that block.
+std::vector<Placement> pipeline_placements(const spec::Library& library, const pcg::Graph& graph, const std::vector<int>& stage_of,
+                                           int stages, int devices);
+
+// Which stage a device belongs to in a plan of `stages` equal blocks.
+int stage_of_device(int device, int devices, int stages);
+
+// One training iteration of a pipelined plan: the micro-batch graph's tasks once per micro-batch,
+// each stage's compute ordered 1F1B, weights sent out before the first micro-batch and their
+// gradients summed after the last.
+TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog);
+
+// Bytes per device: weights (with gradient and optimizer state) once, activations of as many
+// micro-batches as the device's stage holds at once under 1F1B (stages - stage, at most all).
+std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog);
+
+// plan_cost for a plan that may be pipelined.
+PlanCost pipelined_plan_cost(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog);
+
+struct PipelineOptions {
+  std::vector<int> stage_counts;                 // empty: every divisor of the device count from 2 to 8
+  std::vector<int> microbatches_per_stage{1, 2, 4};
+};
+
+struct PipelineResult {
+  Pipeline pipeline;
+  std::vector<Placement> placements;  // per node of the searched graph
+  pcg::Graph plan;                    // the graph materialized with them (full batch)
+  double seconds = std::numeric_limits<double>::infinity();  // simulated; infinity when none fits
+};
+
+// The fastest pipeline of the graph over the stage and micro-batch counts tried.
+PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& graph, const CostModel& model,
+                               const PipelineOptions& options = {});
+
+}  // namespace loom::search

@@ -1,0 +1,34 @@
+#pragma once
+// Replaying a substitution sequence: each recorded step applied again where it was applied, so a
+// plan can be stepped through from its source graph to the graph it runs.
+#include <string>
+#include <vector>
+
+#include "loom/pcg/graph.hpp"
+#include "loom/pcg/op_catalog.hpp"
+#include "loom/pcg/rewrite.hpp"
+#include "loom/pcg/rule.hpp"
+#include "loom/search/plan.hpp"
+
+namespace loom::search {
+
+// Applies `rule` at the match of `graph` whose LHS nodes are `match_nodes` (pcg::Match::nodes).
+// Throws LoomError when the rule does not match there or the match is declined.
+pcg::Rewrite apply_at(const pcg::Graph& graph, const pcg::Rule& rule, const std::vector<int>& match_nodes,
+                      const pcg::OpCatalog& catalog);
+
+// The rules of `library` that `steps` name, each once, in the order first named.
+std::vector<pcg::Rule> rules_used(const std::vector<pcg::Rule>& library, const std::vector<AppliedSubstitution>& steps);
+
+struct ReplayStep {
+  AppliedSubstitution substitution;
+  pcg::Graph before, after;
+  std::vector<int> matched;   // nodes of `before` the LHS matched, ascending
+  std::vector<int> inserted;  // nodes of `after` the RHS added
+};
+
+// Every step of the plan's substitutions from its source graph, with the plan's own rules. Throws
+// LoomError naming the step when the plan lacks its source graph, a rule, or a step's match.
+std::vector<ReplayStep> replay_plan(const Plan& plan, const pcg::OpCatalog& catalog);
+
+}  // namespace loom::search

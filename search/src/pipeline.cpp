@@ -1,0 +1,225 @@
+#include "loom/search/pipeline.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/search/baselines.hpp"
+#include "loom/search/memory.hpp"
+#include "loom/search/simulator.hpp"
+
+namespace loom::search {
+
+pcg::Graph micro_batch_graph(const pcg::Graph& graph, const pcg::OpCatalog& catalog, int microbatches) {
+  if (microbatches < 1) throw LoomError("micro-batches must be at least 1, not " + std::to_string(microbatches));
+  pcg::Graph out;
+  for (const pcg::Node& n : graph.nodes()) {
+    int id = 0;
+    if (n.is_graph_input()) {
+      pcg::ParallelShape shape = n.output_shapes[0];
+      if (n.op == pcg::kInputOp && shape.rank() > 0) {
+        if (shape.dims[0] % microbatches != 0)
+          throw LoomError(n.describe() + ": its batch of " + std::to_string(shape.dims[0]) + " does not divide into " +
+                          std::to_string(microbatches) + " micro-batches");
+        shape.dims[0] /= microbatches;
+        shape.validate();
+      }
+      id = out.add_input(n.name, shape, n.op == pcg::kWeightOp);
+    } else {
+      id = out.add_node(catalog, n.op, n.attrs, n.inputs, n.name);
+    }
+    if (n.view) out.set_view(id, *n.view);
+  }
+  for (pcg::PortRef o : graph.outputs()) out.mark_output(o);
+  return out;
+}
+
+std::vector<int> balanced_stages(const pcg::Graph& graph, const CostModel& model, int stages) {
+  std::vector<double> seconds(graph.size(), 0);
+  double total = 0;
+  for (const pcg::Node& n : graph.nodes())
+    if (!n.is_graph_input() && model.is_compute(n)) total += seconds[static_cast<std::size_t>(n.id)] = model.compute(graph, n).seconds;
+  std::vector<int> out(graph.size(), -1);
+  double before = 0;
+  for (const pcg::Node& n : graph.nodes()) {
+    if (n.is_graph_input()) continue;
+    const double mine = seconds[static_cast<std::size_t>(n.id)];
+    // The stage whose share of the total holds the middle of this operator's time.
+    const double middle = total > 0 ? (before + mine / 2) / total : 0;
+    out[static_cast<std::size_t>(n.id)] = std::min(stages - 1, static_cast<int>(std::floor(middle * stages)));
+    before += mine;
+  }
+  return out;
+}
+
+std::vector<Placement> pipeline_placements(const spec::Library& library, const pcg::Graph& graph, const std::vector<int>& stage_of,
+                                           int stages, int devices) {
+  const int per_stage = devices / stages;
+  const std::vector<std::int64_t> degrees = degrees_from(per_stage);
+  std::vector<Placement> out = unsplit_placements(graph);
+  for (const pcg::Node& n : graph.nodes()) {
+    const int stage = stage_of[static_cast<std::size_t>(n.id)];
+    if (stage < 0) continue;
+    Placement& p = out[static_cast<std::size_t>(n.id)];
+    if (auto c = split_config(library, graph, n, 0, 0, degrees)) p.config = std::move(*c);
+    p.first_device = stage * per_stage;
+  }
+  return out;
+}
+
+int stage_of_device(int device, int devices, int stages) { return device / std::max(1, devices / stages); }
+
+namespace {
+
+// Weights and the pieces parallelization operators make of them: what moves once per iteration.
+std::vector<bool> weight_traffic(const pcg::Graph& graph, const CostModel& model) {
+  std::vector<bool> out(graph.size(), false);
+  for (const pcg::Node& n : graph.nodes())
+    out[static_cast<std::size_t>(n.id)] = n.op == pcg::kWeightOp ||
+                                          (!n.is_graph_input() && !model.is_compute(n) && n.inputs.size() == 1 &&
+                                           out[static_cast<std::size_t>(n.inputs[0].node)]);
+  return out;
+}
+
+// The steps of one stage under 1F1B: (micro-batch, backward?) in the order the stage runs them.
+std::vector<std::pair<int, bool>> one_f_one_b(int stage, int stages, int microbatches) {
+  const int warmup = std::min(stages - stage - 1, microbatches);
+  std::vector<std::pair<int, bool>> out;
+  for (int m = 0; m < warmup; ++m) out.push_back({m, false});
+  for (int k = 0; warmup + k < microbatches; ++k) {
+    out.push_back({warmup + k, false});
+    out.push_back({k, true});
+  }
+  for (int m = microbatches - warmup; m < microbatches; ++m) out.push_back({m, true});
+  return out;
+}
+
+}  // namespace
+
+TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog) {
+  const pcg::Graph micro = micro_batch_graph(plan, catalog, pipeline.microbatches);
+  const TaskGraph one = build_task_graph(micro, model);
+  const std::vector<bool> weights = weight_traffic(micro, model);
+  const int count = pipeline.microbatches, stages = pipeline.stages;
+  const std::size_t n = one.tasks.size();
+
+  TaskGraph out;
+  out.devices = one.devices;
+  std::vector<std::vector<int>> copy_of(static_cast<std::size_t>(count), std::vector<int>(n, -1));
+  // Per stage, per micro-batch, forward (0) and backward (1): the compute tasks of that step.
+  std::vector<std::vector<std::array<std::vector<int>, 2>>> steps(static_cast<std::size_t>(stages),
+                                                                  std::vector<std::array<std::vector<int>, 2>>(static_cast<std::size_t>(count)));
+  for (int m = 0; m < count; ++m) {
+    auto& mine = copy_of[static_cast<std::size_t>(m)];
+    for (std::size_t i = 0; i < n; ++i) {
+      const SimTask& t = one.tasks[i];
+      const bool weight = weights[static_cast<std::size_t>(t.node)];
+      if (weight && !t.backward && m > 0) {  // weights were sent out before the first micro-batch
+        mine[i] = copy_of[0][i];
+        continue;
+      }
+      if (weight && t.backward && m + 1 < count) continue;  // gradients are summed after the last
+      SimTask copy = t;
+      copy.deps.clear();
+      for (int d : t.deps)
+        if (mine[static_cast<std::size_t>(d)] >= 0) copy.deps.push_back(mine[static_cast<std::size_t>(d)]);
+      if (weight && t.backward)  // the gradient of every micro-batch
+        for (int earlier = 0; earlier + 1 < count; ++earlier)
+          for (int d : t.deps)
+            if (copy_of[static_cast<std::size_t>(earlier)][static_cast<std::size_t>(d)] >= 0)
+              copy.deps.push_back(copy_of[static_cast<std::size_t>(earlier)][static_cast<std::size_t>(d)]);
+      copy.label = "mb" + std::to_string(m) + " " + t.label;
+      out.tasks.push_back(std::move(copy));
+      mine[i] = static_cast<int>(out.tasks.size()) - 1;
+      if (t.kind == TaskKind::Compute && !weight) {
+        const int stage = stage_of_device(t.device, out.devices, stages);
+        steps[static_cast<std::size_t>(stage)][static_cast<std::size_t>(m)][t.backward ? 1 : 0].push_back(mine[i]);
+      }
+    }
+  }
+
+  // 1F1B: a stage starts a step only when its previous step has finished.
+  std::vector<char> in_step(out.tasks.size(), 0), has_dependent(out.tasks.size(), 0);
+  for (int s = 0; s < stages; ++s) {
+    const std::vector<int>* previous = nullptr;
+    for (const auto& [m, backward] : one_f_one_b(s, stages, count)) {
+      const std::vector<int>& current = steps[static_cast<std::size_t>(s)][static_cast<std::size_t>(m)][backward ? 1 : 0];
+      if (current.empty()) continue;
+      if (previous) {
+        for (int t : *previous) in_step[static_cast<std::size_t>(t)] = 1;
+        for (int t : *previous)
+          for (int d : out.tasks[static_cast<std::size_t>(t)].deps)
+            if (in_step[static_cast<std::size_t>(d)]) has_dependent[static_cast<std::size_t>(d)] = 1;
+        std::vector<int> last;
+        for (int t : *previous)
+          if (!has_dependent[static_cast<std::size_t>(t)]) last.push_back(t);
+        for (int t : *previous) in_step[static_cast<std::size_t>(t)] = has_dependent[static_cast<std::size_t>(t)] = 0;
+        for (int t : current) out.tasks[static_cast<std::size_t>(t)].deps.insert(out.tasks[static_cast<std::size_t>(t)].deps.end(), last.begin(), last.end());
+      }
+      previous = &current;
+    }
+  }
+  return out;
+}
+
+std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog) {
+  if (!pipeline.enabled()) return plan_memory(plan, model);
+  const int devices = model.machine().devices();
+  std::vector<double> in_flight(static_cast<std::size_t>(devices));
+  for (int d = 0; d < devices; ++d)
+    in_flight[static_cast<std::size_t>(d)] = std::min(pipeline.stages - stage_of_device(d, devices, pipeline.stages), pipeline.microbatches);
+  return plan_memory(micro_batch_graph(plan, catalog, pipeline.microbatches), model, in_flight);
+}
+
+PlanCost pipelined_plan_cost(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog) {
+  if (!pipeline.enabled()) return plan_cost(plan, model);
+  PlanCost cost;
+  cost.seconds = simulate(build_pipeline_task_graph(plan, model, pipeline, catalog)).makespan;
+  cost.overfull_device = first_overfull_device(pipeline_memory(plan, model, pipeline, catalog), model.machine());
+  return cost;
+}
+
+PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& graph, const CostModel& model, const PipelineOptions& options) {
+  const int devices = model.machine().devices();
+  std::vector<int> stage_counts = options.stage_counts;
+  if (stage_counts.empty())
+    for (int s = 2; s <= std::min(8, devices); ++s)
+      if (devices % s == 0) stage_counts.push_back(s);
+  std::size_t operators = 0;
+  for (const pcg::Node& n : graph.nodes()) operators += n.is_graph_input() ? 0 : 1;
+
+  PipelineResult best;
+  for (int stages : stage_counts) {
+    if (stages < 2 || devices % stages != 0 || static_cast<std::size_t>(stages) > operators) continue;
+    const std::vector<int> stage_of = balanced_stages(graph, model, stages);
+    std::vector<bool> used(static_cast<std::size_t>(stages), false);
+    for (int s : stage_of)
+      if (s >= 0) used[static_cast<std::size_t>(s)] = true;
+    if (std::find(used.begin(), used.end(), false) != used.end()) continue;  // an operator too heavy to share out
+    std::vector<Placement> placements = pipeline_placements(library, graph, stage_of, stages, devices);
+    pcg::Graph plan;
+    try {
+      plan = materialize(graph, placements, library);
+    } catch (const LoomError&) {
+      continue;
+    }
+    for (int per_stage : options.microbatches_per_stage) {
+      const Pipeline pipeline{stages, stages * per_stage};
+      PlanCost cost;
+      try {
+        cost = pipelined_plan_cost(plan, model, pipeline, library);
+      } catch (const LoomError&) {
+        continue;  // the batch does not divide into this many micro-batches
+      }
+      if (!cost.fits() || cost.seconds >= best.seconds) continue;
+      best.pipeline = pipeline;
+      best.placements = placements;
+      best.plan = plan;
+      best.seconds = cost.seconds;
+    }
+  }
+  return best;
+}
+
+}  // namespace loom::search

@@ -1,0 +1,156 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "loom/interpreter/graph_eval.hpp"
+#include "loom/interpreter/library.hpp"
+#include "loom/models/values.hpp"
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/search/baselines.hpp"
+#include "loom/search/pipeline.hpp"
+#include "loom/search/simulator.hpp"
+
+namespace loom::search {
+namespace {
+
+const spec::Library& library() {
+  static spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
+  return lib;
+}
+
+pcg::ParallelShape shape(std::vector<std::int64_t> dims) { return pcg::ParallelShape::unpartitioned(std::move(dims)); }
+
+// x -> relu -> relu: two operators of equal time.
+pcg::Graph two_relus(std::int64_t batch) {
+  pcg::Graph g;
+  const int x = g.add_input("x", shape({batch, 256}));
+  const int a = g.add_node(library(), "relu", {}, {{x, 0}}, "a");
+  g.mark_output({g.add_node(library(), "relu", {}, {{a, 0}}, "b"), 0});
+  return g;
+}
+
+// A chain of matmul -> relu layers.
+pcg::Graph mlp(int layers, std::int64_t batch, std::int64_t width) {
+  pcg::Graph g;
+  int at = g.add_input("x", shape({batch, width}));
+  for (int layer = 0; layer < layers; ++layer) {
+    const int w = g.add_input("w" + std::to_string(layer), shape({width, width}), true);
+    at = g.add_node(library(), "relu", {}, {{g.add_node(library(), "matmul", {}, {{at, 0}, {w, 0}}), 0}});
+  }
+  g.mark_output({at, 0});
+  return g;
+}
+
+// Devices joined by links that take no time, so that a timeline is compute alone.
+Machine instant_links(int devices) {
+  Machine m = load_machine("summit").with_devices_per_node(devices);
+  m.intra_socket = m.inter_socket = m.inter_node = Link{1e30, 0};
+  return m;
+}
+
+TEST(Pipeline, MicroBatchGraphDividesTheBatch) {
+  const pcg::Graph g = mlp(2, 8, 4);
+  const pcg::Graph micro = micro_batch_graph(g, library(), 4);
+  ASSERT_EQ(micro.size(), g.size());
+  EXPECT_EQ(micro.shape_of({0, 0}).dims, (std::vector<std::int64_t>{2, 4}));
+  EXPECT_EQ(micro.shape_of(micro.outputs()[0]).dims, (std::vector<std::int64_t>{2, 4}));
+  EXPECT_EQ(micro.shape_of({1, 0}).dims, (std::vector<std::int64_t>{4, 4}));  // weights keep their shape
+  try {
+    micro_batch_graph(g, library(), 3);
+    FAIL() << "a batch of 8 split into 3 micro-batches";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not divide into 3 micro-batches"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Pipeline, OneFOneBTimelineOfTwoStagesMatchesTheHandWorkedSchedule) {
+  // Stage 0 runs F0 F1 B0 B1, stage 1 runs F0 B0 F1 B1; forward takes t, backward 2t:
+  //   stage 0: F0 [0,t]  F1 [t,2t]  B0 [4t,6t]  B1 [7t,9t]
+  //   stage 1: F0 [t,2t] B0 [2t,4t] F1 [4t,5t]  B1 [5t,7t]
+  const pcg::Graph g = two_relus(64);
+  const Machine target = instant_links(2);
+  const CostModel model(library(), target);
+  const std::vector<int> stages = balanced_stages(g, model, 2);
+  EXPECT_EQ(stages[1], 0);
+  EXPECT_EQ(stages[2], 1);
+  const pcg::Graph plan = materialize(g, pipeline_placements(library(), g, stages, 2, 2), library());
+  const Pipeline pipeline{2, 2};
+  const pcg::Graph micro = micro_batch_graph(plan, library(), 2);
+  const double t = model.compute(micro, micro.node(*micro.find("a"))).seconds;
+  const TaskGraph tasks = build_pipeline_task_graph(plan, model, pipeline, library());
+  const Timeline timeline = simulate(tasks);
+  EXPECT_NEAR(timeline.makespan, 9 * t, 1e-9 * t);
+  // Without the pipeline the whole batch runs through the stages one after the other: T + T + 2T + 2T.
+  const double whole = model.compute(plan, plan.node(*plan.find("a"))).seconds;
+  EXPECT_NEAR(simulate(build_task_graph(plan, model)).makespan, 6 * whole, 1e-9 * whole);
+}
+
+TEST(Pipeline, WeightsMoveOncePerIteration) {
+  // One stage, data parallel on two devices: only weights move (each device loads its piece of
+  // the batch), and they move as often with four micro-batches as without any.
+  const pcg::Graph g = mlp(2, 64, 32);
+  const Machine target = load_machine("summit").with_devices_per_node(2);
+  const CostModel model(library(), target);
+  const std::vector<int> stages = balanced_stages(g, model, 1);
+  const pcg::Graph plan = materialize(g, pipeline_placements(library(), g, stages, 1, 2), library());
+  const double whole = communication_bytes(build_task_graph(plan, model));
+  ASSERT_GT(whole, 0);
+  EXPECT_DOUBLE_EQ(communication_bytes(build_pipeline_task_graph(plan, model, {1, 4}, library())), whole);
+}
+
+TEST(Pipeline, EachStageHoldsTheMicroBatchesItHasInFlight) {
+  const pcg::Graph g = two_relus(64);
+  const Machine target = instant_links(2);
+  const CostModel model(library(), target);
+  const pcg::Graph plan = materialize(g, pipeline_placements(library(), g, balanced_stages(g, model, 2), 2, 2), library());
+  const pcg::Graph micro = micro_batch_graph(plan, library(), 4);
+  const std::vector<double> one = plan_memory(micro, model);
+  const std::vector<double> held = pipeline_memory(plan, model, {2, 4}, library());
+  // No weights: stage 0 keeps two micro-batches' activations under 1F1B, stage 1 one.
+  EXPECT_DOUBLE_EQ(held[0], 2 * one[0]);
+  EXPECT_DOUBLE_EQ(held[1], one[1]);
+}
+
+TEST(Pipeline, SearchFindsAPlanThatKeepsValuesAndPlacesStagesApart) {
+  const pcg::Graph g = mlp(8, 64, 32);
+  const Machine target = load_machine("summit").with_devices_per_node(4);
+  const CostModel model(library(), target);
+  PipelineOptions options;
+  options.stage_counts = {2, 4};
+  const PipelineResult r = pipeline_search(library(), g, model, options);
+  ASSERT_TRUE(std::isfinite(r.seconds));
+  EXPECT_GE(r.pipeline.stages, 2);
+  EXPECT_EQ(r.pipeline.microbatches % r.pipeline.stages, 0);
+  EXPECT_DOUBLE_EQ(pipelined_plan_cost(r.plan, model, r.pipeline, library()).seconds, r.seconds);
+  // Each compute operator runs inside one stage's block, later operators in later stages.
+  const int per_stage = 4 / r.pipeline.stages;
+  int last_stage = 0;
+  for (const pcg::Node& n : r.plan.nodes()) {
+    if (!model.is_compute(n)) continue;
+    const auto [lo, hi] = std::minmax_element(n.view->devices.begin(), n.view->devices.end());
+    EXPECT_EQ(*lo / per_stage, *hi / per_stage) << n.describe();
+    EXPECT_GE(*lo / per_stage, last_stage) << n.describe();
+    last_stage = *lo / per_stage;
+  }
+  const models::NamedValues values = models::random_values(g, 5);
+  const auto a = spec::evaluate_graph<spec::RealDomain>(library(), g, values);
+  const auto b = spec::evaluate_graph<spec::RealDomain>(library(), r.plan, values);
+  ASSERT_EQ(a[0].data.size(), b[0].data.size());
+  for (std::size_t i = 0; i < a[0].data.size(); ++i) EXPECT_NEAR(a[0].data[i], b[0].data[i], 1e-9);
+}
+
+TEST(Pipeline, PlanFileKeepsThePipeline) {
+  Plan plan;
+  plan.machine = load_machine("summit");
+  plan.graph = two_relus(8);
+  plan.pipeline = {2, 4};
+  const Plan back = plan_from_json(plan_to_json(plan), library());
+  EXPECT_EQ(back.pipeline, plan.pipeline);
+  nlohmann::json bad = plan_to_json(plan);
+  bad["pipeline"]["stages"] = 0;
+  EXPECT_THROW(plan_from_json(bad, library()), LoomError);
+}
+
+}  // namespace
+}  // namespace loom::search
