@@ -1,7 +1,5 @@
 #include "loom/pcg/task_layout.hpp"
 
-#include <algorithm>
-
 #include "loom/pcg/diagnostic.hpp"
 
 namespace loom::pcg {
@@ -29,19 +27,6 @@ std::int64_t task_of(const ParallelShape& shape, const TaskPiece& piece) {
 std::int64_t piece_elements(const ParallelShape& shape) {
   std::int64_t n = 1;
   for (std::size_t i = 0; i < shape.rank(); ++i) n *= shape.dims[i] / shape.D[i];
-  return n;
-}
-
-std::int64_t overlap_elements(const ParallelShape& sa, const TaskPiece& a, const ParallelShape& sb, const TaskPiece& b) {
-  if (sa.dims != sb.dims) throw LoomError("overlap of pieces of different tensors: " + sa.to_string() + " and " + sb.to_string());
-  std::int64_t n = 1;
-  for (std::size_t i = 0; i < sa.rank(); ++i) {
-    const std::int64_t wa = sa.dims[i] / sa.D[i], wb = sb.dims[i] / sb.D[i];
-    const std::int64_t lo = std::max(a.block[i] * wa, b.block[i] * wb);
-    const std::int64_t hi = std::min((a.block[i] + 1) * wa, (b.block[i] + 1) * wb);
-    if (hi <= lo) return 0;
-    n *= hi - lo;
-  }
   return n;
 }
 

@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 
+#include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
 
 namespace loom::search {
@@ -64,27 +65,14 @@ double reshard_seconds(const pcg::ParallelShape& from, const pcg::MachineView& f
   if (!reshard_steps(from, to)) return std::numeric_limits<double>::infinity();
   if (from == to && from_view == to_view) return 0;
   std::map<std::pair<int, int>, double> pair_bytes;
+  for (const pcg::PieceMove& m : pcg::piece_moves(from, from_view, to, to_view)) {
+    const int source = from_view.devices[static_cast<std::size_t>(m.from)], device = to_view.devices[static_cast<std::size_t>(m.to)];
+    if (source != device) pair_bytes[{source, device}] += static_cast<double>(m.region.elements()) * kBytesPerElement;
+  }
   double sum_seconds = 0;
-  for (std::int64_t t = 0; t < to.tasks(); ++t) {
-    const pcg::TaskPiece want = pcg::task_piece(to, t);
-    const int device = to_view.devices[static_cast<std::size_t>(t)];
-    for (std::int64_t s = 0; s < from.tasks(); ++s) {
-      pcg::TaskPiece have = pcg::task_piece(from, s);
-      if (have.replica != 0 || have.partial % to.V != want.partial) continue;
-      const std::int64_t overlap = pcg::overlap_elements(from, have, to, want);
-      if (overlap == 0) continue;
-      int source = from_view.devices[static_cast<std::size_t>(pcg::task_of(from, have))];
-      for (std::int64_t r = 1; r < from.R && source != device; ++r) {
-        have.replica = r;
-        const int candidate = from_view.devices[static_cast<std::size_t>(pcg::task_of(from, have))];
-        if (candidate == device) source = candidate;
-      }
-      if (source != device) pair_bytes[{source, device}] += static_cast<double>(overlap) * kBytesPerElement;
-    }
-    if (from.V > to.V) {
-      const double bytes = static_cast<double>((from.V / to.V + 1) * pcg::piece_elements(to)) * kBytesPerElement;
-      sum_seconds = std::max(sum_seconds, bytes / machine.device.memory_bandwidth + machine.device.kernel_overhead);
-    }
+  if (from.V > to.V) {  // every receiving device reads its partial pieces and writes their sum
+    const double bytes = static_cast<double>((from.V / to.V + 1) * pcg::piece_elements(to)) * kBytesPerElement;
+    sum_seconds = bytes / machine.device.memory_bandwidth + machine.device.kernel_overhead;
   }
   double move_seconds = 0;
   for (const auto& [pair, bytes] : pair_bytes)

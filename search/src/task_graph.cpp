@@ -4,6 +4,7 @@
 #include <map>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
 
 namespace loom::search {
@@ -117,31 +118,23 @@ class Builder {
     return !consumed_[static_cast<std::size_t>(n.id)] && std::find(outputs.begin(), outputs.end(), pcg::PortRef{n.id, 0}) != outputs.end();
   }
 
-  // A parallelization operator or fused form: each output piece gathers the overlapping input
-  // pieces whose partial sums it includes, preferring a replica already on its device; where
-  // partial sums are summed, the receiving device adds them up.
+  // A parallelization operator or fused form moves its input's pieces as pcg::piece_moves says;
+  // where partial sums are summed, the receiving device adds them up.
   void move_data(const pcg::Node& n, const pcg::MachineView& view) {
     const pcg::ParallelShape& in = graph_.shape_of(n.inputs[0]);
     const pcg::ParallelShape& out = n.output_shapes[0];
     const auto& sources = holders_[static_cast<std::size_t>(n.inputs[0].node)][static_cast<std::size_t>(n.inputs[0].port)];
     auto& held = holders_[static_cast<std::size_t>(n.id)][0];
+    pcg::MachineView from;
+    for (const Holder& h : sources) from.devices.push_back(h.device);
+    const std::vector<pcg::PieceMove> moves = pcg::piece_moves(in, from, out, view);
+    auto move = moves.begin();
     for (std::int64_t t = 0; t < out.tasks(); ++t) {
-      const pcg::TaskPiece want = pcg::task_piece(out, t);
       const int device = view.devices[static_cast<std::size_t>(t)];
       std::vector<int> deps;
-      for (std::int64_t s = 0; s < in.tasks(); ++s) {
-        pcg::TaskPiece have = pcg::task_piece(in, s);
-        if (have.replica != 0 || have.partial % out.V != want.partial) continue;
-        const std::int64_t overlap = pcg::overlap_elements(in, have, out, want);
-        if (overlap == 0) continue;
-        have.replica = want.replica % in.R;
-        for (std::int64_t r = 0; r < in.R; ++r) {
-          pcg::TaskPiece candidate = have;
-          candidate.replica = r;
-          if (sources[static_cast<std::size_t>(pcg::task_of(in, candidate))].device == device) have.replica = r;
-        }
-        const Holder& from = sources[static_cast<std::size_t>(pcg::task_of(in, have))];
-        for (int d : deliver(from, device, static_cast<double>(overlap) * kBytesPerElement, n, t)) deps.push_back(d);
+      for (; move != moves.end() && move->to == t; ++move) {
+        const Holder& source = sources[static_cast<std::size_t>(move->from)];
+        for (int d : deliver(source, device, static_cast<double>(move->region.elements()) * kBytesPerElement, n, t)) deps.push_back(d);
       }
       if (in.V > out.V) {
         SimTask sum;

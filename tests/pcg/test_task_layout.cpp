@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
 
 namespace loom::pcg {
@@ -28,10 +29,10 @@ TEST(TaskLayout, ReplicasOutermostThenPartialsThenBlocksLastFastest) {
 
 TEST(TaskLayout, OverlapOfPiecesOfTwoLayouts) {
   const ParallelShape rows = shape({8, 4}, {2, 1}, 1, 1), quarters = shape({8, 4}, {4, 1}, 1, 1), cols = shape({8, 4}, {1, 2}, 1, 1);
-  EXPECT_EQ(overlap_elements(rows, task_piece(rows, 0), quarters, task_piece(quarters, 1)), 2 * 4);
-  EXPECT_EQ(overlap_elements(rows, task_piece(rows, 0), quarters, task_piece(quarters, 2)), 0);
-  EXPECT_EQ(overlap_elements(rows, task_piece(rows, 1), cols, task_piece(cols, 0)), 4 * 2);
-  EXPECT_THROW(overlap_elements(rows, task_piece(rows, 0), shape({4, 4}, {1, 1}, 1, 1), TaskPiece{0, 0, {0, 0}}), LoomError);
+  EXPECT_EQ(intersect(piece_region(rows, 0), piece_region(quarters, 1)).elements(), 2 * 4);
+  EXPECT_EQ(intersect(piece_region(rows, 0), piece_region(quarters, 2)).elements(), 0);
+  EXPECT_EQ(intersect(piece_region(rows, 1), piece_region(cols, 0)).elements(), 4 * 2);
+  EXPECT_THROW(piece_moves(rows, MachineView{{0, 1}}, shape({4, 4}, {1, 1}, 1, 1), MachineView{{0}}), LoomError);
 }
 
 }  // namespace

@@ -24,8 +24,4 @@ std::int64_t task_of(const ParallelShape& shape, const TaskPiece& piece);
 // Elements one task holds (all its pipeline pieces together).
 std::int64_t piece_elements(const ParallelShape& shape);
 
-// Elements in both the region task piece `a` of shape `sa` covers and the region piece `b` of
-// shape `sb` covers; the two shapes describe the same logical tensor.
-std::int64_t overlap_elements(const ParallelShape& sa, const TaskPiece& a, const ParallelShape& sb, const TaskPiece& b);
-
 }  // namespace loom::pcg
