@@ -358,7 +358,8 @@ struct MachineMapper::Impl {
       e.cost = solve_parts(t, 0, r, e.split_sizes);
     } else {
       std::vector<Choice> options_here = choices(t.node, r);
-      if (t.kind == Tree::Series && t.boundary.size() > options.max_boundary) options_here = {best_alone(t.node, options_here)};
+      if (t.kind == Tree::Series && t.boundary.size() > options.max_boundary && !options_here.empty())
+        options_here = {best_alone(t.node, options_here)};
       for (Choice c : options_here) {
         double cost = leaf_cost(t.node, c);
         if (cost >= e.cost) continue;
