@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   loom::cli::add_optimize_command(app, status);
   loom::cli::add_verify_command(app, status);
   loom::cli::add_generate_command(app, status);
+  loom::cli::add_train_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

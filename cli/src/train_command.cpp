@@ -1,0 +1,142 @@
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "loom/interpreter/library.hpp"
+#include "loom/models/load.hpp"
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/runtime/trainer.hpp"
+#include "loom/search/plan.hpp"
+#include "model_options.hpp"
+
+namespace loom::cli {
+namespace {
+
+struct TrainOptions {
+  ModelOptions model;
+  std::string plan;
+  std::vector<std::string> specs;
+  std::int64_t steps = 10;
+  std::string optimizer = "sgd";
+  std::optional<double> lr;
+  std::string dtype = "float";
+  std::string loss = "cross-entropy";
+  std::uint64_t seed = 1;
+  std::string checkpoint;
+  std::int64_t checkpoint_every = 0;
+  std::string resume;
+  std::string data;
+  bool json = false;
+  bool quiet = false;
+};
+
+// `step 3/10 [######----] loss 2.3012  12.4 ms/step  5160 samples/s` on one stderr line.
+void draw_progress(const runtime::StepReport& r, std::int64_t samples) {
+  constexpr int kWidth = 24;
+  const int filled = static_cast<int>(kWidth * static_cast<double>(r.step) / static_cast<double>(std::max<std::int64_t>(r.steps, 1)));
+  std::ostringstream line;
+  line << "\rstep " << r.step << "/" << r.steps << " [" << std::string(static_cast<std::size_t>(filled), '#')
+       << std::string(static_cast<std::size_t>(kWidth - filled), '-') << "] loss " << std::setprecision(6) << r.loss << "  "
+       << std::fixed << std::setprecision(1) << r.seconds * 1e3 << " ms/step  " << std::setprecision(0)
+       << static_cast<double>(samples) / r.seconds << " samples/s\033[K";
+  std::cerr << line.str() << std::flush;
+}
+
+int run_train(const TrainOptions& opt) {
+  const auto specs = spec::Library::paths_or_bundled(opt.specs);
+  const spec::Library library = spec::Library::load(specs);
+  runtime::TrainSettings s;
+  s.steps = opt.steps;
+  s.optimizer = runtime::optimizer_from_name(opt.optimizer);
+  if (opt.lr) s.optimizer.learning_rate = *opt.lr;
+  s.loss = runtime::loss_from_name(opt.loss);
+  s.seed = opt.seed;
+  s.data_file = opt.data;
+  s.checkpoint = opt.checkpoint;
+  s.checkpoint_every = opt.checkpoint_every;
+  s.resume = opt.resume;
+  if (opt.dtype != "float" && opt.dtype != "double") throw LoomError("--dtype: '" + opt.dtype + "' is neither float nor double");
+
+  pcg::Graph graph;
+  if (opt.plan.empty()) {
+    models::LoadedModel model = models::load_model(library, opt.model.request());
+    graph = std::move(model.graph);
+    s.run_name = model.name;
+  } else {
+    search::Plan plan = search::load_plan(opt.plan, library);
+    graph = std::move(plan.graph);
+    // A plan's run continues the model's: same weights and data whatever the plan.
+    s.run_name = opt.model.model.empty() ? plan.model : opt.model.model;
+    s.plan_devices = plan.machine.devices();
+    if (!opt.json && !opt.quiet)
+      std::cerr << "running the plan for " << s.plan_devices << " devices in one process (parallel operators as the identity)\n";
+  }
+  const std::int64_t samples = graph.outputs().empty() || graph.shape_of(graph.outputs()[0]).dims.empty()
+                                   ? 1
+                                   : graph.shape_of(graph.outputs()[0]).dims[0];
+  std::function<void(const runtime::StepReport&)> progress;
+  if (!opt.json && !opt.quiet) progress = [samples](const runtime::StepReport& r) { draw_progress(r, samples); };
+  const runtime::TrainReport report = opt.dtype == "float" ? runtime::train<float>(library, graph, s, progress)
+                                                           : runtime::train<double>(library, graph, s, progress);
+  if (progress) std::cerr << "\n";
+  if (opt.json) {
+    std::cout << nlohmann::json{{"model", s.run_name},
+                                {"steps", s.steps},
+                                {"first_step", report.first_step},
+                                {"dtype", opt.dtype},
+                                {"optimizer", runtime::optimizer_name(s.optimizer.kind)},
+                                {"learning_rate", s.optimizer.learning_rate},
+                                {"loss", runtime::loss_name(s.loss)},
+                                {"losses", report.losses},
+                                {"seconds_per_step", report.seconds_per_step},
+                                {"samples_per_second",
+                                 report.seconds_per_step > 0 ? static_cast<double>(samples) / report.seconds_per_step : 0.0},
+                                {"interpreted_ops", report.interpreted_ops}}
+                     .dump()
+              << "\n";
+    return 0;
+  }
+  std::cout << s.run_name << ": " << report.losses.size() << " steps, loss " << (report.losses.empty() ? 0.0 : report.losses.front())
+            << " -> " << (report.losses.empty() ? 0.0 : report.losses.back()) << ", " << std::fixed << std::setprecision(2)
+            << report.seconds_per_step * 1e3 << " ms/step\n";
+  for (const std::string& op : report.interpreted_ops) std::cout << "  through the interpreter: " << op << "\n";
+  if (!opt.checkpoint.empty()) std::cout << "wrote " << opt.checkpoint << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, int& status) {
+  auto opt = std::make_shared<TrainOptions>();
+  auto* cmd = app.add_subcommand(
+      "train",
+      "Train a model on the CPU: weights from the seed, synthetic data (or --data), forward, the loss on the first output, "
+      "backward, SGD or Adam. With --plan, the plan's graph runs in this process, parallel operators as the identity.");
+  cmd->add_option("--model", opt->model.model, "a zoo model name (loom show --list) or an .onnx file");
+  add_model_size_options(*cmd, opt->model);
+  cmd->add_option("--plan", opt->plan, "a plan written by `loom optimize -o`");
+  cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled library)");
+  cmd->add_option("--steps", opt->steps, "total training steps (a resumed run continues up to it)")->check(CLI::PositiveNumber);
+  cmd->add_option("--optimizer", opt->optimizer, "sgd (lr 0.01) or adam (lr 0.001)")->default_val("sgd");
+  cmd->add_option("--lr", opt->lr, "learning rate (default: the optimizer's)")->check(CLI::PositiveNumber);
+  cmd->add_option("--dtype", opt->dtype, "float or double")->default_val("float");
+  cmd->add_option("--loss", opt->loss, "cross-entropy (on the output's last axis) or mse")->default_val("cross-entropy");
+  cmd->add_option("--seed", opt->seed, "seed of the weights and the synthetic data")->default_val(1);
+  cmd->add_option("--checkpoint", opt->checkpoint, "write a checkpoint here at the end (and with --checkpoint-every)");
+  cmd->add_option("--checkpoint-every", opt->checkpoint_every, "also write the checkpoint every N steps")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--resume", opt->resume, "continue from a checkpoint of the same run");
+  cmd->add_option("--data", opt->data, "training data file (the binary format of the README) instead of synthetic data");
+  cmd->add_flag("--json", opt->json, "print a JSON line with the losses and seconds_per_step");
+  cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
+  cmd->callback([opt, &status] {
+    if (opt->model.model.empty() && opt->plan.empty()) throw CLI::ValidationError("--model or --plan is required");
+    status = run_train(*opt);
+  });
+}
+
+}  // namespace loom::cli

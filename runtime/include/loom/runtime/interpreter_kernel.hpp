@@ -1,0 +1,18 @@
+#pragma once
+// The fallback for an operator without a native kernel: forward through the spec interpreter,
+// backward with the gradient derived from its comprehension (spec::evaluate_gradient), both in
+// double precision whatever the element type.
+#include <memory>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/runtime/kernel.hpp"
+
+namespace loom::runtime {
+
+// A kernel for `op` with `attrs` on inputs of the given shapes (compiled once). Throws LoomError
+// when the library rejects the instance.
+template <class T>
+Kernel<T> interpreter_kernel(const spec::Library& library, const std::string& op, const pcg::AttrMap& attrs,
+                             const std::vector<std::vector<std::int64_t>>& input_dims);
+
+}  // namespace loom::runtime

@@ -1,0 +1,54 @@
+#pragma once
+// Training a PCG: initial weights from the seed, a batch per step, forward, the loss on the
+// graph's first output, backward, an optimizer step; checkpoints and resume.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/pcg/graph.hpp"
+#include "loom/runtime/collectives.hpp"
+#include "loom/runtime/loss.hpp"
+#include "loom/runtime/optimizer.hpp"
+#include "loom/runtime/tensor.hpp"
+
+namespace loom::runtime {
+
+struct TrainSettings {
+  std::int64_t steps = 10;  // total steps of the run, counting those before a resume
+  OptimizerSettings optimizer;
+  LossKind loss = LossKind::CrossEntropy;
+  std::uint64_t seed = 1;              // weights and synthetic data
+  std::int64_t synthetic_batches = 4;  // distinct synthetic batches, used in turn
+  std::string data_file;               // real data instead of synthetic (see data.hpp)
+  std::string checkpoint;              // written at the end and every `checkpoint_every` steps
+  std::int64_t checkpoint_every = 0;
+  std::string resume;                  // a checkpoint to continue from
+  std::string run_name;                // recorded in checkpoints; a resume must name the same run
+  std::int64_t plan_devices = 0;       // devices of the plan the graph comes from (0: no plan)
+};
+
+struct StepReport {
+  std::int64_t step = 0;  // 1-based
+  std::int64_t steps = 0;
+  double loss = 0;
+  double seconds = 0;
+};
+
+struct TrainReport {
+  std::vector<double> losses;      // one per step of the run, resumed steps included
+  std::int64_t first_step = 0;     // steps already done when this process started (resume)
+  double seconds_per_step = 0;     // mean over the steps this process ran
+  std::int64_t samples_per_step = 0;
+  NamedTensors<double> weights;    // final values
+  std::vector<std::string> interpreted_ops;  // operators without a native kernel
+};
+
+// Throws LoomError: a graph the library cannot run, a data or checkpoint problem, or a
+// non-finite loss (naming the step and the first operator whose output went non-finite).
+template <class T>
+TrainReport train(const spec::Library& library, const pcg::Graph& graph, const TrainSettings& settings,
+                  const std::function<void(const StepReport&)>& progress = {}, Collectives* collectives = nullptr);
+
+}  // namespace loom::runtime

@@ -1,0 +1,53 @@
+#pragma once
+// Moving buffers between the processes of a distributed run: one process per device of the plan,
+// rank r running device r. Every process walks the graph in the same order and knows every
+// message of a step, so a step is a set of point-to-point messages each process takes its part of.
+#include <cstdint>
+#include <vector>
+
+namespace loom::runtime {
+
+template <class T>
+struct Outgoing {
+  int to = 0;
+  std::vector<T> data;
+};
+
+template <class T>
+struct Incoming {
+  int from = 0;
+  std::vector<T>* into = nullptr;  // sized by the receiver to the length expected
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Sends every outgoing buffer and fills every incoming one; returns when all are done. Messages
+  // between two processes are matched in the order both sides list them.
+  virtual void exchange(std::vector<Outgoing<float>>& sends, std::vector<Incoming<float>>& receives) = 0;
+  virtual void exchange(std::vector<Outgoing<double>>& sends, std::vector<Incoming<double>>& receives) = 0;
+  // Every process ends with the element-wise sum of every process's `values`.
+  virtual void sum(std::vector<float>& values) = 0;
+  virtual void sum(std::vector<double>& values) = 0;
+};
+
+// A run of one process: it holds every device's tasks, so nothing ever moves between processes.
+class LocalTransport final : public Transport {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void exchange(std::vector<Outgoing<float>>& sends, std::vector<Incoming<float>>& receives) override { deliver(sends, receives); }
+  void exchange(std::vector<Outgoing<double>>& sends, std::vector<Incoming<double>>& receives) override { deliver(sends, receives); }
+  void sum(std::vector<float>&) override {}
+  void sum(std::vector<double>&) override {}
+
+ private:
+  template <class T>
+  static void deliver(std::vector<Outgoing<T>>& sends, std::vector<Incoming<T>>& receives) {
+    for (std::size_t i = 0; i < sends.size() && i < receives.size(); ++i) *receives[i].into = std::move(sends[i].data);
+  }
+};
+
+}  // namespace loom::runtime

@@ -1,0 +1,142 @@
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "loom/interpreter/program.hpp"
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/file_io.hpp"
+#include "loom/runtime/data.hpp"
+
+namespace loom::runtime {
+namespace {
+
+constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'D', 'A', 'T', 'A'};
+
+class Reader {
+ public:
+  Reader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
+    if (!in_) throw LoomError(path + ": cannot open the data file");
+  }
+  template <class V>
+  V read(const char* what) {
+    V v{};
+    bytes(&v, sizeof v, what);
+    return v;
+  }
+  void bytes(void* out, std::size_t n, const char* what) {
+    if (!in_.read(static_cast<char*>(out), static_cast<std::streamsize>(n)))
+      throw LoomError(path_ + ": the file ends inside " + what + " (offset " + std::to_string(offset_) + ")");
+    offset_ += n;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::ifstream in_;
+  std::size_t offset_ = 0;
+};
+
+// The file's tensors, by name.
+NamedTensors<double> read_tensors(const std::string& path) {
+  Reader r(path);
+  char magic[8];
+  r.bytes(magic, 8, "the header");
+  if (std::memcmp(magic, kMagic, 8) != 0) throw LoomError(path + ": not a Loom data file (it does not start with LOOMDATA)");
+  if (const auto version = r.read<std::uint32_t>("the header"); version != 1)
+    throw LoomError(path + ": data format version " + std::to_string(version) + " is not supported (expected 1)");
+  const auto count = r.read<std::uint32_t>("the header");
+  NamedTensors<double> tensors;
+  for (std::uint32_t t = 0; t < count; ++t) {
+    std::string name(r.read<std::uint32_t>("a tensor name"), '\0');
+    r.bytes(name.data(), name.size(), "a tensor name");
+    const auto rank = r.read<std::uint32_t>("a tensor header");
+    if (rank == 0 || rank > 16) throw LoomError(path + ": tensor '" + name + "' has rank " + std::to_string(rank) + " (expected 1 to 16)");
+    std::vector<std::int64_t> dims(rank);
+    r.bytes(dims.data(), rank * sizeof(std::int64_t), "a tensor header");
+    for (auto d : dims)
+      if (d <= 0 || d > (std::int64_t{1} << 40)) throw LoomError(path + ": tensor '" + name + "' has a dimension of " + std::to_string(d));
+    Tensor<double> value(dims);
+    r.bytes(value.data.data(), value.size() * sizeof(double), ("the values of '" + name + "'").c_str());
+    tensors.emplace(std::move(name), std::move(value));
+  }
+  return tensors;
+}
+
+// Rows [first, first + rows) of a tensor whose first dimension counts samples.
+Tensor<double> rows_of(const Tensor<double>& t, std::int64_t first, std::int64_t rows) {
+  std::vector<std::int64_t> dims = t.dims;
+  dims[0] = rows;
+  Tensor<double> out(dims);
+  const std::size_t row = t.size() / static_cast<std::size_t>(t.dims[0]);
+  std::copy_n(t.data.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(first) * row), out.size(), out.data.begin());
+  return out;
+}
+
+class FileData final : public DataSource {
+ public:
+  FileData(const std::string& path, const pcg::Graph& graph, LossKind loss) : tensors_(read_tensors(path)) {
+    std::vector<std::pair<std::string, std::vector<std::int64_t>>> wanted;
+    for (const pcg::Node& n : graph.nodes())
+      if (n.op == pcg::kInputOp) wanted.emplace_back(n.name, n.output_shapes.front().dims);
+    wanted.emplace_back("target", target_dims(graph, loss));
+    for (const auto& [name, dims] : wanted) {
+      auto it = tensors_.find(name);
+      if (it == tensors_.end()) throw LoomError(path + ": no tensor '" + name + "' (the graph's inputs and \"target\" are needed)");
+      const auto& have = it->second.dims;
+      std::vector<std::int64_t> per_sample(dims.begin() + (dims.empty() ? 0 : 1), dims.end());
+      if (std::vector<std::int64_t>(have.begin() + 1, have.end()) != per_sample || dims.empty())
+        throw LoomError(path + ": tensor '" + name + "' has shape " + spec::dims_to_string(have) + "; a batch needs " +
+                        spec::dims_to_string(dims) + " (samples first)");
+      if (samples_ == 0) samples_ = have[0];
+      if (have[0] != samples_)
+        throw LoomError(path + ": tensor '" + name + "' has " + std::to_string(have[0]) + " samples, others " + std::to_string(samples_));
+      batch_rows_ = dims[0];
+    }
+    if (samples_ < batch_rows_)
+      throw LoomError(path + ": " + std::to_string(samples_) + " samples, fewer than one batch of " + std::to_string(batch_rows_));
+    for (const auto& [name, dims] : wanted) names_.push_back(name);
+  }
+
+  Batch batch(std::int64_t step) const override {
+    const std::int64_t first = (step % (samples_ / batch_rows_)) * batch_rows_;
+    Batch b;
+    for (const std::string& name : names_) {
+      Tensor<double> part = rows_of(tensors_.at(name), first, batch_rows_);
+      if (name == "target") b.target = std::move(part);
+      else b.inputs.emplace(name, std::move(part));
+    }
+    return b;
+  }
+
+ private:
+  NamedTensors<double> tensors_;
+  std::vector<std::string> names_;
+  std::int64_t samples_ = 0, batch_rows_ = 0;
+};
+
+template <class V>
+void append(std::string& out, const V& v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+}  // namespace
+
+std::unique_ptr<DataSource> load_data_file(const std::string& path, const pcg::Graph& graph, LossKind loss) {
+  return std::make_unique<FileData>(path, graph, loss);
+}
+
+void save_data_file(const std::string& path, const NamedTensors<double>& tensors) {
+  std::string out(kMagic, 8);
+  append(out, std::uint32_t{1});
+  append(out, static_cast<std::uint32_t>(tensors.size()));
+  for (const auto& [name, t] : tensors) {
+    append(out, static_cast<std::uint32_t>(name.size()));
+    out += name;
+    append(out, static_cast<std::uint32_t>(t.rank()));
+    for (auto d : t.dims) append(out, d);
+    out.append(reinterpret_cast<const char*>(t.data.data()), t.size() * sizeof(double));
+  }
+  pcg::write_file_atomically(path, out);
+}
+
+}  // namespace loom::runtime

@@ -1,0 +1,171 @@
+// Layout operators. Reshapes that keep the row-major order (reshape, flatten, merging or splitting
+// an axis, squeezing) only relabel the dimensions; concat, split and swap_axes move blocks.
+#include <algorithm>
+#include <functional>
+
+#include "eigen_views.hpp"
+#include "kernels.hpp"
+
+namespace loom::runtime::kernels {
+namespace {
+
+template <class T>
+using Tensors = std::vector<Tensor<T>>;
+using Dims = std::vector<std::int64_t>;
+using DimsRule = std::function<Dims(const Dims&, const pcg::AttrMap&)>;
+
+std::size_t axis_of(const pcg::AttrMap& attrs) { return static_cast<std::size_t>(attrs.at("axis")); }
+
+template <class T>
+Kernel<T> relabel_kernel(DimsRule rule) {
+  Kernel<T> k;
+  k.forward = [rule](const OpCall<T>& c) {
+    Tensor<T> y = c.input(0);
+    y.dims = rule(y.dims, c.attrs);
+    return Tensors<T>{std::move(y)};
+  };
+  k.backward = [](const GradCall<T>& g) {
+    Tensor<T> dx = g.grad(0);
+    dx.dims = g.input(0).dims;
+    return Tensors<T>{std::move(dx)};
+  };
+  return k;
+}
+
+template <class T>
+void add_relabels(KernelRegistry& r) {
+  add_cpu<T>(r, "reshape", relabel_kernel<T>([](const Dims&, const pcg::AttrMap& a) { return Dims{a.at("rows"), a.at("cols")}; }));
+  add_cpu<T>(r, "reshape_4d", relabel_kernel<T>([](const Dims&, const pcg::AttrMap& a) { return Dims{a.at("rows"), a.at("cols")}; }));
+  add_cpu<T>(r, "flatten", relabel_kernel<T>([](const Dims& d, const pcg::AttrMap&) { return Dims{d[0], d[1] * d[2] * d[3]}; }));
+  add_cpu<T>(r, "merge_axes", relabel_kernel<T>([](Dims d, const pcg::AttrMap& a) {
+               const std::size_t axis = axis_of(a);
+               d[axis] *= d[axis + 1];
+               d.erase(d.begin() + static_cast<std::ptrdiff_t>(axis + 1));
+               return d;
+             }));
+  add_cpu<T>(r, "split_axis", relabel_kernel<T>([](Dims d, const pcg::AttrMap& a) {
+               const std::size_t axis = axis_of(a);
+               const std::int64_t parts = a.at("parts");
+               d[axis] /= parts;
+               d.insert(d.begin() + static_cast<std::ptrdiff_t>(axis), parts);
+               return d;
+             }));
+  add_cpu<T>(r, "squeeze_axis", relabel_kernel<T>([](Dims d, const pcg::AttrMap& a) {
+               d.erase(d.begin() + static_cast<std::ptrdiff_t>(axis_of(a)));
+               return d;
+             }));
+  add_cpu<T>(r, "unsqueeze_axis", relabel_kernel<T>([](Dims d, const pcg::AttrMap& a) {
+               d.insert(d.begin() + static_cast<std::ptrdiff_t>(axis_of(a)), 1);
+               return d;
+             }));
+}
+
+// Copies rows of `width` elements: dst row (outer, dst_col..) from src row (outer, src_col..).
+template <class T>
+void copy_blocks(const Tensor<T>& src, std::int64_t src_width, std::int64_t src_col, Tensor<T>& dst, std::int64_t dst_width,
+                 std::int64_t dst_col, std::int64_t outer, std::int64_t width) {
+  matrix(dst, outer, dst_width).middleCols(as_index(dst_col), as_index(width)) =
+      matrix(src, outer, src_width).middleCols(as_index(src_col), as_index(width));
+}
+
+// concat / split along `axis`: the tensor seen as [outer, axis * inner] matrices.
+template <class T>
+Kernel<T> concat_kernel() {
+  Kernel<T> k;
+  k.forward = [](const OpCall<T>& c) {
+    const auto& x = c.input(0);
+    const auto& y = c.input(1);
+    const std::size_t axis = axis_of(c.attrs);
+    const std::int64_t outer = product(x.dims, 0, axis), inner = product(x.dims, axis + 1, x.rank());
+    const std::int64_t wx = x.dims[axis] * inner, wy = y.dims[axis] * inner;
+    Dims dims = x.dims;
+    dims[axis] += y.dims[axis];
+    Tensor<T> out(dims);
+    copy_blocks(x, wx, 0, out, wx + wy, 0, outer, wx);
+    copy_blocks(y, wy, 0, out, wx + wy, wx, outer, wy);
+    return Tensors<T>{std::move(out)};
+  };
+  k.backward = [](const GradCall<T>& g) {
+    const auto& x = g.input(0);
+    const auto& y = g.input(1);
+    const std::size_t axis = axis_of(g.call.attrs);
+    const std::int64_t outer = product(x.dims, 0, axis), inner = product(x.dims, axis + 1, x.rank());
+    const std::int64_t wx = x.dims[axis] * inner, wy = y.dims[axis] * inner;
+    Tensors<T> grads{Tensor<T>(x.dims), Tensor<T>(y.dims)};
+    copy_blocks(g.grad(0), wx + wy, 0, grads[0], wx, 0, outer, wx);
+    copy_blocks(g.grad(0), wx + wy, wx, grads[1], wy, 0, outer, wy);
+    return grads;
+  };
+  return k;
+}
+
+template <class T>
+Kernel<T> split_kernel() {
+  Kernel<T> k;
+  k.forward = [](const OpCall<T>& c) {
+    const auto& x = c.input(0);
+    const std::size_t axis = axis_of(c.attrs);
+    const std::int64_t at = c.attr("at");
+    const std::int64_t outer = product(x.dims, 0, axis), inner = product(x.dims, axis + 1, x.rank());
+    const std::int64_t width = x.dims[axis] * inner, w0 = at * inner;
+    Dims first = x.dims, second = x.dims;
+    first[axis] = at;
+    second[axis] -= at;
+    Tensors<T> out{Tensor<T>(first), Tensor<T>(second)};
+    copy_blocks(x, width, 0, out[0], w0, 0, outer, w0);
+    copy_blocks(x, width, w0, out[1], width - w0, 0, outer, width - w0);
+    return out;
+  };
+  k.backward = [](const GradCall<T>& g) {
+    const auto& x = g.input(0);
+    const std::size_t axis = axis_of(g.call.attrs);
+    const std::int64_t at = g.call.attr("at");
+    const std::int64_t outer = product(x.dims, 0, axis), inner = product(x.dims, axis + 1, x.rank());
+    const std::int64_t width = x.dims[axis] * inner, w0 = at * inner;
+    Tensors<T> grads{Tensor<T>(x.dims)};
+    copy_blocks(g.grad(0), w0, 0, grads[0], width, 0, outer, w0);
+    copy_blocks(g.grad(1), width - w0, 0, grads[0], width, w0, outer, width - w0);
+    return grads;
+  };
+  return k;
+}
+
+// Swaps dimensions axis and axis + 1: [outer, m, n, inner] -> [outer, n, m, inner].
+template <class T>
+Tensor<T> swap_axes(const Tensor<T>& x, std::size_t axis) {
+  const std::int64_t outer = product(x.dims, 0, axis), m = x.dims[axis], n = x.dims[axis + 1];
+  const std::int64_t inner = product(x.dims, axis + 2, x.rank());
+  Dims dims = x.dims;
+  std::swap(dims[axis], dims[axis + 1]);
+  Tensor<T> out(dims);
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t a = 0; a < m; ++a)
+      for (std::int64_t b = 0; b < n; ++b)
+        matrix(out, 1, inner, ((o * n + b) * m + a) * inner) = matrix(x, 1, inner, ((o * m + a) * n + b) * inner);
+  return out;
+}
+
+template <class T>
+Kernel<T> swap_axes_kernel() {
+  Kernel<T> k;
+  k.forward = [](const OpCall<T>& c) { return Tensors<T>{swap_axes(c.input(0), axis_of(c.attrs))}; };
+  k.backward = [](const GradCall<T>& g) { return Tensors<T>{swap_axes(g.grad(0), axis_of(g.call.attrs))}; };
+  return k;
+}
+
+template <class T>
+void add_all(KernelRegistry& r) {
+  add_relabels<T>(r);
+  add_cpu<T>(r, "concat", concat_kernel<T>());
+  add_cpu<T>(r, "split", split_kernel<T>());
+  add_cpu<T>(r, "swap_axes", swap_axes_kernel<T>());
+}
+
+}  // namespace
+
+void add_layout_kernels(KernelRegistry& r) {
+  add_all<float>(r);
+  add_all<double>(r);
+}
+
+}  // namespace loom::runtime::kernels

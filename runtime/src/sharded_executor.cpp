@@ -1,0 +1,355 @@
+#include "loom/runtime/sharded_executor.hpp"
+
+#include <functional>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/piece_moves.hpp"
+#include "loom/pcg/task_layout.hpp"
+#include "loom/runtime/interpreter_kernel.hpp"
+#include "piece_regions.hpp"
+
+namespace loom::runtime {
+namespace {
+
+std::vector<std::int64_t> piece_dims(const pcg::ParallelShape& s) {
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < s.rank(); ++i) out.push_back(s.dims[i] / s.D[i]);
+  return out;
+}
+
+template <class T>
+void add_into(Tensor<T>& into, const Tensor<T>& add) {
+  if (into.data.empty()) {
+    into = add;
+    return;
+  }
+  for (std::size_t i = 0; i < into.data.size(); ++i) into.data[i] += add.data[i];
+}
+
+// A step's messages, with where each received buffer goes once it has arrived.
+template <class T>
+struct Step {
+  std::vector<Outgoing<T>> sends;
+  std::vector<int> sources;
+  std::vector<std::vector<T>> buffers;
+  std::vector<std::function<void(const std::vector<T>&)>> on_arrival;
+
+  void receive(int from, std::size_t length, std::function<void(const std::vector<T>&)> then) {
+    sources.push_back(from);
+    buffers.emplace_back(length);
+    on_arrival.push_back(std::move(then));
+  }
+  void run(Transport& transport) {
+    std::vector<Incoming<T>> receives;
+    for (std::size_t i = 0; i < buffers.size(); ++i) receives.push_back({sources[i], &buffers[i]});
+    if (!sends.empty() || !receives.empty()) transport.exchange(sends, receives);
+    for (std::size_t i = 0; i < buffers.size(); ++i) on_arrival[i](buffers[i]);
+  }
+};
+
+}  // namespace
+
+template <class T>
+ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Graph& graph, const KernelRegistry& kernels,
+                                    Transport& transport, std::set<std::string> differentiable, int devices)
+    : graph_(graph), transport_(transport), differentiable_(std::move(differentiable)), devices_(devices), runs_(graph.size()) {
+  if (transport.size() > 1 && transport.size() != devices)
+    throw LoomError("the plan is for " + std::to_string(devices) + " devices, but " + std::to_string(transport.size()) +
+                    " processes run it: start one process per device (mpirun -np " + std::to_string(devices) + ")");
+  for (const pcg::Node& n : graph.nodes()) {
+    NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
+    run.view = n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks());
+    for (int d : run.view.devices)
+      if (d < 0 || d >= devices) throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + " of " + std::to_string(devices));
+    if (n.is_graph_input()) {
+      run.differentiated = differentiable_.count(n.name) > 0;
+      continue;
+    }
+    for (pcg::PortRef in : n.inputs) run.differentiated = run.differentiated || runs_[static_cast<std::size_t>(in.node)].differentiated;
+    if (library.find_parallel(n.op) || library.find_fused(n.op)) {
+      run.parallel = true;
+    } else if (const Kernel<T>* native = kernels.find<T>(n.op, Backend::Cpu)) {
+      run.kernel = *native;
+    } else {
+      std::vector<std::vector<std::int64_t>> dims;
+      for (pcg::PortRef in : n.inputs) dims.push_back(piece_dims(graph.shape_of(in)));
+      try {
+        run.kernel = interpreter_kernel<T>(library, n.op, n.attrs, dims);
+      } catch (const LoomError& e) {
+        throw LoomError(n.describe() + ": " + e.what());
+      }
+    }
+  }
+}
+
+template <class T>
+int ShardedExecutor<T>::rank_of(int node, std::int64_t task) const {
+  if (transport_.size() == 1) return 0;
+  return runs_[static_cast<std::size_t>(node)].view.devices[static_cast<std::size_t>(task)];
+}
+
+template <class T>
+bool ShardedExecutor<T>::local(int node, std::int64_t task) const {
+  return graph_.node(node).is_graph_input() || rank_of(node, task) == transport_.rank();
+}
+
+template <class T>
+const Tensor<T>& ShardedExecutor<T>::input_piece(int node, std::size_t input, std::int64_t task) const {
+  const pcg::PortRef in = graph_.node(node).inputs[input];
+  const pcg::Node& producer = graph_.node(in.node);
+  if (producer.is_graph_input()) return feeds_->at(producer.name);
+  const Tensor<T>& mine = values_[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)][static_cast<std::size_t>(task)];
+  if (!mine.data.empty() || local(in.node, task)) return mine;
+  return received_[static_cast<std::size_t>(node)][input][static_cast<std::size_t>(task)];
+}
+
+template <class T>
+void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
+  feeds_ = &feeds;
+  values_.assign(graph_.size(), {});
+  received_.assign(graph_.size(), {});
+  for (const pcg::Node& n : graph_.nodes()) {
+    if (n.is_graph_input()) {
+      auto it = feeds.find(n.name);
+      if (it == feeds.end()) throw LoomError(n.describe() + ": no value given");
+      if (it->second.dims != n.output_shapes.front().dims)
+        throw LoomError(n.describe() + ": the value has shape " + spec::dims_to_string(it->second.dims) + ", the graph expects " +
+                        spec::dims_to_string(n.output_shapes.front().dims));
+      continue;
+    }
+    values_[static_cast<std::size_t>(n.id)].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
+    if (runs_[static_cast<std::size_t>(n.id)].parallel) move_pieces(n);
+    else run_operator(n);
+  }
+}
+
+template <class T>
+void ShardedExecutor<T>::run_operator(const pcg::Node& n) {
+  const auto id = static_cast<std::size_t>(n.id);
+  const std::int64_t tasks = n.tasks();
+  received_[id].assign(n.inputs.size(), Pieces(static_cast<std::size_t>(tasks)));
+  Step<T> step;
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+    const pcg::PortRef in = n.inputs[i];
+    if (graph_.node(in.node).is_graph_input()) continue;
+    for (std::int64_t t = 0; t < tasks; ++t) {
+      const int src = rank_of(in.node, t), dst = rank_of(n.id, t);
+      if (src == dst) continue;
+      const Tensor<T>& piece = values_[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)][static_cast<std::size_t>(t)];
+      if (src == transport_.rank()) step.sends.push_back({dst, piece.data});
+      if (dst == transport_.rank()) {
+        Tensor<T>& into = received_[id][i][static_cast<std::size_t>(t)];
+        into.dims = piece_dims(graph_.shape_of(in));
+        step.receive(src, Tensor<T>::element_count(into.dims), [&into](const std::vector<T>& data) { into.data = data; });
+      }
+    }
+  }
+  step.run(transport_);
+  for (std::int64_t t = 0; t < tasks; ++t) {
+    if (!local(n.id, t)) continue;
+    OpCall<T> call{n.op, n.attrs, {}};
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) call.inputs.push_back(&input_piece(n.id, i, t));
+    std::vector<Tensor<T>> out;
+    try {
+      out = runs_[id].kernel.forward(call);
+    } catch (const LoomError& e) {
+      throw LoomError(n.describe() + ": " + e.what());
+    }
+    for (std::size_t p = 0; p < out.size(); ++p) values_[id][p][static_cast<std::size_t>(t)] = std::move(out[p]);
+  }
+}
+
+template <class T>
+void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
+  const auto id = static_cast<std::size_t>(n.id);
+  const pcg::PortRef in = n.inputs.at(0);
+  const pcg::ParallelShape& from_shape = graph_.shape_of(in);
+  const pcg::ParallelShape& to_shape = n.output_shapes.at(0);
+  const bool from_input = graph_.node(in.node).is_graph_input();
+  Pieces& out = values_[id][0];
+  for (std::int64_t t = 0; t < to_shape.tasks(); ++t)
+    if (local(n.id, t)) out[static_cast<std::size_t>(t)] = Tensor<T>(piece_dims(to_shape), T(0));
+  Step<T> step;
+  for (const pcg::PieceMove& m : pcg::piece_moves(from_shape, runs_[static_cast<std::size_t>(in.node)].view, to_shape, runs_[id].view)) {
+    const int dst = rank_of(n.id, m.to);
+    const int src = from_input ? dst : rank_of(in.node, m.from);
+    const pcg::Region src_region = pcg::piece_region(from_shape, m.from), dst_region = pcg::piece_region(to_shape, m.to);
+    const Tensor<T>& source = from_input ? feeds_->at(graph_.node(in.node).name)
+                                         : values_[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)][static_cast<std::size_t>(m.from)];
+    if (src == transport_.rank() && dst == transport_.rank()) {
+      add_box(out[static_cast<std::size_t>(m.to)], dst_region, m.region, read_box(source, src_region, m.region));
+    } else if (src == transport_.rank()) {
+      step.sends.push_back({dst, read_box(source, src_region, m.region)});
+    } else if (dst == transport_.rank()) {
+      Tensor<T>& into = out[static_cast<std::size_t>(m.to)];
+      step.receive(src, static_cast<std::size_t>(m.region.elements()),
+                   [&into, dst_region, box = m.region](const std::vector<T>& data) { add_box(into, dst_region, box, data); });
+    }
+  }
+  step.run(transport_);
+}
+
+template <class T>
+Tensor<T> ShardedExecutor<T>::output(std::size_t i) {
+  const pcg::PortRef o = graph_.outputs().at(i);
+  const pcg::ParallelShape& shape = graph_.shape_of(o);
+  if (graph_.node(o.node).is_graph_input()) return feeds_->at(graph_.node(o.node).name);
+  Tensor<T> whole(shape.dims, T(0));
+  const pcg::Region all = pcg::piece_region(pcg::ParallelShape::unpartitioned(shape.dims), 0);
+  for (std::int64_t t = 0; t < shape.tasks(); ++t) {
+    if (!local(o.node, t) || pcg::task_piece(shape, t).replica != 0) continue;
+    const pcg::Region region = pcg::piece_region(shape, t);
+    add_box(whole, all, region, values_[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)][static_cast<std::size_t>(t)].data);
+  }
+  transport_.sum(whole.data);
+  return whole;
+}
+
+template <class T>
+NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& output_grads) {
+  if (output_grads.size() != graph_.outputs().size())
+    throw LoomError("backward: " + std::to_string(output_grads.size()) + " output gradients for " +
+                    std::to_string(graph_.outputs().size()) + " graph outputs");
+  std::vector<std::vector<Pieces>> grads(graph_.size());
+  for (const pcg::Node& n : graph_.nodes())
+    if (!n.is_graph_input()) grads[static_cast<std::size_t>(n.id)].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
+  NamedTensors<T> input_grads;
+  for (const std::string& name : differentiable_)
+    if (auto id = graph_.find(name)) input_grads.emplace(name, Tensor<T>(graph_.node(*id).output_shapes[0].dims, T(0)));
+
+  for (std::size_t k = 0; k < output_grads.size(); ++k) {
+    const pcg::PortRef o = graph_.outputs()[k];
+    const pcg::ParallelShape& shape = graph_.shape_of(o);
+    const pcg::Region all = pcg::piece_region(pcg::ParallelShape::unpartitioned(shape.dims), 0);
+    if (graph_.node(o.node).is_graph_input()) {
+      if (auto it = input_grads.find(graph_.node(o.node).name); it != input_grads.end() && transport_.rank() == 0) add_into(it->second, output_grads[k]);
+      continue;
+    }
+    for (std::int64_t t = 0; t < shape.tasks(); ++t) {
+      // The loss reads one copy of a replicated output; every partial sum takes the whole gradient.
+      if (!local(o.node, t) || pcg::task_piece(shape, t).replica != 0) continue;
+      const pcg::Region region = pcg::piece_region(shape, t);
+      Tensor<T> piece(piece_dims(shape), T(0));
+      add_box(piece, region, region, read_box(output_grads[k], all, region));
+      add_into(grads[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)][static_cast<std::size_t>(t)], piece);
+    }
+  }
+  for (auto it = graph_.nodes().rbegin(); it != graph_.nodes().rend(); ++it) {
+    const pcg::Node& n = *it;
+    if (n.is_graph_input() || !runs_[static_cast<std::size_t>(n.id)].differentiated) continue;
+    if (runs_[static_cast<std::size_t>(n.id)].parallel) move_backward(n, grads, input_grads);
+    else operator_backward(n, grads, input_grads);
+  }
+  for (auto& [name, g] : input_grads) transport_.sum(g.data);
+  return input_grads;
+}
+
+template <class T>
+void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads) {
+  const auto id = static_cast<std::size_t>(n.id);
+  Step<T> step;
+  for (std::int64_t t = 0; t < n.tasks(); ++t) {
+    std::vector<Tensor<T>> in_grads;
+    if (local(n.id, t)) {
+      OpCall<T> call{n.op, n.attrs, {}};
+      for (std::size_t i = 0; i < n.inputs.size(); ++i) call.inputs.push_back(&input_piece(n.id, i, t));
+      GradCall<T> g{call, {}, {}, {}};
+      for (std::size_t p = 0; p < n.output_shapes.size(); ++p) {
+        Tensor<T>& og = grads[id][p][static_cast<std::size_t>(t)];
+        if (og.data.empty()) og = Tensor<T>(piece_dims(n.output_shapes[p]), T(0));
+        g.outputs.push_back(&values_[id][p][static_cast<std::size_t>(t)]);
+        g.output_grads.push_back(&og);
+      }
+      for (pcg::PortRef in : n.inputs) g.wanted.push_back(runs_[static_cast<std::size_t>(in.node)].differentiated);
+      try {
+        in_grads = runs_[id].kernel.backward(g);
+      } catch (const LoomError& e) {
+        throw LoomError(n.describe() + " (backward): " + e.what());
+      }
+    }
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      const pcg::PortRef in = n.inputs[i];
+      if (!runs_[static_cast<std::size_t>(in.node)].differentiated) continue;
+      const pcg::Node& producer = graph_.node(in.node);
+      const int here = rank_of(n.id, t);
+      if (producer.is_graph_input()) {
+        if (here == transport_.rank() && !in_grads.at(i).data.empty()) add_into(input_grads.at(producer.name), in_grads[i]);
+        continue;
+      }
+      const int there = rank_of(in.node, t);
+      Tensor<T>& target = grads[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)][static_cast<std::size_t>(t)];
+      if (here == transport_.rank() && there == transport_.rank()) {
+        if (!in_grads.at(i).data.empty()) add_into(target, in_grads[i]);
+      } else if (here == transport_.rank()) {
+        Tensor<T> g = in_grads.at(i);
+        if (g.data.empty()) g = Tensor<T>(piece_dims(graph_.shape_of(in)), T(0));
+        step.sends.push_back({there, std::move(g.data)});
+      } else if (there == transport_.rank()) {
+        const std::vector<std::int64_t> dims = piece_dims(graph_.shape_of(in));
+        step.receive(here, Tensor<T>::element_count(dims), [&target, dims](const std::vector<T>& data) {
+          Tensor<T> g(dims);
+          g.data = data;
+          add_into(target, g);
+        });
+      }
+    }
+  }
+  step.run(transport_);
+}
+
+template <class T>
+void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads) {
+  const auto id = static_cast<std::size_t>(n.id);
+  const pcg::PortRef in = n.inputs.at(0);
+  const pcg::ParallelShape& from_shape = graph_.shape_of(in);
+  const pcg::ParallelShape& to_shape = n.output_shapes.at(0);
+  const pcg::Node& producer = graph_.node(in.node);
+  const pcg::Region all = pcg::piece_region(pcg::ParallelShape::unpartitioned(from_shape.dims), 0);
+  Pieces& out = grads[id][0];
+  Pieces* back = producer.is_graph_input() ? nullptr : &grads[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)];
+  Step<T> step;
+  for (const pcg::PieceMove& m : pcg::piece_moves(from_shape, runs_[static_cast<std::size_t>(in.node)].view, to_shape, runs_[id].view)) {
+    // The forward move added a box of piece m.from into piece m.to: its gradient flows back.
+    const int holder = rank_of(n.id, m.to);
+    const int target = back ? rank_of(in.node, m.from) : holder;
+    const pcg::Region dst_region = pcg::piece_region(to_shape, m.to);
+    auto add_back = [&, m](const std::vector<T>& data) {
+      if (!back) {
+        if (auto g = input_grads.find(producer.name); g != input_grads.end()) add_box(g->second, all, m.region, data);
+        return;
+      }
+      Tensor<T>& piece = (*back)[static_cast<std::size_t>(m.from)];
+      if (piece.data.empty()) piece = Tensor<T>(piece_dims(from_shape), T(0));
+      add_box(piece, pcg::piece_region(from_shape, m.from), m.region, data);
+    };
+    if (holder == transport_.rank()) {
+      Tensor<T>& g = out[static_cast<std::size_t>(m.to)];
+      if (g.data.empty()) g = Tensor<T>(piece_dims(to_shape), T(0));
+      std::vector<T> box = read_box(g, dst_region, m.region);
+      if (target == transport_.rank()) add_back(box);
+      else step.sends.push_back({target, std::move(box)});
+    } else if (target == transport_.rank()) {
+      step.receive(holder, static_cast<std::size_t>(m.region.elements()), add_back);
+    }
+  }
+  step.run(transport_);
+}
+
+template <class T>
+std::size_t ShardedExecutor<T>::local_operators() const {
+  std::size_t count = 0;
+  for (const pcg::Node& n : graph_.nodes()) {
+    if (n.is_graph_input()) continue;
+    for (std::int64_t t = 0; t < n.tasks(); ++t)
+      if (local(n.id, t)) {
+        ++count;
+        break;
+      }
+  }
+  return count;
+}
+
+template class ShardedExecutor<float>;
+template class ShardedExecutor<double>;
+
+}  // namespace loom::runtime

@@ -1,0 +1,101 @@
+#include "loom/runtime/trainer.hpp"
+
+#include <chrono>
+
+#include "loom/runtime/checkpoint.hpp"
+#include "loom/runtime/data.hpp"
+#include "loom/runtime/executor.hpp"
+#include "loom/runtime/initializer.hpp"
+
+namespace loom::runtime {
+namespace {
+
+std::string describe_run(const TrainSettings& s) {
+  return s.run_name + ", loss " + loss_name(s.loss) + ", optimizer " + optimizer_name(s.optimizer.kind) + ", seed " +
+         std::to_string(s.seed);
+}
+
+template <class T>
+Checkpoint<T> starting_point(const pcg::Graph& graph, const TrainSettings& s) {
+  if (s.resume.empty()) return {describe_run(s), 0, {}, convert<T>(initial_weights(graph, s.seed)), {}};
+  Checkpoint<T> c = load_checkpoint<T>(s.resume);
+  if (c.run != describe_run(s))
+    throw LoomError(s.resume + ": the checkpoint is of another run (" + c.run + "); this run is " + describe_run(s));
+  for (const pcg::Node& n : graph.nodes()) {
+    if (n.op != pcg::kWeightOp) continue;
+    auto it = c.weights.find(n.name);
+    if (it == c.weights.end()) throw LoomError(s.resume + ": the checkpoint has no weight '" + n.name + "'");
+    if (it->second.dims != n.output_shapes.front().dims)
+      throw LoomError(s.resume + ": weight '" + n.name + "' has shape " + spec::dims_to_string(it->second.dims) + ", the graph " +
+                      spec::dims_to_string(n.output_shapes.front().dims));
+  }
+  return c;
+}
+
+}  // namespace
+
+template <class T>
+TrainReport train(const spec::Library& library, const pcg::Graph& graph, const TrainSettings& s,
+                  const std::function<void(const StepReport&)>& progress, Collectives* collectives) {
+  SingleProcessCollectives single;
+  Collectives& comm = collectives ? *collectives : single;
+  if (s.plan_devices > 0 && comm.world_size() > 1 && comm.world_size() != s.plan_devices)
+    throw LoomError("the plan is for " + std::to_string(s.plan_devices) + " devices but " + std::to_string(comm.world_size()) +
+                    " processes run it");
+  if (graph.outputs().empty()) throw LoomError("the graph has no output to take the loss of");
+
+  Checkpoint<T> state = starting_point<T>(graph, s);
+  const std::set<std::string> trainable = trainable_weights(graph);
+  Executor<T> executor(library, graph, builtin_kernels(), comm, trainable);
+  const auto data = s.data_file.empty() ? synthetic_data(graph, s.loss, s.seed, s.synthetic_batches)
+                                        : load_data_file(s.data_file, graph, s.loss);
+  Optimizer<T> optimizer(s.optimizer, std::move(state.optimizer));
+  const pcg::PortRef out = graph.outputs().front();
+  const bool probabilities = graph.node(out.node).op == "softmax";
+
+  TrainReport report;
+  report.first_step = state.step;
+  report.losses = state.losses;
+  report.samples_per_step = graph.shape_of(out).dims.empty() ? 1 : graph.shape_of(out).dims.front();
+  for (int id : executor.interpreted_nodes()) report.interpreted_ops.push_back(graph.node(id).describe());
+
+  NamedTensors<T> feeds = std::move(state.weights);
+  double total_seconds = 0;
+  const auto save = [&](std::int64_t done) {
+    save_checkpoint<T>(s.checkpoint, {describe_run(s), done, report.losses, feeds, optimizer.state()});
+  };
+  for (std::int64_t step = report.first_step; step < s.steps; ++step) {
+    const auto start = std::chrono::steady_clock::now();
+    Batch batch = data->batch(step);
+    for (auto& [name, value] : batch.inputs) feeds.insert_or_assign(name, convert<T>(value));
+    executor.forward(feeds);
+    LossValue<T> loss = compute_loss<T>(s.loss, executor.output(0), batch.target, probabilities);
+    if (!std::isfinite(loss.loss)) {
+      const auto bad = executor.first_non_finite();
+      throw LoomError("step " + std::to_string(step + 1) + ": the loss is " + std::to_string(loss.loss) + "; " +
+                      (bad ? "the first operator whose output went non-finite is " + graph.node(*bad).describe()
+                           : std::string("every operator's output is finite (the loss itself overflowed)")));
+    }
+    std::vector<Tensor<T>> output_grads{std::move(loss.grad)};
+    for (std::size_t i = 1; i < graph.outputs().size(); ++i) output_grads.emplace_back(graph.shape_of(graph.outputs()[i]).dims, T(0));
+    optimizer.step(feeds, executor.backward(output_grads));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    total_seconds += seconds;
+    report.losses.push_back(loss.loss);
+    if (progress) progress({step + 1, s.steps, loss.loss, seconds});
+    if (!s.checkpoint.empty() && s.checkpoint_every > 0 && (step + 1) % s.checkpoint_every == 0) save(step + 1);
+  }
+  if (!s.checkpoint.empty()) save(std::max(s.steps, report.first_step));
+  const std::int64_t ran = s.steps - report.first_step;
+  report.seconds_per_step = ran > 0 ? total_seconds / static_cast<double>(ran) : 0;
+  for (const pcg::Node& n : graph.nodes())
+    if (n.op == pcg::kWeightOp) report.weights.emplace(n.name, convert<double>(feeds.at(n.name)));
+  return report;
+}
+
+template TrainReport train<float>(const spec::Library&, const pcg::Graph&, const TrainSettings&,
+                                  const std::function<void(const StepReport&)>&, Collectives*);
+template TrainReport train<double>(const spec::Library&, const pcg::Graph&, const TrainSettings&,
+                                   const std::function<void(const StepReport&)>&, Collectives*);
+
+}  // namespace loom::runtime

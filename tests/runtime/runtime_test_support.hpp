@@ -1,0 +1,31 @@
+#pragma once
+#include <random>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/runtime/tensor.hpp"
+
+namespace loom::runtime::testing {
+
+inline const spec::Library& bundled_library() {
+  static const spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
+  return lib;
+}
+
+inline Tensor<double> uniform_tensor(const std::vector<std::int64_t>& dims, std::mt19937_64& rng, double lo = -1, double hi = 1) {
+  Tensor<double> t(dims);
+  std::uniform_real_distribution<double> u(lo, hi);
+  for (double& v : t.data) v = u(rng);
+  return t;
+}
+
+// Largest |a - b| / max(1, |b|) over the elements; infinity when the shapes differ.
+template <class A>
+double relative_error(const Tensor<A>& a, const Tensor<double>& b) {
+  if (a.dims != b.dims || a.size() != b.size()) return HUGE_VAL;
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    worst = std::max(worst, std::abs(static_cast<double>(a.data[i]) - b.data[i]) / std::max(1.0, std::abs(b.data[i])));
+  return worst;
+}
+
+}  // namespace loom::runtime::testing

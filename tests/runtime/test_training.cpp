@@ -1,0 +1,202 @@
+// Training runs: the figure-1 MLP learns; a resumed run equals an uninterrupted one; a planted NaN
+// is reported with its step and operator; a data-parallel plan trains exactly like the model; an
+// operator written in the spec language trains through the interpreter.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include "loom/models/registry.hpp"
+#include "loom/runtime/data.hpp"
+#include "loom/runtime/executor.hpp"
+#include "loom/runtime/initializer.hpp"
+#include "loom/runtime/trainer.hpp"
+#include "loom/search/baselines.hpp"
+#include "loom/search/machine.hpp"
+#include "loom/search/materialize.hpp"
+#include "runtime_test_support.hpp"
+
+namespace loom::runtime {
+namespace {
+
+using testing::bundled_library;
+
+pcg::Graph small_mlp() {
+  return models::build_model(bundled_library(), "mlp_fig1", {{"batch", 8}, {"in", 16}, {"hidden", 32}, {"out", 4}});
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("loom_runtime_test_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+
+double mean(const std::vector<double>& v, std::size_t first, std::size_t count) {
+  return std::accumulate(v.begin() + static_cast<std::ptrdiff_t>(first), v.begin() + static_cast<std::ptrdiff_t>(first + count), 0.0) /
+         static_cast<double>(count);
+}
+
+TEST(Training, TheFigureOneMlpLearns) {
+  TrainSettings s;
+  s.steps = 40;
+  s.optimizer.learning_rate = 0.1;
+  const TrainReport r = train<double>(bundled_library(), small_mlp(), s);
+  ASSERT_EQ(r.losses.size(), 40u);
+  EXPECT_LT(mean(r.losses, 36, 4), 0.9 * mean(r.losses, 0, 4));
+  for (std::size_t batch = 0; batch < 4; ++batch) EXPECT_LT(r.losses[36 + batch], r.losses[batch]) << "batch " << batch;
+  EXPECT_TRUE(r.interpreted_ops.empty());
+}
+
+TEST(Training, AdamInFloatLearnsWithMse) {
+  TrainSettings s;
+  s.steps = 30;
+  s.loss = LossKind::MeanSquaredError;
+  s.optimizer = optimizer_from_name("adam");
+  const TrainReport r = train<float>(bundled_library(), small_mlp(), s);
+  EXPECT_LT(mean(r.losses, 26, 4), 0.9 * mean(r.losses, 0, 4));
+}
+
+TEST(Training, FloatFollowsDouble) {
+  TrainSettings s;
+  s.steps = 5;
+  const TrainReport f = train<float>(bundled_library(), small_mlp(), s);
+  const TrainReport d = train<double>(bundled_library(), small_mlp(), s);
+  for (std::size_t i = 0; i < d.losses.size(); ++i) EXPECT_NEAR(f.losses[i], d.losses[i], 1e-4 * std::abs(d.losses[i]));
+}
+
+TEST(Training, AResumedRunEqualsAnUninterruptedOne) {
+  TrainSettings s;
+  s.steps = 8;
+  s.optimizer = optimizer_from_name("adam");
+  s.run_name = "mlp_fig1";
+  const TrainReport whole = train<double>(bundled_library(), small_mlp(), s);
+
+  const std::string path = temp_path("resume.ckpt");
+  TrainSettings first = s;
+  first.steps = 4;
+  first.checkpoint = path;
+  train<double>(bundled_library(), small_mlp(), first);
+  TrainSettings second = s;
+  second.resume = path;
+  const TrainReport resumed = train<double>(bundled_library(), small_mlp(), second);
+  std::filesystem::remove(path);
+
+  EXPECT_EQ(resumed.first_step, 4);
+  EXPECT_EQ(resumed.losses, whole.losses);
+  ASSERT_EQ(resumed.weights.size(), whole.weights.size());
+  for (const auto& [name, w] : whole.weights) EXPECT_EQ(resumed.weights.at(name).data, w.data) << name;
+  EXPECT_NE(whole.weights.at("fc1.weight").data, initial_weights(small_mlp(), s.seed).at("fc1.weight").data);
+}
+
+TEST(Training, AResumeOfAnotherRunIsRefused) {
+  TrainSettings s;
+  s.steps = 1;
+  s.run_name = "mlp_fig1";
+  s.checkpoint = temp_path("other.ckpt");
+  train<double>(bundled_library(), small_mlp(), s);
+  TrainSettings other = s;
+  other.checkpoint.clear();
+  other.resume = s.checkpoint;
+  other.optimizer = optimizer_from_name("adam");
+  EXPECT_THROW(train<double>(bundled_library(), small_mlp(), other), LoomError);
+  TrainSettings in_float = s;
+  in_float.checkpoint.clear();
+  in_float.resume = s.checkpoint;
+  EXPECT_THROW(train<float>(bundled_library(), small_mlp(), in_float), LoomError);
+  std::filesystem::remove(s.checkpoint);
+}
+
+TEST(Training, APlantedNanNamesTheStepAndTheOperator) {
+  const spec::Library& lib = bundled_library();
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({4, 3}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({3, 5}), true);
+  const int mm = g.add_node(lib, "matmul", {}, {{x, 0}, {w, 0}}, "project");
+  const int root = g.add_node(lib, "sqrt", {}, {{mm, 0}}, "root");
+  g.mark_output({root, 0});
+  TrainSettings s;
+  s.loss = LossKind::MeanSquaredError;
+  try {
+    train<double>(lib, g, s);
+    FAIL() << "a NaN loss must stop training";
+  } catch (const LoomError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("step 1"), std::string::npos) << message;
+    EXPECT_NE(message.find("\"root\" (op sqrt)"), std::string::npos) << message;
+  }
+}
+
+TEST(Training, ADataParallelPlanTrainsLikeTheModel) {
+  const spec::Library& lib = bundled_library();
+  const pcg::Graph model = small_mlp();
+  const search::Machine machine = search::load_machine("p100");
+  const pcg::Graph plan = search::materialize(model, search::data_parallel(lib, model, machine), lib);
+  ASSERT_TRUE(std::any_of(plan.nodes().begin(), plan.nodes().end(), [](const pcg::Node& n) { return n.op == "partition"; }));
+  TrainSettings s;
+  s.steps = 5;
+  const TrainReport a = train<double>(lib, model, s);
+  const TrainReport b = train<double>(lib, plan, s);
+  ASSERT_EQ(a.losses.size(), b.losses.size());
+  for (std::size_t i = 0; i < a.losses.size(); ++i) EXPECT_NEAR(b.losses[i], a.losses[i], 1e-9 * std::abs(a.losses[i]));
+  for (const auto& [name, w] : a.weights) EXPECT_LT(testing::relative_error(b.weights.at(name), w), 1e-9) << name;
+}
+
+TEST(Training, AnOperatorWrittenInTheSpecLanguageTrains) {
+  const std::string dir = temp_path("specs");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/softsign.loom") << "op softsign(x: [*s]) -> [*s] { out[*i] = x[*i] / (1 + abs(x[*i])); }\n";
+  const spec::Library lib = spec::Library::load({spec::Library::default_specs_dir(), dir});
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 6}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({6, 3}), true);
+  const int mm = g.add_node(lib, "matmul", {}, {{x, 0}, {w, 0}});
+  const int act = g.add_node(lib, "softsign", {}, {{mm, 0}}, "squash");
+  g.mark_output({act, 0});
+  TrainSettings s;
+  s.steps = 30;
+  s.loss = LossKind::MeanSquaredError;
+  s.optimizer.learning_rate = 0.5;
+  s.synthetic_batches = 1;
+  const TrainReport r = train<double>(lib, g, s);
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(r.interpreted_ops.size(), 1u);
+  EXPECT_NE(r.interpreted_ops[0].find("softsign"), std::string::npos);
+  EXPECT_LT(r.losses.back(), 0.9 * r.losses.front());
+}
+
+TEST(Training, RealDataFromAFileIsUsedInTurn) {
+  const pcg::Graph g = small_mlp();
+  std::mt19937_64 rng(5);
+  NamedTensors<double> file{{"x", testing::uniform_tensor({16, 16}, rng)}, {"target", Tensor<double>({16}, 2.0)}};
+  const std::string path = temp_path("data.bin");
+  save_data_file(path, file);
+  const auto data = load_data_file(path, g, LossKind::CrossEntropy);
+  const Batch second = data->batch(1), third = data->batch(2);
+  EXPECT_EQ(second.inputs.at("x").dims, (std::vector<std::int64_t>{8, 16}));
+  EXPECT_EQ(second.inputs.at("x").data[0], file.at("x").data[8 * 16]);
+  EXPECT_EQ(third.inputs.at("x").data, data->batch(0).inputs.at("x").data);
+  TrainSettings s;
+  s.steps = 3;
+  s.data_file = path;
+  EXPECT_EQ(train<double>(bundled_library(), g, s).losses.size(), 3u);
+
+  std::ofstream(path, std::ios::binary) << "LOOMDATX";
+  try {
+    load_data_file(path, g, LossKind::CrossEntropy);
+    FAIL() << "a file without the magic must be refused";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(Initialization, DependsOnTheSeedAndTheNameOnly) {
+  const pcg::Graph g = small_mlp();
+  const auto a = initial_weights(g, 1), b = initial_weights(g, 1), c = initial_weights(g, 2);
+  EXPECT_EQ(a.at("fc2.weight").data, b.at("fc2.weight").data);
+  EXPECT_NE(a.at("fc2.weight").data, c.at("fc2.weight").data);
+  EXPECT_NE(named_seed(1, "fc1.weight"), named_seed(1, "fc2.weight"));
+  EXPECT_EQ(trainable_weights(g), (std::set<std::string>{"fc1.weight", "fc2.weight"}));
+}
+
+}  // namespace
+}  // namespace loom::runtime
