@@ -1,0 +1,35 @@
+#pragma once
+// A simulated training iteration as a Gantt chart: one row per device, its compute tasks (forward
+// and backward) above and the transfers it sends below, against a time axis in milliseconds.
+#include <QGraphicsView>
+
+#include "loom/search/simulator.hpp"
+#include "loom/search/task_graph.hpp"
+
+namespace loom::gui {
+
+class GanttChart : public QGraphicsView {
+  Q_OBJECT
+
+ public:
+  explicit GanttChart(QWidget* parent = nullptr);
+
+  // Keeps a copy of both, to redraw at the view's width.
+  void show_timeline(const search::TaskGraph& tasks, const search::Timeline& timeline);
+  void clear_chart(const QString& message);
+  int drawn_tasks() const { return drawn_tasks_; }
+
+ protected:
+  void wheelEvent(QWheelEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+
+ private:
+  void draw();
+
+  search::TaskGraph tasks_;
+  search::Timeline timeline_;
+  int drawn_tasks_ = 0;
+  bool zoomed_ = false;
+};
+
+}  // namespace loom::gui

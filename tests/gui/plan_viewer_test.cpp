@@ -1,0 +1,104 @@
+#include "loom/gui/plan_viewer.hpp"
+
+#include <QTemporaryDir>
+
+#include <gtest/gtest.h>
+
+#include "loom/gui/gantt_chart.hpp"
+#include "loom/gui/graph_view.hpp"
+#include "loom/gui/rule_sources.hpp"
+#include "loom/models/registry.hpp"
+#include "loom/pcg/match.hpp"
+#include "loom/pcg/rewrite.hpp"
+
+namespace loom::gui {
+namespace {
+
+const std::string kSource = LOOM_SOURCE_DIR;
+
+const pcg::Rule& find_rule(const std::vector<pcg::Rule>& rules, const std::string& id) {
+  for (const auto& r : rules)
+    if (r.id == id) return r;
+  throw LoomError("no rule " + id);
+}
+
+// Applies `rule` at its first match in `graph`, recording the step as the search does.
+pcg::Graph apply_first(const pcg::Graph& graph, const pcg::Rule& rule, search::Plan& plan) {
+  const pcg::GraphIndex index(graph);
+  for (const pcg::Match& m : pcg::find_matches(index, rule)) {
+    auto outcome = pcg::apply_match(graph, rule, m, *bundled_library());
+    if (!outcome.rewrite) continue;
+    plan.substitutions.push_back({rule.id, pcg::category_name(rule.category), "unverified", m.nodes});
+    return outcome.rewrite->graph;
+  }
+  throw LoomError("rule " + rule.id + " does not apply");
+}
+
+// Unity's figure 1 MLP with two hand-written rules applied one after the other, saved as a plan.
+std::string two_step_plan(const QTemporaryDir& dir) {
+  const auto library = bundled_library();
+  const RuleSource unity = load_rule_source(kSource + "/specs/rules/unity.loom");
+  search::Plan plan;
+  plan.model = "mlp_fig1";
+  plan.machine = search::load_machine("p100");
+  plan.source = models::build_model(*library, "mlp_fig1");
+  pcg::Graph g = apply_first(plan.source, find_rule(unity.rules.rules, "fuse_matmul_relu"), plan);
+  g = apply_first(g, find_rule(unity.rules.rules, "matmul_data_parallel"), plan);
+  plan.graph = g;
+  plan.rules = {find_rule(unity.rules.rules, "fuse_matmul_relu"), find_rule(unity.rules.rules, "matmul_data_parallel")};
+  const std::string path = dir.filePath("plan.json").toStdString();
+  search::save_plan(plan, path);
+  return path;
+}
+
+TEST(PlanViewer, StepsThroughTheSubstitutions) {
+  QTemporaryDir dir;
+  const std::string path = two_step_plan(dir);
+  PlanViewer viewer;
+  viewer.load(QString::fromStdString(path));
+  ASSERT_EQ(viewer.step_count(), 2) << viewer.replay_message().toStdString();
+  EXPECT_EQ(viewer.current_step(), 0);
+  // fuse_matmul_relu: the first matmul and the relu are matched, one matmul_relu inserted.
+  const pcg::Graph source = models::build_model(*bundled_library(), "mlp_fig1");
+  EXPECT_EQ(viewer.before_view().drawn_nodes(), static_cast<int>(source.size()));
+  EXPECT_EQ(viewer.before_view().drawn_highlighted(), 2);
+  EXPECT_EQ(viewer.after_view().drawn_highlighted(), 1);
+  EXPECT_EQ(viewer.after_view().drawn_nodes(), static_cast<int>(source.size()) - 1);
+  viewer.next_step();
+  EXPECT_EQ(viewer.current_step(), 1);
+  EXPECT_EQ(viewer.before_view().drawn_highlighted(), 1);  // the remaining matmul
+  EXPECT_EQ(viewer.after_view().drawn_highlighted(), 4);   // partition, replicate, matmul, combine
+  EXPECT_TRUE(viewer.replay_message().contains("matmul_data_parallel"));
+  viewer.next_step();
+  EXPECT_EQ(viewer.current_step(), 1) << "stays on the last step";
+  viewer.previous_step();
+  EXPECT_EQ(viewer.current_step(), 0);
+  EXPECT_EQ(viewer.final_view().drawn_nodes(), static_cast<int>(source.size()) + 2);
+  EXPECT_GT(viewer.gantt().drawn_tasks(), 0);
+  EXPECT_EQ(viewer.memory_rows(), search::load_machine("p100").devices());
+}
+
+TEST(PlanViewer, APlanWithoutSubstitutionsSaysSo) {
+  PlanViewer viewer;
+  viewer.load(QString::fromStdString(kSource + "/tests/data/plan_data_parallel.json"));
+  EXPECT_EQ(viewer.step_count(), 0);
+  EXPECT_TRUE(viewer.replay_message().contains("no substitutions"));
+  EXPECT_GT(viewer.final_view().drawn_nodes(), 0);
+  EXPECT_GT(viewer.gantt().drawn_tasks(), 0);
+  EXPECT_EQ(viewer.memory_rows(), 4);  // the plan's machine: one socket of four P100s
+}
+
+TEST(PlanViewer, AMissingPlanIsAnError) {
+  PlanViewer viewer;
+  EXPECT_THROW(viewer.load(QString::fromStdString(kSource + "/tests/data/no_such_plan.json")), LoomError);
+}
+
+TEST(PlanViewer, ShowsAModelWithoutAPlan) {
+  PlanViewer viewer;
+  viewer.load_model("mlp_fig1");
+  EXPECT_EQ(viewer.final_view().drawn_nodes(), static_cast<int>(models::build_model(*bundled_library(), "mlp_fig1").size()));
+  EXPECT_EQ(viewer.gantt().drawn_tasks(), 0);
+}
+
+}  // namespace
+}  // namespace loom::gui

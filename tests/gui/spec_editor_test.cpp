@@ -1,0 +1,109 @@
+#include "loom/gui/spec_editor.hpp"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+
+#include <gtest/gtest.h>
+
+#include "loom/gui/code_editor.hpp"
+
+namespace loom::gui {
+namespace {
+
+const char* const kSource = LOOM_SOURCE_DIR;
+
+TEST(SpecEditor, ReportsAPlantedSyntaxErrorAtItsLine) {
+  SpecEditor editor;
+  editor.set_text(
+      "import \"ops/core.loom\";\n"
+      "\n"
+      "op twice(x: [m, n]) -> [m, n] {\n"
+      "  out[i, j] = x[i, j] + ;\n"
+      "}\n");
+  ASSERT_FALSE(editor.diagnostics().empty());
+  EXPECT_EQ(editor.diagnostics().front().where.line, 4);
+  EXPECT_EQ(editor.diagnostics().front().where.file, "untitled.loom");
+  const QStringList shown = editor.problem_lines_shown();
+  ASSERT_FALSE(shown.isEmpty());
+  EXPECT_TRUE(shown.front().startsWith("untitled.loom:4:")) << shown.front().toStdString();
+  EXPECT_EQ(editor.library() != nullptr, true) << "the last good library is kept";
+  const auto* code = editor.findChild<CodeEditor*>();
+  ASSERT_NE(code, nullptr);
+  EXPECT_EQ(code->problem_lines(), std::set<int>{4});
+}
+
+TEST(SpecEditor, ReloadsAfterAPauseInTyping) {
+  SpecEditor editor;
+  auto* code = editor.findChild<CodeEditor*>();
+  ASSERT_NE(code, nullptr);
+  code->setPlainText("import \"ops/core.loom\";\nop broken(x: [m]) -> [m] { out[i] = ; }\n");
+  EXPECT_TRUE(editor.diagnostics().empty()) << "not before the pause";
+  QElapsedTimer timer;
+  timer.start();
+  while (editor.diagnostics().empty() && timer.elapsed() < 5000) QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+  ASSERT_FALSE(editor.diagnostics().empty());
+  EXPECT_EQ(editor.diagnostics().front().where.line, 2);
+}
+
+TEST(SpecEditor, ErrorsClearOnceTheTextIsFixed) {
+  SpecEditor editor;
+  editor.set_text("import \"ops/core.loom\";\nop twice(x: [m, n]) -> [m, n] { out[i, j] = x[i, j] + ; }\n");
+  ASSERT_FALSE(editor.diagnostics().empty());
+  editor.set_text("import \"ops/core.loom\";\nop twice(x: [m, n]) -> [m, n] { out[i, j] = x[i, j] + x[i, j]; }\n");
+  EXPECT_TRUE(editor.diagnostics().empty());
+  ASSERT_NE(editor.library(), nullptr);
+  EXPECT_NE(editor.library()->find_op("twice"), nullptr);
+}
+
+TEST(SpecEditor, ReportsAnUndefinedNameWithItsLocation) {
+  SpecEditor editor;
+  editor.set_text("import \"ops/core.loom\";\n\naxiom a: forall x: [m, n]. relu(x) == frobnicate(x);\n");
+  ASSERT_FALSE(editor.diagnostics().empty());
+  EXPECT_EQ(editor.diagnostics().front().where.line, 3);
+}
+
+TEST(SpecEditor, CheckListsEachAxiomWithTheCounterexampleOfAFailure) {
+  SpecEditor editor;
+  editor.open_file(QString(kSource) + "/tests/data/cli_unsound_relu.loom");
+  ASSERT_TRUE(editor.diagnostics().empty());
+  editor.check_axioms();
+  ASSERT_TRUE(editor.check_job().wait(120000));
+  const auto& outcomes = editor.axiom_outcomes();
+  ASSERT_EQ(outcomes.size(), editor.library()->axioms().size());
+  int unsound = 0;
+  for (const AxiomOutcome& o : outcomes)
+    if (!o.sound) {
+      ++unsound;
+      EXPECT_EQ(o.axiom, "relu_distributes_over_add");
+      EXPECT_NE(o.problem.find("differs"), std::string::npos) << o.problem;
+    }
+  EXPECT_EQ(unsound, 1);
+}
+
+TEST(SpecEditor, GeneratesRulesForANewOperator) {
+  SpecEditor editor;
+  editor.open_file(QString(kSource) + "/docs/examples/axpy.loom");
+  ASSERT_TRUE(editor.diagnostics().empty());
+  std::optional<pcg::RuleLibrary> received;
+  QObject::connect(&editor, &SpecEditor::rules_ready,
+                   [&](std::shared_ptr<const spec::Library> library, pcg::RuleLibrary rules, QString, bool) {
+                     EXPECT_NE(library->find_op("axpy"), nullptr);
+                     received = std::move(rules);
+                   });
+  superopt::GeneratorOptions options;
+  options.ops = {"axpy"};
+  options.parallel = {"partition", "combine", "replicate"};
+  options.max_ops = 2;
+  options.inputs = superopt::parse_inputs("a: [], x: [4, 6], y: [4, 6]");
+  options.prune_implied = true;
+  editor.generate_rules(options);
+  ASSERT_TRUE(editor.generate_job().wait(300000));
+  ASSERT_TRUE(received.has_value());
+  ASSERT_FALSE(received->rules.empty());
+  bool uses_axpy = false;
+  for (const pcg::Rule& r : received->rules) uses_axpy |= r.text.find("axpy") != std::string::npos;
+  EXPECT_TRUE(uses_axpy);
+}
+
+}  // namespace
+}  // namespace loom::gui
