@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "loom/interpreter/compiled_eval.hpp"
+
 namespace loom::spec {
 namespace {
 
@@ -48,40 +50,6 @@ class Evaluator {
     }
   }
 
-  std::int64_t index(const CNode& n, std::vector<std::int64_t>& slots) {
-    switch (n.op) {
-      case COp::Const: return static_cast<std::int64_t>(n.constant);
-      case COp::Index: return slots[static_cast<std::size_t>(n.slot)];
-      case COp::Neg: return -index(n.children[0], slots);
-      case COp::Not: return index(n.children[0], slots) == 0;
-      case COp::Select: return index(n.children[0], slots) ? index(n.children[1], slots) : index(n.children[2], slots);
-      case COp::Call: {
-        auto a = index(n.children[0], slots);
-        if (n.fn == Function::Abs) return std::abs(a);
-        auto b = index(n.children[1], slots);
-        return n.fn == Function::Min ? std::min(a, b) : std::max(a, b);
-      }
-      default: break;
-    }
-    auto a = index(n.children[0], slots), b = index(n.children[1], slots);
-    switch (n.op) {
-      case COp::Add: return a + b;
-      case COp::Sub: return a - b;
-      case COp::Mul: return a * b;
-      case COp::Div: return b == 0 ? 0 : (a / b - ((a % b != 0) && ((a < 0) != (b < 0))));
-      case COp::Mod: return b == 0 ? 0 : ((a % b) + b) % b;
-      case COp::Lt: return a < b;
-      case COp::Le: return a <= b;
-      case COp::Gt: return a > b;
-      case COp::Ge: return a >= b;
-      case COp::Eq: return a == b;
-      case COp::Ne: return a != b;
-      case COp::And: return a && b;
-      case COp::Or: return a || b;
-      default: throw LoomError("'" + n.text + "' is not an integer index expression");
-    }
-  }
-
   static V truth(bool b) { return Domain::from_int(b ? 1 : 0); }
 
   V value(const CNode& n, std::vector<std::int64_t>& slots) {
@@ -90,14 +58,8 @@ class Evaluator {
       case COp::Index: return Domain::from_int(slots[static_cast<std::size_t>(n.slot)]);
       case COp::Read: {
         const Tensor<V>& t = *buffers_[static_cast<std::size_t>(n.buffer)];
-        std::size_t offset = 0;
-        for (std::size_t k = 0; k < n.index.size(); ++k) {
-          const auto& calc = n.index[k];
-          std::int64_t i = calc.slot >= 0 ? slots[static_cast<std::size_t>(calc.slot)] : index(calc.expr[0], slots);
-          if (i < 0 || i >= t.dims[k]) return n.has_fallback ? value(n.children[0], slots) : Domain::from_int(0);
-          offset = offset * static_cast<std::size_t>(t.dims[k]) + static_cast<std::size_t>(i);
-        }
-        return t.data[offset];
+        if (auto offset = read_offset(n, t.dims, slots)) return t.data[*offset];
+        return n.has_fallback ? value(n.children[0], slots) : Domain::from_int(0);
       }
       case COp::Reduce: return reduce(n, slots);
       case COp::Neg: return Domain::neg(value(n.children[0], slots));
@@ -131,26 +93,15 @@ class Evaluator {
 
   V reduce(const CNode& n, std::vector<std::int64_t>& slots) {
     V acc = n.reducer == Reducer::Sum ? Domain::from_int(0) : n.reducer == Reducer::Max ? Domain::lowest() : Domain::highest();
-    std::size_t depth = n.reduce_slots.size();
-    for (std::size_t k = 0; k < depth; ++k) {
-      if (n.reduce_extents[k] <= 0) return acc;
-      slots[static_cast<std::size_t>(n.reduce_slots[k])] = 0;
-    }
-    while (true) {
+    for_each_reduce_point(n, slots, [&] {
       V v = value(n.children[0], slots);
       switch (n.reducer) {
         case Reducer::Sum: acc = Domain::add(acc, v); break;
         case Reducer::Max: if (Domain::less(acc, v)) acc = v; break;
         case Reducer::Min: if (Domain::less(v, acc)) acc = v; break;
       }
-      std::size_t k = depth;
-      while (k-- > 0) {
-        auto& s = slots[static_cast<std::size_t>(n.reduce_slots[k])];
-        if (++s < n.reduce_extents[k]) break;
-        s = 0;
-      }
-      if (k == static_cast<std::size_t>(-1)) return acc;
-    }
+    });
+    return acc;
   }
 
   const Program& program_;

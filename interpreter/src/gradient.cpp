@@ -4,12 +4,12 @@
 #include <numbers>
 #include <optional>
 
+#include "loom/interpreter/compiled_eval.hpp"
 #include "loom/interpreter/evaluate.hpp"
 
 namespace loom::spec {
 namespace {
 
-using Slots = std::vector<std::int64_t>;
 
 // Every buffer's value: the inputs as given, the `let`s and outputs from one forward evaluation.
 std::vector<Tensor<double>> forward_buffers(const Program& program, const std::vector<const Tensor<double>*>& inputs) {
@@ -55,23 +55,11 @@ class Differentiator {
     }
   }
 
-  // The element a read addresses, or nullopt when it falls outside its tensor.
-  std::optional<std::size_t> read_offset(const CNode& n, Slots& slots) {
-    const Tensor<double>& t = values_[static_cast<std::size_t>(n.buffer)];
-    std::size_t offset = 0;
-    for (std::size_t k = 0; k < n.index.size(); ++k) {
-      const IndexCalc& calc = n.index[k];
-      const std::int64_t i = calc.slot >= 0 ? slots[static_cast<std::size_t>(calc.slot)] : index(calc.expr[0], slots);
-      if (i < 0 || i >= t.dims[k]) return std::nullopt;
-      offset = offset * static_cast<std::size_t>(t.dims[k]) + static_cast<std::size_t>(i);
-    }
-    return offset;
-  }
 
   void backprop(const CNode& n, Slots& slots, double adjoint) {
     switch (n.op) {
       case COp::Read:
-        if (auto offset = read_offset(n, slots)) {
+        if (auto offset = read_offset(n, values_[static_cast<std::size_t>(n.buffer)].dims, slots)) {
           grads_[static_cast<std::size_t>(n.buffer)].data[*offset] += adjoint;
         } else if (n.has_fallback) {
           backprop(n.children[0], slots, adjoint);
@@ -129,35 +117,16 @@ class Differentiator {
     if (db != 0) backprop(n.children[1], slots, adjoint * db);
   }
 
-  // Calls `visit` at every point of the reduction's index space, slots set.
-  template <class Visit>
-  static void for_each_point(const CNode& n, Slots& slots, Visit&& visit) {
-    const std::size_t depth = n.reduce_slots.size();
-    for (std::size_t k = 0; k < depth; ++k) {
-      if (n.reduce_extents[k] <= 0) return;
-      slots[static_cast<std::size_t>(n.reduce_slots[k])] = 0;
-    }
-    while (true) {
-      visit();
-      std::size_t k = depth;
-      while (k-- > 0) {
-        auto& s = slots[static_cast<std::size_t>(n.reduce_slots[k])];
-        if (++s < n.reduce_extents[k]) break;
-        s = 0;
-      }
-      if (k == static_cast<std::size_t>(-1)) return;
-    }
-  }
 
   void backprop_reduce(const CNode& n, Slots& slots, double adjoint) {
     if (n.reducer == Reducer::Sum) {
-      for_each_point(n, slots, [&] { backprop(n.children[0], slots, adjoint); });
+      for_each_reduce_point(n, slots, [&] { backprop(n.children[0], slots, adjoint); });
       return;
     }
     // max/min: the first point that attains the extreme takes the whole gradient.
     Slots best;
     double best_value = n.reducer == Reducer::Max ? -HUGE_VAL : HUGE_VAL;
-    for_each_point(n, slots, [&] {
+    for_each_reduce_point(n, slots, [&] {
       const double v = value(n.children[0], slots);
       if (best.empty() || (n.reducer == Reducer::Max ? best_value < v : v < best_value)) {
         best_value = v;
@@ -169,51 +138,18 @@ class Differentiator {
     backprop(n.children[0], slots, adjoint);
   }
 
-  std::int64_t index(const CNode& n, Slots& slots) {
-    switch (n.op) {
-      case COp::Const: return static_cast<std::int64_t>(n.constant);
-      case COp::Index: return slots[static_cast<std::size_t>(n.slot)];
-      case COp::Neg: return -index(n.children[0], slots);
-      case COp::Not: return index(n.children[0], slots) == 0;
-      case COp::Select: return index(n.children[0], slots) ? index(n.children[1], slots) : index(n.children[2], slots);
-      case COp::Call: {
-        const auto a = index(n.children[0], slots);
-        if (n.fn == Function::Abs) return std::abs(a);
-        const auto b = index(n.children[1], slots);
-        return n.fn == Function::Min ? std::min(a, b) : std::max(a, b);
-      }
-      default: break;
-    }
-    const auto a = index(n.children[0], slots), b = index(n.children[1], slots);
-    switch (n.op) {
-      case COp::Add: return a + b;
-      case COp::Sub: return a - b;
-      case COp::Mul: return a * b;
-      case COp::Div: return b == 0 ? 0 : (a / b - ((a % b != 0) && ((a < 0) != (b < 0))));
-      case COp::Mod: return b == 0 ? 0 : ((a % b) + b) % b;
-      case COp::Lt: return a < b;
-      case COp::Le: return a <= b;
-      case COp::Gt: return a > b;
-      case COp::Ge: return a >= b;
-      case COp::Eq: return a == b;
-      case COp::Ne: return a != b;
-      case COp::And: return a && b;
-      case COp::Or: return a || b;
-      default: throw LoomError("'" + n.text + "' is not an integer index expression");
-    }
-  }
 
   double value(const CNode& n, Slots& slots) {
     switch (n.op) {
       case COp::Const: return n.constant;
       case COp::Index: return static_cast<double>(slots[static_cast<std::size_t>(n.slot)]);
       case COp::Read: {
-        if (auto offset = read_offset(n, slots)) return values_[static_cast<std::size_t>(n.buffer)].data[*offset];
+        if (auto offset = read_offset(n, values_[static_cast<std::size_t>(n.buffer)].dims, slots)) return values_[static_cast<std::size_t>(n.buffer)].data[*offset];
         return n.has_fallback ? value(n.children[0], slots) : 0.0;
       }
       case COp::Reduce: {
         double acc = n.reducer == Reducer::Sum ? 0.0 : n.reducer == Reducer::Max ? -HUGE_VAL : HUGE_VAL;
-        for_each_point(n, slots, [&] {
+        for_each_reduce_point(n, slots, [&] {
           const double v = value(n.children[0], slots);
           if (n.reducer == Reducer::Sum) acc += v;
           else if (n.reducer == Reducer::Max ? acc < v : v < acc) acc = v;

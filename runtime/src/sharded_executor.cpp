@@ -68,6 +68,8 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
     for (pcg::PortRef in : n.inputs) run.differentiated = run.differentiated || runs_[static_cast<std::size_t>(in.node)].differentiated;
     if (library.find_parallel(n.op) || library.find_fused(n.op)) {
       run.parallel = true;
+      const pcg::PortRef in = n.inputs.at(0);
+      run.moves = pcg::piece_moves(graph.shape_of(in), runs_[static_cast<std::size_t>(in.node)].view, n.output_shapes.at(0), run.view);
     } else if (const Kernel<T>* native = kernels.find<T>(n.op, Backend::Cpu)) {
       run.kernel = *native;
     } else {
@@ -170,7 +172,7 @@ void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
   for (std::int64_t t = 0; t < to_shape.tasks(); ++t)
     if (local(n.id, t)) out[static_cast<std::size_t>(t)] = Tensor<T>(piece_dims(to_shape), T(0));
   Step<T> step;
-  for (const pcg::PieceMove& m : pcg::piece_moves(from_shape, runs_[static_cast<std::size_t>(in.node)].view, to_shape, runs_[id].view)) {
+  for (const pcg::PieceMove& m : runs_[id].moves) {
     const int dst = rank_of(n.id, m.to);
     const int src = from_input ? dst : rank_of(in.node, m.from);
     const pcg::Region src_region = pcg::piece_region(from_shape, m.from), dst_region = pcg::piece_region(to_shape, m.to);
@@ -308,7 +310,7 @@ void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vect
   Pieces& out = grads[id][0];
   Pieces* back = producer.is_graph_input() ? nullptr : &grads[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)];
   Step<T> step;
-  for (const pcg::PieceMove& m : pcg::piece_moves(from_shape, runs_[static_cast<std::size_t>(in.node)].view, to_shape, runs_[id].view)) {
+  for (const pcg::PieceMove& m : runs_[id].moves) {
     // The forward move added a box of piece m.from into piece m.to: its gradient flows back.
     const int holder = rank_of(n.id, m.to);
     const int target = back ? rank_of(in.node, m.from) : holder;

@@ -11,6 +11,11 @@ using namespace sharded_test;
 
 MpiTransport* world = nullptr;
 
+TEST(MpiExecution, RunsAcrossProcesses) {
+  ASSERT_GE(world->size(), 2) << "start it with mpirun -np 2 or more";
+  EXPECT_LT(world->rank(), world->size());
+}
+
 TEST(MpiExecution, DataParallelPlan) {
   const pcg::Graph g = small_mlp();
   const search::Machine m = search::load_machine("summit").with_devices_per_node(world->size());

@@ -8,14 +8,12 @@
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/cost_model.hpp"
+#include "search_support.hpp"
 
 namespace loom::search {
 namespace {
 
-const spec::Library& library() {
-  static spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
-  return lib;
-}
+using namespace test_support;
 
 // x[m, k] * w[k, n], rows split in two, weights replicated.
 pcg::Graph data_parallel_matmul(std::int64_t m, std::int64_t k, std::int64_t n) {

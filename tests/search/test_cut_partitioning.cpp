@@ -12,22 +12,12 @@
 #include "loom/search/joint_search.hpp"
 #include "loom/search/machine_mapping.hpp"
 #include "loom/search/replay.hpp"
+#include "search_support.hpp"
 
 namespace loom::search {
 namespace {
 
-const spec::Library& library() {
-  static spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
-  return lib;
-}
-
-const std::vector<pcg::Rule>& unity_rules() {
-  static const std::vector<pcg::Rule> rules =
-      spec::load_rule_file(library(), {spec::Library::default_specs_dir()}, spec::Library::default_specs_dir() + "/rules/unity.loom", false);
-  return rules;
-}
-
-pcg::ParallelShape shape(std::vector<std::int64_t> dims) { return pcg::ParallelShape::unpartitioned(std::move(dims)); }
+using namespace test_support;
 
 pcg::ParallelShape split(std::vector<std::int64_t> dims, std::size_t dim, std::int64_t degree) {
   pcg::ParallelShape s = shape(std::move(dims));

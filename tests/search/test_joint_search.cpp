@@ -12,22 +12,12 @@
 #include "loom/search/joint_search.hpp"
 #include "loom/search/plan_cost.hpp"
 #include "loom/search/task_graph.hpp"
+#include "search_support.hpp"
 
 namespace loom::search {
 namespace {
 
-const spec::Library& library() {
-  static spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
-  return lib;
-}
-
-const std::vector<pcg::Rule>& unity_rules() {
-  static const std::vector<pcg::Rule> rules =
-      spec::load_rule_file(library(), {spec::Library::default_specs_dir()}, spec::Library::default_specs_dir() + "/rules/unity.loom", false);
-  return rules;
-}
-
-pcg::ParallelShape shape(std::vector<std::int64_t> dims) { return pcg::ParallelShape::unpartitioned(std::move(dims)); }
+using namespace test_support;
 
 // Unity figure 1 (b = 64, ci = 784, h = 512, co = 10): matmul, relu, matmul.
 pcg::Graph figure1() { return models::build_model(library(), "mlp_fig1"); }

@@ -9,16 +9,12 @@
 #include "loom/search/machine_mapping.hpp"
 #include "loom/search/materialize.hpp"
 #include "loom/search/plan_cost.hpp"
+#include "search_support.hpp"
 
 namespace loom::search {
 namespace {
 
-const spec::Library& library() {
-  static spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
-  return lib;
-}
-
-pcg::ParallelShape shape(std::vector<std::int64_t> dims) { return pcg::ParallelShape::unpartitioned(std::move(dims)); }
+using namespace test_support;
 
 // Unity's figure-1 MLP at the given sizes: x[b, k] -> matmul -> relu -> matmul.
 pcg::Graph two_layer_mlp(std::int64_t b, std::int64_t k, std::int64_t h, std::int64_t o) {

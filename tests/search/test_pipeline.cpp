@@ -10,16 +10,12 @@
 #include "loom/search/baselines.hpp"
 #include "loom/search/pipeline.hpp"
 #include "loom/search/simulator.hpp"
+#include "search_support.hpp"
 
 namespace loom::search {
 namespace {
 
-const spec::Library& library() {
-  static spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
-  return lib;
-}
-
-pcg::ParallelShape shape(std::vector<std::int64_t> dims) { return pcg::ParallelShape::unpartitioned(std::move(dims)); }
+using namespace test_support;
 
 // x -> relu -> relu: two operators of equal time.
 pcg::Graph two_relus(std::int64_t batch) {

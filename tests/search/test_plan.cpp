@@ -8,14 +8,12 @@
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/plan.hpp"
+#include "search_support.hpp"
 
 namespace loom::search {
 namespace {
 
-const spec::Library& library() {
-  static spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
-  return lib;
-}
+using namespace test_support;
 
 Plan sample_plan() {
   Plan plan;

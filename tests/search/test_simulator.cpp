@@ -7,14 +7,12 @@
 #include "loom/search/memory.hpp"
 #include "loom/search/simulator.hpp"
 #include "loom/search/task_graph.hpp"
+#include "search_support.hpp"
 
 namespace loom::search {
 namespace {
 
-const spec::Library& library() {
-  static spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
-  return lib;
-}
+using namespace test_support;
 
 SimTask compute(int device, double seconds, std::vector<int> deps = {}) {
   SimTask t;

@@ -8,14 +8,12 @@
 #include "loom/search/memory.hpp"
 #include "loom/search/plan_cost.hpp"
 #include "loom/search/substitution_search.hpp"
+#include "search_support.hpp"
 
 namespace loom::search {
 namespace {
 
-const spec::Library& library() {
-  static spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
-  return lib;
-}
+using namespace test_support;
 
 // Unity's figure-1 MLP shape at a size the interpreter evaluates quickly: relu(x w1) w2.
 pcg::Graph mlp(std::int64_t batch, std::int64_t in, std::int64_t hidden, std::int64_t out) {

@@ -12,6 +12,7 @@
 
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/graph.hpp"
+#include "loom/pcg/piece_moves.hpp"
 #include "loom/runtime/kernel_registry.hpp"
 #include "loom/runtime/tensor.hpp"
 #include "loom/runtime/transport.hpp"
@@ -42,6 +43,7 @@ class ShardedExecutor {
     bool parallel = false;
     bool differentiated = false;
     pcg::MachineView view;
+    std::vector<pcg::PieceMove> moves;  // a parallel operator's, from its input's layout to its output's
   };
   using Pieces = std::vector<Tensor<T>>;  // per task; empty tensors for tasks of other processes
 
