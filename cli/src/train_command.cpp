@@ -1,6 +1,8 @@
 #include <functional>
 #include <iomanip>
+#include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -10,6 +12,7 @@
 #include "loom/interpreter/library.hpp"
 #include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/runtime/mpi_transport.hpp"
 #include "loom/runtime/trainer.hpp"
 #include "loom/search/plan.hpp"
 #include "model_options.hpp"
@@ -47,7 +50,13 @@ void draw_progress(const runtime::StepReport& r, std::int64_t samples) {
   std::cerr << line.str() << std::flush;
 }
 
-int run_train(const TrainOptions& opt) {
+// Under mpirun (OpenMPI sets OMPI_COMM_WORLD_SIZE; other launchers PMI_SIZE or PMIX_RANK) each
+// process is one device of the plan; otherwise this one process runs every device's tasks.
+bool launched_by_mpi() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
+}
+
+int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   const auto specs = spec::Library::paths_or_bundled(opt.specs);
   const spec::Library library = spec::Library::load(specs);
   runtime::TrainSettings s;
@@ -64,6 +73,9 @@ int run_train(const TrainOptions& opt) {
 
   pcg::Graph graph;
   if (opt.plan.empty()) {
+    if (transport.size() > 1)
+      throw LoomError("--model without --plan trains on one device, but " + std::to_string(transport.size()) +
+                      " processes run it: give a plan written by `loom optimize -o` (or run without mpirun)");
     models::LoadedModel model = models::load_model(library, opt.model.request());
     graph = std::move(model.graph);
     s.run_name = model.name;
@@ -73,17 +85,26 @@ int run_train(const TrainOptions& opt) {
     // A plan's run continues the model's: same weights and data whatever the plan.
     s.run_name = opt.model.model.empty() ? plan.model : opt.model.model;
     s.plan_devices = plan.machine.devices();
-    if (!opt.json && !opt.quiet)
-      std::cerr << "running the plan for " << s.plan_devices << " devices in one process (parallel operators as the identity)\n";
+    if (transport.size() > 1 && transport.size() != s.plan_devices)
+      throw LoomError(opt.plan + ": the plan is for " + std::to_string(s.plan_devices) + " devices, but " +
+                      std::to_string(transport.size()) + " processes run it: start one process per device (mpirun -np " +
+                      std::to_string(s.plan_devices) + ")");
+    if (!opt.json && !opt.quiet && transport.rank() == 0)
+      std::cerr << "running the plan for " << s.plan_devices << " devices "
+                << (transport.size() > 1 ? "on " + std::to_string(transport.size()) + " processes, one per device"
+                                         : std::string("in one process (every device's tasks here)"))
+                << "\n";
   }
+  const bool speaks = transport.rank() == 0;
   const std::int64_t samples = graph.outputs().empty() || graph.shape_of(graph.outputs()[0]).dims.empty()
                                    ? 1
                                    : graph.shape_of(graph.outputs()[0]).dims[0];
   std::function<void(const runtime::StepReport&)> progress;
-  if (!opt.json && !opt.quiet) progress = [samples](const runtime::StepReport& r) { draw_progress(r, samples); };
-  const runtime::TrainReport report = opt.dtype == "float" ? runtime::train<float>(library, graph, s, progress)
-                                                           : runtime::train<double>(library, graph, s, progress);
+  if (!opt.json && !opt.quiet && speaks) progress = [samples](const runtime::StepReport& r) { draw_progress(r, samples); };
+  const runtime::TrainReport report = opt.dtype == "float" ? runtime::train<float>(library, graph, s, progress, &transport)
+                                                           : runtime::train<double>(library, graph, s, progress, &transport);
   if (progress) std::cerr << "\n";
+  if (!speaks) return 0;
   if (opt.json) {
     std::cout << nlohmann::json{{"model", s.run_name},
                                 {"steps", s.steps},
@@ -96,6 +117,7 @@ int run_train(const TrainOptions& opt) {
                                 {"seconds_per_step", report.seconds_per_step},
                                 {"samples_per_second",
                                  report.seconds_per_step > 0 ? static_cast<double>(samples) / report.seconds_per_step : 0.0},
+                                {"processes", transport.size()},
                                 {"interpreted_ops", report.interpreted_ops}}
                      .dump()
               << "\n";
@@ -116,10 +138,13 @@ void add_train_command(CLI::App& app, int& status) {
   auto* cmd = app.add_subcommand(
       "train",
       "Train a model on the CPU: weights from the seed, synthetic data (or --data), forward, the loss on the first output, "
-      "backward, SGD or Adam. With --plan, the plan's graph runs in this process, parallel operators as the identity.");
+      "backward, SGD or Adam. With --plan, the plan's graph runs task by task as its machine views place the tasks: "
+      "under `mpirun -np N` (N = the plan's devices) each process runs one device and values move between processes "
+      "as the parallel operators say; without mpirun one process runs every device. Every run of every plan starts from "
+      "the same weights and data, so its losses match the single-process `--model` run.");
   cmd->add_option("--model", opt->model.model, "a zoo model name (loom show --list) or an .onnx file");
   add_model_size_options(*cmd, opt->model);
-  cmd->add_option("--plan", opt->plan, "a plan written by `loom optimize -o`");
+  cmd->add_option("--plan", opt->plan, "a plan written by `loom optimize -o` (run under mpirun -np <its devices>)");
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled library)");
   cmd->add_option("--steps", opt->steps, "total training steps (a resumed run continues up to it)")->check(CLI::PositiveNumber);
   cmd->add_option("--optimizer", opt->optimizer, "sgd (lr 0.01) or adam (lr 0.001)")->default_val("sgd");
@@ -135,7 +160,20 @@ void add_train_command(CLI::App& app, int& status) {
   cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
   cmd->callback([opt, &status] {
     if (opt->model.model.empty() && opt->plan.empty()) throw CLI::ValidationError("--model or --plan is required");
-    status = run_train(*opt);
+    if (!launched_by_mpi()) {
+      runtime::LocalTransport local;
+      status = run_train(*opt, local);
+      return;
+    }
+    runtime::MpiTransport mpi(nullptr, nullptr);
+    try {
+      status = run_train(*opt, mpi);
+    } catch (const std::exception& e) {
+      // The other processes may be waiting on this one: leaving without MPI_Finalize makes mpirun
+      // end the whole job rather than hang them.
+      std::cerr << "rank " << mpi.rank() << " of " << mpi.size() << ": " << e.what() << std::endl;
+      std::_Exit(1);
+    }
   });
 }
 

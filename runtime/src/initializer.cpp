@@ -9,6 +9,22 @@ namespace {
 bool is_lookup(const std::string& op) { return op == "embedding" || op == "embedding_bag" || op == "gather_rows"; }
 bool is_conv(const std::string& op) { return op.rfind("conv2d", 0) == 0; }
 
+// The operators that read a port, looking through parallelization operators, which only move it:
+// a weight of a plan has the role it has in the model.
+std::vector<pcg::Use> compute_readers(const spec::Library& library, const pcg::Graph& graph, pcg::PortRef port) {
+  std::vector<pcg::Use> out;
+  for (const pcg::Use& use : graph.uses(port)) {
+    const std::string& op = graph.node(use.node).op;
+    if (!library.find_parallel(op) && !library.find_fused(op)) {
+      out.push_back(use);
+      continue;
+    }
+    const std::vector<pcg::Use> further = compute_readers(library, graph, {use.node, 0});
+    out.insert(out.end(), further.begin(), further.end());
+  }
+  return out;
+}
+
 }  // namespace
 
 std::uint64_t named_seed(std::uint64_t seed, std::string_view name) {
@@ -21,8 +37,8 @@ std::uint64_t named_seed(std::uint64_t seed, std::string_view name) {
   return (static_cast<std::uint64_t>(words[0]) << 32) | words[1];
 }
 
-InputRole input_role(const pcg::Graph& graph, int node) {
-  const auto uses = graph.uses({node, 0});
+InputRole input_role(const spec::Library& library, const pcg::Graph& graph, int node) {
+  const auto uses = compute_readers(library, graph, {node, 0});
   const pcg::Node& self = graph.node(node);
   if (uses.empty()) return self.op == pcg::kWeightOp ? InputRole::Matrix : InputRole::Data;
   const pcg::Node& reader = graph.node(uses.front().node);
@@ -40,9 +56,9 @@ InputRole input_role(const pcg::Graph& graph, int node) {
   return InputRole::Matrix;
 }
 
-std::int64_t lookup_rows(const pcg::Graph& graph, int node) {
+std::int64_t lookup_rows(const spec::Library& library, const pcg::Graph& graph, int node) {
   std::int64_t rows = 0;
-  for (const pcg::Use& use : graph.uses({node, 0})) {
+  for (const pcg::Use& use : compute_readers(library, graph, {node, 0})) {
     const pcg::Node& reader = graph.node(use.node);
     if (!is_lookup(reader.op) || use.input != 0) continue;
     const std::int64_t r = graph.shape_of(reader.inputs.at(1)).dims.at(0);
@@ -51,24 +67,24 @@ std::int64_t lookup_rows(const pcg::Graph& graph, int node) {
   return std::max<std::int64_t>(rows, 1);
 }
 
-std::set<std::string> trainable_weights(const pcg::Graph& graph) {
+std::set<std::string> trainable_weights(const spec::Library& library, const pcg::Graph& graph) {
   std::set<std::string> names;
   for (const pcg::Node& n : graph.nodes()) {
     if (n.op != pcg::kWeightOp) continue;
-    const InputRole role = input_role(graph, n.id);
+    const InputRole role = input_role(library, graph, n.id);
     if (role != InputRole::RunningMean && role != InputRole::RunningVariance && role != InputRole::LookupIds) names.insert(n.name);
   }
   return names;
 }
 
-NamedTensors<double> initial_weights(const pcg::Graph& graph, std::uint64_t seed) {
+NamedTensors<double> initial_weights(const spec::Library& library, const pcg::Graph& graph, std::uint64_t seed) {
   NamedTensors<double> weights;
   for (const pcg::Node& n : graph.nodes()) {
     if (n.op != pcg::kWeightOp) continue;
     const auto& dims = n.output_shapes.front().dims;
     Tensor<double> t(dims);
     std::mt19937_64 rng(named_seed(seed, n.name));
-    const InputRole role = input_role(graph, n.id);
+    const InputRole role = input_role(library, graph, n.id);
     std::int64_t fan_in = dims.empty() ? 1 : dims.front();
     if (role == InputRole::Kernel) fan_in = static_cast<std::int64_t>(t.size()) / std::max<std::int64_t>(dims.front(), 1);
     else if (dims.size() >= 2) fan_in = dims[dims.size() - 2];
@@ -78,7 +94,7 @@ NamedTensors<double> initial_weights(const pcg::Graph& graph, std::uint64_t seed
       switch (role) {
         case InputRole::Scale: case InputRole::RunningVariance: v = 1.0; break;
         case InputRole::Shift: case InputRole::RunningMean: v = 0.0; break;
-        case InputRole::LookupIds: v = static_cast<double>(rng() % static_cast<std::uint64_t>(lookup_rows(graph, n.id))); break;
+        case InputRole::LookupIds: v = static_cast<double>(rng() % static_cast<std::uint64_t>(lookup_rows(library, graph, n.id))); break;
         default: v = bound * uniform(rng);
       }
     }

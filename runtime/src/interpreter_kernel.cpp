@@ -30,7 +30,8 @@ std::vector<Tensor<T>> from_double(std::vector<Tensor<double>> tensors) {
 
 template <class T>
 Kernel<T> interpreter_kernel(const spec::Library& library, const std::string& op, const pcg::AttrMap& attrs,
-                             const std::vector<std::vector<std::int64_t>>& input_dims) {
+                             const std::vector<std::vector<std::int64_t>>& input_dims,
+                             const std::vector<std::vector<std::int64_t>>& /*logical_input_dims*/) {
   auto program = std::make_shared<const spec::Program>(library.instantiate(op, attrs, input_dims));
   Kernel<T> k;
   k.forward = [program](const OpCall<T>& call) {
@@ -46,8 +47,10 @@ Kernel<T> interpreter_kernel(const spec::Library& library, const std::string& op
 }
 
 template Kernel<float> interpreter_kernel<float>(const spec::Library&, const std::string&, const pcg::AttrMap&,
+                                                 const std::vector<std::vector<std::int64_t>>&,
                                                  const std::vector<std::vector<std::int64_t>>&);
 template Kernel<double> interpreter_kernel<double>(const spec::Library&, const std::string&, const pcg::AttrMap&,
+                                                   const std::vector<std::vector<std::int64_t>>&,
                                                    const std::vector<std::vector<std::int64_t>>&);
 
 }  // namespace loom::runtime

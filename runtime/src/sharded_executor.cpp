@@ -1,6 +1,9 @@
 #include "loom/runtime/sharded_executor.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <functional>
+#include <map>
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/piece_moves.hpp"
@@ -51,8 +54,9 @@ struct Step {
 
 template <class T>
 ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Graph& graph, const KernelRegistry& kernels,
-                                    Transport& transport, std::set<std::string> differentiable, int devices)
-    : graph_(graph), transport_(transport), differentiable_(std::move(differentiable)), devices_(devices), runs_(graph.size()) {
+                                    Transport& transport, std::set<std::string> differentiable, int devices, Backend backend)
+    : graph_(graph), transport_(transport), differentiable_(std::move(differentiable)), devices_(devices), runs_(graph.size()),
+      times_(graph.size()) {
   if (transport.size() > 1 && transport.size() != devices)
     throw LoomError("the plan is for " + std::to_string(devices) + " devices, but " + std::to_string(transport.size()) +
                     " processes run it: start one process per device (mpirun -np " + std::to_string(devices) + ")");
@@ -70,18 +74,87 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
       run.parallel = true;
       const pcg::PortRef in = n.inputs.at(0);
       run.moves = pcg::piece_moves(graph.shape_of(in), runs_[static_cast<std::size_t>(in.node)].view, n.output_shapes.at(0), run.view);
-    } else if (const Kernel<T>* native = kernels.find<T>(n.op, Backend::Cpu)) {
+      run.allreduce = allreduce_groups(n, run.moves);
+    } else if (const Kernel<T>* native = kernels.find<T>(n.op, backend)) {
       run.kernel = *native;
+      run.native = true;
+    } else if (const Kernel<T>* cpu = kernels.find<T>(n.op, Backend::Cpu)) {
+      run.kernel = *cpu;
+      run.native = true;
     } else {
-      std::vector<std::vector<std::int64_t>> dims;
-      for (pcg::PortRef in : n.inputs) dims.push_back(piece_dims(graph.shape_of(in)));
+      std::vector<std::vector<std::int64_t>> dims, logical;
+      for (pcg::PortRef in : n.inputs) {
+        dims.push_back(piece_dims(graph.shape_of(in)));
+        logical.push_back(graph.shape_of(in).dims);
+      }
       try {
-        run.kernel = interpreter_kernel<T>(library, n.op, n.attrs, dims);
+        run.kernel = interpreter_kernel<T>(library, n.op, n.attrs, dims, logical);
       } catch (const LoomError& e) {
         throw LoomError(n.describe() + ": " + e.what());
       }
     }
   }
+}
+
+template <class T>
+std::vector<typename ShardedExecutor<T>::AllreduceGroup> ShardedExecutor<T>::allreduce_groups(const pcg::Node& n,
+                                                                                              const std::vector<pcg::PieceMove>& moves) const {
+  const pcg::PortRef in = n.inputs.at(0);
+  if (transport_.size() == 1 || graph_.node(in.node).is_graph_input() || moves.empty()) return {};
+  const pcg::ParallelShape& from_shape = graph_.shape_of(in);
+  const pcg::ParallelShape& to_shape = n.output_shapes.at(0);
+  struct Class {
+    std::set<std::int64_t> from, to;
+    std::size_t moves = 0;
+  };
+  std::map<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>, Class> classes;  // by the box the new pieces cover
+  for (const pcg::PieceMove& m : moves) {
+    const pcg::Region box = pcg::piece_region(to_shape, m.to);
+    if (!(m.region == box) || !(pcg::piece_region(from_shape, m.from) == box)) return {};
+    Class& c = classes[{box.lo, box.hi}];
+    c.from.insert(m.from);
+    c.to.insert(m.to);
+    ++c.moves;
+  }
+  std::vector<AllreduceGroup> groups;
+  for (const auto& [box, c] : classes) {
+    if (c.moves != c.from.size() * c.to.size() || c.from.size() != c.to.size()) return {};
+    std::map<int, std::int64_t> from_on, to_on;  // by rank
+    for (std::int64_t f : c.from) from_on.emplace(rank_of(in.node, f), f);
+    for (std::int64_t t : c.to) to_on.emplace(rank_of(n.id, t), t);
+    if (from_on.size() != c.from.size() || to_on.size() != c.to.size()) return {};
+    AllreduceGroup g;
+    for (const auto& [rank, f] : from_on) {
+      auto t = to_on.find(rank);
+      if (t == to_on.end()) return {};
+      g.ranks.push_back(rank);
+      g.from.push_back(f);
+      g.to.push_back(t->second);
+    }
+    groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+template <class T>
+const typename ShardedExecutor<T>::AllreduceGroup* ShardedExecutor<T>::my_group(const NodeRun& run) const {
+  for (const AllreduceGroup& g : run.allreduce)
+    if (std::binary_search(g.ranks.begin(), g.ranks.end(), transport_.rank())) return &g;
+  return nullptr;
+}
+
+template <class T>
+OpCall<T> ShardedExecutor<T>::call_for(const pcg::Node& n, std::int64_t task) const {
+  OpCall<T> call{n.op, n.attrs, {}, {}, {}, {}};
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+    const pcg::ParallelShape& shape = graph_.shape_of(n.inputs[i]);
+    call.inputs.push_back(&input_piece(n.id, i, task));
+    call.regions.push_back(graph_.node(n.inputs[i].node).is_graph_input() ? pcg::piece_region(pcg::ParallelShape::unpartitioned(shape.dims), 0)
+                                                                          : pcg::piece_region(shape, task));
+    call.logical_dims.push_back(shape.dims);
+  }
+  for (const pcg::ParallelShape& out : n.output_shapes) call.output_regions.push_back(pcg::piece_region(out, task));
+  return call;
 }
 
 template <class T>
@@ -149,14 +222,16 @@ void ShardedExecutor<T>::run_operator(const pcg::Node& n) {
   step.run(transport_);
   for (std::int64_t t = 0; t < tasks; ++t) {
     if (!local(n.id, t)) continue;
-    OpCall<T> call{n.op, n.attrs, {}};
-    for (std::size_t i = 0; i < n.inputs.size(); ++i) call.inputs.push_back(&input_piece(n.id, i, t));
+    const OpCall<T> call = call_for(n, t);
     std::vector<Tensor<T>> out;
+    const auto start = std::chrono::steady_clock::now();
     try {
       out = runs_[id].kernel.forward(call);
     } catch (const LoomError& e) {
       throw LoomError(n.describe() + ": " + e.what());
     }
+    times_[id].forward_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++times_[id].forward_tasks;
     for (std::size_t p = 0; p < out.size(); ++p) values_[id][p][static_cast<std::size_t>(t)] = std::move(out[p]);
   }
 }
@@ -169,6 +244,15 @@ void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
   const pcg::ParallelShape& to_shape = n.output_shapes.at(0);
   const bool from_input = graph_.node(in.node).is_graph_input();
   Pieces& out = values_[id][0];
+  if (!runs_[id].allreduce.empty()) {
+    if (const AllreduceGroup* g = my_group(runs_[id])) {
+      const auto k = static_cast<std::size_t>(std::find(g->ranks.begin(), g->ranks.end(), transport_.rank()) - g->ranks.begin());
+      Tensor<T> sum = values_[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)][static_cast<std::size_t>(g->from[k])];
+      if (g->ranks.size() > 1) transport_.sum(sum.data, g->ranks);
+      out[static_cast<std::size_t>(g->to[k])] = std::move(sum);
+    }
+    return;
+  }
   for (std::int64_t t = 0; t < to_shape.tasks(); ++t)
     if (local(n.id, t)) out[static_cast<std::size_t>(t)] = Tensor<T>(piece_dims(to_shape), T(0));
   Step<T> step;
@@ -253,8 +337,7 @@ void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::
   for (std::int64_t t = 0; t < n.tasks(); ++t) {
     std::vector<Tensor<T>> in_grads;
     if (local(n.id, t)) {
-      OpCall<T> call{n.op, n.attrs, {}};
-      for (std::size_t i = 0; i < n.inputs.size(); ++i) call.inputs.push_back(&input_piece(n.id, i, t));
+      const OpCall<T> call = call_for(n, t);
       GradCall<T> g{call, {}, {}, {}};
       for (std::size_t p = 0; p < n.output_shapes.size(); ++p) {
         Tensor<T>& og = grads[id][p][static_cast<std::size_t>(t)];
@@ -263,11 +346,14 @@ void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::
         g.output_grads.push_back(&og);
       }
       for (pcg::PortRef in : n.inputs) g.wanted.push_back(runs_[static_cast<std::size_t>(in.node)].differentiated);
+      const auto start = std::chrono::steady_clock::now();
       try {
         in_grads = runs_[id].kernel.backward(g);
       } catch (const LoomError& e) {
         throw LoomError(n.describe() + " (backward): " + e.what());
       }
+      times_[id].backward_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      ++times_[id].backward_tasks;
     }
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
       const pcg::PortRef in = n.inputs[i];
@@ -309,6 +395,17 @@ void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vect
   const pcg::Region all = pcg::piece_region(pcg::ParallelShape::unpartitioned(from_shape.dims), 0);
   Pieces& out = grads[id][0];
   Pieces* back = producer.is_graph_input() ? nullptr : &grads[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)];
+  if (!runs_[id].allreduce.empty()) {
+    // Each old piece went into every new piece of its group: its gradient is their gradients' sum.
+    if (const AllreduceGroup* g = my_group(runs_[id])) {
+      const auto k = static_cast<std::size_t>(std::find(g->ranks.begin(), g->ranks.end(), transport_.rank()) - g->ranks.begin());
+      Tensor<T> sum = out[static_cast<std::size_t>(g->to[k])];
+      if (sum.data.empty()) sum = Tensor<T>(piece_dims(to_shape), T(0));
+      if (g->ranks.size() > 1) transport_.sum(sum.data, g->ranks);
+      add_into((*back)[static_cast<std::size_t>(g->from[k])], sum);
+    }
+    return;
+  }
   Step<T> step;
   for (const pcg::PieceMove& m : runs_[id].moves) {
     // The forward move added a box of piece m.from into piece m.to: its gradient flows back.
@@ -349,6 +446,30 @@ std::size_t ShardedExecutor<T>::local_operators() const {
       }
   }
   return count;
+}
+
+template <class T>
+std::optional<int> ShardedExecutor<T>::first_non_finite() {
+  std::vector<T> bad(graph_.size(), T(0));
+  for (const pcg::Node& n : graph_.nodes()) {
+    if (n.is_graph_input()) continue;
+    for (const Pieces& port : values_[static_cast<std::size_t>(n.id)])
+      for (const Tensor<T>& piece : port)
+        if (!all_finite(piece)) bad[static_cast<std::size_t>(n.id)] = T(1);
+  }
+  transport_.sum(bad);
+  for (std::size_t id = 0; id < bad.size(); ++id)
+    if (bad[id] > T(0)) return static_cast<int>(id);
+  return std::nullopt;
+}
+
+template <class T>
+std::vector<int> ShardedExecutor<T>::interpreted_nodes() const {
+  std::vector<int> ids;
+  for (const pcg::Node& n : graph_.nodes())
+    if (!n.is_graph_input() && !runs_[static_cast<std::size_t>(n.id)].parallel && !runs_[static_cast<std::size_t>(n.id)].native)
+      ids.push_back(n.id);
+  return ids;
 }
 
 template class ShardedExecutor<float>;

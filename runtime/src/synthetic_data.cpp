@@ -15,15 +15,15 @@ namespace {
 
 class SyntheticData final : public DataSource {
  public:
-  SyntheticData(const pcg::Graph& graph, LossKind loss, std::uint64_t seed, std::int64_t batches) {
+  SyntheticData(const spec::Library& library, const pcg::Graph& graph, LossKind loss, std::uint64_t seed, std::int64_t batches) {
     const std::int64_t classes = graph.shape_of(graph.outputs().at(0)).dims.back();
     for (std::int64_t b = 0; b < batches; ++b) {
       const std::uint64_t batch_seed = seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(b + 1);
       Batch batch;
       for (const pcg::Node& n : graph.nodes()) {
         if (n.op != pcg::kInputOp) continue;
-        const bool ids = input_role(graph, n.id) == InputRole::LookupIds;
-        batch.inputs.emplace(n.name, draw(n.output_shapes.front().dims, named_seed(batch_seed, n.name), ids ? lookup_rows(graph, n.id) : 0));
+        const bool ids = input_role(library, graph, n.id) == InputRole::LookupIds;
+        batch.inputs.emplace(n.name, draw(n.output_shapes.front().dims, named_seed(batch_seed, n.name), ids ? lookup_rows(library, graph, n.id) : 0));
       }
       batch.target = draw(target_dims(graph, loss), named_seed(batch_seed, "target"), loss == LossKind::CrossEntropy ? classes : 0);
       batches_.push_back(std::move(batch));
@@ -47,8 +47,9 @@ class SyntheticData final : public DataSource {
 
 }  // namespace
 
-std::unique_ptr<DataSource> synthetic_data(const pcg::Graph& graph, LossKind loss, std::uint64_t seed, std::int64_t batches) {
-  return std::make_unique<SyntheticData>(graph, loss, seed, std::max<std::int64_t>(batches, 1));
+std::unique_ptr<DataSource> synthetic_data(const spec::Library& library, const pcg::Graph& graph, LossKind loss, std::uint64_t seed,
+                                           std::int64_t batches) {
+  return std::make_unique<SyntheticData>(library, graph, loss, seed, std::max<std::int64_t>(batches, 1));
 }
 
 }  // namespace loom::runtime

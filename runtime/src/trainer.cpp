@@ -4,7 +4,6 @@
 
 #include "loom/runtime/checkpoint.hpp"
 #include "loom/runtime/data.hpp"
-#include "loom/runtime/executor.hpp"
 #include "loom/runtime/initializer.hpp"
 
 namespace loom::runtime {
@@ -16,8 +15,8 @@ std::string describe_run(const TrainSettings& s) {
 }
 
 template <class T>
-Checkpoint<T> starting_point(const pcg::Graph& graph, const TrainSettings& s) {
-  if (s.resume.empty()) return {describe_run(s), 0, {}, convert<T>(initial_weights(graph, s.seed)), {}};
+Checkpoint<T> starting_point(const spec::Library& library, const pcg::Graph& graph, const TrainSettings& s) {
+  if (s.resume.empty()) return {describe_run(s), 0, {}, convert<T>(initial_weights(library, graph, s.seed)), {}};
   Checkpoint<T> c = load_checkpoint<T>(s.resume);
   if (c.run != describe_run(s))
     throw LoomError(s.resume + ": the checkpoint is of another run (" + c.run + "); this run is " + describe_run(s));
@@ -36,22 +35,25 @@ Checkpoint<T> starting_point(const pcg::Graph& graph, const TrainSettings& s) {
 
 template <class T>
 TrainReport train(const spec::Library& library, const pcg::Graph& graph, const TrainSettings& s,
-                  const std::function<void(const StepReport&)>& progress, Collectives* collectives) {
-  SingleProcessCollectives single;
-  Collectives& comm = collectives ? *collectives : single;
-  if (s.plan_devices > 0 && comm.world_size() > 1 && comm.world_size() != s.plan_devices)
-    throw LoomError("the plan is for " + std::to_string(s.plan_devices) + " devices but " + std::to_string(comm.world_size()) +
-                    " processes run it");
+                  const std::function<void(const StepReport&)>& progress, Transport* transport, const KernelRegistry* kernels) {
+  LocalTransport single;
+  Transport& comm = transport ? *transport : single;
   if (graph.outputs().empty()) throw LoomError("the graph has no output to take the loss of");
 
-  Checkpoint<T> state = starting_point<T>(graph, s);
-  const std::set<std::string> trainable = trainable_weights(graph);
-  Executor<T> executor(library, graph, builtin_kernels(), comm, trainable);
-  const auto data = s.data_file.empty() ? synthetic_data(graph, s.loss, s.seed, s.synthetic_batches)
+  Checkpoint<T> state = starting_point<T>(library, graph, s);
+  const std::set<std::string> trainable = trainable_weights(library, graph);
+  ShardedExecutor<T> executor(library, graph, kernels ? *kernels : builtin_kernels(), comm, trainable,
+                              static_cast<int>(std::max<std::int64_t>(s.plan_devices, 1)), s.backend);
+  const auto data = s.data_file.empty() ? synthetic_data(library, graph, s.loss, s.seed, s.synthetic_batches)
                                         : load_data_file(s.data_file, graph, s.loss);
   Optimizer<T> optimizer(s.optimizer, std::move(state.optimizer));
   const pcg::PortRef out = graph.outputs().front();
-  const bool probabilities = graph.node(out.node).op == "softmax";
+  // The operator that computed the output, behind the parallel operators that assembled it.
+  int producer = out.node;
+  while (!graph.node(producer).inputs.empty() &&
+         (library.find_parallel(graph.node(producer).op) || library.find_fused(graph.node(producer).op)))
+    producer = graph.node(producer).inputs.front().node;
+  const bool probabilities = graph.node(producer).op == "softmax";
 
   TrainReport report;
   report.first_step = state.step;
@@ -62,7 +64,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   NamedTensors<T> feeds = std::move(state.weights);
   double total_seconds = 0;
   const auto save = [&](std::int64_t done) {
-    save_checkpoint<T>(s.checkpoint, {describe_run(s), done, report.losses, feeds, optimizer.state()});
+    if (comm.rank() == 0) save_checkpoint<T>(s.checkpoint, {describe_run(s), done, report.losses, feeds, optimizer.state()});
   };
   for (std::int64_t step = report.first_step; step < s.steps; ++step) {
     const auto start = std::chrono::steady_clock::now();
@@ -86,6 +88,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     if (!s.checkpoint.empty() && s.checkpoint_every > 0 && (step + 1) % s.checkpoint_every == 0) save(step + 1);
   }
   if (!s.checkpoint.empty()) save(std::max(s.steps, report.first_step));
+  report.operator_times = executor.operator_times();
   const std::int64_t ran = s.steps - report.first_step;
   report.seconds_per_step = ran > 0 ? total_seconds / static_cast<double>(ran) : 0;
   for (const pcg::Node& n : graph.nodes())
@@ -94,8 +97,8 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
 }
 
 template TrainReport train<float>(const spec::Library&, const pcg::Graph&, const TrainSettings&,
-                                  const std::function<void(const StepReport&)>&, Collectives*);
+                                  const std::function<void(const StepReport&)>&, Transport*, const KernelRegistry*);
 template TrainReport train<double>(const spec::Library&, const pcg::Graph&, const TrainSettings&,
-                                   const std::function<void(const StepReport&)>&, Collectives*);
+                                   const std::function<void(const StepReport&)>&, Transport*, const KernelRegistry*);
 
 }  // namespace loom::runtime

@@ -8,8 +8,6 @@
 #include "loom/interpreter/library.hpp"
 #include "loom/models/registry.hpp"
 #include "loom/models/values.hpp"
-#include "loom/runtime/collectives.hpp"
-#include "loom/runtime/executor.hpp"
 #include "loom/runtime/sharded_executor.hpp"
 #include "loom/search/baselines.hpp"
 #include "loom/search/materialize.hpp"
@@ -45,19 +43,19 @@ inline std::vector<search::Placement> random_placements(const pcg::Graph& g, int
   return out;
 }
 
-// The plan run task by task in one process gives the logical executor's outputs and gradients.
+// The plan run task by task gives the outputs and gradients of the model run whole, on one device.
 inline void expect_same_as_logical(const pcg::Graph& model, const std::vector<search::Placement>& placements, int devices,
                                    Transport& transport) {
   const pcg::Graph plan = search::materialize(model, placements, library());
   const NamedTensors<double> feeds = models::random_values(model, 11);
-  SingleProcessCollectives single;
-  Executor<double> logical(library(), model, builtin_kernels(), single, weights_of(model));
+  LocalTransport one_process;
+  ShardedExecutor<double> logical(library(), model, builtin_kernels(), one_process, weights_of(model), 1);
   logical.forward(feeds);
   ShardedExecutor<double> sharded(library(), plan, builtin_kernels(), transport, weights_of(model), devices);
   sharded.forward(feeds);
   std::vector<Tensor<double>> output_grads;
   for (std::size_t i = 0; i < model.outputs().size(); ++i) {
-    const Tensor<double>& want = logical.output(i);
+    const Tensor<double> want = logical.output(i);
     const Tensor<double> got = sharded.output(i);
     ASSERT_EQ(got.dims, want.dims);
     for (std::size_t k = 0; k < want.data.size(); ++k) ASSERT_NEAR(got.data[k], want.data[k], 1e-9 * (1 + std::abs(want.data[k])));

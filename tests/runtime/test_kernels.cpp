@@ -125,8 +125,8 @@ double worst_difference(const KernelCase& c) {
   std::vector<Tensor<double>> inputs_d;
   for (const auto& t : inputs) inputs_d.push_back(convert<double>(t));
 
-  const OpCall<T> call{c.op, c.attrs, pointers(inputs)};
-  const OpCall<double> call_d{c.op, c.attrs, pointers(inputs_d)};
+  const OpCall<T> call{c.op, c.attrs, pointers(inputs), {}, {}, {}};
+  const OpCall<double> call_d{c.op, c.attrs, pointers(inputs_d), {}, {}, {}};
   const auto out = native->forward(call);
   const auto out_d = reference.forward(call_d);
   EXPECT_EQ(out.size(), out_d.size());

@@ -37,6 +37,8 @@ TEST(ShardedExecutor, RefusesAProcessCountOtherThanThePlans) {
     void exchange(std::vector<Outgoing<double>>&, std::vector<Incoming<double>>&) override {}
     void sum(std::vector<float>&) override {}
     void sum(std::vector<double>&) override {}
+    void sum(std::vector<float>&, const std::vector<int>&) override {}
+    void sum(std::vector<double>&, const std::vector<int>&) override {}
   } four;
   try {
     ShardedExecutor<double> e(library(), small_mlp(), builtin_kernels(), four, {}, 2);

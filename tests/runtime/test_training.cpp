@@ -9,7 +9,6 @@
 
 #include "loom/models/registry.hpp"
 #include "loom/runtime/data.hpp"
-#include "loom/runtime/executor.hpp"
 #include "loom/runtime/initializer.hpp"
 #include "loom/runtime/trainer.hpp"
 #include "loom/search/baselines.hpp"
@@ -84,7 +83,7 @@ TEST(Training, AResumedRunEqualsAnUninterruptedOne) {
   EXPECT_EQ(resumed.losses, whole.losses);
   ASSERT_EQ(resumed.weights.size(), whole.weights.size());
   for (const auto& [name, w] : whole.weights) EXPECT_EQ(resumed.weights.at(name).data, w.data) << name;
-  EXPECT_NE(whole.weights.at("fc1.weight").data, initial_weights(small_mlp(), s.seed).at("fc1.weight").data);
+  EXPECT_NE(whole.weights.at("fc1.weight").data, initial_weights(bundled_library(), small_mlp(), s.seed).at("fc1.weight").data);
 }
 
 TEST(Training, AResumeOfAnotherRunIsRefused) {
@@ -191,11 +190,11 @@ TEST(Training, RealDataFromAFileIsUsedInTurn) {
 
 TEST(Initialization, DependsOnTheSeedAndTheNameOnly) {
   const pcg::Graph g = small_mlp();
-  const auto a = initial_weights(g, 1), b = initial_weights(g, 1), c = initial_weights(g, 2);
+  const auto a = initial_weights(bundled_library(), g, 1), b = initial_weights(bundled_library(), g, 1), c = initial_weights(bundled_library(), g, 2);
   EXPECT_EQ(a.at("fc2.weight").data, b.at("fc2.weight").data);
   EXPECT_NE(a.at("fc2.weight").data, c.at("fc2.weight").data);
   EXPECT_NE(named_seed(1, "fc1.weight"), named_seed(1, "fc2.weight"));
-  EXPECT_EQ(trainable_weights(g), (std::set<std::string>{"fc1.weight", "fc2.weight"}));
+  EXPECT_EQ(trainable_weights(bundled_library(), g), (std::set<std::string>{"fc1.weight", "fc2.weight"}));
 }
 
 }  // namespace

@@ -2,45 +2,70 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <iterator>
 #include <string>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "pending_requests.hpp"
 
 namespace loom::runtime {
 namespace {
+
+// Tags keep apart what could otherwise match each other's receives between the same two ranks.
+constexpr int message_tag = 0;
+constexpr int group_creation_tag = 1;
+constexpr int group_meeting_tag = 2;
 
 template <class T>
 MPI_Datatype datatype() {
   return sizeof(T) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT;
 }
 
-void check(int code, const char* what) {
-  if (code == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  throw LoomError(std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+int element_count(std::size_t size, const char* where) {
+  if (size > static_cast<std::size_t>(INT_MAX))
+    throw LoomError(std::string(where) + ": a buffer of " + std::to_string(size) + " values is more than one MPI call can move");
+  return static_cast<int>(size);
 }
 
-template <class T>
-void exchange_with_mpi(std::vector<Outgoing<T>>& sends, std::vector<Incoming<T>>& receives) {
-  std::vector<MPI_Request> requests(sends.size() + receives.size());
-  std::size_t k = 0;
-  for (Incoming<T>& r : receives)
-    check(MPI_Irecv(r.into->data(), static_cast<int>(r.into->size()), datatype<T>(), r.from, 0, MPI_COMM_WORLD, &requests[k++]), "MPI_Irecv");
-  for (Outgoing<T>& s : sends)
-    check(MPI_Isend(s.data.data(), static_cast<int>(s.data.size()), datatype<T>(), s.to, 0, MPI_COMM_WORLD, &requests[k++]), "MPI_Isend");
-  check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+std::string counted(std::size_t count, const std::string& noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
 }
 
-template <class T>
-void sum_with_mpi(std::vector<T>& values) {
-  check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), datatype<T>(), MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+// "rank 1", "ranks 1, 3".
+std::string ranks_text(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < ranks.size(); ++i) text += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
+  return text;
+}
+
+// "{0, 1}".
+std::string group_text(const std::vector<int>& group) {
+  std::string text = "{";
+  for (std::size_t i = 0; i < group.size(); ++i) text += (i == 0 ? "" : ", ") + std::to_string(group[i]);
+  return text + "}";
+}
+
+// What a timed-out point-to-point step still waits on, for requests added receives first, then
+// sends: "no message from rank 1", else "no message taken by rank 1" (a send the peer never
+// received).
+std::string missing_messages(const PendingRequests& requests, const std::vector<int>& receive_from, const std::vector<int>& send_to) {
+  std::vector<int> unheard, not_taking;
+  for (std::size_t i : requests.pending()) {
+    if (i < receive_from.size()) unheard.push_back(receive_from[i]);
+    else not_taking.push_back(send_to[i - receive_from.size()]);
+  }
+  return unheard.empty() ? "no message taken by " + ranks_text(not_taking) : "no message from " + ranks_text(unheard);
 }
 
 }  // namespace
 
-MpiTransport::MpiTransport(int* argc, char*** argv) {
+MpiTransport::MpiTransport(int* argc, char*** argv, Seconds timeout)
+    : timeout_(rank_timeout(std::getenv(rank_timeout_variable), timeout)) {
   int started = 0;
   MPI_Initialized(&started);
   if (!started) MPI_Init(argc, argv);
@@ -53,12 +78,113 @@ MpiTransport::MpiTransport(int* argc, char*** argv) {
 MpiTransport::~MpiTransport() {
   int finished = 0;
   MPI_Finalized(&finished);
-  if (!finished) MPI_Finalize();
+  if (finished) return;
+  // MPI_Finalize waits for every rank with no deadline; meeting them all first bounds that wait.
+  try {
+    PendingRequests barrier;
+    check_mpi(MPI_Ibarrier(MPI_COMM_WORLD, barrier.add()), "MpiTransport: MPI_Ibarrier");
+    if (!barrier.wait(timeout_, "MpiTransport: MPI_Ibarrier"))
+      end_job(rank_, "not every rank reached the end of the run after " + seconds_text(timeout_));
+  } catch (const LoomError&) {
+    // A destructor cannot throw; MPI_Finalize meets the ranks anyway.
+  }
+  for (auto& [group, handle] : groups_) {
+    MPI_Comm comm = MPI_Comm_f2c(handle);
+    MPI_Comm_free(&comm);
+  }
+  MPI_Finalize();
+}
+
+void MpiTransport::check_rank(int peer, const char* where) const {
+  if (peer < 0 || peer >= size_)
+    throw LoomError(std::string("MpiTransport::") + where + " rank " + std::to_string(peer) + ", but the run has ranks 0 to " + std::to_string(size_ - 1));
+}
+
+void MpiTransport::check_group(const std::vector<int>& group) const {
+  const std::string where = "MpiTransport::sum over the group " + group_text(group) + ": ";
+  if (group.empty()) throw LoomError(where + "the group is empty");
+  if (std::adjacent_find(group.begin(), group.end(), [](int a, int b) { return a >= b; }) != group.end())
+    throw LoomError(where + "ranks must be distinct and ascending");
+  if (group.front() < 0 || group.back() >= size_)
+    throw LoomError(where + "the run has ranks 0 to " + std::to_string(size_ - 1));
+  if (!std::binary_search(group.begin(), group.end(), rank_))
+    throw LoomError(where + "this process, rank " + std::to_string(rank_) + ", is not in it");
+}
+
+template <class T>
+void MpiTransport::exchange_with_mpi(std::vector<Outgoing<T>>& sends, std::vector<Incoming<T>>& receives) {
+  std::vector<int> receive_from, send_to;
+  for (const Incoming<T>& r : receives) {
+    check_rank(r.from, "exchange: a message from");
+    receive_from.push_back(r.from);
+  }
+  for (const Outgoing<T>& s : sends) {
+    check_rank(s.to, "exchange: a message to");
+    send_to.push_back(s.to);
+  }
+  PendingRequests requests;
+  for (Incoming<T>& r : receives)
+    check_mpi(MPI_Irecv(r.into->data(), element_count(r.into->size(), "MpiTransport::exchange"), datatype<T>(), r.from, message_tag,
+                        MPI_COMM_WORLD, requests.add()),
+              "MpiTransport::exchange: MPI_Irecv");
+  for (Outgoing<T>& s : sends)
+    check_mpi(MPI_Isend(s.data.data(), element_count(s.data.size(), "MpiTransport::exchange"), datatype<T>(), s.to, message_tag,
+                        MPI_COMM_WORLD, requests.add()),
+              "MpiTransport::exchange: MPI_Isend");
+  if (requests.wait(timeout_, "MpiTransport::exchange: MPI_Testsome")) return;
+  end_job(rank_, missing_messages(requests, receive_from, send_to) + " after " + seconds_text(timeout_) + " (exchange of " +
+                     counted(sends.size() + receives.size(), "message") + ")");
+}
+
+template <class T>
+void MpiTransport::sum_with_mpi(std::vector<T>& values, int communicator_handle, const std::string& over_whom) {
+  PendingRequests request;
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data(), element_count(values.size(), "MpiTransport::sum"), datatype<T>(), MPI_SUM,
+                           MPI_Comm_f2c(communicator_handle), request.add()),
+            "MpiTransport::sum: MPI_Iallreduce");
+  if (!request.wait(timeout_, "MpiTransport::sum: MPI_Testsome"))
+    end_job(rank_, "sum of " + counted(values.size(), "value") + " over " + over_whom + " not done after " + seconds_text(timeout_));
 }
 
 void MpiTransport::exchange(std::vector<Outgoing<float>>& sends, std::vector<Incoming<float>>& receives) { exchange_with_mpi(sends, receives); }
 void MpiTransport::exchange(std::vector<Outgoing<double>>& sends, std::vector<Incoming<double>>& receives) { exchange_with_mpi(sends, receives); }
-void MpiTransport::sum(std::vector<float>& values) { sum_with_mpi(values); }
-void MpiTransport::sum(std::vector<double>& values) { sum_with_mpi(values); }
+void MpiTransport::sum(std::vector<float>& values) { sum_with_mpi(values, MPI_Comm_c2f(MPI_COMM_WORLD), "all " + counted(static_cast<std::size_t>(size_), "rank")); }
+void MpiTransport::sum(std::vector<double>& values) { sum_with_mpi(values, MPI_Comm_c2f(MPI_COMM_WORLD), "all " + counted(static_cast<std::size_t>(size_), "rank")); }
+void MpiTransport::sum(std::vector<float>& values, const std::vector<int>& group) {
+  sum_with_mpi(values, communicator(group), "the group " + group_text(group));
+}
+void MpiTransport::sum(std::vector<double>& values, const std::vector<int>& group) {
+  sum_with_mpi(values, communicator(group), "the group " + group_text(group));
+}
+
+int MpiTransport::communicator(const std::vector<int>& group) {
+  if (auto it = groups_.find(group); it != groups_.end()) return it->second;
+  check_group(group);
+  // MPI_Comm_create_group blocks until every member calls it and has no nonblocking form. Meeting
+  // the members first, under the deadline, leaves it waiting only on members already there.
+  std::vector<int> peers;
+  std::copy_if(group.begin(), group.end(), std::back_inserter(peers), [this](int r) { return r != rank_; });
+  PendingRequests meeting;
+  for (int peer : peers)
+    check_mpi(MPI_Irecv(nullptr, 0, MPI_BYTE, peer, group_meeting_tag, MPI_COMM_WORLD, meeting.add()), "MpiTransport::sum: MPI_Irecv");
+  for (int peer : peers)
+    check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, peer, group_meeting_tag, MPI_COMM_WORLD, meeting.add()), "MpiTransport::sum: MPI_Isend");
+  if (!meeting.wait(timeout_, "MpiTransport::sum: MPI_Testsome"))
+    end_job(rank_, missing_messages(meeting, peers, peers) + " after " + seconds_text(timeout_) + " (forming the group " + group_text(group) +
+                       " for a sum)");
+
+  MPI_Group world = MPI_GROUP_NULL, members = MPI_GROUP_NULL;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  const int included = MPI_Group_incl(world, static_cast<int>(group.size()), group.data(), &members);
+  MPI_Comm comm = MPI_COMM_NULL;
+  const int created = included == MPI_SUCCESS ? MPI_Comm_create_group(MPI_COMM_WORLD, members, group_creation_tag, &comm) : included;
+  if (members != MPI_GROUP_NULL) MPI_Group_free(&members);
+  MPI_Group_free(&world);
+  check_mpi(created, "MpiTransport::sum: MPI_Comm_create_group");
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  const int handle = MPI_Comm_c2f(comm);
+  groups_.emplace(group, handle);
+  return handle;
+}
 
 }  // namespace loom::runtime

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "loom/interpreter/library.hpp"
 #include "loom/pcg/graph.hpp"
 #include "loom/runtime/loss.hpp"
 #include "loom/runtime/tensor.hpp"
@@ -41,7 +42,8 @@ std::vector<std::int64_t> target_dims(const pcg::Graph& graph, LossKind loss);
 // `batches` fixed batches drawn from `seed`, used in turn: inputs uniform in [-1, 1] (lookup ids:
 // row numbers of their table), targets uniform in [-1, 1] (mse) or uniform class numbers.
 // Each tensor is drawn from the seed and its name, so every plan of a model sees the same data.
-std::unique_ptr<DataSource> synthetic_data(const pcg::Graph& graph, LossKind loss, std::uint64_t seed, std::int64_t batches = 4);
+std::unique_ptr<DataSource> synthetic_data(const spec::Library& library, const pcg::Graph& graph, LossKind loss, std::uint64_t seed,
+                                           std::int64_t batches = 4);
 
 // Reads a data file (format above) for `graph`; throws LoomError naming the file and the problem.
 std::unique_ptr<DataSource> load_data_file(const std::string& path, const pcg::Graph& graph, LossKind loss);

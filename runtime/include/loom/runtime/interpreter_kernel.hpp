@@ -9,10 +9,12 @@
 
 namespace loom::runtime {
 
-// A kernel for `op` with `attrs` on inputs of the given shapes (compiled once). Throws LoomError
+// A kernel for `op` with `attrs` on input pieces of the given shapes (compiled once), pieces of
+// logical values of `logical_input_dims` (empty: the pieces are whole values). Throws LoomError
 // when the library rejects the instance.
 template <class T>
 Kernel<T> interpreter_kernel(const spec::Library& library, const std::string& op, const pcg::AttrMap& attrs,
-                             const std::vector<std::vector<std::int64_t>>& input_dims);
+                             const std::vector<std::vector<std::int64_t>>& input_dims,
+                             const std::vector<std::vector<std::int64_t>>& logical_input_dims = {});
 
 }  // namespace loom::runtime

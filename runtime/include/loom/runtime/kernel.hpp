@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "loom/pcg/op_catalog.hpp"
+#include "loom/pcg/piece_moves.hpp"
 #include "loom/runtime/tensor.hpp"
 
 namespace loom::runtime {
@@ -19,10 +20,20 @@ struct OpCall {
   std::string op;
   pcg::AttrMap attrs;
   std::vector<const Tensor<T>*> inputs;
+  // Where each input piece and each output piece lies in its logical value, and the inputs'
+  // logical dimensions: an operator whose body reads a dimension's size or an index's value
+  // computes its piece of the logical result from them. All empty when every value is whole.
+  std::vector<pcg::Region> regions;
+  std::vector<std::vector<std::int64_t>> logical_dims;
+  std::vector<pcg::Region> output_regions;
 
   // The attribute's value; throws LoomError naming the op when it is missing.
   std::int64_t attr(const std::string& name) const;
   const Tensor<T>& input(std::size_t i) const { return *inputs.at(i); }
+  std::int64_t offset(std::size_t i, std::size_t dim) const { return regions.empty() ? 0 : regions.at(i).lo.at(dim); }
+  std::int64_t logical_size(std::size_t i, std::size_t dim) const {
+    return logical_dims.empty() ? input(i).dims.at(dim) : logical_dims.at(i).at(dim);
+  }
 };
 
 // The backward of one application: the forward call, its outputs, the gradient of every output

@@ -6,6 +6,7 @@
 // every process (each reads the piece it needs), outputs are assembled whole on every process and
 // the gradients of inputs and weights summed over all of them, so every process sees the same
 // logical values as a single-process run.
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,13 +20,23 @@
 
 namespace loom::runtime {
 
+// Time one process spent in one node's kernels since the executor was made.
+struct OperatorTime {
+  double forward_seconds = 0, backward_seconds = 0;
+  std::int64_t forward_tasks = 0, backward_tasks = 0;  // task runs measured
+
+  double forward_per_task() const { return forward_tasks ? forward_seconds / static_cast<double>(forward_tasks) : 0; }
+  double backward_per_task() const { return backward_tasks ? backward_seconds / static_cast<double>(backward_tasks) : 0; }
+};
+
 template <class T>
 class ShardedExecutor {
  public:
   // Throws LoomError naming a node the library cannot run, or when a process count above one
   // differs from the plan's device count.
+  // Kernels are looked up for `backend` first, then the CPU, then the interpreter runs the op.
   ShardedExecutor(const spec::Library& library, const pcg::Graph& graph, const KernelRegistry& kernels, Transport& transport,
-                  std::set<std::string> differentiable, int devices);
+                  std::set<std::string> differentiable, int devices, Backend backend = Backend::Cpu);
 
   void forward(const NamedTensors<T>& feeds);
   // Graph output i, whole, on every process.
@@ -36,17 +47,36 @@ class ShardedExecutor {
 
   // Operators with a task on this process.
   std::size_t local_operators() const;
+  // The first operator (in graph order) whose output holds a NaN or an infinity on any process,
+  // after forward(); every process calls it and gets the same answer.
+  std::optional<int> first_non_finite();
+  // Operators running through the interpreter, for reports.
+  std::vector<int> interpreted_nodes() const;
+  // Per node, the time this process spent in its kernels (zero for parallel operators).
+  const std::vector<OperatorTime>& operator_times() const { return times_; }
+  const pcg::Graph& graph() const { return graph_; }
 
  private:
+  // A layout change where each new piece is the sum of a group of old pieces that cover the same
+  // box, one old and one new piece on each process of the group: an allreduce within each group.
+  struct AllreduceGroup {
+    std::vector<int> ranks;              // ascending
+    std::vector<std::int64_t> from, to;  // per rank of `ranks`: its old task and its new task
+  };
   struct NodeRun {
     Kernel<T> kernel;
+    bool native = false;
     bool parallel = false;
     bool differentiated = false;
     pcg::MachineView view;
     std::vector<pcg::PieceMove> moves;  // a parallel operator's, from its input's layout to its output's
+    std::vector<AllreduceGroup> allreduce;  // empty: the moves run point to point
   };
   using Pieces = std::vector<Tensor<T>>;  // per task; empty tensors for tasks of other processes
 
+  std::vector<AllreduceGroup> allreduce_groups(const pcg::Node& n, const std::vector<pcg::PieceMove>& moves) const;
+  const AllreduceGroup* my_group(const NodeRun& run) const;
+  OpCall<T> call_for(const pcg::Node& n, std::int64_t task) const;
   bool local(int node, std::int64_t task) const;
   int rank_of(int node, std::int64_t task) const;
   const Tensor<T>& input_piece(int node, std::size_t input, std::int64_t task) const;
@@ -63,6 +93,7 @@ class ShardedExecutor {
   const NamedTensors<T>* feeds_ = nullptr;
   std::vector<std::vector<Pieces>> values_;    // per node, port, task
   std::vector<std::vector<Pieces>> received_;  // per node, input, task: pieces read from other processes
+  std::vector<OperatorTime> times_;
 };
 
 }  // namespace loom::runtime

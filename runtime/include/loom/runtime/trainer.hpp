@@ -1,6 +1,8 @@
 #pragma once
 // Training a PCG: initial weights from the seed, a batch per step, forward, the loss on the
-// graph's first output, backward, an optimizer step; checkpoints and resume.
+// graph's first output, backward, an optimizer step; checkpoints and resume. A plan's graph runs
+// task by task as its machine views place the tasks, across the processes of the transport (one
+// per device) or all in one process; every process sees the same losses and weights.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -8,10 +10,12 @@
 
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/graph.hpp"
-#include "loom/runtime/collectives.hpp"
+#include "loom/runtime/kernel_registry.hpp"
 #include "loom/runtime/loss.hpp"
 #include "loom/runtime/optimizer.hpp"
+#include "loom/runtime/sharded_executor.hpp"
 #include "loom/runtime/tensor.hpp"
+#include "loom/runtime/transport.hpp"
 
 namespace loom::runtime {
 
@@ -27,6 +31,7 @@ struct TrainSettings {
   std::string resume;                  // a checkpoint to continue from
   std::string run_name;                // recorded in checkpoints; a resume must name the same run
   std::int64_t plan_devices = 0;       // devices of the plan the graph comes from (0: no plan)
+  Backend backend = Backend::Cpu;      // where kernels run; ops without a kernel there run on the CPU
 };
 
 struct StepReport {
@@ -43,12 +48,17 @@ struct TrainReport {
   std::int64_t samples_per_step = 0;
   NamedTensors<double> weights;    // final values
   std::vector<std::string> interpreted_ops;  // operators without a native kernel
+  std::vector<OperatorTime> operator_times;  // per node, this process's kernel time over the steps it ran
 };
 
-// Throws LoomError: a graph the library cannot run, a data or checkpoint problem, or a
-// non-finite loss (naming the step and the first operator whose output went non-finite).
+// `transport`: the processes of a distributed run (none: one process runs every task). Only
+// rank 0 writes checkpoints. `kernels`: the registry to run (none: builtin_kernels()).
+// Throws LoomError: a graph the library cannot run, a process count other than the plan's, a data
+// or checkpoint problem, or a non-finite loss (naming the step and the first operator whose output
+// went non-finite).
 template <class T>
 TrainReport train(const spec::Library& library, const pcg::Graph& graph, const TrainSettings& settings,
-                  const std::function<void(const StepReport&)>& progress = {}, Collectives* collectives = nullptr);
+                  const std::function<void(const StepReport&)>& progress = {}, Transport* transport = nullptr,
+                  const KernelRegistry* kernels = nullptr);
 
 }  // namespace loom::runtime

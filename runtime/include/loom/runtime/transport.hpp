@@ -31,6 +31,11 @@ class Transport {
   // Every process ends with the element-wise sum of every process's `values`.
   virtual void sum(std::vector<float>& values) = 0;
   virtual void sum(std::vector<double>& values) = 0;
+  // Every process of `group` (distinct ranks in ascending order, this process among them) ends
+  // with the element-wise sum over the group: an allreduce among the devices of one value's
+  // partial sums. Only the group's processes call it, all with the same group.
+  virtual void sum(std::vector<float>& values, const std::vector<int>& group) = 0;
+  virtual void sum(std::vector<double>& values, const std::vector<int>& group) = 0;
 };
 
 // A run of one process: it holds every device's tasks, so nothing ever moves between processes.
@@ -42,6 +47,8 @@ class LocalTransport final : public Transport {
   void exchange(std::vector<Outgoing<double>>& sends, std::vector<Incoming<double>>& receives) override { deliver(sends, receives); }
   void sum(std::vector<float>&) override {}
   void sum(std::vector<double>&) override {}
+  void sum(std::vector<float>&, const std::vector<int>&) override {}
+  void sum(std::vector<double>&, const std::vector<int>&) override {}
 
  private:
   template <class T>

@@ -1,26 +1,58 @@
 #pragma once
 // The transport of a run launched with mpirun: one process per device, messages as MPI
-// point-to-point sends and receives, sums as MPI_Allreduce. MPI is started on construction and
+// point-to-point sends and receives, sums as allreduces. MPI is started on construction and
 // finished on destruction.
+//
+// No wait on other ranks blocks forever: exchanges, sums, forming a group and the end of the run
+// are nonblocking MPI operations polled until done or until `timeout` passes. Past it the process
+// prints one line to stderr naming itself and what it waited for, e.g.
+//   loom: rank 0: no message from rank 1 after 300 s (exchange of 2 messages); a rank died or hung, ending the job
+// and calls MPI_Abort, so mpirun ends every process and exits non-zero. The timeout is the
+// constructor's (300 s unless the program passes another), or, when the environment variable
+// LOOM_RANK_TIMEOUT is set, its value in seconds ("30", "2.5"). A rank that exits or is killed
+// ends the job through mpirun.
+// MPI errors come back as LoomErrors naming the call.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/runtime/rank_timeout.hpp"
 #include "loom/runtime/transport.hpp"
 
 namespace loom::runtime {
 
 class MpiTransport final : public Transport {
  public:
-  MpiTransport(int* argc, char*** argv);
+  MpiTransport(int* argc, char*** argv, Seconds timeout = default_rank_timeout);
   ~MpiTransport() override;
   MpiTransport(const MpiTransport&) = delete;
   MpiTransport& operator=(const MpiTransport&) = delete;
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  // How long one wait on other ranks may take before the job is ended.
+  Seconds timeout() const { return timeout_; }
   void exchange(std::vector<Outgoing<float>>& sends, std::vector<Incoming<float>>& receives) override;
   void exchange(std::vector<Outgoing<double>>& sends, std::vector<Incoming<double>>& receives) override;
   void sum(std::vector<float>& values) override;
   void sum(std::vector<double>& values) override;
+  void sum(std::vector<float>& values, const std::vector<int>& group) override;
+  void sum(std::vector<double>& values, const std::vector<int>& group) override;
 
  private:
+  template <class T>
+  void exchange_with_mpi(std::vector<Outgoing<T>>& sends, std::vector<Incoming<T>>& receives);
+  template <class T>
+  void sum_with_mpi(std::vector<T>& values, int communicator_handle, const std::string& over_whom);
+  // A communicator per group of ranks, made the first time the group sums. Communicators are kept
+  // as their Fortran handles (MPI_Comm_c2f), plain integers in every MPI, so this header needs no
+  // mpi.h.
+  int communicator(const std::vector<int>& group);
+  void check_group(const std::vector<int>& group) const;
+  void check_rank(int peer, const char* where) const;
+
+  std::map<std::vector<int>, int> groups_;
+  Seconds timeout_;
   int rank_ = 0;
   int size_ = 1;
 };

@@ -1,0 +1,19 @@
+#pragma once
+// Loom's CUDA kernels as runtime kernels: each copies its host tensors to the current device, runs
+// the CUDA core's operator there and copies the results back (the correctness path; values stay
+// on the host between operators).
+#include <optional>
+#include <string>
+
+#include "loom/runtime/kernel_registry.hpp"
+
+namespace loom::runtime {
+
+// Registers the Backend::Cuda kernels, in float and double. Needs no GPU: a device context is
+// made the first time a kernel runs.
+void add_cuda_kernels(KernelRegistry& registry);
+
+// Null when a CUDA device this build can run on is present; otherwise why not.
+std::optional<std::string> cuda_unavailable_reason();
+
+}  // namespace loom::runtime

@@ -1,0 +1,51 @@
+#pragma once
+// The transport of a GPU run launched with mpirun: one process per device (device = rank modulo
+// the visible devices), values moved by NCCL between device buffers. MPI only starts the processes
+// and hands every communicator's ncclUniqueId around. Host vectors are staged through the
+// device: exchange() is ncclSend / ncclRecv in one group, sum() ncclAllReduce, and a group's sum
+// runs on a communicator of its own, made the first time the group sums.
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "loom/runtime/cuda/cuda_context.hpp"
+#include "loom/runtime/transport.hpp"
+
+struct ncclComm;
+
+namespace loom::runtime {
+
+class NcclTransport final : public Transport {
+ public:
+  // Starts MPI unless it is running already (it is then left running on destruction).
+  NcclTransport(int* argc, char*** argv);
+  ~NcclTransport() override;
+  NcclTransport(const NcclTransport&) = delete;
+  NcclTransport& operator=(const NcclTransport&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int device() const { return context_->device(); }
+  void exchange(std::vector<Outgoing<float>>& sends, std::vector<Incoming<float>>& receives) override;
+  void exchange(std::vector<Outgoing<double>>& sends, std::vector<Incoming<double>>& receives) override;
+  void sum(std::vector<float>& values) override;
+  void sum(std::vector<double>& values) override;
+  void sum(std::vector<float>& values, const std::vector<int>& group) override;
+  void sum(std::vector<double>& values, const std::vector<int>& group) override;
+
+ private:
+  template <class T>
+  void exchange_values(std::vector<Outgoing<T>>& sends, std::vector<Incoming<T>>& receives);
+  template <class T>
+  void sum_values(std::vector<T>& values, ncclComm* comm);
+  ncclComm* communicator(const std::vector<int>& group);
+
+  int rank_ = 0;
+  int size_ = 1;
+  bool started_mpi_ = false;
+  std::unique_ptr<cuda::CudaContext> context_;
+  ncclComm* world_ = nullptr;
+  std::map<std::vector<int>, ncclComm*> groups_;
+};
+
+}  // namespace loom::runtime

@@ -1,0 +1,444 @@
+#include "loom/runtime/cuda/cuda_kernels.hpp"
+
+#include <map>
+#include <memory>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/runtime/cuda/convolution.hpp"
+#include "loom/runtime/cuda/device_buffer.hpp"
+#include "loom/runtime/cuda/elementwise.hpp"
+#include "loom/runtime/cuda/gemm.hpp"
+#include "loom/runtime/cuda/normalization.hpp"
+
+namespace loom::runtime {
+namespace {
+
+using cuda::CudaContext;
+using cuda::DeviceBuffer;
+template <class T>
+using Tensors = std::vector<Tensor<T>>;
+
+// The context of the calling thread's current device, made on first use.
+const CudaContext& context() {
+  thread_local std::map<int, std::unique_ptr<CudaContext>> contexts;
+  int device = 0;
+  cuda::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  auto& slot = contexts[device];
+  if (!slot) slot = std::make_unique<CudaContext>(device);
+  return *slot;
+}
+
+template <class T>
+DeviceBuffer<T> upload(const Tensor<T>& t) {
+  return DeviceBuffer<T>(context(), t.data);
+}
+
+// An uninitialized device array of `size` elements.
+template <class T>
+DeviceBuffer<T> scratch(std::size_t size) {
+  return DeviceBuffer<T>(context(), size);
+}
+
+template <class T>
+Tensor<T> download(const DeviceBuffer<T>& buffer, std::vector<std::int64_t> dims) {
+  Tensor<T> t;
+  t.dims = std::move(dims);
+  buffer.download(t.data);
+  return t;
+}
+
+std::int64_t last_dim(const std::vector<std::int64_t>& dims) { return dims.empty() ? 1 : dims.back(); }
+std::int64_t leading_rows(const std::vector<std::int64_t>& dims) {
+  std::int64_t rows = 1;
+  for (std::size_t i = 0; i + 1 < dims.size(); ++i) rows *= dims[i];
+  return rows;
+}
+template <class T>
+std::int64_t count(const Tensor<T>& t) {
+  return static_cast<std::int64_t>(t.size());
+}
+
+// Inputs of rank 4 (NCHW) for the convolution and pooling operators.
+template <class T>
+void require_rank(const OpCall<T>& c, std::size_t input, std::size_t rank) {
+  if (c.input(input).rank() != rank)
+    throw LoomError(c.op + ": input " + std::to_string(input) + " has rank " + std::to_string(c.input(input).rank()) +
+                    ", the CUDA kernel needs rank " + std::to_string(rank));
+}
+
+// matmul, linear_nobias, matmul_relu and linear: y = x w (+ bias) (relu), x's leading dimensions
+// flattened into rows.
+template <class T>
+Kernel<T> dense_kernel(bool has_bias, bool relu) {
+  Kernel<T> k;
+  k.forward = [=](const OpCall<T>& c) {
+    const Tensor<T>& x = c.input(0);
+    const Tensor<T>& w = c.input(1);
+    const std::int64_t inner = w.dims.at(0), n = w.dims.at(1), rows = count(x) / inner;
+    auto X = upload(x), W = upload(w);
+    auto Y = scratch<T>(static_cast<std::size_t>(rows * n));
+    cuda::gemm<T>(context(), false, false, rows, n, inner, X.data(), W.data(), Y.data());
+    if (has_bias) cuda::bias_add_forward<T>(context(), rows, n, Y.data(), upload(c.input(2)).data(), Y.data());
+    if (relu) cuda::activation_forward<T>(context(), cuda::Activation::Relu, rows * n, Y.data());
+    std::vector<std::int64_t> dims = x.dims;
+    dims.back() = n;
+    return Tensors<T>{download(Y, dims)};
+  };
+  k.backward = [=](const GradCall<T>& g) {
+    const Tensor<T>& x = g.input(0);
+    const Tensor<T>& w = g.input(1);
+    const std::int64_t inner = w.dims.at(0), n = w.dims.at(1), rows = count(x) / inner;
+    auto dZ = upload(g.grad(0));
+    if (relu) cuda::activation_backward<T>(context(), cuda::Activation::Relu, rows * n, upload(g.output(0)).data(), dZ.data(), dZ.data());
+    Tensors<T> grads(has_bias ? 3 : 2);
+    if (g.wants(0)) {
+      auto dX = scratch<T>(x.size());
+      cuda::gemm<T>(context(), false, true, rows, inner, n, dZ.data(), upload(w).data(), dX.data());
+      grads[0] = download(dX, x.dims);
+    }
+    if (g.wants(1)) {
+      auto dW = scratch<T>(w.size());
+      cuda::gemm<T>(context(), true, false, inner, n, rows, upload(x).data(), dZ.data(), dW.data());
+      grads[1] = download(dW, w.dims);
+    }
+    if (has_bias && g.wants(2)) {
+      auto dB = scratch<T>(static_cast<std::size_t>(n));
+      cuda::column_sums<T>(context(), rows, n, dZ.data(), nullptr, dB.data());
+      grads[2] = download(dB, g.input(2).dims);
+    }
+    return grads;
+  };
+  return k;
+}
+
+// out[b] = x[b] y[b] over the flattened batch dimensions, as one strided batched GEMM.
+template <class T>
+Kernel<T> batch_matmul_kernel() {
+  struct Shape {
+    std::int64_t m, inner, n, batches;
+  };
+  auto shape_of = [](const Tensor<T>& x, const Tensor<T>& y) {
+    const std::size_t r = x.rank();
+    if (r < 2 || y.rank() != r) throw LoomError("batch_matmul: the CUDA kernel needs two inputs of the same rank, at least 2");
+    Shape s{x.dims[r - 2], x.dims[r - 1], y.dims[r - 1], 1};
+    for (std::size_t i = 0; i + 2 < r; ++i) s.batches *= x.dims[i];
+    return s;
+  };
+  Kernel<T> k;
+  k.forward = [shape_of](const OpCall<T>& c) {
+    const Shape s = shape_of(c.input(0), c.input(1));
+    auto out = scratch<T>(static_cast<std::size_t>(s.batches * s.m * s.n));
+    cuda::gemm_batched<T>(context(), false, false, s.m, s.n, s.inner, s.batches, upload(c.input(0)).data(),
+                          upload(c.input(1)).data(), out.data());
+    std::vector<std::int64_t> dims = c.input(0).dims;
+    dims.back() = s.n;
+    return Tensors<T>{download(out, dims)};
+  };
+  k.backward = [shape_of](const GradCall<T>& g) {
+    const Shape s = shape_of(g.input(0), g.input(1));
+    auto dO = upload(g.grad(0));
+    Tensors<T> grads(2);
+    if (g.wants(0)) {
+      auto dX = scratch<T>(g.input(0).size());
+      cuda::gemm_batched<T>(context(), false, true, s.m, s.inner, s.n, s.batches, dO.data(), upload(g.input(1)).data(), dX.data());
+      grads[0] = download(dX, g.input(0).dims);
+    }
+    if (g.wants(1)) {
+      auto dY = scratch<T>(g.input(1).size());
+      cuda::gemm_batched<T>(context(), true, false, s.inner, s.n, s.m, s.batches, upload(g.input(0)).data(), dO.data(), dY.data());
+      grads[1] = download(dY, g.input(1).dims);
+    }
+    return grads;
+  };
+  return k;
+}
+
+template <class T>
+Kernel<T> bias_add_kernel() {
+  Kernel<T> k;
+  k.forward = [](const OpCall<T>& c) {
+    const Tensor<T>& x = c.input(0);
+    auto Y = upload(x);
+    cuda::bias_add_forward<T>(context(), leading_rows(x.dims), last_dim(x.dims), Y.data(), upload(c.input(1)).data(), Y.data());
+    return Tensors<T>{download(Y, x.dims)};
+  };
+  k.backward = [](const GradCall<T>& g) {
+    const Tensor<T>& dy = g.grad(0);
+    auto dB = scratch<T>(g.input(1).size());
+    cuda::column_sums<T>(context(), leading_rows(dy.dims), last_dim(dy.dims), upload(dy).data(), nullptr, dB.data());
+    return Tensors<T>{dy, download(dB, g.input(1).dims)};
+  };
+  return k;
+}
+
+template <class T>
+Kernel<T> unary_kernel(cuda::Unary f) {
+  Kernel<T> k;
+  k.forward = [f](const OpCall<T>& c) {
+    const Tensor<T>& x = c.input(0);
+    auto Y = scratch<T>(x.size());
+    cuda::unary_forward<T>(context(), f, count(x), upload(x).data(), Y.data());
+    return Tensors<T>{download(Y, x.dims)};
+  };
+  k.backward = [f](const GradCall<T>& g) {
+    const Tensor<T>& x = g.input(0);
+    auto dX = scratch<T>(x.size());
+    cuda::unary_backward<T>(context(), f, count(x), upload(x).data(), upload(g.output(0)).data(), upload(g.grad(0)).data(),
+                            dX.data());
+    return Tensors<T>{download(dX, x.dims)};
+  };
+  return k;
+}
+
+template <class T>
+Kernel<T> binary_kernel(cuda::Arith op) {
+  Kernel<T> k;
+  k.forward = [op](const OpCall<T>& c) {
+    const Tensor<T>& a = c.input(0);
+    if (c.input(1).dims != a.dims) throw LoomError(c.op + ": the CUDA kernel needs both inputs of the same shape");
+    auto Y = scratch<T>(a.size());
+    cuda::binary_forward<T>(context(), op, count(a), upload(a).data(), upload(c.input(1)).data(), Y.data());
+    return Tensors<T>{download(Y, a.dims)};
+  };
+  k.backward = [op](const GradCall<T>& g) {
+    const Tensor<T>& a = g.input(0);
+    auto dA = scratch<T>(a.size());
+    auto dB = scratch<T>(a.size());
+    cuda::binary_backward<T>(context(), op, count(a), upload(a).data(), upload(g.input(1)).data(), upload(g.grad(0)).data(),
+                             dA.data(), dB.data());
+    return Tensors<T>{download(dA, a.dims), download(dB, g.input(1).dims)};
+  };
+  return k;
+}
+
+// x op s with s a rank-0 tensor; s's gradient is a sum over every element.
+template <class T>
+Kernel<T> scalar_kernel(cuda::Arith op) {
+  Kernel<T> k;
+  k.forward = [op](const OpCall<T>& c) {
+    const Tensor<T>& x = c.input(0);
+    if (c.input(1).size() != 1) throw LoomError(c.op + ": the scalar input must hold one value");
+    auto Y = scratch<T>(x.size());
+    cuda::scalar_forward<T>(context(), op, count(x), upload(x).data(), upload(c.input(1)).data(), Y.data());
+    return Tensors<T>{download(Y, x.dims)};
+  };
+  k.backward = [op](const GradCall<T>& g) {
+    const Tensor<T>& x = g.input(0);
+    auto dY = upload(g.grad(0)), X = upload(x);
+    auto dX = scratch<T>(x.size());
+    auto dS = scratch<T>(1);
+    cuda::scalar_backward<T>(context(), op, count(x), upload(g.input(1)).data(), dY.data(), dX.data());
+    cuda::sum_all<T>(context(), count(x), dY.data(), op == cuda::Arith::Mul ? X.data() : nullptr, dS.data());
+    return Tensors<T>{download(dX, x.dims), download(dS, g.input(1).dims)};
+  };
+  return k;
+}
+
+template <class T>
+Kernel<T> softmax_kernel() {
+  Kernel<T> k;
+  k.forward = [](const OpCall<T>& c) {
+    const Tensor<T>& x = c.input(0);
+    auto Y = scratch<T>(x.size());
+    cuda::softmax_forward<T>(context(), leading_rows(x.dims), last_dim(x.dims), upload(x).data(), Y.data());
+    return Tensors<T>{download(Y, x.dims)};
+  };
+  k.backward = [](const GradCall<T>& g) {
+    const Tensor<T>& y = g.output(0);
+    auto dX = scratch<T>(y.size());
+    cuda::softmax_backward<T>(context(), leading_rows(y.dims), last_dim(y.dims), upload(y).data(), upload(g.grad(0)).data(),
+                              dX.data());
+    return Tensors<T>{download(dX, y.dims)};
+  };
+  return k;
+}
+
+template <class T>
+Kernel<T> layer_norm_kernel() {
+  Kernel<T> k;
+  k.forward = [](const OpCall<T>& c) {
+    const Tensor<T>& x = c.input(0);
+    auto Y = scratch<T>(x.size());
+    cuda::layer_norm_forward<T>(context(), leading_rows(x.dims), last_dim(x.dims), upload(x).data(), upload(c.input(1)).data(),
+                                upload(c.input(2)).data(), Y.data());
+    return Tensors<T>{download(Y, x.dims)};
+  };
+  k.backward = [](const GradCall<T>& g) {
+    const Tensor<T>& x = g.input(0);
+    const std::int64_t n = last_dim(x.dims);
+    auto dX = scratch<T>(x.size());
+    auto dGamma = scratch<T>(static_cast<std::size_t>(n));
+    auto dBeta = scratch<T>(static_cast<std::size_t>(n));
+    cuda::layer_norm_backward<T>(context(), leading_rows(x.dims), n, upload(x).data(), upload(g.input(1)).data(),
+                                 upload(g.grad(0)).data(), dX.data(), dGamma.data(), dBeta.data());
+    return Tensors<T>{download(dX, x.dims), download(dGamma, g.input(1).dims), download(dBeta, g.input(2).dims)};
+  };
+  return k;
+}
+
+// batchnorm(x [n, c, h, w], scale, bias, mean, var) with the given statistics.
+template <class T>
+Kernel<T> batchnorm_kernel() {
+  auto shape_of = [](const OpCall<T>& c) {
+    require_rank(c, 0, 4);
+    const auto& d = c.input(0).dims;
+    return cuda::BatchNormShape{d[0], d[1], d[2] * d[3]};
+  };
+  Kernel<T> k;
+  k.forward = [shape_of](const OpCall<T>& c) {
+    const Tensor<T>& x = c.input(0);
+    auto Y = scratch<T>(x.size());
+    cuda::batchnorm_forward<T>(context(), shape_of(c), upload(x).data(), upload(c.input(1)).data(), upload(c.input(2)).data(),
+                               upload(c.input(3)).data(), upload(c.input(4)).data(), Y.data());
+    return Tensors<T>{download(Y, x.dims)};
+  };
+  k.backward = [shape_of](const GradCall<T>& g) {
+    const Tensor<T>& x = g.input(0);
+    std::vector<DeviceBuffer<T>> d;
+    d.push_back(scratch<T>(x.size()));
+    for (std::size_t i = 1; i < 5; ++i) d.push_back(scratch<T>(g.input(i).size()));
+    cuda::batchnorm_backward<T>(context(), shape_of(g.call), upload(x).data(), upload(g.input(1)).data(), upload(g.input(3)).data(),
+                                upload(g.input(4)).data(), upload(g.grad(0)).data(), d[0].data(), d[1].data(), d[2].data(),
+                                d[3].data(), d[4].data());
+    Tensors<T> grads;
+    for (std::size_t i = 0; i < 5; ++i) grads.push_back(download(d[i], g.input(i).dims));
+    return grads;
+  };
+  return k;
+}
+
+// conv2d, conv2d_grouped and conv2d_depthwise (one group per channel), with the fused activation.
+template <class T>
+Kernel<T> conv_kernel(bool depthwise) {
+  auto shape_of = [depthwise](const OpCall<T>& c) {
+    require_rank(c, 0, 4);
+    require_rank(c, 1, 4);
+    const auto& x = c.input(0).dims;
+    const auto& w = c.input(1).dims;
+    const std::int64_t groups = depthwise ? x[1] : c.attrs.count("groups") ? c.attr("groups") : 1;
+    if (groups <= 0 || x[1] % groups != 0 || w[0] % groups != 0 || w[1] * groups != x[1])
+      throw LoomError(c.op + ": weight [" + std::to_string(w[0]) + ", " + std::to_string(w[1]) + ", ...] does not fit " +
+                      std::to_string(x[1]) + " input channels in " + std::to_string(groups) + " groups");
+    return cuda::ConvShape{x[0], x[1], x[2], x[3], w[0], w[2], w[3], groups,
+                           c.attr("stride_h"), c.attr("stride_w"), c.attr("pad_h"), c.attr("pad_w")};
+  };
+  Kernel<T> k;
+  k.forward = [shape_of](const OpCall<T>& c) {
+    const cuda::ConvShape s = shape_of(c);
+    const auto act = static_cast<cuda::Activation>(c.attr("act"));
+    auto Y = scratch<T>(static_cast<std::size_t>(s.batch * s.filters * s.out_h() * s.out_w()));
+    cuda::conv2d_forward<T>(context(), s, upload(c.input(0)).data(), upload(c.input(1)).data(), Y.data());
+    cuda::activation_forward<T>(context(), act, static_cast<std::int64_t>(Y.size()), Y.data());
+    return Tensors<T>{download(Y, {s.batch, s.filters, s.out_h(), s.out_w()})};
+  };
+  k.backward = [shape_of](const GradCall<T>& g) {
+    const cuda::ConvShape s = shape_of(g.call);
+    const auto act = static_cast<cuda::Activation>(g.call.attr("act"));
+    auto dZ = upload(g.grad(0));
+    cuda::activation_backward<T>(context(), act, static_cast<std::int64_t>(dZ.size()), upload(g.output(0)).data(), dZ.data(),
+                                 dZ.data());
+    Tensors<T> grads{Tensor<T>(g.input(0).dims, T(0)), Tensor<T>(g.input(1).dims, T(0))};
+    if (g.wants(0)) {
+      auto dX = scratch<T>(g.input(0).size());
+      cuda::conv2d_backward_data<T>(context(), s, upload(g.input(1)).data(), dZ.data(), dX.data());
+      grads[0] = download(dX, g.input(0).dims);
+    }
+    if (g.wants(1)) {
+      auto dW = scratch<T>(g.input(1).size());
+      cuda::conv2d_backward_filter<T>(context(), s, upload(g.input(0)).data(), dZ.data(), dW.data());
+      grads[1] = download(dW, g.input(1).dims);
+    }
+    return grads;
+  };
+  return k;
+}
+
+// pool2d_max, pool2d_avg (windows from the attributes) and global_avg_pool (one window per plane).
+template <class T>
+Kernel<T> pool_kernel(cuda::Pooling mode, bool global) {
+  auto shape_of = [global](const OpCall<T>& c) {
+    require_rank(c, 0, 4);
+    const auto& d = c.input(0).dims;
+    if (global) return cuda::PoolShape{d[0], d[1], d[2], d[3], d[2], d[3], 1, 1, 0, 0};
+    const std::int64_t stride = c.attr("stride"), pad = c.attr("pad");
+    return cuda::PoolShape{d[0], d[1], d[2], d[3], c.attr("kh"), c.attr("kw"), stride, stride, pad, pad};
+  };
+  Kernel<T> k;
+  k.forward = [mode, shape_of](const OpCall<T>& c) {
+    const cuda::PoolShape s = shape_of(c);
+    auto Y = scratch<T>(static_cast<std::size_t>(s.batch * s.channels * s.out_h() * s.out_w()));
+    cuda::pool2d_forward<T>(context(), mode, s, upload(c.input(0)).data(), Y.data());
+    return Tensors<T>{download(Y, {s.batch, s.channels, s.out_h(), s.out_w()})};
+  };
+  k.backward = [mode, shape_of](const GradCall<T>& g) {
+    const cuda::PoolShape s = shape_of(g.call);
+    auto dX = scratch<T>(g.input(0).size());
+    cuda::pool2d_backward<T>(context(), mode, s, upload(g.input(0)).data(), upload(g.output(0)).data(), upload(g.grad(0)).data(),
+                             dX.data());
+    return Tensors<T>{download(dX, g.input(0).dims)};
+  };
+  return k;
+}
+
+template <class T>
+void add_all(KernelRegistry& r) {
+  const auto add = [&r](const std::string& op, Kernel<T> kernel) { r.add<T>(op, Backend::Cuda, std::move(kernel)); };
+  add("matmul", dense_kernel<T>(false, false));
+  add("linear_nobias", dense_kernel<T>(false, false));
+  add("matmul_relu", dense_kernel<T>(false, true));
+  add("linear", dense_kernel<T>(true, false));
+  add("batch_matmul", batch_matmul_kernel<T>());
+  add("bias_add", bias_add_kernel<T>());
+  using cuda::Unary;
+  add("relu", unary_kernel<T>(Unary::Relu));
+  add("sigmoid", unary_kernel<T>(Unary::Sigmoid));
+  add("tanh", unary_kernel<T>(Unary::Tanh));
+  add("gelu", unary_kernel<T>(Unary::Gelu));
+  add("exp", unary_kernel<T>(Unary::Exp));
+  add("sqrt", unary_kernel<T>(Unary::Sqrt));
+  add("erf", unary_kernel<T>(Unary::Erf));
+  add("identity", unary_kernel<T>(Unary::Identity));
+  add("dropout", unary_kernel<T>(Unary::Identity));
+  using cuda::Arith;
+  add("ewadd", binary_kernel<T>(Arith::Add));
+  add("ewsub", binary_kernel<T>(Arith::Sub));
+  add("ewmul", binary_kernel<T>(Arith::Mul));
+  add("ewdiv", binary_kernel<T>(Arith::Div));
+  add("scalar_mul", scalar_kernel<T>(Arith::Mul));
+  add("scalar_add", scalar_kernel<T>(Arith::Add));
+  add("softmax", softmax_kernel<T>());
+  add("layer_norm", layer_norm_kernel<T>());
+  add("batchnorm", batchnorm_kernel<T>());
+  add("conv2d", conv_kernel<T>(false));
+  add("conv2d_grouped", conv_kernel<T>(false));
+  add("conv2d_depthwise", conv_kernel<T>(true));
+  add("pool2d_max", pool_kernel<T>(cuda::Pooling::Max, false));
+  add("pool2d_avg", pool_kernel<T>(cuda::Pooling::Average, false));
+  add("global_avg_pool", pool_kernel<T>(cuda::Pooling::Average, true));
+}
+
+}  // namespace
+
+void add_cuda_kernels(KernelRegistry& registry) {
+  add_all<float>(registry);
+  add_all<double>(registry);
+}
+
+std::optional<std::string> cuda_unavailable_reason() {
+  int devices = 0;
+  const cudaError_t status = cudaGetDeviceCount(&devices);
+  if (status != cudaSuccess)
+    return std::string("no CUDA device: cudaGetDeviceCount returned ") + cudaGetErrorName(status) + " (" +
+           cudaGetErrorString(status) + ")";
+  if (devices == 0) return std::string("no CUDA device: cudaGetDeviceCount found 0 devices");
+  cudaDeviceProp props{};
+  if (const cudaError_t e = cudaGetDeviceProperties(&props, 0); e != cudaSuccess)
+    return std::string("CUDA device 0 unusable: cudaGetDeviceProperties returned ") + cudaGetErrorName(e);
+  // The build carries sm_90 code and compute_90 PTX, which runs on compute capability 9.0 and up.
+  if (props.major < 9)
+    return std::string("CUDA device 0 (") + props.name + ") has compute capability " + std::to_string(props.major) + "." +
+           std::to_string(props.minor) + "; this build targets 9.0 (H100/H200) and later";
+  return std::nullopt;
+}
+
+}  // namespace loom::runtime

@@ -1,0 +1,126 @@
+#pragma once
+// The distributed-training correctness suite: a model trained through a plan (task by task, over
+// the processes of a transport) follows the loss trajectory and ends with the weights of the same
+// model trained whole in one process.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "loom/interpreter/rule_files.hpp"
+#include "loom/runtime/trainer.hpp"
+#include "loom/search/optimizer.hpp"
+#include "sharded_check.hpp"
+
+namespace loom::runtime::sharded_test {
+
+inline pcg::Graph small_cnn() {
+  return models::build_model(library(), "alexnet", {{"batch", 4}, {"image", 63}, {"classes", 8}, {"width_div", 16}});
+}
+
+inline pcg::Graph small_dlrm() {
+  return models::build_model(library(), "dlrm", {{"batch", 8}, {"dim", 4}, {"dense_features", 5}, {"tables", 3}, {"rows", 12}});
+}
+
+// The four models of the suite, each with the loss it trains with.
+struct SuiteModel {
+  std::string name;
+  pcg::Graph graph;
+  LossKind loss = LossKind::CrossEntropy;
+};
+
+inline std::vector<SuiteModel> suite_models() {
+  return {{"mlp", small_mlp(), LossKind::CrossEntropy},
+          {"transformer", small_transformer(), LossKind::CrossEntropy},
+          {"cnn", small_cnn(), LossKind::CrossEntropy},
+          {"dlrm", small_dlrm(), LossKind::MeanSquaredError}};
+}
+
+enum class PlanKind { DataParallel, Megatron, Reduction, Optimized };
+
+inline std::string plan_name(PlanKind kind) {
+  switch (kind) {
+    case PlanKind::DataParallel: return "data parallel";
+    case PlanKind::Megatron: return "Megatron";
+    case PlanKind::Reduction: return "reduction";
+    case PlanKind::Optimized: return "optimized";
+  }
+  return "";
+}
+
+inline search::Machine machine_of(int devices) { return search::load_machine("summit").with_devices_per_node(devices); }
+
+// Every operator that can be split along a summed dimension takes the largest such split up to
+// `devices` (its output then holds partial sums); the others stay whole.
+inline std::vector<search::Placement> reduction_placements(const pcg::Graph& g, int devices) {
+  std::vector<search::Placement> out = search::unsplit_placements(g);
+  for (const pcg::Node& n : g.nodes()) {
+    if (!search::is_compute_node(library(), n)) continue;
+    const search::ParallelConfig* best = nullptr;
+    const std::vector<search::ParallelConfig> configs = search::node_configs(library(), g, n, search::divisor_degrees(devices));
+    for (const search::ParallelConfig& c : configs)
+      if (c.tasks() <= devices && !c.outputs.empty() && c.outputs[0].V > 1 && (!best || c.outputs[0].V > best->outputs[0].V)) best = &c;
+    if (best) out[static_cast<std::size_t>(n.id)] = {*best, 0};
+  }
+  return out;
+}
+
+inline const std::vector<pcg::Rule>& unity_rules() {
+  static const std::vector<pcg::Rule> rules =
+      spec::load_rule_file(library(), {spec::Library::default_specs_dir()}, spec::Library::default_specs_dir() + "/rules/unity.loom", false);
+  return rules;
+}
+
+// The plan's graph (materialized, with machine views) for `devices` devices.
+inline pcg::Graph plan_graph(PlanKind kind, const pcg::Graph& model, int devices) {
+  const search::Machine machine = machine_of(devices);
+  switch (kind) {
+    case PlanKind::DataParallel: return search::materialize(model, search::data_parallel(library(), model, machine), library());
+    case PlanKind::Megatron: return search::materialize(model, search::expert_strategy(library(), model, machine), library());
+    case PlanKind::Reduction: return search::materialize(model, reduction_placements(model, devices), library());
+    case PlanKind::Optimized: {
+      const search::CostModel cost(library(), machine);
+      search::OptimizeSettings settings;
+      settings.mcmc_iterations = 50;
+      return search::optimize(library(), model, unity_rules(), cost, settings).plan;
+    }
+  }
+  return model;
+}
+
+inline void expect_relatively_near(double got, double want, double tolerance, const std::string& what) {
+  EXPECT_LE(std::abs(got - want), tolerance * std::max(1.0, std::abs(want))) << what << ": got " << got << ", want " << want;
+}
+
+// Trains `model` whole in one process and `plan` over `transport` for `steps` steps from the same
+// seed; the losses and final weights agree to `tolerance` (relative).
+template <class T>
+void expect_training_matches(const SuiteModel& model, const pcg::Graph& plan, int devices, Transport& transport, double tolerance,
+                             std::int64_t steps = 20) {
+  TrainSettings s;
+  s.steps = steps;
+  s.loss = model.loss;
+  s.run_name = model.name;
+  const TrainReport whole = train<T>(library(), model.graph, s);
+  s.plan_devices = devices;
+  const TrainReport planned = train<T>(library(), plan, s, {}, &transport);
+  ASSERT_EQ(planned.losses.size(), whole.losses.size());
+  for (std::size_t i = 0; i < whole.losses.size(); ++i)
+    expect_relatively_near(planned.losses[i], whole.losses[i], tolerance, "loss of step " + std::to_string(i + 1));
+  ASSERT_EQ(planned.weights.size(), whole.weights.size());
+  for (const auto& [name, want] : whole.weights) {
+    auto it = planned.weights.find(name);
+    ASSERT_NE(it, planned.weights.end()) << "the plan has no weight " << name;
+    ASSERT_EQ(it->second.dims, want.dims) << name;
+    double worst = 0;
+    std::size_t at = 0;
+    for (std::size_t k = 0; k < want.data.size(); ++k) {
+      const double error = std::abs(it->second.data[k] - want.data[k]) / std::max(1.0, std::abs(want.data[k]));
+      if (error > worst) worst = error, at = k;
+    }
+    EXPECT_LE(worst, tolerance) << "weight " << name << "[" << at << "]";
+  }
+  EXPECT_NE(whole.losses.front(), whole.losses.back()) << "the model did not train";
+}
+
+}  // namespace loom::runtime::sharded_test

@@ -1,0 +1,190 @@
+// Every CUDA kernel against the CPU kernel of the same operator on random inputs, forward and
+// backward, in double (1e-9 relative) and float (1e-4), with odd sizes that leave partial blocks
+// and warps.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "loom/runtime/cuda/cuda_kernels.hpp"
+#include "loom/runtime/kernel_registry.hpp"
+#include "runtime_test_support.hpp"
+
+namespace loom::runtime {
+namespace {
+
+using testing::relative_error;
+using testing::uniform_tensor;
+
+struct CudaCase {
+  std::string op;
+  pcg::AttrMap attrs;
+  std::vector<std::vector<std::int64_t>> inputs;
+  std::map<std::size_t, std::pair<double, double>> ranges;  // input -> value range, default [-1, 1]
+};
+
+std::ostream& operator<<(std::ostream& os, const CudaCase& c) {
+  os << c.op;
+  for (const auto& [k, v] : c.attrs) os << " " << k << "=" << v;
+  for (const auto& dims : c.inputs) {
+    os << " [";
+    for (std::size_t i = 0; i < dims.size(); ++i) os << (i ? "," : "") << dims[i];
+    os << "]";
+  }
+  return os;
+}
+
+const std::vector<CudaCase>& cases() {
+  const std::pair<double, double> positive{0.5, 1.5};
+  const pcg::AttrMap conv{{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}};
+  auto with = [](pcg::AttrMap a, const std::string& k, std::int64_t v) {
+    a[k] = v;
+    return a;
+  };
+  static const std::vector<CudaCase> all = {
+      {"matmul", {}, {{7, 13}, {13, 5}}, {}},
+      {"matmul", {}, {{67, 129}, {129, 33}}, {}},
+      {"matmul_relu", {}, {{9, 11}, {11, 7}}, {}},
+      {"linear", {}, {{3, 5, 17}, {17, 9}, {9}}, {}},
+      {"linear_nobias", {}, {{31, 4}, {4, 3}}, {}},
+      {"batch_matmul", {}, {{3, 7, 5}, {3, 5, 9}}, {}},
+      {"batch_matmul", {}, {{2, 3, 5, 1}, {2, 3, 1, 7}}, {}},
+      {"bias_add", {}, {{5, 3, 7}, {7}}, {}},
+      {"relu", {}, {{7, 13}}, {}},
+      {"sigmoid", {}, {{7, 13}}, {}},
+      {"tanh", {}, {{7, 13}}, {}},
+      {"gelu", {}, {{7, 13}}, {}},
+      {"exp", {}, {{7, 13}}, {}},
+      {"sqrt", {}, {{7, 13}}, {{0, positive}}},
+      {"erf", {}, {{7, 13}}, {}},
+      {"identity", {}, {{7, 13}}, {}},
+      {"dropout", {}, {{7, 13}}, {}},
+      {"relu", {}, {{3, 1031}}, {}},
+      {"ewadd", {}, {{7, 13}, {7, 13}}, {}},
+      {"ewsub", {}, {{7, 13}, {7, 13}}, {}},
+      {"ewmul", {}, {{7, 13}, {7, 13}}, {}},
+      {"ewdiv", {}, {{7, 13}, {7, 13}}, {{1, positive}}},
+      {"scalar_mul", {}, {{7, 13}, {}}, {}},
+      {"scalar_add", {}, {{3, 301}, {}}, {}},
+      {"softmax", {}, {{5, 7}}, {}},
+      {"softmax", {}, {{2, 3, 301}}, {}},
+      {"layer_norm", {}, {{3, 5, 7}, {7}, {7}}, {}},
+      {"layer_norm", {}, {{5, 301}, {301}, {301}}, {}},
+      {"batchnorm", {}, {{3, 5, 7, 9}, {5}, {5}, {5}, {5}}, {{4, positive}}},
+      {"batchnorm", {}, {{2, 3, 17, 19}, {3}, {3}, {3}, {3}}, {{4, positive}}},
+      {"conv2d", conv, {{2, 3, 7, 9}, {5, 3, 3, 3}}, {}},
+      {"conv2d", with(with(with(conv, "act", 1), "stride_h", 2), "pad_w", 0), {{3, 3, 7, 5}, {4, 3, 3, 2}}, {}},
+      {"conv2d", with(conv, "act", 3), {{1, 2, 5, 5}, {3, 2, 3, 3}}, {}},
+      {"conv2d_grouped", with(with(conv, "groups", 2), "act", 2), {{2, 4, 7, 5}, {6, 2, 3, 3}}, {}},
+      {"conv2d_depthwise", with(with(conv, "stride_w", 2), "act", 0), {{2, 3, 7, 7}, {3, 1, 3, 3}}, {}},
+      {"pool2d_max", {{"kh", 3}, {"kw", 3}, {"stride", 2}, {"pad", 1}}, {{2, 3, 7, 9}}, {}},
+      {"pool2d_avg", {{"kh", 3}, {"kw", 2}, {"stride", 1}, {"pad", 1}}, {{2, 3, 5, 7}}, {}},
+      {"global_avg_pool", {}, {{2, 3, 5, 7}}, {}},
+  };
+  return all;
+}
+
+const KernelRegistry& cuda_registry() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r;
+    add_cuda_kernels(r);
+    return r;
+  }();
+  return registry;
+}
+
+template <class T>
+std::vector<const Tensor<T>*> pointers(const std::vector<Tensor<T>>& ts) {
+  std::vector<const Tensor<T>*> out;
+  for (const auto& t : ts) out.push_back(&t);
+  return out;
+}
+
+// Runs the CUDA kernel and the CPU kernel on the same random values (rounded to T) and returns
+// the worst relative difference over the outputs and the input gradients.
+template <class T>
+double worst_difference(const CudaCase& c) {
+  const Kernel<T>* cpu = builtin_kernels().find<T>(c.op, Backend::Cpu);
+  const Kernel<T>* gpu = cuda_registry().find<T>(c.op, Backend::Cuda);
+  EXPECT_NE(cpu, nullptr);
+  EXPECT_NE(gpu, nullptr);
+  if (!cpu || !gpu) return HUGE_VAL;
+  std::mt19937_64 rng(7);
+  std::vector<Tensor<T>> inputs;
+  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+    const auto range = c.ranges.count(i) ? c.ranges.at(i) : std::pair<double, double>{-1, 1};
+    inputs.push_back(convert<T>(uniform_tensor(c.inputs[i], rng, range.first, range.second)));
+  }
+  const OpCall<T> call{c.op, c.attrs, pointers(inputs), {}, {}, {}};
+  const auto expected = cpu->forward(call);
+  const auto actual = gpu->forward(call);
+  EXPECT_EQ(actual.size(), expected.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < actual.size() && i < expected.size(); ++i)
+    worst = std::max(worst, relative_error(actual[i], convert<double>(expected[i])));
+
+  std::vector<Tensor<T>> output_grads;
+  for (const auto& o : expected) output_grads.push_back(convert<T>(uniform_tensor(o.dims, rng)));
+  const std::vector<bool> wanted(inputs.size(), true);
+  const auto expected_grads = cpu->backward({call, pointers(expected), pointers(output_grads), wanted});
+  const auto actual_grads = gpu->backward({call, pointers(expected), pointers(output_grads), wanted});
+  EXPECT_EQ(actual_grads.size(), expected_grads.size());
+  for (std::size_t i = 0; i < actual_grads.size() && i < expected_grads.size(); ++i)
+    worst = std::max(worst, relative_error(actual_grads[i], convert<double>(expected_grads[i])));
+  return worst;
+}
+
+class CudaKernel : public ::testing::TestWithParam<CudaCase> {
+ protected:
+  void SetUp() override {
+    if (const auto reason = cuda_unavailable_reason()) GTEST_SKIP() << *reason;
+  }
+};
+
+TEST_P(CudaKernel, AgreesWithTheCpuKernelInDouble) { EXPECT_LT(worst_difference<double>(GetParam()), 1e-9); }
+
+TEST_P(CudaKernel, AgreesWithTheCpuKernelInFloat) { EXPECT_LT(worst_difference<float>(GetParam()), 1e-4); }
+
+INSTANTIATE_TEST_SUITE_P(EveryKernel, CudaKernel, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<CudaCase>& info) {
+                           return info.param.op + "_" + std::to_string(info.index);
+                         });
+
+// Only the gradients asked for are computed; the others may come back empty.
+TEST(CudaKernels, ComputesOnlyTheWantedGradients) {
+  if (const auto reason = cuda_unavailable_reason()) GTEST_SKIP() << *reason;
+  std::mt19937_64 rng(3);
+  const std::vector<Tensor<double>> inputs{uniform_tensor({5, 3}, rng), uniform_tensor({3, 4}, rng), uniform_tensor({4}, rng)};
+  const OpCall<double> call{"linear", {}, pointers(inputs), {}, {}, {}};
+  const Kernel<double>* gpu = cuda_registry().find<double>("linear", Backend::Cuda);
+  const Kernel<double>* cpu = builtin_kernels().find<double>("linear", Backend::Cpu);
+  ASSERT_NE(gpu, nullptr);
+  const auto out = cpu->forward(call);
+  const std::vector<Tensor<double>> dy{uniform_tensor({5, 4}, rng)};
+  const auto expected = cpu->backward({call, pointers(out), pointers(dy), {false, true, false}});
+  const auto actual = gpu->backward({call, pointers(out), pointers(dy), {false, true, false}});
+  ASSERT_EQ(actual.size(), 3u);
+  EXPECT_TRUE(actual[0].data.empty());
+  EXPECT_LT(relative_error(actual[1], expected[1]), 1e-9);
+  EXPECT_TRUE(actual[2].data.empty());
+}
+
+// Registration needs no device: these run everywhere.
+TEST(CudaKernels, EveryRegisteredKernelIsTested) {
+  std::set<std::string> tested;
+  for (const auto& c : cases()) tested.insert(c.op);
+  const auto ops = cuda_registry().ops(Backend::Cuda);
+  EXPECT_FALSE(ops.empty());
+  for (const auto& op : ops) EXPECT_TRUE(tested.count(op)) << op << " has a CUDA kernel but no test case";
+}
+
+TEST(CudaKernels, EveryKernelHasACpuCounterpartInBothPrecisions) {
+  for (const auto& op : cuda_registry().ops(Backend::Cuda)) {
+    EXPECT_NE(builtin_kernels().find<double>(op, Backend::Cpu), nullptr) << op;
+    EXPECT_NE(cuda_registry().find<float>(op, Backend::Cuda), nullptr) << op;
+    EXPECT_EQ(cuda_registry().find<float>(op, Backend::Cpu), nullptr) << op << " is registered for the CPU by the CUDA backend";
+  }
+}
+
+}  // namespace
+}  // namespace loom::runtime
