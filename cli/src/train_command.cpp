@@ -13,9 +13,16 @@
 #include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/mpi_transport.hpp"
+#include "loom/runtime/operator_profile.hpp"
 #include "loom/runtime/trainer.hpp"
+#include "loom/search/machine.hpp"
 #include "loom/search/plan.hpp"
+#include "loom/search/profile_db.hpp"
 #include "model_options.hpp"
+#ifdef LOOM_HAVE_CUDA
+#include "loom/runtime/cuda/cuda_kernels.hpp"
+#include "loom/runtime/cuda/nccl_transport.hpp"
+#endif
 
 namespace loom::cli {
 namespace {
@@ -28,12 +35,15 @@ struct TrainOptions {
   std::string optimizer = "sgd";
   std::optional<double> lr;
   std::string dtype = "float";
+  std::string backend = "cpu";
   std::string loss = "cross-entropy";
   std::uint64_t seed = 1;
   std::string checkpoint;
   std::int64_t checkpoint_every = 0;
   std::string resume;
   std::string data;
+  std::string profile;
+  std::string profile_machine = "cpu_host";
   bool json = false;
   bool quiet = false;
 };
@@ -56,6 +66,52 @@ bool launched_by_mpi() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
 }
 
+nlohmann::json profile_json(const std::vector<runtime::OperatorProfile>& profiles) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const runtime::OperatorProfile& p : profiles)
+    out.push_back({{"node", p.node}, {"op", p.op}, {"key", p.key.to_string()}, {"measured_seconds", p.measured_seconds},
+                   {"simulated_seconds", p.simulated_seconds}, {"tasks", p.tasks}});
+  return out;
+}
+
+// The kernels of --backend: the CPU's, or the CPU's with the CUDA kernels in front of them.
+runtime::KernelRegistry kernels_for(const std::string& backend) {
+  runtime::KernelRegistry kernels = runtime::builtin_kernels();
+  if (backend == "cpu") return kernels;
+  if (backend != "cuda") throw LoomError("--backend: '" + backend + "' is neither cpu nor cuda");
+#ifdef LOOM_HAVE_CUDA
+  if (const auto reason = runtime::cuda_unavailable_reason()) throw LoomError("--backend cuda: " + *reason);
+  runtime::add_cuda_kernels(kernels);
+  return kernels;
+#else
+  throw LoomError("--backend cuda: this loom was built without the CUDA toolkit (no /usr/local/cuda/bin/nvcc at configure time)");
+#endif
+}
+
+// Every process's kernel times added up, so each process holds the whole plan's.
+std::vector<runtime::OperatorTime> all_processes(const std::vector<runtime::OperatorTime>& mine, runtime::Transport& transport) {
+  std::vector<double> flat;
+  for (const runtime::OperatorTime& t : mine)
+    flat.insert(flat.end(), {t.forward_seconds, t.backward_seconds, static_cast<double>(t.forward_tasks), static_cast<double>(t.backward_tasks)});
+  transport.sum(flat);
+  std::vector<runtime::OperatorTime> out(mine.size());
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = {flat[4 * i], flat[4 * i + 1], static_cast<std::int64_t>(flat[4 * i + 2]), static_cast<std::int64_t>(flat[4 * i + 3])};
+  return out;
+}
+
+// Adds the run's measured forward time per task of each operator, with the roofline the
+// simulator would use instead, to the profile database at `path`.
+std::vector<runtime::OperatorProfile> record_profile(const spec::Library& library, const pcg::Graph& graph, const TrainOptions& opt,
+                                                     const std::vector<runtime::OperatorTime>& times) {
+  const search::Machine machine = search::load_machine(opt.profile_machine);
+  const std::vector<runtime::OperatorProfile> profiles = runtime::operator_profiles(library, graph, machine, times);
+  search::ProfileDatabase database = search::ProfileDatabase::load(opt.profile);
+  runtime::record_profiles(profiles, database);
+  database.save(opt.profile);
+  return profiles;
+}
+
 int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   const auto specs = spec::Library::paths_or_bundled(opt.specs);
   const spec::Library library = spec::Library::load(specs);
@@ -70,6 +126,8 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   s.checkpoint_every = opt.checkpoint_every;
   s.resume = opt.resume;
   if (opt.dtype != "float" && opt.dtype != "double") throw LoomError("--dtype: '" + opt.dtype + "' is neither float nor double");
+  const runtime::KernelRegistry kernels = kernels_for(opt.backend);
+  s.backend = opt.backend == "cuda" ? runtime::Backend::Cuda : runtime::Backend::Cpu;
 
   pcg::Graph graph;
   if (opt.plan.empty()) {
@@ -101,9 +159,14 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
                                    : graph.shape_of(graph.outputs()[0]).dims[0];
   std::function<void(const runtime::StepReport&)> progress;
   if (!opt.json && !opt.quiet && speaks) progress = [samples](const runtime::StepReport& r) { draw_progress(r, samples); };
-  const runtime::TrainReport report = opt.dtype == "float" ? runtime::train<float>(library, graph, s, progress, &transport)
-                                                           : runtime::train<double>(library, graph, s, progress, &transport);
+  const runtime::TrainReport report = opt.dtype == "float" ? runtime::train<float>(library, graph, s, progress, &transport, &kernels)
+                                                           : runtime::train<double>(library, graph, s, progress, &transport, &kernels);
   if (progress) std::cerr << "\n";
+  std::vector<runtime::OperatorProfile> profiles;
+  if (!opt.profile.empty()) {
+    const std::vector<runtime::OperatorTime> times = all_processes(report.operator_times, transport);
+    if (speaks) profiles = record_profile(library, graph, opt, times);
+  }
   if (!speaks) return 0;
   if (opt.json) {
     std::cout << nlohmann::json{{"model", s.run_name},
@@ -118,7 +181,9 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
                                 {"samples_per_second",
                                  report.seconds_per_step > 0 ? static_cast<double>(samples) / report.seconds_per_step : 0.0},
                                 {"processes", transport.size()},
-                                {"interpreted_ops", report.interpreted_ops}}
+                                {"backend", opt.backend},
+                                {"interpreted_ops", report.interpreted_ops},
+                                {"profile", profile_json(profiles)}}
                      .dump()
               << "\n";
     return 0;
@@ -128,6 +193,13 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
             << report.seconds_per_step * 1e3 << " ms/step\n";
   for (const std::string& op : report.interpreted_ops) std::cout << "  through the interpreter: " << op << "\n";
   if (!opt.checkpoint.empty()) std::cout << "wrote " << opt.checkpoint << "\n";
+  if (!opt.profile.empty()) {
+    std::cout << "profile: " << profiles.size() << " operators recorded in " << opt.profile << " (device " << opt.profile_machine
+              << "), forward time per task, measured vs simulated:\n";
+    for (const runtime::OperatorProfile& p : profiles)
+      std::cout << "  " << std::left << std::setw(48) << p.key.to_string() << std::right << std::setw(12) << std::setprecision(4)
+                << p.measured_seconds * 1e3 << " ms" << std::setw(12) << p.simulated_seconds * 1e3 << " ms\n";
+  }
   return 0;
 }
 
@@ -137,7 +209,7 @@ void add_train_command(CLI::App& app, int& status) {
   auto opt = std::make_shared<TrainOptions>();
   auto* cmd = app.add_subcommand(
       "train",
-      "Train a model on the CPU: weights from the seed, synthetic data (or --data), forward, the loss on the first output, "
+      "Train a model: weights from the seed, synthetic data (or --data), forward, the loss on the first output, "
       "backward, SGD or Adam. With --plan, the plan's graph runs task by task as its machine views place the tasks: "
       "under `mpirun -np N` (N = the plan's devices) each process runs one device and values move between processes "
       "as the parallel operators say; without mpirun one process runs every device. Every run of every plan starts from "
@@ -150,12 +222,21 @@ void add_train_command(CLI::App& app, int& status) {
   cmd->add_option("--optimizer", opt->optimizer, "sgd (lr 0.01) or adam (lr 0.001)")->default_val("sgd");
   cmd->add_option("--lr", opt->lr, "learning rate (default: the optimizer's)")->check(CLI::PositiveNumber);
   cmd->add_option("--dtype", opt->dtype, "float or double")->default_val("float");
+  cmd->add_option("--backend", opt->backend,
+                  "cpu (Eigen kernels, MPI between processes) or cuda (cuBLAS, cuDNN and Loom's kernels on the GPU, NCCL between "
+                  "processes; operators without a CUDA kernel run on the CPU)")
+      ->default_val("cpu");
   cmd->add_option("--loss", opt->loss, "cross-entropy (on the output's last axis) or mse")->default_val("cross-entropy");
   cmd->add_option("--seed", opt->seed, "seed of the weights and the synthetic data")->default_val(1);
   cmd->add_option("--checkpoint", opt->checkpoint, "write a checkpoint here at the end (and with --checkpoint-every)");
   cmd->add_option("--checkpoint-every", opt->checkpoint_every, "also write the checkpoint every N steps")->check(CLI::NonNegativeNumber);
   cmd->add_option("--resume", opt->resume, "continue from a checkpoint of the same run");
   cmd->add_option("--data", opt->data, "training data file (the binary format of the README) instead of synthetic data");
+  cmd->add_option("--profile", opt->profile,
+                  "add each operator's measured forward time per task, with the roofline time the simulator would use, to this "
+                  "loom-profile database (created if missing, written atomically; `loom simulate --profile` and the search read it)");
+  cmd->add_option("--profile-machine", opt->profile_machine, "the machine the times are measured on, for the profile's keys and roofline")
+      ->default_val("cpu_host");
   cmd->add_flag("--json", opt->json, "print a JSON line with the losses and seconds_per_step");
   cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
   cmd->callback([opt, &status] {
@@ -165,13 +246,17 @@ void add_train_command(CLI::App& app, int& status) {
       status = run_train(*opt, local);
       return;
     }
-    runtime::MpiTransport mpi(nullptr, nullptr);
+    std::unique_ptr<runtime::Transport> transport;
+#ifdef LOOM_HAVE_CUDA
+    if (opt->backend == "cuda") transport = std::make_unique<runtime::NcclTransport>(nullptr, nullptr);
+#endif
+    if (!transport) transport = std::make_unique<runtime::MpiTransport>(nullptr, nullptr);
     try {
-      status = run_train(*opt, mpi);
+      status = run_train(*opt, *transport);
     } catch (const std::exception& e) {
       // The other processes may be waiting on this one: leaving without MPI_Finalize makes mpirun
       // end the whole job rather than hang them.
-      std::cerr << "rank " << mpi.rank() << " of " << mpi.size() << ": " << e.what() << std::endl;
+      std::cerr << "rank " << transport->rank() << " of " << transport->size() << ": " << e.what() << std::endl;
       std::_Exit(1);
     }
   });

@@ -4,12 +4,12 @@
 #include <numbers>
 #include <optional>
 
+#include "loom/interpreter/body_eval.hpp"
 #include "loom/interpreter/compiled_eval.hpp"
 #include "loom/interpreter/evaluate.hpp"
 
 namespace loom::spec {
 namespace {
-
 
 // Every buffer's value: the inputs as given, the `let`s and outputs from one forward evaluation.
 std::vector<Tensor<double>> forward_buffers(const Program& program, const std::vector<const Tensor<double>*>& inputs) {
@@ -28,9 +28,13 @@ std::vector<Tensor<double>> forward_buffers(const Program& program, const std::v
 class Differentiator {
  public:
   Differentiator(const Program& program, std::vector<Tensor<double>> values)
-      : program_(program), values_(std::move(values)) {
+      : program_(program), values_(std::move(values)), body_(program.buffers.size()) {
     for (const Buffer& b : program.buffers) grads_.emplace_back(b.dims, 0.0);
+    for (std::size_t b = 0; b < values_.size(); ++b) body_.bind(static_cast<int>(b), &values_[b]);
   }
+
+  Differentiator(const Differentiator&) = delete;
+  Differentiator& operator=(const Differentiator&) = delete;
 
   Tensor<double>& grad(int buffer) { return grads_[static_cast<std::size_t>(buffer)]; }
 
@@ -138,54 +142,13 @@ class Differentiator {
     backprop(n.children[0], slots, adjoint);
   }
 
-
-  double value(const CNode& n, Slots& slots) {
-    switch (n.op) {
-      case COp::Const: return n.constant;
-      case COp::Index: return static_cast<double>(slots[static_cast<std::size_t>(n.slot)]);
-      case COp::Read: {
-        if (auto offset = read_offset(n, values_[static_cast<std::size_t>(n.buffer)].dims, slots)) return values_[static_cast<std::size_t>(n.buffer)].data[*offset];
-        return n.has_fallback ? value(n.children[0], slots) : 0.0;
-      }
-      case COp::Reduce: {
-        double acc = n.reducer == Reducer::Sum ? 0.0 : n.reducer == Reducer::Max ? -HUGE_VAL : HUGE_VAL;
-        for_each_reduce_point(n, slots, [&] {
-          const double v = value(n.children[0], slots);
-          if (n.reducer == Reducer::Sum) acc += v;
-          else if (n.reducer == Reducer::Max ? acc < v : v < acc) acc = v;
-        });
-        return acc;
-      }
-      case COp::Neg: return -value(n.children[0], slots);
-      case COp::Not: return value(n.children[0], slots) == 0;
-      case COp::Select: return value(n.children[0], slots) != 0 ? value(n.children[1], slots) : value(n.children[2], slots);
-      case COp::And: return value(n.children[0], slots) != 0 && value(n.children[1], slots) != 0;
-      case COp::Or: return value(n.children[0], slots) != 0 || value(n.children[1], slots) != 0;
-      case COp::Call: {
-        const double a = value(n.children[0], slots);
-        return RealDomain::apply(n.fn, a, n.children.size() > 1 ? value(n.children[1], slots) : 0.0);
-      }
-      default: break;
-    }
-    const double a = value(n.children[0], slots), b = value(n.children[1], slots);
-    switch (n.op) {
-      case COp::Add: return a + b;
-      case COp::Sub: return a - b;
-      case COp::Mul: return a * b;
-      case COp::Div: return a / b;
-      case COp::Lt: return a < b;
-      case COp::Le: return a <= b;
-      case COp::Gt: return a > b;
-      case COp::Ge: return a >= b;
-      case COp::Eq: return a == b;
-      case COp::Ne: return a != b;
-      default: throw LoomError("'" + n.text + "': '%' applies to indices, not values");
-    }
-  }
+  // Reads of values_: the evaluator holds pointers to its tensors.
+  double value(const CNode& n, Slots& slots) const { return body_(n, slots); }
 
   const Program& program_;
   std::vector<Tensor<double>> values_;
   std::vector<Tensor<double>> grads_;
+  BodyEvaluator<RealDomain> body_;
 };
 
 }  // namespace

@@ -1,7 +1,12 @@
 #include "loom/runtime/interpreter_kernel.hpp"
 
+#include <algorithm>
+#include <memory>
+#include <string>
+
 #include "loom/interpreter/evaluate.hpp"
 #include "loom/interpreter/gradient.hpp"
+#include "loom/interpreter/piece_program.hpp"
 
 namespace loom::runtime {
 namespace {
@@ -26,22 +31,69 @@ std::vector<Tensor<T>> from_double(std::vector<Tensor<double>> tensors) {
   return out;
 }
 
+bool at_origin(const pcg::Region& r) {
+  return std::all_of(r.lo.begin(), r.lo.end(), [](std::int64_t v) { return v == 0; });
+}
+
+// Whether some piece of the call is not its whole logical value.
+template <class T>
+bool split_call(const OpCall<T>& call) {
+  for (std::size_t i = 0; i < call.inputs.size(); ++i) {
+    if (!call.regions.empty() && !at_origin(call.regions.at(i))) return true;
+    if (!call.logical_dims.empty() && call.logical_dims.at(i) != call.input(i).dims) return true;
+  }
+  return !std::all_of(call.output_regions.begin(), call.output_regions.end(), at_origin);
+}
+
+// The program to run a call with: for an op whose body reads sizes or positions, on split pieces,
+// the logical program restricted to the call's regions; else the program of the pieces' shapes.
+struct Programs {
+  const spec::Library* library = nullptr;
+  std::string op;
+  pcg::AttrMap attrs;
+  std::shared_ptr<const spec::Program> pieces;   // null when the pieces' shapes do not compile
+  std::shared_ptr<const spec::Program> logical;  // null: compiled from each split call's logical dims
+  bool positional = false;                       // the body reads sizes or positions
+
+  template <class T>
+  std::shared_ptr<const spec::Program> for_call(const OpCall<T>& call) const {
+    if (!positional || !split_call(call)) {
+      if (!pieces) throw LoomError(op + ": a call on split pieces carries no regions");
+      return pieces;
+    }
+    const spec::PiecePlacement where{call.regions, call.output_regions};
+    if (logical) return std::make_shared<const spec::Program>(spec::place_piece(*logical, where));
+    return std::make_shared<const spec::Program>(spec::place_piece(library->instantiate(op, attrs, call.logical_dims), where));
+  }
+};
+
 }  // namespace
 
 template <class T>
 Kernel<T> interpreter_kernel(const spec::Library& library, const std::string& op, const pcg::AttrMap& attrs,
                              const std::vector<std::vector<std::int64_t>>& input_dims,
-                             const std::vector<std::vector<std::int64_t>>& /*logical_input_dims*/) {
-  auto program = std::make_shared<const spec::Program>(library.instantiate(op, attrs, input_dims));
+                             const std::vector<std::vector<std::int64_t>>& logical_input_dims) {
+  Programs p{&library, op, attrs, nullptr, nullptr, false};
+  if (!logical_input_dims.empty() && logical_input_dims != input_dims) {
+    p.logical = std::make_shared<const spec::Program>(library.instantiate(op, attrs, logical_input_dims));
+    p.positional = spec::reads_sizes_or_positions(*p.logical);
+  }
+  // Pieces of a positional op need not satisfy its shape equations (rows of square scores): its
+  // calls on them run the placed logical program instead.
+  if (!p.positional) {
+    p.pieces = std::make_shared<const spec::Program>(library.instantiate(op, attrs, input_dims));
+    p.positional = spec::reads_sizes_or_positions(*p.pieces);
+  }
+  auto programs = std::make_shared<const Programs>(std::move(p));
   Kernel<T> k;
-  k.forward = [program](const OpCall<T>& call) {
+  k.forward = [programs](const OpCall<T>& call) {
     const auto inputs = to_double(call.inputs);
-    return from_double<T>(spec::evaluate<spec::RealDomain>(*program, pointers(inputs)));
+    return from_double<T>(spec::evaluate<spec::RealDomain>(*programs->for_call(call), pointers(inputs)));
   };
-  k.backward = [program](const GradCall<T>& g) {
+  k.backward = [programs](const GradCall<T>& g) {
     const auto inputs = to_double(g.call.inputs);
     const auto grads = to_double(g.output_grads);
-    return from_double<T>(spec::evaluate_gradient(*program, pointers(inputs), pointers(grads)));
+    return from_double<T>(spec::evaluate_gradient(*programs->for_call(g.call), pointers(inputs), pointers(grads)));
   };
   return k;
 }

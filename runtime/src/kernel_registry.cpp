@@ -22,6 +22,7 @@ const KernelRegistry& builtin_kernels() {
     kernels::add_embedding_kernels(r);
     kernels::add_layout_kernels(r);
     kernels::add_lstm_kernels(r);
+    kernels::add_attention_kernels(r);
     return r;
   }();
   return registry;

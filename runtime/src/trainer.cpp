@@ -31,6 +31,15 @@ Checkpoint<T> starting_point(const spec::Library& library, const pcg::Graph& gra
   return c;
 }
 
+// Devices a graph's machine views place tasks on (one for a graph without views).
+int devices_used(const pcg::Graph& graph) {
+  int devices = 1;
+  for (const pcg::Node& n : graph.nodes())
+    if (n.view)
+      for (int d : n.view->devices) devices = std::max(devices, d + 1);
+  return devices;
+}
+
 }  // namespace
 
 template <class T>
@@ -43,7 +52,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   Checkpoint<T> state = starting_point<T>(library, graph, s);
   const std::set<std::string> trainable = trainable_weights(library, graph);
   ShardedExecutor<T> executor(library, graph, kernels ? *kernels : builtin_kernels(), comm, trainable,
-                              static_cast<int>(std::max<std::int64_t>(s.plan_devices, 1)), s.backend);
+                              s.plan_devices > 0 ? static_cast<int>(s.plan_devices) : devices_used(graph), s.backend);
   const auto data = s.data_file.empty() ? synthetic_data(library, graph, s.loss, s.seed, s.synthetic_batches)
                                         : load_data_file(s.data_file, graph, s.loss);
   Optimizer<T> optimizer(s.optimizer, std::move(state.optimizer));

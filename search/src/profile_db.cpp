@@ -14,8 +14,32 @@ using nlohmann::json;
 using namespace pcg::json_read;
 
 namespace {
+
 constexpr const char* kProfileFormat = "loom-profile";
-constexpr int kProfileFormatVersion = 1;
+constexpr int kProfileFormatVersion = 2;
+
+// A version-1 entry: one measured figure.
+ProfileEntry read_entry_v1(const json& j, const std::string& at) {
+  reject_unknown_keys(j, at, {"key", "op", "device", "seconds"});
+  ProfileEntry e;
+  e.op = read_string(require(j, "op", at), member(at, "op"));
+  e.device = read_string(require(j, "device", at), member(at, "device"));
+  e.measured_seconds = read_number(require(j, "seconds", at), member(at, "seconds"), true);
+  return e;
+}
+
+ProfileEntry read_entry(const json& j, const std::string& at) {
+  reject_unknown_keys(j, at, {"key", "op", "device", "measured_seconds", "simulated_seconds", "samples"});
+  ProfileEntry e;
+  e.op = read_string(require(j, "op", at), member(at, "op"));
+  e.device = read_string(require(j, "device", at), member(at, "device"));
+  e.measured_seconds = read_number(require(j, "measured_seconds", at), member(at, "measured_seconds"), true);
+  if (j.contains("simulated_seconds")) e.simulated_seconds = read_number(j.at("simulated_seconds"), member(at, "simulated_seconds"), true);
+  e.samples = read_int(require(j, "samples", at), member(at, "samples"));
+  if (e.samples < 1) fail(member(at, "samples"), "expected a count of at least 1, got " + std::to_string(e.samples));
+  return e;
+}
+
 }  // namespace
 
 std::string ProfileKey::to_string() const {
@@ -30,24 +54,26 @@ std::string ProfileKey::to_string() const {
   return out + " on " + device;
 }
 
+std::optional<double> ProfileEntry::roofline_error() const {
+  if (!simulated_seconds) return std::nullopt;
+  return measured_seconds / *simulated_seconds - 1;
+}
+
 ProfileDatabase ProfileDatabase::load(const std::string& path) {
   ProfileDatabase db;
   std::ifstream in(path);
   if (!in) return db;
   try {
     const json j = json::parse(in);
-    check_format(j, kProfileFormat, kProfileFormatVersion, "Loom profile database");
+    const bool version_1 = j.is_object() && j.contains("version") && j.at("version") == 1;
+    check_format(j, kProfileFormat, version_1 ? 1 : kProfileFormatVersion, "Loom profile database");
     reject_unknown_keys(j, "", {"format", "version", "entries"});
     const json& entries = require_array(require(j, "entries", ""), "entries");
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const std::string at = indexed("entries", i);
       require_object(entries[i], at);
-      reject_unknown_keys(entries[i], at, {"key", "op", "device", "seconds"});
-      Entry e;
-      e.op = read_string(require(entries[i], "op", at), member(at, "op"));
-      e.device = read_string(require(entries[i], "device", at), member(at, "device"));
-      e.seconds = read_number(require(entries[i], "seconds", at), member(at, "seconds"), true);
-      db.entries_[read_string(require(entries[i], "key", at), member(at, "key"))] = e;
+      const std::string key = read_string(require(entries[i], "key", at), member(at, "key"));
+      db.entries_[key] = version_1 ? read_entry_v1(entries[i], at) : read_entry(entries[i], at);
     }
   } catch (const json::parse_error& e) {
     throw LoomError(path + ": not valid JSON: " + e.what());
@@ -59,20 +85,39 @@ ProfileDatabase ProfileDatabase::load(const std::string& path) {
 
 void ProfileDatabase::save(const std::string& path) const {
   json entries = json::array();
-  for (const auto& [key, e] : entries_) entries.push_back({{"key", key}, {"op", e.op}, {"device", e.device}, {"seconds", e.seconds}});
+  for (const auto& [key, e] : entries_) {
+    json entry = {{"key", key}, {"op", e.op}, {"device", e.device}, {"measured_seconds", e.measured_seconds}, {"samples", e.samples}};
+    if (e.simulated_seconds) entry["simulated_seconds"] = *e.simulated_seconds;
+    entries.push_back(std::move(entry));
+  }
   const json doc = {{"format", kProfileFormat}, {"version", kProfileFormatVersion}, {"entries", std::move(entries)}};
   pcg::write_file_atomically(path, doc.dump(2) + "\n");
 }
 
-std::optional<double> ProfileDatabase::seconds(const ProfileKey& key) const {
+const ProfileEntry* ProfileDatabase::find(const ProfileKey& key) const {
   auto it = entries_.find(key.to_string());
-  if (it == entries_.end()) return std::nullopt;
-  return it->second.seconds;
+  return it == entries_.end() ? nullptr : &it->second;
 }
 
-void ProfileDatabase::record(const ProfileKey& key, double seconds) {
-  if (!(seconds > 0)) throw LoomError("a measured time must be positive, got " + std::to_string(seconds) + " for " + key.to_string());
-  entries_[key.to_string()] = Entry{key.op, key.device, seconds};
+std::optional<double> ProfileDatabase::seconds(const ProfileKey& key) const {
+  const ProfileEntry* e = find(key);
+  if (e == nullptr) return std::nullopt;
+  return e->measured_seconds;
+}
+
+void ProfileDatabase::record(const ProfileKey& key, double measured_seconds, std::optional<double> simulated_seconds, std::int64_t samples) {
+  const std::string text = key.to_string();
+  if (!(measured_seconds > 0)) throw LoomError("a measured time must be positive, got " + std::to_string(measured_seconds) + " for " + text);
+  if (simulated_seconds && !(*simulated_seconds > 0))
+    throw LoomError("a simulated time must be positive, got " + std::to_string(*simulated_seconds) + " for " + text);
+  if (samples < 1) throw LoomError("a profile needs at least one sample, got " + std::to_string(samples) + " for " + text);
+  auto [it, added] = entries_.try_emplace(text, ProfileEntry{key.op, key.device, measured_seconds, simulated_seconds, samples});
+  if (added) return;
+  ProfileEntry& e = it->second;
+  const auto total = static_cast<double>(e.samples + samples);
+  e.measured_seconds = (e.measured_seconds * static_cast<double>(e.samples) + measured_seconds * static_cast<double>(samples)) / total;
+  e.samples += samples;
+  if (simulated_seconds) e.simulated_seconds = simulated_seconds;
 }
 
 }  // namespace loom::search

@@ -2,6 +2,7 @@
 // derived from the operator's comprehension, in double (1e-9) and float (1e-4).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -85,6 +86,15 @@ const std::vector<KernelCase>& cases() {
       {"squeeze_axis", {{"axis", 1}}, {{3, 1, 4}}, {}, {}},
       {"unsqueeze_axis", {{"axis", 1}}, {{3, 4}}, {}, {}},
       {"lstm_cell", {}, {{2, 3}, {2, 4}, {2, 4}, {3, 16}, {4, 16}, {16}}, {}, {}},
+      {"attention_scores", {}, {{2, 3, 4}, {2, 5, 4}}, {}, {}},
+      {"attention_scores", {}, {{3, 2}, {4, 2}}, {}, {}},
+      {"causal_mask", {}, {{2, 4, 4}}, {}, {}},
+      {"gather_rows", {}, {{2, 3}, {7, 4}}, {}, {{0, 8}}},
+      {"gather_rows", {}, {{5}, {6, 2, 3}}, {}, {{0, 6}}},
+      {"head_proj", {}, {{2, 3, 4}, {2, 4, 5}, {2, 5}}, {}, {}},
+      {"head_proj_nobias", {}, {{2, 2, 3, 4}, {3, 4, 2}}, {}, {}},
+      {"head_merge", {}, {{2, 3, 4, 5}, {3, 5, 6}, {6}}, {}, {}},
+      {"add_relative_bias", {}, {{2, 3, 4, 5}, {4, 5, 3}}, {}, {}},
   };
   return all;
 }
@@ -112,6 +122,15 @@ std::vector<const Tensor<T>*> pointers(const std::vector<Tensor<T>>& ts) {
   return out;
 }
 
+// Whether `a` holds the same infinities as `b` at the same places (relative_error skips them).
+template <class T>
+bool same_infinities(const Tensor<T>& a, const Tensor<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if ((std::isinf(a.data[i]) || std::isinf(b.data[i])) && static_cast<double>(a.data[i]) != b.data[i]) return false;
+  return true;
+}
+
 // Runs the native kernel and the interpreter fallback on the same values (rounded to T) and
 // returns the worst relative difference of outputs and of input gradients.
 template <class T>
@@ -131,7 +150,10 @@ double worst_difference(const KernelCase& c) {
   const auto out_d = reference.forward(call_d);
   EXPECT_EQ(out.size(), out_d.size());
   double worst = 0;
-  for (std::size_t i = 0; i < out.size() && i < out_d.size(); ++i) worst = std::max(worst, relative_error(out[i], out_d[i]));
+  for (std::size_t i = 0; i < out.size() && i < out_d.size(); ++i) {
+    worst = std::max(worst, relative_error(out[i], out_d[i]));
+    EXPECT_TRUE(same_infinities(out[i], out_d[i])) << "output " << i;
+  }
 
   std::mt19937_64 rng(11);
   std::vector<Tensor<T>> grads;

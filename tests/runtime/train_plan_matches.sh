@@ -1,7 +1,7 @@
 #!/bin/sh
-# Usage: train_plan_matches.sh LOOM MODEL-OPTIONS...
-# Optimizes the model for two devices (the plan must hold parallel operators), trains it with and without the plan (double, 3 steps) and
-# checks that the losses agree to 1e-9 relative.
+# Usage: [LOOM_LAUNCH="mpirun -np 2"] train_plan_matches.sh LOOM MODEL-OPTIONS...
+# Optimizes the model for two devices (the plan must hold parallel operators), trains it with and without the plan (double, 3 steps;
+# the plan's run started through $LOOM_LAUNCH when set, one process per device) and checks that the losses agree to 1e-9 relative.
 set -e
 loom=$1
 shift
@@ -10,7 +10,8 @@ trap 'rm -rf "$dir"' EXIT
 "$loom" optimize "$@" --machine p100 --gpus-per-node 2 --json -o "$dir/plan.json" > /dev/null
 losses() { sed -e 's/.*"losses":\[\([^]]*\)\].*/\1/' | tr ',' '\n'; }
 "$loom" train "$@" --steps 3 --dtype double --json | losses > "$dir/model"
-"$loom" train "$@" --plan "$dir/plan.json" --steps 3 --dtype double --json | losses > "$dir/plan"
+# shellcheck disable=SC2086 # LOOM_LAUNCH is a command line
+${LOOM_LAUNCH:-} "$loom" train "$@" --plan "$dir/plan.json" --steps 3 --dtype double --json | losses > "$dir/plan"
 grep -q '"op": *"partition"\|"op": *"replicate"' "$dir/plan.json" || { echo "the plan has no parallel operator"; exit 1; }
 paste "$dir/model" "$dir/plan"
 paste "$dir/model" "$dir/plan" | awk '

@@ -92,18 +92,20 @@ inline void expect_relatively_near(double got, double want, double tolerance, co
   EXPECT_LE(std::abs(got - want), tolerance * std::max(1.0, std::abs(want))) << what << ": got " << got << ", want " << want;
 }
 
-// Trains `model` whole in one process and `plan` over `transport` for `steps` steps from the same
-// seed; the losses and final weights agree to `tolerance` (relative).
+// Trains `model` whole in one process on the CPU and `plan` over `transport` with the kernels of
+// `backend` for `steps` steps from the same seed; the losses and final weights agree to
+// `tolerance` (relative).
 template <class T>
 void expect_training_matches(const SuiteModel& model, const pcg::Graph& plan, int devices, Transport& transport, double tolerance,
-                             std::int64_t steps = 20) {
+                             std::int64_t steps = 20, Backend backend = Backend::Cpu, const KernelRegistry* kernels = nullptr) {
   TrainSettings s;
   s.steps = steps;
   s.loss = model.loss;
   s.run_name = model.name;
   const TrainReport whole = train<T>(library(), model.graph, s);
   s.plan_devices = devices;
-  const TrainReport planned = train<T>(library(), plan, s, {}, &transport);
+  s.backend = backend;
+  const TrainReport planned = train<T>(library(), plan, s, {}, &transport, kernels);
   ASSERT_EQ(planned.losses.size(), whole.losses.size());
   for (std::size_t i = 0; i < whole.losses.size(); ++i)
     expect_relatively_near(planned.losses[i], whole.losses[i], tolerance, "loss of step " + std::to_string(i + 1));

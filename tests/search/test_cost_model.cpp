@@ -1,10 +1,5 @@
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-
-#include <unistd.h>
-
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/cost_model.hpp"
@@ -59,27 +54,6 @@ TEST(CostModel, AMeasuredProfileOverridesTheRoofline) {
   EXPECT_DOUBLE_EQ(est.seconds, 1.5e-3);
   // Another device kind does not use that figure.
   EXPECT_FALSE(CostModel(library(), load_machine("summit"), &db).compute(g, mm).measured);
-}
-
-TEST(ProfileDatabase, SavesLoadsAndRejectsDamage) {
-  const auto dir = std::filesystem::temp_directory_path() / ("loom_profile_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / "profile.json").string();
-  EXPECT_EQ(ProfileDatabase::load(path).size(), 0u);  // a missing file is an empty database
-  ProfileDatabase db;
-  const ProfileKey key{"relu", {}, {pcg::ParallelShape::unpartitioned({8, 8})}, "V100"};
-  db.record(key, 2e-5);
-  db.save(path);
-  EXPECT_EQ(ProfileDatabase::load(path).seconds(key), 2e-5);
-  EXPECT_THROW(db.record(key, -1), LoomError);
-  std::ofstream(path) << R"({"format": "loom-profile", "version": 1, "entries": [{"key": "k", "op": "relu", "device": "V100", "seconds": "fast"}]})";
-  try {
-    ProfileDatabase::load(path);
-    ADD_FAILURE() << "a damaged database loaded";
-  } catch (const LoomError& e) {
-    EXPECT_NE(std::string(e.what()).find("profile.json: entries[0].seconds: expected a number"), std::string::npos) << e.what();
-  }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

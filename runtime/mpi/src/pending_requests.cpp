@@ -11,14 +11,14 @@
 namespace loom::runtime {
 namespace {
 
-// The pause between two polls: yields at first, for peers that answer within microseconds, then
-// sleeps doubling up to 1 ms, so a rank that waits long leaves the core to the ranks it waits for
-// (runs may have more ranks than cores).
+// The pause between two polls: yields for the first 20 ms, for peers that answer within that (a
+// yield still hands the core to a peer when runs have more ranks than cores, and costs no sleep
+// granularity), then sleeps doubling from 20 us up to 0.5 ms, so a rank that waits long leaves the
+// core to the ranks it waits for.
 class PollBackoff {
  public:
   void pause() {
-    if (yields_ < max_yields) {
-      ++yields_;
+    if (std::chrono::steady_clock::now() - started_ < yield_for) {
       std::this_thread::yield();
       return;
     }
@@ -28,10 +28,10 @@ class PollBackoff {
   void restart() { *this = PollBackoff(); }
 
  private:
-  static constexpr int max_yields = 64;
-  static constexpr std::chrono::microseconds max_sleep{1000};
-  int yields_ = 0;
-  std::chrono::microseconds sleep_{8};
+  static constexpr std::chrono::milliseconds yield_for{20};
+  static constexpr std::chrono::microseconds max_sleep{500};
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::chrono::microseconds sleep_{20};
 };
 
 // Far enough for any run, near enough that adding it to steady_clock's now cannot overflow.

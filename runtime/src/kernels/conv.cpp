@@ -1,6 +1,8 @@
 // 2-D convolution (NCHW), plain, grouped and depthwise, as one grouped convolution: per sample
 // and group, the input window is unfolded (im2col) and multiplied by the group's filters with
-// Eigen's GEMM; the fused activation is applied to the result.
+// Eigen's GEMM; the fused activation is applied to the result. A weight piece split along its
+// kernel rows or columns holds rows [r0, r0 + kh) and columns [s0, s0 + kw) of the logical kernel:
+// its output is the partial sum over them, sized by the logical kernel.
 #include <cmath>
 
 #include "eigen_views.hpp"
@@ -19,6 +21,7 @@ struct ConvGeometry {
   std::int64_t filters, group_channels, kh, kw;  // weight [filters, group_channels, kh, kw]
   std::int64_t groups, stride_h, stride_w, pad_h, pad_w;
   std::int64_t out_h, out_w;
+  std::int64_t r0 = 0, s0 = 0;  // the piece's first kernel row and column
 
   std::int64_t patch() const { return group_channels * kh * kw; }
   std::int64_t group_filters() const { return filters / groups; }
@@ -33,8 +36,10 @@ ConvGeometry geometry(const OpCall<T>& c, bool depthwise) {
   ConvGeometry g{x[0], x[1], x[2], x[3], w[0], w[1], w[2], w[3], 1, c.attr("stride_h"), c.attr("stride_w"), c.attr("pad_h"),
                  c.attr("pad_w"), 0, 0};
   g.groups = depthwise ? x[1] : c.attrs.count("groups") ? c.attr("groups") : 1;
-  g.out_h = (g.height + 2 * g.pad_h - g.kh) / g.stride_h + 1;
-  g.out_w = (g.width + 2 * g.pad_w - g.kw) / g.stride_w + 1;
+  g.out_h = (g.height + 2 * g.pad_h - c.logical_size(1, 2)) / g.stride_h + 1;
+  g.out_w = (g.width + 2 * g.pad_w - c.logical_size(1, 3)) / g.stride_w + 1;
+  g.r0 = c.offset(1, 2);
+  g.s0 = c.offset(1, 3);
   return g;
 }
 
@@ -48,10 +53,10 @@ void for_each_window_element(const ConvGeometry& g, std::int64_t b, std::int64_t
       for (std::int64_t s = 0; s < g.kw; ++s) {
         const std::int64_t row = (q * g.kh + r) * g.kw + s;
         for (std::int64_t i = 0; i < g.out_h; ++i) {
-          const std::int64_t y = i * g.stride_h + r - g.pad_h;
+          const std::int64_t y = i * g.stride_h + g.r0 + r - g.pad_h;
           if (y < 0 || y >= g.height) continue;
           for (std::int64_t j = 0; j < g.out_w; ++j) {
-            const std::int64_t xw = j * g.stride_w + s - g.pad_w;
+            const std::int64_t xw = j * g.stride_w + g.s0 + s - g.pad_w;
             if (xw < 0 || xw >= g.width) continue;
             visit(row, i * g.out_w + j, (channel_base + y) * g.width + xw);
           }

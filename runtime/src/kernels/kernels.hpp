@@ -12,6 +12,7 @@ void add_pooling_kernels(KernelRegistry& r);        // max, average and global a
 void add_embedding_kernels(KernelRegistry& r);      // embedding, embedding_bag
 void add_layout_kernels(KernelRegistry& r);         // concat, split, reshapes, axis swaps
 void add_lstm_kernels(KernelRegistry& r);           // lstm_cell
+void add_attention_kernels(KernelRegistry& r);      // scores, causal mask, head projections, row lookup
 
 // A kernel family registers itself for float and double through one template.
 template <class T>

@@ -10,8 +10,11 @@
 namespace loom::runtime {
 
 // A kernel for `op` with `attrs` on input pieces of the given shapes (compiled once), pieces of
-// logical values of `logical_input_dims` (empty: the pieces are whole values). Throws LoomError
-// when the library rejects the instance.
+// logical values of `logical_input_dims` (empty: taken from each call's `logical_dims`). When the
+// op's body reads a dimension's size or an index's value, a call on split pieces computes its
+// output pieces (`output_regions`) of the logical op from the inputs at their logical positions
+// (`regions`); a summed index split in the pieces gives partial sums. Throws LoomError when the
+// library rejects the instance.
 template <class T>
 Kernel<T> interpreter_kernel(const spec::Library& library, const std::string& op, const pcg::AttrMap& attrs,
                              const std::vector<std::vector<std::int64_t>>& input_dims,

@@ -30,7 +30,7 @@ struct TrainSettings {
   std::int64_t checkpoint_every = 0;
   std::string resume;                  // a checkpoint to continue from
   std::string run_name;                // recorded in checkpoints; a resume must name the same run
-  std::int64_t plan_devices = 0;       // devices of the plan the graph comes from (0: no plan)
+  std::int64_t plan_devices = 0;       // devices of the plan the graph comes from (0: those its views use)
   Backend backend = Backend::Cpu;      // where kernels run; ops without a kernel there run on the CPU
 };
 

@@ -1,6 +1,9 @@
 #pragma once
 // Measured operator times, keyed by operator, attributes, per-task input shapes and device kind.
-// The runtime fills it; the cost model prefers a measured figure to its roofline estimate.
+// The runtime fills it; the cost model prefers a measured figure to its roofline estimate. Each
+// entry also keeps the roofline figure for the same task, so a database tells how far the
+// simulator's estimates are from what the kernels take.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,25 +24,41 @@ struct ProfileKey {
   std::string to_string() const;
 };
 
+struct ProfileEntry {
+  std::string op, device;
+  double measured_seconds = 0;              // mean over the samples
+  std::optional<double> simulated_seconds;  // the roofline for the same task; absent in version-1 files
+  std::int64_t samples = 1;                 // task runs the mean is over
+
+  // measured / simulated - 1: how far the roofline is below (negative) or above the measurement.
+  std::optional<double> roofline_error() const;
+};
+
 class ProfileDatabase {
  public:
-  // File form: {"format": "loom-profile", "version": 1, "entries": [{"key", "op", "device",
-  // "seconds"}, ...]}. A missing file is an empty database; a malformed one throws LoomError naming
-  // the file and the JSON path.
+  // File form (version 2): {"format": "loom-profile", "version": 2, "entries": [{"key", "op",
+  // "device", "measured_seconds", "simulated_seconds"?, "samples"}, ...]}. Version 1 files, whose
+  // entries hold "seconds" instead of the last three, are read as one sample without a simulated
+  // figure. A missing file is an empty database; a malformed one throws LoomError naming the file
+  // and the JSON path.
   static ProfileDatabase load(const std::string& path);
-  // Writes to a temporary file first, so an interrupted write loses nothing already there.
+  // Writes version 2 to a temporary file first, so an interrupted write loses nothing already there.
   void save(const std::string& path) const;
 
+  // The measured time of one task.
   std::optional<double> seconds(const ProfileKey& key) const;
-  void record(const ProfileKey& key, double seconds);
+  const ProfileEntry* find(const ProfileKey& key) const;
+  // Adds `samples` task runs averaging `measured_seconds`: a key already present keeps the mean
+  // over all its samples, and the newest simulated figure given. Throws LoomError on a time that
+  // is not positive or a sample count below one.
+  void record(const ProfileKey& key, double measured_seconds, std::optional<double> simulated_seconds = std::nullopt,
+              std::int64_t samples = 1);
   std::size_t size() const { return entries_.size(); }
+  // By key text.
+  const std::map<std::string, ProfileEntry>& entries() const { return entries_; }
 
  private:
-  struct Entry {
-    std::string op, device;
-    double seconds = 0;
-  };
-  std::map<std::string, Entry> entries_;
+  std::map<std::string, ProfileEntry> entries_;
 };
 
 }  // namespace loom::search

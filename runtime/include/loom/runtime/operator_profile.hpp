@@ -1,0 +1,34 @@
+#pragma once
+// From the time a run spent in each operator's kernels to the profile database the cost model
+// reads: per operator node this process ran, the key the cost model looks its tasks up by, the
+// measured forward time of one task and the roofline the simulator would use without a profile.
+#include <string>
+#include <vector>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/pcg/graph.hpp"
+#include "loom/runtime/sharded_executor.hpp"
+#include "loom/search/machine.hpp"
+#include "loom/search/profile_db.hpp"
+
+namespace loom::runtime {
+
+struct OperatorProfile {
+  int node = 0;
+  std::string op;
+  search::ProfileKey key;
+  double measured_seconds = 0;   // forward, one task: the mean over the task runs measured
+  double simulated_seconds = 0;  // forward, one task: the cost model's roofline on the machine
+  std::int64_t tasks = 0;        // forward task runs the measurement is over
+};
+
+// `times` is indexed by node id of `graph` (ShardedExecutor::operator_times(), or a
+// TrainReport's). Nodes that ran no forward task here (parallelization operators, graph inputs,
+// tasks of other processes) are left out. Throws LoomError when `times` does not match the graph.
+std::vector<OperatorProfile> operator_profiles(const spec::Library& library, const pcg::Graph& graph, const search::Machine& machine,
+                                               const std::vector<OperatorTime>& times);
+
+// Adds each profile to the database, weighted by its task runs.
+void record_profiles(const std::vector<OperatorProfile>& profiles, search::ProfileDatabase& database);
+
+}  // namespace loom::runtime

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Loom's main job, end to end on its default: check the bundled specs, generate candidate rules
+# and prove them with Z3, optimize a model for a simulated cluster with the proved rules, then
+# train the plan a few steps on CPU ranks under mpirun and compare with the single-process run.
+#
+#   scripts/pipeline.sh [BUILD_DIR] [OUT_DIR]
+#
+# Environment: LOOM_PIPELINE_MODEL (default mlp_fig1), LOOM_PIPELINE_DEVICES (default 4),
+# LOOM_PIPELINE_STEPS (default 5). Every artifact stays in OUT_DIR (default pipeline-out/).
+set -euo pipefail
+
+build=${1:-build}
+out=${2:-pipeline-out}
+model=${LOOM_PIPELINE_MODEL:-mlp_fig1}
+devices=${LOOM_PIPELINE_DEVICES:-4}
+steps=${LOOM_PIPELINE_STEPS:-5}
+loom="$build/cli/loom"
+[ -x "$loom" ] || { echo "pipeline: $loom not found: build first (cmake -S . -B $build && cmake --build $build)" >&2; exit 1; }
+mpirun=$(command -v mpirun || command -v mpiexec || true)
+[ -n "$mpirun" ] || { echo "pipeline: mpirun not found: install openmpi-bin (scripts/setup.sh)" >&2; exit 1; }
+mkdir -p "$out"
+# OpenMPI refuses root unless told; containers and CI run as root.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+stage() { printf '\n== %s\n' "$*"; }
+
+stage "1/5 check the bundled specs (parse, types, axioms on random instances)"
+"$loom" check
+
+stage "2/5 generate candidate substitutions (matmul, relu, ewadd with partition/combine/replicate/reduce, up to 2 ops)"
+"$loom" generate --ops matmul,relu,ewadd --max-ops 2 -o "$out/generated.json"
+
+stage "3/5 prove them with Z3"
+# Exit 2 means some rules stayed unproved; only proved rules are used below.
+status=0
+"$loom" verify "$out/generated.json" -o "$out/verified.json" --no-cache || status=$?
+[ "$status" -le 2 ] || exit "$status"
+
+stage "4/5 optimize $model for $devices simulated GPUs with the proved rules and Unity's rules"
+"$loom" optimize --model "$model" --machine summit --gpus-per-node "$devices" \
+  --rules "$out/verified.json" specs/rules/unity.loom -o "$out/plan.json"
+
+stage "5/5 train the plan $steps steps on $devices CPU ranks (mpirun -np $devices), and the model in one process"
+"$mpirun" --oversubscribe -np "$devices" "$loom" train --plan "$out/plan.json" --steps "$steps" --dtype double --json \
+  | tail -n 1 > "$out/train_plan.json"
+"$loom" train --model "$model" --steps "$steps" --dtype double --json | tail -n 1 > "$out/train_model.json"
+python3 - "$out/train_plan.json" "$out/train_model.json" <<'EOF'
+import json, sys
+plan, model = (json.load(open(p)) for p in sys.argv[1:3])
+worst = max(abs(a - b) / max(1.0, abs(b)) for a, b in zip(plan["losses"], model["losses"]))
+print(f"losses on {plan['processes']} ranks: " + ", ".join(f"{l:.6f}" for l in plan["losses"]))
+print(f"largest relative difference from the single-process run: {worst:.2e}")
+sys.exit(0 if worst < 1e-9 and len(plan["losses"]) == len(model["losses"]) else 1)
+EOF
+printf '\nartifacts in %s/: generated.json, verified.json, plan.json, train_plan.json, train_model.json\n' "$out"

@@ -1,0 +1,156 @@
+// Kernel times of a run become profile entries under the keys the cost model looks up.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/runtime/operator_profile.hpp"
+#include "loom/search/task_graph.hpp"
+#include "sharded_check.hpp"
+
+namespace loom::runtime {
+namespace {
+
+using namespace sharded_test;
+
+constexpr int kDevices = 2;
+
+const search::Machine& host() {
+  static const search::Machine m = search::load_machine("cpu_host").with_devices_per_node(kDevices);
+  return m;
+}
+
+// The figure-1 MLP, data parallel over two devices.
+const pcg::Graph& plan() {
+  static const pcg::Graph p = [] {
+    const pcg::Graph g = small_mlp();
+    return search::materialize(g, search::data_parallel(library(), g, host()), library());
+  }();
+  return p;
+}
+
+std::vector<pcg::ParallelShape> input_shapes(const pcg::Graph& g, const pcg::Node& n) {
+  std::vector<pcg::ParallelShape> out;
+  for (pcg::PortRef in : n.inputs) out.push_back(g.shape_of(in));
+  return out;
+}
+
+// max(FLOPs / peak, bytes / bandwidth) + overhead, from the spec's task cost.
+double roofline(const pcg::Graph& g, const pcg::Node& n) {
+  const pcg::TaskCost c = library().task_cost(n.op, n.attrs, input_shapes(g, n));
+  const search::DeviceSpec& d = host().device;
+  return std::max(c.flops / d.peak_flops, (c.bytes_read + c.bytes_written) / d.memory_bandwidth) + d.kernel_overhead;
+}
+
+// A made-up forward time per task for every operator node: (id + 1) ms over two runs of each task.
+std::vector<OperatorTime> made_up_times(const pcg::Graph& g) {
+  std::vector<OperatorTime> times(g.size());
+  for (const pcg::Node& n : g.nodes()) {
+    if (!search::is_compute_node(library(), n)) continue;
+    auto& t = times[static_cast<std::size_t>(n.id)];
+    t.forward_tasks = 2 * n.tasks();
+    t.forward_seconds = static_cast<double>(t.forward_tasks) * (n.id + 1) * 1e-3;
+  }
+  return times;
+}
+
+TEST(OperatorProfile, CoversEveryOperatorTheProcessRan) {
+  LocalTransport local;
+  ShardedExecutor<double> executor(library(), plan(), builtin_kernels(), local, weights_of(small_mlp()), kDevices);
+  const NamedTensors<double> feeds = models::random_values(small_mlp(), 3);
+  executor.forward(feeds);
+  executor.forward(feeds);
+  const std::vector<OperatorProfile> profiles = operator_profiles(library(), plan(), host(), executor.operator_times());
+
+  std::vector<int> compute_nodes;
+  for (const pcg::Node& n : plan().nodes())
+    if (search::is_compute_node(library(), n)) compute_nodes.push_back(n.id);
+  ASSERT_EQ(profiles.size(), compute_nodes.size());
+  for (std::size_t i = 0; i < profiles.size(); ++i) {
+    const OperatorProfile& p = profiles[i];
+    const pcg::Node& n = plan().node(p.node);
+    SCOPED_TRACE(n.describe());
+    EXPECT_EQ(p.node, compute_nodes[i]);
+    EXPECT_EQ(p.op, n.op);
+    EXPECT_EQ(p.key.to_string(), (search::ProfileKey{n.op, n.attrs, input_shapes(plan(), n), "cpu"}.to_string()));
+    EXPECT_EQ(p.tasks, 2 * n.tasks());  // one process runs both devices' tasks, twice
+    const OperatorTime& t = executor.operator_times()[static_cast<std::size_t>(p.node)];
+    EXPECT_DOUBLE_EQ(p.measured_seconds, t.forward_seconds / static_cast<double>(t.forward_tasks));
+    EXPECT_DOUBLE_EQ(p.simulated_seconds, roofline(plan(), n));
+  }
+}
+
+TEST(OperatorProfile, ARecordedDatabaseReplacesTheRooflineInThePlansCost) {
+  search::ProfileDatabase db;
+  record_profiles(operator_profiles(library(), plan(), host(), made_up_times(plan())), db);
+  const search::CostModel measured(library(), host(), &db);
+  const search::CostModel estimated(library(), host());
+  std::size_t compute_nodes = 0;
+  for (const pcg::Node& n : plan().nodes()) {
+    if (!search::is_compute_node(library(), n)) continue;
+    ++compute_nodes;
+    SCOPED_TRACE(n.describe());
+    const search::TaskEstimate est = measured.compute(plan(), n);
+    EXPECT_TRUE(est.measured);
+    EXPECT_DOUBLE_EQ(est.seconds, (n.id + 1) * 1e-3);
+    EXPECT_FALSE(estimated.compute(plan(), n).measured);
+    const search::ProfileEntry* e = db.find(search::ProfileKey{n.op, n.attrs, input_shapes(plan(), n), host().device.kind});
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->samples, 2 * n.tasks());
+    ASSERT_TRUE(e->simulated_seconds);
+    EXPECT_DOUBLE_EQ(*e->simulated_seconds, roofline(plan(), n));
+  }
+  EXPECT_EQ(db.size(), compute_nodes);  // the data-parallel MLP's operators have distinct keys
+
+  // Every compute task of the simulated iteration takes the measured figure, backward twice it.
+  const search::TaskGraph tasks = search::build_task_graph(plan(), measured);
+  std::size_t checked = 0;
+  for (const search::SimTask& t : tasks.tasks) {
+    if (t.kind != search::TaskKind::Compute || !search::is_compute_node(library(), plan().node(t.node))) continue;
+    EXPECT_DOUBLE_EQ(t.seconds, (t.backward ? 2 : 1) * (t.node + 1) * 1e-3) << t.label;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0u);
+}
+
+TEST(OperatorProfile, RecordingAgainAveragesOverTaskRuns) {
+  search::ProfileDatabase db;
+  std::vector<OperatorTime> times = made_up_times(plan());
+  record_profiles(operator_profiles(library(), plan(), host(), times), db);
+  for (OperatorTime& t : times) t.forward_seconds *= 3;
+  record_profiles(operator_profiles(library(), plan(), host(), times), db);
+  for (const pcg::Node& n : plan().nodes()) {
+    if (!search::is_compute_node(library(), n)) continue;
+    EXPECT_DOUBLE_EQ(*db.seconds(search::ProfileKey{n.op, n.attrs, input_shapes(plan(), n), "cpu"}), 2 * (n.id + 1) * 1e-3) << n.describe();
+  }
+}
+
+TEST(OperatorProfile, LeavesOutNodesThatRanNothingHere) {
+  std::vector<OperatorTime> times(plan().size());
+  int only = -1;
+  for (const pcg::Node& n : plan().nodes())
+    if (only < 0 && search::is_compute_node(library(), n)) only = n.id;
+  ASSERT_GE(only, 0);
+  times[static_cast<std::size_t>(only)] = OperatorTime{4e-3, 0, 2, 0};
+  // A parallelization operator's time is no kernel's: it is left out too.
+  for (const pcg::Node& n : plan().nodes())
+    if (!n.is_graph_input() && !search::is_compute_node(library(), n)) times[static_cast<std::size_t>(n.id)] = OperatorTime{1e-3, 0, 1, 0};
+  const std::vector<OperatorProfile> profiles = operator_profiles(library(), plan(), host(), times);
+  ASSERT_EQ(profiles.size(), 1u);
+  EXPECT_EQ(profiles[0].node, only);
+  EXPECT_DOUBLE_EQ(profiles[0].measured_seconds, 2e-3);
+}
+
+TEST(OperatorProfile, RejectsTimesOfAnotherGraph) {
+  try {
+    operator_profiles(library(), plan(), host(), std::vector<OperatorTime>(plan().size() + 1));
+    ADD_FAILURE() << "times of another graph were accepted";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(plan().size() + 1) + " operator times for a graph of " + std::to_string(plan().size()) + " nodes"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace loom::runtime

@@ -1,0 +1,49 @@
+// The training correctness suite on the CUDA backend: each model trained through each plan with
+// the CUDA kernels (in one process, every device's tasks here) follows the CPU's single-process run.
+#include "loom/runtime/cuda/cuda_kernels.hpp"
+#include "training_check.hpp"
+
+namespace loom::runtime {
+namespace {
+
+using namespace sharded_test;
+
+const KernelRegistry& cuda_registry() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r = builtin_kernels();
+    add_cuda_kernels(r);
+    return r;
+  }();
+  return registry;
+}
+
+class CudaTraining : public ::testing::TestWithParam<PlanKind> {};
+
+TEST_P(CudaTraining, FollowsTheCpuRunInDouble) {
+  if (const auto reason = cuda_unavailable_reason()) GTEST_SKIP() << *reason;
+  LocalTransport local;
+  for (const SuiteModel& model : suite_models()) {
+    SCOPED_TRACE(model.name + ", " + plan_name(GetParam()));
+    expect_training_matches<double>(model, plan_graph(GetParam(), model.graph, 4), 4, local, 1e-9, 20, Backend::Cuda, &cuda_registry());
+  }
+}
+
+TEST_P(CudaTraining, FollowsTheCpuRunInFloat) {
+  if (const auto reason = cuda_unavailable_reason()) GTEST_SKIP() << *reason;
+  LocalTransport local;
+  for (const SuiteModel& model : suite_models()) {
+    SCOPED_TRACE(model.name + ", " + plan_name(GetParam()));
+    expect_training_matches<float>(model, plan_graph(GetParam(), model.graph, 4), 4, local, 1e-4, 20, Backend::Cuda, &cuda_registry());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Plans, CudaTraining,
+                         ::testing::Values(PlanKind::DataParallel, PlanKind::Megatron, PlanKind::Reduction, PlanKind::Optimized),
+                         [](const auto& info) {
+                           std::string name = plan_name(info.param);
+                           std::erase(name, ' ');
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace loom::runtime
