@@ -326,7 +326,15 @@ NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& outpu
     if (runs_[static_cast<std::size_t>(n.id)].parallel) move_backward(n, grads, input_grads);
     else operator_backward(n, grads, input_grads);
   }
-  for (auto& [name, g] : input_grads) transport_.sum(g.data);
+  // One sum for every gradient: a collective per weight would pay its latency once per weight.
+  std::vector<T> all;
+  for (const auto& [name, g] : input_grads) all.insert(all.end(), g.data.begin(), g.data.end());
+  transport_.sum(all);
+  auto next = all.begin();
+  for (auto& [name, g] : input_grads) {
+    std::copy(next, next + static_cast<std::ptrdiff_t>(g.data.size()), g.data.begin());
+    next += static_cast<std::ptrdiff_t>(g.data.size());
+  }
   return input_grads;
 }
 
