@@ -17,13 +17,7 @@ TEST_P(ShardedTraining, FollowsTheSingleProcessRunInDouble) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Plans, ShardedTraining,
-                         ::testing::Values(PlanKind::DataParallel, PlanKind::Megatron, PlanKind::Reduction, PlanKind::Optimized),
-                         [](const auto& info) {
-                           std::string name = plan_name(info.param);
-                           std::erase(name, ' ');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Plans, ShardedTraining, all_plan_kinds, plan_test_name);
 
 TEST(ShardedTraining, FloatFollowsTheSingleProcessRun) {
   LocalTransport local;

@@ -48,6 +48,16 @@ inline std::string plan_name(PlanKind kind) {
   return "";
 }
 
+// A parameterized test's name for its plan kind, e.g. "dataparallel".
+inline std::string plan_test_name(const ::testing::TestParamInfo<PlanKind>& info) {
+  std::string name = plan_name(info.param);
+  std::erase(name, ' ');
+  return name;
+}
+
+inline const auto all_plan_kinds =
+    ::testing::Values(PlanKind::DataParallel, PlanKind::Megatron, PlanKind::Reduction, PlanKind::Optimized);
+
 inline search::Machine machine_of(int devices) { return search::load_machine("summit").with_devices_per_node(devices); }
 
 // Every operator that can be split along a summed dimension takes the largest such split up to

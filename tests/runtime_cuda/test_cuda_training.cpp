@@ -37,13 +37,7 @@ TEST_P(CudaTraining, FollowsTheCpuRunInFloat) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Plans, CudaTraining,
-                         ::testing::Values(PlanKind::DataParallel, PlanKind::Megatron, PlanKind::Reduction, PlanKind::Optimized),
-                         [](const auto& info) {
-                           std::string name = plan_name(info.param);
-                           std::erase(name, ' ');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Plans, CudaTraining, all_plan_kinds, plan_test_name);
 
 }  // namespace
 }  // namespace loom::runtime

@@ -2,46 +2,39 @@
 // sharded run's outputs and gradients equal the model run whole.
 #include "../runtime/sharded_check.hpp"
 
-#include "loom/runtime/mpi_transport.hpp"
+#include "mpi_world.hpp"
 
 namespace loom::runtime {
 namespace {
 
 using namespace sharded_test;
 
-MpiTransport* world = nullptr;
+using mpi_test::world;
 
 TEST(MpiExecution, RunsAcrossProcesses) {
-  ASSERT_GE(world->size(), 2) << "start it with mpirun -np 2 or more";
-  EXPECT_LT(world->rank(), world->size());
+  ASSERT_GE(world().size(), 2) << "start it with mpirun -np 2 or more";
+  EXPECT_LT(world().rank(), world().size());
 }
 
 TEST(MpiExecution, DataParallelPlan) {
   const pcg::Graph g = small_mlp();
-  const search::Machine m = search::load_machine("summit").with_devices_per_node(world->size());
-  expect_same_as_logical(g, search::data_parallel(library(), g, m), world->size(), *world);
+  const search::Machine m = search::load_machine("summit").with_devices_per_node(world().size());
+  expect_same_as_logical(g, search::data_parallel(library(), g, m), world().size(), world());
 }
 
 TEST(MpiExecution, RandomSplitsOfTheFigureOneMlp) {
   const pcg::Graph g = small_mlp();
   for (std::uint64_t seed = 1; seed <= 8; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    expect_same_as_logical(g, random_placements(g, world->size(), seed), world->size(), *world);
+    expect_same_as_logical(g, random_placements(g, world().size(), seed), world().size(), world());
   }
 }
 
 TEST(MpiExecution, MegatronPlanOfATransformerLayer) {
   const pcg::Graph g = small_transformer();
-  const search::Machine m = search::load_machine("summit").with_devices_per_node(world->size());
-  expect_same_as_logical(g, search::expert_strategy(library(), g, m), world->size(), *world);
+  const search::Machine m = search::load_machine("summit").with_devices_per_node(world().size());
+  expect_same_as_logical(g, search::expert_strategy(library(), g, m), world().size(), world());
 }
 
 }  // namespace
 }  // namespace loom::runtime
-
-int main(int argc, char** argv) {
-  loom::runtime::MpiTransport transport(&argc, &argv);
-  loom::runtime::world = &transport;
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "loom/pcg/diagnostic.hpp"
-#include "loom/runtime/mpi_transport.hpp"
+#include "mpi_world.hpp"
 
 namespace loom::runtime {
 namespace {
 
-MpiTransport* world = nullptr;
+using mpi_test::world;
 
 // The message of the LoomError `f` throws; fails the test when it throws none.
 template <class F>
@@ -36,83 +36,76 @@ TEST(RankTimeout, ReadsSecondsFromTheEnvironmentValue) {
 }
 
 TEST(MpiTransport, ExchangesAroundARing) {
-  const int next = (world->rank() + 1) % world->size();
-  const int previous = (world->rank() + world->size() - 1) % world->size();
+  const int next = (world().rank() + 1) % world().size();
+  const int previous = (world().rank() + world().size() - 1) % world().size();
   std::vector<double> from_previous(2);
-  std::vector<Outgoing<double>> sends{{next, {1.0 * world->rank(), 10.0 * world->rank()}}};
+  std::vector<Outgoing<double>> sends{{next, {1.0 * world().rank(), 10.0 * world().rank()}}};
   std::vector<Incoming<double>> receives{{previous, &from_previous}};
-  world->exchange(sends, receives);
+  world().exchange(sends, receives);
   EXPECT_EQ(from_previous, (std::vector<double>{1.0 * previous, 10.0 * previous}));
 }
 
 TEST(MpiTransport, SumsOverAllRanks) {
-  const int n = world->size();
-  std::vector<float> values{static_cast<float>(world->rank() + 1), 0.5f};
-  world->sum(values);
+  const int n = world().size();
+  std::vector<float> values{static_cast<float>(world().rank() + 1), 0.5f};
+  world().sum(values);
   EXPECT_EQ(values, (std::vector<float>{static_cast<float>(n * (n + 1) / 2), 0.5f * static_cast<float>(n)}));
 }
 
 TEST(MpiTransport, SumsOverPairsThenOverAllFour) {
-  if (world->size() != 4) GTEST_SKIP() << "needs exactly 4 ranks (mpiexec -np 4); this run has " << world->size();
-  const int r = world->rank();
+  if (world().size() != 4) GTEST_SKIP() << "needs exactly 4 ranks (mpiexec -np 4); this run has " << world().size();
+  const int r = world().rank();
   const std::vector<int> pair = r < 2 ? std::vector<int>{0, 1} : std::vector<int>{2, 3};
   // Twice, so the second round sums over the communicators made in the first.
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     std::vector<float> pair_values{static_cast<float>(r + 1), 100.0f * static_cast<float>(r + 1)};
-    world->sum(pair_values, pair);
+    world().sum(pair_values, pair);
     EXPECT_EQ(pair_values, r < 2 ? (std::vector<float>{3.0f, 300.0f}) : (std::vector<float>{7.0f, 700.0f}));
 
     std::vector<double> all_values{static_cast<double>(r + 1), 0.25 * (r + 1)};
-    world->sum(all_values, {0, 1, 2, 3});
+    world().sum(all_values, {0, 1, 2, 3});
     EXPECT_EQ(all_values, (std::vector<double>{10.0, 2.5}));
 
     std::vector<double> pair_doubles{0.5 * r};
-    world->sum(pair_doubles, pair);
+    world().sum(pair_doubles, pair);
     EXPECT_EQ(pair_doubles[0], r < 2 ? 0.5 : 2.5);
   }
 }
 
 TEST(MpiTransport, ShortReceiveIsALoomError) {
   // Rank 0 sends four values where rank 1 expects two: MPI reports the truncation on rank 1.
-  if (world->rank() == 0) {
+  if (world().rank() == 0) {
     std::vector<Outgoing<float>> sends{{1, {1.0f, 2.0f, 3.0f, 4.0f}}};
     std::vector<Incoming<float>> none;
-    world->exchange(sends, none);
-  } else if (world->rank() == 1) {
+    world().exchange(sends, none);
+  } else if (world().rank() == 1) {
     std::vector<float> too_short(2);
     std::vector<Outgoing<float>> none;
     std::vector<Incoming<float>> receives{{0, &too_short}};
-    const std::string message = loom_error_of([&] { world->exchange(none, receives); });
+    const std::string message = loom_error_of([&] { world().exchange(none, receives); });
     EXPECT_NE(message.find("MpiTransport::exchange: MPI_Testsome failed"), std::string::npos) << message;
     EXPECT_NE(message.find("truncated"), std::string::npos) << message;
   }
 }
 
 TEST(MpiTransport, BadRanksAreLoomErrors) {
-  const int n = world->size();
+  const int n = world().size();
   std::vector<Outgoing<float>> to_nobody{{n, {1.0f}}};
   std::vector<Incoming<float>> none;
-  EXPECT_NE(loom_error_of([&] { world->exchange(to_nobody, none); })
+  EXPECT_NE(loom_error_of([&] { world().exchange(to_nobody, none); })
                 .find("MpiTransport::exchange: a message to rank " + std::to_string(n) + ", but the run has ranks 0 to " + std::to_string(n - 1)),
             std::string::npos);
 
   std::vector<double> values{1.0};
-  const int other = (world->rank() + 1) % n;
-  EXPECT_NE(loom_error_of([&] { world->sum(values, {other}); }).find("this process, rank " + std::to_string(world->rank()) + ", is not in it"),
+  const int other = (world().rank() + 1) % n;
+  EXPECT_NE(loom_error_of([&] { world().sum(values, {other}); }).find("this process, rank " + std::to_string(world().rank()) + ", is not in it"),
             std::string::npos);
-  EXPECT_NE(loom_error_of([&] { world->sum(values, {1, 0}); }).find("ranks must be distinct and ascending"), std::string::npos);
-  EXPECT_NE(loom_error_of([&] { world->sum(values, {0, n}); }).find("the run has ranks 0 to"), std::string::npos);
-  EXPECT_NE(loom_error_of([&] { world->sum(values, {}); }).find("the group is empty"), std::string::npos);
+  EXPECT_NE(loom_error_of([&] { world().sum(values, {1, 0}); }).find("ranks must be distinct and ascending"), std::string::npos);
+  EXPECT_NE(loom_error_of([&] { world().sum(values, {0, n}); }).find("the run has ranks 0 to"), std::string::npos);
+  EXPECT_NE(loom_error_of([&] { world().sum(values, {}); }).find("the group is empty"), std::string::npos);
   EXPECT_EQ(values, std::vector<double>{1.0});
 }
 
 }  // namespace
 }  // namespace loom::runtime
-
-int main(int argc, char** argv) {
-  loom::runtime::MpiTransport transport(&argc, &argv);
-  loom::runtime::world = &transport;
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

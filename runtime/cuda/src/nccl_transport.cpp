@@ -9,6 +9,7 @@
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/cuda/device_buffer.hpp"
+#include "loom/runtime/mpi_error.hpp"
 
 namespace loom::runtime {
 namespace {
@@ -20,13 +21,6 @@ void check_nccl(ncclResult_t status, const char* call) {
   throw cuda::CudaError(std::string(call) + " failed: " + ncclGetErrorString(status));
 }
 
-void check_mpi(int code, const char* call) {
-  if (code == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  throw LoomError(std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
-}
 
 template <class T>
 constexpr ncclDataType_t nccl_type() {

@@ -7,12 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "loom/runtime/mpi_error.hpp"
 #include "loom/runtime/rank_timeout.hpp"
 
 namespace loom::runtime {
-
-// A LoomError "<call> failed: <MPI's text>" for any code but MPI_SUCCESS.
-void check_mpi(int code, const char* call);
 
 class PendingRequests {
  public:
