@@ -5,13 +5,15 @@
 #
 #   scripts/pipeline.sh [BUILD_DIR] [OUT_DIR]
 #
-# Environment: LOOM_PIPELINE_MODEL (default mlp_fig1), LOOM_PIPELINE_DEVICES (default 4),
-# LOOM_PIPELINE_STEPS (default 5). Every artifact stays in OUT_DIR (default pipeline-out/).
+# Environment: LOOM_PIPELINE_MODEL (default mlp_fig1), LOOM_PIPELINE_SIZES (its size options,
+# default "--batch 256 -p hidden=1024", at which the search splits it), LOOM_PIPELINE_DEVICES
+# (default 4), LOOM_PIPELINE_STEPS (default 5). Every artifact stays in OUT_DIR (default pipeline-out/).
 set -euo pipefail
 
 build=${1:-build}
 out=${2:-pipeline-out}
 model=${LOOM_PIPELINE_MODEL:-mlp_fig1}
+read -r -a sizes <<< "${LOOM_PIPELINE_SIZES---batch 256 -p hidden=1024}"
 devices=${LOOM_PIPELINE_DEVICES:-4}
 steps=${LOOM_PIPELINE_STEPS:-5}
 loom="$build/cli/loom"
@@ -36,14 +38,13 @@ status=0
 "$loom" verify "$out/generated.json" -o "$out/verified.json" --no-cache || status=$?
 [ "$status" -le 2 ] || exit "$status"
 
-stage "4/5 optimize $model for $devices simulated GPUs with the proved rules and Unity's rules"
-"$loom" optimize --model "$model" --machine summit --gpus-per-node "$devices" \
-  --rules "$out/verified.json" specs/rules/unity.loom -o "$out/plan.json"
+stage "4/5 optimize $model ${sizes[*]} for $devices simulated GPUs (summit) with the proved rules"
+"$loom" optimize --model "$model" "${sizes[@]}" --machine summit --gpus-per-node "$devices" --rules "$out/verified.json" -o "$out/plan.json"
 
 stage "5/5 train the plan $steps steps on $devices CPU ranks (mpirun -np $devices), and the model in one process"
 "$mpirun" --oversubscribe -np "$devices" "$loom" train --plan "$out/plan.json" --steps "$steps" --dtype double --json \
   | tail -n 1 > "$out/train_plan.json"
-"$loom" train --model "$model" --steps "$steps" --dtype double --json | tail -n 1 > "$out/train_model.json"
+"$loom" train --model "$model" "${sizes[@]}" --steps "$steps" --dtype double --json | tail -n 1 > "$out/train_model.json"
 python3 - "$out/train_plan.json" "$out/train_model.json" <<'EOF'
 import json, sys
 plan, model = (json.load(open(p)) for p in sys.argv[1:3])

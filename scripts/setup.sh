@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
+  python3
   libonnx-dev protobuf-compiler libprotobuf-dev libonnx-testdata
 )
 
