@@ -21,8 +21,6 @@
 #include <string>
 #include <vector>
 
-#include "loom/interpreter/library.hpp"
-#include "loom/interpreter/rule_files.hpp"
 #include "loom/models/registry.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/mpi_transport.hpp"
@@ -32,21 +30,14 @@
 #include "loom/search/optimizer.hpp"
 #include "loom/search/simulator.hpp"
 #include "loom/search/task_graph.hpp"
+#include "bench_support.hpp"
 
 namespace {
 
 using namespace loom;
 
-const spec::Library& library() {
-  static const spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
-  return lib;
-}
-
-const std::vector<pcg::Rule>& rules() {
-  static const std::vector<pcg::Rule> r = spec::load_rule_file(library(), {spec::Library::default_specs_dir()},
-                                                               spec::Library::default_specs_dir() + "/rules/unity.loom", true);
-  return r;
-}
+using bench::library;
+const std::vector<pcg::Rule>& rules() { return bench::unity_rules(); }
 
 struct Case {
   std::string model;

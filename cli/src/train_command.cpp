@@ -100,15 +100,20 @@ std::vector<runtime::OperatorTime> all_processes(const std::vector<runtime::Oper
   return out;
 }
 
+// Where --profile records the run's times: read before training, so a bad machine or database
+// stops the command before the run rather than losing it.
+struct ProfileTarget {
+  search::Machine machine;
+  search::ProfileDatabase database;
+};
+
 // Adds the run's measured forward time per task of each operator, with the roofline the
-// simulator would use instead, to the profile database at `path`.
+// simulator would use instead, to the database and writes it back.
 std::vector<runtime::OperatorProfile> record_profile(const spec::Library& library, const pcg::Graph& graph, const TrainOptions& opt,
-                                                     const std::vector<runtime::OperatorTime>& times) {
-  const search::Machine machine = search::load_machine(opt.profile_machine);
-  const std::vector<runtime::OperatorProfile> profiles = runtime::operator_profiles(library, graph, machine, times);
-  search::ProfileDatabase database = search::ProfileDatabase::load(opt.profile);
-  runtime::record_profiles(profiles, database);
-  database.save(opt.profile);
+                                                     ProfileTarget& target, const std::vector<runtime::OperatorTime>& times) {
+  const std::vector<runtime::OperatorProfile> profiles = runtime::operator_profiles(library, graph, target.machine, times);
+  runtime::record_profiles(profiles, target.database);
+  target.database.save(opt.profile);
   return profiles;
 }
 
@@ -127,6 +132,9 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   s.resume = opt.resume;
   if (opt.dtype != "float" && opt.dtype != "double") throw LoomError("--dtype: '" + opt.dtype + "' is neither float nor double");
   const runtime::KernelRegistry kernels = kernels_for(opt.backend);
+  std::optional<ProfileTarget> profile_target;
+  if (!opt.profile.empty())
+    profile_target = ProfileTarget{search::load_machine(opt.profile_machine), search::ProfileDatabase::load(opt.profile)};
   s.backend = opt.backend == "cuda" ? runtime::Backend::Cuda : runtime::Backend::Cpu;
 
   pcg::Graph graph;
@@ -165,7 +173,7 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   std::vector<runtime::OperatorProfile> profiles;
   if (!opt.profile.empty()) {
     const std::vector<runtime::OperatorTime> times = all_processes(report.operator_times, transport);
-    if (speaks) profiles = record_profile(library, graph, opt, times);
+    if (speaks) profiles = record_profile(library, graph, opt, *profile_target, times);
   }
   if (!speaks) return 0;
   if (opt.json) {

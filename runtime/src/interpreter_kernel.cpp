@@ -1,7 +1,9 @@
 #include "loom/runtime/interpreter_kernel.hpp"
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "loom/interpreter/evaluate.hpp"
@@ -15,12 +17,6 @@ template <class T>
 std::vector<Tensor<double>> to_double(const std::vector<const Tensor<T>*>& tensors) {
   std::vector<Tensor<double>> out;
   for (const Tensor<T>* t : tensors) out.push_back(convert<double>(*t));
-  return out;
-}
-
-std::vector<const Tensor<double>*> pointers(const std::vector<Tensor<double>>& tensors) {
-  std::vector<const Tensor<double>*> out;
-  for (const auto& t : tensors) out.push_back(&t);
   return out;
 }
 
@@ -46,11 +42,12 @@ bool split_call(const OpCall<T>& call) {
 }
 
 // The program to run a call with: for an op whose body reads sizes or positions, on split pieces,
-// the logical program restricted to the call's regions; else the program of the pieces' shapes.
-struct Programs {
-  const spec::Library* library = nullptr;
-  std::string op;
-  pcg::AttrMap attrs;
+// the logical program restricted to the call's regions (placed once per distinct placement: a
+// task meets the same one every step); else the program of the pieces' shapes.
+class Programs {
+ public:
+  Programs(const spec::Library& library, std::string op, pcg::AttrMap attrs) : library_(&library), op_(std::move(op)), attrs_(std::move(attrs)) {}
+
   std::shared_ptr<const spec::Program> pieces;   // null when the pieces' shapes do not compile
   std::shared_ptr<const spec::Program> logical;  // null: compiled from each split call's logical dims
   bool positional = false;                       // the body reads sizes or positions
@@ -58,13 +55,34 @@ struct Programs {
   template <class T>
   std::shared_ptr<const spec::Program> for_call(const OpCall<T>& call) const {
     if (!positional || !split_call(call)) {
-      if (!pieces) throw LoomError(op + ": a call on split pieces carries no regions");
+      if (!pieces) throw LoomError(op_ + ": a call on split pieces carries no regions");
       return pieces;
     }
-    const spec::PiecePlacement where{call.regions, call.output_regions};
-    if (logical) return std::make_shared<const spec::Program>(spec::place_piece(*logical, where));
-    return std::make_shared<const spec::Program>(spec::place_piece(library->instantiate(op, attrs, call.logical_dims), where));
+    std::vector<std::int64_t> key;
+    const auto append = [&key](const std::vector<std::int64_t>& v) {
+      key.push_back(static_cast<std::int64_t>(v.size()));
+      key.insert(key.end(), v.begin(), v.end());
+    };
+    for (const pcg::Region& r : call.regions) append(r.lo), append(r.hi);
+    for (const pcg::Region& r : call.output_regions) append(r.lo), append(r.hi);
+    if (!logical)
+      for (const auto& dims : call.logical_dims) append(dims);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto& placed = placed_[key];
+    if (!placed) {
+      const spec::PiecePlacement where{call.regions, call.output_regions};
+      placed = std::make_shared<const spec::Program>(
+          spec::place_piece(logical ? *logical : library_->instantiate(op_, attrs_, call.logical_dims), where));
+    }
+    return placed;
   }
+
+ private:
+  const spec::Library* library_;
+  std::string op_;
+  pcg::AttrMap attrs_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::vector<std::int64_t>, std::shared_ptr<const spec::Program>> placed_;
 };
 
 }  // namespace
@@ -73,7 +91,8 @@ template <class T>
 Kernel<T> interpreter_kernel(const spec::Library& library, const std::string& op, const pcg::AttrMap& attrs,
                              const std::vector<std::vector<std::int64_t>>& input_dims,
                              const std::vector<std::vector<std::int64_t>>& logical_input_dims) {
-  Programs p{&library, op, attrs, nullptr, nullptr, false};
+  auto programs = std::make_shared<Programs>(library, op, attrs);
+  Programs& p = *programs;
   if (!logical_input_dims.empty() && logical_input_dims != input_dims) {
     p.logical = std::make_shared<const spec::Program>(library.instantiate(op, attrs, logical_input_dims));
     p.positional = spec::reads_sizes_or_positions(*p.logical);
@@ -84,7 +103,6 @@ Kernel<T> interpreter_kernel(const spec::Library& library, const std::string& op
     p.pieces = std::make_shared<const spec::Program>(library.instantiate(op, attrs, input_dims));
     p.positional = spec::reads_sizes_or_positions(*p.pieces);
   }
-  auto programs = std::make_shared<const Programs>(std::move(p));
   Kernel<T> k;
   k.forward = [programs](const OpCall<T>& call) {
     const auto inputs = to_double(call.inputs);

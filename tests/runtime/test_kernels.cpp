@@ -115,12 +115,6 @@ std::vector<Tensor<double>> inputs_for(const KernelCase& c, std::uint64_t seed) 
   return inputs;
 }
 
-template <class T>
-std::vector<const Tensor<T>*> pointers(const std::vector<Tensor<T>>& ts) {
-  std::vector<const Tensor<T>*> out;
-  for (const auto& t : ts) out.push_back(&t);
-  return out;
-}
 
 // Whether `a` holds the same infinities as `b` at the same places (relative_error skips them).
 template <class T>

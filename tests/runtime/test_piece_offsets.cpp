@@ -99,12 +99,6 @@ void add_into(Tensor<double>& whole, const pcg::Region& box, const Tensor<double
   for_each_in(whole.dims, box, [&](std::size_t at, std::size_t i) { whole.data[at] += piece.data[i]; });
 }
 
-template <class T>
-std::vector<const Tensor<T>*> pointers(const std::vector<Tensor<T>>& ts) {
-  std::vector<const Tensor<T>*> out;
-  for (const auto& t : ts) out.push_back(&t);
-  return out;
-}
 
 // One legal way to run the op on pieces: input `input`'s dimension `dim` split `degree` ways.
 struct Split {

@@ -93,12 +93,6 @@ const KernelRegistry& cuda_registry() {
   return registry;
 }
 
-template <class T>
-std::vector<const Tensor<T>*> pointers(const std::vector<Tensor<T>>& ts) {
-  std::vector<const Tensor<T>*> out;
-  for (const auto& t : ts) out.push_back(&t);
-  return out;
-}
 
 // Runs the CUDA kernel and the CPU kernel on the same random values (rounded to T) and returns
 // the worst relative difference over the outputs and the input gradients.

@@ -17,6 +17,15 @@ const KernelRegistry& cuda_registry() {
   return registry;
 }
 
+// The suite trains with CUDA kernels where there are some and the CPU's elsewhere; this needs no GPU.
+TEST(CudaTrainingRegistry, HoldsCudaKernelsBesideTheCpuKernels) {
+  const KernelRegistry& r = cuda_registry();
+  EXPECT_NE(r.find<double>("matmul", Backend::Cuda), nullptr);
+  EXPECT_NE(r.find<float>("conv2d", Backend::Cuda), nullptr);
+  EXPECT_NE(r.find<double>("lstm_cell", Backend::Cpu), nullptr);
+  EXPECT_EQ(r.ops(Backend::Cpu), builtin_kernels().ops(Backend::Cpu));
+}
+
 class CudaTraining : public ::testing::TestWithParam<PlanKind> {};
 
 TEST_P(CudaTraining, FollowsTheCpuRunInDouble) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "loom/interpreter/tensor.hpp"
 
@@ -27,6 +28,14 @@ template <class To, class From>
 NamedTensors<To> convert(const NamedTensors<From>& named) {
   NamedTensors<To> out;
   for (const auto& [name, t] : named) out.emplace(name, convert<To>(t));
+  return out;
+}
+
+// Pointers to each tensor, for calls that take their inputs by pointer.
+template <class T>
+std::vector<const Tensor<T>*> pointers(const std::vector<Tensor<T>>& tensors) {
+  std::vector<const Tensor<T>*> out;
+  for (const auto& t : tensors) out.push_back(&t);
   return out;
 }
 
