@@ -7,39 +7,59 @@
 
 namespace loom::runtime {
 
-// Calls `visit(offset in the piece, offset in a row-major buffer of the box)` for every element
-// of `box`, which lies inside `piece` (the region the piece covers).
+// Calls `visit(offset in the piece, offset in a row-major buffer of the box, length)` for every
+// contiguous run of `box`, which lies inside `piece` (the region the piece covers). Trailing
+// dimensions the box spans whole join one run, so a box of whole rows is a single call.
 template <class Visit>
-void for_each_in_box(const pcg::Region& piece, const pcg::Region& box, Visit&& visit) {
-  const std::size_t rank = box.lo.size();
+void for_each_run_in_box(const pcg::Region& piece, const pcg::Region& box, Visit&& visit) {
   if (box.empty()) return;
-  std::vector<std::int64_t> at = box.lo;
+  const std::size_t rank = box.lo.size();
+  // Dimensions [inner, rank) form each run.
+  std::size_t inner = rank;
+  std::int64_t run = 1;
+  while (inner > 0) {
+    const std::size_t d = inner - 1;
+    run *= box.hi[d] - box.lo[d];
+    inner = d;
+    if (box.lo[d] != piece.lo[d] || box.hi[d] != piece.hi[d]) break;
+  }
+  std::vector<std::int64_t> stride(rank, 1);  // of the piece
+  for (std::size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * (piece.hi[d] - piece.lo[d]);
+  std::vector<std::int64_t> at(box.lo.begin(), box.lo.begin() + static_cast<std::ptrdiff_t>(inner));
   std::int64_t flat = 0;
   while (true) {
     std::int64_t offset = 0;
-    for (std::size_t d = 0; d < rank; ++d) offset = offset * (piece.hi[d] - piece.lo[d]) + (at[d] - piece.lo[d]);
-    visit(static_cast<std::size_t>(offset), static_cast<std::size_t>(flat++));
-    std::size_t d = rank;
+    for (std::size_t d = 0; d < rank; ++d) offset += ((d < inner ? at[d] : box.lo[d]) - piece.lo[d]) * stride[d];
+    visit(static_cast<std::size_t>(offset), static_cast<std::size_t>(flat), static_cast<std::size_t>(run));
+    flat += run;
+    std::size_t d = inner;
     while (d > 0) {
       --d;
       if (++at[d] < box.hi[d]) break;
       at[d] = box.lo[d];
       if (d == 0) return;
     }
-    if (rank == 0) return;
+    if (inner == 0) return;
   }
 }
 
 template <class T>
 std::vector<T> read_box(const Tensor<T>& value, const pcg::Region& piece, const pcg::Region& box) {
   std::vector<T> out(static_cast<std::size_t>(box.elements()));
-  for_each_in_box(piece, box, [&](std::size_t at, std::size_t i) { out[i] = value.data[at]; });
+  for_each_run_in_box(piece, box, [&](std::size_t at, std::size_t i, std::size_t n) {
+    std::copy(value.data.begin() + static_cast<std::ptrdiff_t>(at), value.data.begin() + static_cast<std::ptrdiff_t>(at + n),
+              out.begin() + static_cast<std::ptrdiff_t>(i));
+  });
   return out;
 }
 
 template <class T>
 void add_box(Tensor<T>& value, const pcg::Region& piece, const pcg::Region& box, const std::vector<T>& data) {
-  for_each_in_box(piece, box, [&](std::size_t at, std::size_t i) { value.data[at] += data[i]; });
+  for_each_run_in_box(piece, box, [&](std::size_t at, std::size_t i, std::size_t n) {
+    T* into = value.data.data() + at;
+    const T* from = data.data() + i;
+    for (std::size_t k = 0; k < n; ++k) into[k] += from[k];
+  });
 }
 
 }  // namespace loom::runtime

@@ -75,6 +75,7 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
       const pcg::PortRef in = n.inputs.at(0);
       run.moves = pcg::piece_moves(graph.shape_of(in), runs_[static_cast<std::size_t>(in.node)].view, n.output_shapes.at(0), run.view);
       run.allreduce = allreduce_groups(n, run.moves);
+      run.replicates_input = graph.node(in.node).is_graph_input() && n.output_shapes.at(0).R == n.output_shapes.at(0).tasks();
     } else if (const Kernel<T>* native = kernels.find<T>(n.op, backend)) {
       run.kernel = *native;
       run.native = true;
@@ -169,11 +170,18 @@ bool ShardedExecutor<T>::local(int node, std::int64_t task) const {
 }
 
 template <class T>
+const Tensor<T>& ShardedExecutor<T>::held(pcg::PortRef port, std::int64_t task) const {
+  const pcg::Node& n = graph_.node(port.node);
+  if (n.is_graph_input()) return feeds_->at(n.name);
+  if (runs_[static_cast<std::size_t>(port.node)].replicates_input) return feeds_->at(graph_.node(n.inputs[0].node).name);
+  return values_[static_cast<std::size_t>(port.node)][static_cast<std::size_t>(port.port)][static_cast<std::size_t>(task)];
+}
+
+template <class T>
 const Tensor<T>& ShardedExecutor<T>::input_piece(int node, std::size_t input, std::int64_t task) const {
   const pcg::PortRef in = graph_.node(node).inputs[input];
-  const pcg::Node& producer = graph_.node(in.node);
-  if (producer.is_graph_input()) return feeds_->at(producer.name);
-  const Tensor<T>& mine = values_[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)][static_cast<std::size_t>(task)];
+  const Tensor<T>& mine = held(in, task);
+  if (graph_.node(in.node).is_graph_input() || runs_[static_cast<std::size_t>(in.node)].replicates_input) return mine;
   if (!mine.data.empty() || local(in.node, task)) return mine;
   return received_[static_cast<std::size_t>(node)][input][static_cast<std::size_t>(task)];
 }
@@ -193,6 +201,7 @@ void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
       continue;
     }
     values_[static_cast<std::size_t>(n.id)].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
+    if (runs_[static_cast<std::size_t>(n.id)].replicates_input) continue;
     if (runs_[static_cast<std::size_t>(n.id)].parallel) move_pieces(n);
     else run_operator(n);
   }
@@ -210,8 +219,7 @@ void ShardedExecutor<T>::run_operator(const pcg::Node& n) {
     for (std::int64_t t = 0; t < tasks; ++t) {
       const int src = rank_of(in.node, t), dst = rank_of(n.id, t);
       if (src == dst) continue;
-      const Tensor<T>& piece = values_[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)][static_cast<std::size_t>(t)];
-      if (src == transport_.rank()) step.sends.push_back({dst, piece.data});
+      if (src == transport_.rank()) step.sends.push_back({dst, input_piece(n.id, i, t).data});
       if (dst == transport_.rank()) {
         Tensor<T>& into = received_[id][i][static_cast<std::size_t>(t)];
         into.dims = piece_dims(graph_.shape_of(in));
@@ -247,7 +255,7 @@ void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
   if (!runs_[id].allreduce.empty()) {
     if (const AllreduceGroup* g = my_group(runs_[id])) {
       const auto k = static_cast<std::size_t>(std::find(g->ranks.begin(), g->ranks.end(), transport_.rank()) - g->ranks.begin());
-      Tensor<T> sum = values_[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)][static_cast<std::size_t>(g->from[k])];
+      Tensor<T> sum = held(in, g->from[k]);
       if (g->ranks.size() > 1) transport_.sum(sum.data, g->ranks);
       out[static_cast<std::size_t>(g->to[k])] = std::move(sum);
     }
@@ -260,8 +268,7 @@ void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
     const int dst = rank_of(n.id, m.to);
     const int src = from_input ? dst : rank_of(in.node, m.from);
     const pcg::Region src_region = pcg::piece_region(from_shape, m.from), dst_region = pcg::piece_region(to_shape, m.to);
-    const Tensor<T>& source = from_input ? feeds_->at(graph_.node(in.node).name)
-                                         : values_[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)][static_cast<std::size_t>(m.from)];
+    const Tensor<T>& source = held(in, m.from);
     if (src == transport_.rank() && dst == transport_.rank()) {
       add_box(out[static_cast<std::size_t>(m.to)], dst_region, m.region, read_box(source, src_region, m.region));
     } else if (src == transport_.rank()) {
@@ -279,13 +286,13 @@ template <class T>
 Tensor<T> ShardedExecutor<T>::output(std::size_t i) {
   const pcg::PortRef o = graph_.outputs().at(i);
   const pcg::ParallelShape& shape = graph_.shape_of(o);
-  if (graph_.node(o.node).is_graph_input()) return feeds_->at(graph_.node(o.node).name);
+  if (graph_.node(o.node).is_graph_input() || runs_[static_cast<std::size_t>(o.node)].replicates_input) return held(o, 0);
   Tensor<T> whole(shape.dims, T(0));
   const pcg::Region all = pcg::piece_region(pcg::ParallelShape::unpartitioned(shape.dims), 0);
   for (std::int64_t t = 0; t < shape.tasks(); ++t) {
     if (!local(o.node, t) || pcg::task_piece(shape, t).replica != 0) continue;
     const pcg::Region region = pcg::piece_region(shape, t);
-    add_box(whole, all, region, values_[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)][static_cast<std::size_t>(t)].data);
+    add_box(whole, all, region, held(o, t).data);
   }
   transport_.sum(whole.data);
   return whole;

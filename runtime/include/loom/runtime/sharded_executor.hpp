@@ -71,6 +71,8 @@ class ShardedExecutor {
     pcg::MachineView view;
     std::vector<pcg::PieceMove> moves;  // a parallel operator's, from its input's layout to its output's
     std::vector<AllreduceGroup> allreduce;  // empty: the moves run point to point
+    // Every piece is a whole graph input: the pieces are read from the feeds, never copied.
+    bool replicates_input = false;
   };
   using Pieces = std::vector<Tensor<T>>;  // per task; empty tensors for tasks of other processes
 
@@ -79,6 +81,8 @@ class ShardedExecutor {
   OpCall<T> call_for(const pcg::Node& n, std::int64_t task) const;
   bool local(int node, std::int64_t task) const;
   int rank_of(int node, std::int64_t task) const;
+  // Piece `task` of a port as this process holds it (graph inputs and their replicas: the feed).
+  const Tensor<T>& held(pcg::PortRef port, std::int64_t task) const;
   const Tensor<T>& input_piece(int node, std::size_t input, std::int64_t task) const;
   void run_operator(const pcg::Node& n);
   void move_pieces(const pcg::Node& n);
