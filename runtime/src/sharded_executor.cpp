@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <numeric>
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/piece_moves.hpp"
@@ -94,6 +95,117 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
         throw LoomError(n.describe() + ": " + e.what());
       }
     }
+  }
+  find_gradient_shares();
+}
+
+template <class T>
+void ShardedExecutor<T>::find_gradient_shares() {
+  std::map<std::string, std::map<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>, std::set<int>>> readers;
+  const auto whole = [](const pcg::Node& input) { return pcg::piece_region(pcg::ParallelShape::unpartitioned(input.output_shapes[0].dims), 0); };
+  const auto note = [&](const pcg::Node& input, const pcg::Region& box, int rank) {
+    if (differentiable_.count(input.name)) readers[input.name][{box.lo, box.hi}].insert(rank);
+  };
+  for (const pcg::Node& n : graph_.nodes()) {
+    const NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      const pcg::Node& producer = graph_.node(n.inputs[i].node);
+      if (!producer.is_graph_input()) continue;
+      if (run.parallel) {
+        for (const pcg::PieceMove& m : run.moves) note(producer, m.region, rank_of(n.id, m.to));
+      } else {
+        for (std::int64_t t = 0; t < n.tasks(); ++t) note(producer, whole(producer), rank_of(n.id, t));
+      }
+    }
+  }
+  for (pcg::PortRef o : graph_.outputs())
+    if (graph_.node(o.node).is_graph_input()) note(graph_.node(o.node), whole(graph_.node(o.node)), 0);
+  for (const auto& [name, boxes] : readers) {
+    GradientShares& shares = shares_[name];
+    for (const auto& [box, ranks] : boxes) {
+      shares.boxes.push_back({box.first, box.second});
+      shares.ranks.emplace_back(ranks.begin(), ranks.end());
+    }
+    for (std::size_t a = 0; a < shares.boxes.size() && !shares.overlapping; ++a)
+      for (std::size_t b = a + 1; b < shares.boxes.size(); ++b)
+        if (!pcg::intersect(shares.boxes[a], shares.boxes[b]).empty()) shares.overlapping = true;
+  }
+}
+
+template <class T>
+void ShardedExecutor<T>::sum_gradients(NamedTensors<T>& grads) {
+  if (transport_.size() == 1) return;
+  // One buffer per group of processes, the boxes in the same order on each: a collective per box
+  // would pay its latency once per box. Groups are summed in one order everywhere, so no two
+  // processes wait on each other in opposite orders.
+  struct Part {
+    Tensor<T>* grad;
+    pcg::Region box;
+  };
+  std::map<std::vector<int>, std::pair<std::vector<T>, std::vector<Part>>> groups;
+  std::vector<int> everyone(static_cast<std::size_t>(transport_.size()));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  for (auto& [name, grad] : grads) {
+    auto it = shares_.find(name);
+    if (it == shares_.end()) continue;
+    const pcg::Region all = pcg::piece_region(pcg::ParallelShape::unpartitioned(grad.dims), 0);
+    const auto add_part = [&](const std::vector<int>& ranks, const pcg::Region& box) {
+      auto& [buffer, parts] = groups[ranks];
+      const std::vector<T> values = read_box(grad, all, box);
+      buffer.insert(buffer.end(), values.begin(), values.end());
+      parts.push_back({&grad, box});
+    };
+    if (it->second.overlapping) {
+      add_part(everyone, all);
+      continue;
+    }
+    for (std::size_t b = 0; b < it->second.boxes.size(); ++b) {
+      const std::vector<int>& ranks = it->second.ranks[b];
+      if (ranks.size() > 1 && std::binary_search(ranks.begin(), ranks.end(), transport_.rank())) add_part(ranks, it->second.boxes[b]);
+    }
+  }
+  for (auto& [ranks, group] : groups) {
+    auto& [buffer, parts] = group;
+    if (ranks == everyone) transport_.sum(buffer);
+    else transport_.sum(buffer, ranks);
+    const T* next = buffer.data();
+    for (const Part& p : parts) {
+      write_box(*p.grad, pcg::piece_region(pcg::ParallelShape::unpartitioned(p.grad->dims), 0), p.box, next);
+      next += p.box.elements();
+    }
+  }
+}
+
+template <class T>
+void ShardedExecutor<T>::assemble(NamedTensors<T>& values) {
+  if (transport_.size() == 1) return;
+  // Each process keeps the boxes it is the first reader of (rank 0 also what nobody reads, and
+  // whatever is summed whole), zeroes the rest, and one sum puts the pieces together.
+  std::vector<T> all;
+  std::vector<Tensor<T>*> order;
+  for (auto& [name, value] : values) {
+    auto it = shares_.find(name);
+    if (it == shares_.end()) continue;
+    const GradientShares& shares = it->second;
+    const pcg::Region whole = pcg::piece_region(pcg::ParallelShape::unpartitioned(value.dims), 0);
+    Tensor<T> mine(value.dims, T(0));
+    if (transport_.rank() == 0) mine = value;
+    if (!shares.overlapping) {
+      for (std::size_t b = 0; b < shares.boxes.size(); ++b) {
+        const int owner = shares.ranks[b].front();
+        if (owner == transport_.rank() && owner != 0) write_box(mine, whole, shares.boxes[b], read_box(value, whole, shares.boxes[b]).data());
+        else if (owner != transport_.rank() && transport_.rank() == 0)
+          write_box(mine, whole, shares.boxes[b], std::vector<T>(static_cast<std::size_t>(shares.boxes[b].elements()), T(0)).data());
+      }
+    }
+    all.insert(all.end(), mine.data.begin(), mine.data.end());
+    order.push_back(&value);
+  }
+  transport_.sum(all);
+  auto next = all.begin();
+  for (Tensor<T>* value : order) {
+    std::copy(next, next + static_cast<std::ptrdiff_t>(value->data.size()), value->data.begin());
+    next += static_cast<std::ptrdiff_t>(value->data.size());
   }
 }
 
@@ -333,15 +445,7 @@ NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& outpu
     if (runs_[static_cast<std::size_t>(n.id)].parallel) move_backward(n, grads, input_grads);
     else operator_backward(n, grads, input_grads);
   }
-  // One sum for every gradient: a collective per weight would pay its latency once per weight.
-  std::vector<T> all;
-  for (const auto& [name, g] : input_grads) all.insert(all.end(), g.data.begin(), g.data.end());
-  transport_.sum(all);
-  auto next = all.begin();
-  for (auto& [name, g] : input_grads) {
-    std::copy(next, next + static_cast<std::ptrdiff_t>(g.data.size()), g.data.begin());
-    next += static_cast<std::ptrdiff_t>(g.data.size());
-  }
+  sum_gradients(input_grads);
   return input_grads;
 }
 

@@ -72,8 +72,19 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
 
   NamedTensors<T> feeds = std::move(state.weights);
   double total_seconds = 0;
+  // Each process updates the weights exactly only where it reads them: a checkpoint and the report
+  // take each box from a process that reads it.
+  const auto whole_state = [&] {
+    OptimizerState<T> state = optimizer.state();
+    executor.assemble(state.first_moment);
+    executor.assemble(state.second_moment);
+    return state;
+  };
   const auto save = [&](std::int64_t done) {
-    if (comm.rank() == 0) save_checkpoint<T>(s.checkpoint, {describe_run(s), done, report.losses, feeds, optimizer.state()});
+    NamedTensors<T> weights = feeds;
+    executor.assemble(weights);
+    const OptimizerState<T> state = whole_state();
+    if (comm.rank() == 0) save_checkpoint<T>(s.checkpoint, {describe_run(s), done, report.losses, weights, state});
   };
   for (std::int64_t step = report.first_step; step < s.steps; ++step) {
     const auto start = std::chrono::steady_clock::now();
@@ -98,6 +109,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   }
   if (!s.checkpoint.empty()) save(std::max(s.steps, report.first_step));
   report.operator_times = executor.operator_times();
+  executor.assemble(feeds);
   const std::int64_t ran = s.steps - report.first_step;
   report.seconds_per_step = ran > 0 ? total_seconds / static_cast<double>(ran) : 0;
   for (const pcg::Node& n : graph.nodes())

@@ -3,9 +3,12 @@
 // of its rank's device (rank r runs device r; a single process runs every device) and keeps only
 // their pieces. Values move between tasks as pcg::piece_moves says, through a Transport; each
 // operator task runs its kernel on its own pieces. Graph inputs and weights are given whole to
-// every process (each reads the piece it needs), outputs are assembled whole on every process and
-// the gradients of inputs and weights summed over all of them, so every process sees the same
-// logical values as a single-process run.
+// every process (each reads the boxes its tasks need) and outputs are assembled whole on every
+// process. The gradient of an input or weight is summed only among the processes that read the
+// same box of it, as replicas synchronise in data parallelism; a box one process reads alone
+// needs no message. So each process's gradient is exact on the boxes it reads, which is all an
+// optimizer step there needs; `assemble` makes such per-process values whole.
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -42,8 +45,14 @@ class ShardedExecutor {
   // Graph output i, whole, on every process.
   Tensor<T> output(std::size_t i);
   // `output_grads[i]`: the gradient of graph output i, whole (the same on every process). Returns
-  // the gradient of every differentiable input and weight, whole, on every process.
+  // the gradient of every differentiable input and weight, exact on the boxes this process reads
+  // and zero elsewhere (whole on every process when they are read in boxes that overlap).
   NamedTensors<T> backward(const std::vector<Tensor<T>>& output_grads);
+  // Values of differentiable inputs that each process keeps exact only on the boxes it reads
+  // (weights after optimizer steps with backward()'s gradients, the gradients themselves,
+  // optimizer moments) made whole and equal on every process, each box taken from the first
+  // process that reads it; a collective every process calls. Other names are left as they are.
+  void assemble(NamedTensors<T>& values);
 
   // Operators with a task on this process.
   std::size_t local_operators() const;
@@ -75,6 +84,14 @@ class ShardedExecutor {
     bool replicates_input = false;
   };
   using Pieces = std::vector<Tensor<T>>;  // per task; empty tensors for tasks of other processes
+  // Which processes add into which box of a differentiable graph input's gradient.
+  struct GradientShares {
+    bool overlapping = false;              // boxes overlap: every process sums the whole gradient
+    std::vector<pcg::Region> boxes;        // disjoint
+    std::vector<std::vector<int>> ranks;   // per box, ascending
+  };
+  void find_gradient_shares();
+  void sum_gradients(NamedTensors<T>& grads);
 
   std::vector<AllreduceGroup> allreduce_groups(const pcg::Node& n, const std::vector<pcg::PieceMove>& moves) const;
   const AllreduceGroup* my_group(const NodeRun& run) const;
@@ -98,6 +115,7 @@ class ShardedExecutor {
   std::vector<std::vector<Pieces>> values_;    // per node, port, task
   std::vector<std::vector<Pieces>> received_;  // per node, input, task: pieces read from other processes
   std::vector<OperatorTime> times_;
+  std::map<std::string, GradientShares> shares_;  // per differentiable graph input
 };
 
 }  // namespace loom::runtime
