@@ -203,7 +203,7 @@ void print_table(const std::vector<Row>& rows) {
     std::cout << "\n";
   }
   std::cout << "kernels: the slowest rank's time in operator kernels per step; simulated: the cost model over the measured\n"
-               "operator times (backward costed 2x forward); roofline: the cost model alone; error: against measured;\n"
+               "operator times, forward and backward; roofline: the cost model alone; error: against measured;\n"
                "bwd/fwd: measured backward over forward kernel time.\n";
 }
 

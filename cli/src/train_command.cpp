@@ -70,7 +70,8 @@ nlohmann::json profile_json(const std::vector<runtime::OperatorProfile>& profile
   nlohmann::json out = nlohmann::json::array();
   for (const runtime::OperatorProfile& p : profiles)
     out.push_back({{"node", p.node}, {"op", p.op}, {"key", p.key.to_string()}, {"measured_seconds", p.measured_seconds},
-                   {"simulated_seconds", p.simulated_seconds}, {"tasks", p.tasks}});
+                   {"simulated_seconds", p.simulated_seconds}, {"tasks", p.tasks}, {"backward_seconds", p.backward_seconds},
+                   {"backward_tasks", p.backward_tasks}});
   return out;
 }
 
@@ -203,10 +204,11 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   if (!opt.checkpoint.empty()) std::cout << "wrote " << opt.checkpoint << "\n";
   if (!opt.profile.empty()) {
     std::cout << "profile: " << profiles.size() << " operators recorded in " << opt.profile << " (device " << opt.profile_machine
-              << "), forward time per task, measured vs simulated:\n";
+              << "), time per task: forward measured and simulated, backward measured:\n";
     for (const runtime::OperatorProfile& p : profiles)
       std::cout << "  " << std::left << std::setw(48) << p.key.to_string() << std::right << std::setw(12) << std::setprecision(4)
-                << p.measured_seconds * 1e3 << " ms" << std::setw(12) << p.simulated_seconds * 1e3 << " ms\n";
+                << p.measured_seconds * 1e3 << " ms" << std::setw(12) << p.simulated_seconds * 1e3 << " ms" << std::setw(12)
+                << p.backward_seconds * 1e3 << " ms\n";
   }
   return 0;
 }

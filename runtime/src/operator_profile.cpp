@@ -25,6 +25,8 @@ std::vector<OperatorProfile> operator_profiles(const spec::Library& library, con
     p.measured_seconds = t.forward_per_task();
     p.simulated_seconds = roofline.compute(n, p.key.inputs).seconds;
     p.tasks = t.forward_tasks;
+    p.backward_seconds = t.backward_per_task();
+    p.backward_tasks = t.backward_tasks;
     out.push_back(std::move(p));
   }
   return out;
@@ -34,6 +36,7 @@ void record_profiles(const std::vector<OperatorProfile>& profiles, search::Profi
   for (const OperatorProfile& p : profiles) {
     // A kernel too fast for the clock to see still took time: at least the clock's nanosecond.
     database.record(p.key, std::max(p.measured_seconds, 1e-9), p.simulated_seconds, p.tasks);
+    if (p.backward_tasks > 0) database.record_backward(p.key, std::max(p.backward_seconds, 1e-9), p.backward_tasks);
   }
 }
 

@@ -17,14 +17,16 @@ TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::Pa
   est.flops = cost.flops;
   est.bytes = cost.bytes_read + cost.bytes_written;
   if (profiles_) {
-    if (auto measured = profiles_->seconds(ProfileKey{node.op, node.attrs, inputs, machine_.device.kind})) {
-      est.seconds = *measured;
+    if (const ProfileEntry* measured = profiles_->find(ProfileKey{node.op, node.attrs, inputs, machine_.device.kind})) {
+      est.seconds = measured->measured_seconds;
+      est.backward_seconds = measured->backward_seconds.value_or(2 * est.seconds);
       est.measured = true;
       return est;
     }
   }
   const DeviceSpec& d = machine_.device;
   est.seconds = std::max(est.flops / d.peak_flops, est.bytes / d.memory_bandwidth) + d.kernel_overhead;
+  est.backward_seconds = 2 * est.seconds;
   return est;
 }
 

@@ -16,8 +16,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kBytesPerElement = 4;
-// Forward once, backward twice as long; values move forward and their gradients back.
-constexpr double kComputeFactor = 3;
+// Values move forward and their gradients back.
 constexpr double kMoveFactor = 2;
 
 struct Resource {
@@ -121,7 +120,8 @@ struct MachineMapper::Impl {
     for (ParallelConfig& c : node_configs(library, *graph, n, options.degrees)) {
       if (!out.empty() && options.admit && !options.admit(n, c)) continue;
       ConfigInfo info;
-      info.seconds = kComputeFactor * model.compute(n, c.inputs).seconds;
+      const TaskEstimate estimate = model.compute(n, c.inputs);
+      info.seconds = estimate.seconds + estimate.backward_seconds;
       for (std::size_t i = 0; i < c.inputs.size(); ++i) {
         const bool weight = graph->node(n.inputs[i].node).op == pcg::kWeightOp;
         info.memory += static_cast<double>(pcg::piece_elements(c.inputs[i])) * kBytesPerElement * (weight ? 4 : 1);

@@ -16,7 +16,7 @@ using namespace pcg::json_read;
 namespace {
 
 constexpr const char* kProfileFormat = "loom-profile";
-constexpr int kProfileFormatVersion = 2;
+constexpr int kProfileFormatVersion = 3;
 
 // A version-1 entry: one measured figure.
 ProfileEntry read_entry_v1(const json& j, const std::string& at) {
@@ -28,8 +28,9 @@ ProfileEntry read_entry_v1(const json& j, const std::string& at) {
   return e;
 }
 
-ProfileEntry read_entry(const json& j, const std::string& at) {
-  reject_unknown_keys(j, at, {"key", "op", "device", "measured_seconds", "simulated_seconds", "samples"});
+ProfileEntry read_entry(const json& j, const std::string& at, int version) {
+  if (version == 2) reject_unknown_keys(j, at, {"key", "op", "device", "measured_seconds", "simulated_seconds", "samples"});
+  else reject_unknown_keys(j, at, {"key", "op", "device", "measured_seconds", "simulated_seconds", "samples", "backward_seconds", "backward_samples"});
   ProfileEntry e;
   e.op = read_string(require(j, "op", at), member(at, "op"));
   e.device = read_string(require(j, "device", at), member(at, "device"));
@@ -37,6 +38,12 @@ ProfileEntry read_entry(const json& j, const std::string& at) {
   if (j.contains("simulated_seconds")) e.simulated_seconds = read_number(j.at("simulated_seconds"), member(at, "simulated_seconds"), true);
   e.samples = read_int(require(j, "samples", at), member(at, "samples"));
   if (e.samples < 1) fail(member(at, "samples"), "expected a count of at least 1, got " + std::to_string(e.samples));
+  if (j.contains("backward_seconds")) {
+    e.backward_seconds = read_number(j.at("backward_seconds"), member(at, "backward_seconds"), true);
+    e.backward_samples = read_int(require(j, "backward_samples", at), member(at, "backward_samples"));
+    if (e.backward_samples < 1)
+      fail(member(at, "backward_samples"), "expected a count of at least 1, got " + std::to_string(e.backward_samples));
+  }
   return e;
 }
 
@@ -65,15 +72,17 @@ ProfileDatabase ProfileDatabase::load(const std::string& path) {
   if (!in) return db;
   try {
     const json j = json::parse(in);
-    const bool version_1 = j.is_object() && j.contains("version") && j.at("version") == 1;
-    check_format(j, kProfileFormat, version_1 ? 1 : kProfileFormatVersion, "Loom profile database");
+    const int version = j.is_object() && j.contains("version") && (j.at("version") == 1 || j.at("version") == 2)
+                            ? j.at("version").get<int>()
+                            : kProfileFormatVersion;
+    check_format(j, kProfileFormat, version, "Loom profile database");
     reject_unknown_keys(j, "", {"format", "version", "entries"});
     const json& entries = require_array(require(j, "entries", ""), "entries");
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const std::string at = indexed("entries", i);
       require_object(entries[i], at);
       const std::string key = read_string(require(entries[i], "key", at), member(at, "key"));
-      db.entries_[key] = version_1 ? read_entry_v1(entries[i], at) : read_entry(entries[i], at);
+      db.entries_[key] = version == 1 ? read_entry_v1(entries[i], at) : read_entry(entries[i], at, version);
     }
   } catch (const json::parse_error& e) {
     throw LoomError(path + ": not valid JSON: " + e.what());
@@ -88,6 +97,10 @@ void ProfileDatabase::save(const std::string& path) const {
   for (const auto& [key, e] : entries_) {
     json entry = {{"key", key}, {"op", e.op}, {"device", e.device}, {"measured_seconds", e.measured_seconds}, {"samples", e.samples}};
     if (e.simulated_seconds) entry["simulated_seconds"] = *e.simulated_seconds;
+    if (e.backward_seconds) {
+      entry["backward_seconds"] = *e.backward_seconds;
+      entry["backward_samples"] = e.backward_samples;
+    }
     entries.push_back(std::move(entry));
   }
   const json doc = {{"format", kProfileFormat}, {"version", kProfileFormatVersion}, {"entries", std::move(entries)}};
@@ -105,19 +118,47 @@ std::optional<double> ProfileDatabase::seconds(const ProfileKey& key) const {
   return e->measured_seconds;
 }
 
+std::optional<double> ProfileDatabase::backward_seconds(const ProfileKey& key) const {
+  const ProfileEntry* e = find(key);
+  if (e == nullptr) return std::nullopt;
+  return e->backward_seconds;
+}
+
+namespace {
+
+void check_sample(double measured_seconds, std::int64_t samples, const std::string& text) {
+  if (!(measured_seconds > 0)) throw LoomError("a measured time must be positive, got " + std::to_string(measured_seconds) + " for " + text);
+  if (samples < 1) throw LoomError("a profile needs at least one sample, got " + std::to_string(samples) + " for " + text);
+}
+
+// The mean over `count` samples averaging `mean` and `added` more averaging `seconds`.
+double pooled_mean(double mean, std::int64_t count, double seconds, std::int64_t added) {
+  return (mean * static_cast<double>(count) + seconds * static_cast<double>(added)) / static_cast<double>(count + added);
+}
+
+}  // namespace
+
 void ProfileDatabase::record(const ProfileKey& key, double measured_seconds, std::optional<double> simulated_seconds, std::int64_t samples) {
   const std::string text = key.to_string();
-  if (!(measured_seconds > 0)) throw LoomError("a measured time must be positive, got " + std::to_string(measured_seconds) + " for " + text);
+  check_sample(measured_seconds, samples, text);
   if (simulated_seconds && !(*simulated_seconds > 0))
     throw LoomError("a simulated time must be positive, got " + std::to_string(*simulated_seconds) + " for " + text);
-  if (samples < 1) throw LoomError("a profile needs at least one sample, got " + std::to_string(samples) + " for " + text);
-  auto [it, added] = entries_.try_emplace(text, ProfileEntry{key.op, key.device, measured_seconds, simulated_seconds, samples});
+  auto [it, added] = entries_.try_emplace(text, ProfileEntry{key.op, key.device, measured_seconds, simulated_seconds, samples, std::nullopt, 0});
   if (added) return;
   ProfileEntry& e = it->second;
-  const auto total = static_cast<double>(e.samples + samples);
-  e.measured_seconds = (e.measured_seconds * static_cast<double>(e.samples) + measured_seconds * static_cast<double>(samples)) / total;
+  e.measured_seconds = pooled_mean(e.measured_seconds, e.samples, measured_seconds, samples);
   e.samples += samples;
   if (simulated_seconds) e.simulated_seconds = simulated_seconds;
+}
+
+void ProfileDatabase::record_backward(const ProfileKey& key, double measured_seconds, std::int64_t samples) {
+  const std::string text = key.to_string();
+  check_sample(measured_seconds, samples, text);
+  auto it = entries_.find(text);
+  if (it == entries_.end()) throw LoomError("a backward time for " + text + ", which has no forward time recorded");
+  ProfileEntry& e = it->second;
+  e.backward_seconds = e.backward_seconds ? pooled_mean(*e.backward_seconds, e.backward_samples, measured_seconds, samples) : measured_seconds;
+  e.backward_samples += samples;
 }
 
 }  // namespace loom::search

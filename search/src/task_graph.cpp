@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/piece_moves.hpp"
@@ -11,6 +12,8 @@ namespace loom::search {
 namespace {
 
 constexpr double kBytesPerElement = 4;
+// An optimizer step reads each weight element and its gradient and writes the element (SGD).
+constexpr double kUpdateBytesPerElement = 3 * kBytesPerElement;
 
 class Builder {
  public:
@@ -24,7 +27,7 @@ class Builder {
 
   TaskGraph build() {
     for (const pcg::Node& n : graph_.nodes()) forward(n);
-    mirror_backward();
+    synchronize_weights(mirror_backward());
     return std::move(out_);
   }
 
@@ -33,6 +36,12 @@ class Builder {
   struct Holder {
     int device = 0;
     std::vector<int> tasks;
+    int weight = -1;  // a piece of this weight node, resident on the device
+  };
+  // Which devices read which box of a weight, and the forward tasks that read it.
+  struct WeightReaders {
+    std::map<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>, std::set<int>> boxes;
+    std::map<int, std::vector<int>> tasks;  // by device
   };
 
   pcg::MachineView view_of(const pcg::Node& n) const {
@@ -70,13 +79,18 @@ class Builder {
     auto& held = holders_[static_cast<std::size_t>(n.id)];
     held.resize(n.output_shapes.size());
     if (n.is_graph_input()) {
-      held_locally(held[0], view);
+      held_locally(held[0], view, n.op == pcg::kWeightOp ? n.id : -1);
       return;
     }
     if (n.inputs.size() == 1 && n.output_shapes.size() == 1 && !model_.is_compute(n)) {
       if (is_unread_output(n)) return;
-      if (loads_its_pieces(n)) held_locally(held[0], view);
-      else move_data(n, view);
+      if (loads_its_pieces(n)) {
+        const pcg::Node& source = graph_.node(n.inputs[0].node);
+        held_locally(held[0], view, source.op == pcg::kWeightOp ? source.id : -1);
+        if (source.op == pcg::kWeightOp) note_weight_boxes(n, view);
+      } else {
+        move_data(n, view);
+      }
       return;
     }
     const TaskEstimate est = model_.compute(graph_, n);
@@ -86,27 +100,48 @@ class Builder {
       task.index = static_cast<std::int64_t>(t);
       task.device = view.devices[t];
       task.seconds = est.seconds;
+      task.backward_seconds = est.backward_seconds;
       task.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "]";
+      std::vector<int> weights_read;
       for (pcg::PortRef in : n.inputs) {
         const Holder& from = holders_[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)][t];
+        if (from.weight >= 0) {
+          weights_read.push_back(from.weight);
+          if (from.weight == in.node) weights_[from.weight].boxes[whole_box(graph_.node(in.node))].insert(task.device);
+        }
         const double bytes = static_cast<double>(pcg::piece_elements(graph_.shape_of(in))) * kBytesPerElement;
         for (int d : deliver(from, task.device, bytes, n, task.index)) task.deps.push_back(d);
       }
       const int id = add(std::move(task));
+      for (int w : weights_read) weights_[w].tasks[view.devices[t]].push_back(id);
       for (auto& port : held) port.push_back({view.devices[t], {id}});
     }
   }
 
   // Pieces that are on the devices of `view` from the start of the iteration.
-  static void held_locally(std::vector<Holder>& port, const pcg::MachineView& view) {
-    for (std::size_t t = 0; t < view.tasks(); ++t) port.push_back({view.devices[t], {}});
+  static void held_locally(std::vector<Holder>& port, const pcg::MachineView& view, int weight) {
+    for (std::size_t t = 0; t < view.tasks(); ++t) port.push_back({view.devices[t], {}, weight});
   }
 
-  // A parallelization operator over a data input, or one splitting a weight into shards, moves
-  // nothing: each device loads its own piece of the data, and each shard lives on its device.
+  static std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> whole_box(const pcg::Node& n) {
+    return {std::vector<std::int64_t>(n.output_shapes[0].dims.size(), 0), n.output_shapes[0].dims};
+  }
+
+  // A parallelization operator over a data input moves nothing: each device loads its own piece.
+  // Nor does one over a weight: each device keeps its shard or replica from one iteration to the
+  // next, and replicas are kept equal by summing their gradients (synchronize_weights).
   bool loads_its_pieces(const pcg::Node& n) const {
     const pcg::Node& source = graph_.node(n.inputs[0].node);
-    return source.op == pcg::kInputOp || (source.op == pcg::kWeightOp && n.output_shapes[0].R == 1);
+    return source.op == pcg::kInputOp || source.op == pcg::kWeightOp;
+  }
+
+  // The boxes of a weight the pieces of parallelization operator `n` over it hold, and where.
+  void note_weight_boxes(const pcg::Node& n, const pcg::MachineView& view) {
+    const pcg::PortRef in = n.inputs[0];
+    const pcg::MachineView from = view_of(graph_.node(in.node));
+    WeightReaders& readers = weights_[in.node];
+    for (const pcg::PieceMove& m : pcg::piece_moves(graph_.shape_of(in), from, n.output_shapes[0], view))
+      readers.boxes[{m.region.lo, m.region.hi}].insert(view.devices[static_cast<std::size_t>(m.to)]);
   }
 
   // A parallelization operator producing only a graph output nobody reads moves nothing: the loss
@@ -152,8 +187,9 @@ class Builder {
     }
   }
 
-  // The backward pass: every forward task mirrored in reverse order.
-  void mirror_backward() {
+  // The backward pass: every forward task mirrored in reverse order. Returns each forward task's
+  // mirror.
+  std::vector<int> mirror_backward() {
     const int forward_count = static_cast<int>(out_.tasks.size());
     std::vector<std::vector<int>> dependents(static_cast<std::size_t>(forward_count));
     for (int i = 0; i < forward_count; ++i)
@@ -162,13 +198,105 @@ class Builder {
     for (int i = forward_count - 1; i >= 0; --i) {
       SimTask b = out_.tasks[static_cast<std::size_t>(i)];
       b.backward = true;
-      if (b.kind == TaskKind::Compute) b.seconds *= 2;
+      if (b.kind == TaskKind::Compute) b.seconds = b.backward_seconds;
       else std::swap(b.device, b.peer);
       b.deps.clear();
       for (int j : dependents[static_cast<std::size_t>(i)]) b.deps.push_back(mirror[static_cast<std::size_t>(j)]);
       if (b.deps.empty()) b.deps.push_back(i);  // a sink: its gradient follows its own forward result
       b.label += " (backward)";
       mirror[static_cast<std::size_t>(i)] = add(std::move(b));
+    }
+    return mirror;
+  }
+
+  // After the backward pass, as the runtime does it: the devices that read the same box of a weight
+  // sum their gradients of it (one ring allreduce per group of devices, over every box that group
+  // shares, once all their gradients are computed), then each device updates the weight elements
+  // it holds. Boxes of one weight that overlap without being equal are summed whole by every
+  // device reading any of them.
+  void synchronize_weights(const std::vector<int>& mirror) {
+    struct Group {
+      double bytes = 0;
+      int node = 0;
+      std::vector<int> deps;
+    };
+    struct Update {
+      double elements = 0;
+      int node = 0;
+      std::vector<int> deps;
+    };
+    std::map<std::vector<int>, Group> groups;
+    std::map<int, Update> updates;  // by device
+    for (const auto& [weight, readers] : weights_) {
+      // The gradient tasks of the weight on the given devices.
+      const auto after = [&](const std::vector<int>& devices) {
+        std::vector<int> out;
+        for (int d : devices)
+          if (auto it = readers.tasks.find(d); it != readers.tasks.end())
+            for (int t : it->second) out.push_back(mirror[static_cast<std::size_t>(t)]);
+        return out;
+      };
+      std::vector<std::pair<std::vector<int>, double>> shares;  // devices, elements
+      bool overlapping = false;
+      for (auto a = readers.boxes.begin(); a != readers.boxes.end() && !overlapping; ++a)
+        for (auto b = std::next(a); b != readers.boxes.end(); ++b)
+          if (!pcg::intersect({a->first.first, a->first.second}, {b->first.first, b->first.second}).empty()) overlapping = true;
+      if (overlapping) {
+        std::set<int> all;
+        for (const auto& [box, devices] : readers.boxes) all.insert(devices.begin(), devices.end());
+        shares.push_back({{all.begin(), all.end()}, static_cast<double>(pcg::Region{whole_box(graph_.node(weight)).first, whole_box(graph_.node(weight)).second}.elements())});
+      } else {
+        for (const auto& [box, devices] : readers.boxes)
+          shares.push_back({{devices.begin(), devices.end()}, static_cast<double>(pcg::Region{box.first, box.second}.elements())});
+      }
+      for (const auto& [devices, elements] : shares) {
+        if (devices.size() > 1) {
+          Group& g = groups[devices];
+          if (g.deps.empty()) g.node = weight;
+          g.bytes += elements * kBytesPerElement;
+          const std::vector<int> deps = after(devices);
+          g.deps.insert(g.deps.end(), deps.begin(), deps.end());
+        }
+        for (int d : devices) {
+          Update& u = updates[d];
+          if (u.deps.empty()) u.node = weight;
+          u.elements += elements;
+          if (devices.size() == 1) {
+            const std::vector<int> deps = after(devices);
+            u.deps.insert(u.deps.end(), deps.begin(), deps.end());
+          }
+        }
+      }
+    }
+    for (auto& [devices, g] : groups) {
+      const auto k = static_cast<double>(devices.size());
+      std::vector<int> ring;
+      for (std::size_t i = 0; i < devices.size(); ++i) {
+        SimTask t;
+        t.kind = TaskKind::Communication;
+        t.node = g.node;
+        t.device = devices[i];
+        t.peer = devices[(i + 1) % devices.size()];
+        t.backward = true;
+        // Each device sends (k-1)/k of the buffer twice: reduce-scatter, then all-gather.
+        t.bytes = 2 * (k - 1) / k * g.bytes;
+        const Link& link = machine_.link_between(t.device, t.peer);
+        t.seconds = 2 * (k - 1) * link.latency + t.bytes / link.bandwidth;
+        t.deps = g.deps;
+        t.label = "gradient allreduce " + std::to_string(t.device) + "->" + std::to_string(t.peer);
+        ring.push_back(add(std::move(t)));
+      }
+      for (int d : devices) updates[d].deps.insert(updates[d].deps.end(), ring.begin(), ring.end());
+    }
+    for (auto& [device, u] : updates) {
+      SimTask t;
+      t.node = u.node;
+      t.device = device;
+      t.backward = true;
+      t.seconds = u.elements * kUpdateBytesPerElement / machine_.device.memory_bandwidth + machine_.device.kernel_overhead;
+      t.deps = std::move(u.deps);
+      t.label = "weight update on " + std::to_string(device);
+      add(std::move(t));
     }
   }
 
@@ -178,6 +306,7 @@ class Builder {
   TaskGraph out_;
   std::vector<std::vector<std::vector<Holder>>> holders_;  // node -> port -> task
   std::vector<bool> consumed_;                              // node -> some node reads it
+  std::map<int, WeightReaders> weights_;                    // by weight node
 };
 
 }  // namespace

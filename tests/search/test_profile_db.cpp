@@ -85,16 +85,31 @@ TEST(ProfileDatabase, RejectsBadFigures) {
   EXPECT_EQ(db.size(), 0u);
 }
 
-TEST_F(ProfileFile, SavesAndLoadsVersion2) {
+TEST(ProfileDatabase, BackwardTimesPoolTheirOwnSamples) {
+  ProfileDatabase db;
+  EXPECT_THROW(db.record_backward(kRelu, 1e-5), LoomError);  // no forward recorded yet
+  db.record(kRelu, 4e-5, 1e-5, 3);
+  EXPECT_FALSE(db.backward_seconds(kRelu));
+  db.record_backward(kRelu, 6e-5, 2);
+  db.record_backward(kRelu, 9e-5, 1);
+  EXPECT_DOUBLE_EQ(*db.backward_seconds(kRelu), (2 * 6e-5 + 9e-5) / 3);
+  EXPECT_EQ(db.find(kRelu)->backward_samples, 3);
+  EXPECT_EQ(db.find(kRelu)->samples, 3);  // the forward's own count
+  EXPECT_THROW(db.record_backward(kRelu, 0.0), LoomError);
+  EXPECT_THROW(db.record_backward(kRelu, 1e-5, 0), LoomError);
+}
+
+TEST_F(ProfileFile, SavesAndLoadsVersion3) {
   EXPECT_EQ(ProfileDatabase::load(path()).size(), 0u);  // a missing file is an empty database
   ProfileDatabase db;
   db.record(kRelu, 2e-5, 1.5e-5, 3);
+  db.record_backward(kRelu, 3.5e-5, 2);
   const ProfileKey matmul{"matmul", {}, {pcg::ParallelShape::unpartitioned({4, 8}), pcg::ParallelShape::unpartitioned({8, 2})}, "cpu"};
   db.record(matmul, 7e-6);
   db.save(path());
   std::ifstream in(path());
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("\"version\": 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"version\": 3"), std::string::npos) << text;
   const ProfileDatabase back = ProfileDatabase::load(path());
   ASSERT_EQ(back.size(), 2u);
   const ProfileEntry* e = back.find(kRelu);
@@ -102,8 +117,24 @@ TEST_F(ProfileFile, SavesAndLoadsVersion2) {
   EXPECT_EQ(e->measured_seconds, 2e-5);
   EXPECT_EQ(e->simulated_seconds, 1.5e-5);
   EXPECT_EQ(e->samples, 3);
+  EXPECT_EQ(e->backward_seconds, 3.5e-5);
+  EXPECT_EQ(e->backward_samples, 2);
   EXPECT_EQ(back.seconds(matmul), 7e-6);
   EXPECT_FALSE(back.find(matmul)->simulated_seconds);
+  EXPECT_FALSE(back.backward_seconds(matmul));
+}
+
+TEST_F(ProfileFile, ReadsVersion2WithoutBackwardFigures) {
+  write(R"({"format": "loom-profile", "version": 2, "entries": [{"key": ")" + kRelu.to_string() +
+        R"(", "op": "relu", "device": "V100", "measured_seconds": 3e-5, "simulated_seconds": 1e-5, "samples": 4}]})");
+  const ProfileDatabase db = ProfileDatabase::load(path());
+  ASSERT_NE(db.find(kRelu), nullptr);
+  EXPECT_EQ(db.find(kRelu)->samples, 4);
+  EXPECT_FALSE(db.backward_seconds(kRelu));
+  // Backward figures are version-3 fields.
+  write(R"({"format": "loom-profile", "version": 2, "entries": [{"key": "k", "op": "relu", "device": "V100", "measured_seconds": 1e-5, "samples": 1, "backward_seconds": 1e-5, "backward_samples": 1}]})");
+  EXPECT_NE(load_error().find("profile.json: entries[0].backward_"), std::string::npos) << load_error();
+  EXPECT_NE(load_error().find("unknown key"), std::string::npos) << load_error();
 }
 
 TEST_F(ProfileFile, ReadsVersion1AsOneSampleWithoutASimulatedFigure) {
@@ -116,7 +147,7 @@ TEST_F(ProfileFile, ReadsVersion1AsOneSampleWithoutASimulatedFigure) {
   EXPECT_EQ(e->samples, 1);
   EXPECT_FALSE(e->simulated_seconds);
   EXPECT_FALSE(e->roofline_error());
-  // Recording on top of it averages with its one sample; saving writes version 2.
+  // Recording on top of it averages with its one sample; saving writes version 3.
   db.record(kRelu, 1e-5, 2e-5);
   EXPECT_DOUBLE_EQ(db.find(kRelu)->measured_seconds, 2e-5);
   db.save(path());
@@ -133,8 +164,10 @@ TEST_F(ProfileFile, ErrorsNameTheFileAndJsonPath) {
   EXPECT_NE(load_error().find("profile.json: entries[0].samples: expected a count of at least 1, got 0"), std::string::npos) << load_error();
   write(R"({"format": "loom-profile", "version": 2, "entries": [{"key": "k", "op": "relu", "device": "V100", "measured_seconds": 1e-5, "samples": 1, "simulated_seconds": -2}]})");
   EXPECT_NE(load_error().find("profile.json: entries[0].simulated_seconds: expected a positive number"), std::string::npos) << load_error();
-  write(R"({"format": "loom-profile", "version": 3, "entries": []})");
-  EXPECT_NE(load_error().find("profile.json: version: unsupported version 3"), std::string::npos) << load_error();
+  write(R"({"format": "loom-profile", "version": 3, "entries": [{"key": "k", "op": "relu", "device": "V100", "measured_seconds": 1e-5, "samples": 1, "backward_seconds": 1e-5}]})");
+  EXPECT_NE(load_error().find("profile.json: entries[0]: missing \"backward_samples\""), std::string::npos) << load_error();
+  write(R"({"format": "loom-profile", "version": 4, "entries": []})");
+  EXPECT_NE(load_error().find("profile.json: version: unsupported version 4"), std::string::npos) << load_error();
 }
 
 }  // namespace

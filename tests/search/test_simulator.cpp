@@ -107,16 +107,19 @@ TEST(TaskGraph, DataParallelMatmulMovesWhatItMust) {
       ++computes;
       continue;
     }
-    EXPECT_EQ(t.seconds, m.link_between(t.device, t.peer).transfer_seconds(t.bytes));
+    // The gradient allreduce of a ring of two: a latency each way, the whole gradient each way.
+    const Link& link = m.link_between(t.device, t.peer);
+    EXPECT_DOUBLE_EQ(t.seconds, 2 * link.latency + t.bytes / link.bandwidth);
     (t.backward ? backward_bytes : forward_bytes) += t.bytes;
     forward_transfers += t.backward ? 0 : 1;
   }
-  // Only w (16 floats) goes to device 1: each device loads its rows of x, and the combined product
-  // is the graph's output, its loss computed where its pieces are.
-  EXPECT_EQ(forward_transfers, 1);
-  EXPECT_EQ(forward_bytes, 16 * 4);
-  EXPECT_EQ(backward_bytes, forward_bytes);
-  EXPECT_EQ(computes, 4);  // two matmul tasks, forward and backward
+  // Nothing moves forward: each device loads its rows of x and keeps its replica of w, and the
+  // combined product is the graph's output, its loss computed where its pieces are. Backward, the
+  // two replicas' gradients of w (16 floats) are summed.
+  EXPECT_EQ(forward_transfers, 0);
+  EXPECT_EQ(forward_bytes, 0);
+  EXPECT_EQ(backward_bytes, 2 * 16 * 4);
+  EXPECT_EQ(computes, 6);  // two matmul tasks, forward and backward, and two weight updates
   const Timeline t = simulate(tg);
   EXPECT_GT(t.makespan, 0);
   // Device 1's matmul waits for both of its inputs to arrive.

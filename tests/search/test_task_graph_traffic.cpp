@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "loom/interpreter/library.hpp"
@@ -66,10 +68,11 @@ TEST(TaskGraphTraffic, UnityFigure1DataParallelMovesOnlyTheReplicatedWeights) {
   const int out = add(g, "combine", {{"dim", 0}, {"degree", 2}}, {{y, 0}}, kFirst);
   g.mark_output({out, 0});
   const TaskGraph tg = task_graph(g);
-  // w1 (784 x 512) and w2 (512 x 10) broadcast forward, their gradients reduced backward.
+  // Each device keeps its replicas of w1 (784 x 512) and w2 (512 x 10); after the backward pass
+  // the two devices allreduce their gradients: each sends the other its whole gradient, the
+  // 813,056 floats of figure 1 in all.
   EXPECT_EQ(communication_bytes(tg), 813056.0 * 4);
-  EXPECT_EQ(bytes_of(tg, false), (784 * 512 + 512 * 10) * 4.0);
-  EXPECT_EQ(bytes_of(tg, true), bytes_of(tg, false));
+  EXPECT_EQ(bytes_of(tg, false), 0);
   EXPECT_EQ(tasks_of(tg, out), 0);
 }
 
@@ -111,6 +114,17 @@ pcg::Graph weight_over_both(const std::string& parallel_op) {
 TEST(TaskGraphTraffic, PartitionedWeightShardsLiveOnTheirDevices) {
   const TaskGraph tg = task_graph(weight_over_both("partition"));
   EXPECT_EQ(communication_bytes(tg), 0);
+  // Each device updates its own 32 elements once its relu's gradient is done.
+  const Machine m = load_machine("summit").with_nodes(1).with_devices_per_node(2);
+  int updates = 0;
+  for (const SimTask& t : tg.tasks) {
+    if (t.label.rfind("weight update", 0) != 0) continue;
+    ++updates;
+    EXPECT_DOUBLE_EQ(t.seconds, 32 * 3 * 4.0 / m.device.memory_bandwidth + m.device.kernel_overhead);
+    ASSERT_EQ(t.deps.size(), 1u);
+    EXPECT_EQ(tg.tasks[static_cast<std::size_t>(t.deps[0])].device, t.device);
+  }
+  EXPECT_EQ(updates, 2);
   // Both relu tasks start at once: nothing they read waits for a transfer.
   for (const SimTask& t : tg.tasks) {
     if (!t.backward) {
@@ -119,19 +133,33 @@ TEST(TaskGraphTraffic, PartitionedWeightShardsLiveOnTheirDevices) {
   }
 }
 
-TEST(TaskGraphTraffic, ReplicatedWeightIsBroadcastAndItsGradientReduced) {
+TEST(TaskGraphTraffic, ReplicatedWeightGradientsAreAllreducedThenEachReplicaUpdated) {
   const TaskGraph tg = task_graph(weight_over_both("replicate"));
   EXPECT_EQ(communication_bytes(tg), 2 * 64 * 4.0);
-  int forward = 0, backward = 0;
-  for (const SimTask& t : tg.tasks) {
+  std::vector<int> ring, relu_backward;
+  for (std::size_t i = 0; i < tg.tasks.size(); ++i) {
+    const SimTask& t = tg.tasks[i];
+    if (t.kind == TaskKind::Compute && t.backward && t.label.rfind("relu", 0) == 0) relu_backward.push_back(static_cast<int>(i));
     if (t.kind != TaskKind::Communication) continue;
+    // A ring of two: each device sends the other its whole gradient of w, after both gradients
+    // are computed.
+    EXPECT_TRUE(t.backward) << t.label;
     EXPECT_EQ(t.bytes, 64 * 4.0);
-    EXPECT_EQ(t.device, t.backward ? 1 : 0) << t.label;
-    EXPECT_EQ(t.peer, t.backward ? 0 : 1) << t.label;
-    ++(t.backward ? backward : forward);
+    EXPECT_EQ(t.peer, 1 - t.device) << t.label;
+    ring.push_back(static_cast<int>(i));
   }
-  EXPECT_EQ(forward, 1);
-  EXPECT_EQ(backward, 1);
+  ASSERT_EQ(ring.size(), 2u);
+  ASSERT_EQ(relu_backward.size(), 2u);
+  for (int r : ring)
+    for (int b : relu_backward) EXPECT_NE(std::find(tg.tasks[r].deps.begin(), tg.tasks[r].deps.end(), b), tg.tasks[r].deps.end());
+  int updates = 0;
+  for (const SimTask& t : tg.tasks) {
+    if (t.label.rfind("weight update", 0) != 0) continue;
+    ++updates;
+    EXPECT_EQ(t.deps.size(), 2u) << "after both ring transfers";
+    EXPECT_GT(t.seconds, 0);
+  }
+  EXPECT_EQ(updates, 2);
 }
 
 TEST(TaskGraphTraffic, EachDeviceLoadsItsPieceOfTheData) {

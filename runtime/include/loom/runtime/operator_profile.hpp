@@ -1,7 +1,8 @@
 #pragma once
 // From the time a run spent in each operator's kernels to the profile database the cost model
 // reads: per operator node this process ran, the key the cost model looks its tasks up by, the
-// measured forward time of one task and the roofline the simulator would use without a profile.
+// measured forward and backward time of one task and the roofline the simulator would use
+// without a profile.
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct OperatorProfile {
   double measured_seconds = 0;   // forward, one task: the mean over the task runs measured
   double simulated_seconds = 0;  // forward, one task: the cost model's roofline on the machine
   std::int64_t tasks = 0;        // forward task runs the measurement is over
+  double backward_seconds = 0;   // backward, one task (0 when none ran)
+  std::int64_t backward_tasks = 0;
 };
 
 // `times` is indexed by node id of `graph` (ShardedExecutor::operator_times(), or a

@@ -11,6 +11,9 @@ namespace loom::search {
 
 struct TaskEstimate {
   double seconds = 0;
+  // The task's backward: measured where the profile database has it, otherwise twice the forward
+  // (a gradient for each input and weight, each as costly as the forward).
+  double backward_seconds = 0;
   double flops = 0;
   double bytes = 0;        // read plus written
   bool measured = false;   // from the profile database

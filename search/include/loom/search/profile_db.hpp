@@ -29,6 +29,8 @@ struct ProfileEntry {
   double measured_seconds = 0;              // mean over the samples
   std::optional<double> simulated_seconds;  // the roofline for the same task; absent in version-1 files
   std::int64_t samples = 1;                 // task runs the mean is over
+  std::optional<double> backward_seconds;   // the task's backward, mean over its own samples
+  std::int64_t backward_samples = 0;
 
   // measured / simulated - 1: how far the roofline is below (negative) or above the measurement.
   std::optional<double> roofline_error() const;
@@ -36,23 +38,28 @@ struct ProfileEntry {
 
 class ProfileDatabase {
  public:
-  // File form (version 2): {"format": "loom-profile", "version": 2, "entries": [{"key", "op",
-  // "device", "measured_seconds", "simulated_seconds"?, "samples"}, ...]}. Version 1 files, whose
-  // entries hold "seconds" instead of the last three, are read as one sample without a simulated
-  // figure. A missing file is an empty database; a malformed one throws LoomError naming the file
-  // and the JSON path.
+  // File form (version 3): {"format": "loom-profile", "version": 3, "entries": [{"key", "op",
+  // "device", "measured_seconds", "simulated_seconds"?, "samples", "backward_seconds"?,
+  // "backward_samples"?}, ...]}. Version 2 files have no backward figures; version 1 files, whose
+  // entries hold "seconds" instead of "measured_seconds" to "samples", are read as one sample
+  // without a simulated figure. A missing file is an empty database; a malformed one throws
+  // LoomError naming the file and the JSON path.
   static ProfileDatabase load(const std::string& path);
-  // Writes version 2 to a temporary file first, so an interrupted write loses nothing already there.
+  // Writes version 3 to a temporary file first, so an interrupted write loses nothing already there.
   void save(const std::string& path) const;
 
-  // The measured time of one task.
+  // The measured time of one task, forward and (where measured) backward.
   std::optional<double> seconds(const ProfileKey& key) const;
+  std::optional<double> backward_seconds(const ProfileKey& key) const;
   const ProfileEntry* find(const ProfileKey& key) const;
   // Adds `samples` task runs averaging `measured_seconds`: a key already present keeps the mean
   // over all its samples, and the newest simulated figure given. Throws LoomError on a time that
   // is not positive or a sample count below one.
   void record(const ProfileKey& key, double measured_seconds, std::optional<double> simulated_seconds = std::nullopt,
               std::int64_t samples = 1);
+  // Adds `samples` backward runs of a task whose forward is recorded; the same checks, and a
+  // LoomError when the key has no forward entry.
+  void record_backward(const ProfileKey& key, double measured_seconds, std::int64_t samples = 1);
   std::size_t size() const { return entries_.size(); }
   // By key text.
   const std::map<std::string, ProfileEntry>& entries() const { return entries_; }

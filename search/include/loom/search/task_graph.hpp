@@ -1,11 +1,14 @@
 #pragma once
 // FlexFlow's task graph of one training iteration of a PCG on a machine: a compute task per task
 // of every operator on the device its machine view names, a communication task for every piece
-// of data that must move between devices, then the backward pass mirrored (compute twice as long,
-// the same bytes moving the other way). As in training, nothing moves to split a data input (each
-// device loads its piece) or a weight into shards (each lives on its device), nor to gather a
-// graph output nobody reads (the loss is computed where its pieces are). Each device and each
-// directed pair of devices runs its tasks one at a time, first come first served.
+// of data that must move between devices, then the backward pass mirrored (compute as long as the
+// profile database measured, or twice the forward; the same bytes moving the other way), then the
+// weights: the devices reading the same box of a weight sum their gradients (a ring allreduce per
+// group of devices) and every device updates the elements it holds. As in training, nothing moves
+// to split a data input (each device loads its piece) or to lay out a weight (each device keeps its
+// shard or replica), nor to gather a graph output nobody reads (the loss is computed where its
+// pieces are). Each device and each directed pair of devices runs its tasks one at a time, first
+// come first served.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +27,7 @@ struct SimTask {
   int device = 0;           // compute: the device; communication: the sender
   int peer = -1;            // communication: the receiver
   double seconds = 0;
+  double backward_seconds = 0;  // compute, forward: what its mirror in the backward pass takes
   double bytes = 0;         // communication: bytes moved
   bool backward = false;
   std::vector<int> deps;    // tasks that must finish first
