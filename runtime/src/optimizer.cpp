@@ -15,7 +15,7 @@ OptimizerSettings optimizer_from_name(const std::string& name) {
 std::string optimizer_name(OptimizerKind kind) { return kind == OptimizerKind::Sgd ? "sgd" : "adam"; }
 
 template <class T>
-void Optimizer<T>::step(NamedTensors<T>& params, const NamedTensors<T>& grads) {
+void Optimizer<T>::step(NamedTensors<T>& params, const NamedTensors<T>& grads, const ElementRanges* only) {
   ++state_.steps;
   const T lr = static_cast<T>(settings_.learning_rate);
   const T b1 = static_cast<T>(settings_.beta1), b2 = static_cast<T>(settings_.beta2), eps = static_cast<T>(settings_.epsilon);
@@ -25,17 +25,24 @@ void Optimizer<T>::step(NamedTensors<T>& params, const NamedTensors<T>& grads) {
     auto it = params.find(name);
     if (it == params.end()) throw LoomError("optimizer: no parameter '" + name + "' for its gradient");
     std::vector<T>& w = it->second.data;
+    std::vector<ElementRange> ranges{{0, w.size()}};
+    if (only) {
+      auto listed = only->find(name);
+      ranges = listed == only->end() ? std::vector<ElementRange>{} : listed->second;
+    }
     if (settings_.kind == OptimizerKind::Sgd) {
-      for (std::size_t i = 0; i < w.size(); ++i) w[i] -= lr * g.data[i];
+      for (const ElementRange& r : ranges)
+        for (std::size_t i = r.begin; i < r.end; ++i) w[i] -= lr * g.data[i];
       continue;
     }
     auto& m = state_.first_moment.try_emplace(name, g.dims, T(0)).first->second.data;
     auto& v = state_.second_moment.try_emplace(name, g.dims, T(0)).first->second.data;
-    for (std::size_t i = 0; i < w.size(); ++i) {
-      m[i] = b1 * m[i] + (T(1) - b1) * g.data[i];
-      v[i] = b2 * v[i] + (T(1) - b2) * g.data[i] * g.data[i];
-      w[i] -= lr * (m[i] / correction1) / (std::sqrt(v[i] / correction2) + eps);
-    }
+    for (const ElementRange& r : ranges)
+      for (std::size_t i = r.begin; i < r.end; ++i) {
+        m[i] = b1 * m[i] + (T(1) - b1) * g.data[i];
+        v[i] = b2 * v[i] + (T(1) - b2) * g.data[i] * g.data[i];
+        w[i] -= lr * (m[i] / correction1) / (std::sqrt(v[i] / correction2) + eps);
+      }
   }
 }
 

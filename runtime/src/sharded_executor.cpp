@@ -10,6 +10,7 @@
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
 #include "loom/runtime/interpreter_kernel.hpp"
+#include "collective_groups.hpp"
 #include "piece_regions.hpp"
 
 namespace loom::runtime {
@@ -75,7 +76,7 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
       run.parallel = true;
       const pcg::PortRef in = n.inputs.at(0);
       run.moves = pcg::piece_moves(graph.shape_of(in), runs_[static_cast<std::size_t>(in.node)].view, n.output_shapes.at(0), run.view);
-      run.allreduce = allreduce_groups(n, run.moves);
+      run.collective = collective_groups_of(n, run.moves);
       run.replicates_input = graph.node(in.node).is_graph_input() && n.output_shapes.at(0).R == n.output_shapes.at(0).tasks();
     } else if (const Kernel<T>* native = kernels.find<T>(n.op, backend)) {
       run.kernel = *native;
@@ -129,6 +130,16 @@ void ShardedExecutor<T>::find_gradient_shares() {
     for (std::size_t a = 0; a < shares.boxes.size() && !shares.overlapping; ++a)
       for (std::size_t b = a + 1; b < shares.boxes.size(); ++b)
         if (!pcg::intersect(shares.boxes[a], shares.boxes[b]).empty()) shares.overlapping = true;
+    const pcg::Region all = whole(graph_.node(*graph_.find(name)));
+    std::vector<ElementRange>& exact = exact_[name];
+    for (std::size_t b = 0; b < shares.boxes.size(); ++b) {
+      if (!shares.overlapping && !std::binary_search(shares.ranks[b].begin(), shares.ranks[b].end(), transport_.rank())) continue;
+      for_each_run_in_box(all, shares.overlapping ? all : shares.boxes[b], [&](std::size_t at, std::size_t, std::size_t n) {
+        if (!exact.empty() && exact.back().end == at) exact.back().end += n;
+        else exact.push_back({at, at + n});
+      });
+      if (shares.overlapping) break;
+    }
   }
 }
 
@@ -210,50 +221,15 @@ void ShardedExecutor<T>::assemble(NamedTensors<T>& values) {
 }
 
 template <class T>
-std::vector<typename ShardedExecutor<T>::AllreduceGroup> ShardedExecutor<T>::allreduce_groups(const pcg::Node& n,
-                                                                                              const std::vector<pcg::PieceMove>& moves) const {
+std::shared_ptr<const CollectiveGroups> ShardedExecutor<T>::collective_groups_of(const pcg::Node& n,
+                                                                                 const std::vector<pcg::PieceMove>& moves) const {
   const pcg::PortRef in = n.inputs.at(0);
-  if (transport_.size() == 1 || graph_.node(in.node).is_graph_input() || moves.empty()) return {};
-  const pcg::ParallelShape& from_shape = graph_.shape_of(in);
-  const pcg::ParallelShape& to_shape = n.output_shapes.at(0);
-  struct Class {
-    std::set<std::int64_t> from, to;
-    std::size_t moves = 0;
-  };
-  std::map<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>, Class> classes;  // by the box the new pieces cover
-  for (const pcg::PieceMove& m : moves) {
-    const pcg::Region box = pcg::piece_region(to_shape, m.to);
-    if (!(m.region == box) || !(pcg::piece_region(from_shape, m.from) == box)) return {};
-    Class& c = classes[{box.lo, box.hi}];
-    c.from.insert(m.from);
-    c.to.insert(m.to);
-    ++c.moves;
-  }
-  std::vector<AllreduceGroup> groups;
-  for (const auto& [box, c] : classes) {
-    if (c.moves != c.from.size() * c.to.size() || c.from.size() != c.to.size()) return {};
-    std::map<int, std::int64_t> from_on, to_on;  // by rank
-    for (std::int64_t f : c.from) from_on.emplace(rank_of(in.node, f), f);
-    for (std::int64_t t : c.to) to_on.emplace(rank_of(n.id, t), t);
-    if (from_on.size() != c.from.size() || to_on.size() != c.to.size()) return {};
-    AllreduceGroup g;
-    for (const auto& [rank, f] : from_on) {
-      auto t = to_on.find(rank);
-      if (t == to_on.end()) return {};
-      g.ranks.push_back(rank);
-      g.from.push_back(f);
-      g.to.push_back(t->second);
-    }
-    groups.push_back(std::move(g));
-  }
-  return groups;
-}
-
-template <class T>
-const typename ShardedExecutor<T>::AllreduceGroup* ShardedExecutor<T>::my_group(const NodeRun& run) const {
-  for (const AllreduceGroup& g : run.allreduce)
-    if (std::binary_search(g.ranks.begin(), g.ranks.end(), transport_.rank())) return &g;
-  return nullptr;
+  if (transport_.size() == 1 || graph_.node(in.node).is_graph_input()) return nullptr;
+  std::optional<CollectiveGroups> groups =
+      collective_groups(graph_.shape_of(in), n.output_shapes.at(0), moves, [&](std::int64_t t) { return rank_of(in.node, t); },
+                        [&](std::int64_t t) { return rank_of(n.id, t); });
+  if (!groups) return nullptr;
+  return std::make_shared<const CollectiveGroups>(std::move(*groups));
 }
 
 template <class T>
@@ -364,12 +340,11 @@ void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
   const pcg::ParallelShape& to_shape = n.output_shapes.at(0);
   const bool from_input = graph_.node(in.node).is_graph_input();
   Pieces& out = values_[id][0];
-  if (!runs_[id].allreduce.empty()) {
-    if (const AllreduceGroup* g = my_group(runs_[id])) {
-      const auto k = static_cast<std::size_t>(std::find(g->ranks.begin(), g->ranks.end(), transport_.rank()) - g->ranks.begin());
-      Tensor<T> sum = held(in, g->from[k]);
-      if (g->ranks.size() > 1) transport_.sum(sum.data, g->ranks);
-      out[static_cast<std::size_t>(g->to[k])] = std::move(sum);
+  if (const CollectiveGroups* c = runs_[id].collective.get()) {
+    if (const CollectiveGroup* g = c->containing(transport_.rank())) {
+      const std::size_t k = g->position(transport_.rank());
+      run_collective(transport_, c->kind, *g, k, held(in, g->from[k]), pcg::piece_region(from_shape, g->from[k]),
+                     out[static_cast<std::size_t>(g->to[k])], pcg::piece_region(to_shape, g->to[k]), piece_dims(to_shape));
     }
     return;
   }
@@ -514,14 +489,15 @@ void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vect
   const pcg::Region all = pcg::piece_region(pcg::ParallelShape::unpartitioned(from_shape.dims), 0);
   Pieces& out = grads[id][0];
   Pieces* back = producer.is_graph_input() ? nullptr : &grads[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)];
-  if (!runs_[id].allreduce.empty()) {
-    // Each old piece went into every new piece of its group: its gradient is their gradients' sum.
-    if (const AllreduceGroup* g = my_group(runs_[id])) {
-      const auto k = static_cast<std::size_t>(std::find(g->ranks.begin(), g->ranks.end(), transport_.rank()) - g->ranks.begin());
-      Tensor<T> sum = out[static_cast<std::size_t>(g->to[k])];
-      if (sum.data.empty()) sum = Tensor<T>(piece_dims(to_shape), T(0));
-      if (g->ranks.size() > 1) transport_.sum(sum.data, g->ranks);
-      add_into((*back)[static_cast<std::size_t>(g->from[k])], sum);
+  if (const CollectiveGroups* c = runs_[id].collective.get()) {
+    // Each old piece went into the new pieces of its group: its gradient is the transposed
+    // collective of theirs (allreduce for allreduce, reduce-scatter for all-gather and back).
+    if (const CollectiveGroup* g = c->containing(transport_.rank())) {
+      const std::size_t k = g->position(transport_.rank());
+      Tensor<T>& given = out[static_cast<std::size_t>(g->to[k])];
+      if (given.data.empty()) given = Tensor<T>(piece_dims(to_shape), T(0));
+      run_collective(transport_, transpose(c->kind), *g, k, given, pcg::piece_region(to_shape, g->to[k]),
+                     (*back)[static_cast<std::size_t>(g->from[k])], pcg::piece_region(from_shape, g->from[k]), piece_dims(from_shape));
     }
     return;
   }
@@ -580,6 +556,14 @@ std::optional<int> ShardedExecutor<T>::first_non_finite() {
   for (std::size_t id = 0; id < bad.size(); ++id)
     if (bad[id] > T(0)) return static_cast<int>(id);
   return std::nullopt;
+}
+
+template <class T>
+std::vector<int> ShardedExecutor<T>::collective_nodes(Collective kind) const {
+  std::vector<int> ids;
+  for (const pcg::Node& n : graph_.nodes())
+    if (const CollectiveGroups* c = runs_[static_cast<std::size_t>(n.id)].collective.get(); c && c->kind == kind) ids.push_back(n.id);
+  return ids;
 }
 
 template <class T>

@@ -100,7 +100,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     }
     std::vector<Tensor<T>> output_grads{std::move(loss.grad)};
     for (std::size_t i = 1; i < graph.outputs().size(); ++i) output_grads.emplace_back(graph.shape_of(graph.outputs()[i]).dims, T(0));
-    optimizer.step(feeds, executor.backward(output_grads));
+    optimizer.step(feeds, executor.backward(output_grads), executor.exact_elements());
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     total_seconds += seconds;
     report.losses.push_back(loss.loss);

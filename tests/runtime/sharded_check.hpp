@@ -44,9 +44,7 @@ inline std::vector<search::Placement> random_placements(const pcg::Graph& g, int
 }
 
 // The plan run task by task gives the outputs and gradients of the model run whole, on one device.
-inline void expect_same_as_logical(const pcg::Graph& model, const std::vector<search::Placement>& placements, int devices,
-                                   Transport& transport) {
-  const pcg::Graph plan = search::materialize(model, placements, library());
+inline void expect_same_as_logical(const pcg::Graph& model, const pcg::Graph& plan, int devices, Transport& transport) {
   const NamedTensors<double> feeds = models::random_values(model, 11);
   LocalTransport one_process;
   ShardedExecutor<double> logical(library(), model, builtin_kernels(), one_process, weights_of(model), 1);
@@ -74,11 +72,74 @@ inline void expect_same_as_logical(const pcg::Graph& model, const std::vector<se
   }
 }
 
+// The same for the plan `placements` make of the model.
+inline void expect_same_as_logical(const pcg::Graph& model, const std::vector<search::Placement>& placements, int devices,
+                                   Transport& transport) {
+  expect_same_as_logical(model, search::materialize(model, placements, library()), devices, transport);
+}
+
 inline pcg::Graph small_mlp() { return models::build_model(library(), "mlp_fig1", {{"batch", 8}, {"in", 16}, {"hidden", 32}, {"out", 4}}); }
 
 inline pcg::Graph small_transformer() {
   return models::build_model(library(), "bert_large",
                              {{"batch", 2}, {"seq", 4}, {"layers", 1}, {"hidden", 8}, {"heads", 2}, {"vocab", 16}, {"max_positions", 4}});
+}
+
+// The ids of the plan's nodes running `op`.
+inline std::vector<int> nodes_running(const pcg::Graph& plan, const std::string& op) {
+  std::vector<int> ids;
+  for (const pcg::Node& n : plan.nodes())
+    if (n.op == op) ids.push_back(n.id);
+  return ids;
+}
+
+// relu(x · w) for x [8, 8] and w [8, 12], whole: the model of the collective plans below.
+inline pcg::Graph product_relu_model() {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 8}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({8, 12}), true);
+  const int mm = g.add_node(library(), "matmul", {}, {{x, 0}, {w, 0}});
+  g.mark_output({g.add_node(library(), "relu", {}, {{mm, 0}}), 0});
+  return g;
+}
+
+// A plan of the product_relu_model with the fused collectives, by hand, on devices 0 to degree - 1:
+// the product split along its reduction dimension into `degree` partial sums, a reduce_scatter
+// into blocks of rows, relu on each block, an all_gather into whole replicas.
+inline pcg::Graph collective_plan(int degree) {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 8}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({8, 12}), true);
+  const int px = g.add_node(library(), "partition", {{"dim", 1}, {"degree", degree}}, {{x, 0}});
+  const int pw = g.add_node(library(), "partition", {{"dim", 0}, {"degree", degree}}, {{w, 0}});
+  const int mm = g.add_node(library(), "matmul", {}, {{px, 0}, {pw, 0}});
+  const int rs = g.add_node(library(), "reduce_scatter", {{"dim", 0}, {"degree", degree}}, {{mm, 0}});
+  const int act = g.add_node(library(), "relu", {}, {{rs, 0}});
+  const int ag = g.add_node(library(), "all_gather", {{"dim", 0}, {"degree", degree}}, {{act, 0}});
+  for (int n : {px, pw, mm, rs, act, ag}) g.set_view(n, pcg::MachineView::contiguous(0, degree));
+  g.mark_output({ag, 0});
+  return g;
+}
+
+// The same on 4 devices as two independent pairs, {0, 2} and {1, 3}, one per block of rows: the
+// partial sums of the product (on devices 0 and 2) split into two blocks of rows, each pair
+// reduce-scatters its block's columns, relu, each pair all-gathers them back.
+inline pcg::Graph collective_plan_in_pairs() {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 8}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({8, 12}), true);
+  const int px = g.add_node(library(), "partition", {{"dim", 1}, {"degree", 2}}, {{x, 0}});
+  const int pw = g.add_node(library(), "partition", {{"dim", 0}, {"degree", 2}}, {{w, 0}});
+  const int mm = g.add_node(library(), "matmul", {}, {{px, 0}, {pw, 0}});
+  const int rows = g.add_node(library(), "partition", {{"dim", 0}, {"degree", 2}}, {{mm, 0}});  // task v * 2 + row block
+  const int rs = g.add_node(library(), "reduce_scatter", {{"dim", 1}, {"degree", 2}}, {{rows, 0}});  // task row block * 2 + column block
+  const int act = g.add_node(library(), "relu", {}, {{rs, 0}});
+  const int ag = g.add_node(library(), "all_gather", {{"dim", 1}, {"degree", 2}}, {{act, 0}});  // task replica * 2 + row block
+  for (int n : {px, pw, mm}) g.set_view(n, pcg::MachineView{{0, 2}});
+  for (int n : {rows, ag}) g.set_view(n, pcg::MachineView::contiguous(0, 4));
+  for (int n : {rs, act}) g.set_view(n, pcg::MachineView{{0, 2, 1, 3}});
+  g.mark_output({ag, 0});
+  return g;
 }
 
 }  // namespace loom::runtime::sharded_test

@@ -29,17 +29,60 @@ TEST(ShardedExecutor, MegatronPlanOfATransformerLayerMatchesTheModel) {
   expect_same_as_logical(g, search::expert_strategy(library(), g, m), 2, local);
 }
 
+// Rank 0 of `processes` that never move anything: for what an executor decides on construction.
+struct SilentProcesses final : Transport {
+  explicit SilentProcesses(int processes) : processes(processes) {}
+  int rank() const override { return 0; }
+  int size() const override { return processes; }
+  void exchange(std::vector<Outgoing<float>>&, std::vector<Incoming<float>>&) override {}
+  void exchange(std::vector<Outgoing<double>>&, std::vector<Incoming<double>>&) override {}
+  void sum(std::vector<float>&) override {}
+  void sum(std::vector<double>&) override {}
+  void sum(std::vector<float>&, const std::vector<int>&) override {}
+  void sum(std::vector<double>&, const std::vector<int>&) override {}
+  void all_gather(std::vector<float>&, const std::vector<int>&) override {}
+  void all_gather(std::vector<double>&, const std::vector<int>&) override {}
+  void reduce_scatter(std::vector<float>&, const std::vector<int>&) override {}
+  void reduce_scatter(std::vector<double>&, const std::vector<int>&) override {}
+  int processes;
+};
+
+TEST(ShardedExecutor, ReduceScatterAndAllGatherPlansMatchTheModel) {
+  expect_same_as_logical(product_relu_model(), collective_plan(2), 2, local);
+  expect_same_as_logical(product_relu_model(), collective_plan(4), 4, local);
+  expect_same_as_logical(product_relu_model(), collective_plan_in_pairs(), 4, local);
+}
+
+TEST(ShardedExecutor, OneProcessRunsNoCollective) {
+  const pcg::Graph plan = collective_plan(4);
+  ShardedExecutor<double> e(library(), plan, builtin_kernels(), local, {"w"}, 4);
+  for (Collective kind : {Collective::allreduce, Collective::reduce_scatter, Collective::all_gather}) EXPECT_TRUE(e.collective_nodes(kind).empty());
+}
+
+TEST(ShardedExecutor, FindsReduceScatterAndAllGatherAmongProcesses) {
+  for (const auto& [plan, devices] : {std::pair{collective_plan(2), 2}, {collective_plan(4), 4}, {collective_plan_in_pairs(), 4}}) {
+    SilentProcesses processes(devices);
+    ShardedExecutor<double> e(library(), plan, builtin_kernels(), processes, {"w"}, devices);
+    EXPECT_EQ(e.collective_nodes(Collective::reduce_scatter), nodes_running(plan, "reduce_scatter"));
+    EXPECT_EQ(e.collective_nodes(Collective::all_gather), nodes_running(plan, "all_gather"));
+    EXPECT_TRUE(e.collective_nodes(Collective::allreduce).empty());
+  }
+}
+
+TEST(ShardedExecutor, KeepsPointToPointWhenTheGroupsAreNotOnTheSameProcesses) {
+  // The first pair's blocks of the reduce_scatter on devices 1 and 0 where its partial sums are on
+  // 0 and 2: the group's pieces are not one old and one new on each of its processes.
+  pcg::Graph plan = collective_plan_in_pairs();
+  plan.set_view(nodes_running(plan, "reduce_scatter").at(0), pcg::MachineView{{1, 0, 2, 3}});
+  SilentProcesses processes(4);
+  ShardedExecutor<double> e(library(), plan, builtin_kernels(), processes, {"w"}, 4);
+  EXPECT_TRUE(e.collective_nodes(Collective::reduce_scatter).empty());
+  EXPECT_EQ(e.collective_nodes(Collective::all_gather), nodes_running(plan, "all_gather"));
+  expect_same_as_logical(product_relu_model(), plan, 4, local);
+}
+
 TEST(ShardedExecutor, RefusesAProcessCountOtherThanThePlans) {
-  struct FourProcesses final : Transport {
-    int rank() const override { return 0; }
-    int size() const override { return 4; }
-    void exchange(std::vector<Outgoing<float>>&, std::vector<Incoming<float>>&) override {}
-    void exchange(std::vector<Outgoing<double>>&, std::vector<Incoming<double>>&) override {}
-    void sum(std::vector<float>&) override {}
-    void sum(std::vector<double>&) override {}
-    void sum(std::vector<float>&, const std::vector<int>&) override {}
-    void sum(std::vector<double>&, const std::vector<int>&) override {}
-  } four;
+  SilentProcesses four(4);
   try {
     ShardedExecutor<double> e(library(), small_mlp(), builtin_kernels(), four, {}, 2);
     FAIL() << "a plan for 2 devices ran on 4 processes";

@@ -36,5 +36,23 @@ TEST(MpiExecution, MegatronPlanOfATransformerLayer) {
   expect_same_as_logical(g, search::expert_strategy(library(), g, m), world().size(), world());
 }
 
+// The plan runs its reduce_scatter and all_gather nodes as those collectives, not as messages,
+// and gives the model's outputs and gradients.
+void expect_collectives_match_the_model(const pcg::Graph& plan) {
+  ShardedExecutor<double> e(library(), plan, builtin_kernels(), world(), {"w"}, world().size());
+  EXPECT_EQ(e.collective_nodes(Collective::reduce_scatter), nodes_running(plan, "reduce_scatter"));
+  EXPECT_EQ(e.collective_nodes(Collective::all_gather), nodes_running(plan, "all_gather"));
+  expect_same_as_logical(product_relu_model(), plan, world().size(), world());
+}
+
+TEST(MpiExecution, ReduceScatterAndAllGatherOverEveryProcess) { expect_collectives_match_the_model(collective_plan(world().size())); }
+
+TEST(MpiExecution, ReduceScatterAndAllGatherOverTwoProcesses) { expect_collectives_match_the_model(collective_plan(2)); }
+
+TEST(MpiExecution, ReduceScatterAndAllGatherWithinPairs) {
+  if (world().size() != 4) GTEST_SKIP() << "needs exactly 4 ranks (mpirun -np 4); this run has " << world().size();
+  expect_collectives_match_the_model(collective_plan_in_pairs());
+}
+
 }  // namespace
 }  // namespace loom::runtime

@@ -1,8 +1,9 @@
-// MpiTransport's operations under mpiexec -np 4, checked against the arithmetic: exchanges, sums
-// over all ranks and over groups, the rank timeout's parsing, and bad input and MPI errors coming
-// back as LoomErrors.
+// MpiTransport's operations under mpiexec -np 2 and -np 4, checked against the arithmetic:
+// exchanges, sums, all-gathers and reduce-scatters over all ranks and over groups, the rank
+// timeout's parsing, and bad input and MPI errors coming back as LoomErrors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,90 @@ TEST(MpiTransport, SumsOverPairsThenOverAllFour) {
     world().sum(pair_doubles, pair);
     EXPECT_EQ(pair_doubles[0], r < 2 ? 0.5 : 2.5);
   }
+}
+
+// Ranks of this run with the parity of this process's: {0, 2} and {1, 3} at np 4, {0} and {1} at np 2.
+std::vector<int> same_parity() {
+  std::vector<int> group;
+  for (int r = world().rank() % 2; r < world().size(); r += 2) group.push_back(r);
+  return group;
+}
+
+// The value rank `r` gives at position `i` of a collective, different for every pair.
+double given(int r, std::size_t i) { return 100.0 * (r + 1) + static_cast<double>(i) * 0.5; }
+
+// all_gather over `group`, in float and double, checked against each rank's values laid end to end.
+void expect_all_gather(const std::vector<int>& group) {
+  const std::size_t n = 3;
+  std::vector<double> doubles;
+  std::vector<float> floats;
+  for (std::size_t i = 0; i < n; ++i) {
+    doubles.push_back(given(world().rank(), i));
+    floats.push_back(static_cast<float>(given(world().rank(), i)));
+  }
+  world().all_gather(doubles, group);
+  world().all_gather(floats, group);
+  ASSERT_EQ(doubles.size(), n * group.size());
+  ASSERT_EQ(floats.size(), n * group.size());
+  for (std::size_t k = 0; k < group.size(); ++k)
+    for (std::size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(doubles[k * n + i], given(group[k], i)) << "block " << k << " value " << i;
+      EXPECT_EQ(floats[k * n + i], static_cast<float>(given(group[k], i))) << "block " << k << " value " << i;
+    }
+}
+
+// reduce_scatter over `group`, in float and double: block k of the sum, k this rank's place.
+void expect_reduce_scatter(const std::vector<int>& group) {
+  const std::size_t n = 2, k = static_cast<std::size_t>(std::find(group.begin(), group.end(), world().rank()) - group.begin());
+  std::vector<double> doubles;
+  std::vector<float> floats;
+  for (std::size_t i = 0; i < n * group.size(); ++i) {
+    doubles.push_back(given(world().rank(), i));
+    floats.push_back(static_cast<float>(given(world().rank(), i)));
+  }
+  world().reduce_scatter(doubles, group);
+  world().reduce_scatter(floats, group);
+  ASSERT_EQ(doubles.size(), n);
+  ASSERT_EQ(floats.size(), n);
+  for (std::size_t i = 0; i < n; ++i) {
+    double sum = 0;
+    for (int r : group) sum += given(r, k * n + i);
+    EXPECT_EQ(doubles[i], sum) << "value " << i;
+    EXPECT_FLOAT_EQ(floats[i], static_cast<float>(sum)) << "value " << i;
+  }
+}
+
+TEST(MpiTransport, AllGathersOverAllRanksAndOverSubgroups) {
+  std::vector<int> everyone;
+  for (int r = 0; r < world().size(); ++r) everyone.push_back(r);
+  // Twice, so the second round runs on the communicators made in the first.
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    expect_all_gather(everyone);
+    expect_all_gather(same_parity());
+  }
+}
+
+TEST(MpiTransport, ReduceScattersOverAllRanksAndOverSubgroups) {
+  std::vector<int> everyone;
+  for (int r = 0; r < world().size(); ++r) everyone.push_back(r);
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    expect_reduce_scatter(everyone);
+    expect_reduce_scatter(same_parity());
+  }
+}
+
+TEST(MpiTransport, BadCollectiveInputIsALoomError) {
+  const int n = world().size();
+  std::vector<double> values{1.0, 2.0, 3.0};
+  EXPECT_NE(loom_error_of([&] { world().reduce_scatter(values, {0, 1}); }).find("3 values do not split into 2 equal blocks"), std::string::npos);
+  const int other = (world().rank() + 1) % n;
+  EXPECT_NE(loom_error_of([&] { world().all_gather(values, {other}); })
+                .find("MpiTransport::all_gather over the group {" + std::to_string(other) + "}: this process, rank " +
+                      std::to_string(world().rank()) + ", is not in it"),
+            std::string::npos);
+  EXPECT_EQ(values, (std::vector<double>{1.0, 2.0, 3.0}));
 }
 
 TEST(MpiTransport, ShortReceiveIsALoomError) {

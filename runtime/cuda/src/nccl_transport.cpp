@@ -111,11 +111,33 @@ void NcclTransport::sum_values(std::vector<T>& values, ncclComm* comm) {
   buffer.download(values);
 }
 
+template <class T>
+void NcclTransport::all_gather_values(std::vector<T>& values, const std::vector<int>& group) {
+  ncclComm* comm = communicator(group);
+  DeviceBuffer<T> mine(*context_, values);
+  DeviceBuffer<T> all(*context_, values.size() * group.size());
+  check_nccl(ncclAllGather(mine.data(), all.data(), mine.size(), nccl_type<T>(), comm, context_->stream()), "ncclAllGather");
+  all.download(values);
+}
+
+template <class T>
+void NcclTransport::reduce_scatter_values(std::vector<T>& values, const std::vector<int>& group) {
+  if (values.size() % group.size() != 0)
+    throw LoomError("NcclTransport::reduce_scatter: " + std::to_string(values.size()) + " values do not split into " +
+                    std::to_string(group.size()) + " equal blocks");
+  ncclComm* comm = communicator(group);
+  DeviceBuffer<T> whole(*context_, values);
+  DeviceBuffer<T> block(*context_, values.size() / group.size());
+  check_nccl(ncclReduceScatter(whole.data(), block.data(), block.size(), nccl_type<T>(), ncclSum, comm, context_->stream()),
+             "ncclReduceScatter");
+  block.download(values);
+}
+
 ncclComm* NcclTransport::communicator(const std::vector<int>& group) {
   if (static_cast<int>(group.size()) == size_) return world_;
   if (auto it = groups_.find(group); it != groups_.end()) return it->second;
   const auto self = std::find(group.begin(), group.end(), rank_);
-  if (self == group.end()) throw LoomError("NcclTransport: rank " + std::to_string(rank_) + " sums in a group it is not in");
+  if (self == group.end()) throw LoomError("NcclTransport: rank " + std::to_string(rank_) + " runs a collective in a group it is not in");
   // An MPI communicator of the group's processes only (collective over them alone) hands the
   // group's NCCL id around.
   MPI_Group world = MPI_GROUP_NULL, members = MPI_GROUP_NULL;
@@ -150,5 +172,9 @@ void NcclTransport::sum(std::vector<float>& values) { sum_values(values, world_)
 void NcclTransport::sum(std::vector<double>& values) { sum_values(values, world_); }
 void NcclTransport::sum(std::vector<float>& values, const std::vector<int>& group) { sum_values(values, communicator(group)); }
 void NcclTransport::sum(std::vector<double>& values, const std::vector<int>& group) { sum_values(values, communicator(group)); }
+void NcclTransport::all_gather(std::vector<float>& values, const std::vector<int>& group) { all_gather_values(values, group); }
+void NcclTransport::all_gather(std::vector<double>& values, const std::vector<int>& group) { all_gather_values(values, group); }
+void NcclTransport::reduce_scatter(std::vector<float>& values, const std::vector<int>& group) { reduce_scatter_values(values, group); }
+void NcclTransport::reduce_scatter(std::vector<double>& values, const std::vector<int>& group) { reduce_scatter_values(values, group); }
 
 }  // namespace loom::runtime

@@ -62,6 +62,12 @@ std::string missing_messages(const PendingRequests& requests, const std::vector<
   return unheard.empty() ? "no message taken by " + ranks_text(not_taking) : "no message from " + ranks_text(unheard);
 }
 
+// Polls a collective's request under the rank timeout, as every wait on other ranks is; past it
+// ends the job saying `what` was not done.
+void await_collective(PendingRequests& request, Seconds timeout, int rank, const char* call, const std::string& what) {
+  if (!request.wait(timeout, call)) end_job(rank, what + " not done after " + seconds_text(timeout));
+}
+
 }  // namespace
 
 MpiTransport::MpiTransport(int* argc, char*** argv, Seconds timeout)
@@ -100,8 +106,8 @@ void MpiTransport::check_rank(int peer, const char* where) const {
     throw LoomError(std::string("MpiTransport::") + where + " rank " + std::to_string(peer) + ", but the run has ranks 0 to " + std::to_string(size_ - 1));
 }
 
-void MpiTransport::check_group(const std::vector<int>& group) const {
-  const std::string where = "MpiTransport::sum over the group " + group_text(group) + ": ";
+void MpiTransport::check_group(const std::vector<int>& group, const char* operation) const {
+  const std::string where = std::string("MpiTransport::") + operation + " over the group " + group_text(group) + ": ";
   if (group.empty()) throw LoomError(where + "the group is empty");
   if (std::adjacent_find(group.begin(), group.end(), [](int a, int b) { return a >= b; }) != group.end())
     throw LoomError(where + "ranks must be distinct and ascending");
@@ -142,8 +148,36 @@ void MpiTransport::sum_with_mpi(std::vector<T>& values, int communicator_handle,
   check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data(), element_count(values.size(), "MpiTransport::sum"), datatype<T>(), MPI_SUM,
                            MPI_Comm_f2c(communicator_handle), request.add()),
             "MpiTransport::sum: MPI_Iallreduce");
-  if (!request.wait(timeout_, "MpiTransport::sum: MPI_Testsome"))
-    end_job(rank_, "sum of " + counted(values.size(), "value") + " over " + over_whom + " not done after " + seconds_text(timeout_));
+  await_collective(request, timeout_, rank_, "MpiTransport::sum: MPI_Testsome", "sum of " + counted(values.size(), "value") + " over " + over_whom);
+}
+
+template <class T>
+void MpiTransport::all_gather_with_mpi(std::vector<T>& values, const std::vector<int>& group) {
+  const int handle = communicator(group, "all_gather");
+  const int count = element_count(values.size(), "MpiTransport::all_gather");
+  std::vector<T> all(values.size() * group.size());
+  PendingRequests request;
+  check_mpi(MPI_Iallgather(values.data(), count, datatype<T>(), all.data(), count, datatype<T>(), MPI_Comm_f2c(handle), request.add()),
+            "MpiTransport::all_gather: MPI_Iallgather");
+  await_collective(request, timeout_, rank_, "MpiTransport::all_gather: MPI_Testsome",
+                   "all-gather of " + counted(values.size(), "value") + " over the group " + group_text(group));
+  values = std::move(all);
+}
+
+template <class T>
+void MpiTransport::reduce_scatter_with_mpi(std::vector<T>& values, const std::vector<int>& group) {
+  if (values.size() % group.size() != 0)
+    throw LoomError("MpiTransport::reduce_scatter over the group " + group_text(group) + ": " + counted(values.size(), "value") +
+                    " do not split into " + counted(group.size(), "equal block"));
+  const int handle = communicator(group, "reduce_scatter");
+  std::vector<T> block(values.size() / group.size());
+  PendingRequests request;
+  check_mpi(MPI_Ireduce_scatter_block(values.data(), block.data(), element_count(block.size(), "MpiTransport::reduce_scatter"), datatype<T>(),
+                                      MPI_SUM, MPI_Comm_f2c(handle), request.add()),
+            "MpiTransport::reduce_scatter: MPI_Ireduce_scatter_block");
+  await_collective(request, timeout_, rank_, "MpiTransport::reduce_scatter: MPI_Testsome",
+                   "reduce-scatter of " + counted(values.size(), "value") + " over the group " + group_text(group));
+  values = std::move(block);
 }
 
 void MpiTransport::exchange(std::vector<Outgoing<float>>& sends, std::vector<Incoming<float>>& receives) { exchange_with_mpi(sends, receives); }
@@ -151,27 +185,32 @@ void MpiTransport::exchange(std::vector<Outgoing<double>>& sends, std::vector<In
 void MpiTransport::sum(std::vector<float>& values) { sum_with_mpi(values, MPI_Comm_c2f(MPI_COMM_WORLD), "all " + counted(static_cast<std::size_t>(size_), "rank")); }
 void MpiTransport::sum(std::vector<double>& values) { sum_with_mpi(values, MPI_Comm_c2f(MPI_COMM_WORLD), "all " + counted(static_cast<std::size_t>(size_), "rank")); }
 void MpiTransport::sum(std::vector<float>& values, const std::vector<int>& group) {
-  sum_with_mpi(values, communicator(group), "the group " + group_text(group));
+  sum_with_mpi(values, communicator(group, "sum"), "the group " + group_text(group));
 }
 void MpiTransport::sum(std::vector<double>& values, const std::vector<int>& group) {
-  sum_with_mpi(values, communicator(group), "the group " + group_text(group));
+  sum_with_mpi(values, communicator(group, "sum"), "the group " + group_text(group));
 }
+void MpiTransport::all_gather(std::vector<float>& values, const std::vector<int>& group) { all_gather_with_mpi(values, group); }
+void MpiTransport::all_gather(std::vector<double>& values, const std::vector<int>& group) { all_gather_with_mpi(values, group); }
+void MpiTransport::reduce_scatter(std::vector<float>& values, const std::vector<int>& group) { reduce_scatter_with_mpi(values, group); }
+void MpiTransport::reduce_scatter(std::vector<double>& values, const std::vector<int>& group) { reduce_scatter_with_mpi(values, group); }
 
-int MpiTransport::communicator(const std::vector<int>& group) {
+int MpiTransport::communicator(const std::vector<int>& group, const char* operation) {
   if (auto it = groups_.find(group); it != groups_.end()) return it->second;
-  check_group(group);
+  check_group(group, operation);
   // MPI_Comm_create_group blocks until every member calls it and has no nonblocking form. Meeting
   // the members first, under the deadline, leaves it waiting only on members already there.
+  const std::string where = std::string("MpiTransport::") + operation;
   std::vector<int> peers;
   std::copy_if(group.begin(), group.end(), std::back_inserter(peers), [this](int r) { return r != rank_; });
   PendingRequests meeting;
   for (int peer : peers)
-    check_mpi(MPI_Irecv(nullptr, 0, MPI_BYTE, peer, group_meeting_tag, MPI_COMM_WORLD, meeting.add()), "MpiTransport::sum: MPI_Irecv");
+    check_mpi(MPI_Irecv(nullptr, 0, MPI_BYTE, peer, group_meeting_tag, MPI_COMM_WORLD, meeting.add()), (where + ": MPI_Irecv").c_str());
   for (int peer : peers)
-    check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, peer, group_meeting_tag, MPI_COMM_WORLD, meeting.add()), "MpiTransport::sum: MPI_Isend");
-  if (!meeting.wait(timeout_, "MpiTransport::sum: MPI_Testsome"))
+    check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, peer, group_meeting_tag, MPI_COMM_WORLD, meeting.add()), (where + ": MPI_Isend").c_str());
+  if (!meeting.wait(timeout_, (where + ": MPI_Testsome").c_str()))
     end_job(rank_, missing_messages(meeting, peers, peers) + " after " + seconds_text(timeout_) + " (forming the group " + group_text(group) +
-                       " for a sum)");
+                       (std::string("aeiou").find(operation[0]) == std::string::npos ? " for a " : " for an ") + operation + ")");
 
   MPI_Group world = MPI_GROUP_NULL, members = MPI_GROUP_NULL;
   MPI_Comm_group(MPI_COMM_WORLD, &world);
@@ -180,7 +219,7 @@ int MpiTransport::communicator(const std::vector<int>& group) {
   const int created = included == MPI_SUCCESS ? MPI_Comm_create_group(MPI_COMM_WORLD, members, group_creation_tag, &comm) : included;
   if (members != MPI_GROUP_NULL) MPI_Group_free(&members);
   MPI_Group_free(&world);
-  check_mpi(created, "MpiTransport::sum: MPI_Comm_create_group");
+  check_mpi(created, (where + ": MPI_Comm_create_group").c_str());
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   const int handle = MPI_Comm_c2f(comm);
   groups_.emplace(group, handle);

@@ -1,7 +1,9 @@
 #pragma once
 // SGD and Adam over named parameters.
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "loom/runtime/tensor.hpp"
 
@@ -26,13 +28,22 @@ struct OptimizerState {
   NamedTensors<T> first_moment, second_moment;  // Adam
 };
 
+// Elements [begin, end) of a tensor's row-major data.
+struct ElementRange {
+  std::size_t begin = 0, end = 0;
+  bool operator==(const ElementRange&) const = default;
+};
+using ElementRanges = std::map<std::string, std::vector<ElementRange>>;
+
 template <class T>
 class Optimizer {
  public:
   explicit Optimizer(OptimizerSettings settings, OptimizerState<T> state = {}) : settings_(settings), state_(std::move(state)) {}
 
-  // Updates every parameter that has a gradient; `params` may hold other tensors too.
-  void step(NamedTensors<T>& params, const NamedTensors<T>& grads);
+  // Updates every parameter that has a gradient; `params` may hold other tensors too. With `only`,
+  // a parameter is updated in its listed ranges alone, and not at all when it has none: a process
+  // of a distributed run updates the elements it reads.
+  void step(NamedTensors<T>& params, const NamedTensors<T>& grads, const ElementRanges* only = nullptr);
   const OptimizerState<T>& state() const { return state_; }
 
  private:

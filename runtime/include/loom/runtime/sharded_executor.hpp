@@ -9,6 +9,7 @@
 // needs no message. So each process's gradient is exact on the boxes it reads, which is all an
 // optimizer step there needs; `assemble` makes such per-process values whole.
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -18,10 +19,13 @@
 #include "loom/pcg/graph.hpp"
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/runtime/kernel_registry.hpp"
+#include "loom/runtime/optimizer.hpp"
 #include "loom/runtime/tensor.hpp"
 #include "loom/runtime/transport.hpp"
 
 namespace loom::runtime {
+
+struct CollectiveGroups;
 
 // Time one process spent in one node's kernels since the executor was made.
 struct OperatorTime {
@@ -53,6 +57,9 @@ class ShardedExecutor {
   // optimizer moments) made whole and equal on every process, each box taken from the first
   // process that reads it; a collective every process calls. Other names are left as they are.
   void assemble(NamedTensors<T>& values);
+  // Per differentiable input, the elements whose gradient backward() makes exact here: those an
+  // optimizer step here needs to update (none in a single-process run: everything is exact).
+  const ElementRanges* exact_elements() const { return transport_.size() > 1 ? &exact_ : nullptr; }
 
   // Operators with a task on this process.
   std::size_t local_operators() const;
@@ -61,17 +68,14 @@ class ShardedExecutor {
   std::optional<int> first_non_finite();
   // Operators running through the interpreter, for reports.
   std::vector<int> interpreted_nodes() const;
+  // Parallel operators whose layout change, forward and backward, runs as `kind` within groups
+  // of processes rather than as messages (none in a single process, which keeps every piece).
+  std::vector<int> collective_nodes(Collective kind) const;
   // Per node, the time this process spent in its kernels (zero for parallel operators).
   const std::vector<OperatorTime>& operator_times() const { return times_; }
   const pcg::Graph& graph() const { return graph_; }
 
  private:
-  // A layout change where each new piece is the sum of a group of old pieces that cover the same
-  // box, one old and one new piece on each process of the group: an allreduce within each group.
-  struct AllreduceGroup {
-    std::vector<int> ranks;              // ascending
-    std::vector<std::int64_t> from, to;  // per rank of `ranks`: its old task and its new task
-  };
   struct NodeRun {
     Kernel<T> kernel;
     bool native = false;
@@ -79,7 +83,9 @@ class ShardedExecutor {
     bool differentiated = false;
     pcg::MachineView view;
     std::vector<pcg::PieceMove> moves;  // a parallel operator's, from its input's layout to its output's
-    std::vector<AllreduceGroup> allreduce;  // empty: the moves run point to point
+    // The moves as one collective within groups of processes (runtime/src/collective_groups.hpp,
+    // shared so that this header needs only its name); null: they run point to point.
+    std::shared_ptr<const CollectiveGroups> collective;
     // Every piece is a whole graph input: the pieces are read from the feeds, never copied.
     bool replicates_input = false;
   };
@@ -93,8 +99,7 @@ class ShardedExecutor {
   void find_gradient_shares();
   void sum_gradients(NamedTensors<T>& grads);
 
-  std::vector<AllreduceGroup> allreduce_groups(const pcg::Node& n, const std::vector<pcg::PieceMove>& moves) const;
-  const AllreduceGroup* my_group(const NodeRun& run) const;
+  std::shared_ptr<const CollectiveGroups> collective_groups_of(const pcg::Node& n, const std::vector<pcg::PieceMove>& moves) const;
   OpCall<T> call_for(const pcg::Node& n, std::int64_t task) const;
   bool local(int node, std::int64_t task) const;
   int rank_of(int node, std::int64_t task) const;
@@ -116,6 +121,7 @@ class ShardedExecutor {
   std::vector<std::vector<Pieces>> received_;  // per node, input, task: pieces read from other processes
   std::vector<OperatorTime> times_;
   std::map<std::string, GradientShares> shares_;  // per differentiable graph input
+  ElementRanges exact_;
 };
 
 }  // namespace loom::runtime

@@ -1,7 +1,8 @@
 #pragma once
 // Moving buffers between the processes of a distributed run: one process per device of the plan,
 // rank r running device r. Every process walks the graph in the same order and knows every
-// message of a step, so a step is a set of point-to-point messages each process takes its part of.
+// message of a step, so a step is a set of point-to-point messages each process takes its part of,
+// or a collective every process of a group calls.
 #include <cstdint>
 #include <vector>
 
@@ -36,7 +37,18 @@ class Transport {
   // partial sums. Only the group's processes call it, all with the same group.
   virtual void sum(std::vector<float>& values, const std::vector<int>& group) = 0;
   virtual void sum(std::vector<double>& values, const std::vector<int>& group) = 0;
+  // Every process of `group` (as for sum) gives `values` of one length n, the same on each, and
+  // ends with the group's values concatenated in group order (group.size() * n).
+  virtual void all_gather(std::vector<float>& values, const std::vector<int>& group) = 0;
+  virtual void all_gather(std::vector<double>& values, const std::vector<int>& group) = 0;
+  // Every process of `group` (as for sum) gives `values` of group.size() * n elements, n the same
+  // on each; process k of the group ends with block k (n elements) of their element-wise sum.
+  virtual void reduce_scatter(std::vector<float>& values, const std::vector<int>& group) = 0;
+  virtual void reduce_scatter(std::vector<double>& values, const std::vector<int>& group) = 0;
 };
+
+// The collectives a layout change among a group of processes can run as.
+enum class Collective { allreduce, reduce_scatter, all_gather };
 
 // A run of one process: it holds every device's tasks, so nothing ever moves between processes.
 class LocalTransport final : public Transport {
@@ -49,6 +61,11 @@ class LocalTransport final : public Transport {
   void sum(std::vector<double>&) override {}
   void sum(std::vector<float>&, const std::vector<int>&) override {}
   void sum(std::vector<double>&, const std::vector<int>&) override {}
+  // A group here is this process alone: its values are the whole result.
+  void all_gather(std::vector<float>&, const std::vector<int>&) override {}
+  void all_gather(std::vector<double>&, const std::vector<int>&) override {}
+  void reduce_scatter(std::vector<float>&, const std::vector<int>&) override {}
+  void reduce_scatter(std::vector<double>&, const std::vector<int>&) override {}
 
  private:
   template <class T>

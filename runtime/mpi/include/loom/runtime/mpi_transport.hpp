@@ -1,10 +1,10 @@
 #pragma once
 // The transport of a run launched with mpirun: one process per device, messages as MPI
-// point-to-point sends and receives, sums as allreduces. MPI is started on construction and
-// finished on destruction.
+// point-to-point sends and receives, sums, all-gathers and reduce-scatters as the MPI collectives.
+// MPI is started on construction and finished on destruction.
 //
-// No wait on other ranks blocks forever: exchanges, sums, forming a group and the end of the run
-// are nonblocking MPI operations polled until done or until `timeout` passes. Past it the process
+// No wait on other ranks blocks forever: exchanges, collectives, forming a group and the end of the
+// run are nonblocking MPI operations polled until done or until `timeout` passes. Past it the process
 // prints one line to stderr naming itself and what it waited for, e.g.
 //   loom: rank 0: no message from rank 1 after 300 s (exchange of 2 messages); a rank died or hung, ending the job
 // and calls MPI_Abort, so mpirun ends every process and exits non-zero. The timeout is the
@@ -38,17 +38,25 @@ class MpiTransport final : public Transport {
   void sum(std::vector<double>& values) override;
   void sum(std::vector<float>& values, const std::vector<int>& group) override;
   void sum(std::vector<double>& values, const std::vector<int>& group) override;
+  void all_gather(std::vector<float>& values, const std::vector<int>& group) override;
+  void all_gather(std::vector<double>& values, const std::vector<int>& group) override;
+  void reduce_scatter(std::vector<float>& values, const std::vector<int>& group) override;
+  void reduce_scatter(std::vector<double>& values, const std::vector<int>& group) override;
 
  private:
   template <class T>
   void exchange_with_mpi(std::vector<Outgoing<T>>& sends, std::vector<Incoming<T>>& receives);
   template <class T>
   void sum_with_mpi(std::vector<T>& values, int communicator_handle, const std::string& over_whom);
-  // A communicator per group of ranks, made the first time the group sums. Communicators are kept
-  // as their Fortran handles (MPI_Comm_c2f), plain integers in every MPI, so this header needs no
-  // mpi.h.
-  int communicator(const std::vector<int>& group);
-  void check_group(const std::vector<int>& group) const;
+  template <class T>
+  void all_gather_with_mpi(std::vector<T>& values, const std::vector<int>& group);
+  template <class T>
+  void reduce_scatter_with_mpi(std::vector<T>& values, const std::vector<int>& group);
+  // A communicator per group of ranks, made the first time the group runs a collective (`operation`
+  // names it in errors). Communicators are kept as their Fortran handles (MPI_Comm_c2f), plain
+  // integers in every MPI, so this header needs no mpi.h.
+  int communicator(const std::vector<int>& group, const char* operation);
+  void check_group(const std::vector<int>& group, const char* operation) const;
   void check_rank(int peer, const char* where) const;
 
   std::map<std::vector<int>, int> groups_;

@@ -2,8 +2,9 @@
 // The transport of a GPU run launched with mpirun: one process per device (device = rank modulo
 // the visible devices), values moved by NCCL between device buffers. MPI only starts the processes
 // and hands every communicator's ncclUniqueId around. Host vectors are staged through the
-// device: exchange() is ncclSend / ncclRecv in one group, sum() ncclAllReduce, and a group's sum
-// runs on a communicator of its own, made the first time the group sums.
+// device: exchange() is ncclSend / ncclRecv in one group, sum() ncclAllReduce, all_gather()
+// ncclAllGather, reduce_scatter() ncclReduceScatter, and a group's collectives run on a
+// communicator of its own, made the first time the group runs one.
 #include <map>
 #include <memory>
 #include <vector>
@@ -32,12 +33,20 @@ class NcclTransport final : public Transport {
   void sum(std::vector<double>& values) override;
   void sum(std::vector<float>& values, const std::vector<int>& group) override;
   void sum(std::vector<double>& values, const std::vector<int>& group) override;
+  void all_gather(std::vector<float>& values, const std::vector<int>& group) override;
+  void all_gather(std::vector<double>& values, const std::vector<int>& group) override;
+  void reduce_scatter(std::vector<float>& values, const std::vector<int>& group) override;
+  void reduce_scatter(std::vector<double>& values, const std::vector<int>& group) override;
 
  private:
   template <class T>
   void exchange_values(std::vector<Outgoing<T>>& sends, std::vector<Incoming<T>>& receives);
   template <class T>
   void sum_values(std::vector<T>& values, ncclComm* comm);
+  template <class T>
+  void all_gather_values(std::vector<T>& values, const std::vector<int>& group);
+  template <class T>
+  void reduce_scatter_values(std::vector<T>& values, const std::vector<int>& group);
   ncclComm* communicator(const std::vector<int>& group);
 
   int rank_ = 0;
