@@ -3,6 +3,8 @@
 //   peak FLOP/s     single-threaded Eigen float GEMM, best of several
 //   memory GB/s     memcpy of a buffer far larger than the caches, bytes read plus written
 //   kernel overhead the runtime's relu kernel on one element (what every task pays)
+//   dispatch        the executor's own time per task outside its kernel, forward and backward,
+//                   over a chain of relus on a few elements
 //   links           ping-pong between ranks 0 and 1 through the runtime's MPI transport:
 //                   latency from 4-byte messages, bandwidth from 16 MiB ones
 // Run as `mpirun -np 2 loom_calibrate_host`; with one process the links are left out of the
@@ -21,7 +23,9 @@
 
 #include "loom/runtime/kernel_registry.hpp"
 #include "loom/runtime/mpi_transport.hpp"
+#include "loom/runtime/sharded_executor.hpp"
 #include "loom/search/machine.hpp"
+#include "bench_support.hpp"
 
 namespace {
 
@@ -71,6 +75,36 @@ double kernel_overhead() {
          calls;
 }
 
+double dispatch_overhead() {
+  constexpr std::int64_t side = 4;
+  using namespace loom::runtime;
+  constexpr int chain = 64;
+  loom::pcg::Graph g;
+  int last = g.add_input("x", loom::pcg::ParallelShape::unpartitioned({side, side}));
+  for (int i = 0; i < chain; ++i) last = g.add_node(loom::bench::library(), "relu", {}, {{last, 0}});
+  g.mark_output({last, 0});
+  LocalTransport one;
+  ShardedExecutor<float> executor(loom::bench::library(), g, builtin_kernels(), one, {"x"}, 1);
+  const NamedTensors<float> feeds{{"x", Tensor<float>({side, side}, 1.f)}};
+  const std::vector<Tensor<float>> output_grad{Tensor<float>({side, side}, 1.f)};
+  constexpr int steps = 200;
+  double best = 1e300;
+  for (int r = 0; r < 5; ++r) {
+    double kernels_before = 0;
+    for (const OperatorTime& t : executor.operator_times()) kernels_before += t.forward_seconds + t.backward_seconds;
+    const auto start = Clock::now();
+    for (int s = 0; s < steps; ++s) {
+      executor.forward(feeds);
+      executor.backward(output_grad);
+    }
+    const double total = seconds_since(start);
+    double kernels = -kernels_before;
+    for (const OperatorTime& t : executor.operator_times()) kernels += t.forward_seconds + t.backward_seconds;
+    best = std::min(best, (total - kernels) / (2.0 * chain * steps));
+  }
+  return best;
+}
+
 // Seconds for one message of `floats` floats from rank 0 to rank 1, half of the best round trip.
 double one_way_seconds(loom::runtime::Transport& transport, std::size_t floats, int repeats) {
   using namespace loom::runtime;
@@ -117,6 +151,7 @@ int main(int argc, char** argv) {
   m.device.memory_bandwidth = memcpy_bandwidth();
   m.device.memory_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
   m.device.kernel_overhead = kernel_overhead();
+  m.device.dispatch_overhead = dispatch_overhead();
   // Without a second rank, a link is a copy in memory: each byte read once and written once.
   const loom::search::Link link = linked ? loom::search::Link{bandwidth, latency} : loom::search::Link{m.device.memory_bandwidth / 2, 0};
   m.intra_socket = m.inter_socket = m.inter_node = link;

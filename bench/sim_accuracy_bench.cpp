@@ -13,6 +13,7 @@
 //   mpirun --oversubscribe -np 2 loom_sim_accuracy_bench [--steps N] [--machine NAME|PATH]
 //                                                        [--models a,b] [--profile-out FILE]
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <iomanip>
@@ -134,10 +135,41 @@ double max_over_ranks(double value, runtime::Transport& transport) {
   return *std::max_element(all.begin(), all.end());
 }
 
+// The transport of the run, timing every call: how long this process waits on messages and
+// collectives (the other ranks' work included, as a real run waits for it).
+class TimedTransport final : public runtime::Transport {
+ public:
+  explicit TimedTransport(runtime::Transport& inner) : inner_(inner) {}
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  void exchange(std::vector<runtime::Outgoing<float>>& s, std::vector<runtime::Incoming<float>>& r) override { timed([&] { inner_.exchange(s, r); }); }
+  void exchange(std::vector<runtime::Outgoing<double>>& s, std::vector<runtime::Incoming<double>>& r) override { timed([&] { inner_.exchange(s, r); }); }
+  void sum(std::vector<float>& v) override { timed([&] { inner_.sum(v); }); }
+  void sum(std::vector<double>& v) override { timed([&] { inner_.sum(v); }); }
+  void sum(std::vector<float>& v, const std::vector<int>& g) override { timed([&] { inner_.sum(v, g); }); }
+  void sum(std::vector<double>& v, const std::vector<int>& g) override { timed([&] { inner_.sum(v, g); }); }
+  void all_gather(std::vector<float>& v, const std::vector<int>& g) override { timed([&] { inner_.all_gather(v, g); }); }
+  void all_gather(std::vector<double>& v, const std::vector<int>& g) override { timed([&] { inner_.all_gather(v, g); }); }
+  void reduce_scatter(std::vector<float>& v, const std::vector<int>& g) override { timed([&] { inner_.reduce_scatter(v, g); }); }
+  void reduce_scatter(std::vector<double>& v, const std::vector<int>& g) override { timed([&] { inner_.reduce_scatter(v, g); }); }
+
+  double seconds = 0;
+
+ private:
+  template <class Call>
+  void timed(Call&& call) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  runtime::Transport& inner_;
+};
+
 struct Row {
   std::string model, plan;
   double measured = 0, simulated = 0, roofline = 0;  // seconds per iteration
   double kernels = 0;                // seconds per iteration in the slowest rank's kernels
+  double waiting = 0;                // seconds per iteration the slowest rank spent in the transport
   double backward_over_forward = 0;  // of the measured kernel time
   std::size_t interpreted = 0;
 };
@@ -159,10 +191,18 @@ Row run_plan(const std::string& model, const std::string& plan_name, const pcg::
   const std::vector<runtime::OperatorTime> times = summed_over_ranks(own, transport);
   // (c) The iteration: steps after the first of one run, the median step.
   train.steps = 1 + s.steps;
-  std::vector<double> step_seconds;
-  const runtime::TrainReport run =
-      runtime::train<float>(library(), plan, train, [&](const runtime::StepReport& r) { step_seconds.push_back(r.seconds); }, &transport);
+  std::vector<double> step_seconds, step_waits;
+  TimedTransport timed(transport);
+  const runtime::TrainReport run = runtime::train<float>(
+      library(), plan, train,
+      [&](const runtime::StepReport& r) {
+        step_seconds.push_back(r.seconds);
+        step_waits.push_back(timed.seconds);
+        timed.seconds = 0;
+      },
+      &timed);
   step_seconds.erase(step_seconds.begin());
+  step_waits.erase(step_waits.begin());
 
   search::ProfileDatabase plan_profile;
   const std::vector<runtime::OperatorProfile> profiles = runtime::operator_profiles(library(), plan, machine, times);
@@ -177,6 +217,7 @@ Row run_plan(const std::string& model, const std::string& plan_name, const pcg::
   Row row{model, plan_name};
   row.measured = max_over_ranks(median(step_seconds), transport);
   row.kernels = max_over_ranks(own_kernel_seconds / static_cast<double>(s.steps), transport);
+  row.waiting = max_over_ranks(median(step_waits), transport);
   row.simulated = search::simulate(search::build_task_graph(plan, search::CostModel(library(), machine, &plan_profile))).makespan;
   row.roofline = search::simulate(search::build_task_graph(plan, search::CostModel(library(), machine))).makespan;
   row.backward_over_forward = forward > 0 ? backward / forward : 0;
@@ -192,17 +233,18 @@ std::string percent(double simulated, double measured) {
 
 void print_table(const std::vector<Row>& rows) {
   std::cout << std::left << std::setw(12) << "model" << std::setw(30) << "plan" << std::right << std::setw(13) << "measured ms"
-            << std::setw(12) << "kernels ms" << std::setw(14) << "simulated ms" << std::setw(9) << "error" << std::setw(13)
+            << std::setw(12) << "kernels ms" << std::setw(12) << "waiting ms" << std::setw(14) << "simulated ms" << std::setw(9) << "error" << std::setw(13)
             << "roofline ms" << std::setw(9) << "error" << std::setw(10) << "bwd/fwd" << "\n";
   for (const Row& r : rows) {
     std::cout << std::left << std::setw(12) << r.model << std::setw(30) << r.plan << std::right << std::fixed << std::setprecision(3)
-              << std::setw(13) << r.measured * 1e3 << std::setw(12) << r.kernels * 1e3 << std::setw(14) << r.simulated * 1e3
+              << std::setw(13) << r.measured * 1e3 << std::setw(12) << r.kernels * 1e3 << std::setw(12) << r.waiting * 1e3 << std::setw(14) << r.simulated * 1e3
               << std::setw(9) << percent(r.simulated, r.measured) << std::setw(13) << r.roofline * 1e3 << std::setw(9)
               << percent(r.roofline, r.measured) << std::setw(10) << std::setprecision(2) << r.backward_over_forward;
     if (r.interpreted) std::cout << "  (" << r.interpreted << " interpreted ops)";
     std::cout << "\n";
   }
-  std::cout << "kernels: the slowest rank's time in operator kernels per step; simulated: the cost model over the measured\n"
+  std::cout << "kernels: the slowest rank's time in operator kernels per step; waiting: the slowest rank's time in\n"
+               "messages and collectives per step; simulated: the cost model over the measured\n"
                "operator times, forward and backward; roofline: the cost model alone; error: against measured;\n"
                "bwd/fwd: measured backward over forward kernel time.\n";
 }

@@ -11,6 +11,7 @@
 #include "loom/pcg/task_layout.hpp"
 #include "loom/runtime/interpreter_kernel.hpp"
 #include "collective_groups.hpp"
+#include "memory_reuse.hpp"
 #include "piece_regions.hpp"
 
 namespace loom::runtime {
@@ -23,9 +24,9 @@ std::vector<std::int64_t> piece_dims(const pcg::ParallelShape& s) {
 }
 
 template <class T>
-void add_into(Tensor<T>& into, const Tensor<T>& add) {
+void add_into(Tensor<T>& into, Tensor<T> add) {
   if (into.data.empty()) {
-    into = add;
+    into = std::move(add);
     return;
   }
   for (std::size_t i = 0; i < into.data.size(); ++i) into.data[i] += add.data[i];
@@ -37,9 +38,9 @@ struct Step {
   std::vector<Outgoing<T>> sends;
   std::vector<int> sources;
   std::vector<std::vector<T>> buffers;
-  std::vector<std::function<void(const std::vector<T>&)>> on_arrival;
+  std::vector<std::function<void(std::vector<T>&)>> on_arrival;  // may take the buffer
 
-  void receive(int from, std::size_t length, std::function<void(const std::vector<T>&)> then) {
+  void receive(int from, std::size_t length, std::function<void(std::vector<T>&)> then) {
     sources.push_back(from);
     buffers.emplace_back(length);
     on_arrival.push_back(std::move(then));
@@ -59,6 +60,7 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
                                     Transport& transport, std::set<std::string> differentiable, int devices, Backend backend)
     : graph_(graph), transport_(transport), differentiable_(std::move(differentiable)), devices_(devices), runs_(graph.size()),
       times_(graph.size()) {
+  keep_freed_memory();
   if (transport.size() > 1 && transport.size() != devices)
     throw LoomError("the plan is for " + std::to_string(devices) + " devices, but " + std::to_string(transport.size()) +
                     " processes run it: start one process per device (mpirun -np " + std::to_string(devices) + ")");
@@ -311,7 +313,7 @@ void ShardedExecutor<T>::run_operator(const pcg::Node& n) {
       if (dst == transport_.rank()) {
         Tensor<T>& into = received_[id][i][static_cast<std::size_t>(t)];
         into.dims = piece_dims(graph_.shape_of(in));
-        step.receive(src, Tensor<T>::element_count(into.dims), [&into](const std::vector<T>& data) { into.data = data; });
+        step.receive(src, Tensor<T>::element_count(into.dims), [&into](std::vector<T>& data) { into.data = std::move(data); });
       }
     }
   }
@@ -363,7 +365,7 @@ void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
     } else if (dst == transport_.rank()) {
       Tensor<T>& into = out[static_cast<std::size_t>(m.to)];
       step.receive(src, static_cast<std::size_t>(m.region.elements()),
-                   [&into, dst_region, box = m.region](const std::vector<T>& data) { add_box(into, dst_region, box, data); });
+                   [&into, dst_region, box = m.region](std::vector<T>& data) { add_box(into, dst_region, box, data); });
     }
   }
   step.run(transport_);
@@ -393,16 +395,15 @@ NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& outpu
   std::vector<std::vector<Pieces>> grads(graph_.size());
   for (const pcg::Node& n : graph_.nodes())
     if (!n.is_graph_input()) grads[static_cast<std::size_t>(n.id)].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
+  // Filled as contributions arrive: the first one is taken as it is rather than added to zeros.
   NamedTensors<T> input_grads;
-  for (const std::string& name : differentiable_)
-    if (auto id = graph_.find(name)) input_grads.emplace(name, Tensor<T>(graph_.node(*id).output_shapes[0].dims, T(0)));
 
   for (std::size_t k = 0; k < output_grads.size(); ++k) {
     const pcg::PortRef o = graph_.outputs()[k];
     const pcg::ParallelShape& shape = graph_.shape_of(o);
     const pcg::Region all = pcg::piece_region(pcg::ParallelShape::unpartitioned(shape.dims), 0);
     if (graph_.node(o.node).is_graph_input()) {
-      if (auto it = input_grads.find(graph_.node(o.node).name); it != input_grads.end() && transport_.rank() == 0) add_into(it->second, output_grads[k]);
+      if (differentiable_.count(graph_.node(o.node).name) && transport_.rank() == 0) add_into(input_grads[graph_.node(o.node).name], output_grads[k]);
       continue;
     }
     for (std::int64_t t = 0; t < shape.tasks(); ++t) {
@@ -411,7 +412,7 @@ NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& outpu
       const pcg::Region region = pcg::piece_region(shape, t);
       Tensor<T> piece(piece_dims(shape), T(0));
       add_box(piece, region, region, read_box(output_grads[k], all, region));
-      add_into(grads[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)][static_cast<std::size_t>(t)], piece);
+      add_into(grads[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)][static_cast<std::size_t>(t)], std::move(piece));
     }
   }
   for (auto it = graph_.nodes().rbegin(); it != graph_.nodes().rend(); ++it) {
@@ -420,6 +421,8 @@ NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& outpu
     if (runs_[static_cast<std::size_t>(n.id)].parallel) move_backward(n, grads, input_grads);
     else operator_backward(n, grads, input_grads);
   }
+  for (const std::string& name : differentiable_)
+    if (auto id = graph_.find(name); id && input_grads[name].data.empty()) input_grads[name] = Tensor<T>(graph_.node(*id).output_shapes[0].dims, T(0));
   sum_gradients(input_grads);
   return input_grads;
 }
@@ -455,23 +458,24 @@ void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::
       const pcg::Node& producer = graph_.node(in.node);
       const int here = rank_of(n.id, t);
       if (producer.is_graph_input()) {
-        if (here == transport_.rank() && !in_grads.at(i).data.empty()) add_into(input_grads.at(producer.name), in_grads[i]);
+        if (here == transport_.rank() && !in_grads.at(i).data.empty()) add_into(input_grads[producer.name], std::move(in_grads[i]));
         continue;
       }
       const int there = rank_of(in.node, t);
       Tensor<T>& target = grads[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)][static_cast<std::size_t>(t)];
       if (here == transport_.rank() && there == transport_.rank()) {
-        if (!in_grads.at(i).data.empty()) add_into(target, in_grads[i]);
+        if (!in_grads.at(i).data.empty()) add_into(target, std::move(in_grads[i]));
       } else if (here == transport_.rank()) {
-        Tensor<T> g = in_grads.at(i);
+        Tensor<T> g = std::move(in_grads.at(i));
         if (g.data.empty()) g = Tensor<T>(piece_dims(graph_.shape_of(in)), T(0));
         step.sends.push_back({there, std::move(g.data)});
       } else if (there == transport_.rank()) {
         const std::vector<std::int64_t> dims = piece_dims(graph_.shape_of(in));
-        step.receive(here, Tensor<T>::element_count(dims), [&target, dims](const std::vector<T>& data) {
-          Tensor<T> g(dims);
-          g.data = data;
-          add_into(target, g);
+        step.receive(here, Tensor<T>::element_count(dims), [&target, dims](std::vector<T>& data) {
+          Tensor<T> g;
+          g.dims = dims;
+          g.data = std::move(data);
+          add_into(target, std::move(g));
         });
       }
     }
@@ -509,7 +513,15 @@ void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vect
     const pcg::Region dst_region = pcg::piece_region(to_shape, m.to);
     auto add_back = [&, m](const std::vector<T>& data) {
       if (!back) {
-        if (auto g = input_grads.find(producer.name); g != input_grads.end()) add_box(g->second, all, m.region, data);
+        if (!differentiable_.count(producer.name)) return;
+        Tensor<T>& g = input_grads[producer.name];
+        if (g.data.empty() && m.region == all) {
+          g.dims = from_shape.dims;
+          g.data = data;
+          return;
+        }
+        if (g.data.empty()) g = Tensor<T>(from_shape.dims, T(0));
+        add_box(g, all, m.region, data);
         return;
       }
       Tensor<T>& piece = (*back)[static_cast<std::size_t>(m.from)];

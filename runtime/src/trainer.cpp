@@ -5,7 +5,6 @@
 #include "loom/runtime/checkpoint.hpp"
 #include "loom/runtime/data.hpp"
 #include "loom/runtime/initializer.hpp"
-#include "memory_reuse.hpp"
 
 namespace loom::runtime {
 namespace {
@@ -46,7 +45,6 @@ int devices_used(const pcg::Graph& graph) {
 template <class T>
 TrainReport train(const spec::Library& library, const pcg::Graph& graph, const TrainSettings& s,
                   const std::function<void(const StepReport&)>& progress, Transport* transport, const KernelRegistry* kernels) {
-  keep_freed_memory();
   LocalTransport single;
   Transport& comm = transport ? *transport : single;
   if (graph.outputs().empty()) throw LoomError("the graph has no output to take the loss of");

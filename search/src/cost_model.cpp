@@ -18,15 +18,16 @@ TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::Pa
   est.bytes = cost.bytes_read + cost.bytes_written;
   if (profiles_) {
     if (const ProfileEntry* measured = profiles_->find(ProfileKey{node.op, node.attrs, inputs, machine_.device.kind})) {
-      est.seconds = measured->measured_seconds;
-      est.backward_seconds = measured->backward_seconds.value_or(2 * est.seconds);
+      est.seconds = measured->measured_seconds + machine_.device.dispatch_overhead;
+      est.backward_seconds = measured->backward_seconds.value_or(2 * measured->measured_seconds) + machine_.device.dispatch_overhead;
       est.measured = true;
       return est;
     }
   }
   const DeviceSpec& d = machine_.device;
-  est.seconds = std::max(est.flops / d.peak_flops, est.bytes / d.memory_bandwidth) + d.kernel_overhead;
-  est.backward_seconds = 2 * est.seconds;
+  const double kernel = std::max(est.flops / d.peak_flops, est.bytes / d.memory_bandwidth) + d.kernel_overhead;
+  est.seconds = kernel + d.dispatch_overhead;
+  est.backward_seconds = 2 * kernel + d.dispatch_overhead;
   return est;
 }
 

@@ -93,12 +93,14 @@ Machine machine_from_json(const json& j) {
   m.devices_per_socket = read_count(j, "devices_per_socket");
   const json& d = require(j, "device", "");
   require_object(d, "device");
-  reject_unknown_keys(d, "device", {"kind", "peak_tflops", "memory_gbps", "memory_gib", "kernel_overhead_us"});
+  reject_unknown_keys(d, "device", {"kind", "peak_tflops", "memory_gbps", "memory_gib", "kernel_overhead_us", "dispatch_overhead_us"});
   m.device.kind = read_string(require(d, "kind", "device"), "device.kind");
   m.device.peak_flops = read_number(require(d, "peak_tflops", "device"), "device.peak_tflops", true) * 1e12;
   m.device.memory_bandwidth = read_number(require(d, "memory_gbps", "device"), "device.memory_gbps", true) * 1e9;
   m.device.memory_bytes = read_number(require(d, "memory_gib", "device"), "device.memory_gib", true) * kGiB;
   if (d.contains("kernel_overhead_us")) m.device.kernel_overhead = read_number(d.at("kernel_overhead_us"), "device.kernel_overhead_us") * 1e-6;
+  if (d.contains("dispatch_overhead_us"))
+    m.device.dispatch_overhead = read_number(d.at("dispatch_overhead_us"), "device.dispatch_overhead_us") * 1e-6;
   const json& links = require(j, "links", "");
   require_object(links, "links");
   reject_unknown_keys(links, "links", {"intra_socket", "inter_socket", "inter_node"});
@@ -120,7 +122,8 @@ json machine_to_json(const Machine& m) {
             {"peak_tflops", m.device.peak_flops / 1e12},
             {"memory_gbps", m.device.memory_bandwidth / 1e9},
             {"memory_gib", m.device.memory_bytes / kGiB},
-            {"kernel_overhead_us", m.device.kernel_overhead * 1e6}}},
+            {"kernel_overhead_us", m.device.kernel_overhead * 1e6},
+            {"dispatch_overhead_us", m.device.dispatch_overhead * 1e6}}},
           {"links",
            {{"intra_socket", link_json(m.intra_socket)}, {"inter_socket", link_json(m.inter_socket)}, {"inter_node", link_json(m.inter_node)}}}};
 }

@@ -52,8 +52,30 @@ TEST(CostModel, AMeasuredProfileOverridesTheRoofline) {
   const TaskEstimate est = CostModel(library(), machine, &db).compute(g, mm);
   EXPECT_TRUE(est.measured);
   EXPECT_DOUBLE_EQ(est.seconds, 1.5e-3);
+  EXPECT_DOUBLE_EQ(est.backward_seconds, 3e-3);  // no backward measured: twice the forward
   // Another device kind does not use that figure.
   EXPECT_FALSE(CostModel(library(), load_machine("summit"), &db).compute(g, mm).measured);
+}
+
+TEST(CostModel, AMeasuredBackwardAndTheDispatchOverheadArePartOfTheEstimate) {
+  Machine machine = load_machine("p100");
+  machine.device.dispatch_overhead = 2e-5;
+  const pcg::Graph g = data_parallel_matmul(64, 32, 16);
+  const pcg::Node& mm = g.node(4);
+  const TaskEstimate roofline = CostModel(library(), machine).compute(g, mm);
+  machine.device.dispatch_overhead = 0;
+  const TaskEstimate bare = CostModel(library(), machine).compute(g, mm);
+  EXPECT_DOUBLE_EQ(roofline.seconds, bare.seconds + 2e-5);
+  EXPECT_DOUBLE_EQ(roofline.backward_seconds, 2 * bare.seconds + 2e-5);
+
+  machine.device.dispatch_overhead = 2e-5;
+  ProfileDatabase db;
+  const ProfileKey key{mm.op, mm.attrs, {g.shape_of(mm.inputs[0]), g.shape_of(mm.inputs[1])}, "P100"};
+  db.record(key, 1e-3);
+  db.record_backward(key, 1.7e-3);
+  const TaskEstimate measured = CostModel(library(), machine, &db).compute(g, mm);
+  EXPECT_DOUBLE_EQ(measured.seconds, 1e-3 + 2e-5);
+  EXPECT_DOUBLE_EQ(measured.backward_seconds, 1.7e-3 + 2e-5);
 }
 
 }  // namespace

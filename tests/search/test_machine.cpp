@@ -45,6 +45,13 @@ TEST(Machine, EveryBundledMachineLoadsAndRoundTrips) {
   }
 }
 
+TEST(Machine, TheCalibratedHostKeepsItsDispatchOverhead) {
+  const Machine host = load_machine("cpu_host");
+  EXPECT_GT(host.device.dispatch_overhead, 0);
+  EXPECT_DOUBLE_EQ(machine_from_json(machine_to_json(host)).device.dispatch_overhead, host.device.dispatch_overhead);
+  EXPECT_EQ(load_machine("summit").device.dispatch_overhead, 0);  // optional: absent means none
+}
+
 TEST(Machine, DevicesPerNodeSpreadOverSockets) {
   const Machine m = load_machine("summit");
   const Machine four = m.with_devices_per_node(4);

@@ -14,6 +14,9 @@ struct DeviceSpec {
   double memory_bandwidth = 0;   // bytes per second
   double memory_bytes = 0;       // capacity
   double kernel_overhead = 0;    // seconds added to every task (launch cost)
+  // Seconds the runtime spends on each task outside its kernel (placing the call, making its
+  // outputs), added to measured kernel times as well as to the roofline.
+  double dispatch_overhead = 0;
 };
 
 struct Link {
@@ -52,7 +55,7 @@ std::string level_name(LinkLevel level);
 
 // File form: {"format": "loom-machine", "version": 1, "name", "nodes", "sockets_per_node",
 //   "devices_per_socket", "device": {"kind", "peak_tflops", "memory_gbps", "memory_gib",
-//   "kernel_overhead_us"?}, "links": {"intra_socket" | "inter_socket" | "inter_node":
+//   "kernel_overhead_us"?, "dispatch_overhead_us"?}, "links": {"intra_socket" | "inter_socket" | "inter_node":
 //   {"gbps", "latency_us"}}}. Throws LoomError naming the JSON path of a problem.
 Machine machine_from_json(const nlohmann::json& json);
 nlohmann::json machine_to_json(const Machine& machine);
