@@ -14,6 +14,12 @@ namespace {
 constexpr double kBytesPerElement = 4;
 // An optimizer step reads each weight element and its gradient and writes the element (SGD).
 constexpr double kUpdateBytesPerElement = 3 * kBytesPerElement;
+// A box moved within a device is read out of its piece into a buffer and added into the new
+// piece: five passes over its bytes.
+constexpr double kLocalMovePasses = 5;
+// Gradient boxes summed among devices are packed into one buffer and unpacked after the sum: six
+// passes over their bytes.
+constexpr double kGradientPackPasses = 6;
 
 class Builder {
  public:
@@ -166,10 +172,27 @@ class Builder {
     auto move = moves.begin();
     for (std::int64_t t = 0; t < out.tasks(); ++t) {
       const int device = view.devices[static_cast<std::size_t>(t)];
-      std::vector<int> deps;
+      std::vector<int> deps, local_deps;
+      double local_bytes = 0;
       for (; move != moves.end() && move->to == t; ++move) {
         const Holder& source = sources[static_cast<std::size_t>(move->from)];
-        for (int d : deliver(source, device, static_cast<double>(move->region.elements()) * kBytesPerElement, n, t)) deps.push_back(d);
+        const double bytes = static_cast<double>(move->region.elements()) * kBytesPerElement;
+        if (source.device == device && in.V == out.V) {
+          local_bytes += bytes;
+          local_deps.insert(local_deps.end(), source.tasks.begin(), source.tasks.end());
+          continue;
+        }
+        for (int d : deliver(source, device, bytes, n, t)) deps.push_back(d);
+      }
+      if (local_bytes > 0) {
+        SimTask copy;
+        copy.node = n.id;
+        copy.index = t;
+        copy.device = device;
+        copy.seconds = copy.backward_seconds = kLocalMovePasses * local_bytes / machine_.device.memory_bandwidth;
+        copy.deps = std::move(local_deps);
+        copy.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "] local copy";
+        deps.push_back(add(std::move(copy)));
       }
       if (in.V > out.V) {
         SimTask sum;
@@ -178,7 +201,8 @@ class Builder {
         sum.device = device;
         // Reads each of the partial pieces and writes their sum.
         const double bytes = static_cast<double>((in.V / out.V + 1) * pcg::piece_elements(out)) * kBytesPerElement;
-        sum.seconds = bytes / machine_.device.memory_bandwidth + machine_.device.kernel_overhead;
+        // Backward, the gradient of the sum goes to each partial piece: as many bytes again.
+        sum.seconds = sum.backward_seconds = bytes / machine_.device.memory_bandwidth + machine_.device.kernel_overhead;
         sum.deps = std::move(deps);
         sum.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "] sum";
         deps = {add(std::move(sum))};
@@ -270,7 +294,18 @@ class Builder {
     }
     for (auto& [devices, g] : groups) {
       const auto k = static_cast<double>(devices.size());
-      std::vector<int> ring;
+      std::vector<int> packs, ring;
+      for (int d : devices) {
+        SimTask pack;
+        pack.node = g.node;
+        pack.device = d;
+        pack.backward = true;
+        pack.seconds = kGradientPackPasses * g.bytes / machine_.device.memory_bandwidth;
+        pack.deps = g.deps;
+        pack.label = "gradient pack on " + std::to_string(d);
+        packs.push_back(add(std::move(pack)));
+      }
+      g.deps.insert(g.deps.end(), packs.begin(), packs.end());
       for (std::size_t i = 0; i < devices.size(); ++i) {
         SimTask t;
         t.kind = TaskKind::Communication;

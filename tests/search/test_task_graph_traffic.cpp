@@ -194,14 +194,22 @@ TEST(TaskGraphTraffic, OnlyAnUnreadGraphOutputIsLeftWhereItsPiecesAre) {
   EXPECT_EQ(communication_bytes(tg), 0);
   EXPECT_EQ(tasks_of(tg, out), 0);
 
-  // The same combine read by another operator gathers device 1's half, and its gradient returns.
+  // The same combine read by another operator gathers device 1's half, and its gradient returns;
+  // device 0's own half is copied into the combined piece there, and its gradient back.
   pcg::Graph h;
   const int combined = split_then_combined(h);
   h.mark_output({combined, 0});
   h.mark_output({add(h, "relu", {}, {{combined, 0}}, kFirst), 0});
   const TaskGraph th = task_graph(h);
   EXPECT_EQ(communication_bytes(th), 2 * 32 * 4.0);
-  EXPECT_EQ(tasks_of(th, combined), 2);
+  int transfers = 0, copies = 0;
+  for (const SimTask& t : th.tasks) {
+    if (t.node != combined) continue;
+    if (t.kind == TaskKind::Communication) ++transfers;
+    else if (t.label.find("local copy") != std::string::npos && t.device == 0) ++copies;
+  }
+  EXPECT_EQ(transfers, 2);
+  EXPECT_EQ(copies, 2);
 }
 
 }  // namespace
