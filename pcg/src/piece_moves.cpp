@@ -24,6 +24,15 @@ Region piece_region(const ParallelShape& shape, std::int64_t task) {
   return r;
 }
 
+Region whole_region(const std::vector<std::int64_t>& dims) { return {std::vector<std::int64_t>(dims.size(), 0), dims}; }
+
+bool any_overlap(const std::vector<Region>& boxes) {
+  for (std::size_t a = 0; a < boxes.size(); ++a)
+    for (std::size_t b = a + 1; b < boxes.size(); ++b)
+      if (!intersect(boxes[a], boxes[b]).empty()) return true;
+  return false;
+}
+
 Region intersect(const Region& a, const Region& b) {
   Region r;
   for (std::size_t i = 0; i < a.lo.size(); ++i) {

@@ -104,10 +104,10 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
 
 template <class T>
 void ShardedExecutor<T>::find_gradient_shares() {
-  std::map<std::string, std::map<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>, std::set<int>>> readers;
-  const auto whole = [](const pcg::Node& input) { return pcg::piece_region(pcg::ParallelShape::unpartitioned(input.output_shapes[0].dims), 0); };
+  std::map<std::string, std::map<pcg::Region, std::set<int>>> readers;
+  const auto whole = [](const pcg::Node& input) { return pcg::whole_region(input.output_shapes[0].dims); };
   const auto note = [&](const pcg::Node& input, const pcg::Region& box, int rank) {
-    if (differentiable_.count(input.name)) readers[input.name][{box.lo, box.hi}].insert(rank);
+    if (differentiable_.count(input.name)) readers[input.name][box].insert(rank);
   };
   for (const pcg::Node& n : graph_.nodes()) {
     const NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
@@ -126,12 +126,10 @@ void ShardedExecutor<T>::find_gradient_shares() {
   for (const auto& [name, boxes] : readers) {
     GradientShares& shares = shares_[name];
     for (const auto& [box, ranks] : boxes) {
-      shares.boxes.push_back({box.first, box.second});
+      shares.boxes.push_back(box);
       shares.ranks.emplace_back(ranks.begin(), ranks.end());
     }
-    for (std::size_t a = 0; a < shares.boxes.size() && !shares.overlapping; ++a)
-      for (std::size_t b = a + 1; b < shares.boxes.size(); ++b)
-        if (!pcg::intersect(shares.boxes[a], shares.boxes[b]).empty()) shares.overlapping = true;
+    shares.overlapping = pcg::any_overlap(shares.boxes);
     const pcg::Region all = whole(graph_.node(*graph_.find(name)));
     std::vector<ElementRange>& exact = exact_[name];
     for (std::size_t b = 0; b < shares.boxes.size(); ++b) {
@@ -161,7 +159,7 @@ void ShardedExecutor<T>::sum_gradients(NamedTensors<T>& grads) {
   for (auto& [name, grad] : grads) {
     auto it = shares_.find(name);
     if (it == shares_.end()) continue;
-    const pcg::Region all = pcg::piece_region(pcg::ParallelShape::unpartitioned(grad.dims), 0);
+    const pcg::Region all = pcg::whole_region(grad.dims);
     const auto add_part = [&](const std::vector<int>& ranks, const pcg::Region& box) {
       auto& [buffer, parts] = groups[ranks];
       const std::vector<T> values = read_box(grad, all, box);
@@ -183,7 +181,7 @@ void ShardedExecutor<T>::sum_gradients(NamedTensors<T>& grads) {
     else transport_.sum(buffer, ranks);
     const T* next = buffer.data();
     for (const Part& p : parts) {
-      write_box(*p.grad, pcg::piece_region(pcg::ParallelShape::unpartitioned(p.grad->dims), 0), p.box, next);
+      write_box(*p.grad, pcg::whole_region(p.grad->dims), p.box, next);
       next += p.box.elements();
     }
   }
@@ -200,7 +198,7 @@ void ShardedExecutor<T>::assemble(NamedTensors<T>& values) {
     auto it = shares_.find(name);
     if (it == shares_.end()) continue;
     const GradientShares& shares = it->second;
-    const pcg::Region whole = pcg::piece_region(pcg::ParallelShape::unpartitioned(value.dims), 0);
+    const pcg::Region whole = pcg::whole_region(value.dims);
     Tensor<T> mine(value.dims, T(0));
     if (transport_.rank() == 0) mine = value;
     if (!shares.overlapping) {
@@ -240,7 +238,7 @@ OpCall<T> ShardedExecutor<T>::call_for(const pcg::Node& n, std::int64_t task) co
   for (std::size_t i = 0; i < n.inputs.size(); ++i) {
     const pcg::ParallelShape& shape = graph_.shape_of(n.inputs[i]);
     call.inputs.push_back(&input_piece(n.id, i, task));
-    call.regions.push_back(graph_.node(n.inputs[i].node).is_graph_input() ? pcg::piece_region(pcg::ParallelShape::unpartitioned(shape.dims), 0)
+    call.regions.push_back(graph_.node(n.inputs[i].node).is_graph_input() ? pcg::whole_region(shape.dims)
                                                                           : pcg::piece_region(shape, task));
     call.logical_dims.push_back(shape.dims);
   }
@@ -377,7 +375,7 @@ Tensor<T> ShardedExecutor<T>::output(std::size_t i) {
   const pcg::ParallelShape& shape = graph_.shape_of(o);
   if (graph_.node(o.node).is_graph_input() || runs_[static_cast<std::size_t>(o.node)].replicates_input) return held(o, 0);
   Tensor<T> whole(shape.dims, T(0));
-  const pcg::Region all = pcg::piece_region(pcg::ParallelShape::unpartitioned(shape.dims), 0);
+  const pcg::Region all = pcg::whole_region(shape.dims);
   for (std::int64_t t = 0; t < shape.tasks(); ++t) {
     if (!local(o.node, t) || pcg::task_piece(shape, t).replica != 0) continue;
     const pcg::Region region = pcg::piece_region(shape, t);
@@ -401,7 +399,7 @@ NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& outpu
   for (std::size_t k = 0; k < output_grads.size(); ++k) {
     const pcg::PortRef o = graph_.outputs()[k];
     const pcg::ParallelShape& shape = graph_.shape_of(o);
-    const pcg::Region all = pcg::piece_region(pcg::ParallelShape::unpartitioned(shape.dims), 0);
+    const pcg::Region all = pcg::whole_region(shape.dims);
     if (graph_.node(o.node).is_graph_input()) {
       if (differentiable_.count(graph_.node(o.node).name) && transport_.rank() == 0) add_into(input_grads[graph_.node(o.node).name], output_grads[k]);
       continue;
@@ -490,7 +488,7 @@ void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vect
   const pcg::ParallelShape& from_shape = graph_.shape_of(in);
   const pcg::ParallelShape& to_shape = n.output_shapes.at(0);
   const pcg::Node& producer = graph_.node(in.node);
-  const pcg::Region all = pcg::piece_region(pcg::ParallelShape::unpartitioned(from_shape.dims), 0);
+  const pcg::Region all = pcg::whole_region(from_shape.dims);
   Pieces& out = grads[id][0];
   Pieces* back = producer.is_graph_input() ? nullptr : &grads[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)];
   if (const CollectiveGroups* c = runs_[id].collective.get()) {

@@ -46,7 +46,7 @@ class Builder {
   };
   // Which devices read which box of a weight, and the forward tasks that read it.
   struct WeightReaders {
-    std::map<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>, std::set<int>> boxes;
+    std::map<pcg::Region, std::set<int>> boxes;
     std::map<int, std::vector<int>> tasks;  // by device
   };
 
@@ -113,7 +113,7 @@ class Builder {
         const Holder& from = holders_[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)][t];
         if (from.weight >= 0) {
           weights_read.push_back(from.weight);
-          if (from.weight == in.node) weights_[from.weight].boxes[whole_box(graph_.node(in.node))].insert(task.device);
+          if (from.weight == in.node) weights_[from.weight].boxes[pcg::whole_region(graph_.node(in.node).output_shapes[0].dims)].insert(task.device);
         }
         const double bytes = static_cast<double>(pcg::piece_elements(graph_.shape_of(in))) * kBytesPerElement;
         for (int d : deliver(from, task.device, bytes, n, task.index)) task.deps.push_back(d);
@@ -127,10 +127,6 @@ class Builder {
   // Pieces that are on the devices of `view` from the start of the iteration.
   static void held_locally(std::vector<Holder>& port, const pcg::MachineView& view, int weight) {
     for (std::size_t t = 0; t < view.tasks(); ++t) port.push_back({view.devices[t], {}, weight});
-  }
-
-  static std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> whole_box(const pcg::Node& n) {
-    return {std::vector<std::int64_t>(n.output_shapes[0].dims.size(), 0), n.output_shapes[0].dims};
   }
 
   // A parallelization operator over a data input moves nothing: each device loads its own piece.
@@ -147,7 +143,7 @@ class Builder {
     const pcg::MachineView from = view_of(graph_.node(in.node));
     WeightReaders& readers = weights_[in.node];
     for (const pcg::PieceMove& m : pcg::piece_moves(graph_.shape_of(in), from, n.output_shapes[0], view))
-      readers.boxes[{m.region.lo, m.region.hi}].insert(view.devices[static_cast<std::size_t>(m.to)]);
+      readers.boxes[m.region].insert(view.devices[static_cast<std::size_t>(m.to)]);
   }
 
   // A parallelization operator producing only a graph output nobody reads moves nothing: the loss
@@ -261,17 +257,14 @@ class Builder {
         return out;
       };
       std::vector<std::pair<std::vector<int>, double>> shares;  // devices, elements
-      bool overlapping = false;
-      for (auto a = readers.boxes.begin(); a != readers.boxes.end() && !overlapping; ++a)
-        for (auto b = std::next(a); b != readers.boxes.end(); ++b)
-          if (!pcg::intersect({a->first.first, a->first.second}, {b->first.first, b->first.second}).empty()) overlapping = true;
-      if (overlapping) {
+      std::vector<pcg::Region> boxes;
+      for (const auto& [box, devices] : readers.boxes) boxes.push_back(box);
+      if (pcg::any_overlap(boxes)) {
         std::set<int> all;
         for (const auto& [box, devices] : readers.boxes) all.insert(devices.begin(), devices.end());
-        shares.push_back({{all.begin(), all.end()}, static_cast<double>(pcg::Region{whole_box(graph_.node(weight)).first, whole_box(graph_.node(weight)).second}.elements())});
+        shares.push_back({{all.begin(), all.end()}, static_cast<double>(pcg::whole_region(graph_.node(weight).output_shapes[0].dims).elements())});
       } else {
-        for (const auto& [box, devices] : readers.boxes)
-          shares.push_back({{devices.begin(), devices.end()}, static_cast<double>(pcg::Region{box.first, box.second}.elements())});
+        for (const auto& [box, devices] : readers.boxes) shares.push_back({{devices.begin(), devices.end()}, static_cast<double>(box.elements())});
       }
       for (const auto& [devices, elements] : shares) {
         if (devices.size() > 1) {

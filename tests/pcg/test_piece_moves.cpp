@@ -51,3 +51,19 @@ TEST(PieceMoves, ReadsTheReplicaOnItsOwnDevice) {
 
 }  // namespace
 }  // namespace loom::pcg
+
+namespace loom::pcg {
+namespace {
+
+TEST(PieceMoves, WholeRegionsAndOverlaps) {
+  const Region all = whole_region({4, 6});
+  EXPECT_EQ(all.elements(), 24);
+  const Region top{{0, 0}, {2, 6}}, bottom{{2, 0}, {4, 6}}, middle{{1, 0}, {3, 6}};
+  EXPECT_FALSE(any_overlap({top, bottom}));
+  EXPECT_TRUE(any_overlap({top, bottom, middle}));
+  EXPECT_TRUE(any_overlap({all, all}));
+  EXPECT_TRUE(top < bottom || bottom < top);  // regions order as map keys
+}
+
+}  // namespace
+}  // namespace loom::pcg

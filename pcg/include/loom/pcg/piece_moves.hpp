@@ -2,6 +2,7 @@
 // How a value's pieces move when its layout changes (a parallelization operator, or a value read
 // on other devices than it was made on): which region of which old task goes into which new task.
 // The simulator counts these moves; the runtime performs them.
+#include <compare>
 #include <cstdint>
 #include <vector>
 
@@ -17,12 +18,18 @@ struct Region {
   std::int64_t elements() const;
   bool empty() const { return elements() == 0; }
   bool operator==(const Region&) const = default;
+  auto operator<=>(const Region&) const = default;  // any strict order, for keys
 };
+
+// All of a tensor of these dimensions.
+Region whole_region(const std::vector<std::int64_t>& dims);
 
 // The region task `task` of `shape` holds (all its pipeline pieces together).
 Region piece_region(const ParallelShape& shape, std::int64_t task);
 // The common part of two regions of one tensor; empty when they do not meet.
 Region intersect(const Region& a, const Region& b);
+// Whether some two of `boxes` share an element.
+bool any_overlap(const std::vector<Region>& boxes);
 
 // `region` of task `from` of the old layout is added into task `to` of the new one.
 struct PieceMove {
