@@ -43,12 +43,14 @@ void for_each_run_in_box(const pcg::Region& piece, const pcg::Region& box, Visit
   }
 }
 
+// The box's elements in row-major order. Runs come in that order, so the buffer is filled by
+// appending, never zeroed first.
 template <class T>
 std::vector<T> read_box(const Tensor<T>& value, const pcg::Region& piece, const pcg::Region& box) {
-  std::vector<T> out(static_cast<std::size_t>(box.elements()));
-  for_each_run_in_box(piece, box, [&](std::size_t at, std::size_t i, std::size_t n) {
-    std::copy(value.data.begin() + static_cast<std::ptrdiff_t>(at), value.data.begin() + static_cast<std::ptrdiff_t>(at + n),
-              out.begin() + static_cast<std::ptrdiff_t>(i));
+  std::vector<T> out;
+  out.reserve(static_cast<std::size_t>(box.elements()));
+  for_each_run_in_box(piece, box, [&](std::size_t at, std::size_t, std::size_t n) {
+    out.insert(out.end(), value.data.begin() + static_cast<std::ptrdiff_t>(at), value.data.begin() + static_cast<std::ptrdiff_t>(at + n));
   });
   return out;
 }
@@ -60,6 +62,20 @@ void add_box(Tensor<T>& value, const pcg::Region& piece, const pcg::Region& box,
     const T* from = data.data() + i;
     for (std::size_t k = 0; k < n; ++k) into[k] += from[k];
   });
+}
+
+// Adds a box's values into a piece; a piece not yet filled that the box covers whole takes the
+// buffer as it is, one not covered whole starts from zeros.
+template <class T>
+void place_box(Tensor<T>& value, const std::vector<std::int64_t>& dims, const pcg::Region& piece, const pcg::Region& box,
+               std::vector<T>&& data) {
+  if (value.data.empty() && box == piece) {
+    value.dims = dims;
+    value.data = std::move(data);
+    return;
+  }
+  if (value.data.empty()) value = Tensor<T>(dims, T(0));
+  add_box(value, piece, box, data);
 }
 
 template <class T>

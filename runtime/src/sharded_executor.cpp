@@ -348,8 +348,7 @@ void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
     }
     return;
   }
-  for (std::int64_t t = 0; t < to_shape.tasks(); ++t)
-    if (local(n.id, t)) out[static_cast<std::size_t>(t)] = Tensor<T>(piece_dims(to_shape), T(0));
+  const std::vector<std::int64_t> dims = piece_dims(to_shape);
   Step<T> step;
   for (const pcg::PieceMove& m : runs_[id].moves) {
     const int dst = rank_of(n.id, m.to);
@@ -357,16 +356,19 @@ void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
     const pcg::Region src_region = pcg::piece_region(from_shape, m.from), dst_region = pcg::piece_region(to_shape, m.to);
     const Tensor<T>& source = held(in, m.from);
     if (src == transport_.rank() && dst == transport_.rank()) {
-      add_box(out[static_cast<std::size_t>(m.to)], dst_region, m.region, read_box(source, src_region, m.region));
+      place_box(out[static_cast<std::size_t>(m.to)], dims, dst_region, m.region, read_box(source, src_region, m.region));
     } else if (src == transport_.rank()) {
       step.sends.push_back({dst, read_box(source, src_region, m.region)});
     } else if (dst == transport_.rank()) {
       Tensor<T>& into = out[static_cast<std::size_t>(m.to)];
-      step.receive(src, static_cast<std::size_t>(m.region.elements()),
-                   [&into, dst_region, box = m.region](std::vector<T>& data) { add_box(into, dst_region, box, data); });
+      step.receive(src, static_cast<std::size_t>(m.region.elements()), [&into, &dims, dst_region, box = m.region](std::vector<T>& data) {
+        place_box(into, dims, dst_region, box, std::move(data));
+      });
     }
   }
   step.run(transport_);
+  for (std::int64_t t = 0; t < to_shape.tasks(); ++t)
+    if (local(n.id, t) && out[static_cast<std::size_t>(t)].data.empty()) out[static_cast<std::size_t>(t)] = Tensor<T>(dims, T(0));
 }
 
 template <class T>
@@ -509,22 +511,13 @@ void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vect
     const int holder = rank_of(n.id, m.to);
     const int target = back ? rank_of(in.node, m.from) : holder;
     const pcg::Region dst_region = pcg::piece_region(to_shape, m.to);
-    auto add_back = [&, m](const std::vector<T>& data) {
+    auto add_back = [&, m](std::vector<T>& data) {
       if (!back) {
-        if (!differentiable_.count(producer.name)) return;
-        Tensor<T>& g = input_grads[producer.name];
-        if (g.data.empty() && m.region == all) {
-          g.dims = from_shape.dims;
-          g.data = data;
-          return;
-        }
-        if (g.data.empty()) g = Tensor<T>(from_shape.dims, T(0));
-        add_box(g, all, m.region, data);
+        if (differentiable_.count(producer.name)) place_box(input_grads[producer.name], from_shape.dims, all, m.region, std::move(data));
         return;
       }
-      Tensor<T>& piece = (*back)[static_cast<std::size_t>(m.from)];
-      if (piece.data.empty()) piece = Tensor<T>(piece_dims(from_shape), T(0));
-      add_box(piece, pcg::piece_region(from_shape, m.from), m.region, data);
+      place_box((*back)[static_cast<std::size_t>(m.from)], piece_dims(from_shape), pcg::piece_region(from_shape, m.from), m.region,
+                std::move(data));
     };
     if (holder == transport_.rank()) {
       Tensor<T>& g = out[static_cast<std::size_t>(m.to)];

@@ -17,6 +17,12 @@ constexpr double kUpdateBytesPerElement = 3 * kBytesPerElement;
 // A box moved within a device is read out of its piece into a buffer and added into the new
 // piece: five passes over its bytes.
 constexpr double kLocalMovePasses = 5;
+// A piece of a graph input that is not a whole replica is copied out of the whole value each
+// iteration: read and written once. Backward, a weight piece's gradient is copied out of the
+// consumer's gradient and added into the whole weight's gradient, which starts from zeros on each
+// device: five passes over the piece, one over the weight.
+constexpr double kInputPiecePasses = 2;
+constexpr double kWeightPieceGradientPasses = 5;
 // Gradient boxes summed among devices are packed into one buffer and unpacked after the sum: six
 // passes over their bytes.
 constexpr double kGradientPackPasses = 6;
@@ -94,6 +100,7 @@ class Builder {
         const pcg::Node& source = graph_.node(n.inputs[0].node);
         held_locally(held[0], view, source.op == pcg::kWeightOp ? source.id : -1);
         if (source.op == pcg::kWeightOp) note_weight_boxes(n, view);
+        copy_input_pieces(n, view, held[0]);
       } else {
         move_data(n, view);
       }
@@ -135,6 +142,33 @@ class Builder {
   bool loads_its_pieces(const pcg::Node& n) const {
     const pcg::Node& source = graph_.node(n.inputs[0].node);
     return source.op == pcg::kInputOp || source.op == pcg::kWeightOp;
+  }
+
+  // The copies of graph input pieces that are not whole replicas, each the dependency of its
+  // piece's holder; a weight's copies are among the tasks its gradient sum waits for.
+  void copy_input_pieces(const pcg::Node& n, const pcg::MachineView& view, std::vector<Holder>& held) {
+    const pcg::ParallelShape& out = n.output_shapes[0];
+    if (out.R == out.tasks()) return;  // every piece is the whole value, read where it is
+    const pcg::Node& source = graph_.node(n.inputs[0].node);
+    const bool weight = source.op == pcg::kWeightOp;
+    const double piece_bytes = static_cast<double>(pcg::piece_elements(out)) * kBytesPerElement;
+    const double whole_bytes = static_cast<double>(pcg::whole_region(out.dims).elements()) * kBytesPerElement;
+    std::set<int> zeroed;  // devices whose whole gradient of the weight is already counted
+    for (std::size_t t = 0; t < view.tasks(); ++t) {
+      const int device = view.devices[t];
+      SimTask copy;
+      copy.node = n.id;
+      copy.index = static_cast<std::int64_t>(t);
+      copy.device = device;
+      copy.seconds = kInputPiecePasses * piece_bytes / machine_.device.memory_bandwidth;
+      if (weight)
+        copy.backward_seconds =
+            (kWeightPieceGradientPasses * piece_bytes + (zeroed.insert(device).second ? whole_bytes : 0)) / machine_.device.memory_bandwidth;
+      copy.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "] piece copy";
+      const int id = add(std::move(copy));
+      held[t].tasks = {id};
+      if (weight) weights_[source.id].tasks[device].push_back(id);
+    }
   }
 
   // The boxes of a weight the pieces of parallelization operator `n` over it hold, and where.

@@ -119,7 +119,9 @@ TEST(TaskGraph, DataParallelMatmulMovesWhatItMust) {
   EXPECT_EQ(forward_transfers, 0);
   EXPECT_EQ(forward_bytes, 0);
   EXPECT_EQ(backward_bytes, 2 * 16 * 4);
-  EXPECT_EQ(computes, 8);  // two matmul tasks forward and backward, two gradient packs, two weight updates
+  // Two matmul tasks and two copies of x's rows, forward and backward; two gradient packs, two
+  // weight updates.
+  EXPECT_EQ(computes, 12);
   const Timeline t = simulate(tg);
   EXPECT_GT(t.makespan, 0);
   // Device 1's matmul waits for both of its inputs to arrive.

@@ -114,23 +114,43 @@ pcg::Graph weight_over_both(const std::string& parallel_op) {
 TEST(TaskGraphTraffic, PartitionedWeightShardsLiveOnTheirDevices) {
   const TaskGraph tg = task_graph(weight_over_both("partition"));
   EXPECT_EQ(communication_bytes(tg), 0);
-  // Each device updates its own 32 elements once its relu's gradient is done.
+  // Each device copies its 32 elements out of the whole weight (read and written), and backward
+  // adds their gradient into a whole gradient it zeroes: five passes over its piece, one over w.
   const Machine m = load_machine("summit").with_nodes(1).with_devices_per_node(2);
+  const double bandwidth = m.device.memory_bandwidth;
+  std::vector<std::size_t> copies, copy_gradients;
+  for (std::size_t i = 0; i < tg.tasks.size(); ++i) {
+    const SimTask& t = tg.tasks[i];
+    if (t.label.find("piece copy") == std::string::npos) continue;
+    (t.backward ? copy_gradients : copies).push_back(i);
+    EXPECT_DOUBLE_EQ(t.seconds, t.backward ? (5 * 32 + 64) * 4.0 / bandwidth : 2 * 32 * 4.0 / bandwidth) << t.label;
+  }
+  ASSERT_EQ(copies.size(), 2u);
+  ASSERT_EQ(copy_gradients.size(), 2u);
+  // Each device updates its own 32 elements once its piece's gradient is in place.
   int updates = 0;
   for (const SimTask& t : tg.tasks) {
     if (t.label.rfind("weight update", 0) != 0) continue;
     ++updates;
-    EXPECT_DOUBLE_EQ(t.seconds, 32 * 3 * 4.0 / m.device.memory_bandwidth + m.device.kernel_overhead);
-    ASSERT_EQ(t.deps.size(), 1u);
-    EXPECT_EQ(tg.tasks[static_cast<std::size_t>(t.deps[0])].device, t.device);
+    EXPECT_DOUBLE_EQ(t.seconds, 32 * 3 * 4.0 / bandwidth + m.device.kernel_overhead);
+    ASSERT_FALSE(t.deps.empty());
+    for (int d : t.deps) EXPECT_EQ(tg.tasks[static_cast<std::size_t>(d)].device, t.device);
+    EXPECT_TRUE(std::any_of(t.deps.begin(), t.deps.end(), [&](int d) {
+      return std::find(copy_gradients.begin(), copy_gradients.end(), static_cast<std::size_t>(d)) != copy_gradients.end();
+    })) << t.label;
   }
   EXPECT_EQ(updates, 2);
-  // Both relu tasks start at once: nothing they read waits for a transfer.
+  // Each relu task waits only for its own device's copy, never for a transfer.
   for (const SimTask& t : tg.tasks) {
-    if (!t.backward) {
-      EXPECT_TRUE(t.deps.empty()) << t.label;
-    }
+    if (t.backward || t.label.rfind("relu", 0) != 0) continue;
+    ASSERT_EQ(t.deps.size(), 1u) << t.label;
+    EXPECT_EQ(tg.tasks[static_cast<std::size_t>(t.deps[0])].device, t.device);
+    EXPECT_NE(tg.tasks[static_cast<std::size_t>(t.deps[0])].label.find("piece copy"), std::string::npos);
   }
+}
+
+TEST(TaskGraphTraffic, WholeReplicasOfAnInputAreReadInPlace) {
+  for (const SimTask& t : task_graph(weight_over_both("replicate")).tasks) EXPECT_EQ(t.label.find("piece copy"), std::string::npos) << t.label;
 }
 
 TEST(TaskGraphTraffic, ReplicatedWeightGradientsAreAllreducedThenEachReplicaUpdated) {
