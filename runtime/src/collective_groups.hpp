@@ -47,24 +47,6 @@ std::optional<CollectiveGroups> collective_groups(const pcg::ParallelShape& from
 // reduce-scatter is an all-gather, and the other way round; an allreduce is its own.
 Collective transpose(Collective kind);
 
-namespace collective_detail {
-
-// Adds `data`, laid out as `box`, into `piece` (covering `region`), made zeros of `dims` first
-// when it is empty; a piece that is all of `data` takes it as it is.
-template <class T>
-void add_block(Tensor<T>& piece, const std::vector<std::int64_t>& dims, const pcg::Region& region, const pcg::Region& box,
-               std::vector<T> data) {
-  if (piece.data.empty() && box == region) {
-    piece.dims = dims;
-    piece.data = std::move(data);
-    return;
-  }
-  if (piece.data.empty()) piece = Tensor<T>(dims, T(0));
-  add_box(piece, region, box, data);
-}
-
-}  // namespace collective_detail
-
 // This process's part of `kind` in `group`, where it stands at position `k`: it gives its piece
 // `source` (covering `source_region`) and adds what it gets into `target` (covering
 // `target_region`, made zeros of `target_dims` when empty). Every process of the group calls it.
@@ -72,12 +54,11 @@ template <class T>
 void run_collective(Transport& transport, Collective kind, const CollectiveGroup& group, std::size_t k, const Tensor<T>& source,
                     const pcg::Region& source_region, Tensor<T>& target, const pcg::Region& target_region,
                     const std::vector<std::int64_t>& target_dims) {
-  using collective_detail::add_block;
   switch (kind) {
     case Collective::allreduce: {
       std::vector<T> sum = source.data;
       if (group.ranks.size() > 1) transport.sum(sum, group.ranks);
-      add_block(target, target_dims, target_region, target_region, std::move(sum));
+      place_box(target, target_dims, target_region, target_region, std::move(sum));
       return;
     }
     case Collective::reduce_scatter: {
@@ -87,7 +68,7 @@ void run_collective(Transport& transport, Collective kind, const CollectiveGroup
         blocks.insert(blocks.end(), part.begin(), part.end());
       }
       transport.reduce_scatter(blocks, group.ranks);
-      add_block(target, target_dims, target_region, group.blocks[k], std::move(blocks));
+      place_box(target, target_dims, target_region, group.blocks[k], std::move(blocks));
       return;
     }
     case Collective::all_gather: {
@@ -96,7 +77,7 @@ void run_collective(Transport& transport, Collective kind, const CollectiveGroup
       transport.all_gather(all, group.ranks);
       for (std::size_t j = 0; j < group.blocks.size(); ++j) {
         const auto begin = all.begin() + static_cast<std::ptrdiff_t>(j * block_size);
-        add_block(target, target_dims, target_region, group.blocks[j], std::vector<T>(begin, begin + static_cast<std::ptrdiff_t>(block_size)));
+        place_box(target, target_dims, target_region, group.blocks[j], std::vector<T>(begin, begin + static_cast<std::ptrdiff_t>(block_size)));
       }
       return;
     }

@@ -64,6 +64,10 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
   if (transport.size() > 1 && transport.size() != devices)
     throw LoomError("the plan is for " + std::to_string(devices) + " devices, but " + std::to_string(transport.size()) +
                     " processes run it: start one process per device (mpirun -np " + std::to_string(devices) + ")");
+  std::vector<int> readers(graph.size(), 0);  // operators reading a node, and the loss for a graph output
+  for (const pcg::Node& n : graph.nodes())
+    for (pcg::PortRef in : n.inputs) ++readers[static_cast<std::size_t>(in.node)];
+  for (pcg::PortRef o : graph.outputs()) ++readers[static_cast<std::size_t>(o.node)];
   for (const pcg::Node& n : graph.nodes()) {
     NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
     run.view = n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks());
@@ -76,9 +80,12 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
     for (pcg::PortRef in : n.inputs) run.differentiated = run.differentiated || runs_[static_cast<std::size_t>(in.node)].differentiated;
     if (library.find_parallel(n.op) || library.find_fused(n.op)) {
       run.parallel = true;
-      const pcg::PortRef in = n.inputs.at(0);
-      run.moves = pcg::piece_moves(graph.shape_of(in), runs_[static_cast<std::size_t>(in.node)].view, n.output_shapes.at(0), run.view);
-      run.collective = collective_groups_of(n, run.moves);
+      run.source = n.inputs.at(0);
+      run.moves = pcg::piece_moves(graph.shape_of(run.source), runs_[static_cast<std::size_t>(run.source.node)].view,
+                                   n.output_shapes.at(0), run.view);
+      run.collective = collective_groups_of(n, run.source, run.moves);
+      fuse_into(n, readers);
+      const pcg::PortRef in = run.source;
       run.replicates_input = graph.node(in.node).is_graph_input() && n.output_shapes.at(0).R == n.output_shapes.at(0).tasks();
     } else if (const Kernel<T>* native = kernels.find<T>(n.op, backend)) {
       run.kernel = *native;
@@ -111,14 +118,16 @@ void ShardedExecutor<T>::find_gradient_shares() {
   };
   for (const pcg::Node& n : graph_.nodes()) {
     const NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
-    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
-      const pcg::Node& producer = graph_.node(n.inputs[i].node);
-      if (!producer.is_graph_input()) continue;
-      if (run.parallel) {
+    if (run.parallel) {
+      const pcg::Node& producer = graph_.node(run.source.node);
+      if (!run.fused_away && producer.is_graph_input())
         for (const pcg::PieceMove& m : run.moves) note(producer, m.region, rank_of(n.id, m.to));
-      } else {
+      continue;
+    }
+    for (pcg::PortRef in : n.inputs) {
+      const pcg::Node& producer = graph_.node(in.node);
+      if (producer.is_graph_input())
         for (std::int64_t t = 0; t < n.tasks(); ++t) note(producer, whole(producer), rank_of(n.id, t));
-      }
     }
   }
   for (pcg::PortRef o : graph_.outputs())
@@ -221,9 +230,35 @@ void ShardedExecutor<T>::assemble(NamedTensors<T>& values) {
 }
 
 template <class T>
-std::shared_ptr<const CollectiveGroups> ShardedExecutor<T>::collective_groups_of(const pcg::Node& n,
+void ShardedExecutor<T>::fuse_into(const pcg::Node& n, const std::vector<int>& readers) {
+  // Unity fuses parallel operators at run time (reduce then replicate: one allreduce). Here a
+  // chain of them, each read only by the next, runs as one change from the first one's input
+  // when that change is one collective: the farthest such input is taken.
+  NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
+  std::vector<int> chain;
+  for (pcg::PortRef in = run.source; runs_[static_cast<std::size_t>(in.node)].parallel && readers[static_cast<std::size_t>(in.node)] == 1;) {
+    chain.push_back(in.node);
+    in = runs_[static_cast<std::size_t>(in.node)].source;
+    std::vector<pcg::PieceMove> moves =
+        pcg::piece_moves(graph_.shape_of(in), runs_[static_cast<std::size_t>(in.node)].view, n.output_shapes.at(0), run.view);
+    std::shared_ptr<const CollectiveGroups> collective = collective_groups_of(n, in, moves);
+    if (!collective) continue;
+    for (int id : chain) {
+      NodeRun& before = runs_[static_cast<std::size_t>(id)];
+      before.fused_away = true;
+      before.moves.clear();
+      before.collective = nullptr;
+    }
+    chain.clear();
+    run.source = in;
+    run.moves = std::move(moves);
+    run.collective = std::move(collective);
+  }
+}
+
+template <class T>
+std::shared_ptr<const CollectiveGroups> ShardedExecutor<T>::collective_groups_of(const pcg::Node& n, pcg::PortRef in,
                                                                                  const std::vector<pcg::PieceMove>& moves) const {
-  const pcg::PortRef in = n.inputs.at(0);
   if (transport_.size() == 1 || graph_.node(in.node).is_graph_input()) return nullptr;
   std::optional<CollectiveGroups> groups =
       collective_groups(graph_.shape_of(in), n.output_shapes.at(0), moves, [&](std::int64_t t) { return rank_of(in.node, t); },
@@ -261,7 +296,7 @@ template <class T>
 const Tensor<T>& ShardedExecutor<T>::held(pcg::PortRef port, std::int64_t task) const {
   const pcg::Node& n = graph_.node(port.node);
   if (n.is_graph_input()) return feeds_->at(n.name);
-  if (runs_[static_cast<std::size_t>(port.node)].replicates_input) return feeds_->at(graph_.node(n.inputs[0].node).name);
+  if (runs_[static_cast<std::size_t>(port.node)].replicates_input) return feeds_->at(graph_.node(runs_[static_cast<std::size_t>(port.node)].source.node).name);
   return values_[static_cast<std::size_t>(port.node)][static_cast<std::size_t>(port.port)][static_cast<std::size_t>(task)];
 }
 
@@ -289,7 +324,7 @@ void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
       continue;
     }
     values_[static_cast<std::size_t>(n.id)].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
-    if (runs_[static_cast<std::size_t>(n.id)].replicates_input) continue;
+    if (runs_[static_cast<std::size_t>(n.id)].replicates_input || runs_[static_cast<std::size_t>(n.id)].fused_away) continue;
     if (runs_[static_cast<std::size_t>(n.id)].parallel) move_pieces(n);
     else run_operator(n);
   }
@@ -335,7 +370,7 @@ void ShardedExecutor<T>::run_operator(const pcg::Node& n) {
 template <class T>
 void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
   const auto id = static_cast<std::size_t>(n.id);
-  const pcg::PortRef in = n.inputs.at(0);
+  const pcg::PortRef in = runs_[id].source;
   const pcg::ParallelShape& from_shape = graph_.shape_of(in);
   const pcg::ParallelShape& to_shape = n.output_shapes.at(0);
   const bool from_input = graph_.node(in.node).is_graph_input();
@@ -417,7 +452,8 @@ NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& outpu
   }
   for (auto it = graph_.nodes().rbegin(); it != graph_.nodes().rend(); ++it) {
     const pcg::Node& n = *it;
-    if (n.is_graph_input() || !runs_[static_cast<std::size_t>(n.id)].differentiated) continue;
+    const NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
+    if (n.is_graph_input() || !run.differentiated || run.fused_away) continue;
     if (runs_[static_cast<std::size_t>(n.id)].parallel) move_backward(n, grads, input_grads);
     else operator_backward(n, grads, input_grads);
   }
@@ -486,7 +522,7 @@ void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::
 template <class T>
 void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads) {
   const auto id = static_cast<std::size_t>(n.id);
-  const pcg::PortRef in = n.inputs.at(0);
+  const pcg::PortRef in = runs_[id].source;
   const pcg::ParallelShape& from_shape = graph_.shape_of(in);
   const pcg::ParallelShape& to_shape = n.output_shapes.at(0);
   const pcg::Node& producer = graph_.node(in.node);

@@ -142,4 +142,38 @@ inline pcg::Graph collective_plan_in_pairs() {
   return g;
 }
 
+// Plans of the product_relu_model whose layout changes are chains of parallel operators that
+// make one collective together, as Unity fuses them, on devices 0 to degree - 1:
+//   allreduce:  partial sums of the product reduced on device 0, then replicated; relu on every
+//               replica;
+//   all_gather: blocks of rows of the product and its relu, combined on device 0, then
+//               replicated.
+// The chain ends in the plan's last replicate.
+inline pcg::Graph chain_plan(int degree, Collective kind) {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 8}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({8, 12}), true);
+  const pcg::MachineView all = pcg::MachineView::contiguous(0, degree), first = pcg::MachineView::contiguous(0, 1);
+  const auto add = [&](const std::string& op, pcg::AttrMap attrs, std::vector<pcg::PortRef> inputs, const pcg::MachineView& view) {
+    const int n = g.add_node(library(), op, std::move(attrs), std::move(inputs));
+    g.set_view(n, view);
+    return n;
+  };
+  if (kind == Collective::allreduce) {
+    const int px = add("partition", {{"dim", 1}, {"degree", degree}}, {{x, 0}}, all);
+    const int pw = add("partition", {{"dim", 0}, {"degree", degree}}, {{w, 0}}, all);
+    const int mm = add("matmul", {}, {{px, 0}, {pw, 0}}, all);
+    const int sum = add("reduce", {{"degree", degree}}, {{mm, 0}}, first);
+    const int copies = add("replicate", {{"degree", degree}}, {{sum, 0}}, all);
+    g.mark_output({add("relu", {}, {{copies, 0}}, all), 0});
+    return g;
+  }
+  const int px = add("partition", {{"dim", 0}, {"degree", degree}}, {{x, 0}}, all);
+  const int rw = add("replicate", {{"degree", degree}}, {{w, 0}}, all);
+  const int act = add("relu", {}, {{add("matmul", {}, {{px, 0}, {rw, 0}}, all), 0}}, all);
+  const int whole = add("combine", {{"dim", 0}, {"degree", degree}}, {{act, 0}}, first);
+  g.mark_output({add("replicate", {{"degree", degree}}, {{whole, 0}}, all), 0});
+  return g;
+}
+
 }  // namespace loom::runtime::sharded_test

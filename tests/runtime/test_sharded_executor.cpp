@@ -69,6 +69,19 @@ TEST(ShardedExecutor, FindsReduceScatterAndAllGatherAmongProcesses) {
   }
 }
 
+TEST(ShardedExecutor, FusesAChainOfParallelOperatorsThatIsOneCollective) {
+  for (Collective kind : {Collective::allreduce, Collective::all_gather}) {
+    const pcg::Graph plan = chain_plan(2, kind);
+    SilentProcesses processes(2);
+    ShardedExecutor<double> e(library(), plan, builtin_kernels(), processes, {"w"}, 2);
+    EXPECT_EQ(e.collective_nodes(kind), std::vector<int>{nodes_running(plan, "replicate").back()});
+    // One process runs every device: nothing to fuse, every piece is its own.
+    ShardedExecutor<double> single(library(), plan, builtin_kernels(), local, {"w"}, 2);
+    EXPECT_TRUE(single.collective_nodes(kind).empty());
+    expect_same_as_logical(product_relu_model(), plan, 2, local);
+  }
+}
+
 TEST(ShardedExecutor, KeepsPointToPointWhenTheGroupsAreNotOnTheSameProcesses) {
   // The first pair's blocks of the reduce_scatter on devices 1 and 0 where its partial sums are on
   // 0 and 2: the group's pieces are not one old and one new on each of its processes.

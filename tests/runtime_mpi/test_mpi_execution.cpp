@@ -49,6 +49,17 @@ TEST(MpiExecution, ReduceScatterAndAllGatherOverEveryProcess) { expect_collectiv
 
 TEST(MpiExecution, ReduceScatterAndAllGatherOverTwoProcesses) { expect_collectives_match_the_model(collective_plan(2)); }
 
+// A reduce then a replicate run as one allreduce, a combine then a replicate as one all-gather,
+// and the plans still give the model's outputs and gradients.
+TEST(MpiExecution, ChainsOfParallelOperatorsRunAsOneCollective) {
+  for (Collective kind : {Collective::allreduce, Collective::all_gather}) {
+    const pcg::Graph plan = chain_plan(world().size(), kind);
+    ShardedExecutor<double> e(library(), plan, builtin_kernels(), world(), {"w"}, world().size());
+    EXPECT_EQ(e.collective_nodes(kind), std::vector<int>{nodes_running(plan, "replicate").back()});
+    expect_same_as_logical(product_relu_model(), plan, world().size(), world());
+  }
+}
+
 TEST(MpiExecution, ReduceScatterAndAllGatherWithinPairs) {
   if (world().size() != 4) GTEST_SKIP() << "needs exactly 4 ranks (mpirun -np 4); this run has " << world().size();
   expect_collectives_match_the_model(collective_plan_in_pairs());

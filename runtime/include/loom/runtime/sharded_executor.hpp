@@ -82,7 +82,11 @@ class ShardedExecutor {
     bool parallel = false;
     bool differentiated = false;
     pcg::MachineView view;
-    std::vector<pcg::PieceMove> moves;  // a parallel operator's, from its input's layout to its output's
+    // A parallel operator's layout change runs from `source`: its input, or the input of a
+    // chain of parallel operators before it that is fused into it (fuse_into).
+    pcg::PortRef source;
+    bool fused_away = false;  // a parallel operator whose change the next one makes
+    std::vector<pcg::PieceMove> moves;  // from the source's layout to the output's
     // The moves as one collective within groups of processes (runtime/src/collective_groups.hpp,
     // shared so that this header needs only its name); null: they run point to point.
     std::shared_ptr<const CollectiveGroups> collective;
@@ -99,7 +103,10 @@ class ShardedExecutor {
   void find_gradient_shares();
   void sum_gradients(NamedTensors<T>& grads);
 
-  std::shared_ptr<const CollectiveGroups> collective_groups_of(const pcg::Node& n, const std::vector<pcg::PieceMove>& moves) const;
+  // The moves from `in` to n's output as collectives, or null.
+  std::shared_ptr<const CollectiveGroups> collective_groups_of(const pcg::Node& n, pcg::PortRef in,
+                                                               const std::vector<pcg::PieceMove>& moves) const;
+  void fuse_into(const pcg::Node& n, const std::vector<int>& readers);
   OpCall<T> call_for(const pcg::Node& n, std::int64_t task) const;
   bool local(int node, std::int64_t task) const;
   int rank_of(int node, std::int64_t task) const;
