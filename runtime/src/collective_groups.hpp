@@ -1,51 +1,18 @@
 #pragma once
-// Layout changes that are one collective within groups of processes, each process of a group
-// giving one old piece and getting one new piece, the groups independent of each other:
-//   allreduce       the old pieces are partial sums of one box and every new piece is all of it;
-//   reduce_scatter  the old pieces are partial sums of one box and the new pieces split it into
-//                   equal blocks;
-//   all_gather      the old pieces split one box into equal blocks and every new piece is all of it.
+// Running a layout change that is one collective (loom/pcg/collective_groups.hpp) through a
+// transport.
 #include <cstdint>
-#include <functional>
-#include <optional>
 #include <vector>
 
-#include "loom/pcg/piece_moves.hpp"
+#include "loom/pcg/collective_groups.hpp"
 #include "loom/runtime/tensor.hpp"
 #include "loom/runtime/transport.hpp"
 #include "piece_regions.hpp"
 
 namespace loom::runtime {
 
-struct CollectiveGroup {
-  std::vector<int> ranks;              // ascending
-  std::vector<std::int64_t> from, to;  // per rank of `ranks`: its old task and its new task
-  // Per rank, the block of the box it is given (reduce_scatter: its new piece's region) or gives
-  // (all_gather: its old piece's region); empty for allreduce.
-  std::vector<pcg::Region> blocks;
-
-  // The position of `rank` in `ranks`, or ranks.size() when it is not in the group.
-  std::size_t position(int rank) const;
-};
-
-struct CollectiveGroups {
-  Collective kind = Collective::allreduce;
-  std::vector<CollectiveGroup> groups;  // no rank in two of them
-
-  // The group holding `rank`, or null when the process has no piece of the change.
-  const CollectiveGroup* containing(int rank) const;
-};
-
-// `moves` (pcg::piece_moves) turn the value laid out as `from`, old task t on the process
-// `from_rank(t)`, into `to`, new task t on `to_rank(t)`. Empty unless they are exactly one
-// collective, the same one in every group.
-std::optional<CollectiveGroups> collective_groups(const pcg::ParallelShape& from, const pcg::ParallelShape& to,
-                                                  const std::vector<pcg::PieceMove>& moves, const std::function<int(std::int64_t)>& from_rank,
-                                                  const std::function<int(std::int64_t)>& to_rank);
-
-// The gradient of a collective's result flows back as this collective: the transpose of a
-// reduce-scatter is an all-gather, and the other way round; an allreduce is its own.
-Collective transpose(Collective kind);
+using pcg::CollectiveGroup;
+using pcg::CollectiveGroups;
 
 // This process's part of `kind` in `group`, where it stands at position `k`: it gives its piece
 // `source` (covering `source_region`) and adds what it gets into `target` (covering

@@ -261,7 +261,7 @@ std::shared_ptr<const CollectiveGroups> ShardedExecutor<T>::collective_groups_of
                                                                                  const std::vector<pcg::PieceMove>& moves) const {
   if (transport_.size() == 1 || graph_.node(in.node).is_graph_input()) return nullptr;
   std::optional<CollectiveGroups> groups =
-      collective_groups(graph_.shape_of(in), n.output_shapes.at(0), moves, [&](std::int64_t t) { return rank_of(in.node, t); },
+      pcg::collective_groups(graph_.shape_of(in), n.output_shapes.at(0), moves, [&](std::int64_t t) { return rank_of(in.node, t); },
                         [&](std::int64_t t) { return rank_of(n.id, t); });
   if (!groups) return nullptr;
   return std::make_shared<const CollectiveGroups>(std::move(*groups));
@@ -536,7 +536,7 @@ void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vect
       const std::size_t k = g->position(transport_.rank());
       Tensor<T>& given = out[static_cast<std::size_t>(g->to[k])];
       if (given.data.empty()) given = Tensor<T>(piece_dims(to_shape), T(0));
-      run_collective(transport_, transpose(c->kind), *g, k, given, pcg::piece_region(to_shape, g->to[k]),
+      run_collective(transport_, pcg::transpose(c->kind), *g, k, given, pcg::piece_region(to_shape, g->to[k]),
                      (*back)[static_cast<std::size_t>(g->from[k])], pcg::piece_region(from_shape, g->from[k]), piece_dims(from_shape));
     }
     return;

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "loom/pcg/collective_groups.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
@@ -38,6 +39,7 @@ class Builder {
   }
 
   TaskGraph build() {
+    fuse_chains();
     for (const pcg::Node& n : graph_.nodes()) forward(n);
     synchronize_weights(mirror_backward());
     return std::move(out_);
@@ -94,10 +96,10 @@ class Builder {
       held_locally(held[0], view, n.op == pcg::kWeightOp ? n.id : -1);
       return;
     }
-    if (n.inputs.size() == 1 && n.output_shapes.size() == 1 && !model_.is_compute(n)) {
-      if (is_unread_output(n)) return;
+    if (is_layout_change(n)) {
+      if (fused_away_[static_cast<std::size_t>(n.id)] || is_unread_output(n)) return;
       if (loads_its_pieces(n)) {
-        const pcg::Node& source = graph_.node(n.inputs[0].node);
+        const pcg::Node& source = graph_.node(source_of(n).node);
         held_locally(held[0], view, source.op == pcg::kWeightOp ? source.id : -1);
         if (source.op == pcg::kWeightOp) note_weight_boxes(n, view);
         copy_input_pieces(n, view, held[0]);
@@ -131,6 +133,44 @@ class Builder {
     }
   }
 
+  bool is_layout_change(const pcg::Node& n) const { return n.inputs.size() == 1 && n.output_shapes.size() == 1 && !model_.is_compute(n); }
+
+  // The value a layout change moves from: its input, or the first input of the chain fused into it.
+  pcg::PortRef source_of(const pcg::Node& n) const { return sources_[static_cast<std::size_t>(n.id)]; }
+
+  // As the runtime fuses them: a chain of layout changes, each read only by the next, whose whole
+  // change is one collective among the devices is that one change from the chain's first input
+  // (the farthest such input).
+  void fuse_chains() {
+    std::vector<int> readers(graph_.size(), 0);
+    for (const pcg::Node& n : graph_.nodes())
+      for (pcg::PortRef in : n.inputs) ++readers[static_cast<std::size_t>(in.node)];
+    for (pcg::PortRef o : graph_.outputs()) ++readers[static_cast<std::size_t>(o.node)];
+    sources_.assign(graph_.size(), {});
+    fused_away_.assign(graph_.size(), false);
+    for (const pcg::Node& n : graph_.nodes()) {
+      if (n.is_graph_input() || !is_layout_change(n)) continue;
+      sources_[static_cast<std::size_t>(n.id)] = n.inputs[0];
+      const pcg::MachineView view = view_of(n);
+      std::vector<int> chain;
+      for (pcg::PortRef in = n.inputs[0]; is_layout_change(graph_.node(in.node)) && readers[static_cast<std::size_t>(in.node)] == 1;) {
+        chain.push_back(in.node);
+        in = sources_[static_cast<std::size_t>(in.node)];
+        const pcg::Node& from = graph_.node(in.node);
+        if (from.is_graph_input()) continue;
+        const pcg::MachineView from_view = view_of(from);
+        const std::vector<pcg::PieceMove> moves = pcg::piece_moves(graph_.shape_of(in), from_view, n.output_shapes[0], view);
+        const auto device = [](const pcg::MachineView& v) {
+          return [&v](std::int64_t t) { return v.devices[static_cast<std::size_t>(t)]; };
+        };
+        if (!pcg::collective_groups(graph_.shape_of(in), n.output_shapes[0], moves, device(from_view), device(view))) continue;
+        for (int id : chain) fused_away_[static_cast<std::size_t>(id)] = true;
+        chain.clear();
+        sources_[static_cast<std::size_t>(n.id)] = in;
+      }
+    }
+  }
+
   // Pieces that are on the devices of `view` from the start of the iteration.
   static void held_locally(std::vector<Holder>& port, const pcg::MachineView& view, int weight) {
     for (std::size_t t = 0; t < view.tasks(); ++t) port.push_back({view.devices[t], {}, weight});
@@ -140,7 +180,7 @@ class Builder {
   // Nor does one over a weight: each device keeps its shard or replica from one iteration to the
   // next, and replicas are kept equal by summing their gradients (synchronize_weights).
   bool loads_its_pieces(const pcg::Node& n) const {
-    const pcg::Node& source = graph_.node(n.inputs[0].node);
+    const pcg::Node& source = graph_.node(source_of(n).node);
     return source.op == pcg::kInputOp || source.op == pcg::kWeightOp;
   }
 
@@ -149,7 +189,7 @@ class Builder {
   void copy_input_pieces(const pcg::Node& n, const pcg::MachineView& view, std::vector<Holder>& held) {
     const pcg::ParallelShape& out = n.output_shapes[0];
     if (out.R == out.tasks()) return;  // every piece is the whole value, read where it is
-    const pcg::Node& source = graph_.node(n.inputs[0].node);
+    const pcg::Node& source = graph_.node(source_of(n).node);
     const bool weight = source.op == pcg::kWeightOp;
     const double piece_bytes = static_cast<double>(pcg::piece_elements(out)) * kBytesPerElement;
     const double whole_bytes = static_cast<double>(pcg::whole_region(out.dims).elements()) * kBytesPerElement;
@@ -173,7 +213,7 @@ class Builder {
 
   // The boxes of a weight the pieces of parallelization operator `n` over it hold, and where.
   void note_weight_boxes(const pcg::Node& n, const pcg::MachineView& view) {
-    const pcg::PortRef in = n.inputs[0];
+    const pcg::PortRef in = source_of(n);
     const pcg::MachineView from = view_of(graph_.node(in.node));
     WeightReaders& readers = weights_[in.node];
     for (const pcg::PieceMove& m : pcg::piece_moves(graph_.shape_of(in), from, n.output_shapes[0], view))
@@ -185,16 +225,16 @@ class Builder {
   bool is_unread_output(const pcg::Node& n) const {
     const auto& outputs = graph_.outputs();
     // Partial sums must still be added up before the loss can read them.
-    if (graph_.shape_of(n.inputs[0]).V != n.output_shapes[0].V) return false;
+    if (graph_.shape_of(source_of(n)).V != n.output_shapes[0].V) return false;
     return !consumed_[static_cast<std::size_t>(n.id)] && std::find(outputs.begin(), outputs.end(), pcg::PortRef{n.id, 0}) != outputs.end();
   }
 
   // A parallelization operator or fused form moves its input's pieces as pcg::piece_moves says;
   // where partial sums are summed, the receiving device adds them up.
   void move_data(const pcg::Node& n, const pcg::MachineView& view) {
-    const pcg::ParallelShape& in = graph_.shape_of(n.inputs[0]);
+    const pcg::ParallelShape& in = graph_.shape_of(source_of(n));
     const pcg::ParallelShape& out = n.output_shapes[0];
-    const auto& sources = holders_[static_cast<std::size_t>(n.inputs[0].node)][static_cast<std::size_t>(n.inputs[0].port)];
+    const auto& sources = holders_[static_cast<std::size_t>(source_of(n).node)][static_cast<std::size_t>(source_of(n).port)];
     auto& held = holders_[static_cast<std::size_t>(n.id)][0];
     pcg::MachineView from;
     for (const Holder& h : sources) from.devices.push_back(h.device);
@@ -369,6 +409,8 @@ class Builder {
   std::vector<std::vector<std::vector<Holder>>> holders_;  // node -> port -> task
   std::vector<bool> consumed_;                              // node -> some node reads it
   std::map<int, WeightReaders> weights_;                    // by weight node
+  std::vector<pcg::PortRef> sources_;                       // node -> what a layout change moves from
+  std::vector<bool> fused_away_;                            // node -> a layout change fused into the next
 };
 
 }  // namespace

@@ -232,5 +232,32 @@ TEST(TaskGraphTraffic, OnlyAnUnreadGraphOutputIsLeftWhereItsPiecesAre) {
   EXPECT_EQ(copies, 2);
 }
 
+// A combine on device 0 then a replicate onto both devices is one all-gather, as the runtime runs
+// it: each device gets the other's half directly, at once, and the combine costs nothing. Without
+// the replicate nothing is fused.
+TEST(TaskGraphTraffic, ACombineThenAReplicateIsOneAllGather) {
+  pcg::Graph g;
+  const int y = g.add_input("y", pcg::ParallelShape::unpartitioned({8, 8}));
+  const int py = add(g, "partition", {{"dim", 0}, {"degree", 2}}, {{y, 0}}, kBoth);
+  const int r = add(g, "relu", {}, {{py, 0}}, kBoth);
+  const int combined = add(g, "combine", {{"dim", 0}, {"degree", 2}}, {{r, 0}}, kFirst);
+  const int copies = add(g, "replicate", {{"degree", 2}}, {{combined, 0}}, kBoth);
+  g.mark_output({add(g, "relu", {}, {{copies, 0}}, kBoth), 0});
+  const TaskGraph tg = task_graph(g);
+  EXPECT_EQ(tasks_of(tg, combined), 0);
+  std::vector<std::pair<int, int>> forward_links;
+  for (const SimTask& t : tg.tasks) {
+    if (t.node != copies || t.kind != TaskKind::Communication || t.backward) continue;
+    forward_links.push_back({t.device, t.peer});
+    EXPECT_EQ(t.bytes, 32 * 4.0) << t.label;
+    for (int d : t.deps) EXPECT_EQ(tg.tasks[static_cast<std::size_t>(d)].kind, TaskKind::Compute) << t.label << " waits for a transfer";
+  }
+  std::sort(forward_links.begin(), forward_links.end());
+  EXPECT_EQ(forward_links, (std::vector<std::pair<int, int>>{{0, 1}, {1, 0}}));
+  // Only one reading operator besides the replicate: the combine stays on its own.
+  g.mark_output({combined, 0});
+  EXPECT_GT(tasks_of(task_graph(g), combined), 0);
+}
+
 }  // namespace
 }  // namespace loom::search

@@ -25,8 +25,6 @@
 
 namespace loom::runtime {
 
-struct CollectiveGroups;
-
 // Time one process spent in one node's kernels since the executor was made.
 struct OperatorTime {
   double forward_seconds = 0, backward_seconds = 0;
@@ -87,9 +85,8 @@ class ShardedExecutor {
     pcg::PortRef source;
     bool fused_away = false;  // a parallel operator whose change the next one makes
     std::vector<pcg::PieceMove> moves;  // from the source's layout to the output's
-    // The moves as one collective within groups of processes (runtime/src/collective_groups.hpp,
-    // shared so that this header needs only its name); null: they run point to point.
-    std::shared_ptr<const CollectiveGroups> collective;
+    // The moves as one collective within groups of processes; null: they run point to point.
+    std::shared_ptr<const pcg::CollectiveGroups> collective;
     // Every piece is a whole graph input: the pieces are read from the feeds, never copied.
     bool replicates_input = false;
   };
@@ -104,7 +101,7 @@ class ShardedExecutor {
   void sum_gradients(NamedTensors<T>& grads);
 
   // The moves from `in` to n's output as collectives, or null.
-  std::shared_ptr<const CollectiveGroups> collective_groups_of(const pcg::Node& n, pcg::PortRef in,
+  std::shared_ptr<const pcg::CollectiveGroups> collective_groups_of(const pcg::Node& n, pcg::PortRef in,
                                                                const std::vector<pcg::PieceMove>& moves) const;
   void fuse_into(const pcg::Node& n, const std::vector<int>& readers);
   OpCall<T> call_for(const pcg::Node& n, std::int64_t task) const;

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "loom/pcg/collective_groups.hpp"
+
 namespace loom::runtime {
 
 template <class T>
@@ -48,7 +50,7 @@ class Transport {
 };
 
 // The collectives a layout change among a group of processes can run as.
-enum class Collective { allreduce, reduce_scatter, all_gather };
+using pcg::Collective;
 
 // A run of one process: it holds every device's tasks, so nothing ever moves between processes.
 class LocalTransport final : public Transport {

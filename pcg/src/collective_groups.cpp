@@ -1,11 +1,11 @@
-#include "collective_groups.hpp"
+#include "loom/pcg/collective_groups.hpp"
 
 #include <algorithm>
 #include <map>
 #include <set>
 #include <utility>
 
-namespace loom::runtime {
+namespace loom::pcg {
 namespace {
 
 // The old and new tasks whose pieces lie in one box, and the moves between them.
@@ -16,9 +16,9 @@ struct BoxMoves {
 
 // Regions of one shape's pieces that are distinct, of equal size and `box`'s size together, so
 // they split the box into equal blocks.
-bool split_equally(const std::vector<pcg::Region>& blocks, const pcg::Region& box) {
+bool split_equally(const std::vector<Region>& blocks, const Region& box) {
   std::set<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> distinct;
-  for (const pcg::Region& b : blocks) {
+  for (const Region& b : blocks) {
     if (b.elements() != blocks.front().elements()) return false;
     distinct.insert({b.lo, b.hi});
   }
@@ -26,14 +26,14 @@ bool split_equally(const std::vector<pcg::Region>& blocks, const pcg::Region& bo
 }
 
 // The collective of one box's group, with its blocks; empty when it is none.
-std::optional<Collective> classify(const pcg::Region& box, CollectiveGroup& group, const pcg::ParallelShape& from, const pcg::ParallelShape& to) {
-  std::vector<pcg::Region> old_regions, new_regions;
+std::optional<Collective> classify(const Region& box, CollectiveGroup& group, const ParallelShape& from, const ParallelShape& to) {
+  std::vector<Region> old_regions, new_regions;
   for (std::size_t k = 0; k < group.ranks.size(); ++k) {
-    old_regions.push_back(pcg::piece_region(from, group.from[k]));
-    new_regions.push_back(pcg::piece_region(to, group.to[k]));
+    old_regions.push_back(piece_region(from, group.from[k]));
+    new_regions.push_back(piece_region(to, group.to[k]));
   }
-  const auto all_box = [&](const std::vector<pcg::Region>& regions) {
-    return std::all_of(regions.begin(), regions.end(), [&](const pcg::Region& r) { return r == box; });
+  const auto all_box = [&](const std::vector<Region>& regions) {
+    return std::all_of(regions.begin(), regions.end(), [&](const Region& r) { return r == box; });
   };
   if (all_box(old_regions) && all_box(new_regions)) return Collective::allreduce;
   if (all_box(old_regions) && split_equally(new_regions, box)) {
@@ -59,19 +59,19 @@ const CollectiveGroup* CollectiveGroups::containing(int rank) const {
   return nullptr;
 }
 
-std::optional<CollectiveGroups> collective_groups(const pcg::ParallelShape& from, const pcg::ParallelShape& to,
-                                                  const std::vector<pcg::PieceMove>& moves, const std::function<int(std::int64_t)>& from_rank,
+std::optional<CollectiveGroups> collective_groups(const ParallelShape& from, const ParallelShape& to,
+                                                  const std::vector<PieceMove>& moves, const std::function<int(std::int64_t)>& from_rank,
                                                   const std::function<int(std::int64_t)>& to_rank) {
   if (moves.empty()) return std::nullopt;
   // Each move carries the whole of the smaller of its two pieces, which lies in the larger: the
   // box the group's pieces cover.
   std::map<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>, BoxMoves> boxes;
-  for (const pcg::PieceMove& m : moves) {
-    const pcg::Region old_region = pcg::piece_region(from, m.from), new_region = pcg::piece_region(to, m.to);
+  for (const PieceMove& m : moves) {
+    const Region old_region = piece_region(from, m.from), new_region = piece_region(to, m.to);
     const bool old_larger = old_region.elements() >= new_region.elements();
-    const pcg::Region& box = old_larger ? old_region : new_region;
-    const pcg::Region& part = old_larger ? new_region : old_region;
-    if (!(m.region == part) || !(pcg::intersect(box, part) == part)) return std::nullopt;
+    const Region& box = old_larger ? old_region : new_region;
+    const Region& part = old_larger ? new_region : old_region;
+    if (!(m.region == part) || !(intersect(box, part) == part)) return std::nullopt;
     BoxMoves& b = boxes[{box.lo, box.hi}];
     b.from.insert(m.from);
     b.to.insert(m.to);
@@ -111,4 +111,4 @@ Collective transpose(Collective kind) {
   return Collective::allreduce;
 }
 
-}  // namespace loom::runtime
+}  // namespace loom::pcg
