@@ -1,4 +1,5 @@
 #pragma once
+#include <cmath>
 #include <random>
 
 #include "loom/interpreter/library.hpp"
@@ -26,6 +27,17 @@ double relative_error(const Tensor<A>& a, const Tensor<double>& b) {
   for (std::size_t i = 0; i < a.size(); ++i)
     worst = std::max(worst, std::abs(static_cast<double>(a.data[i]) - b.data[i]) / std::max(1.0, std::abs(b.data[i])));
   return worst;
+}
+
+// Whether `a` holds the same infinities as `b` at the same places (relative_error skips them).
+template <class A, class B>
+bool same_infinities(const Tensor<A>& a, const Tensor<B>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double x = static_cast<double>(a.data[i]), y = static_cast<double>(b.data[i]);
+    if ((std::isinf(x) || std::isinf(y)) && x != y) return false;
+  }
+  return true;
 }
 
 }  // namespace loom::runtime::testing

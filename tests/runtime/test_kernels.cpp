@@ -15,6 +15,7 @@ namespace {
 
 using testing::bundled_library;
 using testing::relative_error;
+using testing::same_infinities;
 using testing::uniform_tensor;
 
 struct KernelCase {
@@ -113,16 +114,6 @@ std::vector<Tensor<double>> inputs_for(const KernelCase& c, std::uint64_t seed) 
     inputs.push_back(uniform_tensor(c.inputs[i], rng, range.first, range.second));
   }
   return inputs;
-}
-
-
-// Whether `a` holds the same infinities as `b` at the same places (relative_error skips them).
-template <class T>
-bool same_infinities(const Tensor<T>& a, const Tensor<double>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if ((std::isinf(a.data[i]) || std::isinf(b.data[i])) && static_cast<double>(a.data[i]) != b.data[i]) return false;
-  return true;
 }
 
 // Runs the native kernel and the interpreter fallback on the same values (rounded to T) and

@@ -3,6 +3,7 @@
 // and warps.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -14,6 +15,7 @@ namespace loom::runtime {
 namespace {
 
 using testing::relative_error;
+using testing::same_infinities;
 using testing::uniform_tensor;
 
 struct CudaCase {
@@ -21,7 +23,23 @@ struct CudaCase {
   pcg::AttrMap attrs;
   std::vector<std::vector<std::int64_t>> inputs;
   std::map<std::size_t, std::pair<double, double>> ranges;  // input -> value range, default [-1, 1]
+  std::map<std::size_t, std::int64_t> ids = {};              // input -> integer ids in [0, value)
+  // For a call on pieces of logical values: each input's region and logical dimensions.
+  std::vector<pcg::Region> regions = {};
+  std::vector<std::vector<std::int64_t>> logical_dims = {};
 };
+
+// The case run on pieces: input i is the box of its dims at offsets[i] in a value of logical[i].
+CudaCase on_pieces(CudaCase c, const std::vector<std::vector<std::int64_t>>& offsets,
+                   const std::vector<std::vector<std::int64_t>>& logical) {
+  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+    pcg::Region box{offsets.at(i), offsets.at(i)};
+    for (std::size_t d = 0; d < box.hi.size(); ++d) box.hi[d] += c.inputs[i].at(d);
+    c.regions.push_back(std::move(box));
+  }
+  c.logical_dims = logical;
+  return c;
+}
 
 std::ostream& operator<<(std::ostream& os, const CudaCase& c) {
   os << c.op;
@@ -31,6 +49,7 @@ std::ostream& operator<<(std::ostream& os, const CudaCase& c) {
     for (std::size_t i = 0; i < dims.size(); ++i) os << (i ? "," : "") << dims[i];
     os << "]";
   }
+  if (!c.regions.empty()) os << " (pieces)";
   return os;
 }
 
@@ -80,6 +99,47 @@ const std::vector<CudaCase>& cases() {
       {"pool2d_max", {{"kh", 3}, {"kw", 3}, {"stride", 2}, {"pad", 1}}, {{2, 3, 7, 9}}, {}},
       {"pool2d_avg", {{"kh", 3}, {"kw", 2}, {"stride", 1}, {"pad", 1}}, {{2, 3, 5, 7}}, {}},
       {"global_avg_pool", {}, {{2, 3, 5, 7}}, {}},
+      {"embedding", {}, {{7}, {11, 5}}, {}, {{0, 11}}},
+      // A piece of a table split by rows: ids of other rows (and one past the table) read zeros.
+      on_pieces({"embedding", {}, {{7}, {5, 3}}, {}, {{0, 14}}}, {{0}, {4, 0}}, {{7}, {13, 3}}),
+      {"embedding_bag", {}, {{5, 3}, {11, 7}}, {}, {{0, 11}}},
+      // Many repeated ids: the backward's scatter-add collides.
+      {"embedding_bag", {}, {{37, 4}, {5, 33}}, {}, {{0, 6}}},
+      on_pieces({"embedding_bag", {}, {{5, 3}, {6, 5}}, {}, {{0, 13}}}, {{0, 0}, {3, 0}}, {{5, 3}, {13, 5}}),
+      {"gather_rows", {}, {{2, 3}, {7, 4}}, {}, {{0, 8}}},
+      {"gather_rows", {}, {{5}, {6, 2, 3}}, {}, {{0, 6}}},
+      on_pieces({"gather_rows", {}, {{3, 5}, {4, 3}}, {}, {{0, 12}}}, {{0, 0}, {5, 0}}, {{3, 5}, {11, 3}}),
+      {"concat", {{"axis", 1}}, {{2, 3, 5}, {2, 4, 5}}, {}},
+      {"concat", {{"axis", 0}}, {{3, 7}, {2, 7}}, {}},
+      {"concat", {{"axis", 2}}, {{3, 2, 5}, {3, 2, 1}}, {}},
+      {"split", {{"axis", 1}, {"at", 2}}, {{3, 5, 7}}, {}},
+      {"split", {{"axis", 0}, {"at", 1}}, {{3, 5}}, {}},
+      {"split", {{"axis", 2}, {"at", 3}}, {{2, 3, 5}}, {}},
+      {"swap_axes", {{"axis", 1}}, {{2, 3, 5, 7}}, {}},
+      {"swap_axes", {{"axis", 0}}, {{3, 5}}, {}},
+      {"swap_axes", {{"axis", 2}}, {{2, 3, 5, 3}}, {}},
+      {"transpose", {}, {{3, 5, 7}}, {}},
+      {"transpose", {}, {{5, 9}}, {}},
+      {"transpose", {}, {{2, 3, 33, 65}}, {}},
+      {"lstm_cell", {}, {{3, 5}, {3, 7}, {3, 7}, {5, 28}, {7, 28}, {28}}, {}},
+      {"lstm_cell", {}, {{1, 1}, {1, 3}, {1, 3}, {1, 12}, {3, 12}, {12}}, {}},
+      {"lstm_cell", {}, {{9, 17}, {9, 65}, {9, 65}, {17, 260}, {65, 260}, {260}}, {}},
+      {"attention_scores", {}, {{2, 3, 5}, {2, 7, 5}}, {}},
+      {"attention_scores", {}, {{3, 2}, {4, 2}}, {}},
+      {"attention_scores", {}, {{2, 3, 5, 9}, {2, 3, 7, 9}}, {}},
+      // A piece of the head width: the scale is that of the logical width 11.
+      on_pieces({"attention_scores", {}, {{2, 3, 4}, {2, 5, 4}}, {}}, {{0, 0, 4}, {0, 0, 4}}, {{2, 3, 11}, {2, 5, 11}}),
+      {"causal_mask", {}, {{2, 5, 5}}, {}},
+      // Pieces off the diagonal: the mask compares logical rows and columns.
+      on_pieces({"causal_mask", {}, {{2, 3, 5}}, {}}, {{0, 2, 1}}, {{2, 7, 7}}),
+      on_pieces({"causal_mask", {}, {{3, 4}}, {}}, {{2, 1}}, {{9, 9}}),
+      {"head_proj", {}, {{2, 3, 5}, {3, 5, 7}, {3, 7}}, {}},
+      {"head_proj", {}, {{5, 17}, {2, 17, 3}, {2, 3}}, {}},
+      {"head_proj_nobias", {}, {{2, 2, 3, 5}, {3, 5, 2}}, {}},
+      {"head_merge", {}, {{2, 3, 5, 7}, {3, 7, 9}, {9}}, {}},
+      {"head_merge", {}, {{3, 5, 2}, {3, 2, 4}, {4}}, {}},
+      {"add_relative_bias", {}, {{2, 3, 5, 7}, {5, 7, 3}}, {}},
+      {"add_relative_bias", {}, {{3, 4, 5}, {4, 5, 3}}, {}},
   };
   return all;
 }
@@ -93,7 +153,6 @@ const KernelRegistry& cuda_registry() {
   return registry;
 }
 
-
 // Runs the CUDA kernel and the CPU kernel on the same random values (rounded to T) and returns
 // the worst relative difference over the outputs and the input gradients.
 template <class T>
@@ -106,16 +165,24 @@ double worst_difference(const CudaCase& c) {
   std::mt19937_64 rng(7);
   std::vector<Tensor<T>> inputs;
   for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+    if (const auto ids = c.ids.find(i); ids != c.ids.end()) {
+      Tensor<T> t(c.inputs[i]);
+      for (T& v : t.data) v = static_cast<T>(rng() % static_cast<std::uint64_t>(ids->second));
+      inputs.push_back(std::move(t));
+      continue;
+    }
     const auto range = c.ranges.count(i) ? c.ranges.at(i) : std::pair<double, double>{-1, 1};
     inputs.push_back(convert<T>(uniform_tensor(c.inputs[i], rng, range.first, range.second)));
   }
-  const OpCall<T> call{c.op, c.attrs, pointers(inputs), {}, {}, {}};
+  const OpCall<T> call{c.op, c.attrs, pointers(inputs), c.regions, c.logical_dims, {}};
   const auto expected = cpu->forward(call);
   const auto actual = gpu->forward(call);
   EXPECT_EQ(actual.size(), expected.size());
   double worst = 0;
-  for (std::size_t i = 0; i < actual.size() && i < expected.size(); ++i)
+  for (std::size_t i = 0; i < actual.size() && i < expected.size(); ++i) {
     worst = std::max(worst, relative_error(actual[i], convert<double>(expected[i])));
+    EXPECT_TRUE(same_infinities(actual[i], expected[i])) << "output " << i;
+  }
 
   std::vector<Tensor<T>> output_grads;
   for (const auto& o : expected) output_grads.push_back(convert<T>(uniform_tensor(o.dims, rng)));
@@ -161,6 +228,45 @@ TEST(CudaKernels, ComputesOnlyTheWantedGradients) {
   EXPECT_TRUE(actual[0].data.empty());
   EXPECT_LT(relative_error(actual[1], expected[1]), 1e-9);
   EXPECT_TRUE(actual[2].data.empty());
+}
+
+// The same for the kernels whose device functions take a null pointer for an unwanted gradient.
+TEST(CudaKernels, SkipsTheUnwantedGradientsOfMultiInputKernels) {
+  if (const auto reason = cuda_unavailable_reason()) GTEST_SKIP() << *reason;
+  struct Partial {
+    CudaCase c;
+    std::vector<bool> wanted;
+  };
+  const std::vector<Partial> partials = {
+      {{"lstm_cell", {}, {{3, 5}, {3, 7}, {3, 7}, {5, 28}, {7, 28}, {28}}, {}}, {false, true, false, true, false, false}},
+      {{"lstm_cell", {}, {{3, 5}, {3, 7}, {3, 7}, {5, 28}, {7, 28}, {28}}, {}}, {true, false, true, false, true, true}},
+      {{"attention_scores", {}, {{2, 3, 5}, {2, 7, 5}}, {}}, {false, true}},
+      {{"head_proj", {}, {{2, 3, 5}, {3, 5, 7}, {3, 7}}, {}}, {true, false, true}},
+      {{"head_proj", {}, {{2, 3, 5}, {3, 5, 7}, {3, 7}}, {}}, {false, true, false}},
+      {{"head_merge", {}, {{2, 3, 5, 7}, {3, 7, 9}, {9}}, {}}, {false, true, false}},
+      {{"head_merge", {}, {{2, 3, 5, 7}, {3, 7, 9}, {9}}, {}}, {true, false, true}},
+  };
+  for (const Partial& p : partials) {
+    std::mt19937_64 rng(5);
+    std::vector<Tensor<double>> inputs;
+    for (const auto& dims : p.c.inputs) inputs.push_back(uniform_tensor(dims, rng));
+    const OpCall<double> call{p.c.op, {}, pointers(inputs), {}, {}, {}};
+    const Kernel<double>* cpu = builtin_kernels().find<double>(p.c.op, Backend::Cpu);
+    const Kernel<double>* gpu = cuda_registry().find<double>(p.c.op, Backend::Cuda);
+    ASSERT_NE(gpu, nullptr) << p.c;
+    const auto out = cpu->forward(call);
+    std::vector<Tensor<double>> dy;
+    for (const auto& o : out) dy.push_back(uniform_tensor(o.dims, rng));
+    const auto expected = cpu->backward({call, pointers(out), pointers(dy), p.wanted});
+    const auto actual = gpu->backward({call, pointers(out), pointers(dy), p.wanted});
+    ASSERT_EQ(actual.size(), inputs.size()) << p.c;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (p.wanted[i])
+        EXPECT_LT(relative_error(actual[i], expected[i]), 1e-9) << p.c << " gradient " << i;
+      else
+        EXPECT_TRUE(actual[i].data.empty()) << p.c << " gradient " << i;
+    }
+  }
 }
 
 // Registration needs no device: these run everywhere.

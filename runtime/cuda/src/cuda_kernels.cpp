@@ -3,22 +3,15 @@
 #include <map>
 #include <memory>
 
-#include "loom/pcg/diagnostic.hpp"
+#include "kernel_adapter.hpp"
 #include "loom/runtime/cuda/convolution.hpp"
-#include "loom/runtime/cuda/device_buffer.hpp"
 #include "loom/runtime/cuda/elementwise.hpp"
 #include "loom/runtime/cuda/gemm.hpp"
 #include "loom/runtime/cuda/normalization.hpp"
 
 namespace loom::runtime {
-namespace {
+namespace cuda_adapter {
 
-using cuda::CudaContext;
-using cuda::DeviceBuffer;
-template <class T>
-using Tensors = std::vector<Tensor<T>>;
-
-// The context of the calling thread's current device, made on first use.
 const CudaContext& context() {
   thread_local std::map<int, std::unique_ptr<CudaContext>> contexts;
   int device = 0;
@@ -28,43 +21,7 @@ const CudaContext& context() {
   return *slot;
 }
 
-template <class T>
-DeviceBuffer<T> upload(const Tensor<T>& t) {
-  return DeviceBuffer<T>(context(), t.data);
-}
-
-// An uninitialized device array of `size` elements.
-template <class T>
-DeviceBuffer<T> scratch(std::size_t size) {
-  return DeviceBuffer<T>(context(), size);
-}
-
-template <class T>
-Tensor<T> download(const DeviceBuffer<T>& buffer, std::vector<std::int64_t> dims) {
-  Tensor<T> t;
-  t.dims = std::move(dims);
-  buffer.download(t.data);
-  return t;
-}
-
-std::int64_t last_dim(const std::vector<std::int64_t>& dims) { return dims.empty() ? 1 : dims.back(); }
-std::int64_t leading_rows(const std::vector<std::int64_t>& dims) {
-  std::int64_t rows = 1;
-  for (std::size_t i = 0; i + 1 < dims.size(); ++i) rows *= dims[i];
-  return rows;
-}
-template <class T>
-std::int64_t count(const Tensor<T>& t) {
-  return static_cast<std::int64_t>(t.size());
-}
-
-// Inputs of rank 4 (NCHW) for the convolution and pooling operators.
-template <class T>
-void require_rank(const OpCall<T>& c, std::size_t input, std::size_t rank) {
-  if (c.input(input).rank() != rank)
-    throw LoomError(c.op + ": input " + std::to_string(input) + " has rank " + std::to_string(c.input(input).rank()) +
-                    ", the CUDA kernel needs rank " + std::to_string(rank));
-}
+namespace {
 
 // matmul, linear_nobias, matmul_relu and linear: y = x w (+ bias) (relu), x's leading dimensions
 // flattened into rows.
@@ -418,10 +375,13 @@ void add_all(KernelRegistry& r) {
 }
 
 }  // namespace
+}  // namespace cuda_adapter
 
 void add_cuda_kernels(KernelRegistry& registry) {
-  add_all<float>(registry);
-  add_all<double>(registry);
+  cuda_adapter::add_all<float>(registry);
+  cuda_adapter::add_all<double>(registry);
+  cuda_adapter::add_layout_kernels(registry);
+  cuda_adapter::add_sequence_kernels(registry);
 }
 
 std::optional<std::string> cuda_unavailable_reason() {

@@ -1,14 +1,12 @@
 #include "loom/runtime/cuda/elementwise.hpp"
 
+#include "grid_stride.cuh"
 #include "launch.cuh"
 #include "library_status.hpp"
 
 namespace loom::runtime::cuda {
 namespace {
 
-// Grid-stride loop over [0, n).
-#define LOOM_FOR_EACH(i, n) \
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < (n); i += std::int64_t(blockDim.x) * gridDim.x)
 
 template <class T>
 __device__ T apply(Unary f, T x) {
@@ -44,12 +42,12 @@ __device__ T derivative(Unary f, T x, T y) {
 
 template <class T>
 __global__ void unary_forward_kernel(Unary f, std::int64_t n, const T* x, T* y) {
-  LOOM_FOR_EACH(i, n) y[i] = apply(f, x[i]);
+  LOOM_GRID_STRIDE_LOOP(i, n) y[i] = apply(f, x[i]);
 }
 
 template <class T>
 __global__ void unary_backward_kernel(Unary f, std::int64_t n, const T* x, const T* y, const T* dy, T* dx) {
-  LOOM_FOR_EACH(i, n) dx[i] = dy[i] * derivative(f, x[i], y[i]);
+  LOOM_GRID_STRIDE_LOOP(i, n) dx[i] = dy[i] * derivative(f, x[i], y[i]);
 }
 
 template <class T>
@@ -76,12 +74,12 @@ __device__ T activation_derivative(Activation act, T y) {
 
 template <class T>
 __global__ void activation_forward_kernel(Activation act, std::int64_t n, T* y) {
-  LOOM_FOR_EACH(i, n) y[i] = activate(act, y[i]);
+  LOOM_GRID_STRIDE_LOOP(i, n) y[i] = activate(act, y[i]);
 }
 
 template <class T>
 __global__ void activation_backward_kernel(Activation act, std::int64_t n, const T* y, const T* dy, T* dz) {
-  LOOM_FOR_EACH(i, n) dz[i] = dy[i] * activation_derivative(act, y[i]);
+  LOOM_GRID_STRIDE_LOOP(i, n) dz[i] = dy[i] * activation_derivative(act, y[i]);
 }
 
 template <class T>
@@ -97,12 +95,12 @@ __device__ T combine(Arith op, T a, T b) {
 
 template <class T>
 __global__ void binary_forward_kernel(Arith op, std::int64_t n, const T* a, const T* b, T* y) {
-  LOOM_FOR_EACH(i, n) y[i] = combine(op, a[i], b[i]);
+  LOOM_GRID_STRIDE_LOOP(i, n) y[i] = combine(op, a[i], b[i]);
 }
 
 template <class T>
 __global__ void binary_backward_kernel(Arith op, std::int64_t n, const T* a, const T* b, const T* dy, T* da, T* db) {
-  LOOM_FOR_EACH(i, n) {
+  LOOM_GRID_STRIDE_LOOP(i, n) {
     const T g = dy[i];
     switch (op) {
       case Arith::Add:
@@ -128,25 +126,25 @@ __global__ void binary_backward_kernel(Arith op, std::int64_t n, const T* a, con
 template <class T>
 __global__ void scalar_forward_kernel(Arith op, std::int64_t n, const T* x, const T* s, T* y) {
   const T v = *s;
-  LOOM_FOR_EACH(i, n) y[i] = combine(op, x[i], v);
+  LOOM_GRID_STRIDE_LOOP(i, n) y[i] = combine(op, x[i], v);
 }
 
 template <class T>
 __global__ void scalar_backward_kernel(Arith op, std::int64_t n, const T* s, const T* dy, T* dx) {
   const T v = op == Arith::Mul ? *s : T(1);
-  LOOM_FOR_EACH(i, n) dx[i] = dy[i] * v;
+  LOOM_GRID_STRIDE_LOOP(i, n) dx[i] = dy[i] * v;
 }
 
 template <class T>
 __global__ void bias_add_kernel(std::int64_t rows, std::int64_t n, const T* x, const T* bias, T* y) {
-  LOOM_FOR_EACH(i, rows * n) y[i] = x[i] + bias[i % n];
+  LOOM_GRID_STRIDE_LOOP(i, rows * n) y[i] = x[i] + bias[i % n];
 }
 
 // One thread per column, summing down the rows in order: deterministic, and coalesced across the
 // threads of a warp.
 template <class T>
 __global__ void column_sums_kernel(std::int64_t rows, std::int64_t n, const T* a, const T* b, T* out) {
-  LOOM_FOR_EACH(j, n) {
+  LOOM_GRID_STRIDE_LOOP(j, n) {
     T total = 0;
     for (std::int64_t i = 0; i < rows; ++i) total += b ? a[i * n + j] * b[i * n + j] : a[i * n + j];
     out[j] = total;

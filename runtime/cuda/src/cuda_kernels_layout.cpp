@@ -1,0 +1,160 @@
+// Layout operators on the device, every one a strided copy: concat and split copy blocks of rows,
+// swap_axes and transpose swap two adjacent axes.
+#include <tuple>
+
+#include "kernel_adapter.hpp"
+#include "loom/runtime/cuda/layout.hpp"
+
+namespace loom::runtime::cuda_adapter {
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+
+// The `axis` attribute, checked against the rank of input 0 (`axis + extra < rank`).
+template <class T>
+std::size_t axis_of(const OpCall<T>& c, std::size_t extra = 0) {
+  const std::int64_t axis = c.attr("axis");
+  const std::size_t rank = c.input(0).rank();
+  if (axis < 0 || static_cast<std::size_t>(axis) + extra >= rank)
+    throw LoomError(c.op + ": axis " + std::to_string(axis) + " does not fit an input of rank " + std::to_string(rank));
+  return static_cast<std::size_t>(axis);
+}
+
+// The tensor seen as [outer, dims[axis] * inner] rows around `axis`.
+struct Rows {
+  std::int64_t outer, inner;
+};
+Rows rows_around(const Dims& dims, std::size_t axis) { return {product(dims, 0, axis), product(dims, axis + 1, dims.size())}; }
+
+template <class T>
+Kernel<T> concat_kernel() {
+  auto widths = [](const OpCall<T>& c, std::size_t axis) {
+    const Dims& x = c.input(0).dims;
+    const Dims& y = c.input(1).dims;
+    Dims rest_x = x, rest_y = y;
+    if (y.size() == x.size()) rest_x[axis] = rest_y[axis] = 0;
+    if (rest_x != rest_y) throw LoomError(c.op + ": the inputs differ in a dimension other than the axis " + std::to_string(axis));
+    const Rows r = rows_around(x, axis);
+    return std::tuple{r.outer, x[axis] * r.inner, y[axis] * r.inner};
+  };
+  Kernel<T> k;
+  k.forward = [widths](const OpCall<T>& c) {
+    const std::size_t axis = axis_of(c);
+    const auto [outer, wx, wy] = widths(c, axis);
+    auto out = scratch<T>(static_cast<std::size_t>(outer * (wx + wy)));
+    cuda::strided_copy(context(), cuda::block_copy(outer, wx, wx, wx + wy), upload(c.input(0)).data(), out.data());
+    cuda::strided_copy(context(), cuda::block_copy(outer, wy, wy, wx + wy), upload(c.input(1)).data(), out.data() + wx);
+    Dims dims = c.input(0).dims;
+    dims[axis] += c.input(1).dims[axis];
+    return Tensors<T>{download(out, dims)};
+  };
+  k.backward = [widths](const GradCall<T>& g) {
+    const std::size_t axis = axis_of(g.call);
+    const auto [outer, wx, wy] = widths(g.call, axis);
+    auto dout = upload(g.grad(0));
+    Tensors<T> grads(2);
+    if (g.wants(0)) {
+      auto dx = scratch<T>(g.input(0).size());
+      cuda::strided_copy(context(), cuda::block_copy(outer, wx, wx + wy, wx), dout.data(), dx.data());
+      grads[0] = download(dx, g.input(0).dims);
+    }
+    if (g.wants(1)) {
+      auto dy = scratch<T>(g.input(1).size());
+      cuda::strided_copy(context(), cuda::block_copy(outer, wy, wx + wy, wy), dout.data() + wx, dy.data());
+      grads[1] = download(dy, g.input(1).dims);
+    }
+    return grads;
+  };
+  return k;
+}
+
+template <class T>
+Kernel<T> split_kernel() {
+  // The rows around the axis, the width of a row and the width of the first part's row.
+  auto widths = [](const OpCall<T>& c, std::size_t axis) {
+    const Dims& x = c.input(0).dims;
+    const std::int64_t at = c.attr("at");
+    if (at < 0 || at > x[axis])
+      throw LoomError(c.op + ": at = " + std::to_string(at) + " is outside axis " + std::to_string(axis) + " of size " +
+                      std::to_string(x[axis]));
+    const Rows r = rows_around(x, axis);
+    return std::tuple{r.outer, x[axis] * r.inner, at * r.inner};
+  };
+  Kernel<T> k;
+  k.forward = [widths](const OpCall<T>& c) {
+    const std::size_t axis = axis_of(c);
+    const auto [outer, width, w0] = widths(c, axis);
+    auto x = upload(c.input(0));
+    auto first = scratch<T>(static_cast<std::size_t>(outer * w0));
+    auto second = scratch<T>(static_cast<std::size_t>(outer * (width - w0)));
+    cuda::strided_copy(context(), cuda::block_copy(outer, w0, width, w0), x.data(), first.data());
+    cuda::strided_copy(context(), cuda::block_copy(outer, width - w0, width, width - w0), x.data() + w0, second.data());
+    Dims first_dims = c.input(0).dims, second_dims = c.input(0).dims;
+    first_dims[axis] = c.attr("at");
+    second_dims[axis] -= first_dims[axis];
+    return Tensors<T>{download(first, first_dims), download(second, second_dims)};
+  };
+  k.backward = [widths](const GradCall<T>& g) {
+    const std::size_t axis = axis_of(g.call);
+    const auto [outer, width, w0] = widths(g.call, axis);
+    auto dx = scratch<T>(g.input(0).size());
+    cuda::strided_copy(context(), cuda::block_copy(outer, w0, w0, width), upload(g.grad(0)).data(), dx.data());
+    cuda::strided_copy(context(), cuda::block_copy(outer, width - w0, width - w0, width), upload(g.grad(1)).data(),
+                       dx.data() + w0);
+    return Tensors<T>{download(dx, g.input(0).dims)};
+  };
+  return k;
+}
+
+// x with dimensions axis and axis + 1 swapped.
+template <class T>
+Tensor<T> swapped(const Tensor<T>& x, std::size_t axis) {
+  const Dims& d = x.dims;
+  auto out = scratch<T>(x.size());
+  cuda::strided_copy(context(), cuda::swap_adjacent_axes(product(d, 0, axis), d[axis], d[axis + 1], product(d, axis + 2, d.size())),
+                     upload(x).data(), out.data());
+  Dims dims = d;
+  std::swap(dims[axis], dims[axis + 1]);
+  return download(out, dims);
+}
+
+template <class T>
+Kernel<T> swap_axes_kernel() {
+  Kernel<T> k;
+  k.forward = [](const OpCall<T>& c) { return Tensors<T>{swapped(c.input(0), axis_of(c, 1))}; };
+  k.backward = [](const GradCall<T>& g) { return Tensors<T>{swapped(g.grad(0), axis_of(g.call, 1))}; };
+  return k;
+}
+
+// Swaps the last two dimensions.
+template <class T>
+Kernel<T> transpose_kernel() {
+  Kernel<T> k;
+  k.forward = [](const OpCall<T>& c) {
+    require_min_rank(c, 0, 2);
+    return Tensors<T>{swapped(c.input(0), c.input(0).rank() - 2)};
+  };
+  k.backward = [](const GradCall<T>& g) {
+    require_min_rank(g.call, 0, 2);
+    return Tensors<T>{swapped(g.grad(0), g.input(0).rank() - 2)};
+  };
+  return k;
+}
+
+template <class T>
+void add_all(KernelRegistry& r) {
+  const auto add = [&r](const std::string& op, Kernel<T> kernel) { r.add<T>(op, Backend::Cuda, std::move(kernel)); };
+  add("concat", concat_kernel<T>());
+  add("split", split_kernel<T>());
+  add("swap_axes", swap_axes_kernel<T>());
+  add("transpose", transpose_kernel<T>());
+}
+
+}  // namespace
+
+void add_layout_kernels(KernelRegistry& registry) {
+  add_all<float>(registry);
+  add_all<double>(registry);
+}
+
+}  // namespace loom::runtime::cuda_adapter
