@@ -296,7 +296,8 @@ template <class T>
 const Tensor<T>& ShardedExecutor<T>::held(pcg::PortRef port, std::int64_t task) const {
   const pcg::Node& n = graph_.node(port.node);
   if (n.is_graph_input()) return feeds_->at(n.name);
-  if (runs_[static_cast<std::size_t>(port.node)].replicates_input) return feeds_->at(graph_.node(runs_[static_cast<std::size_t>(port.node)].source.node).name);
+  const NodeRun& run = runs_[static_cast<std::size_t>(port.node)];
+  if (run.replicates_input) return feeds_->at(graph_.node(run.source.node).name);
   return values_[static_cast<std::size_t>(port.node)][static_cast<std::size_t>(port.port)][static_cast<std::size_t>(task)];
 }
 
