@@ -178,6 +178,11 @@ std::vector<int> Graph::topological_order() const {
   return order;
 }
 
+bool Graph::read_only_by(int node, int reader) const {
+  if (std::any_of(outputs_.begin(), outputs_.end(), [node](PortRef o) { return o.node == node; })) return false;
+  return consumers(node) == std::vector<int>{reader};
+}
+
 std::vector<int> Graph::consumers(int node) const {
   checked_node(node, "");
   std::vector<int> out;

@@ -64,10 +64,6 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
   if (transport.size() > 1 && transport.size() != devices)
     throw LoomError("the plan is for " + std::to_string(devices) + " devices, but " + std::to_string(transport.size()) +
                     " processes run it: start one process per device (mpirun -np " + std::to_string(devices) + ")");
-  std::vector<int> readers(graph.size(), 0);  // operators reading a node, and the loss for a graph output
-  for (const pcg::Node& n : graph.nodes())
-    for (pcg::PortRef in : n.inputs) ++readers[static_cast<std::size_t>(in.node)];
-  for (pcg::PortRef o : graph.outputs()) ++readers[static_cast<std::size_t>(o.node)];
   for (const pcg::Node& n : graph.nodes()) {
     NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
     run.view = n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks());
@@ -84,7 +80,7 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
       run.moves = pcg::piece_moves(graph.shape_of(run.source), runs_[static_cast<std::size_t>(run.source.node)].view,
                                    n.output_shapes.at(0), run.view);
       run.collective = collective_groups_of(n, run.source, run.moves);
-      fuse_into(n, readers);
+      fuse_into(n);
       const pcg::PortRef in = run.source;
       run.replicates_input = graph.node(in.node).is_graph_input() && n.output_shapes.at(0).R == n.output_shapes.at(0).tasks();
     } else if (const Kernel<T>* native = kernels.find<T>(n.op, backend)) {
@@ -230,13 +226,14 @@ void ShardedExecutor<T>::assemble(NamedTensors<T>& values) {
 }
 
 template <class T>
-void ShardedExecutor<T>::fuse_into(const pcg::Node& n, const std::vector<int>& readers) {
+void ShardedExecutor<T>::fuse_into(const pcg::Node& n) {
   // Unity fuses parallel operators at run time (reduce then replicate: one allreduce). Here a
   // chain of them, each read only by the next, runs as one change from the first one's input
   // when that change is one collective: the farthest such input is taken.
   NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
   std::vector<int> chain;
-  for (pcg::PortRef in = run.source; runs_[static_cast<std::size_t>(in.node)].parallel && readers[static_cast<std::size_t>(in.node)] == 1;) {
+  for (pcg::PortRef in = run.source;
+       runs_[static_cast<std::size_t>(in.node)].parallel && graph_.read_only_by(in.node, chain.empty() ? n.id : chain.back());) {
     chain.push_back(in.node);
     in = runs_[static_cast<std::size_t>(in.node)].source;
     std::vector<pcg::PieceMove> moves =

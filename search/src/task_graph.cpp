@@ -142,10 +142,6 @@ class Builder {
   // change is one collective among the devices is that one change from the chain's first input
   // (the farthest such input).
   void fuse_chains() {
-    std::vector<int> readers(graph_.size(), 0);
-    for (const pcg::Node& n : graph_.nodes())
-      for (pcg::PortRef in : n.inputs) ++readers[static_cast<std::size_t>(in.node)];
-    for (pcg::PortRef o : graph_.outputs()) ++readers[static_cast<std::size_t>(o.node)];
     sources_.assign(graph_.size(), {});
     fused_away_.assign(graph_.size(), false);
     for (const pcg::Node& n : graph_.nodes()) {
@@ -153,7 +149,8 @@ class Builder {
       sources_[static_cast<std::size_t>(n.id)] = n.inputs[0];
       const pcg::MachineView view = view_of(n);
       std::vector<int> chain;
-      for (pcg::PortRef in = n.inputs[0]; is_layout_change(graph_.node(in.node)) && readers[static_cast<std::size_t>(in.node)] == 1;) {
+      for (pcg::PortRef in = n.inputs[0];
+           is_layout_change(graph_.node(in.node)) && graph_.read_only_by(in.node, chain.empty() ? n.id : chain.back());) {
         chain.push_back(in.node);
         in = sources_[static_cast<std::size_t>(in.node)];
         const pcg::Node& from = graph_.node(in.node);

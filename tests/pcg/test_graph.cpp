@@ -217,6 +217,11 @@ TEST(Graph, ConsumersAndUses) {
   EXPECT_EQ(g.uses({x, 0}), (std::vector<Use>{{sq, 0}, {sq, 1}, {r, 0}}));
   EXPECT_EQ(g.uses({s, 0}), std::vector<Use>{});
   EXPECT_EQ(g.uses({s, 1}), (std::vector<Use>{{r1, 0}}));
+  EXPECT_TRUE(g.read_only_by(sq, s));
+  EXPECT_FALSE(g.read_only_by(x, sq));  // r reads it too
+  EXPECT_FALSE(g.read_only_by(sq, r));
+  g.mark_output({sq, 0});
+  EXPECT_FALSE(g.read_only_by(sq, s));  // the loss reads a graph output too
 }
 
 TEST(Graph, SetViewNeedsOneDevicePerTask) {

@@ -79,6 +79,8 @@ class Graph {
   std::vector<int> topological_order() const;
   // Ids of the nodes that read any output of `node`, ascending, each once.
   std::vector<int> consumers(int node) const;
+  // Whether `reader` alone reads `node`'s outputs and none of them is a graph output.
+  bool read_only_by(int node, int reader) const;
   // Every input slot that reads `port`, in node order.
   std::vector<Use> uses(PortRef port) const;
 

@@ -103,7 +103,7 @@ class ShardedExecutor {
   // The moves from `in` to n's output as collectives, or null.
   std::shared_ptr<const pcg::CollectiveGroups> collective_groups_of(const pcg::Node& n, pcg::PortRef in,
                                                                const std::vector<pcg::PieceMove>& moves) const;
-  void fuse_into(const pcg::Node& n, const std::vector<int>& readers);
+  void fuse_into(const pcg::Node& n);
   OpCall<T> call_for(const pcg::Node& n, std::int64_t task) const;
   bool local(int node, std::int64_t task) const;
   int rank_of(int node, std::int64_t task) const;
