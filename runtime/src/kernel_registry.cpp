@@ -23,6 +23,8 @@ const KernelRegistry& builtin_kernels() {
     kernels::add_layout_kernels(r);
     kernels::add_lstm_kernels(r);
     kernels::add_attention_kernels(r);
+    kernels::add_window_kernels(r);
+    kernels::add_pair_kernels(r);
     return r;
   }();
   return registry;

@@ -1,11 +1,14 @@
 // Every native kernel against the interpreter: forward values, and backward against the gradient
-// derived from the operator's comprehension, in double (1e-9) and float (1e-4).
+// derived from the operator's comprehension, in double (1e-9) and float (1e-4). Every operator of
+// the model zoo has one; the zoo's kernels compute their piece of split rows or refuse the piece.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
 #include <set>
 
+#include "loom/models/registry.hpp"
+#include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/interpreter_kernel.hpp"
 #include "loom/runtime/kernel_registry.hpp"
 #include "runtime_test_support.hpp"
@@ -96,6 +99,25 @@ const std::vector<KernelCase>& cases() {
       {"head_proj_nobias", {}, {{2, 2, 3, 4}, {3, 4, 2}}, {}, {}},
       {"head_merge", {}, {{2, 3, 4, 5}, {3, 5, 6}, {6}}, {}, {}},
       {"add_relative_bias", {}, {{2, 3, 4, 5}, {4, 5, 3}}, {}, {}},
+      {"bias_add_axis", {{"axis", 1}}, {{2, 3, 4, 5}, {3}}, {}, {}},
+      {"bias_add_axis", {{"axis", 0}}, {{3, 4}, {3}}, {}, {}},
+      {"bias_add_axis", {{"axis", 2}}, {{2, 3, 4}, {4}}, {}, {}},
+      {"slice_axis", {{"axis", 1}, {"start", 1}, {"size", 2}}, {{2, 4, 3}}, {}, {}},
+      {"slice_axis", {{"axis", 0}, {"start", 2}, {"size", 3}}, {{5, 2}}, {}, {}},
+      {"dot_attention", {}, {{2, 4}, {2, 5, 4}}, {}, {}},
+      {"dot_attention", {}, {{3, 2}, {3, 1, 2}}, {}, {}},
+      {"window_partition", {{"ws", 2}}, {{2, 4, 6, 3}}, {}, {}},
+      {"window_reverse", {{"ws", 2}, {"height", 4}, {"width", 6}}, {{12, 4, 3}}, {}, {}},
+      {"cyclic_shift", {{"sh", 1}, {"sw", 2}}, {{2, 3, 4, 2}}, {}, {}},
+      {"cyclic_shift", {{"sh", 2}, {"sw", 0}}, {{1, 4, 3, 2}}, {}, {}},
+      {"add_window_mask", {}, {{6, 2, 3, 3}, {3, 3, 3}}, {}, {}},
+      {"add_pair_bias", {}, {{2, 3, 2, 4, 5}, {2, 4, 5, 2}}, {}, {}},
+      {"outer_product_mean", {}, {{2, 3, 4, 2}, {2, 3, 5, 3}}, {}, {}},
+      {"outer_product_mean", {}, {{3, 4, 2}, {3, 2, 3}}, {}, {}},
+      {"triangle_mult_out", {}, {{2, 4, 4, 3}, {2, 4, 4, 3}}, {}, {}},
+      {"triangle_mult_out", {}, {{3, 3, 2}, {3, 3, 2}}, {}, {}},
+      {"triangle_mult_in", {}, {{2, 4, 4, 3}, {2, 4, 4, 3}}, {}, {}},
+      {"triangle_mult_in", {}, {{3, 3, 2}, {3, 3, 2}}, {}, {}},
   };
   return all;
 }
@@ -175,6 +197,165 @@ TEST(NativeKernels, EveryRegisteredKernelIsTested) {
   for (const auto& c : cases()) tested.insert(c.op);
   for (const std::string& op : builtin_kernels().ops(Backend::Cpu)) EXPECT_TRUE(tested.count(op)) << op << " has no test case";
   EXPECT_GE(builtin_kernels().ops(Backend::Cpu).size(), 40u);
+}
+
+TEST(NativeKernels, EveryOperatorOfTheZooHasANativeKernel) {
+  std::size_t operators = 0;
+  for (const models::ModelInfo& model : models::model_zoo()) {
+    const pcg::Graph graph = models::build_model(bundled_library(), model.name);
+    for (const pcg::Node& n : graph.nodes()) {
+      if (n.is_graph_input() || bundled_library().find_parallel(n.op) || bundled_library().find_fused(n.op)) continue;
+      ++operators;
+      EXPECT_NE(builtin_kernels().find<double>(n.op, Backend::Cpu), nullptr) << model.name << ": " << n.describe();
+      EXPECT_NE(builtin_kernels().find<float>(n.op, Backend::Cpu), nullptr) << model.name << ": " << n.describe();
+    }
+  }
+  EXPECT_GT(operators, 0u);
+}
+
+// Rows lo .. hi - 1 of dimension 0.
+Tensor<double> rows_of(const Tensor<double>& t, std::int64_t lo, std::int64_t hi) {
+  const std::size_t width = t.size() / static_cast<std::size_t>(t.dims.at(0));
+  Tensor<double> out;
+  out.dims = t.dims;
+  out.dims[0] = hi - lo;
+  out.data.assign(t.data.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(lo) * width),
+                  t.data.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(hi) * width));
+  return out;
+}
+
+pcg::Region rows_region(const std::vector<std::int64_t>& dims, std::int64_t lo, std::int64_t hi) {
+  pcg::Region r = pcg::whole_region(dims);
+  r.lo[0] = lo;
+  r.hi[0] = hi;
+  return r;
+}
+
+// Outputs and input gradients of one call.
+struct CallResult {
+  std::vector<Tensor<double>> outputs, input_grads;
+};
+
+// Runs the native double kernel of `op` with the inputs in `split` cut to rows lo .. hi - 1 of
+// dimension 0 (the others whole) and the regions filled in; the output is rows lo .. hi - 1 of the
+// logical output when `split_output`, else a partial sum of all of it. `output_grad` is the
+// gradient of the whole output.
+CallResult run_on_rows(const std::string& op, const pcg::AttrMap& attrs, const std::vector<Tensor<double>>& whole,
+                       const std::set<std::size_t>& split, std::int64_t lo, std::int64_t hi, const Tensor<double>& output_grad,
+                       bool split_output) {
+  std::vector<Tensor<double>> pieces;
+  OpCall<double> call{op, attrs, {}, {}, {}, {}};
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    const bool cut = split.count(i) > 0;
+    pieces.push_back(cut ? rows_of(whole[i], lo, hi) : whole[i]);
+    call.regions.push_back(cut ? rows_region(whole[i].dims, lo, hi) : pcg::whole_region(whole[i].dims));
+    call.logical_dims.push_back(whole[i].dims);
+  }
+  call.inputs = pointers(pieces);
+  call.output_regions.push_back(split_output ? rows_region(output_grad.dims, lo, hi) : pcg::whole_region(output_grad.dims));
+  const Kernel<double>& native = *builtin_kernels().find<double>(op, Backend::Cpu);
+  CallResult r;
+  r.outputs = native.forward(call);
+  const Tensor<double> grad = split_output ? rows_of(output_grad, lo, hi) : output_grad;
+  r.input_grads = native.backward({call, pointers(r.outputs), {&grad}, std::vector<bool>(whole.size(), true)});
+  return r;
+}
+
+// The rows of both halves, one after the other.
+Tensor<double> stacked(const Tensor<double>& first, const Tensor<double>& second) {
+  Tensor<double> out = first;
+  out.dims[0] += second.dims[0];
+  out.data.insert(out.data.end(), second.data.begin(), second.data.end());
+  return out;
+}
+
+Tensor<double> summed(const Tensor<double>& first, const Tensor<double>& second) {
+  Tensor<double> out = first;
+  for (std::size_t k = 0; k < out.size(); ++k) out.data[k] += second.data.at(k);
+  return out;
+}
+
+// The op on split rows, both halves assembled (stacked where split, summed where partial), equals
+// the interpreter on whole values, forward and backward.
+void expect_halves_assemble(const std::string& op, const pcg::AttrMap& attrs, const std::vector<std::vector<std::int64_t>>& dims,
+                            const std::set<std::size_t>& split, std::int64_t at, bool split_output) {
+  std::mt19937_64 rng(3);
+  std::vector<Tensor<double>> whole;
+  for (const auto& d : dims) whole.push_back(uniform_tensor(d, rng));
+  const Kernel<double> reference = interpreter_kernel<double>(bundled_library(), op, attrs, dims);
+  const OpCall<double> call{op, attrs, pointers(whole), {}, {}, {}};
+  const std::vector<Tensor<double>> want = reference.forward(call);
+  const Tensor<double> output_grad = uniform_tensor(want.at(0).dims, rng);
+  const std::vector<Tensor<double>> want_grads =
+      reference.backward({call, pointers(want), {&output_grad}, std::vector<bool>(whole.size(), true)});
+
+  const std::int64_t rows = dims.at(*split.begin()).at(0);
+  const CallResult first = run_on_rows(op, attrs, whole, split, 0, at, output_grad, split_output);
+  const CallResult second = run_on_rows(op, attrs, whole, split, at, rows, output_grad, split_output);
+  const Tensor<double> output =
+      split_output ? stacked(first.outputs.at(0), second.outputs.at(0)) : summed(first.outputs.at(0), second.outputs.at(0));
+  EXPECT_LT(relative_error(output, want.at(0)), 1e-12) << op << " output";
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    const Tensor<double>& a = first.input_grads.at(i);
+    const Tensor<double>& b = second.input_grads.at(i);
+    EXPECT_LT(relative_error(split.count(i) ? stacked(a, b) : summed(a, b), want_grads.at(i)), 1e-12) << op << " gradient " << i;
+  }
+}
+
+TEST(NativeKernels, ZooKernelsComputeTheirPieceOfSplitRows) {
+  // Score rows at an offset pick their window's mask by logical row (3 + i) % 4, not i % 4.
+  expect_halves_assemble("add_window_mask", {}, {{8, 2, 3, 3}, {4, 3, 3}}, {0}, 3, true);
+  // A piece of the sequences gives a partial sum of the mean over all of them.
+  expect_halves_assemble("outer_product_mean", {}, {{4, 2, 2}, {4, 3, 2}}, {0, 1}, 1, false);
+  // Rows i of outgoing edges split the output's rows; rows k of incoming edges give partial sums.
+  expect_halves_assemble("triangle_mult_out", {}, {{4, 4, 2}, {4, 4, 2}}, {0}, 2, true);
+  expect_halves_assemble("triangle_mult_in", {}, {{4, 4, 2}, {4, 4, 2}}, {0, 1}, 2, false);
+  expect_halves_assemble("dot_attention", {}, {{4, 3}, {4, 5, 3}}, {0, 1}, 1, true);
+  expect_halves_assemble("bias_add_axis", {{"axis", 0}}, {{4, 3}, {4}}, {0, 1}, 2, true);
+}
+
+// Whether the native kernel refuses (with a LoomError naming the op) a call whose input `input`
+// holds only the second half of dimension `dim`, the other inputs whole.
+bool refuses_second_half(const std::string& op, const pcg::AttrMap& attrs, const std::vector<std::vector<std::int64_t>>& dims,
+                         std::size_t input, std::size_t dim) {
+  std::vector<Tensor<double>> pieces;
+  OpCall<double> call{op, attrs, {}, {}, {}, {}};
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    pcg::Region region = pcg::whole_region(dims[i]);
+    std::vector<std::int64_t> piece = dims[i];
+    if (i == input) {
+      region.lo[dim] = dims[i][dim] / 2;
+      piece[dim] -= region.lo[dim];
+    }
+    pieces.emplace_back(piece, 0.5);
+    call.regions.push_back(region);
+    call.logical_dims.push_back(dims[i]);
+  }
+  call.inputs = pointers(pieces);
+  try {
+    builtin_kernels().find<double>(op, Backend::Cpu)->forward(call);
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find(op), std::string::npos) << e.what();
+    return true;
+  }
+  return false;
+}
+
+TEST(NativeKernels, ZooKernelsRefusePiecesTheyCannotCompute) {
+  EXPECT_TRUE(refuses_second_half("slice_axis", {{"axis", 1}, {"start", 1}, {"size", 2}}, {{2, 4, 3}}, 0, 1));
+  EXPECT_TRUE(refuses_second_half("dot_attention", {}, {{2, 4}, {2, 6, 4}}, 1, 1));
+  EXPECT_TRUE(refuses_second_half("dot_attention", {}, {{2, 4}, {2, 6, 4}}, 0, 1));
+  EXPECT_TRUE(refuses_second_half("window_partition", {{"ws", 2}}, {{1, 4, 4, 2}}, 0, 1));
+  EXPECT_TRUE(refuses_second_half("window_partition", {{"ws", 2}}, {{1, 4, 4, 2}}, 0, 2));
+  EXPECT_TRUE(refuses_second_half("window_reverse", {{"ws", 2}, {"height", 4}, {"width", 4}}, {{4, 4, 2}}, 0, 0));
+  EXPECT_TRUE(refuses_second_half("window_reverse", {{"ws", 2}, {"height", 4}, {"width", 4}}, {{4, 4, 2}}, 0, 1));
+  EXPECT_TRUE(refuses_second_half("cyclic_shift", {{"sh", 1}, {"sw", 1}}, {{1, 4, 4, 2}}, 0, 1));
+  EXPECT_TRUE(refuses_second_half("cyclic_shift", {{"sh", 1}, {"sw", 1}}, {{1, 4, 4, 2}}, 0, 2));
+  EXPECT_TRUE(refuses_second_half("add_window_mask", {}, {{4, 2, 3, 3}, {4, 3, 3}}, 1, 0));
+  EXPECT_TRUE(refuses_second_half("outer_product_mean", {}, {{3, 2, 4}, {3, 2, 2}}, 0, 2));
+  // Whole images of windows, and the batch of an image, are pieces these kernels can compute.
+  EXPECT_FALSE(refuses_second_half("window_reverse", {{"ws", 2}, {"height", 4}, {"width", 4}}, {{8, 4, 2}}, 0, 0));
+  EXPECT_FALSE(refuses_second_half("cyclic_shift", {{"sh", 1}, {"sw", 1}}, {{2, 4, 4, 2}}, 0, 0));
 }
 
 TEST(NativeKernels, EveryKernelNamesAnOperatorOfTheLibrary) {

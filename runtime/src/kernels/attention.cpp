@@ -1,12 +1,14 @@
 // Attention: per-head projections and their merge, scaled scores, the causal mask, relative
-// position bias, and the row lookup that feeds token ids in. Scores divide by the square root of
-// the logical head width, the mask compares logical positions and the lookup compares ids with
-// logical row numbers, so each kernel computes its piece of the logical result on split pieces.
+// position bias, the row lookup that feeds token ids in, and Luong dot attention. Scores divide by
+// the square root of the logical head width, the mask compares logical positions and the lookup
+// compares ids with logical row numbers, so each kernel computes its piece of the logical result
+// on split pieces; dot attention's softmax needs every score of a row, so it refuses split rows.
 #include <cmath>
 #include <limits>
 
 #include "eigen_views.hpp"
 #include "kernels.hpp"
+#include "pieces.hpp"
 
 namespace loom::runtime::kernels {
 namespace {
@@ -18,12 +20,6 @@ using Tensors = std::vector<Tensor<T>>;
 template <class T>
 Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>> row_at(const Tensor<T>& t, std::int64_t offset, std::int64_t length) {
   return Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(t.data.data() + offset, as_index(length));
-}
-
-// A zero gradient for `input`, or an empty tensor when it is not wanted.
-template <class T>
-Tensor<T> gradient_if(const GradCall<T>& g, std::size_t input) {
-  return g.wants(input) ? zeros_like(g.input(input)) : Tensor<T>();
 }
 
 // q [*b, s, d] and k [*b, t, d] give q k^T / sqrt(d) per batch, d the logical width: a piece of d
@@ -255,6 +251,57 @@ Kernel<T> add_relative_bias_kernel() {
   return k;
 }
 
+// q [b, n] and mem [b, t, n]: per batch row i, the softmax over u of q[i] . mem[i, u] weighs the
+// memory rows into the context vector out[i] = sum_u w[u] mem[i, u].
+template <class T>
+Kernel<T> dot_attention_kernel() {
+  using Row = Eigen::Matrix<T, 1, Eigen::Dynamic>;
+  struct Sizes {
+    std::int64_t b, t, n;
+  };
+  auto sizes = [](const OpCall<T>& c) {
+    require_whole(c, 0, 1, "the scores sum over the whole state");
+    require_whole(c, 1, 1, "the softmax runs over the whole memory");
+    require_whole(c, 1, 2, "the scores sum over the whole state");
+    const auto& mem = c.input(1);
+    return Sizes{mem.dims[0], mem.dims[1], mem.dims[2]};
+  };
+  // The attention weights of batch row i.
+  auto weights = [](const OpCall<T>& c, const Sizes& z, std::int64_t i) {
+    Row w = matrix(c.input(0), 1, z.n, i * z.n) * matrix(c.input(1), z.t, z.n, i * z.t * z.n).transpose();
+    w.array() = (w.array() - w.maxCoeff()).exp();
+    w /= w.sum();
+    return w;
+  };
+  Kernel<T> k;
+  k.forward = [=](const OpCall<T>& c) {
+    const Sizes z = sizes(c);
+    Tensor<T> out(c.input(0).dims);
+    for (std::int64_t i = 0; i < z.b; ++i)
+      matrix(out, 1, z.n, i * z.n).noalias() = weights(c, z, i) * matrix(c.input(1), z.t, z.n, i * z.t * z.n);
+    return Tensors<T>{std::move(out)};
+  };
+  k.backward = [=](const GradCall<T>& g) {
+    const Sizes z = sizes(g.call);
+    Tensors<T> grads{gradient_if(g, 0), gradient_if(g, 1)};
+    for (std::int64_t i = 0; i < z.b; ++i) {
+      const auto mem = matrix(g.input(1), z.t, z.n, i * z.t * z.n);
+      const auto dy = matrix(g.grad(0), 1, z.n, i * z.n);
+      const Row w = weights(g.call, z, i);
+      const Row dw = dy * mem.transpose();
+      const Row dscore = w.cwiseProduct((dw.array() - w.dot(dw)).matrix());
+      if (g.wants(0)) matrix(grads[0], 1, z.n, i * z.n).noalias() = dscore * mem;
+      if (g.wants(1)) {
+        auto dmem = matrix(grads[1], z.t, z.n, i * z.t * z.n);
+        dmem.noalias() = w.transpose() * dy;
+        dmem.noalias() += dscore.transpose() * matrix(g.input(0), 1, z.n, i * z.n);
+      }
+    }
+    return grads;
+  };
+  return k;
+}
+
 template <class T>
 void add_all(KernelRegistry& r) {
   add_cpu<T>(r, "attention_scores", attention_scores_kernel<T>());
@@ -264,6 +311,7 @@ void add_all(KernelRegistry& r) {
   add_cpu<T>(r, "head_proj_nobias", head_proj_kernel<T>(false));
   add_cpu<T>(r, "head_merge", head_merge_kernel<T>());
   add_cpu<T>(r, "add_relative_bias", add_relative_bias_kernel<T>());
+  add_cpu<T>(r, "dot_attention", dot_attention_kernel<T>());
 }
 
 }  // namespace

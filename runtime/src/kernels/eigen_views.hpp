@@ -2,6 +2,7 @@
 // Eigen views over the contiguous row-major buffers of runtime tensors.
 #include <Eigen/Dense>
 
+#include "loom/runtime/kernel.hpp"
 #include "loom/runtime/tensor.hpp"
 
 namespace loom::runtime::kernels {
@@ -33,6 +34,12 @@ Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>> row_vector(const Tensor<T>
   return Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(t.data.data(), as_index(static_cast<std::int64_t>(t.size())));
 }
 
+// A whole tensor as one column, for broadcasting along columns.
+template <class T>
+Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>> column_vector(const Tensor<T>& t) {
+  return Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>(t.data.data(), as_index(static_cast<std::int64_t>(t.size())));
+}
+
 template <class T>
 ConstArrayView<T> array(const Tensor<T>& t) {
   return ConstArrayView<T>(t.data.data(), as_index(static_cast<std::int64_t>(t.size())));
@@ -59,6 +66,12 @@ inline std::int64_t product(const std::vector<std::int64_t>& dims, std::size_t b
 template <class T>
 Tensor<T> zeros_like(const Tensor<T>& t) {
   return Tensor<T>(t.dims, T(0));
+}
+
+// A zero gradient for `input`, or an empty tensor when it is not wanted.
+template <class T>
+Tensor<T> gradient_if(const GradCall<T>& g, std::size_t input) {
+  return g.wants(input) ? zeros_like(g.input(input)) : Tensor<T>();
 }
 
 }  // namespace loom::runtime::kernels

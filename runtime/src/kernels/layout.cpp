@@ -1,10 +1,12 @@
 // Layout operators. Reshapes that keep the row-major order (reshape, flatten, merging or splitting
-// an axis, squeezing) only relabel the dimensions; concat, split and swap_axes move blocks.
+// an axis, squeezing) only relabel the dimensions; concat, split, slice_axis and swap_axes move
+// blocks.
 #include <algorithm>
 #include <functional>
 
 #include "eigen_views.hpp"
 #include "kernels.hpp"
+#include "pieces.hpp"
 
 namespace loom::runtime::kernels {
 namespace {
@@ -130,6 +132,38 @@ Kernel<T> split_kernel() {
   return k;
 }
 
+// Entries start .. start + size - 1 of dimension `axis`: x as [outer, n * inner] rows, a band of
+// columns kept. `start` counts from the logical dimension's origin, so that dimension stays whole.
+template <class T>
+Kernel<T> slice_axis_kernel() {
+  struct Band {
+    std::int64_t outer, width, from, size;  // rows, row width, first column and width of the band
+  };
+  auto band = [](const OpCall<T>& c) {
+    const auto& x = c.input(0);
+    const std::size_t axis = axis_of(c.attrs);
+    require_whole(c, 0, axis, "the slice's start counts from the dimension's logical origin");
+    const std::int64_t inner = product(x.dims, axis + 1, x.rank());
+    return Band{product(x.dims, 0, axis), x.dims[axis] * inner, c.attr("start") * inner, c.attr("size") * inner};
+  };
+  Kernel<T> k;
+  k.forward = [band](const OpCall<T>& c) {
+    const Band b = band(c);
+    Dims dims = c.input(0).dims;
+    dims[axis_of(c.attrs)] = c.attr("size");
+    Tensor<T> out(dims);
+    copy_blocks(c.input(0), b.width, b.from, out, b.size, 0, b.outer, b.size);
+    return Tensors<T>{std::move(out)};
+  };
+  k.backward = [band](const GradCall<T>& g) {
+    const Band b = band(g.call);
+    Tensors<T> grads{zeros_like(g.input(0))};
+    copy_blocks(g.grad(0), b.size, 0, grads[0], b.width, b.from, b.outer, b.size);
+    return grads;
+  };
+  return k;
+}
+
 // Swaps dimensions axis and axis + 1: [outer, m, n, inner] -> [outer, n, m, inner].
 template <class T>
 Tensor<T> swap_axes(const Tensor<T>& x, std::size_t axis) {
@@ -158,6 +192,7 @@ void add_all(KernelRegistry& r) {
   add_relabels<T>(r);
   add_cpu<T>(r, "concat", concat_kernel<T>());
   add_cpu<T>(r, "split", split_kernel<T>());
+  add_cpu<T>(r, "slice_axis", slice_axis_kernel<T>());
   add_cpu<T>(r, "swap_axes", swap_axes_kernel<T>());
 }
 

@@ -1,4 +1,5 @@
-// Matrix products: matmul, matmul_relu, linear, linear_nobias, batch_matmul, bias_add, transpose.
+// Matrix products: matmul, matmul_relu, linear, linear_nobias, batch_matmul, transpose, and the
+// biases added to their results (bias_add along the last axis, bias_add_axis along any).
 // Leading dimensions of `linear` are flattened into rows; batch_matmul runs one GEMM per batch.
 #include "eigen_views.hpp"
 #include "kernels.hpp"
@@ -114,6 +115,36 @@ Kernel<T> bias_add_kernel() {
   return k;
 }
 
+// x [*p, n, *q] plus bias [n] along dimension `axis`: x as [outer, n, inner] blocks, the bias
+// added down each block's columns.
+template <class T>
+Kernel<T> bias_add_axis_kernel() {
+  struct Sizes {
+    std::int64_t outer, n, inner;
+  };
+  auto sizes = [](const OpCall<T>& c) {
+    const auto& x = c.input(0);
+    const std::size_t axis = static_cast<std::size_t>(c.attr("axis"));
+    return Sizes{product(x.dims, 0, axis), x.dims.at(axis), product(x.dims, axis + 1, x.rank())};
+  };
+  Kernel<T> k;
+  k.forward = [sizes](const OpCall<T>& c) {
+    const Sizes z = sizes(c);
+    Tensor<T> out = c.input(0);
+    for (std::int64_t o = 0; o < z.outer; ++o) matrix(out, z.n, z.inner, o * z.n * z.inner).colwise() += column_vector(c.input(1));
+    return Tensors<T>{std::move(out)};
+  };
+  k.backward = [sizes](const GradCall<T>& g) {
+    const Sizes z = sizes(g.call);
+    const auto& dy = g.grad(0);
+    Tensors<T> grads{dy, Tensor<T>(g.input(1).dims, T(0))};
+    auto dbias = matrix(grads[1], z.n, 1);
+    for (std::int64_t o = 0; o < z.outer; ++o) dbias += matrix(dy, z.n, z.inner, o * z.n * z.inner).rowwise().sum();
+    return grads;
+  };
+  return k;
+}
+
 // Swaps the last two dimensions of every matrix of the batch.
 template <class T>
 Tensor<T> transpose_last(const Tensor<T>& x) {
@@ -142,6 +173,7 @@ void add_all(KernelRegistry& r) {
   add_cpu<T>(r, "linear", dense_kernel<T>(true, false));
   add_cpu<T>(r, "batch_matmul", batch_matmul_kernel<T>());
   add_cpu<T>(r, "bias_add", bias_add_kernel<T>());
+  add_cpu<T>(r, "bias_add_axis", bias_add_axis_kernel<T>());
   add_cpu<T>(r, "transpose", transpose_kernel<T>());
 }
 
