@@ -1,6 +1,5 @@
-// Every CUDA kernel against the CPU kernel of the same operator on random inputs, forward and
-// backward, in double (1e-9 relative) and float (1e-4), with odd sizes that leave partial blocks
-// and warps.
+// Every CUDA kernel against the CPU kernel of the same operator on random inputs, forward and backward, in double (1e-9 relative) and
+// float (1e-4), with odd sizes that leave partial blocks and warps.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,12 +7,14 @@
 #include <set>
 
 #include "loom/runtime/cuda/cuda_kernels.hpp"
+#include "loom/runtime/interpreter_kernel.hpp"
 #include "loom/runtime/kernel_registry.hpp"
 #include "runtime_test_support.hpp"
 
 namespace loom::runtime {
 namespace {
 
+using testing::bundled_library;
 using testing::relative_error;
 using testing::same_infinities;
 using testing::uniform_tensor;
@@ -69,6 +70,20 @@ const std::vector<CudaCase>& cases() {
       {"batch_matmul", {}, {{3, 7, 5}, {3, 5, 9}}, {}},
       {"batch_matmul", {}, {{2, 3, 5, 1}, {2, 3, 1, 7}}, {}},
       {"bias_add", {}, {{5, 3, 7}, {7}}, {}},
+      {"bias_add_axis", {{"axis", 1}}, {{2, 3, 5, 7}, {3}}, {}},
+      // Per entry 2 * 67 * 71 = 9514 summands: more than one block each, neither a multiple of 256.
+      {"bias_add_axis", {{"axis", 1}}, {{2, 3, 67, 71}, {3}}, {}},
+      {"bias_add_axis", {{"axis", 0}}, {{5, 7}, {5}}, {}},
+      {"bias_add_axis", {{"axis", 2}}, {{3, 2, 301}, {301}}, {}},
+      {"bias_add_axis", {{"axis", 3}}, {{2, 3, 2, 5}, {5}}, {}},
+      // One block per entry: more entries than the 1024 blocks a sum aims for, then more than a
+      // grid's 65535 columns (blocks take a second entry in turn).
+      {"bias_add_axis", {{"axis", 1}}, {{2, 1031, 3}, {1031}}, {}},
+      {"bias_add_axis", {{"axis", 1}}, {{2, 65539}, {65539}}, {}},
+      // Two entries of 33 * 257 summands, each over three blocks whose partial sums are added after.
+      {"bias_add_axis", {{"axis", 0}}, {{2, 33, 257}, {2}}, {}},
+      // A piece of the channels: the bias comes split alike.
+      on_pieces({"bias_add_axis", {{"axis", 1}}, {{2, 3, 4, 5}, {3}}, {}}, {{0, 3, 0, 0}, {3}}, {{2, 6, 4, 5}, {6}}),
       {"relu", {}, {{7, 13}}, {}},
       {"sigmoid", {}, {{7, 13}}, {}},
       {"tanh", {}, {{7, 13}}, {}},
@@ -115,6 +130,12 @@ const std::vector<CudaCase>& cases() {
       {"split", {{"axis", 1}, {"at", 2}}, {{3, 5, 7}}, {}},
       {"split", {{"axis", 0}, {"at", 1}}, {{3, 5}}, {}},
       {"split", {{"axis", 2}, {"at", 3}}, {{2, 3, 5}}, {}},
+      {"slice_axis", {{"axis", 1}, {"start", 1}, {"size", 2}}, {{3, 5, 7}}, {}},
+      {"slice_axis", {{"axis", 1}, {"start", 0}, {"size", 1}}, {{2, 9, 5}}, {}},
+      {"slice_axis", {{"axis", 0}, {"start", 2}, {"size", 3}}, {{6, 4}}, {}},
+      {"slice_axis", {{"axis", 2}, {"start", 4}, {"size", 1}}, {{2, 3, 5}}, {}},
+      {"slice_axis", {{"axis", 3}, {"start", 2}, {"size", 3}}, {{2, 2, 3, 7}}, {}},
+      {"slice_axis", {{"axis", 1}, {"start", 3}, {"size", 300}}, {{2, 303, 3}}, {}},
       {"swap_axes", {{"axis", 1}}, {{2, 3, 5, 7}}, {}},
       {"swap_axes", {{"axis", 0}}, {{3, 5}}, {}},
       {"swap_axes", {{"axis", 2}}, {{2, 3, 5, 3}}, {}},
@@ -140,6 +161,50 @@ const std::vector<CudaCase>& cases() {
       {"head_merge", {}, {{3, 5, 2}, {3, 2, 4}, {4}}, {}},
       {"add_relative_bias", {}, {{2, 3, 5, 7}, {5, 7, 3}}, {}},
       {"add_relative_bias", {}, {{3, 4, 5}, {4, 5, 3}}, {}},
+      // The zoo's model operators and the relabels.
+      {"dot_attention", {}, {{3, 5}, {3, 7, 5}}, {}},
+      {"dot_attention", {}, {{1, 1}, {1, 1, 1}}, {}},
+      {"dot_attention", {}, {{2, 33}, {2, 301, 33}}, {}},
+      {"window_partition", {{"ws", 2}}, {{2, 4, 6, 3}}, {}},
+      {"window_partition", {{"ws", 3}}, {{1, 6, 9, 5}}, {}},
+      {"window_partition", {{"ws", 7}}, {{2, 14, 21, 33}}, {}},
+      {"window_reverse", {{"ws", 2}, {"height", 4}, {"width", 6}}, {{12, 4, 3}}, {}},
+      {"window_reverse", {{"ws", 3}, {"height", 6}, {"width", 3}}, {{4, 9, 5}}, {}},
+      {"cyclic_shift", {{"sh", 1}, {"sw", 2}}, {{2, 4, 5, 3}}, {}},
+      {"cyclic_shift", {{"sh", 0}, {"sw", 0}}, {{1, 3, 3, 2}}, {}},
+      {"cyclic_shift", {{"sh", 2}, {"sw", 0}}, {{2, 5, 4, 3}}, {}},
+      {"cyclic_shift", {{"sh", 3}, {"sw", 3}}, {{2, 14, 14, 37}}, {}},
+      {"add_window_mask", {}, {{6, 2, 4, 4}, {3, 4, 4}}, {}},
+      {"add_window_mask", {}, {{8, 3, 5, 7}, {2, 5, 7}}, {}},
+      {"add_window_mask", {}, {{12, 5, 16, 16}, {4, 16, 16}}, {}},
+      // Rows 5 .. 7 of 8: logical row 5 takes window 1 of 4.
+      on_pieces({"add_window_mask", {}, {{3, 2, 3, 4}, {4, 3, 4}}, {}}, {{5, 0, 0, 0}, {0, 0, 0}}, {{8, 2, 3, 4}, {4, 3, 4}}),
+      {"add_pair_bias", {}, {{2, 3, 4, 5, 6}, {2, 5, 6, 4}}, {}},
+      {"add_pair_bias", {}, {{1, 7, 3, 9, 11}, {1, 9, 11, 3}}, {}},
+      {"add_pair_bias", {}, {{2, 5, 4, 17, 17}, {2, 17, 17, 4}}, {}},
+      {"outer_product_mean", {}, {{2, 5, 3, 4}, {2, 5, 6, 2}}, {}},
+      {"outer_product_mean", {}, {{7, 3, 2}, {7, 4, 3}}, {}},
+      {"outer_product_mean", {}, {{2, 3, 4, 5, 2}, {2, 3, 4, 3, 3}}, {}},
+      // Sequences 2 .. 4 of 5: partial sums of the mean over all five.
+      on_pieces({"outer_product_mean", {}, {{2, 3, 4, 2}, {2, 3, 3, 3}}, {}}, {{0, 2, 0, 0}, {0, 2, 0, 0}},
+                {{2, 5, 4, 2}, {2, 5, 3, 3}}),
+      {"triangle_mult_out", {}, {{2, 5, 5, 3}, {2, 5, 5, 3}}, {}},
+      {"triangle_mult_out", {}, {{6, 6, 4}, {6, 6, 4}}, {}},
+      {"triangle_mult_out", {}, {{2, 2, 9, 9, 3}, {2, 2, 9, 9, 3}}, {}},
+      {"triangle_mult_in", {}, {{2, 5, 5, 3}, {2, 5, 5, 3}}, {}},
+      {"triangle_mult_in", {}, {{6, 6, 4}, {6, 6, 4}}, {}},
+      {"triangle_mult_in", {}, {{2, 2, 9, 9, 3}, {2, 2, 9, 9, 3}}, {}},
+      // Windows 4 .. 7 of 8: the second image.
+      on_pieces({"window_reverse", {{"ws", 2}, {"height", 4}, {"width", 4}}, {{4, 4, 3}}, {}}, {{4, 0, 0}}, {{8, 4, 3}}),
+      // Rows 2 .. 4 of 5 of the output: a piece of a's rows (b's for the incoming edges), the
+      // other input whole.
+      on_pieces({"triangle_mult_out", {}, {{2, 3, 5, 3}, {2, 5, 5, 3}}, {}}, {{0, 2, 0, 0}, {0, 0, 0, 0}}, {{2, 5, 5, 3}, {2, 5, 5, 3}}),
+      on_pieces({"triangle_mult_in", {}, {{2, 5, 3, 3}, {2, 5, 5, 3}}, {}}, {{0, 0, 2, 0}, {0, 0, 0, 0}}, {{2, 5, 5, 3}, {2, 5, 5, 3}}),
+      {"flatten", {}, {{3, 2, 5, 7}}, {}},
+      {"squeeze_axis", {{"axis", 1}}, {{3, 1, 5}}, {}},
+      {"squeeze_axis", {{"axis", 2}}, {{2, 3, 1}}, {}},
+      {"unsqueeze_axis", {{"axis", 0}}, {{3, 5}}, {}},
+      {"unsqueeze_axis", {{"axis", 2}}, {{3, 5}}, {}},
   };
   return all;
 }
@@ -153,15 +218,15 @@ const KernelRegistry& cuda_registry() {
   return registry;
 }
 
-// Runs the CUDA kernel and the CPU kernel on the same random values (rounded to T) and returns
-// the worst relative difference over the outputs and the input gradients.
+// Runs the CUDA kernel and the reference kernel on the same random values (rounded to T) and
+// returns the worst relative difference over the outputs and the input gradients.
 template <class T>
 double worst_difference(const CudaCase& c) {
-  const Kernel<T>* cpu = builtin_kernels().find<T>(c.op, Backend::Cpu);
+  const Kernel<T>* ref = builtin_kernels().find<T>(c.op, Backend::Cpu);
+  EXPECT_NE(ref, nullptr) << c.op << " has no CPU kernel";
   const Kernel<T>* gpu = cuda_registry().find<T>(c.op, Backend::Cuda);
-  EXPECT_NE(cpu, nullptr);
   EXPECT_NE(gpu, nullptr);
-  if (!cpu || !gpu) return HUGE_VAL;
+  if (!ref || !gpu) return HUGE_VAL;
   std::mt19937_64 rng(7);
   std::vector<Tensor<T>> inputs;
   for (std::size_t i = 0; i < c.inputs.size(); ++i) {
@@ -175,7 +240,7 @@ double worst_difference(const CudaCase& c) {
     inputs.push_back(convert<T>(uniform_tensor(c.inputs[i], rng, range.first, range.second)));
   }
   const OpCall<T> call{c.op, c.attrs, pointers(inputs), c.regions, c.logical_dims, {}};
-  const auto expected = cpu->forward(call);
+  const auto expected = ref->forward(call);
   const auto actual = gpu->forward(call);
   EXPECT_EQ(actual.size(), expected.size());
   double worst = 0;
@@ -187,7 +252,7 @@ double worst_difference(const CudaCase& c) {
   std::vector<Tensor<T>> output_grads;
   for (const auto& o : expected) output_grads.push_back(convert<T>(uniform_tensor(o.dims, rng)));
   const std::vector<bool> wanted(inputs.size(), true);
-  const auto expected_grads = cpu->backward({call, pointers(expected), pointers(output_grads), wanted});
+  const auto expected_grads = ref->backward({call, pointers(expected), pointers(output_grads), wanted});
   const auto actual_grads = gpu->backward({call, pointers(expected), pointers(output_grads), wanted});
   EXPECT_EQ(actual_grads.size(), expected_grads.size());
   for (std::size_t i = 0; i < actual_grads.size() && i < expected_grads.size(); ++i)
@@ -267,6 +332,38 @@ TEST(CudaKernels, SkipsTheUnwantedGradientsOfMultiInputKernels) {
         EXPECT_TRUE(actual[i].data.empty()) << p.c << " gradient " << i;
     }
   }
+}
+
+// slice_axis on a piece of another axis (BERT's batch split): the window of the piece, whatever
+// its offset; on a piece of the sliced axis: a LoomError naming the op, before any device work.
+TEST(CudaKernels, SlicesPiecesOfOtherAxesAndRefusesPiecesOfTheSlicedAxis) {
+  const pcg::AttrMap attrs{{"axis", 1}, {"start", 1}, {"size", 2}};
+  std::mt19937_64 rng(11);
+  const std::vector<Tensor<double>> piece{uniform_tensor({2, 5, 3}, rng)};
+  const Kernel<double>* gpu = cuda_registry().find<double>("slice_axis", Backend::Cuda);
+  ASSERT_NE(gpu, nullptr);
+  const OpCall<double> of_axis{"slice_axis", attrs, pointers(piece), {pcg::Region{{0, 5, 0}, {2, 10, 3}}}, {{2, 10, 3}}, {}};
+  try {
+    gpu->forward(of_axis);
+    ADD_FAILURE() << "a piece of the sliced axis was accepted";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("slice_axis"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("axis 1"), std::string::npos) << e.what();
+  }
+
+  if (const auto reason = cuda_unavailable_reason()) GTEST_SKIP() << *reason;
+  const OpCall<double> of_batch{"slice_axis", attrs, pointers(piece), {pcg::Region{{2, 0, 0}, {4, 5, 3}}}, {{6, 5, 3}}, {}};
+  const Kernel<double> reference = interpreter_kernel<double>(bundled_library(), "slice_axis", attrs, {{2, 5, 3}});
+  const OpCall<double> whole{"slice_axis", attrs, pointers(piece), {}, {}, {}};
+  const auto expected = reference.forward(whole);
+  const auto actual = gpu->forward(of_batch);
+  ASSERT_EQ(actual.size(), 1u);
+  EXPECT_LT(relative_error(actual[0], expected[0]), 1e-12);
+  const std::vector<Tensor<double>> dy{uniform_tensor({2, 2, 3}, rng)};
+  const auto expected_dx = reference.backward({whole, pointers(expected), pointers(dy), {true}});
+  const auto actual_dx = gpu->backward({of_batch, pointers(actual), pointers(dy), {true}});
+  ASSERT_EQ(actual_dx.size(), 1u);
+  EXPECT_LT(relative_error(actual_dx[0], expected_dx[0]), 1e-12);
 }
 
 // Registration needs no device: these run everywhere.

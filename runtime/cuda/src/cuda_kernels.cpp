@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "kernel_adapter.hpp"
+#include "loom/runtime/cuda/axis.hpp"
 #include "loom/runtime/cuda/convolution.hpp"
 #include "loom/runtime/cuda/elementwise.hpp"
 #include "loom/runtime/cuda/gemm.hpp"
@@ -124,6 +125,41 @@ Kernel<T> bias_add_kernel() {
     auto dB = scratch<T>(g.input(1).size());
     cuda::column_sums<T>(context(), leading_rows(dy.dims), last_dim(dy.dims), upload(dy).data(), nullptr, dB.data());
     return Tensors<T>{dy, download(dB, g.input(1).dims)};
+  };
+  return k;
+}
+
+// x + bias along `axis` (a convolution's bias: axis 1 of NCHW); the bias's gradient sums dy over
+// every other dimension. A piece split along the axis comes with the bias split alike, so pieces
+// need nothing of their logical position.
+template <class T>
+Kernel<T> bias_add_axis_kernel() {
+  auto shape_of = [](const OpCall<T>& c) {
+    const std::size_t axis = axis_of(c);
+    const std::vector<std::int64_t>& x = c.input(0).dims;
+    require_rank(c, 1, 1);
+    if (c.input(1).dims[0] != x[axis])
+      throw LoomError(c.op + ": the bias has " + std::to_string(c.input(1).dims[0]) + " entries, axis " + std::to_string(axis) +
+                      " of the input " + std::to_string(x[axis]));
+    return cuda::AxisShape{product(x, 0, axis), x[axis], product(x, axis + 1, x.size())};
+  };
+  Kernel<T> k;
+  k.forward = [shape_of](const OpCall<T>& c) {
+    const cuda::AxisShape s = shape_of(c);
+    auto Y = upload(c.input(0));
+    cuda::axis_bias_forward<T>(context(), s, Y.data(), upload(c.input(1)).data(), Y.data());
+    return Tensors<T>{download(Y, c.input(0).dims)};
+  };
+  k.backward = [shape_of](const GradCall<T>& g) {
+    const cuda::AxisShape s = shape_of(g.call);
+    Tensors<T> grads(2);
+    if (g.wants(0)) grads[0] = g.grad(0);
+    if (g.wants(1)) {
+      auto dB = scratch<T>(g.input(1).size());
+      cuda::axis_sums<T>(context(), s, upload(g.grad(0)).data(), dB.data());
+      grads[1] = download(dB, g.input(1).dims);
+    }
+    return grads;
   };
   return k;
 }
@@ -346,6 +382,7 @@ void add_all(KernelRegistry& r) {
   add("linear", dense_kernel<T>(true, false));
   add("batch_matmul", batch_matmul_kernel<T>());
   add("bias_add", bias_add_kernel<T>());
+  add("bias_add_axis", bias_add_axis_kernel<T>());
   using cuda::Unary;
   add("relu", unary_kernel<T>(Unary::Relu));
   add("sigmoid", unary_kernel<T>(Unary::Sigmoid));
@@ -382,6 +419,7 @@ void add_cuda_kernels(KernelRegistry& registry) {
   cuda_adapter::add_all<double>(registry);
   cuda_adapter::add_layout_kernels(registry);
   cuda_adapter::add_sequence_kernels(registry);
+  cuda_adapter::add_model_kernels(registry);
 }
 
 std::optional<std::string> cuda_unavailable_reason() {

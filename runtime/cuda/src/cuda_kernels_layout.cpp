@@ -1,5 +1,5 @@
-// Layout operators on the device, every one a strided copy: concat and split copy blocks of rows,
-// swap_axes and transpose swap two adjacent axes.
+// Layout operators on the device, every one a strided copy: concat, split and slice_axis copy
+// blocks of rows, swap_axes and transpose swap two adjacent axes.
 #include <tuple>
 
 #include "kernel_adapter.hpp"
@@ -9,16 +9,6 @@ namespace loom::runtime::cuda_adapter {
 namespace {
 
 using Dims = std::vector<std::int64_t>;
-
-// The `axis` attribute, checked against the rank of input 0 (`axis + extra < rank`).
-template <class T>
-std::size_t axis_of(const OpCall<T>& c, std::size_t extra = 0) {
-  const std::int64_t axis = c.attr("axis");
-  const std::size_t rank = c.input(0).rank();
-  if (axis < 0 || static_cast<std::size_t>(axis) + extra >= rank)
-    throw LoomError(c.op + ": axis " + std::to_string(axis) + " does not fit an input of rank " + std::to_string(rank));
-  return static_cast<std::size_t>(axis);
-}
 
 // The tensor seen as [outer, dims[axis] * inner] rows around `axis`.
 struct Rows {
@@ -106,6 +96,50 @@ Kernel<T> split_kernel() {
   return k;
 }
 
+// Entries start .. start + size - 1 of `axis`: rows of size * inner elements cut from rows of
+// n * inner; the backward writes dy into that window of zeros. The body reads x at `j + start`, so
+// no derived parallel form splits the axis; a piece of it anyway is refused rather than sliced at
+// the wrong place.
+template <class T>
+Kernel<T> slice_axis_kernel() {
+  struct Window {
+    std::int64_t outer, n, start, size, inner;
+  };
+  auto window_of = [](const OpCall<T>& c) {
+    const std::size_t axis = axis_of(c);
+    const Dims& x = c.input(0).dims;
+    if (c.offset(0, axis) != 0 || c.logical_size(0, axis) != x[axis])
+      throw LoomError(c.op + ": the input is the piece of entries " + std::to_string(c.offset(0, axis)) + " .. " +
+                      std::to_string(c.offset(0, axis) + x[axis] - 1) + " of axis " + std::to_string(axis) + " (logical size " +
+                      std::to_string(c.logical_size(0, axis)) + "); the CUDA kernel slices a whole axis only");
+    const std::int64_t start = c.attr("start"), size = c.attr("size");
+    if (start < 0 || size <= 0 || start + size > x[axis])
+      throw LoomError(c.op + ": start = " + std::to_string(start) + " and size = " + std::to_string(size) +
+                      " do not fit axis " + std::to_string(axis) + " of size " + std::to_string(x[axis]));
+    const Rows r = rows_around(x, axis);
+    return Window{r.outer, x[axis], start, size, r.inner};
+  };
+  Kernel<T> k;
+  k.forward = [window_of](const OpCall<T>& c) {
+    const Window w = window_of(c);
+    auto out = scratch<T>(static_cast<std::size_t>(w.outer * w.size * w.inner));
+    cuda::strided_copy(context(), cuda::block_copy(w.outer, w.size * w.inner, w.n * w.inner, w.size * w.inner),
+                       upload(c.input(0)).data() + w.start * w.inner, out.data());
+    Dims dims = c.input(0).dims;
+    dims[axis_of(c)] = w.size;
+    return Tensors<T>{download(out, dims)};
+  };
+  k.backward = [window_of](const GradCall<T>& g) {
+    const Window w = window_of(g.call);
+    auto dx = scratch<T>(g.input(0).size());
+    cuda::zero_fill(context(), count(g.input(0)), dx.data());
+    cuda::strided_copy(context(), cuda::block_copy(w.outer, w.size * w.inner, w.size * w.inner, w.n * w.inner),
+                       upload(g.grad(0)).data(), dx.data() + w.start * w.inner);
+    return Tensors<T>{download(dx, g.input(0).dims)};
+  };
+  return k;
+}
+
 // x with dimensions axis and axis + 1 swapped.
 template <class T>
 Tensor<T> swapped(const Tensor<T>& x, std::size_t axis) {
@@ -146,6 +180,7 @@ void add_all(KernelRegistry& r) {
   const auto add = [&r](const std::string& op, Kernel<T> kernel) { r.add<T>(op, Backend::Cuda, std::move(kernel)); };
   add("concat", concat_kernel<T>());
   add("split", split_kernel<T>());
+  add("slice_axis", slice_axis_kernel<T>());
   add("swap_axes", swap_axes_kernel<T>());
   add("transpose", transpose_kernel<T>());
 }

@@ -68,8 +68,20 @@ void require_min_rank(const OpCall<T>& c, std::size_t input, std::size_t rank) {
                     ", the CUDA kernel needs rank " + std::to_string(rank) + " or more");
 }
 
+// The `axis` attribute, checked against the rank of input 0 (`axis + extra < rank`).
+template <class T>
+std::size_t axis_of(const OpCall<T>& c, std::size_t extra = 0) {
+  const std::int64_t axis = c.attr("axis");
+  const std::size_t rank = c.input(0).rank();
+  if (axis < 0 || static_cast<std::size_t>(axis) + extra >= rank)
+    throw LoomError(c.op + ": axis " + std::to_string(axis) + " does not fit an input of rank " + std::to_string(rank));
+  return static_cast<std::size_t>(axis);
+}
+
 // The operators of cuda_kernels_layout.cpp and cuda_kernels_sequence.cpp, in float and double.
 void add_layout_kernels(KernelRegistry& registry);
 void add_sequence_kernels(KernelRegistry& registry);
+// The model zoo's operators and shape relabels of cuda_kernels_models.cpp, in float and double.
+void add_model_kernels(KernelRegistry& registry);
 
 }  // namespace loom::runtime::cuda_adapter

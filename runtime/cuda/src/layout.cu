@@ -64,7 +64,15 @@ void strided_copy(const CudaContext& ctx, const StridedCopy& copy, const T* src,
   check_launch("strided_copy_kernel");
 }
 
+template <class T>
+void zero_fill(const CudaContext& ctx, std::int64_t n, T* dst) {
+  if (n == 0) return;
+  check_cuda(cudaMemsetAsync(dst, 0, static_cast<std::size_t>(n) * sizeof(T), ctx.stream()), "cudaMemsetAsync");
+}
+
 template void strided_copy<float>(const CudaContext&, const StridedCopy&, const float*, float*);
 template void strided_copy<double>(const CudaContext&, const StridedCopy&, const double*, double*);
+template void zero_fill<float>(const CudaContext&, std::int64_t, float*);
+template void zero_fill<double>(const CudaContext&, std::int64_t, double*);
 
 }  // namespace loom::runtime::cuda

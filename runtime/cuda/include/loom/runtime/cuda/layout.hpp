@@ -1,6 +1,7 @@
 #pragma once
 // Data movement on device pointers: one strided copy of a box of up to six dimensions, which
-// serves block copies (concat, split) and axis swaps (swap_axes, transpose), in float and double.
+// serves block copies (concat, split, slice_axis) and axis swaps (swap_axes, transpose), and a
+// zero fill; in float and double.
 #include <cstddef>
 #include <cstdint>
 
@@ -29,5 +30,9 @@ StridedCopy swap_adjacent_axes(std::int64_t outer, std::int64_t m, std::int64_t 
 
 template <class T>
 void strided_copy(const CudaContext& ctx, const StridedCopy& copy, const T* src, T* dst);
+
+// dst[0, n) = 0.
+template <class T>
+void zero_fill(const CudaContext& ctx, std::int64_t n, T* dst);
 
 }  // namespace loom::runtime::cuda
