@@ -8,7 +8,7 @@
 #include <initializer_list>
 #include <string>
 
-#include "../../src/kernels/pieces.hpp"
+#include "loom/runtime/piece_checks.hpp"
 #include "kernel_adapter.hpp"
 #include "loom/runtime/cuda/dot_attention.hpp"
 #include "loom/runtime/cuda/pair.hpp"
@@ -18,7 +18,6 @@ namespace loom::runtime::cuda_adapter {
 namespace {
 
 using Dims = std::vector<std::int64_t>;
-using kernels::require_whole;
 
 // The device array of the gradient of input i when it is wanted, else an empty one.
 template <class T>

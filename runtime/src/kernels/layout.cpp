@@ -6,7 +6,7 @@
 
 #include "eigen_views.hpp"
 #include "kernels.hpp"
-#include "pieces.hpp"
+#include "loom/runtime/piece_checks.hpp"
 
 namespace loom::runtime::kernels {
 namespace {

@@ -5,7 +5,7 @@
 // its window from the logical score row, so scores may be split anywhere.
 #include "eigen_views.hpp"
 #include "kernels.hpp"
-#include "pieces.hpp"
+#include "loom/runtime/piece_checks.hpp"
 
 namespace loom::runtime::kernels {
 namespace {

@@ -7,7 +7,7 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/kernel.hpp"
 
-namespace loom::runtime::kernels {
+namespace loom::runtime {
 
 // Whether input `i` of the call holds its whole logical extent along `dim`.
 template <class T>
@@ -26,4 +26,4 @@ void require_whole(const OpCall<T>& c, std::size_t i, std::size_t dim, const std
                   "; a plan must not split that dimension");
 }
 
-}  // namespace loom::runtime::kernels
+}  // namespace loom::runtime
