@@ -161,7 +161,7 @@ const std::vector<CudaCase>& cases() {
       {"head_merge", {}, {{3, 5, 2}, {3, 2, 4}, {4}}, {}},
       {"add_relative_bias", {}, {{2, 3, 5, 7}, {5, 7, 3}}, {}},
       {"add_relative_bias", {}, {{3, 4, 5}, {4, 5, 3}}, {}},
-      // The zoo's model operators and the relabels.
+      // The zoo's model operators.
       {"dot_attention", {}, {{3, 5}, {3, 7, 5}}, {}},
       {"dot_attention", {}, {{1, 1}, {1, 1, 1}}, {}},
       {"dot_attention", {}, {{2, 33}, {2, 301, 33}}, {}},
@@ -200,11 +200,6 @@ const std::vector<CudaCase>& cases() {
       // other input whole.
       on_pieces({"triangle_mult_out", {}, {{2, 3, 5, 3}, {2, 5, 5, 3}}, {}}, {{0, 2, 0, 0}, {0, 0, 0, 0}}, {{2, 5, 5, 3}, {2, 5, 5, 3}}),
       on_pieces({"triangle_mult_in", {}, {{2, 5, 3, 3}, {2, 5, 5, 3}}, {}}, {{0, 0, 2, 0}, {0, 0, 0, 0}}, {{2, 5, 5, 3}, {2, 5, 5, 3}}),
-      {"flatten", {}, {{3, 2, 5, 7}}, {}},
-      {"squeeze_axis", {{"axis", 1}}, {{3, 1, 5}}, {}},
-      {"squeeze_axis", {{"axis", 2}}, {{2, 3, 1}}, {}},
-      {"unsqueeze_axis", {{"axis", 0}}, {{3, 5}}, {}},
-      {"unsqueeze_axis", {{"axis", 2}}, {{3, 5}}, {}},
   };
   return all;
 }

@@ -114,7 +114,6 @@ TEST(CudaModelKernels, RefusesPiecesSplitWhereTheBodyNeedsTheWhole) {
       {"dot_attention", {}, {{3, 5}, {3, 4, 5}}, {{0, 0}, {0, 3, 0}}, {{3, 5}, {3, 7, 5}}},
       {"dot_attention", {}, {{3, 2}, {3, 7, 2}}, {{0, 3}, {0, 0, 3}}, {{3, 5}, {3, 7, 5}}},
       {"add_window_mask", {}, {{6, 2, 4, 4}, {2, 4, 4}}, {{0, 0, 0, 0}, {1, 0, 0}}, {{6, 2, 4, 4}, {3, 4, 4}}},
-      {"flatten", {}, {{3, 2, 2, 7}}, {{0, 0, 3, 0}}, {{3, 2, 5, 7}}},
   };
   for (const ModelCase& c : refused) {
     std::mt19937_64 rng(3);

@@ -1,9 +1,8 @@
-// The model zoo's operators on the device: the relabels flatten, squeeze_axis and unsqueeze_axis
-// (the row-major order is kept, so only the dimensions change and nothing moves), NMT's dot
-// attention, Swin-Transformer's windows, shift and mask, and AlphaFold2's pair bias, outer product
-// mean and triangle updates. A piece of a split value is computed where the body allows it (the
-// window mask reads logical rows, the outer product mean divides by the logical sequence count)
-// and refused with a LoomError where it does not (a roll or a window across a split dimension).
+// The model zoo's operators on the device: NMT's dot attention, Swin-Transformer's windows, shift
+// and mask, and AlphaFold2's pair bias, outer product mean and triangle updates. A piece of a split
+// value is computed where the body allows it (the window mask reads logical rows, the outer product
+// mean divides by the logical sequence count) and refused with a LoomError where it does not (a
+// roll or a window across a split dimension).
 #include <algorithm>
 #include <initializer_list>
 #include <string>
@@ -28,60 +27,6 @@ DeviceBuffer<T> gradient_buffer(const GradCall<T>& g, std::size_t i) {
 template <class T>
 Tensor<T> gradient_of(const GradCall<T>& g, std::size_t i, const DeviceBuffer<T>& buffer) {
   return g.wants(i) ? download(buffer, g.input(i).dims) : Tensor<T>();
-}
-
-// The `axis` attribute, at most `rank`.
-template <class T>
-std::size_t axis_at_most(const OpCall<T>& c, std::size_t rank) {
-  const std::int64_t axis = c.attr("axis");
-  if (axis < 0 || static_cast<std::size_t>(axis) > rank)
-    throw LoomError(c.op + ": axis " + std::to_string(axis) + " does not fit an input of rank " + std::to_string(c.input(0).rank()));
-  return static_cast<std::size_t>(axis);
-}
-
-// The output is the input with new dimensions; the gradient is the output's with the input's.
-template <class T>
-Kernel<T> relabel_kernel(Dims (*dims_of)(const OpCall<T>&)) {
-  Kernel<T> k;
-  k.forward = [dims_of](const OpCall<T>& c) {
-    Tensor<T> y = c.input(0);
-    y.dims = dims_of(c);
-    return Tensors<T>{std::move(y)};
-  };
-  k.backward = [](const GradCall<T>& g) {
-    Tensor<T> dx = g.grad(0);
-    dx.dims = g.input(0).dims;
-    return Tensors<T>{std::move(dx)};
-  };
-  return k;
-}
-
-// [n, c, h, w] -> [n, c * h * w]: a piece split along h or w is not a box of the output.
-template <class T>
-Dims flattened(const OpCall<T>& c) {
-  require_rank(c, 0, 4);
-  require_whole(c, 0, 2, "flatten interleaves it with the channels");
-  require_whole(c, 0, 3, "flatten interleaves it with the channels");
-  const Dims& d = c.input(0).dims;
-  return {d[0], d[1] * d[2] * d[3]};
-}
-
-template <class T>
-Dims squeezed(const OpCall<T>& c) {
-  require_min_rank(c, 0, 1);
-  Dims d = c.input(0).dims;
-  const std::size_t axis = axis_at_most(c, d.size() - 1);
-  if (d[axis] != 1)
-    throw LoomError(c.op + ": dimension " + std::to_string(axis) + " of the input is not of size 1");
-  d.erase(d.begin() + static_cast<std::ptrdiff_t>(axis));
-  return d;
-}
-
-template <class T>
-Dims unsqueezed(const OpCall<T>& c) {
-  Dims d = c.input(0).dims;
-  d.insert(d.begin() + static_cast<std::ptrdiff_t>(axis_at_most(c, d.size())), 1);
-  return d;
 }
 
 // dot_attention(q [b, n], mem [b, t, n]) -> [b, n].
@@ -363,9 +308,6 @@ Kernel<T> triangle_mult_kernel(bool incoming) {
 template <class T>
 void add_all(KernelRegistry& r) {
   const auto add = [&r](const std::string& op, Kernel<T> kernel) { r.add<T>(op, Backend::Cuda, std::move(kernel)); };
-  add("flatten", relabel_kernel<T>(&flattened<T>));
-  add("squeeze_axis", relabel_kernel<T>(&squeezed<T>));
-  add("unsqueeze_axis", relabel_kernel<T>(&unsqueezed<T>));
   add("dot_attention", dot_attention_kernel<T>());
   add("window_partition", window_partition_kernel<T>());
   add("window_reverse", window_reverse_kernel<T>());
