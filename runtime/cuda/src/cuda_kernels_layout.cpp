@@ -3,6 +3,7 @@
 #include <tuple>
 
 #include "kernel_adapter.hpp"
+#include "loom/runtime/piece_checks.hpp"
 #include "loom/runtime/cuda/layout.hpp"
 
 namespace loom::runtime::cuda_adapter {
@@ -108,10 +109,7 @@ Kernel<T> slice_axis_kernel() {
   auto window_of = [](const OpCall<T>& c) {
     const std::size_t axis = axis_of(c);
     const Dims& x = c.input(0).dims;
-    if (c.offset(0, axis) != 0 || c.logical_size(0, axis) != x[axis])
-      throw LoomError(c.op + ": the input is the piece of entries " + std::to_string(c.offset(0, axis)) + " .. " +
-                      std::to_string(c.offset(0, axis) + x[axis] - 1) + " of axis " + std::to_string(axis) + " (logical size " +
-                      std::to_string(c.logical_size(0, axis)) + "); the CUDA kernel slices a whole axis only");
+    require_whole(c, 0, axis, "the body reads its entry j + start");
     const std::int64_t start = c.attr("start"), size = c.attr("size");
     if (start < 0 || size <= 0 || start + size > x[axis])
       throw LoomError(c.op + ": start = " + std::to_string(start) + " and size = " + std::to_string(size) +

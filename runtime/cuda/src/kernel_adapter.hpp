@@ -81,7 +81,7 @@ std::size_t axis_of(const OpCall<T>& c, std::size_t extra = 0) {
 // The operators of cuda_kernels_layout.cpp and cuda_kernels_sequence.cpp, in float and double.
 void add_layout_kernels(KernelRegistry& registry);
 void add_sequence_kernels(KernelRegistry& registry);
-// The model zoo's operators and shape relabels of cuda_kernels_models.cpp, in float and double.
+// The model zoo's operators of cuda_kernels_models.cpp, in float and double.
 void add_model_kernels(KernelRegistry& registry);
 
 }  // namespace loom::runtime::cuda_adapter
