@@ -9,10 +9,13 @@
 #include "loom/runtime/cuda/cuda_kernels.hpp"
 #include "loom/runtime/interpreter_kernel.hpp"
 #include "loom/runtime/kernel_registry.hpp"
+#include "cuda_test_support.hpp"
 #include "runtime_test_support.hpp"
 
 namespace loom::runtime {
 namespace {
+
+using testing::cuda_registry;
 
 using testing::bundled_library;
 using testing::relative_error;
@@ -202,15 +205,6 @@ const std::vector<CudaCase>& cases() {
       on_pieces({"triangle_mult_in", {}, {{2, 5, 3, 3}, {2, 5, 5, 3}}, {}}, {{0, 0, 2, 0}, {0, 0, 0, 0}}, {{2, 5, 5, 3}, {2, 5, 5, 3}}),
   };
   return all;
-}
-
-const KernelRegistry& cuda_registry() {
-  static const KernelRegistry registry = [] {
-    KernelRegistry r;
-    add_cuda_kernels(r);
-    return r;
-  }();
-  return registry;
 }
 
 // Runs the CUDA kernel and the reference kernel on the same random values (rounded to T) and

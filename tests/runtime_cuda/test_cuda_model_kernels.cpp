@@ -9,10 +9,13 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/cuda/cuda_kernels.hpp"
 #include "loom/runtime/kernel_registry.hpp"
+#include "cuda_test_support.hpp"
 #include "runtime_test_support.hpp"
 
 namespace loom::runtime {
 namespace {
+
+using testing::cuda_registry;
 
 using Dims = std::vector<std::int64_t>;
 using testing::relative_error;
@@ -50,15 +53,6 @@ OpCall<T> call_of(const ModelCase& c, const std::vector<Tensor<T>>& inputs) {
   }
   call.logical_dims = c.logical;
   return call;
-}
-
-const KernelRegistry& cuda_registry() {
-  static const KernelRegistry registry = [] {
-    KernelRegistry r;
-    add_cuda_kernels(r);
-    return r;
-  }();
-  return registry;
 }
 
 template <class T>

@@ -18,17 +18,6 @@ namespace {
 
 using Dims = std::vector<std::int64_t>;
 
-// The device array of the gradient of input i when it is wanted, else an empty one.
-template <class T>
-DeviceBuffer<T> gradient_buffer(const GradCall<T>& g, std::size_t i) {
-  return g.wants(i) ? scratch<T>(g.input(i).size()) : DeviceBuffer<T>();
-}
-
-template <class T>
-Tensor<T> gradient_of(const GradCall<T>& g, std::size_t i, const DeviceBuffer<T>& buffer) {
-  return g.wants(i) ? download(buffer, g.input(i).dims) : Tensor<T>();
-}
-
 // dot_attention(q [b, n], mem [b, t, n]) -> [b, n].
 template <class T>
 Kernel<T> dot_attention_kernel() {

@@ -14,18 +14,6 @@ namespace {
 
 using Dims = std::vector<std::int64_t>;
 
-// The device array of the gradient of input i when it is wanted, else an empty one.
-template <class T>
-DeviceBuffer<T> gradient_buffer(const GradCall<T>& g, std::size_t i) {
-  return g.wants(i) ? scratch<T>(g.input(i).size()) : DeviceBuffer<T>();
-}
-
-// The downloaded gradient of input i, or an empty tensor when it was not wanted.
-template <class T>
-Tensor<T> gradient_of(const GradCall<T>& g, std::size_t i, const DeviceBuffer<T>& buffer) {
-  return g.wants(i) ? download(buffer, g.input(i).dims) : Tensor<T>();
-}
-
 // Ids take no gradient: zeros of their shape.
 template <class T>
 Tensor<T> id_gradient(const GradCall<T>& g) {

@@ -39,6 +39,18 @@ Tensor<T> download(const DeviceBuffer<T>& buffer, std::vector<std::int64_t> dims
   return t;
 }
 
+// The device array of the gradient of input i when it is wanted, else an empty one.
+template <class T>
+DeviceBuffer<T> gradient_buffer(const GradCall<T>& g, std::size_t i) {
+  return g.wants(i) ? scratch<T>(g.input(i).size()) : DeviceBuffer<T>();
+}
+
+// The downloaded gradient of input i, or an empty tensor when it was not wanted.
+template <class T>
+Tensor<T> gradient_of(const GradCall<T>& g, std::size_t i, const DeviceBuffer<T>& buffer) {
+  return g.wants(i) ? download(buffer, g.input(i).dims) : Tensor<T>();
+}
+
 // The product of dims[begin, end).
 inline std::int64_t product(const std::vector<std::int64_t>& dims, std::size_t begin, std::size_t end) {
   std::int64_t p = 1;
