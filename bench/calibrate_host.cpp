@@ -5,8 +5,10 @@
 //   kernel overhead the runtime's relu kernel on one element (what every task pays)
 //   dispatch        the executor's own time per task outside its kernel, forward and backward,
 //                   over a chain of relus on a few elements
-//   links           ping-pong between ranks 0 and 1 through the runtime's MPI transport:
-//                   latency from 4-byte messages, bandwidth from 16 MiB ones
+//   links           ping-pong between ranks 0 and 1 through the runtime's MPI transport, and sums
+//                   of a buffer through it (the allreduce figures): median times over message
+//                   sizes from 4 bytes to 4 MiB, the sizes a step sends, each fitted as latency
+//                   plus bytes over bandwidth with the least relative error
 // Run as `mpirun -np 2 loom_calibrate_host`; with one process the links are left out of the
 // measurement and copy the memory figures.
 #include <algorithm>
@@ -105,7 +107,21 @@ double dispatch_overhead() {
   return best;
 }
 
-// Seconds for one message of `floats` floats from rank 0 to rank 1, half of the best round trip.
+// The median of `repeats` runs of `body`, in seconds: what a step meets, where the best run is
+// what an idle host allows.
+template <class Body>
+double median_of(int repeats, Body body) {
+  std::vector<double> seconds;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = Clock::now();
+    body();
+    seconds.push_back(seconds_since(start));
+  }
+  std::nth_element(seconds.begin(), seconds.begin() + repeats / 2, seconds.end());
+  return seconds[static_cast<std::size_t>(repeats / 2)];
+}
+
+// Seconds for one message of `floats` floats between ranks 0 and 1, half of the median round trip.
 double one_way_seconds(loom::runtime::Transport& transport, std::size_t floats, int repeats) {
   using namespace loom::runtime;
   std::vector<Outgoing<float>> send{{1 - transport.rank(), std::vector<float>(floats, 1.f)}};
@@ -113,19 +129,64 @@ double one_way_seconds(loom::runtime::Transport& transport, std::size_t floats, 
   std::vector<Incoming<float>> receive{{1 - transport.rank(), &buffer}};
   std::vector<Outgoing<float>> none_out;
   std::vector<Incoming<float>> none_in;
-  double best = 1e300;
-  for (int r = 0; r < repeats; ++r) {
-    const auto start = Clock::now();
-    if (transport.rank() == 0) {
-      transport.exchange(send, none_in);
-      transport.exchange(none_out, receive);
-    } else {
-      transport.exchange(none_out, receive);
-      transport.exchange(send, none_in);
-    }
-    best = std::min(best, seconds_since(start) / 2);
+  return median_of(repeats, [&] {
+           if (transport.rank() == 0) {
+             transport.exchange(send, none_in);
+             transport.exchange(none_out, receive);
+           } else {
+             transport.exchange(none_out, receive);
+             transport.exchange(send, none_in);
+           }
+         }) /
+         2;
+}
+
+// Seconds for ranks 0 and 1 to sum a buffer of `floats` floats. A step sums gradients its
+// backward pass wrote a while before, so each sum takes the next of buffers that together
+// outgrow the caches, rather than the one it summed last.
+double sum_seconds(loom::runtime::Transport& transport, std::size_t floats, int repeats) {
+  constexpr std::size_t cache_floats = std::size_t{16} << 20;  // 64 MiB
+  std::vector<std::vector<float>> buffers(std::max<std::size_t>(1, std::min<std::size_t>(cache_floats / floats, 64)), std::vector<float>(floats, 1.f));
+  const std::vector<int> pair{0, 1};
+  std::size_t next = 0;
+  return median_of(repeats, [&] { transport.sum(buffers[next++ % buffers.size()], pair); });
+}
+
+// Latency and bandwidth of `seconds = latency + bytes / bandwidth` over measured (bytes, seconds),
+// with the least relative error: small messages weigh as much as large ones.
+loom::search::Link fit_link(const std::vector<std::pair<double, double>>& measured) {
+  Eigen::MatrixXd a(static_cast<Eigen::Index>(measured.size()), 2);
+  Eigen::VectorXd ones = Eigen::VectorXd::Ones(a.rows());
+  for (Eigen::Index i = 0; i < a.rows(); ++i) {
+    const auto [bytes, seconds] = measured[static_cast<std::size_t>(i)];
+    a(i, 0) = 1 / seconds;
+    a(i, 1) = bytes / seconds;
   }
-  return best;
+  const Eigen::Vector2d x = a.colPivHouseholderQr().solve(ones);
+  return loom::search::Link{1 / x(1), std::max(0.0, x(0))};
+}
+
+// The sizes a step's messages and sums come in, from one float to 4 MiB.
+const std::vector<std::size_t>& message_floats() {
+  static const std::vector<std::size_t> floats{1, 64, 1024, 16384, 131072, 1048576};
+  return floats;
+}
+
+// The link between ranks 0 and 1 through `transport`, its allreduce figures included.
+loom::search::Link measure_link(loom::runtime::Transport& transport) {
+  std::vector<std::pair<double, double>> messages, sums;
+  for (std::size_t floats : message_floats()) {
+    const int repeats = floats > 100000 ? 21 : 201;
+    const double bytes = static_cast<double>(floats * sizeof(float));
+    messages.emplace_back(bytes, one_way_seconds(transport, floats, repeats));
+    sums.emplace_back(bytes, sum_seconds(transport, floats, repeats));
+  }
+  loom::search::Link link = fit_link(messages);
+  // A sum between two devices is two ring steps in which each sends the whole buffer.
+  const loom::search::Link sum = fit_link(sums);
+  link.allreduce_bandwidth = sum.bandwidth;
+  link.allreduce_latency = sum.latency / 2;
+  return link;
 }
 
 }  // namespace
@@ -133,12 +194,8 @@ double one_way_seconds(loom::runtime::Transport& transport, std::size_t floats, 
 int main(int argc, char** argv) {
   loom::runtime::MpiTransport transport(&argc, &argv);
   const bool linked = transport.size() >= 2;
-  double latency = 0, bandwidth = 0;
-  if (linked && transport.rank() < 2) {
-    constexpr std::size_t big = std::size_t{4} << 20;  // 16 MiB of floats
-    latency = one_way_seconds(transport, 1, 2000);
-    bandwidth = static_cast<double>(big * sizeof(float)) / (one_way_seconds(transport, big, 20) - latency);
-  }
+  loom::search::Link measured;
+  if (linked && transport.rank() < 2) measured = measure_link(transport);
   if (transport.rank() != 0) return 0;
 
   loom::search::Machine m;
@@ -153,7 +210,7 @@ int main(int argc, char** argv) {
   m.device.kernel_overhead = kernel_overhead();
   m.device.dispatch_overhead = dispatch_overhead();
   // Without a second rank, a link is a copy in memory: each byte read once and written once.
-  const loom::search::Link link = linked ? loom::search::Link{bandwidth, latency} : loom::search::Link{m.device.memory_bandwidth / 2, 0};
+  const loom::search::Link link = linked ? measured : loom::search::Link{m.device.memory_bandwidth / 2, 0};
   m.intra_socket = m.inter_socket = m.inter_node = link;
   nlohmann::json doc = loom::search::machine_to_json(m);
   doc["description"] = "This host, one CPU core per rank: measured by loom_calibrate_host.";

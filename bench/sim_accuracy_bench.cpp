@@ -1,14 +1,14 @@
 // How close the simulator's iteration time is to a real run on this host. For small instances of
 // four zoo models, under data parallelism and under the plan `search::optimize` finds for the
-// cpu_host machine with one device per rank:
-//   (a) a warm-up step, then profiled one-step runs: per operator the median time per task over
-//       the runs, every rank's tasks together, becomes a profile database entry (with the
-//       roofline figure for the same task);
+// cpu_host machine with one device per rank, one training run of a warm-up step and N timed steps:
+//   (a) per operator the kernel time per task over the timed steps, every rank's tasks together,
+//       becomes a profile database entry (with the roofline figure for the same task);
 //   (b) the plan simulated with the cost model over that database (and, for comparison, over the
 //       roofline alone);
-//   (c) the real iteration (forward, loss, backward, optimizer step): the median step of a run
-//       after its first, the slowest rank's.
-// Prints one row per model and plan; rank 0 prints.
+//   (c) the real iteration (forward, loss, backward, optimizer step): the mean of the timed steps,
+//       the slowest rank's.
+// The kernel times and the iteration come from the same steps, so a host that is slower for a
+// while moves both. Prints one row per model and plan; rank 0 prints.
 //
 //   mpirun --oversubscribe -np 2 loom_sim_accuracy_bench [--steps N] [--machine NAME|PATH]
 //                                                        [--models a,b] [--profile-out FILE]
@@ -57,7 +57,7 @@ const std::vector<Case>& cases() {
 }
 
 struct Settings {
-  std::int64_t steps = 5;
+  std::int64_t steps = 30;
   std::string machine = "cpu_host";
   std::vector<std::string> models;  // empty: all
   std::string profile_out;
@@ -85,32 +85,6 @@ Settings parse(int argc, char** argv) {
   }
   if (s.steps < 1) throw LoomError("--steps must be at least 1");
   return s;
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
-
-// Per node, the median over runs of the time per task, forward and backward, over all the runs'
-// tasks: a run the scheduler interrupted in some kernel does not move the figure.
-std::vector<runtime::OperatorTime> median_over_runs(const std::vector<std::vector<runtime::OperatorTime>>& runs) {
-  std::vector<runtime::OperatorTime> out(runs.front().size());
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    std::vector<double> forward, backward;
-    for (const auto& run : runs) {
-      const runtime::OperatorTime& t = run[i];
-      if (t.forward_tasks) forward.push_back(t.forward_per_task());
-      if (t.backward_tasks) backward.push_back(t.backward_per_task());
-      out[i].forward_tasks += t.forward_tasks;
-      out[i].backward_tasks += t.backward_tasks;
-    }
-    out[i].forward_seconds = median(forward) * static_cast<double>(out[i].forward_tasks);
-    out[i].backward_seconds = median(backward) * static_cast<double>(out[i].backward_tasks);
-  }
-  return out;
 }
 
 // Every rank's kernel times added up, so each rank sees the time of every task of the plan.
@@ -180,29 +154,21 @@ Row run_plan(const std::string& model, const std::string& plan_name, const pcg::
   train.loss = runtime::LossKind::MeanSquaredError;
   train.optimizer.learning_rate = 1e-4;
   train.plan_devices = machine.devices();
-  // (a) A warm-up step, then one-step runs whose kernel times are profiled.
-  train.steps = 1;
-  runtime::train<float>(library(), plan, train, {}, &transport);
-  std::vector<std::vector<runtime::OperatorTime>> runs;
-  for (std::int64_t r = 0; r < s.steps; ++r) runs.push_back(runtime::train<float>(library(), plan, train, {}, &transport).operator_times);
-  const std::vector<runtime::OperatorTime> own = median_over_runs(runs);
-  double own_kernel_seconds = 0;
-  for (const auto& t : own) own_kernel_seconds += t.forward_seconds + t.backward_seconds;
-  const std::vector<runtime::OperatorTime> times = summed_over_ranks(own, transport);
-  // (c) The iteration: steps after the first of one run, the median step.
+  train.warmup_steps = 1;
   train.steps = 1 + s.steps;
-  std::vector<double> step_seconds, step_waits;
   TimedTransport timed(transport);
+  double waiting = 0;  // over the timed steps
   const runtime::TrainReport run = runtime::train<float>(
       library(), plan, train,
       [&](const runtime::StepReport& r) {
-        step_seconds.push_back(r.seconds);
-        step_waits.push_back(timed.seconds);
+        if (r.step > train.warmup_steps) waiting += timed.seconds;
         timed.seconds = 0;
       },
       &timed);
-  step_seconds.erase(step_seconds.begin());
-  step_waits.erase(step_waits.begin());
+  const auto steps = static_cast<double>(run.timed_steps);
+  double own_kernel_seconds = 0;
+  for (const auto& t : run.operator_times) own_kernel_seconds += t.forward_seconds + t.backward_seconds;
+  const std::vector<runtime::OperatorTime> times = summed_over_ranks(run.operator_times, transport);
 
   search::ProfileDatabase plan_profile;
   const std::vector<runtime::OperatorProfile> profiles = runtime::operator_profiles(library(), plan, machine, times);
@@ -215,9 +181,9 @@ Row run_plan(const std::string& model, const std::string& plan_name, const pcg::
   }
 
   Row row{model, plan_name};
-  row.measured = max_over_ranks(median(step_seconds), transport);
-  row.kernels = max_over_ranks(own_kernel_seconds / static_cast<double>(s.steps), transport);
-  row.waiting = max_over_ranks(median(step_waits), transport);
+  row.measured = max_over_ranks(run.seconds_per_step, transport);
+  row.kernels = max_over_ranks(own_kernel_seconds / steps, transport);
+  row.waiting = max_over_ranks(waiting / steps, transport);
   row.simulated = search::simulate(search::build_task_graph(plan, search::CostModel(library(), machine, &plan_profile))).makespan;
   row.roofline = search::simulate(search::build_task_graph(plan, search::CostModel(library(), machine))).makespan;
   row.backward_over_forward = forward > 0 ? backward / forward : 0;
@@ -276,8 +242,8 @@ int main(int argc, char** argv) {
     }
     if (!printer) return 0;
     if (!s.profile_out.empty()) database.save(s.profile_out);
-    std::cout << "Simulator accuracy on " << machine.name << ", " << transport.size() << " ranks, " << s.steps
-              << " profiled one-step runs after a warm-up, median of " << s.steps << " steps timed (float, SGD, MSE loss)\n";
+    std::cout << "Simulator accuracy on " << machine.name << ", " << transport.size() << " ranks, the mean of " << s.steps
+              << " steps after a warm-up step (float, SGD, MSE loss)\n";
     print_table(rows);
   } catch (const LoomError& e) {
     std::cerr << "rank " << transport.rank() << ": " << e.what() << "\n";

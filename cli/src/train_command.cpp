@@ -40,6 +40,7 @@ struct TrainOptions {
   std::uint64_t seed = 1;
   std::string checkpoint;
   std::int64_t checkpoint_every = 0;
+  std::int64_t warmup = 1;
   std::string resume;
   std::string data;
   std::string profile;
@@ -130,6 +131,7 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   s.data_file = opt.data;
   s.checkpoint = opt.checkpoint;
   s.checkpoint_every = opt.checkpoint_every;
+  s.warmup_steps = opt.warmup;
   s.resume = opt.resume;
   if (opt.dtype != "float" && opt.dtype != "double") throw LoomError("--dtype: '" + opt.dtype + "' is neither float nor double");
   const runtime::KernelRegistry kernels = kernels_for(opt.backend);
@@ -187,6 +189,7 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
                                 {"loss", runtime::loss_name(s.loss)},
                                 {"losses", report.losses},
                                 {"seconds_per_step", report.seconds_per_step},
+                                {"timed_steps", report.timed_steps},
                                 {"samples_per_second",
                                  report.seconds_per_step > 0 ? static_cast<double>(samples) / report.seconds_per_step : 0.0},
                                 {"processes", transport.size()},
@@ -199,7 +202,10 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   }
   std::cout << s.run_name << ": " << report.losses.size() << " steps, loss " << (report.losses.empty() ? 0.0 : report.losses.front())
             << " -> " << (report.losses.empty() ? 0.0 : report.losses.back()) << ", " << std::fixed << std::setprecision(2)
-            << report.seconds_per_step * 1e3 << " ms/step\n";
+            << report.seconds_per_step * 1e3 << " ms/step";
+  if (report.timed_steps < static_cast<std::int64_t>(report.losses.size()) - report.first_step)
+    std::cout << " (over the " << report.timed_steps << " steps after the warm-up)";
+  std::cout << "\n";
   for (const std::string& op : report.interpreted_ops) std::cout << "  through the interpreter: " << op << "\n";
   if (!opt.checkpoint.empty()) std::cout << "wrote " << opt.checkpoint << "\n";
   if (!opt.profile.empty()) {
@@ -238,6 +244,11 @@ void add_train_command(CLI::App& app, int& status) {
       ->default_val("cpu");
   cmd->add_option("--loss", opt->loss, "cross-entropy (on the output's last axis) or mse")->default_val("cross-entropy");
   cmd->add_option("--seed", opt->seed, "seed of the weights and the synthetic data")->default_val(1);
+  cmd->add_option("--warmup", opt->warmup,
+                  "steps left out of ms/step, seconds_per_step and --profile (the first pays for making buffers); "
+                  "none when the run has no more steps than this")
+      ->default_val(1)
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--checkpoint", opt->checkpoint, "write a checkpoint here at the end (and with --checkpoint-every)");
   cmd->add_option("--checkpoint-every", opt->checkpoint_every, "also write the checkpoint every N steps")->check(CLI::NonNegativeNumber);
   cmd->add_option("--resume", opt->resume, "continue from a checkpoint of the same run");

@@ -86,7 +86,10 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     const OptimizerState<T> state = whole_state();
     if (comm.rank() == 0) save_checkpoint<T>(s.checkpoint, {describe_run(s), done, report.losses, weights, state});
   };
+  const std::int64_t to_run = std::max<std::int64_t>(0, s.steps - report.first_step);
+  const std::int64_t timed_from = report.first_step + (to_run > s.warmup_steps ? std::max<std::int64_t>(0, s.warmup_steps) : 0);
   for (std::int64_t step = report.first_step; step < s.steps; ++step) {
+    if (step == timed_from) executor.restart_operator_times();
     const auto start = std::chrono::steady_clock::now();
     Batch batch = data->batch(step);
     for (auto& [name, value] : batch.inputs) feeds.insert_or_assign(name, convert<T>(value));
@@ -102,7 +105,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     for (std::size_t i = 1; i < graph.outputs().size(); ++i) output_grads.emplace_back(graph.shape_of(graph.outputs()[i]).dims, T(0));
     optimizer.step(feeds, executor.backward(output_grads), executor.exact_elements());
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    total_seconds += seconds;
+    if (step >= timed_from) total_seconds += seconds;
     report.losses.push_back(loss.loss);
     if (progress) progress({step + 1, s.steps, loss.loss, seconds});
     if (!s.checkpoint.empty() && s.checkpoint_every > 0 && (step + 1) % s.checkpoint_every == 0) save(step + 1);
@@ -110,8 +113,8 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   if (!s.checkpoint.empty()) save(std::max(s.steps, report.first_step));
   report.operator_times = executor.operator_times();
   executor.assemble(feeds);
-  const std::int64_t ran = s.steps - report.first_step;
-  report.seconds_per_step = ran > 0 ? total_seconds / static_cast<double>(ran) : 0;
+  report.timed_steps = std::max<std::int64_t>(0, s.steps - timed_from);
+  report.seconds_per_step = report.timed_steps > 0 ? total_seconds / static_cast<double>(report.timed_steps) : 0;
   for (const pcg::Node& n : graph.nodes())
     if (n.op == pcg::kWeightOp) report.weights.emplace(n.name, convert<double>(feeds.at(n.name)));
   return report;

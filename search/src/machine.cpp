@@ -23,12 +23,26 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 Link read_link(const json& j, const std::string& path) {
   require_object(j, path);
-  reject_unknown_keys(j, path, {"gbps", "latency_us"});
-  return Link{read_number(require(j, "gbps", path), member(path, "gbps"), true) * 1e9,
-              read_number(require(j, "latency_us", path), member(path, "latency_us")) * 1e-6};
+  reject_unknown_keys(j, path, {"gbps", "latency_us", "allreduce_gbps", "allreduce_latency_us"});
+  Link link{read_number(require(j, "gbps", path), member(path, "gbps"), true) * 1e9,
+            read_number(require(j, "latency_us", path), member(path, "latency_us")) * 1e-6};
+  if (j.contains("allreduce_gbps") != j.contains("allreduce_latency_us"))
+    fail(path, "allreduce_gbps and allreduce_latency_us go together: give both or neither");
+  if (j.contains("allreduce_gbps")) {
+    link.allreduce_bandwidth = read_number(j.at("allreduce_gbps"), member(path, "allreduce_gbps"), true) * 1e9;
+    link.allreduce_latency = read_number(j.at("allreduce_latency_us"), member(path, "allreduce_latency_us")) * 1e-6;
+  }
+  return link;
 }
 
-json link_json(const Link& l) { return {{"gbps", l.bandwidth / 1e9}, {"latency_us", l.latency * 1e6}}; }
+json link_json(const Link& l) {
+  json out = {{"gbps", l.bandwidth / 1e9}, {"latency_us", l.latency * 1e6}};
+  if (l.allreduce_bandwidth > 0) {
+    out["allreduce_gbps"] = l.allreduce_bandwidth / 1e9;
+    out["allreduce_latency_us"] = l.allreduce_latency * 1e6;
+  }
+  return out;
+}
 
 int read_count(const json& j, const std::string& key) {
   const int v = read_int(require(j, key, ""), key);
@@ -37,6 +51,13 @@ int read_count(const json& j, const std::string& key) {
 }
 
 }  // namespace
+
+double Link::ring_allreduce_seconds(double bytes, int devices) const {
+  if (bytes <= 0 || devices < 2) return 0;
+  const double k = devices;
+  const bool measured = allreduce_bandwidth > 0;
+  return 2 * (k - 1) * (measured ? allreduce_latency : latency) + 2 * (k - 1) / k * bytes / (measured ? allreduce_bandwidth : bandwidth);
+}
 
 LinkLevel Machine::level_between(int a, int b) const {
   if (a == b) return LinkLevel::SameDevice;
@@ -93,7 +114,7 @@ Machine machine_from_json(const json& j) {
   m.devices_per_socket = read_count(j, "devices_per_socket");
   const json& d = require(j, "device", "");
   require_object(d, "device");
-  reject_unknown_keys(d, "device", {"kind", "peak_tflops", "memory_gbps", "memory_gib", "kernel_overhead_us", "dispatch_overhead_us"});
+  reject_unknown_keys(d, "device", {"kind", "peak_tflops", "memory_gbps", "memory_gib", "kernel_overhead_us", "dispatch_overhead_us", "overlaps_communication"});
   m.device.kind = read_string(require(d, "kind", "device"), "device.kind");
   m.device.peak_flops = read_number(require(d, "peak_tflops", "device"), "device.peak_tflops", true) * 1e12;
   m.device.memory_bandwidth = read_number(require(d, "memory_gbps", "device"), "device.memory_gbps", true) * 1e9;
@@ -101,6 +122,7 @@ Machine machine_from_json(const json& j) {
   if (d.contains("kernel_overhead_us")) m.device.kernel_overhead = read_number(d.at("kernel_overhead_us"), "device.kernel_overhead_us") * 1e-6;
   if (d.contains("dispatch_overhead_us"))
     m.device.dispatch_overhead = read_number(d.at("dispatch_overhead_us"), "device.dispatch_overhead_us") * 1e-6;
+  if (d.contains("overlaps_communication")) m.device.overlaps_communication = read_bool(d.at("overlaps_communication"), "device.overlaps_communication");
   const json& links = require(j, "links", "");
   require_object(links, "links");
   reject_unknown_keys(links, "links", {"intra_socket", "inter_socket", "inter_node"});
@@ -123,7 +145,8 @@ json machine_to_json(const Machine& m) {
             {"memory_gbps", m.device.memory_bandwidth / 1e9},
             {"memory_gib", m.device.memory_bytes / kGiB},
             {"kernel_overhead_us", m.device.kernel_overhead * 1e6},
-            {"dispatch_overhead_us", m.device.dispatch_overhead * 1e6}}},
+            {"dispatch_overhead_us", m.device.dispatch_overhead * 1e6},
+            {"overlaps_communication", m.device.overlaps_communication}}},
           {"links",
            {{"intra_socket", link_json(m.intra_socket)}, {"inter_socket", link_json(m.inter_socket)}, {"inter_node", link_json(m.inter_node)}}}};
 }

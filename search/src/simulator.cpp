@@ -10,6 +10,12 @@
 namespace loom::search {
 namespace {
 
+std::vector<std::int64_t> resources_of(const SimTask& t, int devices) {
+  std::vector<std::int64_t> out{t.resource(devices)};
+  out.insert(out.end(), t.holds.begin(), t.holds.end());
+  return out;
+}
+
 // The event loop shared by the full and the delta simulation. Tasks marked `kept` already have
 // their times in `out`; the rest are scheduled, each resource in the order tasks became ready.
 Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept) {
@@ -27,10 +33,11 @@ Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept
       if (kept[static_cast<std::size_t>(d)]) ready[i] = std::max(ready[i], out.finish[static_cast<std::size_t>(d)]);
       else ++remaining[i];
     }
-    if (kept[i]) {
-      auto& f = free_at[graph.tasks[i].resource(graph.devices)];
-      f = std::max(f, out.finish[i]);
-    }
+    if (kept[i])
+      for (std::int64_t r : resources_of(graph.tasks[i], graph.devices)) {
+        auto& f = free_at[r];
+        f = std::max(f, out.finish[i]);
+      }
   }
   using Entry = std::tuple<double, int>;  // ready time, task (lower index first on ties)
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
@@ -40,10 +47,12 @@ Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept
     const auto [at, i] = queue.top();
     queue.pop();
     const SimTask& t = graph.tasks[static_cast<std::size_t>(i)];
-    double& free = free_at[t.resource(graph.devices)];
-    const double start = std::max(at, free);
+    const std::vector<std::int64_t> resources = resources_of(t, graph.devices);
+    double start = at;
+    for (std::int64_t r : resources) start = std::max(start, free_at[r]);
     out.start[static_cast<std::size_t>(i)] = start;
-    out.finish[static_cast<std::size_t>(i)] = free = start + t.seconds;
+    out.finish[static_cast<std::size_t>(i)] = start + t.seconds;
+    for (std::int64_t r : resources) free_at[r] = start + t.seconds;
     for (int d : dependents[static_cast<std::size_t>(i)]) {
       auto& r = ready[static_cast<std::size_t>(d)];
       r = std::max(r, start + t.seconds);

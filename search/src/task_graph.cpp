@@ -67,6 +67,11 @@ class Builder {
     return view;
   }
 
+  // Devices that do not overlap communication wait in it: the task holds them too.
+  void hold_devices(SimTask& t, std::vector<int> devices) const {
+    if (!machine_.device.overlaps_communication) t.holds = std::move(devices);
+  }
+
   int add(SimTask t) {
     out_.tasks.push_back(std::move(t));
     return static_cast<int>(out_.tasks.size()) - 1;
@@ -85,6 +90,7 @@ class Builder {
     t.seconds = machine_.link_between(from.device, device).transfer_seconds(bytes);
     t.deps = from.tasks;
     t.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(index) + "] " + std::to_string(from.device) + "->" + std::to_string(device);
+    hold_devices(t, {from.device, device});
     return {add(std::move(t))};
   }
 
@@ -379,10 +385,10 @@ class Builder {
         t.backward = true;
         // Each device sends (k-1)/k of the buffer twice: reduce-scatter, then all-gather.
         t.bytes = 2 * (k - 1) / k * g.bytes;
-        const Link& link = machine_.link_between(t.device, t.peer);
-        t.seconds = 2 * (k - 1) * link.latency + t.bytes / link.bandwidth;
+        t.seconds = machine_.link_between(t.device, t.peer).ring_allreduce_seconds(g.bytes, static_cast<int>(devices.size()));
         t.deps = g.deps;
         t.label = "gradient allreduce " + std::to_string(t.device) + "->" + std::to_string(t.peer);
+        hold_devices(t, {t.device});
         ring.push_back(add(std::move(t)));
       }
       for (int d : devices) updates[d].deps.insert(updates[d].deps.end(), ring.begin(), ring.end());

@@ -62,6 +62,32 @@ TEST(Training, FloatFollowsDouble) {
   for (std::size_t i = 0; i < d.losses.size(); ++i) EXPECT_NEAR(f.losses[i], d.losses[i], 1e-4 * std::abs(d.losses[i]));
 }
 
+TEST(Training, WarmUpStepsAreLeftOutOfTheTimes) {
+  const pcg::Graph g = small_mlp();
+  const auto forward_tasks = [&g](const TrainReport& r) {
+    std::int64_t tasks = 0;
+    for (const pcg::Node& n : g.nodes())
+      if (n.op == "linear" || n.op == "matmul") tasks += r.operator_times[static_cast<std::size_t>(n.id)].forward_tasks;
+    return tasks;
+  };
+  TrainSettings s;
+  s.steps = 5;
+  const TrainReport all = train<double>(bundled_library(), g, s);
+  EXPECT_EQ(all.timed_steps, 5);
+  ASSERT_GT(forward_tasks(all), 0);
+  s.warmup_steps = 2;
+  const TrainReport warm = train<double>(bundled_library(), g, s);
+  EXPECT_EQ(warm.timed_steps, 3);
+  EXPECT_EQ(warm.losses, all.losses);  // the warm-up steps train as any other
+  EXPECT_EQ(5 * forward_tasks(warm), 3 * forward_tasks(all));
+  EXPECT_GT(warm.seconds_per_step, 0);
+  // A run with no step left to time times them all.
+  s.warmup_steps = 5;
+  const TrainReport short_run = train<double>(bundled_library(), g, s);
+  EXPECT_EQ(short_run.timed_steps, 5);
+  EXPECT_EQ(forward_tasks(short_run), forward_tasks(all));
+}
+
 TEST(Training, AResumedRunEqualsAnUninterruptedOne) {
   TrainSettings s;
   s.steps = 8;

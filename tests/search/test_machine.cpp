@@ -52,6 +52,33 @@ TEST(Machine, TheCalibratedHostKeepsItsDispatchOverhead) {
   EXPECT_EQ(load_machine("summit").device.dispatch_overhead, 0);  // optional: absent means none
 }
 
+TEST(Machine, TheCalibratedHostSumsAndWaitsAsMeasured) {
+  const Machine host = load_machine("cpu_host");
+  EXPECT_FALSE(host.device.overlaps_communication);
+  EXPECT_GT(host.intra_socket.allreduce_bandwidth, 0);
+  const Machine back = machine_from_json(machine_to_json(host));
+  EXPECT_FALSE(back.device.overlaps_communication);
+  EXPECT_DOUBLE_EQ(back.intra_socket.allreduce_bandwidth, host.intra_socket.allreduce_bandwidth);
+  EXPECT_DOUBLE_EQ(back.intra_socket.allreduce_latency, host.intra_socket.allreduce_latency);
+  // Optional: a GPU machine overlaps, and its sums run at its links' point-to-point figures.
+  const Machine p100 = load_machine("p100");
+  EXPECT_TRUE(p100.device.overlaps_communication);
+  EXPECT_EQ(p100.intra_socket.allreduce_bandwidth, 0);
+  EXPECT_FALSE(machine_to_json(p100)["links"]["intra_socket"].contains("allreduce_gbps"));
+}
+
+TEST(Link, RingAllreduceUsesTheMeasuredSumWhereThereIsOne) {
+  Link link{10e9, 2e-6};
+  // Four devices: 6 steps, each device sending 3/4 of 8 MB twice.
+  EXPECT_DOUBLE_EQ(link.ring_allreduce_seconds(8e6, 4), 6 * 2e-6 + 1.5 * 8e6 / 10e9);
+  link.allreduce_bandwidth = 4e9;
+  link.allreduce_latency = 5e-6;
+  EXPECT_DOUBLE_EQ(link.ring_allreduce_seconds(8e6, 4), 6 * 5e-6 + 1.5 * 8e6 / 4e9);
+  EXPECT_DOUBLE_EQ(link.ring_allreduce_seconds(8e6, 2), 2 * 5e-6 + 8e6 / 4e9);
+  EXPECT_EQ(link.ring_allreduce_seconds(8e6, 1), 0);
+  EXPECT_EQ(link.ring_allreduce_seconds(0, 4), 0);
+}
+
 TEST(Machine, DevicesPerNodeSpreadOverSockets) {
   const Machine m = load_machine("summit");
   const Machine four = m.with_devices_per_node(4);
@@ -70,6 +97,12 @@ TEST(Machine, ErrorsNameTheFieldAndFile) {
   bad = j;
   bad["links"].erase("inter_node");
   EXPECT_NE(error_of(bad).find("links: missing \"inter_node\""), std::string::npos) << error_of(bad);
+  bad = j;
+  bad["links"]["intra_socket"]["allreduce_gbps"] = 2;
+  EXPECT_NE(error_of(bad).find("links.intra_socket: allreduce_gbps and allreduce_latency_us go together"), std::string::npos) << error_of(bad);
+  bad = j;
+  bad["device"]["overlaps_communication"] = "no";
+  EXPECT_NE(error_of(bad).find("device.overlaps_communication: expected true or false"), std::string::npos) << error_of(bad);
   bad = j;
   bad["nodes"] = 0;
   EXPECT_NE(error_of(bad).find("nodes: expected a count of at least 1"), std::string::npos) << error_of(bad);

@@ -51,6 +51,20 @@ TEST(Simulator, LinksAreFifoPerDirection) {
   EXPECT_EQ(t.finish, (std::vector<double>{3, 6, 3}));
 }
 
+TEST(Simulator, CommunicationHoldsTheDevicesItNames) {
+  // A message 0->1 and, ready at the same moment, work on device 1. Overlapped, both run at once;
+  // where devices wait in their messages, the work follows the message.
+  TaskGraph g;
+  g.devices = 2;
+  g.tasks = {transfer(0, 1, 4), compute(1, 2)};
+  EXPECT_EQ(simulate(g).makespan, 4);
+  g.tasks[0].holds = {0, 1};
+  const Timeline held = simulate(g);
+  EXPECT_EQ(held.start, (std::vector<double>{0, 4}));
+  EXPECT_EQ(held.makespan, 6);
+  EXPECT_EQ(simulate_delta(g, held, {1}).finish, held.finish);
+}
+
 TEST(Simulator, DeltaSimulationEqualsFullSimulation) {
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 200; ++trial) {
@@ -64,6 +78,7 @@ TEST(Simulator, DeltaSimulationEqualsFullSimulation) {
       const int a = static_cast<int>(rng() % 3), b = static_cast<int>((a + 1 + rng() % 2) % 3);
       const double seconds = 1 + static_cast<double>(rng() % 7);
       g.tasks.push_back(rng() % 3 == 0 ? transfer(a, b, seconds, deps) : compute(a, seconds, deps));
+      if (g.tasks.back().kind == TaskKind::Communication && rng() % 2 == 0) g.tasks.back().holds = {a, b};
     }
     const Timeline before = simulate(g);
     std::vector<int> changed;
@@ -152,6 +167,22 @@ TEST(TaskGraph, ReduceSumsPartialsOnTheReceiver) {
   }
   EXPECT_EQ(sums, 1);
   EXPECT_EQ(partial_bytes, 8 * 8 * 4);  // device 1's whole partial product
+}
+
+TEST(TaskGraph, DevicesThatDoNotOverlapWaitInTheirCommunication) {
+  Machine m = load_machine("cpu_host").with_devices_per_node(2);
+  ASSERT_FALSE(m.device.overlaps_communication);
+  const pcg::Graph g = data_parallel(m);
+  const auto holds = [&g](const Machine& machine) {
+    std::vector<std::vector<int>> out;
+    for (const SimTask& t : build_task_graph(g, CostModel(library(), machine)).tasks)
+      if (t.kind == TaskKind::Communication) out.push_back(t.holds);
+    return out;
+  };
+  // The gradient ring: each device waits in its own step.
+  EXPECT_EQ(holds(m), (std::vector<std::vector<int>>{{0}, {1}}));
+  m.device.overlaps_communication = true;
+  EXPECT_EQ(holds(m), (std::vector<std::vector<int>>{{}, {}}));
 }
 
 TEST(Memory, CountsPiecesAndWeightState) {

@@ -72,6 +72,11 @@ inline std::string read_string(const json& j, const std::string& path) {
   return j.get<std::string>();
 }
 
+inline bool read_bool(const json& j, const std::string& path) {
+  if (!j.is_boolean()) fail(path, "expected true or false, got " + j.dump());
+  return j.get<bool>();
+}
+
 // A finite number; with `positive`, also above zero.
 inline double read_number(const json& j, const std::string& path, bool positive = false) {
   if (!j.is_number()) fail(path, "expected a number, got " + j.dump());

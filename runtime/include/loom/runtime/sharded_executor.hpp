@@ -25,7 +25,8 @@
 
 namespace loom::runtime {
 
-// Time one process spent in one node's kernels since the executor was made.
+// Time one process spent in one node's kernels since the executor was made (or its times were
+// restarted).
 struct OperatorTime {
   double forward_seconds = 0, backward_seconds = 0;
   std::int64_t forward_tasks = 0, backward_tasks = 0;  // task runs measured
@@ -71,6 +72,8 @@ class ShardedExecutor {
   std::vector<int> collective_nodes(Collective kind) const;
   // Per node, the time this process spent in its kernels (zero for parallel operators).
   const std::vector<OperatorTime>& operator_times() const { return times_; }
+  // Counts the operator times from zero again, e.g. after warm-up steps.
+  void restart_operator_times() { times_.assign(times_.size(), OperatorTime{}); }
   const pcg::Graph& graph() const { return graph_; }
 
  private:

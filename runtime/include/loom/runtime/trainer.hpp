@@ -32,6 +32,10 @@ struct TrainSettings {
   std::string run_name;                // recorded in checkpoints; a resume must name the same run
   std::int64_t plan_devices = 0;       // devices of the plan the graph comes from (0: those its views use)
   Backend backend = Backend::Cpu;      // where kernels run; ops without a kernel there run on the CPU
+  // Steps this process runs first that its times leave out (seconds_per_step, operator_times):
+  // the first step pays for making buffers and communicators. Ignored when the process would
+  // have no step left to time.
+  std::int64_t warmup_steps = 0;
 };
 
 struct StepReport {
@@ -44,11 +48,12 @@ struct StepReport {
 struct TrainReport {
   std::vector<double> losses;      // one per step of the run, resumed steps included
   std::int64_t first_step = 0;     // steps already done when this process started (resume)
-  double seconds_per_step = 0;     // mean over the steps this process ran
+  double seconds_per_step = 0;     // mean over the steps this process timed
+  std::int64_t timed_steps = 0;    // the steps this process ran after its warm-up steps
   std::int64_t samples_per_step = 0;
   NamedTensors<double> weights;    // final values
   std::vector<std::string> interpreted_ops;  // operators without a native kernel
-  std::vector<OperatorTime> operator_times;  // per node, this process's kernel time over the steps it ran
+  std::vector<OperatorTime> operator_times;  // per node, this process's kernel time over the timed steps
 };
 
 // `transport`: the processes of a distributed run (none: one process runs every task). Only

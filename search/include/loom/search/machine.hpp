@@ -17,14 +17,26 @@ struct DeviceSpec {
   // Seconds the runtime spends on each task outside its kernel (placing the call, making its
   // outputs), added to measured kernel times as well as to the roofline.
   double dispatch_overhead = 0;
+  // Whether a device computes while its messages and collectives are under way (a GPU with its
+  // own communication streams), or waits in them (a process that sends and receives in line, as
+  // the runtime's CPU ranks do).
+  bool overlaps_communication = true;
 };
 
 struct Link {
   double bandwidth = 0;  // bytes per second, each direction
   double latency = 0;    // seconds
+  // A sum among devices joined by this link, where measured apart from the point-to-point figures
+  // (0: those figures): a collective library pays for its reductions, its own buffers and its
+  // synchronisation, so its steps run slower than a plain message.
+  double allreduce_bandwidth = 0;  // bytes each device sends per second
+  double allreduce_latency = 0;    // seconds per step
 
   // Time to move `bytes` over the link.
   double transfer_seconds(double bytes) const { return bytes <= 0 ? 0 : latency + bytes / bandwidth; }
+  // Time for `devices` devices to sum a buffer of `bytes` as a ring: 2(k-1) steps (reduce-scatter,
+  // then all-gather), in which each device sends 2(k-1)/k of the buffer.
+  double ring_allreduce_seconds(double bytes, int devices) const;
 };
 
 enum class LinkLevel { SameDevice, IntraSocket, InterSocket, InterNode };
@@ -55,8 +67,9 @@ std::string level_name(LinkLevel level);
 
 // File form: {"format": "loom-machine", "version": 1, "name", "nodes", "sockets_per_node",
 //   "devices_per_socket", "device": {"kind", "peak_tflops", "memory_gbps", "memory_gib",
-//   "kernel_overhead_us"?, "dispatch_overhead_us"?}, "links": {"intra_socket" | "inter_socket" | "inter_node":
-//   {"gbps", "latency_us"}}}. Throws LoomError naming the JSON path of a problem.
+//   "kernel_overhead_us"?, "dispatch_overhead_us"?, "overlaps_communication"? (default true)}, "links": {"intra_socket" | "inter_socket" | "inter_node":
+//   {"gbps", "latency_us", "allreduce_gbps"?, "allreduce_latency_us"?}}} (the two allreduce figures
+//   together or neither). Throws LoomError naming the JSON path of a problem.
 Machine machine_from_json(const nlohmann::json& json);
 nlohmann::json machine_to_json(const Machine& machine);
 

@@ -8,7 +8,8 @@
 // to split a data input (each device loads its piece) or to lay out a weight (each device keeps its
 // shard or replica), nor to gather a graph output nobody reads (the loss is computed where its
 // pieces are). Each device and each directed pair of devices runs its tasks one at a time, first
-// come first served.
+// come first served; on a machine whose devices do not overlap communication with computation, a
+// communication task also holds the devices taking part in it.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,6 +32,9 @@ struct SimTask {
   double bytes = 0;         // communication: bytes moved
   bool backward = false;
   std::vector<int> deps;    // tasks that must finish first
+  // Communication on devices that do not overlap it: the devices the task holds as well as its
+  // link (a message: sender and receiver; a ring step: the device taking part).
+  std::vector<int> holds;
   std::string label;        // e.g. "matmul#3[1]" or "partition#2[0] 0->3"
 
   // The resource the task occupies: a device, or a directed device pair.
