@@ -10,10 +10,11 @@
 namespace loom::search {
 namespace {
 
-std::vector<std::int64_t> resources_of(const SimTask& t, int devices) {
-  std::vector<std::int64_t> out{t.resource(devices)};
-  out.insert(out.end(), t.holds.begin(), t.holds.end());
-  return out;
+// Calls `visit` with each resource the task occupies: its own, then the devices it holds.
+template <class Visit>
+void for_each_resource(const SimTask& t, int devices, Visit&& visit) {
+  visit(t.resource(devices));
+  for (int d : t.holds) visit(static_cast<std::int64_t>(d));
 }
 
 // The event loop shared by the full and the delta simulation. Tasks marked `kept` already have
@@ -34,10 +35,10 @@ Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept
       else ++remaining[i];
     }
     if (kept[i])
-      for (std::int64_t r : resources_of(graph.tasks[i], graph.devices)) {
+      for_each_resource(graph.tasks[i], graph.devices, [&](std::int64_t r) {
         auto& f = free_at[r];
         f = std::max(f, out.finish[i]);
-      }
+      });
   }
   using Entry = std::tuple<double, int>;  // ready time, task (lower index first on ties)
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
@@ -47,12 +48,11 @@ Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept
     const auto [at, i] = queue.top();
     queue.pop();
     const SimTask& t = graph.tasks[static_cast<std::size_t>(i)];
-    const std::vector<std::int64_t> resources = resources_of(t, graph.devices);
     double start = at;
-    for (std::int64_t r : resources) start = std::max(start, free_at[r]);
+    for_each_resource(t, graph.devices, [&](std::int64_t r) { start = std::max(start, free_at[r]); });
     out.start[static_cast<std::size_t>(i)] = start;
     out.finish[static_cast<std::size_t>(i)] = start + t.seconds;
-    for (std::int64_t r : resources) free_at[r] = start + t.seconds;
+    for_each_resource(t, graph.devices, [&](std::int64_t r) { free_at[r] = start + t.seconds; });
     for (int d : dependents[static_cast<std::size_t>(i)]) {
       auto& r = ready[static_cast<std::size_t>(d)];
       r = std::max(r, start + t.seconds);
