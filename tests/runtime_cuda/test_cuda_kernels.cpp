@@ -45,17 +45,7 @@ CudaCase on_pieces(CudaCase c, const std::vector<std::vector<std::int64_t>>& off
   return c;
 }
 
-std::ostream& operator<<(std::ostream& os, const CudaCase& c) {
-  os << c.op;
-  for (const auto& [k, v] : c.attrs) os << " " << k << "=" << v;
-  for (const auto& dims : c.inputs) {
-    os << " [";
-    for (std::size_t i = 0; i < dims.size(); ++i) os << (i ? "," : "") << dims[i];
-    os << "]";
-  }
-  if (!c.regions.empty()) os << " (pieces)";
-  return os;
-}
+std::ostream& operator<<(std::ostream& os, const CudaCase& c) { return testing::describe_case(os, c.op, c.attrs, c.inputs, !c.regions.empty()); }
 
 const std::vector<CudaCase>& cases() {
   const std::pair<double, double> positive{0.5, 1.5};

@@ -30,17 +30,7 @@ struct ModelCase {
   std::vector<Dims> logical = {};
 };
 
-std::ostream& operator<<(std::ostream& os, const ModelCase& c) {
-  os << c.op;
-  for (const auto& [k, v] : c.attrs) os << " " << k << "=" << v;
-  for (const auto& dims : c.inputs) {
-    os << " [";
-    for (std::size_t i = 0; i < dims.size(); ++i) os << (i ? "," : "") << dims[i];
-    os << "]";
-  }
-  if (!c.offsets.empty()) os << " (pieces)";
-  return os;
-}
+std::ostream& operator<<(std::ostream& os, const ModelCase& c) { return testing::describe_case(os, c.op, c.attrs, c.inputs, !c.offsets.empty()); }
 
 // The call of the case on `inputs`, with its pieces' regions when it has any.
 template <class T>
