@@ -3,7 +3,7 @@
 //   peak FLOP/s     single-threaded Eigen float GEMM, best of several
 //   memory GB/s     memcpy of a buffer far larger than the caches, bytes read plus written
 //   kernel overhead the runtime's relu kernel on one element (what every task pays)
-//   dispatch        the executor's own time per task outside its kernel, forward and backward,
+//   dispatch        the executor's own time per task outside its task times, forward and backward,
 //                   over a chain of relus on a few elements
 //   links           ping-pong between ranks 0 and 1 through the runtime's MPI transport, and sums
 //                   of a buffer through it (the allreduce figures): median times over message

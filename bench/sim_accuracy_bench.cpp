@@ -1,17 +1,21 @@
 // How close the simulator's iteration time is to a real run on this host. For small instances of
 // four zoo models, under data parallelism and under the plan `search::optimize` finds for the
-// cpu_host machine with one device per rank, one training run of a warm-up step and N timed steps:
-//   (a) per operator the kernel time per task over the timed steps, every rank's tasks together,
+// cpu_host machine with one device per rank, each training run of a warm-up step and N timed
+// steps gives:
+//   (a) per operator the task time per task over the timed steps, every rank's tasks together,
 //       becomes a profile database entry (with the roofline figure for the same task);
 //   (b) the plan simulated with the cost model over that database (and, for comparison, over the
 //       roofline alone);
-//   (c) the real iteration (forward, loss, backward, optimizer step): the mean of the timed steps,
-//       the slowest rank's.
-// The kernel times and the iteration come from the same steps, so a host that is slower for a
-// while moves both. Prints one row per model and plan; rank 0 prints.
+//   (c) the real iteration (batch, forward, loss, backward, optimizer step): the mean of the timed
+//       steps, the slowest rank's.
+// The task times and the iteration come from the same steps, so a host that is slower for a while
+// moves both. Every plan runs R times, the plans taking turns, and each row gives the medians over
+// its runs and the range of its errors: a shared host's speed varies from one second to the next.
+// Prints one row per model and plan; rank 0 prints.
 //
-//   mpirun --oversubscribe -np 2 loom_sim_accuracy_bench [--steps N] [--machine NAME|PATH]
-//                                                        [--models a,b] [--profile-out FILE]
+//   mpirun --oversubscribe -np 2 loom_sim_accuracy_bench [--steps N] [--repeats R]
+//                                                        [--machine NAME|PATH] [--models a,b]
+//                                                        [--profile-out FILE]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -58,6 +62,7 @@ const std::vector<Case>& cases() {
 
 struct Settings {
   std::int64_t steps = 30;
+  int repeats = 5;
   std::string machine = "cpu_host";
   std::vector<std::string> models;  // empty: all
   std::string profile_out;
@@ -78,16 +83,18 @@ Settings parse(int argc, char** argv) {
     if (i + 1 >= argc) throw LoomError("option " + arg + " needs a value");
     const std::string value = argv[++i];
     if (arg == "--steps") s.steps = std::stoll(value);
+    else if (arg == "--repeats") s.repeats = std::stoi(value);
     else if (arg == "--machine") s.machine = value;
     else if (arg == "--models") s.models = split_list(value);
     else if (arg == "--profile-out") s.profile_out = value;
-    else throw LoomError("unknown option " + arg + " (expected --steps, --machine, --models or --profile-out)");
+    else throw LoomError("unknown option " + arg + " (expected --steps, --repeats, --machine, --models or --profile-out)");
   }
   if (s.steps < 1) throw LoomError("--steps must be at least 1");
+  if (s.repeats < 1) throw LoomError("--repeats must be at least 1");
   return s;
 }
 
-// Every rank's kernel times added up, so each rank sees the time of every task of the plan.
+// Every rank's task times added up, so each rank sees the time of every task of the plan.
 std::vector<runtime::OperatorTime> summed_over_ranks(const std::vector<runtime::OperatorTime>& times, runtime::Transport& transport) {
   std::vector<double> flat;
   for (const auto& t : times) {
@@ -139,17 +146,26 @@ class TimedTransport final : public runtime::Transport {
   runtime::Transport& inner_;
 };
 
-struct Row {
-  std::string model, plan;
+// One training run of a plan and its simulation.
+struct Run {
   double measured = 0, simulated = 0, roofline = 0;  // seconds per iteration
-  double kernels = 0;                // seconds per iteration in the slowest rank's kernels
+  double kernels = 0;                // seconds per iteration in the slowest rank's operator tasks
   double waiting = 0;                // seconds per iteration the slowest rank spent in the transport
-  double backward_over_forward = 0;  // of the measured kernel time
+  double backward_over_forward = 0;  // of the measured task time
   std::size_t interpreted = 0;
+
+  double error() const { return simulated / measured - 1; }
+  double roofline_error() const { return roofline / measured - 1; }
 };
 
-Row run_plan(const std::string& model, const std::string& plan_name, const pcg::Graph& plan, const search::Machine& machine,
-             const Settings& s, runtime::Transport& transport, search::ProfileDatabase& database) {
+struct Row {
+  std::string model, plan;
+  pcg::Graph graph;
+  std::vector<Run> runs;
+};
+
+Run run_plan(const pcg::Graph& plan, const search::Machine& machine, const Settings& s, runtime::Transport& transport,
+             search::ProfileDatabase& database) {
   runtime::TrainSettings train;
   train.loss = runtime::LossKind::MeanSquaredError;
   train.optimizer.learning_rate = 1e-4;
@@ -180,7 +196,7 @@ Row run_plan(const std::string& model, const std::string& plan_name, const pcg::
     backward += t.backward_seconds;
   }
 
-  Row row{model, plan_name};
+  Run row;
   row.measured = max_over_ranks(run.seconds_per_step, transport);
   row.kernels = max_over_ranks(own_kernel_seconds / steps, transport);
   row.waiting = max_over_ranks(waiting / steps, transport);
@@ -191,28 +207,51 @@ Row run_plan(const std::string& model, const std::string& plan_name, const pcg::
   return row;
 }
 
-std::string percent(double simulated, double measured) {
+// The median over a row's runs of one figure.
+template <class Figure>
+double median(const std::vector<Run>& runs, Figure figure) {
+  std::vector<double> values;
+  for (const Run& r : runs) values.push_back(figure(r));
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+std::string percent(double fraction) {
   std::ostringstream out;
-  out << std::showpos << std::fixed << std::setprecision(1) << 100.0 * (simulated / measured - 1) << "%";
+  out << std::showpos << std::fixed << std::setprecision(1) << 100.0 * fraction << "%";
   return out.str();
 }
 
 void print_table(const std::vector<Row>& rows) {
   std::cout << std::left << std::setw(12) << "model" << std::setw(30) << "plan" << std::right << std::setw(13) << "measured ms"
-            << std::setw(12) << "kernels ms" << std::setw(12) << "waiting ms" << std::setw(14) << "simulated ms" << std::setw(9) << "error" << std::setw(13)
-            << "roofline ms" << std::setw(9) << "error" << std::setw(10) << "bwd/fwd" << "\n";
+            << std::setw(12) << "tasks ms" << std::setw(12) << "waiting ms" << std::setw(14) << "simulated ms" << std::setw(9) << "error"
+            << std::setw(18) << "error range" << std::setw(13) << "roofline ms" << std::setw(9) << "error" << std::setw(10) << "bwd/fwd" << "\n";
   for (const Row& r : rows) {
+    const auto figure = [&](auto field) { return median(r.runs, field); };
+    double lowest = r.runs.front().error(), highest = lowest;
+    for (const Run& run : r.runs) {
+      lowest = std::min(lowest, run.error());
+      highest = std::max(highest, run.error());
+    }
     std::cout << std::left << std::setw(12) << r.model << std::setw(30) << r.plan << std::right << std::fixed << std::setprecision(3)
-              << std::setw(13) << r.measured * 1e3 << std::setw(12) << r.kernels * 1e3 << std::setw(12) << r.waiting * 1e3 << std::setw(14) << r.simulated * 1e3
-              << std::setw(9) << percent(r.simulated, r.measured) << std::setw(13) << r.roofline * 1e3 << std::setw(9)
-              << percent(r.roofline, r.measured) << std::setw(10) << std::setprecision(2) << r.backward_over_forward;
-    if (r.interpreted) std::cout << "  (" << r.interpreted << " interpreted ops)";
+              << std::setw(13) << figure([](const Run& x) { return x.measured; }) * 1e3
+              << std::setw(12) << figure([](const Run& x) { return x.kernels; }) * 1e3
+              << std::setw(12) << figure([](const Run& x) { return x.waiting; }) * 1e3
+              << std::setw(14) << figure([](const Run& x) { return x.simulated; }) * 1e3
+              << std::setw(9) << percent(figure([](const Run& x) { return x.error(); }))
+              << std::setw(18) << percent(lowest) + " .. " + percent(highest)
+              << std::setw(13) << figure([](const Run& x) { return x.roofline; }) * 1e3
+              << std::setw(9) << percent(figure([](const Run& x) { return x.roofline_error(); })) << std::setw(10) << std::setprecision(2)
+              << figure([](const Run& x) { return x.backward_over_forward; });
+    if (r.runs.front().interpreted) std::cout << "  (" << r.runs.front().interpreted << " interpreted ops)";
     std::cout << "\n";
   }
-  std::cout << "kernels: the slowest rank's time in operator kernels per step; waiting: the slowest rank's time in\n"
-               "messages and collectives per step; simulated: the cost model over the measured\n"
-               "operator times, forward and backward; roofline: the cost model alone; error: against measured;\n"
-               "bwd/fwd: measured backward over forward kernel time.\n";
+  std::cout << "Medians over the runs. tasks: the slowest rank's time in operator tasks per step; waiting: the\n"
+               "slowest rank's time in messages and collectives per step; simulated: the cost model over the\n"
+               "measured task times, forward and backward; roofline: the cost model alone; error: against\n"
+               "measured, per run (the range: the lowest and highest run); bwd/fwd: measured backward over\n"
+               "forward task time.\n";
 }
 
 }  // namespace
@@ -224,7 +263,7 @@ int main(int argc, char** argv) {
     const Settings s = parse(argc, argv);
     const search::Machine machine = search::load_machine(s.machine).with_nodes(1).with_devices_per_node(transport.size());
     search::ProfileDatabase database;
-    std::vector<Row> rows;
+    std::vector<Row> rows;  // each model's plans
     for (const Case& c : cases()) {
       if (!s.models.empty() && std::find(s.models.begin(), s.models.end(), c.model) == s.models.end()) continue;
       const pcg::Graph graph = models::build_model(library(), c.model, c.sizes);
@@ -234,16 +273,18 @@ int main(int argc, char** argv) {
       optimize.pipeline = false;  // the trainer runs no pipeline schedule
       optimize.mcmc_iterations = 100;
       const search::OptimizeReport searched = search::optimize(library(), graph, rules(), roofline, optimize);
-      for (const auto& [name, plan] : {std::pair<std::string, const pcg::Graph*>{"data parallel", &data_parallel},
-                                       {"searched (" + searched.chosen + ")", &searched.plan}}) {
-        rows.push_back(run_plan(c.model, name, *plan, machine, s, transport, database));
-        if (printer) std::cerr << c.model << ", " << name << ": done\n";
-      }
+      rows.push_back({c.model, "data parallel", data_parallel, {}});
+      rows.push_back({c.model, "searched (" + searched.chosen + ")", searched.plan, {}});
+    }
+    // The plans take turns, so that a spell in which the host is slower falls on all of them.
+    for (int round = 1; round <= s.repeats; ++round) {
+      for (Row& row : rows) row.runs.push_back(run_plan(row.graph, machine, s, transport, database));
+      if (printer) std::cerr << "round " << round << " of " << s.repeats << ": done\n";
     }
     if (!printer) return 0;
     if (!s.profile_out.empty()) database.save(s.profile_out);
-    std::cout << "Simulator accuracy on " << machine.name << ", " << transport.size() << " ranks, the mean of " << s.steps
-              << " steps after a warm-up step (float, SGD, MSE loss)\n";
+    std::cout << "Simulator accuracy on " << machine.name << ", " << transport.size() << " ranks, " << s.repeats
+              << " runs of each plan, each the mean of " << s.steps << " steps after a warm-up step (float, SGD, MSE loss)\n";
     print_table(rows);
   } catch (const LoomError& e) {
     std::cerr << "rank " << transport.rank() << ": " << e.what() << "\n";

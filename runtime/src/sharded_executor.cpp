@@ -351,17 +351,17 @@ void ShardedExecutor<T>::run_operator(const pcg::Node& n) {
   step.run(transport_);
   for (std::int64_t t = 0; t < tasks; ++t) {
     if (!local(n.id, t)) continue;
+    const auto start = std::chrono::steady_clock::now();
     const OpCall<T> call = call_for(n, t);
     std::vector<Tensor<T>> out;
-    const auto start = std::chrono::steady_clock::now();
     try {
       out = runs_[id].kernel.forward(call);
     } catch (const LoomError& e) {
       throw LoomError(n.describe() + ": " + e.what());
     }
+    for (std::size_t p = 0; p < out.size(); ++p) values_[id][p][static_cast<std::size_t>(t)] = std::move(out[p]);
     times_[id].forward_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++times_[id].forward_tasks;
-    for (std::size_t p = 0; p < out.size(); ++p) values_[id][p][static_cast<std::size_t>(t)] = std::move(out[p]);
   }
 }
 
@@ -467,7 +467,11 @@ void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::
   Step<T> step;
   for (std::int64_t t = 0; t < n.tasks(); ++t) {
     std::vector<Tensor<T>> in_grads;
-    if (local(n.id, t)) {
+    // A task's time covers its whole work on this process: the call, the kernel and adding up
+    // the gradients it gives (as the simulator's compute task stands for all of it).
+    const bool runs_here = local(n.id, t);
+    const auto start = std::chrono::steady_clock::now();
+    if (runs_here) {
       const OpCall<T> call = call_for(n, t);
       GradCall<T> g{call, {}, {}, {}};
       for (std::size_t p = 0; p < n.output_shapes.size(); ++p) {
@@ -477,14 +481,11 @@ void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::
         g.output_grads.push_back(&og);
       }
       for (pcg::PortRef in : n.inputs) g.wanted.push_back(runs_[static_cast<std::size_t>(in.node)].differentiated);
-      const auto start = std::chrono::steady_clock::now();
       try {
         in_grads = runs_[id].kernel.backward(g);
       } catch (const LoomError& e) {
         throw LoomError(n.describe() + " (backward): " + e.what());
       }
-      times_[id].backward_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      ++times_[id].backward_tasks;
     }
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
       const pcg::PortRef in = n.inputs[i];
@@ -512,6 +513,10 @@ void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::
           add_into(target, std::move(g));
         });
       }
+    }
+    if (runs_here) {
+      times_[id].backward_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      ++times_[id].backward_tasks;
     }
   }
   step.run(transport_);

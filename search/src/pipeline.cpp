@@ -99,7 +99,7 @@ std::vector<std::pair<int, bool>> one_f_one_b(int stage, int stages, int microba
 
 TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog) {
   const pcg::Graph micro = micro_batch_graph(plan, catalog, pipeline.microbatches);
-  const TaskGraph one = build_task_graph(micro, model);
+  const TaskGraph one = build_task_graph(micro, model, RunWork::LeftOut);
   const std::vector<bool> weights = weight_traffic(micro, model);
   const int count = pipeline.microbatches, stages = pipeline.stages;
   const std::size_t n = one.tasks.size();

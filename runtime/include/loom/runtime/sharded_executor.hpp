@@ -25,8 +25,9 @@
 
 namespace loom::runtime {
 
-// Time one process spent in one node's kernels since the executor was made (or its times were
-// restarted).
+// Time one process spent in one node's tasks since the executor was made (or its times were
+// restarted): for each task, preparing the call, the kernel, and storing its outputs or adding up
+// the gradients it gives; the messages and collectives are not included.
 struct OperatorTime {
   double forward_seconds = 0, backward_seconds = 0;
   std::int64_t forward_tasks = 0, backward_tasks = 0;  // task runs measured
@@ -70,7 +71,7 @@ class ShardedExecutor {
   // Parallel operators whose layout change, forward and backward, runs as `kind` within groups
   // of processes rather than as messages (none in a single process, which keeps every piece).
   std::vector<int> collective_nodes(Collective kind) const;
-  // Per node, the time this process spent in its kernels (zero for parallel operators).
+  // Per node, the time this process spent in its tasks (zero for parallel operators).
   const std::vector<OperatorTime>& operator_times() const { return times_; }
   // Counts the operator times from zero again, e.g. after warm-up steps.
   void restart_operator_times() { times_.assign(times_.size(), OperatorTime{}); }
