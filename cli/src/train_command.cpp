@@ -90,7 +90,7 @@ runtime::KernelRegistry kernels_for(const std::string& backend) {
 #endif
 }
 
-// Every process's kernel times added up, so each process holds the whole plan's.
+// Every process's task times added up, so each process holds the whole plan's.
 std::vector<runtime::OperatorTime> all_processes(const std::vector<runtime::OperatorTime>& mine, runtime::Transport& transport) {
   std::vector<double> flat;
   for (const runtime::OperatorTime& t : mine)
