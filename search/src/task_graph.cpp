@@ -27,16 +27,10 @@ constexpr double kWeightPieceGradientPasses = 5;
 // Gradient boxes summed among devices are packed into one buffer and unpacked after the sum: six
 // passes over their bytes.
 constexpr double kGradientPackPasses = 6;
-// Every process of a training run loads the whole batch of each data input each iteration: it
-// copies the batch out of the data set (held in double precision: 8 bytes read, 8 written per
-// element) and converts it to the run's precision (8 read, 4 written).
-constexpr double kBatchLoadBytesPerElement = 28;
-// After the forward pass every process assembles the whole output from its pieces (zeroed, then
-// each of its pieces added), sums it with the other processes' and takes the loss and its
-// gradient (reading the output and the target, writing the gradient): about nine passes over the
-// whole output. Backward, each of its pieces of the output takes its box of that gradient: about
-// six passes over its pieces.
-constexpr double kLossPasses = 9;
+// After the forward pass each device takes the loss of its pieces of the output and its gradient
+// (reading them and the target, writing the gradient): about three passes over them. Backward,
+// each piece takes its gradient: about six passes.
+constexpr double kLossPasses = 3;
 constexpr double kLossGradientPasses = 6;
 
 class Builder {
@@ -52,7 +46,6 @@ class Builder {
 
   TaskGraph build() {
     fuse_chains();
-    if (run_work_ == RunWork::Included) load_batches();
     for (const pcg::Node& n : graph_.nodes()) forward(n);
     if (run_work_ == RunWork::Included) take_loss();
     synchronize_weights(mirror_backward());
@@ -113,14 +106,14 @@ class Builder {
     auto& held = holders_[static_cast<std::size_t>(n.id)];
     held.resize(n.output_shapes.size());
     if (n.is_graph_input()) {
-      held_locally(held[0], view, n);
+      held_locally(held[0], view, n.op == pcg::kWeightOp ? n.id : -1);
       return;
     }
     if (is_layout_change(n)) {
       if (fused_away_[static_cast<std::size_t>(n.id)] || is_unread_output(n)) return;
       if (loads_its_pieces(n)) {
         const pcg::Node& source = graph_.node(source_of(n).node);
-        held_locally(held[0], view, source);
+        held_locally(held[0], view, source.op == pcg::kWeightOp ? source.id : -1);
         if (source.op == pcg::kWeightOp) note_weight_boxes(n, view);
         copy_input_pieces(n, view, held[0]);
       } else {
@@ -188,12 +181,9 @@ class Builder {
     }
   }
 
-  // Pieces of graph input `input` on the devices of `view`: a weight's are there from the start
-  // of the iteration, a data input's once the device has loaded its batch.
-  void held_locally(std::vector<Holder>& port, const pcg::MachineView& view, const pcg::Node& input) {
-    const bool weight = input.op == pcg::kWeightOp;
-    for (int device : view.devices)
-      port.push_back({device, loaded_after(input, device), weight ? input.id : -1});
+  // Pieces that are on the devices of `view` from the start of the iteration.
+  static void held_locally(std::vector<Holder>& port, const pcg::MachineView& view, int weight) {
+    for (std::size_t t = 0; t < view.tasks(); ++t) port.push_back({view.devices[t], {}, weight});
   }
 
   // The devices the graph's tasks run on: one process each in a training run.
@@ -205,39 +195,10 @@ class Builder {
     return devices;
   }
 
-  // As a training run does it, every process loads the whole batch of every data input, whether
-  // or not it reads it.
-  void load_batches() {
-    const std::set<int> devices = devices_in_use();
-    for (const pcg::Node& n : graph_.nodes())
-      if (n.op == pcg::kInputOp)
-        for (int d : devices) load_task(n, d);
-  }
-
-  // The tasks after which graph input `input` is on `device`: none for a weight, or where the run's
-  // work is left out.
-  std::vector<int> loaded_after(const pcg::Node& input, int device) {
-    if (input.op != pcg::kInputOp || run_work_ == RunWork::LeftOut) return {};
-    return {load_task(input, device)};
-  }
-
-  // The task after which data input `input`'s batch is on `device`.
-  int load_task(const pcg::Node& input, int device) {
-    auto [it, added] = loads_.try_emplace({input.id, device}, -1);
-    if (!added) return it->second;
-    SimTask load;
-    load.node = input.id;
-    load.device = device;
-    const double elements = static_cast<double>(pcg::whole_region(input.output_shapes[0].dims).elements());
-    load.seconds = elements * kBatchLoadBytesPerElement / machine_.device.memory_bandwidth;
-    load.label = "batch load of " + input.name + " on " + std::to_string(device);
-    it->second = add(std::move(load));
-    return it->second;
-  }
-
-  // The loss, as a training run takes it: on every process, once every piece of the (first) graph
-  // output is computed, since the processes sum the whole output among them. Its mirror in the
-  // backward pass, which every gradient of the output waits for, gives each piece its gradient.
+  // The loss, as a training run takes it: on every device, of its pieces of the (first) graph
+  // output, once every piece is computed, since the processes sum the output among them. Its
+  // mirror in the backward pass, which every gradient of the output waits for, gives each piece
+  // its gradient.
   void take_loss() {
     if (graph_.outputs().empty()) return;
     pcg::PortRef out = graph_.outputs().front();
@@ -253,13 +214,13 @@ class Builder {
       if (pcg::task_piece(shape, static_cast<std::int64_t>(t)).replica == 0)
         piece_elements[pieces[t].device] += static_cast<double>(pcg::piece_elements(shape));
     }
-    const double whole_bytes = static_cast<double>(pcg::whole_region(shape.dims).elements()) * kBytesPerElement;
     for (int d : devices_in_use()) {
+      const double bytes = piece_elements[d] * kBytesPerElement;
       SimTask loss;
       loss.node = node.id;
       loss.device = d;
-      loss.seconds = kLossPasses * whole_bytes / machine_.device.memory_bandwidth;
-      loss.backward_seconds = kLossGradientPasses * piece_elements[d] * kBytesPerElement / machine_.device.memory_bandwidth;
+      loss.seconds = kLossPasses * bytes / machine_.device.memory_bandwidth;
+      loss.backward_seconds = kLossGradientPasses * bytes / machine_.device.memory_bandwidth;
       loss.deps = deps;
       loss.label = "loss on " + std::to_string(d);
       add(std::move(loss));
@@ -291,7 +252,6 @@ class Builder {
       copy.index = static_cast<std::int64_t>(t);
       copy.device = device;
       copy.seconds = kInputPiecePasses * piece_bytes / machine_.device.memory_bandwidth;
-      copy.deps = loaded_after(source, device);
       if (weight)
         copy.backward_seconds =
             (kWeightPieceGradientPasses * piece_bytes + (zeroed.insert(device).second ? whole_bytes : 0)) / machine_.device.memory_bandwidth;
@@ -503,7 +463,6 @@ class Builder {
   std::map<int, WeightReaders> weights_;                    // by weight node
   std::vector<pcg::PortRef> sources_;                       // node -> what a layout change moves from
   std::vector<bool> fused_away_;                            // node -> a layout change fused into the next
-  std::map<std::pair<int, int>, int> loads_;                // (data input, device) -> its batch load task
 };
 
 }  // namespace

@@ -136,9 +136,9 @@ TEST(TaskGraph, DataParallelMatmulMovesWhatItMust) {
   EXPECT_EQ(forward_transfers, 0);
   EXPECT_EQ(forward_bytes, 0);
   EXPECT_EQ(backward_bytes, 2 * 16 * 4);
-  // Two matmul tasks and two copies of x's rows, forward and backward; each device's batch load
-  // and loss, forward and backward; two gradient packs, two weight updates.
-  EXPECT_EQ(computes, 20);
+  // Two matmul tasks and two copies of x's rows, forward and backward; each device's loss, forward
+  // and backward; two gradient packs, two weight updates.
+  EXPECT_EQ(computes, 16);
   const Timeline t = simulate(tg);
   EXPECT_GT(t.makespan, 0);
   // Device 1's matmul waits for both of its inputs to arrive.
@@ -146,38 +146,26 @@ TEST(TaskGraph, DataParallelMatmulMovesWhatItMust) {
     for (int d : tg.tasks[i].deps) EXPECT_GE(t.start[i], t.finish[static_cast<std::size_t>(d)]);
 }
 
-TEST(TaskGraph, EachDeviceLoadsTheWholeBatchAndTakesTheLossOnceTheWholeOutputIsComputed) {
+TEST(TaskGraph, EachDeviceTakesTheLossOfItsPiecesOnceTheWholeOutputIsComputed) {
   const Machine m = load_machine("p100").with_nodes(1);
   const CostModel model(library(), m);
   const pcg::Graph g = data_parallel(m);
-  const int x = *g.find("x"), out = g.outputs()[0].node, mm = g.node(out).inputs[0].node;
+  const int out = g.outputs()[0].node, mm = g.node(out).inputs[0].node;
   const double bandwidth = m.device.memory_bandwidth;
   const TaskGraph tg = build_task_graph(g, model);
-  std::map<int, int> loads, losses, loss_mirrors;  // by device: the task
+  std::map<int, int> losses, loss_mirrors;  // by device: the task
   for (std::size_t i = 0; i < tg.tasks.size(); ++i) {
     const SimTask& t = tg.tasks[i];
-    if (t.label.rfind("batch load", 0) == 0 && !t.backward) {
-      EXPECT_EQ(t.node, x);
-      // The whole of x (8 x 4) copied in double precision and converted: 28 bytes an element.
-      EXPECT_DOUBLE_EQ(t.seconds, 32 * 28 / bandwidth);
-      loads[t.device] = static_cast<int>(i);
-    }
     if (t.label.rfind("loss on", 0) == 0) (t.backward ? loss_mirrors : losses)[t.device] = static_cast<int>(i);
   }
-  ASSERT_EQ(loads.size(), 2u);
   ASSERT_EQ(losses.size(), 2u);
   ASSERT_EQ(loss_mirrors.size(), 2u);
-  // Each device's copy of its rows of x follows its own load.
-  for (const SimTask& t : tg.tasks) {
-    if (t.label.find("piece copy") == std::string::npos || t.backward) continue;
-    EXPECT_EQ(t.deps, std::vector<int>{loads.at(t.device)}) << t.label;
-  }
-  // Every device's loss waits for both halves of the product: the whole output (8 x 4) is
-  // assembled on every device; backward each device gives the gradient to its own half.
+  // Every device's loss waits for both halves of the product (4 x 4 each); it reads its own half
+  // and the target and writes the gradient, and backward gives its half its gradient.
   for (const auto& [device, id] : losses) {
     const SimTask& loss = tg.tasks[static_cast<std::size_t>(id)];
     EXPECT_EQ(loss.node, out);
-    EXPECT_DOUBLE_EQ(loss.seconds, 9 * 32 * 4 / bandwidth);
+    EXPECT_DOUBLE_EQ(loss.seconds, 3 * 16 * 4 / bandwidth);
     std::set<int> after;
     for (int d : loss.deps) after.insert(tg.tasks[static_cast<std::size_t>(d)].device);
     EXPECT_EQ(after, (std::set<int>{0, 1}));
@@ -189,13 +177,10 @@ TEST(TaskGraph, EachDeviceLoadsTheWholeBatchAndTakesTheLossOnceTheWholeOutputIsC
     if (t.node != mm || !t.backward || t.kind != TaskKind::Compute) continue;
     EXPECT_EQ(std::set<int>(t.deps.begin(), t.deps.end()), (std::set<int>{loss_mirrors.at(0), loss_mirrors.at(1)})) << t.label;
   }
-  // Left out, none of it is there, and the iteration is shorter.
+  // Left out, the loss is not there, and the iteration is shorter.
   const TaskGraph operators_only = build_task_graph(g, model, RunWork::LeftOut);
-  for (const SimTask& t : operators_only.tasks) {
-    EXPECT_NE(t.label.rfind("batch load", 0), 0u) << t.label;
-    EXPECT_NE(t.label.rfind("loss on", 0), 0u) << t.label;
-  }
-  EXPECT_EQ(operators_only.tasks.size() + 8, tg.tasks.size());
+  for (const SimTask& t : operators_only.tasks) EXPECT_NE(t.label.rfind("loss on", 0), 0u) << t.label;
+  EXPECT_EQ(operators_only.tasks.size() + 4, tg.tasks.size());
   EXPECT_LT(simulate(operators_only).makespan, simulate(tg).makespan);
 }
 

@@ -7,11 +7,11 @@
 // group of devices) and every device updates the elements it holds. As in training, nothing moves
 // to split a data input (each device loads its piece) or to lay out a weight (each device keeps its
 // shard or replica), nor to gather a graph output nobody reads (the loss is computed where its
-// pieces are). Around them, what a training run's processes do each iteration: each loads the
-// whole batch of every data input first, and takes the loss once the whole output is computed
-// (every device waits for every piece of it). Each device and each directed pair of devices runs
-// its tasks one at a time, first come first served; on a machine whose devices do not overlap
-// communication with computation, a communication task also holds the devices taking part in it.
+// pieces are). After the forward pass each device takes the loss of its pieces of the output once
+// every piece is computed, as a training run's processes sum the output among them. Each device
+// and each directed pair of devices runs its tasks one at a time, first come first served; on a
+// machine whose devices do not overlap communication with computation, a communication task also
+// holds the devices taking part in it.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -50,9 +50,9 @@ struct TaskGraph {
   std::vector<SimTask> tasks;
 };
 
-// Whether the task graph includes the work a training run's processes do around the operators
-// (loading the batch, taking the loss). A pipeline's task graph leaves it out: its micro-batches
-// are scheduled stage by stage, which that work does not follow.
+// Whether the task graph includes the loss a training run's processes take between the passes. A
+// pipeline's task graph leaves it out: its micro-batches are scheduled stage by stage, which that
+// step, waiting for the whole output, does not follow.
 enum class RunWork { Included, LeftOut };
 
 // Nodes without a machine view run their tasks on devices 0, 1, ... Throws LoomError naming the
