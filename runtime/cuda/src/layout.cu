@@ -27,9 +27,10 @@ __global__ void strided_copy_kernel(StridedCopy copy, std::int64_t n, const T* s
   }
 }
 
-using Extents = std::initializer_list<std::int64_t>;
+}  // namespace
 
-StridedCopy dimensions(Extents extents, Extents src_strides, Extents dst_strides) {
+StridedCopy strided_box(std::initializer_list<std::int64_t> extents, std::initializer_list<std::int64_t> src_strides,
+                        std::initializer_list<std::int64_t> dst_strides) {
   StridedCopy copy;
   copy.rank = extents.size();
   std::copy(extents.begin(), extents.end(), copy.extents);
@@ -38,8 +39,6 @@ StridedCopy dimensions(Extents extents, Extents src_strides, Extents dst_strides
   return copy;
 }
 
-}  // namespace
-
 std::int64_t StridedCopy::elements() const {
   std::int64_t n = 1;
   for (std::size_t d = 0; d < rank; ++d) n *= extents[d];
@@ -47,11 +46,11 @@ std::int64_t StridedCopy::elements() const {
 }
 
 StridedCopy block_copy(std::int64_t rows, std::int64_t width, std::int64_t src_pitch, std::int64_t dst_pitch) {
-  return dimensions({rows, width}, {src_pitch, 1}, {dst_pitch, 1});
+  return strided_box({rows, width}, {src_pitch, 1}, {dst_pitch, 1});
 }
 
 StridedCopy swap_adjacent_axes(std::int64_t outer, std::int64_t m, std::int64_t n, std::int64_t inner) {
-  return dimensions({outer, m, n, inner}, {m * n * inner, n * inner, inner, 1}, {m * n * inner, inner, m * inner, 1});
+  return strided_box({outer, m, n, inner}, {m * n * inner, n * inner, inner, 1}, {m * n * inner, inner, m * inner, 1});
 }
 
 template <class T>

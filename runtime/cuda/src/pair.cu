@@ -50,17 +50,8 @@ void scale_in_place(const CudaContext& ctx, std::int64_t n, T scale, T* x) {
 
 // [n, p, q, c] <-> [n, c, p, q], the box visited as [n, c, p, q].
 StridedCopy channel_box(std::int64_t n, std::int64_t p, std::int64_t q, std::int64_t c, bool to_front) {
-  const std::int64_t extents[] = {n, c, p, q};
-  const std::int64_t channel_last[] = {p * q * c, 1, q * c, c};
-  const std::int64_t channel_first[] = {c * p * q, p * q, q, 1};
-  StridedCopy copy;
-  copy.rank = 4;
-  for (std::size_t d = 0; d < copy.rank; ++d) {
-    copy.extents[d] = extents[d];
-    copy.src_strides[d] = to_front ? channel_last[d] : channel_first[d];
-    copy.dst_strides[d] = to_front ? channel_first[d] : channel_last[d];
-  }
-  return copy;
+  const std::initializer_list<std::int64_t> channel_last{p * q * c, 1, q * c, c}, channel_first{c * p * q, p * q, q, 1};
+  return strided_box({n, c, p, q}, to_front ? channel_last : channel_first, to_front ? channel_first : channel_last);
 }
 
 template <class T>

@@ -13,17 +13,9 @@ namespace {
 // windows' order [batch, height / window, width / window, window, window, channels].
 StridedCopy window_box(const WindowShape& s, bool to_windows) {
   const std::int64_t rows = s.height / s.window, cols = s.width / s.window, c = s.channels, w = s.window;
-  const std::int64_t extents[] = {s.batch, rows, cols, w, w, c};
-  const std::int64_t image[] = {s.height * s.width * c, w * s.width * c, w * c, s.width * c, c, 1};
-  const std::int64_t windows[] = {rows * cols * w * w * c, cols * w * w * c, w * w * c, w * c, c, 1};
-  StridedCopy copy;
-  copy.rank = 6;
-  for (std::size_t d = 0; d < copy.rank; ++d) {
-    copy.extents[d] = extents[d];
-    copy.src_strides[d] = to_windows ? image[d] : windows[d];
-    copy.dst_strides[d] = to_windows ? windows[d] : image[d];
-  }
-  return copy;
+  const std::initializer_list<std::int64_t> image{s.height * s.width * c, w * s.width * c, w * c, s.width * c, c, 1},
+      windows{rows * cols * w * w * c, cols * w * w * c, w * w * c, w * c, c, 1};
+  return strided_box({s.batch, rows, cols, w, w, c}, to_windows ? image : windows, to_windows ? windows : image);
 }
 
 template <class T>

@@ -4,6 +4,7 @@
 // zero fill; in float and double.
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 #include "loom/runtime/cuda/cuda_context.hpp"
 
@@ -20,6 +21,11 @@ struct StridedCopy {
 
   std::int64_t elements() const;
 };
+
+// The copy of the box `extents`, read with `src_strides` and written with `dst_strides` (one of
+// each per dimension, at most kMaxCopyRank).
+StridedCopy strided_box(std::initializer_list<std::int64_t> extents, std::initializer_list<std::int64_t> src_strides,
+                        std::initializer_list<std::int64_t> dst_strides);
 
 // `rows` rows of `width` elements, rows `src_pitch` apart in the source and `dst_pitch` apart in
 // the destination.
