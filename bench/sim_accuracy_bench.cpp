@@ -3,7 +3,8 @@
 // cpu_host machine with one device per rank, each training run of a warm-up step and N timed
 // steps gives:
 //   (a) per operator the task time per task over the timed steps, every rank's tasks together,
-//       becomes a profile database entry (with the roofline figure for the same task);
+//       becomes a profile database entry (with the roofline figure for the same task), and so
+//       does each layout change's work per piece outside the messages and collectives;
 //   (b) the plan simulated with the cost model over that database (and, for comparison, over the
 //       roofline alone);
 //   (c) the real iteration (batch, forward, loss, backward, optimizer step): the mean of the timed
@@ -30,6 +31,7 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/mpi_transport.hpp"
 #include "loom/runtime/operator_profile.hpp"
+#include "loom/runtime/timed_transport.hpp"
 #include "loom/runtime/trainer.hpp"
 #include "loom/search/baselines.hpp"
 #include "loom/search/optimizer.hpp"
@@ -116,40 +118,10 @@ double max_over_ranks(double value, runtime::Transport& transport) {
   return *std::max_element(all.begin(), all.end());
 }
 
-// The transport of the run, timing every call: how long this process waits on messages and
-// collectives (the other ranks' work included, as a real run waits for it).
-class TimedTransport final : public runtime::Transport {
- public:
-  explicit TimedTransport(runtime::Transport& inner) : inner_(inner) {}
-  int rank() const override { return inner_.rank(); }
-  int size() const override { return inner_.size(); }
-  void exchange(std::vector<runtime::Outgoing<float>>& s, std::vector<runtime::Incoming<float>>& r) override { timed([&] { inner_.exchange(s, r); }); }
-  void exchange(std::vector<runtime::Outgoing<double>>& s, std::vector<runtime::Incoming<double>>& r) override { timed([&] { inner_.exchange(s, r); }); }
-  void sum(std::vector<float>& v) override { timed([&] { inner_.sum(v); }); }
-  void sum(std::vector<double>& v) override { timed([&] { inner_.sum(v); }); }
-  void sum(std::vector<float>& v, const std::vector<int>& g) override { timed([&] { inner_.sum(v, g); }); }
-  void sum(std::vector<double>& v, const std::vector<int>& g) override { timed([&] { inner_.sum(v, g); }); }
-  void all_gather(std::vector<float>& v, const std::vector<int>& g) override { timed([&] { inner_.all_gather(v, g); }); }
-  void all_gather(std::vector<double>& v, const std::vector<int>& g) override { timed([&] { inner_.all_gather(v, g); }); }
-  void reduce_scatter(std::vector<float>& v, const std::vector<int>& g) override { timed([&] { inner_.reduce_scatter(v, g); }); }
-  void reduce_scatter(std::vector<double>& v, const std::vector<int>& g) override { timed([&] { inner_.reduce_scatter(v, g); }); }
-
-  double seconds = 0;
-
- private:
-  template <class Call>
-  void timed(Call&& call) {
-    const auto start = std::chrono::steady_clock::now();
-    call();
-    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
-  runtime::Transport& inner_;
-};
-
 // One training run of a plan and its simulation.
 struct Run {
   double measured = 0, simulated = 0, roofline = 0;  // seconds per iteration
-  double kernels = 0;                // seconds per iteration in the slowest rank's operator tasks
+  double tasks = 0;                  // seconds per iteration in the slowest rank's operator tasks and layout work
   double waiting = 0;                // seconds per iteration the slowest rank spent in the transport
   double backward_over_forward = 0;  // of the measured task time
   std::size_t interpreted = 0;
@@ -172,18 +144,20 @@ Run run_plan(const pcg::Graph& plan, const search::Machine& machine, const Setti
   train.plan_devices = machine.devices();
   train.warmup_steps = 1;
   train.steps = 1 + s.steps;
-  TimedTransport timed(transport);
-  double waiting = 0;  // over the timed steps
+  // The transport of the run, timed: how long this process waits on messages and collectives
+  // (the other ranks' work included, as a real run waits for it).
+  runtime::TimedTransport timed(transport);
+  double waiting = 0, waited_before_step = 0;  // over the timed steps
   const runtime::TrainReport run = runtime::train<float>(
       library(), plan, train,
       [&](const runtime::StepReport& r) {
-        if (r.step > train.warmup_steps) waiting += timed.seconds;
-        timed.seconds = 0;
+        if (r.step > train.warmup_steps) waiting += timed.seconds() - waited_before_step;
+        waited_before_step = timed.seconds();
       },
       &timed);
   const auto steps = static_cast<double>(run.timed_steps);
-  double own_kernel_seconds = 0;
-  for (const auto& t : run.operator_times) own_kernel_seconds += t.forward_seconds + t.backward_seconds;
+  double own_task_seconds = 0;
+  for (const auto& t : run.operator_times) own_task_seconds += t.forward_seconds + t.backward_seconds;
   const std::vector<runtime::OperatorTime> times = summed_over_ranks(run.operator_times, transport);
 
   search::ProfileDatabase plan_profile;
@@ -198,7 +172,7 @@ Run run_plan(const pcg::Graph& plan, const search::Machine& machine, const Setti
 
   Run row;
   row.measured = max_over_ranks(run.seconds_per_step, transport);
-  row.kernels = max_over_ranks(own_kernel_seconds / steps, transport);
+  row.tasks = max_over_ranks(own_task_seconds / steps, transport);
   row.waiting = max_over_ranks(waiting / steps, transport);
   row.simulated = search::simulate(search::build_task_graph(plan, search::CostModel(library(), machine, &plan_profile))).makespan;
   row.roofline = search::simulate(search::build_task_graph(plan, search::CostModel(library(), machine))).makespan;
@@ -236,7 +210,7 @@ void print_table(const std::vector<Row>& rows) {
     }
     std::cout << std::left << std::setw(12) << r.model << std::setw(30) << r.plan << std::right << std::fixed << std::setprecision(3)
               << std::setw(13) << figure([](const Run& x) { return x.measured; }) * 1e3
-              << std::setw(12) << figure([](const Run& x) { return x.kernels; }) * 1e3
+              << std::setw(12) << figure([](const Run& x) { return x.tasks; }) * 1e3
               << std::setw(12) << figure([](const Run& x) { return x.waiting; }) * 1e3
               << std::setw(14) << figure([](const Run& x) { return x.simulated; }) * 1e3
               << std::setw(9) << percent(figure([](const Run& x) { return x.error(); }))
@@ -247,11 +221,11 @@ void print_table(const std::vector<Row>& rows) {
     if (r.runs.front().interpreted) std::cout << "  (" << r.runs.front().interpreted << " interpreted ops)";
     std::cout << "\n";
   }
-  std::cout << "Medians over the runs. tasks: the slowest rank's time in operator tasks per step; waiting: the\n"
-               "slowest rank's time in messages and collectives per step; simulated: the cost model over the\n"
-               "measured task times, forward and backward; roofline: the cost model alone; error: against\n"
-               "measured, per run (the range: the lowest and highest run); bwd/fwd: measured backward over\n"
-               "forward task time.\n";
+  std::cout << "Medians over the runs. tasks: the slowest rank's time per step in operator tasks and in layout\n"
+               "changes outside the transport; waiting: the slowest rank's time in messages and collectives per\n"
+               "step; simulated: the cost model over the measured task times, forward and backward; roofline:\n"
+               "the cost model alone; error: against measured, per run (the range: the lowest and highest run);\n"
+               "bwd/fwd: measured backward over forward task time.\n";
 }
 
 }  // namespace

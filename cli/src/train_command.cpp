@@ -71,7 +71,7 @@ nlohmann::json profile_json(const std::vector<runtime::OperatorProfile>& profile
   nlohmann::json out = nlohmann::json::array();
   for (const runtime::OperatorProfile& p : profiles)
     out.push_back({{"node", p.node}, {"op", p.op}, {"key", p.key.to_string()}, {"measured_seconds", p.measured_seconds},
-                   {"simulated_seconds", p.simulated_seconds}, {"tasks", p.tasks}, {"backward_seconds", p.backward_seconds},
+                   {"simulated_seconds", p.simulated_seconds ? nlohmann::json(*p.simulated_seconds) : nlohmann::json(nullptr)}, {"tasks", p.tasks}, {"backward_seconds", p.backward_seconds},
                    {"backward_tasks", p.backward_tasks}});
   return out;
 }
@@ -209,12 +209,15 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   for (const std::string& op : report.interpreted_ops) std::cout << "  through the interpreter: " << op << "\n";
   if (!opt.checkpoint.empty()) std::cout << "wrote " << opt.checkpoint << "\n";
   if (!opt.profile.empty()) {
-    std::cout << "profile: " << profiles.size() << " operators recorded in " << opt.profile << " (device " << opt.profile_machine
+    std::cout << "profile: " << profiles.size() << " operators and layout changes recorded in " << opt.profile << " (device " << opt.profile_machine
               << "), time per task: forward measured and simulated, backward measured:\n";
-    for (const runtime::OperatorProfile& p : profiles)
+    for (const runtime::OperatorProfile& p : profiles) {
+      std::ostringstream simulated;  // none for a layout change
+      if (p.simulated_seconds) simulated << std::fixed << std::setprecision(4) << *p.simulated_seconds * 1e3 << " ms";
       std::cout << "  " << std::left << std::setw(48) << p.key.to_string() << std::right << std::setw(12) << std::setprecision(4)
-                << p.measured_seconds * 1e3 << " ms" << std::setw(12) << p.simulated_seconds * 1e3 << " ms" << std::setw(12)
+                << p.measured_seconds * 1e3 << " ms" << std::setw(15) << (p.simulated_seconds ? simulated.str() : "-") << std::setw(12)
                 << p.backward_seconds * 1e3 << " ms\n";
+    }
   }
   return 0;
 }

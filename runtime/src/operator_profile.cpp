@@ -4,6 +4,7 @@
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/cost_model.hpp"
+#include "loom/search/task_graph.hpp"
 
 namespace loom::runtime {
 
@@ -13,17 +14,22 @@ std::vector<OperatorProfile> operator_profiles(const spec::Library& library, con
     throw LoomError("operator profiles: " + std::to_string(times.size()) + " operator times for a graph of " + std::to_string(graph.size()) +
                     " nodes");
   const search::CostModel roofline(library, machine);
+  const std::vector<pcg::PortRef> sources = search::layout_change_sources(graph, roofline);
   std::vector<OperatorProfile> out;
   for (const pcg::Node& n : graph.nodes()) {
     const OperatorTime& t = times[static_cast<std::size_t>(n.id)];
-    if (t.forward_tasks == 0 || !roofline.is_compute(n)) continue;
+    if (t.forward_tasks == 0 || n.is_graph_input()) continue;
     OperatorProfile p;
     p.node = n.id;
     p.op = n.op;
-    p.key = search::ProfileKey{n.op, n.attrs, {}, machine.device.kind};
-    for (pcg::PortRef in : n.inputs) p.key.inputs.push_back(graph.shape_of(in));
+    if (roofline.is_compute(n)) {
+      p.key = search::ProfileKey{n.op, n.attrs, {}, machine.device.kind};
+      for (pcg::PortRef in : n.inputs) p.key.inputs.push_back(graph.shape_of(in));
+      p.simulated_seconds = roofline.compute(n, p.key.inputs).seconds;
+    } else {
+      p.key = search::layout_change_key(graph.shape_of(sources[static_cast<std::size_t>(n.id)]), n.output_shapes.at(0), machine.device.kind);
+    }
     p.measured_seconds = t.forward_per_task();
-    p.simulated_seconds = roofline.compute(n, p.key.inputs).seconds;
     p.tasks = t.forward_tasks;
     p.backward_seconds = t.backward_per_task();
     p.backward_tasks = t.backward_tasks;

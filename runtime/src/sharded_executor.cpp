@@ -308,6 +308,20 @@ const Tensor<T>& ShardedExecutor<T>::input_piece(int node, std::size_t input, st
 }
 
 template <class T>
+template <class Work>
+void ShardedExecutor<T>::time_layout_change(const pcg::Node& n, double& seconds, std::int64_t& tasks, Work&& work) {
+  const auto start = std::chrono::steady_clock::now();
+  const double waited_before = transport_.seconds();
+  work();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::int64_t pieces = 0;
+  for (std::int64_t t = 0; t < n.tasks(); ++t) pieces += local(n.id, t) ? 1 : 0;
+  if (pieces == 0) return;
+  seconds += elapsed - (transport_.seconds() - waited_before);
+  tasks += pieces;
+}
+
+template <class T>
 void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
   feeds_ = &feeds;
   values_.assign(graph_.size(), {});
@@ -322,8 +336,11 @@ void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
       continue;
     }
     values_[static_cast<std::size_t>(n.id)].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
-    if (runs_[static_cast<std::size_t>(n.id)].replicates_input || runs_[static_cast<std::size_t>(n.id)].fused_away) continue;
-    if (runs_[static_cast<std::size_t>(n.id)].parallel) move_pieces(n);
+    const NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
+    OperatorTime& time = times_[static_cast<std::size_t>(n.id)];
+    if (run.fused_away) continue;
+    // Replicas of a graph input are read from the feed: nothing to move, but their pieces count.
+    if (run.parallel) time_layout_change(n, time.forward_seconds, time.forward_tasks, [&] { if (!run.replicates_input) move_pieces(n); });
     else run_operator(n);
   }
 }
@@ -452,7 +469,8 @@ NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& outpu
     const pcg::Node& n = *it;
     const NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
     if (n.is_graph_input() || !run.differentiated || run.fused_away) continue;
-    if (runs_[static_cast<std::size_t>(n.id)].parallel) move_backward(n, grads, input_grads);
+    OperatorTime& time = times_[static_cast<std::size_t>(n.id)];
+    if (run.parallel) time_layout_change(n, time.backward_seconds, time.backward_tasks, [&] { move_backward(n, grads, input_grads); });
     else operator_backward(n, grads, input_grads);
   }
   for (const std::string& name : differentiable_)

@@ -31,4 +31,15 @@ TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::Pa
   return est;
 }
 
+std::optional<TaskEstimate> CostModel::measured_layout_change(const pcg::ParallelShape& from, const pcg::ParallelShape& to) const {
+  if (!profiles_) return std::nullopt;
+  const ProfileEntry* measured = profiles_->find(layout_change_key(from, to, machine_.device.kind));
+  if (!measured) return std::nullopt;
+  TaskEstimate est;
+  est.seconds = measured->measured_seconds;
+  est.backward_seconds = measured->backward_seconds.value_or(measured->measured_seconds);
+  est.measured = true;
+  return est;
+}
+
 }  // namespace loom::search

@@ -49,6 +49,10 @@ ProfileEntry read_entry(const json& j, const std::string& at, int version) {
 
 }  // namespace
 
+ProfileKey layout_change_key(const pcg::ParallelShape& from, const pcg::ParallelShape& to, const std::string& device) {
+  return ProfileKey{"layout_change", {}, {from, to}, device};
+}
+
 std::string ProfileKey::to_string() const {
   std::string out = op + "{";
   bool first = true;

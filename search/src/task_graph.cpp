@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "loom/pcg/collective_groups.hpp"
@@ -42,6 +43,11 @@ class Builder {
     consumed_.resize(graph.size(), false);
     for (const pcg::Node& n : graph.nodes())
       for (pcg::PortRef in : n.inputs) consumed_[static_cast<std::size_t>(in.node)] = true;
+  }
+
+  std::vector<pcg::PortRef> layout_change_sources() {
+    fuse_chains();
+    return sources_;
   }
 
   TaskGraph build() {
@@ -239,7 +245,8 @@ class Builder {
   // piece's holder; a weight's copies are among the tasks its gradient sum waits for.
   void copy_input_pieces(const pcg::Node& n, const pcg::MachineView& view, std::vector<Holder>& held) {
     const pcg::ParallelShape& out = n.output_shapes[0];
-    if (out.R == out.tasks()) return;  // every piece is the whole value, read where it is
+    const std::optional<TaskEstimate> measured = model_.measured_layout_change(graph_.shape_of(source_of(n)), out);
+    if (out.R == out.tasks() && !measured) return;  // every piece is the whole value, read where it is
     const pcg::Node& source = graph_.node(source_of(n).node);
     const bool weight = source.op == pcg::kWeightOp;
     const double piece_bytes = static_cast<double>(pcg::piece_elements(out)) * kBytesPerElement;
@@ -251,10 +258,12 @@ class Builder {
       copy.node = n.id;
       copy.index = static_cast<std::int64_t>(t);
       copy.device = device;
-      copy.seconds = kInputPiecePasses * piece_bytes / machine_.device.memory_bandwidth;
+      copy.seconds = measured ? measured->seconds : kInputPiecePasses * piece_bytes / machine_.device.memory_bandwidth;
       if (weight)
         copy.backward_seconds =
-            (kWeightPieceGradientPasses * piece_bytes + (zeroed.insert(device).second ? whole_bytes : 0)) / machine_.device.memory_bandwidth;
+            measured ? measured->backward_seconds
+                     : (kWeightPieceGradientPasses * piece_bytes + (zeroed.insert(device).second ? whole_bytes : 0)) /
+                           machine_.device.memory_bandwidth;
       copy.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "] piece copy";
       const int id = add(std::move(copy));
       held[t].tasks = {id};
@@ -290,6 +299,7 @@ class Builder {
     pcg::MachineView from;
     for (const Holder& h : sources) from.devices.push_back(h.device);
     const std::vector<pcg::PieceMove> moves = pcg::piece_moves(in, from, out, view);
+    const std::optional<TaskEstimate> measured = model_.measured_layout_change(in, out);
     auto move = moves.begin();
     for (std::int64_t t = 0; t < out.tasks(); ++t) {
       const int device = view.devices[static_cast<std::size_t>(t)];
@@ -304,6 +314,21 @@ class Builder {
           continue;
         }
         for (int d : deliver(source, device, bytes, n, t)) deps.push_back(d);
+      }
+      if (measured) {
+        // The piece's whole measured work: its local copies, its share of packing and
+        // unpacking, and adding up partial sums.
+        SimTask work;
+        work.node = n.id;
+        work.index = t;
+        work.device = device;
+        work.seconds = measured->seconds;
+        work.backward_seconds = measured->backward_seconds;
+        work.deps = std::move(local_deps);
+        work.deps.insert(work.deps.end(), deps.begin(), deps.end());
+        work.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "] layout work";
+        held.push_back({device, {add(std::move(work))}});
+        continue;
       }
       if (local_bytes > 0) {
         SimTask copy;
@@ -469,6 +494,10 @@ class Builder {
 
 TaskGraph build_task_graph(const pcg::Graph& graph, const CostModel& model, RunWork run_work) {
   return Builder(graph, model, run_work).build();
+}
+
+std::vector<pcg::PortRef> layout_change_sources(const pcg::Graph& graph, const CostModel& model) {
+  return Builder(graph, model, RunWork::Included).layout_change_sources();
 }
 
 double communication_bytes(const TaskGraph& graph) {

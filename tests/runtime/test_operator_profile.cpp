@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/operator_profile.hpp"
@@ -42,6 +44,8 @@ double roofline(const pcg::Graph& g, const pcg::Node& n) {
   return std::max(c.flops / d.peak_flops, (c.bytes_read + c.bytes_written) / d.memory_bandwidth) + d.kernel_overhead + d.dispatch_overhead;
 }
 
+bool is_layout_change(const pcg::Node& n) { return !n.is_graph_input() && !search::is_compute_node(library(), n); }
+
 // A made-up time per task for every operator node over two runs of each task: forward (id + 1)
 // ms; backward 1.5 times that, for the even nodes only.
 std::vector<OperatorTime> made_up_times(const pcg::Graph& g) {
@@ -59,7 +63,7 @@ std::vector<OperatorTime> made_up_times(const pcg::Graph& g) {
   return times;
 }
 
-TEST(OperatorProfile, CoversEveryOperatorTheProcessRan) {
+TEST(OperatorProfile, CoversEveryOperatorAndLayoutChangeTheProcessRan) {
   LocalTransport local;
   ShardedExecutor<double> executor(library(), plan(), builtin_kernels(), local, weights_of(small_mlp()), kDevices);
   const NamedTensors<double> feeds = models::random_values(small_mlp(), 3);
@@ -67,21 +71,32 @@ TEST(OperatorProfile, CoversEveryOperatorTheProcessRan) {
   executor.forward(feeds);
   const std::vector<OperatorProfile> profiles = operator_profiles(library(), plan(), host(), executor.operator_times());
 
-  std::vector<int> compute_nodes;
-  for (const pcg::Node& n : plan().nodes())
-    if (search::is_compute_node(library(), n)) compute_nodes.push_back(n.id);
-  ASSERT_EQ(profiles.size(), compute_nodes.size());
+  std::vector<int> nodes;
+  std::size_t layout_changes = 0;
+  for (const pcg::Node& n : plan().nodes()) {
+    if (n.is_graph_input()) continue;
+    nodes.push_back(n.id);
+    layout_changes += search::is_compute_node(library(), n) ? 0 : 1;
+  }
+  EXPECT_GT(layout_changes, 0u);  // the plan splits the batch and replicates the weights
+  ASSERT_EQ(profiles.size(), nodes.size());
   for (std::size_t i = 0; i < profiles.size(); ++i) {
     const OperatorProfile& p = profiles[i];
     const pcg::Node& n = plan().node(p.node);
     SCOPED_TRACE(n.describe());
-    EXPECT_EQ(p.node, compute_nodes[i]);
+    EXPECT_EQ(p.node, nodes[i]);
     EXPECT_EQ(p.op, n.op);
-    EXPECT_EQ(p.key.to_string(), (search::ProfileKey{n.op, n.attrs, input_shapes(plan(), n), "cpu"}.to_string()));
-    EXPECT_EQ(p.tasks, 2 * n.tasks());  // one process runs both devices' tasks, twice
+    EXPECT_EQ(p.tasks, 2 * n.tasks());  // one process holds both devices' pieces, twice
     const OperatorTime& t = executor.operator_times()[static_cast<std::size_t>(p.node)];
     EXPECT_DOUBLE_EQ(p.measured_seconds, t.forward_seconds / static_cast<double>(t.forward_tasks));
-    EXPECT_DOUBLE_EQ(p.simulated_seconds, roofline(plan(), n));
+    if (search::is_compute_node(library(), n)) {
+      EXPECT_EQ(p.key.to_string(), (search::ProfileKey{n.op, n.attrs, input_shapes(plan(), n), "cpu"}.to_string()));
+      ASSERT_TRUE(p.simulated_seconds);
+      EXPECT_DOUBLE_EQ(*p.simulated_seconds, roofline(plan(), n));
+    } else {
+      EXPECT_EQ(p.key.to_string(), search::layout_change_key(plan().shape_of(n.inputs[0]), n.output_shapes[0], "cpu").to_string());
+      EXPECT_FALSE(p.simulated_seconds);
+    }
   }
 }
 
@@ -141,13 +156,50 @@ TEST(OperatorProfile, LeavesOutNodesThatRanNothingHere) {
     if (only < 0 && search::is_compute_node(library(), n)) only = n.id;
   ASSERT_GE(only, 0);
   times[static_cast<std::size_t>(only)] = OperatorTime{4e-3, 0, 2, 0};
-  // A parallelization operator's time is no kernel's: it is left out too.
+  // Backward runs alone (as on a process holding no piece of the forward) are left out too.
   for (const pcg::Node& n : plan().nodes())
-    if (!n.is_graph_input() && !search::is_compute_node(library(), n)) times[static_cast<std::size_t>(n.id)] = OperatorTime{1e-3, 0, 1, 0};
+    if (!n.is_graph_input() && n.id != only) times[static_cast<std::size_t>(n.id)] = OperatorTime{0, 1e-3, 0, 1};
   const std::vector<OperatorProfile> profiles = operator_profiles(library(), plan(), host(), times);
   ASSERT_EQ(profiles.size(), 1u);
   EXPECT_EQ(profiles[0].node, only);
   EXPECT_DOUBLE_EQ(profiles[0].measured_seconds, 2e-3);
+}
+
+// A layout change's measured work per piece replaces the bytes the task graph would charge for
+// it: every task of the change on a device takes the measured figure, forward and backward.
+TEST(OperatorProfile, ARecordedLayoutChangeReplacesItsBytesInTheTaskGraph) {
+  const search::CostModel estimated(library(), host());
+  const search::TaskGraph before = search::build_task_graph(plan(), estimated);
+  // The layout changes of the plan that the task graph charges work for on the devices.
+  std::set<int> charged;
+  for (const search::SimTask& t : before.tasks)
+    if (t.kind == search::TaskKind::Compute && is_layout_change(plan().node(t.node)) && t.label.find("loss") == std::string::npos)
+      charged.insert(t.node);
+  std::vector<OperatorTime> times(plan().size());
+  for (const pcg::Node& n : plan().nodes())
+    if (is_layout_change(n))
+      times[static_cast<std::size_t>(n.id)] = OperatorTime{n.tasks() * (n.id + 1) * 1e-4, n.tasks() * (n.id + 1) * 3e-4, n.tasks(), n.tasks()};
+  search::ProfileDatabase db;
+  record_profiles(operator_profiles(library(), plan(), host(), times), db);
+  const search::CostModel measured(library(), host(), &db);
+  const search::TaskGraph after = search::build_task_graph(plan(), measured);
+
+  std::map<int, int> tasks_after;  // per layout change
+  for (const search::SimTask& t : after.tasks) {
+    const pcg::Node& n = plan().node(t.node);
+    if (t.kind != search::TaskKind::Compute || !is_layout_change(n) || t.label.find("loss") != std::string::npos) continue;
+    SCOPED_TRACE(t.label);
+    // A split of the data has no backward: nothing takes the data's gradient.
+    const bool of_data = plan().node(n.inputs[0].node).op == pcg::kInputOp;
+    EXPECT_DOUBLE_EQ(t.seconds, (!t.backward ? 1e-4 : of_data ? 0 : 3e-4) * (n.id + 1));
+    ++tasks_after[t.node];
+  }
+  // Every change the estimate charged is charged the measured figure, for each piece, both ways;
+  // a change measured where the estimate saw no work (the weights' replicas) is charged too.
+  for (int id : charged) EXPECT_EQ(tasks_after[id], 2 * plan().node(id).tasks()) << plan().node(id).describe();
+  EXPECT_GT(tasks_after.size(), charged.size());
+  // What the measurement cannot change: the communication.
+  EXPECT_DOUBLE_EQ(search::communication_bytes(after), search::communication_bytes(before));
 }
 
 TEST(OperatorProfile, RejectsTimesOfAnotherGraph) {

@@ -1,8 +1,10 @@
 #pragma once
-// From the time a run spent in each operator's kernels to the profile database the cost model
+// From the time a run spent in each operator's tasks to the profile database the cost model
 // reads: per operator node this process ran, the key the cost model looks its tasks up by, the
 // measured forward and backward time of one task and the roofline the simulator would use
-// without a profile.
+// without a profile; per layout change, its work per piece outside the messages and collectives
+// (search::layout_change_key).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,15 +21,19 @@ struct OperatorProfile {
   std::string op;
   search::ProfileKey key;
   double measured_seconds = 0;   // forward, one task: the mean over the task runs measured
-  double simulated_seconds = 0;  // forward, one task: the cost model's roofline on the machine
+  // Forward, one task: the cost model's roofline on the machine (none for a layout change, whose
+  // estimate depends on where its pieces are).
+  std::optional<double> simulated_seconds;
   std::int64_t tasks = 0;        // forward task runs the measurement is over
   double backward_seconds = 0;   // backward, one task (0 when none ran)
   std::int64_t backward_tasks = 0;
 };
 
 // `times` is indexed by node id of `graph` (ShardedExecutor::operator_times(), or a
-// TrainReport's). Nodes that ran no forward task here (parallelization operators, graph inputs,
-// tasks of other processes) are left out. Throws LoomError when `times` does not match the graph.
+// TrainReport's). Nodes that ran no forward task here (graph inputs, layout changes fused into
+// the next, tasks of other processes) are left out. A layout change is keyed by the change it
+// makes from the first input of its fused chain (search::layout_change_sources), as a run of
+// several processes fuses it. Throws LoomError when `times` does not match the graph.
 std::vector<OperatorProfile> operator_profiles(const spec::Library& library, const pcg::Graph& graph, const search::Machine& machine,
                                                const std::vector<OperatorTime>& times);
 

@@ -21,13 +21,17 @@
 #include "loom/runtime/kernel_registry.hpp"
 #include "loom/runtime/optimizer.hpp"
 #include "loom/runtime/tensor.hpp"
+#include "loom/runtime/timed_transport.hpp"
 #include "loom/runtime/transport.hpp"
 
 namespace loom::runtime {
 
 // Time one process spent in one node's tasks since the executor was made (or its times were
 // restarted): for each task, preparing the call, the kernel, and storing its outputs or adding up
-// the gradients it gives; the messages and collectives are not included.
+// the gradients it gives; the messages and collectives are not included. A layout change (a
+// parallel operator, or the chain fused into it) counts one task per piece of its new layout the
+// process holds, and its time is the process's whole work in the change outside the messages and
+// collectives: cutting boxes out, packing, placing and adding up what arrives.
 struct OperatorTime {
   double forward_seconds = 0, backward_seconds = 0;
   std::int64_t forward_tasks = 0, backward_tasks = 0;  // task runs measured
@@ -118,9 +122,13 @@ class ShardedExecutor {
   void move_pieces(const pcg::Node& n);
   void operator_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads);
   void move_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads);
+  // Runs `work`, a pass of layout change `n`, adding its time outside the transport to `seconds`
+  // and the pieces of n's output this process holds to `tasks`.
+  template <class Work>
+  void time_layout_change(const pcg::Node& n, double& seconds, std::int64_t& tasks, Work&& work);
 
   const pcg::Graph& graph_;
-  Transport& transport_;
+  TimedTransport transport_;  // the given transport, timed to leave its calls out of layout changes' times
   std::set<std::string> differentiable_;
   int devices_;
   std::vector<NodeRun> runs_;

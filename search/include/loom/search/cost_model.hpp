@@ -2,6 +2,8 @@
 // Time and memory of one task of an operator on one device of a machine: a roofline over the
 // FLOPs and bytes derived from the operator's spec, replaced by a measured figure where the
 // profile database has one.
+#include <optional>
+
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/graph.hpp"
 #include "loom/search/machine.hpp"
@@ -29,6 +31,11 @@ class CostModel {
   TaskEstimate compute(const pcg::Graph& graph, const pcg::Node& node) const;
   // The same for the node reading inputs of the given parallel shapes (a split the node may take).
   TaskEstimate compute(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs) const;
+
+  // One piece's work on its device in a layout change between the two shapes, outside the
+  // messages and collectives, where the profile database has it measured; otherwise none (the
+  // task graph then charges the bytes the change copies and adds up).
+  std::optional<TaskEstimate> measured_layout_change(const pcg::ParallelShape& from, const pcg::ParallelShape& to) const;
 
   // Whether the node runs a kernel (an operator of the library), rather than moving data.
   bool is_compute(const pcg::Node& node) const { return !node.is_graph_input() && library_.find_op(node.op) != nullptr; }

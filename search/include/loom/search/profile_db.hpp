@@ -24,6 +24,10 @@ struct ProfileKey {
   std::string to_string() const;
 };
 
+// The key of a layout change's work on one device per piece of its new layout, outside the
+// messages and collectives: `layout_change{} FROM TO on DEVICE`, the shapes it changes between.
+ProfileKey layout_change_key(const pcg::ParallelShape& from, const pcg::ParallelShape& to, const std::string& device);
+
 struct ProfileEntry {
   std::string op, device;
   double measured_seconds = 0;              // mean over the samples

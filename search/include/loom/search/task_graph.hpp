@@ -59,6 +59,11 @@ enum class RunWork { Included, LeftOut };
 // node when a view places a task outside the machine.
 TaskGraph build_task_graph(const pcg::Graph& graph, const CostModel& model, RunWork run_work = RunWork::Included);
 
+// Per node of `graph`, what it changes the layout of where it is a layout change (a parallel
+// operator or fused form): its input, or the first input of the chain of layout changes fused
+// into it, as the task graph charges it and a run of several processes executes it.
+std::vector<pcg::PortRef> layout_change_sources(const pcg::Graph& graph, const CostModel& model);
+
 // The bytes of every communication task, forward and backward.
 double communication_bytes(const TaskGraph& graph);
 
