@@ -34,7 +34,8 @@ class CostModel {
 
   // One piece's work on its device in a layout change between the two shapes, outside the
   // messages and collectives, where the profile database has it measured; otherwise none (the
-  // task graph then charges the bytes the change copies and adds up).
+  // task graph then charges the bytes the change copies and adds up). Its backward is the
+  // forward's where only the forward was measured: the gradient moves the same boxes back.
   std::optional<TaskEstimate> measured_layout_change(const pcg::ParallelShape& from, const pcg::ParallelShape& to) const;
 
   // Whether the node runs a kernel (an operator of the library), rather than moving data.

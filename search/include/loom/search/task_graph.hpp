@@ -8,7 +8,9 @@
 // to split a data input (each device loads its piece) or to lay out a weight (each device keeps its
 // shard or replica), nor to gather a graph output nobody reads (the loss is computed where its
 // pieces are). After the forward pass each device takes the loss of its pieces of the output once
-// every piece is computed, as a training run's processes sum the output among them. Each device
+// every piece is computed, as a training run's processes sum the output among them. A layout
+// change's own work on a device (cutting out, packing, placing and adding up pieces) is charged
+// as the bytes it copies, or as measured where the profile database has it. Each device
 // and each directed pair of devices runs its tasks one at a time, first come first served; on a
 // machine whose devices do not overlap communication with computation, a communication task also
 // holds the devices taking part in it.
