@@ -67,8 +67,10 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
   for (const pcg::Node& n : graph.nodes()) {
     NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
     run.view = n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks());
-    for (int d : run.view.devices)
+    for (int d : run.view.devices) {
       if (d < 0 || d >= devices) throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + " of " + std::to_string(devices));
+      if (transport.size() == 1 || d == transport.rank()) ++run.local_pieces;
+    }
     if (n.is_graph_input()) {
       run.differentiated = differentiable_.count(n.name) > 0;
       continue;
@@ -314,8 +316,7 @@ void ShardedExecutor<T>::time_layout_change(const pcg::Node& n, double& seconds,
   const double waited_before = transport_.seconds();
   work();
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::int64_t pieces = 0;
-  for (std::int64_t t = 0; t < n.tasks(); ++t) pieces += local(n.id, t) ? 1 : 0;
+  const std::int64_t pieces = runs_[static_cast<std::size_t>(n.id)].local_pieces;
   if (pieces == 0) return;
   seconds += elapsed - (transport_.seconds() - waited_before);
   tasks += pieces;

@@ -88,6 +88,7 @@ class ShardedExecutor {
     bool parallel = false;
     bool differentiated = false;
     pcg::MachineView view;
+    std::int64_t local_pieces = 0;  // tasks of the node this process runs (a layout change's pieces held here)
     // A parallel operator's layout change runs from `source`: its input, or the input of a
     // chain of parallel operators before it that is fused into it (fuse_into).
     pcg::PortRef source;
