@@ -4,7 +4,8 @@
 // steps gives:
 //   (a) per operator the task time per task over the timed steps, every rank's tasks together,
 //       becomes a profile database entry (with the roofline figure for the same task), and so
-//       does each layout change's work per piece outside the messages and collectives;
+//       does each layout change's work per piece outside the messages and collectives, and each
+//       weight's optimizer step over the box a rank updates;
 //   (b) the plan simulated with the cost model over that database (and, for comparison, over the
 //       roofline alone);
 //   (c) the real iteration (batch, forward, loss, backward, optimizer step): the mean of the timed
@@ -96,21 +97,6 @@ Settings parse(int argc, char** argv) {
   return s;
 }
 
-// Every rank's task times added up, so each rank sees the time of every task of the plan.
-std::vector<runtime::OperatorTime> summed_over_ranks(const std::vector<runtime::OperatorTime>& times, runtime::Transport& transport) {
-  std::vector<double> flat;
-  for (const auto& t : times) {
-    flat.insert(flat.end(),
-                {t.forward_seconds, t.backward_seconds, static_cast<double>(t.forward_tasks), static_cast<double>(t.backward_tasks)});
-  }
-  transport.sum(flat);
-  std::vector<runtime::OperatorTime> out(times.size());
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    out[i] = {flat[4 * i], flat[4 * i + 1], std::llround(flat[4 * i + 2]), std::llround(flat[4 * i + 3])};
-  }
-  return out;
-}
-
 double max_over_ranks(double value, runtime::Transport& transport) {
   std::vector<double> all(static_cast<std::size_t>(transport.size()), 0.0);
   all[static_cast<std::size_t>(transport.rank())] = value;
@@ -121,7 +107,7 @@ double max_over_ranks(double value, runtime::Transport& transport) {
 // One training run of a plan and its simulation.
 struct Run {
   double measured = 0, simulated = 0, roofline = 0;  // seconds per iteration
-  double tasks = 0;                  // seconds per iteration in the slowest rank's operator tasks and layout work
+  double tasks = 0;                  // seconds per iteration in the slowest rank's operator tasks, layout work and updates
   double waiting = 0;                // seconds per iteration the slowest rank spent in the transport
   double backward_over_forward = 0;  // of the measured task time
   std::size_t interpreted = 0;
@@ -157,11 +143,11 @@ Run run_plan(const pcg::Graph& plan, const search::Machine& machine, const Setti
       &timed);
   const auto steps = static_cast<double>(run.timed_steps);
   double own_task_seconds = 0;
-  for (const auto& t : run.operator_times) own_task_seconds += t.forward_seconds + t.backward_seconds;
-  const std::vector<runtime::OperatorTime> times = summed_over_ranks(run.operator_times, transport);
+  for (const auto& t : run.operator_times) own_task_seconds += t.forward_seconds + t.backward_seconds + t.update_seconds;
+  const std::vector<runtime::OperatorTime> times = runtime::summed_over_processes(run.operator_times, transport);
 
   search::ProfileDatabase plan_profile;
-  const std::vector<runtime::OperatorProfile> profiles = runtime::operator_profiles(library(), plan, machine, times);
+  const std::vector<runtime::OperatorProfile> profiles = runtime::operator_profiles(library(), plan, machine, times, runtime::optimizer_name(train.optimizer.kind), transport.size());
   runtime::record_profiles(profiles, plan_profile);
   runtime::record_profiles(profiles, database);
   double forward = 0, backward = 0;
@@ -221,11 +207,11 @@ void print_table(const std::vector<Row>& rows) {
     if (r.runs.front().interpreted) std::cout << "  (" << r.runs.front().interpreted << " interpreted ops)";
     std::cout << "\n";
   }
-  std::cout << "Medians over the runs. tasks: the slowest rank's time per step in operator tasks and in layout\n"
-               "changes outside the transport; waiting: the slowest rank's time in messages and collectives per\n"
-               "step; simulated: the cost model over the measured task times, forward and backward; roofline:\n"
-               "the cost model alone; error: against measured, per run (the range: the lowest and highest run);\n"
-               "bwd/fwd: measured backward over forward task time.\n";
+  std::cout << "Medians over the runs. tasks: the slowest rank's time per step in operator tasks, in layout\n"
+               "changes outside the transport and in weight updates; waiting: the slowest rank's time in messages\n"
+               "and collectives per step; simulated: the cost model over the measured task times, forward and\n"
+               "backward, and updates; roofline: the cost model alone; error: against measured, per run (the\n"
+               "range: the lowest and highest run); bwd/fwd: measured backward over forward task time.\n";
 }
 
 }  // namespace

@@ -19,6 +19,7 @@ struct SimulateOptions {
   std::string plan;
   std::vector<std::string> specs;
   std::string profile;
+  std::string optimizer = "sgd";
   bool json = false;
   int timeline_rows = 20;
 };
@@ -28,7 +29,7 @@ int run_simulate(const SimulateOptions& opt) {
   const spec::Library library = spec::Library::load(specs);
   const search::Plan plan = search::load_plan(opt.plan, library);
   const search::ProfileDatabase profiles = opt.profile.empty() ? search::ProfileDatabase{} : search::ProfileDatabase::load(opt.profile);
-  const search::CostModel model(library, plan.machine, &profiles);
+  const search::CostModel model(library, plan.machine, &profiles, opt.optimizer);
   const search::TaskGraph tasks = plan.pipeline.enabled() ? search::build_pipeline_task_graph(plan.graph, model, plan.pipeline, library)
                                                           : search::build_task_graph(plan.graph, model);
   const search::Timeline timeline = search::simulate(tasks);
@@ -98,6 +99,11 @@ void add_simulate_command(CLI::App& app, int& status) {
   cmd->add_option("--plan", opt->plan, "the plan file")->required();
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled specs/)");
   cmd->add_option("--profile", opt->profile, "measured operator times (loom-profile JSON) to use instead of the roofline");
+  cmd->add_option("--optimizer", opt->optimizer,
+                  "the step that updates the weights each iteration, sgd or adam: what it reads and writes, or its measured "
+                  "updates in --profile")
+      ->default_val("sgd")
+      ->check(CLI::IsMember({"sgd", "adam"}));
   cmd->add_option("--timeline", opt->timeline_rows, "how many timeline rows to print")->default_val(20);
   cmd->add_flag("--json", opt->json, "print everything as JSON (iteration_seconds, per_device, fits_memory, timeline)");
   cmd->callback([opt, &status] { status = run_simulate(*opt); });

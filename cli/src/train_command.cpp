@@ -90,18 +90,6 @@ runtime::KernelRegistry kernels_for(const std::string& backend) {
 #endif
 }
 
-// Every process's task times added up, so each process holds the whole plan's.
-std::vector<runtime::OperatorTime> all_processes(const std::vector<runtime::OperatorTime>& mine, runtime::Transport& transport) {
-  std::vector<double> flat;
-  for (const runtime::OperatorTime& t : mine)
-    flat.insert(flat.end(), {t.forward_seconds, t.backward_seconds, static_cast<double>(t.forward_tasks), static_cast<double>(t.backward_tasks)});
-  transport.sum(flat);
-  std::vector<runtime::OperatorTime> out(mine.size());
-  for (std::size_t i = 0; i < out.size(); ++i)
-    out[i] = {flat[4 * i], flat[4 * i + 1], static_cast<std::int64_t>(flat[4 * i + 2]), static_cast<std::int64_t>(flat[4 * i + 3])};
-  return out;
-}
-
 // Where --profile records the run's times: read before training, so a bad machine or database
 // stops the command before the run rather than losing it.
 struct ProfileTarget {
@@ -109,11 +97,12 @@ struct ProfileTarget {
   search::ProfileDatabase database;
 };
 
-// Adds the run's measured forward time per task of each operator, with the roofline the
-// simulator would use instead, to the database and writes it back.
+// Adds the run's measured time per task of each operator, layout change and weight update, with
+// the roofline the simulator would use instead, to the database and writes it back.
 std::vector<runtime::OperatorProfile> record_profile(const spec::Library& library, const pcg::Graph& graph, const TrainOptions& opt,
-                                                     ProfileTarget& target, const std::vector<runtime::OperatorTime>& times) {
-  const std::vector<runtime::OperatorProfile> profiles = runtime::operator_profiles(library, graph, target.machine, times);
+                                                     ProfileTarget& target, const std::vector<runtime::OperatorTime>& times, int processes) {
+  const std::vector<runtime::OperatorProfile> profiles =
+      runtime::operator_profiles(library, graph, target.machine, times, opt.optimizer, processes);
   runtime::record_profiles(profiles, target.database);
   target.database.save(opt.profile);
   return profiles;
@@ -175,8 +164,8 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   if (progress) std::cerr << "\n";
   std::vector<runtime::OperatorProfile> profiles;
   if (!opt.profile.empty()) {
-    const std::vector<runtime::OperatorTime> times = all_processes(report.operator_times, transport);
-    if (speaks) profiles = record_profile(library, graph, opt, *profile_target, times);
+    const std::vector<runtime::OperatorTime> times = runtime::summed_over_processes(report.operator_times, transport);
+    if (speaks) profiles = record_profile(library, graph, opt, *profile_target, times, transport.size());
   }
   if (!speaks) return 0;
   if (opt.json) {
@@ -209,15 +198,19 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   for (const std::string& op : report.interpreted_ops) std::cout << "  through the interpreter: " << op << "\n";
   if (!opt.checkpoint.empty()) std::cout << "wrote " << opt.checkpoint << "\n";
   if (!opt.profile.empty()) {
-    std::cout << "profile: " << profiles.size() << " operators and layout changes recorded in " << opt.profile << " (device " << opt.profile_machine
-              << "), time per task: forward measured and simulated, backward measured:\n";
-    for (const runtime::OperatorProfile& p : profiles) {
-      std::ostringstream simulated;  // none for a layout change
-      if (p.simulated_seconds) simulated << std::fixed << std::setprecision(4) << *p.simulated_seconds * 1e3 << " ms";
-      std::cout << "  " << std::left << std::setw(48) << p.key.to_string() << std::right << std::setw(12) << std::setprecision(4)
-                << p.measured_seconds * 1e3 << " ms" << std::setw(15) << (p.simulated_seconds ? simulated.str() : "-") << std::setw(12)
-                << p.backward_seconds * 1e3 << " ms\n";
-    }
+    std::cout << "profile: " << profiles.size() << " operators, layout changes and weight updates recorded in " << opt.profile << " (device " << opt.profile_machine
+              << "), time per task (a weight: per update): forward measured and simulated, backward measured:\n";
+    // "-" where there is no figure: a layout change's roofline, a weight update's backward.
+    const auto milliseconds = [](std::optional<double> seconds) {
+      std::ostringstream out;
+      if (!seconds) return std::string("-");
+      out << std::fixed << std::setprecision(4) << *seconds * 1e3 << " ms";
+      return out.str();
+    };
+    for (const runtime::OperatorProfile& p : profiles)
+      std::cout << "  " << std::left << std::setw(48) << p.key.to_string() << std::right << std::setw(15) << milliseconds(p.measured_seconds)
+                << std::setw(15) << milliseconds(p.simulated_seconds) << std::setw(15)
+                << milliseconds(p.backward_tasks > 0 ? std::optional<double>(p.backward_seconds) : std::nullopt) << "\n";
   }
   return 0;
 }
@@ -257,7 +250,8 @@ void add_train_command(CLI::App& app, int& status) {
   cmd->add_option("--resume", opt->resume, "continue from a checkpoint of the same run");
   cmd->add_option("--data", opt->data, "training data file (the binary format of the README) instead of synthetic data");
   cmd->add_option("--profile", opt->profile,
-                  "add each operator's measured forward time per task, with the roofline time the simulator would use, to this "
+                  "add each operator's measured forward and backward time per task, each layout change's and each weight "
+                  "update's, with the roofline time the simulator would use, to this "
                   "loom-profile database (created if missing, written atomically; `loom simulate --profile` and the search read it)");
   cmd->add_option("--profile-machine", opt->profile_machine, "the machine the times are measured on, for the profile's keys and roofline")
       ->default_val("cpu_host");

@@ -13,6 +13,12 @@ std::int64_t Region::elements() const {
   return n;
 }
 
+std::vector<std::int64_t> Region::extent() const {
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < lo.size(); ++i) out.push_back(std::max<std::int64_t>(0, hi[i] - lo[i]));
+  return out;
+}
+
 Region piece_region(const ParallelShape& shape, std::int64_t task) {
   const TaskPiece piece = task_piece(shape, task);
   Region r;

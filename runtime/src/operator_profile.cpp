@@ -1,6 +1,9 @@
 #include "loom/runtime/operator_profile.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/cost_model.hpp"
@@ -8,16 +11,50 @@
 
 namespace loom::runtime {
 
+namespace {
+
+// The extent of the box each device updating a weight updates, when each updates one box and all
+// are alike.
+std::optional<std::vector<std::int64_t>> common_update_box(const std::map<int, std::vector<pcg::Region>>& boxes_by_device) {
+  std::optional<std::vector<std::int64_t>> extent;
+  for (const auto& [device, boxes] : boxes_by_device) {
+    if (boxes.size() != 1 || (extent && *extent != boxes.front().extent())) return std::nullopt;
+    extent = boxes.front().extent();
+  }
+  return extent;
+}
+
+}  // namespace
+
 std::vector<OperatorProfile> operator_profiles(const spec::Library& library, const pcg::Graph& graph, const search::Machine& machine,
-                                               const std::vector<OperatorTime>& times) {
+                                               const std::vector<OperatorTime>& times, const std::string& optimizer, int processes) {
   if (times.size() != graph.size())
     throw LoomError("operator profiles: " + std::to_string(times.size()) + " operator times for a graph of " + std::to_string(graph.size()) +
                     " nodes");
-  const search::CostModel roofline(library, machine);
+  const search::CostModel roofline(library, machine, nullptr, optimizer);
   const std::vector<pcg::PortRef> sources = search::layout_change_sources(graph, roofline);
+  const auto update_boxes = search::weight_update_boxes(graph, roofline);
   std::vector<OperatorProfile> out;
   for (const pcg::Node& n : graph.nodes()) {
     const OperatorTime& t = times[static_cast<std::size_t>(n.id)];
+    if (t.updates > 0) {
+      const std::vector<std::int64_t>& whole = n.output_shapes.at(0).dims;
+      std::optional<std::vector<std::int64_t>> box = whole;
+      if (processes > 1) {
+        const auto it = update_boxes.find(n.id);
+        box = it == update_boxes.end() ? std::nullopt : common_update_box(it->second);
+      }
+      if (box) {
+        OperatorProfile p;
+        p.node = n.id;
+        p.key = search::weight_update_key(optimizer, *box, whole, machine.device.kind);
+        p.op = p.key.op;
+        p.measured_seconds = t.update_seconds / static_cast<double>(t.updates);
+        p.simulated_seconds = roofline.weight_update(*box, whole).seconds;
+        p.tasks = t.updates;
+        out.push_back(std::move(p));
+      }
+    }
     if (t.forward_tasks == 0 || n.is_graph_input()) continue;
     OperatorProfile p;
     p.node = n.id;
@@ -34,6 +71,21 @@ std::vector<OperatorProfile> operator_profiles(const spec::Library& library, con
     p.backward_seconds = t.backward_per_task();
     p.backward_tasks = t.backward_tasks;
     out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<OperatorTime> summed_over_processes(const std::vector<OperatorTime>& mine, Transport& transport) {
+  constexpr std::size_t kFigures = 6;
+  std::vector<double> flat;
+  for (const OperatorTime& t : mine)
+    flat.insert(flat.end(), {t.forward_seconds, t.backward_seconds, static_cast<double>(t.forward_tasks), static_cast<double>(t.backward_tasks),
+                             t.update_seconds, static_cast<double>(t.updates)});
+  transport.sum(flat);
+  std::vector<OperatorTime> out(mine.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const double* f = &flat[kFigures * i];
+    out[i] = {f[0], f[1], std::llround(f[2]), std::llround(f[3]), f[4], std::llround(f[5])};
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #include "loom/runtime/trainer.hpp"
 
 #include <chrono>
+#include <map>
 
 #include "loom/runtime/checkpoint.hpp"
 #include "loom/runtime/data.hpp"
@@ -72,6 +73,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
 
   NamedTensors<T> feeds = std::move(state.weights);
   double total_seconds = 0;
+  std::map<std::string, OperatorTime> update_times;  // by weight, over the timed steps
   // Each process updates the weights exactly only where it reads them: a checkpoint and the report
   // take each box from a process that reads it.
   const auto whole_state = [&] {
@@ -89,7 +91,10 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   const std::int64_t to_run = std::max<std::int64_t>(0, s.steps - report.first_step);
   const std::int64_t timed_from = report.first_step + (to_run > s.warmup_steps ? std::max<std::int64_t>(0, s.warmup_steps) : 0);
   for (std::int64_t step = report.first_step; step < s.steps; ++step) {
-    if (step == timed_from) executor.restart_operator_times();
+    if (step == timed_from) {
+      executor.restart_operator_times();
+      update_times.clear();
+    }
     const auto start = std::chrono::steady_clock::now();
     Batch batch = data->batch(step);
     for (auto& [name, value] : batch.inputs) feeds.insert_or_assign(name, convert<T>(value));
@@ -103,7 +108,12 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     }
     std::vector<Tensor<T>> output_grads{std::move(loss.grad)};
     for (std::size_t i = 1; i < graph.outputs().size(); ++i) output_grads.emplace_back(graph.shape_of(graph.outputs()[i]).dims, T(0));
-    optimizer.step(feeds, executor.backward(output_grads), executor.exact_elements());
+    std::map<std::string, double> update_seconds;
+    optimizer.step(feeds, executor.backward(output_grads), executor.exact_elements(), &update_seconds);
+    for (const auto& [name, seconds] : update_seconds) {
+      update_times[name].update_seconds += seconds;
+      ++update_times[name].updates;
+    }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (step >= timed_from) total_seconds += seconds;
     report.losses.push_back(loss.loss);
@@ -112,6 +122,11 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   }
   if (!s.checkpoint.empty()) save(std::max(s.steps, report.first_step));
   report.operator_times = executor.operator_times();
+  for (const auto& [name, time] : update_times)
+    if (const auto id = graph.find(name)) {
+      report.operator_times.at(static_cast<std::size_t>(*id)).update_seconds = time.update_seconds;
+      report.operator_times.at(static_cast<std::size_t>(*id)).updates = time.updates;
+    }
   executor.assemble(feeds);
   report.timed_steps = std::max<std::int64_t>(0, s.steps - timed_from);
   report.seconds_per_step = report.timed_steps > 0 ? total_seconds / static_cast<double>(report.timed_steps) : 0;

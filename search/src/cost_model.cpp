@@ -2,7 +2,29 @@
 
 #include <algorithm>
 
+#include "loom/pcg/diagnostic.hpp"
+
 namespace loom::search {
+namespace {
+
+constexpr double kBytesPerElement = 4;
+
+// What an optimizer step reads and writes per weight element: SGD reads the element and its
+// gradient and writes the element; Adam also reads and writes its two moments.
+double update_bytes_per_element(const std::string& optimizer) {
+  if (optimizer == "sgd") return 3 * kBytesPerElement;
+  if (optimizer == "adam") return 7 * kBytesPerElement;
+  throw LoomError("cost model: unknown optimizer '" + optimizer + "' (expected sgd or adam)");
+}
+
+}  // namespace
+
+CostModel::CostModel(const spec::Library& library, const Machine& machine, const ProfileDatabase* profiles, std::string optimizer)
+    : library_(library),
+      machine_(machine),
+      profiles_(profiles),
+      optimizer_(std::move(optimizer)),
+      update_bytes_per_element_(update_bytes_per_element(optimizer_)) {}
 
 TaskEstimate CostModel::compute(const pcg::Graph& graph, const pcg::Node& node) const {
   std::vector<pcg::ParallelShape> inputs;
@@ -39,6 +61,21 @@ std::optional<TaskEstimate> CostModel::measured_layout_change(const pcg::Paralle
   est.seconds = measured->measured_seconds;
   est.backward_seconds = measured->backward_seconds.value_or(measured->measured_seconds);
   est.measured = true;
+  return est;
+}
+
+TaskEstimate CostModel::weight_update(const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole) const {
+  TaskEstimate est;
+  double elements = 1;
+  for (std::int64_t d : box) elements *= static_cast<double>(d);
+  est.bytes = elements * update_bytes_per_element_;
+  if (profiles_)
+    if (const ProfileEntry* measured = profiles_->find(weight_update_key(optimizer_, box, whole, machine_.device.kind))) {
+      est.seconds = measured->measured_seconds;
+      est.measured = true;
+      return est;
+    }
+  est.seconds = est.bytes / machine_.device.memory_bandwidth;
   return est;
 }
 

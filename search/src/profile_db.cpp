@@ -53,6 +53,11 @@ ProfileKey layout_change_key(const pcg::ParallelShape& from, const pcg::Parallel
   return ProfileKey{"layout_change", {}, {from, to}, device};
 }
 
+ProfileKey weight_update_key(const std::string& optimizer, const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole,
+                             const std::string& device) {
+  return ProfileKey{optimizer + "_update", {}, {pcg::ParallelShape::unpartitioned(box), pcg::ParallelShape::unpartitioned(whole)}, device};
+}
+
 std::string ProfileKey::to_string() const {
   std::string out = op + "{";
   bool first = true;

@@ -14,8 +14,6 @@ namespace loom::search {
 namespace {
 
 constexpr double kBytesPerElement = 4;
-// An optimizer step reads each weight element and its gradient and writes the element (SGD).
-constexpr double kUpdateBytesPerElement = 3 * kBytesPerElement;
 // A box moved within a device is read out of its piece into a buffer and added into the new
 // piece: five passes over its bytes.
 constexpr double kLocalMovePasses = 5;
@@ -48,6 +46,16 @@ class Builder {
   std::vector<pcg::PortRef> layout_change_sources() {
     fuse_chains();
     return sources_;
+  }
+
+  std::map<int, std::map<int, std::vector<pcg::Region>>> weight_update_boxes() {
+    fuse_chains();
+    for (const pcg::Node& n : graph_.nodes()) forward(n);
+    std::map<int, std::map<int, std::vector<pcg::Region>>> out;
+    for (const auto& [weight, readers] : weights_)
+      for (const Share& share : shares_of(weight, readers))
+        for (int d : share.devices) out[weight][d].push_back(share.box);
+    return out;
   }
 
   TaskGraph build() {
@@ -379,11 +387,29 @@ class Builder {
     return mirror;
   }
 
+  // A box of a weight and the devices that read it, whose gradients of it are summed. Boxes of one
+  // weight that overlap without being equal are summed whole by every device reading any of them.
+  struct Share {
+    std::vector<int> devices;
+    pcg::Region box;
+  };
+  std::vector<Share> shares_of(int weight, const WeightReaders& readers) const {
+    std::vector<pcg::Region> boxes;
+    for (const auto& [box, devices] : readers.boxes) boxes.push_back(box);
+    if (pcg::any_overlap(boxes)) {
+      std::set<int> all;
+      for (const auto& [box, devices] : readers.boxes) all.insert(devices.begin(), devices.end());
+      return {{{all.begin(), all.end()}, pcg::whole_region(graph_.node(weight).output_shapes[0].dims)}};
+    }
+    std::vector<Share> out;
+    for (const auto& [box, devices] : readers.boxes) out.push_back({{devices.begin(), devices.end()}, box});
+    return out;
+  }
+
   // After the backward pass, as the runtime does it: the devices that read the same box of a weight
   // sum their gradients of it (one ring allreduce per group of devices, over every box that group
   // shares, once all their gradients are computed), then each device updates the weight elements
-  // it holds. Boxes of one weight that overlap without being equal are summed whole by every
-  // device reading any of them.
+  // it holds (the cost model's weight_update of each box).
   void synchronize_weights(const std::vector<int>& mirror) {
     struct Group {
       double bytes = 0;
@@ -391,7 +417,8 @@ class Builder {
       std::vector<int> deps;
     };
     struct Update {
-      double elements = 0;
+      double seconds = 0;
+      bool estimated = false;  // some box's update is not measured: the device pays a launch
       int node = 0;
       std::vector<int> deps;
     };
@@ -406,28 +433,21 @@ class Builder {
             for (int t : it->second) out.push_back(mirror[static_cast<std::size_t>(t)]);
         return out;
       };
-      std::vector<std::pair<std::vector<int>, double>> shares;  // devices, elements
-      std::vector<pcg::Region> boxes;
-      for (const auto& [box, devices] : readers.boxes) boxes.push_back(box);
-      if (pcg::any_overlap(boxes)) {
-        std::set<int> all;
-        for (const auto& [box, devices] : readers.boxes) all.insert(devices.begin(), devices.end());
-        shares.push_back({{all.begin(), all.end()}, static_cast<double>(pcg::whole_region(graph_.node(weight).output_shapes[0].dims).elements())});
-      } else {
-        for (const auto& [box, devices] : readers.boxes) shares.push_back({{devices.begin(), devices.end()}, static_cast<double>(box.elements())});
-      }
-      for (const auto& [devices, elements] : shares) {
+      const std::vector<std::int64_t>& whole = graph_.node(weight).output_shapes[0].dims;
+      for (const auto& [devices, box] : shares_of(weight, readers)) {
         if (devices.size() > 1) {
           Group& g = groups[devices];
           if (g.deps.empty()) g.node = weight;
-          g.bytes += elements * kBytesPerElement;
+          g.bytes += static_cast<double>(box.elements()) * kBytesPerElement;
           const std::vector<int> deps = after(devices);
           g.deps.insert(g.deps.end(), deps.begin(), deps.end());
         }
+        const TaskEstimate update = model_.weight_update(box.extent(), whole);
         for (int d : devices) {
           Update& u = updates[d];
           if (u.deps.empty()) u.node = weight;
-          u.elements += elements;
+          u.seconds += update.seconds;
+          u.estimated = u.estimated || !update.measured;
           if (devices.size() == 1) {
             const std::vector<int> deps = after(devices);
             u.deps.insert(u.deps.end(), deps.begin(), deps.end());
@@ -471,7 +491,7 @@ class Builder {
       t.node = u.node;
       t.device = device;
       t.backward = true;
-      t.seconds = u.elements * kUpdateBytesPerElement / machine_.device.memory_bandwidth + machine_.device.kernel_overhead;
+      t.seconds = u.seconds + (u.estimated ? machine_.device.kernel_overhead : 0);
       t.deps = std::move(u.deps);
       t.label = "weight update on " + std::to_string(device);
       add(std::move(t));
@@ -498,6 +518,10 @@ TaskGraph build_task_graph(const pcg::Graph& graph, const CostModel& model, RunW
 
 std::vector<pcg::PortRef> layout_change_sources(const pcg::Graph& graph, const CostModel& model) {
   return Builder(graph, model, RunWork::Included).layout_change_sources();
+}
+
+std::map<int, std::map<int, std::vector<pcg::Region>>> weight_update_boxes(const pcg::Graph& graph, const CostModel& model) {
+  return Builder(graph, model, RunWork::Included).weight_update_boxes();
 }
 
 double communication_bytes(const TaskGraph& graph) {

@@ -202,6 +202,73 @@ TEST(OperatorProfile, ARecordedLayoutChangeReplacesItsBytesInTheTaskGraph) {
   EXPECT_DOUBLE_EQ(search::communication_bytes(after), search::communication_bytes(before));
 }
 
+// Made-up updates of every weight of `g`: four, (id + 1) microseconds each.
+std::vector<OperatorTime> made_up_updates(const pcg::Graph& g) {
+  std::vector<OperatorTime> times(g.size());
+  for (const pcg::Node& n : g.nodes())
+    if (n.op == pcg::kWeightOp) {
+      times[static_cast<std::size_t>(n.id)].updates = 4;
+      times[static_cast<std::size_t>(n.id)].update_seconds = 4 * (n.id + 1) * 1e-6;
+    }
+  return times;
+}
+
+TEST(OperatorProfile, OneProcessUpdatesWholeWeights) {
+  const std::vector<OperatorProfile> profiles = operator_profiles(library(), plan(), host(), made_up_updates(plan()), "adam", 1);
+  std::size_t weights = 0;
+  for (const pcg::Node& n : plan().nodes()) weights += n.op == pcg::kWeightOp ? 1 : 0;
+  ASSERT_EQ(profiles.size(), weights);
+  for (const OperatorProfile& p : profiles) {
+    const std::vector<std::int64_t>& dims = plan().node(p.node).output_shapes[0].dims;
+    SCOPED_TRACE(plan().node(p.node).describe());
+    EXPECT_EQ(p.op, "adam_update");
+    EXPECT_EQ(p.key.to_string(), search::weight_update_key("adam", dims, dims, "cpu").to_string());
+    EXPECT_DOUBLE_EQ(p.measured_seconds, (p.node + 1) * 1e-6);
+    EXPECT_EQ(p.tasks, 4);
+    EXPECT_EQ(p.backward_tasks, 0);
+    ASSERT_TRUE(p.simulated_seconds);
+    EXPECT_DOUBLE_EQ(*p.simulated_seconds, search::CostModel(library(), host(), nullptr, "adam").weight_update(dims, dims).seconds);
+  }
+}
+
+// Under a Megatron plan each process updates its own box of a split weight: the update is keyed
+// by that box, and the task graph charges each device the measured update of each box it holds.
+TEST(OperatorProfile, AWeightUpdateIsKeyedByTheBoxEachProcessUpdates) {
+  const pcg::Graph model = small_transformer();
+  const pcg::Graph megatron = search::materialize(model, search::expert_strategy(library(), model, host()), library());
+  search::ProfileDatabase db;
+  const std::vector<OperatorProfile> profiles = operator_profiles(library(), megatron, host(), made_up_updates(megatron), "sgd", kDevices);
+  record_profiles(profiles, db);
+  const search::CostModel estimated(library(), host());
+  const auto boxes = search::weight_update_boxes(megatron, estimated);
+  std::map<int, const OperatorProfile*> by_weight;
+  for (const OperatorProfile& p : profiles) by_weight[p.node] = &p;
+  std::size_t split = 0;
+  for (const auto& [weight, held] : boxes) {
+    const std::vector<std::int64_t>& whole = megatron.node(weight).output_shapes[0].dims;
+    SCOPED_TRACE(megatron.node(weight).describe());
+    ASSERT_TRUE(by_weight.count(weight));  // every device holds one box of each weight here
+    ASSERT_EQ(held.size(), static_cast<std::size_t>(kDevices));
+    const std::vector<std::int64_t> box = held.begin()->second.front().extent();
+    EXPECT_EQ(by_weight[weight]->key.to_string(), search::weight_update_key("sgd", box, whole, "cpu").to_string());
+    split += box != whole ? 1 : 0;
+  }
+  EXPECT_GT(split, 0u) << "the plan splits some weight";
+
+  // Each device's update task: the measured updates of the boxes it holds, and no launch.
+  std::vector<double> want(kDevices, 0);
+  for (const auto& [weight, held] : boxes)
+    for (const auto& [device, regions] : held) want[static_cast<std::size_t>(device)] += static_cast<double>(regions.size()) * (weight + 1) * 1e-6;
+  const search::TaskGraph tasks = search::build_task_graph(megatron, search::CostModel(library(), host(), &db));
+  int updates = 0;
+  for (const search::SimTask& t : tasks.tasks) {
+    if (t.label.rfind("weight update", 0) != 0) continue;
+    ++updates;
+    EXPECT_DOUBLE_EQ(t.seconds, want[static_cast<std::size_t>(t.device)]) << t.label;
+  }
+  EXPECT_EQ(updates, kDevices);
+}
+
 TEST(OperatorProfile, RejectsTimesOfAnotherGraph) {
   try {
     operator_profiles(library(), plan(), host(), std::vector<OperatorTime>(plan().size() + 1));

@@ -43,5 +43,25 @@ void expect_ranges_follow_a_full_step(OptimizerKind kind) {
 TEST(Optimizer, SgdInRangesFollowsAFullStepThere) { expect_ranges_follow_a_full_step(OptimizerKind::Sgd); }
 TEST(Optimizer, AdamInRangesFollowsAFullStepThere) { expect_ranges_follow_a_full_step(OptimizerKind::Adam); }
 
+// Each parameter's update is timed where some of its elements are updated here.
+TEST(Optimizer, TimesTheUpdateOfEachParameterItUpdates) {
+  NamedTensors<double> params = ramp("w", 4096, 0.3);
+  params.emplace("v", ramp("v", 4, 1.0).at("v"));
+  NamedTensors<double> grads = ramp("w", 4096, -0.7);
+  grads.emplace("v", ramp("v", 4, 2.0).at("v"));
+  Optimizer<double> optimizer({OptimizerKind::Sgd, 0.05});
+  const ElementRanges only{{"w", {{0, 2048}}}};  // nothing listed for v
+  std::map<std::string, double> seconds;
+  optimizer.step(params, grads, &only, &seconds);
+  ASSERT_EQ(seconds.size(), 1u);
+  EXPECT_GT(seconds.at("w"), 0);
+  const double once = seconds.at("w");
+  optimizer.step(params, grads, &only, &seconds);
+  EXPECT_GT(seconds.at("w"), once) << "a second step adds its time";
+  std::map<std::string, double> everything;
+  optimizer.step(params, grads, nullptr, &everything);
+  EXPECT_EQ(everything.size(), 2u);
+}
+
 }  // namespace
 }  // namespace loom::runtime

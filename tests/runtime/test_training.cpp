@@ -88,6 +88,29 @@ TEST(Training, WarmUpStepsAreLeftOutOfTheTimes) {
   EXPECT_EQ(forward_tasks(short_run), forward_tasks(all));
 }
 
+// The optimizer's step over each weight is timed after the warm-up, on the weight's node.
+TEST(Training, WeightUpdatesAreTimedOnTheWeightsNodes) {
+  const pcg::Graph g = small_mlp();
+  TrainSettings s;
+  s.steps = 4;
+  s.warmup_steps = 1;
+  const TrainReport r = train<double>(bundled_library(), g, s);
+  std::size_t weights = 0;
+  for (const pcg::Node& n : g.nodes()) {
+    const OperatorTime& t = r.operator_times[static_cast<std::size_t>(n.id)];
+    SCOPED_TRACE(n.describe());
+    if (n.op == pcg::kWeightOp) {
+      ++weights;
+      EXPECT_EQ(t.updates, 3);
+      EXPECT_GT(t.update_seconds, 0);
+    } else {
+      EXPECT_EQ(t.updates, 0);
+      EXPECT_EQ(t.update_seconds, 0);
+    }
+  }
+  EXPECT_GT(weights, 0u);
+}
+
 TEST(Training, AResumedRunEqualsAnUninterruptedOne) {
   TrainSettings s;
   s.steps = 8;

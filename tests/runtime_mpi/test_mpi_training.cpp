@@ -4,6 +4,7 @@
 
 #include "../runtime/training_check.hpp"
 #include "loom/runtime/initializer.hpp"
+#include "loom/runtime/operator_profile.hpp"
 
 #include "mpi_world.hpp"
 
@@ -92,6 +93,45 @@ TEST(MpiTraining, EachProcessUpdatesTheWeightElementsItReads) {
     replicated_updates += static_cast<double>(coverage.size() * static_cast<std::size_t>(world().size()));
   }
   EXPECT_LT(updates, replicated_updates) << "every process updates every weight element";
+}
+
+// A process times its updates of the weights it updates elements of; summed over the processes,
+// each weight has one update per step from each process updating it, and its profile is keyed by
+// the box each of them updates.
+TEST(MpiTraining, WeightUpdatesAreTimedWhereTheyRunAndSummedOverTheProcesses) {
+  const SuiteModel model = suite_models().at(1);  // the transformer layer
+  const pcg::Graph plan = plan_graph(PlanKind::Megatron, model.graph, world().size());
+  TrainSettings s;
+  s.steps = 3;
+  s.warmup_steps = 1;
+  s.plan_devices = world().size();
+  const TrainReport report = train<double>(library(), plan, s, {}, &world());
+  ShardedExecutor<double> executor(library(), plan, builtin_kernels(), world(), trainable_weights(library(), plan), world().size());
+  const ElementRanges& exact = *executor.exact_elements();
+  const std::vector<OperatorTime> summed = summed_over_processes(report.operator_times, world());
+  const search::Machine machine = machine_of(world().size());
+  std::map<int, const OperatorProfile*> profiles;
+  const std::vector<OperatorProfile> all = operator_profiles(library(), plan, machine, summed, "sgd", world().size());
+  for (const OperatorProfile& p : all) profiles[p.node] = &p;
+  for (const std::string& name : trainable_weights(library(), plan)) {
+    SCOPED_TRACE(name);
+    const int id = *plan.find(name);
+    const OperatorTime& mine = report.operator_times[static_cast<std::size_t>(id)];
+    std::int64_t elements = 0;
+    if (auto it = exact.find(name); it != exact.end())
+      for (const ElementRange& r : it->second) elements += static_cast<std::int64_t>(r.end - r.begin);
+    EXPECT_EQ(mine.updates, elements > 0 ? 2 : 0);
+    EXPECT_EQ(mine.update_seconds > 0, elements > 0);
+    std::vector<double> updating{elements > 0 ? 1.0 : 0.0};
+    world().sum(updating);
+    EXPECT_EQ(summed[static_cast<std::size_t>(id)].updates, 2 * static_cast<std::int64_t>(updating[0]));
+    if (elements > 0 && profiles.count(id)) {
+      std::int64_t box = 1;
+      for (std::int64_t d : profiles[id]->key.inputs.at(0).dims) box *= d;
+      EXPECT_EQ(box, elements) << profiles[id]->key.to_string();
+    }
+  }
+  EXPECT_FALSE(profiles.empty());
 }
 
 }  // namespace

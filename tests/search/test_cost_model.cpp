@@ -78,5 +78,36 @@ TEST(CostModel, AMeasuredBackwardAndTheDispatchOverheadArePartOfTheEstimate) {
   EXPECT_DOUBLE_EQ(measured.backward_seconds, 1.7e-3 + 2e-5);
 }
 
+TEST(CostModel, AWeightUpdateIsItsBytesAtBandwidthOrAsMeasured) {
+  const Machine machine = load_machine("p100");
+  const double bandwidth = machine.device.memory_bandwidth;
+  // SGD reads the element and its gradient and writes the element; Adam also reads and writes
+  // its two moments.
+  const TaskEstimate sgd = CostModel(library(), machine).weight_update({32, 8}, {32, 16});
+  EXPECT_FALSE(sgd.measured);
+  EXPECT_DOUBLE_EQ(sgd.bytes, 32 * 8 * 3 * 4.0);
+  EXPECT_DOUBLE_EQ(sgd.seconds, sgd.bytes / bandwidth);
+  EXPECT_DOUBLE_EQ(CostModel(library(), machine, nullptr, "adam").weight_update({32, 8}, {32, 16}).seconds, 32 * 8 * 7 * 4.0 / bandwidth);
+
+  ProfileDatabase db;
+  db.record(weight_update_key("sgd", {32, 8}, {32, 16}, "P100"), 4e-6);
+  const TaskEstimate measured = CostModel(library(), machine, &db).weight_update({32, 8}, {32, 16});
+  EXPECT_TRUE(measured.measured);
+  EXPECT_DOUBLE_EQ(measured.seconds, 4e-6);
+  // The same box of a weight of another shape, another optimizer's step: not that figure.
+  EXPECT_FALSE(CostModel(library(), machine, &db).weight_update({32, 8}, {64, 8}).measured);
+  EXPECT_FALSE(CostModel(library(), machine, &db, "adam").weight_update({32, 8}, {32, 16}).measured);
+  EXPECT_EQ(weight_update_key("sgd", {32, 8}, {32, 16}, "P100").to_string(), "sgd_update{} [32, 8] [32, 16] on P100");
+}
+
+TEST(CostModel, RefusesAnUnknownOptimizer) {
+  try {
+    CostModel(library(), load_machine("p100"), nullptr, "lamb");
+    FAIL() << "no error";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown optimizer 'lamb'"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace loom::search

@@ -183,6 +183,36 @@ TEST(TaskGraphTraffic, ReplicatedWeightGradientsAreAllreducedThenEachReplicaUpda
   EXPECT_EQ(updates, 2);
 }
 
+TEST(TaskGraphTraffic, EachDeviceIsChargedTheMeasuredUpdateOfTheBoxItHolds) {
+  const pcg::Graph g = weight_over_both("partition");
+  const Machine m = load_machine("summit").with_nodes(1).with_devices_per_node(2);
+  // w [8, 8] split in two along its first dimension: each device updates a [4, 8] box of it.
+  const auto boxes = weight_update_boxes(g, CostModel(library(), m));
+  ASSERT_EQ(boxes.size(), 1u);
+  ASSERT_EQ(boxes.begin()->second.size(), 2u);
+  for (const auto& [device, held] : boxes.begin()->second) {
+    ASSERT_EQ(held.size(), 1u);
+    EXPECT_EQ(held.front().extent(), (std::vector<std::int64_t>{4, 8})) << device;
+    EXPECT_EQ(held.front().lo[0], 4 * device) << device;
+  }
+  ProfileDatabase db;
+  db.record(weight_update_key("sgd", {4, 8}, {8, 8}, m.device.kind), 7e-6);
+  const TaskGraph tg = build_task_graph(g, CostModel(library(), m, &db));
+  int updates = 0;
+  for (const SimTask& t : tg.tasks) {
+    if (t.label.rfind("weight update", 0) != 0) continue;
+    ++updates;
+    EXPECT_DOUBLE_EQ(t.seconds, 7e-6) << "the measured figure takes the place of the bytes and the launch";
+  }
+  EXPECT_EQ(updates, 2);
+  // Replicated, each device updates all of w: the figure for the [4, 8] box does not apply.
+  const TaskGraph replicated = build_task_graph(weight_over_both("replicate"), CostModel(library(), m, &db));
+  for (const SimTask& t : replicated.tasks) {
+    if (t.label.rfind("weight update", 0) != 0) continue;
+    EXPECT_DOUBLE_EQ(t.seconds, 64 * 3 * 4.0 / m.device.memory_bandwidth + m.device.kernel_overhead);
+  }
+}
+
 TEST(TaskGraphTraffic, EachDeviceLoadsItsPieceOfTheData) {
   pcg::Graph g;
   const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 8}));

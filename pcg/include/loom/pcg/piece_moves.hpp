@@ -16,6 +16,7 @@ struct Region {
   std::vector<std::int64_t> lo, hi;
 
   std::int64_t elements() const;
+  std::vector<std::int64_t> extent() const;  // hi - lo, per dimension
   bool empty() const { return elements() == 0; }
   bool operator==(const Region&) const = default;
   auto operator<=>(const Region&) const = default;  // any strict order, for keys

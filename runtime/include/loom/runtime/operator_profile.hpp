@@ -3,7 +3,8 @@
 // reads: per operator node this process ran, the key the cost model looks its tasks up by, the
 // measured forward and backward time of one task and the roofline the simulator would use
 // without a profile; per layout change, its work per piece outside the messages and collectives
-// (search::layout_change_key).
+// (search::layout_change_key); per weight, the optimizer's step over the box of it a device
+// updates (search::weight_update_key).
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,9 +19,9 @@ namespace loom::runtime {
 
 struct OperatorProfile {
   int node = 0;
-  std::string op;
+  std::string op;                // a weight's update: the key's, e.g. sgd_update
   search::ProfileKey key;
-  double measured_seconds = 0;   // forward, one task: the mean over the task runs measured
+  double measured_seconds = 0;   // forward, one task (a weight: one update): the mean over the runs measured
   // Forward, one task: the cost model's roofline on the machine (none for a layout change, whose
   // estimate depends on where its pieces are).
   std::optional<double> simulated_seconds;
@@ -33,9 +34,17 @@ struct OperatorProfile {
 // TrainReport's). Nodes that ran no forward task here (graph inputs, layout changes fused into
 // the next, tasks of other processes) are left out. A layout change is keyed by the change it
 // makes from the first input of its fused chain (search::layout_change_sources), as a run of
-// several processes fuses it. Throws LoomError when `times` does not match the graph.
+// several processes fuses it. A weight's updates are keyed by the box each device updates
+// (search::weight_update_boxes) where every device updating it holds one box of the same extent,
+// and are left out otherwise; a run of one `processes` updates whole weights. `optimizer`: the
+// one the run stepped with. Throws LoomError when `times` does not match the graph.
 std::vector<OperatorProfile> operator_profiles(const spec::Library& library, const pcg::Graph& graph, const search::Machine& machine,
-                                               const std::vector<OperatorTime>& times);
+                                               const std::vector<OperatorTime>& times, const std::string& optimizer = "sgd",
+                                               int processes = 1);
+
+// Every process's times added up, so each process holds the whole run's. Collective: every
+// process of `transport` calls it with times of the same graph.
+std::vector<OperatorTime> summed_over_processes(const std::vector<OperatorTime>& mine, Transport& transport);
 
 // Adds each profile to the database, weighted by its task runs.
 void record_profiles(const std::vector<OperatorProfile>& profiles, search::ProfileDatabase& database);

@@ -42,8 +42,10 @@ class Optimizer {
 
   // Updates every parameter that has a gradient; `params` may hold other tensors too. With `only`,
   // a parameter is updated in its listed ranges alone, and not at all when it has none: a process
-  // of a distributed run updates the elements it reads.
-  void step(NamedTensors<T>& params, const NamedTensors<T>& grads, const ElementRanges* only = nullptr);
+  // of a distributed run updates the elements it reads. With `seconds`, adds the time each
+  // parameter's update took to its entry (a parameter updated nowhere here has none).
+  void step(NamedTensors<T>& params, const NamedTensors<T>& grads, const ElementRanges* only = nullptr,
+            std::map<std::string, double>* seconds = nullptr);
   const OptimizerState<T>& state() const { return state_; }
 
  private:

@@ -31,10 +31,13 @@ namespace loom::runtime {
 // the gradients it gives; the messages and collectives are not included. A layout change (a
 // parallel operator, or the chain fused into it) counts one task per piece of its new layout the
 // process holds, and its time is the process's whole work in the change outside the messages and
-// collectives: cutting boxes out, packing, placing and adding up what arrives.
+// collectives: cutting boxes out, packing, placing and adding up what arrives. A weight's node
+// runs no task; the trainer adds the optimizer's steps over it as its updates.
 struct OperatorTime {
   double forward_seconds = 0, backward_seconds = 0;
   std::int64_t forward_tasks = 0, backward_tasks = 0;  // task runs measured
+  double update_seconds = 0;
+  std::int64_t updates = 0;
 
   double forward_per_task() const { return forward_tasks ? forward_seconds / static_cast<double>(forward_tasks) : 0; }
   double backward_per_task() const { return backward_tasks ? backward_seconds / static_cast<double>(backward_tasks) : 0; }

@@ -53,7 +53,9 @@ struct TrainReport {
   std::int64_t samples_per_step = 0;
   NamedTensors<double> weights;    // final values
   std::vector<std::string> interpreted_ops;  // operators without a native kernel
-  std::vector<OperatorTime> operator_times;  // per node, this process's task time over the timed steps
+  // Per node, this process's task time over the timed steps; a weight's node, the optimizer's
+  // updates of it.
+  std::vector<OperatorTime> operator_times;
 };
 
 // `transport`: the processes of a distributed run (none: one process runs every task). Only

@@ -3,6 +3,7 @@
 // FLOPs and bytes derived from the operator's spec, replaced by a measured figure where the
 // profile database has one.
 #include <optional>
+#include <string>
 
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/graph.hpp"
@@ -23,8 +24,9 @@ struct TaskEstimate {
 
 class CostModel {
  public:
-  CostModel(const spec::Library& library, const Machine& machine, const ProfileDatabase* profiles = nullptr)
-      : library_(library), machine_(machine), profiles_(profiles) {}
+  // `optimizer`: the step that updates the weights after each backward pass, "sgd" or "adam";
+  // throws LoomError naming any other.
+  CostModel(const spec::Library& library, const Machine& machine, const ProfileDatabase* profiles = nullptr, std::string optimizer = "sgd");
 
   // One task of an operator node. Parallelization operators, fused forms and graph inputs run no
   // kernel: what they cost is communication.
@@ -38,15 +40,23 @@ class CostModel {
   // forward's where only the forward was measured: the gradient moves the same boxes back.
   std::optional<TaskEstimate> measured_layout_change(const pcg::ParallelShape& from, const pcg::ParallelShape& to) const;
 
+  // The optimizer step over `box` (its extent) of a weight of dims `whole` on one device: measured
+  // where the profile database has it (weight_update_key), otherwise the bytes the step reads and
+  // writes at memory bandwidth (no launch cost: the task graph adds one per device).
+  TaskEstimate weight_update(const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole) const;
+
   // Whether the node runs a kernel (an operator of the library), rather than moving data.
   bool is_compute(const pcg::Node& node) const { return !node.is_graph_input() && library_.find_op(node.op) != nullptr; }
 
   const Machine& machine() const { return machine_; }
+  const std::string& optimizer() const { return optimizer_; }
 
  private:
   const spec::Library& library_;
   const Machine& machine_;
   const ProfileDatabase* profiles_;
+  std::string optimizer_;
+  double update_bytes_per_element_ = 0;
 };
 
 }  // namespace loom::search

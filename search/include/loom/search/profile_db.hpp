@@ -28,6 +28,12 @@ struct ProfileKey {
 // messages and collectives: `layout_change{} FROM TO on DEVICE`, the shapes it changes between.
 ProfileKey layout_change_key(const pcg::ParallelShape& from, const pcg::ParallelShape& to, const std::string& device);
 
+// The key of an optimizer's step over one box of a weight on one device: `OPTIMIZER_update{} BOX
+// WHOLE on DEVICE`, the box's extent and the weight's dims (e.g. `sgd_update{} [512, 128]
+// [512, 256] on cpu_host`): a box that is not all of the weight is updated in strided runs.
+ProfileKey weight_update_key(const std::string& optimizer, const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole,
+                             const std::string& device);
+
 struct ProfileEntry {
   std::string op, device;
   double measured_seconds = 0;              // mean over the samples

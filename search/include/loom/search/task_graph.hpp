@@ -15,10 +15,12 @@
 // machine whose devices do not overlap communication with computation, a communication task also
 // holds the devices taking part in it.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "loom/pcg/graph.hpp"
+#include "loom/pcg/piece_moves.hpp"
 #include "loom/search/cost_model.hpp"
 
 namespace loom::search {
@@ -65,6 +67,10 @@ TaskGraph build_task_graph(const pcg::Graph& graph, const CostModel& model, RunW
 // operator or fused form): its input, or the first input of the chain of layout changes fused
 // into it, as the task graph charges it and a run of several processes executes it.
 std::vector<pcg::PortRef> layout_change_sources(const pcg::Graph& graph, const CostModel& model);
+
+// Per weight node, per device: the boxes of the weight the device updates after each iteration, as
+// the task graph charges them (the cost model's weight_update of each).
+std::map<int, std::map<int, std::vector<pcg::Region>>> weight_update_boxes(const pcg::Graph& graph, const CostModel& model);
 
 // The bytes of every communication task, forward and backward.
 double communication_bytes(const TaskGraph& graph);
