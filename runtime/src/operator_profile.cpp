@@ -64,7 +64,9 @@ std::vector<OperatorProfile> operator_profiles(const spec::Library& library, con
       for (pcg::PortRef in : n.inputs) p.key.inputs.push_back(graph.shape_of(in));
       p.simulated_seconds = roofline.compute(n, p.key.inputs).seconds;
     } else {
-      p.key = search::layout_change_key(graph.shape_of(sources[static_cast<std::size_t>(n.id)]), n.output_shapes.at(0), machine.device.kind);
+      // One process runs each layout change of a chain by itself: it fuses none.
+      const pcg::PortRef from = processes > 1 ? sources[static_cast<std::size_t>(n.id)] : n.inputs.at(0);
+      p.key = search::layout_change_key(graph.shape_of(from), n.output_shapes.at(0), machine.device.kind);
     }
     p.measured_seconds = t.forward_per_task();
     p.tasks = t.forward_tasks;

@@ -269,6 +269,27 @@ TEST(OperatorProfile, AWeightUpdateIsKeyedByTheBoxEachProcessUpdates) {
   EXPECT_EQ(updates, kDevices);
 }
 
+// Several processes run a chain of layout changes as one, from the chain's first input; one
+// process runs each by itself, so each is keyed by its own input.
+TEST(OperatorProfile, ALayoutChangeIsKeyedAsTheRunFusedIt) {
+  const pcg::Graph chain = chain_plan(kDevices, Collective::allreduce);
+  const std::vector<pcg::PortRef> sources = search::layout_change_sources(chain, search::CostModel(library(), host()));
+  std::vector<OperatorTime> times(chain.size());
+  for (const pcg::Node& n : chain.nodes())
+    if (is_layout_change(n)) times[static_cast<std::size_t>(n.id)] = OperatorTime{n.tasks() * 1e-4, 0, n.tasks(), 0};
+  std::size_t fused = 0;
+  for (int processes : {1, kDevices})
+    for (const OperatorProfile& p : operator_profiles(library(), chain, host(), times, "sgd", processes)) {
+      const pcg::Node& n = chain.node(p.node);
+      if (!is_layout_change(n)) continue;
+      SCOPED_TRACE(n.describe() + ", " + std::to_string(processes) + " processes");
+      const pcg::PortRef from = processes > 1 ? sources[static_cast<std::size_t>(n.id)] : n.inputs[0];
+      EXPECT_EQ(p.key.to_string(), search::layout_change_key(chain.shape_of(from), n.output_shapes[0], "cpu").to_string());
+      fused += processes > 1 && from != n.inputs[0] ? 1 : 0;
+    }
+  EXPECT_EQ(fused, 1u) << "the replicate after the reduce";
+}
+
 TEST(OperatorProfile, RejectsTimesOfAnotherGraph) {
   try {
     operator_profiles(library(), plan(), host(), std::vector<OperatorTime>(plan().size() + 1));

@@ -33,8 +33,9 @@ struct OperatorProfile {
 // `times` is indexed by node id of `graph` (ShardedExecutor::operator_times(), or a
 // TrainReport's). Nodes that ran no forward task here (graph inputs, layout changes fused into
 // the next, tasks of other processes) are left out. A layout change is keyed by the change it
-// makes from the first input of its fused chain (search::layout_change_sources), as a run of
-// several processes fuses it. A weight's updates are keyed by the box each device updates
+// makes: from the first input of its fused chain (search::layout_change_sources) where several
+// `processes` ran it, as they fuse chains; from its own input where one process ran every device,
+// as it fuses none. A weight's updates are keyed by the box each device updates
 // (search::weight_update_boxes) where every device updating it holds one box of the same extent,
 // and are left out otherwise; a run of one `processes` updates whole weights. `optimizer`: the
 // one the run stepped with. Throws LoomError when `times` does not match the graph.
