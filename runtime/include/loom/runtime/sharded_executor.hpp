@@ -36,8 +36,8 @@ namespace loom::runtime {
 struct OperatorTime {
   double forward_seconds = 0, backward_seconds = 0;
   std::int64_t forward_tasks = 0, backward_tasks = 0;  // task runs measured
-  double update_seconds = 0;
-  std::int64_t updates = 0;
+  double update_seconds = 0;  // a weight: the optimizer's steps over the elements it updates here
+  std::int64_t updates = 0;    // steps measured
 
   double forward_per_task() const { return forward_tasks ? forward_seconds / static_cast<double>(forward_tasks) : 0; }
   double backward_per_task() const { return backward_tasks ? backward_seconds / static_cast<double>(backward_tasks) : 0; }

@@ -49,7 +49,6 @@ class CostModel {
   bool is_compute(const pcg::Node& node) const { return !node.is_graph_input() && library_.find_op(node.op) != nullptr; }
 
   const Machine& machine() const { return machine_; }
-  const std::string& optimizer() const { return optimizer_; }
 
  private:
   const spec::Library& library_;
