@@ -24,6 +24,27 @@ std::optional<std::vector<std::int64_t>> common_update_box(const std::map<int, s
   return extent;
 }
 
+// The profile of weight `n`'s updates `t`, where the box it is keyed by is known.
+std::optional<OperatorProfile> update_profile(const pcg::Node& n, const OperatorTime& t, const search::CostModel& roofline,
+                                              const std::map<int, std::map<int, std::vector<pcg::Region>>>& update_boxes,
+                                              const std::string& optimizer, int processes) {
+  const std::vector<std::int64_t>& whole = n.output_shapes.at(0).dims;
+  std::optional<std::vector<std::int64_t>> box = whole;
+  if (processes > 1) {
+    const auto it = update_boxes.find(n.id);
+    box = it == update_boxes.end() ? std::nullopt : common_update_box(it->second);
+  }
+  if (!box) return std::nullopt;
+  OperatorProfile p;
+  p.node = n.id;
+  p.key = search::weight_update_key(optimizer, *box, whole, roofline.machine().device.kind);
+  p.op = p.key.op;
+  p.measured_seconds = t.update_seconds / static_cast<double>(t.updates);
+  p.simulated_seconds = roofline.weight_update(*box, whole).seconds;
+  p.tasks = t.updates;
+  return p;
+}
+
 }  // namespace
 
 std::vector<OperatorProfile> operator_profiles(const spec::Library& library, const pcg::Graph& graph, const search::Machine& machine,
@@ -37,24 +58,8 @@ std::vector<OperatorProfile> operator_profiles(const spec::Library& library, con
   std::vector<OperatorProfile> out;
   for (const pcg::Node& n : graph.nodes()) {
     const OperatorTime& t = times[static_cast<std::size_t>(n.id)];
-    if (t.updates > 0) {
-      const std::vector<std::int64_t>& whole = n.output_shapes.at(0).dims;
-      std::optional<std::vector<std::int64_t>> box = whole;
-      if (processes > 1) {
-        const auto it = update_boxes.find(n.id);
-        box = it == update_boxes.end() ? std::nullopt : common_update_box(it->second);
-      }
-      if (box) {
-        OperatorProfile p;
-        p.node = n.id;
-        p.key = search::weight_update_key(optimizer, *box, whole, machine.device.kind);
-        p.op = p.key.op;
-        p.measured_seconds = t.update_seconds / static_cast<double>(t.updates);
-        p.simulated_seconds = roofline.weight_update(*box, whole).seconds;
-        p.tasks = t.updates;
-        out.push_back(std::move(p));
-      }
-    }
+    if (t.updates > 0)
+      if (auto p = update_profile(n, t, roofline, update_boxes, optimizer, processes)) out.push_back(std::move(*p));
     if (t.forward_tasks == 0 || n.is_graph_input()) continue;
     OperatorProfile p;
     p.node = n.id;

@@ -3,11 +3,10 @@
 #include <algorithm>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/piece_moves.hpp"
 
 namespace loom::search {
 namespace {
-
-constexpr double kBytesPerElement = 4;
 
 // What an optimizer step reads and writes per weight element: SGD reads the element and its
 // gradient and writes the element; Adam also reads and writes its two moments.
@@ -66,9 +65,7 @@ std::optional<TaskEstimate> CostModel::measured_layout_change(const pcg::Paralle
 
 TaskEstimate CostModel::weight_update(const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole) const {
   TaskEstimate est;
-  double elements = 1;
-  for (std::int64_t d : box) elements *= static_cast<double>(d);
-  est.bytes = elements * update_bytes_per_element_;
+  est.bytes = static_cast<double>(pcg::whole_region(box).elements()) * update_bytes_per_element_;
   if (profiles_)
     if (const ProfileEntry* measured = profiles_->find(weight_update_key(optimizer_, box, whole, machine_.device.kind))) {
       est.seconds = measured->measured_seconds;

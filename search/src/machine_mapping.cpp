@@ -15,7 +15,6 @@ namespace loom::search {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kBytesPerElement = 4;
 // Values move forward and their gradients back.
 constexpr double kMoveFactor = 2;
 

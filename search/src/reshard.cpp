@@ -10,8 +10,6 @@
 namespace loom::search {
 namespace {
 
-constexpr double kBytesPerElement = 4;
-
 struct DimensionSwap {
   std::int64_t from = 0, to = 0, degree = 1;
 };

@@ -13,7 +13,6 @@
 namespace loom::search {
 namespace {
 
-constexpr double kBytesPerElement = 4;
 // A box moved within a device is read out of its piece into a buffer and added into the new
 // piece: five passes over its bytes.
 constexpr double kLocalMovePasses = 5;

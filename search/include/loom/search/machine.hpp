@@ -8,6 +8,9 @@
 
 namespace loom::search {
 
+// The bytes of one tensor element as the simulator counts them: a float.
+inline constexpr double kBytesPerElement = 4;
+
 struct DeviceSpec {
   std::string kind;              // e.g. "V100"
   double peak_flops = 0;         // per second
