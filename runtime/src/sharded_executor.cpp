@@ -110,26 +110,30 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
 template <class T>
 void ShardedExecutor<T>::find_gradient_shares() {
   std::map<std::string, std::map<pcg::Region, std::set<int>>> readers;
+  std::map<std::string, int> first_reader;
   const auto whole = [](const pcg::Node& input) { return pcg::whole_region(input.output_shapes[0].dims); };
-  const auto note = [&](const pcg::Node& input, const pcg::Region& box, int rank) {
-    if (differentiable_.count(input.name)) readers[input.name][box].insert(rank);
+  const auto note = [&](const pcg::Node& input, const pcg::Region& box, int rank, int reader) {
+    if (!differentiable_.count(input.name)) return;
+    readers[input.name][box].insert(rank);
+    first_reader.emplace(input.name, reader);
   };
   for (const pcg::Node& n : graph_.nodes()) {
     const NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
     if (run.parallel) {
       const pcg::Node& producer = graph_.node(run.source.node);
       if (!run.fused_away && producer.is_graph_input())
-        for (const pcg::PieceMove& m : run.moves) note(producer, m.region, rank_of(n.id, m.to));
+        for (const pcg::PieceMove& m : run.moves) note(producer, m.region, rank_of(n.id, m.to), n.id);
       continue;
     }
     for (pcg::PortRef in : n.inputs) {
       const pcg::Node& producer = graph_.node(in.node);
       if (producer.is_graph_input())
-        for (std::int64_t t = 0; t < n.tasks(); ++t) note(producer, whole(producer), rank_of(n.id, t));
+        for (std::int64_t t = 0; t < n.tasks(); ++t) note(producer, whole(producer), rank_of(n.id, t), n.id);
     }
   }
   for (pcg::PortRef o : graph_.outputs())
-    if (graph_.node(o.node).is_graph_input()) note(graph_.node(o.node), whole(graph_.node(o.node)), 0);
+    if (graph_.node(o.node).is_graph_input()) note(graph_.node(o.node), whole(graph_.node(o.node)), 0, -1);
+  for (const auto& [name, reader] : first_reader) gradients_complete_after_[reader].push_back(name);
   for (const auto& [name, boxes] : readers) {
     GradientShares& shares = shares_[name];
     for (const auto& [box, ranks] : boxes) {
@@ -151,47 +155,50 @@ void ShardedExecutor<T>::find_gradient_shares() {
 }
 
 template <class T>
-void ShardedExecutor<T>::sum_gradients(NamedTensors<T>& grads) {
+void ShardedExecutor<T>::start_gradient_sums(const std::vector<std::string>& complete, NamedTensors<T>& grads) {
   if (transport_.size() == 1) return;
-  // One buffer per group of processes, the boxes in the same order on each: a collective per box
-  // would pay its latency once per box. Groups are summed in one order everywhere, so no two
-  // processes wait on each other in opposite orders.
-  struct Part {
-    Tensor<T>* grad;
-    pcg::Region box;
-  };
-  std::map<std::vector<int>, std::pair<std::vector<T>, std::vector<Part>>> groups;
+  // Groups are started in one order everywhere, so every process runs a group's collectives in
+  // the same order.
+  std::map<std::vector<int>, StartedSum> groups;
   std::vector<int> everyone(static_cast<std::size_t>(transport_.size()));
   std::iota(everyone.begin(), everyone.end(), 0);
-  for (auto& [name, grad] : grads) {
-    auto it = shares_.find(name);
-    if (it == shares_.end()) continue;
+  for (const std::string& name : complete) {
+    const GradientShares& shares = shares_.at(name);
+    Tensor<T>& grad = grads[name];
+    if (grad.data.empty()) grad = Tensor<T>(graph_.node(*graph_.find(name)).output_shapes[0].dims, T(0));
     const pcg::Region all = pcg::whole_region(grad.dims);
     const auto add_part = [&](const std::vector<int>& ranks, const pcg::Region& box) {
-      auto& [buffer, parts] = groups[ranks];
+      StartedSum& sum = groups[ranks];
       const std::vector<T> values = read_box(grad, all, box);
-      buffer.insert(buffer.end(), values.begin(), values.end());
-      parts.push_back({&grad, box});
+      sum.buffer.insert(sum.buffer.end(), values.begin(), values.end());
+      sum.parts.push_back({&grad, box});
     };
-    if (it->second.overlapping) {
+    if (shares.overlapping) {
       add_part(everyone, all);
       continue;
     }
-    for (std::size_t b = 0; b < it->second.boxes.size(); ++b) {
-      const std::vector<int>& ranks = it->second.ranks[b];
-      if (ranks.size() > 1 && std::binary_search(ranks.begin(), ranks.end(), transport_.rank())) add_part(ranks, it->second.boxes[b]);
+    for (std::size_t b = 0; b < shares.boxes.size(); ++b) {
+      const std::vector<int>& ranks = shares.ranks[b];
+      if (ranks.size() > 1 && std::binary_search(ranks.begin(), ranks.end(), transport_.rank())) add_part(ranks, shares.boxes[b]);
     }
   }
-  for (auto& [ranks, group] : groups) {
-    auto& [buffer, parts] = group;
-    if (ranks == everyone) transport_.sum(buffer);
-    else transport_.sum(buffer, ranks);
-    const T* next = buffer.data();
-    for (const Part& p : parts) {
+  for (auto& [ranks, sum] : groups) {
+    started_sums_.push_back(std::move(sum));
+    transport_.start_sum(started_sums_.back().buffer, ranks);
+  }
+}
+
+template <class T>
+void ShardedExecutor<T>::finish_gradient_sums() {
+  transport_.finish_sums();
+  for (const StartedSum& sum : started_sums_) {
+    const T* next = sum.buffer.data();
+    for (const typename StartedSum::Part& p : sum.parts) {
       write_box(*p.grad, pcg::whole_region(p.grad->dims), p.box, next);
       next += p.box.elements();
     }
   }
+  started_sums_.clear();
 }
 
 template <class T>
@@ -466,17 +473,24 @@ NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& outpu
       add_into(grads[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)][static_cast<std::size_t>(t)], std::move(piece));
     }
   }
+  const auto start_sums_complete_after = [&](int node) {
+    if (auto it = gradients_complete_after_.find(node); it != gradients_complete_after_.end()) start_gradient_sums(it->second, input_grads);
+  };
+  start_sums_complete_after(-1);
   for (auto it = graph_.nodes().rbegin(); it != graph_.nodes().rend(); ++it) {
     const pcg::Node& n = *it;
     const NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
-    if (n.is_graph_input() || !run.differentiated || run.fused_away) continue;
-    OperatorTime& time = times_[static_cast<std::size_t>(n.id)];
-    if (run.parallel) time_layout_change(n, time.backward_seconds, time.backward_tasks, [&] { move_backward(n, grads, input_grads); });
-    else operator_backward(n, grads, input_grads);
+    if (!n.is_graph_input() && run.differentiated && !run.fused_away) {
+      OperatorTime& time = times_[static_cast<std::size_t>(n.id)];
+      if (run.parallel) time_layout_change(n, time.backward_seconds, time.backward_tasks, [&] { move_backward(n, grads, input_grads); });
+      else operator_backward(n, grads, input_grads);
+    }
+    start_sums_complete_after(n.id);
+    transport_.progress();
   }
   for (const std::string& name : differentiable_)
     if (auto id = graph_.find(name); id && input_grads[name].data.empty()) input_grads[name] = Tensor<T>(graph_.node(*id).output_shapes[0].dims, T(0));
-  sum_gradients(input_grads);
+  finish_gradient_sums();
   return input_grads;
 }
 

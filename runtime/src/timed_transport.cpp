@@ -21,5 +21,9 @@ void TimedTransport::all_gather(std::vector<float>& v, const std::vector<int>& g
 void TimedTransport::all_gather(std::vector<double>& v, const std::vector<int>& g) { timed([&] { inner_.all_gather(v, g); }); }
 void TimedTransport::reduce_scatter(std::vector<float>& v, const std::vector<int>& g) { timed([&] { inner_.reduce_scatter(v, g); }); }
 void TimedTransport::reduce_scatter(std::vector<double>& v, const std::vector<int>& g) { timed([&] { inner_.reduce_scatter(v, g); }); }
+void TimedTransport::start_sum(std::vector<float>& v, const std::vector<int>& g) { timed([&] { inner_.start_sum(v, g); }); }
+void TimedTransport::start_sum(std::vector<double>& v, const std::vector<int>& g) { timed([&] { inner_.start_sum(v, g); }); }
+void TimedTransport::progress() { timed([&] { inner_.progress(); }); }
+void TimedTransport::finish_sums() { timed([&] { inner_.finish_sums(); }); }
 
 }  // namespace loom::runtime

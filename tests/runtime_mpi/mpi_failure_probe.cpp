@@ -4,7 +4,9 @@
 // MODE: ok (nobody fails), hang (rank 1 sleeps forever before an exchange), die (rank 1 exits
 // with status 3 before an exchange), killed (rank 1 is killed by SIGKILL before an exchange),
 // hang-sum (rank 1 sleeps before a sum over all ranks), hang-group-sum (rank 1 sleeps before
-// the first sum over the group of ranks 0 and 1).
+// the first sum over the group of ranks 0 and 1, run with 3 ranks: the third leaves once the
+// others' deadline is past), hang-started-sum (rank 1 sleeps before starting two sums the
+// others start and then wait for).
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -54,13 +56,24 @@ int main(int argc, char** argv) {
     transport.sum(values);
     if (values[0] != transport.size()) return 1;
   } else if (mode == "hang-group-sum") {
-    if (transport.rank() > 1) return 0;
+    if (transport.rank() > 1) {
+      // Its own wait for the others at the end must not end the job before rank 0 reports.
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      return 0;
+    }
     if (failing) sleep_forever();
     std::vector<double> values{1.0};
     transport.sum(values, {0, 1});
     if (values[0] != 2.0) return 1;
+  } else if (mode == "hang-started-sum") {
+    if (failing) sleep_forever();
+    std::vector<double> first{1.0}, second{1.0, 1.0};
+    transport.start_sum(first, {0, 1});
+    transport.start_sum(second, {0, 1});
+    transport.progress();
+    transport.finish_sums();
   } else {
-    std::fprintf(stderr, "usage: loom_mpi_failure_probe ok|hang|die|killed|hang-sum|hang-group-sum\n");
+    std::fprintf(stderr, "usage: loom_mpi_failure_probe ok|hang|die|killed|hang-sum|hang-group-sum|hang-started-sum\n");
     return 64;
   }
   std::printf("rank %d: done\n", transport.rank());

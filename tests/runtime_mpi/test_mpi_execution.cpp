@@ -1,7 +1,11 @@
 // Plans run across processes launched by mpirun, one per device: every process checks that the
 // sharded run's outputs and gradients equal the model run whole.
+#include <algorithm>
 #include <chrono>
+#include <functional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "../runtime/sharded_check.hpp"
 
@@ -63,33 +67,51 @@ TEST(MpiExecution, ChainsOfParallelOperatorsRunAsOneCollective) {
   }
 }
 
-// Passes every call on after a pause, counting the calls.
-class SlowTransport final : public Transport {
+// Passes every call on to another transport through pass(), which subclasses wrap around it.
+class PassingTransport : public Transport {
  public:
-  SlowTransport(Transport& inner, std::chrono::milliseconds pause) : inner_(inner), pause_(pause) {}
+  explicit PassingTransport(Transport& inner) : inner_(inner) {}
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
-  void exchange(std::vector<Outgoing<double>>& s, std::vector<Incoming<double>>& r) override { slow([&] { inner_.exchange(s, r); }); }
-  void exchange(std::vector<Outgoing<float>>& s, std::vector<Incoming<float>>& r) override { slow([&] { inner_.exchange(s, r); }); }
-  void sum(std::vector<double>& v) override { slow([&] { inner_.sum(v); }); }
-  void sum(std::vector<float>& v) override { slow([&] { inner_.sum(v); }); }
-  void sum(std::vector<double>& v, const std::vector<int>& g) override { slow([&] { inner_.sum(v, g); }); }
-  void sum(std::vector<float>& v, const std::vector<int>& g) override { slow([&] { inner_.sum(v, g); }); }
-  void all_gather(std::vector<double>& v, const std::vector<int>& g) override { slow([&] { inner_.all_gather(v, g); }); }
-  void all_gather(std::vector<float>& v, const std::vector<int>& g) override { slow([&] { inner_.all_gather(v, g); }); }
-  void reduce_scatter(std::vector<double>& v, const std::vector<int>& g) override { slow([&] { inner_.reduce_scatter(v, g); }); }
-  void reduce_scatter(std::vector<float>& v, const std::vector<int>& g) override { slow([&] { inner_.reduce_scatter(v, g); }); }
+  void exchange(std::vector<Outgoing<double>>& s, std::vector<Incoming<double>>& r) override { pass("exchange", [&] { inner_.exchange(s, r); }); }
+  void exchange(std::vector<Outgoing<float>>& s, std::vector<Incoming<float>>& r) override { pass("exchange", [&] { inner_.exchange(s, r); }); }
+  void sum(std::vector<double>& v) override { pass("sum", [&] { inner_.sum(v); }); }
+  void sum(std::vector<float>& v) override { pass("sum", [&] { inner_.sum(v); }); }
+  void sum(std::vector<double>& v, const std::vector<int>& g) override { pass("sum", [&] { inner_.sum(v, g); }); }
+  void sum(std::vector<float>& v, const std::vector<int>& g) override { pass("sum", [&] { inner_.sum(v, g); }); }
+  void all_gather(std::vector<double>& v, const std::vector<int>& g) override { pass("all_gather", [&] { inner_.all_gather(v, g); }); }
+  void all_gather(std::vector<float>& v, const std::vector<int>& g) override { pass("all_gather", [&] { inner_.all_gather(v, g); }); }
+  void reduce_scatter(std::vector<double>& v, const std::vector<int>& g) override { pass("reduce_scatter", [&] { inner_.reduce_scatter(v, g); }); }
+  void reduce_scatter(std::vector<float>& v, const std::vector<int>& g) override { pass("reduce_scatter", [&] { inner_.reduce_scatter(v, g); }); }
+  void start_sum(std::vector<double>& v, const std::vector<int>& g) override { pass("start_sum", [&] { inner_.start_sum(v, g); }); }
+  void start_sum(std::vector<float>& v, const std::vector<int>& g) override { pass("start_sum", [&] { inner_.start_sum(v, g); }); }
+  void progress() override { pass("progress", [&] { inner_.progress(); }); }
+  void finish_sums() override { pass("finish_sums", [&] { inner_.finish_sums(); }); }
 
+ protected:
+  virtual void pass(const char* call, const std::function<void()>& run) = 0;
+
+ private:
+  Transport& inner_;
+};
+
+// Passes every call on after a pause, counting the calls (progress calls, which start nothing,
+// pass at once).
+class SlowTransport final : public PassingTransport {
+ public:
+  SlowTransport(Transport& inner, std::chrono::milliseconds pause) : PassingTransport(inner), pause_(pause) {}
   int calls = 0;
 
  private:
-  template <class Call>
-  void slow(Call&& call) {
+  void pass(const char* call, const std::function<void()>& run) override {
+    if (std::string(call) == "progress") {
+      run();
+      return;
+    }
     std::this_thread::sleep_for(pause_);
-    call();
+    run();
     ++calls;
   }
-  Transport& inner_;
   std::chrono::milliseconds pause_;
 };
 
@@ -126,6 +148,55 @@ TEST(MpiExecution, LayoutChangeTimesLeaveOutTheTransport) {
   EXPECT_GT(layout_changes_with_calls, 0);
   EXPECT_GE(slow.calls, 2);  // the Megatron plan's allreduces
   EXPECT_LT(layout_seconds, std::chrono::duration<double>(pause).count()) << slow.calls << " transport calls";
+}
+
+// Passes every call on, listing the calls and the sizes of the sums started.
+class RecordingTransport final : public PassingTransport {
+ public:
+  using PassingTransport::PassingTransport;
+  void start_sum(std::vector<double>& v, const std::vector<int>& g) override {
+    started_sizes.push_back(v.size());
+    PassingTransport::start_sum(v, g);
+  }
+  std::vector<std::string> calls;
+  std::vector<std::size_t> started_sizes;
+
+ private:
+  void pass(const char* call, const std::function<void()>& run) override {
+    calls.emplace_back(call);
+    run();
+  }
+};
+
+// Data parallelism sums each weight's gradient over the replicas as soon as the backward pass has
+// made it: the last layer's sum is started while the earlier layers still run backward, and
+// every weight is summed once, whole.
+TEST(MpiExecution, GradientSumsStartDuringTheBackwardPass) {
+  const pcg::Graph g = small_mlp();
+  const search::Machine m = search::load_machine("summit").with_devices_per_node(world().size());
+  const pcg::Graph plan = search::materialize(g, search::data_parallel(library(), g, m), library());
+  RecordingTransport recording(world());
+  ShardedExecutor<double> e(library(), plan, builtin_kernels(), recording, weights_of(g), world().size());
+  const NamedTensors<double> feeds = models::random_values(g, 11);
+  e.forward(feeds);
+  std::vector<Tensor<double>> output_grads;
+  for (pcg::PortRef o : plan.outputs()) output_grads.emplace_back(plan.shape_of(o).dims, 1.0);
+  recording.calls.clear();
+  e.backward(output_grads);
+
+  std::size_t weight_elements = 0;
+  for (const std::string& w : weights_of(g)) weight_elements += static_cast<std::size_t>(pcg::whole_region(g.node(*g.find(w)).output_shapes[0].dims).elements());
+  std::size_t started = 0;
+  for (std::size_t n : recording.started_sizes) started += n;
+  EXPECT_EQ(started, weight_elements);
+  ASSERT_GE(recording.started_sizes.size(), 2u) << "every gradient summed at once, after the pass";
+
+  const auto& calls = recording.calls;
+  const auto first_start = std::find(calls.begin(), calls.end(), "start_sum");
+  const auto last_start = std::find(calls.rbegin(), calls.rend(), "start_sum").base() - 1;
+  EXPECT_GT(std::count(first_start, last_start, "progress"), 0) << "no backward work between the first and the last sum started";
+  EXPECT_EQ(calls.back(), "finish_sums");
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "finish_sums"), 1);
 }
 
 TEST(MpiExecution, ReduceScatterAndAllGatherWithinPairs) {

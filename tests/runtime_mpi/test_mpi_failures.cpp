@@ -1,6 +1,7 @@
 // A rank that hangs, exits or is killed ends the whole job, non-zero and well within a minute,
 // and a rank left waiting says which rank it waited for and on what. Each test starts
-// loom_mpi_failure_probe under `mpiexec -np 2` with a rank timeout of 3 s.
+// loom_mpi_failure_probe under `mpiexec -np 2` (3 for a group smaller than the job) with a rank
+// timeout of 3 s.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -24,9 +25,10 @@ struct JobOutcome {
   std::string output;        // stdout and stderr of every rank and of mpiexec
 };
 
-// Runs `mpiexec --oversubscribe -np 2 <probe> <mode>` with LOOM_RANK_TIMEOUT=<rank_timeout>, in a
-// process group of its own so that a job still running at `limit` is killed whole.
-JobOutcome run_probe(const std::string& mode, const std::string& rank_timeout, std::chrono::seconds limit = std::chrono::seconds(60)) {
+// Runs `mpiexec --oversubscribe -np <ranks> <probe> <mode>` with LOOM_RANK_TIMEOUT=<rank_timeout>,
+// in a process group of its own so that a job still running at `limit` is killed whole.
+JobOutcome run_probe(const std::string& mode, const std::string& rank_timeout, const char* ranks = "2",
+                     std::chrono::seconds limit = std::chrono::seconds(60)) {
   char output_path[] = "/tmp/loom_mpi_failure_XXXXXX";
   const int output_fd = ::mkstemp(output_path);
   if (output_fd < 0) {
@@ -41,7 +43,7 @@ JobOutcome run_probe(const std::string& mode, const std::string& rank_timeout, s
     ::dup2(output_fd, STDOUT_FILENO);
     ::dup2(output_fd, STDERR_FILENO);
     ::setenv("LOOM_RANK_TIMEOUT", rank_timeout.c_str(), 1);
-    ::execl(LOOM_MPIEXEC, LOOM_MPIEXEC, "--oversubscribe", "-np", "2", LOOM_MPI_FAILURE_PROBE, mode.c_str(), static_cast<char*>(nullptr));
+    ::execl(LOOM_MPIEXEC, LOOM_MPIEXEC, "--oversubscribe", "-np", ranks, LOOM_MPI_FAILURE_PROBE, mode.c_str(), static_cast<char*>(nullptr));
     std::perror("exec " LOOM_MPIEXEC);
     ::_exit(127);
   }
@@ -106,9 +108,18 @@ TEST(MpiFailures, RankHangingBeforeASumEndsTheJob) {
 }
 
 TEST(MpiFailures, RankHangingBeforeAGroupSumEndsTheJob) {
-  const JobOutcome job = run_probe("hang-group-sum", "3");
+  const JobOutcome job = run_probe("hang-group-sum", "3", "3");
   expect_job_ended_in_failure(job);
   EXPECT_NE(job.output.find("loom: rank 0: no message from rank 1 after 3 s (forming the group {0, 1} for a sum); a rank died or hung"),
+            std::string::npos)
+      << job.output;
+}
+
+TEST(MpiFailures, RankHangingBeforeAStartedSumEndsTheJobWhereItIsFinished) {
+  const JobOutcome job = run_probe("hang-started-sum", "3");
+  expect_job_ended_in_failure(job);
+  EXPECT_NE(job.output.find("loom: rank 0: sum of 1 value over the group {0, 1} not done after 3 s (2 of 2 started sums pending); "
+                            "a rank died or hung"),
             std::string::npos)
       << job.output;
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,31 @@ std::vector<int> same_parity() {
 
 // The value rank `r` gives at position `i` of a collective, different for every pair.
 double given(int r, std::size_t i) { return 100.0 * (r + 1) + static_cast<double>(i) * 0.5; }
+
+// Sums started over all ranks and over a group finish with the sums, and a blocking sum over
+// the same ranks runs while they are in flight.
+TEST(MpiTransport, StartedSumsFinishWithTheirSums) {
+  const int n = world().size();
+  const int r = world().rank();
+  std::vector<int> everyone(static_cast<std::size_t>(n));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  const std::vector<int> parity = same_parity();
+  float parity_sum = 0;
+  for (int k : parity) parity_sum += static_cast<float>(k + 1);
+
+  std::vector<double> over_all{r + 1.0, 2.0};
+  std::vector<float> over_parity{static_cast<float>(r + 1)};
+  world().start_sum(over_all, everyone);
+  world().start_sum(over_parity, parity);
+  std::vector<double> blocking{1.0};
+  world().sum(blocking);
+  world().progress();
+  world().finish_sums();
+  EXPECT_EQ(over_all, (std::vector<double>{n * (n + 1) / 2.0, 2.0 * n}));
+  EXPECT_EQ(over_parity, std::vector<float>{parity_sum});
+  EXPECT_EQ(blocking, std::vector<double>{1.0 * n});
+  world().finish_sums();  // nothing started: returns at once
+}
 
 // all_gather over `group`, in float and double, checked against each rank's values laid end to end.
 void expect_all_gather(const std::vector<int>& group) {

@@ -4,6 +4,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <type_traits>
 
@@ -53,13 +54,17 @@ NcclTransport::NcclTransport(int* argc, char*** argv) {
   cuda::check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
   if (devices == 0) throw cuda::CudaError("NcclTransport: cudaGetDeviceCount found no CUDA device");
   context_ = std::make_unique<cuda::CudaContext>(rank_ % devices);
+  sum_context_ = std::make_unique<cuda::CudaContext>(rank_ % devices);
   const ncclUniqueId id = shared_unique_id(MPI_COMM_WORLD);
   check_nccl(ncclCommInitRank(&world_, size_, id, rank_), "ncclCommInitRank");
 }
 
 NcclTransport::~NcclTransport() {
   for (auto& [group, comm] : groups_) ncclCommDestroy(comm);
+  for (auto& [group, comm] : started_groups_) ncclCommDestroy(comm);
   if (world_) ncclCommDestroy(world_);
+  finish_started_.clear();
+  sum_context_.reset();
   context_.reset();
   int finished = 0;
   MPI_Finalized(&finished);
@@ -133,9 +138,33 @@ void NcclTransport::reduce_scatter_values(std::vector<T>& values, const std::vec
   block.download(values);
 }
 
+template <class T>
+void NcclTransport::start_sum_values(std::vector<T>& values, const std::vector<int>& group) {
+  ncclComm* comm = started_sum_communicator(group);
+  auto buffer = std::make_shared<DeviceBuffer<T>>(*sum_context_, values);
+  check_nccl(ncclAllReduce(buffer->data(), buffer->data(), buffer->size(), nccl_type<T>(), ncclSum, comm, sum_context_->stream()),
+             "ncclAllReduce");
+  // A copy into pageable host memory returns only once done, so it waits for finish_sums.
+  finish_started_.push_back([buffer, &values] { buffer->download(values); });
+}
+
+void NcclTransport::finish_sums() {
+  for (const auto& finish : finish_started_) finish();
+  finish_started_.clear();
+}
+
 ncclComm* NcclTransport::communicator(const std::vector<int>& group) {
   if (static_cast<int>(group.size()) == size_) return world_;
   if (auto it = groups_.find(group); it != groups_.end()) return it->second;
+  return groups_.emplace(group, new_communicator(group)).first->second;
+}
+
+ncclComm* NcclTransport::started_sum_communicator(const std::vector<int>& group) {
+  if (auto it = started_groups_.find(group); it != started_groups_.end()) return it->second;
+  return started_groups_.emplace(group, new_communicator(group)).first->second;
+}
+
+ncclComm* NcclTransport::new_communicator(const std::vector<int>& group) {
   const auto self = std::find(group.begin(), group.end(), rank_);
   if (self == group.end()) throw LoomError("NcclTransport: rank " + std::to_string(rank_) + " runs a collective in a group it is not in");
   // An MPI communicator of the group's processes only (collective over them alone) hands the
@@ -158,7 +187,6 @@ ncclComm* NcclTransport::communicator(const std::vector<int>& group) {
   ncclComm* comm = nullptr;
   check_nccl(ncclCommInitRank(&comm, static_cast<int>(group.size()), id, static_cast<int>(self - group.begin())),
              "ncclCommInitRank");
-  groups_.emplace(group, comm);
   return comm;
 }
 
@@ -172,6 +200,8 @@ void NcclTransport::sum(std::vector<float>& values) { sum_values(values, world_)
 void NcclTransport::sum(std::vector<double>& values) { sum_values(values, world_); }
 void NcclTransport::sum(std::vector<float>& values, const std::vector<int>& group) { sum_values(values, communicator(group)); }
 void NcclTransport::sum(std::vector<double>& values, const std::vector<int>& group) { sum_values(values, communicator(group)); }
+void NcclTransport::start_sum(std::vector<float>& values, const std::vector<int>& group) { start_sum_values(values, group); }
+void NcclTransport::start_sum(std::vector<double>& values, const std::vector<int>& group) { start_sum_values(values, group); }
 void NcclTransport::all_gather(std::vector<float>& values, const std::vector<int>& group) { all_gather_values(values, group); }
 void NcclTransport::all_gather(std::vector<double>& values, const std::vector<int>& group) { all_gather_values(values, group); }
 void NcclTransport::reduce_scatter(std::vector<float>& values, const std::vector<int>& group) { reduce_scatter_values(values, group); }

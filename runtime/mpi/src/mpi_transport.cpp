@@ -94,6 +94,7 @@ MpiTransport::~MpiTransport() {
   } catch (const LoomError&) {
     // A destructor cannot throw; MPI_Finalize meets the ranks anyway.
   }
+  started_sums_.reset();  // its requests go back to MPI while MPI still runs
   for (auto& [group, handle] : groups_) {
     MPI_Comm comm = MPI_Comm_f2c(handle);
     MPI_Comm_free(&comm);
@@ -152,6 +153,31 @@ void MpiTransport::sum_with_mpi(std::vector<T>& values, int communicator_handle,
 }
 
 template <class T>
+void MpiTransport::start_sum_with_mpi(std::vector<T>& values, const std::vector<int>& group) {
+  const int handle = communicator(group, "start_sum");
+  if (!started_sums_) started_sums_ = std::make_unique<PendingRequests>();
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data(), element_count(values.size(), "MpiTransport::start_sum"), datatype<T>(), MPI_SUM,
+                           MPI_Comm_f2c(handle), started_sums_->add()),
+            "MpiTransport::start_sum: MPI_Iallreduce");
+  started_what_.push_back("sum of " + counted(values.size(), "value") + " over the group " + group_text(group));
+}
+
+void MpiTransport::progress() {
+  if (started_sums_) started_sums_->done("MpiTransport::progress: MPI_Testsome");
+}
+
+void MpiTransport::finish_sums() {
+  if (!started_sums_) return;
+  if (!started_sums_->wait(timeout_, "MpiTransport::finish_sums: MPI_Testsome")) {
+    const std::vector<std::size_t> pending = started_sums_->pending();
+    end_job(rank_, started_what_[pending.front()] + " not done after " + seconds_text(timeout_) + " (" + std::to_string(pending.size()) +
+                       " of " + counted(started_what_.size(), "started sum") + " pending)");
+  }
+  started_sums_.reset();
+  started_what_.clear();
+}
+
+template <class T>
 void MpiTransport::all_gather_with_mpi(std::vector<T>& values, const std::vector<int>& group) {
   const int handle = communicator(group, "all_gather");
   const int count = element_count(values.size(), "MpiTransport::all_gather");
@@ -190,6 +216,8 @@ void MpiTransport::sum(std::vector<float>& values, const std::vector<int>& group
 void MpiTransport::sum(std::vector<double>& values, const std::vector<int>& group) {
   sum_with_mpi(values, communicator(group, "sum"), "the group " + group_text(group));
 }
+void MpiTransport::start_sum(std::vector<float>& values, const std::vector<int>& group) { start_sum_with_mpi(values, group); }
+void MpiTransport::start_sum(std::vector<double>& values, const std::vector<int>& group) { start_sum_with_mpi(values, group); }
 void MpiTransport::all_gather(std::vector<float>& values, const std::vector<int>& group) { all_gather_with_mpi(values, group); }
 void MpiTransport::all_gather(std::vector<double>& values, const std::vector<int>& group) { all_gather_with_mpi(values, group); }
 void MpiTransport::reduce_scatter(std::vector<float>& values, const std::vector<int>& group) { reduce_scatter_with_mpi(values, group); }
@@ -198,6 +226,7 @@ void MpiTransport::reduce_scatter(std::vector<double>& values, const std::vector
 int MpiTransport::communicator(const std::vector<int>& group, const char* operation) {
   if (auto it = groups_.find(group); it != groups_.end()) return it->second;
   check_group(group, operation);
+  if (static_cast<int>(group.size()) == size_) return MPI_Comm_c2f(MPI_COMM_WORLD);
   // MPI_Comm_create_group blocks until every member calls it and has no nonblocking form. Meeting
   // the members first, under the deadline, leaves it waiting only on members already there.
   const std::string where = std::string("MpiTransport::") + operation;

@@ -60,21 +60,25 @@ MPI_Request* PendingRequests::add() {
   return &requests_.back();
 }
 
+int PendingRequests::test_some(const char* call) {
+  std::vector<int> finished(requests_.size());
+  std::vector<MPI_Status> statuses(requests_.size());
+  int newly_done = 0;
+  // Testsome frees the requests it finds done (they become MPI_REQUEST_NULL), so what is left in
+  // requests_ is what is pending; it reports MPI_UNDEFINED once none is left.
+  const int code = MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &newly_done, finished.data(), statuses.data());
+  if (code == MPI_ERR_IN_STATUS)
+    for (int i = 0; i < newly_done; ++i) check_mpi(statuses[static_cast<std::size_t>(i)].MPI_ERROR, call);
+  check_mpi(code, call);
+  return newly_done;
+}
+
 bool PendingRequests::wait(Seconds timeout, const char* call) {
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::min(timeout, longest_wait));
-  const int count = static_cast<int>(requests_.size());
-  std::vector<int> finished(requests_.size());
-  std::vector<MPI_Status> statuses(requests_.size());
   PollBackoff backoff;
   for (;;) {
-    int newly_done = 0;
-    // Testsome frees the requests it finds done (they become MPI_REQUEST_NULL), so what is left
-    // in requests_ is what is pending; it reports MPI_UNDEFINED once none is left.
-    const int code = MPI_Testsome(count, requests_.data(), &newly_done, finished.data(), statuses.data());
-    if (code == MPI_ERR_IN_STATUS)
-      for (int i = 0; i < newly_done; ++i) check_mpi(statuses[static_cast<std::size_t>(i)].MPI_ERROR, call);
-    check_mpi(code, call);
+    const int newly_done = test_some(call);
     if (newly_done == MPI_UNDEFINED) return true;
     if (newly_done > 0) {
       backoff.restart();
@@ -85,6 +89,8 @@ bool PendingRequests::wait(Seconds timeout, const char* call) {
     }
   }
 }
+
+bool PendingRequests::done(const char* call) { return test_some(call) == MPI_UNDEFINED; }
 
 std::vector<std::size_t> PendingRequests::pending() const {
   std::vector<std::size_t> numbers;

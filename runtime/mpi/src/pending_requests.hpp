@@ -28,10 +28,15 @@ class PendingRequests {
   // Polls until every request is done (true) or `timeout` passes with none finishing (false). A
   // request that ends in an error is a LoomError naming `call`.
   bool wait(Seconds timeout, const char* call);
+  // Tests the requests once, without waiting: true when every one is done. Lets MPI advance them.
+  bool done(const char* call);
   // The numbers of the requests not done.
   std::vector<std::size_t> pending() const;
 
  private:
+  // One MPI_Testsome: how many requests it found done, or MPI_UNDEFINED when none was left.
+  int test_some(const char* call);
+
   std::vector<MPI_Request> requests_;
 };
 

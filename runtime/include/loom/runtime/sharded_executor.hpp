@@ -8,6 +8,7 @@
 // same box of it, as replicas synchronise in data parallelism; a box one process reads alone
 // needs no message. So each process's gradient is exact on the boxes it reads, which is all an
 // optimizer step there needs; `assemble` makes such per-process values whole.
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -109,8 +110,23 @@ class ShardedExecutor {
     std::vector<pcg::Region> boxes;        // disjoint
     std::vector<std::vector<int>> ranks;   // per box, ascending
   };
+  // A sum of gradient boxes among one group of processes, started during backward() as soon as
+  // those gradients are complete, so it overlaps the rest of the pass: one buffer per group, the
+  // boxes in the same order on each process (a collective per box would pay its latency per box).
+  struct StartedSum {
+    struct Part {
+      Tensor<T>* grad;
+      pcg::Region box;
+    };
+    std::vector<T> buffer;
+    std::vector<Part> parts;
+  };
   void find_gradient_shares();
-  void sum_gradients(NamedTensors<T>& grads);
+  // Starts the sums of the gradients of `complete` (differentiable graph inputs no task left in
+  // the pass adds to) among the processes that read the same box of them.
+  void start_gradient_sums(const std::vector<std::string>& complete, NamedTensors<T>& grads);
+  // Waits for the started sums and writes them into the gradients.
+  void finish_gradient_sums();
 
   // The moves from `in` to n's output as collectives, or null.
   std::shared_ptr<const pcg::CollectiveGroups> collective_groups_of(const pcg::Node& n, pcg::PortRef in,
@@ -141,6 +157,11 @@ class ShardedExecutor {
   std::vector<std::vector<Pieces>> received_;  // per node, input, task: pieces read from other processes
   std::vector<OperatorTime> times_;
   std::map<std::string, GradientShares> shares_;  // per differentiable graph input
+  // Per node, the differentiable graph inputs whose gradients are complete once the backward pass
+  // is past the node (their first reader in graph order); under -1 those only graph outputs read,
+  // complete before the pass starts.
+  std::map<int, std::vector<std::string>> gradients_complete_after_;
+  std::deque<StartedSum> started_sums_;  // a deque: started buffers never move
   ElementRanges exact_;
 };
 

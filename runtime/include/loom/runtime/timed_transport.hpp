@@ -25,6 +25,10 @@ class TimedTransport final : public Transport {
   void all_gather(std::vector<double>& values, const std::vector<int>& group) override;
   void reduce_scatter(std::vector<float>& values, const std::vector<int>& group) override;
   void reduce_scatter(std::vector<double>& values, const std::vector<int>& group) override;
+  void start_sum(std::vector<float>& values, const std::vector<int>& group) override;
+  void start_sum(std::vector<double>& values, const std::vector<int>& group) override;
+  void progress() override;
+  void finish_sums() override;
 
  private:
   template <class Call>

@@ -47,6 +47,18 @@ class Transport {
   // on each; process k of the group ends with block k (n elements) of their element-wise sum.
   virtual void reduce_scatter(std::vector<float>& values, const std::vector<int>& group) = 0;
   virtual void reduce_scatter(std::vector<double>& values, const std::vector<int>& group) = 0;
+
+  // Sums that overlap other work: start_sum begins the sum of `values` over `group` (as
+  // sum(values, group)) and may return before it is done; `values` must stay alive and untouched
+  // until finish_sums() returns, which waits for every sum started. Every process of a group
+  // starts the group's sums in the same order, and runs its other collectives over that group in
+  // the same order relative to them. progress() lets started sums advance between pieces of other
+  // work (MPI advances a nonblocking collective only inside MPI calls). By default a sum is done
+  // when start_sum returns.
+  virtual void start_sum(std::vector<float>& values, const std::vector<int>& group) { sum(values, group); }
+  virtual void start_sum(std::vector<double>& values, const std::vector<int>& group) { sum(values, group); }
+  virtual void progress() {}
+  virtual void finish_sums() {}
 };
 
 // The collectives a layout change among a group of processes can run as.

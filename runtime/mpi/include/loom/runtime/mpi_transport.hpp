@@ -13,6 +13,7 @@
 // ends the job through mpirun.
 // MPI errors come back as LoomErrors naming the call.
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@
 #include "loom/runtime/transport.hpp"
 
 namespace loom::runtime {
+
+class PendingRequests;
 
 class MpiTransport final : public Transport {
  public:
@@ -42,12 +45,19 @@ class MpiTransport final : public Transport {
   void all_gather(std::vector<double>& values, const std::vector<int>& group) override;
   void reduce_scatter(std::vector<float>& values, const std::vector<int>& group) override;
   void reduce_scatter(std::vector<double>& values, const std::vector<int>& group) override;
+  // Started sums are MPI_Iallreduce calls, advanced by progress() and finished under the timeout.
+  void start_sum(std::vector<float>& values, const std::vector<int>& group) override;
+  void start_sum(std::vector<double>& values, const std::vector<int>& group) override;
+  void progress() override;
+  void finish_sums() override;
 
  private:
   template <class T>
   void exchange_with_mpi(std::vector<Outgoing<T>>& sends, std::vector<Incoming<T>>& receives);
   template <class T>
   void sum_with_mpi(std::vector<T>& values, int communicator_handle, const std::string& over_whom);
+  template <class T>
+  void start_sum_with_mpi(std::vector<T>& values, const std::vector<int>& group);
   template <class T>
   void all_gather_with_mpi(std::vector<T>& values, const std::vector<int>& group);
   template <class T>
@@ -60,6 +70,8 @@ class MpiTransport final : public Transport {
   void check_rank(int peer, const char* where) const;
 
   std::map<std::vector<int>, int> groups_;
+  std::unique_ptr<PendingRequests> started_sums_;  // null when none is in flight
+  std::vector<std::string> started_what_;          // per started sum, what it sums, for a timeout's message
   Seconds timeout_;
   int rank_ = 0;
   int size_ = 1;

@@ -5,6 +5,12 @@
 // device: exchange() is ncclSend / ncclRecv in one group, sum() ncclAllReduce, all_gather()
 // ncclAllGather, reduce_scatter() ncclReduceScatter, and a group's collectives run on a
 // communicator of its own, made the first time the group runs one.
+//
+// Started sums run on a stream of their own, so they overlap the kernels on the compute stream:
+// start_sum stages the values to the device and queues ncclAllReduce there, finish_sums copies the
+// results back. They use communicators of their own too, so an operation on the compute stream
+// never waits in one communicator behind a sum still queued on the other stream.
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -37,6 +43,9 @@ class NcclTransport final : public Transport {
   void all_gather(std::vector<double>& values, const std::vector<int>& group) override;
   void reduce_scatter(std::vector<float>& values, const std::vector<int>& group) override;
   void reduce_scatter(std::vector<double>& values, const std::vector<int>& group) override;
+  void start_sum(std::vector<float>& values, const std::vector<int>& group) override;
+  void start_sum(std::vector<double>& values, const std::vector<int>& group) override;
+  void finish_sums() override;
 
  private:
   template <class T>
@@ -47,7 +56,13 @@ class NcclTransport final : public Transport {
   void all_gather_values(std::vector<T>& values, const std::vector<int>& group);
   template <class T>
   void reduce_scatter_values(std::vector<T>& values, const std::vector<int>& group);
+  template <class T>
+  void start_sum_values(std::vector<T>& values, const std::vector<int>& group);
+  // The group's communicator for operations on the compute stream (`groups_`) or for started
+  // sums (`started_groups_`), made the first time it is asked for.
   ncclComm* communicator(const std::vector<int>& group);
+  ncclComm* started_sum_communicator(const std::vector<int>& group);
+  ncclComm* new_communicator(const std::vector<int>& group);
 
   int rank_ = 0;
   int size_ = 1;
@@ -55,6 +70,9 @@ class NcclTransport final : public Transport {
   std::unique_ptr<cuda::CudaContext> context_;
   ncclComm* world_ = nullptr;
   std::map<std::vector<int>, ncclComm*> groups_;
+  std::unique_ptr<cuda::CudaContext> sum_context_;  // the started sums' stream
+  std::map<std::vector<int>, ncclComm*> started_groups_;
+  std::vector<std::function<void()>> finish_started_;  // per started sum: copies its result back
 };
 
 }  // namespace loom::runtime
