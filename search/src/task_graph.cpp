@@ -1,6 +1,7 @@
 #include "loom/search/task_graph.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -405,10 +406,12 @@ class Builder {
     return out;
   }
 
-  // After the backward pass, as the runtime does it: the devices that read the same box of a weight
-  // sum their gradients of it (one ring allreduce per group of devices, over every box that group
-  // shares, once all their gradients are computed), then each device updates the weight elements
-  // it holds (the cost model's weight_update of each box).
+  // As the runtime does it: the devices that read the same box of a weight sum their gradients of
+  // it as soon as the backward pass has made them, overlapping the rest of the pass. A weight's
+  // gradient is complete once the pass is past its first reader in graph order; the weights
+  // complete at the same node are summed together, one ring allreduce per group of devices over
+  // every box that group shares. Then each device updates the weight elements it holds (the cost
+  // model's weight_update of each box).
   void synchronize_weights(const std::vector<int>& mirror) {
     struct Group {
       double bytes = 0;
@@ -421,9 +424,12 @@ class Builder {
       int node = 0;
       std::vector<int> deps;
     };
-    std::map<std::vector<int>, Group> groups;
-    std::map<int, Update> updates;  // by device
+    std::map<std::pair<int, std::vector<int>>, Group> groups;  // by the node completing them, and devices
+    std::map<int, Update> updates;                              // by device
     for (const auto& [weight, readers] : weights_) {
+      int complete_at = std::numeric_limits<int>::max();
+      for (const auto& [device, tasks] : readers.tasks)
+        for (int t : tasks) complete_at = std::min(complete_at, out_.tasks[static_cast<std::size_t>(t)].node);
       // The gradient tasks of the weight on the given devices.
       const auto after = [&](const std::vector<int>& devices) {
         std::vector<int> out;
@@ -435,7 +441,7 @@ class Builder {
       const std::vector<std::int64_t>& whole = graph_.node(weight).output_shapes[0].dims;
       for (const auto& [devices, box] : shares_of(weight, readers)) {
         if (devices.size() > 1) {
-          Group& g = groups[devices];
+          Group& g = groups[{complete_at, devices}];
           if (g.deps.empty()) g.node = weight;
           g.bytes += static_cast<double>(box.elements()) * kBytesPerElement;
           const std::vector<int> deps = after(devices);
@@ -454,7 +460,8 @@ class Builder {
         }
       }
     }
-    for (auto& [devices, g] : groups) {
+    for (auto& [key, g] : groups) {
+      const std::vector<int>& devices = key.second;
       const auto k = static_cast<double>(devices.size());
       std::vector<int> packs, ring;
       for (int d : devices) {

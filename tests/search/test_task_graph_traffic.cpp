@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <set>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -75,6 +77,51 @@ TEST(TaskGraphTraffic, UnityFigure1DataParallelMovesOnlyTheReplicatedWeights) {
   EXPECT_EQ(communication_bytes(tg), 813056.0 * 4);
   EXPECT_EQ(bytes_of(tg, false), 0);
   EXPECT_EQ(tasks_of(tg, out), 0);
+}
+
+// The gradient of w2 is complete once the second layer has run backward: its allreduce starts
+// then, while the first layer still runs backward; w1's waits for the first layer.
+TEST(TaskGraphTraffic, EachWeightsGradientIsSummedAsSoonAsTheBackwardPassHasMadeIt) {
+  Mlp m = mlp_inputs();
+  pcg::Graph& g = m.g;
+  const int px = add(g, "partition", {{"dim", 0}, {"degree", 2}}, {{m.x, 0}}, kBoth);
+  const int rw1 = add(g, "replicate", {{"degree", 2}}, {{m.w1, 0}}, kBoth);
+  const int h = add(g, "matmul_relu", {}, {{px, 0}, {rw1, 0}}, kBoth);
+  const int rw2 = add(g, "replicate", {{"degree", 2}}, {{m.w2, 0}}, kBoth);
+  const int y = add(g, "matmul", {}, {{h, 0}, {rw2, 0}}, kBoth);
+  g.mark_output({add(g, "combine", {{"dim", 0}, {"degree", 2}}, {{y, 0}}, kFirst), 0});
+  const TaskGraph tg = task_graph(g);
+  std::vector<int> first_layer_backward;
+  for (std::size_t i = 0; i < tg.tasks.size(); ++i)
+    if (tg.tasks[i].kind == TaskKind::Compute && tg.tasks[i].backward && tg.tasks[i].node == h) first_layer_backward.push_back(static_cast<int>(i));
+  ASSERT_EQ(first_layer_backward.size(), 2u);
+  const double w1_bytes = 784 * 512 * 4.0, w2_bytes = 512 * 10 * 4.0;
+  int w1_ring = 0, w2_ring = 0;
+  for (const SimTask& t : tg.tasks) {
+    if (t.kind != TaskKind::Communication) continue;
+    // A task's dependencies, followed back through the gradient packing tasks before it.
+    std::set<int> before;
+    std::vector<int> open = t.deps;
+    while (!open.empty()) {
+      const int d = open.back();
+      open.pop_back();
+      if (!before.insert(d).second) continue;
+      if (tg.tasks[static_cast<std::size_t>(d)].label.rfind("gradient pack", 0) == 0)
+        open.insert(open.end(), tg.tasks[static_cast<std::size_t>(d)].deps.begin(), tg.tasks[static_cast<std::size_t>(d)].deps.end());
+    }
+    const bool after_first_layer =
+        std::any_of(first_layer_backward.begin(), first_layer_backward.end(), [&](int b) { return before.count(b) > 0; });
+    if (t.bytes == w2_bytes) {
+      ++w2_ring;
+      EXPECT_FALSE(after_first_layer) << t.label;
+    } else {
+      ASSERT_EQ(t.bytes, w1_bytes) << t.label;
+      ++w1_ring;
+      EXPECT_TRUE(after_first_layer) << t.label;
+    }
+  }
+  EXPECT_EQ(w1_ring, 2);
+  EXPECT_EQ(w2_ring, 2);
 }
 
 TEST(TaskGraphTraffic, UnityFigure2bJointPlanMovesOnlyTheHiddenActivations) {
