@@ -60,40 +60,44 @@ Mlp mlp_inputs() {
   return m;
 }
 
+// The figure's data-parallel plan on both devices, its output combined on the first.
+struct DataParallelMlp {
+  Mlp m;
+  int first_layer = 0, out = 0;
+};
+DataParallelMlp figure1_data_parallel() {
+  DataParallelMlp p{mlp_inputs()};
+  pcg::Graph& g = p.m.g;
+  const int px = add(g, "partition", {{"dim", 0}, {"degree", 2}}, {{p.m.x, 0}}, kBoth);
+  const int rw1 = add(g, "replicate", {{"degree", 2}}, {{p.m.w1, 0}}, kBoth);
+  p.first_layer = add(g, "matmul_relu", {}, {{px, 0}, {rw1, 0}}, kBoth);
+  const int rw2 = add(g, "replicate", {{"degree", 2}}, {{p.m.w2, 0}}, kBoth);
+  const int y = add(g, "matmul", {}, {{p.first_layer, 0}, {rw2, 0}}, kBoth);
+  p.out = add(g, "combine", {{"dim", 0}, {"degree", 2}}, {{y, 0}}, kFirst);
+  g.mark_output({p.out, 0});
+  return p;
+}
+
 TEST(TaskGraphTraffic, UnityFigure1DataParallelMovesOnlyTheReplicatedWeights) {
-  Mlp m = mlp_inputs();
-  pcg::Graph& g = m.g;
-  const int px = add(g, "partition", {{"dim", 0}, {"degree", 2}}, {{m.x, 0}}, kBoth);
-  const int rw1 = add(g, "replicate", {{"degree", 2}}, {{m.w1, 0}}, kBoth);
-  const int h = add(g, "matmul_relu", {}, {{px, 0}, {rw1, 0}}, kBoth);
-  const int rw2 = add(g, "replicate", {{"degree", 2}}, {{m.w2, 0}}, kBoth);
-  const int y = add(g, "matmul", {}, {{h, 0}, {rw2, 0}}, kBoth);
-  const int out = add(g, "combine", {{"dim", 0}, {"degree", 2}}, {{y, 0}}, kFirst);
-  g.mark_output({out, 0});
-  const TaskGraph tg = task_graph(g);
+  const DataParallelMlp p = figure1_data_parallel();
+  const TaskGraph tg = task_graph(p.m.g);
   // Each device keeps its replicas of w1 (784 x 512) and w2 (512 x 10); after the backward pass
   // the two devices allreduce their gradients: each sends the other its whole gradient, the
   // 813,056 floats of figure 1 in all.
   EXPECT_EQ(communication_bytes(tg), 813056.0 * 4);
   EXPECT_EQ(bytes_of(tg, false), 0);
-  EXPECT_EQ(tasks_of(tg, out), 0);
+  EXPECT_EQ(tasks_of(tg, p.out), 0);
 }
 
 // The gradient of w2 is complete once the second layer has run backward: its allreduce starts
 // then, while the first layer still runs backward; w1's waits for the first layer.
 TEST(TaskGraphTraffic, EachWeightsGradientIsSummedAsSoonAsTheBackwardPassHasMadeIt) {
-  Mlp m = mlp_inputs();
-  pcg::Graph& g = m.g;
-  const int px = add(g, "partition", {{"dim", 0}, {"degree", 2}}, {{m.x, 0}}, kBoth);
-  const int rw1 = add(g, "replicate", {{"degree", 2}}, {{m.w1, 0}}, kBoth);
-  const int h = add(g, "matmul_relu", {}, {{px, 0}, {rw1, 0}}, kBoth);
-  const int rw2 = add(g, "replicate", {{"degree", 2}}, {{m.w2, 0}}, kBoth);
-  const int y = add(g, "matmul", {}, {{h, 0}, {rw2, 0}}, kBoth);
-  g.mark_output({add(g, "combine", {{"dim", 0}, {"degree", 2}}, {{y, 0}}, kFirst), 0});
-  const TaskGraph tg = task_graph(g);
+  const DataParallelMlp p = figure1_data_parallel();
+  const TaskGraph tg = task_graph(p.m.g);
   std::vector<int> first_layer_backward;
   for (std::size_t i = 0; i < tg.tasks.size(); ++i)
-    if (tg.tasks[i].kind == TaskKind::Compute && tg.tasks[i].backward && tg.tasks[i].node == h) first_layer_backward.push_back(static_cast<int>(i));
+    if (tg.tasks[i].kind == TaskKind::Compute && tg.tasks[i].backward && tg.tasks[i].node == p.first_layer)
+      first_layer_backward.push_back(static_cast<int>(i));
   ASSERT_EQ(first_layer_backward.size(), 2u);
   const double w1_bytes = 784 * 512 * 4.0, w2_bytes = 512 * 10 * 4.0;
   int w1_ring = 0, w2_ring = 0;
