@@ -47,6 +47,25 @@ struct SilentProcesses final : Transport {
   int processes;
 };
 
+// relu(x + w) on five-dimensional values (as AlphaFold2's), split along the last dimension.
+TEST(ShardedExecutor, SplitsTheLastDimensionOfAFiveDimensionalValue) {
+  const std::vector<std::int64_t> dims{2, 3, 2, 2, 4};
+  const auto sum_relu = [&](bool split) {
+    pcg::Graph g;
+    int x = g.add_input("x", pcg::ParallelShape::unpartitioned(dims));
+    int w = g.add_input("w", pcg::ParallelShape::unpartitioned(dims), true);
+    if (split) {
+      x = g.add_node(library(), "partition", {{"dim", 4}, {"degree", 2}}, {{x, 0}});
+      w = g.add_node(library(), "partition", {{"dim", 4}, {"degree", 2}}, {{w, 0}});
+    }
+    int out = g.add_node(library(), "relu", {}, {{g.add_node(library(), "ewadd", {}, {{x, 0}, {w, 0}}), 0}});
+    if (split) out = g.add_node(library(), "combine", {{"dim", 4}, {"degree", 2}}, {{out, 0}});
+    g.mark_output({out, 0});
+    return g;
+  };
+  expect_same_as_logical(sum_relu(false), sum_relu(true), 2, local);
+}
+
 TEST(ShardedExecutor, ReduceScatterAndAllGatherPlansMatchTheModel) {
   expect_same_as_logical(product_relu_model(), collective_plan(2), 2, local);
   expect_same_as_logical(product_relu_model(), collective_plan(4), 4, local);
