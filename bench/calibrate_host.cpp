@@ -6,15 +6,17 @@
 //   dispatch        the executor's own time per task outside its task times, forward and backward,
 //                   over a chain of relus on a few elements
 //   links           ping-pong between ranks 0 and 1 through the runtime's MPI transport, and sums
-//                   of a buffer through it (the allreduce figures): median times over message
-//                   sizes from 4 bytes to 4 MiB, the sizes a step sends, each fitted as latency
-//                   plus bytes over bandwidth with the least relative error
+//                   of a buffer through it (the allreduce figures), waited in or started and
+//                   overlapped with other work (the started allreduce figures): median times over
+//                   message sizes from 4 bytes to 4 MiB, the sizes a step sends, each fitted as
+//                   latency plus bytes over bandwidth with the least relative error
 // Run as `mpirun -np 2 loom_calibrate_host`; with one process the links are left out of the
 // measurement and copy the memory figures.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <iostream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -152,6 +154,36 @@ double sum_seconds(loom::runtime::Transport& transport, std::size_t floats, int 
   return median_of(repeats, [&] { transport.sum(buffers[next++ % buffers.size()], pair); });
 }
 
+// Seconds a sum of `floats` floats that ranks 0 and 1 start and then overlap with other work
+// adds to that work, as a gradient sum started during the backward pass does: each rank starts
+// the sum, works in short spells letting it advance between them (progress), and waits for it
+// at the end. The work lasts several times the sum, so the figure is what moving and adding the
+// values costs a rank, not the wait for the other.
+double started_sum_seconds(loom::runtime::Transport& transport, std::size_t floats, int repeats, double blocking_seconds) {
+  constexpr std::size_t cache_floats = std::size_t{16} << 20;  // 64 MiB
+  std::vector<std::vector<float>> buffers(std::max<std::size_t>(1, std::min<std::size_t>(cache_floats / floats, 64)), std::vector<float>(floats, 1.f));
+  const std::vector<int> pair{0, 1};
+  std::vector<float> scratch(std::size_t{16} << 10, 1.f);  // 64 KiB, in cache: the spells' work
+  const auto spell = [&] {
+    for (float& v : scratch) v = v * 0.999f + 0.001f;
+  };
+  const auto one_spell = median_of(repeats, spell);
+  const int spells = std::max(4, static_cast<int>(4 * blocking_seconds / std::max(one_spell, 1e-7)));
+  std::size_t next = 0;
+  const double alone = median_of(repeats, [&] {
+    for (int i = 0; i < spells; ++i) spell();
+  });
+  const double with_sum = median_of(repeats, [&] {
+    transport.start_sum(buffers[next++ % buffers.size()], pair);
+    for (int i = 0; i < spells; ++i) {
+      spell();
+      transport.progress();
+    }
+    transport.finish_sums();
+  });
+  return std::max(1e-8, with_sum - alone);  // the fit divides by it
+}
+
 // Latency and bandwidth of `seconds = latency + bytes / bandwidth` over measured (bytes, seconds),
 // with the least relative error: small messages weigh as much as large ones.
 loom::search::Link fit_link(const std::vector<std::pair<double, double>>& measured) {
@@ -174,18 +206,21 @@ const std::vector<std::size_t>& message_floats() {
 
 // The link between ranks 0 and 1 through `transport`, its allreduce figures included.
 loom::search::Link measure_link(loom::runtime::Transport& transport) {
-  std::vector<std::pair<double, double>> messages, sums;
+  std::vector<std::pair<double, double>> messages, sums, started_sums;
   for (std::size_t floats : message_floats()) {
     const int repeats = floats > 100000 ? 21 : 201;
     const double bytes = static_cast<double>(floats * sizeof(float));
     messages.emplace_back(bytes, one_way_seconds(transport, floats, repeats));
     sums.emplace_back(bytes, sum_seconds(transport, floats, repeats));
+    // Below 64 KiB a started sum costs next to nothing beside the work: its latency is hidden,
+    // and such figures would only add noise to the fit.
+    if (floats >= 16384) started_sums.emplace_back(bytes, started_sum_seconds(transport, floats, repeats, sums.back().second));
   }
   loom::search::Link link = fit_link(messages);
   // A sum between two devices is two ring steps in which each sends the whole buffer.
-  const loom::search::Link sum = fit_link(sums);
-  link.allreduce_bandwidth = sum.bandwidth;
-  link.allreduce_latency = sum.latency / 2;
+  const loom::search::Link sum = fit_link(sums), started = fit_link(started_sums);
+  link.allreduce = {sum.bandwidth, sum.latency / 2};
+  link.started_allreduce = {started.bandwidth, started.latency / 2};
   return link;
 }
 
@@ -209,11 +244,17 @@ int main(int argc, char** argv) {
   m.device.memory_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
   m.device.kernel_overhead = kernel_overhead();
   m.device.dispatch_overhead = dispatch_overhead();
+  m.device.overlaps_communication = false;  // a rank's core moves its messages and sums itself
   // Without a second rank, a link is a copy in memory: each byte read once and written once.
   const loom::search::Link link = linked ? measured : loom::search::Link{m.device.memory_bandwidth / 2, 0};
   m.intra_socket = m.inter_socket = m.inter_node = link;
   nlohmann::json doc = loom::search::machine_to_json(m);
-  doc["description"] = "This host, one CPU core per rank: measured by loom_calibrate_host.";
+  doc["description"] =
+      "This host (" + std::to_string(m.devices_per_socket) +
+      " cores), one CPU core per rank as a device: single-threaded Eigen float GEMM, memcpy bandwidth (bytes read plus written), the "
+      "runtime's per-kernel overhead and its per-task dispatch outside kernels, and for every link ping-pong and sums between two "
+      "ranks through the MPI transport, waited in or started beside other work (median times, fitted over 4 B to 4 MiB). Measured "
+      "by loom_calibrate_host (mpirun -np 2).";
   std::cout << doc.dump(2) << "\n";
   return 0;
 }

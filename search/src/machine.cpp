@@ -21,26 +21,34 @@ constexpr const char* kMachineFormat = "loom-machine";
 constexpr int kMachineFormatVersion = 1;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
+// The sum figures `<prefix>gbps` and `<prefix>latency_us` of a link, given together or not at all.
+SumRate read_sum_rate(const json& j, const std::string& path, const std::string& prefix) {
+  const std::string gbps = prefix + "gbps", latency_us = prefix + "latency_us";
+  if (j.contains(gbps) != j.contains(latency_us)) fail(path, gbps + " and " + latency_us + " go together: give both or neither");
+  if (!j.contains(gbps)) return {};
+  return {read_number(j.at(gbps), member(path, gbps), true) * 1e9, read_number(j.at(latency_us), member(path, latency_us)) * 1e-6};
+}
+
+void write_sum_rate(json& out, const std::string& prefix, const SumRate& rate) {
+  if (!rate.measured()) return;
+  out[prefix + "gbps"] = rate.bandwidth / 1e9;
+  out[prefix + "latency_us"] = rate.latency * 1e6;
+}
+
 Link read_link(const json& j, const std::string& path) {
   require_object(j, path);
-  reject_unknown_keys(j, path, {"gbps", "latency_us", "allreduce_gbps", "allreduce_latency_us"});
+  reject_unknown_keys(j, path, {"gbps", "latency_us", "allreduce_gbps", "allreduce_latency_us", "started_allreduce_gbps", "started_allreduce_latency_us"});
   Link link{read_number(require(j, "gbps", path), member(path, "gbps"), true) * 1e9,
             read_number(require(j, "latency_us", path), member(path, "latency_us")) * 1e-6};
-  if (j.contains("allreduce_gbps") != j.contains("allreduce_latency_us"))
-    fail(path, "allreduce_gbps and allreduce_latency_us go together: give both or neither");
-  if (j.contains("allreduce_gbps")) {
-    link.allreduce_bandwidth = read_number(j.at("allreduce_gbps"), member(path, "allreduce_gbps"), true) * 1e9;
-    link.allreduce_latency = read_number(j.at("allreduce_latency_us"), member(path, "allreduce_latency_us")) * 1e-6;
-  }
+  link.allreduce = read_sum_rate(j, path, "allreduce_");
+  link.started_allreduce = read_sum_rate(j, path, "started_allreduce_");
   return link;
 }
 
 json link_json(const Link& l) {
   json out = {{"gbps", l.bandwidth / 1e9}, {"latency_us", l.latency * 1e6}};
-  if (l.allreduce_bandwidth > 0) {
-    out["allreduce_gbps"] = l.allreduce_bandwidth / 1e9;
-    out["allreduce_latency_us"] = l.allreduce_latency * 1e6;
-  }
+  write_sum_rate(out, "allreduce_", l.allreduce);
+  write_sum_rate(out, "started_allreduce_", l.started_allreduce);
   return out;
 }
 
@@ -52,11 +60,17 @@ int read_count(const json& j, const std::string& key) {
 
 }  // namespace
 
-double Link::ring_allreduce_seconds(double bytes, int devices) const {
+double Link::ring_seconds(double bytes, int devices, const SumRate& rate) const {
   if (bytes <= 0 || devices < 2) return 0;
   const double k = devices;
-  const bool measured = allreduce_bandwidth > 0;
-  return 2 * (k - 1) * (measured ? allreduce_latency : latency) + 2 * (k - 1) / k * bytes / (measured ? allreduce_bandwidth : bandwidth);
+  const SumRate used = rate.measured() ? rate : SumRate{bandwidth, latency};
+  return 2 * (k - 1) * used.latency + 2 * (k - 1) / k * bytes / used.bandwidth;
+}
+
+double Link::ring_allreduce_seconds(double bytes, int devices) const { return ring_seconds(bytes, devices, allreduce); }
+
+double Link::started_ring_allreduce_seconds(double bytes, int devices) const {
+  return ring_seconds(bytes, devices, started_allreduce.measured() ? started_allreduce : allreduce);
 }
 
 LinkLevel Machine::level_between(int a, int b) const {

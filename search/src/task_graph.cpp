@@ -484,7 +484,7 @@ class Builder {
         t.backward = true;
         // Each device sends (k-1)/k of the buffer twice: reduce-scatter, then all-gather.
         t.bytes = 2 * (k - 1) / k * g.bytes;
-        t.seconds = machine_.link_between(t.device, t.peer).ring_allreduce_seconds(g.bytes, static_cast<int>(devices.size()));
+        t.seconds = machine_.link_between(t.device, t.peer).started_ring_allreduce_seconds(g.bytes, static_cast<int>(devices.size()));
         t.deps = g.deps;
         t.label = "gradient allreduce " + std::to_string(t.device) + "->" + std::to_string(t.peer);
         hold_devices(t, {t.device});

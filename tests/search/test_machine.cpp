@@ -55,28 +55,38 @@ TEST(Machine, TheCalibratedHostKeepsItsDispatchOverhead) {
 TEST(Machine, TheCalibratedHostSumsAndWaitsAsMeasured) {
   const Machine host = load_machine("cpu_host");
   EXPECT_FALSE(host.device.overlaps_communication);
-  EXPECT_GT(host.intra_socket.allreduce_bandwidth, 0);
+  EXPECT_TRUE(host.intra_socket.allreduce.measured());
+  EXPECT_TRUE(host.intra_socket.started_allreduce.measured());
   const Machine back = machine_from_json(machine_to_json(host));
   EXPECT_FALSE(back.device.overlaps_communication);
-  EXPECT_DOUBLE_EQ(back.intra_socket.allreduce_bandwidth, host.intra_socket.allreduce_bandwidth);
-  EXPECT_DOUBLE_EQ(back.intra_socket.allreduce_latency, host.intra_socket.allreduce_latency);
+  EXPECT_DOUBLE_EQ(back.intra_socket.allreduce.bandwidth, host.intra_socket.allreduce.bandwidth);
+  EXPECT_DOUBLE_EQ(back.intra_socket.allreduce.latency, host.intra_socket.allreduce.latency);
+  EXPECT_DOUBLE_EQ(back.intra_socket.started_allreduce.bandwidth, host.intra_socket.started_allreduce.bandwidth);
+  EXPECT_DOUBLE_EQ(back.intra_socket.started_allreduce.latency, host.intra_socket.started_allreduce.latency);
   // Optional: a GPU machine overlaps, and its sums run at its links' point-to-point figures.
   const Machine p100 = load_machine("p100");
   EXPECT_TRUE(p100.device.overlaps_communication);
-  EXPECT_EQ(p100.intra_socket.allreduce_bandwidth, 0);
+  EXPECT_FALSE(p100.intra_socket.allreduce.measured());
+  EXPECT_FALSE(p100.intra_socket.started_allreduce.measured());
   EXPECT_FALSE(machine_to_json(p100)["links"]["intra_socket"].contains("allreduce_gbps"));
+  EXPECT_FALSE(machine_to_json(p100)["links"]["intra_socket"].contains("started_allreduce_gbps"));
 }
 
 TEST(Link, RingAllreduceUsesTheMeasuredSumWhereThereIsOne) {
   Link link{10e9, 2e-6};
   // Four devices: 6 steps, each device sending 3/4 of 8 MB twice.
   EXPECT_DOUBLE_EQ(link.ring_allreduce_seconds(8e6, 4), 6 * 2e-6 + 1.5 * 8e6 / 10e9);
-  link.allreduce_bandwidth = 4e9;
-  link.allreduce_latency = 5e-6;
+  EXPECT_DOUBLE_EQ(link.started_ring_allreduce_seconds(8e6, 4), link.ring_allreduce_seconds(8e6, 4));
+  link.allreduce = {4e9, 5e-6};
   EXPECT_DOUBLE_EQ(link.ring_allreduce_seconds(8e6, 4), 6 * 5e-6 + 1.5 * 8e6 / 4e9);
   EXPECT_DOUBLE_EQ(link.ring_allreduce_seconds(8e6, 2), 2 * 5e-6 + 8e6 / 4e9);
   EXPECT_EQ(link.ring_allreduce_seconds(8e6, 1), 0);
   EXPECT_EQ(link.ring_allreduce_seconds(0, 4), 0);
+  // A started sum runs as a sum the devices wait in until it is measured apart.
+  EXPECT_DOUBLE_EQ(link.started_ring_allreduce_seconds(8e6, 4), link.ring_allreduce_seconds(8e6, 4));
+  link.started_allreduce = {6e9, 1e-7};
+  EXPECT_DOUBLE_EQ(link.started_ring_allreduce_seconds(8e6, 4), 6 * 1e-7 + 1.5 * 8e6 / 6e9);
+  EXPECT_DOUBLE_EQ(link.ring_allreduce_seconds(8e6, 4), 6 * 5e-6 + 1.5 * 8e6 / 4e9);
 }
 
 TEST(Machine, DevicesPerNodeSpreadOverSockets) {
@@ -100,6 +110,10 @@ TEST(Machine, ErrorsNameTheFieldAndFile) {
   bad = j;
   bad["links"]["intra_socket"]["allreduce_gbps"] = 2;
   EXPECT_NE(error_of(bad).find("links.intra_socket: allreduce_gbps and allreduce_latency_us go together"), std::string::npos) << error_of(bad);
+  bad = j;
+  bad["links"]["intra_socket"]["started_allreduce_latency_us"] = 0.1;
+  EXPECT_NE(error_of(bad).find("links.intra_socket: started_allreduce_gbps and started_allreduce_latency_us go together"), std::string::npos)
+      << error_of(bad);
   bad = j;
   bad["device"]["overlaps_communication"] = "no";
   EXPECT_NE(error_of(bad).find("device.overlaps_communication: expected true or false"), std::string::npos) << error_of(bad);

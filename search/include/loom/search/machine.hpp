@@ -26,20 +26,41 @@ struct DeviceSpec {
   bool overlaps_communication = true;
 };
 
+// The measured rate of one kind of sum among devices, as the steps of a ring: bytes each device
+// sends per second, and seconds per step. A bandwidth of 0: not measured.
+struct SumRate {
+  double bandwidth = 0;
+  double latency = 0;
+  bool measured() const { return bandwidth > 0; }
+};
+
 struct Link {
+  Link() = default;
+  // A link with its point-to-point figures alone.
+  Link(double bytes_per_second, double seconds) : bandwidth(bytes_per_second), latency(seconds) {}
+
   double bandwidth = 0;  // bytes per second, each direction
   double latency = 0;    // seconds
   // A sum among devices joined by this link, where measured apart from the point-to-point figures
-  // (0: those figures): a collective library pays for its reductions, its own buffers and its
-  // synchronisation, so its steps run slower than a plain message.
-  double allreduce_bandwidth = 0;  // bytes each device sends per second
-  double allreduce_latency = 0;    // seconds per step
+  // (unmeasured: those figures): a collective library pays for its reductions, its own buffers and
+  // its synchronisation, so its steps run slower than a plain message.
+  SumRate allreduce;
+  // A sum the devices start and then overlap with other work, as gradient sums during the backward
+  // pass: what it costs each device's own work (unmeasured: as `allreduce`). On devices that wait
+  // in their communication it costs less than a sum they wait in: no device waits for the others'
+  // steps.
+  SumRate started_allreduce;
 
   // Time to move `bytes` over the link.
   double transfer_seconds(double bytes) const { return bytes <= 0 ? 0 : latency + bytes / bandwidth; }
   // Time for `devices` devices to sum a buffer of `bytes` as a ring: 2(k-1) steps (reduce-scatter,
   // then all-gather), in which each device sends 2(k-1)/k of the buffer.
   double ring_allreduce_seconds(double bytes, int devices) const;
+  // The same for a started sum.
+  double started_ring_allreduce_seconds(double bytes, int devices) const;
+
+ private:
+  double ring_seconds(double bytes, int devices, const SumRate& rate) const;
 };
 
 enum class LinkLevel { SameDevice, IntraSocket, InterSocket, InterNode };
@@ -71,8 +92,9 @@ std::string level_name(LinkLevel level);
 // File form: {"format": "loom-machine", "version": 1, "name", "nodes", "sockets_per_node",
 //   "devices_per_socket", "device": {"kind", "peak_tflops", "memory_gbps", "memory_gib",
 //   "kernel_overhead_us"?, "dispatch_overhead_us"?, "overlaps_communication"? (default true)}, "links": {"intra_socket" | "inter_socket" | "inter_node":
-//   {"gbps", "latency_us", "allreduce_gbps"?, "allreduce_latency_us"?}}} (the two allreduce figures
-//   together or neither). Throws LoomError naming the JSON path of a problem.
+//   {"gbps", "latency_us", "allreduce_gbps"?, "allreduce_latency_us"?, "started_allreduce_gbps"?,
+//   "started_allreduce_latency_us"?}}} (each pair of sum figures together or neither). Throws
+//   LoomError naming the JSON path of a problem.
 Machine machine_from_json(const nlohmann::json& json);
 nlohmann::json machine_to_json(const Machine& machine);
 
