@@ -8,8 +8,9 @@
 //   links           ping-pong between ranks 0 and 1 through the runtime's MPI transport, and sums
 //                   of a buffer through it (the allreduce figures), waited in or started and
 //                   overlapped with other work (the started allreduce figures): median times over
-//                   message sizes from 4 bytes to 4 MiB, the sizes a step sends, each fitted as
-//                   latency plus bytes over bandwidth with the least relative error
+//                   message sizes from 4 bytes to 4 MiB, the sizes a step sends (started sums from
+//                   64 KiB), each fitted as latency plus bytes over bandwidth with the least
+//                   relative error
 // Run as `mpirun -np 2 loom_calibrate_host`; with one process the links are left out of the
 // measurement and copy the memory figures.
 #include <algorithm>
@@ -253,8 +254,8 @@ int main(int argc, char** argv) {
       "This host (" + std::to_string(m.devices_per_socket) +
       " cores), one CPU core per rank as a device: single-threaded Eigen float GEMM, memcpy bandwidth (bytes read plus written), the "
       "runtime's per-kernel overhead and its per-task dispatch outside kernels, and for every link ping-pong and sums between two "
-      "ranks through the MPI transport, waited in or started beside other work (median times, fitted over 4 B to 4 MiB). Measured "
-      "by loom_calibrate_host (mpirun -np 2).";
+      "ranks through the MPI transport, waited in or started beside other work (median times, fitted over 4 B to 4 MiB, started "
+      "sums from 64 KiB). Measured by loom_calibrate_host (mpirun -np 2).";
   std::cout << doc.dump(2) << "\n";
   return 0;
 }
