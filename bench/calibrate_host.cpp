@@ -144,12 +144,17 @@ double one_way_seconds(loom::runtime::Transport& transport, std::size_t floats, 
          2;
 }
 
-// Seconds for ranks 0 and 1 to sum a buffer of `floats` floats. A step sums gradients its
-// backward pass wrote a while before, so each sum takes the next of buffers that together
-// outgrow the caches, rather than the one it summed last.
-double sum_seconds(loom::runtime::Transport& transport, std::size_t floats, int repeats) {
+// Buffers of `floats` floats that together outgrow the caches. A step sums gradients its backward
+// pass wrote a while before, so each sum measured takes the next of them rather than the one it
+// summed last.
+std::vector<std::vector<float>> buffers_beyond_the_caches(std::size_t floats) {
   constexpr std::size_t cache_floats = std::size_t{16} << 20;  // 64 MiB
-  std::vector<std::vector<float>> buffers(std::max<std::size_t>(1, std::min<std::size_t>(cache_floats / floats, 64)), std::vector<float>(floats, 1.f));
+  return std::vector<std::vector<float>>(std::max<std::size_t>(1, std::min<std::size_t>(cache_floats / floats, 64)), std::vector<float>(floats, 1.f));
+}
+
+// Seconds for ranks 0 and 1 to sum a buffer of `floats` floats.
+double sum_seconds(loom::runtime::Transport& transport, std::size_t floats, int repeats) {
+  std::vector<std::vector<float>> buffers = buffers_beyond_the_caches(floats);
   const std::vector<int> pair{0, 1};
   std::size_t next = 0;
   return median_of(repeats, [&] { transport.sum(buffers[next++ % buffers.size()], pair); });
@@ -161,8 +166,7 @@ double sum_seconds(loom::runtime::Transport& transport, std::size_t floats, int 
 // at the end. The work lasts several times the sum, so the figure is what moving and adding the
 // values costs a rank, not the wait for the other.
 double started_sum_seconds(loom::runtime::Transport& transport, std::size_t floats, int repeats, double blocking_seconds) {
-  constexpr std::size_t cache_floats = std::size_t{16} << 20;  // 64 MiB
-  std::vector<std::vector<float>> buffers(std::max<std::size_t>(1, std::min<std::size_t>(cache_floats / floats, 64)), std::vector<float>(floats, 1.f));
+  std::vector<std::vector<float>> buffers = buffers_beyond_the_caches(floats);
   const std::vector<int> pair{0, 1};
   std::vector<float> scratch(std::size_t{16} << 10, 1.f);  // 64 KiB, in cache: the spells' work
   const auto spell = [&] {

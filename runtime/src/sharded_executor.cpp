@@ -486,7 +486,7 @@ NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& outpu
       else operator_backward(n, grads, input_grads);
     }
     start_sums_complete_after(n.id);
-    transport_.progress();
+    if (!started_sums_.empty()) transport_.progress();
   }
   for (const std::string& name : differentiable_)
     if (auto id = graph_.find(name); id && input_grads[name].data.empty()) input_grads[name] = Tensor<T>(graph_.node(*id).output_shapes[0].dims, T(0));

@@ -61,14 +61,14 @@ MPI_Request* PendingRequests::add() {
 }
 
 int PendingRequests::test_some(const char* call) {
-  std::vector<int> finished(requests_.size());
-  std::vector<MPI_Status> statuses(requests_.size());
+  finished_.resize(requests_.size());
+  statuses_.resize(requests_.size());
   int newly_done = 0;
   // Testsome frees the requests it finds done (they become MPI_REQUEST_NULL), so what is left in
   // requests_ is what is pending; it reports MPI_UNDEFINED once none is left.
-  const int code = MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &newly_done, finished.data(), statuses.data());
+  const int code = MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &newly_done, finished_.data(), statuses_.data());
   if (code == MPI_ERR_IN_STATUS)
-    for (int i = 0; i < newly_done; ++i) check_mpi(statuses[static_cast<std::size_t>(i)].MPI_ERROR, call);
+    for (int i = 0; i < newly_done; ++i) check_mpi(statuses_[static_cast<std::size_t>(i)].MPI_ERROR, call);
   check_mpi(code, call);
   return newly_done;
 }

@@ -38,6 +38,9 @@ class PendingRequests {
   int test_some(const char* call);
 
   std::vector<MPI_Request> requests_;
+  // MPI_Testsome's outputs, kept so that polling allocates nothing.
+  std::vector<int> finished_;
+  std::vector<MPI_Status> statuses_;
 };
 
 // Prints "loom: rank <rank>: <what>; a rank died or hung, ending the job" to stderr and calls
