@@ -43,15 +43,21 @@ void for_each_run_in_box(const pcg::Region& piece, const pcg::Region& box, Visit
   }
 }
 
-// The box's elements in row-major order. Runs come in that order, so the buffer is filled by
-// appending, never zeroed first.
+// Appends the box's elements to `out` in row-major order. Runs come in that order, so nothing is
+// zeroed first.
+template <class T>
+void append_box(const Tensor<T>& value, const pcg::Region& piece, const pcg::Region& box, std::vector<T>& out) {
+  for_each_run_in_box(piece, box, [&](std::size_t at, std::size_t, std::size_t n) {
+    out.insert(out.end(), value.data.begin() + static_cast<std::ptrdiff_t>(at), value.data.begin() + static_cast<std::ptrdiff_t>(at + n));
+  });
+}
+
+// The box's elements in row-major order.
 template <class T>
 std::vector<T> read_box(const Tensor<T>& value, const pcg::Region& piece, const pcg::Region& box) {
   std::vector<T> out;
   out.reserve(static_cast<std::size_t>(box.elements()));
-  for_each_run_in_box(piece, box, [&](std::size_t at, std::size_t, std::size_t n) {
-    out.insert(out.end(), value.data.begin() + static_cast<std::ptrdiff_t>(at), value.data.begin() + static_cast<std::ptrdiff_t>(at + n));
-  });
+  append_box(value, piece, box, out);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
 #include "loom/runtime/interpreter_kernel.hpp"
+#include "loom/search/task_graph.hpp"
 #include "collective_groups.hpp"
 #include "memory_reuse.hpp"
 #include "piece_regions.hpp"
@@ -157,9 +158,13 @@ void ShardedExecutor<T>::find_gradient_shares() {
 template <class T>
 void ShardedExecutor<T>::start_gradient_sums(const std::vector<std::string>& complete, NamedTensors<T>& grads) {
   if (transport_.size() == 1) return;
+  struct Group {
+    std::vector<typename StartedSum::Part> packed;
+    std::vector<std::vector<T>*> in_place;  // whole gradients summed where they lie
+  };
   // Groups are started in one order everywhere, so every process runs a group's collectives in
   // the same order.
-  std::map<std::vector<int>, StartedSum> groups;
+  std::map<std::vector<int>, Group> groups;
   std::vector<int> everyone(static_cast<std::size_t>(transport_.size()));
   std::iota(everyone.begin(), everyone.end(), 0);
   for (const std::string& name : complete) {
@@ -168,10 +173,9 @@ void ShardedExecutor<T>::start_gradient_sums(const std::vector<std::string>& com
     if (grad.data.empty()) grad = Tensor<T>(graph_.node(*graph_.find(name)).output_shapes[0].dims, T(0));
     const pcg::Region all = pcg::whole_region(grad.dims);
     const auto add_part = [&](const std::vector<int>& ranks, const pcg::Region& box) {
-      StartedSum& sum = groups[ranks];
-      const std::vector<T> values = read_box(grad, all, box);
-      sum.buffer.insert(sum.buffer.end(), values.begin(), values.end());
-      sum.parts.push_back({&grad, box});
+      Group& group = groups[ranks];
+      if (box == all && box.elements() >= search::kGradientSumInPlaceElements) group.in_place.push_back(&grad.data);
+      else group.packed.push_back({&grad, box});
     };
     if (shares.overlapping) {
       add_part(everyone, all);
@@ -182,9 +186,18 @@ void ShardedExecutor<T>::start_gradient_sums(const std::vector<std::string>& com
       if (ranks.size() > 1 && std::binary_search(ranks.begin(), ranks.end(), transport_.rank())) add_part(ranks, shares.boxes[b]);
     }
   }
-  for (auto& [ranks, sum] : groups) {
-    started_sums_.push_back(std::move(sum));
-    transport_.start_sum(started_sums_.back().buffer, ranks);
+  for (auto& [ranks, group] : groups) {
+    if (!group.packed.empty()) {
+      StartedSum& sum = started_sums_.emplace_back();
+      std::int64_t elements = 0;
+      for (const auto& part : group.packed) elements += part.box.elements();
+      sum.buffer.reserve(static_cast<std::size_t>(elements));
+      for (const auto& part : group.packed) append_box(*part.grad, pcg::whole_region(part.grad->dims), part.box, sum.buffer);
+      sum.parts = std::move(group.packed);
+      transport_.start_sum(sum.buffer, ranks);
+    }
+    for (std::vector<T>* values : group.in_place) transport_.start_sum(*values, ranks);
+    sums_in_flight_ = true;
   }
 }
 
@@ -199,6 +212,7 @@ void ShardedExecutor<T>::finish_gradient_sums() {
     }
   }
   started_sums_.clear();
+  sums_in_flight_ = false;
 }
 
 template <class T>
@@ -486,7 +500,7 @@ NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& outpu
       else operator_backward(n, grads, input_grads);
     }
     start_sums_complete_after(n.id);
-    if (!started_sums_.empty()) transport_.progress();
+    if (sums_in_flight_) transport_.progress();
   }
   for (const std::string& name : differentiable_)
     if (auto id = graph_.find(name); id && input_grads[name].data.empty()) input_grads[name] = Tensor<T>(graph_.node(*id).output_shapes[0].dims, T(0));

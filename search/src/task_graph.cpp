@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "loom/pcg/collective_groups.hpp"
 #include "loom/pcg/diagnostic.hpp"
@@ -418,13 +419,22 @@ class Builder {
       int node = 0;
       std::vector<int> deps;
     };
+    // A group of packed boxes, or one whole gradient summed in place (the weight's node).
+    struct GroupKey {
+      int complete_at;
+      std::vector<int> devices;
+      int in_place;
+      bool operator<(const GroupKey& o) const {
+        return std::tie(complete_at, devices, in_place) < std::tie(o.complete_at, o.devices, o.in_place);
+      }
+    };
     struct Update {
       double seconds = 0;
       bool estimated = false;  // some box's update is not measured: the device pays a launch
       int node = 0;
       std::vector<int> deps;
     };
-    std::map<std::pair<int, std::vector<int>>, Group> groups;  // by the node completing them, and devices
+    std::map<GroupKey, Group> groups;  // by the node completing them, devices, and weight summed in place
     std::map<int, Update> updates;                              // by device
     for (const auto& [weight, readers] : weights_) {
       int complete_at = std::numeric_limits<int>::max();
@@ -441,7 +451,8 @@ class Builder {
       const std::vector<std::int64_t>& whole = graph_.node(weight).output_shapes[0].dims;
       for (const auto& [devices, box] : shares_of(weight, readers)) {
         if (devices.size() > 1) {
-          Group& g = groups[{complete_at, devices}];
+          const bool in_place = box == pcg::whole_region(whole) && box.elements() >= kGradientSumInPlaceElements;
+          Group& g = groups[{complete_at, devices, in_place ? weight : -1}];
           if (g.deps.empty()) g.node = weight;
           g.bytes += static_cast<double>(box.elements()) * kBytesPerElement;
           const std::vector<int> deps = after(devices);
@@ -461,18 +472,20 @@ class Builder {
       }
     }
     for (auto& [key, g] : groups) {
-      const std::vector<int>& devices = key.second;
+      const std::vector<int>& devices = key.devices;
       const auto k = static_cast<double>(devices.size());
       std::vector<int> packs, ring;
-      for (int d : devices) {
-        SimTask pack;
-        pack.node = g.node;
-        pack.device = d;
-        pack.backward = true;
-        pack.seconds = kGradientPackPasses * g.bytes / machine_.device.memory_bandwidth;
-        pack.deps = g.deps;
-        pack.label = "gradient pack on " + std::to_string(d);
-        packs.push_back(add(std::move(pack)));
+      if (key.in_place < 0) {  // a gradient summed in place is not packed
+        for (int d : devices) {
+          SimTask pack;
+          pack.node = g.node;
+          pack.device = d;
+          pack.backward = true;
+          pack.seconds = kGradientPackPasses * g.bytes / machine_.device.memory_bandwidth;
+          pack.deps = g.deps;
+          pack.label = "gradient pack on " + std::to_string(d);
+          packs.push_back(add(std::move(pack)));
+        }
       }
       g.deps.insert(g.deps.end(), packs.begin(), packs.end());
       for (std::size_t i = 0; i < devices.size(); ++i) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../runtime/sharded_check.hpp"
+#include "loom/search/task_graph.hpp"
 
 #include "mpi_world.hpp"
 
@@ -156,10 +157,12 @@ class RecordingTransport final : public PassingTransport {
   using PassingTransport::PassingTransport;
   void start_sum(std::vector<double>& v, const std::vector<int>& g) override {
     started_sizes.push_back(v.size());
+    started_data.push_back(v.data());
     PassingTransport::start_sum(v, g);
   }
   std::vector<std::string> calls;
   std::vector<std::size_t> started_sizes;
+  std::vector<const double*> started_data;
 
  private:
   void pass(const char* call, const std::function<void()>& run) override {
@@ -197,6 +200,41 @@ TEST(MpiExecution, GradientSumsStartDuringTheBackwardPass) {
   EXPECT_GT(std::count(first_start, last_start, "progress"), 0) << "no backward work between the first and the last sum started";
   EXPECT_EQ(calls.back(), "finish_sums");
   EXPECT_EQ(std::count(calls.begin(), calls.end(), "finish_sums"), 1);
+}
+
+// relu(x w + b) for x [8, 128], w [128, 64] and b [64]: w's gradient is large enough to be summed
+// where it lies, b's is packed; both are complete at the same node.
+pcg::Graph linear_relu_model() {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 128}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({128, 64}), true);
+  const int b = g.add_input("b", pcg::ParallelShape::unpartitioned({64}), true);
+  const int y = g.add_node(library(), "linear", {}, {{x, 0}, {w, 0}, {b, 0}});
+  g.mark_output({g.add_node(library(), "relu", {}, {{y, 0}}), 0});
+  return g;
+}
+
+// A whole gradient of at least kGradientSumInPlaceElements is summed in its own buffer, in a sum
+// of its own; the smaller gradients complete at the same node are packed into one sum before it.
+TEST(MpiExecution, LargeGradientsAreSummedWhereTheyLieAndSmallOnesPacked) {
+  const pcg::Graph g = linear_relu_model();
+  const search::Machine m = search::load_machine("summit").with_devices_per_node(world().size());
+  const std::vector<search::Placement> placements = search::data_parallel(library(), g, m);
+  expect_same_as_logical(g, placements, world().size(), world());
+
+  const pcg::Graph plan = search::materialize(g, placements, library());
+  RecordingTransport recording(world());
+  ShardedExecutor<double> e(library(), plan, builtin_kernels(), recording, weights_of(g), world().size());
+  const NamedTensors<double> feeds = models::random_values(g, 11);
+  e.forward(feeds);
+  std::vector<Tensor<double>> output_grads;
+  for (pcg::PortRef o : plan.outputs()) output_grads.emplace_back(plan.shape_of(o).dims, 1.0);
+  const NamedTensors<double> grads = e.backward(output_grads);
+  ASSERT_GE(search::kGradientSumInPlaceElements, 64);
+  ASSERT_LE(search::kGradientSumInPlaceElements, 128 * 64);
+  ASSERT_EQ(recording.started_sizes, (std::vector<std::size_t>{64, 128 * 64}));
+  EXPECT_EQ(recording.started_data[1], grads.at("w").data.data());
+  EXPECT_NE(recording.started_data[0], grads.at("b").data.data());
 }
 
 TEST(MpiExecution, ReduceScatterAndAllGatherWithinPairs) {

@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -126,6 +128,66 @@ TEST(TaskGraphTraffic, EachWeightsGradientIsSummedAsSoonAsTheBackwardPassHasMade
   }
   EXPECT_EQ(w1_ring, 2);
   EXPECT_EQ(w2_ring, 2);
+}
+
+// relu(x w + b), data parallel on both devices: x [64, 784] split by rows, w [784, hidden] and
+// b [hidden] replicated; w's and b's gradients are complete at the same node.
+struct DataParallelLinear {
+  pcg::Graph g;
+  int w = 0, b = 0;
+};
+DataParallelLinear data_parallel_linear(std::int64_t hidden) {
+  DataParallelLinear p;
+  pcg::Graph& g = p.g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({64, 784}));
+  p.w = g.add_input("w", pcg::ParallelShape::unpartitioned({784, hidden}), true);
+  p.b = g.add_input("b", pcg::ParallelShape::unpartitioned({hidden}), true);
+  for (int n : {x, p.w, p.b}) g.set_view(n, kFirst);
+  const int px = add(g, "partition", {{"dim", 0}, {"degree", 2}}, {{x, 0}}, kBoth);
+  const int rw = add(g, "replicate", {{"degree", 2}}, {{p.w, 0}}, kBoth);
+  const int rb = add(g, "replicate", {{"degree", 2}}, {{p.b, 0}}, kBoth);
+  const int y = add(g, "linear", {}, {{px, 0}, {rw, 0}, {rb, 0}}, kBoth);
+  const int h = add(g, "relu", {}, {{y, 0}}, kBoth);
+  g.mark_output({add(g, "combine", {{"dim", 0}, {"degree", 2}}, {{h, 0}}, kFirst), 0});
+  return p;
+}
+
+// The gradient sums as the runtime runs them: small boxes complete at one node packed into one
+// ring (a packing task on each device first), a large whole gradient in a ring of its own with
+// nothing packed.
+TEST(TaskGraphTraffic, LargeWholeGradientsAreSummedInPlaceAndSmallOnesPacked) {
+  const auto rings_and_packs = [](const TaskGraph& tg) {
+    std::map<double, int> ring_tasks;  // by bytes
+    std::map<double, int> packed;      // ring tasks after a packing task, by bytes
+    for (const SimTask& t : tg.tasks) {
+      if (t.kind != TaskKind::Communication) continue;
+      ++ring_tasks[t.bytes];
+      for (int d : t.deps)
+        if (tg.tasks[static_cast<std::size_t>(d)].label.rfind("gradient pack", 0) == 0) {
+          ++packed[t.bytes];
+          break;
+        }
+    }
+    int packs = 0;
+    for (const SimTask& t : tg.tasks) packs += t.label.rfind("gradient pack", 0) == 0 ? 1 : 0;
+    return std::tuple{ring_tasks, packed, packs};
+  };
+  // Large: w (784 x 64) alone, b (64) packed.
+  ASSERT_GE(784 * 64, kGradientSumInPlaceElements);
+  {
+    const auto [rings, packed, packs] = rings_and_packs(task_graph(data_parallel_linear(64).g));
+    EXPECT_EQ(rings, (std::map<double, int>{{64 * 4.0, 2}, {784 * 64 * 4.0, 2}}));
+    EXPECT_EQ(packed, (std::map<double, int>{{64 * 4.0, 2}}));
+    EXPECT_EQ(packs, 2);
+  }
+  // Small: w (784 x 4) and b (4) packed together.
+  ASSERT_LT(784 * 4, kGradientSumInPlaceElements);
+  {
+    const auto [rings, packed, packs] = rings_and_packs(task_graph(data_parallel_linear(4).g));
+    EXPECT_EQ(rings, (std::map<double, int>{{(784 * 4 + 4) * 4.0, 2}}));
+    EXPECT_EQ(packed, (std::map<double, int>{{(784 * 4 + 4) * 4.0, 2}}));
+    EXPECT_EQ(packs, 2);
+  }
 }
 
 TEST(TaskGraphTraffic, UnityFigure2bJointPlanMovesOnlyTheHiddenActivations) {

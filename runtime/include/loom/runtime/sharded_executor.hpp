@@ -113,6 +113,8 @@ class ShardedExecutor {
   // A sum of gradient boxes among one group of processes, started during backward() as soon as
   // those gradients are complete, so it overlaps the rest of the pass: one buffer per group, the
   // boxes in the same order on each process (a collective per box would pay its latency per box).
+  // A whole gradient of search::kGradientSumInPlaceElements or more is summed where it lies
+  // instead, in a collective of its own: packing would copy it in and out.
   struct StartedSum {
     struct Part {
       Tensor<T>* grad;
@@ -161,7 +163,8 @@ class ShardedExecutor {
   // is past the node (their first reader in graph order); under -1 those only graph outputs read,
   // complete before the pass starts.
   std::map<int, std::vector<std::string>> gradients_complete_after_;
-  std::deque<StartedSum> started_sums_;  // a deque: started buffers never move
+  std::deque<StartedSum> started_sums_;  // packed sums; a deque: started buffers never move
+  bool sums_in_flight_ = false;           // started, packed or in place, and not yet finished
   ElementRanges exact_;
 };
 

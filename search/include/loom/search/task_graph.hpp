@@ -4,7 +4,8 @@
 // of data that must move between devices, then the backward pass mirrored (compute as long as the
 // profile database measured, or twice the forward; the same bytes moving the other way), then the
 // weights: the devices reading the same box of a weight sum their gradients (a ring allreduce per
-// group of devices) and every device updates the elements it holds. As in training, nothing moves
+// group of devices and node completing them, of their packed boxes, and one per large whole
+// gradient summed in place) and every device updates the elements it holds. As in training, nothing moves
 // to split a data input (each device loads its piece) or to lay out a weight (each device keeps its
 // shard or replica), nor to gather a graph output nobody reads (the loss is computed where its
 // pieces are). After the forward pass each device takes the loss of its pieces of the output once
@@ -24,6 +25,13 @@
 #include "loom/search/cost_model.hpp"
 
 namespace loom::search {
+
+// Gradient boxes summed among the same devices and complete at the same node are packed into one
+// buffer and summed together (a sum per box would pay its latency per box), except a whole weight's
+// gradient of at least this many elements, summed where it lies in a sum of its own: packing would
+// copy it in and out for less than that latency. The runtime sums them so, and the task graph
+// charges them so.
+inline constexpr std::int64_t kGradientSumInPlaceElements = 4096;
 
 enum class TaskKind { Compute, Communication };
 
