@@ -174,18 +174,26 @@ class RecordingTransport final : public PassingTransport {
 // Data parallelism sums each weight's gradient over the replicas as soon as the backward pass has
 // made it: the last layer's sum is started while the earlier layers still run backward, and
 // every weight is summed once, whole.
-TEST(MpiExecution, GradientSumsStartDuringTheBackwardPass) {
-  const pcg::Graph g = small_mlp();
+// The gradients of the data-parallel plan of `model`, run forward and backward (output gradients
+// of ones) through `recording`, which keeps what the backward pass called alone.
+NamedTensors<double> data_parallel_backward(const pcg::Graph& model, RecordingTransport& recording) {
   const search::Machine m = search::load_machine("summit").with_devices_per_node(world().size());
-  const pcg::Graph plan = search::materialize(g, search::data_parallel(library(), g, m), library());
-  RecordingTransport recording(world());
-  ShardedExecutor<double> e(library(), plan, builtin_kernels(), recording, weights_of(g), world().size());
-  const NamedTensors<double> feeds = models::random_values(g, 11);
+  const pcg::Graph plan = search::materialize(model, search::data_parallel(library(), model, m), library());
+  ShardedExecutor<double> e(library(), plan, builtin_kernels(), recording, weights_of(model), world().size());
+  const NamedTensors<double> feeds = models::random_values(model, 11);
   e.forward(feeds);
   std::vector<Tensor<double>> output_grads;
   for (pcg::PortRef o : plan.outputs()) output_grads.emplace_back(plan.shape_of(o).dims, 1.0);
   recording.calls.clear();
-  e.backward(output_grads);
+  recording.started_sizes.clear();
+  recording.started_data.clear();
+  return e.backward(output_grads);
+}
+
+TEST(MpiExecution, GradientSumsStartDuringTheBackwardPass) {
+  const pcg::Graph g = small_mlp();
+  RecordingTransport recording(world());
+  data_parallel_backward(g, recording);
 
   std::size_t weight_elements = 0;
   for (const std::string& w : weights_of(g)) weight_elements += static_cast<std::size_t>(pcg::whole_region(g.node(*g.find(w)).output_shapes[0].dims).elements());
@@ -219,17 +227,10 @@ pcg::Graph linear_relu_model() {
 TEST(MpiExecution, LargeGradientsAreSummedWhereTheyLieAndSmallOnesPacked) {
   const pcg::Graph g = linear_relu_model();
   const search::Machine m = search::load_machine("summit").with_devices_per_node(world().size());
-  const std::vector<search::Placement> placements = search::data_parallel(library(), g, m);
-  expect_same_as_logical(g, placements, world().size(), world());
+  expect_same_as_logical(g, search::data_parallel(library(), g, m), world().size(), world());
 
-  const pcg::Graph plan = search::materialize(g, placements, library());
   RecordingTransport recording(world());
-  ShardedExecutor<double> e(library(), plan, builtin_kernels(), recording, weights_of(g), world().size());
-  const NamedTensors<double> feeds = models::random_values(g, 11);
-  e.forward(feeds);
-  std::vector<Tensor<double>> output_grads;
-  for (pcg::PortRef o : plan.outputs()) output_grads.emplace_back(plan.shape_of(o).dims, 1.0);
-  const NamedTensors<double> grads = e.backward(output_grads);
+  const NamedTensors<double> grads = data_parallel_backward(g, recording);
   ASSERT_GE(search::kGradientSumInPlaceElements, 64);
   ASSERT_LE(search::kGradientSumInPlaceElements, 128 * 64);
   ASSERT_EQ(recording.started_sizes, (std::vector<std::size_t>{64, 128 * 64}));
