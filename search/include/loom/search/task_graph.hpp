@@ -28,9 +28,9 @@ namespace loom::search {
 
 // Gradient boxes summed among the same devices and complete at the same node are packed into one
 // buffer and summed together (a sum per box would pay its latency per box), except a whole weight's
-// gradient of at least this many elements, summed where it lies in a sum of its own: packing would
-// copy it in and out for less than that latency. The runtime sums them so, and the task graph
-// charges them so.
+// gradient of at least this many elements, summed where it lies in a sum of its own: copying it in
+// and out of the buffer would cost more than the latency it saves. The runtime sums them so, and
+// the task graph charges them so.
 inline constexpr std::int64_t kGradientSumInPlaceElements = 4096;
 
 enum class TaskKind { Compute, Communication };
