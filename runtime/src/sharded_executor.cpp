@@ -174,7 +174,7 @@ void ShardedExecutor<T>::start_gradient_sums(const std::vector<std::string>& com
     const pcg::Region all = pcg::whole_region(grad.dims);
     const auto add_part = [&](const std::vector<int>& ranks, const pcg::Region& box) {
       Group& group = groups[ranks];
-      if (box == all && box.elements() >= search::kGradientSumInPlaceElements) group.in_place.push_back(&grad.data);
+      if (search::gradient_summed_in_place(box, all)) group.in_place.push_back(&grad.data);
       else group.packed.push_back({&grad, box});
     };
     if (shares.overlapping) {

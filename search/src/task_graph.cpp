@@ -435,7 +435,7 @@ class Builder {
       std::vector<int> deps;
     };
     std::map<GroupKey, Group> groups;  // by the node completing them, devices, and weight summed in place
-    std::map<int, Update> updates;                              // by device
+    std::map<int, Update> updates;     // by device
     for (const auto& [weight, readers] : weights_) {
       int complete_at = std::numeric_limits<int>::max();
       for (const auto& [device, tasks] : readers.tasks)
@@ -451,8 +451,7 @@ class Builder {
       const std::vector<std::int64_t>& whole = graph_.node(weight).output_shapes[0].dims;
       for (const auto& [devices, box] : shares_of(weight, readers)) {
         if (devices.size() > 1) {
-          const bool in_place = box == pcg::whole_region(whole) && box.elements() >= kGradientSumInPlaceElements;
-          Group& g = groups[{complete_at, devices, in_place ? weight : -1}];
+          Group& g = groups[{complete_at, devices, gradient_summed_in_place(box, pcg::whole_region(whole)) ? weight : -1}];
           if (g.deps.empty()) g.node = weight;
           g.bytes += static_cast<double>(box.elements()) * kBytesPerElement;
           const std::vector<int> deps = after(devices);

@@ -32,6 +32,10 @@ namespace loom::search {
 // and out of the buffer would cost more than the latency it saves. The runtime sums them so, and
 // the task graph charges them so.
 inline constexpr std::int64_t kGradientSumInPlaceElements = 4096;
+// Whether a box of a weight's gradient (`whole`: the weight's whole region) is summed in place.
+inline bool gradient_summed_in_place(const pcg::Region& box, const pcg::Region& whole) {
+  return box == whole && box.elements() >= kGradientSumInPlaceElements;
+}
 
 enum class TaskKind { Compute, Communication };
 
