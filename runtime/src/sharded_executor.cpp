@@ -105,6 +105,11 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
       }
     }
   }
+  for (pcg::PortRef o : graph.outputs()) {
+    NodeRun& run = runs_[static_cast<std::size_t>(o.node)];
+    run.output_read_at_source = run.parallel && graph.consumers(o.node).empty() && !graph.node(run.source.node).is_graph_input() &&
+                                graph.shape_of(run.source).V == graph.shape_of(o).V;
+  }
   find_gradient_shares();
 }
 
@@ -360,7 +365,7 @@ void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
     values_[static_cast<std::size_t>(n.id)].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
     const NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
     OperatorTime& time = times_[static_cast<std::size_t>(n.id)];
-    if (run.fused_away) continue;
+    if (run.fused_away || run.output_read_at_source) continue;
     // Replicas of a graph input are read from the feed: nothing to move, but their pieces count.
     if (run.parallel) time_layout_change(n, time.forward_seconds, time.forward_tasks, [&] { if (!run.replicates_input) move_pieces(n); });
     else run_operator(n);
@@ -446,17 +451,34 @@ void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
 template <class T>
 Tensor<T> ShardedExecutor<T>::output(std::size_t i) {
   const pcg::PortRef o = graph_.outputs().at(i);
-  const pcg::ParallelShape& shape = graph_.shape_of(o);
   if (graph_.node(o.node).is_graph_input() || runs_[static_cast<std::size_t>(o.node)].replicates_input) return held(o, 0);
-  Tensor<T> whole(shape.dims, T(0));
-  const pcg::Region all = pcg::whole_region(shape.dims);
-  for (std::int64_t t = 0; t < shape.tasks(); ++t) {
-    if (!local(o.node, t) || pcg::task_piece(shape, t).replica != 0) continue;
-    const pcg::Region region = pcg::piece_region(shape, t);
-    add_box(whole, all, region, held(o, t).data);
-  }
+  const std::vector<std::int64_t>& dims = graph_.shape_of(o).dims;
+  Tensor<T> whole(dims, T(0));
+  for (const OutputPiece& p : output_pieces(i)) add_box(whole, pcg::whole_region(dims), p.box, p.value->data);
   transport_.sum(whole.data);
   return whole;
+}
+
+template <class T>
+pcg::PortRef ShardedExecutor<T>::held_output(std::size_t i) const {
+  const pcg::PortRef o = graph_.outputs().at(i);
+  const NodeRun& run = runs_[static_cast<std::size_t>(o.node)];
+  return run.output_read_at_source ? run.source : o;
+}
+
+template <class T>
+std::vector<typename ShardedExecutor<T>::OutputPiece> ShardedExecutor<T>::output_pieces(std::size_t i) const {
+  const pcg::PortRef o = held_output(i);
+  const pcg::ParallelShape& shape = graph_.shape_of(o);
+  std::vector<OutputPiece> pieces;
+  if (graph_.node(o.node).is_graph_input()) {
+    // Every process holds it whole; the first one counts it.
+    if (transport_.rank() == 0) pieces.push_back({pcg::whole_region(shape.dims), &held(o, 0)});
+    return pieces;
+  }
+  for (std::int64_t t = 0; t < shape.tasks(); ++t)
+    if (local(o.node, t) && pcg::task_piece(shape, t).replica == 0) pieces.push_back({pcg::piece_region(shape, t), &held(o, t)});
+  return pieces;
 }
 
 template <class T>
@@ -464,28 +486,54 @@ NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& outpu
   if (output_grads.size() != graph_.outputs().size())
     throw LoomError("backward: " + std::to_string(output_grads.size()) + " output gradients for " +
                     std::to_string(graph_.outputs().size()) + " graph outputs");
+  std::vector<std::vector<Tensor<T>>> piece_grads(output_grads.size());
+  for (std::size_t k = 0; k < output_grads.size(); ++k) {
+    const pcg::Region all = pcg::whole_region(graph_.shape_of(graph_.outputs()[k]).dims);
+    for (const OutputPiece& p : output_pieces(k)) {
+      Tensor<T> piece;
+      piece.dims = p.value->dims;
+      piece.data = read_box(output_grads[k], all, p.box);
+      piece_grads[k].push_back(std::move(piece));
+    }
+  }
+  return backward_from_pieces(std::move(piece_grads));
+}
+
+template <class T>
+NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector<Tensor<T>>> piece_grads) {
+  if (piece_grads.size() != graph_.outputs().size())
+    throw LoomError("backward: gradients of " + std::to_string(piece_grads.size()) + " outputs for " +
+                    std::to_string(graph_.outputs().size()) + " graph outputs");
   std::vector<std::vector<Pieces>> grads(graph_.size());
   for (const pcg::Node& n : graph_.nodes())
     if (!n.is_graph_input()) grads[static_cast<std::size_t>(n.id)].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
   // Filled as contributions arrive: the first one is taken as it is rather than added to zeros.
   NamedTensors<T> input_grads;
 
-  for (std::size_t k = 0; k < output_grads.size(); ++k) {
-    const pcg::PortRef o = graph_.outputs()[k];
+  for (std::size_t k = 0; k < piece_grads.size(); ++k) {
+    const pcg::PortRef o = held_output(k);
     const pcg::ParallelShape& shape = graph_.shape_of(o);
-    const pcg::Region all = pcg::whole_region(shape.dims);
+    std::vector<Tensor<T>>& given = piece_grads[k];
+    std::size_t next = 0;
+    const auto take = [&]() -> Tensor<T>&& {
+      if (next == given.size())
+        throw LoomError("backward: too few gradient pieces for graph output " + std::to_string(k) + " (" + std::to_string(given.size()) + ")");
+      return std::move(given[next++]);
+    };
     if (graph_.node(o.node).is_graph_input()) {
-      if (differentiable_.count(graph_.node(o.node).name) && transport_.rank() == 0) add_into(input_grads[graph_.node(o.node).name], output_grads[k]);
-      continue;
-    }
-    for (std::int64_t t = 0; t < shape.tasks(); ++t) {
+      if (transport_.rank() == 0) {
+        Tensor<T>&& whole = take();
+        if (differentiable_.count(graph_.node(o.node).name)) add_into(input_grads[graph_.node(o.node).name], std::move(whole));
+      }
+    } else {
       // The loss reads one copy of a replicated output; every partial sum takes the whole gradient.
-      if (!local(o.node, t) || pcg::task_piece(shape, t).replica != 0) continue;
-      const pcg::Region region = pcg::piece_region(shape, t);
-      Tensor<T> piece(piece_dims(shape), T(0));
-      add_box(piece, region, region, read_box(output_grads[k], all, region));
-      add_into(grads[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)][static_cast<std::size_t>(t)], std::move(piece));
+      for (std::int64_t t = 0; t < shape.tasks(); ++t)
+        if (local(o.node, t) && pcg::task_piece(shape, t).replica == 0)
+          add_into(grads[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)][static_cast<std::size_t>(t)], take());
     }
+    if (next != given.size())
+      throw LoomError("backward: " + std::to_string(given.size()) + " gradient pieces for graph output " + std::to_string(k) +
+                      ", this process holds " + std::to_string(next));
   }
   const auto start_sums_complete_after = [&](int node) {
     if (auto it = gradients_complete_after_.find(node); it != gradients_complete_after_.end()) start_gradient_sums(it->second, input_grads);
@@ -494,7 +542,7 @@ NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& outpu
   for (auto it = graph_.nodes().rbegin(); it != graph_.nodes().rend(); ++it) {
     const pcg::Node& n = *it;
     const NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
-    if (!n.is_graph_input() && run.differentiated && !run.fused_away) {
+    if (!n.is_graph_input() && run.differentiated && !run.fused_away && !run.output_read_at_source) {
       OperatorTime& time = times_[static_cast<std::size_t>(n.id)];
       if (run.parallel) time_layout_change(n, time.backward_seconds, time.backward_tasks, [&] { move_backward(n, grads, input_grads); });
       else operator_backward(n, grads, input_grads);

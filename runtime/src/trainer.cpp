@@ -64,6 +64,10 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
          (library.find_parallel(graph.node(producer).op) || library.find_fused(graph.node(producer).op)))
     producer = graph.node(producer).inputs.front().node;
   const bool probabilities = graph.node(producer).op == "softmax";
+  // Each process takes the loss of the output boxes it holds, and one sum of a number makes it
+  // whole; only cross-entropy over a class axis split among devices needs the output assembled.
+  const std::vector<std::int64_t> out_dims = graph.shape_of(out).dims;
+  const bool loss_where_output_lies = s.loss == LossKind::MeanSquaredError || out_dims.empty() || graph.shape_of(out).D.back() == 1;
 
   TrainReport report;
   report.first_step = state.step;
@@ -99,25 +103,45 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     Batch batch = data->batch(step);
     for (auto& [name, value] : batch.inputs) feeds.insert_or_assign(name, convert<T>(value));
     executor.forward(feeds);
-    LossValue<T> loss = compute_loss<T>(s.loss, executor.output(0), batch.target, probabilities);
-    if (!std::isfinite(loss.loss)) {
+    double loss = 0;
+    std::vector<std::vector<Tensor<T>>> piece_grads(graph.outputs().size());  // when the loss is taken where the output lies
+    std::vector<Tensor<T>> whole_grads;                                     // when it is taken of the assembled output
+    if (loss_where_output_lies) {
+      for (const auto& piece : executor.output_pieces(0)) {
+        LossValue<T> share = compute_loss<T>(s.loss, *piece.value, piece.box, out_dims, batch.target, probabilities);
+        loss += share.loss;
+        piece_grads[0].push_back(std::move(share.grad));
+      }
+      std::vector<double> total{loss};
+      comm.sum(total);
+      loss = total[0];
+    } else {
+      LossValue<T> whole = compute_loss<T>(s.loss, executor.output(0), batch.target, probabilities);
+      loss = whole.loss;
+      whole_grads.push_back(std::move(whole.grad));
+    }
+    if (!std::isfinite(loss)) {
       const auto bad = executor.first_non_finite();
-      throw LoomError("step " + std::to_string(step + 1) + ": the loss is " + std::to_string(loss.loss) + "; " +
+      throw LoomError("step " + std::to_string(step + 1) + ": the loss is " + std::to_string(loss) + "; " +
                       (bad ? "the first operator whose output went non-finite is " + graph.node(*bad).describe()
                            : std::string("every operator's output is finite (the loss itself overflowed)")));
     }
-    std::vector<Tensor<T>> output_grads{std::move(loss.grad)};
-    for (std::size_t i = 1; i < graph.outputs().size(); ++i) output_grads.emplace_back(graph.shape_of(graph.outputs()[i]).dims, T(0));
+    for (std::size_t i = 1; i < graph.outputs().size(); ++i) {
+      if (!loss_where_output_lies) whole_grads.emplace_back(graph.shape_of(graph.outputs()[i]).dims, T(0));
+      else
+        for (const auto& piece : executor.output_pieces(i)) piece_grads[i].emplace_back(piece.value->dims, T(0));
+    }
     std::map<std::string, double> update_seconds;
-    optimizer.step(feeds, executor.backward(output_grads), executor.exact_elements(), &update_seconds);
+    optimizer.step(feeds, loss_where_output_lies ? executor.backward_from_pieces(std::move(piece_grads)) : executor.backward(whole_grads),
+                   executor.exact_elements(), &update_seconds);
     for (const auto& [name, seconds] : update_seconds) {
       update_times[name].update_seconds += seconds;
       ++update_times[name].updates;
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (step >= timed_from) total_seconds += seconds;
-    report.losses.push_back(loss.loss);
-    if (progress) progress({step + 1, s.steps, loss.loss, seconds});
+    report.losses.push_back(loss);
+    if (progress) progress({step + 1, s.steps, loss, seconds});
     if (!s.checkpoint.empty() && s.checkpoint_every > 0 && (step + 1) % s.checkpoint_every == 0) save(step + 1);
   }
   if (!s.checkpoint.empty()) save(std::max(s.steps, report.first_step));

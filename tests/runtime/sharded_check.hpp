@@ -146,9 +146,10 @@ inline pcg::Graph collective_plan_in_pairs() {
 // make one collective together, as Unity fuses them, on devices 0 to degree - 1:
 //   allreduce:  partial sums of the product reduced on device 0, then replicated; relu on every
 //               replica;
-//   all_gather: blocks of rows of the product and its relu, combined on device 0, then
-//               replicated.
-// The chain ends in the plan's last replicate.
+//   all_gather: blocks of rows of the product combined on device 0, then replicated; relu on
+//               every replica.
+// The chain ends in the plan's last replicate, which relu reads (a layout change that only makes
+// the graph's output is not run).
 inline pcg::Graph chain_plan(int degree, Collective kind) {
   pcg::Graph g;
   const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 8}));
@@ -170,9 +171,10 @@ inline pcg::Graph chain_plan(int degree, Collective kind) {
   }
   const int px = add("partition", {{"dim", 0}, {"degree", degree}}, {{x, 0}}, all);
   const int rw = add("replicate", {{"degree", degree}}, {{w, 0}}, all);
-  const int act = add("relu", {}, {{add("matmul", {}, {{px, 0}, {rw, 0}}, all), 0}}, all);
-  const int whole = add("combine", {{"dim", 0}, {"degree", degree}}, {{act, 0}}, first);
-  g.mark_output({add("replicate", {{"degree", degree}}, {{whole, 0}}, all), 0});
+  const int mm = add("matmul", {}, {{px, 0}, {rw, 0}}, all);
+  const int whole = add("combine", {{"dim", 0}, {"degree", degree}}, {{mm, 0}}, first);
+  const int copies = add("replicate", {{"degree", degree}}, {{whole, 0}}, all);
+  g.mark_output({add("relu", {}, {{copies, 0}}, all), 0});
   return g;
 }
 

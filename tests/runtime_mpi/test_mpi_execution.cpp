@@ -11,12 +11,14 @@
 #include "loom/search/task_graph.hpp"
 
 #include "mpi_world.hpp"
+#include "passing_transport.hpp"
 
 namespace loom::runtime {
 namespace {
 
 using namespace sharded_test;
 
+using mpi_test::PassingTransport;
 using mpi_test::world;
 
 TEST(MpiExecution, RunsAcrossProcesses) {
@@ -67,34 +69,6 @@ TEST(MpiExecution, ChainsOfParallelOperatorsRunAsOneCollective) {
     expect_same_as_logical(product_relu_model(), plan, world().size(), world());
   }
 }
-
-// Passes every call on to another transport through pass(), which subclasses wrap around it.
-class PassingTransport : public Transport {
- public:
-  explicit PassingTransport(Transport& inner) : inner_(inner) {}
-  int rank() const override { return inner_.rank(); }
-  int size() const override { return inner_.size(); }
-  void exchange(std::vector<Outgoing<double>>& s, std::vector<Incoming<double>>& r) override { pass("exchange", [&] { inner_.exchange(s, r); }); }
-  void exchange(std::vector<Outgoing<float>>& s, std::vector<Incoming<float>>& r) override { pass("exchange", [&] { inner_.exchange(s, r); }); }
-  void sum(std::vector<double>& v) override { pass("sum", [&] { inner_.sum(v); }); }
-  void sum(std::vector<float>& v) override { pass("sum", [&] { inner_.sum(v); }); }
-  void sum(std::vector<double>& v, const std::vector<int>& g) override { pass("sum", [&] { inner_.sum(v, g); }); }
-  void sum(std::vector<float>& v, const std::vector<int>& g) override { pass("sum", [&] { inner_.sum(v, g); }); }
-  void all_gather(std::vector<double>& v, const std::vector<int>& g) override { pass("all_gather", [&] { inner_.all_gather(v, g); }); }
-  void all_gather(std::vector<float>& v, const std::vector<int>& g) override { pass("all_gather", [&] { inner_.all_gather(v, g); }); }
-  void reduce_scatter(std::vector<double>& v, const std::vector<int>& g) override { pass("reduce_scatter", [&] { inner_.reduce_scatter(v, g); }); }
-  void reduce_scatter(std::vector<float>& v, const std::vector<int>& g) override { pass("reduce_scatter", [&] { inner_.reduce_scatter(v, g); }); }
-  void start_sum(std::vector<double>& v, const std::vector<int>& g) override { pass("start_sum", [&] { inner_.start_sum(v, g); }); }
-  void start_sum(std::vector<float>& v, const std::vector<int>& g) override { pass("start_sum", [&] { inner_.start_sum(v, g); }); }
-  void progress() override { pass("progress", [&] { inner_.progress(); }); }
-  void finish_sums() override { pass("finish_sums", [&] { inner_.finish_sums(); }); }
-
- protected:
-  virtual void pass(const char* call, const std::function<void()>& run) = 0;
-
- private:
-  Transport& inner_;
-};
 
 // Passes every call on after a pause, counting the calls (progress calls, which start nothing,
 // pass at once).
@@ -236,6 +210,20 @@ TEST(MpiExecution, LargeGradientsAreSummedWhereTheyLieAndSmallOnesPacked) {
   ASSERT_EQ(recording.started_sizes, (std::vector<std::size_t>{64, 128 * 64}));
   EXPECT_EQ(recording.started_data[1], grads.at("w").data.data());
   EXPECT_NE(recording.started_data[0], grads.at("b").data.data());
+}
+
+// Data parallelism's forward pass moves nothing: each process reads its rows of the batch and its
+// replica of the weights from the feeds, and the combine that would gather the output on one
+// device is not run, since the loss reads the output's pieces where they lie.
+TEST(MpiExecution, DataParallelForwardPassSendsNothing) {
+  const pcg::Graph g = small_mlp();
+  const search::Machine m = search::load_machine("summit").with_devices_per_node(world().size());
+  const pcg::Graph plan = search::materialize(g, search::data_parallel(library(), g, m), library());
+  ASSERT_EQ(plan.node(plan.outputs().front().node).op, "combine");
+  RecordingTransport recording(world());
+  ShardedExecutor<double> e(library(), plan, builtin_kernels(), recording, weights_of(g), world().size());
+  e.forward(models::random_values(g, 11));
+  EXPECT_TRUE(recording.calls.empty()) << recording.calls.size() << " transport calls, the first " << recording.calls.front();
 }
 
 TEST(MpiExecution, ReduceScatterAndAllGatherWithinPairs) {

@@ -1,5 +1,7 @@
 // The correctness suite across processes launched by mpirun, one per device: each model trained
 // through each plan follows the single-process run step by step and ends with its weights.
+#include <algorithm>
+#include <functional>
 #include <set>
 
 #include "../runtime/training_check.hpp"
@@ -7,12 +9,14 @@
 #include "loom/runtime/operator_profile.hpp"
 
 #include "mpi_world.hpp"
+#include "passing_transport.hpp"
 
 namespace loom::runtime {
 namespace {
 
 using namespace sharded_test;
 
+using mpi_test::PassingTransport;
 using mpi_test::world;
 
 class MpiTraining : public ::testing::TestWithParam<PlanKind> {};
@@ -132,6 +136,73 @@ TEST(MpiTraining, WeightUpdatesAreTimedWhereTheyRunAndSummedOverTheProcesses) {
     }
   }
   EXPECT_FALSE(profiles.empty());
+}
+
+// Passes every call on, listing the element counts of the sums over all processes.
+class WholeSums final : public PassingTransport {
+ public:
+  using PassingTransport::PassingTransport;
+  using PassingTransport::sum;
+  void sum(std::vector<double>& v) override {
+    sizes.push_back(v.size());
+    PassingTransport::sum(v);
+  }
+  std::vector<std::size_t> sizes;
+
+ private:
+  void pass(const char*, const std::function<void()>& run) override { run(); }
+};
+
+// relu(x w) for x [8, 4] and w [4, 8].
+pcg::Graph product_relu_8x8() {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 4}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({4, 8}), true);
+  const int mm = g.add_node(library(), "matmul", {}, {{x, 0}, {w, 0}});
+  g.mark_output({g.add_node(library(), "relu", {}, {{mm, 0}}), 0});
+  return g;
+}
+
+// The model's plan by hand on `devices` devices: x split along `dim` 0 or w along dim 1 (the other
+// input replicated), the product and relu on each piece, the output left in those pieces.
+pcg::Graph output_split_plan(int devices, std::size_t dim) {
+  pcg::Graph g;
+  const pcg::MachineView all = pcg::MachineView::contiguous(0, devices);
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 4}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({4, 8}), true);
+  const auto add = [&](const std::string& op, const pcg::AttrMap& attrs, std::vector<pcg::PortRef> inputs) {
+    const int id = g.add_node(library(), op, attrs, std::move(inputs));
+    g.set_view(id, all);
+    return id;
+  };
+  const int split = add("partition", {{"dim", dim == 0 ? 0 : 1}, {"degree", devices}}, {{dim == 0 ? x : w, 0}});
+  const int copies = add("replicate", {{"degree", devices}}, {{dim == 0 ? w : x, 0}});
+  const int mm = dim == 0 ? add("matmul", {}, {{split, 0}, {copies, 0}}) : add("matmul", {}, {{copies, 0}, {split, 0}});
+  g.mark_output({add("relu", {}, {{mm, 0}}), 0});
+  return g;
+}
+
+// Each process takes the loss of the output boxes it holds and one sum of a number makes it whole:
+// with the output split by rows no process assembles it. Split along its classes, the output is
+// assembled for the cross-entropy, once a step. Both follow the single-process run.
+TEST(MpiTraining, EachProcessTakesTheLossOfTheOutputBoxesItHolds) {
+  const SuiteModel model{"product_relu", product_relu_8x8(), LossKind::CrossEntropy};
+  constexpr std::int64_t steps = 5;
+  constexpr std::size_t output_elements = 8 * 8;
+  for (std::size_t dim : {0, 1}) {
+    SCOPED_TRACE("output split along dimension " + std::to_string(dim));
+    const pcg::Graph plan = output_split_plan(world().size(), dim);
+    ASSERT_EQ(plan.shape_of(plan.outputs().front()).D.at(dim), world().size());
+    WholeSums sums(world());
+    expect_training_matches<double>(model, plan, world().size(), sums, 1e-9, steps);
+    const auto sums_of = [&](std::size_t elements) { return std::count(sums.sizes.begin(), sums.sizes.end(), elements); };
+    if (dim == 0) {
+      EXPECT_EQ(sums_of(output_elements), 0);
+      EXPECT_EQ(sums_of(1), steps);
+    } else {
+      EXPECT_EQ(sums_of(output_elements), steps);
+    }
+  }
 }
 
 }  // namespace

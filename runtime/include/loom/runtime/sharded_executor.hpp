@@ -54,12 +54,22 @@ class ShardedExecutor {
                   std::set<std::string> differentiable, int devices, Backend backend = Backend::Cpu);
 
   void forward(const NamedTensors<T>& feeds);
-  // Graph output i, whole, on every process.
+  // Graph output i, whole, on every process (a collective).
   Tensor<T> output(std::size_t i);
+  // A box of a graph output that this process holds after forward().
+  struct OutputPiece {
+    pcg::Region box;
+    const Tensor<T>* value;
+  };
+  // The boxes of graph output i this process holds: over all processes they cover the output
+  // once, so a process can take its share of a loss without assembling the output.
+  std::vector<OutputPiece> output_pieces(std::size_t i) const;
   // `output_grads[i]`: the gradient of graph output i, whole (the same on every process). Returns
   // the gradient of every differentiable input and weight, exact on the boxes this process reads
   // and zero elsewhere (whole on every process when they are read in boxes that overlap).
   NamedTensors<T> backward(const std::vector<Tensor<T>>& output_grads);
+  // The same from the gradients of the boxes output_pieces() gives, per output in its order.
+  NamedTensors<T> backward_from_pieces(std::vector<std::vector<Tensor<T>>> piece_grads);
   // Values of differentiable inputs that each process keeps exact only on the boxes it reads
   // (weights after optimizer steps with backward()'s gradients, the gradients themselves,
   // optimizer moments) made whole and equal on every process, each box taken from the first
@@ -97,6 +107,10 @@ class ShardedExecutor {
     // chain of parallel operators before it that is fused into it (fuse_into).
     pcg::PortRef source;
     bool fused_away = false;  // a parallel operator whose change the next one makes
+    // A layout change giving a graph output that no node reads (the whole output a plan ends
+    // with): it is not run, and the output is read in the pieces of its source, as the simulator
+    // charges it. Partial sums are still added up.
+    bool output_read_at_source = false;
     std::vector<pcg::PieceMove> moves;  // from the source's layout to the output's
     // The moves as one collective within groups of processes; null: they run point to point.
     std::shared_ptr<const pcg::CollectiveGroups> collective;
@@ -137,6 +151,9 @@ class ShardedExecutor {
   OpCall<T> call_for(const pcg::Node& n, std::int64_t task) const;
   bool local(int node, std::int64_t task) const;
   int rank_of(int node, std::int64_t task) const;
+  // The port whose pieces hold graph output i: the output's, or its source's where the layout
+  // change making it is not run.
+  pcg::PortRef held_output(std::size_t i) const;
   // Piece `task` of a port as this process holds it (graph inputs and their replicas: the feed).
   const Tensor<T>& held(pcg::PortRef port, std::int64_t task) const;
   const Tensor<T>& input_piece(int node, std::size_t input, std::int64_t task) const;
