@@ -211,7 +211,7 @@ class Builder {
   }
 
   // The loss, as a training run takes it: on every device, of its pieces of the (first) graph
-  // output, once every piece is computed, since the processes sum the output among them. Its
+  // output, once every piece is computed, since the processes sum their shares of it. Its
   // mirror in the backward pass, which every gradient of the output waits for, gives each piece
   // its gradient.
   void take_loss() {

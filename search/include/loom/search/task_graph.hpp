@@ -9,7 +9,7 @@
 // to split a data input (each device loads its piece) or to lay out a weight (each device keeps its
 // shard or replica), nor to gather a graph output nobody reads (the loss is computed where its
 // pieces are). After the forward pass each device takes the loss of its pieces of the output once
-// every piece is computed, as a training run's processes sum the output among them. A layout
+// every piece is computed, as a training run's processes sum their shares of the loss. A layout
 // change's own work on a device (cutting out, packing, placing and adding up pieces) is charged
 // as the bytes it copies, or as measured where the profile database has it. Each device
 // and each directed pair of devices runs its tasks one at a time, first come first served; on a
