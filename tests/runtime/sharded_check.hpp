@@ -93,11 +93,12 @@ inline std::vector<int> nodes_running(const pcg::Graph& plan, const std::string&
   return ids;
 }
 
-// relu(x · w) for x [8, 8] and w [8, 12], whole: the model of the collective plans below.
-inline pcg::Graph product_relu_model() {
+// relu(x · w) for x [rows, inner] and w [inner, columns], whole; by default [8, 8] and [8, 12],
+// the model of the collective plans below.
+inline pcg::Graph product_relu_model(std::int64_t rows = 8, std::int64_t inner = 8, std::int64_t columns = 12) {
   pcg::Graph g;
-  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 8}));
-  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({8, 12}), true);
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({rows, inner}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({inner, columns}), true);
   const int mm = g.add_node(library(), "matmul", {}, {{x, 0}, {w, 0}});
   g.mark_output({g.add_node(library(), "relu", {}, {{mm, 0}}), 0});
   return g;

@@ -153,17 +153,7 @@ class WholeSums final : public PassingTransport {
   void pass(const char*, const std::function<void()>& run) override { run(); }
 };
 
-// relu(x w) for x [8, 4] and w [4, 8].
-pcg::Graph product_relu_8x8() {
-  pcg::Graph g;
-  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 4}));
-  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({4, 8}), true);
-  const int mm = g.add_node(library(), "matmul", {}, {{x, 0}, {w, 0}});
-  g.mark_output({g.add_node(library(), "relu", {}, {{mm, 0}}), 0});
-  return g;
-}
-
-// The model's plan by hand on `devices` devices: x split along `dim` 0 or w along dim 1 (the other
+// A plan of relu(x w) for x [8, 4] and w [4, 8] by hand on `devices` devices: x split along `dim` 0 or w along dim 1 (the other
 // input replicated), the product and relu on each piece, the output left in those pieces.
 pcg::Graph output_split_plan(int devices, std::size_t dim) {
   pcg::Graph g;
@@ -186,7 +176,7 @@ pcg::Graph output_split_plan(int devices, std::size_t dim) {
 // with the output split by rows no process assembles it. Split along its classes, the output is
 // assembled for the cross-entropy, once a step. Both follow the single-process run.
 TEST(MpiTraining, EachProcessTakesTheLossOfTheOutputBoxesItHolds) {
-  const SuiteModel model{"product_relu", product_relu_8x8(), LossKind::CrossEntropy};
+  const SuiteModel model{"product_relu", product_relu_model(8, 4, 8), LossKind::CrossEntropy};
   constexpr std::int64_t steps = 5;
   constexpr std::size_t output_elements = 8 * 8;
   for (std::size_t dim : {0, 1}) {
