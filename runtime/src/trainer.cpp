@@ -67,7 +67,8 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   // Each process takes the loss of the output boxes it holds, and one sum of a number makes it
   // whole; only cross-entropy over a class axis split among devices needs the output assembled.
   const std::vector<std::int64_t> out_dims = graph.shape_of(out).dims;
-  const bool loss_where_output_lies = s.loss == LossKind::MeanSquaredError || out_dims.empty() || graph.shape_of(out).D.back() == 1;
+  const bool loss_where_output_lies =
+      s.loss == LossKind::MeanSquaredError || out_dims.empty() || executor.output_layout(0).D.back() == 1;
 
   TrainReport report;
   report.first_step = state.step;

@@ -153,44 +153,51 @@ class WholeSums final : public PassingTransport {
   void pass(const char*, const std::function<void()>& run) override { run(); }
 };
 
-// A plan of relu(x w) for x [8, 4] and w [4, 8] by hand on `devices` devices: x split along `dim` 0 or w along dim 1 (the other
-// input replicated), the product and relu on each piece, the output left in those pieces.
-pcg::Graph output_split_plan(int devices, std::size_t dim) {
+// A plan of relu(x w) for x [8, 4] and w [4, 8] by hand on `devices` devices: x split along `dim` 0
+// or w along dim 1 (the other input replicated), the product and relu on each piece, the output
+// left in those pieces or, `gathered`, combined whole on device 0.
+pcg::Graph output_split_plan(int devices, std::size_t dim, bool gathered) {
   pcg::Graph g;
   const pcg::MachineView all = pcg::MachineView::contiguous(0, devices);
   const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 4}));
   const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({4, 8}), true);
-  const auto add = [&](const std::string& op, const pcg::AttrMap& attrs, std::vector<pcg::PortRef> inputs) {
+  const auto add = [&](const std::string& op, const pcg::AttrMap& attrs, std::vector<pcg::PortRef> inputs, const pcg::MachineView& view) {
     const int id = g.add_node(library(), op, attrs, std::move(inputs));
-    g.set_view(id, all);
+    g.set_view(id, view);
     return id;
   };
-  const int split = add("partition", {{"dim", dim == 0 ? 0 : 1}, {"degree", devices}}, {{dim == 0 ? x : w, 0}});
-  const int copies = add("replicate", {{"degree", devices}}, {{dim == 0 ? w : x, 0}});
-  const int mm = dim == 0 ? add("matmul", {}, {{split, 0}, {copies, 0}}) : add("matmul", {}, {{copies, 0}, {split, 0}});
-  g.mark_output({add("relu", {}, {{mm, 0}}), 0});
+  const auto split_dim = static_cast<std::int64_t>(dim);
+  const int split = add("partition", {{"dim", split_dim}, {"degree", devices}}, {{dim == 0 ? x : w, 0}}, all);
+  const int copies = add("replicate", {{"degree", devices}}, {{dim == 0 ? w : x, 0}}, all);
+  const int mm = dim == 0 ? add("matmul", {}, {{split, 0}, {copies, 0}}, all) : add("matmul", {}, {{copies, 0}, {split, 0}}, all);
+  int out = add("relu", {}, {{mm, 0}}, all);
+  if (gathered) out = add("combine", {{"dim", split_dim}, {"degree", devices}}, {{out, 0}}, pcg::MachineView::contiguous(0, 1));
+  g.mark_output({out, 0});
   return g;
 }
 
 // Each process takes the loss of the output boxes it holds and one sum of a number makes it whole:
 // with the output split by rows no process assembles it. Split along its classes, the output is
-// assembled for the cross-entropy, once a step. Both follow the single-process run.
+// assembled for the cross-entropy, once a step. A combine that gathers the output is not run: the
+// loss reads the pieces it would gather. All follow the single-process run.
 TEST(MpiTraining, EachProcessTakesTheLossOfTheOutputBoxesItHolds) {
   const SuiteModel model{"product_relu", product_relu_model(8, 4, 8), LossKind::CrossEntropy};
   constexpr std::int64_t steps = 5;
   constexpr std::size_t output_elements = 8 * 8;
   for (std::size_t dim : {0, 1}) {
-    SCOPED_TRACE("output split along dimension " + std::to_string(dim));
-    const pcg::Graph plan = output_split_plan(world().size(), dim);
-    ASSERT_EQ(plan.shape_of(plan.outputs().front()).D.at(dim), world().size());
-    WholeSums sums(world());
-    expect_training_matches<double>(model, plan, world().size(), sums, 1e-9, steps);
-    const auto sums_of = [&](std::size_t elements) { return std::count(sums.sizes.begin(), sums.sizes.end(), elements); };
-    if (dim == 0) {
-      EXPECT_EQ(sums_of(output_elements), 0);
-      EXPECT_EQ(sums_of(1), steps);
-    } else {
-      EXPECT_EQ(sums_of(output_elements), steps);
+    for (bool gathered : {false, true}) {
+      SCOPED_TRACE("output split along dimension " + std::to_string(dim) + (gathered ? ", then combined" : ""));
+      const pcg::Graph plan = output_split_plan(world().size(), dim, gathered);
+      ASSERT_EQ(plan.shape_of(plan.node(plan.outputs().front().node).inputs.front()).D.at(dim), world().size());
+      WholeSums sums(world());
+      expect_training_matches<double>(model, plan, world().size(), sums, 1e-9, steps);
+      const auto sums_of = [&](std::size_t elements) { return std::count(sums.sizes.begin(), sums.sizes.end(), elements); };
+      if (dim == 0) {
+        EXPECT_EQ(sums_of(output_elements), 0);
+        EXPECT_EQ(sums_of(1), steps);
+      } else {
+        EXPECT_EQ(sums_of(output_elements), steps);
+      }
     }
   }
 }

@@ -64,6 +64,8 @@ class ShardedExecutor {
   // The boxes of graph output i this process holds: over all processes they cover the output
   // once, so a process can take its share of a loss without assembling the output.
   std::vector<OutputPiece> output_pieces(std::size_t i) const;
+  // How output_pieces(i) cut the output (the same on every process).
+  const pcg::ParallelShape& output_layout(std::size_t i) const { return graph_.shape_of(held_output(i)); }
   // `output_grads[i]`: the gradient of graph output i, whole (the same on every process). Returns
   // the gradient of every differentiable input and weight, exact on the boxes this process reads
   // and zero elsewhere (whole on every process when they are read in boxes that overlap).
