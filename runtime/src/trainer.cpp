@@ -128,9 +128,11 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
                            : std::string("every operator's output is finite (the loss itself overflowed)")));
     }
     for (std::size_t i = 1; i < graph.outputs().size(); ++i) {
-      if (!loss_where_output_lies) whole_grads.emplace_back(graph.shape_of(graph.outputs()[i]).dims, T(0));
-      else
+      if (loss_where_output_lies) {
         for (const auto& piece : executor.output_pieces(i)) piece_grads[i].emplace_back(piece.value->dims, T(0));
+      } else {
+        whole_grads.emplace_back(graph.shape_of(graph.outputs()[i]).dims, T(0));
+      }
     }
     std::map<std::string, double> update_seconds;
     optimizer.step(feeds, loss_where_output_lies ? executor.backward_from_pieces(std::move(piece_grads)) : executor.backward(whole_grads),

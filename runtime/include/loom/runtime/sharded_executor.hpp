@@ -3,8 +3,9 @@
 // of its rank's device (rank r runs device r; a single process runs every device) and keeps only
 // their pieces. Values move between tasks as pcg::piece_moves says, through a Transport; each
 // operator task runs its kernel on its own pieces. Graph inputs and weights are given whole to
-// every process (each reads the boxes its tasks need) and outputs are assembled whole on every
-// process. The gradient of an input or weight is summed only among the processes that read the
+// every process (each reads the boxes its tasks need); an output is read in the pieces the
+// processes hold (a layout change that would only gather it is not run) or assembled whole on
+// every process. The gradient of an input or weight is summed only among the processes that read the
 // same box of it, as replicas synchronise in data parallelism; a box one process reads alone
 // needs no message. So each process's gradient is exact on the boxes it reads, which is all an
 // optimizer step there needs; `assemble` makes such per-process values whole.
