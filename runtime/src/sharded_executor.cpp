@@ -453,8 +453,9 @@ Tensor<T> ShardedExecutor<T>::output(std::size_t i) {
   const pcg::PortRef o = graph_.outputs().at(i);
   if (graph_.node(o.node).is_graph_input() || runs_[static_cast<std::size_t>(o.node)].replicates_input) return held(o, 0);
   const std::vector<std::int64_t>& dims = graph_.shape_of(o).dims;
+  const pcg::Region all = pcg::whole_region(dims);
   Tensor<T> whole(dims, T(0));
-  for (const OutputPiece& p : output_pieces(i)) add_box(whole, pcg::whole_region(dims), p.box, p.value->data);
+  for (const OutputPiece& p : output_pieces(i)) add_box(whole, all, p.box, p.value->data);
   transport_.sum(whole.data);
   return whole;
 }
