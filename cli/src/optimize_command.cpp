@@ -7,12 +7,13 @@
 
 #include "commands.hpp"
 #include "loom/interpreter/library.hpp"
-#include "loom/interpreter/rule_files.hpp"
 #include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/optimizer.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/replay.hpp"
+#include "loom/verifier/proof_record.hpp"
+#include "loom/verifier/rule_selection.hpp"
 #include "model_options.hpp"
 
 namespace loom::cli {
@@ -49,18 +50,35 @@ int run_optimize(OptimizeOptions opt) {
   search::Machine machine = search::load_machine(opt.machine).with_nodes(opt.nodes);
   if (opt.gpus_per_node > 0) machine = machine.with_devices_per_node(opt.gpus_per_node);
   const models::LoadedModel model = models::load_model(library, opt.model.request());
-  const std::vector<std::string> rule_files =
-      opt.rules.empty() ? std::vector<std::string>{spec::Library::default_specs_dir() + "/rules/unity.loom"} : opt.rules;
-  std::vector<pcg::Rule> rules;
-  for (const auto& f : rule_files)
-    for (auto& r : spec::load_rule_file(library, specs, f, !opt.include_unverified)) rules.push_back(std::move(r));
+  const std::vector<std::string> rule_files = opt.rules.empty() ? std::vector<std::string>{verifier::bundled_rule_library()} : opt.rules;
+  verifier::RuleSelection selection = verifier::select_rules(library, specs, rule_files, opt.include_unverified);
+  if (!selection.unproved.empty() && !opt.include_unverified) {
+    std::string list;
+    for (const auto& u : selection.unproved) list += "\n  " + u;
+    throw LoomError("refusing rules without a valid proof:" + list +
+                    "\nprove them with `loom verify FILE -o FILE.verified.json` (a changed library: `loom verify LIB.json --in-place`) "
+                    "and pass the verified library, or give --include-unverified to use them anyway");
+  }
+  const bool show_progress = !opt.json && !opt.quiet;
+  if (!opt.quiet) {
+    if (!selection.left_out.empty())
+      std::cerr << "note: " << selection.left_out.size() << " rules are left out, their proofs having failed (the first: "
+                << selection.left_out.front() << ")\n";
+    if (opt.include_unverified && !selection.unproved.empty()) {
+      std::cerr << "warning: --include-unverified: " << selection.unproved.size()
+                << " rules without a valid proof may be applied; the plan records it, and `loom train` refuses the plan unless "
+                   "its audit proves them:";
+      for (const auto& u : selection.unproved) std::cerr << "\n  " << u;
+      std::cerr << "\n";
+    }
+  }
+  std::vector<pcg::Rule> rules = std::move(selection.rules);
 
   opt.settings.joint.split = !opt.no_split;
   opt.settings.joint.mapping.share_cache = !opt.no_cache;
   opt.settings.baselines = !opt.no_baselines;
   opt.settings.pipeline = !opt.no_pipeline;
   const search::CostModel cost_model(library, machine);
-  const bool show_progress = !opt.json && !opt.quiet;
   const search::OptimizeReport report = search::optimize(library, model.graph, rules, cost_model, opt.settings, [&](const search::OptimizeProgress& p) {
     if (!show_progress) return;
     std::cerr << "\r\033[K" << p.stage;
@@ -75,6 +93,10 @@ int run_optimize(OptimizeOptions opt) {
   plan.machine = machine;
   plan.graph = report.plan;
   plan.substitutions = report.substitutions;
+  for (search::AppliedSubstitution& s : plan.substitutions)
+    for (const pcg::Rule& r : rules)
+      if (r.id == s.rule) s.rule_hash = verifier::rule_hash(r, library);
+  plan.include_unverified = opt.include_unverified;
   plan.source = model.graph;
   plan.rules = search::rules_used(rules, report.substitutions);
   plan.pipeline = report.pipeline;
@@ -94,6 +116,7 @@ int run_optimize(OptimizeOptions opt) {
                                 {"machine", machine.name},
                                 {"devices", machine.devices()},
                                 {"rules", rules.size()},
+                                {"include_unverified", opt.include_unverified},
                                 {"single_device_seconds", report.initial_seconds},
                                 {"best_seconds", report.best_seconds},
                                 {"chosen", report.chosen},
@@ -153,8 +176,12 @@ void add_optimize_command(CLI::App& app, int& status) {
   cmd->add_option("--machine", opt->machine, "a bundled machine (summit, p100, k80, dgx_h100) or a machine file")->default_val("summit");
   cmd->add_option("--nodes", opt->nodes, "number of nodes")->default_val(1)->check(CLI::PositiveNumber);
   cmd->add_option("--gpus-per-node", opt->gpus_per_node, "devices per node (default: the machine's)")->check(CLI::PositiveNumber);
-  cmd->add_option("--rules", opt->rules, "rule libraries (loom-rules JSON; proved rules only) or .loom rule files (default: specs/rules/unity.loom)");
-  cmd->add_flag("--include-unverified", opt->include_unverified, "also use a rule library's rules that are not proved");
+  cmd->add_option("--rules", opt->rules,
+                  "verified rule libraries (loom-rules JSON, as `loom verify -o` writes; only rules whose proof still holds are used) "
+                  "(default: the bundled specs/rules/unity.verified.json)");
+  cmd->add_flag("--include-unverified", opt->include_unverified,
+                "also use rules without a valid proof (stale records, .loom rule files); refuted and unknown rules are never used. "
+                "The plan records it, and `loom train` audits such a plan before training it");
   cmd->add_option("--alpha", opt->settings.joint.substitution.alpha, "explore graphs up to alpha x the best cost")->default_val(1.05);
   cmd->add_option("--budget", opt->settings.joint.substitution.budget, "graphs to expand per segment")->default_val(20);
   cmd->add_option("--max-seconds", opt->settings.joint.substitution.max_seconds, "wall-clock limit of the substitution search (0: none)")

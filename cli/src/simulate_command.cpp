@@ -11,6 +11,7 @@
 #include "loom/search/plan_cost.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/simulator.hpp"
+#include "plan_chain.hpp"
 
 namespace loom::cli {
 namespace {
@@ -36,6 +37,7 @@ int run_simulate(const SimulateOptions& opt) {
   const std::vector<double> memory = search::pipeline_memory(plan.graph, model, plan.pipeline, library);
   const std::vector<double> busy = timeline.busy_seconds(tasks);
   const int overfull = search::first_overfull_device(memory, plan.machine);
+  const audit::PlanAudit chain = audit_with_user_cache(plan, library, true);
 
   if (opt.json) {
     nlohmann::json devices = nlohmann::json::array();
@@ -56,6 +58,7 @@ int run_simulate(const SimulateOptions& opt) {
                                 {"tasks", tasks.tasks.size()},
                                 {"per_device", devices},
                                 {"fits_memory", overfull < 0},
+                                {"chain", {{"holds", chain.holds()}, {"verdict", chain.verdict()}}},
                                 {"timeline", rows}}
                      .dump(2)
               << "\n";
@@ -65,6 +68,7 @@ int run_simulate(const SimulateOptions& opt) {
     if (plan.pipeline.enabled())
       std::cout << "pipeline: " << plan.pipeline.stages << (plan.pipeline.stages == 1 ? " stage, " : " stages, ") << plan.pipeline.microbatches
                 << " micro-batches (1F1B)\n";
+    std::cout << "soundness " << chain.verdict() << "\n";
     std::cout << "simulated iteration: " << std::setprecision(4) << timeline.makespan * 1e3 << " ms\n";
     std::cout << "device   busy (ms)   memory (MiB)\n";
     for (int d = 0; d < plan.machine.devices(); ++d)

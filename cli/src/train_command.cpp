@@ -19,6 +19,7 @@
 #include "loom/search/plan.hpp"
 #include "loom/search/profile_db.hpp"
 #include "model_options.hpp"
+#include "plan_chain.hpp"
 #ifdef LOOM_HAVE_CUDA
 #include "loom/runtime/cuda/cuda_kernels.hpp"
 #include "loom/runtime/cuda/nccl_transport.hpp"
@@ -47,6 +48,7 @@ struct TrainOptions {
   std::string profile_machine = "cpu_host";
   bool json = false;
   bool quiet = false;
+  bool trust_plan = false;
 };
 
 // `step 3/10 [######----] loss 2.3012  12.4 ms/step  5160 samples/s` on one stderr line.
@@ -108,6 +110,16 @@ std::vector<runtime::OperatorProfile> record_profile(const spec::Library& librar
   return profiles;
 }
 
+// Every process audits the plan's soundness chain before any step, and refuses a plan whose chain
+// does not hold, naming the substitution, the rule and the cause.
+void audit_before_training(const std::string& path, const search::Plan& plan, const spec::Library& library, bool saves_cache, bool speaks) {
+  const audit::PlanAudit result = audit_with_user_cache(plan, library, saves_cache);
+  if (!result.holds())
+    throw LoomError(path + ": refusing to train: " + result.first_problem() + "\n(see the whole chain with `loom verify " + path +
+                    "`; --trust-plan trains without the audit)");
+  if (speaks) std::cerr << path << ": " << result.verdict() << "\n";
+}
+
 int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   const auto specs = spec::Library::paths_or_bundled(opt.specs);
   const spec::Library library = spec::Library::load(specs);
@@ -139,6 +151,13 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
     s.run_name = model.name;
   } else {
     search::Plan plan = search::load_plan(opt.plan, library);
+    const bool chatty = !opt.json && !opt.quiet && transport.rank() == 0;
+    if (opt.trust_plan) {
+      if (transport.rank() == 0)
+        std::cerr << "warning: " << opt.plan << ": --trust-plan: training the plan without auditing its soundness chain\n";
+    } else {
+      audit_before_training(opt.plan, plan, library, transport.rank() == 0, chatty);
+    }
     graph = std::move(plan.graph);
     // A plan's run continues the model's: same weights and data whatever the plan.
     s.run_name = opt.model.model.empty() ? plan.model : opt.model.model;
@@ -225,10 +244,13 @@ void add_train_command(CLI::App& app, int& status) {
       "backward, SGD or Adam. With --plan, the plan's graph runs task by task as its machine views place the tasks: "
       "under `mpirun -np N` (N = the plan's devices) each process runs one device and values move between processes "
       "as the parallel operators say; without mpirun one process runs every device. Every run of every plan starts from "
-      "the same weights and data, so its losses match the single-process `--model` run.");
+      "the same weights and data, so its losses match the single-process `--model` run. Trains 10 steps unless --steps says otherwise.");
   cmd->add_option("--model", opt->model.model, "a zoo model name (loom show --list) or an .onnx file");
   add_model_size_options(*cmd, opt->model);
-  cmd->add_option("--plan", opt->plan, "a plan written by `loom optimize -o` (run under mpirun -np <its devices>)");
+  cmd->add_option("--plan", opt->plan,
+                  "a plan written by `loom optimize -o` (run under mpirun -np <its devices>); its soundness chain is audited "
+                  "first, as `loom verify PLAN` does, and a plan whose chain does not hold is refused");
+  cmd->add_flag("--trust-plan", opt->trust_plan, "train the plan without auditing its soundness chain (prints a warning)");
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled library)");
   cmd->add_option("--steps", opt->steps, "total training steps (a resumed run continues up to it)")->check(CLI::PositiveNumber);
   cmd->add_option("--optimizer", opt->optimizer, "sgd (lr 0.01) or adam (lr 0.001)")->default_val("sgd");

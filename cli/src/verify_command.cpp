@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -14,8 +15,11 @@
 #include "commands.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/rule.hpp"
+#include "loom/audit/plan_audit.hpp"
+#include "loom/search/plan.hpp"
 #include "loom/verifier/axiom_report.hpp"
 #include "loom/verifier/axiom_set.hpp"
+#include "loom/verifier/proof_record.hpp"
 #include "loom/verifier/rule_loading.hpp"
 #include "loom/verifier/verify.hpp"
 
@@ -99,6 +103,7 @@ void print_alive(std::ostream& os, const verifier::Obligation& ob, const verifie
       os << "refuted: the interpreter evaluates the two sides differently\n  " << v.counterexample;
       break;
     case VerificationStatus::Unknown: os << "unknown: " << v.reason; break;
+    case VerificationStatus::Stale: os << "stale: " << v.reason; break;
   }
   os << "  [" << (verdict.cached ? "cached" : seconds_text(v.seconds)) << "]\n";
 }
@@ -142,26 +147,71 @@ void print_report(std::ostream& os, const verifier::AxiomReport& report) {
   if (!any) os << "  none: every proof has an alternative\n";
 }
 
+// `loom verify PLAN.json`: the plan's soundness chain, audited and printed.
+int run_plan_audit(const VerifyCommandOptions& opt, const std::string& cache_path) {
+  if (!opt.out.empty() || opt.in_place) throw LoomError("--out and --in-place apply to rules, not to a plan");
+  const spec::Library library = spec::Library::load(spec::Library::paths_or_bundled(opt.specs));
+  const search::Plan plan = search::load_plan(opt.inputs[0], library);
+  verifier::ResultCache cache = cache_path.empty() ? verifier::ResultCache{} : verifier::ResultCache::load(cache_path);
+  audit::AuditOptions ao;
+  ao.timeout_ms = opt.timeout_ms;
+  ao.cache = cache_path.empty() ? nullptr : &cache;
+  const audit::PlanAudit result = audit::audit_plan(plan, library, ao);
+  if (!cache_path.empty()) cache.save(cache_path);
+  if (opt.json) {
+    json out = audit::audit_to_json(result);
+    out["plan"] = opt.inputs[0];
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << opt.inputs[0] << ": " << (plan.model.empty() ? "plan" : plan.model) << " on " << plan.machine.name << ", "
+              << plan.substitutions.size() << (plan.substitutions.size() == 1 ? " substitution" : " substitutions") << "\n"
+              << audit::audit_text(result);
+  }
+  return result.holds() ? 0 : 2;
+}
+
+// Reads `path` as JSON; errors name the file.
+json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw LoomError(path + ": cannot open file");
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw LoomError(path + ": not valid JSON: " + e.what());
+  }
+}
+
+// The rules declared in the .loom files being verified, as a rule library: each built as graphs
+// and carrying its spec text, in the order of `obligations`. `specs` are the user's --specs
+// (none: the bundled library).
+pcg::RuleLibrary library_of_declarations(const spec::Library& library, const std::vector<verifier::Obligation>& obligations,
+                                         const std::vector<std::string>& specs) {
+  pcg::RuleLibrary out;
+  out.specs = specs;
+  for (const verifier::Obligation& ob : obligations) {
+    auto decl = std::find_if(library.rules().begin(), library.rules().end(), [&](const spec::EquationDecl* r) { return r->name == ob.name; });
+    out.rules.push_back(verifier::rule_of_declaration(library, **decl));
+  }
+  out.summary["source"] = "loom verify of rule declarations";
+  return out;
+}
+
 int run_verify(const VerifyCommandOptions& opt) {
   const bool json_input = opt.inputs.size() == 1 && is_json(opt.inputs[0]);
   for (const auto& in : opt.inputs)
-    if (is_json(in) && !json_input) throw LoomError(in + ": verify one rule library (.json) at a time, without .loom files");
-  if ((!opt.out.empty() || opt.in_place) && !json_input) throw LoomError("--out and --in-place apply to a rule library (.json) input");
+    if (is_json(in) && !json_input) throw LoomError(in + ": verify one rule library or plan (.json) at a time, without .loom files");
+  if (opt.in_place && !json_input) throw LoomError("--in-place applies to a rule library (.json) input; give -o for .loom files");
   if (!opt.out.empty() && opt.in_place) throw LoomError("give either --out or --in-place, not both");
   const bool show_progress = !opt.quiet && !opt.json;
+  const std::string cache_path = opt.no_cache ? "" : (opt.cache.empty() ? verifier::ResultCache::default_path() : opt.cache);
 
   // The spec library, and the rules to verify.
   std::vector<std::string> paths = spec::Library::paths_or_bundled(opt.specs);
   std::optional<pcg::RuleLibrary> rule_library;
   json input_json;
   if (json_input) {
-    std::ifstream in(opt.inputs[0]);
-    if (!in) throw LoomError(opt.inputs[0] + ": cannot open file");
-    try {
-      input_json = json::parse(in);
-    } catch (const json::parse_error& e) {
-      throw LoomError(opt.inputs[0] + ": not valid JSON: " + e.what());
-    }
+    input_json = read_json_file(opt.inputs[0]);
+    if (input_json.is_object() && input_json.value("format", "") == "loom-plan") return run_plan_audit(opt, cache_path);
   } else {
     paths.insert(paths.end(), opt.inputs.begin(), opt.inputs.end());
   }
@@ -177,7 +227,9 @@ int run_verify(const VerifyCommandOptions& opt) {
     obligations = verifier::obligations_from_rule_library(*rule_library, library, opt.inputs[0]);
   } else {
     obligations = verifier::obligations_from_library(library, opt.inputs);
+    if (!opt.out.empty()) rule_library = library_of_declarations(library, obligations, opt.specs);
   }
+  if (obligations.empty() && !opt.quiet) std::cerr << "note: there are no rules to verify\n";
 
   // Every axiom is checked by the interpreter before any proof uses it.
   if (show_progress) std::cerr << "checking " << library.axioms().size() << " axioms with the interpreter...\n";
@@ -192,7 +244,6 @@ int run_verify(const VerifyCommandOptions& opt) {
     if (!axioms.find(name)) throw LoomError("--without " + name + ": the library has no axiom of that name");
 
   // The cache: read now, written once the run is over.
-  const std::string cache_path = opt.no_cache ? "" : (opt.cache.empty() ? verifier::ResultCache::default_path() : opt.cache);
   verifier::ResultCache cache = cache_path.empty() ? verifier::ResultCache{} : verifier::ResultCache::load(cache_path);
 
   verifier::VerifyOptions vo;
@@ -222,7 +273,11 @@ int run_verify(const VerifyCommandOptions& opt) {
   const std::size_t proved = report.count(VerificationStatus::Proved), refuted = report.count(VerificationStatus::Refuted),
                     unknown = report.count(VerificationStatus::Unknown);
   if (rule_library) {
-    for (std::size_t i = 0; i < obligations.size(); ++i) rule_library->rules[i].verification = report.verdicts[i].verification;
+    for (std::size_t i = 0; i < obligations.size(); ++i) {
+      pcg::Rule& rule = rule_library->rules[i];
+      rule.verification = report.verdicts[i].verification;
+      verifier::bind_record(*rule.verification, rule, library, axioms);
+    }
     rule_library->summary["verification"] = {{"proved", proved},
                                              {"refuted", refuted},
                                              {"unknown", unknown},
@@ -262,7 +317,7 @@ int run_verify(const VerifyCommandOptions& opt) {
     std::cout << summary.dump(2) << "\n";
   } else {
     for (std::size_t i = 0; i < obligations.size(); ++i)
-      if (!rule_library || report.verdicts[i].verification.status != VerificationStatus::Proved)
+      if (!json_input || report.verdicts[i].verification.status != VerificationStatus::Proved)
         print_alive(std::cout, obligations[i], report.verdicts[i]);
     if (usage) print_report(std::cout, *usage);
     std::size_t cached = 0;
@@ -286,15 +341,20 @@ void add_verify_command(CLI::App& app, int& status) {
   auto opt = std::make_shared<VerifyCommandOptions>();
   auto* cmd = app.add_subcommand(
       "verify",
-      "Prove rewrite rules from the library's axioms with Z3.\n"
-      "INPUT is .loom files (their `rule` declarations; default: the bundled specs' rules) or one rule\n"
-      "library (.json, as `loom generate` writes). Every axiom is first checked by the interpreter; a\n"
-      "library with an unsound axiom is refused. Each rule comes out `proved` (with the axioms its proof\n"
-      "used), `refuted` (with a counterexample the interpreter evaluated) or `unknown` (timeout, or no proof\n"
-      "and no counterexample found). A rule library is written back annotated, by default to\n"
-      "NAME.verified.json next to the input. Exit status: 0 when every rule is proved, 2 when some are\n"
-      "refuted or unknown, 1 on bad input or unsound axioms.");
-  cmd->add_option("inputs", opt->inputs, ".loom files with rules, or one rule library .json");
+      "Prove rewrite rules from the library's axioms with Z3, or audit a plan's soundness chain.\n"
+      "INPUT is .loom files (their `rule` declarations; default: the bundled specs' rules), one rule\n"
+      "library (.json, as `loom generate` writes), or one plan (.json, as `loom optimize -o` writes).\n"
+      "Every axiom is first checked by the interpreter; a library with an unsound axiom is refused. Each\n"
+      "rule comes out `proved` (with the axioms its proof used), `refuted` (with a counterexample the\n"
+      "interpreter evaluated) or `unknown` (timeout, or no proof and no counterexample found). A proof\n"
+      "record is bound to the rule's content hash, each axiom's hash and numeric check, and Loom's\n"
+      "version; a record that no longer matches is stale and never counts as proved. A rule library is\n"
+      "written back annotated, by default to NAME.verified.json next to the input; .loom rules are\n"
+      "written as a verified library with -o. A plan is audited: every substitution's proof checked\n"
+      "against its content (proved again where no valid record exists) and the substitutions replayed\n"
+      "from the plan's source graph. Exit status: 0 when every rule is proved (the plan's chain holds),\n"
+      "2 when some are refuted, unknown or stale (the chain is broken), 1 on bad input or unsound axioms.");
+  cmd->add_option("inputs", opt->inputs, ".loom files with rules, one rule library .json, or one plan .json");
   cmd->add_option("--specs", opt->specs, "spec files or directories with the ops and axioms (default: the bundled specs/)");
   cmd->add_option("-j,--jobs", opt->jobs, "threads, each with its own Z3 context (default: the number of cores)")
       ->check(CLI::PositiveNumber);
@@ -309,7 +369,7 @@ void add_verify_command(CLI::App& app, int& status) {
   cmd->add_flag("--axiom-report", opt->axiom_report,
                 "report how many proofs use each axiom, the unused axioms, and the rules that become unprovable "
                 "when one axiom is removed");
-  cmd->add_option("-o,--out", opt->out, "where to write the annotated rule library (default: NAME.verified.json)");
+  cmd->add_option("-o,--out", opt->out, "where to write the annotated rule library (default for a library: NAME.verified.json; .loom rules are written only with -o)");
   cmd->add_flag("--in-place", opt->in_place, "overwrite the input rule library with the annotated one");
   cmd->add_flag("--json", opt->json, "print a JSON summary (rules, proved, refuted, unknown, seconds, results, ...)");
   cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");

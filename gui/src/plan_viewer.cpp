@@ -30,8 +30,25 @@ constexpr std::size_t kEdgeLabelLimit = 150;
 
 QString qstr(const std::string& s) { return QString::fromStdString(s); }
 
-QString step_title(const search::AppliedSubstitution& s, int index) {
-  return QString("%1. %2  (%3, %4)").arg(index + 1).arg(qstr(s.rule)).arg(qstr(s.category)).arg(qstr(s.status));
+// The step's status is the audit's (a record that no longer holds reads stale), not the one the
+// plan was written with.
+QString step_title(const search::AppliedSubstitution& s, int index, const std::optional<audit::PlanAudit>& audit) {
+  const std::size_t i = static_cast<std::size_t>(index);
+  const std::string status = audit && i < audit->substitutions.size() ? audit->substitutions[i].status : s.status;
+  return QString("%1. %2  (%3, %4)").arg(index + 1).arg(qstr(s.rule)).arg(qstr(s.category)).arg(qstr(status));
+}
+
+QString proof_text(const audit::SubstitutionAudit& s) {
+  QString text = QString("<b>%1</b>: %2").arg(qstr(s.rule).toHtmlEscaped()).arg(qstr(s.status).toHtmlEscaped());
+  if (!s.text.empty()) text += QString("<br><code>%1</code>").arg(qstr(s.text).toHtmlEscaped());
+  if (!s.holds()) text += QString("<br><span style='color:#c0392b'>%1</span>").arg(qstr(s.problem).toHtmlEscaped());
+  if (!s.axioms.empty()) {
+    QStringList axioms;
+    for (const pcg::AxiomUse& a : s.axioms)
+      axioms << QString("%1 (hash %2, sound on %3 instances)").arg(qstr(a.name).toHtmlEscaped()).arg(qstr(a.hash)).arg(a.checked_instances);
+    text += "<br>axioms: " + axioms.join(", ");
+  }
+  return text;
 }
 
 }  // namespace
@@ -43,6 +60,8 @@ PlanViewer::PlanViewer(QWidget* parent)
       graphs_(new QTabWidget),
       step_list_(new QListWidget),
       replay_note_(new QLabel),
+      chain_(new QLabel),
+      step_proof_(new QLabel),
       previous_(new QPushButton("◀ Previous")),
       next_(new QPushButton("Next ▶")),
       before_(new GraphView),
@@ -66,6 +85,9 @@ PlanViewer::PlanViewer(QWidget* parent)
   steps_bar->addWidget(next_);
   steps_bar->addWidget(replay_note_, 1);
   replay_layout->addLayout(steps_bar);
+  step_proof_->setWordWrap(true);
+  step_proof_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  replay_layout->addWidget(step_proof_);
   auto* replay_split = new QSplitter(Qt::Horizontal);
   replay_split->addWidget(step_list_);
   replay_split->addWidget(titled("before", before_, "(matched nodes highlighted)"));
@@ -97,6 +119,8 @@ PlanViewer::PlanViewer(QWidget* parent)
   main->setSizes({500, 340});
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(title_);
+  chain_->setWordWrap(true);
+  layout->addWidget(chain_);
   layout->addLayout(top);
   layout->addWidget(main, 1);
 
@@ -150,6 +174,9 @@ void PlanViewer::load_model(const QString& model) {
   library_ = library;
   plan_.reset();
   analysis_.reset();
+  audit_.reset();
+  chain_->clear();
+  step_proof_->clear();
   steps_.clear();
   model_->setText(model);
   title_->setText(QString("<b>%1</b>: %2 nodes, no plan").arg(model.toHtmlEscaped()).arg(plan.graph.size()));
@@ -176,6 +203,19 @@ void PlanViewer::set_plan(std::shared_ptr<const spec::Library> library, search::
     } catch (const LoomError& e) {
       replay_problem = qstr(e.what());
     }
+  }
+  audit_.reset();
+  try {
+    // Records are checked, not proved again: the viewer never waits on Z3 (`loom verify PLAN` does).
+    audit::AuditOptions quick;
+    quick.reprove = false;
+    audit_ = audit::audit_plan(*plan_, *library_, quick);
+    const bool holds = audit_->holds();
+    chain_->setText(QString("<span style='color:%1'>soundness %2</span>")
+                        .arg(holds ? "#1e8449" : "#c0392b")
+                        .arg(qstr(audit_->verdict()).toHtmlEscaped()));
+  } catch (const std::exception& e) {
+    chain_->setText("soundness chain not audited: " + qstr(e.what()).toHtmlEscaped());
   }
   try {
     analysis_ = analyze_plan(*plan_, *library_);
@@ -204,7 +244,7 @@ void PlanViewer::set_plan(std::shared_ptr<const spec::Library> library, search::
   show_analysis();
 
   step_list_->clear();
-  for (std::size_t i = 0; i < plan_->substitutions.size(); ++i) step_list_->addItem(step_title(plan_->substitutions[i], static_cast<int>(i)));
+  for (std::size_t i = 0; i < plan_->substitutions.size(); ++i) step_list_->addItem(step_title(plan_->substitutions[i], static_cast<int>(i), audit_));
   if (plan_->substitutions.empty()) {
     replay_note_->setText("no substitutions: the plan runs the model's graph as it is");
   } else if (!replay_problem.isEmpty()) {
@@ -247,6 +287,7 @@ void PlanViewer::show_step(int step) {
     next_->setEnabled(false);
     before_->show_message(plan_ && plan_->substitutions.empty() ? "no substitutions" : "nothing to replay");
     after_->show_message("");
+    step_proof_->setText(audit_ && !audit_->substitutions.empty() ? proof_text(audit_->substitutions.front()) : QString());
     return;
   }
   step = std::clamp(step, 0, step_count() - 1);
@@ -271,7 +312,14 @@ void PlanViewer::show_step(int step) {
                             .arg(s.matched.size())
                             .arg(s.inserted.size()));
   if (step_list_->currentRow() != step) step_list_->setCurrentRow(step);
+  step_proof_->setText(audit_ && static_cast<std::size_t>(step) < audit_->substitutions.size()
+                           ? proof_text(audit_->substitutions[static_cast<std::size_t>(step)])
+                           : QString());
 }
+
+QString PlanViewer::chain_verdict() const { return audit_ ? qstr(audit_->verdict()) : QString(); }
+
+QString PlanViewer::step_proof() const { return step_proof_->text(); }
 
 QString PlanViewer::replay_message() const { return replay_note_->text(); }
 

@@ -45,7 +45,13 @@ QString proof_description(const pcg::Rule& rule) {
       text += "REFUTED: the interpreter evaluates the two sides differently\n" + qstr(v.counterexample);
       break;
     case pcg::VerificationStatus::Unknown: text += "UNKNOWN: " + qstr(v.reason); break;
+    case pcg::VerificationStatus::Stale:
+      text += "STALE (the proof no longer holds for this rule; use Verify): " + qstr(v.reason);
+      break;
   }
+  if (!v.rule_hash.empty()) text += "\nrule hash " + qstr(v.rule_hash) + ", proved by Loom " + qstr(v.loom_version);
+  for (const pcg::AxiomUse& a : v.axioms)
+    text += QString("\n  %1: hash %2, sound on %3 random instances").arg(qstr(a.name), qstr(a.hash)).arg(a.checked_instances);
   return text + QString("\n(%1 s)").arg(v.seconds, 0, 'f', 2);
 }
 
@@ -84,7 +90,7 @@ RuleBrowser::RuleBrowser(QWidget* parent)
   text_filter_->setPlaceholderText("filter: operators or rule id, e.g. matmul relu");
   text_filter_->setClearButtonEnabled(true);
   category_->addItems({"any category", "algebraic", "parallel", "hybrid"});
-  status_->addItems({"any status", "proved", "refuted", "unknown", "unverified"});
+  status_->addItems({"any status", "proved", "refuted", "unknown", "stale", "unverified"});
   auto* open = new QPushButton("Open…");
   auto* save = new QPushButton("Save as…");
   auto* top = new QHBoxLayout;

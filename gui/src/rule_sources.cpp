@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "loom/interpreter/rule_graphs.hpp"
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/verifier/proof_record.hpp"
 #include "loom/verifier/rule_loading.hpp"
 
 namespace loom::gui {
@@ -39,9 +39,7 @@ pcg::RuleLibrary rules_declared_in(const spec::Library& library, const std::stri
   const std::string wanted = canonical(file);
   for (const auto* r : library.rules())
     if (r->loc.file == file || canonical(r->loc.file) == wanted) {
-      pcg::Rule rule = spec::rule_from_declaration(library, *r);
-      if (rule.text.empty()) rule.text = verifier::obligation_from_equation(*r).text;
-      out.rules.push_back(std::move(rule));
+      out.rules.push_back(verifier::rule_of_declaration(library, *r));
     }
   return out;
 }
@@ -76,6 +74,9 @@ RuleSource load_rule_source(const std::string& path) {
   } catch (const LoomError& e) {
     throw LoomError(path + ": " + e.what());
   }
+  // Shown as a reader must take them: a record that no longer matches its rule reads stale.
+  const verifier::ProofChecker checker(*source.library);
+  for (pcg::Rule& rule : source.rules.rules) rule.verification = checker.standing(rule);
   return source;
 }
 

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "loom/verifier/axiom_set.hpp"
+#include "loom/verifier/proof_record.hpp"
 #include "loom/verifier/result_cache.hpp"
 #include "loom/verifier/rule_loading.hpp"
 #include "loom/verifier/verify.hpp"
@@ -29,7 +30,9 @@ void verify_rules(const spec::Library& library, const std::vector<pcg::Rule>& ru
                                                  obligations.begin() + static_cast<std::ptrdiff_t>(std::min(first + batch, obligations.size())));
     const verifier::VerifyReport report = verifier::verify(library, axioms, part, options);
     for (const verifier::Verdict& v : report.verdicts) {
-      run.results.push_back(v.verification);
+      pcg::Verification bound = v.verification;
+      verifier::bind_record(bound, rules.at(run.which[run.results.size()]), library, axioms);
+      run.results.push_back(std::move(bound));
       ++counts.done;
       counts.proved += v.verification.status == pcg::VerificationStatus::Proved;
       counts.refuted += v.verification.status == pcg::VerificationStatus::Refuted;

@@ -10,6 +10,7 @@
 #include "loom/interpreter/cost.hpp"
 #include "loom/interpreter/parallel_rules.hpp"
 #include "loom/interpreter/parser.hpp"
+#include "loom/interpreter/rule_graphs.hpp"
 #include "loom/interpreter/term_eval.hpp"
 
 namespace fs = std::filesystem;
@@ -70,6 +71,10 @@ class LibraryLoader {
     if (diagnostics_.empty()) {
       auto found = check_library(lib);
       diagnostics_.insert(diagnostics_.end(), found.begin(), found.end());
+    }
+    if (diagnostics_.empty()) {
+      auto untyped = type_rules(lib);
+      diagnostics_.insert(diagnostics_.end(), untyped.begin(), untyped.end());
     }
     if (!diagnostics_.empty()) throw LoomError(std::move(diagnostics_));
     return lib;

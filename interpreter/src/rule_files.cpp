@@ -10,14 +10,13 @@
 
 namespace loom::spec {
 
-std::vector<pcg::Rule> load_rule_file(const Library& library, const std::vector<std::string>& specs, const std::string& path,
-                                      bool proved_only) {
-  std::vector<pcg::Rule> rules;
+std::vector<pcg::Rule> load_rule_file(const Library& library, const std::vector<std::string>& specs, const std::string& path) {
   if (std::filesystem::path(path).extension() == ".loom") {
     std::vector<std::string> files = specs;
     files.push_back(path);
     const Library with_rules = Library::load(files);
     const std::string canonical = std::filesystem::weakly_canonical(path).string();
+    std::vector<pcg::Rule> rules;
     for (const auto* r : with_rules.rules())
       if (std::filesystem::weakly_canonical(r->loc.file).string() == canonical) rules.push_back(rule_from_declaration(with_rules, *r));
     return rules;
@@ -32,9 +31,7 @@ std::vector<pcg::Rule> load_rule_file(const Library& library, const std::vector<
   } catch (const LoomError& e) {
     throw LoomError(path + ": " + e.what());
   }
-  for (auto& r : lib.rules)
-    if (!proved_only || (r.verification && r.verification->status == pcg::VerificationStatus::Proved)) rules.push_back(std::move(r));
-  return rules;
+  return std::move(lib.rules);
 }
 
 }  // namespace loom::spec

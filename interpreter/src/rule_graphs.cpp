@@ -8,6 +8,11 @@
 namespace loom::spec {
 namespace {
 
+// Both sides typed, to different shapes: no other size is tried.
+struct SidesDiffer : LoomError {
+  using LoomError::LoomError;
+};
+
 void collect_vars(const Term& t, std::vector<std::string>& names) {
   if (t.kind == TermKind::Var) {
     if (std::find(names.begin(), names.end(), t.name) == names.end()) names.push_back(t.name);
@@ -149,13 +154,25 @@ pcg::Rule rule_from_declaration(const Library& library, const EquationDecl& rule
           }
           pcg::Rule out;
           out.id = rule.name;
-          out.lhs = SideBuilder(library, shapes, ints).build(*rule.lhs);
-          out.rhs = SideBuilder(library, shapes, ints).build(*rule.rhs);
+          try {
+            out.lhs = SideBuilder(library, shapes, ints).build(*rule.lhs);
+          } catch (const LoomError& e) {
+            throw LoomError("the left-hand side: " + std::string(e.what()));
+          }
+          try {
+            out.rhs = SideBuilder(library, shapes, ints).build(*rule.rhs);
+          } catch (const LoomError& e) {
+            throw LoomError("the right-hand side: " + std::string(e.what()));
+          }
           if (out.lhs.outputs().size() != out.rhs.outputs().size())
             throw LoomError({{rule.loc, "rule " + rule.name + ": the sides have different numbers of outputs"}});
+          // Typed at these sizes; sides that disagree in shape are a fault of the rule, not of the sizes tried.
+          if (auto differ = pcg::sides_differ_in_shape(out)) throw SidesDiffer({{rule.loc, "rule " + rule.name + ": " + *differ}});
           out.category = pcg::classify_rule(out.lhs, out.rhs, [&](const std::string& op) { return library.find_op(op) == nullptr; });
           out.provenance = {{"source", rule.loc.to_string()}};
           return out;
+        } catch (const SidesDiffer&) {
+          throw;
         } catch (const LoomError& e) {
           last_problem = e.what();
         }
@@ -164,7 +181,20 @@ pcg::Rule rule_from_declaration(const Library& library, const EquationDecl& rule
       if (!rank_matters) break;
     }
   }
-  throw LoomError({{rule.loc, "rule " + rule.name + ": no sizes found at which both sides are well-typed (last: " + last_problem + ")"}});
+  throw LoomError({{rule.loc, "rule " + rule.name + ": cannot be typed: no sizes found at which both sides are well-typed (last: " + last_problem + ")"}});
+}
+
+std::vector<Diagnostic> type_rules(const Library& library) {
+  std::vector<Diagnostic> out;
+  for (const auto* r : library.rules()) {
+    try {
+      rule_from_declaration(library, *r);
+    } catch (const LoomError& e) {
+      if (e.diagnostics().empty()) out.push_back({r->loc, e.what()});
+      else out.insert(out.end(), e.diagnostics().begin(), e.diagnostics().end());
+    }
+  }
+  return out;
 }
 
 std::vector<pcg::Rule> rules_of(const Library& library) {

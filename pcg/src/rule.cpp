@@ -31,14 +31,15 @@ std::string status_name(VerificationStatus status) {
     case VerificationStatus::Proved: return "proved";
     case VerificationStatus::Refuted: return "refuted";
     case VerificationStatus::Unknown: return "unknown";
+    case VerificationStatus::Stale: return "stale";
   }
   return "?";
 }
 
 VerificationStatus status_from_name(const std::string& name) {
-  for (VerificationStatus s : {VerificationStatus::Proved, VerificationStatus::Refuted, VerificationStatus::Unknown})
+  for (VerificationStatus s : {VerificationStatus::Proved, VerificationStatus::Refuted, VerificationStatus::Unknown, VerificationStatus::Stale})
     if (status_name(s) == name) return s;
-  throw LoomError("unknown verification status \"" + name + "\" (expected proved, refuted or unknown)");
+  throw LoomError("unknown verification status \"" + name + "\" (expected proved, refuted, unknown or stale)");
 }
 
 std::vector<std::string> Rule::variables() const {
@@ -48,6 +49,19 @@ std::vector<std::string> Rule::variables() const {
   return names;
 }
 
+std::optional<std::string> sides_differ_in_shape(const Rule& rule) {
+  const auto& left = rule.lhs.outputs();
+  const auto& right = rule.rhs.outputs();
+  for (std::size_t i = 0; i < left.size() && i < right.size(); ++i) {
+    const ParallelShape& l = rule.lhs.node(left[i].node).output_shapes.at(static_cast<std::size_t>(left[i].port));
+    const ParallelShape& r = rule.rhs.node(right[i].node).output_shapes.at(static_cast<std::size_t>(right[i].port));
+    if (l == r) continue;
+    return std::string("the sides differ in shape") + (left.size() > 1 ? " at output " + std::to_string(i) : "") +
+           ": the left-hand side gives " + l.to_string() + ", the right-hand side " + r.to_string();
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 json verification_to_json(const Verification& v) {
@@ -55,12 +69,19 @@ json verification_to_json(const Verification& v) {
   if (!v.core.empty() || v.status == VerificationStatus::Proved) j["core"] = v.core;
   if (!v.counterexample.empty()) j["counterexample"] = v.counterexample;
   if (!v.reason.empty()) j["reason"] = v.reason;
+  if (!v.rule_hash.empty()) j["rule_hash"] = v.rule_hash;
+  if (!v.axioms.empty()) {
+    json axioms = json::array();
+    for (const AxiomUse& a : v.axioms) axioms.push_back({{"name", a.name}, {"hash", a.hash}, {"checked_instances", a.checked_instances}});
+    j["axioms"] = std::move(axioms);
+  }
+  if (!v.loom_version.empty()) j["loom_version"] = v.loom_version;
   return j;
 }
 
 Verification verification_from_json(const json& j, const std::string& path) {
   require_object(j, path);
-  reject_unknown_keys(j, path, {"status", "core", "counterexample", "reason", "seconds"});
+  reject_unknown_keys(j, path, {"status", "core", "counterexample", "reason", "seconds", "rule_hash", "axioms", "loom_version"});
   Verification v;
   const std::string status = read_string(require(j, "status", path), member(path, "status"));
   at_path(member(path, "status"), [&] { v.status = status_from_name(status); });
@@ -74,6 +95,23 @@ Verification verification_from_json(const json& j, const std::string& path) {
     if (!j.at("seconds").is_number()) fail(member(path, "seconds"), "expected a number, got " + j.at("seconds").dump());
     v.seconds = j.at("seconds").get<double>();
   }
+  if (j.contains("rule_hash")) v.rule_hash = read_string(j.at("rule_hash"), member(path, "rule_hash"));
+  if (j.contains("axioms")) {
+    const std::string at = member(path, "axioms");
+    const json& axioms = require_array(j.at("axioms"), at);
+    for (std::size_t i = 0; i < axioms.size(); ++i) {
+      const std::string item = indexed(at, i);
+      require_object(axioms[i], item);
+      reject_unknown_keys(axioms[i], item, {"name", "hash", "checked_instances"});
+      AxiomUse use;
+      use.name = read_string(require(axioms[i], "name", item), member(item, "name"));
+      use.hash = read_string(require(axioms[i], "hash", item), member(item, "hash"));
+      if (axioms[i].contains("checked_instances"))
+        use.checked_instances = read_int(axioms[i].at("checked_instances"), member(item, "checked_instances"));
+      v.axioms.push_back(std::move(use));
+    }
+  }
+  if (j.contains("loom_version")) v.loom_version = read_string(j.at("loom_version"), member(path, "loom_version"));
   return v;
 }
 
@@ -96,6 +134,7 @@ Rule read_rule(const json& j, const OpCatalog& catalog, const std::string& path)
     fail(path, "the two sides must have the same, non-zero number of outputs (left " +
                    std::to_string(rule.lhs.outputs().size()) + ", right " + std::to_string(rule.rhs.outputs().size()) + ")");
   }
+  if (auto differ = sides_differ_in_shape(rule)) fail(path, "rule " + rule.id + ": " + *differ);
   if (j.contains("constraints")) {
     const json& list = require_array(j.at("constraints"), member(path, "constraints"));
     for (std::size_t i = 0; i < list.size(); ++i)

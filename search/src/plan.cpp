@@ -22,6 +22,7 @@ json plan_to_json(const Plan& plan) {
   for (const auto& s : plan.substitutions) {
     json entry = {{"rule", s.rule}, {"category", s.category}, {"status", s.status}};
     if (!s.match.empty()) entry["match"] = s.match;
+    if (!s.rule_hash.empty()) entry["rule_hash"] = s.rule_hash;
     subs.push_back(std::move(entry));
   }
   json out = {{"format", kPlanFormat},
@@ -37,6 +38,7 @@ json plan_to_json(const Plan& plan) {
     for (const pcg::Rule& r : plan.rules) rules.push_back(pcg::rule_to_json(r));
     out["rules"] = std::move(rules);
   }
+  if (plan.include_unverified) out["include_unverified"] = true;
   if (plan.pipeline.enabled()) out["pipeline"] = {{"stages", plan.pipeline.stages}, {"microbatches", plan.pipeline.microbatches}};
   return out;
 }
@@ -44,7 +46,7 @@ json plan_to_json(const Plan& plan) {
 Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
   check_format(j, kPlanFormat, kPlanFormatVersion, "Loom plan");
   reject_unknown_keys(j, "", {"format", "version", "model", "machine", "graph", "substitutions", "source_graph", "rules", "pipeline",
-                              "iteration_seconds"});
+                              "iteration_seconds", "include_unverified"});
   Plan plan;
   if (j.contains("model")) plan.model = read_string(j.at("model"), "model");
   const json& machine = require(j, "machine", "");
@@ -56,11 +58,12 @@ Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       const std::string at = indexed("substitutions", i);
       require_object(list[i], at);
-      reject_unknown_keys(list[i], at, {"rule", "category", "status", "match"});
+      reject_unknown_keys(list[i], at, {"rule", "category", "status", "match", "rule_hash"});
       AppliedSubstitution s;
       s.rule = read_string(require(list[i], "rule", at), member(at, "rule"));
       if (list[i].contains("category")) s.category = read_string(list[i].at("category"), member(at, "category"));
       if (list[i].contains("status")) s.status = read_string(list[i].at("status"), member(at, "status"));
+      if (list[i].contains("rule_hash")) s.rule_hash = read_string(list[i].at("rule_hash"), member(at, "rule_hash"));
       if (list[i].contains("match")) {
         const std::string where = member(at, "match");
         const json& nodes = require_array(list[i].at("match"), where);
@@ -83,6 +86,10 @@ Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
     plan.pipeline.microbatches = read_int(require(p, "microbatches", "pipeline"), "pipeline.microbatches");
     if (plan.pipeline.stages < 1 || plan.pipeline.microbatches < 1)
       throw LoomError("pipeline: stages and microbatches must be at least 1");
+  }
+  if (j.contains("include_unverified")) {
+    if (!j.at("include_unverified").is_boolean()) throw LoomError("include_unverified: expected true or false");
+    plan.include_unverified = j.at("include_unverified").get<bool>();
   }
   if (j.contains("iteration_seconds")) plan.iteration_seconds = read_number(j.at("iteration_seconds"), "iteration_seconds");
   return plan;

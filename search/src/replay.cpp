@@ -1,6 +1,8 @@
 #include "loom/search/replay.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/match.hpp"
@@ -57,6 +59,94 @@ std::vector<ReplayStep> replay_plan(const Plan& plan, const pcg::OpCatalog& cata
     steps.push_back(std::move(r));
   }
   return steps;
+}
+
+}  // namespace loom::search
+
+namespace loom::search {
+namespace {
+
+// Interns what each port of a graph computes, with parallel and fused forms seen through.
+class ValueKeys {
+ public:
+  explicit ValueKeys(const spec::Library& library) : library_(library) {}
+
+  struct Keyed {
+    std::vector<std::vector<int>> ports;  // per node, per output port: the value's id
+    std::map<int, std::vector<int>> compute;  // value id of a compute node's first port -> its nodes
+    std::vector<int> outputs;
+    std::set<std::string> inputs;
+  };
+
+  Keyed key(const pcg::Graph& graph) {
+    Keyed k;
+    k.ports.resize(graph.size());
+    for (const pcg::Node& n : graph.nodes()) {
+      auto& ports = k.ports[static_cast<std::size_t>(n.id)];
+      if (n.is_graph_input()) {
+        const std::string text = n.op + " " + n.name + " " + dims_text(n.output_shapes.at(0).dims);
+        k.inputs.insert(text);
+        ports.push_back(intern(text));
+        continue;
+      }
+      if (!library_.find_op(n.op) && !n.inputs.empty()) {
+        const int through = k.ports[static_cast<std::size_t>(n.inputs[0].node)][static_cast<std::size_t>(n.inputs[0].port)];
+        ports.assign(n.output_shapes.size(), through);
+        continue;
+      }
+      std::string text = n.op + "<";
+      for (const auto& [name, value] : n.attrs) text += name + "=" + std::to_string(value) + ";";
+      text += ">(";
+      for (const pcg::PortRef& in : n.inputs)
+        text += std::to_string(k.ports[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)]) + ",";
+      text += ")";
+      for (std::size_t p = 0; p < n.output_shapes.size(); ++p) ports.push_back(intern(text + "." + std::to_string(p)));
+      k.compute[ports.empty() ? intern(text) : ports.front()].push_back(n.id);
+    }
+    for (const pcg::PortRef& o : graph.outputs()) k.outputs.push_back(k.ports[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)]);
+    return k;
+  }
+
+ private:
+  static std::string dims_text(const std::vector<std::int64_t>& dims) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + std::to_string(dims[i]);
+    return out + "]";
+  }
+
+  int intern(const std::string& text) { return ids_.emplace(text, static_cast<int>(ids_.size())).first->second; }
+
+  const spec::Library& library_;
+  std::map<std::string, int> ids_;
+};
+
+}  // namespace
+
+std::optional<std::string> value_difference(const pcg::Graph& expected, const pcg::Graph& actual, const spec::Library& library) {
+  ValueKeys keys(library);
+  const ValueKeys::Keyed want = keys.key(expected);
+  const ValueKeys::Keyed got = keys.key(actual);
+  for (const auto& input : got.inputs)
+    if (!want.inputs.count(input)) return "the graph has " + input + ", which the replayed graph does not";
+  for (const auto& input : want.inputs)
+    if (!got.inputs.count(input)) return "the graph lacks " + input + ", which the replayed graph has";
+  for (const auto& [value, nodes] : got.compute) {
+    auto it = want.compute.find(value);
+    const std::size_t wanted = it == want.compute.end() ? 0 : it->second.size();
+    if (nodes.size() > wanted)
+      return actual.node(nodes[wanted]).describe() + " computes a value that no operator of the replayed graph computes";
+  }
+  for (const auto& [value, nodes] : want.compute) {
+    auto it = got.compute.find(value);
+    const std::size_t have = it == got.compute.end() ? 0 : it->second.size();
+    if (nodes.size() > have)
+      return "the graph lacks what " + expected.node(nodes[have]).describe() + " of the replayed graph computes";
+  }
+  if (got.outputs.size() != want.outputs.size())
+    return "the graph has " + std::to_string(got.outputs.size()) + " outputs, the replayed graph " + std::to_string(want.outputs.size());
+  for (std::size_t i = 0; i < got.outputs.size(); ++i)
+    if (got.outputs[i] != want.outputs[i]) return "output " + std::to_string(i) + " is not the replayed graph's output " + std::to_string(i);
+  return std::nullopt;
 }
 
 }  // namespace loom::search

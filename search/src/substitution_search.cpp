@@ -25,7 +25,7 @@ struct SlowerFirst {
 
 AppliedSubstitution applied(const pcg::Rule& rule, const pcg::Match& match) {
   return {rule.id, pcg::category_name(rule.category), rule.verification ? pcg::status_name(rule.verification->status) : "unverified",
-          match.nodes};
+          match.nodes, ""};
 }
 
 }  // namespace

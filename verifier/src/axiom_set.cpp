@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "loom/interpreter/int_eval.hpp"
-#include "loom/verifier/fingerprint.hpp"
+#include "loom/verifier/proof_record.hpp"
 #include "loom/verifier/term_text.hpp"
 
 namespace loom::verifier {
@@ -97,9 +97,7 @@ PreparedAxiom prepare(const spec::Library& library, const spec::EquationDecl& ax
     if (mentions_dims && only_typing(library, axiom, all, i, options)) out.typing_conditions.push_back(all[i]);
     else out.conditions.push_back(all[i]);
   }
-  std::string statement = equation_to_string(axiom, "==");
-  for (const auto& c : out.conditions) statement += " | " + spec::expr_to_string(*c);
-  out.fingerprint = fingerprint(statement);
+  out.fingerprint = axiom_hash(axiom, library);
   return out;
 }
 
@@ -132,6 +130,7 @@ AxiomSet prepare_axioms(const spec::Library& library, const spec::AxiomCheckOpti
       continue;
     }
     set.axioms.push_back(prepare(library, *axiom, options));
+    set.axioms.back().checked_instances = r.instances;
   }
   if (!unsound.empty()) throw LoomError(std::move(unsound));
   return set;

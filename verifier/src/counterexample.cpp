@@ -116,7 +116,11 @@ class ShapeSampler {
         scope.values[b->name] = draw_int(*b);
         concrete.binders.push_back(int_binder(b->name, scope.values[b->name]));
       }
-      for (const auto& d : dims_) scope.values[d] = uniform(1, options_.max_dim);
+      // Size symbols may also stand in terms (`split<1, n>`), so the instance binds them too.
+      for (const auto& d : dims_) {
+        scope.values[d] = uniform(1, options_.max_dim);
+        concrete.binders.push_back(int_binder(d, scope.values[d]));
+      }
       for (const auto& p : packs_) scope.packs[p] = random_dims(static_cast<std::size_t>(uniform(1, 3)));
       if (quantifier_.where && spec::eval_int(*quantifier_.where, scope) == 0) return std::nullopt;
       for (const auto* b : shaped_) {

@@ -56,9 +56,9 @@ std::string fingerprint(std::string_view text) {
   return out;
 }
 
-std::string forms_fingerprint(const spec::Library& library) {
+std::string form_definition(const spec::Library& library, const std::string& name) {
   std::ostringstream os;
-  for (const auto* op : library.ops()) {
+  if (const auto* op = library.find_op(name)) {
     os << "op " << op->name;
     write_attrs(os, op->attrs);
     write_inputs(os, op->inputs);
@@ -71,9 +71,7 @@ std::string forms_fingerprint(const spec::Library& library) {
       for (const auto& ix : s.indices) os << (ix.pack ? "*" : "") << ix.name << ',';
       write_expr(os, s.expr);
     }
-    os << '\n';
-  }
-  for (const auto* p : library.parallel_forms()) {
+  } else if (const auto* p = library.find_parallel(name)) {
     os << "parallel " << p->name;
     write_attrs(os, p->attrs);
     write_inputs(os, p->inputs);
@@ -85,14 +83,23 @@ std::string forms_fingerprint(const spec::Library& library) {
         write_expr(os, s.update->amount);
       }
     }
-    os << p->values << ';' << (p->backward ? term_to_string(*p->backward) : "-") << ';' << p->lowers_to << '\n';
-  }
-  for (const auto* f : library.fused_forms()) {
+    os << p->values << ';' << (p->backward ? term_to_string(*p->backward) : "-") << ';' << p->lowers_to;
+  } else if (const auto* f = library.find_fused(name)) {
     os << "fused " << f->name;
     write_attrs(os, f->attrs);
     write_inputs(os, f->inputs);
-    os << term_to_string(*f->body) << ';' << f->lowers_to << '\n';
+    os << term_to_string(*f->body) << ';' << f->lowers_to;
+  } else {
+    os << "undeclared " << name;
   }
+  return os.str();
+}
+
+std::string forms_fingerprint(const spec::Library& library) {
+  std::ostringstream os;
+  for (const auto* op : library.ops()) os << form_definition(library, op->name) << '\n';
+  for (const auto* p : library.parallel_forms()) os << form_definition(library, p->name) << '\n';
+  for (const auto* f : library.fused_forms()) os << form_definition(library, f->name) << '\n';
   return fingerprint(os.str());
 }
 

@@ -8,6 +8,7 @@
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/verifier/fingerprint.hpp"
+#include "loom/verifier/proof_record.hpp"
 
 namespace loom::verifier {
 namespace fs = std::filesystem;
@@ -16,10 +17,10 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kFormat = "loom-verify-cache";
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;
 
 std::string entry_key(const std::string& rule_key, const CacheContext& context) {
-  return fingerprint(rule_key + "\n" + context.forms);
+  return fingerprint(rule_key + "\n" + context.forms + "\n" + loom_version());
 }
 
 bool timeout_covers(unsigned stored, unsigned wanted) { return stored == 0 || (wanted != 0 && stored >= wanted); }
@@ -71,16 +72,16 @@ std::optional<pcg::Verification> ResultCache::lookup(const std::string& rule_key
     v.reason = e.value("reason", "");
     v.counterexample = e.value("counterexample", "");
     switch (v.status) {
-      case pcg::VerificationStatus::Proved:
+      case pcg::VerificationStatus::Proved: {
         if (context.minimal_cores && !e.value("minimal_core", false)) return std::nullopt;
-        for (const auto& used : e.at("core")) {
-          const std::string name = used.at(0).get<std::string>();
-          auto current = context.axioms.find(name);
-          if (current == context.axioms.end() || current->second != used.at(1).get<std::string>()) return std::nullopt;
-          v.core.push_back(name);
-        }
+        std::vector<pcg::AxiomUse> used;
+        for (const auto& u : e.at("core")) used.push_back({u.at(0).get<std::string>(), u.at(1).get<std::string>(), u.at(2).get<int>()});
+        if (stale_axiom(used, context.axioms)) return std::nullopt;
+        for (const auto& u : used) v.core.push_back(u.name);
         return v;
+      }
       case pcg::VerificationStatus::Refuted: return v;
+      case pcg::VerificationStatus::Stale: return std::nullopt;
       case pcg::VerificationStatus::Unknown:
         if (e.value("axiom_set", "") != context.axiom_set() || !timeout_covers(e.value("timeout_ms", 0u), context.timeout_ms))
           return std::nullopt;
@@ -95,8 +96,9 @@ std::optional<pcg::Verification> ResultCache::lookup(const std::string& rule_key
 void ResultCache::store(const std::string& rule_key, const CacheContext& context, const pcg::Verification& result) {
   json core = json::array();
   for (const auto& name : result.core) {
-    auto it = context.axioms.find(name);
-    core.push_back({name, it == context.axioms.end() ? "" : it->second});
+    auto hash = context.axioms.find(name);
+    auto checked = context.checked.find(name);
+    core.push_back({name, hash == context.axioms.end() ? "" : hash->second, checked == context.checked.end() ? 0 : checked->second});
   }
   json e = {{"status", pcg::status_name(result.status)}, {"seconds", result.seconds}, {"core", core}};
   if (!result.reason.empty()) e["reason"] = result.reason;

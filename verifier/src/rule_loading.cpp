@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "concrete_binder.hpp"
+#include "loom/interpreter/rule_graphs.hpp"
 #include "loom/verifier/term_text.hpp"
 
 namespace loom::verifier {
@@ -90,6 +91,12 @@ Obligation obligation_from_equation(const spec::EquationDecl& rule) {
   ob.text = "rule " + rule.name + ": " + equation_to_string(rule, "=>");
   ob.key = equation_to_string(rule, "=>");
   return ob;
+}
+
+pcg::Rule rule_of_declaration(const spec::Library& library, const spec::EquationDecl& rule) {
+  pcg::Rule out = spec::rule_from_declaration(library, rule);
+  out.text = obligation_from_equation(rule).text;
+  return out;
 }
 
 std::vector<Obligation> obligations_from_library(const spec::Library& library, const std::vector<std::string>& files) {

@@ -51,7 +51,10 @@ CacheContext cache_context(const spec::Library& library, const AxiomSet& axioms,
   CacheContext context;
   context.forms = forms_fingerprint(library);
   for (const auto& a : axioms.axioms)
-    if (!options.without.count(a.name())) context.axioms[a.name()] = a.fingerprint;
+    if (!options.without.count(a.name())) {
+      context.axioms[a.name()] = a.fingerprint;
+      context.checked[a.name()] = a.checked_instances;
+    }
   context.timeout_ms = options.timeout_ms;
   context.minimal_cores = options.minimal_cores;
   return context;
@@ -72,7 +75,8 @@ VerifyReport verify(const spec::Library& library, const AxiomSet& axioms, const 
     switch (v.status) {
       case pcg::VerificationStatus::Proved: ++progress.proved; break;
       case pcg::VerificationStatus::Refuted: ++progress.refuted; break;
-      case pcg::VerificationStatus::Unknown: ++progress.unknown; break;
+      case pcg::VerificationStatus::Unknown:
+      case pcg::VerificationStatus::Stale: ++progress.unknown; break;
     }
     progress.cached += cached;
     ++progress.done;

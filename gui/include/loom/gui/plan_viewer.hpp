@@ -1,13 +1,15 @@
 #pragma once
 // The plan viewer: a model and a plan; the plan's substitutions replayed step by step (the matched
 // nodes highlighted before, the inserted ones after); the final PCG colored by device; the simulated
-// iteration as a Gantt chart per device; memory per device.
+// iteration as a Gantt chart per device; memory per device; the plan's soundness chain: each step's
+// rule, its proof status and the axioms the proof used, and the audit's verdict.
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include <QWidget>
 
+#include "loom/audit/plan_audit.hpp"
 #include "loom/gui/plan_analysis.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/search/plan.hpp"
@@ -44,6 +46,9 @@ class PlanViewer : public QWidget {
   void next_step() { show_step(step_ + 1); }
   void previous_step() { show_step(step_ - 1); }
   QString replay_message() const;
+  // The audit's one-line verdict, and the shown step's rule, proof status and axioms.
+  QString chain_verdict() const;
+  QString step_proof() const;
 
   const GraphView& before_view() const { return *before_; }
   const GraphView& after_view() const { return *after_; }
@@ -64,6 +69,7 @@ class PlanViewer : public QWidget {
   std::optional<search::Plan> plan_;
   std::optional<PlanAnalysis> analysis_;
   std::vector<search::ReplayStep> steps_;
+  std::optional<audit::PlanAudit> audit_;
   int step_ = -1;
 
   QLabel* title_;
@@ -71,6 +77,8 @@ class PlanViewer : public QWidget {
   QTabWidget* graphs_;
   QListWidget* step_list_;
   QLabel* replay_note_;
+  QLabel* chain_;
+  QLabel* step_proof_;
   QPushButton* previous_;
   QPushButton* next_;
   GraphView* before_;

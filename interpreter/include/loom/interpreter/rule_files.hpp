@@ -9,9 +9,8 @@
 
 namespace loom::spec {
 
-// The rules of one file. From a JSON library, with `proved_only`, only the rules its verification
-// proved. Errors name the file.
-std::vector<pcg::Rule> load_rule_file(const Library& library, const std::vector<std::string>& specs, const std::string& path,
-                                      bool proved_only = false);
+// The rules of one file, with the verification records a JSON library carries (which readers
+// judge with verifier::ProofChecker). Errors name the file.
+std::vector<pcg::Rule> load_rule_file(const Library& library, const std::vector<std::string>& specs, const std::string& path);
 
 }  // namespace loom::spec

@@ -15,6 +15,10 @@ namespace loom::spec {
 // the rule when no size fits.
 pcg::Rule rule_from_declaration(const Library& library, const EquationDecl& rule);
 
+// Every rule of `library` that cannot be typed, or whose sides differ in shape, as a diagnostic
+// at the rule naming the side. Loading a library refuses it with these.
+std::vector<Diagnostic> type_rules(const Library& library);
+
 // Every rule the library declares, in order.
 std::vector<pcg::Rule> rules_of(const Library& library);
 

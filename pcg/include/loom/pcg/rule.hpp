@@ -18,18 +18,34 @@ std::string category_name(RuleCategory category);
 // Throws LoomError for a name that is not "algebraic", "parallel" or "hybrid".
 RuleCategory category_from_name(const std::string& name);
 
-enum class VerificationStatus { Proved, Refuted, Unknown };
+// Stale is never concluded by the verifier: a reader gives it to a record that no longer matches
+// the rule or the axioms it was made for (and a plan made with such a rule carries it).
+enum class VerificationStatus { Proved, Refuted, Unknown, Stale };
 
 std::string status_name(VerificationStatus status);
 VerificationStatus status_from_name(const std::string& name);
 
-// What the verifier concluded about one rule.
+// An axiom a proof used, as it was when the proof was made.
+struct AxiomUse {
+  std::string name;
+  std::string hash;            // of its statement and the definitions of the forms it mentions
+  int checked_instances = 0;   // random instances on which the interpreter found it sound
+
+  bool operator==(const AxiomUse&) const = default;
+};
+
+// What the verifier concluded about one rule, and what it concluded it about.
 struct Verification {
   VerificationStatus status = VerificationStatus::Unknown;
   std::vector<std::string> core;  // proved: the axioms the proof used
   std::string counterexample;     // refuted: the instance where the sides differ
-  std::string reason;             // unknown: why (timeout, Z3 gave up, ...)
+  std::string reason;             // unknown: why (timeout, Z3 gave up, ...); stale: what changed
   double seconds = 0;
+  // The content the record is bound to: the rule's hash, every core axiom with its hash and
+  // numeric check, and the Loom that proved it. Empty in records written before binding existed.
+  std::string rule_hash;
+  std::vector<AxiomUse> axioms;
+  std::string loom_version;
 
   bool operator==(const Verification&) const = default;
 };
@@ -49,6 +65,10 @@ struct Rule {
   // Names of the graph inputs, in the order the LHS declares them.
   std::vector<std::string> variables() const;
 };
+
+// Why the two sides of `rule` cannot replace each other: an output whose shape (dims or degrees)
+// differs between them. Empty when every output agrees.
+std::optional<std::string> sides_differ_in_shape(const Rule& rule);
 
 // The category a rule belongs to from the ops it uses: `is_parallel(op)` says whether an op is a
 // parallelization operator (or fused form). Algebraic: none on either side; parallel: only

@@ -20,6 +20,8 @@ struct AppliedSubstitution {
   // Where it applied: for each LHS node, the node of the graph before this step it stood for (-1
   // for the LHS's inputs), as pcg::Match::nodes. Empty when not recorded.
   std::vector<int> match;
+  // The hash of the rule's content when it was applied (verifier::rule_hash). Empty when not recorded.
+  std::string rule_hash;
 };
 
 // Pipeline parallelism (1F1B): the graph's operators fall into `stages` consecutive stages, each
@@ -43,12 +45,13 @@ struct Plan {
   std::vector<pcg::Rule> rules;   // the rules the substitutions name, so the plan replays alone
   Pipeline pipeline;
   double iteration_seconds = 0;  // as simulated when the plan was made
+  bool include_unverified = false;  // made with rules that were not proved (optimize --include-unverified)
 };
 
 // File form: {"format": "loom-plan", "version": 1, "model", "machine": <loom-machine>,
-// "graph": <loom-pcg>, "substitutions": [{"rule", "category", "status", "match"?}],
+// "graph": <loom-pcg>, "substitutions": [{"rule", "category", "status", "match"?, "rule_hash"?}],
 // "source_graph"?: <loom-pcg>, "rules"?: [<rule>], "pipeline"?: {"stages", "microbatches"},
-// "iteration_seconds"}.
+// "iteration_seconds", "include_unverified"?}.
 nlohmann::json plan_to_json(const Plan& plan);
 // Rebuilds the graph against `catalog`; throws LoomError naming the JSON path of a problem.
 Plan plan_from_json(const nlohmann::json& json, const pcg::OpCatalog& catalog);

@@ -1,9 +1,11 @@
 #pragma once
 // Replaying a substitution sequence: each recorded step applied again where it was applied, so a
 // plan can be stepped through from its source graph to the graph it runs.
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "loom/interpreter/library.hpp"
 #include "loom/pcg/graph.hpp"
 #include "loom/pcg/op_catalog.hpp"
 #include "loom/pcg/rewrite.hpp"
@@ -30,5 +32,11 @@ struct ReplayStep {
 // Every step of the plan's substitutions from its source graph, with the plan's own rules. Throws
 // LoomError naming the step when the plan lacks its source graph, a rule, or a step's match.
 std::vector<ReplayStep> replay_plan(const Plan& plan, const pcg::OpCatalog& catalog);
+
+// Whether `actual` computes what `expected` does, up to parallel and fused forms (which change
+// degrees, never values) and machine views: the same graph inputs (names, kinds and dims), the
+// same compute operators with the same attributes on the same values, and the same outputs in
+// order. Returns what differs, naming a node of `actual`, or nothing when they agree.
+std::optional<std::string> value_difference(const pcg::Graph& expected, const pcg::Graph& actual, const spec::Library& library);
 
 }  // namespace loom::search

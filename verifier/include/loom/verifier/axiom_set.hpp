@@ -18,7 +18,8 @@ struct PreparedAxiom {
   const spec::EquationDecl* decl = nullptr;
   std::vector<spec::ExprPtr> conditions;         // side conditions that reach Z3
   std::vector<spec::ExprPtr> typing_conditions;  // dropped: they only express well-typedness
-  std::string fingerprint;                       // changes whenever the statement changes
+  std::string fingerprint;                       // axiom_hash: changes whenever its statement or meaning does
+  int checked_instances = 0;                     // instances the interpreter found it sound on
 
   const std::string& name() const { return decl->name; }
 };

@@ -2,10 +2,12 @@
 // Verification results kept between runs, keyed by (rule, axiom set) so that a re-run only
 // re-checks what could have changed:
 //  - a proof stays valid while every axiom of its unsat core is still present, unchanged (adding
-//    axioms never invalidates a proof; removing or editing one re-checks the proofs that used it);
+//    axioms never invalidates a proof; removing or editing one re-checks the proofs that used it),
+//    decided by the same stale_axiom as every proof record's reader;
 //  - a refutation (a concrete counterexample) stays valid while the ops' definitions are unchanged;
 //  - an unknown result is re-checked whenever the axiom set changes or the timeout grows.
-// Every entry is also tied to the fingerprint of the op, parallel and fused form declarations.
+// Every entry is also tied to the fingerprint of the op, parallel and fused form declarations, and
+// to the Loom that computed it.
 #include <map>
 #include <optional>
 #include <string>
@@ -19,9 +21,10 @@ namespace loom::verifier {
 // What a result was, or is to be, computed under.
 struct CacheContext {
   std::string forms;                          // forms_fingerprint of the library
-  std::map<std::string, std::string> axioms;  // name -> fingerprint of each axiom in use
+  std::map<std::string, std::string> axioms;  // name -> axiom_hash of each axiom in use
   unsigned timeout_ms = 0;                    // 0: none
   bool minimal_cores = false;                 // a proof's core must be minimal to be reused
+  std::map<std::string, int> checked;         // name -> instances its numeric check passed on
 
   std::string axiom_set() const;  // fingerprint of the whole axiom set
 };

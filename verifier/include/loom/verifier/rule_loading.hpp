@@ -13,6 +13,10 @@ namespace loom::verifier {
 
 Obligation obligation_from_equation(const spec::EquationDecl& rule);
 
+// A `rule` declaration as a rule of a rule library: its graphs (spec::rule_from_declaration) and,
+// as its text, the declaration in spec syntax.
+pcg::Rule rule_of_declaration(const spec::Library& library, const spec::EquationDecl& rule);
+
 // The rules of `library` declared in one of `files` (every rule when `files` is empty).
 std::vector<Obligation> obligations_from_library(const spec::Library& library, const std::vector<std::string>& files = {});
 

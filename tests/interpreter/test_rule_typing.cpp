@@ -1,0 +1,53 @@
+// Rules are typed when a library loads: a rule that cannot be typed at any size, or whose two sides
+// differ in shape, stops the library at the rule, naming the side.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/interpreter/rule_graphs.hpp"
+
+namespace loom::spec {
+namespace {
+
+std::string imports() {
+  const std::string dir = Library::default_specs_dir();
+  return "import \"" + dir + "/ops/core.loom\";\nimport \"" + dir + "/ops/linalg.loom\";\nimport \"" + dir +
+         "/ops/shape.loom\";\nimport \"" + dir + "/ops/parallel.loom\";\n";
+}
+
+// The message loading `rules` gives, or "" when it loads.
+std::string load_error(const std::string& rules) {
+  try {
+    Library::from_text(imports() + rules, "rules.loom");
+  } catch (const LoomError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RuleTyping, AReduceOfAReplicatedTensorIsRefusedAtTheRuleNamingTheSide) {
+  const std::string error = load_error("rule reduce_copies: forall x: [m, n]. relu(x) => reduce<2>(replicate<2>(relu(x)));\n");
+  EXPECT_NE(error.find("rules.loom:5:"), std::string::npos) << error;
+  EXPECT_NE(error.find("rule reduce_copies: cannot be typed"), std::string::npos) << error;
+  EXPECT_NE(error.find("the right-hand side"), std::string::npos) << error;
+}
+
+TEST(RuleTyping, SidesOfDifferentShapesAreRefusedWithBothShapes) {
+  const std::string error = load_error("rule shrink: forall x: [m, n]. relu(x) => split<1, 2>(relu(x)).0;\n");
+  EXPECT_NE(error.find("rules.loom:5:"), std::string::npos) << error;
+  EXPECT_NE(error.find("rule shrink: the sides differ in shape: the left-hand side gives [8, 8]"), std::string::npos) << error;
+  EXPECT_NE(error.find("the right-hand side [8, 2]"), std::string::npos) << error;
+}
+
+TEST(RuleTyping, WellTypedRulesLoadAndEveryBundledRuleTypes) {
+  EXPECT_EQ(load_error("rule relu_rows: relu(x) => combine<0, 2>(relu(partition<0, 2>(x)));\n"
+                       "rule split_cols: forall x: [m, n], y: [m, k]. split<1, n>(concat<1>(x, y)).1 => y;\n"),
+            "");
+  const Library bundled = Library::load({Library::default_specs_dir()});
+  EXPECT_TRUE(type_rules(bundled).empty());
+  EXPECT_FALSE(bundled.rules().empty());
+}
+
+}  // namespace
+}  // namespace loom::spec

@@ -1,0 +1,30 @@
+#pragma once
+// The rules a search may use, read from rule files with each record taken as ProofChecker says:
+// only rules whose proof still holds are used by default.
+#include <string>
+#include <vector>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/pcg/rule.hpp"
+
+namespace loom::verifier {
+
+struct RuleSelection {
+  // The rules to use, each with its verification replaced by its standing (a stale record reads
+  // "stale", with what changed; a rule without a record has none).
+  std::vector<pcg::Rule> rules;
+  // Rules whose proof failed (refuted or unknown): `FILE: rule ID is refuted`. Never used.
+  std::vector<std::string> left_out;
+  // Rules with no valid proof (stale, or never verified): `FILE: rule ID is stale: why`. Used
+  // only with include_unverified; otherwise the caller refuses them.
+  std::vector<std::string> unproved;
+};
+
+// The bundled verified rule library, which `loom optimize` uses when given no rules.
+std::string bundled_rule_library();
+
+// Reads every file (rule libraries or .loom rule files; errors name the file) and sorts its rules.
+RuleSelection select_rules(const spec::Library& library, const std::vector<std::string>& specs, const std::vector<std::string>& files,
+                           bool include_unverified);
+
+}  // namespace loom::verifier
