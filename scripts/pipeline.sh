@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Loom's main job, end to end on its default: check the bundled specs, generate candidate rules
-# and prove them with Z3, optimize a model for a simulated cluster with the proved rules, then
-# train the plan a few steps on CPU ranks under mpirun and compare with the single-process run.
+# and prove them with Z3, optimize a model for a simulated cluster with the proved rules, audit the
+# plan's soundness chain, then train the plan a few steps on CPU ranks under mpirun (each rank
+# audits it again before any step) and compare with the single-process run.
 #
 #   scripts/pipeline.sh [BUILD_DIR] [OUT_DIR]
 #
@@ -26,22 +27,25 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 stage() { printf '\n== %s\n' "$*"; }
 
-stage "1/5 check the bundled specs (parse, types, axioms on random instances)"
+stage "1/6 check the bundled specs (parse, types, axioms on random instances)"
 "$loom" check
 
-stage "2/5 generate candidate substitutions (matmul, relu, ewadd with partition/combine/replicate/reduce, up to 2 ops)"
+stage "2/6 generate candidate substitutions (matmul, relu, ewadd with partition/combine/replicate/reduce, up to 2 ops)"
 "$loom" generate --ops matmul,relu,ewadd --max-ops 2 -o "$out/generated.json"
 
-stage "3/5 prove them with Z3"
+stage "3/6 prove them with Z3"
 # Exit 2 means some rules stayed unproved; only proved rules are used below.
 status=0
 "$loom" verify "$out/generated.json" -o "$out/verified.json" --no-cache || status=$?
 [ "$status" -le 2 ] || exit "$status"
 
-stage "4/5 optimize $model ${sizes[*]} for $devices simulated GPUs (summit) with the proved rules"
+stage "4/6 optimize $model ${sizes[*]} for $devices simulated GPUs (summit) with the proved rules"
 "$loom" optimize --model "$model" "${sizes[@]}" --machine summit --gpus-per-node "$devices" --rules "$out/verified.json" -o "$out/plan.json"
 
-stage "5/5 train the plan $steps steps on $devices CPU ranks (mpirun -np $devices), and the model in one process"
+stage "5/6 audit the plan's soundness chain (every substitution's proof, the replay from the model's graph)"
+"$loom" verify "$out/plan.json"
+
+stage "6/6 train the plan $steps steps on $devices CPU ranks (mpirun -np $devices), and the model in one process"
 "$mpirun" --oversubscribe -np "$devices" "$loom" train --plan "$out/plan.json" --steps "$steps" --dtype double --json \
   | tail -n 1 > "$out/train_plan.json"
 "$loom" train --model "$model" "${sizes[@]}" --steps "$steps" --dtype double --json | tail -n 1 > "$out/train_model.json"

@@ -28,7 +28,7 @@ pcg::Graph apply_first(const pcg::Graph& graph, const pcg::Rule& rule, search::P
   for (const pcg::Match& m : pcg::find_matches(index, rule)) {
     auto outcome = pcg::apply_match(graph, rule, m, *bundled_library());
     if (!outcome.rewrite) continue;
-    plan.substitutions.push_back({rule.id, pcg::category_name(rule.category), "unverified", m.nodes});
+    plan.substitutions.push_back({rule.id, pcg::category_name(rule.category), "unverified", m.nodes, ""});
     return outcome.rewrite->graph;
   }
   throw LoomError("rule " + rule.id + " does not apply");

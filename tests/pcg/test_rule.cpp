@@ -16,17 +16,18 @@ using test_support::FakeCatalog;
 
 bool is_parallel_op(const std::string& op) { return op == "split"; }
 
-// relu(x) => relu(x) with a split inserted: a toy rule over the fake catalog's operators.
+// relu of a half => the half of a relu: a toy rule over the fake catalog's operators.
 Rule sample_rule(const OpCatalog& catalog) {
   Rule rule;
   rule.id = "r1";
   const int lx = rule.lhs.add_input("x", ParallelShape::unpartitioned({4, 6}));
-  rule.lhs.mark_output({rule.lhs.add_node(catalog, "relu", {}, {{lx, 0}}), 0});
+  const int lhalves = rule.lhs.add_node(catalog, "split", {{"axis", 0}}, {{lx, 0}});
+  rule.lhs.mark_output({rule.lhs.add_node(catalog, "relu", {}, {{lhalves, 0}}), 0});
   const int rx = rule.rhs.add_input("x", ParallelShape::unpartitioned({4, 6}));
-  const int halves = rule.rhs.add_node(catalog, "split", {{"axis", 0}}, {{rx, 0}});
-  rule.rhs.mark_output({rule.rhs.add_node(catalog, "relu", {}, {{halves, 0}}), 0});
+  const int relu = rule.rhs.add_node(catalog, "relu", {}, {{rx, 0}});
+  rule.rhs.mark_output({rule.rhs.add_node(catalog, "split", {{"axis", 0}}, {{relu, 0}}), 0});
   rule.category = classify_rule(rule.lhs, rule.rhs, is_parallel_op);
-  rule.text = "rule r1: relu(x) => relu(split<0>(x).0);";
+  rule.text = "rule r1: relu(split<0>(x).0) => split<0>(relu(x)).0;";
   rule.constraints = {"m % 2 == 0"};
   rule.provenance = {{"source", "test"}};
   return rule;
@@ -39,7 +40,8 @@ TEST(Rule, LibraryRoundTripIsExact) {
   lib.rules.push_back(sample_rule(catalog));
   Rule verified = sample_rule(catalog);
   verified.id = "r2";
-  verified.verification = Verification{VerificationStatus::Proved, {"a1", "a2"}, "", "", 0.25};
+  verified.verification = Verification{VerificationStatus::Proved, {"a1", "a2"}, "", "", 0.25, "0123456789abcdef",
+                                       {{"a1", "1111", 4}, {"a2", "2222", 4}}, "0.1.0"};
   lib.rules.push_back(verified);
   const json j = rule_library_to_json(lib);
   EXPECT_EQ(j["format"], kRuleFormat);
@@ -96,6 +98,11 @@ TEST(Rule, ErrorsNameTheJsonPath) {
   json bad_status = j;
   bad_status["rules"][0]["verification"] = {{"status", "probably"}};
   EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(bad_status, catalog); }), "rules[0].verification.status: unknown verification status"));
+
+  json other_shape = j;  // the right-hand side gives the whole relu, not its half
+  other_shape["rules"][0]["rhs"]["outputs"][0] = {{"node", 1}, {"port", 0}};
+  EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(other_shape, catalog); }),
+                       "rules[0]: rule r1: the sides differ in shape: the left-hand side gives [2, 6], the right-hand side [4, 6]"));
 
   json wrong_format = j;
   wrong_format["format"] = "loom-pcg";

@@ -77,7 +77,7 @@ inline std::vector<search::Placement> reduction_placements(const pcg::Graph& g, 
 
 inline const std::vector<pcg::Rule>& unity_rules() {
   static const std::vector<pcg::Rule> rules =
-      spec::load_rule_file(library(), {spec::Library::default_specs_dir()}, spec::Library::default_specs_dir() + "/rules/unity.loom", false);
+      spec::load_rule_file(library(), {spec::Library::default_specs_dir()}, spec::Library::default_specs_dir() + "/rules/unity.loom");
   return rules;
 }
 

@@ -134,7 +134,7 @@ TEST(CutPartitioning, SegmentSubstitutionsReplayOnTheWholeGraph) {
 TEST(CutPartitioning, ReplayNamesAMissingRule) {
   Plan plan;
   plan.source = chain(1, 8, 8);
-  plan.substitutions = {{"fuse_matmul_relu", "algebraic", "proved", {1, 2}}};
+  plan.substitutions = {{"fuse_matmul_relu", "algebraic", "proved", {1, 2}, ""}};
   try {
     replay_plan(plan, library());
     FAIL() << "a plan without its rule replayed";

@@ -25,7 +25,7 @@ Plan sample_plan() {
   plan.graph.set_view(px, pcg::MachineView{{0, 1}});
   plan.graph.set_view(r, pcg::MachineView{{0, 1}});
   plan.graph.mark_output({r, 0});
-  plan.substitutions = {{"relu_rows", "parallel", "proved", {}}};
+  plan.substitutions = {{"relu_rows", "parallel", "proved", {}, ""}};
   plan.iteration_seconds = 1e-5;
   return plan;
 }

@@ -17,7 +17,7 @@ using pcg::Verification;
 using pcg::VerificationStatus;
 
 CacheContext context(std::map<std::string, std::string> axioms, unsigned timeout = 1000) {
-  return CacheContext{"forms-1", std::move(axioms), timeout};
+  return CacheContext{"forms-1", std::move(axioms), timeout, false, {}};
 }
 
 Verification proved_with(std::vector<std::string> core) {
@@ -83,7 +83,7 @@ TEST(ResultCache, RefutationDependsOnlyOnTheForms) {
   refuted.counterexample = "on x = ...";
   cache.store("rule r", context({{"a", "1"}}), refuted);
   EXPECT_EQ(cache.lookup("rule r", context({}))->counterexample, "on x = ...");
-  EXPECT_FALSE(cache.lookup("rule r", CacheContext{"forms-2", {}, 1000}).has_value());
+  EXPECT_FALSE(cache.lookup("rule r", CacheContext{"forms-2", {}, 1000, false, {}}).has_value());
 }
 
 TEST(ResultCache, SavesAndLoads) {

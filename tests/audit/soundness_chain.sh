@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# The soundness chain end to end, with planted faults: each fault is refused with its message and a
+# non-zero exit, and nothing is trained; a sound plan audits and trains.
+#
+#   soundness_chain.sh LOOM MPIEXEC CASE
+#
+# CASE: sound_plan, false_rule, tampered_library, tampered_plan, stale_proof, untypable_rule,
+# sides_differ. Each case works in a scratch directory with its own verification cache.
+set -uo pipefail
+loom=$1
+mpiexec=$2
+case_name=$3
+specs=$(cd "$(dirname "$0")/../../specs" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export XDG_CACHE_HOME="$work/cache"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+model=(--model mlp_fig1 --batch 64 -p hidden=256 --machine summit --gpus-per-node 4)
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+# run EXPECTED_EXIT PATTERN COMMAND...: the command's exit status and combined output.
+run() {
+  local expected=$1 pattern=$2
+  shift 2
+  local output status
+  output=$("$@" 2>&1)
+  status=$?
+  echo "\$ ${*}"
+  echo "$output" | head -c 4000
+  echo "[exit $status]"
+  [ "$status" -eq "$expected" ] || fail "expected exit $expected, got $status"
+  [ -z "$pattern" ] || [[ "$output" =~ $pattern ]] || fail "expected output matching: $pattern"
+}
+
+# A plan made with the bundled verified library (it applies the proved fusion of matmul and relu).
+good_plan() {
+  run 0 "fuse_matmul_relu \(algebraic, proved\)" "$loom" optimize "${model[@]}" -q -o "$work/plan.json"
+}
+
+untrained() { [ ! -e "$work/ckpt" ] || fail "a checkpoint was written: the plan was trained"; }
+
+case "$case_name" in
+  sound_plan)
+    good_plan
+    run 0 "chain holds: 1 substitution, all proved; replayed from the source graph" "$loom" verify "$work/plan.json"
+    run 0 '"holds": true' "$loom" verify --json "$work/plan.json"
+    run 0 "soundness chain holds" "$loom" simulate --plan "$work/plan.json"
+    run 0 "chain holds.*
+.*2 steps" "$loom" train --plan "$work/plan.json" --steps 2 --checkpoint "$work/ckpt"
+    [ -e "$work/ckpt" ] || fail "the sound plan was not trained"
+    run 0 "2 steps" "$mpiexec" -np 4 "$loom" train --plan "$work/plan.json" --steps 2 -q
+    ;;
+  false_rule)
+    cat > "$work/false.loom" <<'RULES'
+rule relu_merge: forall x: [m, n], y: [m, n]. ewadd(relu(x), relu(y)) => relu(ewadd(x, y));
+rule relu_drop: forall x: [m, n]. relu(x) => x;
+RULES
+    run 2 "rule relu_merge: .*
+refuted" "$loom" verify -q "$work/false.loom"
+    run 1 "refusing rules without a valid proof:
+  [^ ]*false.loom: rule relu_merge is unverified" "$loom" optimize "${model[@]}" --rules "$work/false.loom" -o "$work/plan.json"
+    [ ! -e "$work/plan.json" ] || fail "a plan was written with unproved rules"
+    run 0 "relu_drop \(algebraic, unverified\)" "$loom" optimize "${model[@]}" --rules "$work/false.loom" --include-unverified -o "$work/plan.json"
+    grep -q '"include_unverified": true' "$work/plan.json" || fail "the plan does not record --include-unverified"
+    run 2 "chain broken: substitution 1 \(rule relu_drop\) is refuted: the sides differ on x = " "$loom" verify "$work/plan.json"
+    run 1 "refusing to train: substitution 1 \(rule relu_drop\) is refuted" \
+      "$loom" train --plan "$work/plan.json" --steps 2 --checkpoint "$work/ckpt"
+    untrained
+    run 1 "rank [0-3] of 4: .*refusing to train: substitution 1 \(rule relu_drop\) is refuted" \
+      "$mpiexec" -np 4 "$loom" train --plan "$work/plan.json" --steps 2 --checkpoint "$work/ckpt"
+    untrained
+    run 0 "warning: .*--trust-plan" "$loom" train --plan "$work/plan.json" --steps 1 --trust-plan -q
+    ;;
+  tampered_library)
+    python3 - "$specs/rules/unity.verified.json" "$work/tampered.json" <<'PY'
+import json, sys
+library = json.load(open(sys.argv[1]))
+rule = next(r for r in library["rules"] if r["id"] == "fuse_matmul_relu")
+assert rule["verification"]["status"] == "proved"
+rule["text"] = "rule fuse_matmul_relu: matmul(x, w) => matmul_relu(x, w)"
+json.dump(library, open(sys.argv[2], "w"))
+PY
+    run 1 "tampered.json: rule fuse_matmul_relu is stale: the rule has changed since it was proved" \
+      "$loom" optimize "${model[@]}" --rules "$work/tampered.json" -o "$work/plan.json"
+    [ ! -e "$work/plan.json" ] || fail "a plan was written from a tampered library"
+    ;;
+  tampered_plan)
+    good_plan
+    python3 - "$work/plan.json" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+node = next(n for n in plan["graph"]["nodes"] if n["op"] == "matmul")
+node["op"] = "matmul_relu"
+json.dump(plan, open(sys.argv[1], "w"))
+PY
+    run 2 "chain broken: replay mismatch: node [0-9]+ \"fc2.matmul\" \(op matmul_relu\) computes a value that no operator of the replayed graph computes" \
+      "$loom" verify "$work/plan.json"
+    run 1 "refusing to train: replay mismatch" "$loom" train --plan "$work/plan.json" --steps 2 --checkpoint "$work/ckpt"
+    untrained
+    run 0 "chain broken: replay mismatch" "$loom" simulate --plan "$work/plan.json"
+    ;;
+  stale_proof)
+    good_plan
+    cp -r "$specs" "$work/specs"
+    # The axiom the fusion's proof used, restated (still sound): proofs made with the old one are stale.
+    python3 - "$work/specs/axioms" <<'PY'
+import pathlib, re, sys
+for path in pathlib.Path(sys.argv[1]).glob("*.loom"):
+    text = path.read_text()
+    if "axiom matmul_relu_fused:" in text:
+        path.write_text(text.replace("axiom matmul_relu_fused:", "axiom matmul_relu_fused_again:"))
+        break
+else:
+    sys.exit("no axiom matmul_relu_fused")
+PY
+    run 1 "rule fuse_matmul_relu is stale: axiom matmul_relu_fused, which the proof used, is no longer in the library" \
+      env LOOM_SPECS="$work/specs" "$loom" optimize "${model[@]}" -o "$work/plan2.json"
+    # The plan's proof is stale under the edited specs, and proved again from them.
+    run 0 "1. fuse_matmul_relu \(algebraic\): re-proved" env LOOM_SPECS="$work/specs" "$loom" verify "$work/plan.json"
+    # Without any axiom that gives the fusion, it cannot be proved again: training is refused.
+    python3 - "$work/specs/axioms" <<'PY'
+import pathlib, re, sys
+for path in pathlib.Path(sys.argv[1]).glob("*.loom"):
+    text = path.read_text()
+    cut = re.sub(r"axiom matmul_relu_fused_again:[^;]*;", "", text)
+    if cut != text:
+        path.write_text(cut)
+PY
+    run 1 "refusing to train: substitution 1 \(rule fuse_matmul_relu\) is stale: not proved: its record is stale \(axiom matmul_relu_fused, which the proof used, is no longer in the library\), and proving it again gave unknown" \
+      env LOOM_SPECS="$work/specs" "$loom" train --plan "$work/plan.json" --steps 2 --checkpoint "$work/ckpt"
+    untrained
+    ;;
+  untypable_rule)
+    printf 'rule copies_summed: forall x: [m, n]. relu(x) => reduce<2>(replicate<2>(relu(x)));\n' > "$work/untypable.loom"
+    pattern="untypable.loom:1:1: rule copies_summed: cannot be typed: .*the right-hand side"
+    run 1 "$pattern" "$loom" check -q "$work/untypable.loom"
+    run 1 "$pattern" "$loom" verify -q "$work/untypable.loom"
+    run 1 "$pattern" "$loom" optimize "${model[@]}" --rules "$work/untypable.loom" --include-unverified
+    run 1 "$pattern" "$loom" apply --model mlp_fig1 --rules "$work/untypable.loom"
+    ;;
+  sides_differ)
+    printf 'rule shrink: forall x: [m, n]. relu(x) => split<1, 2>(relu(x)).0;\n' > "$work/shrink.loom"
+    pattern="shrink.loom:1:1: rule shrink: the sides differ in shape: the left-hand side gives \[8, 8\], the right-hand side \[8, 2\]"
+    run 1 "$pattern" "$loom" check -q "$work/shrink.loom"
+    run 1 "$pattern" "$loom" verify -q "$work/shrink.loom"
+    run 1 "$pattern" "$loom" optimize "${model[@]}" --rules "$work/shrink.loom" --include-unverified
+    ;;
+  *)
+    fail "unknown case $case_name"
+    ;;
+esac
+echo "PASS: $case_name"
