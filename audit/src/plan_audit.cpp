@@ -72,7 +72,8 @@ SubstitutionAudit audit_step(const search::Plan& plan, std::size_t i, const spec
     return a;
   }
   const std::string before = verifier::standing_name(standing);
-  const std::string why_not = standing && !standing->reason.empty() ? " (" + first_line(standing->reason) + ")" : "";
+  const std::string record = !standing ? "it carries no proof record"
+                                       : "its proof record is " + before + (standing->reason.empty() ? "" : " (" + first_line(standing->reason) + ")");
   if (standing && standing->status == VerificationStatus::Refuted) {
     a.status = "refuted";
     a.problem = refutation(standing->counterexample);
@@ -80,7 +81,7 @@ SubstitutionAudit audit_step(const search::Plan& plan, std::size_t i, const spec
   }
   if (!options.reprove) {
     a.status = before;
-    a.problem = "not proved: its record is " + before + why_not;
+    a.problem = "not proved: " + record;
     return a;
   }
   const pcg::Verification again = reprover.prove(*rule);
@@ -95,7 +96,7 @@ SubstitutionAudit audit_step(const search::Plan& plan, std::size_t i, const spec
       return a;
     default:
       a.status = before;
-      a.problem = "not proved: its record is " + before + why_not + ", and proving it again gave " +
+      a.problem = "not proved: " + record + ", and proving it again gave " +
                   pcg::status_name(again.status) + (again.reason.empty() ? "" : ": " + first_line(again.reason));
       return a;
   }

@@ -61,7 +61,7 @@ class LibraryLoader {
     }
   }
 
-  Library finish() {
+  Library finish(const LoadOptions& options) {
     Library lib;
     lib.modules_ = std::move(modules_);
     if (diagnostics_.empty()) {
@@ -72,7 +72,7 @@ class LibraryLoader {
       auto found = check_library(lib);
       diagnostics_.insert(diagnostics_.end(), found.begin(), found.end());
     }
-    if (diagnostics_.empty()) {
+    if (diagnostics_.empty() && options.type_rules) {
       auto untyped = type_rules(lib);
       diagnostics_.insert(diagnostics_.end(), untyped.begin(), untyped.end());
     }
@@ -122,16 +122,16 @@ class LibraryLoader {
   std::set<std::string> seen_;
 };
 
-Library Library::load(const std::vector<std::string>& paths) {
+Library Library::load(const std::vector<std::string>& paths, const LoadOptions& options) {
   LibraryLoader loader;
   for (const auto& p : paths) loader.load_path(p);
-  return loader.finish();
+  return loader.finish(options);
 }
 
-Library Library::from_text(const std::string& text, const std::string& name, const std::string& directory) {
+Library Library::from_text(const std::string& text, const std::string& name, const std::string& directory, const LoadOptions& options) {
   LibraryLoader loader;
   loader.load_text(text, name, directory);
-  return loader.finish();
+  return loader.finish(options);
 }
 
 std::string Library::default_specs_dir() {

@@ -8,7 +8,7 @@
 namespace loom::spec {
 namespace {
 
-// Both sides typed, to different shapes: no other size is tried.
+// Both sides typed, to different shapes.
 struct SidesDiffer : LoomError {
   using LoomError::LoomError;
 };
@@ -21,13 +21,17 @@ void collect_vars(const Term& t, std::vector<std::string>& names) {
   for (const auto& a : t.args) collect_vars(*a, names);
 }
 
-std::int64_t first_allowed(const Binder& b) {
-  if (b.domain) return b.domain->front();
-  if (b.bound_op == ">") return b.bound + 1;
-  if (b.bound_op == ">=" || b.bound_op == "<=") return b.bound;
-  if (b.bound_op == "<") return b.bound - 1;
-  if (b.bound_op == "!=") return b.bound == 2 ? 4 : 2;
-  return 2;
+// The `choice`-th value an integer binder's domain allows, counted from its first, cycling
+// through at most eight.
+std::int64_t allowed_value(const Binder& b, std::size_t choice) {
+  if (b.domain) return (*b.domain)[choice % b.domain->size()];
+  const auto step = static_cast<std::int64_t>(choice % 8);
+  if (b.bound_op == ">") return b.bound + 1 + step;
+  if (b.bound_op == ">=") return b.bound + step;
+  if (b.bound_op == "<=") return b.bound - step;
+  if (b.bound_op == "<") return b.bound - 1 - step;
+  const std::int64_t any = 2 + step;
+  return b.bound_op == "!=" && any == b.bound ? any + 8 : any;
 }
 
 // Builds one side of a rule over the variables' shapes.
@@ -114,14 +118,36 @@ pcg::Rule rule_from_declaration(const Library& library, const EquationDecl& rule
     std::int64_t V = 1, D0 = 1;
   };
   const std::vector<Implicit> implicit_degrees = {{1, 1}, {2, 1}, {4, 1}, {1, 2}, {1, 4}};
-  for (std::int64_t size : {8, 4, 16, 2, 6, 12}) {
+  // Dimension symbols all at one size, then at distinct sizes in either order (for conditions
+  // such as `m < n`).
+  enum class Spread { Equal, Ascending, Descending };
+  // Integer binders at their first allowed values, then (where a condition may need it) at others:
+  // the k-th binder at its (choice + k)-th value.
+  struct Sizes {
+    std::int64_t size;
+    Spread spread;
+    std::size_t choice;
+  };
+  const std::size_t int_binders = static_cast<std::size_t>(
+      std::count_if(rule.quantifier.binders.begin(), rule.quantifier.binders.end(), [](const Binder& b) { return b.is_int; }));
+  const std::size_t choices = rule.quantifier.where && int_binders > 0 ? 8 : 1;
+  std::vector<Sizes> tried;
+  for (std::size_t choice = 0; choice < choices; ++choice)
+    for (std::int64_t size : {8, 4, 16, 2, 6, 12})
+      for (Spread spread : {Spread::Equal, Spread::Ascending, Spread::Descending})
+        if (spread == Spread::Equal || symbols.size() > 1) tried.push_back({size, spread, choice});
+  std::string differ_problem;
+  for (const auto& [size, spread, choice] : tried) {
     for (std::size_t rank : {2u, 1u, 3u, 4u}) {
       for (const Implicit& implicit : implicit_degrees) {
         IntScope ints;
+        std::size_t k = 0;
         for (const auto& b : rule.quantifier.binders)
-          if (b.is_int) ints.values[b.name] = first_allowed(b);
-        for (const auto& s : symbols)
-          if (!ints.values.count(s)) ints.values[s] = size;
+          if (b.is_int) ints.values[b.name] = allowed_value(b, choice == 0 ? 0 : choice + k++);
+        for (std::size_t k = 0; k < symbols.size(); ++k) {
+          const auto factor = static_cast<std::int64_t>(spread == Spread::Ascending ? k + 1 : spread == Spread::Descending ? symbols.size() - k : 1);
+          if (!ints.values.count(symbols[k])) ints.values[symbols[k]] = size * factor;
+        }
         try {
           if (rule.quantifier.where && eval_int(*rule.quantifier.where, ints) == 0) {
             last_problem = "the where-condition does not hold";
@@ -166,13 +192,13 @@ pcg::Rule rule_from_declaration(const Library& library, const EquationDecl& rule
           }
           if (out.lhs.outputs().size() != out.rhs.outputs().size())
             throw LoomError({{rule.loc, "rule " + rule.name + ": the sides have different numbers of outputs"}});
-          // Typed at these sizes; sides that disagree in shape are a fault of the rule, not of the sizes tried.
-          if (auto differ = pcg::sides_differ_in_shape(out)) throw SidesDiffer({{rule.loc, "rule " + rule.name + ": " + *differ}});
+          // Typed at these sizes, but the sides disagree in shape: other sizes may still agree.
+          if (auto differ = pcg::sides_differ_in_shape(out)) throw SidesDiffer(*differ);
           out.category = pcg::classify_rule(out.lhs, out.rhs, [&](const std::string& op) { return library.find_op(op) == nullptr; });
           out.provenance = {{"source", rule.loc.to_string()}};
           return out;
-        } catch (const SidesDiffer&) {
-          throw;
+        } catch (const SidesDiffer& e) {
+          if (differ_problem.empty()) differ_problem = e.what();
         } catch (const LoomError& e) {
           last_problem = e.what();
         }
@@ -181,6 +207,7 @@ pcg::Rule rule_from_declaration(const Library& library, const EquationDecl& rule
       if (!rank_matters) break;
     }
   }
+  if (!differ_problem.empty()) throw LoomError({{rule.loc, "rule " + rule.name + ": " + differ_problem}});
   throw LoomError({{rule.loc, "rule " + rule.name + ": cannot be typed: no sizes found at which both sides are well-typed (last: " + last_problem + ")"}});
 }
 

@@ -38,6 +38,9 @@ good_plan() {
   run 0 "fuse_matmul_relu \(algebraic, proved\)" "$loom" optimize "${model[@]}" -q -o "$work/plan.json"
 }
 
+# The operators a rule file written for `loom check` (which reads only the files it is given) uses.
+imports() { printf 'import "%s/ops/core.loom";\nimport "%s/ops/shape.loom";\nimport "%s/ops/parallel.loom";\n' "$specs" "$specs" "$specs"; }
+
 untrained() { [ ! -e "$work/ckpt" ] || fail "a checkpoint was written: the plan was trained"; }
 
 case "$case_name" in
@@ -127,21 +130,21 @@ for path in pathlib.Path(sys.argv[1]).glob("*.loom"):
     if cut != text:
         path.write_text(cut)
 PY
-    run 1 "refusing to train: substitution 1 \(rule fuse_matmul_relu\) is stale: not proved: its record is stale \(axiom matmul_relu_fused, which the proof used, is no longer in the library\), and proving it again gave unknown" \
+    run 1 "refusing to train: substitution 1 \(rule fuse_matmul_relu\) is stale: not proved: its proof record is stale \(axiom matmul_relu_fused, which the proof used, is no longer in the library\), and proving it again gave unknown" \
       env LOOM_SPECS="$work/specs" "$loom" train --plan "$work/plan.json" --steps 2 --checkpoint "$work/ckpt"
     untrained
     ;;
   untypable_rule)
-    printf 'rule copies_summed: forall x: [m, n]. relu(x) => reduce<2>(replicate<2>(relu(x)));\n' > "$work/untypable.loom"
-    pattern="untypable.loom:1:1: rule copies_summed: cannot be typed: .*the right-hand side"
+    { imports; printf 'rule copies_summed: forall x: [m, n]. relu(x) => reduce<2>(replicate<2>(relu(x)));\n'; } > "$work/untypable.loom"
+    pattern="untypable.loom:4:6: rule copies_summed: cannot be typed: .*the right-hand side"
     run 1 "$pattern" "$loom" check -q "$work/untypable.loom"
     run 1 "$pattern" "$loom" verify -q "$work/untypable.loom"
     run 1 "$pattern" "$loom" optimize "${model[@]}" --rules "$work/untypable.loom" --include-unverified
     run 1 "$pattern" "$loom" apply --model mlp_fig1 --rules "$work/untypable.loom"
     ;;
   sides_differ)
-    printf 'rule shrink: forall x: [m, n]. relu(x) => split<1, 2>(relu(x)).0;\n' > "$work/shrink.loom"
-    pattern="shrink.loom:1:1: rule shrink: the sides differ in shape: the left-hand side gives \[8, 8\], the right-hand side \[8, 2\]"
+    { imports; printf 'rule shrink: forall x: [m, n]. relu(x) => split<1, 2>(relu(x)).0;\n'; } > "$work/shrink.loom"
+    pattern="shrink.loom:4:6: rule shrink: the sides differ in shape: the left-hand side gives \[8, 8\], the right-hand side \[8, 2\]"
     run 1 "$pattern" "$loom" check -q "$work/shrink.loom"
     run 1 "$pattern" "$loom" verify -q "$work/shrink.loom"
     run 1 "$pattern" "$loom" optimize "${model[@]}" --rules "$work/shrink.loom" --include-unverified

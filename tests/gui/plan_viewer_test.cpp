@@ -34,10 +34,11 @@ pcg::Graph apply_first(const pcg::Graph& graph, const pcg::Rule& rule, search::P
   throw LoomError("rule " + rule.id + " does not apply");
 }
 
-// Unity's figure 1 MLP with two hand-written rules applied one after the other, saved as a plan.
-std::string two_step_plan(const QTemporaryDir& dir) {
+// Unity's figure 1 MLP with two hand-written rules applied one after the other, saved as a plan;
+// the rules as `rules` (relative to the source tree) carries them.
+std::string two_step_plan(const QTemporaryDir& dir, const std::string& rules = "/specs/rules/unity.loom") {
   const auto library = bundled_library();
-  const RuleSource unity = load_rule_source(kSource + "/specs/rules/unity.loom");
+  const RuleSource unity = load_rule_source(kSource + rules);
   search::Plan plan;
   plan.model = "mlp_fig1";
   plan.machine = search::load_machine("p100");
@@ -98,6 +99,24 @@ TEST(PlanViewer, ShowsAModelWithoutAPlan) {
   viewer.load_model("mlp_fig1");
   EXPECT_EQ(viewer.final_view().drawn_nodes(), static_cast<int>(models::build_model(*bundled_library(), "mlp_fig1").size()));
   EXPECT_EQ(viewer.gantt().drawn_tasks(), 0);
+}
+
+TEST(PlanViewer, ShowsEachStepsProofAndTheChainsVerdict) {
+  QTemporaryDir dir;
+  PlanViewer viewer;
+  viewer.load(QString::fromStdString(two_step_plan(dir, "/specs/rules/unity.verified.json")));
+  EXPECT_TRUE(viewer.chain_verdict().startsWith("chain holds: 2 substitutions, all proved")) << viewer.chain_verdict().toStdString();
+  EXPECT_TRUE(viewer.step_proof().contains("fuse_matmul_relu</b>: proved")) << viewer.step_proof().toStdString();
+  EXPECT_TRUE(viewer.step_proof().contains("matmul_relu_fused (hash ")) << viewer.step_proof().toStdString();
+  viewer.next_step();
+  EXPECT_TRUE(viewer.step_proof().contains("matmul_data_parallel</b>: proved")) << viewer.step_proof().toStdString();
+
+  // The same steps with rules that carry no proof: the viewer says so, step by step.
+  QTemporaryDir other;
+  viewer.load(QString::fromStdString(two_step_plan(other)));
+  EXPECT_TRUE(viewer.chain_verdict().startsWith("chain broken: substitution 1 (rule fuse_matmul_relu) is unverified"))
+      << viewer.chain_verdict().toStdString();
+  EXPECT_TRUE(viewer.step_proof().contains("fuse_matmul_relu</b>: unverified")) << viewer.step_proof().toStdString();
 }
 
 }  // namespace

@@ -18,6 +18,12 @@ using Types = spec::TermEvaluator<spec::RealDomain>;
 
 constexpr std::size_t kMaxRankCombinations = 256;
 
+// Names the attributes of a term's applications use (size symbols such as `n` in `split<1, n>`).
+void collect_attribute_names(const spec::Term& t, std::vector<std::string>& names) {
+  for (const auto& a : t.attrs) spec::collect_names(*a.value, names);
+  for (const auto& a : t.args) collect_attribute_names(*a, names);
+}
+
 void collect_variables(const spec::Term& t, std::vector<std::string>& names) {
   if (t.kind == spec::TermKind::Var && std::find(names.begin(), names.end(), t.name) == names.end()) names.push_back(t.name);
   for (const auto& a : t.args) collect_variables(*a, names);
@@ -31,6 +37,8 @@ class ShapeSampler {
     std::vector<std::string> variables;
     collect_variables(*goal.lhs, variables);
     collect_variables(*goal.rhs, variables);
+    collect_attribute_names(*goal.lhs, in_terms_);
+    collect_attribute_names(*goal.rhs, in_terms_);
     for (const auto& b : quantifier.binders) {
       if (b.is_int) {
         ints_.push_back(&b);
@@ -116,10 +124,10 @@ class ShapeSampler {
         scope.values[b->name] = draw_int(*b);
         concrete.binders.push_back(int_binder(b->name, scope.values[b->name]));
       }
-      // Size symbols may also stand in terms (`split<1, n>`), so the instance binds them too.
+      // Size symbols may also stand in terms (`split<1, n>`); the instance binds those.
       for (const auto& d : dims_) {
         scope.values[d] = uniform(1, options_.max_dim);
-        concrete.binders.push_back(int_binder(d, scope.values[d]));
+        if (std::find(in_terms_.begin(), in_terms_.end(), d) != in_terms_.end()) concrete.binders.push_back(int_binder(d, scope.values[d]));
       }
       for (const auto& p : packs_) scope.packs[p] = random_dims(static_cast<std::size_t>(uniform(1, 3)));
       if (quantifier_.where && spec::eval_int(*quantifier_.where, scope) == 0) return std::nullopt;
@@ -166,7 +174,7 @@ class ShapeSampler {
   const CounterexampleOptions& options_;
   std::mt19937_64 rng_;
   std::vector<const spec::Binder*> ints_, shaped_;
-  std::vector<std::string> dims_, packs_, shapeless_;
+  std::vector<std::string> dims_, packs_, shapeless_, in_terms_;
   std::vector<std::vector<int>> rank_choices_;
 };
 

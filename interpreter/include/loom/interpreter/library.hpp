@@ -14,6 +14,12 @@
 
 namespace loom::spec {
 
+struct LoadOptions {
+  // Refuse the library when a `rule` cannot be typed or its sides differ in shape. Off only where
+  // rules are candidates to be judged (the generator's numeric check), never for users' files.
+  bool type_rules = true;
+};
+
 class Library : public pcg::OpCatalog {
  public:
   Library() = default;
@@ -23,9 +29,10 @@ class Library : public pcg::OpCatalog {
   Library& operator=(const Library&) = delete;
 
   // Loads files and directories (every *.loom below them), following imports.
-  static Library load(const std::vector<std::string>& paths);
+  static Library load(const std::vector<std::string>& paths, const LoadOptions& options = {});
   // Loads one in-memory file; its imports are resolved relative to `directory`.
-  static Library from_text(const std::string& text, const std::string& name = "<input>", const std::string& directory = ".");
+  static Library from_text(const std::string& text, const std::string& name = "<input>", const std::string& directory = ".",
+                           const LoadOptions& options = {});
   // The bundled library: $LOOM_SPECS if set, else the source tree's specs/.
   static std::string default_specs_dir();
   // `paths`, or the bundled library when it is empty: what every command's --specs means.

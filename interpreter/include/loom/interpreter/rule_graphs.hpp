@@ -9,10 +9,11 @@
 namespace loom::spec {
 
 // Both sides built as graphs over the rule's variables (in binder order, or first use), at the
-// first sizes for which both sides type-check: every dimension symbol, and every dimension of a
-// variable written without a shape, is tried at 8, 4, 16, 2, 6 and 12; unshaped variables at rank
-// 2, 1, 3 and 4. Integer binders take the first value their domain allows. Throws LoomError at
-// the rule when no size fits.
+// first sizes for which both sides type-check to the same shapes: every dimension symbol, and
+// every dimension of a variable written without a shape, is tried at 8, 4, 16, 2, 6 and 12 (the
+// symbols all at that size, then at distinct multiples of it, in either order); unshaped
+// variables at rank 2, 1, 3 and 4. Integer binders take the first value their domain allows.
+// Throws LoomError at the rule when no size fits, naming the side, or the shapes the sides differ in.
 pcg::Rule rule_from_declaration(const Library& library, const EquationDecl& rule);
 
 // Every rule of `library` that cannot be typed, or whose sides differ in shape, as a diagnostic
