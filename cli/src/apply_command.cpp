@@ -13,6 +13,7 @@
 #include "loom/pcg/graph_json.hpp"
 #include "loom/pcg/match.hpp"
 #include "loom/pcg/rewrite.hpp"
+#include "loom/verifier/proof_record.hpp"
 #include "model_options.hpp"
 
 namespace loom::cli {
@@ -67,6 +68,7 @@ int run_apply(const ApplyOptions& opt) {
   const pcg::RewriteOutcome outcome = pcg::apply_match(model.graph, *rule, matches[opt.match], library);
   if (!outcome.rewrite) throw LoomError("rule " + opt.rule + " cannot be applied at match " + std::to_string(opt.match) + ": " + outcome.declined);
   const pcg::Graph& result = outcome.rewrite->graph;
+  const std::string proof = verifier::standing_name(verifier::ProofChecker(library).standing(*rule));
   if (!opt.out.empty()) pcg::write_file_atomically(opt.out, pcg::graph_to_json(result).dump(2) + "\n");
 
   std::vector<std::string> matched;
@@ -74,13 +76,13 @@ int run_apply(const ApplyOptions& opt) {
   if (opt.dot) {
     std::cout << pcg::graph_to_dot(result);
   } else if (opt.json) {
-    std::cout << nlohmann::json{{"model", model.name},     {"rule", opt.rule},       {"matches", matches.size()},
+    std::cout << nlohmann::json{{"model", model.name},     {"rule", opt.rule},       {"proof", proof}, {"matches", matches.size()},
                                 {"matched", matched},      {"nodes_before", model.graph.size()}, {"nodes_after", result.size()},
                                 {"ops_before", op_counts(model.graph)}, {"ops_after", op_counts(result)}}
                      .dump(2)
               << "\n";
   } else {
-    std::cout << "rule " << opt.rule << " (" << pcg::category_name(rule->category) << "): " << matches.size() << " matches in " << model.name
+    std::cout << "rule " << opt.rule << " (" << pcg::category_name(rule->category) << ", " << proof << "): " << matches.size() << " matches in " << model.name
               << "; applied match " << opt.match << " at:\n";
     for (const auto& m : matched) std::cout << "  " << m << "\n";
     std::cout << "nodes: " << model.graph.size() << " -> " << result.size() << "\n";

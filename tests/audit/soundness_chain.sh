@@ -41,6 +41,16 @@ good_plan() {
 # The operators a rule file written for `loom check` (which reads only the files it is given) uses.
 imports() { printf 'import "%s/ops/core.loom";\nimport "%s/ops/shape.loom";\nimport "%s/ops/parallel.loom";\n' "$specs" "$specs" "$specs"; }
 
+# refused_everywhere RULE PATTERN: a rules file holding RULE is refused, with PATTERN, by every
+# command that loads rules.
+refused_everywhere() {
+  { imports; echo "$1"; } > "$work/rules.loom"
+  run 1 "$2" "$loom" check -q "$work/rules.loom"
+  run 1 "$2" "$loom" verify -q "$work/rules.loom"
+  run 1 "$2" "$loom" optimize "${model[@]}" --rules "$work/rules.loom" --include-unverified
+  run 1 "$2" "$loom" apply --model mlp_fig1 --rules "$work/rules.loom"
+}
+
 untrained() { [ ! -e "$work/ckpt" ] || fail "a checkpoint was written: the plan was trained"; }
 
 case "$case_name" in
@@ -135,19 +145,12 @@ PY
     untrained
     ;;
   untypable_rule)
-    { imports; printf 'rule copies_summed: forall x: [m, n]. relu(x) => reduce<2>(replicate<2>(relu(x)));\n'; } > "$work/untypable.loom"
-    pattern="untypable.loom:4:6: rule copies_summed: cannot be typed: .*the right-hand side"
-    run 1 "$pattern" "$loom" check -q "$work/untypable.loom"
-    run 1 "$pattern" "$loom" verify -q "$work/untypable.loom"
-    run 1 "$pattern" "$loom" optimize "${model[@]}" --rules "$work/untypable.loom" --include-unverified
-    run 1 "$pattern" "$loom" apply --model mlp_fig1 --rules "$work/untypable.loom"
+    refused_everywhere 'rule copies_summed: forall x: [m, n]. relu(x) => reduce<2>(replicate<2>(relu(x)));' \
+      "rules.loom:4:6: rule copies_summed: cannot be typed: .*the right-hand side"
     ;;
   sides_differ)
-    { imports; printf 'rule shrink: forall x: [m, n]. relu(x) => split<1, 2>(relu(x)).0;\n'; } > "$work/shrink.loom"
-    pattern="shrink.loom:4:6: rule shrink: the sides differ in shape: the left-hand side gives \[8, 8\], the right-hand side \[8, 2\]"
-    run 1 "$pattern" "$loom" check -q "$work/shrink.loom"
-    run 1 "$pattern" "$loom" verify -q "$work/shrink.loom"
-    run 1 "$pattern" "$loom" optimize "${model[@]}" --rules "$work/shrink.loom" --include-unverified
+    refused_everywhere 'rule shrink: forall x: [m, n]. relu(x) => split<1, 2>(relu(x)).0;' \
+      "rules.loom:4:6: rule shrink: the sides differ in shape: the left-hand side gives \[8, 8\], the right-hand side \[8, 2\]"
     ;;
   *)
     fail "unknown case $case_name"

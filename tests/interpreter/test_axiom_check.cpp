@@ -12,11 +12,7 @@
 namespace loom::spec {
 namespace {
 
-std::string imports() {
-  const std::string dir = Library::default_specs_dir();
-  return "import \"" + dir + "/ops/core.loom\";\nimport \"" + dir + "/ops/linalg.loom\";\nimport \"" + dir +
-         "/ops/shape.loom\";\nimport \"" + dir + "/ops/parallel.loom\";\n";
-}
+std::string imports() { return test::bundled_imports(); }
 
 // Loads the bundled ops plus `axioms`, and checks the one named `name`.
 AxiomResult check(const std::string& axioms, const std::string& name, const AxiomCheckOptions& options = {}) {

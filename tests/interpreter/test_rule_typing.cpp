@@ -6,20 +6,15 @@
 
 #include "loom/interpreter/library.hpp"
 #include "loom/interpreter/rule_graphs.hpp"
+#include "test_support.hpp"
 
 namespace loom::spec {
 namespace {
 
-std::string imports() {
-  const std::string dir = Library::default_specs_dir();
-  return "import \"" + dir + "/ops/core.loom\";\nimport \"" + dir + "/ops/linalg.loom\";\nimport \"" + dir +
-         "/ops/shape.loom\";\nimport \"" + dir + "/ops/parallel.loom\";\n";
-}
-
 // The message loading `rules` gives, or "" when it loads.
 std::string load_error(const std::string& rules) {
   try {
-    Library::from_text(imports() + rules, "rules.loom");
+    Library::from_text(test::bundled_imports() + rules, "rules.loom");
   } catch (const LoomError& e) {
     return e.what();
   }

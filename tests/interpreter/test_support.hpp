@@ -29,6 +29,13 @@ inline const Library& bundled() {
   return lib;
 }
 
+// Imports of the bundled core, linalg, shape and parallel operators, for a test's spec text.
+inline std::string bundled_imports() {
+  const std::string dir = Library::default_specs_dir();
+  return "import \"" + dir + "/ops/core.loom\";\nimport \"" + dir + "/ops/linalg.loom\";\nimport \"" + dir +
+         "/ops/shape.loom\";\nimport \"" + dir + "/ops/parallel.loom\";\n";
+}
+
 // A parallel shape: dims with optional D degrees (empty: all 1), V and R.
 inline pcg::ParallelShape pshape(std::vector<std::int64_t> dims, std::vector<std::int64_t> D = {}, std::int64_t V = 1,
                                  std::int64_t R = 1) {
