@@ -65,29 +65,35 @@ SubstitutionAudit audit_step(const search::Plan& plan, std::size_t i, const spec
                 ", the substitution recorded " + s.rule_hash + ")";
     return a;
   }
-  std::optional<pcg::Verification> standing = checker.standing(*rule);
-  if (standing && standing->status == VerificationStatus::Proved) {
-    a.status = "proved";
-    a.axioms = standing->axioms;
-    return a;
-  }
-  const std::string before = verifier::standing_name(standing);
-  const std::string record = !standing ? "it carries no proof record"
-                                       : "its proof record is " + before + (standing->reason.empty() ? "" : " (" + first_line(standing->reason) + ")");
+  const std::optional<pcg::Verification> standing = checker.standing(*rule);
+  const bool record_holds = standing && standing->status == VerificationStatus::Proved;
   if (standing && standing->status == VerificationStatus::Refuted) {
     a.status = "refuted";
     a.problem = refutation(standing->counterexample);
     return a;
   }
+  const std::string record = !standing ? "it carries no proof record"
+                                       : "its proof record is " + verifier::standing_name(standing) +
+                                             (standing->reason.empty() ? "" : " (" + first_line(standing->reason) + ")");
   if (!options.reprove) {
-    a.status = before;
-    a.problem = "not proved: " + record;
+    a.status = verifier::standing_name(standing);
+    if (record_holds) a.axioms = standing->axioms;
+    else a.problem = "not proved: " + record;
     return a;
   }
-  const pcg::Verification again = reprover.prove(*rule);
+  // The plan's own record is not evidence enough: the proof is found again, in the result cache
+  // or with Z3, from the axioms as they are now.
+  pcg::Verification again;
+  try {
+    again = reprover.prove(*rule);
+  } catch (const std::exception& e) {
+    a.status = verifier::standing_name(standing);
+    a.problem = "cannot be proved again: " + first_line(e.what());
+    return a;
+  }
   switch (again.status) {
     case VerificationStatus::Proved:
-      a.status = "re-proved";
+      a.status = record_holds ? "proved" : "re-proved";
       a.axioms = again.axioms;
       return a;
     case VerificationStatus::Refuted:
@@ -95,9 +101,9 @@ SubstitutionAudit audit_step(const search::Plan& plan, std::size_t i, const spec
       a.problem = refutation(again.counterexample);
       return a;
     default:
-      a.status = before;
-      a.problem = "not proved: " + record + ", and proving it again gave " +
-                  pcg::status_name(again.status) + (again.reason.empty() ? "" : ": " + first_line(again.reason));
+      a.status = verifier::standing_name(standing);
+      a.problem = "not proved: " + (record_holds ? std::string("its proof record matches, but") : record + ", and") +
+                  " proving it again gave " + pcg::status_name(again.status) + (again.reason.empty() ? "" : ": " + first_line(again.reason));
       return a;
   }
 }
@@ -123,7 +129,7 @@ std::string PlanAudit::verdict() const {
     os << n << (n == 1 ? " substitution, " : " substitutions, ")
        << (std::all_of(substitutions.begin(), substitutions.end(), [](const SubstitutionAudit& s) { return s.status == "proved"; })
                ? "all proved"
-               : "all proved (some again, their records being out of date)");
+               : "all proved (some here, their plan's records not matching them)");
   os << (has_source ? "; replayed from the source graph" : "; the plan records no source graph, so its graph is taken as written");
   if (include_unverified) os << "; made with --include-unverified";
   return os.str();

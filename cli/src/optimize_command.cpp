@@ -60,17 +60,16 @@ int run_optimize(OptimizeOptions opt) {
                     "and pass the verified library, or give --include-unverified to use them anyway");
   }
   const bool show_progress = !opt.json && !opt.quiet;
-  if (!opt.quiet) {
-    if (!selection.left_out.empty())
-      std::cerr << "note: " << selection.left_out.size() << " rules are left out, their proofs having failed (the first: "
-                << selection.left_out.front() << ")\n";
-    if (opt.include_unverified && !selection.unproved.empty()) {
-      std::cerr << "warning: --include-unverified: " << selection.unproved.size()
-                << " rules without a valid proof may be applied; the plan records it, and `loom train` refuses the plan unless "
-                   "its audit proves them:";
-      for (const auto& u : selection.unproved) std::cerr << "\n  " << u;
-      std::cerr << "\n";
-    }
+  if (!opt.quiet && !selection.left_out.empty())
+    std::cerr << "note: " << selection.left_out.size() << " rules are left out, their proofs having failed (the first: "
+              << selection.left_out.front() << ")\n";
+  // A warning, so -q does not silence it.
+  if (opt.include_unverified && !selection.unproved.empty()) {
+    std::cerr << "warning: --include-unverified: " << selection.unproved.size()
+              << " rules without a valid proof may be applied; the plan records it, and `loom train` refuses the plan unless "
+                 "its audit proves them:";
+    for (const auto& u : selection.unproved) std::cerr << "\n  " << u;
+    std::cerr << "\n";
   }
   std::vector<pcg::Rule> rules = std::move(selection.rules);
 
@@ -93,12 +92,12 @@ int run_optimize(OptimizeOptions opt) {
   plan.machine = machine;
   plan.graph = report.plan;
   plan.substitutions = report.substitutions;
-  for (search::AppliedSubstitution& s : plan.substitutions)
-    for (const pcg::Rule& r : rules)
-      if (r.id == s.rule) s.rule_hash = verifier::rule_hash(r, library);
   plan.include_unverified = opt.include_unverified;
   plan.source = model.graph;
   plan.rules = search::rules_used(rules, report.substitutions);
+  for (search::AppliedSubstitution& s : plan.substitutions)
+    for (const pcg::Rule& r : plan.rules)
+      if (r.id == s.rule) s.rule_hash = verifier::rule_hash(r, library);
   plan.pipeline = report.pipeline;
   plan.iteration_seconds = report.best_seconds;
   if (!opt.out.empty()) search::save_plan(plan, opt.out);

@@ -4,13 +4,14 @@
 
 namespace loom::cli {
 
-audit::PlanAudit audit_with_user_cache(const search::Plan& plan, const spec::Library& library, bool save_cache) {
-  const std::string cache_path = verifier::ResultCache::default_path();
-  verifier::ResultCache cache = verifier::ResultCache::load(cache_path);
+audit::PlanAudit audit_with_cache(const search::Plan& plan, const spec::Library& library, const std::string& cache_path, bool save_cache,
+                                  unsigned timeout_ms) {
+  verifier::ResultCache cache = cache_path.empty() ? verifier::ResultCache{} : verifier::ResultCache::load(cache_path);
   audit::AuditOptions options;
-  options.cache = &cache;
+  options.cache = cache_path.empty() ? nullptr : &cache;
+  options.timeout_ms = timeout_ms;
   audit::PlanAudit result = audit::audit_plan(plan, library, options);
-  if (save_cache) cache.save(cache_path);
+  if (save_cache && !cache_path.empty()) cache.save(cache_path);
   return result;
 }
 

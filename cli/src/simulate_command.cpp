@@ -11,6 +11,7 @@
 #include "loom/search/plan_cost.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/simulator.hpp"
+#include "loom/verifier/result_cache.hpp"
 #include "plan_chain.hpp"
 
 namespace loom::cli {
@@ -37,7 +38,7 @@ int run_simulate(const SimulateOptions& opt) {
   const std::vector<double> memory = search::pipeline_memory(plan.graph, model, plan.pipeline, library);
   const std::vector<double> busy = timeline.busy_seconds(tasks);
   const int overfull = search::first_overfull_device(memory, plan.machine);
-  const audit::PlanAudit chain = audit_with_user_cache(plan, library, true);
+  const audit::PlanAudit chain = audit_with_cache(plan, library, verifier::ResultCache::default_path(), true);
 
   if (opt.json) {
     nlohmann::json devices = nlohmann::json::array();

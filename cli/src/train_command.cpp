@@ -18,6 +18,7 @@
 #include "loom/search/machine.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/profile_db.hpp"
+#include "loom/verifier/result_cache.hpp"
 #include "model_options.hpp"
 #include "plan_chain.hpp"
 #ifdef LOOM_HAVE_CUDA
@@ -113,7 +114,7 @@ std::vector<runtime::OperatorProfile> record_profile(const spec::Library& librar
 // Every process audits the plan's soundness chain before any step, and refuses a plan whose chain
 // does not hold, naming the substitution, the rule and the cause.
 void audit_before_training(const std::string& path, const search::Plan& plan, const spec::Library& library, bool saves_cache, bool speaks) {
-  const audit::PlanAudit result = audit_with_user_cache(plan, library, saves_cache);
+  const audit::PlanAudit result = audit_with_cache(plan, library, verifier::ResultCache::default_path(), saves_cache);
   if (!result.holds())
     throw LoomError(path + ": refusing to train: " + result.first_problem() + "\n(see the whole chain with `loom verify " + path +
                     "`; --trust-plan trains without the audit)");

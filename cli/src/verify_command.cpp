@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "plan_chain.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/rule.hpp"
 #include "loom/audit/plan_audit.hpp"
@@ -152,12 +153,7 @@ int run_plan_audit(const VerifyCommandOptions& opt, const std::string& cache_pat
   if (!opt.out.empty() || opt.in_place) throw LoomError("--out and --in-place apply to rules, not to a plan");
   const spec::Library library = spec::Library::load(spec::Library::paths_or_bundled(opt.specs));
   const search::Plan plan = search::load_plan(opt.inputs[0], library);
-  verifier::ResultCache cache = cache_path.empty() ? verifier::ResultCache{} : verifier::ResultCache::load(cache_path);
-  audit::AuditOptions ao;
-  ao.timeout_ms = opt.timeout_ms;
-  ao.cache = cache_path.empty() ? nullptr : &cache;
-  const audit::PlanAudit result = audit::audit_plan(plan, library, ao);
-  if (!cache_path.empty()) cache.save(cache_path);
+  const audit::PlanAudit result = audit_with_cache(plan, library, cache_path, true, opt.timeout_ms);
   if (opt.json) {
     json out = audit::audit_to_json(result);
     out["plan"] = opt.inputs[0];

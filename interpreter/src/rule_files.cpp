@@ -10,7 +10,8 @@
 
 namespace loom::spec {
 
-std::vector<pcg::Rule> load_rule_file(const Library& library, const std::vector<std::string>& specs, const std::string& path) {
+std::vector<pcg::Rule> load_rule_file(const Library& library, const std::vector<std::string>& specs, const std::string& path,
+                                      const DeclarationToRule& convert) {
   if (std::filesystem::path(path).extension() == ".loom") {
     std::vector<std::string> files = specs;
     files.push_back(path);
@@ -18,7 +19,8 @@ std::vector<pcg::Rule> load_rule_file(const Library& library, const std::vector<
     const std::string canonical = std::filesystem::weakly_canonical(path).string();
     std::vector<pcg::Rule> rules;
     for (const auto* r : with_rules.rules())
-      if (std::filesystem::weakly_canonical(r->loc.file).string() == canonical) rules.push_back(rule_from_declaration(with_rules, *r));
+      if (std::filesystem::weakly_canonical(r->loc.file).string() == canonical)
+        rules.push_back(convert ? convert(with_rules, *r) : rule_from_declaration(with_rules, *r));
     return rules;
   }
   std::ifstream in(path);

@@ -141,9 +141,12 @@ pcg::Rule rule_from_declaration(const Library& library, const EquationDecl& rule
     for (std::size_t rank : {2u, 1u, 3u, 4u}) {
       for (const Implicit& implicit : implicit_degrees) {
         IntScope ints;
-        std::size_t k = 0;
-        for (const auto& b : rule.quantifier.binders)
-          if (b.is_int) ints.values[b.name] = allowed_value(b, choice == 0 ? 0 : choice + k++);
+        std::size_t int_index = 0;
+        for (const auto& b : rule.quantifier.binders) {
+          if (!b.is_int) continue;
+          ints.values[b.name] = allowed_value(b, choice == 0 ? 0 : choice + int_index);
+          ++int_index;
+        }
         for (std::size_t k = 0; k < symbols.size(); ++k) {
           const auto factor = static_cast<std::int64_t>(spread == Spread::Ascending ? k + 1 : spread == Spread::Descending ? symbols.size() - k : 1);
           if (!ints.values.count(symbols[k])) ints.values[symbols[k]] = size * factor;

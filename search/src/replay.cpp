@@ -5,6 +5,7 @@
 #include <set>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/interpreter/program.hpp"
 #include "loom/pcg/match.hpp"
 
 namespace loom::search {
@@ -61,10 +62,24 @@ std::vector<ReplayStep> replay_plan(const Plan& plan, const pcg::OpCatalog& cata
   return steps;
 }
 
-}  // namespace loom::search
-
-namespace loom::search {
 namespace {
+
+// Whether `op` only changes degrees, never values: a parallel form, or a fused form of one input
+// whose body is made of parallel forms alone.
+bool changes_no_value(const spec::Library& library, const std::string& op);
+
+bool term_changes_no_value(const spec::Library& library, const spec::Term& term) {
+  if (term.kind == spec::TermKind::Apply && !changes_no_value(library, term.name)) return false;
+  for (const auto& a : term.args)
+    if (!term_changes_no_value(library, *a)) return false;
+  return true;
+}
+
+bool changes_no_value(const spec::Library& library, const std::string& op) {
+  if (library.find_parallel(op)) return true;
+  const auto* fused = library.find_fused(op);
+  return fused && fused->inputs.size() == 1 && term_changes_no_value(library, *fused->body);
+}
 
 // Interns what each port of a graph computes, with parallel and fused forms seen through.
 class ValueKeys {
@@ -84,12 +99,12 @@ class ValueKeys {
     for (const pcg::Node& n : graph.nodes()) {
       auto& ports = k.ports[static_cast<std::size_t>(n.id)];
       if (n.is_graph_input()) {
-        const std::string text = n.op + " " + n.name + " " + dims_text(n.output_shapes.at(0).dims);
+        const std::string text = n.op + " " + n.name + " " + spec::dims_to_string(n.output_shapes.at(0).dims);
         k.inputs.insert(text);
         ports.push_back(intern(text));
         continue;
       }
-      if (!library_.find_op(n.op) && !n.inputs.empty()) {
+      if (changes_no_value(library_, n.op) && !n.inputs.empty()) {
         const int through = k.ports[static_cast<std::size_t>(n.inputs[0].node)][static_cast<std::size_t>(n.inputs[0].port)];
         ports.assign(n.output_shapes.size(), through);
         continue;
@@ -108,12 +123,6 @@ class ValueKeys {
   }
 
  private:
-  static std::string dims_text(const std::vector<std::int64_t>& dims) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + std::to_string(dims[i]);
-    return out + "]";
-  }
-
   int intern(const std::string& text) { return ids_.emplace(text, static_cast<int>(ids_.size())).first->second; }
 
   const spec::Library& library_;
@@ -144,8 +153,13 @@ std::optional<std::string> value_difference(const pcg::Graph& expected, const pc
   }
   if (got.outputs.size() != want.outputs.size())
     return "the graph has " + std::to_string(got.outputs.size()) + " outputs, the replayed graph " + std::to_string(want.outputs.size());
-  for (std::size_t i = 0; i < got.outputs.size(); ++i)
+  for (std::size_t i = 0; i < got.outputs.size(); ++i) {
     if (got.outputs[i] != want.outputs[i]) return "output " + std::to_string(i) + " is not the replayed graph's output " + std::to_string(i);
+    const pcg::ParallelShape& have = actual.shape_of(actual.outputs()[i]);
+    const pcg::ParallelShape& wanted = expected.shape_of(expected.outputs()[i]);
+    if (have != wanted)
+      return "output " + std::to_string(i) + " is delivered as " + have.to_string() + ", the replayed graph's as " + wanted.to_string();
+  }
   return std::nullopt;
 }
 

@@ -80,6 +80,17 @@ refuted" "$loom" verify -q "$work/false.loom"
     run 1 "refusing to train: substitution 1 \(rule relu_drop\) is refuted" \
       "$loom" train --plan "$work/plan.json" --steps 2 --checkpoint "$work/ckpt"
     untrained
+    # A forged record, bound to the rule's very hash, does not make it proved: the audit proves again.
+    python3 - "$work/plan.json" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+step = plan["substitutions"][0]
+rule = next(r for r in plan["rules"] if r["id"] == step["rule"])
+rule["verification"] = {"status": "proved", "core": [], "rule_hash": step["rule_hash"], "loom_version": "0.1.0", "seconds": 0}
+step["status"] = "proved"
+json.dump(plan, open(sys.argv[1], "w"))
+PY
+    run 2 "chain broken: substitution 1 \(rule relu_drop\) is refuted" "$loom" verify "$work/plan.json"
     run 1 "rank [0-3] of 4: .*refusing to train: substitution 1 \(rule relu_drop\) is refuted" \
       "$mpiexec" -np 4 "$loom" train --plan "$work/plan.json" --steps 2 --checkpoint "$work/ckpt"
     untrained
@@ -116,17 +127,28 @@ PY
   stale_proof)
     good_plan
     cp -r "$specs" "$work/specs"
-    # The axiom the fusion's proof used, restated (still sound): proofs made with the old one are stale.
-    python3 - "$work/specs/axioms" <<'PY'
+    # The axiom the fusion's proof used, edited (its variables renamed: still sound): the proofs
+    # made with it are stale.
+    edit_axiom() {
+      python3 - "$work/specs/axioms" "$1" <<'PY'
 import pathlib, re, sys
 for path in pathlib.Path(sys.argv[1]).glob("*.loom"):
     text = path.read_text()
-    if "axiom matmul_relu_fused:" in text:
-        path.write_text(text.replace("axiom matmul_relu_fused:", "axiom matmul_relu_fused_again:"))
+    match = re.search(r"axiom matmul_relu_fused:[^;]*;", text)
+    if match:
+        old = match.group(0)
+        new = re.sub(r"\bw\b", "v", old) if sys.argv[2] == "edit" else old.replace("matmul_relu_fused:", "matmul_relu_fused_again:")
+        assert new != old
+        path.write_text(text.replace(old, new))
         break
 else:
     sys.exit("no axiom matmul_relu_fused")
 PY
+    }
+    edit_axiom edit
+    run 1 "rule fuse_matmul_relu is stale: axiom matmul_relu_fused, which the proof used, has changed since" \
+      env LOOM_SPECS="$work/specs" "$loom" optimize "${model[@]}" -o "$work/plan2.json"
+    edit_axiom rename
     run 1 "rule fuse_matmul_relu is stale: axiom matmul_relu_fused, which the proof used, is no longer in the library" \
       env LOOM_SPECS="$work/specs" "$loom" optimize "${model[@]}" -o "$work/plan2.json"
     # The plan's proof is stale under the edited specs, and proved again from them.

@@ -11,8 +11,8 @@ using test_support::library;
 using test_support::shape;
 
 // x · w, then `activation`; with `split`, the product's rows are partitioned over two devices and
-// combined again after the activation.
-pcg::Graph product(const std::string& activation, bool split, const std::string& weight = "w") {
+// (with `combined`) combined again after the activation.
+pcg::Graph product(const std::string& activation, bool split, const std::string& weight = "w", bool combined = true) {
   pcg::Graph g;
   const int x = g.add_input("x", shape({8, 4}));
   const int w = g.add_input(weight, shape({4, 6}), true);
@@ -23,7 +23,7 @@ pcg::Graph product(const std::string& activation, bool split, const std::string&
   }
   int y = g.add_node(library(), "matmul", {}, {in, wp});
   y = g.add_node(library(), activation, {}, {{y, 0}}, "act");
-  if (split) y = g.add_node(library(), "combine", {{"dim", 0}, {"degree", 2}}, {{y, 0}});
+  if (split && combined) y = g.add_node(library(), "combine", {{"dim", 0}, {"degree", 2}}, {{y, 0}});
   g.mark_output({y, 0});
   return g;
 }
@@ -33,6 +33,12 @@ TEST(ValueDifference, ParallelFormsAndMachineViewsChangeNothing) {
   for (const pcg::Node& n : mapped.nodes()) mapped.set_view(n.id, pcg::MachineView::contiguous(0, n.tasks()));
   EXPECT_FALSE(value_difference(product("relu", false), mapped, library()).has_value());
   EXPECT_FALSE(value_difference(product("relu", true), product("relu", false), library()).has_value());
+}
+
+TEST(ValueDifference, AnOutputLeftSplitIsNamed) {
+  const auto difference = value_difference(product("relu", false), product("relu", true, "w", false), library());
+  ASSERT_TRUE(difference.has_value());
+  EXPECT_NE(difference->find("output 0 is delivered as [8/2, 6], the replayed graph's as [8, 6]"), std::string::npos) << *difference;
 }
 
 TEST(ValueDifference, AnEditedOperatorIsNamed) {

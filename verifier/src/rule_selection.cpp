@@ -2,6 +2,7 @@
 
 #include "loom/interpreter/rule_files.hpp"
 #include "loom/verifier/proof_record.hpp"
+#include "loom/verifier/rule_loading.hpp"
 
 namespace loom::verifier {
 
@@ -12,13 +13,13 @@ RuleSelection select_rules(const spec::Library& library, const std::vector<std::
   RuleSelection out;
   const ProofChecker checker(library);
   for (const std::string& file : files) {
-    for (pcg::Rule& rule : spec::load_rule_file(library, specs, file)) {
+    for (pcg::Rule& rule : spec::load_rule_file(library, specs, file, rule_of_declaration)) {
       rule.verification = checker.standing(rule);
-      const std::string status = standing_name(rule.verification);
-      const std::string named = file + ": rule " + rule.id + " is " + status;
-      if (status == "proved") {
+      const std::string named = file + ": rule " + rule.id + " is " + standing_name(rule.verification);
+      const auto status = rule.verification ? rule.verification->status : pcg::VerificationStatus::Stale;
+      if (status == pcg::VerificationStatus::Proved) {
         out.rules.push_back(std::move(rule));
-      } else if (status == "refuted" || status == "unknown") {
+      } else if (status == pcg::VerificationStatus::Refuted || status == pcg::VerificationStatus::Unknown) {
         out.left_out.push_back(named);
       } else {
         out.unproved.push_back(named + (rule.verification ? ": " + rule.verification->reason

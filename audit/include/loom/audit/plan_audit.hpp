@@ -3,8 +3,8 @@
 // by `loom simulate`. It holds when
 //  - every substitution names a rule the plan carries, whose content is what the substitution
 //    applied (its hash), and
-//  - that rule is proved: by a record that still matches its content, the current axioms and this
-//    Loom, or, where it does not, proved again (the result cache first, then Z3), and
+//  - that rule is proved from the axioms as they are now: its proof is found again (in the result
+//    cache, else with Z3), whatever record the plan carries, and
 //  - replaying the substitutions from the plan's source graph gives the plan's graph, up to the
 //    parallel operators and machine views of its mapping.
 #include <optional>
@@ -21,7 +21,8 @@
 namespace loom::audit {
 
 struct AuditOptions {
-  bool reprove = true;                     // prove again what no valid record proves
+  // Find every proof again; off (Studio), a record that still matches its rule is taken as proof.
+  bool reprove = true;
   unsigned timeout_ms = 10000;             // per rule proved again
   verifier::ResultCache* cache = nullptr;  // read and updated when set
 };
@@ -32,7 +33,8 @@ struct SubstitutionAudit {
   std::string category;
   std::string text;       // the rule in spec syntax, as the plan carries it
   std::string rule_hash;  // of the content the plan carries
-  // proved, re-proved, stale, refuted, unknown, unverified, or missing (the plan lacks the rule)
+  // proved (its record holds, and the proof was found again), re-proved (the proof was found again,
+  // the plan's record not matching), stale, refuted, unknown, unverified, or missing (no such rule)
   std::string status;
   std::vector<pcg::AxiomUse> axioms;  // the proof's axioms, with their hashes and numeric checks
   std::string problem;                // why the step breaks the chain; empty when it holds
