@@ -39,8 +39,9 @@ status=0
 "$loom" verify "$out/generated.json" -o "$out/verified.json" --no-cache || status=$?
 [ "$status" -le 2 ] || exit "$status"
 
-stage "4/6 optimize $model ${sizes[*]} for $devices simulated GPUs (summit) with the proved rules"
-"$loom" optimize --model "$model" "${sizes[@]}" --machine summit --gpus-per-node "$devices" --rules "$out/verified.json" -o "$out/plan.json"
+stage "4/6 optimize $model ${sizes[*]} for $devices simulated GPUs (summit) with the proved rules and the bundled verified ones"
+"$loom" optimize --model "$model" "${sizes[@]}" --machine summit --gpus-per-node "$devices" \
+  --rules "$out/verified.json" "$(dirname "$0")/../specs/rules/unity.verified.json" -o "$out/plan.json"
 
 stage "5/6 audit the plan's soundness chain (every substitution's proof, the replay from the model's graph)"
 "$loom" verify "$out/plan.json"
