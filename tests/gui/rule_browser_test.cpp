@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
 #include "loom/gui/graph_view.hpp"
 
 namespace loom::gui {
@@ -73,6 +77,28 @@ TEST(RuleBrowser, VerifiesTheSelectedRuleOffTheUiThread) {
   EXPECT_EQ(reloaded.total_rules(), 6);
   reloaded.set_status_filter("proved");
   EXPECT_EQ(reloaded.visible_rules(), 1);
+}
+
+TEST(RuleBrowser, ShowsARecordThatNoLongerMatchesItsRuleAsStale) {
+  const std::string bundled = std::string(LOOM_SOURCE_DIR) + "/specs/rules/unity.verified.json";
+  RuleBrowser browser;
+  browser.load_file(QString::fromStdString(bundled));
+  browser.set_status_filter("proved");
+  EXPECT_EQ(browser.visible_rules(), 6);
+
+  std::ifstream in(bundled);
+  nlohmann::json library = nlohmann::json::parse(in);
+  library["rules"][0]["text"] = "rule relu_rows: relu(x) => x";
+  QTemporaryDir dir;
+  const std::string tampered = dir.filePath("tampered.json").toStdString();
+  std::ofstream(tampered) << library.dump();
+  RuleBrowser reloaded;
+  reloaded.load_file(QString::fromStdString(tampered));
+  reloaded.set_status_filter("stale");
+  EXPECT_EQ(reloaded.visible_rules(), 1);
+  ASSERT_TRUE(reloaded.select_rule("relu_rows"));
+  EXPECT_TRUE(reloaded.proof_text().contains("STALE")) << reloaded.proof_text().toStdString();
+  EXPECT_TRUE(reloaded.proof_text().contains("the rule has changed since it was proved")) << reloaded.proof_text().toStdString();
 }
 
 TEST(RuleBrowser, CancelledVerificationStopsEarly) {
