@@ -2,16 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <random>
 
 #include "loom/interpreter/int_eval.hpp"
 
 namespace loom::spec {
 namespace {
-
-// Both sides typed, to different shapes.
-struct SidesDiffer : LoomError {
-  using LoomError::LoomError;
-};
 
 void collect_vars(const Term& t, std::vector<std::string>& names) {
   if (t.kind == TermKind::Var) {
@@ -91,128 +88,160 @@ class SideBuilder {
 
 }  // namespace
 
-pcg::Rule rule_from_declaration(const Library& library, const EquationDecl& rule) {
-  std::vector<std::string> variables;
-  for (const auto& b : rule.quantifier.binders)
-    if (!b.is_int) variables.push_back(b.name);
-  collect_vars(*rule.lhs, variables);
-  collect_vars(*rule.rhs, variables);
-  std::vector<std::string> symbols;
-  for (const auto& b : rule.quantifier.binders)
-    if (!b.is_int && b.shape)
-      for (const auto& d : b.shape->dims)
-        if (!d.is_pack()) collect_names(*d.expr, symbols);
+namespace {
 
-  // Ranks are only tried where a variable has no shape or a rank pack.
-  bool rank_matters = false;
-  for (const auto& name : variables) {
-    auto b = std::find_if(rule.quantifier.binders.begin(), rule.quantifier.binders.end(), [&](const Binder& x) { return x.name == name; });
-    if (b == rule.quantifier.binders.end() || !b->shape)
-      rank_matters = true;
-    else
-      for (const auto& d : b->shape->dims) rank_matters |= d.is_pack();
+// Searches for sizes at which a rule's two sides type to the same shapes.
+class RuleTyper {
+ public:
+  RuleTyper(const Library& library, const EquationDecl& rule) : library_(library), rule_(rule) {
+    for (const auto& b : rule.quantifier.binders)
+      if (!b.is_int) variables_.push_back(b.name);
+    collect_vars(*rule.lhs, variables_);
+    collect_vars(*rule.rhs, variables_);
+    for (const auto& b : rule.quantifier.binders) {
+      if (b.is_int) ints_.push_back(&b);
+      else if (b.shape)
+        for (const auto& d : b.shape->dims)
+          if (!d.is_pack()) collect_names(*d.expr, symbols_);
+    }
+    // Ranks are only tried where a variable has no shape or a rank pack.
+    for (const auto& name : variables_) {
+      const Binder* b = binder(name);
+      if (!b || !b->shape) rank_matters_ = true;
+      else
+        for (const auto& d : b->shape->dims) rank_matters_ |= d.is_pack();
+    }
   }
-  std::string last_problem;
+
+  pcg::Rule type() {
+    // Dimension symbols all at one size, then at distinct multiples of it in either order (for
+    // conditions such as `m < n`); integer binders at their first allowed values, then (where a
+    // condition may need it) at others.
+    const std::size_t choices = rule_.quantifier.where && !ints_.empty() ? 8 : 1;
+    for (std::size_t choice = 0; choice < choices; ++choice)
+      for (std::int64_t size : {8, 4, 16, 2, 6, 12})
+        for (int spread : {0, 1, -1}) {
+          if (spread != 0 && symbols_.size() < 2) continue;
+          IntScope ints;
+          for (std::size_t k = 0; k < ints_.size(); ++k) ints.values[ints_[k]->name] = allowed_value(*ints_[k], choice == 0 ? 0 : choice + k);
+          for (std::size_t k = 0; k < symbols_.size(); ++k) {
+            const auto factor = static_cast<std::int64_t>(spread > 0 ? k + 1 : spread < 0 ? symbols_.size() - k : 1);
+            if (!ints.values.count(symbols_[k])) ints.values[symbols_[k]] = size * factor;
+          }
+          if (auto typed = at_every_rank(ints, size)) return std::move(*typed);
+        }
+    // Rules that hold only where sizes are related (`a == n - m`, `n < 2 * m`): random small sizes.
+    std::mt19937_64 rng(1);
+    for (int draw = 0; draw < kRandomDraws; ++draw) {
+      IntScope ints;
+      for (const Binder* b : ints_) ints.values[b->name] = allowed_value(*b, std::uniform_int_distribution<std::size_t>(0, 7)(rng));
+      for (const auto& s : symbols_)
+        if (!ints.values.count(s)) ints.values[s] = std::uniform_int_distribution<std::int64_t>(1, 12)(rng);
+      if (auto typed = at_every_rank(ints, 4)) return std::move(*typed);
+    }
+    if (!differ_problem_.empty()) throw LoomError({{rule_.loc, "rule " + rule_.name + ": " + differ_problem_}});
+    throw LoomError({{rule_.loc, "rule " + rule_.name + ": cannot be typed: no sizes found at which both sides are well-typed (last: " +
+                                     last_problem_ + ")"}});
+  }
+
+ private:
+  static constexpr int kRandomDraws = 2000;
+
   // Degrees tried on variables written without a shape: none, partial sums, split rows.
   struct Implicit {
     std::int64_t V = 1, D0 = 1;
   };
-  const std::vector<Implicit> implicit_degrees = {{1, 1}, {2, 1}, {4, 1}, {1, 2}, {1, 4}};
-  // Dimension symbols all at one size, then at distinct sizes in either order (for conditions
-  // such as `m < n`).
-  enum class Spread { Equal, Ascending, Descending };
-  // Integer binders at their first allowed values, then (where a condition may need it) at others:
-  // the k-th binder at its (choice + k)-th value.
-  struct Sizes {
-    std::int64_t size;
-    Spread spread;
-    std::size_t choice;
-  };
-  const std::size_t int_binders = static_cast<std::size_t>(
-      std::count_if(rule.quantifier.binders.begin(), rule.quantifier.binders.end(), [](const Binder& b) { return b.is_int; }));
-  const std::size_t choices = rule.quantifier.where && int_binders > 0 ? 8 : 1;
-  std::vector<Sizes> tried;
-  for (std::size_t choice = 0; choice < choices; ++choice)
-    for (std::int64_t size : {8, 4, 16, 2, 6, 12})
-      for (Spread spread : {Spread::Equal, Spread::Ascending, Spread::Descending})
-        if (spread == Spread::Equal || symbols.size() > 1) tried.push_back({size, spread, choice});
-  std::string differ_problem;
-  for (const auto& [size, spread, choice] : tried) {
+
+  const Binder* binder(const std::string& name) const {
+    auto b = std::find_if(rule_.quantifier.binders.begin(), rule_.quantifier.binders.end(), [&](const Binder& x) { return x.name == name; });
+    return b == rule_.quantifier.binders.end() ? nullptr : &*b;
+  }
+
+  // The rule at these integers; unshaped variables (and rank packs) of each rank tried at `size`.
+  std::optional<pcg::Rule> at_every_rank(const IntScope& ints, std::int64_t size) {
+    try {
+      if (rule_.quantifier.where && eval_int(*rule_.quantifier.where, ints) == 0) {
+        last_problem_ = "the where-condition does not hold";
+        return std::nullopt;
+      }
+    } catch (const LoomError& e) {
+      last_problem_ = e.what();
+      return std::nullopt;
+    }
+    static const std::vector<Implicit> implicit_degrees = {{1, 1}, {2, 1}, {4, 1}, {1, 2}, {1, 4}};
     for (std::size_t rank : {2u, 1u, 3u, 4u}) {
       for (const Implicit& implicit : implicit_degrees) {
-        IntScope ints;
-        std::size_t int_index = 0;
-        for (const auto& b : rule.quantifier.binders) {
-          if (!b.is_int) continue;
-          ints.values[b.name] = allowed_value(b, choice == 0 ? 0 : choice + int_index);
-          ++int_index;
-        }
-        for (std::size_t k = 0; k < symbols.size(); ++k) {
-          const auto factor = static_cast<std::int64_t>(spread == Spread::Ascending ? k + 1 : spread == Spread::Descending ? symbols.size() - k : 1);
-          if (!ints.values.count(symbols[k])) ints.values[symbols[k]] = size * factor;
-        }
-        try {
-          if (rule.quantifier.where && eval_int(*rule.quantifier.where, ints) == 0) {
-            last_problem = "the where-condition does not hold";
-            continue;
-          }
-          std::map<std::string, pcg::ParallelShape> shapes;
-          for (const auto& name : variables) {
-            auto b = std::find_if(rule.quantifier.binders.begin(), rule.quantifier.binders.end(),
-                                  [&](const Binder& x) { return x.name == name; });
-            if (b == rule.quantifier.binders.end() || !b->shape) {
-              pcg::ParallelShape s = pcg::ParallelShape::unpartitioned(std::vector<std::int64_t>(rank, size));
-              s.V = implicit.V;
-              s.D[0] = implicit.D0;
-              shapes[name] = s;
-              continue;
-            }
-            std::vector<std::int64_t> dims;
-            for (const auto& d : b->shape->dims) {
-              if (d.is_pack())
-                dims.insert(dims.end(), rank, size);
-              else
-                dims.push_back(eval_int(*d.expr, ints));
-            }
-            pcg::ParallelShape s = pcg::ParallelShape::unpartitioned(dims);
-            for (std::size_t i = 0; i < b->degrees.D.size() && i < dims.size(); ++i) s.D[i] = eval_int(*b->degrees.D[i], ints);
-            for (std::size_t i = 0; i < b->degrees.P.size() && i < dims.size(); ++i) s.P[i] = eval_int(*b->degrees.P[i], ints);
-            if (b->degrees.V) s.V = eval_int(*b->degrees.V, ints);
-            if (b->degrees.R) s.R = eval_int(*b->degrees.R, ints);
-            shapes[name] = s;
-          }
-          pcg::Rule out;
-          out.id = rule.name;
-          try {
-            out.lhs = SideBuilder(library, shapes, ints).build(*rule.lhs);
-          } catch (const LoomError& e) {
-            throw LoomError("the left-hand side: " + std::string(e.what()));
-          }
-          try {
-            out.rhs = SideBuilder(library, shapes, ints).build(*rule.rhs);
-          } catch (const LoomError& e) {
-            throw LoomError("the right-hand side: " + std::string(e.what()));
-          }
-          if (out.lhs.outputs().size() != out.rhs.outputs().size())
-            throw LoomError({{rule.loc, "rule " + rule.name + ": the sides have different numbers of outputs"}});
-          // Typed at these sizes, but the sides disagree in shape: other sizes may still agree.
-          if (auto differ = pcg::sides_differ_in_shape(out)) throw SidesDiffer(*differ);
-          out.category = pcg::classify_rule(out.lhs, out.rhs, [&](const std::string& op) { return library.find_op(op) == nullptr; });
-          out.provenance = {{"source", rule.loc.to_string()}};
-          return out;
-        } catch (const SidesDiffer& e) {
-          if (differ_problem.empty()) differ_problem = e.what();
-        } catch (const LoomError& e) {
-          last_problem = e.what();
-        }
-        if (!rank_matters) break;
+        if (auto typed = at(ints, size, rank, implicit)) return typed;
+        if (!rank_matters_) return std::nullopt;
       }
-      if (!rank_matters) break;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<pcg::Rule> at(const IntScope& ints, std::int64_t size, std::size_t rank, const Implicit& implicit) {
+    try {
+      std::map<std::string, pcg::ParallelShape> shapes;
+      for (const auto& name : variables_) {
+        const Binder* b = binder(name);
+        if (!b || !b->shape) {
+          pcg::ParallelShape s = pcg::ParallelShape::unpartitioned(std::vector<std::int64_t>(rank, size));
+          s.V = implicit.V;
+          s.D[0] = implicit.D0;
+          shapes[name] = s;
+          continue;
+        }
+        std::vector<std::int64_t> dims;
+        for (const auto& d : b->shape->dims) {
+          if (d.is_pack())
+            dims.insert(dims.end(), rank, size);
+          else
+            dims.push_back(eval_int(*d.expr, ints));
+        }
+        pcg::ParallelShape s = pcg::ParallelShape::unpartitioned(dims);
+        for (std::size_t i = 0; i < b->degrees.D.size() && i < dims.size(); ++i) s.D[i] = eval_int(*b->degrees.D[i], ints);
+        for (std::size_t i = 0; i < b->degrees.P.size() && i < dims.size(); ++i) s.P[i] = eval_int(*b->degrees.P[i], ints);
+        if (b->degrees.V) s.V = eval_int(*b->degrees.V, ints);
+        if (b->degrees.R) s.R = eval_int(*b->degrees.R, ints);
+        shapes[name] = s;
+      }
+      pcg::Rule out;
+      out.id = rule_.name;
+      try {
+        out.lhs = SideBuilder(library_, shapes, ints).build(*rule_.lhs);
+      } catch (const LoomError& e) {
+        throw LoomError("the left-hand side: " + std::string(e.what()));
+      }
+      try {
+        out.rhs = SideBuilder(library_, shapes, ints).build(*rule_.rhs);
+      } catch (const LoomError& e) {
+        throw LoomError("the right-hand side: " + std::string(e.what()));
+      }
+      if (out.lhs.outputs().size() != out.rhs.outputs().size()) throw LoomError("the sides have different numbers of outputs");
+      // Typed at these sizes, but the sides disagree in shape: other sizes may still agree.
+      if (auto differ = pcg::sides_differ_in_shape(out)) {
+        if (differ_problem_.empty()) differ_problem_ = *differ;
+        return std::nullopt;
+      }
+      out.category = pcg::classify_rule(out.lhs, out.rhs, [&](const std::string& op) { return library_.find_op(op) == nullptr; });
+      out.provenance = {{"source", rule_.loc.to_string()}};
+      return out;
+    } catch (const LoomError& e) {
+      last_problem_ = e.what();
+      return std::nullopt;
     }
   }
-  if (!differ_problem.empty()) throw LoomError({{rule.loc, "rule " + rule.name + ": " + differ_problem}});
-  throw LoomError({{rule.loc, "rule " + rule.name + ": cannot be typed: no sizes found at which both sides are well-typed (last: " + last_problem + ")"}});
-}
+
+  const Library& library_;
+  const EquationDecl& rule_;
+  std::vector<std::string> variables_, symbols_;
+  std::vector<const Binder*> ints_;
+  bool rank_matters_ = false;
+  std::string last_problem_, differ_problem_;
+};
+
+}  // namespace
+
+pcg::Rule rule_from_declaration(const Library& library, const EquationDecl& rule) { return RuleTyper(library, rule).type(); }
 
 std::vector<Diagnostic> type_rules(const Library& library) {
   std::vector<Diagnostic> out;

@@ -39,6 +39,13 @@ TEST(RuleTyping, WellTypedRulesLoadAndEveryBundledRuleTypes) {
   EXPECT_EQ(load_error("rule relu_rows: relu(x) => combine<0, 2>(relu(partition<0, 2>(x)));\n"
                        "rule split_cols: forall x: [m, n], y: [m, k]. split<1, n>(concat<1>(x, y)).1 => y;\n"),
             "");
+  // Rules as `loom generate` writes them, which type only where sizes are related: m < n < 2m,
+  // or a == n - m.
+  EXPECT_EQ(load_error("rule between: forall a: int > 0, w: [m, n] where a < m && a < n && m < n.\n"
+                       "  concat<0>(split<0, a>(w).0, split<0, a>(w).1) => split<0, m>(split<0, n>(concat<0>(w, w)).0).0;\n"
+                       "rule difference: forall a: int > 0, w: [m, n] where m % 2 == 0 && n % 2 == 0 && a < m && a < n.\n"
+                       "  matmul(split<1, a>(concat<0>(w, w)).1, w) => concat<0>(matmul(split<1, a>(w).1, w), matmul(split<1, a>(w).1, w));\n"),
+            "");
   const Library bundled = Library::load({Library::default_specs_dir()});
   EXPECT_TRUE(type_rules(bundled).empty());
   EXPECT_FALSE(bundled.rules().empty());
