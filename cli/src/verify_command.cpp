@@ -1,9 +1,9 @@
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -182,12 +182,11 @@ json read_json_file(const std::string& path) {
 // (none: the bundled library).
 pcg::RuleLibrary library_of_declarations(const spec::Library& library, const std::vector<verifier::Obligation>& obligations,
                                          const std::vector<std::string>& specs) {
+  std::map<std::string, const spec::EquationDecl*> declared;  // rule names are unique in a library
+  for (const spec::EquationDecl* r : library.rules()) declared.emplace(r->name, r);
   pcg::RuleLibrary out;
   out.specs = specs;
-  for (const verifier::Obligation& ob : obligations) {
-    auto decl = std::find_if(library.rules().begin(), library.rules().end(), [&](const spec::EquationDecl* r) { return r->name == ob.name; });
-    out.rules.push_back(verifier::rule_of_declaration(library, **decl));
-  }
+  for (const verifier::Obligation& ob : obligations) out.rules.push_back(verifier::rule_of_declaration(library, *declared.at(ob.name)));
   out.summary["source"] = "loom verify of rule declarations";
   return out;
 }

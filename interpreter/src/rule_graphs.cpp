@@ -132,7 +132,8 @@ class RuleTyper {
         }
     // Rules that hold only where sizes are related (`a == n - m`, `n < 2 * m`): random small sizes.
     std::mt19937_64 rng(1);
-    for (int draw = 0; draw < kRandomDraws; ++draw) {
+    const int draws = symbols_.empty() && ints_.empty() ? 0 : kRandomDraws;  // nothing to draw
+    for (int draw = 0; draw < draws; ++draw) {
       IntScope ints;
       for (const Binder* b : ints_) ints.values[b->name] = allowed_value(*b, std::uniform_int_distribution<std::size_t>(0, 7)(rng));
       for (const auto& s : symbols_)
