@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
@@ -105,6 +106,8 @@ int run_optimize(OptimizeOptions opt) {
   nlohmann::json subs = nlohmann::json::array();
   for (const auto& s : report.substitutions) subs.push_back({{"rule", s.rule}, {"category", s.category}, {"status", s.status}});
   auto seconds_or_null = [](double s) { return std::isfinite(s) ? nlohmann::json(s) : nlohmann::json(nullptr); };
+  nlohmann::json stages = nlohmann::json::array();
+  for (const search::StageTime& t : report.stages) stages.push_back({{"stage", t.stage}, {"seconds", t.seconds}});
   if (opt.json) {
     nlohmann::json baselines = nlohmann::json::object(), speedups = nlohmann::json::object();
     for (const auto& [name, seconds] : report.baselines) {
@@ -127,9 +130,11 @@ int run_optimize(OptimizeOptions opt) {
                                 {"speedups", speedups},
                                 {"search_seconds", report.search_seconds},
                                 {"total_seconds", report.total_seconds},
+                                {"stages", stages},
                                 {"segments", report.joint.segments},
                                 {"explored", report.joint.explored},
                                 {"generated", report.joint.generated},
+                                {"rewrites", report.joint.rewrites},
                                 {"mapping_subproblems", report.joint.mapping.solved},
                                 {"mapping_cache_hits", report.joint.mapping.cache_hits},
                                 {"substitutions", subs}}
@@ -149,9 +154,14 @@ int run_optimize(OptimizeOptions opt) {
       std::cout << " (" << report.pipeline.stages << " stages, " << report.pipeline.microbatches << " micro-batches)";
     std::cout << "\n"
               << "  joint search:    " << report.joint.segments << " segments, " << report.joint.explored << " graphs expanded, "
-              << report.joint.generated << " costed, " << std::setprecision(3) << report.search_seconds << " s ("
-              << report.total_seconds << " s with the baselines)\n"
-              << "  substitutions:   " << report.substitutions.size() << "\n";
+              << report.joint.rewrites << " reached, " << report.joint.generated << " costed, " << std::setprecision(3) << report.search_seconds << " s ("
+              << report.total_seconds << " s in all)\n"
+              << "  time by stage:  ";
+    for (const search::StageTime& t : report.stages)
+      std::cout << " " << t.stage << " " << std::setprecision(t.seconds < 1 ? 2 : 3) << t.seconds << " s ("
+                << std::setprecision(0) << std::fixed << 100 * t.seconds / std::max(report.total_seconds, 1e-9) << "%)"
+                << std::defaultfloat << (&t == &report.stages.back() ? "\n" : ",");
+    std::cout << "  substitutions:   " << report.substitutions.size() << "\n";
     for (std::size_t k = 0; k < report.joint.cuts.size(); ++k)
       if (!report.joint.cuts[k].empty()) std::cout << "  cut " << k + 1 << " crossed as " << report.joint.cuts[k] << "\n";
     for (const auto& s : report.substitutions) std::cout << "    " << s.rule << " (" << s.category << ", " << s.status << ")\n";
@@ -182,7 +192,7 @@ void add_optimize_command(CLI::App& app, int& status) {
                 "also use rules without a valid proof (stale records, .loom rule files); refuted and unknown rules are never used. "
                 "The plan records it, and `loom train` audits such a plan before training it");
   cmd->add_option("--alpha", opt->settings.joint.substitution.alpha, "explore graphs up to alpha x the best cost")->default_val(1.05);
-  cmd->add_option("--budget", opt->settings.joint.substitution.budget, "graphs to expand per segment")->default_val(20);
+  cmd->add_option("--budget", opt->settings.joint.substitution.budget, "graphs costed per segment by the machine mapping: each rewrite waits with an estimate (its parent's cost plus the change in the one-device time of the nodes it replaces and inserts) and is costed when its turn comes")->default_val(20);
   cmd->add_option("--max-seconds", opt->settings.joint.substitution.max_seconds, "wall-clock limit of the substitution search (0: none)")
       ->default_val(0);
   cmd->add_flag("--no-split", opt->no_split, "search the whole graph at once instead of segment by segment");

@@ -188,7 +188,13 @@ Program Library::instantiate(const std::string& op, const pcg::AttrMap& attrs,
                              const std::vector<std::vector<std::int64_t>>& input_dims) const {
   const auto* decl = find_op(op);
   if (!decl) throw LoomError("unknown operator '" + op + "'");
-  return compile(*decl, attrs, input_dims);
+  return *compiled(*decl, attrs, input_dims);
+}
+
+std::shared_ptr<const Program> Library::compiled(const OpDecl& op, const pcg::AttrMap& attrs,
+                                                 const std::vector<std::vector<std::int64_t>>& input_dims) const {
+  if (!programs_) return std::make_shared<const Program>(compile(op, attrs, input_dims));
+  return programs_->get(op, attrs, input_dims);
 }
 
 std::vector<pcg::ParallelShape> Library::infer(const std::string& name, const pcg::AttrMap& attrs,
@@ -203,7 +209,7 @@ std::vector<pcg::ParallelShape> Library::infer(const std::string& name, const pc
   if (const auto* op = find_op(name)) {
     std::vector<std::vector<std::int64_t>> dims;
     for (const auto& s : inputs) dims.push_back(s.dims);
-    return derive_output_degrees(compile(*op, attrs, dims), inputs);
+    return derive_output_degrees(*compiled(*op, attrs, dims), inputs);
   }
   if (const auto* p = find_parallel(name)) {
     if (inputs.size() != 1) throw LoomError(name + " takes one input");
@@ -228,7 +234,7 @@ pcg::TaskCost Library::task_cost(const std::string& name, const pcg::AttrMap& at
   if (const auto* op = find_op(name)) {
     std::vector<std::vector<std::int64_t>> dims;
     for (const auto& s : inputs) dims.push_back(s.dims);
-    return spec::task_cost(compile(*op, attrs, dims), inputs, outputs);
+    return spec::task_cost(*compiled(*op, attrs, dims), inputs, outputs);
   }
   // Parallel forms move data and compute nothing: each task sends and receives its shard.
   return spec::task_cost(Program{}, inputs, outputs);

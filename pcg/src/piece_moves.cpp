@@ -48,29 +48,47 @@ Region intersect(const Region& a, const Region& b) {
   return r;
 }
 
+namespace {
+
+bool overlap(const Region& a, const Region& b) {
+  for (std::size_t i = 0; i < a.lo.size(); ++i)
+    if (std::max(a.lo[i], b.lo[i]) >= std::min(a.hi[i], b.hi[i])) return false;
+  return true;
+}
+
+}  // namespace
+
 std::vector<PieceMove> piece_moves(const ParallelShape& from, const MachineView& from_view, const ParallelShape& to,
                                    const MachineView& to_view) {
   if (from.dims != to.dims) throw LoomError("cannot move pieces between different tensors: " + from.to_string() + " and " + to.to_string());
   auto device_of = [](const MachineView& view, std::int64_t task) {
     return static_cast<std::size_t>(task) < view.devices.size() ? view.devices[static_cast<std::size_t>(task)] : static_cast<int>(task);
   };
+  // The sources: first replicas only, each with its region, found once for every target.
+  struct Source {
+    TaskPiece piece;
+    Region region;
+  };
+  std::vector<Source> sources;
+  for (std::int64_t s = 0; s < from.tasks(); ++s) {
+    TaskPiece have = task_piece(from, s);
+    if (have.replica == 0) sources.push_back({std::move(have), piece_region(from, s)});
+  }
   std::vector<PieceMove> out;
   for (std::int64_t t = 0; t < to.tasks(); ++t) {
     const TaskPiece want = task_piece(to, t);
     const Region wanted = piece_region(to, t);
     const int device = device_of(to_view, t);
-    for (std::int64_t s = 0; s < from.tasks(); ++s) {
-      TaskPiece have = task_piece(from, s);
-      if (have.replica != 0 || have.partial % to.V != want.partial) continue;
-      Region common = intersect(piece_region(from, s), wanted);
-      if (common.empty()) continue;
+    for (const Source& source : sources) {
+      if (source.piece.partial % to.V != want.partial || !overlap(source.region, wanted)) continue;
+      TaskPiece have = source.piece;
       have.replica = want.replica % from.R;
       for (std::int64_t r = 0; r < from.R; ++r) {
-        TaskPiece candidate = have;
+        TaskPiece candidate = source.piece;
         candidate.replica = r;
         if (device_of(from_view, task_of(from, candidate)) == device) have.replica = r;
       }
-      out.push_back({task_of(from, have), t, std::move(common)});
+      out.push_back({task_of(from, have), t, intersect(source.region, wanted)});
     }
   }
   return out;

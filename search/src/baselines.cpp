@@ -87,10 +87,14 @@ SequentialResult sequential_optimization(const spec::Library& library, const pcg
       return std::numeric_limits<double>::infinity();
     }
   };
-  SearchResult rewritten = search_substitutions(graph, algebraic_rules(rules), library, single_seconds, options.substitution);
+  SearchOptions substitution = options.substitution;
+  if (!substitution.node_seconds)
+    substitution.node_seconds = [&single](const pcg::Graph& g, const pcg::Node& n) { return single.local_seconds(g, n); };
+  SearchResult rewritten = search_substitutions(graph, algebraic_rules(rules), library, single_seconds, substitution);
   McmcOptions mcmc = options.mcmc;
   mcmc.initial.clear();
-  const McmcResult placed = mcmc_search(library, rewritten.best, model, mcmc);
+  const McmcResult placed = rewritten.sequence.empty() && options.placed_as_given ? *options.placed_as_given
+                                                                                  : mcmc_search(library, rewritten.best, model, mcmc);
   SequentialResult out;
   out.single_device_seconds = rewritten.best_seconds;
   out.graph = std::move(rewritten.best);

@@ -52,6 +52,18 @@ TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::Pa
   return est;
 }
 
+double CostModel::local_seconds(const pcg::Graph& graph, const pcg::Node& node) const {
+  if (node.is_graph_input()) return 0;
+  if (is_compute(node)) {
+    const TaskEstimate est = compute(graph, node);
+    return est.seconds + est.backward_seconds;
+  }
+  std::vector<pcg::ParallelShape> inputs;
+  for (pcg::PortRef in : node.inputs) inputs.push_back(graph.shape_of(in));
+  const pcg::TaskCost moved = library_.task_cost(node.op, node.attrs, inputs);
+  return 2 * (moved.bytes_read + moved.bytes_written) / machine_.device.memory_bandwidth;
+}
+
 std::optional<TaskEstimate> CostModel::measured_layout_change(const pcg::ParallelShape& from, const pcg::ParallelShape& to) const {
   if (!profiles_) return std::nullopt;
   const ProfileEntry* measured = profiles_->find(layout_change_key(from, to, machine_.device.kind));

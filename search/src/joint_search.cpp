@@ -90,6 +90,8 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
     const std::size_t ins = i == 0 ? 1 : states(i - 1);
     const std::size_t outs = i + 1 == segments.size() ? 1 : states(i);
     SearchOptions per_pair = options.substitution;
+    if (!per_pair.node_seconds)
+      per_pair.node_seconds = [&model](const pcg::Graph& g, const pcg::Node& n) { return model.local_seconds(g, n); };
     if (per_pair.max_seconds > 0) {
       const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
       per_pair.max_seconds =
@@ -110,6 +112,7 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
         });
         result.explored += found.explored;
         result.generated += found.generated;
+        result.rewrites += found.rewrites;
         SegmentChoice& c = choices[i][a][b];
         c.seconds = found.best_seconds;
         c.sequence = std::move(found.sequence);

@@ -48,10 +48,20 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
                         const CostModel& model, const OptimizeSettings& settings,
                         const std::function<void(const OptimizeProgress&)>& progress) {
   const auto began = std::chrono::steady_clock::now();
+  OptimizeReport report;
+  // Each stage's clock runs from its announcement to the next one's (or the end).
+  auto stage_began = began;
+  auto close_stage = [&] {
+    const auto now = std::chrono::steady_clock::now();
+    if (!report.stages.empty()) report.stages.back().seconds = std::chrono::duration<double>(now - stage_began).count();
+    stage_began = now;
+  };
   auto report_stage = [&](const std::string& stage) {
+    close_stage();
+    report.stages.push_back({stage, 0});
     if (progress) progress({stage, {}});
   };
-  OptimizeReport report;
+  report_stage("single-device cost");
   {
     const Machine one = model.machine().with_nodes(1).with_devices_per_node(1);
     const CostModel single(library, one);
@@ -94,20 +104,22 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   if (settings.baselines) {
     std::vector<Candidate> others;
     report_stage("baseline: data_parallel");
-    others.push_back({"data_parallel", graph, data_parallel(library, graph, model.machine()), {}, std::numeric_limits<double>::infinity(), {}});
+    others.push_back({"data_parallel", graph, data_parallel(library, graph, model.machine()), {}, 0, {}});
+    others.back().seconds = placement_seconds(library, graph, others.back().placements, model);
     report_stage("baseline: expert");
-    others.push_back({"expert", graph, expert_strategy(library, graph, model.machine()), {}, std::numeric_limits<double>::infinity(), {}});
-    for (Candidate& c : others) c.seconds = placement_seconds(library, c.graph, c.placements, model);
+    others.push_back({"expert", graph, expert_strategy(library, graph, model.machine()), {}, 0, {}});
+    others.back().seconds = placement_seconds(library, graph, others.back().placements, model);
     report_stage("baseline: flexflow_mcmc");
     McmcOptions mcmc;
     mcmc.iterations = settings.mcmc_iterations;
     mcmc.seed = settings.seed;
-    const McmcResult flexflow = mcmc_search(library, graph, model, mcmc);
+    McmcResult flexflow = mcmc_search(library, graph, model, mcmc);
     others.push_back({"flexflow_mcmc", graph, flexflow.placements, {}, flexflow.seconds, {}});
     report_stage("baseline: sequential");
     SequentialOptions seq;
     seq.substitution = settings.joint.substitution;
     seq.mcmc = mcmc;
+    seq.placed_as_given = std::move(flexflow);
     SequentialResult s = sequential_optimization(library, graph, rules, model, seq);
     others.push_back({"sequential", std::move(s.graph), std::move(s.placements), std::move(s.substitutions), s.seconds, {}});
     for (Candidate& c : others) {
@@ -118,11 +130,13 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   if (!std::isfinite(best.seconds)) throw LoomError(nothing_fits(library, best.graph, best.placements, model));
   report.graph = std::move(best.graph);
   report.placements = std::move(best.placements);
+  report_stage("materializing the plan");
   report.plan = materialize(report.graph, report.placements, library);
   report.best_seconds = best.seconds;
   report.chosen = best.name;
   report.pipeline = best.pipeline;
   report.substitutions = std::move(best.substitutions);
+  close_stage();
   report.total_seconds = since(began);
   return report;
 }

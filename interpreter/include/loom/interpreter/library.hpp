@@ -4,12 +4,14 @@
 // every diagnostic found, and no library is produced.
 #include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "loom/interpreter/ast.hpp"
 #include "loom/interpreter/int_eval.hpp"
 #include "loom/interpreter/program.hpp"
+#include "loom/interpreter/program_cache.hpp"
 #include "loom/pcg/op_catalog.hpp"
 
 namespace loom::spec {
@@ -22,7 +24,7 @@ struct LoadOptions {
 
 class Library : public pcg::OpCatalog {
  public:
-  Library() = default;
+  Library() : programs_(std::make_unique<ProgramCache>()) {}
   Library(Library&&) noexcept = default;
   Library& operator=(Library&&) noexcept = default;
   Library(const Library&) = delete;  // declarations are referenced by address
@@ -69,6 +71,9 @@ class Library : public pcg::OpCatalog {
 
  private:
   void index();
+  // The compiled instance, through the cache (compiled afresh in a library moved from).
+  std::shared_ptr<const Program> compiled(const OpDecl& op, const pcg::AttrMap& attrs,
+                                          const std::vector<std::vector<std::int64_t>>& input_dims) const;
   std::deque<Module> modules_;
   std::map<std::string, const OpDecl*> op_index_;
   std::map<std::string, const ParallelDecl*> parallel_index_;
@@ -78,6 +83,7 @@ class Library : public pcg::OpCatalog {
   std::vector<const FusedDecl*> fused_;
   std::vector<const EquationDecl*> axioms_;
   std::vector<const EquationDecl*> rules_;
+  std::unique_ptr<ProgramCache> programs_;
   friend class LibraryLoader;
 };
 

@@ -77,6 +77,9 @@ McmcResult mcmc_search(const spec::Library& library, const pcg::Graph& graph, co
 struct SequentialOptions {
   SearchOptions substitution;
   McmcOptions mcmc;  // its initial placements are ignored: data_parallel() of the rewritten graph
+  // FlexFlow's MCMC already run on the graph as given with `mcmc`: reused when the algebraic
+  // stage rewrites nothing, where the second stage would repeat it step for step.
+  std::optional<McmcResult> placed_as_given;
 };
 
 struct SequentialResult {

@@ -45,6 +45,12 @@ class CostModel {
   // writes at memory bandwidth (no launch cost: the task graph adds one per device).
   TaskEstimate weight_update(const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole) const;
 
+  // A quick estimate of a node's whole cost on one device, forward and backward, for ranking
+  // rewrites before they are costed in full: compute() for an operator; for a parallelization
+  // operator or fused form, the bytes it reads and writes at memory bandwidth, as if they stayed on
+  // the device. Zero for a graph input.
+  double local_seconds(const pcg::Graph& graph, const pcg::Node& node) const;
+
   // Whether the node runs a kernel (an operator of the library), rather than moving data.
   bool is_compute(const pcg::Node& node) const { return !node.is_graph_input() && library_.find_op(node.op) != nullptr; }
 

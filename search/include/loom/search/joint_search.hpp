@@ -32,7 +32,7 @@ struct JointResult {
   double estimate = 0;                 // the DP's objective for it
   std::vector<AppliedSubstitution> sequence;
   std::vector<std::string> cuts;       // per cut between segments: the partitioning chosen for the value crossing it
-  std::size_t segments = 0, explored = 0, generated = 0;
+  std::size_t segments = 0, explored = 0, generated = 0, rewrites = 0;
   MappingStats mapping;
 };
 

@@ -26,6 +26,12 @@ struct OptimizeProgress {
   JointProgress joint;
 };
 
+// The wall clock one stage of `optimize` took, in the order the stages ran.
+struct StageTime {
+  std::string stage;
+  double seconds = 0;
+};
+
 struct OptimizeReport {
   pcg::Graph graph;                   // the unsplit graph the plan runs (after substitutions)
   std::vector<Placement> placements;  // per node of `graph`
@@ -40,6 +46,7 @@ struct OptimizeReport {
   double initial_seconds = 0;         // the graph as given, on one device
   double search_seconds = 0;          // wall clock of the joint search alone
   double total_seconds = 0;           // wall clock of everything
+  std::vector<StageTime> stages;      // each stage's share of total_seconds
   JointResult joint;
 };
 

@@ -1,0 +1,32 @@
+#pragma once
+// Compiled instances of operators, kept so that the search, which asks for the same operator at
+// the same shapes many thousands of times, compiles each instance once.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "loom/interpreter/program.hpp"
+
+namespace loom::spec {
+
+class ProgramCache {
+ public:
+  explicit ProgramCache(std::size_t capacity = 1 << 16) : capacity_(capacity) {}
+
+  // compile(op, attrs, input_dims), from the cache when this instance was compiled before. An
+  // instance that does not compile throws as compile does, and is not kept. Safe to call from
+  // several threads.
+  std::shared_ptr<const Program> get(const OpDecl& op, const pcg::AttrMap& attrs, const std::vector<std::vector<std::int64_t>>& input_dims);
+
+ private:
+  using Key = std::tuple<const OpDecl*, pcg::AttrMap, std::vector<std::vector<std::int64_t>>>;
+  std::size_t capacity_;
+  std::mutex mutex_;
+  std::map<Key, std::shared_ptr<const Program>> programs_;
+};
+
+}  // namespace loom::spec

@@ -1,0 +1,20 @@
+#include "loom/interpreter/program_cache.hpp"
+
+namespace loom::spec {
+
+std::shared_ptr<const Program> ProgramCache::get(const OpDecl& op, const pcg::AttrMap& attrs,
+                                                 const std::vector<std::vector<std::int64_t>>& input_dims) {
+  Key key{&op, attrs, input_dims};
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = programs_.find(key); it != programs_.end()) return it->second;
+  }
+  // Compiled outside the lock: another thread may compile the same instance meanwhile, and the
+  // first one kept wins; both are equal.
+  auto program = std::make_shared<const Program>(compile(op, attrs, input_dims));
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (programs_.size() >= capacity_) programs_.clear();
+  return programs_.emplace(std::move(key), std::move(program)).first->second;
+}
+
+}  // namespace loom::spec
