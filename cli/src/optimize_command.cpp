@@ -104,7 +104,8 @@ int run_optimize(OptimizeOptions opt) {
   if (!opt.out.empty()) search::save_plan(plan, opt.out);
 
   nlohmann::json subs = nlohmann::json::array();
-  for (const auto& s : report.substitutions) subs.push_back({{"rule", s.rule}, {"category", s.category}, {"status", s.status}});
+  for (const auto& s : report.substitutions)
+    subs.push_back({{"rule", s.rule}, {"category", s.category}, {"status", s.status}, {"reversed", s.reversed}});
   auto seconds_or_null = [](double s) { return std::isfinite(s) ? nlohmann::json(s) : nlohmann::json(nullptr); };
   nlohmann::json stages = nlohmann::json::array();
   for (const search::StageTime& t : report.stages) stages.push_back({{"stage", t.stage}, {"seconds", t.seconds}});
@@ -164,7 +165,8 @@ int run_optimize(OptimizeOptions opt) {
     std::cout << "  substitutions:   " << report.substitutions.size() << "\n";
     for (std::size_t k = 0; k < report.joint.cuts.size(); ++k)
       if (!report.joint.cuts[k].empty()) std::cout << "  cut " << k + 1 << " crossed as " << report.joint.cuts[k] << "\n";
-    for (const auto& s : report.substitutions) std::cout << "    " << s.rule << " (" << s.category << ", " << s.status << ")\n";
+    for (const auto& s : report.substitutions)
+      std::cout << "    " << s.rule << " (" << s.category << ", " << s.status << (s.reversed ? ", right to left" : "") << ")\n";
     if (!opt.out.empty()) std::cout << "wrote " << opt.out << " (loom simulate --plan " << opt.out << ")\n";
   }
   return 0;
@@ -200,6 +202,10 @@ void add_optimize_command(CLI::App& app, int& status) {
   cmd->add_flag("--no-cache", opt->no_cache, "do not share the mapping's sub-results between candidate graphs");
   cmd->add_option("--views", opt->settings.joint.mapping.max_views, "device offsets tried per operator split")->default_val(2)->check(CLI::PositiveNumber);
   cmd->add_option("--mcmc-iterations", opt->settings.mcmc_iterations, "steps of FlexFlow's MCMC (baseline and refinement)")->default_val(300);
+  cmd->add_option("--mcmc-seconds", opt->settings.mcmc_seconds,
+                  "time bound of each MCMC walk, as FlexFlow's: it also stops once its best has not improved for half of it "
+                  "(0: the steps alone bound it; results then do not depend on the machine's speed)")
+      ->default_val(30);
   cmd->add_flag("--no-baselines", opt->no_baselines, "skip the baselines");
   cmd->add_flag("--no-pipeline", opt->no_pipeline, "do not try pipeline parallelism (1F1B stages over the whole graph)");
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled specs/)");

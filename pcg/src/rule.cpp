@@ -1,5 +1,6 @@
 #include "loom/pcg/rule.hpp"
 
+#include <set>
 #include <utility>
 
 #include "loom/pcg/diagnostic.hpp"
@@ -47,6 +48,30 @@ std::vector<std::string> Rule::variables() const {
   for (const Node& n : lhs.nodes())
     if (n.is_graph_input()) names.push_back(n.name);
   return names;
+}
+
+std::optional<Rule> reverse_of(const Rule& rule) {
+  for (PortRef o : rule.rhs.outputs())
+    if (rule.rhs.node(o.node).is_graph_input()) return std::nullopt;
+  std::set<std::string> bound;
+  for (const Node& n : rule.rhs.nodes())
+    if (n.is_graph_input()) bound.insert(n.name);
+  for (const Node& n : rule.lhs.nodes())
+    if (n.is_graph_input() && !bound.count(n.name)) return std::nullopt;
+  Rule out = rule;
+  std::swap(out.lhs, out.rhs);
+  out.reversed = !rule.reversed;
+  return out;
+}
+
+std::vector<Rule> both_ways(const std::vector<Rule>& rules) {
+  std::vector<Rule> out;
+  out.reserve(2 * rules.size());
+  for (const Rule& r : rules) {
+    out.push_back(r);
+    if (auto back = reverse_of(r)) out.push_back(std::move(*back));
+  }
+  return out;
 }
 
 std::optional<std::string> sides_differ_in_shape(const Rule& rule) {

@@ -71,7 +71,7 @@ std::vector<pcg::Rule> algebraic_rules(const std::vector<pcg::Rule>& rules) {
   std::vector<pcg::Rule> out;
   for (const pcg::Rule& r : rules)
     if (r.category == pcg::RuleCategory::Algebraic) out.push_back(r);
-  return out;
+  return pcg::both_ways(out);
 }
 
 }  // namespace

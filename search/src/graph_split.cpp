@@ -121,8 +121,8 @@ pcg::Graph apply_segment_sequences(const pcg::Graph& original, const std::vector
     std::vector<int> to_whole;  // node of `local` -> node of `whole`
     for (int o : segments[k].origin) to_whole.push_back(current[static_cast<std::size_t>(o)]);
     for (const AppliedSubstitution& s : sequences[k]) {
-      auto rule = std::find_if(rules.begin(), rules.end(), [&](const pcg::Rule& r) { return r.id == s.rule; });
-      if (rule == rules.end()) throw LoomError("segment " + std::to_string(k + 1) + ": rule " + s.rule + " is not in the library searched");
+      const std::optional<pcg::Rule> rule = rule_applied(rules, s);
+      if (!rule) throw LoomError("segment " + std::to_string(k + 1) + ": rule " + s.rule + " is not in the library searched");
       AppliedSubstitution renumbered = s;
       for (int& n : renumbered.match)
         if (n >= 0) n = to_whole[static_cast<std::size_t>(n)];

@@ -64,6 +64,7 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
   std::vector<pcg::Rule> searched;
   for (const pcg::Rule& r : rules)
     if (r.category != pcg::RuleCategory::Parallel) searched.push_back(r);
+  searched = pcg::both_ways(searched);
   const std::vector<std::int64_t> degrees = options.mapping.degrees.empty() ? mapping_degrees(model.machine()) : options.mapping.degrees;
 
   JointResult result;

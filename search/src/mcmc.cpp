@@ -1,5 +1,6 @@
 // FlexFlow's MCMC search over per-operator parallel configurations (FlexFlow section 6).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <optional>
 #include <random>
@@ -68,9 +69,19 @@ McmcResult mcmc_search(const spec::Library& library, const pcg::Graph& graph, co
   if (proposer.empty()) return result;
   std::vector<Placement> current = result.placements;
   double current_seconds = result.seconds;
-  for (std::size_t step = 0; step < options.iterations; ++step) {
+  using Clock = std::chrono::steady_clock;
+  const auto began = Clock::now();
+  auto last_improved = began;
+  auto out_of_time = [&] {
+    if (options.max_seconds <= 0) return false;
+    const auto now = Clock::now();
+    return std::chrono::duration<double>(now - began).count() > options.max_seconds ||
+           std::chrono::duration<double>(now - last_improved).count() > options.max_seconds / 2;
+  };
+  for (std::size_t step = 0; step < options.iterations && !out_of_time(); ++step) {
     std::vector<Placement> next = proposer.propose(current);
     const double seconds = placement_seconds(library, graph, next, model);
+    ++result.steps;
     if (!accept(current_seconds, seconds, options.beta, proposer)) continue;
     ++result.accepted;
     current = std::move(next);
@@ -78,6 +89,7 @@ McmcResult mcmc_search(const spec::Library& library, const pcg::Graph& graph, co
     if (current_seconds < result.seconds) {
       result.seconds = current_seconds;
       result.placements = current;
+      last_improved = Clock::now();
     }
   }
   return result;

@@ -83,6 +83,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     report_stage("refining the joint plan");
     McmcOptions refine;
     refine.iterations = settings.mcmc_iterations;
+    refine.max_seconds = settings.mcmc_seconds;
     refine.seed = settings.seed;
     refine.initial = best.placements;
     const McmcResult r = mcmc_search(library, best.graph, model, refine);
@@ -112,6 +113,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     report_stage("baseline: flexflow_mcmc");
     McmcOptions mcmc;
     mcmc.iterations = settings.mcmc_iterations;
+    mcmc.max_seconds = settings.mcmc_seconds;
     mcmc.seed = settings.seed;
     McmcResult flexflow = mcmc_search(library, graph, model, mcmc);
     others.push_back({"flexflow_mcmc", graph, flexflow.placements, {}, flexflow.seconds, {}});

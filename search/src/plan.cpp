@@ -1,5 +1,6 @@
 #include "loom/search/plan.hpp"
 
+#include <algorithm>
 #include <fstream>
 
 #include "loom/pcg/diagnostic.hpp"
@@ -17,12 +18,19 @@ constexpr const char* kPlanFormat = "loom-plan";
 constexpr int kPlanFormatVersion = 1;
 }  // namespace
 
+std::optional<pcg::Rule> rule_applied(const std::vector<pcg::Rule>& rules, const AppliedSubstitution& step) {
+  auto it = std::find_if(rules.begin(), rules.end(), [&](const pcg::Rule& r) { return r.id == step.rule && !r.reversed; });
+  if (it == rules.end()) return std::nullopt;
+  return step.reversed ? pcg::reverse_of(*it) : std::optional<pcg::Rule>(*it);
+}
+
 json plan_to_json(const Plan& plan) {
   json subs = json::array();
   for (const auto& s : plan.substitutions) {
     json entry = {{"rule", s.rule}, {"category", s.category}, {"status", s.status}};
     if (!s.match.empty()) entry["match"] = s.match;
     if (!s.rule_hash.empty()) entry["rule_hash"] = s.rule_hash;
+    if (s.reversed) entry["reversed"] = true;
     subs.push_back(std::move(entry));
   }
   json out = {{"format", kPlanFormat},
@@ -58,12 +66,16 @@ Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       const std::string at = indexed("substitutions", i);
       require_object(list[i], at);
-      reject_unknown_keys(list[i], at, {"rule", "category", "status", "match", "rule_hash"});
+      reject_unknown_keys(list[i], at, {"rule", "category", "status", "match", "rule_hash", "reversed"});
       AppliedSubstitution s;
       s.rule = read_string(require(list[i], "rule", at), member(at, "rule"));
       if (list[i].contains("category")) s.category = read_string(list[i].at("category"), member(at, "category"));
       if (list[i].contains("status")) s.status = read_string(list[i].at("status"), member(at, "status"));
       if (list[i].contains("rule_hash")) s.rule_hash = read_string(list[i].at("rule_hash"), member(at, "rule_hash"));
+      if (list[i].contains("reversed")) {
+        if (!list[i].at("reversed").is_boolean()) throw LoomError(member(at, "reversed") + ": expected true or false");
+        s.reversed = list[i].at("reversed").get<bool>();
+      }
       if (list[i].contains("match")) {
         const std::string where = member(at, "match");
         const json& nodes = require_array(list[i].at("match"), where);

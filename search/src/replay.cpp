@@ -40,8 +40,8 @@ std::vector<ReplayStep> replay_plan(const Plan& plan, const pcg::OpCatalog& cata
   for (std::size_t i = 0; i < plan.substitutions.size(); ++i) {
     const AppliedSubstitution& s = plan.substitutions[i];
     const std::string step = "substitution " + std::to_string(i + 1) + " (" + s.rule + ")";
-    auto rule = std::find_if(plan.rules.begin(), plan.rules.end(), [&](const pcg::Rule& r) { return r.id == s.rule; });
-    if (rule == plan.rules.end()) throw LoomError(step + ": the plan does not hold this rule");
+    const std::optional<pcg::Rule> rule = rule_applied(plan.rules, s);
+    if (!rule) throw LoomError(step + ": the plan does not hold this rule" + (s.reversed ? ", or it cannot be applied right to left" : ""));
     if (s.match.empty()) throw LoomError(step + ": the plan does not record where it applied");
     ReplayStep r;
     r.substitution = s;

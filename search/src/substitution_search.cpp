@@ -23,7 +23,7 @@ struct Candidate {
 
 AppliedSubstitution applied(const pcg::Rule& rule, const pcg::Match& match) {
   return {rule.id, pcg::category_name(rule.category), rule.verification ? pcg::status_name(rule.verification->status) : "unverified",
-          match.nodes, ""};
+          match.nodes, "", rule.reversed};
 }
 
 double summed(const pcg::Graph& graph, const std::vector<int>& nodes,

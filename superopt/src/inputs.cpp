@@ -13,7 +13,10 @@ std::vector<InputTensor> default_inputs(std::int64_t degree) {
   partial.V = degree;
   pcg::ParallelShape split_cols = plain({m, n});
   split_cols.D = {1, degree};
-  return {{"x", plain({m, n})}, {"y", plain({m, n})}, {"w", plain({n, k})}, {"z", partial}, {"t", split_cols}};
+  // Three activations and two weights, as TASO's generator takes them: laws of three variables
+  // (distributivity, associativity) and merges of two weights need that many.
+  return {{"x", plain({m, n})}, {"y", plain({m, n})}, {"u", plain({m, n})}, {"w", plain({n, k})},
+          {"v", plain({n, k})}, {"z", partial}, {"t", split_cols}};
 }
 
 namespace {

@@ -61,10 +61,21 @@ struct Rule {
   std::string text;
   nlohmann::json provenance = nlohmann::json::object();
   std::optional<Verification> verification;
+  // Applied right to left: `lhs` and `rhs` are the library rule's sides swapped (reverse_of). A
+  // library never holds such a rule; a search does, since an equality proved holds both ways.
+  bool reversed = false;
 
   // Names of the graph inputs, in the order the LHS declares them.
   std::vector<std::string> variables() const;
 };
+
+// The rule applied right to left: its sides swapped, its id and proof kept. None when its
+// right-hand side cannot serve as a pattern: a bare variable, or one that leaves a variable of the
+// left-hand side unbound.
+std::optional<Rule> reverse_of(const Rule& rule);
+
+// `rules`, each followed by its reverse where it has one.
+std::vector<Rule> both_ways(const std::vector<Rule>& rules);
 
 // Why the two sides of `rule` cannot replace each other: an output whose shape (dims or degrees)
 // differs between them. Empty when every output agrees.

@@ -58,12 +58,16 @@ struct McmcOptions {
   // slower than the current one is accepted with probability exp(-0.05 beta).
   double beta = 20;
   std::vector<Placement> initial;  // empty: data_parallel()
+  // As FlexFlow bounds its search: stop after this many seconds, or once the best has not improved
+  // for half of them (0: the iterations alone bound it).
+  double max_seconds = 0;
 };
 
 struct McmcResult {
   std::vector<Placement> placements;  // the best found
   double seconds = 0;
   double initial_seconds = 0;
+  std::size_t steps = 0;  // proposals simulated
   std::size_t accepted = 0;  // proposals accepted
 };
 

@@ -18,6 +18,7 @@ struct OptimizeSettings {
   bool pipeline = true;               // also try pipeline parallelism (1F1B) over the whole graph
   PipelineOptions pipeline_options;
   std::size_t mcmc_iterations = 300;  // FlexFlow's search, and the refinement of the joint plan
+  double mcmc_seconds = 30;           // each of those walks' time bound (McmcOptions::max_seconds)
   std::uint64_t seed = 1;
 };
 

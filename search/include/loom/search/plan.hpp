@@ -2,6 +2,7 @@
 // A parallelization plan: the rewritten PCG with a machine view on every operator, the machine
 // it was made for, and the substitutions that produced it. One versioned JSON format that
 // `loom optimize` writes, `loom simulate` and the runtime execute and the GUI replays.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,12 @@ struct AppliedSubstitution {
   std::vector<int> match;
   // The hash of the rule's content when it was applied (verifier::rule_hash). Empty when not recorded.
   std::string rule_hash;
+  bool reversed = false;  // applied right to left (pcg::reverse_of)
 };
+
+// The rule `step` applied, from the library rules it names: found by id, and reversed when the step
+// was. Null when no rule has its id, or it has no reverse.
+std::optional<pcg::Rule> rule_applied(const std::vector<pcg::Rule>& rules, const AppliedSubstitution& step);
 
 // Pipeline parallelism (1F1B): the graph's operators fall into `stages` consecutive stages, each
 // on its own block of devices (the machine views say which); every iteration runs the batch as
