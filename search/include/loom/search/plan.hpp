@@ -55,7 +55,7 @@ struct Plan {
 };
 
 // File form: {"format": "loom-plan", "version": 1, "model", "machine": <loom-machine>,
-// "graph": <loom-pcg>, "substitutions": [{"rule", "category", "status", "match"?, "rule_hash"?}],
+// "graph": <loom-pcg>, "substitutions": [{"rule", "category", "status", "match"?, "rule_hash"?, "reversed"?}],
 // "source_graph"?: <loom-pcg>, "rules"?: [<rule>], "pipeline"?: {"stages", "microbatches"},
 // "iteration_seconds", "include_unverified"?}.
 nlohmann::json plan_to_json(const Plan& plan);
