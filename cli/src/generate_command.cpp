@@ -162,8 +162,8 @@ void add_generate_command(CLI::App& app, int& status) {
   cmd->add_option("--degree", opt->degrees, "comma-separated parallel degrees: the values of every `degree` attribute")
       ->default_str("2");
   cmd->add_option("--inputs", opt->inputs,
-                  "graph inputs as spec binders with literal sizes, e.g. 'x: [4, 6], z: [4, 6] {V: 2}' (default: x, y: [2d, 3d]; "
-                  "w: [3d, 5d]; z: [2d, 3d] {V: d}; t: [2d, 3d] {D: [1, d]} for the first degree d)");
+                  "graph inputs as spec binders with literal sizes, e.g. 'x: [4, 6], z: [4, 6] {V: 2}' (default: x, y, u: [2d, 3d]; "
+                  "w, v: [3d, 5d]; z: [2d, 3d] {V: d}; t: [2d, 3d] {D: [1, d]} for the first degree d)");
   cmd->add_option("--attr", opt->attr_domains,
                   "NAME=V1,V2,...: the values every attribute called NAME takes (within its declared domain), e.g. "
                   "--attr stride_h=1 --attr kh=1,3; repeatable")

@@ -51,7 +51,7 @@ int run_optimize(OptimizeOptions opt) {
   search::Machine machine = search::load_machine(opt.machine).with_nodes(opt.nodes);
   if (opt.gpus_per_node > 0) machine = machine.with_devices_per_node(opt.gpus_per_node);
   const models::LoadedModel model = models::load_model(library, opt.model.request());
-  const std::vector<std::string> rule_files = opt.rules.empty() ? std::vector<std::string>{verifier::bundled_rule_library()} : opt.rules;
+  const std::vector<std::string> rule_files = opt.rules.empty() ? verifier::bundled_rule_libraries() : opt.rules;
   verifier::RuleSelection selection = verifier::select_rules(library, specs, rule_files, opt.include_unverified);
   if (!selection.unproved.empty() && !opt.include_unverified) {
     std::string list;
@@ -189,7 +189,8 @@ void add_optimize_command(CLI::App& app, int& status) {
   cmd->add_option("--gpus-per-node", opt->gpus_per_node, "devices per node (default: the machine's)")->check(CLI::PositiveNumber);
   cmd->add_option("--rules", opt->rules,
                   "verified rule libraries (loom-rules JSON, as `loom verify -o` writes; only rules whose proof still holds are used) "
-                  "(default: the bundled specs/rules/unity.verified.json)");
+                  "(default: the bundled specs/rules/unity.verified.json, the hand-written rules, and specs/rules/generated.verified.json, "
+                  "the rules `loom generate` finds at up to 3 operators, both proved; scripts/bundle_rules.sh makes the second again)");
   cmd->add_flag("--include-unverified", opt->include_unverified,
                 "also use rules without a valid proof (stale records, .loom rule files); refuted and unknown rules are never used. "
                 "The plan records it, and `loom train` audits such a plan before training it");

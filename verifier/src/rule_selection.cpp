@@ -1,19 +1,32 @@
 #include "loom/verifier/rule_selection.hpp"
 
+#include <map>
+#include <utility>
+
 #include "loom/interpreter/rule_files.hpp"
 #include "loom/verifier/proof_record.hpp"
 #include "loom/verifier/rule_loading.hpp"
 
 namespace loom::verifier {
 
-std::string bundled_rule_library() { return spec::Library::default_specs_dir() + "/rules/unity.verified.json"; }
+std::vector<std::string> bundled_rule_libraries() {
+  const std::string rules = spec::Library::default_specs_dir() + "/rules/";
+  return {rules + "unity.verified.json", rules + "generated.verified.json"};
+}
 
 RuleSelection select_rules(const spec::Library& library, const std::vector<std::string>& specs, const std::vector<std::string>& files,
                            bool include_unverified) {
   RuleSelection out;
   const ProofChecker checker(library);
+  std::map<std::string, std::pair<std::string, std::string>> seen;  // id -> file, content hash
   for (const std::string& file : files) {
     for (pcg::Rule& rule : spec::load_rule_file(library, specs, file, rule_of_declaration)) {
+      const std::string hash = rule_hash(rule, library);
+      if (auto [it, fresh] = seen.emplace(rule.id, std::make_pair(file, hash)); !fresh) {
+        if (it->second.second == hash) continue;
+        throw LoomError(file + ": rule " + rule.id + " is also the id of another rule in " + it->second.first +
+                        ": plans name rules by id, so the libraries given together need distinct ids");
+      }
       rule.verification = checker.standing(rule);
       const std::string named = file + ": rule " + rule.id + " is " + standing_name(rule.verification);
       const auto status = rule.verification ? rule.verification->status : pcg::VerificationStatus::Stale;

@@ -38,7 +38,7 @@ struct GeneratorOptions {
   std::string id_prefix = "g";
 };
 
-// The default graph inputs for parallel degree d: x, y: [2d, 3d]; w: [3d, 5d]; z: [2d, 3d] as
+// The default graph inputs for parallel degree d: x, y, u: [2d, 3d]; w, v: [3d, 5d]; z: [2d, 3d] as
 // d partial sums (so `reduce` applies); t: [2d, 3d] split d ways along dimension 1 (so `combine`
 // applies).
 std::vector<InputTensor> default_inputs(std::int64_t degree);

@@ -20,10 +20,14 @@ struct RuleSelection {
   std::vector<std::string> unproved;
 };
 
-// The bundled verified rule library, which `loom optimize` uses when given no rules.
-std::string bundled_rule_library();
+// The bundled verified rule libraries, which `loom optimize` uses when given no rules: the
+// hand-written rules proved (specs/rules/unity.verified.json) and the generated ones
+// (specs/rules/generated.verified.json, made by scripts/bundle_rules.sh).
+std::vector<std::string> bundled_rule_libraries();
 
 // Reads every file (rule libraries or .loom rule files; errors name the file) and sorts its rules.
+// Plans name rules by id, so two different rules with one id are refused, naming both files; the
+// same rule given twice is taken once.
 RuleSelection select_rules(const spec::Library& library, const std::vector<std::string>& specs, const std::vector<std::string>& files,
                            bool include_unverified);
 

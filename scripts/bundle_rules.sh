@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Regenerates and re-proves the bundled library of generated rules, specs/rules/generated.verified.json:
+# `loom generate` on its defaults (Unity's op set, three activations and two weights, up to 3
+# operators) with --prune-implied, then `loom verify` of every candidate, without the result cache.
+# The library's spec paths are written relative to specs/, so the file does not name this checkout.
+#
+#   scripts/bundle_rules.sh [BUILD_DIR]      (also: cmake --build BUILD_DIR --target bundled-rules)
+set -euo pipefail
+
+build=${1:-build}
+root="$(cd "$(dirname "$0")/.." && pwd)"
+loom="$build/cli/loom"
+[ -x "$loom" ] || { echo "bundle_rules: $loom not found: build first (cmake -S . -B $build && cmake --build $build)" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+echo "== generate (Unity op set, up to 3 operators, --prune-implied)"
+"$loom" generate --max-ops 3 --prune-implied -o "$work/generated.json" --out-spec "$work/generated.loom"
+echo "== verify every rule with Z3"
+status=0
+"$loom" verify "$work/generated.json" -o "$work/generated.verified.json" --no-cache || status=$?
+[ "$status" -eq 0 ] || { echo "bundle_rules: some rules were not proved (exit $status); the bundled library is left as it was" >&2; exit 1; }
+python3 - "$work/generated.verified.json" "$root/specs" "$root/specs/rules/generated.verified.json" <<'PY'
+import json, os, sys
+source, specs, target = sys.argv[1:4]
+library = json.load(open(source))
+library["specs"] = [os.path.relpath(p, specs) for p in library["specs"]]
+tmp = target + ".tmp"
+with open(tmp, "w") as f:
+    json.dump(library, f, indent=1, sort_keys=True)
+    f.write("\n")
+os.replace(tmp, target)
+print(f"{len(library['rules'])} proved rules written to {target}")
+PY

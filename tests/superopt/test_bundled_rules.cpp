@@ -1,0 +1,77 @@
+// The bundled library of generated rules (specs/rules/generated.verified.json, made by
+// scripts/bundle_rules.sh) is what the generator finds: a fresh generation on the same defaults
+// at 2 operators gives exactly the bundled rules of that size.
+#include <fstream>
+#include <set>
+
+#include "support.hpp"
+
+namespace loom::superopt::test {
+namespace {
+
+std::size_t operators(const pcg::Graph& g) {
+  std::size_t n = 0;
+  for (const pcg::Node& node : g.nodes()) n += !node.is_graph_input();
+  return n;
+}
+
+// What makes a rule the same rule whatever its id: its equation, category and side conditions.
+std::string content(const pcg::Rule& r) {
+  std::string out = equation(r) + " | " + pcg::category_name(r.category);
+  for (const std::string& c : r.constraints) out += " | " + c;
+  return out;
+}
+
+TEST(BundledRules, AFreshGenerationAtTwoOperatorsEqualsTheBundledRulesOfThatSize) {
+  const std::string path = spec::Library::default_specs_dir() + "/rules/generated.verified.json";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  const pcg::RuleLibrary bundled_rules = pcg::rule_library_from_json(nlohmann::json::parse(in), bundled());
+  ASSERT_GT(bundled_rules.rules.size(), 1000u);
+  std::set<std::string> shipped;
+  for (const pcg::Rule& r : bundled_rules.rules) {
+    EXPECT_TRUE(r.verification && r.verification->status == pcg::VerificationStatus::Proved) << r.text;
+    if (operators(r.lhs) <= 2 && operators(r.rhs) <= 2) shipped.insert(content(r));
+  }
+
+  GeneratorOptions o;
+  o.ops = unity_ops();
+  o.parallel = unity_parallel_forms();
+  o.max_ops = 2;
+  o.prune_implied = true;
+  o.jobs = 2;
+  const GenerateResult fresh = generate(bundled(), o);
+  std::set<std::string> found;
+  for (const pcg::Rule& r : fresh.rules.rules) found.insert(content(r));
+  EXPECT_GT(found.size(), 100u);
+
+  std::string missing, extra;
+  for (const std::string& c : found)
+    if (!shipped.count(c)) missing += "\n  " + c;
+  for (const std::string& c : shipped)
+    if (!found.count(c)) extra += "\n  " + c;
+  EXPECT_TRUE(missing.empty()) << "generated now but not bundled (run scripts/bundle_rules.sh):" << missing;
+  EXPECT_TRUE(extra.empty()) << "bundled but no longer generated (run scripts/bundle_rules.sh):" << extra;
+}
+
+TEST(BundledRules, TheDefaultInputsGiveTheLawsOfThreeVariablesAndTwoWeights) {
+  // Distributivity, associativity, the merge of two products of one input and the merge of two
+  // products into one over concatenations: each needs three activations or two weights.
+  GeneratorOptions o;
+  o.ops = {"matmul", "ewadd", "ewmul", "concat"};
+  o.parallel = {};
+  o.max_ops = 3;
+  o.attr_domains["axis"] = {0, 1};
+  o.jobs = 2;
+  const GenerateResult r = generate(bundled(), o);
+  auto has = [&](const std::string& a, const std::string& b) { return find_rule(r.rules, a, b) != nullptr; };
+  EXPECT_TRUE(has("ewmul(x, ewadd(y, u))", "ewadd(ewmul(x, y), ewmul(x, u))") || has("ewmul(x, ewadd(y, u))", "ewadd(ewmul(x, u), ewmul(y, x))") ||
+              has("ewmul(x, ewadd(y, u))", "ewadd(ewmul(y, x), ewmul(x, u))"))
+      << list_rules(r.rules, 4000);
+  EXPECT_TRUE(has("ewadd(ewadd(x, y), u)", "ewadd(x, ewadd(y, u))"));
+  EXPECT_TRUE(has("matmul(x, ewadd(w, v))", "ewadd(matmul(x, w), matmul(x, v))"));
+  EXPECT_TRUE(has("ewadd(matmul(x, w), matmul(y, v))", "matmul(concat<1>(x, y), concat<0>(w, v))"));
+}
+
+}  // namespace
+}  // namespace loom::superopt::test

@@ -1,0 +1,53 @@
+// The rules `loom optimize` takes: the bundled libraries by default, each rule once, and no two
+// different rules under one id, since plans name rules by id.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "loom/verifier/rule_selection.hpp"
+#include "verifier_test_support.hpp"
+
+namespace loom::verifier {
+namespace {
+
+std::vector<std::string> specs() { return {spec::Library::default_specs_dir()}; }
+
+TEST(RuleSelection, TheBundledLibrariesAreProvedWithDistinctIds) {
+  const std::vector<std::string> files = bundled_rule_libraries();
+  ASSERT_EQ(files.size(), 2u);
+  const RuleSelection s = select_rules(testing::bundled(), specs(), files, false);
+  EXPECT_TRUE(s.unproved.empty()) << s.unproved.front();
+  EXPECT_TRUE(s.left_out.empty());
+  std::set<std::string> ids;
+  for (const pcg::Rule& r : s.rules) EXPECT_TRUE(ids.insert(r.id).second) << r.id;
+  EXPECT_TRUE(ids.count("fuse_matmul_relu"));
+  EXPECT_GT(ids.size(), 1000u);
+}
+
+TEST(RuleSelection, TheSameRuleTwiceIsTakenOnceAndTwoRulesUnderOneIdAreRefused) {
+  const std::string hand = spec::Library::default_specs_dir() + "/rules/unity.verified.json";
+  const std::size_t once = select_rules(testing::bundled(), specs(), {hand}, false).rules.size();
+  EXPECT_EQ(select_rules(testing::bundled(), specs(), {hand, hand}, false).rules.size(), once);
+
+  // Another library whose second rule takes the first rule's id.
+  nlohmann::json clash = nlohmann::json::parse(std::ifstream(hand));
+  ASSERT_GE(clash["rules"].size(), 2u);
+  const std::string id = clash["rules"][0]["id"];
+  clash["rules"][1]["id"] = id;
+  const auto path = std::filesystem::temp_directory_path() / ("loom_rule_selection_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << clash.dump();
+  try {
+    select_rules(testing::bundled(), specs(), {hand, path.string()}, false);
+    ADD_FAILURE() << "two rules under one id were taken";
+  } catch (const LoomError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(path.string() + ": rule " + id), std::string::npos) << message;
+    EXPECT_NE(message.find(hand), std::string::npos) << message;
+  }
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace loom::verifier
