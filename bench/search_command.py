@@ -60,8 +60,13 @@ def main():
     parser.add_argument("--gpus", default="6,12,24,48,96,192")
     parser.add_argument("--rules", nargs="*", default=[])
     parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--ablation", action="store_true",
+                        help="Unity's ablation instead: (a) mapping only (no rules), (b) sequential (TASO, then FlexFlow), "
+                             "(c) joint, (d) joint with pipelines, and the substitutions of (c)")
     parser.add_argument("extra", nargs="*", help="options passed on to loom optimize (after --)")
     args = parser.parse_args()
+    if args.ablation:
+        return ablation(args)
     print(f"{'model':<13} {'GPUs':>4} {'wall (s)':>9} {'peak MiB':>9} {'plan (ms)':>10} {'chosen':<14} {'subst':>5}  "
           "stages (share of the wall clock)  [Unity]")
     for model in args.models.split(","):
@@ -77,6 +82,35 @@ def main():
             load = r["wall"] - rep["total_seconds"]
             print(f"{model:<13} {gpus:>4} {r['wall']:>9.1f} {r['peak_mib']:>9.0f} {1e3 * rep['best_seconds']:>10.2f} {rep['chosen']:<14} "
                   f"{len(rep['substitutions']):>5}  loading {100 * load / r['wall']:.0f}%, {stages}{tail}", flush=True)
+
+
+def ablation(args):
+    empty = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"loom_no_rules_{os.getpid()}.json")
+    with open(empty, "w") as f:
+        json.dump({"format": "loom-rules", "version": 1, "specs": [], "rules": []}, f)
+    print(f"{'model':<13} {'GPUs':>4} {'(a) mapping':>12} {'(b) sequential':>15} {'(c) joint':>10} {'(d) +pipelines':>15} "
+          f"{'(c) vs (b)':>11}  substitutions of (c)   (simulated ms per iteration)")
+    try:
+        for model in args.models.split(","):
+            for gpus in (int(g) for g in args.gpus.split(",")):
+                bare = run_isolated(args.loom, model, gpus, [empty], args.extra, args.timeout)
+                full = run_isolated(args.loom, model, gpus, args.rules, args.extra, args.timeout)
+                if "error" in bare or "error" in full:
+                    print(f"{model:<13} {gpus:>4}  {bare.get('error') or full.get('error')}", flush=True)
+                    continue
+                a, rep = bare["report"]["joint_seconds"], full["report"]
+                b, c = rep["baselines"]["sequential"], rep["joint_seconds"]
+                d = min(c, rep["pipeline_seconds"] or float("inf"))
+                counts = {}
+                for s in rep["joint_substitutions"]:
+                    name = s["rule"] + (" (right to left)" if s["reversed"] else "")
+                    counts[name] = counts.get(name, 0) + 1
+                used = ", ".join(f"{n} x{k}" for n, k in sorted(counts.items(), key=lambda e: -e[1])) or "none"
+                gain = b / c if b and c else float("nan")
+                print(f"{model:<13} {gpus:>4} {1e3 * a:>12.2f} {1e3 * b:>15.2f} {1e3 * c:>10.2f} {1e3 * d:>15.2f} {gain:>10.3f}x  {used}",
+                      flush=True)
+    finally:
+        os.remove(empty)
 
 
 def run_isolated(loom, model, gpus, rules, extra, timeout):

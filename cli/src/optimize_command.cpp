@@ -107,6 +107,8 @@ int run_optimize(OptimizeOptions opt) {
   for (const auto& s : report.substitutions)
     subs.push_back({{"rule", s.rule}, {"category", s.category}, {"status", s.status}, {"reversed", s.reversed}});
   auto seconds_or_null = [](double s) { return std::isfinite(s) ? nlohmann::json(s) : nlohmann::json(nullptr); };
+  nlohmann::json joint_subs = nlohmann::json::array();
+  for (const auto& s : report.joint.sequence) joint_subs.push_back({{"rule", s.rule}, {"reversed", s.reversed}});
   nlohmann::json stages = nlohmann::json::array();
   for (const search::StageTime& t : report.stages) stages.push_back({{"stage", t.stage}, {"seconds", t.seconds}});
   if (opt.json) {
@@ -124,6 +126,7 @@ int run_optimize(OptimizeOptions opt) {
                                 {"best_seconds", report.best_seconds},
                                 {"chosen", report.chosen},
                                 {"joint_seconds", report.joint_seconds},
+                                {"joint_substitutions", joint_subs},
                                 {"pipeline_seconds", seconds_or_null(report.pipeline_seconds)},
                                 {"pipeline", {{"stages", report.pipeline.stages}, {"microbatches", report.pipeline.microbatches}}},
                                 {"cuts", report.joint.cuts},

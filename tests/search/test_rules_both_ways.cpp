@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 
 #include "loom/interpreter/graph_eval.hpp"
 #include "loom/search/replay.hpp"
@@ -95,17 +94,7 @@ TEST(RulesBothWays, TheSearchAppliesARuleRightToLeftAndTheStepReplays) {
   EXPECT_LT(found.best_seconds, found.initial_seconds);
 
   // The merged graph computes what the start computes.
-  std::mt19937_64 rng(11);
-  std::uniform_real_distribution<double> uni(-1, 1);
-  std::map<std::string, spec::Tensor<double>> values;
-  for (const auto& n : start.nodes()) {
-    if (!n.is_graph_input()) continue;
-    spec::Tensor<double> t(n.output_shapes[0].dims);
-    for (auto& x : t.data) x = uni(rng);
-    values[n.name] = t;
-  }
-  const auto before = spec::evaluate_graph<spec::RealDomain>(library(), start, values);
-  const auto after = spec::evaluate_graph<spec::RealDomain>(library(), found.best, values);
+  const auto [before, after] = outputs_on_random_inputs(start, found.best, 11);
   ASSERT_EQ(before[0].data.size(), after[0].data.size());
   for (std::size_t i = 0; i < before[0].data.size(); ++i) EXPECT_NEAR(before[0].data[i], after[0].data[i], 1e-12);
 

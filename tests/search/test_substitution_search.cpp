@@ -48,17 +48,7 @@ TEST(SubstitutionSearch, FindsAFasterPlanThatComputesTheSameValues) {
   const SearchResult plan = search_substitutions(small, rules, library(), [](const pcg::Graph& g) { return static_cast<double>(100 - g.size()); },
                                                  options);
   ASSERT_FALSE(plan.sequence.empty());  // this cost rewards bigger graphs: the search must have rewritten
-  std::mt19937_64 rng(5);
-  std::uniform_real_distribution<double> uni(-1, 1);
-  std::map<std::string, spec::Tensor<double>> values;
-  for (const auto& n : small.nodes()) {
-    if (!n.is_graph_input()) continue;
-    spec::Tensor<double> t(n.output_shapes[0].dims);
-    for (auto& v : t.data) v = uni(rng);
-    values[n.name] = t;
-  }
-  const auto before = spec::evaluate_graph<spec::RealDomain>(library(), small, values);
-  const auto after = spec::evaluate_graph<spec::RealDomain>(library(), plan.best, values);
+  const auto [before, after] = outputs_on_random_inputs(small, plan.best, 5);
   ASSERT_EQ(before.size(), after.size());
   for (std::size_t i = 0; i < before[0].data.size(); ++i) EXPECT_NEAR(before[0].data[i], after[0].data[i], 1e-9);
 }

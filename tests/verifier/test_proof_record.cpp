@@ -120,14 +120,19 @@ TEST(ProofRecord, TheCacheAndTheReaderShareTheAxiomCheck) {
   EXPECT_NE(stale_axiom({{"c", "3", 4}}, now)->find("axiom c, which the proof used, is no longer in the library"), std::string::npos);
 }
 
+// A rule library under specs/rules/, read against the bundled specs.
+pcg::RuleLibrary shipped_library(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw LoomError(path + ": cannot be read");
+  return pcg::rule_library_from_json(nlohmann::json::parse(in), testing::bundled());
+}
+
 TEST(BundledLibrary, IsTheHandWrittenRulesProvedAndStillCurrent) {
   // specs/rules/unity.verified.json is `loom verify specs/rules/unity.loom -o ...`: when a rule or
   // an axiom its proof used changes, this fails until the library is made again.
   const spec::Library& library = testing::bundled();
   const std::string path = spec::Library::default_specs_dir() + "/rules/unity.verified.json";
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << path;
-  const pcg::RuleLibrary shipped = pcg::rule_library_from_json(nlohmann::json::parse(in), library);
+  const pcg::RuleLibrary shipped = shipped_library(path);
   const ProofChecker checker(library);
   std::size_t declared = 0;
   for (const auto* decl : library.rules()) {
@@ -149,10 +154,7 @@ TEST(BundledLibrary, TheGeneratedRulesAreProvedAndStillCurrent) {
   // specs/rules/generated.verified.json is scripts/bundle_rules.sh's output, which `loom optimize`
   // uses by default: when an axiom a proof used changes, this fails until the script runs again.
   const spec::Library& library = testing::bundled();
-  const std::string path = spec::Library::default_specs_dir() + "/rules/generated.verified.json";
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << path;
-  const pcg::RuleLibrary shipped = pcg::rule_library_from_json(nlohmann::json::parse(in), library);
+  const pcg::RuleLibrary shipped = shipped_library(spec::Library::default_specs_dir() + "/rules/generated.verified.json");
   ASSERT_GT(shipped.rules.size(), 1000u);
   const ProofChecker checker(library);
   std::size_t current = 0;
