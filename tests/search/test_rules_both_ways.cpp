@@ -4,8 +4,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <unordered_set>
 
 #include "loom/interpreter/graph_eval.hpp"
+#include "loom/pcg/graph_hash.hpp"
+#include "loom/pcg/match.hpp"
+#include "loom/pcg/rewrite.hpp"
+#include "loom/search/machine_mapping.hpp"
 #include "loom/search/replay.hpp"
 #include "loom/search/substitution_search.hpp"
 #include "search_support.hpp"
@@ -119,6 +125,65 @@ TEST(RulesBothWays, TheSearchAppliesARuleRightToLeftAndTheStepReplays) {
   Plan forward = read;
   forward.substitutions[0].reversed = false;
   EXPECT_THROW(replay_plan(forward, library()), LoomError);
+}
+
+TEST(RulesBothWays, CostedWhenTheirTurnComesRewritesFindWhatAnExhaustiveSearchFinds) {
+  // Every graph the rules reach, both ways, costed by the machine mapping: the least of them is
+  // what the best-first search returns when its budget covers them and alpha prunes nothing.
+  const auto rules = pcg::both_ways(rules_of_text(
+      "rule merge: matmul(x, ewadd(w, v)) => ewadd(matmul(x, w), matmul(x, v));\n"
+      "rule swap: ewadd(x, y) => ewadd(y, x);\n"
+      "rule fuse: relu(matmul(x, w)) => matmul_relu(x, w);\n"));
+  const pcg::Graph start = [&] {
+    pcg::Graph g;
+    const int x = g.add_input("x", shape({64, 256}));
+    const int w = g.add_input("w", shape({256, 512}), true);
+    const int v = g.add_input("v", shape({256, 512}), true);
+    const int u = g.add_input("u", shape({512, 128}), true);
+    const int a = g.add_node(library(), "matmul", {}, {{x, 0}, {w, 0}});
+    const int b = g.add_node(library(), "matmul", {}, {{x, 0}, {v, 0}});
+    const int sum = g.add_node(library(), "ewadd", {}, {{a, 0}, {b, 0}});
+    const int h = g.add_node(library(), "relu", {}, {{g.add_node(library(), "matmul", {}, {{sum, 0}, {u, 0}}), 0}});
+    g.mark_output({h, 0});
+    return g;
+  }();
+  const Machine machine = load_machine("summit").with_devices_per_node(2);
+  const CostModel model(library(), machine);
+  MachineMapper mapper(library(), model);
+  auto cost = [&](const pcg::Graph& g) { return mapper.map(g).estimate; };
+
+  std::vector<pcg::Graph> reached{start};
+  std::unordered_set<std::uint64_t> seen{pcg::graph_hash(start)};
+  double least = cost(start);
+  for (std::size_t i = 0; i < reached.size(); ++i) {
+    const pcg::Graph current = reached[i];  // `reached` grows below
+    const pcg::GraphIndex index(current);
+    for (const pcg::Rule& rule : rules)
+      for (const pcg::Match& m : pcg::find_matches(index, rule)) {
+        pcg::RewriteOutcome outcome = pcg::apply_match(current, rule, m, library());
+        if (!outcome.rewrite || !seen.insert(pcg::graph_hash(outcome.rewrite->graph)).second) continue;
+        least = std::min(least, cost(outcome.rewrite->graph));
+        reached.push_back(std::move(outcome.rewrite->graph));
+      }
+  }
+  ASSERT_GT(reached.size(), 4u);
+  ASSERT_LT(least, cost(start));
+
+  SearchOptions options;
+  options.alpha = std::numeric_limits<double>::infinity();
+  options.budget = reached.size();
+  options.node_seconds = [&model](const pcg::Graph& g, const pcg::Node& n) { return model.local_seconds(g, n); };
+  const SearchResult found = search_substitutions(start, rules, library(), cost, options);
+  EXPECT_DOUBLE_EQ(found.best_seconds, least);
+  EXPECT_EQ(found.rewrites, reached.size());
+  EXPECT_DOUBLE_EQ(cost(found.best), found.best_seconds);
+
+  // With the default alpha and a budget of a few graphs, the estimates lead it to the same plan.
+  options.alpha = 1.05;
+  options.budget = 4;
+  const SearchResult bounded = search_substitutions(start, rules, library(), cost, options);
+  EXPECT_LE(bounded.generated, options.budget + 1);
+  EXPECT_DOUBLE_EQ(bounded.best_seconds, least);
 }
 
 }  // namespace
