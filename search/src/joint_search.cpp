@@ -90,14 +90,27 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
   for (std::size_t i = 0; i < segments.size(); ++i) {
     const std::size_t ins = i == 0 ? 1 : states(i - 1);
     const std::size_t outs = i + 1 == segments.size() ? 1 : states(i);
-    SearchOptions per_pair = options.substitution;
-    if (!per_pair.node_seconds)
-      per_pair.node_seconds = [&model](const pcg::Graph& g, const pcg::Node& n) { return model.local_seconds(g, n); };
-    if (per_pair.max_seconds > 0) {
+    SearchOptions per_segment = options.substitution;
+    if (!per_segment.node_seconds)
+      per_segment.node_seconds = [&model](const pcg::Graph& g, const pcg::Node& n) { return model.local_seconds(g, n); };
+    if (per_segment.max_seconds > 0) {
       const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-      per_pair.max_seconds =
-          std::max(0.001, (options.substitution.max_seconds - used) / static_cast<double>(segments.size() - i) / static_cast<double>(ins * outs));
+      per_segment.max_seconds = std::max(0.001, (options.substitution.max_seconds - used) / static_cast<double>(segments.size() - i));
     }
+    // The rewrites do not depend on how the cuts are partitioned, only their costs do: the
+    // segment is searched once with its cuts unpinned, and the graph found competes with the
+    // segment as given under every partitioning of its two cuts.
+    SearchResult found = search_substitutions(
+        segments[i].graph, searched, library, [&](const pcg::Graph& g) { return mapper.map(g).estimate; }, per_segment,
+        [&](const SearchStep& s) {
+          if (progress) progress({i + 1, segments.size(), result.explored + s.explored});
+        });
+    result.explored += found.explored;
+    result.generated += found.generated;
+    result.rewrites += found.rewrites;
+    std::vector<std::pair<const pcg::Graph*, const std::vector<AppliedSubstitution>*>> contenders{{&segments[i].graph, nullptr}};
+    if (!found.sequence.empty()) contenders.push_back({&found.best, &found.sequence});
+
     choices.emplace_back(ins, std::vector<SegmentChoice>(outs));
     std::vector<double> next(outs, kInf);
     came_from.emplace_back(outs, 0);
@@ -107,16 +120,14 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
         Pins pins;
         if (i > 0 && cuts[i - 1]) pins.inputs[cuts[i - 1]->input] = partitionings[i - 1][a];
         if (i + 1 < segments.size() && cuts[i]) pins.outputs[cuts[i]->output] = partitionings[i][b];
-        auto cost = [&](const pcg::Graph& g) { return mapper.map(g, pins).estimate; };
-        SearchResult found = search_substitutions(segments[i].graph, searched, library, cost, per_pair, [&](const SearchStep& s) {
-          if (progress) progress({i + 1, segments.size(), result.explored + s.explored});
-        });
-        result.explored += found.explored;
-        result.generated += found.generated;
-        result.rewrites += found.rewrites;
         SegmentChoice& c = choices[i][a][b];
-        c.seconds = found.best_seconds;
-        c.sequence = std::move(found.sequence);
+        for (const auto& [graph, sequence] : contenders) {
+          const double seconds = mapper.map(*graph, pins).estimate;
+          if (seconds < c.seconds) {
+            c.seconds = seconds;
+            c.sequence = sequence ? *sequence : std::vector<AppliedSubstitution>{};
+          }
+        }
         if (best[a] + c.seconds < next[b]) {
           next[b] = best[a] + c.seconds;
           came_from[i][b] = a;

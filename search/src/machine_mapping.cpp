@@ -1,7 +1,9 @@
 #include "loom/search/machine_mapping.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -42,6 +44,33 @@ struct Tree {
   std::vector<int> members;     // graph nodes, ascending
   std::vector<int> boundary;    // decision nodes outside that share an edge with a member
   std::string content;          // what the sub-problem's cost depends on, apart from its context
+  int content_id = -1;          // `content` interned
+};
+
+// A sub-problem of the DP: a tree's content on a block of devices under a memory scale, with the
+// choices of the decided nodes at its boundary (config content and first device, in turn).
+struct MemoKey {
+  int content = 0;
+  int first = 0, count = 0;
+  std::uint64_t memory_scale = 0;  // the double's bits
+  std::vector<int> boundary;
+
+  bool operator==(const MemoKey&) const = default;
+};
+
+struct MemoKeyHash {
+  std::size_t operator()(const MemoKey& k) const {
+    std::uint64_t h = 0x9E3779B97F4A7C15ULL;
+    auto mix = [&h](std::uint64_t v) {
+      h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+      h *= 0xBF58476D1CE4E5B9ULL;
+    };
+    mix(static_cast<std::uint64_t>(k.content));
+    mix((static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.first)) << 32) | static_cast<std::uint32_t>(k.count));
+    mix(k.memory_scale);
+    for (int b : k.boundary) mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(b)));
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
 };
 
 struct Entry {
@@ -84,7 +113,7 @@ struct MachineMapper::Impl {
   // Shared across graphs.
   std::unordered_map<std::string, std::vector<ConfigInfo>> configs_by_signature;
   std::unordered_map<std::string, int> interned;
-  std::unordered_map<std::string, Entry> memo;
+  std::unordered_map<MemoKey, Entry, MemoKeyHash> memo;
   std::unordered_map<std::string, double> reshard_cache;
 
   // The graph being mapped.
@@ -247,6 +276,7 @@ struct MachineMapper::Impl {
       t.children = {before.empty() ? -1 : build(std::move(before)), after.empty() ? -1 : build(std::move(after))};
     }
     describe(t);
+    t.content_id = intern(t.content);
     trees.push_back(std::move(t));
     return static_cast<int>(trees.size()) - 1;
   }
@@ -328,17 +358,18 @@ struct MachineMapper::Impl {
       }
     }
     if (t.node >= 0) s += "@" + std::to_string(local[t.node]);
-    for (int c : t.children) s += "[" + (c < 0 ? std::string("-") : std::to_string(intern(trees[static_cast<std::size_t>(c)].content))) + "]";
+    for (int c : t.children) s += "[" + (c < 0 ? std::string("-") : std::to_string(trees[static_cast<std::size_t>(c)].content_id)) + "]";
   }
 
   // ---- dynamic programming -------------------------------------------------------------------
 
-  std::string key(const Tree& t, Resource r) {
-    std::string k = std::to_string(intern(t.content)) + ":" + std::to_string(r.first) + "+" + std::to_string(r.count) + "/" +
-                    std::to_string(memory_scale);
+  MemoKey key(const Tree& t, Resource r) const {
+    MemoKey k{t.content_id, r.first, r.count, std::bit_cast<std::uint64_t>(memory_scale), {}};
+    k.boundary.reserve(2 * t.boundary.size());
     for (int b : t.boundary) {
       const Choice c = fixed[static_cast<std::size_t>(b)];
-      k += "|" + std::to_string(info(b, c).content) + "@" + std::to_string(c.first);
+      k.boundary.push_back(info(b, c).content);
+      k.boundary.push_back(c.first);
     }
     return k;
   }
@@ -346,7 +377,7 @@ struct MachineMapper::Impl {
   double solve(int index, Resource r) {
     if (index < 0) return 0;
     const Tree& t = trees[static_cast<std::size_t>(index)];
-    const std::string k = key(t, r);
+    MemoKey k = key(t, r);
     if (auto it = memo.find(k); it != memo.end()) {
       ++stats.cache_hits;
       return it->second.cost;
@@ -375,7 +406,7 @@ struct MachineMapper::Impl {
       }
     }
     const double cost = e.cost;
-    memo.emplace(k, std::move(e));
+    memo.emplace(std::move(k), std::move(e));
     return cost;
   }
 
