@@ -51,6 +51,7 @@ SubstitutionAudit audit_step(const search::Plan& plan, std::size_t i, const spec
   a.index = i + 1;
   a.rule = s.rule;
   a.category = s.category;
+  a.reversed = s.reversed;
   auto rule = std::find_if(plan.rules.begin(), plan.rules.end(), [&](const pcg::Rule& r) { return r.id == s.rule; });
   if (rule == plan.rules.end()) {
     a.status = "missing";
@@ -163,7 +164,8 @@ nlohmann::json audit_to_json(const PlanAudit& audit) {
     nlohmann::json axioms = nlohmann::json::array();
     for (const pcg::AxiomUse& a : s.axioms) axioms.push_back({{"name", a.name}, {"hash", a.hash}, {"checked_instances", a.checked_instances}});
     nlohmann::json step = {{"index", s.index}, {"rule", s.rule},       {"category", s.category}, {"text", s.text},
-                           {"rule_hash", s.rule_hash}, {"status", s.status}, {"holds", s.holds()}, {"axioms", axioms}};
+                           {"rule_hash", s.rule_hash}, {"status", s.status}, {"holds", s.holds()}, {"axioms", axioms},
+                           {"reversed", s.reversed}};
     if (!s.holds()) step["problem"] = s.problem;
     steps.push_back(std::move(step));
   }
@@ -181,7 +183,8 @@ std::string audit_text(const PlanAudit& audit) {
   std::ostringstream os;
   for (const SubstitutionAudit& s : audit.substitutions) {
     os << "----------------------------------------\n"
-       << s.index << ". " << s.rule << (s.category.empty() ? "" : " (" + s.category + ")") << ": " << s.status;
+       << s.index << ". " << s.rule << (s.category.empty() ? "" : " (" + s.category + ")") << (s.reversed ? ", applied right to left" : "")
+       << ": " << s.status;
     if (!s.rule_hash.empty()) os << "  [rule hash " << s.rule_hash << "]";
     os << "\n";
     if (!s.text.empty()) os << "   " << s.text << "\n";

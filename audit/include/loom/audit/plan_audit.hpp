@@ -32,6 +32,7 @@ struct SubstitutionAudit {
   std::string rule;
   std::string category;
   std::string text;       // the rule in spec syntax, as the plan carries it
+  bool reversed = false;  // applied right to left
   std::string rule_hash;  // of the content the plan carries
   // proved (its record holds, and the proof was found again), re-proved (the proof was found again,
   // the plan's record not matching), stale, refuted, unknown, unverified, or missing (no such rule)
