@@ -126,6 +126,7 @@ int run_optimize(OptimizeOptions opt) {
                                 {"best_seconds", report.best_seconds},
                                 {"chosen", report.chosen},
                                 {"joint_seconds", report.joint_seconds},
+                                {"refined_seconds", report.refined_seconds},
                                 {"joint_substitutions", joint_subs},
                                 {"pipeline_seconds", seconds_or_null(report.pipeline_seconds)},
                                 {"pipeline", {{"stages", report.pipeline.stages}, {"microbatches", report.pipeline.microbatches}}},

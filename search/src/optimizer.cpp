@@ -75,7 +75,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   });
   report.search_seconds = since(joint_began);
   Candidate best{"joint", report.joint.graph, report.joint.placements, report.joint.sequence, 0, {}};
-  best.seconds = report.joint_seconds = placement_seconds(library, best.graph, best.placements, model);
+  best.seconds = report.joint_seconds = report.refined_seconds = placement_seconds(library, best.graph, best.placements, model);
 
   // FlexFlow's simulator-driven local search from the DP's plan: the DP's objective adds times
   // where the simulator overlaps them, so a few moves judged by the simulator can still pay.
@@ -89,7 +89,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     const McmcResult r = mcmc_search(library, best.graph, model, refine);
     if (r.seconds < best.seconds) {
       best.placements = r.placements;
-      best.seconds = r.seconds;
+      best.seconds = report.refined_seconds = r.seconds;
       best.name = "joint+mcmc";
     }
   }

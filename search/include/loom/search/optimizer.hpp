@@ -42,6 +42,7 @@ struct OptimizeReport {
   Pipeline pipeline;                  // the chosen plan's pipeline (none unless `chosen` is pipeline)
   std::vector<AppliedSubstitution> substitutions;
   double joint_seconds = 0;           // the joint search's plan, simulated, before refinement
+  double refined_seconds = 0;         // the same after the MCMC refinement (joint_seconds without one)
   double pipeline_seconds = 0;        // the best pipeline found (infinity: none fits or none tried)
   std::map<std::string, double> baselines;  // name -> simulated seconds (infinity: does not fit)
   double initial_seconds = 0;         // the graph as given, on one device
