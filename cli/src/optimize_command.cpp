@@ -210,7 +210,8 @@ void add_optimize_command(CLI::App& app, int& status) {
   cmd->add_option("--mcmc-seconds", opt->settings.mcmc_seconds,
                   "time bound of each MCMC walk, as FlexFlow's: it also stops once its best has not improved for half of it "
                   "(0: the steps alone bound it; results then do not depend on the machine's speed)")
-      ->default_val(30);
+      ->default_val(30)
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-baselines", opt->no_baselines, "skip the baselines");
   cmd->add_flag("--no-pipeline", opt->no_pipeline, "do not try pipeline parallelism (1F1B stages over the whole graph)");
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled specs/)");

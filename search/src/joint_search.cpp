@@ -36,7 +36,6 @@ std::optional<CutValue> cut_value(const Segment& before, const Segment& after) {
 struct SegmentChoice {
   double seconds = kInf;
   std::vector<AppliedSubstitution> sequence;
-  std::size_t explored = 0, generated = 0;
 };
 
 }  // namespace

@@ -97,7 +97,7 @@ SearchResult search_substitutions(const pcg::Graph& start, const std::vector<pcg
     // nodes it replaces and inserts; it is costed in full only when its turn comes.
     const pcg::GraphIndex index(*current.graph);
     for (std::size_t r : rule_index.candidates(index)) {
-      for (pcg::Match& m : pcg::find_matches(index, rules[r])) {
+      for (const pcg::Match& m : pcg::find_matches(index, rules[r])) {
         pcg::RewriteOutcome outcome = pcg::apply_match(*current.graph, rules[r], m, catalog);
         if (!outcome.rewrite) continue;
         if (!seen.insert(pcg::graph_hash(outcome.rewrite->graph)).second) continue;
