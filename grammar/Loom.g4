@@ -67,7 +67,9 @@ fusedDecl : 'fused' name=ID attrParams? '(' inputParams ')' '=' term ('lowers_to
 // ---- axioms and rules ---------------------------------------------------------------------
 
 axiomDecl : 'axiom' name=ID ':' quantifier? lhs=term '==' rhs=term ';' ;
-ruleDecl  : 'rule' name=ID ':' quantifier? lhs=term '=>' rhs=term ';' ;
+ruleDecl  : 'rule' name=ID ':' quantifier? lhs=ruleSide '=>' rhs=ruleSide ';' ;
+// A rule with several outputs writes each side as a tuple; the outputs correspond in order.
+ruleSide  : term | '(' term (',' term)+ ')' ;
 
 quantifier : 'forall' binder (',' binder)* ('where' cond=expr)? '.' ;
 binder

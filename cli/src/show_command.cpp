@@ -13,6 +13,7 @@
 #include "loom/models/load.hpp"
 #include "loom/models/model_stats.hpp"
 #include "loom/pcg/graph_dot.hpp"
+#include "loom/verifier/term_text.hpp"
 #include "model_options.hpp"
 
 namespace loom::cli {
@@ -144,23 +145,12 @@ void show_op(const spec::OpDecl& op, bool dot) {
   std::cout << "\n";
 }
 
-std::string term_text(const spec::Term& t) {
-  if (t.kind == spec::TermKind::Var) return t.name;
-  if (t.kind == spec::TermKind::Project) return term_text(*t.args[0]) + "." + (t.field.empty() ? std::to_string(t.position) : t.field);
-  std::string out = t.name;
-  if (!t.attrs.empty()) {
-    out += "<";
-    for (std::size_t i = 0; i < t.attrs.size(); ++i)
-      out += (i ? ", " : "") + (t.attrs[i].name.empty() ? "" : t.attrs[i].name + "=") + spec::expr_to_string(*t.attrs[i].value);
-    out += ">";
-  }
-  out += "(";
-  for (std::size_t i = 0; i < t.args.size(); ++i) out += (i ? ", " : "") + term_text(*t.args[i]);
-  return out + ")";
-}
-
 void term_dot(const spec::Term& t, const std::string& prefix, int& counter, std::map<std::string, std::string>& vars,
               const std::string& parent) {
+  if (t.kind == spec::TermKind::Tuple) {
+    for (const auto& part : t.args) term_dot(*part, prefix, counter, vars, parent);
+    return;
+  }
   std::string id;
   if (t.kind == spec::TermKind::Var) {
     auto it = vars.find(t.name);
@@ -217,11 +207,11 @@ void show_file(const spec::Library& lib, const std::string& file, bool dot) {
   for (const auto* p : lib.parallel_forms())
     if (in_file(p->loc)) std::cout << "parallel " << p->name << " (values " << p->values << ", lowers to " << p->lowers_to << ")\n";
   for (const auto* f : lib.fused_forms())
-    if (in_file(f->loc)) std::cout << "fused " << f->name << " = " << term_text(*f->body) << "\n";
+    if (in_file(f->loc)) std::cout << "fused " << f->name << " = " << verifier::term_to_string(*f->body) << "\n";
   for (const auto* a : lib.axioms())
-    if (in_file(a->loc)) std::cout << "axiom " << a->name << ": " << term_text(*a->lhs) << " == " << term_text(*a->rhs) << "\n";
+    if (in_file(a->loc)) std::cout << "axiom " << a->name << ": " << verifier::term_to_string(*a->lhs) << " == " << verifier::term_to_string(*a->rhs) << "\n";
   for (const auto* r : lib.rules())
-    if (in_file(r->loc)) std::cout << "rule " << r->name << ": " << term_text(*r->lhs) << " => " << term_text(*r->rhs) << "\n";
+    if (in_file(r->loc)) std::cout << "rule " << r->name << ": " << verifier::term_to_string(*r->lhs) << " => " << verifier::term_to_string(*r->rhs) << "\n";
 }
 
 // 335141888 -> "335,141,888"

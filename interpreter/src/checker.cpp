@@ -296,6 +296,10 @@ class Checker {
       check_term(*t.args[0], vars, ints, implicit_vars);
       return;
     }
+    if (t.kind == TermKind::Tuple) {
+      error(t.loc, "a tuple of outputs is only a whole side of a rule");
+      return;
+    }
     const auto* params = lib_.attr_params(t.name);
     if (!params) {
       error(t.loc, "unknown operator or parallel form '" + t.name + "'");
@@ -354,8 +358,19 @@ class Checker {
         }
     }
     bool implicit = !is_axiom && eq.quantifier.binders.empty();
-    check_term(*eq.lhs, &vars, ints, implicit);
-    check_term(*eq.rhs, &vars, ints, implicit);
+    check_side(*eq.lhs, vars, ints, implicit);
+    check_side(*eq.rhs, vars, ints, implicit);
+    const std::size_t left = outputs_written(*eq.lhs), right = outputs_written(*eq.rhs);
+    if (left != right)
+      error(eq.rhs->loc, "the left-hand side gives " + std::to_string(left) + " output" + (left == 1 ? "" : "s") +
+                             ", the right-hand side " + std::to_string(right));
+  }
+
+  static std::size_t outputs_written(const Term& side) { return side.kind == TermKind::Tuple ? side.args.size() : 1; }
+
+  void check_side(const Term& side, const std::set<std::string>& vars, const std::set<std::string>& ints, bool implicit) {
+    if (side.kind != TermKind::Tuple) return check_term(side, &vars, ints, implicit);
+    for (const auto& part : side.args) check_term(*part, &vars, ints, implicit);
   }
 
   const Library& lib_;

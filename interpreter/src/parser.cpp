@@ -360,9 +360,20 @@ class Builder {
     d.name = ctx->name->getText();
     d.loc = at(ctx->name);
     d.quantifier = quantifier(ctx->quantifier());
-    d.lhs = term(ctx->lhs);
-    d.rhs = term(ctx->rhs);
+    d.lhs = side(ctx->lhs);
+    d.rhs = side(ctx->rhs);
     return d;
+  }
+
+  TermPtr side(P::TermContext* ctx) const { return term(ctx); }
+
+  TermPtr side(P::RuleSideContext* ctx) const {
+    if (ctx->term().size() == 1) return term(ctx->term(0));
+    auto t = std::make_shared<Term>();
+    t->kind = TermKind::Tuple;
+    t->loc = at(ctx);
+    for (auto* part : ctx->term()) t->args.push_back(term(part));
+    return t;
   }
 
   Module module(P::FileContext* ctx) const {

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 
 #include "loom/interpreter/int_eval.hpp"
 
@@ -31,18 +32,33 @@ std::int64_t allowed_value(const Binder& b, std::size_t choice) {
   return b.bound_op == "!=" && any == b.bound ? any + 8 : any;
 }
 
-// Builds one side of a rule over the variables' shapes.
+// Builds one side of a rule over the variables' shapes. A subterm written twice is one node, so the
+// outputs of a side with several share what they have in common. Attributes written as an open
+// symbol are noted.
 class SideBuilder {
  public:
-  SideBuilder(const Library& library, const std::map<std::string, pcg::ParallelShape>& shapes, const IntScope& ints)
-      : library_(library), shapes_(shapes), ints_(ints) {}
+  SideBuilder(const Library& library, const std::map<std::string, pcg::ParallelShape>& shapes, const IntScope& ints,
+              const std::map<std::string, pcg::RuleSymbol>& openable)
+      : library_(library), shapes_(shapes), ints_(ints), openable_(openable) {}
 
-  pcg::Graph build(const Term& term) {
-    for (pcg::PortRef p : eval(term)) graph_.mark_output(p);
+  pcg::Graph build(const Term& side, bool in_rhs, std::vector<pcg::OpenAttribute>& open) {
+    in_rhs_ = in_rhs;
+    open_ = &open;
+    if (side.kind == TermKind::Tuple) {
+      for (const auto& part : side.args) graph_.mark_output(single(*part));
+    } else {
+      for (pcg::PortRef p : eval(side)) graph_.mark_output(p);
+    }
     return std::move(graph_);
   }
 
  private:
+  pcg::PortRef single(const Term& t) {
+    auto ports = eval(t);
+    if (ports.size() != 1) throw LoomError({{t.loc, "'" + t.name + "' has several outputs; pick one"}});
+    return ports[0];
+  }
+
   std::vector<pcg::PortRef> eval(const Term& t) {
     switch (t.kind) {
       case TermKind::Var: {
@@ -62,18 +78,37 @@ class SideBuilder {
         if (pick >= ports.size()) throw LoomError({{t.loc, "no such output"}});
         return {ports[pick]};
       }
-      case TermKind::Apply:
-        break;
+      case TermKind::Tuple: throw LoomError({{t.loc, "a tuple of outputs is only a whole side of a rule"}});
+      case TermKind::Apply: break;
     }
     std::vector<pcg::PortRef> args;
-    for (const auto& a : t.args) {
-      auto ports = eval(*a);
-      if (ports.size() != 1) throw LoomError({{a->loc, "'" + a->name + "' has several outputs; pick one"}});
-      args.push_back(ports[0]);
-    }
+    for (const auto& a : t.args) args.push_back(single(*a));
     const auto* params = library_.attr_params(t.name);
     if (!params) throw LoomError({{t.loc, "unknown operator or parallel form '" + t.name + "'"}});
-    const int node = graph_.add_node(library_, t.name, Library::resolve_attrs(t.name, *params, t.attrs, ints_, t.loc), args);
+    pcg::AttrMap attrs = Library::resolve_attrs(t.name, *params, t.attrs, ints_, t.loc);
+    // Attribute name -> the open symbol it is written as.
+    std::map<std::string, std::string> symbolic;
+    for (std::size_t i = 0; i < t.attrs.size() && i < params->size(); ++i) {
+      const AttrArg& arg = t.attrs[i];
+      if (arg.value->kind != ExprKind::Name || !openable_.count(arg.value->name)) continue;
+      symbolic[arg.name.empty() ? (*params)[i].name : arg.name] = arg.value->name;
+    }
+    std::string key = t.name + "<";
+    for (const auto& [name, value] : attrs) {
+      auto open = symbolic.find(name);
+      key += name + "=" + (open == symbolic.end() ? std::to_string(value) : "$" + open->second) + ";";
+    }
+    key += ">";
+    for (pcg::PortRef a : args) key += std::to_string(a.node) + "." + std::to_string(a.port) + " ";
+    auto known = built_.find(key);
+    int node = 0;
+    if (known != built_.end()) {
+      node = known->second;
+    } else {
+      node = graph_.add_node(library_, t.name, std::move(attrs), args);
+      built_.emplace(key, node);
+      for (const auto& [attribute, symbol] : symbolic) open_->push_back({in_rhs_, node, attribute, symbol});
+    }
     std::vector<pcg::PortRef> out;
     for (std::size_t p = 0; p < graph_.node(node).output_shapes.size(); ++p) out.push_back({node, static_cast<int>(p)});
     return out;
@@ -82,9 +117,74 @@ class SideBuilder {
   const Library& library_;
   const std::map<std::string, pcg::ParallelShape>& shapes_;
   const IntScope& ints_;
+  const std::map<std::string, pcg::RuleSymbol>& openable_;
   pcg::Graph graph_;
   std::map<std::string, int> inputs_;
+  std::map<std::string, int> built_;
+  bool in_rhs_ = false;
+  std::vector<pcg::OpenAttribute>* open_ = nullptr;
 };
+
+// The symbols of a rule that may stay open: integer binders (with the values their domain or
+// bound allows) and size symbols that name a dimension of a variable. None when a where-condition
+// relates them: the condition would then have to be checked wherever the rule applies.
+std::map<std::string, pcg::RuleSymbol> openable_symbols(const EquationDecl& rule) {
+  std::map<std::string, pcg::RuleSymbol> out;
+  if (rule.quantifier.where) return out;
+  // An integer binder a shape or degree depends on stays closed: the match could not check it.
+  std::vector<std::string> in_types;
+  for (const Binder& b : rule.quantifier.binders) {
+    if (b.is_int || !b.shape) continue;
+    for (const auto& d : b.shape->dims)
+      if (!d.is_pack()) collect_names(*d.expr, in_types);
+    for (const ExprPtr& e : {b.degrees.V, b.degrees.R})
+      if (e) collect_names(*e, in_types);
+    for (const auto* list : {&b.degrees.D, &b.degrees.P})
+      for (const ExprPtr& e : *list) collect_names(*e, in_types);
+  }
+  for (const Binder& b : rule.quantifier.binders) {
+    if (!b.is_int || std::find(in_types.begin(), in_types.end(), b.name) != in_types.end()) continue;
+    pcg::RuleSymbol s;
+    s.name = b.name;
+    if (b.domain) s.values = *b.domain;
+    if (b.bound_op == ">") s.at_least = b.bound + 1;
+    else if (b.bound_op == ">=") s.at_least = b.bound;
+    else if (b.bound_op == "<") s.at_most = b.bound - 1;
+    else if (b.bound_op == "<=") s.at_most = b.bound;
+    else if (b.bound_op == "!=") continue;
+    out.emplace(b.name, std::move(s));
+  }
+  for (const Binder& b : rule.quantifier.binders) {
+    if (b.is_int || !b.shape) continue;
+    for (std::size_t i = 0; i < b.shape->dims.size(); ++i) {
+      const auto& d = b.shape->dims[i];
+      if (d.is_pack()) break;  // dimensions after a pack have no fixed position
+      if (d.expr->kind != ExprKind::Name || out.count(d.expr->name)) continue;
+      pcg::RuleSymbol s;
+      s.name = d.expr->name;
+      s.variable = b.name;
+      s.dim = static_cast<int>(i);
+      out.emplace(s.name, std::move(s));
+    }
+  }
+  return out;
+}
+
+// Keeps the open attributes whose value a match determines, and the symbols they use.
+void settle_open_attributes(pcg::Rule& rule, const std::vector<pcg::OpenAttribute>& open,
+                            const std::map<std::string, pcg::RuleSymbol>& openable) {
+  std::set<std::string> fixed_by_lhs, used;
+  for (const auto& a : open)
+    if (!a.in_rhs) fixed_by_lhs.insert(a.symbol);
+  for (const auto& a : open) {
+    const pcg::RuleSymbol& s = openable.at(a.symbol);
+    const bool determined = !a.in_rhs || fixed_by_lhs.count(a.symbol) || (s.is_size() && rule.lhs.find(s.variable));
+    if (!determined) continue;  // keeps the value it was typed at
+    rule.open_attributes.push_back(a);
+    used.insert(a.symbol);
+  }
+  for (const auto& name : used) rule.symbols.push_back(openable.at(name));
+}
 
 }  // namespace
 
@@ -93,7 +193,7 @@ namespace {
 // Searches for sizes at which a rule's two sides type to the same shapes.
 class RuleTyper {
  public:
-  RuleTyper(const Library& library, const EquationDecl& rule) : library_(library), rule_(rule) {
+  RuleTyper(const Library& library, const EquationDecl& rule) : library_(library), rule_(rule), openable_(openable_symbols(rule)) {
     for (const auto& b : rule.quantifier.binders)
       if (!b.is_int) variables_.push_back(b.name);
     collect_vars(*rule.lhs, variables_);
@@ -207,13 +307,14 @@ class RuleTyper {
       }
       pcg::Rule out;
       out.id = rule_.name;
+      std::vector<pcg::OpenAttribute> open;
       try {
-        out.lhs = SideBuilder(library_, shapes, ints).build(*rule_.lhs);
+        out.lhs = SideBuilder(library_, shapes, ints, openable_).build(*rule_.lhs, false, open);
       } catch (const LoomError& e) {
         throw LoomError("the left-hand side: " + std::string(e.what()));
       }
       try {
-        out.rhs = SideBuilder(library_, shapes, ints).build(*rule_.rhs);
+        out.rhs = SideBuilder(library_, shapes, ints, openable_).build(*rule_.rhs, true, open);
       } catch (const LoomError& e) {
         throw LoomError("the right-hand side: " + std::string(e.what()));
       }
@@ -223,6 +324,7 @@ class RuleTyper {
         if (differ_problem_.empty()) differ_problem_ = *differ;
         return std::nullopt;
       }
+      settle_open_attributes(out, open, openable_);
       out.category = pcg::classify_rule(out.lhs, out.rhs, [&](const std::string& op) { return library_.find_op(op) == nullptr; });
       out.provenance = {{"source", rule_.loc.to_string()}};
       return out;
@@ -234,6 +336,7 @@ class RuleTyper {
 
   const Library& library_;
   const EquationDecl& rule_;
+  std::map<std::string, pcg::RuleSymbol> openable_;
   std::vector<std::string> variables_, symbols_;
   std::vector<const Binder*> ints_;
   bool rank_matters_ = false;

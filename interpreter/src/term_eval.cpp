@@ -38,6 +38,12 @@ std::vector<TermValue<Domain>> TermEvaluator<Domain>::eval(const Term& term, con
       return {std::move(values[pick])};
     }
     case TermKind::Apply: return apply(term, vars, ints);
+    case TermKind::Tuple: {
+      std::vector<TermValue<Domain>> out;
+      for (const auto& part : term.args)
+        for (auto& value : eval(*part, vars, ints)) out.push_back(std::move(value));
+      return out;
+    }
   }
   return {};
 }

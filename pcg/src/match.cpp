@@ -48,13 +48,16 @@ namespace {
 
 class Matcher {
  public:
-  Matcher(const GraphIndex& index, const Rule& rule) : index_(index), graph_(index.graph()), lhs_(rule.lhs) {
+  Matcher(const GraphIndex& index, const Rule& rule) : index_(index), graph_(index.graph()), rule_(rule), lhs_(rule.lhs) {
     for (const Node& n : lhs_.nodes())
       if (!n.is_graph_input()) operators_.push_back(n.id);
     std::reverse(operators_.begin(), operators_.end());  // consumers before producers
     for (const Node& n : lhs_.nodes())
       for (PortRef in : n.inputs) ++lhs_uses_[in];
     for (PortRef out : lhs_.outputs()) lhs_outputs_.insert(out);
+    open_.resize(lhs_.size());
+    for (const OpenAttribute& a : rule.open_attributes)
+      if (!a.in_rhs) open_[static_cast<std::size_t>(a.node)].insert(a.attribute);
   }
 
   std::vector<Match> all() {
@@ -87,7 +90,7 @@ class Matcher {
     if (std::find(m.nodes.begin(), m.nodes.end(), g) != m.nodes.end()) return false;
     const Node& ln = lhs_.node(l);
     const Node& gn = graph_.node(g);
-    if (gn.op != ln.op || gn.attrs != ln.attrs || gn.inputs.size() != ln.inputs.size()) return false;
+    if (gn.op != ln.op || !same_attributes(l, ln.attrs, gn.attrs) || gn.inputs.size() != ln.inputs.size()) return false;
     slot = g;
     for (std::size_t i = 0; i < ln.inputs.size(); ++i) {
       const PortRef lp = ln.inputs[i], gp = gn.inputs[i];
@@ -102,12 +105,25 @@ class Matcher {
     return true;
   }
 
-  // Graph nodes that LHS node `l` may stand for: consumers of an already matched producer when
-  // there is one (collected into `scratch`), else every node running its operator.
+  bool same_attributes(int l, const AttrMap& lhs, const AttrMap& graph) const {
+    const auto& open = open_[static_cast<std::size_t>(l)];
+    if (open.empty()) return lhs == graph;
+    if (lhs.size() != graph.size()) return false;
+    for (auto a = lhs.begin(), g = graph.begin(); a != lhs.end(); ++a, ++g)
+      if (a->first != g->first || (a->second != g->second && !open.count(a->first))) return false;
+    return true;
+  }
+
+  // Graph nodes that LHS node `l` may stand for: consumers of an already matched producer (or of
+  // the port a variable it reads is bound to) when there is one (collected into `scratch`), else every node running its operator.
   const std::vector<int>& candidates(const Match& m, int l, std::vector<int>& scratch) const {
     const Node& ln = lhs_.node(l);
     for (PortRef in : ln.inputs) {
-      const int producer = m.nodes[static_cast<std::size_t>(in.node)];
+      int producer = m.nodes[static_cast<std::size_t>(in.node)];
+      if (const Node& source = lhs_.node(in.node); source.is_graph_input()) {
+        auto bound = m.bindings.find(source.name);  // a variable another output already bound
+        if (bound != m.bindings.end()) producer = bound->second.node;
+      }
       if (producer < 0) continue;
       for (int c : index_.consumers(producer))
         if (graph_.node(c).op == ln.op) scratch.push_back(c);
@@ -145,6 +161,11 @@ class Matcher {
         if (index_.use_count(PortRef{g, static_cast<int>(p)}) != inner) return;  // read from outside
       }
     }
+    if (!rule_.symbols.empty()) {
+      auto values = symbol_values(rule_, graph_, m.nodes, m.bindings);
+      if (!values) return;  // the open attributes disagree, or the proof does not cover them
+      m.symbols = std::move(*values);
+    }
     std::vector<std::pair<std::string, PortRef>> key_bindings(m.bindings.begin(), m.bindings.end());
     if (!seen_.emplace(m.nodes, std::move(key_bindings)).second) return;
     found_.push_back(std::move(m));
@@ -152,7 +173,9 @@ class Matcher {
 
   const GraphIndex& index_;
   const Graph& graph_;
+  const Rule& rule_;
   const Graph& lhs_;
+  std::vector<std::set<std::string>> open_;
   std::vector<int> operators_;
   std::map<PortRef, int> lhs_uses_;
   std::set<PortRef> lhs_outputs_;

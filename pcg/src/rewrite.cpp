@@ -47,7 +47,7 @@ RewriteOutcome apply_match(const Graph& graph, const Rule& rule, const Match& ma
         rhs_input_port[static_cast<std::size_t>(n.id)] = it->second;
         scratch.add_input(n.name, graph.shape_of(it->second), n.op == kWeightOp);
       } else {
-        scratch.add_node(catalog, n.op, n.attrs, n.inputs);
+        scratch.add_node(catalog, n.op, rhs_attributes(rule, n.id, match.symbols), n.inputs);
       }
     }
   } catch (const LoomError& e) {
@@ -131,7 +131,7 @@ RewriteOutcome apply_match(const Graph& graph, const Rule& rule, const Match& ma
     for (const Source& s : inputs[i]) ins.push_back(new_port(s));
     if (items[i].from_rhs) {
       const Node& n = rhs.node(items[i].id);
-      const int id = out.add_node_with_shapes(n.op, n.attrs, std::move(ins), scratch.node(n.id).output_shapes);
+      const int id = out.add_node_with_shapes(n.op, scratch.node(n.id).attrs, std::move(ins), scratch.node(n.id).output_shapes);
       rhs_to_new[n.id] = id;
       result.inserted.push_back(id);
       continue;

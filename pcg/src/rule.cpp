@@ -6,6 +6,7 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/graph_json.hpp"
 #include "loom/pcg/json_read.hpp"
+#include "loom/pcg/rule_symbols.hpp"
 
 namespace loom::pcg {
 
@@ -61,6 +62,15 @@ std::optional<Rule> reverse_of(const Rule& rule) {
   Rule out = rule;
   std::swap(out.lhs, out.rhs);
   out.reversed = !rule.reversed;
+  for (OpenAttribute& a : out.open_attributes) a.in_rhs = !a.in_rhs;
+  // An integer binder the new left-hand side does not fix keeps the value the rule was typed at.
+  std::erase_if(out.open_attributes, [&](const OpenAttribute& a) {
+    if (!a.in_rhs) return false;
+    auto s = std::find_if(out.symbols.begin(), out.symbols.end(), [&](const RuleSymbol& x) { return x.name == a.symbol; });
+    if (s != out.symbols.end() && s->is_size()) return false;
+    return std::none_of(out.open_attributes.begin(), out.open_attributes.end(),
+                        [&](const OpenAttribute& l) { return !l.in_rhs && l.symbol == a.symbol; });
+  });
   return out;
 }
 
@@ -140,9 +150,54 @@ Verification verification_from_json(const json& j, const std::string& path) {
   return v;
 }
 
+json symbol_to_json(const RuleSymbol& s) {
+  json j = {{"name", s.name}};
+  if (s.is_size()) {
+    j["variable"] = s.variable;
+    j["dim"] = s.dim;
+    return j;
+  }
+  if (!s.values.empty()) j["values"] = s.values;
+  if (s.at_least != std::numeric_limits<std::int64_t>::min()) j["at_least"] = s.at_least;
+  if (s.at_most != std::numeric_limits<std::int64_t>::max()) j["at_most"] = s.at_most;
+  return j;
+}
+
+RuleSymbol symbol_from_json(const json& j, const std::string& path) {
+  require_object(j, path);
+  reject_unknown_keys(j, path, {"name", "variable", "dim", "values", "at_least", "at_most"});
+  RuleSymbol s;
+  s.name = read_string(require(j, "name", path), member(path, "name"));
+  if (j.contains("variable")) {
+    s.variable = read_string(j.at("variable"), member(path, "variable"));
+    s.dim = read_int(require(j, "dim", path), member(path, "dim"));
+  }
+  if (j.contains("values")) {
+    const json& values = require_array(j.at("values"), member(path, "values"));
+    for (std::size_t i = 0; i < values.size(); ++i) s.values.push_back(read_int(values[i], indexed(member(path, "values"), i)));
+  }
+  if (j.contains("at_least")) s.at_least = read_int(j.at("at_least"), member(path, "at_least"));
+  if (j.contains("at_most")) s.at_most = read_int(j.at("at_most"), member(path, "at_most"));
+  return s;
+}
+
+OpenAttribute open_attribute_from_json(const json& j, const std::string& path) {
+  require_object(j, path);
+  reject_unknown_keys(j, path, {"side", "node", "attribute", "symbol"});
+  OpenAttribute a;
+  const std::string side = read_string(require(j, "side", path), member(path, "side"));
+  if (side != "lhs" && side != "rhs") fail(member(path, "side"), "expected \"lhs\" or \"rhs\", got \"" + side + "\"");
+  a.in_rhs = side == "rhs";
+  a.node = read_int(require(j, "node", path), member(path, "node"));
+  a.attribute = read_string(require(j, "attribute", path), member(path, "attribute"));
+  a.symbol = read_string(require(j, "symbol", path), member(path, "symbol"));
+  return a;
+}
+
 Rule read_rule(const json& j, const OpCatalog& catalog, const std::string& path) {
   require_object(j, path);
-  reject_unknown_keys(j, path, {"id", "category", "variables", "lhs", "rhs", "constraints", "text", "provenance", "verification"});
+  reject_unknown_keys(j, path, {"id", "category", "variables", "lhs", "rhs", "constraints", "symbols", "open_attributes", "text",
+                                "provenance", "verification"});
   Rule rule;
   rule.id = read_string(require(j, "id", path), member(path, "id"));
   const std::string category = read_string(require(j, "category", path), member(path, "category"));
@@ -165,6 +220,16 @@ Rule read_rule(const json& j, const OpCatalog& catalog, const std::string& path)
     for (std::size_t i = 0; i < list.size(); ++i)
       rule.constraints.push_back(read_string(list[i], indexed(member(path, "constraints"), i)));
   }
+  if (j.contains("symbols")) {
+    const json& list = require_array(j.at("symbols"), member(path, "symbols"));
+    for (std::size_t i = 0; i < list.size(); ++i) rule.symbols.push_back(symbol_from_json(list[i], indexed(member(path, "symbols"), i)));
+  }
+  if (j.contains("open_attributes")) {
+    const std::string at = member(path, "open_attributes");
+    const json& list = require_array(j.at("open_attributes"), at);
+    for (std::size_t i = 0; i < list.size(); ++i) rule.open_attributes.push_back(open_attribute_from_json(list[i], indexed(at, i)));
+  }
+  at_path(member(path, "open_attributes"), [&] { check_open_attributes(rule); });
   if (j.contains("text")) rule.text = read_string(j.at("text"), member(path, "text"));
   if (j.contains("provenance")) {
     require_object(j.at("provenance"), member(path, "provenance"));
@@ -185,6 +250,17 @@ json rule_to_json(const Rule& rule) {
             {"constraints", rule.constraints},
             {"text", rule.text},
             {"provenance", rule.provenance}};
+  if (!rule.symbols.empty()) {
+    json symbols = json::array();
+    for (const RuleSymbol& s : rule.symbols) symbols.push_back(symbol_to_json(s));
+    j["symbols"] = std::move(symbols);
+  }
+  if (!rule.open_attributes.empty()) {
+    json open = json::array();
+    for (const OpenAttribute& a : rule.open_attributes)
+      open.push_back({{"side", a.in_rhs ? "rhs" : "lhs"}, {"node", a.node}, {"attribute", a.attribute}, {"symbol", a.symbol}});
+    j["open_attributes"] = std::move(open);
+  }
   if (rule.verification) j["verification"] = verification_to_json(*rule.verification);
   return j;
 }

@@ -21,7 +21,7 @@ TEST(MainWindow, OpensFilesByKindAndRemembersThem) {
   MainWindow window;
   window.open_path(kSource + "/specs/rules/unity.loom");
   EXPECT_EQ(window.editor().file_path(), kSource + "/specs/rules/unity.loom");
-  EXPECT_EQ(window.rules().total_rules(), 6) << "a spec's rules go to the rule browser";
+  EXPECT_EQ(window.rules().total_rules(), 10) << "a spec's rules go to the rule browser";
   window.open_path(kSource + "/tests/data/plan_data_parallel.json");
   EXPECT_EQ(window.current_view(), StudioView::Plan);
   const QStringList recent = RecentFiles().files();

@@ -19,22 +19,22 @@ const QString kUnityRules = QString(LOOM_SOURCE_DIR) + "/specs/rules/unity.loom"
 TEST(RuleBrowser, LoadsARuleFileAndFiltersIt) {
   RuleBrowser browser;
   browser.load_file(kUnityRules);
-  EXPECT_EQ(browser.total_rules(), 6);
-  EXPECT_EQ(browser.visible_rules(), 6);
+  EXPECT_EQ(browser.total_rules(), 10);
+  EXPECT_EQ(browser.visible_rules(), 10);
   browser.set_filter_text("matmul");
-  EXPECT_EQ(browser.visible_rules(), 4);  // three parallelizations and the fusion
+  EXPECT_EQ(browser.visible_rules(), 5);  // three parallelizations, the fusion and the merge
   browser.set_filter_text("matmul relu");
   EXPECT_EQ(browser.visible_rules(), 1);
   browser.set_filter_text("");
   browser.set_category_filter("algebraic");
-  EXPECT_EQ(browser.visible_rules(), 1);  // fuse_matmul_relu
+  EXPECT_EQ(browser.visible_rules(), 5);  // fuse_matmul_relu and the four merges
   browser.set_category_filter("parallel");
   EXPECT_EQ(browser.visible_rules(), 5);
   browser.set_category_filter({});
   browser.set_status_filter("proved");
   EXPECT_EQ(browser.visible_rules(), 0) << "nothing is verified yet";
   browser.set_status_filter("unverified");
-  EXPECT_EQ(browser.visible_rules(), 6);
+  EXPECT_EQ(browser.visible_rules(), 10);
 }
 
 TEST(RuleBrowser, DrawsTheSelectedRulesSidesSideBySide) {
@@ -49,6 +49,10 @@ TEST(RuleBrowser, DrawsTheSelectedRulesSidesSideBySide) {
   EXPECT_EQ(browser.rhs_view().drawn_nodes(), 6);  // x, w, partition, replicate, matmul, combine
   EXPECT_EQ(browser.rhs_view().drawn_edges(), 6);  // five reads and the output
   EXPECT_TRUE(browser.proof_text().contains("not verified yet"));
+  // Two outputs on each side: one product and its split share what both outputs read.
+  ASSERT_TRUE(browser.select_rule("merge_matmuls"));
+  EXPECT_EQ(browser.lhs_view().drawn_nodes(), 5);  // x, a, b, two matmuls
+  EXPECT_EQ(browser.rhs_view().drawn_nodes(), 6);  // x, a, b, concat, matmul, split
   browser.set_filter_text("relu");
   EXPECT_FALSE(browser.select_rule("matmul_model_parallel")) << "filtered out";
 }
@@ -74,7 +78,7 @@ TEST(RuleBrowser, VerifiesTheSelectedRuleOffTheUiThread) {
   browser.save_file(path);
   RuleBrowser reloaded;
   reloaded.load_file(path);
-  EXPECT_EQ(reloaded.total_rules(), 6);
+  EXPECT_EQ(reloaded.total_rules(), 10);
   reloaded.set_status_filter("proved");
   EXPECT_EQ(reloaded.visible_rules(), 1);
 }
@@ -84,7 +88,7 @@ TEST(RuleBrowser, ShowsARecordThatNoLongerMatchesItsRuleAsStale) {
   RuleBrowser browser;
   browser.load_file(QString::fromStdString(bundled));
   browser.set_status_filter("proved");
-  EXPECT_EQ(browser.visible_rules(), 6);
+  EXPECT_EQ(browser.visible_rules(), 10);
 
   std::ifstream in(bundled);
   nlohmann::json library = nlohmann::json::parse(in);

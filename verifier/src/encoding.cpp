@@ -108,6 +108,12 @@ std::vector<z3::expr> TermEncoder::encode(const spec::Term& term, const Encoding
       return {outputs[pick]};
     }
     case spec::TermKind::Apply: return apply(term, scope);
+    case spec::TermKind::Tuple: {
+      std::vector<z3::expr> out;
+      for (const auto& part : term.args)
+        for (const auto& value : encode(*part, scope)) out.push_back(value);
+      return out;
+    }
   }
   return {};
 }

@@ -58,6 +58,13 @@ std::string rule_content(const pcg::Rule& rule, const spec::Library& library) {
   write_side(os, rule.rhs);
   os << "where";
   for (const auto& c : rule.constraints) os << ' ' << c << ';';
+  // Open attributes widen what the proof is taken to cover, so they are part of the content.
+  for (const pcg::RuleSymbol& s : rule.symbols) {
+    os << "\nsymbol " << s.name << ' ' << s.variable << ' ' << s.dim << ' ' << s.at_least << ' ' << s.at_most;
+    for (auto v : s.values) os << ' ' << v;
+  }
+  for (const pcg::OpenAttribute& a : rule.open_attributes)
+    os << "\nopen " << (a.in_rhs ? "right" : "left") << " %" << a.node << ' ' << a.attribute << '=' << a.symbol;
   os << "\ntext " << rule.text << "\nforms";
   std::set<std::string> forms;
   for (const pcg::Graph* side : {&rule.lhs, &rule.rhs})

@@ -9,6 +9,7 @@
 
 #include "loom/verifier/axiom_encoding.hpp"
 #include "loom/verifier/encoding.hpp"
+#include "shape_facts.hpp"
 #include "watchdog.hpp"
 
 namespace loom::verifier {
@@ -79,7 +80,7 @@ struct Prover::Impl {
         facts = facts && vocabulary.dim(t, i) == size && vocabulary.rdim(t, rank - 1 - i) == size;
       }
     }
-    return facts;
+    return facts && output_shape_facts(vocabulary, ob, scope);
   }
 
   // The solver holds every axiom, each behind its tracking literal, at its base level; a rule's

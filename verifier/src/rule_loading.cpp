@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "concrete_binder.hpp"
+#include "loom/interpreter/parser.hpp"
 #include "loom/interpreter/rule_graphs.hpp"
 #include "loom/verifier/term_text.hpp"
 
@@ -87,7 +88,12 @@ Obligation obligation_from_equation(const spec::EquationDecl& rule) {
   ob.name = rule.name;
   ob.loc = rule.loc;
   ob.quantifier = rule.quantifier;
-  ob.goals.push_back({rule.lhs, rule.rhs});
+  if (rule.lhs->kind == spec::TermKind::Tuple && rule.rhs->kind == spec::TermKind::Tuple) {
+    for (std::size_t i = 0; i < rule.lhs->args.size() && i < rule.rhs->args.size(); ++i)
+      ob.goals.push_back({rule.lhs->args[i], rule.rhs->args[i]});
+  } else {
+    ob.goals.push_back({rule.lhs, rule.rhs});
+  }
   ob.text = "rule " + rule.name + ": " + equation_to_string(rule, "=>");
   ob.key = equation_to_string(rule, "=>");
   return ob;
@@ -110,8 +116,36 @@ std::vector<Obligation> obligations_from_library(const spec::Library& library, c
   return out;
 }
 
+namespace {
+
+// A rule with open attributes holds beyond the sizes its graphs were typed at, so what is proved is
+// its declaration, which must type to exactly the rule.
+Obligation obligation_from_declaration_text(const pcg::Rule& rule, const spec::Library& library, const std::string& json_path,
+                                            const std::string& file) {
+  const std::string where = (file.empty() ? "" : file + ": ") + (json_path.empty() ? "rule " + rule.id : json_path);
+  spec::Module module;
+  try {
+    module = spec::parse_module(rule.text + ";", where);
+  } catch (const LoomError& e) {
+    throw LoomError(where + ": the rule has open attributes, so its text must be its declaration: " + e.what());
+  }
+  if (module.rules.size() != 1) throw LoomError(where + ": the rule has open attributes, so its text must be its declaration");
+  const spec::EquationDecl& declared = module.rules.front();
+  pcg::Rule typed = spec::rule_from_declaration(library, declared);
+  if (typed.lhs != rule.lhs || typed.rhs != rule.rhs || typed.symbols != rule.symbols || typed.open_attributes != rule.open_attributes)
+    throw LoomError(where + ": the rule is not what its declaration types to (its graphs or open attributes differ)");
+  Obligation ob = obligation_from_equation(declared);
+  ob.name = rule.id;
+  ob.loc.file = file;
+  ob.json_path = json_path;
+  return ob;
+}
+
+}  // namespace
+
 Obligation obligation_from_rule(const pcg::Rule& rule, const spec::Library& library, const std::string& json_path,
                                 const std::string& file) {
+  if (!rule.open_attributes.empty()) return obligation_from_declaration_text(rule, library, json_path, file);
   Obligation ob;
   ob.name = rule.id;
   ob.loc.file = file;

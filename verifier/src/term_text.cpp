@@ -59,6 +59,11 @@ std::string term_to_string(const spec::Term& term) {
     case spec::TermKind::Var: return term.name;
     case spec::TermKind::Project:
       return term_to_string(*term.args[0]) + "." + (term.position >= 0 ? std::to_string(term.position) : term.field);
+    case spec::TermKind::Tuple: {
+      std::string out = "(";
+      for (std::size_t i = 0; i < term.args.size(); ++i) out += (i ? ", " : "") + term_to_string(*term.args[i]);
+      return out + ")";
+    }
     case spec::TermKind::Apply: break;
   }
   std::string out = term.name;

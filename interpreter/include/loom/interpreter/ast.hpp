@@ -113,13 +113,14 @@ struct AttrArg {
   SourceLocation loc;
 };
 
-enum class TermKind { Var, Apply, Project };
+// Tuple: the outputs of a rule's side with several (args), only ever a whole side of a rule.
+enum class TermKind { Var, Apply, Project, Tuple };
 
 struct Term {
   TermKind kind;
   std::string name;  // variable or applied form
   std::vector<AttrArg> attrs;
-  std::vector<TermPtr> args;  // Apply: arguments; Project: args[0]
+  std::vector<TermPtr> args;  // Apply: arguments; Project: args[0]; Tuple: the outputs
   std::string field;          // Project by name
   int position = -1;          // Project by position
   SourceLocation loc;

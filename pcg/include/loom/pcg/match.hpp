@@ -7,6 +7,7 @@
 
 #include "loom/pcg/graph.hpp"
 #include "loom/pcg/rule.hpp"
+#include "loom/pcg/rule_symbols.hpp"
 
 namespace loom::pcg {
 
@@ -37,13 +38,15 @@ class GraphIndex {
 struct Match {
   std::vector<int> nodes;
   std::map<std::string, PortRef> bindings;
+  SymbolValues symbols;  // the values of the rule's open symbols here
 
   // The matched graph nodes, ascending.
   std::vector<int> matched_nodes() const;
   bool operator==(const Match&) const = default;
 };
 
-// Every occurrence of `rule.lhs` in the indexed graph: operators and attributes equal; a variable
+// Every occurrence of `rule.lhs` in the indexed graph: operators and attributes equal (an open
+// attribute takes the graph's value, which the proof must cover); a variable
 // used twice binds one port; intermediate LHS results are read by nothing outside the match (a
 // match that would lose a consumer is not a match). Shapes are not compared here: whether the
 // RHS fits the bound inputs is settled when the match is applied. With `seeds`, only matches that

@@ -2,6 +2,8 @@
 // A substitution rule between two PCGs, and a library of them: what `loom generate` writes,
 // `loom verify` annotates, the rewrite engine applies and the GUI browses.
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +52,34 @@ struct Verification {
   bool operator==(const Verification&) const = default;
 };
 
+// A symbol a rule is written over (a size symbol or an integer binder) that stays open where it is
+// an operator's attribute: the rule applies at whatever value the match gives it, not only at the
+// one it was typed at.
+struct RuleSymbol {
+  std::string name;
+  // A size symbol: the variable and dimension it names. Empty for an integer binder.
+  std::string variable;
+  int dim = -1;
+  // An integer binder: the values its proof covers (`in {..}`), or its bounds (`> 0`).
+  std::vector<std::int64_t> values;  // empty: any value within the bounds
+  std::int64_t at_least = std::numeric_limits<std::int64_t>::min();
+  std::int64_t at_most = std::numeric_limits<std::int64_t>::max();
+
+  bool is_size() const { return !variable.empty(); }
+  // Whether the binder's proof covers `value`.
+  bool covers(std::int64_t value) const;
+  bool operator==(const RuleSymbol&) const = default;
+};
+
+// An attribute of a node of one side written as a symbol of `Rule::symbols`.
+struct OpenAttribute {
+  bool in_rhs = false;
+  int node = 0;
+  std::string attribute;
+  std::string symbol;
+  bool operator==(const OpenAttribute&) const = default;
+};
+
 // `lhs` and `rhs` read the same graph inputs, matched by name (the rule's variables); their
 // outputs correspond in order. The graphs hold the concrete example shapes the rule was found
 // or written at; `text` is the same rule in spec syntax, shape-generic.
@@ -58,6 +88,10 @@ struct Rule {
   RuleCategory category = RuleCategory::Algebraic;
   Graph lhs, rhs;
   std::vector<std::string> constraints;  // integer side conditions, in spec syntax
+  // Attributes that take their value where the rule applies (see RuleSymbol); the graphs hold the
+  // values the rule was typed at. Empty for generated rules, which hold for their sizes only.
+  std::vector<RuleSymbol> symbols;
+  std::vector<OpenAttribute> open_attributes;
   std::string text;
   nlohmann::json provenance = nlohmann::json::object();
   std::optional<Verification> verification;
@@ -95,7 +129,8 @@ struct RuleLibrary {
 
 // File form: {"format": "loom-rules", "version": 1, "specs": [...], "summary": {...},
 //             "rules": [{"id", "category", "variables", "lhs": <loom-pcg>, "rhs": <loom-pcg>,
-//                        "constraints", "text", "provenance", "verification"?}, ...]}
+//                        "constraints", "symbols"?, "open_attributes"?, "text", "provenance",
+//                        "verification"?}, ...]}
 inline constexpr const char* kRuleFormat = "loom-rules";
 inline constexpr int kRuleFormatVersion = 1;
 

@@ -1,0 +1,159 @@
+// Rules with several outputs merge operators that read one input (attention projections,
+// Inception's branches) into one wider operator and a split, at whatever sizes the graph has:
+// attributes written as a size symbol or integer binder stay open.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "loom/pcg/match.hpp"
+#include "loom/pcg/rewrite.hpp"
+#include "loom/pcg/rule_symbols.hpp"
+#include "search_support.hpp"
+
+namespace loom::search {
+namespace {
+
+using namespace test_support;
+
+const pcg::Rule& unity_rule(const std::string& id) {
+  const auto& rules = unity_rules();
+  auto it = std::find_if(rules.begin(), rules.end(), [&](const pcg::Rule& r) { return r.id == id; });
+  if (it == rules.end()) throw std::runtime_error("no rule " + id);
+  return *it;
+}
+
+std::size_t count_op(const pcg::Graph& g, const std::string& op) {
+  return static_cast<std::size_t>(std::count_if(g.nodes().begin(), g.nodes().end(), [&](const pcg::Node& n) { return n.op == op; }));
+}
+
+// Three products of one input, of widths the rule was not typed at, each a graph output.
+pcg::Graph three_projections() {
+  pcg::Graph g;
+  const int x = g.add_input("x", shape({6, 10}));
+  int i = 0;
+  for (std::int64_t width : {12, 4, 12}) {
+    const int w = g.add_input("w" + std::to_string(i++), shape({10, width}), true);
+    g.mark_output({g.add_node(library(), "matmul", {}, {{x, 0}, {w, 0}}), 0});
+  }
+  return g;
+}
+
+// Applies the first match of `rule` that the graph admits; fails the test when none applies.
+pcg::Graph apply_first(const pcg::Graph& g, const pcg::Rule& rule) {
+  const pcg::GraphIndex index(g);
+  for (const pcg::Match& m : pcg::find_matches(index, rule)) {
+    auto outcome = pcg::apply_match(g, rule, m, library());
+    if (outcome.rewrite) return std::move(outcome.rewrite->graph);
+  }
+  ADD_FAILURE() << "rule " << rule.id << " applies nowhere";
+  return g;
+}
+
+void expect_same_values(const pcg::Graph& before, const pcg::Graph& after) {
+  auto [want, got] = outputs_on_random_inputs(before, after, 7);
+  ASSERT_EQ(want.size(), got.size());
+  for (std::size_t o = 0; o < want.size(); ++o) {
+    ASSERT_EQ(want[o].dims, got[o].dims) << "output " << o;
+    for (std::size_t i = 0; i < want[o].data.size(); ++i) ASSERT_NEAR(want[o].data[i], got[o].data[i], 1e-9) << "output " << o << " at " << i;
+  }
+}
+
+TEST(MultiOutputRules, ASideWithSeveralOutputsIsOneGraphSharingWhatItWritesTwice) {
+  const pcg::Rule& rule = unity_rule("merge_matmuls");
+  EXPECT_EQ(rule.lhs.outputs().size(), 2u);
+  ASSERT_EQ(rule.rhs.outputs().size(), 2u);
+  EXPECT_EQ(count_op(rule.rhs, "matmul"), 1u);
+  EXPECT_EQ(count_op(rule.rhs, "split"), 1u);
+  EXPECT_EQ(rule.rhs.outputs()[0].node, rule.rhs.outputs()[1].node);
+  EXPECT_NE(rule.rhs.outputs()[0].port, rule.rhs.outputs()[1].port);
+  ASSERT_EQ(rule.open_attributes.size(), 1u);
+  EXPECT_TRUE(rule.open_attributes[0].in_rhs);
+  EXPECT_EQ(rule.open_attributes[0].attribute, "at");
+  ASSERT_EQ(rule.symbols.size(), 1u);
+  EXPECT_EQ(rule.symbols[0].variable, "a");
+  EXPECT_EQ(rule.symbols[0].dim, 1);
+}
+
+TEST(MultiOutputRules, MergesThreeProjectionsAtSizesTheRuleWasNotTypedAt) {
+  const pcg::Graph before = three_projections();
+  const pcg::Rule& rule = unity_rule("merge_matmuls");
+  const pcg::Graph once = apply_first(before, rule);
+  EXPECT_EQ(count_op(once, "matmul"), 2u);
+  expect_same_values(before, once);
+  const pcg::Graph twice = apply_first(once, rule);
+  EXPECT_EQ(count_op(twice, "matmul"), 1u);
+  EXPECT_EQ(count_op(twice, "split"), 2u);
+  expect_same_values(before, twice);
+}
+
+TEST(MultiOutputRules, TheReverseSplitsAMergedProductAtAnyPoint) {
+  const pcg::Graph before = three_projections();
+  const pcg::Graph merged = apply_first(before, unity_rule("merge_matmuls"));
+  const auto back = pcg::reverse_of(unity_rule("merge_matmuls"));
+  ASSERT_TRUE(back);
+  ASSERT_EQ(back->open_attributes.size(), 1u);
+  EXPECT_FALSE(back->open_attributes[0].in_rhs);
+  const pcg::Graph unmerged = apply_first(merged, *back);
+  EXPECT_EQ(count_op(unmerged, "matmul"), 3u);
+  EXPECT_EQ(count_op(unmerged, "split"), 0u);
+  expect_same_values(before, unmerged);
+}
+
+// Two convolutions of one input; `stride` for both.
+pcg::Graph two_convolutions(std::int64_t stride) {
+  pcg::Graph g;
+  const int x = g.add_input("x", shape({2, 3, 8, 8}));
+  const int a = g.add_input("a", shape({4, 3, 1, 1}), true);
+  const int b = g.add_input("b", shape({6, 3, 1, 1}), true);
+  const pcg::AttrMap attrs = {{"stride_h", stride}, {"stride_w", stride}, {"pad_h", 0}, {"pad_w", 0}, {"act", 1}};
+  g.mark_output({g.add_node(library(), "conv2d", attrs, {{x, 0}, {a, 0}}), 0});
+  g.mark_output({g.add_node(library(), "conv2d", attrs, {{x, 0}, {b, 0}}), 0});
+  return g;
+}
+
+TEST(MultiOutputRules, AnIntegerBinderTakesTheMatchedAttributeWithinItsDomain) {
+  const pcg::Rule& rule = unity_rule("merge_convs");
+  const pcg::Graph before = two_convolutions(2);
+  const pcg::Graph after = apply_first(before, rule);
+  EXPECT_EQ(count_op(after, "conv2d"), 1u);
+  for (const pcg::Node& n : after.nodes())
+    if (n.op == "conv2d") {
+      EXPECT_EQ(n.attrs.at("stride_h"), 2);
+      EXPECT_EQ(n.attrs.at("act"), 1);
+    }
+  expect_same_values(before, after);
+  // Stride 4 lies outside `sh: int in {1, 2}`, which is all the proof covers.
+  const pcg::Graph wide = two_convolutions(4);
+  EXPECT_TRUE(pcg::find_matches(pcg::GraphIndex(wide), rule).empty());
+}
+
+TEST(MultiOutputRules, OperatorsWithDifferentAttributesDoNotMerge) {
+  pcg::Graph g = two_convolutions(1);
+  pcg::Graph changed;
+  const int x = changed.add_input("x", shape({2, 3, 8, 8}));
+  const int a = changed.add_input("a", shape({4, 3, 1, 1}), true);
+  const int b = changed.add_input("b", shape({6, 3, 1, 1}), true);
+  changed.mark_output({changed.add_node(library(), "conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 0}, {"pad_w", 0}, {"act", 1}}, {{x, 0}, {a, 0}}), 0});
+  changed.mark_output({changed.add_node(library(), "conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 0}, {"pad_w", 0}, {"act", 0}}, {{x, 0}, {b, 0}}), 0});
+  EXPECT_FALSE(pcg::find_matches(pcg::GraphIndex(g), unity_rule("merge_convs")).empty());
+  EXPECT_TRUE(pcg::find_matches(pcg::GraphIndex(changed), unity_rule("merge_convs")).empty());
+}
+
+TEST(MultiOutputRules, OpenAttributesSurviveTheRuleLibraryFile) {
+  const pcg::Rule& rule = unity_rule("merge_convs");
+  const pcg::Rule read = pcg::rule_from_json(pcg::rule_to_json(rule), library());
+  EXPECT_EQ(read.symbols, rule.symbols);
+  EXPECT_EQ(read.open_attributes, rule.open_attributes);
+  nlohmann::json bad = pcg::rule_to_json(rule);
+  bad["open_attributes"][0]["symbol"] = "nowhere";
+  try {
+    pcg::rule_from_json(bad, library());
+    FAIL() << "an open attribute naming no symbol was read";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("open_attributes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nowhere"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace loom::search
