@@ -7,14 +7,24 @@ std::shared_ptr<const Program> ProgramCache::get(const OpDecl& op, const pcg::At
   Key key{&op, attrs, input_dims};
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = programs_.find(key); it != programs_.end()) return it->second;
+    if (auto it = programs_.find(key); it != programs_.end()) {
+      if (it->second.error) throw *it->second.error;
+      return it->second.program;
+    }
   }
   // Compiled outside the lock: another thread may compile the same instance meanwhile, and the
   // first one kept wins; both are equal.
-  auto program = std::make_shared<const Program>(compile(op, attrs, input_dims));
+  Entry entry;
+  try {
+    entry.program = std::make_shared<const Program>(compile(op, attrs, input_dims));
+  } catch (const LoomError& e) {
+    entry.error = e;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   if (programs_.size() >= capacity_) programs_.clear();
-  return programs_.emplace(std::move(key), std::move(program)).first->second;
+  const Entry& kept = programs_.emplace(std::move(key), std::move(entry)).first->second;
+  if (kept.error) throw *kept.error;
+  return kept.program;
 }
 
 }  // namespace loom::spec

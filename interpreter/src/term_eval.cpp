@@ -66,7 +66,8 @@ std::vector<TermValue<Domain>> TermEvaluator<Domain>::apply(const Term& term, co
         dims.push_back(a.shape.dims);
         shapes.push_back(a.shape);
       }
-      Program program = compile(*op, attrs, dims);
+      const std::shared_ptr<const Program> compiled = library_.compiled(*op, attrs, dims);
+      const Program& program = *compiled;
       auto out_shapes = derive_output_degrees(program, shapes);
       std::vector<TermValue<Domain>> outs(out_shapes.size());
       for (std::size_t i = 0; i < outs.size(); ++i) outs[i].shape = out_shapes[i];

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "loom/interpreter/axiom_check.hpp"
+#include "loom/interpreter/parser.hpp"
 #include "loom/superopt/hash.hpp"
 #include "parallel.hpp"
 
@@ -18,10 +19,6 @@ std::vector<NumericCheck> check_numerically(const spec::Library& library, const 
                                             const GeneratorOptions& options, const ProgressFn& progress) {
   std::vector<NumericCheck> results(rules.size());
   if (rules.empty()) return results;
-  std::vector<pcg::Rule> plain;
-  for (const auto& r : rules) plain.push_back(r.rule);
-  std::string imports;
-  for (const auto& file : spec_files_used(library, plain)) imports += "import \"" + file + "\";\n";
 
   spec::AxiomCheckOptions at_example;
   at_example.instances = options.check_instances;
@@ -30,31 +27,33 @@ std::vector<NumericCheck> check_numerically(const spec::Library& library, const 
   at_random.max_dim = options.check_max_dim;
   at_random.max_tries = 4000;
 
-  // Rules are loaded and checked in chunks, which keeps the parsed text small.
+  // Rules are parsed and checked in chunks, which keeps the parsed text small. They are evaluated
+  // against `library` as they are: loading them as a library of their own would parse every
+  // imported spec file again for each chunk.
   const std::size_t chunks = (rules.size() + kChunk - 1) / kChunk;
   const std::size_t jobs = static_cast<std::size_t>(std::max(1, options.jobs));
   parallel_for(chunks, jobs, "check", progress, [&](std::size_t, std::size_t chunk) {
     const std::size_t begin = chunk * kChunk, end = std::min(rules.size(), begin + kChunk);
-    std::string text = imports;
+    std::string text;
     for (std::size_t i = begin; i < end; ++i) {
       text += rule_text(rules[i].rule.id, rules[i].body) + "\n";
       text += rule_text(rules[i].rule.id + kExampleSuffix, rules[i].concrete_body) + "\n";
     }
     // Candidates may be false, even ill-typed at some sizes: that is what this check finds out.
-    const spec::Library checks = spec::Library::from_text(text, "<generated rules>", "", spec::LoadOptions{false});
+    const spec::Module checks = spec::parse_module(text, "<generated rules>");
     std::map<std::string, const spec::EquationDecl*> by_name;
-    for (const auto* eq : checks.rules()) by_name[eq->name] = eq;
+    for (const auto& eq : checks.rules) by_name[eq.name] = &eq;
     for (std::size_t i = begin; i < end; ++i) {
       const std::string& id = rules[i].rule.id;
       NumericCheck& out = results[i];
-      const auto example = spec::check_axiom(checks, *by_name.at(id + kExampleSuffix), at_example);
+      const auto example = spec::check_axiom(library, *by_name.at(id + kExampleSuffix), at_example);
       out.instances += example.instances;
       out.at_example_sizes = example.sound;
       if (!example.sound) {
         out.problem = "at the example sizes: " + example.problem;
         continue;
       }
-      const auto random = spec::check_axiom(checks, *by_name.at(id), at_random);
+      const auto random = spec::check_axiom(library, *by_name.at(id), at_random);
       out.instances += random.instances;
       out.at_random_sizes = random.sound;
       if (!random.sound) out.problem = "at random sizes: " + random.problem;

@@ -53,6 +53,10 @@ class Library : public pcg::OpCatalog {
 
   Program instantiate(const std::string& op, const pcg::AttrMap& attrs,
                       const std::vector<std::vector<std::int64_t>>& input_dims) const;
+  // The compiled instance, through the cache (compiled afresh in a library moved from); throws as
+  // compile does.
+  std::shared_ptr<const Program> compiled(const OpDecl& op, const pcg::AttrMap& attrs,
+                                          const std::vector<std::vector<std::int64_t>>& input_dims) const;
 
   // OpCatalog: ops, parallel forms and fused forms alike.
   bool has_op(const std::string& name) const override;
@@ -71,9 +75,6 @@ class Library : public pcg::OpCatalog {
 
  private:
   void index();
-  // The compiled instance, through the cache (compiled afresh in a library moved from).
-  std::shared_ptr<const Program> compiled(const OpDecl& op, const pcg::AttrMap& attrs,
-                                          const std::vector<std::vector<std::int64_t>>& input_dims) const;
   std::deque<Module> modules_;
   std::map<std::string, const OpDecl*> op_index_;
   std::map<std::string, const ParallelDecl*> parallel_index_;

@@ -6,10 +6,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <tuple>
 #include <vector>
 
 #include "loom/interpreter/program.hpp"
+#include "loom/pcg/diagnostic.hpp"
 
 namespace loom::spec {
 
@@ -18,15 +20,20 @@ class ProgramCache {
   explicit ProgramCache(std::size_t capacity = 1 << 16) : capacity_(capacity) {}
 
   // compile(op, attrs, input_dims), from the cache when this instance was compiled before. An
-  // instance that does not compile throws as compile does, and is not kept. Safe to call from
-  // several threads.
+  // instance that does not compile throws as compile does, and that error is kept too: checks at
+  // random sizes ask for the same ill-typed instance again and again. Safe to call from several
+  // threads.
   std::shared_ptr<const Program> get(const OpDecl& op, const pcg::AttrMap& attrs, const std::vector<std::vector<std::int64_t>>& input_dims);
 
  private:
   using Key = std::tuple<const OpDecl*, pcg::AttrMap, std::vector<std::vector<std::int64_t>>>;
+  struct Entry {
+    std::shared_ptr<const Program> program;
+    std::optional<LoomError> error;
+  };
   std::size_t capacity_;
   std::mutex mutex_;
-  std::map<Key, std::shared_ptr<const Program>> programs_;
+  std::map<Key, Entry> programs_;
 };
 
 }  // namespace loom::spec
