@@ -42,6 +42,7 @@ int run_apply(const ApplyOptions& opt) {
   const spec::Library library = spec::Library::load(specs);
   const models::LoadedModel model = models::load_model(library, opt.model.request());
   const std::vector<pcg::Rule> rules = spec::load_rule_file(library, specs, opt.rules);
+  if (rules.empty()) throw LoomError(opt.rules + ": the file holds no rules");
   const pcg::GraphIndex index(model.graph);
 
   if (opt.rule.empty()) {  // which rules match, and how often

@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "number_checks.hpp"
+#include "progress_line.hpp"
 #include "loom/interpreter/axiom_check.hpp"
 #include "loom/interpreter/library.hpp"
 
@@ -33,13 +35,16 @@ int run_check(const CheckOptions& opt) {
   std::size_t checked = 0;
   if (library) {
     const auto& axioms = library->axioms();
+    ProgressLine progress(!opt.json && !opt.quiet);
     for (std::size_t i = 0; i < axioms.size(); ++i) {
-      if (!opt.json && !opt.quiet) std::cerr << "\rchecking axioms " << (i + 1) << "/" << axioms.size() << std::flush;
+      progress.show("checking axioms", std::to_string(i + 1) + "/" + std::to_string(axioms.size()),
+                    static_cast<double>(i + 1) / static_cast<double>(axioms.size()));
       auto r = spec::check_axiom(*library, *axioms[i], opt.axioms);
       ++checked;
-      if (!r.sound) failed.push_back({{"axiom", axioms[i]->name}, {"where", axioms[i]->loc.to_string()}, {"problem", r.problem}});
+      if (!r.sound)
+        failed.push_back({{"axiom", axioms[i]->name}, {"where", axioms[i]->loc.to_string()}, {"problem", r.problem}, {"checked", r.instances > 0}});
     }
-    if (!opt.json && !opt.quiet && !axioms.empty()) std::cerr << "\n";
+    progress.finish();
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   summary["files"] = library ? library->files().size() : 0;
@@ -61,8 +66,8 @@ int run_check(const CheckOptions& opt) {
   } else {
     for (const auto& d : errors) std::cerr << d.to_string() << "\n";
     for (const auto& f : failed)
-      std::cerr << f["where"].get<std::string>() << ": axiom " << f["axiom"].get<std::string>() << " is unsound "
-                << f["problem"].get<std::string>() << "\n";
+      std::cerr << f["where"].get<std::string>() << ": axiom " << f["axiom"].get<std::string>()
+                << (f["checked"].get<bool>() ? " is unsound " : " cannot be checked: ") << f["problem"].get<std::string>() << "\n";
     std::cout << (ok ? "ok" : "FAILED") << ": " << summary["files"] << " files, " << summary["ops"] << " ops, "
               << summary["parallel_forms"] << " parallel forms, " << summary["fused_forms"] << " fused forms, " << checked
               << " axioms checked (" << failed.size() << " failed, " << opt.axioms.instances << " instances each), "
@@ -84,9 +89,9 @@ void add_check_command(CLI::App& app, int& status) {
   cmd->add_option("paths", opt->paths, ".loom files or directories (searched recursively)");
   cmd->add_flag("--json", opt->json, "print the summary as JSON (keys: ops, parallel_forms, axioms, axioms_failed, errors, ...)");
   cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
-  cmd->add_option("--instances", opt->axioms.instances, "random instances per axiom")->default_val(4)->check(CLI::PositiveNumber);
+  cmd->add_option("--instances", opt->axioms.instances, "random instances per axiom")->default_val(4)->check(positive_number());
   cmd->add_option("--seed", opt->axioms.seed, "random seed of the axiom check")->default_val(1);
-  cmd->add_option("--max-dim", opt->axioms.max_dim, "largest dimension drawn for an axiom's sizes")->default_val(5)->check(CLI::PositiveNumber);
+  cmd->add_option("--max-dim", opt->axioms.max_dim, "largest dimension drawn for an axiom's sizes")->default_val(5)->check(positive_number());
   cmd->callback([opt, &status] { status = run_check(*opt); });
 }
 

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "number_checks.hpp"
+#include "progress_line.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/file_io.hpp"
 #include "loom/superopt/generator.hpp"
@@ -56,23 +58,18 @@ std::vector<std::int64_t> int_list(const std::string& text, const std::string& o
   return out;
 }
 
-// Draws `stage [#####-----] done/total` on one stderr line.
+// `stage [#####-----] done/total`.
 class ProgressBar {
  public:
   void operator()(const std::string& stage, std::size_t done, std::size_t total) {
-    if (stage != stage_ && !stage_.empty()) std::cerr << "\n";
-    stage_ = stage;
-    constexpr int kWidth = 30;
-    const int filled = total ? static_cast<int>(kWidth * static_cast<double>(done) / static_cast<double>(total)) : kWidth;
-    std::cerr << "\r" << stage << std::string(stage.size() < 20 ? 20 - stage.size() : 1, ' ') << "[" << std::string(filled, '#')
-              << std::string(kWidth - filled, '-') << "] " << done << "/" << total << std::flush;
+    const double share = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+    const std::string padded = stage + std::string(stage.size() < 20 ? 20 - stage.size() : 1, ' ');
+    line_.show(padded, ProgressLine::bar(share, 30) + " " + std::to_string(done) + "/" + std::to_string(total), share);
   }
-  void finish() {
-    if (!stage_.empty()) std::cerr << "\n";
-  }
+  void finish() { line_.finish(); }
 
  private:
-  std::string stage_;
+  ProgressLine line_;
 };
 
 void require_writable_directory(const std::string& path, const char* option) {
@@ -175,17 +172,17 @@ void add_generate_command(CLI::App& app, int& status) {
       ->default_val(64);
   cmd->add_option("-j,--jobs", opt->generator.jobs, "worker threads")
       ->default_val(std::max(1u, std::thread::hardware_concurrency()))
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--seed", opt->generator.seed, "seed of the fingerprint inputs and of the numeric checks")->default_val(1);
   cmd->add_flag("--prune-implied", opt->generator.prune_implied,
                 "also drop pairs implied by smaller ones: a side with an inner tensor that a smaller graph computes, or sides "
                 "already connected through smaller kept pairs of their bucket");
   cmd->add_option("--check-instances", opt->generator.check_instances, "random instances of each double-precision check")
       ->default_val(4)
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--check-max-dim", opt->generator.check_max_dim, "largest size drawn by the check at random sizes")
       ->default_val(8)
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("-o,--out", opt->out, "rule library JSON (format loom-rules)")->default_val("rules.json");
   cmd->add_option("--out-spec", opt->out_spec, "the same rules in spec syntax (default: --out with extension .loom)");
   cmd->add_flag("--json", opt->json, "print the summary as JSON (graphs, candidates, pruning, rules, by_category, seconds, ...)");

@@ -1,4 +1,5 @@
 #include <iostream>
+#include <new>
 
 #include "commands.hpp"
 #include "loom/pcg/diagnostic.hpp"
@@ -25,6 +26,12 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const loom::LoomError& e) {
     std::cerr << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "loom: out of memory: the sizes this command was given need more memory than the machine has\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "loom: " << e.what() << "\n";
     return 1;
   }
   return status;

@@ -1,5 +1,7 @@
 #include "model_options.hpp"
 
+#include "number_checks.hpp"
+
 namespace loom::cli {
 
 models::ModelRequest ModelOptions::request() const {
@@ -21,7 +23,7 @@ void add_model_size_options(CLI::App& cmd, ModelOptions& options, bool zoo_param
   cmd.add_option("--batch", options.batch,
                  "batch size: a zoo model's `batch` parameter, or for an ONNX file every symbolic dimension not "
                  "given with --dim")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   if (zoo_params) {
     cmd.add_option("-p,--param", options.params, "a zoo model parameter, NAME=VALUE (see `loom show --list`)");
   }

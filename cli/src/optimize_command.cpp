@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "number_checks.hpp"
+#include "progress_line.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
@@ -64,7 +66,9 @@ int run_optimize(OptimizeOptions opt) {
   if (!opt.quiet && !selection.left_out.empty())
     std::cerr << "note: " << selection.left_out.size() << " rules are left out, their proofs having failed (the first: "
               << selection.left_out.front() << ")\n";
-  // A warning, so -q does not silence it.
+  // Warnings, so -q does not silence them.
+  if (!opt.rules.empty() && selection.rules.empty())
+    std::cerr << "warning: the rule libraries given with --rules hold no rule the search can use: it only maps the graph\n";
   if (opt.include_unverified && !selection.unproved.empty()) {
     std::cerr << "warning: --include-unverified: " << selection.unproved.size()
               << " rules without a valid proof may be applied; the plan records it, and `loom train` refuses the plan unless "
@@ -79,14 +83,14 @@ int run_optimize(OptimizeOptions opt) {
   opt.settings.baselines = !opt.no_baselines;
   opt.settings.pipeline = !opt.no_pipeline;
   const search::CostModel cost_model(library, machine);
+  ProgressLine progress(show_progress);
   const search::OptimizeReport report = search::optimize(library, model.graph, rules, cost_model, opt.settings, [&](const search::OptimizeProgress& p) {
-    if (!show_progress) return;
-    std::cerr << "\r\033[K" << p.stage;
-    if (p.joint.segments > 0)
-      std::cerr << ": segment " << p.joint.segment << "/" << p.joint.segments << ", " << p.joint.explored << " graphs expanded";
-    std::cerr << std::flush;
+    if (p.joint.segments == 0) return progress.show(p.stage, "");
+    progress.show(p.stage, "segment " + std::to_string(p.joint.segment) + "/" + std::to_string(p.joint.segments) + ", " +
+                               std::to_string(p.joint.explored) + " graphs expanded",
+                  static_cast<double>(p.joint.segment) / static_cast<double>(p.joint.segments));
   });
-  if (show_progress) std::cerr << "\r\033[K";
+  progress.clear();
 
   search::Plan plan;
   plan.model = model.name;
@@ -189,8 +193,8 @@ void add_optimize_command(CLI::App& app, int& status) {
   cmd->add_option("--model", opt->model.model, "a zoo model name (loom show --list) or an .onnx file")->required();
   add_model_size_options(*cmd, opt->model);
   cmd->add_option("--machine", opt->machine, "a bundled machine (summit, p100, k80, dgx_h100) or a machine file")->default_val("summit");
-  cmd->add_option("--nodes", opt->nodes, "number of nodes")->default_val(1)->check(CLI::PositiveNumber);
-  cmd->add_option("--gpus-per-node", opt->gpus_per_node, "devices per node (default: the machine's)")->check(CLI::PositiveNumber);
+  cmd->add_option("--nodes", opt->nodes, "number of nodes")->default_val(1)->check(positive_number());
+  cmd->add_option("--gpus-per-node", opt->gpus_per_node, "devices per node (default: the machine's)")->check(positive_number());
   cmd->add_option("--rules", opt->rules,
                   "verified rule libraries (loom-rules JSON, as `loom verify -o` writes; only rules whose proof still holds are used) "
                   "(default: the bundled specs/rules/unity.verified.json, the hand-written rules, and specs/rules/generated.verified.json, "
@@ -203,15 +207,15 @@ void add_optimize_command(CLI::App& app, int& status) {
   cmd->add_option("--max-seconds", opt->settings.joint.substitution.max_seconds, "wall-clock limit of the substitution search (0: none)")
       ->default_val(0);
   cmd->add_flag("--no-split", opt->no_split, "search the whole graph at once instead of segment by segment");
-  cmd->add_option("--min-segment", opt->settings.joint.min_segment, "operators per segment at least")->default_val(10)->check(CLI::PositiveNumber);
+  cmd->add_option("--min-segment", opt->settings.joint.min_segment, "operators per segment at least")->default_val(10)->check(positive_number());
   cmd->add_flag("--no-cache", opt->no_cache, "do not share the mapping's sub-results between candidate graphs");
-  cmd->add_option("--views", opt->settings.joint.mapping.max_views, "device offsets tried per operator split")->default_val(2)->check(CLI::PositiveNumber);
+  cmd->add_option("--views", opt->settings.joint.mapping.max_views, "device offsets tried per operator split")->default_val(2)->check(positive_number());
   cmd->add_option("--mcmc-iterations", opt->settings.mcmc_iterations, "steps of FlexFlow's MCMC (baseline and refinement)")->default_val(300);
   cmd->add_option("--mcmc-seconds", opt->settings.mcmc_seconds,
                   "time bound of each MCMC walk, as FlexFlow's: it also stops once its best has not improved for half of it "
                   "(0: the steps alone bound it; results then do not depend on the machine's speed)")
       ->default_val(30)
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_flag("--no-baselines", opt->no_baselines, "skip the baselines");
   cmd->add_flag("--no-pipeline", opt->no_pipeline, "do not try pipeline parallelism (1F1B stages over the whole graph)");
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled specs/)");

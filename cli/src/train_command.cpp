@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "number_checks.hpp"
+#include "progress_line.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
@@ -52,16 +54,14 @@ struct TrainOptions {
   bool trust_plan = false;
 };
 
-// `step 3/10 [######----] loss 2.3012  12.4 ms/step  5160 samples/s` on one stderr line.
-void draw_progress(const runtime::StepReport& r, std::int64_t samples) {
-  constexpr int kWidth = 24;
-  const int filled = static_cast<int>(kWidth * static_cast<double>(r.step) / static_cast<double>(std::max<std::int64_t>(r.steps, 1)));
+// `step 3/10 [######----] loss 2.3012  12.4 ms/step  5160 samples/s`.
+void draw_progress(ProgressLine& progress, const runtime::StepReport& r, std::int64_t samples) {
+  const double done = static_cast<double>(r.step) / static_cast<double>(std::max<std::int64_t>(r.steps, 1));
   std::ostringstream line;
-  line << "\rstep " << r.step << "/" << r.steps << " [" << std::string(static_cast<std::size_t>(filled), '#')
-       << std::string(static_cast<std::size_t>(kWidth - filled), '-') << "] loss " << std::setprecision(6) << r.loss << "  "
-       << std::fixed << std::setprecision(1) << r.seconds * 1e3 << " ms/step  " << std::setprecision(0)
-       << static_cast<double>(samples) / r.seconds << " samples/s\033[K";
-  std::cerr << line.str() << std::flush;
+  line << "step " << r.step << "/" << r.steps << " " << ProgressLine::bar(done, 24) << " loss " << std::setprecision(6) << r.loss
+       << "  " << std::fixed << std::setprecision(1) << r.seconds * 1e3 << " ms/step  " << std::setprecision(0)
+       << static_cast<double>(samples) / r.seconds << " samples/s";
+  progress.show("", line.str(), done);
 }
 
 // Under mpirun (OpenMPI sets OMPI_COMM_WORLD_SIZE; other launchers PMI_SIZE or PMIX_RANK) each
@@ -178,10 +178,11 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
                                    ? 1
                                    : graph.shape_of(graph.outputs()[0]).dims[0];
   std::function<void(const runtime::StepReport&)> progress;
-  if (!opt.json && !opt.quiet && speaks) progress = [samples](const runtime::StepReport& r) { draw_progress(r, samples); };
+  ProgressLine line(!opt.json && !opt.quiet && speaks);
+  if (!opt.json && !opt.quiet && speaks) progress = [&line, samples](const runtime::StepReport& r) { draw_progress(line, r, samples); };
   const runtime::TrainReport report = opt.dtype == "float" ? runtime::train<float>(library, graph, s, progress, &transport, &kernels)
                                                            : runtime::train<double>(library, graph, s, progress, &transport, &kernels);
-  if (progress) std::cerr << "\n";
+  line.finish();
   std::vector<runtime::OperatorProfile> profiles;
   if (!opt.profile.empty()) {
     const std::vector<runtime::OperatorTime> times = runtime::summed_over_processes(report.operator_times, transport);
@@ -253,9 +254,9 @@ void add_train_command(CLI::App& app, int& status) {
                   "first, as `loom verify PLAN` does, and a plan whose chain does not hold is refused");
   cmd->add_flag("--trust-plan", opt->trust_plan, "train the plan without auditing its soundness chain (prints a warning)");
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled library)");
-  cmd->add_option("--steps", opt->steps, "total training steps (a resumed run continues up to it)")->check(CLI::PositiveNumber);
+  cmd->add_option("--steps", opt->steps, "total training steps (a resumed run continues up to it)")->default_val(10)->check(positive_number());
   cmd->add_option("--optimizer", opt->optimizer, "sgd (lr 0.01) or adam (lr 0.001)")->default_val("sgd");
-  cmd->add_option("--lr", opt->lr, "learning rate (default: the optimizer's)")->check(CLI::PositiveNumber);
+  cmd->add_option("--lr", opt->lr, "learning rate (default: the optimizer's)")->check(positive_number());
   cmd->add_option("--dtype", opt->dtype, "float or double")->default_val("float");
   cmd->add_option("--backend", opt->backend,
                   "cpu (Eigen kernels, MPI between processes) or cuda (cuBLAS, cuDNN and Loom's kernels on the GPU, NCCL between "
@@ -267,9 +268,9 @@ void add_train_command(CLI::App& app, int& status) {
                   "steps left out of ms/step, seconds_per_step and --profile (the first pays for making buffers); "
                   "none when the run has no more steps than this")
       ->default_val(1)
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--checkpoint", opt->checkpoint, "write a checkpoint here at the end (and with --checkpoint-every)");
-  cmd->add_option("--checkpoint-every", opt->checkpoint_every, "also write the checkpoint every N steps")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--checkpoint-every", opt->checkpoint_every, "also write the checkpoint every N steps")->check(non_negative_number());
   cmd->add_option("--resume", opt->resume, "continue from a checkpoint of the same run");
   cmd->add_option("--data", opt->data, "training data file (the binary format of the README) instead of synthetic data");
   cmd->add_option("--profile", opt->profile,

@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "number_checks.hpp"
+#include "progress_line.hpp"
 #include "plan_chain.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/rule.hpp"
@@ -62,35 +64,22 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   return out;
 }
 
-// Progress on stderr: a bar redrawn in place (at most ten times a second) on a terminal, a line
-// per tenth of the work otherwise.
+// Verification progress: the bar, the verdicts so far and the time taken.
 class ProgressBar {
  public:
-  explicit ProgressBar(bool enabled) : enabled_(enabled), terminal_(::isatty(::fileno(stderr)) != 0) {}
+  explicit ProgressBar(bool enabled) : line_(enabled) {}
   void update(const verifier::VerifyProgress& p) {
-    if (!enabled_ || p.total == 0) return;
-    const auto now = std::chrono::steady_clock::now();
-    const std::size_t tenth = 10 * p.done / p.total;
-    if (terminal_ ? (p.done < p.total && now - last_ < std::chrono::milliseconds(100)) : tenth == last_tenth_) return;
-    last_ = now;
-    last_tenth_ = tenth;
-    constexpr std::size_t width = 30;
-    const std::size_t filled = width * p.done / p.total;
-    std::cerr << (terminal_ ? "\r" : "") << "[" << std::string(filled, '#') << std::string(width - filled, '.') << "] " << p.done
-              << "/" << p.total << "  proved " << p.proved << "  refuted " << p.refuted << "  unknown " << p.unknown;
-    if (p.cached) std::cerr << "  (cached " << p.cached << ")";
-    std::cerr << "  " << seconds_text(p.seconds) << (terminal_ ? "   " : "\n") << std::flush;
-    drawn_ = terminal_;
+    if (p.total == 0) return;
+    const double done = static_cast<double>(p.done) / static_cast<double>(p.total);
+    std::string text = ProgressLine::bar(done, 30) + " " + std::to_string(p.done) + "/" + std::to_string(p.total) + "  proved " +
+                       std::to_string(p.proved) + "  refuted " + std::to_string(p.refuted) + "  unknown " + std::to_string(p.unknown);
+    if (p.cached) text += "  (cached " + std::to_string(p.cached) + ")";
+    line_.show("", text + "  " + seconds_text(p.seconds), done);
   }
-  void finish() {
-    if (drawn_) std::cerr << "\n";
-  }
+  void finish() { line_.finish(); }
 
  private:
-  bool enabled_, terminal_;
-  bool drawn_ = false;
-  std::size_t last_tenth_ = 0;
-  std::chrono::steady_clock::time_point last_{};
+  ProgressLine line_;
 };
 
 void print_alive(std::ostream& os, const verifier::Obligation& ob, const verifier::Verdict& verdict) {
@@ -352,7 +341,7 @@ void add_verify_command(CLI::App& app, int& status) {
   cmd->add_option("inputs", opt->inputs, ".loom files with rules, one rule library .json, or one plan .json");
   cmd->add_option("--specs", opt->specs, "spec files or directories with the ops and axioms (default: the bundled specs/)");
   cmd->add_option("-j,--jobs", opt->jobs, "threads, each with its own Z3 context (default: the number of cores)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--timeout-ms", opt->timeout_ms, "Z3 time limit per rule in milliseconds (0: none)")->default_val(10000);
   cmd->add_option("--cache", opt->cache, "result cache file (default: $XDG_CACHE_HOME/loom/verify-cache.json)");
   cmd->add_flag("--no-cache", opt->no_cache, "neither read nor write the result cache");

@@ -156,6 +156,15 @@ class AxiomChecker {
             return false;
           }
         }
+        std::int64_t elements = 1;
+        for (std::int64_t d : dims) {
+          if (elements > opt_.max_elements / std::max<std::int64_t>(d, 1)) {
+            why = "'" + b.name + "' " + Tensor<double>::dims_text(dims) + " holds more than the " + std::to_string(opt_.max_elements) +
+                  " elements a numeric check draws for one variable";
+            return false;
+          }
+          elements *= d;
+        }
         Tensor<double> value(dims);
         std::uniform_real_distribution<double> uni(-1.0, 1.0);
         for (auto& v : value.data) v = uni(rng_);

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "loom/interpreter/library.hpp"
@@ -27,6 +28,11 @@ class Checker {
     for (const auto* f : lib_.fused_forms()) check_fused(*f);
     for (const auto* a : lib_.axioms()) check_equation(*a, true);
     for (const auto* r : lib_.rules()) check_equation(*r, false);
+    return std::move(out_);
+  }
+
+  std::vector<Diagnostic> run_rule(const EquationDecl& rule) {
+    check_equation(rule, false);
     return std::move(out_);
   }
 
@@ -276,6 +282,78 @@ class Checker {
     if (!p.backward) error(p.loc, "parallel form '" + p.name + "' needs a `backward` form");
     else check_term(*p.backward, nullptr, names, false);
     if (p.lowers_to.empty()) error(p.loc, "parallel form '" + p.name + "' needs `lowers_to`");
+    if (kinds.count(p.values)) check_values_agree(p);
+    if (p.backward && kinds.count(p.values)) check_backward_inverts(p);
+  }
+
+  // The degree a `values` kind changes, and in which direction: split multiplies D, concat divides
+  // it, copy multiplies R, sum divides V, stage multiplies P, unstage divides it.
+  struct DegreeChange {
+    DegreeKind degree = DegreeKind::D;
+    bool multiply = true;
+  };
+  static std::optional<DegreeChange> change_of(const std::string& values) {
+    if (values == "split") return DegreeChange{DegreeKind::D, true};
+    if (values == "concat") return DegreeChange{DegreeKind::D, false};
+    if (values == "copy") return DegreeChange{DegreeKind::R, true};
+    if (values == "sum") return DegreeChange{DegreeKind::V, false};
+    if (values == "stage") return DegreeChange{DegreeKind::P, true};
+    if (values == "unstage") return DegreeChange{DegreeKind::P, false};
+    return std::nullopt;  // identity
+  }
+  static std::string change_text(DegreeKind degree, bool multiply) {
+    const char* names[] = {"D[...]", "P[...]", "V", "R"};
+    return std::string(names[static_cast<int>(degree)]) + (multiply ? " *=" : " /=");
+  }
+
+  // `values` says what the form does to the data; its degree updates must say the same.
+  void check_values_agree(const ParallelDecl& p) {
+    std::vector<const DegreeUpdate*> updates;
+    for (const auto& st : p.stmts)
+      if (st.update) updates.push_back(&*st.update);
+    const auto want = change_of(p.values);
+    if (!want) {
+      if (!updates.empty())
+        error(updates.front()->loc, "parallel form '" + p.name + "' declares `values identity` but changes " +
+                                        change_text(updates.front()->degree, updates.front()->multiply));
+      return;
+    }
+    const bool agrees = updates.size() == 1 && updates.front()->degree == want->degree && updates.front()->multiply == want->multiply;
+    if (!agrees)
+      error(updates.empty() ? p.loc : updates.front()->loc,
+            "parallel form '" + p.name + "' declares `values " + p.values + "`, which needs exactly one update " +
+                change_text(want->degree, want->multiply) + ", but it " +
+                (updates.empty() ? std::string("changes no degree")
+                                 : "changes " + change_text(updates.front()->degree, updates.front()->multiply) +
+                                       (updates.size() > 1 ? " and more" : "")));
+  }
+
+  // The backward form undoes the forward's data movement: split <-> concat, copy <-> sum,
+  // stage <-> unstage, identity <-> identity, taking the same attributes.
+  void check_backward_inverts(const ParallelDecl& p) {
+    static const std::map<std::string, std::string> partner = {{"split", "concat"}, {"concat", "split"},   {"copy", "sum"},
+                                                                {"sum", "copy"},     {"stage", "unstage"}, {"unstage", "stage"},
+                                                                {"identity", "identity"}};
+    const Term& b = *p.backward;
+    const ParallelDecl* back = lib_.find_parallel(b.name);
+    if (!back) {
+      if (!lib_.find_op(b.name) && !lib_.find_fused(b.name)) return;  // reported as unknown already
+      error(b.loc, "parallel form '" + p.name + "': its backward '" + b.name + "' must be a parallel form");
+      return;
+    }
+    if (back->values != partner.at(p.values)) {
+      error(b.loc, "parallel form '" + p.name + "' (`values " + p.values + "`) needs a backward form with `values " + partner.at(p.values) +
+                       "` to undo it, but '" + back->name + "' declares `values " + back->values + "`");
+      return;
+    }
+    // Every attribute the backward form takes is passed one of this form's own, unchanged.
+    for (const auto& arg : b.attrs) {
+      const bool own = arg.value->kind == ExprKind::Name &&
+                       std::any_of(p.attrs.begin(), p.attrs.end(), [&](const AttrParam& a) { return a.name == arg.value->name; });
+      if (!own)
+        error(arg.loc, "parallel form '" + p.name + "': its backward must be given this form's own attributes (e.g. `" + back->name +
+                           "<dim, degree>`), not '" + expr_to_string(*arg.value) + "'");
+    }
   }
 
   void check_fused(const FusedDecl& f) {
@@ -380,5 +458,7 @@ class Checker {
 }  // namespace
 
 std::vector<Diagnostic> check_library(const Library& library) { return Checker(library).run(); }
+
+std::vector<Diagnostic> check_rule_declaration(const Library& library, const EquationDecl& rule) { return Checker(library).run_rule(rule); }
 
 }  // namespace loom::spec

@@ -234,26 +234,39 @@ void bare_slots(const CNode& n, int buffer, std::size_t dim, std::set<int>& out)
 }  // namespace
 
 std::vector<pcg::ParallelShape> split_inputs(const Program& program, std::size_t input, std::size_t dim, std::int64_t degree) {
-  std::vector<pcg::ParallelShape> shapes;
-  for (int b : program.input_buffers) shapes.push_back(pcg::ParallelShape::unpartitioned(program.buffers[static_cast<std::size_t>(b)].dims));
-  for (auto& s : shapes) s.R = degree;
-  for (const auto& st : program.statements) {
-    std::set<int> slots;
-    bare_slots(st.body, program.input_buffers[input], dim, slots);
-    for (std::size_t j = 0; j < shapes.size(); ++j) {
-      for (std::size_t d = 0; d < shapes[j].rank(); ++d) {
-        std::set<int> other;
-        bare_slots(st.body, program.input_buffers[j], d, other);
-        for (int s : other)
-          if (slots.count(s)) {
-            shapes[j].D[d] = degree;
-            shapes[j].R = 1;
-          }
-      }
+  // The (buffer, dimension) pairs split along with the input's: those read bare through an index
+  // that a split one is read through, in any statement, and the dimensions of a `let` computed
+  // along such an index, followed through the statements that read the `let`, until none is added.
+  std::set<std::pair<int, std::size_t>> split{{program.input_buffers[input], dim}};
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& st : program.statements) {
+      std::set<int> slots;
+      for (const auto& [buffer, d] : split) bare_slots(st.body, buffer, d, slots);
+      for (std::size_t d = 0; d < st.lhs_slots.size(); ++d)
+        if (split.count({st.target, d})) slots.insert(st.lhs_slots[d]);
+      if (slots.empty()) continue;
+      for (std::size_t b = 0; b < program.buffers.size(); ++b)
+        for (std::size_t d = 0; d < program.buffers[b].dims.size(); ++d) {
+          std::set<int> other;
+          bare_slots(st.body, static_cast<int>(b), d, other);
+          const bool shares = std::any_of(other.begin(), other.end(), [&](int s) { return slots.count(s) > 0; });
+          if (shares && split.insert({static_cast<int>(b), d}).second) grew = true;
+        }
+      for (std::size_t d = 0; d < st.lhs_slots.size(); ++d)
+        if (slots.count(st.lhs_slots[d]) && split.insert({st.target, d}).second) grew = true;
     }
   }
-  shapes[input].D[dim] = degree;
-  shapes[input].R = 1;
+  std::vector<pcg::ParallelShape> shapes;
+  for (int b : program.input_buffers) shapes.push_back(pcg::ParallelShape::unpartitioned(program.buffers[static_cast<std::size_t>(b)].dims));
+  for (std::size_t j = 0; j < shapes.size(); ++j) {
+    shapes[j].R = degree;
+    for (std::size_t d = 0; d < shapes[j].rank(); ++d)
+      if (split.count({program.input_buffers[j], d})) {
+        shapes[j].D[d] = degree;
+        shapes[j].R = 1;
+      }
+  }
   return shapes;
 }
 

@@ -45,7 +45,12 @@ class SideBuilder {
     in_rhs_ = in_rhs;
     open_ = &open;
     if (side.kind == TermKind::Tuple) {
-      for (const auto& part : side.args) graph_.mark_output(single(*part));
+      for (const auto& part : side.args) {
+        const pcg::PortRef out = single(*part);
+        if (!in_rhs && graph_.node(out.node).is_graph_input())
+          throw LoomError({{part->loc, "an output of a left-hand side with several is a bare variable: each must be computed by an operator"}});
+        graph_.mark_output(out);
+      }
     } else {
       for (pcg::PortRef p : eval(side)) graph_.mark_output(p);
     }
@@ -125,25 +130,54 @@ class SideBuilder {
   std::vector<pcg::OpenAttribute>* open_ = nullptr;
 };
 
+// Names used inside attribute expressions that are not a bare name (`split<1, n - 1>`).
+void collect_attribute_expression_names(const Term& t, std::vector<std::string>& names) {
+  for (const auto& a : t.attrs)
+    if (a.value->kind != ExprKind::Name) collect_names(*a.value, names);
+  for (const auto& arg : t.args) collect_attribute_expression_names(*arg, names);
+}
+
 // The symbols of a rule that may stay open: integer binders (with the values their domain or
-// bound allows) and size symbols that name a dimension of a variable. None when a where-condition
-// relates them: the condition would then have to be checked wherever the rule applies.
+// bound allows) and size symbols written as bare dimensions of variables (every such dimension is
+// checked against the match). A symbol stays closed, keeping the value the rule was typed at,
+// where a match could not check it: one a where-condition relates, one inside a larger
+// attribute or dimension expression, an integer binder a shape or degree depends on, a dimension
+// after a rank pack.
 std::map<std::string, pcg::RuleSymbol> openable_symbols(const EquationDecl& rule) {
   std::map<std::string, pcg::RuleSymbol> out;
   if (rule.quantifier.where) return out;
-  // An integer binder a shape or degree depends on stays closed: the match could not check it.
-  std::vector<std::string> in_types;
+  std::vector<std::string> closed, in_types;
+  collect_attribute_expression_names(*rule.lhs, closed);
+  collect_attribute_expression_names(*rule.rhs, closed);
+  std::set<std::string> int_binders;
+  for (const Binder& b : rule.quantifier.binders)
+    if (b.is_int) int_binders.insert(b.name);
+  std::map<std::string, std::vector<pcg::DimRef>> positions;
   for (const Binder& b : rule.quantifier.binders) {
     if (b.is_int || !b.shape) continue;
-    for (const auto& d : b.shape->dims)
-      if (!d.is_pack()) collect_names(*d.expr, in_types);
+    bool after_pack = false;
+    for (std::size_t i = 0; i < b.shape->dims.size(); ++i) {
+      const auto& d = b.shape->dims[i];
+      if (d.is_pack()) {
+        after_pack = true;
+        continue;
+      }
+      collect_names(*d.expr, in_types);
+      if (d.expr->kind == ExprKind::Name && !after_pack && !int_binders.count(d.expr->name))
+        positions[d.expr->name].push_back({b.name, static_cast<int>(i)});
+      else
+        collect_names(*d.expr, closed);
+    }
     for (const ExprPtr& e : {b.degrees.V, b.degrees.R})
       if (e) collect_names(*e, in_types);
     for (const auto* list : {&b.degrees.D, &b.degrees.P})
       for (const ExprPtr& e : *list) collect_names(*e, in_types);
   }
+  auto listed = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
   for (const Binder& b : rule.quantifier.binders) {
-    if (!b.is_int || std::find(in_types.begin(), in_types.end(), b.name) != in_types.end()) continue;
+    if (!b.is_int || listed(in_types, b.name) || listed(closed, b.name)) continue;
     pcg::RuleSymbol s;
     s.name = b.name;
     if (b.domain) s.values = *b.domain;
@@ -154,18 +188,14 @@ std::map<std::string, pcg::RuleSymbol> openable_symbols(const EquationDecl& rule
     else if (b.bound_op == "!=") continue;
     out.emplace(b.name, std::move(s));
   }
-  for (const Binder& b : rule.quantifier.binders) {
-    if (b.is_int || !b.shape) continue;
-    for (std::size_t i = 0; i < b.shape->dims.size(); ++i) {
-      const auto& d = b.shape->dims[i];
-      if (d.is_pack()) break;  // dimensions after a pack have no fixed position
-      if (d.expr->kind != ExprKind::Name || out.count(d.expr->name)) continue;
-      pcg::RuleSymbol s;
-      s.name = d.expr->name;
-      s.variable = b.name;
-      s.dim = static_cast<int>(i);
-      out.emplace(s.name, std::move(s));
-    }
+  for (auto& [name, at] : positions) {
+    if (listed(closed, name)) continue;
+    pcg::RuleSymbol s;
+    s.name = name;
+    s.variable = at.front().variable;
+    s.dim = at.front().dim;
+    s.same_as.assign(at.begin() + 1, at.end());
+    out.emplace(name, std::move(s));
   }
   return out;
 }
@@ -176,9 +206,18 @@ void settle_open_attributes(pcg::Rule& rule, const std::vector<pcg::OpenAttribut
   std::set<std::string> fixed_by_lhs, used;
   for (const auto& a : open)
     if (!a.in_rhs) fixed_by_lhs.insert(a.symbol);
+  auto on_lhs = [&](const std::string& variable) {
+    const auto node = rule.lhs.find(variable);
+    return node && rule.lhs.node(*node).is_graph_input();
+  };
   for (const auto& a : open) {
     const pcg::RuleSymbol& s = openable.at(a.symbol);
-    const bool determined = !a.in_rhs || fixed_by_lhs.count(a.symbol) || (s.is_size() && rule.lhs.find(s.variable));
+    // A size symbol is read from the variables the match binds: all of them on the left.
+    if (s.is_size() && (!on_lhs(s.variable) || !std::all_of(s.same_as.begin(), s.same_as.end(), [&](const pcg::DimRef& r) {
+                          return on_lhs(r.variable);
+                        })))
+      continue;
+    const bool determined = !a.in_rhs || fixed_by_lhs.count(a.symbol) || s.is_size();
     if (!determined) continue;  // keeps the value it was typed at
     rule.open_attributes.push_back(a);
     used.insert(a.symbol);

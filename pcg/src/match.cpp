@@ -61,11 +61,12 @@ class Matcher {
   }
 
   std::vector<Match> all() {
-    if (!operators_.empty()) search(empty(), 0);
+    if (!operators_.empty() && computes_every_output()) search(empty(), 0);
     return std::move(found_);
   }
 
   std::vector<Match> containing(const std::vector<int>& seeds) {
+    if (!computes_every_output()) return {};
     for (int seed : seeds) {
       if (seed < 0 || static_cast<std::size_t>(seed) >= graph_.size()) continue;
       for (int l : operators_) {
@@ -77,6 +78,11 @@ class Matcher {
   }
 
  private:
+  // A left-hand side whose output is a bare variable stands for nothing that could be replaced.
+  bool computes_every_output() const {
+    return std::none_of(lhs_.outputs().begin(), lhs_.outputs().end(), [&](PortRef o) { return lhs_.node(o.node).is_graph_input(); });
+  }
+
   Match empty() const {
     Match m;
     m.nodes.assign(lhs_.size(), -1);

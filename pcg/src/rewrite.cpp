@@ -63,6 +63,10 @@ RewriteOutcome apply_match(const Graph& graph, const Rule& rule, const Match& ma
   std::map<PortRef, Source> replaced;
   for (std::size_t i = 0; i < rule.lhs.outputs().size(); ++i) {
     const PortRef l = rule.lhs.outputs()[i];
+    if (match.nodes.at(static_cast<std::size_t>(l.node)) < 0) {
+      outcome.declined = "output " + std::to_string(i) + " of the left-hand side is a bare variable";
+      return outcome;
+    }
     const PortRef old{match.nodes[static_cast<std::size_t>(l.node)], l.port};
     const ParallelShape& want = graph.shape_of(old);
     const ParallelShape& got = scratch.shape_of(rhs.outputs()[i]);

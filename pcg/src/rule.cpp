@@ -62,14 +62,16 @@ std::optional<Rule> reverse_of(const Rule& rule) {
   Rule out = rule;
   std::swap(out.lhs, out.rhs);
   out.reversed = !rule.reversed;
-  for (OpenAttribute& a : out.open_attributes) a.in_rhs = !a.in_rhs;
+  std::set<std::string> fixed_by_lhs;
+  for (OpenAttribute& a : out.open_attributes) {
+    a.in_rhs = !a.in_rhs;
+    if (!a.in_rhs) fixed_by_lhs.insert(a.symbol);
+  }
   // An integer binder the new left-hand side does not fix keeps the value the rule was typed at.
   std::erase_if(out.open_attributes, [&](const OpenAttribute& a) {
-    if (!a.in_rhs) return false;
+    if (!a.in_rhs || fixed_by_lhs.count(a.symbol)) return false;
     auto s = std::find_if(out.symbols.begin(), out.symbols.end(), [&](const RuleSymbol& x) { return x.name == a.symbol; });
-    if (s != out.symbols.end() && s->is_size()) return false;
-    return std::none_of(out.open_attributes.begin(), out.open_attributes.end(),
-                        [&](const OpenAttribute& l) { return !l.in_rhs && l.symbol == a.symbol; });
+    return s == out.symbols.end() || !s->is_size();
   });
   return out;
 }
@@ -155,6 +157,11 @@ json symbol_to_json(const RuleSymbol& s) {
   if (s.is_size()) {
     j["variable"] = s.variable;
     j["dim"] = s.dim;
+    if (!s.same_as.empty()) {
+      json also = json::array();
+      for (const DimRef& r : s.same_as) also.push_back({{"variable", r.variable}, {"dim", r.dim}});
+      j["same_as"] = std::move(also);
+    }
     return j;
   }
   if (!s.values.empty()) j["values"] = s.values;
@@ -165,12 +172,23 @@ json symbol_to_json(const RuleSymbol& s) {
 
 RuleSymbol symbol_from_json(const json& j, const std::string& path) {
   require_object(j, path);
-  reject_unknown_keys(j, path, {"name", "variable", "dim", "values", "at_least", "at_most"});
+  reject_unknown_keys(j, path, {"name", "variable", "dim", "same_as", "values", "at_least", "at_most"});
   RuleSymbol s;
   s.name = read_string(require(j, "name", path), member(path, "name"));
   if (j.contains("variable")) {
     s.variable = read_string(j.at("variable"), member(path, "variable"));
     s.dim = read_int(require(j, "dim", path), member(path, "dim"));
+  }
+  if (j.contains("same_as")) {
+    const std::string at = member(path, "same_as");
+    const json& list = require_array(j.at("same_as"), at);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string item = indexed(at, i);
+      require_object(list[i], item);
+      reject_unknown_keys(list[i], item, {"variable", "dim"});
+      s.same_as.push_back({read_string(require(list[i], "variable", item), member(item, "variable")),
+                           read_int(require(list[i], "dim", item), member(item, "dim"))});
+    }
   }
   if (j.contains("values")) {
     const json& values = require_array(j.at("values"), member(path, "values"));

@@ -49,6 +49,13 @@ std::optional<SymbolValues> symbol_values(const Rule& rule, const Graph& graph, 
     const auto& dims = graph.shape_of(bound->second).dims;
     if (s.dim < 0 || static_cast<std::size_t>(s.dim) >= dims.size()) return std::nullopt;
     if (!assign(values, s.name, dims[static_cast<std::size_t>(s.dim)])) return std::nullopt;
+    for (const DimRef& also : s.same_as) {
+      auto other = bindings.find(also.variable);
+      if (other == bindings.end()) return std::nullopt;
+      const auto& other_dims = graph.shape_of(other->second).dims;
+      if (also.dim < 0 || static_cast<std::size_t>(also.dim) >= other_dims.size()) return std::nullopt;
+      if (!assign(values, s.name, other_dims[static_cast<std::size_t>(also.dim)])) return std::nullopt;
+    }
   }
   for (const auto& [name, value] : values) {
     const RuleSymbol* s = find_symbol(rule, name);
@@ -70,13 +77,17 @@ AttrMap rhs_attributes(const Rule& rule, int node, const SymbolValues& values) {
 void check_open_attributes(const Rule& rule) {
   for (const RuleSymbol& s : rule.symbols) {
     if (!s.is_size()) continue;
-    const auto input = rule.lhs.find(s.variable);
-    if (!input || !rule.lhs.node(*input).is_graph_input())
-      throw LoomError("symbol \"" + s.name + "\" names \"" + s.variable + "\", which is not a variable of the left-hand side");
-    const auto rank = rule.lhs.node(*input).output_shapes.at(0).dims.size();
-    if (s.dim < 0 || static_cast<std::size_t>(s.dim) >= rank)
-      throw LoomError("symbol \"" + s.name + "\" names dimension " + std::to_string(s.dim) + " of \"" + s.variable + "\", which has " +
-                      std::to_string(rank));
+    std::vector<DimRef> named{{s.variable, s.dim}};
+    named.insert(named.end(), s.same_as.begin(), s.same_as.end());
+    for (const DimRef& r : named) {
+      const auto input = rule.lhs.find(r.variable);
+      if (!input || !rule.lhs.node(*input).is_graph_input())
+        throw LoomError("symbol \"" + s.name + "\" names \"" + r.variable + "\", which is not a variable of the left-hand side");
+      const auto rank = rule.lhs.node(*input).output_shapes.at(0).dims.size();
+      if (r.dim < 0 || static_cast<std::size_t>(r.dim) >= rank)
+        throw LoomError("symbol \"" + s.name + "\" names dimension " + std::to_string(r.dim) + " of \"" + r.variable + "\", which has " +
+                        std::to_string(rank));
+    }
   }
   for (const OpenAttribute& a : rule.open_attributes) {
     const Graph& side = a.in_rhs ? rule.rhs : rule.lhs;

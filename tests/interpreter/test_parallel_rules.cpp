@@ -405,3 +405,40 @@ TEST(Cost, TaskCostSplitsFlopsAndShards) {
 
 }  // namespace
 }  // namespace loom::spec
+
+namespace loom::spec {
+
+namespace {
+
+// A gated linear unit, written with `let` intermediates and inlined.
+const Library& glu_library() {
+  static const Library lib = Library::from_text(
+      "op glu_let(x: [m, k], w: [k, n], v: [k, n]) -> [m, n] {\n"
+      "  let a[i, j] = sum(p) (x[i, p] * w[p, j]);\n"
+      "  let b[i, j] = sum(p) (x[i, p] * v[p, j]);\n"
+      "  out[i, j] = a[i, j] * sigmoid(b[i, j]);\n"
+      "}\n"
+      "op glu_inline(x: [m, k], w: [k, n], v: [k, n]) -> [m, n] {\n"
+      "  out[i, j] = (sum(p) (x[i, p] * w[p, j])) * sigmoid(sum(p) (x[i, p] * v[p, j]));\n"
+      "}\n");
+  return lib;
+}
+
+}  // namespace
+
+TEST(ParallelSummary, LetIntermediatesSplitAsTheSameBodyInlined) {
+  const auto with_let = summarize_parallelism(glu_library().instantiate("glu_let", {}, {{4, 6}, {6, 8}, {6, 8}}));
+  const auto inlined = summarize_parallelism(glu_library().instantiate("glu_inline", {}, {{4, 6}, {6, 8}, {6, 8}}));
+  ASSERT_EQ(with_let.roles.size(), inlined.roles.size());
+  for (std::size_t i = 0; i < with_let.roles.size(); ++i)
+    EXPECT_EQ(with_let.roles[i].kind, inlined.roles[i].kind) << with_let.roles[i].input << " dim " << with_let.roles[i].dim;
+  // Splitting w's columns splits v's and the output's with them (model parallelism).
+  ASSERT_EQ(with_let.roles[3].input, "w");
+  EXPECT_EQ(with_let.roles[3].dim, 1u);
+  EXPECT_EQ(with_let.roles[3].kind, DimensionRole::Free);
+  const auto shapes = split_inputs(glu_library().instantiate("glu_let", {}, {{4, 6}, {6, 8}, {6, 8}}), 1, 1, 2);
+  EXPECT_EQ(shapes[2].D, (std::vector<std::int64_t>{1, 2})) << "v is split with w";
+  EXPECT_EQ(shapes[0].R, 2) << "x is replicated";
+}
+
+}  // namespace loom::spec

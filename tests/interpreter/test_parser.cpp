@@ -67,6 +67,19 @@ fused roundtrip<degree: int in {2, 4}>(x) = unshard<0, degree>(shard<0, degree>(
 fused plain<degree: int in {2, 4}>(x) = psum<degree>(x);
 )";
 
+// kForms made to agree with themselves, as a library requires (each form changes the one degree its
+// `values` says, and its backward undoes it): shard's extra updates cancel out, and psum's backward
+// is a copy.
+std::string checked_forms() {
+  std::string forms = kForms;
+  for (const char* extra : {"  P[dim] *= 2;\n", "  P[dim] /= 2;\n", "  V *= 3;\n", "  V /= 3;\n", "  R *= degree;\n", "  R /= degree;\n"})
+    forms.erase(forms.find(extra), std::string(extra).size());
+  const std::string psum_backward = "backward shard<0, degree>;";
+  forms.replace(forms.find(psum_backward), psum_backward.size(), "backward copies<degree>;");
+  return forms +
+         "parallel copies<degree: int in {2, 4}>(x) {\n  R *= degree;\n  values copy;\n  backward psum<degree>;\n  lowers_to broadcast;\n}\n";
+}
+
 const std::string kEquations = R"(axiom mix_named: forall d: int in {2, 4}, e: int > 0, f: int, x: [a, m] {V: d, R: 2, D: [1, d], P: [1, 1]}, w: [m, 3], v: [] where a % d == 0 && e < 5.
   mix<k = 1, axis = 0, act = relu, lo = -1, n = e>(x, w, v).y == mix<2, 1, none, 0, (e + 1)>(x, w, v).0;
 rule roundtrip_rule: roundtrip<2>(x) => x;
@@ -291,9 +304,9 @@ TEST(ParserConstructs, AxiomsAndRules) {
 
 // The same constructs, loaded as a library, mean what they say.
 TEST(ParserConstructs, LoadedConstructsHaveTheirMeaning) {
-  Library lib = Library::from_text(kMixOp + kForms + kEquations, "all.loom");
+  Library lib = Library::from_text(kMixOp + checked_forms() + kEquations, "all.loom");
   EXPECT_EQ(lib.ops().size(), 1u);
-  EXPECT_EQ(lib.parallel_forms().size(), 3u);
+  EXPECT_EQ(lib.parallel_forms().size(), 4u);
   EXPECT_EQ(lib.fused_forms().size(), 2u);
   EXPECT_EQ(lib.axioms().size(), 1u);
   EXPECT_EQ(lib.rules().size(), 2u);
@@ -331,7 +344,6 @@ TEST(ParserConstructs, LoadedConstructsHaveTheirMeaning) {
   EXPECT_THROW(lib.instantiate("mix", {{"k", 1}, {"axis", 4}, {"act", 0}, {"lo", 0}, {"n", 1}}, {{3, 2}, {2, 3}, {}}), LoomError);
   EXPECT_THROW(lib.instantiate("mix", {{"k", 1}, {"axis", 0}, {"act", 0}, {"lo", 0}, {"n", 0}}, {{3, 2}, {2, 3}, {}}), LoomError);
 
-  // The parallel form applies every update in order: net effect D[dim] *= degree.
   auto sharded = lib.infer("shard", {{"dim", 1}, {"degree", 4}}, {test::pshape({2, 8})});
   EXPECT_EQ(sharded[0], test::pshape({2, 8}, {1, 4}));
   EXPECT_EQ(lib.infer("roundtrip", {{"degree", 2}}, {test::pshape({4, 6})})[0], test::pshape({4, 6}));
@@ -760,6 +772,40 @@ TEST(ParserErrors, MissingImportNamedAtTheImport) {
   EXPECT_EQ(ds[0].where.line, want.line);
   EXPECT_EQ(ds[0].where.column, want.column);
   EXPECT_NE(ds[0].message.find("cannot open imported file"), std::string::npos);
+}
+
+
+TEST(ParserErrors, AParallelFormMustAgreeWithItself) {
+  // Splits a dimension but says it sums, and "undoes" it by copying.
+  const std::string text =
+      "parallel shard<dim: int in 0..3, degree: int in {2, 4}>(x) {\n"
+      "  D[dim] *= degree;\n"
+      "  values sum;\n"
+      "  backward copies<degree>;\n"
+      "  lowers_to scatter;\n"
+      "}\n"
+      "parallel copies<degree: int in {2, 4}>(x) {\n"
+      "  R *= degree;\n"
+      "  values copy;\n"
+      "  backward copies<2>;\n"
+      "  lowers_to broadcast;\n"
+      "}\n";
+  std::string all;
+  try {
+    Library::from_text(text, "bad.loom");
+    FAIL() << "contradicting parallel forms loaded";
+  } catch (const LoomError& e) {
+    all = e.what();
+  }
+  EXPECT_NE(all.find("bad.loom:2:3: parallel form 'shard' declares `values sum`, which needs exactly one update V /=, but it changes D[...] *="),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("bad.loom:10:12: parallel form 'copies' (`values copy`) needs a backward form with `values sum`"), std::string::npos)
+      << all;
+}
+
+TEST(ParserErrors, TheBundledParallelFormsAgreeWithThemselves) {
+  EXPECT_NO_THROW(Library::load({Library::default_specs_dir() + "/ops/parallel.loom"}));
 }
 
 }  // namespace

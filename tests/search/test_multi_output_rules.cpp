@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "loom/interpreter/rule_graphs.hpp"
 #include "loom/pcg/match.hpp"
 #include "loom/pcg/rewrite.hpp"
 #include "loom/pcg/rule_symbols.hpp"
@@ -152,6 +153,51 @@ TEST(MultiOutputRules, OpenAttributesSurviveTheRuleLibraryFile) {
   } catch (const LoomError& e) {
     EXPECT_NE(std::string(e.what()).find("open_attributes"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("nowhere"), std::string::npos) << e.what();
+  }
+}
+
+// The one rule of `text`, over the bundled shape and linear-algebra operators.
+pcg::Rule typed_rule(const std::string& text) {
+  const std::string ops = spec::Library::default_specs_dir() + "/ops/";
+  const spec::Library lib = spec::Library::from_text("import \"" + ops + "shape.loom\";\nimport \"" + ops + "linalg.loom\";\n" + text);
+  return spec::rule_from_declaration(lib, *lib.rules().at(0));
+}
+
+TEST(MultiOutputRules, ASymbolAMatchCouldNotCheckStaysClosed) {
+  // `k` is an integer binder that a shape depends on: the proof covers k = 4 only.
+  EXPECT_TRUE(typed_rule("rule a: forall k: int in {4}, x: [m, k], y: [m, k]. split<1, k>(concat<1>(x, y)).0 => x;\n")
+                  .open_attributes.empty());
+  // `n` inside a larger attribute expression would keep its typed value there.
+  EXPECT_TRUE(typed_rule("rule b: forall x: [m, n], y: [m, p]. split<1, n>(concat<1>(x, y)).0 => split<1, (n + 0)>(concat<1>(x, y)).0;\n")
+                  .open_attributes.empty());
+  // A where-condition relates the symbols.
+  EXPECT_TRUE(typed_rule("rule c: forall x: [m, n], y: [m, p] where n < p. split<1, n>(concat<1>(x, y)).0 => x;\n")
+                  .open_attributes.empty());
+  // Written bare and nowhere else, it stays open.
+  EXPECT_EQ(typed_rule("rule d: forall x: [m, n], y: [m, p]. split<1, n>(concat<1>(x, y)).0 => x;\n").open_attributes.size(), 1u);
+}
+
+TEST(MultiOutputRules, EveryDimensionASizeSymbolNamesIsCheckedAtTheMatch) {
+  const pcg::Rule& rule = unity_rule("merge_head_projs");
+  auto h = std::find_if(rule.symbols.begin(), rule.symbols.end(), [](const pcg::RuleSymbol& s) { return s.name == "h"; });
+  ASSERT_NE(h, rule.symbols.end());
+  EXPECT_EQ(h->variable, "w");
+  EXPECT_EQ(h->dim, 0);
+  ASSERT_EQ(h->same_as.size(), 1u);
+  EXPECT_EQ(h->same_as[0], (pcg::DimRef{"c", 0}));
+  // Bindings that disagree on `h` give no values.
+  pcg::Graph g;
+  const int w = g.add_input("w", shape({2, 6, 3}));
+  const int c = g.add_input("c", shape({3, 3}));
+  EXPECT_FALSE(pcg::symbol_values(rule, g, std::vector<int>(rule.lhs.size(), -1), {{"w", {w, 0}}, {"c", {c, 0}}}));
+}
+
+TEST(MultiOutputRules, ALeftHandOutputThatIsABareVariableIsRefused) {
+  try {
+    typed_rule("rule e: forall x: [m, n], y: [m, n]. (split<1, n>(concat<1>(x, y)).0, x) => (x, x);\n");
+    FAIL() << "the rule was typed";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("bare variable"), std::string::npos) << e.what();
   }
 }
 

@@ -126,7 +126,7 @@ AxiomSet prepare_axioms(const spec::Library& library, const spec::AxiomCheckOpti
   for (const auto* axiom : library.axioms()) {
     const spec::AxiomResult r = spec::check_axiom(library, *axiom, options);
     if (!r.sound) {
-      unsound.push_back({axiom->loc, "axiom " + axiom->name + " is unsound " + r.problem});
+      unsound.push_back({axiom->loc, "axiom " + axiom->name + (r.instances > 0 ? " is unsound " : " cannot be checked: ") + r.problem});
       continue;
     }
     set.axioms.push_back(prepare(library, *axiom, options));

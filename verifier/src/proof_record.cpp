@@ -61,6 +61,7 @@ std::string rule_content(const pcg::Rule& rule, const spec::Library& library) {
   // Open attributes widen what the proof is taken to cover, so they are part of the content.
   for (const pcg::RuleSymbol& s : rule.symbols) {
     os << "\nsymbol " << s.name << ' ' << s.variable << ' ' << s.dim << ' ' << s.at_least << ' ' << s.at_most;
+    for (const auto& r : s.same_as) os << " =" << r.variable << '.' << r.dim;
     for (auto v : s.values) os << ' ' << v;
   }
   for (const pcg::OpenAttribute& a : rule.open_attributes)

@@ -88,9 +88,11 @@ Obligation obligation_from_equation(const spec::EquationDecl& rule) {
   ob.name = rule.name;
   ob.loc = rule.loc;
   ob.quantifier = rule.quantifier;
-  if (rule.lhs->kind == spec::TermKind::Tuple && rule.rhs->kind == spec::TermKind::Tuple) {
-    for (std::size_t i = 0; i < rule.lhs->args.size() && i < rule.rhs->args.size(); ++i)
-      ob.goals.push_back({rule.lhs->args[i], rule.rhs->args[i]});
+  const bool lhs_tuple = rule.lhs->kind == spec::TermKind::Tuple, rhs_tuple = rule.rhs->kind == spec::TermKind::Tuple;
+  if (lhs_tuple || rhs_tuple) {
+    if (!lhs_tuple || !rhs_tuple || rule.lhs->args.size() != rule.rhs->args.size())
+      throw LoomError({{rule.loc, "rule " + rule.name + ": the sides give different numbers of outputs"}});
+    for (std::size_t i = 0; i < rule.lhs->args.size(); ++i) ob.goals.push_back({rule.lhs->args[i], rule.rhs->args[i]});
   } else {
     ob.goals.push_back({rule.lhs, rule.rhs});
   }
@@ -131,6 +133,8 @@ Obligation obligation_from_declaration_text(const pcg::Rule& rule, const spec::L
   }
   if (module.rules.size() != 1) throw LoomError(where + ": the rule has open attributes, so its text must be its declaration");
   const spec::EquationDecl& declared = module.rules.front();
+  if (auto problems = spec::check_rule_declaration(library, declared); !problems.empty())
+    throw LoomError(where + ": the rule's declaration does not check: " + problems.front().message);
   pcg::Rule typed = spec::rule_from_declaration(library, declared);
   if (typed.lhs != rule.lhs || typed.rhs != rule.rhs || typed.symbols != rule.symbols || typed.open_attributes != rule.open_attributes)
     throw LoomError(where + ": the rule is not what its declaration types to (its graphs or open attributes differ)");

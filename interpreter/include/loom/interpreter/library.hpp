@@ -92,4 +92,8 @@ class Library : public pcg::OpCatalog {
 // returns every problem found.
 std::vector<Diagnostic> check_library(const Library& library);
 
+// The same checks of one rule declaration that is not part of `library` (a rule read back from its
+// text), against the library's forms.
+std::vector<Diagnostic> check_rule_declaration(const Library& library, const EquationDecl& rule);
+
 }  // namespace loom::spec

@@ -52,6 +52,13 @@ struct Verification {
   bool operator==(const Verification&) const = default;
 };
 
+// A dimension of a rule's variable.
+struct DimRef {
+  std::string variable;
+  int dim = 0;
+  bool operator==(const DimRef&) const = default;
+};
+
 // A symbol a rule is written over (a size symbol or an integer binder) that stays open where it is
 // an operator's attribute: the rule applies at whatever value the match gives it, not only at the
 // one it was typed at.
@@ -60,6 +67,7 @@ struct RuleSymbol {
   // A size symbol: the variable and dimension it names. Empty for an integer binder.
   std::string variable;
   int dim = -1;
+  std::vector<DimRef> same_as;  // the other dimensions it names, which a match must give it too
   // An integer binder: the values its proof covers (`in {..}`), or its bounds (`> 0`).
   std::vector<std::int64_t> values;  // empty: any value within the bounds
   std::int64_t at_least = std::numeric_limits<std::int64_t>::min();
