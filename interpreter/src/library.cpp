@@ -47,6 +47,9 @@ class LibraryLoader {
     }
     std::stringstream text;
     text << in.rdbuf();
+    // Files with the same content are the same file: a spec importing the checkout's specs/ while
+    // the bundled library is installed elsewhere declares nothing twice.
+    if (!contents_.insert(text.str()).second) return;
     load_text(text.str(), path, fs::path(path).parent_path().string());
   }
 
@@ -120,6 +123,7 @@ class LibraryLoader {
   std::deque<Module> modules_;
   std::vector<Diagnostic> diagnostics_;
   std::set<std::string> seen_;
+  std::set<std::string> contents_;
 };
 
 Library Library::load(const std::vector<std::string>& paths, const LoadOptions& options) {

@@ -2,6 +2,9 @@
 // tree, and every malformed input is reported at its `file:line:col` with a message naming it.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -806,6 +809,21 @@ TEST(ParserErrors, AParallelFormMustAgreeWithItself) {
 
 TEST(ParserErrors, TheBundledParallelFormsAgreeWithThemselves) {
   EXPECT_NO_THROW(Library::load({Library::default_specs_dir() + "/ops/parallel.loom"}));
+}
+
+
+TEST(ParserErrors, TwoCopiesOfOneFileAreOneFile) {
+  // The checkout's specs/ imported next to a copy installed elsewhere declares nothing twice.
+  test::TempDir dir;
+  std::ifstream in(Library::default_specs_dir() + "/ops/core.loom");
+  std::stringstream core;
+  core << in.rdbuf();
+  dir.write("installed/core.loom", core.str());
+  const std::string main = dir.write("model.loom", "import \"installed/core.loom\";\nimport \"" + Library::default_specs_dir() +
+                                                       "/ops/core.loom\";\nop twice(x: [n]) -> [n] { out[i] = x[i] + x[i]; }\n");
+  const Library lib = Library::load({main});
+  EXPECT_TRUE(lib.find_op("relu"));
+  EXPECT_TRUE(lib.find_op("twice"));
 }
 
 }  // namespace
