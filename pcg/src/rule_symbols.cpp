@@ -18,6 +18,13 @@ const RuleSymbol* find_symbol(const Rule& rule, const std::string& name) {
   return it == rule.symbols.end() ? nullptr : &*it;
 }
 
+// Every dimension a size symbol names: the one it is read from first, then the others.
+std::vector<DimRef> dimensions_named(const RuleSymbol& s) {
+  std::vector<DimRef> named{{s.variable, s.dim}};
+  named.insert(named.end(), s.same_as.begin(), s.same_as.end());
+  return named;
+}
+
 bool assign(SymbolValues& values, const std::string& symbol, std::int64_t value) {
   auto [it, fresh] = values.emplace(symbol, value);
   return fresh || it->second == value;
@@ -43,18 +50,13 @@ std::optional<SymbolValues> symbol_values(const Rule& rule, const Graph& graph, 
     if (it == attrs.end() || !assign(values, a.symbol, it->second)) return std::nullopt;
   }
   for (const RuleSymbol& s : rule.symbols) {
-    if (!s.is_size()) continue;
-    auto bound = bindings.find(s.variable);
-    if (bound == bindings.end()) continue;
-    const auto& dims = graph.shape_of(bound->second).dims;
-    if (s.dim < 0 || static_cast<std::size_t>(s.dim) >= dims.size()) return std::nullopt;
-    if (!assign(values, s.name, dims[static_cast<std::size_t>(s.dim)])) return std::nullopt;
-    for (const DimRef& also : s.same_as) {
-      auto other = bindings.find(also.variable);
-      if (other == bindings.end()) return std::nullopt;
-      const auto& other_dims = graph.shape_of(other->second).dims;
-      if (also.dim < 0 || static_cast<std::size_t>(also.dim) >= other_dims.size()) return std::nullopt;
-      if (!assign(values, s.name, other_dims[static_cast<std::size_t>(also.dim)])) return std::nullopt;
+    if (!s.is_size() || !bindings.count(s.variable)) continue;
+    for (const DimRef& r : dimensions_named(s)) {
+      auto bound = bindings.find(r.variable);
+      if (bound == bindings.end()) return std::nullopt;
+      const auto& dims = graph.shape_of(bound->second).dims;
+      if (r.dim < 0 || static_cast<std::size_t>(r.dim) >= dims.size()) return std::nullopt;
+      if (!assign(values, s.name, dims[static_cast<std::size_t>(r.dim)])) return std::nullopt;
     }
   }
   for (const auto& [name, value] : values) {
@@ -77,9 +79,7 @@ AttrMap rhs_attributes(const Rule& rule, int node, const SymbolValues& values) {
 void check_open_attributes(const Rule& rule) {
   for (const RuleSymbol& s : rule.symbols) {
     if (!s.is_size()) continue;
-    std::vector<DimRef> named{{s.variable, s.dim}};
-    named.insert(named.end(), s.same_as.begin(), s.same_as.end());
-    for (const DimRef& r : named) {
+    for (const DimRef& r : dimensions_named(s)) {
       const auto input = rule.lhs.find(r.variable);
       if (!input || !rule.lhs.node(*input).is_graph_input())
         throw LoomError("symbol \"" + s.name + "\" names \"" + r.variable + "\", which is not a variable of the left-hand side");
