@@ -14,6 +14,7 @@ namespace {
 
 struct CheckOptions {
   std::vector<std::string> paths;
+  std::vector<std::string> specs;
   bool json = false;
   bool quiet = false;
   spec::AxiomCheckOptions axioms;
@@ -21,7 +22,9 @@ struct CheckOptions {
 
 int run_check(const CheckOptions& opt) {
   auto start = std::chrono::steady_clock::now();
-  auto paths = spec::Library::paths_or_bundled(opt.paths);
+  std::vector<std::string> given = opt.specs;
+  given.insert(given.end(), opt.paths.begin(), opt.paths.end());
+  auto paths = spec::Library::paths_or_bundled(given);
   nlohmann::json summary = {{"paths", paths}};
   std::vector<Diagnostic> errors;
   std::optional<spec::Library> library;
@@ -87,6 +90,7 @@ void add_check_command(CLI::App& app, int& status) {
       "Parse and check spec files (default: the bundled specs/), then check every axiom numerically on random "
       "instances. Exits non-zero on any error or unsound axiom.");
   cmd->add_option("paths", opt->paths, ".loom files or directories (searched recursively)");
+  cmd->add_option("--specs", opt->specs, "more .loom files or directories to check with the paths (the spelling other commands use)");
   cmd->add_flag("--json", opt->json, "print the summary as JSON (keys: ops, parallel_forms, axioms, axioms_failed, errors, ...)");
   cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
   cmd->add_option("--instances", opt->axioms.instances, "random instances per axiom")->default_val(4)->check(positive_number());

@@ -13,6 +13,7 @@
 #include "loom/search/simulator.hpp"
 #include "loom/verifier/result_cache.hpp"
 #include "plan_chain.hpp"
+#include "progress_line.hpp"
 
 namespace loom::cli {
 namespace {
@@ -23,22 +24,29 @@ struct SimulateOptions {
   std::string profile;
   std::string optimizer = "sgd";
   bool json = false;
+  bool quiet = false;
   int timeline_rows = 20;
 };
 
 int run_simulate(const SimulateOptions& opt) {
+  ProgressLine progress(!opt.json && !opt.quiet);
+  progress.show("loading", opt.plan);
   const auto specs = spec::Library::paths_or_bundled(opt.specs);
   const spec::Library library = spec::Library::load(specs);
   const search::Plan plan = search::load_plan(opt.plan, library);
   const search::ProfileDatabase profiles = opt.profile.empty() ? search::ProfileDatabase{} : search::ProfileDatabase::load(opt.profile);
+  progress.show("building tasks", std::to_string(plan.graph.size()) + " nodes");
   const search::CostModel model(library, plan.machine, &profiles, opt.optimizer);
   const search::TaskGraph tasks = plan.pipeline.enabled() ? search::build_pipeline_task_graph(plan.graph, model, plan.pipeline, library)
                                                           : search::build_task_graph(plan.graph, model);
+  progress.show("simulating", std::to_string(tasks.tasks.size()) + " tasks");
   const search::Timeline timeline = search::simulate(tasks);
   const std::vector<double> memory = search::pipeline_memory(plan.graph, model, plan.pipeline, library);
   const std::vector<double> busy = timeline.busy_seconds(tasks);
   const int overfull = search::first_overfull_device(memory, plan.machine);
+  progress.show("checking the soundness chain", "of the plan's rules");
   const audit::PlanAudit chain = audit_with_cache(plan, library, verifier::ResultCache::default_path(), true);
+  progress.clear();
 
   if (opt.json) {
     nlohmann::json devices = nlohmann::json::array();
@@ -111,6 +119,7 @@ void add_simulate_command(CLI::App& app, int& status) {
       ->check(CLI::IsMember({"sgd", "adam"}));
   cmd->add_option("--timeline", opt->timeline_rows, "how many timeline rows to print")->default_val(20);
   cmd->add_flag("--json", opt->json, "print everything as JSON (iteration_seconds, per_device, fits_memory, timeline)");
+  cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
   cmd->callback([opt, &status] { status = run_simulate(*opt); });
 }
 

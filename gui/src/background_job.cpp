@@ -3,6 +3,9 @@
 #include <QCoreApplication>
 #include <QDeadlineTimer>
 
+#include <exception>
+#include <new>
+
 namespace loom::gui {
 
 BackgroundJob::BackgroundJob(QObject* parent) : QObject(parent) {}
@@ -16,7 +19,22 @@ bool BackgroundJob::start(Work work) {
   if (running()) return false;
   if (thread_) thread_->wait();
   cancelled_ = false;
-  thread_.reset(QThread::create([this, work = std::move(work)] { work(cancelled_); }));
+  {
+    std::lock_guard lock(error_mutex_);
+    error_.clear();
+  }
+  thread_.reset(QThread::create([this, work = std::move(work)] {
+    QString error;
+    try {
+      work(cancelled_);
+    } catch (const std::bad_alloc&) {
+      error = "out of memory";
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+    }
+    std::lock_guard lock(error_mutex_);
+    error_ = error;
+  }));
   connect(thread_.get(), &QThread::finished, this, &BackgroundJob::finished, Qt::QueuedConnection);
   thread_->start();
   return true;
@@ -31,6 +49,11 @@ bool BackgroundJob::wait(int milliseconds) {
   const bool ended = thread_->wait(milliseconds < 0 ? QDeadlineTimer(QDeadlineTimer::Forever) : QDeadlineTimer(milliseconds));
   if (ended) QCoreApplication::processEvents();
   return ended;
+}
+
+QString BackgroundJob::error() const {
+  std::lock_guard lock(error_mutex_);
+  return error_;
 }
 
 void BackgroundJob::post(std::function<void()> f) { QMetaObject::invokeMethod(this, std::move(f), Qt::QueuedConnection); }

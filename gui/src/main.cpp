@@ -7,6 +7,7 @@
 
 #include "loom/gui/main_window.hpp"
 #include "loom/gui/plan_viewer.hpp"
+#include "loom/gui/rule_sources.hpp"
 #include "loom/gui/screenshot.hpp"
 #include "loom/gui/studio_options.hpp"
 #include "loom/pcg/diagnostic.hpp"
@@ -30,6 +31,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool headless = !options->screenshot.isEmpty();
+  try {
+    std::vector<std::string> specs;
+    for (const QString& path : options->specs) specs.push_back(path.toStdString());
+    loom::gui::use_base_specs(specs);
+  } catch (const loom::LoomError& e) {
+    std::cerr << "loom-studio: " << e.what() << "\n";
+    return 2;
+  }
   loom::gui::MainWindow window;
   bool opened = true;
   auto report = [&](const std::string& message) {

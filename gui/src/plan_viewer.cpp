@@ -150,7 +150,7 @@ bool PlanViewer::is_parallel(const std::string& op) const {
 }
 
 void PlanViewer::load(const QString& plan_path, const QString& model) {
-  auto library = bundled_library();
+  auto library = base_library();
   search::Plan plan = search::load_plan(plan_path.toStdString(), *library);
   // A plan without its source graph replays from the model it names, built afresh.
   const std::string model_name = model.isEmpty() ? plan.model : model.toStdString();
@@ -165,7 +165,7 @@ void PlanViewer::load(const QString& plan_path, const QString& model) {
 }
 
 void PlanViewer::load_model(const QString& model) {
-  auto library = bundled_library();
+  auto library = base_library();
   models::ModelRequest request;
   request.model = model.toStdString();
   search::Plan plan;

@@ -155,6 +155,7 @@ RuleBrowser::RuleBrowser(QWidget* parent)
     cancel_->setEnabled(false);
     if (shown_row_ >= 0 && source_.rules.rules[static_cast<std::size_t>(shown_row_)].verification)
       proof_->setPlainText(proof_description(source_.rules.rules[static_cast<std::size_t>(shown_row_)]));
+    if (!job_.error().isEmpty()) emit status_message("verification stopped: " + job_.error());
     emit verification_finished();
   });
   show_rule(-1);

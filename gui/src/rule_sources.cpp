@@ -17,19 +17,42 @@ namespace fs = std::filesystem;
 
 std::string canonical(const std::string& path) { return fs::weakly_canonical(path).string(); }
 
-}  // namespace
+std::mutex base_mutex;
+std::vector<std::string> base_paths;  // as given to --specs; empty for the bundled specs
+std::shared_ptr<const spec::Library> base;
 
-std::shared_ptr<const spec::Library> bundled_library() {
-  static std::mutex mutex;
-  static std::shared_ptr<const spec::Library> library;
-  std::lock_guard lock(mutex);
-  if (!library) library = std::make_shared<const spec::Library>(spec::Library::load(spec::Library::paths_or_bundled({})));
-  return library;
+bool under_base_specs(const std::string& file) {
+  const std::string path = canonical(file);
+  for (const auto& dir : base_spec_paths())
+    if (path.rfind(canonical(dir), 0) == 0) return true;
+  return false;
 }
 
-std::shared_ptr<const spec::Library> bundled_library_with(const std::vector<std::string>& files) {
-  if (files.empty()) return bundled_library();
-  std::vector<std::string> paths = spec::Library::paths_or_bundled({});
+}  // namespace
+
+void use_base_specs(const std::vector<std::string>& paths) {
+  for (const auto& p : paths)
+    if (!fs::exists(p)) throw LoomError("--specs: no such file or directory '" + p + "'");
+  std::lock_guard lock(base_mutex);
+  base_paths = paths;
+  base.reset();
+}
+
+std::vector<std::string> base_spec_paths() {
+  std::lock_guard lock(base_mutex);
+  return spec::Library::paths_or_bundled(base_paths);
+}
+
+std::shared_ptr<const spec::Library> base_library() {
+  const std::vector<std::string> paths = base_spec_paths();
+  std::lock_guard lock(base_mutex);
+  if (!base) base = std::make_shared<const spec::Library>(spec::Library::load(paths));
+  return base;
+}
+
+std::shared_ptr<const spec::Library> base_library_with(const std::vector<std::string>& files) {
+  if (files.empty()) return base_library();
+  std::vector<std::string> paths = base_spec_paths();
   paths.insert(paths.end(), files.begin(), files.end());
   return std::make_shared<const spec::Library>(spec::Library::load(paths));
 }
@@ -48,7 +71,7 @@ RuleSource load_rule_source(const std::string& path) {
   RuleSource source;
   if (fs::path(path).extension() == ".loom") {
     if (!fs::exists(path)) throw LoomError(path + ": cannot open file");
-    source.library = bundled_library_with({path});
+    source.library = base_library_with({path});
     source.rules = rules_declared_in(*source.library, path);
     source.rules.specs = {canonical(path)};
     return source;
@@ -61,14 +84,13 @@ RuleSource load_rule_source(const std::string& path) {
   } catch (const nlohmann::json::parse_error& e) {
     throw LoomError(path + ": not valid JSON: " + e.what());
   }
-  // Spec files outside the bundled library (a user's new operators) are loaded besides it.
-  const std::string bundled_dir = canonical(spec::Library::default_specs_dir());
+  // Spec files outside the base library (a user's new operators) are loaded besides it.
   std::vector<std::string> user_specs;
   if (json.is_object() && json.contains("specs") && json["specs"].is_array())
     for (const auto& s : json["specs"])
-      if (s.is_string() && fs::exists(s.get<std::string>()) && canonical(s.get<std::string>()).rfind(bundled_dir, 0) != 0)
+      if (s.is_string() && fs::exists(s.get<std::string>()) && !under_base_specs(s.get<std::string>()))
         user_specs.push_back(s.get<std::string>());
-  source.library = bundled_library_with(user_specs);
+  source.library = base_library_with(user_specs);
   try {
     source.rules = pcg::rule_library_from_json(json, *source.library);
   } catch (const LoomError& e) {

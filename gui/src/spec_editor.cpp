@@ -116,6 +116,7 @@ SpecEditor::SpecEditor(QWidget* parent)
     check_button_->setEnabled(true);
     cancel_button_->setEnabled(false);
     show_outcomes();
+    if (!check_job_.error().isEmpty()) emit status_message("the axiom check stopped: " + check_job_.error());
     emit check_finished();
   });
   new_file();
@@ -124,7 +125,12 @@ SpecEditor::SpecEditor(QWidget* parent)
 QString SpecEditor::display_name() const { return path_.isEmpty() ? QString(kUntitled) : path_; }
 
 std::string SpecEditor::directory() const {
-  if (path_.isEmpty()) return spec::Library::default_specs_dir();
+  if (path_.isEmpty()) {
+    // An untitled text imports from the base specs (the first directory given to --specs).
+    for (const auto& base : base_spec_paths())
+      if (std::filesystem::is_directory(base)) return base;
+    return spec::Library::default_specs_dir();
+  }
   const auto dir = std::filesystem::path(path_.toStdString()).parent_path();
   return dir.empty() ? "." : dir.string();
 }
@@ -331,7 +337,7 @@ std::shared_ptr<const spec::Library> SpecEditor::proving_library(std::shared_ptr
   // A saved file is proved with the bundled axioms besides its own; an unsaved text with its own only.
   if (path_.isEmpty() || is_modified()) return edited;
   try {
-    return bundled_library_with({path_.toStdString()});
+    return base_library_with({path_.toStdString()});
   } catch (const LoomError&) {
     return edited;  // e.g. it redeclares a bundled name
   }

@@ -24,7 +24,11 @@ std::optional<StudioOptions> parse_studio_options(const QStringList& arguments, 
   const QCommandLineOption plan({"p", "plan"}, "a plan to replay (loom optimize --out)", "plan.json");
   const QCommandLineOption screenshot("screenshot", "render the window offscreen to a PNG and exit (non-zero on failure)", "out.png");
   const QCommandLineOption view("view", "the view to show: editor, rules or plan", "view");
-  parser.addOptions({model, plan, screenshot, view});
+  const QCommandLineOption specs("specs",
+                                 "spec files or directories that models, plans and rules are read with, in place of the "
+                                 "bundled specs/ (as every loom command's --specs); may be given more than once",
+                                 "path");
+  parser.addOptions({model, plan, screenshot, view, specs});
   parser.process(arguments);  // --help, --version and unknown options exit here
 
   StudioOptions out;
@@ -32,6 +36,7 @@ std::optional<StudioOptions> parse_studio_options(const QStringList& arguments, 
   out.model = parser.value(model);
   out.plan = parser.value(plan);
   out.screenshot = parser.value(screenshot);
+  out.specs = parser.values(specs);
   if (parser.isSet(view)) {
     out.view = view_from_name(parser.value(view));
     if (!out.view) {

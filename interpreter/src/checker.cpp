@@ -5,6 +5,7 @@
 
 #include "loom/interpreter/library.hpp"
 #include "loom/interpreter/numeric.hpp"
+#include "loom/pcg/known_collectives.hpp"
 
 namespace loom::spec {
 namespace {
@@ -282,6 +283,7 @@ class Checker {
     if (!p.backward) error(p.loc, "parallel form '" + p.name + "' needs a `backward` form");
     else check_term(*p.backward, nullptr, names, false);
     if (p.lowers_to.empty()) error(p.loc, "parallel form '" + p.name + "' needs `lowers_to`");
+    else check_lowering(p.loc, p.name, p.lowers_to);
     if (kinds.count(p.values)) check_values_agree(p);
     if (p.backward && kinds.count(p.values)) check_backward_inverts(p);
   }
@@ -362,6 +364,13 @@ class Checker {
     std::set<std::string> vars;
     for (const auto& in : f.inputs) vars.insert(in.name);
     check_term(*f.body, &vars, names, false);
+    if (!f.lowers_to.empty()) check_lowering(f.loc, f.name, f.lowers_to);
+  }
+
+  void check_lowering(const SourceLocation& loc, const std::string& form, const std::string& collective) {
+    if (!pcg::find_known_collective(collective))
+      error(loc, "'" + form + "' lowers to '" + collective + "', which is not a collective the runtime knows (known: " +
+                     pcg::known_collective_names() + ")");
   }
 
   // `vars` null: any variable name is allowed (backward forms take no arguments).

@@ -69,10 +69,10 @@ class Compiler {
   }
 
   void bind_attributes() {
-    for (const auto& [name, value] : attrs_) {
+    for (const auto& attr : attrs_) {
+      const std::string& name = attr.first;
       if (std::none_of(op_.attrs.begin(), op_.attrs.end(), [&](const AttrParam& a) { return a.name == name; }))
         fail(op_.loc, "has no attribute '" + name + "'");
-      (void)value;
     }
     for (const auto& a : op_.attrs) {
       auto it = attrs_.find(a.name);

@@ -436,7 +436,10 @@ class Builder {
     };
     std::map<GroupKey, Group> groups;  // by the node completing them, devices, and weight summed in place
     std::map<int, Update> updates;     // by device
-    for (const auto& [weight, readers] : weights_) {
+    for (const auto& weight_readers : weights_) {
+      // Plain references rather than a structured binding, so that the lambdas below may capture them.
+      const auto& weight = weight_readers.first;
+      const auto& readers = weight_readers.second;
       int complete_at = std::numeric_limits<int>::max();
       for (const auto& [device, tasks] : readers.tasks)
         for (int t : tasks) complete_at = std::min(complete_at, out_.tasks[static_cast<std::size_t>(t)].node);

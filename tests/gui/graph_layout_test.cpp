@@ -13,7 +13,7 @@ namespace loom::gui {
 namespace {
 
 TEST(GraphLayout, PlacesEveryNodeAndEdgeOfASmallModel) {
-  const pcg::Graph graph = models::build_model(*bundled_library(), "mlp_fig1");
+  const pcg::Graph graph = models::build_model(*base_library(), "mlp_fig1");
   const GraphLayout layout = layout_graph(graph);
   EXPECT_EQ(layout.operator_count(), graph.size());
   std::size_t edges = graph.outputs().size();
@@ -36,14 +36,14 @@ TEST(GraphLayout, PlacesEveryNodeAndEdgeOfASmallModel) {
 }
 
 TEST(GraphLayout, EdgeLabelsCanBeLeftOut) {
-  const pcg::Graph graph = models::build_model(*bundled_library(), "mlp_fig1");
+  const pcg::Graph graph = models::build_model(*base_library(), "mlp_fig1");
   LayoutOptions options;
   options.edge_labels = false;
   for (const LayoutEdge& e : layout_graph(graph, options).edges) EXPECT_TRUE(e.label.empty());
 }
 
 TEST(GraphView, DrawsA400OperatorModelQuickly) {
-  const pcg::Graph graph = models::build_model(*bundled_library(), "bert_large");
+  const pcg::Graph graph = models::build_model(*base_library(), "bert_large");
   ASSERT_GT(graph.size(), 300u);
   GraphView view;
   view.resize(800, 600);

@@ -26,7 +26,7 @@ const pcg::Rule& find_rule(const std::vector<pcg::Rule>& rules, const std::strin
 pcg::Graph apply_first(const pcg::Graph& graph, const pcg::Rule& rule, search::Plan& plan) {
   const pcg::GraphIndex index(graph);
   for (const pcg::Match& m : pcg::find_matches(index, rule)) {
-    auto outcome = pcg::apply_match(graph, rule, m, *bundled_library());
+    auto outcome = pcg::apply_match(graph, rule, m, *base_library());
     if (!outcome.rewrite) continue;
     plan.substitutions.push_back({rule.id, pcg::category_name(rule.category), "unverified", m.nodes, ""});
     return outcome.rewrite->graph;
@@ -37,7 +37,7 @@ pcg::Graph apply_first(const pcg::Graph& graph, const pcg::Rule& rule, search::P
 // Unity's figure 1 MLP with two hand-written rules applied one after the other, saved as a plan;
 // the rules as `rules` (relative to the source tree) carries them.
 std::string two_step_plan(const QTemporaryDir& dir, const std::string& rules = "/specs/rules/unity.loom") {
-  const auto library = bundled_library();
+  const auto library = base_library();
   const RuleSource unity = load_rule_source(kSource + rules);
   search::Plan plan;
   plan.model = "mlp_fig1";
@@ -60,7 +60,7 @@ TEST(PlanViewer, StepsThroughTheSubstitutions) {
   ASSERT_EQ(viewer.step_count(), 2) << viewer.replay_message().toStdString();
   EXPECT_EQ(viewer.current_step(), 0);
   // fuse_matmul_relu: the first matmul and the relu are matched, one matmul_relu inserted.
-  const pcg::Graph source = models::build_model(*bundled_library(), "mlp_fig1");
+  const pcg::Graph source = models::build_model(*base_library(), "mlp_fig1");
   EXPECT_EQ(viewer.before_view().drawn_nodes(), static_cast<int>(source.size()));
   EXPECT_EQ(viewer.before_view().drawn_highlighted(), 2);
   EXPECT_EQ(viewer.after_view().drawn_highlighted(), 1);
@@ -97,7 +97,7 @@ TEST(PlanViewer, AMissingPlanIsAnError) {
 TEST(PlanViewer, ShowsAModelWithoutAPlan) {
   PlanViewer viewer;
   viewer.load_model("mlp_fig1");
-  EXPECT_EQ(viewer.final_view().drawn_nodes(), static_cast<int>(models::build_model(*bundled_library(), "mlp_fig1").size()));
+  EXPECT_EQ(viewer.final_view().drawn_nodes(), static_cast<int>(models::build_model(*base_library(), "mlp_fig1").size()));
   EXPECT_EQ(viewer.gantt().drawn_tasks(), 0);
 }
 

@@ -96,6 +96,27 @@ TEST(SpecEditor, CheckListsEachAxiomWithTheCounterexampleOfAFailure) {
   EXPECT_EQ(unsound, 1);
 }
 
+// Sizes too large to draw are reported in the axiom list, as `loom check` reports them; nothing is
+// allocated, the editor survives and the text stays as written.
+TEST(SpecEditor, AnAxiomTooLargeToCheckIsReportedAndTheTextKept) {
+  SpecEditor editor;
+  editor.open_file(QString(kSource) + "/tests/data/cli_huge_binder.loom");
+  ASSERT_TRUE(editor.diagnostics().empty());
+  const QString text = editor.text();
+  editor.check_axioms();
+  ASSERT_TRUE(editor.check_job().wait(120000));
+  EXPECT_TRUE(editor.check_job().error().isEmpty()) << editor.check_job().error().toStdString();
+  bool reported = false;
+  for (const AxiomOutcome& o : editor.axiom_outcomes())
+    if (o.axiom == "too_big") {
+      reported = true;
+      EXPECT_FALSE(o.sound);
+      EXPECT_NE(o.problem.find("holds more than the 4194304 elements"), std::string::npos) << o.problem;
+    }
+  EXPECT_TRUE(reported);
+  EXPECT_EQ(editor.text(), text);
+}
+
 TEST(SpecEditor, GeneratesRulesForANewOperator) {
   SpecEditor editor;
   editor.open_file(QString(kSource) + "/docs/examples/axpy.loom");

@@ -14,6 +14,7 @@
 #include "loom/interpreter/evaluate.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/interpreter/parser.hpp"
+#include "loom/pcg/known_collectives.hpp"
 #include "test_support.hpp"
 
 namespace loom::spec {
@@ -66,7 +67,7 @@ parallel psum<degree: int in {2, 4}>(x) {
   backward shard<0, degree>;
   lowers_to reduce;
 }
-fused roundtrip<degree: int in {2, 4}>(x) = unshard<0, degree>(shard<0, degree>(x)) lowers_to noop;
+fused roundtrip<degree: int in {2, 4}>(x) = unshard<0, degree>(shard<0, degree>(x)) lowers_to all_to_all;
 fused plain<degree: int in {2, 4}>(x) = psum<degree>(x);
 )";
 
@@ -236,7 +237,7 @@ TEST(ParserConstructs, ParallelAndFusedForms) {
   ASSERT_EQ(m.fused.size(), 2u);
   const FusedDecl& rt = m.fused[0];
   EXPECT_EQ(rt.name, "roundtrip");
-  EXPECT_EQ(rt.lowers_to, "noop");
+  EXPECT_EQ(rt.lowers_to, "all_to_all");
   ASSERT_EQ(rt.body->kind, TermKind::Apply);
   EXPECT_EQ(rt.body->name, "unshard");
   ASSERT_EQ(rt.body->args.size(), 1u);
@@ -656,7 +657,7 @@ TEST(ParserErrors, DuplicateOpAcrossFiles) {
   ASSERT_EQ(ds2.size(), 1u);
   EXPECT_EQ(ds2[0].where.line, second.line);
   // A parallel form may not reuse an op's name either.
-  std::string c = dir.write("c/c.loom", "parallel dup(x) {\n  values identity;\n  backward dup;\n  lowers_to none;\n}\n");
+  std::string c = dir.write("c/c.loom", "parallel dup(x) {\n  values identity;\n  backward dup;\n  lowers_to broadcast;\n}\n");
   auto ds3 = diagnostics_of([&] { Library::load({a, c}); });
   ASSERT_EQ(ds3.size(), 1u) << all_text(ds3);
   EXPECT_NE(ds3[0].message.find("'dup' is already declared"), std::string::npos) << ds3[0].message;
@@ -805,6 +806,46 @@ TEST(ParserErrors, AParallelFormMustAgreeWithItself) {
       << all;
   EXPECT_NE(all.find("bad.loom:10:12: parallel form 'copies' (`values copy`) needs a backward form with `values sum`"), std::string::npos)
       << all;
+}
+
+TEST(ParserErrors, AFormMustLowerToACollectiveTheRuntimeKnows) {
+  const std::string text =
+      "parallel shard<dim: int in 0..3, degree: int in {2, 4}>(x) {\n"
+      "  D[dim] *= degree;\n"
+      "  values split;\n"
+      "  backward unshard<dim, degree>;\n"
+      "  lowers_to teleport;\n"
+      "}\n"
+      "parallel unshard<dim: int in 0..3, degree: int in {2, 4}>(x) {\n"
+      "  D[dim] /= degree;\n"
+      "  values concat;\n"
+      "  backward shard<dim, degree>;\n"
+      "  lowers_to gather;\n"
+      "}\n"
+      "fused twice<degree: int in {2, 4}>(x) = unshard<0, degree>(shard<0, degree>(x)) lowers_to nccl_magic;\n";
+  std::string all;
+  try {
+    Library::from_text(text, "bad.loom");
+    FAIL() << "forms lowering to unknown collectives loaded";
+  } catch (const LoomError& e) {
+    all = e.what();
+  }
+  EXPECT_NE(all.find("bad.loom:1:10: 'shard' lowers to 'teleport', which is not a collective the runtime knows (known: scatter, gather,"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("bad.loom:13:7: 'twice' lowers to 'nccl_magic'"), std::string::npos) << all;
+  EXPECT_EQ(all.find("'unshard' lowers to"), std::string::npos) << all;
+}
+
+TEST(KnownCollectives, EachCollectiveCallHasTheNameItsFusedFormLowersTo) {
+  for (const pcg::Collective call : {pcg::Collective::allreduce, pcg::Collective::reduce_scatter, pcg::Collective::all_gather}) {
+    const std::string name(pcg::collective_name(call));
+    const auto* fused = test::bundled().find_fused(name);
+    ASSERT_NE(fused, nullptr) << name;
+    EXPECT_EQ(fused->lowers_to, name);
+    ASSERT_NE(pcg::find_known_collective(name), nullptr);
+    EXPECT_EQ(pcg::find_known_collective(name)->call, call);
+  }
 }
 
 TEST(ParserErrors, TheBundledParallelFormsAgreeWithThemselves) {

@@ -1,5 +1,6 @@
 #include "onnx_import/host_tensor.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -97,17 +98,31 @@ double decode_raw(int type, const char* p) {
   }
 }
 
+std::int64_t external_data_number(const std::string& text, const std::string& what, const std::string& key) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 0) {
+    throw LoomError(what + ": external data " + key + " '" + text + "' is not a non-negative integer");
+  }
+  return value;
+}
+
 std::string external_bytes(const TensorProto& t, const std::string& model_dir, const std::string& what) {
   std::string location;
   std::int64_t offset = 0, length = -1;
   for (const auto& entry : t.external_data()) {
     if (entry.key() == "location") location = entry.value();
-    if (entry.key() == "offset") offset = std::stoll(entry.value());
-    if (entry.key() == "length") length = std::stoll(entry.value());
+    if (entry.key() == "offset") offset = external_data_number(entry.value(), what, "offset");
+    if (entry.key() == "length") length = external_data_number(entry.value(), what, "length");
   }
   const std::filesystem::path path = std::filesystem::path(model_dir) / location;
   std::ifstream in(path, std::ios::binary);
   if (location.empty() || !in) throw LoomError(what + ": cannot read its external data file '" + path.string() + "'");
+  std::error_code size_error;
+  const auto file_size = static_cast<std::int64_t>(std::filesystem::file_size(path, size_error));
+  if (size_error || offset > file_size || (length >= 0 && length > file_size - offset)) {
+    throw LoomError(what + ": external data file '" + path.string() + "' is too short");
+  }
   in.seekg(offset);
   std::string bytes;
   if (length >= 0) {
@@ -140,17 +155,9 @@ TensorValue HostTensor::to_value() const {
   return t;
 }
 
-std::int64_t element_count(const Dims& dims) {
-  std::int64_t n = 1;
-  for (auto d : dims) n *= d;
-  return n;
-}
+std::int64_t element_count(const Dims& dims) { return static_cast<std::int64_t>(TensorValue::element_count(dims)); }
 
-std::string dims_text(const Dims& dims) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + std::to_string(dims[i]);
-  return out + "]";
-}
+std::string dims_text(const Dims& dims) { return TensorValue::dims_text(dims); }
 
 bool is_integral_type(int type) {
   switch (type) {

@@ -2,7 +2,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <sstream>
+#include <stdexcept>
 
 #include <onnx/onnx_pb.h>
 
@@ -194,6 +196,9 @@ class Importer {
     } catch (const LoomError& e) {
       report(describe_node(node, index) + ": " + e.what());
       for (const auto& out : node.output()) failed_.insert(out);
+    } catch (const std::exception& e) {
+      report(describe_node(node, index) + ": its inputs or attributes do not fit together (" + e.what() + ")");
+      for (const auto& out : node.output()) failed_.insert(out);
     }
   }
 
@@ -261,7 +266,15 @@ ImportedModel import_onnx_bytes(const std::string& bytes, const std::string& sou
     throw LoomError({{{source, 0, 0}, "not an ONNX model: the protobuf message does not parse"}});
   }
   if (!model.has_graph()) throw LoomError({{{source, 0, 0}, "the ONNX model has no graph"}});
-  return Importer(model, source, library, options, model_dir).run();
+  try {
+    return Importer(model, source, library, options, model_dir).run();
+  } catch (const LoomError&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw LoomError({{{source, 0, 0}, "the model's tensors are too large to import in this machine's memory"}});
+  } catch (const std::exception& e) {
+    throw LoomError({{{source, 0, 0}, std::string("the model is malformed: ") + e.what()}});
+  }
 }
 
 ImportedModel import_onnx_file(const std::string& path, const spec::Library& library,

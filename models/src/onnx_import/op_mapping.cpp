@@ -264,6 +264,7 @@ void map_conv(ImportContext& cx, const onnx::NodeProto& node) {
   if (g.rank(x) != 4) throw LoomError("only 2-D convolutions (NCHW inputs) are supported");
   PortRef weight = cx.port(node.input(1));
   const Dims wd = g.dims(weight);
+  if (wd.size() != 4) throw LoomError("the kernel has dimensions " + dims_text(wd) + "; a 2-D convolution's has rank 4");
   const std::int64_t groups = attrs.get_int("group", 1);
   const std::int64_t channels = g.dim(x, 1);
   Window w = window_of(attrs, g.dims(x), wd.at(2), wd.at(3));

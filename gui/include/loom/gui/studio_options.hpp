@@ -14,6 +14,7 @@ struct StudioOptions {
   QStringList files;
   QString model;
   QString plan;
+  QStringList specs;                // spec files or directories in place of the bundled specs/
   QString screenshot;               // write the window to this PNG and exit
   std::optional<StudioView> view;   // the view shown first
 };
