@@ -174,6 +174,10 @@ void add_generate_command(CLI::App& app, int& status) {
       ->default_val(std::max(1u, std::thread::hardware_concurrency()))
       ->check(positive_number());
   cmd->add_option("--seed", opt->generator.seed, "seed of the fingerprint inputs and of the numeric checks")->default_val(1);
+  cmd->add_flag("--two-outputs", opt->generator.two_outputs,
+                "also enumerate graphs with two outputs, so that rules with two outputs come out: merges of operators "
+                "reading one input into one operator and a split, such as (matmul(x, a), matmul(x, b)) => "
+                "(split(matmul(x, concat(a, b))).0, ...)");
   cmd->add_flag("--prune-implied", opt->generator.prune_implied,
                 "also drop pairs implied by smaller ones: a side with an inner tensor that a smaller graph computes, or sides "
                 "already connected through smaller kept pairs of their bucket");

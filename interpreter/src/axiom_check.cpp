@@ -74,10 +74,14 @@ class AxiomChecker {
         continue;
       }
       Eval eval(lib_);
-      std::optional<TermValue<RealDomain>> lhs, rhs;
+      // Each side is one output, or a tuple of several (a rule with several outputs).
+      auto outputs_of = [&](const Term& side) {
+        return side.kind == TermKind::Tuple ? eval.eval(side, vars, scope) : std::vector<TermValue<RealDomain>>{eval.eval_single(side, vars, scope)};
+      };
+      std::optional<std::vector<TermValue<RealDomain>>> lhs, rhs;
       std::string lhs_error, rhs_error;
-      try { lhs = eval.eval_single(*ax_.lhs, vars, scope); } catch (const LoomError& e) { lhs_error = e.what(); }
-      try { rhs = eval.eval_single(*ax_.rhs, vars, scope); } catch (const LoomError& e) { rhs_error = e.what(); }
+      try { lhs = outputs_of(*ax_.lhs); } catch (const LoomError& e) { lhs_error = e.what(); }
+      try { rhs = outputs_of(*ax_.rhs); } catch (const LoomError& e) { rhs_error = e.what(); }
       if (!lhs && !rhs) {
         last_rejection = "both sides are ill-typed: " + lhs_error;
         continue;
@@ -89,19 +93,28 @@ class AxiomChecker {
                          (lhs ? rhs_error : lhs_error);
         return result;
       }
-      if (lhs->shape != rhs->shape) {
-        result.problem = "on " + instance + ": the sides differ in parallel shape: left " + lhs->shape.to_string() + ", right " +
-                         rhs->shape.to_string();
+      if (lhs->size() != rhs->size()) {
+        result.problem = "the left side has " + std::to_string(lhs->size()) + " outputs and the right side " + std::to_string(rhs->size());
         return result;
       }
-      for (std::size_t i = 0; i < lhs->value.data.size(); ++i) {
-        if (!same_value(lhs->value.data[i], rhs->value.data[i])) {
-          std::ostringstream os;
-          os.precision(10);
-          os << "on " << instance << ": element " << i << " differs: left " << lhs->value.data[i] << ", right "
-             << rhs->value.data[i] << " (left = " << tensor_text(lhs->value) << ", right = " << tensor_text(rhs->value) << ")";
-          result.problem = os.str();
+      for (std::size_t o = 0; o < lhs->size(); ++o) {
+        const TermValue<RealDomain>& l = (*lhs)[o];
+        const TermValue<RealDomain>& r = (*rhs)[o];
+        const std::string which = lhs->size() > 1 ? "output " + std::to_string(o) + ": " : "";
+        if (l.shape != r.shape) {
+          result.problem = "on " + instance + ": " + which + "the sides differ in parallel shape: left " + l.shape.to_string() + ", right " +
+                           r.shape.to_string();
           return result;
+        }
+        for (std::size_t i = 0; i < l.value.data.size(); ++i) {
+          if (!same_value(l.value.data[i], r.value.data[i])) {
+            std::ostringstream os;
+            os.precision(10);
+            os << "on " << instance << ": " << which << "element " << i << " differs: left " << l.value.data[i] << ", right "
+               << r.value.data[i] << " (left = " << tensor_text(l.value) << ", right = " << tensor_text(r.value) << ")";
+            result.problem = os.str();
+            return result;
+          }
         }
       }
     }

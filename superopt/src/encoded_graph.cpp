@@ -26,9 +26,12 @@ std::vector<Key128> node_keys(const GraphView& view, const std::vector<std::size
 }
 
 Key128 view_key(const GraphView& view, const std::vector<std::size_t>* renaming) {
-  if (is_input_ref(view.output)) return input_key(renaming ? (*renaming)[input_of(view.output)] : input_of(view.output));
-  auto keys = node_keys(view, renaming);
-  return port_key(keys[node_of(view.output)], port_of(view.output));
+  const auto keys = node_keys(view, renaming);
+  auto key_of = [&](TensorRef r) {
+    return is_input_ref(r) ? input_key(renaming ? (*renaming)[input_of(r)] : input_of(r)) : port_key(keys[node_of(r)], port_of(r));
+  };
+  if (!view.has_two_outputs()) return key_of(view.output);
+  return Key128{}.add(0x7A1ED0ULL).add(key_of(view.output)).add(key_of(view.second));
 }
 
 GraphView canonical_order(const GraphView& view) {
@@ -46,12 +49,14 @@ GraphView canonical_order(const GraphView& view) {
     return node_ref(static_cast<std::size_t>(placed[n]), port_of(r));
   };
   out.output = visit(view.output);
+  if (view.has_two_outputs()) out.second = visit(view.second);
   return out;
 }
 
 std::vector<std::size_t> used_inputs(const GraphView& view) {
   std::vector<std::size_t> used;
-  if (is_input_ref(view.output)) used.push_back(input_of(view.output));
+  for (TensorRef r : view.outputs())
+    if (is_input_ref(r)) used.push_back(input_of(r));
   for (const Step& s : view.steps)
     for (std::size_t i = 0; i < s.argc; ++i)
       if (is_input_ref(s.args[i])) used.push_back(input_of(s.args[i]));

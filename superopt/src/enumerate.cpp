@@ -88,6 +88,7 @@ class Worker {
 
   void search() {
     if (sinks_ == 1) record_sink();
+    if (sinks_ == 2 && options_.two_outputs) record_two_sinks();
     if (nodes_.size() >= static_cast<std::size_t>(options_.max_ops)) return;
     extensions([&](const Step& s) {
       if (!push(s)) return;
@@ -97,7 +98,7 @@ class Worker {
   }
 
   // Calls `fn` with every well-typed application of an instance to existing tensors after which
-  // the graph can still end with a single sink within max_ops operators.
+  // the graph can still end with a single sink (or two, with two_outputs) within max_ops operators.
   template <class Fn>
   void extensions(Fn&& fn) {
     const std::size_t remaining_after = static_cast<std::size_t>(options_.max_ops) - nodes_.size() - 1;
@@ -120,7 +121,7 @@ class Worker {
             if (!repeat) ++covered;
           }
           const std::size_t sinks_after = sinks_ - covered + 1;
-          if (sinks_after - 1 > remaining_after * merge_per_op) return;
+          if (sinks_after > final_sinks() + remaining_after * merge_per_op) return;
           if (!eval_.infer(inst, shapes.data(), pos)) return;
           fn(step);
           return;
@@ -199,15 +200,50 @@ class Worker {
     }
   }
 
+  std::size_t final_sinks() const { return options_.two_outputs ? 2 : 1; }
+
   void record_sink() {
     const std::size_t root = nodes_.size() - 1;
     GraphView graph;
     for (const NodeState& n : nodes_) graph.steps.push_back(n.step);
-    for (std::size_t p = node_first_slot_[root]; p < slots_.size(); ++p) {
+    const std::size_t first = node_first_slot_[root], end = slots_.size();
+    for (std::size_t p = first; p < end; ++p) {
       graph.output = slots_[p].ref;
       found_views.push_back(canonical_order(graph));
       found_fingerprints.push_back(truncate_fingerprint(fingerprint(slots_[p].value), options_.fingerprint_bits));
     }
+    if (!options_.two_outputs) return;
+    for (std::size_t p = first; p < end; ++p)
+      for (std::size_t q = first; q < end; ++q)
+        if (p != q) record_pair(graph, slots_[p], slots_[q]);
+  }
+
+  // Two sinks: each ordered pair of their outputs.
+  void record_two_sinks() {
+    std::vector<std::size_t> sinks;
+    for (std::size_t n = 0; n < nodes_.size(); ++n)
+      if (nodes_[n].consumers == 0) sinks.push_back(n);
+    GraphView graph;
+    for (const NodeState& n : nodes_) graph.steps.push_back(n.step);
+    auto ports = [&](std::size_t node) {
+      const std::size_t end = node + 1 < nodes_.size() ? node_first_slot_[node + 1] : slots_.size();
+      return std::pair{node_first_slot_[node], end};
+    };
+    const auto [a_begin, a_end] = ports(sinks.at(0));
+    const auto [b_begin, b_end] = ports(sinks.at(1));
+    for (std::size_t p = a_begin; p < a_end; ++p)
+      for (std::size_t q = b_begin; q < b_end; ++q) {
+        record_pair(graph, slots_[p], slots_[q]);
+        record_pair(graph, slots_[q], slots_[p]);
+      }
+  }
+
+  void record_pair(GraphView graph, const Slot& first, const Slot& second) {
+    graph.output = first.ref;
+    graph.second = second.ref;
+    found_views.push_back(canonical_order(graph));
+    found_fingerprints.push_back(
+        truncate_fingerprint(pair_fingerprint(fingerprint(first.value), fingerprint(second.value)), options_.fingerprint_bits));
   }
 
   const OpSet& ops_;

@@ -52,6 +52,7 @@ nlohmann::json settings_json(const GeneratorOptions& options, const std::vector<
           {"fingerprint_bits", options.fingerprint_bits},
           {"seed", options.seed},
           {"prune_implied", options.prune_implied},
+          {"two_outputs", options.two_outputs},
           {"jobs", options.jobs}};
 }
 

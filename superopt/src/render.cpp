@@ -75,7 +75,8 @@ bool RuleRenderer::typed_at(const GraphView& view, const std::map<std::int64_t, 
       }
       ports.push_back(library_.infer(op.name, attrs, args));
     }
-    if (is_input_ref(view.output)) input_shape(input_of(view.output)).validate();
+    for (TensorRef r : view.outputs())
+      if (is_input_ref(r)) input_shape(input_of(r)).validate();
   } catch (const LoomError&) {
     return false;
   }
@@ -119,8 +120,8 @@ pcg::Graph RuleRenderer::graph(const GraphView& view, const std::vector<std::siz
     }
     nodes.push_back(g.add_node(library_, op.name, op.attrs, args));
   }
-  g.mark_output(is_input_ref(view.output) ? pcg::PortRef{input_nodes.at(input_of(view.output)), 0}
-                                          : pcg::PortRef{nodes[node_of(view.output)], static_cast<int>(port_of(view.output))});
+  for (TensorRef r : view.outputs())
+    g.mark_output(is_input_ref(r) ? pcg::PortRef{input_nodes.at(input_of(r)), 0} : pcg::PortRef{nodes[node_of(r)], static_cast<int>(port_of(r))});
   return g;
 }
 
@@ -135,8 +136,8 @@ RenderedRule RuleRenderer::render(const GraphView& lhs, const GraphView& rhs, co
     const Step& step = view.steps[node_of(r)];
     for (std::size_t i = 0; i < step.argc; ++i) collect(view, step.args[i]);
   };
-  collect(lhs, lhs.output);
-  collect(rhs, rhs.output);
+  for (TensorRef r : lhs.outputs()) collect(lhs, r);
+  for (TensorRef r : rhs.outputs()) collect(rhs, r);
 
   // Symbols: one per distinct size of the variables, then one integer variable per value of an
   // attribute without a domain that is not already a size.
@@ -218,9 +219,12 @@ RenderedRule RuleRenderer::render(const GraphView& lhs, const GraphView& rhs, co
   };
 
   RenderedRule out;
-  const TensorRef lo = lhs.output, ro = rhs.output;
-  out.body = quantifier(binders, constraints) + term(lhs, lo, names) + " => " + term(rhs, ro, names);
-  out.concrete_body = quantifier(concrete_binders, {}) + term(lhs, lo, {}) + " => " + term(rhs, ro, {});
+  auto side = [&](const GraphView& view, const std::map<std::int64_t, std::string>& symbols) {
+    if (!view.has_two_outputs()) return term(view, view.output, symbols);
+    return "(" + term(view, view.output, symbols) + ", " + term(view, view.second, symbols) + ")";
+  };
+  out.body = quantifier(binders, constraints) + side(lhs, names) + " => " + side(rhs, names);
+  out.concrete_body = quantifier(concrete_binders, {}) + side(lhs, {}) + " => " + side(rhs, {});
   out.rule.id = id;
   out.rule.lhs = graph(lhs, variables);
   out.rule.rhs = graph(rhs, variables);

@@ -7,6 +7,9 @@
 
 #include "loom/interpreter/axiom_check.hpp"
 #include "loom/interpreter/library.hpp"
+#include <map>
+
+#include "loom/interpreter/parser.hpp"
 #include "test_support.hpp"
 
 namespace loom::spec {
@@ -58,6 +61,30 @@ TEST(AxiomCheck, ReluOverAdditionIsUnsound) {
     o.seed = seed;
     EXPECT_FALSE(check(text, "relu_distributes_over_add", o).sound) << "seed " << seed;
   }
+}
+
+// A rule with two outputs is checked output by output: the merge of two products holds, and a
+// merge that swaps the parts is caught at its first output.
+TEST(AxiomCheck, RulesWithTwoOutputsAreCheckedOutputByOutput) {
+  const std::string text =
+      "rule merge: forall x: [m, n], a: [n, k], b: [n, k].\n"
+      "  (matmul(x, a), matmul(x, b)) => (split<1, k>(matmul(x, concat<1>(a, b))).0, split<1, k>(matmul(x, concat<1>(a, b))).1);\n"
+      "rule swapped: forall x: [m, n], a: [n, k], b: [n, k].\n"
+      "  (matmul(x, a), matmul(x, b)) => (split<1, k>(matmul(x, concat<1>(b, a))).0, split<1, k>(matmul(x, concat<1>(b, a))).1);\n";
+  Library lib = Library::from_text(imports() + text, "planted.loom");
+  std::map<std::string, AxiomResult> results;
+  for (const auto* rule : lib.rules()) results[rule->name] = check_axiom(lib, *rule, {});
+  EXPECT_TRUE(results["merge"].sound) << results["merge"].problem;
+  EXPECT_GE(results["merge"].instances, 1);
+  EXPECT_FALSE(results["swapped"].sound);
+  EXPECT_TRUE(contains(results["swapped"].problem, "output 0: element")) << results["swapped"].problem;
+  // Unchecked text (as the generator's candidates are parsed) with sides of different arity.
+  const Module uneven = parse_module("rule uneven: forall x: [m, n], a: [n, k], b: [n, k]. (matmul(x, a), matmul(x, b)) => matmul(x, a);\n",
+                                     "uneven.loom");
+  ASSERT_EQ(uneven.rules.size(), 1u);
+  const AxiomResult r = check_axiom(lib, uneven.rules[0], {});
+  EXPECT_FALSE(r.sound);
+  EXPECT_TRUE(contains(r.problem, "the left side has 2 outputs and the right side 1")) << r.problem;
 }
 
 TEST(AxiomCheck, CliDataFileIsUnsound) {

@@ -75,9 +75,9 @@ struct GraphValue {
   spec::Tensor<double> value;
 };
 
-// The output of a rule graph on the given input values.
+// Output `output` of a rule graph on the given input values.
 inline GraphValue evaluate_graph(const spec::Library& library, const pcg::Graph& graph,
-                                 const std::map<std::string, spec::Tensor<double>>& inputs) {
+                                 const std::map<std::string, spec::Tensor<double>>& inputs, std::size_t output = 0) {
   std::vector<std::vector<spec::Tensor<double>>> values(graph.size());
   for (const pcg::Node& n : graph.nodes()) {
     auto& out = values[static_cast<std::size_t>(n.id)];
@@ -94,7 +94,7 @@ inline GraphValue evaluate_graph(const spec::Library& library, const pcg::Graph&
     if (library.find_op(n.op)) out = spec::evaluate<spec::RealDomain>(library.instantiate(n.op, n.attrs, dims), args);
     else out.push_back(*args.at(0));
   }
-  const pcg::PortRef o = graph.outputs().at(0);
+  const pcg::PortRef o = graph.outputs().at(output);
   return {graph.shape_of(o), values[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)]};
 }
 
@@ -109,12 +109,16 @@ inline std::string disagreement(const spec::Library& library, const pcg::Rule& r
     for (auto& v : t.data) v = uniform(rng);
     inputs[n.name] = t;
   }
-  const GraphValue l = evaluate_graph(library, rule.lhs, inputs), r = evaluate_graph(library, rule.rhs, inputs);
-  if (l.shape != r.shape) return rule.text + ": shapes " + l.shape.to_string() + " vs " + r.shape.to_string();
-  for (std::size_t i = 0; i < l.value.data.size(); ++i) {
-    const double a = l.value.data[i], b = r.value.data[i];
-    if (std::fabs(a - b) > 1e-9 * (1 + std::fabs(a) + std::fabs(b)))
-      return rule.text + ": element " + std::to_string(i) + " differs: " + std::to_string(a) + " vs " + std::to_string(b);
+  if (rule.lhs.outputs().size() != rule.rhs.outputs().size()) return rule.text + ": the sides have different numbers of outputs";
+  for (std::size_t o = 0; o < rule.lhs.outputs().size(); ++o) {
+    const GraphValue l = evaluate_graph(library, rule.lhs, inputs, o), r = evaluate_graph(library, rule.rhs, inputs, o);
+    const std::string which = "output " + std::to_string(o) + ": ";
+    if (l.shape != r.shape) return rule.text + ": " + which + "shapes " + l.shape.to_string() + " vs " + r.shape.to_string();
+    for (std::size_t i = 0; i < l.value.data.size(); ++i) {
+      const double a = l.value.data[i], b = r.value.data[i];
+      if (std::fabs(a - b) > 1e-9 * (1 + std::fabs(a) + std::fabs(b)))
+        return rule.text + ": " + which + "element " + std::to_string(i) + " differs: " + std::to_string(a) + " vs " + std::to_string(b);
+    }
   }
   return "";
 }

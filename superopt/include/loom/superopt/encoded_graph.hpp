@@ -37,12 +37,20 @@ struct Step {
   }
 };
 
-// A graph with one output: the output may be a graph input itself (a graph of no operators).
+// No tensor: the second output of a graph with one.
+inline constexpr TensorRef kNoTensor = kNodeRefBase - 1;
+
+// A graph with one output, or two (`second`): the two sides of a merge, such as two operators
+// reading one input against one operator and a split. A single output may be a graph input
+// itself (a graph of no operators).
 struct GraphView {
   std::vector<Step> steps;
   TensorRef output = 0;
+  TensorRef second = kNoTensor;
 
   std::size_t size() const { return steps.size(); }
+  bool has_two_outputs() const { return second != kNoTensor; }
+  std::vector<TensorRef> outputs() const { return has_two_outputs() ? std::vector<TensorRef>{output, second} : std::vector<TensorRef>{output}; }
   bool operator==(const GraphView&) const = default;
 };
 
@@ -53,8 +61,8 @@ Key128 input_key(std::size_t input);
 Key128 port_key(const Key128& node, std::size_t port);
 Key128 view_key(const GraphView& view, const std::vector<std::size_t>* renaming = nullptr);
 
-// The same graph with its steps in one canonical order (post-order from the output, arguments
-// left to right), dropping steps the output does not depend on.
+// The same graph with its steps in one canonical order (post-order from the outputs, arguments
+// left to right), dropping steps no output depends on.
 GraphView canonical_order(const GraphView& view);
 
 // The graph inputs the view reads, ascending.

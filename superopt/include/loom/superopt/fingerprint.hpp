@@ -10,6 +10,9 @@ namespace loom::superopt {
 
 std::uint64_t fingerprint(const Value<spec::ModularValue>& value);
 
+// The fingerprint of a graph's two outputs, in order.
+std::uint64_t pair_fingerprint(std::uint64_t first, std::uint64_t second);
+
 // Keeps the low `bits` bits (1..64): fewer bits make unequal graphs collide.
 std::uint64_t truncate_fingerprint(std::uint64_t fingerprint, int bits);
 

@@ -33,6 +33,9 @@ struct GeneratorOptions {
   int jobs = 1;
   std::uint64_t seed = 1;     // fixed random input values of the fingerprint, and check values
   bool prune_implied = false;  // drop pairs already connected through smaller accepted rules
+  // Also enumerate graphs with two outputs (two sinks, or the two outputs of one operator), so
+  // that rules with two outputs, such as merges of operators reading one input, come out.
+  bool two_outputs = false;
   int check_instances = 4;     // random instances of each double-precision check
   std::int64_t check_max_dim = 8;  // largest dimension drawn for the shape-generic check
   std::string id_prefix = "g";

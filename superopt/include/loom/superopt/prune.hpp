@@ -6,12 +6,15 @@
 //     only one is kept;
 //  2. common subgraph: a pair whose sides contain the same operator on the same tensors (at the
 //     inputs), or end in the same operator applied to equivalent tensors (at the output), follows
-//     from a smaller substitution;
+//     from a smaller substitution; so does a pair of graphs with two outputs that is not a merge
+//     (one side computing its outputs apart, each last by the same operator instance, the other
+//     sharing computation between them with fewer applications of that instance);
 //  3. optionally, implied pairs: a pair with an inner tensor computed by a larger graph than the
 //     smallest enumerated one of its fingerprint (or an equally small one with a greater key)
 //     follows from the pair that substitutes it; and within a bucket, processing pairs from the
 //     smallest, a pair whose sides are already connected through kept pairs follows from them by
-//     transitivity.
+//     transitivity. A pair of graphs with two outputs whose rewritten (smaller) side has an output
+//     that a smaller graph computes follows from that output's rule.
 #include <cstddef>
 #include <vector>
 
