@@ -3,7 +3,9 @@
 // (TASO's generator, with parallel forms and degrees): graphs are built one operator at a time,
 // each distinct graph (up to the order of its steps) once; an operator that recomputes an
 // existing node is skipped. Graphs with one sink become candidates, one per output port of the
-// sink, fingerprinted on the fixed random inputs; the inputs themselves are candidates too.
+// sink, fingerprinted on the fixed random inputs; the inputs themselves are candidates too. With
+// two_outputs, graphs with two sinks, and sinks with several ports, also become candidates once
+// per ordered pair of outputs, fingerprinted as the pair.
 #include <cstdint>
 #include <vector>
 
