@@ -37,6 +37,20 @@ std::int64_t broadcast_offset(const Index& out_index, const Dims& dims) {
   return off;
 }
 
+// The most elements a constant folded at import may hold: shape arithmetic, masks and index
+// ranges in real models are far smaller; weights are initializers and are not folded.
+constexpr std::int64_t kMaxFoldedElements = std::int64_t{1} << 26;
+
+// The elements of a folded constant of `dims`, refused above kMaxFoldedElements before anything
+// is allocated.
+std::size_t folded_size(const Dims& dims) {
+  const std::int64_t n = element_count(dims);
+  if (n > kMaxFoldedElements)
+    throw LoomError("folding it would make a constant of dimensions " + dims_text(dims) + " (" + std::to_string(n) +
+                    " elements), more than the " + std::to_string(kMaxFoldedElements) + " Loom folds at import");
+  return static_cast<std::size_t>(n);
+}
+
 const HostTensor& required(const std::vector<const HostTensor*>& inputs, std::size_t i) {
   if (i >= inputs.size() || !inputs[i]) throw LoomError("input " + std::to_string(i) + " is missing");
   return *inputs[i];
@@ -51,7 +65,7 @@ HostTensor elementwise(const std::vector<const HostTensor*>& operands, bool inte
   Dims out_dims;
   for (const HostTensor* t : operands) out_dims = broadcast_dims(out_dims, t->dims);
   HostTensor out{out_dims, {}, integral};
-  const std::int64_t n = element_count(out_dims);
+  const auto n = static_cast<std::int64_t>(folded_size(out_dims));
   out.data.resize(static_cast<std::size_t>(n));
   std::vector<double> args(operands.size());
   for (std::int64_t flat = 0; flat < n; ++flat) {
@@ -123,7 +137,7 @@ HostTensor gather(const HostTensor& data, const HostTensor& indices, std::int64_
   out_dims.insert(out_dims.end(), data.dims.begin() + static_cast<std::ptrdiff_t>(axis) + 1, data.dims.end());
   HostTensor out{out_dims, {}, data.integral};
   const Index data_strides = strides_of(data.dims);
-  const std::int64_t n = element_count(out_dims);
+  const auto n = static_cast<std::int64_t>(folded_size(out_dims));
   for (std::int64_t flat = 0; flat < n; ++flat) {
     const Index idx = unflatten(flat, out_dims);
     std::int64_t off = 0;
@@ -152,7 +166,7 @@ HostTensor transpose(const HostTensor& a, std::vector<std::int64_t> perm) {
   for (auto p : perm) out_dims.push_back(a.dims.at(static_cast<std::size_t>(normalize_axis(p, a.dims.size()))));
   HostTensor out{out_dims, {}, a.integral};
   const Index strides = strides_of(a.dims);
-  const std::int64_t n = element_count(out_dims);
+  const auto n = static_cast<std::int64_t>(folded_size(out_dims));
   for (std::int64_t flat = 0; flat < n; ++flat) {
     const Index idx = unflatten(flat, out_dims);
     std::int64_t off = 0;
@@ -192,7 +206,7 @@ HostTensor slice(const HostTensor& a, const std::vector<std::int64_t>& starts, c
   }
   HostTensor out{out_dims, {}, a.integral};
   const Index strides = strides_of(a.dims);
-  const std::int64_t n = element_count(out_dims);
+  const auto n = static_cast<std::int64_t>(folded_size(out_dims));
   for (std::int64_t flat = 0; flat < n; ++flat) {
     const Index idx = unflatten(flat, out_dims);
     std::int64_t off = 0;
@@ -211,7 +225,7 @@ HostTensor reduce(const std::string& op, const HostTensor& a, std::vector<std::i
   for (auto ax : axes) reduced.insert(static_cast<std::size_t>(normalize_axis(ax, rank)));
   Dims kept_dims;
   for (std::size_t i = 0; i < rank; ++i) kept_dims.push_back(reduced.count(i) ? 1 : a.dims[i]);
-  const std::int64_t n_out = element_count(kept_dims);
+  const auto n_out = static_cast<std::int64_t>(folded_size(kept_dims));
   std::vector<double> acc(static_cast<std::size_t>(n_out), op == "ReduceProd" ? 1.0 : 0.0);
   std::vector<bool> seen(static_cast<std::size_t>(n_out), false);
   const Index out_strides = strides_of(kept_dims);
@@ -442,7 +456,7 @@ std::vector<HostTensor> fold_node(const onnx::NodeProto& node, const std::vector
   if (op == "Expand") {
     const HostTensor& a = required(inputs, 0);
     HostTensor shape_only{required(inputs, 1).as_ints(), {}, false};
-    shape_only.data.assign(static_cast<std::size_t>(element_count(shape_only.dims)), 0);
+    shape_only.data.assign(folded_size(shape_only.dims), 0);
     return {elementwise({&a, &shape_only}, a.integral, [](const std::vector<double>& v) { return v[0]; })};
   }
   if (op == "Transpose") return {transpose(required(inputs, 0), attrs.get_ints("perm"))};
@@ -450,7 +464,11 @@ std::vector<HostTensor> fold_node(const onnx::NodeProto& node, const std::vector
     const double start = required(inputs, 0).data.at(0), limit = required(inputs, 1).data.at(0),
                  delta = required(inputs, 2).data.at(0);
     if (delta == 0) throw LoomError("Range with delta 0");
-    const auto n = static_cast<std::int64_t>(std::max(0.0, std::ceil((limit - start) / delta)));
+    const double count = std::max(0.0, std::ceil((limit - start) / delta));
+    if (!(count <= static_cast<double>(kMaxFoldedElements)))
+      throw LoomError("Range from " + std::to_string(start) + " to " + std::to_string(limit) + " by " + std::to_string(delta) +
+                      " would make more than the " + std::to_string(kMaxFoldedElements) + " elements Loom folds at import");
+    const auto n = static_cast<std::int64_t>(count);
     HostTensor out{{n}, {}, inputs[0]->integral};
     for (std::int64_t i = 0; i < n; ++i) out.data.push_back(start + static_cast<double>(i) * delta);
     return {out};
@@ -459,7 +477,7 @@ std::vector<HostTensor> fold_node(const onnx::NodeProto& node, const std::vector
     HostTensor value = HostTensor::scalar(0);
     if (const auto* t = attrs.get_tensor("value")) value = decode_tensor(*t, model_dir);
     HostTensor out{required(inputs, 0).as_ints(), {}, value.integral};
-    out.data.assign(static_cast<std::size_t>(element_count(out.dims)), value.data.at(0));
+    out.data.assign(folded_size(out.dims), value.data.at(0));
     return {out};
   }
   if (op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd") {

@@ -85,7 +85,7 @@ class Importer {
       try {
         initializers_.emplace(t.name(), decode_tensor(t, model_dir_));
       } catch (const LoomError& e) {
-        report(std::string("initializer: ") + e.what());
+        report("initializer '" + t.name() + "': " + e.what());
       }
     }
     for (const auto& [name, tensor] : initializers_) cx_.set_constant(name, tensor);
