@@ -272,7 +272,7 @@ void add_train_command(CLI::App& app, int& status) {
   cmd->add_option("--checkpoint", opt->checkpoint, "write a checkpoint here at the end (and with --checkpoint-every)");
   cmd->add_option("--checkpoint-every", opt->checkpoint_every, "also write the checkpoint every N steps")->check(non_negative_number());
   cmd->add_option("--resume", opt->resume, "continue from a checkpoint of the same run");
-  cmd->add_option("--data", opt->data, "training data file (the binary format of the README) instead of synthetic data");
+  cmd->add_option("--data", opt->data, "training data file (the binary format of docs/runtime.md) instead of synthetic data");
   cmd->add_option("--profile", opt->profile,
                   "add each operator's measured forward and backward time per task, each layout change's and each weight "
                   "update's, with the roofline time the simulator would use, to this "
