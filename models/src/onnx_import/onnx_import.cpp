@@ -174,6 +174,7 @@ class Importer {
       }
       if (node.op_type() == "Shape") {
         // Only the input's dimensions matter, and they are always known.
+        if (node.input_size() < 1 || node.output_size() < 1) throw LoomError("Shape takes one input and gives one output");
         HostTensor dims_only{cx_.dims(node.input(0)), {}, false};
         known = {&dims_only};
         cx_.set_constant(node.output(0), fold_node(node, known, cx_.opset(), model_dir_).front());

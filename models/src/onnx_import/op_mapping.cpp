@@ -24,6 +24,13 @@ bool same_float(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(
 std::string input_name(const onnx::NodeProto& node, int i) { return i < node.input_size() ? node.input(i) : ""; }
 bool has_input(const onnx::NodeProto& node, int i) { return !input_name(node, i).empty(); }
 
+// The name of input `i`, which the operator needs.
+const std::string& required_input(const onnx::NodeProto& node, int i) {
+  if (i >= node.input_size() || node.input(i).empty())
+    throw LoomError("input " + std::to_string(i) + " is missing (the node has " + std::to_string(node.input_size()) + ")");
+  return node.input(i);
+}
+
 std::string int_text(std::int64_t v) { return std::to_string(v); }
 
 const HostTensor& constant_input(ImportContext& cx, const onnx::NodeProto& node, int i, const std::string& what) {
@@ -53,7 +60,7 @@ void set_output(ImportContext& cx, const onnx::NodeProto& node, PortRef port, in
 // ---- elementwise -------------------------------------------------------------------------------
 
 void map_unary(ImportContext& cx, const onnx::NodeProto& node, const std::string& op) {
-  set_output(cx, node, cx.builder().op(op, {cx.port(node.input(0))}));
+  set_output(cx, node, cx.builder().op(op, {cx.port(required_input(node, 0))}));
 }
 
 // x op y with numpy broadcasting; scalar constants use the scalar operators, a trailing vector
@@ -95,13 +102,13 @@ PortRef binary(ImportContext& cx, const std::string& onnx_op, const std::string&
 }
 
 void map_binary(ImportContext& cx, const onnx::NodeProto& node) {
-  set_output(cx, node, binary(cx, node.op_type(), node.input(0), node.input(1), node.output(0) + "#operand"));
+  set_output(cx, node, binary(cx, node.op_type(), required_input(node, 0), required_input(node, 1), node.output(0) + "#operand"));
 }
 
 void map_pow(ImportContext& cx, const onnx::NodeProto& node) {
-  const auto exponent = uniform_constant(cx, node.input(1), cx.dims(node.input(0)));
+  const auto exponent = uniform_constant(cx, required_input(node, 1), cx.dims(required_input(node, 0)));
   if (!exponent) throw LoomError("Pow is supported with a constant scalar exponent only");
-  PortRef x = cx.port(node.input(0));
+  PortRef x = cx.port(required_input(node, 0));
   if (*exponent == 1) return set_output(cx, node, x);
   set_output(cx, node, cx.builder().op("scalar_pow", {x, scalar_port(cx, *exponent, node.output(0) + "#exponent")}));
 }
@@ -116,7 +123,7 @@ void map_clip(ImportContext& cx, const onnx::NodeProto& node) {
     if (has_input(node, 1)) lo = constant_input(cx, node, 1, "Clip's min").data.at(0);
     if (has_input(node, 2)) hi = constant_input(cx, node, 2, "Clip's max").data.at(0);
   }
-  PortRef x = cx.port(node.input(0));
+  PortRef x = cx.port(required_input(node, 0));
   if (std::isinf(lo) && std::isinf(hi)) return set_output(cx, node, x);
   if (lo == 0 && std::isinf(hi)) return set_output(cx, node, cx.builder().op("relu", {x}));
   set_output(cx, node,
@@ -155,7 +162,7 @@ PortRef matmul(ImportContext& cx, PortRef a, PortRef b) {
 }
 
 void map_matmul(ImportContext& cx, const onnx::NodeProto& node) {
-  set_output(cx, node, matmul(cx, cx.port(node.input(0)), cx.port(node.input(1))));
+  set_output(cx, node, matmul(cx, cx.port(required_input(node, 0)), cx.port(required_input(node, 1))));
 }
 
 // A Gemm operand, transposed and scaled as asked; a constant is transformed at import time.
@@ -181,10 +188,10 @@ void map_gemm(ImportContext& cx, const onnx::NodeProto& node) {
   const NodeAttrs attrs(node);
   GraphBuilder& g = cx.builder();
   const double alpha = attrs.get_float("alpha", 1), beta = attrs.get_float("beta", 1);
-  PortRef a = gemm_operand(cx, node.input(0), attrs.get_int("transA", 0) != 0, 1);
-  PortRef b = gemm_operand(cx, node.input(1), attrs.get_int("transB", 0) != 0, alpha);
+  PortRef a = gemm_operand(cx, required_input(node, 0), attrs.get_int("transA", 0) != 0, 1);
+  PortRef b = gemm_operand(cx, required_input(node, 1), attrs.get_int("transB", 0) != 0, alpha);
   if (!has_input(node, 2) || beta == 0) return set_output(cx, node, g.op("matmul", {a, b}));
-  const std::string c = node.input(2);
+  const std::string c = required_input(node, 2);
   const std::int64_t n = g.dim(b, 1);
   const Dims dc = cx.dims(c);
   if (element_count(dc) == n && !dc.empty() && dc.back() == n) {
@@ -260,9 +267,9 @@ void require_stride(const std::string& op, std::int64_t stride, const std::set<s
 void map_conv(ImportContext& cx, const onnx::NodeProto& node) {
   GraphBuilder& g = cx.builder();
   const NodeAttrs attrs(node);
-  PortRef x = cx.port(node.input(0));
+  PortRef x = cx.port(required_input(node, 0));
   if (g.rank(x) != 4) throw LoomError("only 2-D convolutions (NCHW inputs) are supported");
-  PortRef weight = cx.port(node.input(1));
+  PortRef weight = cx.port(required_input(node, 1));
   const Dims wd = g.dims(weight);
   if (wd.size() != 4) throw LoomError("the kernel has dimensions " + dims_text(wd) + "; a 2-D convolution's has rank 4");
   const std::int64_t groups = attrs.get_int("group", 1);
@@ -290,7 +297,7 @@ void map_conv(ImportContext& cx, const onnx::NodeProto& node) {
   pcg::AttrMap a{{"stride_h", w.sh}, {"stride_w", w.sw}, {"pad_h", w.top}, {"pad_w", w.left}, {"act", 0}};
   if (op == "conv2d_grouped") a["groups"] = groups;
   PortRef y = g.op(op, {x, weight}, a);
-  if (has_input(node, 2)) y = g.op("bias_add_axis", {y, cx.port(node.input(2))}, {{"axis", 1}});
+  if (has_input(node, 2)) y = g.op("bias_add_axis", {y, cx.port(required_input(node, 2))}, {{"axis", 1}});
   set_output(cx, node, y);
 }
 
@@ -299,7 +306,7 @@ void map_pool(ImportContext& cx, const onnx::NodeProto& node) {
   const NodeAttrs attrs(node);
   const bool is_max = node.op_type() == "MaxPool";
   if (node.output_size() > 1 && !node.output(1).empty()) throw LoomError("MaxPool's indices output is not supported");
-  PortRef x = cx.port(node.input(0));
+  PortRef x = cx.port(required_input(node, 0));
   if (g.rank(x) != 4) throw LoomError("only 2-D pooling (NCHW inputs) is supported");
   const auto kernel = attrs.get_ints("kernel_shape");
   if (kernel.size() != 2) throw LoomError("only 2-D pooling windows are supported");
@@ -332,7 +339,7 @@ void map_pool(ImportContext& cx, const onnx::NodeProto& node) {
 }
 
 void map_global_average_pool(ImportContext& cx, const onnx::NodeProto& node) {
-  PortRef x = cx.port(node.input(0));
+  PortRef x = cx.port(required_input(node, 0));
   if (cx.builder().rank(x) != 4) throw LoomError("only NCHW inputs are supported");
   set_output(cx, node, cx.builder().op("global_avg_pool", {x}));
 }
@@ -346,14 +353,14 @@ void map_batch_norm(ImportContext& cx, const onnx::NodeProto& node) {
   for (int i = 1; i < node.output_size(); ++i) {
     if (!node.output(i).empty()) throw LoomError("the running statistics outputs are not supported");
   }
-  PortRef x = cx.port(node.input(0));
+  PortRef x = cx.port(required_input(node, 0));
   const std::size_t rank = g.rank(x);
   if (rank < 2 || rank > 4) throw LoomError("batch normalization of rank " + int_text(static_cast<std::int64_t>(rank)));
   for (std::size_t r = rank; r < 4; ++r) x = g.op("unsqueeze_axis", {x}, {{"axis", static_cast<std::int64_t>(r)}});
   // The library's epsilon is fixed; a different one is moved into the variance.
   const double shift = attrs.get_float("epsilon", 1e-5) - kLibraryEpsilon;
   PortRef var;
-  const std::string var_name = node.input(4);
+  const std::string var_name = required_input(node, 4);
   if (same_float(shift + kLibraryEpsilon, kLibraryEpsilon)) {
     var = cx.port(var_name);
   } else if (cx.is_constant(var_name)) {
@@ -363,7 +370,7 @@ void map_batch_norm(ImportContext& cx, const onnx::NodeProto& node) {
   } else {
     var = g.op("scalar_add", {cx.port(var_name), scalar_port(cx, shift, var_name + "#epsilon")});
   }
-  PortRef y = g.op("batchnorm", {x, cx.port(node.input(1)), cx.port(node.input(2)), cx.port(node.input(3)), var});
+  PortRef y = g.op("batchnorm", {x, cx.port(required_input(node, 1)), cx.port(required_input(node, 2)), cx.port(required_input(node, 3)), var});
   for (std::size_t r = 4; r-- > rank;) y = g.op("squeeze_axis", {y}, {{"axis", static_cast<std::int64_t>(r)}});
   set_output(cx, node, y);
 }
@@ -397,7 +404,7 @@ namespace {
 // dimensions, kept as dimensions of size 1.
 void layer_norm_statistics(ImportContext& cx, const onnx::NodeProto& node, std::size_t axis, double eps) {
   GraphBuilder& g = cx.builder();
-  PortRef x = cx.port(node.input(0));
+  PortRef x = cx.port(required_input(node, 0));
   const Dims dims = g.dims(x);
   auto mean_over = [&](PortRef t) {
     for (std::size_t a = axis; a < dims.size(); ++a)
@@ -416,12 +423,12 @@ void layer_norm_statistics(ImportContext& cx, const onnx::NodeProto& node, std::
 void map_layer_norm(ImportContext& cx, const onnx::NodeProto& node) {
   GraphBuilder& g = cx.builder();
   const NodeAttrs attrs(node);
-  const Dims dims = cx.dims(node.input(0));
+  const Dims dims = cx.dims(required_input(node, 0));
   const auto axis = static_cast<std::size_t>(normalize_axis(attrs.get_int("axis", -1), dims.size()));
   const double eps = attrs.get_float("epsilon", 1e-5);
   if (node.output_size() > 1 && !node.output(1).empty()) layer_norm_statistics(cx, node, axis, eps);
   if (axis + 1 == dims.size()) {
-    emit_layer_norm(cx, node.input(0), node.input(1), input_name(node, 2), eps, node.output(0));
+    emit_layer_norm(cx, required_input(node, 0), required_input(node, 1), input_name(node, 2), eps, node.output(0));
     return;
   }
   // Normalizing over several trailing dimensions: merge them, normalize, split them again.
@@ -429,15 +436,15 @@ void map_layer_norm(ImportContext& cx, const onnx::NodeProto& node) {
   Dims merged(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(axis));
   merged.push_back(inner);
   const std::string flat = node.output(0) + "#merged";
-  cx.set_port(flat, reshape_to(g, cx.port(node.input(0)), merged));
+  cx.set_port(flat, reshape_to(g, cx.port(required_input(node, 0)), merged));
   const std::string out = node.output(0) + "#normalized";
-  emit_layer_norm(cx, flat, node.input(1), input_name(node, 2), eps, out);
+  emit_layer_norm(cx, flat, required_input(node, 1), input_name(node, 2), eps, out);
   set_output(cx, node, reshape_to(g, cx.port(out), dims));
 }
 
 void map_softmax(ImportContext& cx, const onnx::NodeProto& node) {
   GraphBuilder& g = cx.builder();
-  PortRef x = cx.port(node.input(0));
+  PortRef x = cx.port(required_input(node, 0));
   const Dims dims = g.dims(x);
   const std::size_t rank = dims.size();
   const std::int64_t default_axis = cx.opset() < 13 ? 1 : -1;
@@ -462,7 +469,7 @@ void map_softmax(ImportContext& cx, const onnx::NodeProto& node) {
 void map_reduce_mean(ImportContext& cx, const onnx::NodeProto& node) {
   GraphBuilder& g = cx.builder();
   const NodeAttrs attrs(node);
-  PortRef x = cx.port(node.input(0));
+  PortRef x = cx.port(required_input(node, 0));
   const std::size_t rank = g.rank(x);
   std::vector<std::int64_t> axes = attrs.get_ints("axes");
   if (has_input(node, 1)) axes = constant_input(cx, node, 1, "ReduceMean's axes").as_ints();
@@ -488,13 +495,13 @@ void map_reshape(ImportContext& cx, const onnx::NodeProto& node) {
   const NodeAttrs attrs(node);
   const auto shape =
       cx.opset() < 5 ? attrs.get_ints("shape") : constant_input(cx, node, 1, "Reshape's shape").as_ints();
-  const Dims target = reshape_target(cx.dims(node.input(0)), shape, attrs.get_int("allowzero", 0) != 0);
-  set_output(cx, node, reshape_to(cx.builder(), cx.port(node.input(0)), target));
+  const Dims target = reshape_target(cx.dims(required_input(node, 0)), shape, attrs.get_int("allowzero", 0) != 0);
+  set_output(cx, node, reshape_to(cx.builder(), cx.port(required_input(node, 0)), target));
 }
 
 void map_flatten(ImportContext& cx, const onnx::NodeProto& node) {
   GraphBuilder& g = cx.builder();
-  PortRef x = cx.port(node.input(0));
+  PortRef x = cx.port(required_input(node, 0));
   const Dims dims = g.dims(x);
   std::int64_t axis = NodeAttrs(node).get_int("axis", 1);
   if (axis != static_cast<std::int64_t>(dims.size())) axis = normalize_axis(axis, dims.size());
@@ -505,7 +512,7 @@ void map_flatten(ImportContext& cx, const onnx::NodeProto& node) {
 
 void map_transpose(ImportContext& cx, const onnx::NodeProto& node) {
   GraphBuilder& g = cx.builder();
-  PortRef x = cx.port(node.input(0));
+  PortRef x = cx.port(required_input(node, 0));
   std::vector<std::int64_t> perm = NodeAttrs(node).get_ints("perm");
   if (perm.empty()) {
     for (std::size_t i = g.rank(x); i-- > 0;) perm.push_back(static_cast<std::int64_t>(i));
@@ -521,7 +528,7 @@ std::vector<std::int64_t> axes_input_or_attr(ImportContext& cx, const onnx::Node
 
 void map_unsqueeze(ImportContext& cx, const onnx::NodeProto& node) {
   GraphBuilder& g = cx.builder();
-  PortRef x = cx.port(node.input(0));
+  PortRef x = cx.port(required_input(node, 0));
   const auto axes = axes_input_or_attr(cx, node, "Unsqueeze's axes");
   const std::size_t rank = g.rank(x) + axes.size();
   std::set<std::int64_t> sorted;
@@ -532,7 +539,7 @@ void map_unsqueeze(ImportContext& cx, const onnx::NodeProto& node) {
 
 void map_squeeze(ImportContext& cx, const onnx::NodeProto& node) {
   GraphBuilder& g = cx.builder();
-  PortRef x = cx.port(node.input(0));
+  PortRef x = cx.port(required_input(node, 0));
   const Dims dims = g.dims(x);
   std::set<std::int64_t> sorted;
   for (auto a : axes_input_or_attr(cx, node, "Squeeze's axes")) sorted.insert(normalize_axis(a, dims.size()));
@@ -564,7 +571,7 @@ void map_concat(ImportContext& cx, const onnx::NodeProto& node) {
 void map_split(ImportContext& cx, const onnx::NodeProto& node) {
   GraphBuilder& g = cx.builder();
   const NodeAttrs attrs(node);
-  PortRef x = cx.port(node.input(0));
+  PortRef x = cx.port(required_input(node, 0));
   const auto axis = normalize_axis(attrs.get_int("axis", 0), g.rank(x));
   const std::int64_t total = g.dim(x, static_cast<std::size_t>(axis));
   std::vector<std::int64_t> sizes = attrs.get_ints("split");
@@ -586,7 +593,7 @@ void map_split(ImportContext& cx, const onnx::NodeProto& node) {
 
 void map_slice(ImportContext& cx, const onnx::NodeProto& node) {
   GraphBuilder& g = cx.builder();
-  PortRef x = cx.port(node.input(0));
+  PortRef x = cx.port(required_input(node, 0));
   const Dims dims = g.dims(x);
   std::vector<std::int64_t> starts, ends, axes, steps;
   if (cx.opset() < 10) {
@@ -620,7 +627,7 @@ void map_pad(ImportContext& cx, const onnx::NodeProto& node) {
   GraphBuilder& g = cx.builder();
   const NodeAttrs attrs(node);
   if (attrs.get_string("mode", "constant") != "constant") throw LoomError("only constant padding is supported");
-  PortRef x = cx.port(node.input(0));
+  PortRef x = cx.port(required_input(node, 0));
   const std::size_t rank = g.rank(x);
   std::vector<std::int64_t> pads = attrs.get_ints("pads");
   double value = attrs.get_float("value", 0);
@@ -651,15 +658,15 @@ void map_pad(ImportContext& cx, const onnx::NodeProto& node) {
 }
 
 void map_expand(ImportContext& cx, const onnx::NodeProto& node) {
-  const Dims target = broadcast_dims(cx.dims(node.input(0)), constant_input(cx, node, 1, "Expand's shape").as_ints());
-  set_output(cx, node, broadcast_to(cx.builder(), cx.port(node.input(0)), target));
+  const Dims target = broadcast_dims(cx.dims(required_input(node, 0)), constant_input(cx, node, 1, "Expand's shape").as_ints());
+  set_output(cx, node, broadcast_to(cx.builder(), cx.port(required_input(node, 0)), target));
 }
 
 // Gather along axis 0 is a row lookup (an embedding when the data are weights); along another
 // axis the data are permuted so that the axis comes first; a constant scalar index is a slice.
 void map_gather(ImportContext& cx, const onnx::NodeProto& node) {
   GraphBuilder& g = cx.builder();
-  const std::string data = node.input(0), indices = node.input(1);
+  const std::string data = required_input(node, 0), indices = required_input(node, 1);
   const Dims dims = cx.dims(data);
   const auto axis = static_cast<std::size_t>(normalize_axis(NodeAttrs(node).get_int("axis", 0), dims.size()));
   if (cx.is_constant(indices) && cx.constant(indices).dims.empty()) {
@@ -697,7 +704,7 @@ void map_gather(ImportContext& cx, const onnx::NodeProto& node) {
 }
 
 void map_alias(ImportContext& cx, const onnx::NodeProto& node) {
-  const std::string& in = node.input(0);
+  const std::string& in = required_input(node, 0);
   set_output(cx, node, cx.port(in));
 }
 
@@ -709,13 +716,13 @@ void map_dropout(ImportContext& cx, const onnx::NodeProto& node) {
 void map_reciprocal(ImportContext& cx, const onnx::NodeProto& node) {
   set_output(
       cx, node,
-      cx.builder().op("scalar_pow", {cx.port(node.input(0)), scalar_port(cx, -1, node.output(0) + "#exponent")}));
+      cx.builder().op("scalar_pow", {cx.port(required_input(node, 0)), scalar_port(cx, -1, node.output(0) + "#exponent")}));
 }
 
 void map_neg(ImportContext& cx, const onnx::NodeProto& node) {
   set_output(
       cx, node,
-      cx.builder().op("scalar_mul", {cx.port(node.input(0)), scalar_port(cx, -1, node.output(0) + "#minus_one")}));
+      cx.builder().op("scalar_mul", {cx.port(required_input(node, 0)), scalar_port(cx, -1, node.output(0) + "#minus_one")}));
 }
 
 const std::map<std::string, Handler>& handlers() {
