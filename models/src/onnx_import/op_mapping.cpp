@@ -142,6 +142,7 @@ void map_gelu(ImportContext& cx, const onnx::NodeProto& node) {
 
 PortRef matmul(ImportContext& cx, PortRef a, PortRef b) {
   GraphBuilder& g = cx.builder();
+  if (g.rank(a) == 0 || g.rank(b) == 0) throw LoomError("a matrix product of a rank-0 tensor is not defined");
   const bool vector_a = g.rank(a) == 1, vector_b = g.rank(b) == 1;
   if (vector_a) a = g.op("unsqueeze_axis", {a}, {{"axis", 0}});
   if (vector_b) b = g.op("unsqueeze_axis", {b}, {{"axis", 1}});
