@@ -131,7 +131,8 @@ pcg::Graph apply_segment_sequences(const pcg::Graph& original, const std::vector
       std::vector<int> next(in_local.graph.size(), -1);
       for (std::size_t n = 0; n < to_whole.size(); ++n) {
         const int moved = in_local.old_to_new[n];
-        if (moved >= 0) next[static_cast<std::size_t>(moved)] = in_whole.old_to_new[static_cast<std::size_t>(to_whole[n])];
+        // A local node whose counterpart an earlier rewrite removed from `whole` has none still.
+        if (moved >= 0 && to_whole[n] >= 0) next[static_cast<std::size_t>(moved)] = in_whole.old_to_new[static_cast<std::size_t>(to_whole[n])];
       }
       for (std::size_t n = 0; n < in_local.inserted.size(); ++n) next[static_cast<std::size_t>(in_local.inserted[n])] = in_whole.inserted[n];
       for (int& c : current)

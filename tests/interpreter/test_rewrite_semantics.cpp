@@ -30,7 +30,9 @@ struct Side {
   }
 };
 
-Rule rule(const std::string& id, Side lhs, int lhs_out, Side rhs, int rhs_out) {
+// The sides are taken by reference: the outputs are built in the same call's arguments, and the
+// order a compiler evaluates them in must not matter.
+Rule rule(const std::string& id, Side& lhs, int lhs_out, Side& rhs, int rhs_out) {
   lhs.g.mark_output({lhs_out, 0});
   rhs.g.mark_output({rhs_out, 0});
   Rule r;

@@ -122,7 +122,22 @@ inline std::string all_text(const std::vector<Diagnostic>& ds) {
   return out;
 }
 
-// Runs `body` in a forked child process under a memory cap and a time limit, so that a crash, a
+// Whether AddressSanitizer instruments this build: it reserves terabytes of address space, so a
+// cap on the address space would stop it rather than the code under test.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
+// Runs `body` in a forked child process under a memory cap (none under AddressSanitizer) and a
+// time limit, so that a crash, a
 // hang or a runaway allocation in the code under test fails one test instead of the whole binary.
 // Returns the child's exit code (what `body` returned; 101 for an exception other than LoomError
 // escaping `body`), or minus the signal that ended it (-SIGSEGV for a crash, -SIGALRM for a timeout).
@@ -134,8 +149,10 @@ inline int run_isolated(const std::function<int()>& body, unsigned seconds = 10,
     return -1000;
   }
   if (pid == 0) {
-    rlimit limit{memory_bytes, memory_bytes};
-    ::setrlimit(RLIMIT_AS, &limit);
+    if (!kAddressSanitizer) {
+      rlimit limit{memory_bytes, memory_bytes};
+      ::setrlimit(RLIMIT_AS, &limit);
+    }
     ::alarm(seconds);
     int code = 101;
     try {
