@@ -1,6 +1,7 @@
 #include "loom/gui/graph_layout.hpp"
 
 #include <memory>
+#include <mutex>
 
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
@@ -14,9 +15,26 @@ namespace {
 // Graphviz keeps inches for node sizes and points for positions.
 constexpr double kPointsPerInch = 72.0;
 
-struct ContextDeleter {
-  void operator()(GVC_t* gvc) const { gvFreeContext(gvc); }
+// One Graphviz context for the process, used by one layout at a time. Graphviz's text-size code
+// keeps pointers into the context it last measured with, so a freed context leaves them dangling
+// for the next one (a use after free AddressSanitizer finds on the second layout).
+class SharedContext {
+ public:
+  SharedContext() : gvc_(gvContext()) {}
+  SharedContext(const SharedContext&) = delete;
+  SharedContext& operator=(const SharedContext&) = delete;
+  GVC_t* get() const { return gvc_; }
+  std::mutex& mutex() { return mutex_; }
+
+ private:
+  GVC_t* gvc_;  // never freed: it lives as long as the process
+  std::mutex mutex_;
 };
+
+SharedContext& shared_context() {
+  static SharedContext context;
+  return context;
+}
 
 // Closes the graph after freeing the layout that gvLayout attached to it.
 class LaidOutGraph {
@@ -111,18 +129,20 @@ std::size_t GraphLayout::operator_count() const {
 GraphLayout layout_graph(const pcg::Graph& graph, const LayoutOptions& options) {
   GraphLayout layout;
   if (graph.size() == 0) return layout;
-  std::unique_ptr<GVC_t, ContextDeleter> gvc(gvContext());
+  SharedContext& context = shared_context();
+  const std::lock_guard lock(context.mutex());
+  GVC_t* gvc = context.get();
   const std::string dot = pcg::graph_to_dot(graph);
   Agraph_t* parsed = agmemread(dot.c_str());
   if (!parsed) throw LoomError("graph layout: Graphviz could not read the graph");
-  LaidOutGraph g(gvc.get(), parsed);
+  LaidOutGraph g(gvc, parsed);
   agattr(g.get(), AGRAPH, const_cast<char*>("rankdir"), const_cast<char*>("TB"));
   if (!options.edge_labels) {
     Agsym_t* label = agattr(g.get(), AGEDGE, const_cast<char*>("label"), const_cast<char*>(""));
     for (Agnode_t* n = agfstnode(g.get()); n; n = agnxtnode(g.get(), n))
       for (Agedge_t* e = agfstout(g.get(), n); e; e = agnxtout(g.get(), e)) agxset(e, label, const_cast<char*>(""));
   }
-  if (gvLayout(gvc.get(), g.get(), "dot") != 0) throw LoomError("graph layout: Graphviz's dot layout failed");
+  if (gvLayout(gvc, g.get(), "dot") != 0) throw LoomError("graph layout: Graphviz's dot layout failed");
   g.mark_laid_out();
 
   const boxf bb = GD_bb(g.get());
