@@ -9,6 +9,7 @@
 #include "loom/gui/plan_viewer.hpp"
 #include "loom/gui/rule_sources.hpp"
 #include "loom/gui/screenshot.hpp"
+#include "loom/gui/studio_application.hpp"
 #include "loom/gui/studio_options.hpp"
 #include "loom/pcg/diagnostic.hpp"
 
@@ -19,7 +20,7 @@ int main(int argc, char** argv) {
                           std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "-v") == 0;
     if (headless && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   }
-  QApplication app(argc, argv);
+  loom::gui::StudioApplication app(argc, argv);
   QApplication::setOrganizationName("Loom");
   QApplication::setApplicationName("Loom Studio");
   QApplication::setApplicationVersion("0.1.0");
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   loom::gui::MainWindow window;
+  app.on_error([&window](const QString& error) { window.statusBar()->showMessage("error: " + error, 15000); });
   bool opened = true;
   auto report = [&](const std::string& message) {
     std::cerr << "loom-studio: " << message << "\n";
