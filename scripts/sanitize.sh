@@ -10,8 +10,8 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-build="${1:-build-sanitize}"
-shift || true
+build=build-sanitize
+if [ $# -gt 0 ] && [ "$1" != "--" ]; then build="$1"; shift; fi
 [ "${1:-}" = "--" ] && shift
 
 command -v clang++ >/dev/null || { echo "sanitize: clang++ is needed (scripts/setup.sh installs it)" >&2; exit 1; }

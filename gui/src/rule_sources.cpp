@@ -1,5 +1,6 @@
 #include "loom/gui/rule_sources.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -17,14 +18,19 @@ namespace fs = std::filesystem;
 
 std::string canonical(const std::string& path) { return fs::weakly_canonical(path).string(); }
 
-std::mutex base_mutex;
-std::vector<std::string> base_paths;  // as given to --specs; empty for the bundled specs
+std::mutex paths_mutex;                 // guards base_paths
+std::vector<std::string> base_paths;    // as given to --specs; empty for the bundled specs
+std::mutex library_mutex;               // guards base and its loading
 std::shared_ptr<const spec::Library> base;
+std::vector<std::string> base_loaded_from;  // the paths `base` was loaded from
 
+// Whether `file` is one of the base paths or lies in one of their folders, component by component.
 bool under_base_specs(const std::string& file) {
-  const std::string path = canonical(file);
-  for (const auto& dir : base_spec_paths())
-    if (path.rfind(canonical(dir), 0) == 0) return true;
+  const fs::path path = canonical(file);
+  for (const auto& entry : base_spec_paths()) {
+    const fs::path dir = canonical(entry);
+    if (std::mismatch(dir.begin(), dir.end(), path.begin(), path.end()).first == dir.end()) return true;
+  }
   return false;
 }
 
@@ -33,20 +39,22 @@ bool under_base_specs(const std::string& file) {
 void use_base_specs(const std::vector<std::string>& paths) {
   for (const auto& p : paths)
     if (!fs::exists(p)) throw LoomError("--specs: no such file or directory '" + p + "'");
-  std::lock_guard lock(base_mutex);
+  std::lock_guard lock(paths_mutex);
   base_paths = paths;
-  base.reset();
 }
 
 std::vector<std::string> base_spec_paths() {
-  std::lock_guard lock(base_mutex);
+  std::lock_guard lock(paths_mutex);
   return spec::Library::paths_or_bundled(base_paths);
 }
 
 std::shared_ptr<const spec::Library> base_library() {
+  std::lock_guard lock(library_mutex);
   const std::vector<std::string> paths = base_spec_paths();
-  std::lock_guard lock(base_mutex);
-  if (!base) base = std::make_shared<const spec::Library>(spec::Library::load(paths));
+  if (!base || base_loaded_from != paths) {
+    base = std::make_shared<const spec::Library>(spec::Library::load(paths));
+    base_loaded_from = paths;
+  }
   return base;
 }
 

@@ -305,7 +305,8 @@ void SpecEditor::generate_rules(const superopt::GeneratorOptions& options) {
         emit status_message(QString("%1 rules generated").arg(rules.rules.size()));
         emit rules_ready(proving_library(library), std::move(rules), source, false);
       });
-    } catch (const LoomError& e) {
+    } catch (const std::exception& e) {
+      // Any failure (a malformed option, memory running out) ends the generation, not Studio.
       const QString message = qstr(e.what());
       generate_job_.post([this, message] {
         progress_->setVisible(false);

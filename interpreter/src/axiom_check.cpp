@@ -74,10 +74,8 @@ class AxiomChecker {
         continue;
       }
       Eval eval(lib_);
-      // Each side is one output, or a tuple of several (a rule with several outputs).
-      auto outputs_of = [&](const Term& side) {
-        return side.kind == TermKind::Tuple ? eval.eval(side, vars, scope) : std::vector<TermValue<RealDomain>>{eval.eval_single(side, vars, scope)};
-      };
+      // Each side is one output or several (a tuple, or an operator with several outputs).
+      auto outputs_of = [&](const Term& side) { return eval.eval(side, vars, scope); };
       std::optional<std::vector<TermValue<RealDomain>>> lhs, rhs;
       std::string lhs_error, rhs_error;
       try { lhs = outputs_of(*ax_.lhs); } catch (const LoomError& e) { lhs_error = e.what(); }

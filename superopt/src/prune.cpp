@@ -329,7 +329,10 @@ std::vector<CandidatePair> prune_candidates(const spec::Library& library, const 
     std::vector<CandidatePair> survivors;
     for (std::size_t a = begin; a < end; ++a) {
       for (std::size_t b = a + 1; b < end; ++b) {
-        if (views[a].has_two_outputs() != views[b].has_two_outputs()) continue;  // a fingerprint collision
+        if (views[a].has_two_outputs() != views[b].has_two_outputs()) {  // a fingerprint collision
+          ++out.common;
+          continue;
+        }
         if (info[a].unused_computation || info[b].unused_computation) {
           ++out.unused;
           continue;
@@ -348,9 +351,11 @@ std::vector<CandidatePair> prune_candidates(const spec::Library& library, const 
           continue;
         }
         const CandidatePair pair = rewrites_from(views[a], views[b], ops) ? CandidatePair{a, b} : CandidatePair{b, a};
-        // Two outputs: when the side rewritten has an output a smaller graph computes, the pair
-        // follows from that output's own rule and the pair with the smaller graph in its place.
-        if (info[pair.lhs].non_minimal_output) {
+        // Two outputs: when the side computing them apart has an output a smaller graph computes,
+        // the pair follows from that output's own rule and the pair with the smaller graph in its
+        // place. (The merged side's outputs never are the smallest: that is what a merge is.)
+        const std::size_t apart = info[a].apart_instance >= 0 ? a : b;
+        if (views[a].has_two_outputs() && info[apart].non_minimal_output) {
           ++out.implied;
           continue;
         }

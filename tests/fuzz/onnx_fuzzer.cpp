@@ -1,6 +1,7 @@
 // libFuzzer target for ONNX files: any byte string given to the importer either becomes a graph or
 // fails with a LoomError that says what is wrong; it never crashes, hangs or throws anything else.
-// External data is looked up in a folder that does not exist, so no input can make it read a file.
+// External data is looked up in a folder that does not exist, and the importer refuses absolute
+// or climbing locations, so no input can make it read a file.
 #include <cstddef>
 #include <cstdint>
 #include <string>

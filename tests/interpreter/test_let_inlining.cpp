@@ -197,14 +197,17 @@ TEST(LetInlining, DerivedParallelismIsTheSameWithOrWithoutLets) {
     for (std::size_t r = 0; r < a.roles.size(); ++r)
       EXPECT_EQ(a.roles[r].kind, b.roles[r].kind) << a.roles[r].input << " dim " << a.roles[r].dim;
 
+    std::size_t accepted = 0;
     for (std::size_t input = 0; input < dims.size(); ++input) {
       for (std::size_t dim = 0; dim < dims[input].size(); ++dim) {
         SCOPED_TRACE("input " + std::to_string(input) + " dim " + std::to_string(dim));
         const auto split = split_inputs(with_lets, input, dim, 2);
         EXPECT_EQ(text_of(split), text_of(split_inputs(inlined, input, dim, 2)));
         EXPECT_EQ(text_of(outputs_of(with_lets, split)), text_of(outputs_of(inlined, split)));
+        accepted += outputs_of(with_lets, split).has_value();
       }
     }
+    EXPECT_GT(accepted, 0u) << "no split accepted: the comparison would say nothing";
   }
 }
 

@@ -118,6 +118,18 @@ class OnnxModel {
     a->set_s(v);
   }
 
+  // A float initializer whose data lives in the file `location` beside the model.
+  void external_initializer(const std::string& name, const std::vector<std::int64_t>& dims, const std::string& location) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    for (auto d : dims) t->add_dims(d);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* entry = t->add_external_data();
+    entry->set_key("location");
+    entry->set_value(location);
+  }
+
   std::string bytes() const { return model_.SerializeAsString(); }
 
  private:

@@ -350,6 +350,43 @@ TEST(OnnxImport, GatherOfIdsFromAnInitializerIsAnEmbeddingLookup) {
 }
 
 // What `loom import --out` writes reads back as the same graph.
+// Malformed nodes are refused with what is wrong before anything reads them by position.
+TEST(OnnxImport, NodesMissingInputsOrOutputsAreRefusedByName) {
+  OnnxModel m;
+  m.input("x", {2, 4});
+  m.node("Add", {}, {"y"});
+  m.node("Relu", {"x"}, {});
+  m.output("y");
+  try {
+    import(m);
+    FAIL() << "imported";
+  } catch (const LoomError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("test.onnx: node #0 (Add) producing 'y': Add takes 2 inputs, the node has 0"), std::string::npos) << what;
+    EXPECT_NE(what.find("test.onnx: node #1 (Relu): the node gives no output"), std::string::npos) << what;
+  }
+}
+
+// External data must lie beside the model: an absolute path or one climbing out is refused
+// before any file is opened.
+TEST(OnnxImport, ExternalDataOutsideTheModelsFolderIsRefused) {
+  for (const std::string location : {"/etc/passwd", "../secret.bin", "weights/../../x.bin"}) {
+    OnnxModel m;
+    m.input("x", {2, 4});
+    m.external_initializer("w", {4, 3}, location);
+    m.node("MatMul", {"x", "w"}, {"y"});
+    m.output("y");
+    try {
+      import(m);
+      FAIL() << location << " imported";
+    } catch (const LoomError& e) {
+      EXPECT_NE(std::string(e.what()).find("external data location '" + location + "' is not a path inside the model's folder"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(OnnxImport, ImportedGraphsRoundTripThroughJson) {
   OnnxModel m;
   m.input("x", {2, 3, 4});

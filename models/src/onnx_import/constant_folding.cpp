@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <set>
 
 #include "loom/pcg/diagnostic.hpp"
@@ -162,8 +163,14 @@ HostTensor transpose(const HostTensor& a, std::vector<std::int64_t> perm) {
     for (std::size_t i = a.dims.size(); i-- > 0;) perm.push_back(static_cast<std::int64_t>(i));
   }
   if (perm.size() != a.dims.size()) throw LoomError("Transpose perm has the wrong length");
+  std::vector<bool> seen(perm.size(), false);
+  for (auto& p : perm) {
+    p = normalize_axis(p, a.dims.size());
+    if (seen[static_cast<std::size_t>(p)]) throw LoomError("Transpose perm names axis " + std::to_string(p) + " twice");
+    seen[static_cast<std::size_t>(p)] = true;
+  }
   Dims out_dims;
-  for (auto p : perm) out_dims.push_back(a.dims.at(static_cast<std::size_t>(normalize_axis(p, a.dims.size()))));
+  for (auto p : perm) out_dims.push_back(a.dims.at(static_cast<std::size_t>(p)));
   HostTensor out{out_dims, {}, a.integral};
   const Index strides = strides_of(a.dims);
   const auto n = static_cast<std::int64_t>(folded_size(out_dims));
@@ -284,6 +291,7 @@ Dims reshape_target(const Dims& from, const std::vector<std::int64_t>& shape, bo
       continue;
     }
     if (d < 0) throw LoomError("Reshape dimension " + std::to_string(d));
+    if (d != 0 && known > std::numeric_limits<std::int64_t>::max() / d) throw LoomError("Reshape to " + dims_text(shape) + " overflows");
     known *= d;
     out.push_back(d);
   }
@@ -413,7 +421,12 @@ std::vector<HostTensor> fold_node(const onnx::NodeProto& node, const std::vector
     out_dims[axis] = 0;
     bool integral = true;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-      out_dims[axis] += required(inputs, i).dims.at(axis);
+      const Dims& d = required(inputs, i).dims;
+      if (d.size() != first.dims.size()) throw LoomError("Concat of tensors of different ranks");
+      for (std::size_t k = 0; k < d.size(); ++k)
+        if (k != axis && d[k] != first.dims[k])
+          throw LoomError("Concat of " + dims_text(first.dims) + " and " + dims_text(d) + " along axis " + std::to_string(axis));
+      out_dims[axis] += d[axis];
       integral &= inputs[i]->integral;
     }
     const std::int64_t outer =

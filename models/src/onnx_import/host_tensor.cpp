@@ -1,5 +1,6 @@
 #include "onnx_import/host_tensor.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -115,6 +116,11 @@ std::string external_bytes(const TensorProto& t, const std::string& model_dir, c
     if (entry.key() == "offset") offset = external_data_number(entry.value(), what, "offset");
     if (entry.key() == "length") length = external_data_number(entry.value(), what, "length");
   }
+  // As ONNX's own checker requires: a file beside the model, never an absolute path or one that
+  // climbs out of the model's folder.
+  const std::filesystem::path relative(location);
+  if (relative.is_absolute() || std::any_of(relative.begin(), relative.end(), [](const auto& part) { return part == ".."; }))
+    throw LoomError(what + ": external data location '" + location + "' is not a path inside the model's folder");
   const std::filesystem::path path = std::filesystem::path(model_dir) / location;
   std::ifstream in(path, std::ios::binary);
   if (location.empty() || !in) throw LoomError(what + ": cannot read its external data file '" + path.string() + "'");

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <new>
 #include <sstream>
 #include <stdexcept>
@@ -40,6 +41,7 @@ class Importer {
 
   ImportedModel run() {
     check_supported();
+    check_arity();
     decode_initializers();
     add_graph_inputs();
     const std::map<int, Fusion> fusions =
@@ -66,6 +68,25 @@ class Importer {
 
  private:
   void report(const std::string& message) { problems_.push_back(Diagnostic{{source_, 0, 0}, message}); }
+
+  // Every node gives an output, and the operators whose inputs are read by position (by the
+  // pattern matcher before any handler runs) have them all: a malformed node is refused here, not
+  // read out of range.
+  void check_arity() {
+    static const std::map<std::string, int> fixed_inputs = {
+        {"Add", 2}, {"Sub", 2}, {"Mul", 2}, {"Div", 2}, {"Pow", 2}, {"MatMul", 2},
+        {"Sqrt", 1}, {"Erf", 1}, {"Relu", 1}, {"ReduceMean", 1}};
+    std::vector<Diagnostic> malformed;
+    for (int i = 0; i < graph_.node_size(); ++i) {
+      const auto& node = graph_.node(i);
+      std::string problem;
+      if (node.output_size() < 1) problem = "the node gives no output";
+      if (auto it = fixed_inputs.find(node.op_type()); it != fixed_inputs.end() && node.input_size() < it->second)
+        problem = node.op_type() + " takes " + std::to_string(it->second) + " inputs, the node has " + std::to_string(node.input_size());
+      if (!problem.empty()) malformed.push_back({{source_, 0, 0}, describe_node(node, i) + ": " + problem});
+    }
+    if (!malformed.empty()) throw LoomError(std::move(malformed));
+  }
 
   void check_supported() {
     std::vector<Diagnostic> unsupported;
@@ -197,6 +218,8 @@ class Importer {
     } catch (const LoomError& e) {
       report(describe_node(node, index) + ": " + e.what());
       for (const auto& out : node.output()) failed_.insert(out);
+    } catch (const std::bad_alloc&) {
+      throw;
     } catch (const std::exception& e) {
       report(describe_node(node, index) + ": its inputs or attributes do not fit together (" + e.what() + ")");
       for (const auto& out : node.output()) failed_.insert(out);

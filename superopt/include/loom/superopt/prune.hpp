@@ -13,8 +13,8 @@
 //     smallest enumerated one of its fingerprint (or an equally small one with a greater key)
 //     follows from the pair that substitutes it; and within a bucket, processing pairs from the
 //     smallest, a pair whose sides are already connected through kept pairs follows from them by
-//     transitivity. A pair of graphs with two outputs whose rewritten (smaller) side has an output
-//     that a smaller graph computes follows from that output's rule.
+//     transitivity. A merge whose side computing its outputs apart has an output that a smaller
+//     graph computes follows from that output's rule.
 #include <cstddef>
 #include <vector>
 
