@@ -202,20 +202,33 @@ class Worker {
 
   std::size_t final_sinks() const { return options_.two_outputs ? 2 : 1; }
 
-  void record_sink() {
-    const std::size_t root = nodes_.size() - 1;
+  // The graph enumerated so far, in step order.
+  GraphView current_graph() const {
     GraphView graph;
     for (const NodeState& n : nodes_) graph.steps.push_back(n.step);
-    const std::size_t first = node_first_slot_[root], end = slots_.size();
+    return graph;
+  }
+
+  // The slots of a node's output ports: [first, end).
+  std::pair<std::size_t, std::size_t> port_slots(std::size_t node) const {
+    const std::size_t end = node + 1 < nodes_.size() ? node_first_slot_[node + 1] : slots_.size();
+    return {node_first_slot_[node], end};
+  }
+
+  void record_sink() {
+    GraphView graph = current_graph();
+    const auto [first, end] = port_slots(nodes_.size() - 1);
+    std::vector<std::uint64_t> full(end - first);  // each port's fingerprint, computed once
     for (std::size_t p = first; p < end; ++p) {
+      full[p - first] = fingerprint(slots_[p].value);
       graph.output = slots_[p].ref;
       found_views.push_back(canonical_order(graph));
-      found_fingerprints.push_back(truncate_fingerprint(fingerprint(slots_[p].value), options_.fingerprint_bits));
+      found_fingerprints.push_back(truncate_fingerprint(full[p - first], options_.fingerprint_bits));
     }
     if (!options_.two_outputs) return;
     for (std::size_t p = first; p < end; ++p)
       for (std::size_t q = first; q < end; ++q)
-        if (p != q) record_pair(graph, slots_[p], slots_[q]);
+        if (p != q) record_pair(graph, slots_[p].ref, full[p - first], slots_[q].ref, full[q - first]);
   }
 
   // Two sinks: each ordered pair of their outputs.
@@ -223,27 +236,25 @@ class Worker {
     std::vector<std::size_t> sinks;
     for (std::size_t n = 0; n < nodes_.size(); ++n)
       if (nodes_[n].consumers == 0) sinks.push_back(n);
-    GraphView graph;
-    for (const NodeState& n : nodes_) graph.steps.push_back(n.step);
-    auto ports = [&](std::size_t node) {
-      const std::size_t end = node + 1 < nodes_.size() ? node_first_slot_[node + 1] : slots_.size();
-      return std::pair{node_first_slot_[node], end};
-    };
-    const auto [a_begin, a_end] = ports(sinks.at(0));
-    const auto [b_begin, b_end] = ports(sinks.at(1));
-    for (std::size_t p = a_begin; p < a_end; ++p)
+    const GraphView graph = current_graph();
+    const auto [a_begin, a_end] = port_slots(sinks.at(0));
+    const auto [b_begin, b_end] = port_slots(sinks.at(1));
+    for (std::size_t p = a_begin; p < a_end; ++p) {
+      const std::uint64_t fp = fingerprint(slots_[p].value);
       for (std::size_t q = b_begin; q < b_end; ++q) {
-        record_pair(graph, slots_[p], slots_[q]);
-        record_pair(graph, slots_[q], slots_[p]);
+        const std::uint64_t fq = fingerprint(slots_[q].value);
+        record_pair(graph, slots_[p].ref, fp, slots_[q].ref, fq);
+        record_pair(graph, slots_[q].ref, fq, slots_[p].ref, fp);
       }
+    }
   }
 
-  void record_pair(GraphView graph, const Slot& first, const Slot& second) {
-    graph.output = first.ref;
-    graph.second = second.ref;
+  // Records `graph` with the outputs `first` and `second`, given their full fingerprints.
+  void record_pair(GraphView graph, TensorRef first, std::uint64_t first_fp, TensorRef second, std::uint64_t second_fp) {
+    graph.output = first;
+    graph.second = second;
     found_views.push_back(canonical_order(graph));
-    found_fingerprints.push_back(
-        truncate_fingerprint(pair_fingerprint(fingerprint(first.value), fingerprint(second.value)), options_.fingerprint_bits));
+    found_fingerprints.push_back(truncate_fingerprint(pair_fingerprint(first_fp, second_fp), options_.fingerprint_bits));
   }
 
   const OpSet& ops_;
