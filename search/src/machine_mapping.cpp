@@ -32,8 +32,10 @@ struct Choice {
 
 struct ConfigInfo {
   ParallelConfig config;
-  double seconds = 0;  // forward and backward of one task
-  double memory = 0;   // bytes one task keeps
+  double seconds = 0;           // forward and backward of one task
+  double backward_seconds = 0;  // the backward alone
+  double memory = 0;   // bytes one task touches: its inputs, outputs and weights' state
+  double kept = 0;     // bytes one task adds to its device: its outputs and weights' state
   int content = 0;     // interned id of the config's shapes
 };
 
@@ -150,11 +152,17 @@ struct MachineMapper::Impl {
       ConfigInfo info;
       const TaskEstimate estimate = model.compute(n, c.inputs);
       info.seconds = estimate.seconds + estimate.backward_seconds;
+      info.backward_seconds = estimate.backward_seconds;
       for (std::size_t i = 0; i < c.inputs.size(); ++i) {
         const bool weight = graph->node(n.inputs[i].node).op == pcg::kWeightOp;
-        info.memory += static_cast<double>(pcg::piece_elements(c.inputs[i])) * kBytesPerElement * (weight ? 4 : 1);
+        const double bytes = static_cast<double>(pcg::piece_elements(c.inputs[i])) * kBytesPerElement * (weight ? 4 : 1);
+        info.memory += bytes;
+        if (weight) info.kept += bytes;
       }
-      for (const auto& o : c.outputs) info.memory += static_cast<double>(pcg::piece_elements(o)) * kBytesPerElement;
+      for (const auto& o : c.outputs) {
+        info.memory += static_cast<double>(pcg::piece_elements(o)) * kBytesPerElement;
+        info.kept += static_cast<double>(pcg::piece_elements(o)) * kBytesPerElement;
+      }
       std::string content;
       for (const auto& s : c.inputs) content += s.to_string() + ";";
       content += ">";
@@ -209,11 +217,17 @@ struct MachineMapper::Impl {
     return s;
   }
 
-  // A weight copied to several devices is sent out forward and its gradients summed back.
-  double weight_cost(const pcg::ParallelShape& need, int first) const {
+  // A weight copied to several devices stays with each copy from one iteration to the next; the
+  // copies' gradients are summed by a ring allreduce that starts once the backward pass has made
+  // them, as the simulator's task graph has it. Layer after layer, the backward pass and the sums
+  // then run as a pipeline whose step is the longer of the two: what a sum adds beyond its
+  // reader's own backward is the part the pass cannot hide.
+  double weight_cost(const pcg::ParallelShape& need, int first, double backward_seconds) const {
     if (need.R <= 1) return 0;
     const double bytes = static_cast<double>(pcg::piece_elements(need)) * kBytesPerElement;
-    return kMoveFactor * machine.link_between(first, first + static_cast<int>(need.tasks()) - 1).transfer_seconds(bytes);
+    const int copies = static_cast<int>(need.R);
+    const double sum = machine.link_between(first, first + static_cast<int>(need.tasks()) - 1).started_ring_allreduce_seconds(bytes, copies);
+    return machine.device.overlaps_communication ? std::max(0.0, sum - backward_seconds) : sum;
   }
 
   // The node's own time plus every edge to a node decided before it.
@@ -225,7 +239,7 @@ struct MachineMapper::Impl {
       const pcg::PortRef in = n.inputs[i];
       const pcg::Node& p = graph->node(in.node);
       if (p.is_graph_input()) {
-        if (p.op == pcg::kWeightOp) cost += weight_cost(mine.config.inputs[i], c.first);
+        if (p.op == pcg::kWeightOp) cost += weight_cost(mine.config.inputs[i], c.first, mine.backward_seconds);
         if (auto pin = pins.inputs.find(in.node); pin != pins.inputs.end())
           cost += move(pin->second.shape, pin->second.first_device, mine.config.inputs[i], c.first);
         continue;
@@ -561,6 +575,19 @@ struct MachineMapper::Impl {
     return members.empty() ? -1 : build(std::move(members));
   }
 
+  // What the chosen tasks keep on the device that keeps the most: every output piece, and every
+  // weight piece with its gradient and optimizer state, as the simulated plan's memory counts.
+  double fullest_device_bytes(const std::vector<Choice>& chosen) const {
+    std::vector<double> bytes(static_cast<std::size_t>(machine.devices()), 0);
+    for (const pcg::Node& n : graph->nodes()) {
+      const Choice c = chosen[static_cast<std::size_t>(n.id)];
+      if (n.is_graph_input() || c.config < 0) continue;
+      const ConfigInfo& i = info(n.id, c);
+      for (int d = c.first; d < c.first + static_cast<int>(i.config.tasks()) && d < machine.devices(); ++d) bytes[static_cast<std::size_t>(d)] += i.kept;
+    }
+    return bytes.empty() ? 0 : *std::max_element(bytes.begin(), bytes.end());
+  }
+
   Mapping result(const pcg::Graph& g, const std::vector<Choice>& chosen, double estimate) const {
     Mapping m;
     m.estimate = estimate;
@@ -586,15 +613,31 @@ Mapping MachineMapper::map(const pcg::Graph& graph, const Pins& pins) {
   Impl& m = *impl_;
   const int root = m.prepare(graph, pins);
   const Resource all{0, m.machine.devices()};
-  const double estimate = m.solve(root, all);
+  // Shares in proportion to the unsplit need are safe but blunt: a node whose weights are cheap
+  // to copy may be denied its copies for the sake of activations that a split shrinks anyway. So
+  // the mapping is first sought with no shares, and kept when its fullest device fits.
+  const double shares = m.memory_scale;
   std::vector<Choice> chosen(graph.size());
+  if (shares < 1) {
+    m.memory_scale = 1;
+    const double estimate = m.solve(root, all);
+    if (std::isfinite(estimate)) {
+      m.reconstruct(root, all, chosen);
+      if (m.fullest_device_bytes(chosen) <= m.machine.device.memory_bytes) return m.result(graph, chosen, estimate);
+    }
+    m.memory_scale = shares;
+    m.fixed.assign(graph.size(), Choice{});
+    chosen.assign(graph.size(), Choice{});
+  }
+  const double estimate = m.solve(root, all);
   if (std::isfinite(estimate)) m.reconstruct(root, all, chosen);
   return m.result(graph, chosen, estimate);
 }
 
 Mapping MachineMapper::brute_force(const pcg::Graph& graph, const Pins& pins) {
   Impl& m = *impl_;
-  const int root = m.prepare(graph, pins);
+  map(graph, pins);  // settles whether the mapping runs with memory shares, as it does for the DP
+  const int root = static_cast<int>(m.trees.size()) - 1;
   double best = kInf;
   m.enumerate(root, {0, m.machine.devices()}, [&](double cost) { best = std::min(best, cost); }, 0);
   Mapping out;

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "loom/interpreter/graph_eval.hpp"
@@ -131,6 +132,55 @@ TEST(MachineMapping, ConfigsOfAMatmulIncludeDataModelAndReductionSplits) {
   const int w = f.add_input("w", shape({8, 8}), true);
   f.mark_output({f.add_node(library(), "matmul_relu", {}, {{x, 0}, {w, 0}}), 0});
   for (const auto& c : node_configs(library(), f, f.node(2), {2})) EXPECT_EQ(c.outputs[0].V, 1) << c.split;
+}
+
+TEST(MachineMapping, AGradientSumCostsWhatTheReadersBackwardDoesNotHide) {
+  pcg::Graph g;
+  const int x = g.add_input("x", shape({4096, 1024}));
+  const int w = g.add_input("w", shape({1024, 1024}), true);
+  const int m = g.add_node(library(), "matmul", {}, {{x, 0}, {w, 0}}, "m");
+  g.mark_output({m, 0});
+  for (const bool overlaps : {true, false}) {
+    Machine machine = small_machine(2);
+    machine.device.overlaps_communication = overlaps;
+    const CostModel model(library(), machine);
+    MappingOptions batch_only;
+    batch_only.degrees = {2};
+    batch_only.admit = [](const pcg::Node&, const ParallelConfig& c) { return c.outputs[0].D[0] == 2; };
+    MachineMapper mapper(library(), model, batch_only);
+    const Mapping found = mapper.map(g);
+    const ParallelConfig& chosen = found.placements[static_cast<std::size_t>(m)].config;
+    ASSERT_EQ(chosen.inputs[1].R, 2) << "data parallelism should win on this matmul";
+    const TaskEstimate task = model.compute(g.node(m), chosen.inputs);
+    const double sum = machine.link_between(0, 1).started_ring_allreduce_seconds(1024.0 * 1024 * kBytesPerElement, 2);
+    const double exposed = overlaps ? std::max(0.0, sum - task.backward_seconds) : sum;
+    EXPECT_NEAR(found.estimate, task.seconds + task.backward_seconds + exposed, 1e-9 * found.estimate) << "overlaps " << overlaps;
+  }
+}
+
+// The whole graph does not fit on one device, but its data-parallel plan fits on four. Shares of
+// a device in proportion to each node's unsplit need would deny the matmul its weight copies.
+TEST(MachineMapping, WeightsAreCopiedWhenThePlanFitsThoughTheUnsplitGraphDoesNot) {
+  pcg::Graph g;
+  const int x = g.add_input("x", shape({4096, 256}));
+  const int w = g.add_input("w", shape({256, 4096}), true);
+  int at = g.add_node(library(), "relu", {}, {{x, 0}}, "in");
+  const int m = g.add_node(library(), "matmul", {}, {{at, 0}, {w, 0}}, "m");
+  at = m;
+  for (int i = 0; i < 5; ++i) at = g.add_node(library(), "relu", {}, {{at, 0}}, "r" + std::to_string(i));
+  const int v = g.add_input("v", shape({4096, 16}), true);
+  g.mark_output({g.add_node(library(), "matmul", {}, {{at, 0}, {v, 0}}, "out"), 0});
+  Machine machine = small_machine(4);
+  machine.device.memory_bytes = 150.0 * (1 << 20);
+  const CostModel model(library(), machine);
+  const std::vector<double> unsplit = plan_memory(materialize(g, unsplit_placements(g), library()), model);
+  ASSERT_GT(*std::max_element(unsplit.begin(), unsplit.end()), machine.device.memory_bytes);
+  MachineMapper mapper(library(), model);
+  const Mapping found = mapper.map(g);
+  ASSERT_TRUE(std::isfinite(found.estimate));
+  EXPECT_EQ(found.placements[static_cast<std::size_t>(m)].config.inputs[1].R, 4);
+  const std::vector<double> mapped = plan_memory(materialize(g, found.placements, library()), model);
+  EXPECT_LE(*std::max_element(mapped.begin(), mapped.end()), machine.device.memory_bytes);
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 //
 // The objective is additive: each operator's compute time (forward and backward) plus, on every
 // edge, the time to move the value from the shape and devices its producer gives to those its
-// consumer needs; parts that run side by side on divided devices count as the slower of them.
+// consumer needs; for a weight copied to several devices, the part of its gradient sum that the
+// reader's own backward does not hide; parts that run side by side on divided devices count as
+// the slower of them.
 // Each edge is charged to the endpoint decided later, so the DP and the exhaustive search of the
 // same choices (brute_force) compute one and the same function (where every split is solved
 // exactly: see max_boundary).
