@@ -131,6 +131,7 @@ int run_optimize(OptimizeOptions opt) {
                                 {"chosen", report.chosen},
                                 {"joint_seconds", report.joint_seconds},
                                 {"refined_seconds", report.refined_seconds},
+                                {"refinement_start", report.refinement_start},
                                 {"joint_substitutions", joint_subs},
                                 {"pipeline_seconds", seconds_or_null(report.pipeline_seconds)},
                                 {"pipeline", {{"stages", report.pipeline.stages}, {"microbatches", report.pipeline.microbatches}}},

@@ -78,19 +78,27 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   best.seconds = report.joint_seconds = report.refined_seconds = placement_seconds(library, best.graph, best.placements, model);
 
   // FlexFlow's simulator-driven local search from the DP's plan: the DP's objective adds times
-  // where the simulator overlaps them, so a few moves judged by the simulator can still pay.
+  // where the simulator overlaps them, so a few moves judged by the simulator can still pay. For
+  // the same reason the DP's plan can lose to plain data parallelism over the graph it chose, and
+  // a short walk depends much on where it starts: a second walk starts from data parallelism.
+  report.refinement_start = "joint";
   if (settings.mcmc_iterations > 0) {
     report_stage("refining the joint plan");
     McmcOptions refine;
     refine.iterations = settings.mcmc_iterations;
     refine.max_seconds = settings.mcmc_seconds;
     refine.seed = settings.seed;
-    refine.initial = best.placements;
-    const McmcResult r = mcmc_search(library, best.graph, model, refine);
-    if (r.seconds < best.seconds) {
-      best.placements = r.placements;
-      best.seconds = report.refined_seconds = r.seconds;
-      best.name = "joint+mcmc";
+    const std::vector<std::pair<std::string, std::vector<Placement>>> starts{
+        {"joint", best.placements}, {"data_parallel", data_parallel(library, best.graph, model.machine())}};
+    for (const auto& [start, placements] : starts) {
+      refine.initial = placements;
+      const McmcResult r = mcmc_search(library, best.graph, model, refine);
+      if (r.seconds < best.seconds) {
+        best.placements = r.placements;
+        best.seconds = report.refined_seconds = r.seconds;
+        best.name = start == "joint" ? "joint+mcmc" : "joint+data_parallel+mcmc";
+        report.refinement_start = start;
+      }
     }
   }
 

@@ -38,11 +38,12 @@ struct OptimizeReport {
   std::vector<Placement> placements;  // per node of `graph`
   pcg::Graph plan;                    // `graph` materialized: the PCG with machine views
   double best_seconds = 0;            // simulated
-  std::string chosen;                 // which search found it: joint, joint+mcmc, pipeline, or a baseline's name
+  std::string chosen;                 // which search found it: joint, joint+mcmc, joint+data_parallel+mcmc, pipeline, or a baseline's name
   Pipeline pipeline;                  // the chosen plan's pipeline (none unless `chosen` is pipeline)
   std::vector<AppliedSubstitution> substitutions;
   double joint_seconds = 0;           // the joint search's plan, simulated, before refinement
   double refined_seconds = 0;         // the same after the MCMC refinement (joint_seconds without one)
+  std::string refinement_start;       // where the refined plan's walk began: "joint" (the DP's plan) or "data_parallel" (over the joint graph)
   double pipeline_seconds = 0;        // the best pipeline found (infinity: none fits or none tried)
   std::map<std::string, double> baselines;  // name -> simulated seconds (infinity: does not fit)
   double initial_seconds = 0;         // the graph as given, on one device
