@@ -7,10 +7,11 @@
 #include <numeric>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/gradient_sums.hpp"
+#include "loom/pcg/layout_fusion.hpp"
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
 #include "loom/runtime/interpreter_kernel.hpp"
-#include "loom/search/task_graph.hpp"
 #include "collective_groups.hpp"
 #include "memory_reuse.hpp"
 #include "piece_regions.hpp"
@@ -65,9 +66,13 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
   if (transport.size() > 1 && transport.size() != devices)
     throw LoomError("the plan is for " + std::to_string(devices) + " devices, but " + std::to_string(transport.size()) +
                     " processes run it: start one process per device (mpirun -np " + std::to_string(devices) + ")");
+  const auto view_of = [](const pcg::Node& n) { return n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks()); };
+  const auto is_layout_change = [&library](const pcg::Node& n) { return library.find_parallel(n.op) || library.find_fused(n.op); };
+  // One process runs no collectives, so it fuses no layout changes.
+  const pcg::LayoutChangeSources fused = pcg::fuse_layout_changes(graph, is_layout_change, view_of, transport.size() > 1);
   for (const pcg::Node& n : graph.nodes()) {
     NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
-    run.view = n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks());
+    run.view = view_of(n);
     for (int d : run.view.devices) {
       if (d < 0 || d >= devices) throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + " of " + std::to_string(devices));
       if (transport.size() == 1 || d == transport.rank()) ++run.local_pieces;
@@ -77,13 +82,15 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
       continue;
     }
     for (pcg::PortRef in : n.inputs) run.differentiated = run.differentiated || runs_[static_cast<std::size_t>(in.node)].differentiated;
-    if (library.find_parallel(n.op) || library.find_fused(n.op)) {
+    if (is_layout_change(n)) {
       run.parallel = true;
-      run.source = n.inputs.at(0);
-      run.moves = pcg::piece_moves(graph.shape_of(run.source), runs_[static_cast<std::size_t>(run.source.node)].view,
-                                   n.output_shapes.at(0), run.view);
-      run.collective = collective_groups_of(n, run.source, run.moves);
-      fuse_into(n);
+      run.source = fused.source[static_cast<std::size_t>(n.id)];
+      run.fused_away = fused.fused_away[static_cast<std::size_t>(n.id)];
+      if (!run.fused_away) {
+        run.moves = pcg::piece_moves(graph.shape_of(run.source), runs_[static_cast<std::size_t>(run.source.node)].view,
+                                     n.output_shapes.at(0), run.view);
+        run.collective = collective_groups_of(n, run.source, run.moves);
+      }
       const pcg::PortRef in = run.source;
       run.replicates_input = graph.node(in.node).is_graph_input() && n.output_shapes.at(0).R == n.output_shapes.at(0).tasks();
     } else if (const Kernel<T>* native = kernels.find<T>(n.op, backend)) {
@@ -179,7 +186,7 @@ void ShardedExecutor<T>::start_gradient_sums(const std::vector<std::string>& com
     const pcg::Region all = pcg::whole_region(grad.dims);
     const auto add_part = [&](const std::vector<int>& ranks, const pcg::Region& box) {
       Group& group = groups[ranks];
-      if (search::gradient_summed_in_place(box, all)) group.in_place.push_back(&grad.data);
+      if (pcg::gradient_summed_in_place(box, all)) group.in_place.push_back(&grad.data);
       else group.packed.push_back({&grad, box});
     };
     if (shares.overlapping) {
@@ -250,34 +257,6 @@ void ShardedExecutor<T>::assemble(NamedTensors<T>& values) {
   for (Tensor<T>* value : order) {
     std::copy(next, next + static_cast<std::ptrdiff_t>(value->data.size()), value->data.begin());
     next += static_cast<std::ptrdiff_t>(value->data.size());
-  }
-}
-
-template <class T>
-void ShardedExecutor<T>::fuse_into(const pcg::Node& n) {
-  // Unity fuses parallel operators at run time (reduce then replicate: one allreduce). Here a
-  // chain of them, each read only by the next, runs as one change from the first one's input
-  // when that change is one collective: the farthest such input is taken.
-  NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
-  std::vector<int> chain;
-  for (pcg::PortRef in = run.source;
-       runs_[static_cast<std::size_t>(in.node)].parallel && graph_.read_only_by(in.node, chain.empty() ? n.id : chain.back());) {
-    chain.push_back(in.node);
-    in = runs_[static_cast<std::size_t>(in.node)].source;
-    std::vector<pcg::PieceMove> moves =
-        pcg::piece_moves(graph_.shape_of(in), runs_[static_cast<std::size_t>(in.node)].view, n.output_shapes.at(0), run.view);
-    std::shared_ptr<const CollectiveGroups> collective = collective_groups_of(n, in, moves);
-    if (!collective) continue;
-    for (int id : chain) {
-      NodeRun& before = runs_[static_cast<std::size_t>(id)];
-      before.fused_away = true;
-      before.moves.clear();
-      before.collective = nullptr;
-    }
-    chain.clear();
-    run.source = in;
-    run.moves = std::move(moves);
-    run.collective = std::move(collective);
   }
 }
 

@@ -7,8 +7,8 @@
 #include <set>
 #include <tuple>
 
-#include "loom/pcg/collective_groups.hpp"
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/layout_fusion.hpp"
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
 
@@ -166,34 +166,12 @@ class Builder {
   // The value a layout change moves from: its input, or the first input of the chain fused into it.
   pcg::PortRef source_of(const pcg::Node& n) const { return sources_[static_cast<std::size_t>(n.id)]; }
 
-  // As the runtime fuses them: a chain of layout changes, each read only by the next, whose whole
-  // change is one collective among the devices is that one change from the chain's first input
-  // (the farthest such input).
+  // As the runtime runs them (pcg/layout_fusion.hpp).
   void fuse_chains() {
-    sources_.assign(graph_.size(), {});
-    fused_away_.assign(graph_.size(), false);
-    for (const pcg::Node& n : graph_.nodes()) {
-      if (n.is_graph_input() || !is_layout_change(n)) continue;
-      sources_[static_cast<std::size_t>(n.id)] = n.inputs[0];
-      const pcg::MachineView view = view_of(n);
-      std::vector<int> chain;
-      for (pcg::PortRef in = n.inputs[0];
-           is_layout_change(graph_.node(in.node)) && graph_.read_only_by(in.node, chain.empty() ? n.id : chain.back());) {
-        chain.push_back(in.node);
-        in = sources_[static_cast<std::size_t>(in.node)];
-        const pcg::Node& from = graph_.node(in.node);
-        if (from.is_graph_input()) continue;
-        const pcg::MachineView from_view = view_of(from);
-        const std::vector<pcg::PieceMove> moves = pcg::piece_moves(graph_.shape_of(in), from_view, n.output_shapes[0], view);
-        const auto device = [](const pcg::MachineView& v) {
-          return [&v](std::int64_t t) { return v.devices[static_cast<std::size_t>(t)]; };
-        };
-        if (!pcg::collective_groups(graph_.shape_of(in), n.output_shapes[0], moves, device(from_view), device(view))) continue;
-        for (int id : chain) fused_away_[static_cast<std::size_t>(id)] = true;
-        chain.clear();
-        sources_[static_cast<std::size_t>(n.id)] = in;
-      }
-    }
+    pcg::LayoutChangeSources fused = pcg::fuse_layout_changes(
+        graph_, [this](const pcg::Node& n) { return is_layout_change(n); }, [this](const pcg::Node& n) { return view_of(n); });
+    sources_ = std::move(fused.source);
+    fused_away_ = std::move(fused.fused_away);
   }
 
   // Pieces that are on the devices of `view` from the start of the iteration.
@@ -454,7 +432,7 @@ class Builder {
       const std::vector<std::int64_t>& whole = graph_.node(weight).output_shapes[0].dims;
       for (const auto& [devices, box] : shares_of(weight, readers)) {
         if (devices.size() > 1) {
-          Group& g = groups[{complete_at, devices, gradient_summed_in_place(box, pcg::whole_region(whole)) ? weight : -1}];
+          Group& g = groups[{complete_at, devices, pcg::gradient_summed_in_place(box, pcg::whole_region(whole)) ? weight : -1}];
           if (g.deps.empty()) g.node = weight;
           g.bytes += static_cast<double>(box.elements()) * kBytesPerElement;
           const std::vector<int> deps = after(devices);

@@ -1,6 +1,8 @@
 #include "sharded_check.hpp"
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/layout_fusion.hpp"
+#include "loom/search/task_graph.hpp"
 
 namespace loom::runtime {
 namespace {
@@ -98,6 +100,31 @@ TEST(ShardedExecutor, FusesAChainOfParallelOperatorsThatIsOneCollective) {
     ShardedExecutor<double> single(library(), plan, builtin_kernels(), local, {"w"}, 2);
     EXPECT_TRUE(single.collective_nodes(kind).empty());
     expect_same_as_logical(product_relu_model(), plan, 2, local);
+  }
+}
+
+TEST(LayoutFusion, TheSimulatorChargesTheChainsTheRuntimeFuses) {
+  const auto is_layout_change = [](const pcg::Node& n) { return library().find_parallel(n.op) || library().find_fused(n.op); };
+  const auto view_of = [](const pcg::Node& n) { return *n.view; };
+  const search::Machine machine = search::load_machine("summit").with_devices_per_node(2);
+  const search::CostModel model(library(), machine);
+  for (Collective kind : {Collective::allreduce, Collective::all_gather}) {
+    const pcg::Graph plan = chain_plan(2, kind);
+    const int last = nodes_running(plan, "replicate").back();
+    const int before = plan.node(last).inputs[0].node;  // the reduce or combine the replicate reads
+    const pcg::PortRef first_input = plan.node(before).inputs[0];
+    const pcg::LayoutChangeSources fused = pcg::fuse_layout_changes(plan, is_layout_change, view_of);
+    EXPECT_EQ(fused.source[static_cast<std::size_t>(last)], first_input);
+    EXPECT_TRUE(fused.fused_away[static_cast<std::size_t>(before)]);
+    EXPECT_FALSE(fused.fused_away[static_cast<std::size_t>(last)]);
+    EXPECT_EQ(search::layout_change_sources(plan, model), fused.source);
+    const pcg::LayoutChangeSources apart = pcg::fuse_layout_changes(plan, is_layout_change, view_of, false);
+    for (const pcg::Node& n : plan.nodes()) {
+      EXPECT_FALSE(apart.fused_away[static_cast<std::size_t>(n.id)]);
+      if (is_layout_change(n)) {
+        EXPECT_EQ(apart.source[static_cast<std::size_t>(n.id)], n.inputs[0]);
+      }
+    }
   }
 }
 

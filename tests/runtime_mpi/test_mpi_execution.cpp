@@ -205,8 +205,8 @@ TEST(MpiExecution, LargeGradientsAreSummedWhereTheyLieAndSmallOnesPacked) {
 
   RecordingTransport recording(world());
   const NamedTensors<double> grads = data_parallel_backward(g, recording);
-  ASSERT_GE(search::kGradientSumInPlaceElements, 64);
-  ASSERT_LE(search::kGradientSumInPlaceElements, 128 * 64);
+  ASSERT_GE(pcg::kGradientSumInPlaceElements, 64);
+  ASSERT_LE(pcg::kGradientSumInPlaceElements, 128 * 64);
   ASSERT_EQ(recording.started_sizes, (std::vector<std::size_t>{64, 128 * 64}));
   EXPECT_EQ(recording.started_data[1], grads.at("w").data.data());
   EXPECT_NE(recording.started_data[0], grads.at("b").data.data());

@@ -173,7 +173,7 @@ TEST(TaskGraphTraffic, LargeWholeGradientsAreSummedInPlaceAndSmallOnesPacked) {
     return std::tuple{ring_tasks, packed, packs};
   };
   // Large: w (784 x 64) alone, b (64) packed.
-  ASSERT_GE(784 * 64, kGradientSumInPlaceElements);
+  ASSERT_GE(784 * 64, pcg::kGradientSumInPlaceElements);
   {
     const auto [rings, packed, packs] = rings_and_packs(task_graph(data_parallel_linear(64).g));
     EXPECT_EQ(rings, (std::map<double, int>{{64 * 4.0, 2}, {784 * 64 * 4.0, 2}}));
@@ -181,7 +181,7 @@ TEST(TaskGraphTraffic, LargeWholeGradientsAreSummedInPlaceAndSmallOnesPacked) {
     EXPECT_EQ(packs, 2);
   }
   // Small: w (784 x 4) and b (4) packed together.
-  ASSERT_LT(784 * 4, kGradientSumInPlaceElements);
+  ASSERT_LT(784 * 4, pcg::kGradientSumInPlaceElements);
   {
     const auto [rings, packed, packs] = rings_and_packs(task_graph(data_parallel_linear(4).g));
     EXPECT_EQ(rings, (std::map<double, int>{{(784 * 4 + 4) * 4.0, 2}}));

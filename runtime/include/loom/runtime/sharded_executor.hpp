@@ -107,7 +107,7 @@ class ShardedExecutor {
     pcg::MachineView view;
     std::int64_t local_pieces = 0;  // tasks of the node this process runs (a layout change's pieces held here)
     // A parallel operator's layout change runs from `source`: its input, or the input of a
-    // chain of parallel operators before it that is fused into it (fuse_into).
+    // chain of parallel operators before it that is fused into it (pcg/layout_fusion.hpp).
     pcg::PortRef source;
     bool fused_away = false;  // a parallel operator whose change the next one makes
     // A layout change giving a graph output that no node reads (the whole output a plan ends
@@ -130,7 +130,7 @@ class ShardedExecutor {
   // A sum of gradient boxes among one group of processes, started during backward() as soon as
   // those gradients are complete, so it overlaps the rest of the pass: one buffer per group, the
   // boxes in the same order on each process (a collective per box would pay its latency per box).
-  // A whole gradient of search::kGradientSumInPlaceElements or more is summed where it lies
+  // A whole gradient of pcg::kGradientSumInPlaceElements or more is summed where it lies
   // instead, in a collective of its own: packing would copy it in and out.
   struct StartedSum {
     struct Part {
@@ -150,7 +150,6 @@ class ShardedExecutor {
   // The moves from `in` to n's output as collectives, or null.
   std::shared_ptr<const pcg::CollectiveGroups> collective_groups_of(const pcg::Node& n, pcg::PortRef in,
                                                                const std::vector<pcg::PieceMove>& moves) const;
-  void fuse_into(const pcg::Node& n);
   OpCall<T> call_for(const pcg::Node& n, std::int64_t task) const;
   bool local(int node, std::int64_t task) const;
   int rank_of(int node, std::int64_t task) const;

@@ -22,20 +22,10 @@
 
 #include "loom/pcg/graph.hpp"
 #include "loom/pcg/piece_moves.hpp"
+#include "loom/pcg/gradient_sums.hpp"
 #include "loom/search/cost_model.hpp"
 
 namespace loom::search {
-
-// Gradient boxes summed among the same devices and complete at the same node are packed into one
-// buffer and summed together (a sum per box would pay its latency per box), except a whole weight's
-// gradient of at least this many elements, summed where it lies in a sum of its own: copying it in
-// and out of the buffer would cost more than the latency it saves. The runtime sums them so, and
-// the task graph charges them so.
-inline constexpr std::int64_t kGradientSumInPlaceElements = 4096;
-// Whether a box of a weight's gradient (`whole`: the weight's whole region) is summed in place.
-inline bool gradient_summed_in_place(const pcg::Region& box, const pcg::Region& whole) {
-  return box == whole && box.elements() >= kGradientSumInPlaceElements;
-}
 
 enum class TaskKind { Compute, Communication };
 

@@ -1,0 +1,27 @@
+#pragma once
+// Which value each layout change of a plan moves from: the one account of it that the simulator's
+// task graph charges and the runtime executes. A layout change is a parallelization operator or a
+// fused form. A chain of them, each read only by the next, whose whole change is one collective
+// among the devices runs as that one change from the chain's first input (the farthest such
+// input is taken), and the changes before it in the chain run not at all. Unity fuses parallel
+// operators at run time the same way: a reduce then a replicate is one allreduce.
+#include <functional>
+#include <vector>
+
+#include "loom/pcg/graph.hpp"
+#include "loom/pcg/machine_view.hpp"
+
+namespace loom::pcg {
+
+struct LayoutChangeSources {
+  std::vector<PortRef> source;   // per node id: what a layout change moves from (its input unless fused)
+  std::vector<bool> fused_away;  // per node id: a layout change folded into the one reading it
+};
+
+// `is_layout_change` tells the layout changes among the graph's nodes, `view_of` each node's
+// devices. Without `fuse`, every layout change moves from its own input (a single process, which
+// runs no collectives).
+LayoutChangeSources fuse_layout_changes(const Graph& graph, const std::function<bool(const Node&)>& is_layout_change,
+                                        const std::function<MachineView(const Node&)>& view_of, bool fuse = true);
+
+}  // namespace loom::pcg
