@@ -117,43 +117,25 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
     run.output_read_at_source = run.parallel && graph.consumers(o.node).empty() && !graph.node(run.source.node).is_graph_input() &&
                                 graph.shape_of(run.source).V == graph.shape_of(o).V;
   }
-  find_gradient_shares();
+  find_gradient_shares(pcg::input_reads(graph, fused, is_layout_change, view_of,
+                                        [this](const pcg::Node& n) { return differentiable_.count(n.name) > 0; }));
 }
 
 template <class T>
-void ShardedExecutor<T>::find_gradient_shares() {
-  std::map<std::string, std::map<pcg::Region, std::set<int>>> readers;
-  std::map<std::string, int> first_reader;
+void ShardedExecutor<T>::find_gradient_shares(const std::map<int, pcg::InputReads>& reads) {
+  std::map<std::string, const pcg::InputReads*> by_name;
+  for (const auto& [id, r] : reads) by_name.emplace(graph_.node(id).name, &r);
   const auto whole = [](const pcg::Node& input) { return pcg::whole_region(input.output_shapes[0].dims); };
-  const auto note = [&](const pcg::Node& input, const pcg::Region& box, int rank, int reader) {
-    if (!differentiable_.count(input.name)) return;
-    readers[input.name][box].insert(rank);
-    first_reader.emplace(input.name, reader);
-  };
-  for (const pcg::Node& n : graph_.nodes()) {
-    const NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
-    if (run.parallel) {
-      const pcg::Node& producer = graph_.node(run.source.node);
-      if (!run.fused_away && producer.is_graph_input())
-        for (const pcg::PieceMove& m : run.moves) note(producer, m.region, rank_of(n.id, m.to), n.id);
-      continue;
-    }
-    for (pcg::PortRef in : n.inputs) {
-      const pcg::Node& producer = graph_.node(in.node);
-      if (producer.is_graph_input())
-        for (std::int64_t t = 0; t < n.tasks(); ++t) note(producer, whole(producer), rank_of(n.id, t), n.id);
-    }
-  }
-  for (pcg::PortRef o : graph_.outputs())
-    if (graph_.node(o.node).is_graph_input()) note(graph_.node(o.node), whole(graph_.node(o.node)), 0, -1);
-  for (const auto& [name, reader] : first_reader) gradients_complete_after_[reader].push_back(name);
-  for (const auto& [name, boxes] : readers) {
+  for (const auto& [name, r] : by_name) {
+    gradients_complete_after_[r->first_reader].push_back(name);
     GradientShares& shares = shares_[name];
-    for (const auto& [box, ranks] : boxes) {
+    for (const auto& [box, devices] : r->boxes) {
+      std::set<int> ranks;
+      for (int d : devices) ranks.insert(transport_.size() == 1 ? 0 : d);
       shares.boxes.push_back(box);
       shares.ranks.emplace_back(ranks.begin(), ranks.end());
     }
-    shares.overlapping = pcg::any_overlap(shares.boxes);
+    shares.overlapping = r->overlapping();
     const pcg::Region all = whole(graph_.node(*graph_.find(name)));
     std::vector<ElementRange>& exact = exact_[name];
     for (std::size_t b = 0; b < shares.boxes.size(); ++b) {

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/gradient_sums.hpp"
 #include "loom/pcg/layout_fusion.hpp"
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
@@ -53,8 +54,8 @@ class Builder {
     fuse_chains();
     for (const pcg::Node& n : graph_.nodes()) forward(n);
     std::map<int, std::map<int, std::vector<pcg::Region>>> out;
-    for (const auto& [weight, readers] : weights_)
-      for (const Share& share : shares_of(weight, readers))
+    for (const auto& [weight, reads] : reads_)
+      for (const pcg::GradientShare& share : shares_of(weight, reads))
         for (int d : share.devices) out[weight][d].push_back(share.box);
     return out;
   }
@@ -74,10 +75,9 @@ class Builder {
     std::vector<int> tasks;
     int weight = -1;  // a piece of this weight node, resident on the device
   };
-  // Which devices read which box of a weight, and the forward tasks that read it.
+  // The forward tasks that read a weight, by device.
   struct WeightReaders {
-    std::map<pcg::Region, std::set<int>> boxes;
-    std::map<int, std::vector<int>> tasks;  // by device
+    std::map<int, std::vector<int>> tasks;
   };
 
   pcg::MachineView view_of(const pcg::Node& n) const {
@@ -129,7 +129,6 @@ class Builder {
       if (loads_its_pieces(n)) {
         const pcg::Node& source = graph_.node(source_of(n).node);
         held_locally(held[0], view, source.op == pcg::kWeightOp ? source.id : -1);
-        if (source.op == pcg::kWeightOp) note_weight_boxes(n, view);
         copy_input_pieces(n, view, held[0]);
       } else {
         move_data(n, view);
@@ -148,10 +147,7 @@ class Builder {
       std::vector<int> weights_read;
       for (pcg::PortRef in : n.inputs) {
         const Holder& from = holders_[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)][t];
-        if (from.weight >= 0) {
-          weights_read.push_back(from.weight);
-          if (from.weight == in.node) weights_[from.weight].boxes[pcg::whole_region(graph_.node(in.node).output_shapes[0].dims)].insert(task.device);
-        }
+        if (from.weight >= 0) weights_read.push_back(from.weight);
         const double bytes = static_cast<double>(pcg::piece_elements(graph_.shape_of(in))) * kBytesPerElement;
         for (int d : deliver(from, task.device, bytes, n, task.index)) task.deps.push_back(d);
       }
@@ -166,10 +162,14 @@ class Builder {
   // The value a layout change moves from: its input, or the first input of the chain fused into it.
   pcg::PortRef source_of(const pcg::Node& n) const { return sources_[static_cast<std::size_t>(n.id)]; }
 
-  // As the runtime runs them (pcg/layout_fusion.hpp).
+  // As the runtime runs them: which value each layout change moves from
+  // (pcg/layout_fusion.hpp), and which devices read which box of each weight
+  // (pcg/gradient_sums.hpp).
   void fuse_chains() {
-    pcg::LayoutChangeSources fused = pcg::fuse_layout_changes(
-        graph_, [this](const pcg::Node& n) { return is_layout_change(n); }, [this](const pcg::Node& n) { return view_of(n); });
+    const auto layout_change = [this](const pcg::Node& n) { return is_layout_change(n); };
+    const auto view = [this](const pcg::Node& n) { return view_of(n); };
+    pcg::LayoutChangeSources fused = pcg::fuse_layout_changes(graph_, layout_change, view);
+    reads_ = pcg::input_reads(graph_, fused, layout_change, view, [](const pcg::Node& n) { return n.op == pcg::kWeightOp; });
     sources_ = std::move(fused.source);
     fused_away_ = std::move(fused.fused_away);
   }
@@ -256,15 +256,6 @@ class Builder {
       held[t].tasks = {id};
       if (weight) weights_[source.id].tasks[device].push_back(id);
     }
-  }
-
-  // The boxes of a weight the pieces of parallelization operator `n` over it hold, and where.
-  void note_weight_boxes(const pcg::Node& n, const pcg::MachineView& view) {
-    const pcg::PortRef in = source_of(n);
-    const pcg::MachineView from = view_of(graph_.node(in.node));
-    WeightReaders& readers = weights_[in.node];
-    for (const pcg::PieceMove& m : pcg::piece_moves(graph_.shape_of(in), from, n.output_shapes[0], view))
-      readers.boxes[m.region].insert(view.devices[static_cast<std::size_t>(m.to)]);
   }
 
   // A parallelization operator producing only a graph output nobody reads moves nothing: the loss
@@ -366,23 +357,9 @@ class Builder {
     return mirror;
   }
 
-  // A box of a weight and the devices that read it, whose gradients of it are summed. Boxes of one
-  // weight that overlap without being equal are summed whole by every device reading any of them.
-  struct Share {
-    std::vector<int> devices;
-    pcg::Region box;
-  };
-  std::vector<Share> shares_of(int weight, const WeightReaders& readers) const {
-    std::vector<pcg::Region> boxes;
-    for (const auto& [box, devices] : readers.boxes) boxes.push_back(box);
-    if (pcg::any_overlap(boxes)) {
-      std::set<int> all;
-      for (const auto& [box, devices] : readers.boxes) all.insert(devices.begin(), devices.end());
-      return {{{all.begin(), all.end()}, pcg::whole_region(graph_.node(weight).output_shapes[0].dims)}};
-    }
-    std::vector<Share> out;
-    for (const auto& [box, devices] : readers.boxes) out.push_back({{devices.begin(), devices.end()}, box});
-    return out;
+  // The sums of a weight's gradient among the devices reading it (pcg/gradient_sums.hpp).
+  std::vector<pcg::GradientShare> shares_of(int weight, const pcg::InputReads& reads) const {
+    return reads.sums(pcg::whole_region(graph_.node(weight).output_shapes[0].dims), machine_.devices());
   }
 
   // As the runtime does it: the devices that read the same box of a weight sum their gradients of
@@ -414,10 +391,10 @@ class Builder {
     };
     std::map<GroupKey, Group> groups;  // by the node completing them, devices, and weight summed in place
     std::map<int, Update> updates;     // by device
-    for (const auto& weight_readers : weights_) {
+    for (const auto& weight_reads : reads_) {
       // Plain references rather than a structured binding, so that the lambdas below may capture them.
-      const auto& weight = weight_readers.first;
-      const auto& readers = weight_readers.second;
+      const auto& weight = weight_reads.first;
+      const WeightReaders& readers = weights_[weight];
       int complete_at = std::numeric_limits<int>::max();
       for (const auto& [device, tasks] : readers.tasks)
         for (int t : tasks) complete_at = std::min(complete_at, out_.tasks[static_cast<std::size_t>(t)].node);
@@ -430,7 +407,7 @@ class Builder {
         return out;
       };
       const std::vector<std::int64_t>& whole = graph_.node(weight).output_shapes[0].dims;
-      for (const auto& [devices, box] : shares_of(weight, readers)) {
+      for (const auto& [devices, box] : shares_of(weight, weight_reads.second)) {
         if (devices.size() > 1) {
           Group& g = groups[{complete_at, devices, pcg::gradient_summed_in_place(box, pcg::whole_region(whole)) ? weight : -1}];
           if (g.deps.empty()) g.node = weight;
@@ -505,6 +482,7 @@ class Builder {
   std::vector<std::vector<std::vector<Holder>>> holders_;  // node -> port -> task
   std::vector<bool> consumed_;                              // node -> some node reads it
   std::map<int, WeightReaders> weights_;                    // by weight node
+  std::map<int, pcg::InputReads> reads_;                    // by weight node
   std::vector<pcg::PortRef> sources_;                       // node -> what a layout change moves from
   std::vector<bool> fused_away_;                            // node -> a layout change fused into the next
 };

@@ -1,6 +1,7 @@
 #include "sharded_check.hpp"
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/gradient_sums.hpp"
 #include "loom/pcg/layout_fusion.hpp"
 #include "loom/search/task_graph.hpp"
 
@@ -126,6 +127,41 @@ TEST(LayoutFusion, TheSimulatorChargesTheChainsTheRuntimeFuses) {
       }
     }
   }
+}
+
+// Halves of a weight read on devices 0 and 1, and the whole of it on device 2: the boxes overlap,
+// so the runtime sums the whole gradient among every process, and the simulator charges that sum.
+TEST(GradientSums, OverlappingReadsOfAWeightAreSummedWholeByEveryDevice) {
+  pcg::Graph plan;
+  const int w = plan.add_input("w", pcg::ParallelShape::unpartitioned({8, 12}), true);
+  const int halves = plan.add_node(library(), "partition", {{"dim", 0}, {"degree", 2}}, {{w, 0}});
+  plan.set_view(halves, pcg::MachineView::contiguous(0, 2));
+  const int a = plan.add_node(library(), "relu", {}, {{halves, 0}});
+  plan.set_view(a, pcg::MachineView::contiguous(0, 2));
+  const int b = plan.add_node(library(), "relu", {}, {{w, 0}});
+  plan.set_view(b, pcg::MachineView{{2}});
+  plan.mark_output({a, 0});
+  plan.mark_output({b, 0});
+  const auto is_layout_change = [](const pcg::Node& n) { return library().find_parallel(n.op) || library().find_fused(n.op); };
+  const auto view_of = [](const pcg::Node& n) { return n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks()); };
+  const auto reads = pcg::input_reads(plan, pcg::fuse_layout_changes(plan, is_layout_change, view_of), is_layout_change, view_of,
+                                      [](const pcg::Node& n) { return n.op == pcg::kWeightOp; });
+  ASSERT_EQ(reads.count(w), 1u);
+  const pcg::InputReads& r = reads.at(w);
+  EXPECT_EQ(r.boxes.size(), 3u);
+  EXPECT_TRUE(r.overlapping());
+  EXPECT_EQ(r.first_reader, halves);
+  const pcg::Region whole = pcg::whole_region({8, 12});
+  const std::vector<pcg::GradientShare> sums = r.sums(whole, 4);
+  ASSERT_EQ(sums.size(), 1u);
+  EXPECT_EQ(sums[0].box, whole);
+  EXPECT_EQ(sums[0].devices, (std::vector<int>{0, 1, 2, 3}));
+  const search::Machine machine = search::load_machine("summit").with_devices_per_node(4);
+  const search::TaskGraph tasks = search::build_task_graph(plan, search::CostModel(library(), machine));
+  std::set<int> summing;
+  for (const search::SimTask& t : tasks.tasks)
+    if (t.label.rfind("gradient allreduce", 0) == 0) summing.insert(t.device);
+  EXPECT_EQ(summing, (std::set<int>{0, 1, 2, 3}));
 }
 
 TEST(ShardedExecutor, KeepsPointToPointWhenTheGroupsAreNotOnTheSameProcesses) {

@@ -1,8 +1,14 @@
 #pragma once
 // How the gradients of a weight's copies are summed among the devices holding them: the runtime
-// sums them so, and the simulator's task graph charges them so.
+// sums them so, and the simulator's task graph charges them so (one account of it, used by both).
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <vector>
 
+#include "loom/pcg/graph.hpp"
+#include "loom/pcg/layout_fusion.hpp"
 #include "loom/pcg/piece_moves.hpp"
 
 namespace loom::pcg {
@@ -17,5 +23,31 @@ inline constexpr std::int64_t kGradientSumInPlaceElements = 4096;
 inline bool gradient_summed_in_place(const Region& box, const Region& whole) {
   return box == whole && box.elements() >= kGradientSumInPlaceElements;
 }
+
+// One sum: the gradient of `box` among `devices` (ascending).
+struct GradientShare {
+  std::vector<int> devices;
+  Region box;
+};
+
+// Which devices read which box of a graph input whose gradient the plan sums, as its tasks read
+// it: a layout change over the input (not fused away) gives each device the boxes its pieces
+// move; an operator reading the input directly reads it whole on each of its devices; a graph
+// output that is the input itself is read whole on device 0.
+struct InputReads {
+  std::map<Region, std::set<int>> boxes;
+  int first_reader = -1;  // the first node in graph order that reads it (-1: only the graph's outputs)
+
+  // The boxes overlap without being equal.
+  bool overlapping() const;
+  // The sums that keep the copies equal: each box among the devices reading it; when the boxes
+  // overlap, the whole input among every one of the plan's `devices`.
+  std::vector<GradientShare> sums(const Region& whole, int devices) const;
+};
+
+// Per graph input node for which `summed` holds, its reads (only those read somewhere).
+std::map<int, InputReads> input_reads(const Graph& graph, const LayoutChangeSources& fused,
+                                      const std::function<bool(const Node&)>& is_layout_change,
+                                      const std::function<MachineView(const Node&)>& view_of, const std::function<bool(const Node&)>& summed);
 
 }  // namespace loom::pcg

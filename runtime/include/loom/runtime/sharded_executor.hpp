@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "loom/interpreter/library.hpp"
+#include "loom/pcg/gradient_sums.hpp"
 #include "loom/pcg/graph.hpp"
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/runtime/kernel_registry.hpp"
@@ -140,7 +141,7 @@ class ShardedExecutor {
     std::vector<T> buffer;
     std::vector<Part> parts;
   };
-  void find_gradient_shares();
+  void find_gradient_shares(const std::map<int, pcg::InputReads>& reads);
   // Starts the sums of the gradients of `complete` (differentiable graph inputs no task left in
   // the pass adds to) among the processes that read the same box of them.
   void start_gradient_sums(const std::vector<std::string>& complete, NamedTensors<T>& grads);
