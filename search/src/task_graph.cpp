@@ -52,7 +52,6 @@ class Builder {
 
   std::map<int, std::map<int, std::vector<pcg::Region>>> weight_update_boxes() {
     fuse_chains();
-    for (const pcg::Node& n : graph_.nodes()) forward(n);
     std::map<int, std::map<int, std::vector<pcg::Region>>> out;
     for (const auto& [weight, reads] : reads_)
       for (const pcg::GradientShare& share : shares_of(weight, reads))
