@@ -86,7 +86,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     report_stage("refining the joint plan");
     McmcOptions refine;
     refine.iterations = settings.mcmc_iterations;
-    refine.max_seconds = settings.mcmc_seconds;
+    refine.max_seconds = settings.mcmc_seconds / 2;  // the two walks share one walk's time bound
     refine.seed = settings.seed;
     const std::vector<std::pair<std::string, std::vector<Placement>>> starts{
         {"joint", best.placements}, {"data_parallel", data_parallel(library, best.graph, model.machine())}};
