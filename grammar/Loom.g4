@@ -28,7 +28,11 @@ domainItem : (label=ID '=')? value=signedInt ;
 signedInt  : '-'? INT ;
 
 inputParams : inputParam (',' inputParam)* ;
-inputParam  : name=ID (':' shape)? ;
+inputParam  : name=ID (':' shape)? inputNote* ;
+// What an operator's input holds, for those who make its values: `@index(table)` row indices of
+// `table`, `@init(1)` a weight that starts at that constant, `@statistic` a running statistic
+// (not trained), `@positive` values that must be positive.
+inputNote   : '@' role=ID ('(' (argName=ID | argValue=signedInt) ')')? ;
 shape       : '[' (dim (',' dim)*)? ']' ;
 dim
   : '*' ID     # packDim

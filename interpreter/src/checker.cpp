@@ -89,6 +89,7 @@ class Checker {
       if (in.shape)
         for (const auto& d : in.shape->dims)
           if (!d.is_pack()) check_int_expr(*d.expr, scope, "the shape of '" + in.name + "'");
+    check_input_notes(op);
     std::map<std::string, const OutputParam*> outputs;
     for (const auto& o : op.outputs) {
       if (!outputs.emplace(o.name, &o).second) error(o.shape.loc, "output '" + o.name + "' is declared twice");
@@ -266,7 +267,34 @@ class Checker {
     for (const auto& a : e.args) check_form_expr(*a, form, attrs);
   }
 
+  void check_input_notes(const OpDecl& op) {
+    for (const auto& in : op.inputs) {
+      std::set<std::string> seen;
+      for (const InputNote& n : in.notes) {
+        const std::string where = "input '" + in.name + "' of " + op.name;
+        if (!seen.insert(n.role).second) error(n.loc, "@" + n.role + " is given twice on " + where);
+        if (n.role == "index") {
+          const bool other_input = n.arg != in.name && std::any_of(op.inputs.begin(), op.inputs.end(), [&](const InputParam& p) { return p.name == n.arg; });
+          if (!other_input) error(n.loc, "@index on " + where + " takes the name of another input, the table whose rows it indexes, e.g. @index(table)");
+        } else if (n.role == "init") {
+          const bool integer = !n.arg.empty() && n.arg.find_first_not_of("-0123456789") == std::string::npos;
+          if (!integer) error(n.loc, "@init on " + where + " takes the integer its values start at, e.g. @init(1)");
+        } else if (n.role == "statistic" || n.role == "positive") {
+          if (!n.arg.empty()) error(n.loc, "@" + n.role + " on " + where + " takes no argument");
+        } else {
+          error(n.loc, "unknown note @" + n.role + " on " + where + " (known: @index(table), @init(value), @statistic, @positive)");
+        }
+      }
+    }
+  }
+
+  void refuse_notes(const std::vector<InputParam>& inputs, const std::string& what) {
+    for (const auto& in : inputs)
+      for (const InputNote& n : in.notes) error(n.loc, "@" + n.role + ": notes describe an operator's inputs, not a " + what + "'s");
+  }
+
   void check_parallel(const ParallelDecl& p) {
+    refuse_notes(p.inputs, "parallel form");
     std::set<std::string> names;
     check_attr_params(p.attrs, names);
     if (p.inputs.size() != 1) error(p.loc, "a parallel form takes exactly one input");
@@ -359,6 +387,7 @@ class Checker {
   }
 
   void check_fused(const FusedDecl& f) {
+    refuse_notes(f.inputs, "fused form");
     std::set<std::string> names;
     check_attr_params(f.attrs, names);
     std::set<std::string> vars;

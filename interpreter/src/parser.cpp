@@ -187,6 +187,14 @@ class Builder {
       p.name = i->name->getText();
       p.loc = at(i);
       if (i->shape()) p.shape = shape(i->shape());
+      for (auto* n : i->inputNote()) {
+        InputNote note;
+        note.role = n->role->getText();
+        if (n->argName) note.arg = n->argName->getText();
+        if (n->argValue) note.arg = n->argValue->getText();
+        note.loc = at(n);
+        p.notes.push_back(std::move(note));
+      }
       out.push_back(std::move(p));
     }
     return out;

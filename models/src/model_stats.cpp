@@ -9,9 +9,12 @@
 namespace loom::models {
 namespace {
 
-// Batch normalization's inputs 3 and 4 are the running mean and variance.
-bool is_statistic_use(const pcg::Graph& graph, pcg::Use use) {
-  return graph.node(use.node).op == "batchnorm" && use.input >= 3;
+// A use at an input that the reader's spec notes `@statistic` (batch normalization's running mean
+// and variance).
+bool is_statistic_use(const spec::Library& library, const pcg::Graph& graph, pcg::Use use) {
+  const spec::OpDecl* op = library.find_op(graph.node(use.node).op);
+  return op && use.input >= 0 && static_cast<std::size_t>(use.input) < op->inputs.size() &&
+         op->inputs[static_cast<std::size_t>(use.input)].note("statistic") != nullptr;
 }
 
 }  // namespace
@@ -33,7 +36,7 @@ ModelStats model_stats(const pcg::Graph& graph, const spec::Library& library) {
       ++stats.weights;
       const auto& readers = uses[{n.id, 0}];
       const bool statistic = !readers.empty() && std::all_of(readers.begin(), readers.end(),
-                                                             [&](pcg::Use u) { return is_statistic_use(graph, u); });
+                                                             [&](pcg::Use u) { return is_statistic_use(library, graph, u); });
       (statistic ? stats.statistics : stats.parameters) += n.output_shapes.front().elements();
       continue;
     }

@@ -4,24 +4,27 @@
 #include <random>
 
 namespace loom::models {
-namespace {
 
-bool is_lookup(const std::string& op) { return op == "embedding" || op == "embedding_bag" || op == "gather_rows"; }
-
-}  // namespace
-
-NamedValues random_values(const pcg::Graph& graph, std::uint64_t seed, NamedValues given) {
-  // Rows of the smallest table each id input indexes, and which inputs are variances.
+NamedValues random_values(const spec::Library& library, const pcg::Graph& graph, std::uint64_t seed, NamedValues given) {
+  // Rows of the smallest table each id input indexes, and which inputs must be positive, as the
+  // notes of their readers' specs say.
   std::map<int, std::int64_t> id_rows;
-  std::map<int, bool> variance;
+  std::map<int, bool> positive;
   for (const pcg::Node& n : graph.nodes()) {
-    if (is_lookup(n.op)) {
-      const int ids = n.inputs.at(0).node;
-      const std::int64_t rows = graph.shape_of(n.inputs.at(1)).dims.at(0);
-      auto [it, fresh] = id_rows.emplace(ids, rows);
-      if (!fresh) it->second = std::min(it->second, rows);
+    const spec::OpDecl* op = n.is_graph_input() ? nullptr : library.find_op(n.op);
+    if (!op) continue;
+    for (std::size_t i = 0; i < n.inputs.size() && i < op->inputs.size(); ++i) {
+      const spec::InputParam& declared = op->inputs[i];
+      if (declared.note("positive")) positive[n.inputs[i].node] = true;
+      const spec::InputNote* index = declared.note("index");
+      if (!index) continue;
+      for (std::size_t t = 0; t < op->inputs.size() && t < n.inputs.size(); ++t) {
+        if (op->inputs[t].name != index->arg) continue;
+        const std::int64_t rows = graph.shape_of(n.inputs[t]).dims.at(0);
+        auto [it, fresh] = id_rows.emplace(n.inputs[i].node, rows);
+        if (!fresh) it->second = std::min(it->second, rows);
+      }
     }
-    if (n.op == "batchnorm") variance[n.inputs.at(4).node] = true;
   }
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
@@ -31,7 +34,7 @@ NamedValues random_values(const pcg::Graph& graph, std::uint64_t seed, NamedValu
     for (double& v : t.data) {
       if (auto rows = id_rows.find(n.id); rows != id_rows.end()) {
         v = static_cast<double>(rng() % static_cast<std::uint64_t>(rows->second));
-      } else if (variance.count(n.id)) {
+      } else if (positive.count(n.id)) {
         v = 1.0 + 0.5 * uniform(rng);
       } else {
         v = uniform(rng);

@@ -3,11 +3,10 @@
 #include <cmath>
 #include <random>
 
+#include "loom/interpreter/input_notes.hpp"
+
 namespace loom::runtime {
 namespace {
-
-bool is_lookup(const std::string& op) { return op == "embedding" || op == "embedding_bag" || op == "gather_rows"; }
-bool is_conv(const std::string& op) { return op.rfind("conv2d", 0) == 0; }
 
 // The operators that read a port, looking through parallelization operators, which only move it:
 // a weight of a plan has the role it has in the model.
@@ -37,34 +36,60 @@ std::uint64_t named_seed(std::uint64_t seed, std::string_view name) {
   return (static_cast<std::uint64_t>(words[0]) << 32) | words[1];
 }
 
+namespace {
+
+// The spec's declaration of the input the first compute reader reads `node` at, if any.
+const spec::InputParam* declared_input(const spec::Library& library, const pcg::Graph& graph, const pcg::Use& use) {
+  const spec::OpDecl* op = library.find_op(graph.node(use.node).op);
+  if (!op || use.input < 0 || static_cast<std::size_t>(use.input) >= op->inputs.size()) return nullptr;
+  return &op->inputs[static_cast<std::size_t>(use.input)];
+}
+
+}  // namespace
+
 InputRole input_role(const spec::Library& library, const pcg::Graph& graph, int node) {
   const auto uses = compute_readers(library, graph, {node, 0});
   const pcg::Node& self = graph.node(node);
   if (uses.empty()) return self.op == pcg::kWeightOp ? InputRole::Matrix : InputRole::Data;
-  const pcg::Node& reader = graph.node(uses.front().node);
-  const int slot = uses.front().input;
-  if (is_lookup(reader.op) && slot == 0) return InputRole::LookupIds;
+  const spec::InputParam* declared = declared_input(library, graph, uses.front());
+  if (declared && declared->note("index")) return InputRole::LookupIds;
   if (self.op == pcg::kInputOp) return InputRole::Data;
-  if (reader.op == "batchnorm") {
-    static const InputRole roles[] = {InputRole::Data, InputRole::Scale, InputRole::Shift, InputRole::RunningMean,
-                                      InputRole::RunningVariance};
-    return roles[slot];
-  }
-  if (reader.op.rfind("layer_norm", 0) == 0 && slot == 1) return InputRole::Scale;
-  if (reader.op.rfind("layer_norm", 0) == 0 && slot == 2) return InputRole::Shift;
-  if (is_conv(reader.op) && slot == 1) return InputRole::Kernel;
+  if (declared && declared->note("statistic")) return InputRole::Statistic;
+  if (declared && declared->note("init")) return InputRole::Constant;
   return InputRole::Matrix;
+}
+
+double initial_constant(const spec::Library& library, const pcg::Graph& graph, int node) {
+  const auto uses = compute_readers(library, graph, {node, 0});
+  const spec::InputParam* declared = uses.empty() ? nullptr : declared_input(library, graph, uses.front());
+  const spec::InputNote* init = declared ? declared->note("init") : nullptr;
+  return init ? std::stod(init->arg) : 0.0;
 }
 
 std::int64_t lookup_rows(const spec::Library& library, const pcg::Graph& graph, int node) {
   std::int64_t rows = 0;
   for (const pcg::Use& use : compute_readers(library, graph, {node, 0})) {
-    const pcg::Node& reader = graph.node(use.node);
-    if (!is_lookup(reader.op) || use.input != 0) continue;
-    const std::int64_t r = graph.shape_of(reader.inputs.at(1)).dims.at(0);
-    rows = rows == 0 ? r : std::min(rows, r);
+    const spec::InputParam* declared = declared_input(library, graph, use);
+    const spec::InputNote* index = declared ? declared->note("index") : nullptr;
+    if (!index) continue;
+    const spec::OpDecl& op = *library.find_op(graph.node(use.node).op);
+    for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+      if (op.inputs[i].name != index->arg) continue;
+      const std::int64_t r = graph.shape_of(graph.node(use.node).inputs.at(i)).dims.at(0);
+      rows = rows == 0 ? r : std::min(rows, r);
+    }
   }
   return std::max<std::int64_t>(rows, 1);
+}
+
+std::int64_t fan_in(const spec::Library& library, const pcg::Graph& graph, int node) {
+  const std::vector<std::int64_t>& dims = graph.node(node).output_shapes.front().dims;
+  const auto uses = compute_readers(library, graph, {node, 0});
+  if (!uses.empty())
+    if (const spec::OpDecl* op = library.find_op(graph.node(uses.front().node).op))
+      if (const std::int64_t summed = spec::summed_extent(*op, static_cast<std::size_t>(uses.front().input), dims); summed > 0) return summed;
+  if (dims.empty()) return 1;
+  return dims.size() >= 2 ? dims[dims.size() - 2] : dims.front();
 }
 
 std::set<std::string> trainable_weights(const spec::Library& library, const pcg::Graph& graph) {
@@ -72,7 +97,7 @@ std::set<std::string> trainable_weights(const spec::Library& library, const pcg:
   for (const pcg::Node& n : graph.nodes()) {
     if (n.op != pcg::kWeightOp) continue;
     const InputRole role = input_role(library, graph, n.id);
-    if (role != InputRole::RunningMean && role != InputRole::RunningVariance && role != InputRole::LookupIds) names.insert(n.name);
+    if (role != InputRole::Statistic && role != InputRole::LookupIds) names.insert(n.name);
   }
   return names;
 }
@@ -85,16 +110,14 @@ NamedTensors<double> initial_weights(const spec::Library& library, const pcg::Gr
     Tensor<double> t(dims);
     std::mt19937_64 rng(named_seed(seed, n.name));
     const InputRole role = input_role(library, graph, n.id);
-    std::int64_t fan_in = dims.empty() ? 1 : dims.front();
-    if (role == InputRole::Kernel) fan_in = static_cast<std::int64_t>(t.size()) / std::max<std::int64_t>(dims.front(), 1);
-    else if (dims.size() >= 2) fan_in = dims[dims.size() - 2];
     std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-    const double bound = 1.0 / std::sqrt(static_cast<double>(std::max<std::int64_t>(fan_in, 1)));
+    const double bound = 1.0 / std::sqrt(static_cast<double>(std::max<std::int64_t>(fan_in(library, graph, n.id), 1)));
+    const double constant = initial_constant(library, graph, n.id);
+    const std::int64_t rows = role == InputRole::LookupIds ? lookup_rows(library, graph, n.id) : 1;
     for (double& v : t.data) {
       switch (role) {
-        case InputRole::Scale: case InputRole::RunningVariance: v = 1.0; break;
-        case InputRole::Shift: case InputRole::RunningMean: v = 0.0; break;
-        case InputRole::LookupIds: v = static_cast<double>(rng() % static_cast<std::uint64_t>(lookup_rows(library, graph, n.id))); break;
+        case InputRole::Constant: case InputRole::Statistic: v = constant; break;
+        case InputRole::LookupIds: v = static_cast<double>(rng() % static_cast<std::uint64_t>(rows)); break;
         default: v = bound * uniform(rng);
       }
     }

@@ -13,7 +13,19 @@ namespace {
 bool is_head_projection(const std::string& op) { return op == "head_proj" || op == "head_proj_nobias"; }
 bool is_head_merge(const std::string& op) { return op == "head_merge"; }
 bool is_dense(const std::string& op) { return op == "linear" || op == "linear_nobias" || op == "matmul"; }
-bool is_lookup(const std::string& op) { return op == "embedding" || op == "embedding_bag" || op == "gather_rows"; }
+// A lookup: an operator whose spec notes an input as `@index(table)` of a table that is a weight.
+// Returns the table's input position.
+std::optional<std::size_t> lookup_table(const spec::Library& library, const pcg::Graph& graph, const pcg::Node& n) {
+  const spec::OpDecl* op = n.is_graph_input() ? nullptr : library.find_op(n.op);
+  if (!op) return std::nullopt;
+  for (const spec::InputParam& declared : op->inputs) {
+    const spec::InputNote* index = declared.note("index");
+    if (!index) continue;
+    for (std::size_t t = 0; t < op->inputs.size() && t < n.inputs.size(); ++t)
+      if (op->inputs[t].name == index->arg && graph.node(n.inputs[t].node).op == pcg::kWeightOp) return t;
+  }
+  return std::nullopt;
+}
 
 bool has_op(const pcg::Graph& graph, bool (*pred)(const std::string&)) {
   for (const pcg::Node& n : graph.nodes())
@@ -110,7 +122,7 @@ std::vector<Placement> embedding_parallel(const spec::Library& library, const pc
   std::vector<Placement> out = data_parallel(library, graph, machine);
   int table = 0;
   for (const pcg::Node& n : graph.nodes()) {
-    if (!is_lookup(n.op) || n.inputs.size() < 2 || graph.node(n.inputs[1].node).op != pcg::kWeightOp) continue;
+    if (!lookup_table(library, graph, n)) continue;
     out[static_cast<std::size_t>(n.id)] = {unsplit_config(graph, n), table++ % machine.devices()};
   }
   return out;
@@ -120,7 +132,8 @@ std::vector<Placement> embedding_parallel(const spec::Library& library, const pc
 
 std::vector<Placement> expert_strategy(const spec::Library& library, const pcg::Graph& graph, const Machine& machine) {
   if (has_op(graph, is_head_projection) || has_op(graph, is_head_merge)) return Megatron(library, graph, machine).run();
-  if (has_op(graph, is_lookup)) return embedding_parallel(library, graph, machine);
+  for (const pcg::Node& n : graph.nodes())
+    if (lookup_table(library, graph, n)) return embedding_parallel(library, graph, machine);
   return data_parallel(library, graph, machine);
 }
 

@@ -637,6 +637,35 @@ TEST(ParserErrors, OutputDefinedTwiceOrNever) {
   EXPECT_NE(ds[1].message.find("output 'out' is never defined"), std::string::npos);
 }
 
+TEST(ParserConstructs, InputNotesAreKeptOnTheirInput) {
+  const Library lib = Library::from_text(
+      "op f(ids: [b] @index(t), t: [v, d], s: [d] @statistic @init(1) @positive) -> [b, d] {\n"
+      "  out[i, j] = (sum(r) select(ids[i] == r, t[r, j], 0)) * s[j];\n}\n",
+      "notes.loom");
+  const OpDecl& f = *lib.find_op("f");
+  ASSERT_EQ(f.inputs.size(), 3u);
+  ASSERT_NE(f.inputs[0].note("index"), nullptr);
+  EXPECT_EQ(f.inputs[0].note("index")->arg, "t");
+  EXPECT_TRUE(f.inputs[1].notes.empty());
+  EXPECT_EQ(f.inputs[2].notes.size(), 3u);
+  EXPECT_EQ(f.inputs[2].note("init")->arg, "1");
+  EXPECT_NE(f.inputs[2].note("positive"), nullptr);
+  EXPECT_EQ(f.inputs[2].note("index"), nullptr);
+}
+
+TEST(ParserErrors, InputNotesAreChecked) {
+  const std::string body = ") -> [m] {\n  out[i] = x[i];\n}\n";
+  expect_one_error("op f(x: [m] @index(x)" + body, "@index", "@index on input 'x' of f takes the name of another input");
+  expect_one_error("op f(x: [m] @index(y)" + body, "@index", "takes the name of another input");
+  expect_one_error("op f(x: [m] @init(one)" + body, "@init", "@init on input 'x' of f takes the integer");
+  expect_one_error("op f(x: [m] @init" + body, "@init", "takes the integer its values start at");
+  expect_one_error("op f(x: [m] @statistic(2)" + body, "@statistic", "@statistic on input 'x' of f takes no argument");
+  expect_one_error("op f(x: [m] @weird" + body, "@weird", "unknown note @weird on input 'x' of f");
+  expect_one_error("op f(x: [m] @positive @positive" + body, "@positive", "@positive is given twice", 1);
+  expect_one_error("op g(x: [m]) -> [m] {\n  out[i] = x[i];\n}\nfused h(x @init(0)) = g(x);\n", "@init",
+                   "notes describe an operator's inputs, not a fused form's");
+}
+
 TEST(ParserErrors, DuplicateOpAcrossFiles) {
   TempDir dir;
   const std::string a_text = "op dup(x: [m]) -> [m] {\n  out[i] = x[i];\n}\n";

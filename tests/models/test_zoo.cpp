@@ -272,7 +272,7 @@ TEST(ZooEvaluation, EveryModelHasASmallInstance) {
 
 TEST_P(EveryZooModel, SmallInstanceEvaluatesToFiniteValues) {
   const pcg::Graph g = build_model(library(), GetParam(), tiny_sizes().at(GetParam()));
-  const auto outputs = evaluate(g, random_values(g, 7));
+  const auto outputs = evaluate(g, random_values(library(), g, 7));
   ASSERT_EQ(outputs.size(), g.outputs().size());
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     EXPECT_EQ(outputs[i].dims, g.shape_of(g.outputs()[i]).dims);
@@ -292,7 +292,7 @@ TEST_P(EveryZooModel, SmallInstanceEvaluatesToFiniteValues) {
 
 TEST(ZooEvaluation, Fig1MlpComputesReluOfProductsTimesWeights) {
   const pcg::Graph g = build_model(library(), "mlp_fig1", tiny_sizes().at("mlp_fig1"));
-  const NamedValues values = random_values(g, 3);
+  const NamedValues values = random_values(library(), g, 3);
   const TensorValue& x = values.at("x");
   const TensorValue& w1 = values.at("fc1.weight");
   const TensorValue& w2 = values.at("fc2.weight");
@@ -314,7 +314,7 @@ TEST(ZooEvaluation, Fig1MlpComputesReluOfProductsTimesWeights) {
 TEST(ZooEvaluation, OneLstmStepMatchesTheGateEquations) {
   const pcg::Graph g =
       build_model(library(), "rnnlm", {{"batch", 2}, {"steps", 1}, {"layers", 1}, {"hidden", 3}, {"vocab", 5}});
-  const NamedValues v = random_values(g, 11);
+  const NamedValues v = random_values(library(), g, 11);
   const TensorValue &ids = v.at("input.tokens0"), &table = v.at("embedding"), &w = v.at("lstm.layer0.weight_ih"),
                     &u = v.at("lstm.layer0.weight_hh"), &bias = v.at("lstm.layer0.bias"), &h0 = v.at("lstm.layer0.h0"),
                     &c0 = v.at("lstm.layer0.c0"), &wo = v.at("decoder.weight"), &bo = v.at("decoder.bias");
@@ -347,7 +347,7 @@ TEST(ZooEvaluation, OneLstmStepMatchesTheGateEquations) {
 
 TEST(ZooEvaluation, Gpt3AttentionIsCausal) {
   const pcg::Graph g = build_model(library(), "gpt3", tiny_sizes().at("gpt3"));
-  NamedValues v = random_values(g, 5);
+  NamedValues v = random_values(library(), g, 5);
   const TensorValue before = evaluate(g, v).at(0);
   // Change the last position's input: earlier positions' outputs must not move, the last must.
   TensorValue& x = v.at("hidden_states");
@@ -366,7 +366,7 @@ TEST(ZooEvaluation, Gpt3AttentionIsCausal) {
 
 TEST(ZooEvaluation, BertSeesEveryPosition) {
   const pcg::Graph g = build_model(library(), "bert_large", tiny_sizes().at("bert_large"));
-  NamedValues v = random_values(g, 5);
+  NamedValues v = random_values(library(), g, 5);
   const TensorValue before = evaluate(g, v).at(0);
   TensorValue& ids = v.at("embeddings.input_ids");
   ids.at({0, 3}) = std::fmod(ids.at({0, 3}) + 1, 11);

@@ -57,7 +57,7 @@ TEST_P(ZooRewrites, RandomApplicationsKeepTypesAndValues) {
   ParamValues sizes = tiny_sizes().at(GetParam());
   if (sizes.count("batch")) sizes["batch"] = 2;  // so the row-splitting rules have rows to split
   pcg::Graph g = build_model(library(), GetParam(), sizes);
-  const NamedValues inputs = random_values(g, 11);
+  const NamedValues inputs = random_values(library(), g, 11);
   const auto reference = spec::evaluate_graph<spec::RealDomain>(library(), g, inputs);
   std::mt19937_64 rng(std::hash<std::string>{}(GetParam()));
   int applied = 0;

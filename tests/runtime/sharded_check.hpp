@@ -45,7 +45,7 @@ inline std::vector<search::Placement> random_placements(const pcg::Graph& g, int
 
 // The plan run task by task gives the outputs and gradients of the model run whole, on one device.
 inline void expect_same_as_logical(const pcg::Graph& model, const pcg::Graph& plan, int devices, Transport& transport) {
-  const NamedTensors<double> feeds = models::random_values(model, 11);
+  const NamedTensors<double> feeds = models::random_values(library(), model, 11);
   LocalTransport one_process;
   ShardedExecutor<double> logical(library(), model, builtin_kernels(), one_process, weights_of(model), 1);
   logical.forward(feeds);

@@ -66,7 +66,7 @@ std::vector<OperatorTime> made_up_times(const pcg::Graph& g) {
 TEST(OperatorProfile, CoversEveryOperatorAndLayoutChangeTheProcessRan) {
   LocalTransport local;
   ShardedExecutor<double> executor(library(), plan(), builtin_kernels(), local, weights_of(small_mlp()), kDevices);
-  const NamedTensors<double> feeds = models::random_values(small_mlp(), 3);
+  const NamedTensors<double> feeds = models::random_values(library(), small_mlp(), 3);
   executor.forward(feeds);
   executor.forward(feeds);
   const std::vector<OperatorProfile> profiles = operator_profiles(library(), plan(), host(), executor.operator_times());

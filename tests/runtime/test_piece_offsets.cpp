@@ -265,7 +265,7 @@ pcg::Graph small_causal_transformer() {
 void expect_interpreted_plan_same_as_logical(const pcg::Graph& model, std::uint64_t seed) {
   const KernelRegistry none;
   const pcg::Graph plan = search::materialize(model, sharded_test::random_placements(model, 4, seed), sharded_test::library());
-  const NamedTensors<double> feeds = models::random_values(model, 11);
+  const NamedTensors<double> feeds = models::random_values(sharded_test::library(), model, 11);
   const std::set<std::string> weights = sharded_test::weights_of(model);
   LocalTransport one, four;
   ShardedExecutor<double> logical(sharded_test::library(), model, none, one, weights, 1);

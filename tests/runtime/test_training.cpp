@@ -3,11 +3,13 @@
 // operator written in the spec language trains through the interpreter.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
 
 #include "loom/models/registry.hpp"
+#include "loom/models/values.hpp"
 #include "loom/runtime/data.hpp"
 #include "loom/runtime/initializer.hpp"
 #include "loom/runtime/trainer.hpp"
@@ -244,6 +246,69 @@ TEST(Initialization, DependsOnTheSeedAndTheNameOnly) {
   EXPECT_NE(a.at("fc2.weight").data, c.at("fc2.weight").data);
   EXPECT_NE(named_seed(1, "fc1.weight"), named_seed(1, "fc2.weight"));
   EXPECT_EQ(trainable_weights(bundled_library(), g), (std::set<std::string>{"fc1.weight", "fc2.weight"}));
+}
+
+// A user's operators, named as nothing Loom knows: what their weights start at, whether they train
+// and what their ids may be come from the notes on their inputs, and a weight's fan-in from the
+// dimensions the comprehension sums over.
+TEST(Initialization, RolesComeFromTheNotesOfTheReadersSpec) {
+  const spec::Library lib = spec::Library::from_text(
+      "op gain(x: [b, n], g: [n] @init(3), m: [n] @statistic @init(2)) -> [b, n] {\n  out[i, j] = (x[i, j] - m[j]) * g[j];\n}\n"
+      "op pick(ids: [b] @index(rows), rows: [v, n]) -> [b, n] {\n  out[i, j] = sum(r) select(ids[i] == r, rows[r, j], 0);\n}\n"
+      "op project_t(x: [b, k], w: [n, k]) -> [b, n] {\n  out[i, j] = sum(p) (x[i, p] * w[j, p]);\n}\n",
+      "user.loom");
+  pcg::Graph g;
+  const int ids = g.add_input("ids", pcg::ParallelShape::unpartitioned({64}), true);
+  const int rows = g.add_input("rows", pcg::ParallelShape::unpartitioned({7, 4}), true);
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({400, 4}), true);
+  const int gain = g.add_input("g", pcg::ParallelShape::unpartitioned({400}), true);
+  const int mean = g.add_input("m", pcg::ParallelShape::unpartitioned({400}), true);
+  const int picked = g.add_node(lib, "pick", {}, {{ids, 0}, {rows, 0}});
+  const int projected = g.add_node(lib, "project_t", {}, {{picked, 0}, {w, 0}});
+  g.mark_output({g.add_node(lib, "gain", {}, {{projected, 0}, {gain, 0}, {mean, 0}}), 0});
+
+  EXPECT_EQ(input_role(lib, g, ids), InputRole::LookupIds);
+  EXPECT_EQ(lookup_rows(lib, g, ids), 7);
+  EXPECT_EQ(input_role(lib, g, gain), InputRole::Constant);
+  EXPECT_EQ(input_role(lib, g, mean), InputRole::Statistic);
+  EXPECT_EQ(input_role(lib, g, w), InputRole::Matrix);
+  EXPECT_EQ(fan_in(lib, g, w), 4);  // the summed dimension is the last; the next-to-last holds 400
+  EXPECT_EQ(fan_in(lib, g, rows), 7);
+  EXPECT_EQ(trainable_weights(lib, g), (std::set<std::string>{"g", "rows", "w"}));
+
+  const auto weights = initial_weights(lib, g, 5);
+  for (double v : weights.at("g").data) EXPECT_EQ(v, 3.0);
+  for (double v : weights.at("m").data) EXPECT_EQ(v, 2.0);
+  std::set<double> seen_ids(weights.at("ids").data.begin(), weights.at("ids").data.end());
+  EXPECT_GT(seen_ids.size(), 1u);
+  for (double v : seen_ids) EXPECT_TRUE(v >= 0 && v < 7 && v == std::floor(v)) << v;
+  double largest = 0;
+  for (double v : weights.at("w").data) largest = std::max(largest, std::abs(v));
+  EXPECT_LE(largest, 0.5);   // 1/sqrt(4)
+  EXPECT_GT(largest, 0.05);  // far above 1/sqrt(400), which a fan-in read off the shape would give
+}
+
+TEST(Initialization, TheBundledNormalizationsAndConvolutionsKeepTheirRoles) {
+  const spec::Library& lib = bundled_library();
+  pcg::Graph g;
+  const auto weight = [&](const std::string& name, std::vector<std::int64_t> dims) {
+    return g.add_input(name, pcg::ParallelShape::unpartitioned(std::move(dims)), true);
+  };
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({2, 3, 8, 8}));
+  const int kernel = weight("kernel", {5, 3, 3, 3});
+  const int conv = g.add_node(lib, "conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}}, {{x, 0}, {kernel, 0}});
+  const int scale = weight("scale", {5}), bias = weight("bias", {5}), mean = weight("mean", {5}), var = weight("var", {5});
+  const int bn = g.add_node(lib, "batchnorm", {}, {{conv, 0}, {scale, 0}, {bias, 0}, {mean, 0}, {var, 0}});
+  const int gamma = weight("gamma", {8}), beta = weight("beta", {8});
+  g.mark_output({g.add_node(lib, "layer_norm", {}, {{bn, 0}, {gamma, 0}, {beta, 0}}), 0});
+
+  EXPECT_EQ(fan_in(lib, g, kernel), 3 * 3 * 3);
+  EXPECT_EQ(trainable_weights(lib, g), (std::set<std::string>{"beta", "bias", "gamma", "kernel", "scale"}));
+  const auto weights = initial_weights(lib, g, 1);
+  for (const auto& [name, value] : std::map<std::string, double>{{"scale", 1}, {"bias", 0}, {"mean", 0}, {"var", 1}, {"gamma", 1}, {"beta", 0}})
+    for (double v : weights.at(name).data) EXPECT_EQ(v, value) << name;
+  const models::NamedValues values = models::random_values(lib, g, 3);
+  for (double v : values.at("var").data) EXPECT_GT(v, 0) << "a variance noted @positive";
 }
 
 }  // namespace

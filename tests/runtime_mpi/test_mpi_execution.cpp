@@ -99,7 +99,7 @@ TEST(MpiExecution, LayoutChangeTimesLeaveOutTheTransport) {
   constexpr auto pause = std::chrono::milliseconds(50);
   SlowTransport slow(world(), pause);
   ShardedExecutor<double> e(library(), plan, builtin_kernels(), slow, weights_of(g), world().size());
-  const NamedTensors<double> feeds = models::random_values(g, 11);  // read again by backward()
+  const NamedTensors<double> feeds = models::random_values(library(), g, 11);  // read again by backward()
   e.forward(feeds);
   std::vector<Tensor<double>> output_grads;
   for (pcg::PortRef o : plan.outputs()) output_grads.emplace_back(plan.shape_of(o).dims, 1.0);
@@ -154,7 +154,7 @@ NamedTensors<double> data_parallel_backward(const pcg::Graph& model, RecordingTr
   const search::Machine m = search::load_machine("summit").with_devices_per_node(world().size());
   const pcg::Graph plan = search::materialize(model, search::data_parallel(library(), model, m), library());
   ShardedExecutor<double> e(library(), plan, builtin_kernels(), recording, weights_of(model), world().size());
-  const NamedTensors<double> feeds = models::random_values(model, 11);
+  const NamedTensors<double> feeds = models::random_values(library(), model, 11);
   e.forward(feeds);
   std::vector<Tensor<double>> output_grads;
   for (pcg::PortRef o : plan.outputs()) output_grads.emplace_back(plan.shape_of(o).dims, 1.0);
@@ -222,7 +222,7 @@ TEST(MpiExecution, DataParallelForwardPassSendsNothing) {
   ASSERT_EQ(plan.node(plan.outputs().front().node).op, "combine");
   RecordingTransport recording(world());
   ShardedExecutor<double> e(library(), plan, builtin_kernels(), recording, weights_of(g), world().size());
-  e.forward(models::random_values(g, 11));
+  e.forward(models::random_values(library(), g, 11));
   EXPECT_TRUE(recording.calls.empty()) << recording.calls.size() << " transport calls, the first " << recording.calls.front();
 }
 

@@ -46,7 +46,7 @@ pcg::Graph model(const std::string& name) { return models::build_model(library()
 
 // `pcg` (a materialized plan, or a rewrite of `graph`) computes what `graph` computes.
 void expect_same_values(const pcg::Graph& graph, const pcg::Graph& pcg) {
-  const models::NamedValues inputs = models::random_values(graph, 7);
+  const models::NamedValues inputs = models::random_values(library(), graph, 7);
   const auto want = spec::evaluate_graph<spec::RealDomain>(library(), graph, inputs);
   const auto got = spec::evaluate_graph<spec::RealDomain>(library(), pcg, inputs);
   ASSERT_EQ(got.size(), want.size());

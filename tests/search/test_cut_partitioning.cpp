@@ -95,7 +95,7 @@ TEST(CutPartitioning, JointSearchChoosesAPartitioningAtEveryCutAndKeepsValues) {
   ASSERT_EQ(r.cuts.size(), r.segments - 1);
   for (const std::string& c : r.cuts) EXPECT_FALSE(c.empty());
   ASSERT_TRUE(std::isfinite(r.estimate));
-  const models::NamedValues values = models::random_values(g, 3);
+  const models::NamedValues values = models::random_values(library(), g, 3);
   const auto a = spec::evaluate_graph<spec::RealDomain>(library(), g, values);
   const auto b = spec::evaluate_graph<spec::RealDomain>(library(), r.graph, values);
   ASSERT_EQ(a[0].data.size(), b[0].data.size());

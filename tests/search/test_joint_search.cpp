@@ -91,7 +91,7 @@ TEST(JointSearch, SegmentsJoinBackIntoTheSameGraph) {
   for (const Segment& s : segments) EXPECT_GE(s.graph.size() - s.reads.size(), 5u);
   const pcg::Graph joined = join_segments(g, segments);
   EXPECT_EQ(joined.size(), g.size());
-  const models::NamedValues values = models::random_values(g, 9);
+  const models::NamedValues values = models::random_values(library(), g, 9);
   const auto a = spec::evaluate_graph<spec::RealDomain>(library(), g, values);
   const auto b = spec::evaluate_graph<spec::RealDomain>(library(), joined, values);
   ASSERT_EQ(a.size(), b.size());

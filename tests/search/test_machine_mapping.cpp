@@ -79,7 +79,7 @@ TEST(MachineMapping, TheMappedPlanComputesTheSameValuesAndSimulates) {
   plan.validate(library());
   for (const pcg::Node& n : plan.nodes()) ASSERT_TRUE(n.view.has_value()) << n.describe();
   EXPECT_TRUE(std::isfinite(plan_cost(plan, model).seconds));
-  const models::NamedValues values = models::random_values(g, 3);
+  const models::NamedValues values = models::random_values(library(), g, 3);
   const auto before = spec::evaluate_graph<spec::RealDomain>(library(), g, values);
   const auto after = spec::evaluate_graph<spec::RealDomain>(library(), plan, values);
   ASSERT_EQ(before.size(), after.size());

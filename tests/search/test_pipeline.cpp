@@ -129,7 +129,7 @@ TEST(Pipeline, SearchFindsAPlanThatKeepsValuesAndPlacesStagesApart) {
     EXPECT_GE(*lo / per_stage, last_stage) << n.describe();
     last_stage = *lo / per_stage;
   }
-  const models::NamedValues values = models::random_values(g, 5);
+  const models::NamedValues values = models::random_values(library(), g, 5);
   const auto a = spec::evaluate_graph<spec::RealDomain>(library(), g, values);
   const auto b = spec::evaluate_graph<spec::RealDomain>(library(), r.plan, values);
   ASSERT_EQ(a[0].data.size(), b[0].data.size());

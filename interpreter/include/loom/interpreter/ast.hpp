@@ -69,10 +69,24 @@ struct AttrParam {
   SourceLocation loc;
 };
 
+// A note on an operator's input saying what its values are (docs/language.md, "Input notes").
+struct InputNote {
+  std::string role;  // index, init, statistic, positive
+  std::string arg;   // the argument as written, empty when there is none
+  SourceLocation loc;
+};
+
 struct InputParam {
   std::string name;
   std::optional<ShapeSpec> shape;
+  std::vector<InputNote> notes;
   SourceLocation loc;
+
+  const InputNote* note(const std::string& role) const {
+    for (const InputNote& n : notes)
+      if (n.role == role) return &n;
+    return nullptr;
+  }
 };
 
 struct OutputParam {

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "loom/interpreter/library.hpp"
 #include "loom/interpreter/tensor.hpp"
 #include "loom/pcg/graph.hpp"
 
@@ -15,8 +16,9 @@ using TensorValue = spec::Tensor<double>;
 using NamedValues = std::map<std::string, TensorValue>;
 
 // Seeded random values for every graph input and weight that `given` lacks, chosen so that every
-// operator is defined: ids read by lookups (embedding, embedding_bag, gather_rows) are row numbers
-// of their table, batch-norm variances are positive, everything else is uniform in [-1, 1].
-NamedValues random_values(const pcg::Graph& graph, std::uint64_t seed, NamedValues given = {});
+// operator is defined, as the notes on its readers' inputs in `library` say (docs/language.md):
+// ids noted `@index(table)` are row numbers of that table, inputs noted `@positive` (batch-norm
+// variances) lie in [0.5, 1.5], everything else is uniform in [-1, 1].
+NamedValues random_values(const spec::Library& library, const pcg::Graph& graph, std::uint64_t seed, NamedValues given = {});
 
 }  // namespace loom::models

@@ -16,18 +16,27 @@ namespace loom::runtime {
 // The seed of the tensor called `name` in a run seeded with `seed`.
 std::uint64_t named_seed(std::uint64_t seed, std::string_view name);
 
-// The weights training updates: every weight except batch-norm running means and variances.
+// The weights training updates: every weight except those the spec of their reader notes as
+// `@statistic` (batch-norm running means and variances) or `@index` (lookup ids).
 std::set<std::string> trainable_weights(const spec::Library& library, const pcg::Graph& graph);
 
-// Every weight of the graph: matrices and kernels uniform in +-1/sqrt(fan-in), biases likewise,
-// normalization scales 1 and shifts 0, batch-norm means 0 and variances 1.
+// Every weight of the graph: those noted `@init(v)` in their reader's spec start at v (scales 1,
+// shifts 0, running means 0 and variances 1); lookup ids are rows of their table; the rest are
+// uniform in +-1/sqrt(fan-in).
 NamedTensors<double> initial_weights(const spec::Library& library, const pcg::Graph& graph, std::uint64_t seed);
 
-// The role of a graph input or weight, from the first operator that reads it (behind the
-// parallelization operators of a plan, so a weight has the same role in every plan).
-enum class InputRole { Data, LookupIds, Scale, Shift, RunningMean, RunningVariance, Kernel, Matrix };
+// The role of a graph input or weight, from the notes that the spec of the first operator reading
+// it puts on that input (behind the parallelization operators of a plan, so a weight has the same
+// role in every plan): `@index` ids, `@statistic` or `@init` constants, else data or a matrix.
+enum class InputRole { Data, LookupIds, Constant, Statistic, Matrix };
 InputRole input_role(const spec::Library& library, const pcg::Graph& graph, int node);
-// Rows of the table that lookup ids index (for InputRole::LookupIds).
+// The value an `@init` input starts at (0 without the note).
+double initial_constant(const spec::Library& library, const pcg::Graph& graph, int node);
+// Rows of the table that lookup ids index (for InputRole::LookupIds): the first dimension of the
+// input their `@index(table)` note names.
 std::int64_t lookup_rows(const spec::Library& library, const pcg::Graph& graph, int node);
+// A weight's fan-in: the extent of the dimensions its reader's comprehension sums over, else its
+// next-to-last dimension (its first, when it has one).
+std::int64_t fan_in(const spec::Library& library, const pcg::Graph& graph, int node);
 
 }  // namespace loom::runtime

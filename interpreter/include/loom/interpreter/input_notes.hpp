@@ -1,0 +1,17 @@
+#pragma once
+// What an operator's spec says of the values of its inputs, for those who make them (initial
+// weights, test values, the baselines): the notes written on an input (docs/language.md, "Input
+// notes"), and a weight's fan-in, which its comprehension gives.
+#include <cstdint>
+#include <vector>
+
+#include "loom/interpreter/ast.hpp"
+
+namespace loom::spec {
+
+// The product of the extents of input `input`'s dimensions (`dims`, its shape at a use) that the
+// operator's statements read at an index a sum binds: the fan-in of a weight (a matrix's rows, a
+// convolution kernel's channels times its window). 0 when the operator sums over none of them.
+std::int64_t summed_extent(const OpDecl& op, std::size_t input, const std::vector<std::int64_t>& dims);
+
+}  // namespace loom::spec

@@ -1,0 +1,56 @@
+#include "loom/interpreter/input_notes.hpp"
+
+#include <set>
+#include <string>
+
+namespace loom::spec {
+namespace {
+
+// Marks in `summed` the positions of `name`'s dimensions that reads within `e` index by a name in
+// `sums` (the names the enclosing sums bind).
+void mark_summed(const Expr& e, const std::string& name, std::multiset<std::string>& sums, std::vector<bool>& summed) {
+  if (e.kind == ExprKind::Reduce && e.name == "sum")
+    for (const auto& v : e.vars) sums.insert(v.name);
+  if (e.kind == ExprKind::Read && e.name == name) {
+    const std::size_t rank = summed.size();
+    bool after_pack = false;
+    for (std::size_t k = 0; k < e.indices.size(); ++k) {
+      const IndexArg& arg = e.indices[k];
+      if (arg.is_pack()) {
+        after_pack = true;
+        continue;
+      }
+      const std::size_t from_end = e.indices.size() - k;
+      const std::size_t position = after_pack ? rank - from_end : k;
+      if ((after_pack && from_end > rank) || position >= rank) continue;
+      if (arg.expr->kind == ExprKind::Name && sums.count(arg.expr->name)) summed[position] = true;
+    }
+  }
+  for (const auto& a : e.args)
+    if (a) mark_summed(*a, name, sums, summed);
+  for (const auto& i : e.indices)
+    if (i.expr) mark_summed(*i.expr, name, sums, summed);
+  if (e.fallback) mark_summed(*e.fallback, name, sums, summed);
+  if (e.kind == ExprKind::Reduce && e.name == "sum")
+    for (const auto& v : e.vars) sums.erase(sums.find(v.name));
+}
+
+}  // namespace
+
+std::int64_t summed_extent(const OpDecl& op, std::size_t input, const std::vector<std::int64_t>& dims) {
+  if (input >= op.inputs.size()) return 0;
+  std::vector<bool> summed(dims.size(), false);
+  std::multiset<std::string> sums;
+  for (const OpStmt& st : op.stmts)
+    if (st.expr && st.kind != OpStmtKind::Require) mark_summed(*st.expr, op.inputs[input].name, sums, summed);
+  std::int64_t extent = 1;
+  bool any = false;
+  for (std::size_t d = 0; d < dims.size(); ++d)
+    if (summed[d]) {
+      extent *= dims[d];
+      any = true;
+    }
+  return any ? extent : 0;
+}
+
+}  // namespace loom::spec
