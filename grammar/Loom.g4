@@ -28,11 +28,12 @@ domainItem : (label=ID '=')? value=signedInt ;
 signedInt  : '-'? INT ;
 
 inputParams : inputParam (',' inputParam)* ;
-inputParam  : name=ID (':' shape)? inputNote* ;
-// What an operator's input holds, for those who make its values: `@index(table)` row indices of
-// `table`, `@init(1)` a weight that starts at that constant, `@statistic` a running statistic
-// (not trained), `@positive` values that must be positive.
-inputNote   : '@' role=ID ('(' (argName=ID | argValue=signedInt) ')')? ;
+inputParam  : name=ID (':' shape)? note* ;
+// What an operator's input or output holds, for those who make or read its values (inputs:
+// `@index(table)` row indices of `table`, `@init(1)` a weight that starts at that constant,
+// `@statistic` a running statistic (not trained), `@positive` values that must be positive;
+// outputs: `@probabilities` a distribution over the last axis).
+note        : '@' role=ID ('(' (argName=ID | argValue=signedInt) ')')? ;
 shape       : '[' (dim (',' dim)*)? ']' ;
 dim
   : '*' ID     # packDim
@@ -40,10 +41,10 @@ dim
   ;
 
 outputs
-  : shape                                        # singleOutput
+  : shape note*                                  # singleOutput
   | '(' outputParam (',' outputParam)* ')'       # namedOutputs
   ;
-outputParam : name=ID ':' shape ;
+outputParam : name=ID ':' shape note* ;
 
 opStmt
   : 'require' expr ';'                                   # requireStmt

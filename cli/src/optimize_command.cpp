@@ -213,8 +213,9 @@ void add_optimize_command(CLI::App& app, int& status) {
   cmd->add_option("--views", opt->settings.joint.mapping.max_views, "device offsets tried per operator split")->default_val(2)->check(positive_number());
   cmd->add_option("--mcmc-iterations", opt->settings.mcmc_iterations, "steps of FlexFlow's MCMC (baseline and refinement)")->default_val(300);
   cmd->add_option("--mcmc-seconds", opt->settings.mcmc_seconds,
-                  "time bound of each MCMC walk, as FlexFlow's: it also stops once its best has not improved for half of it "
-                  "(0: the steps alone bound it; results then do not depend on the machine's speed)")
+                  "time bound of each MCMC walk, as FlexFlow's: it also stops once its best has not improved for half of it; "
+                  "the two walks refining the joint plan (from the DP's plan and from data parallelism) get half of it each "
+                  "(0: the steps alone bound every walk; results then do not depend on the machine's speed)")
       ->default_val(30)
       ->check(non_negative_number());
   cmd->add_flag("--no-baselines", opt->no_baselines, "skip the baselines");

@@ -270,12 +270,18 @@ class Checker {
   void check_input_notes(const OpDecl& op) {
     for (const auto& in : op.inputs) {
       std::set<std::string> seen;
-      for (const InputNote& n : in.notes) {
+      for (const Note& n : in.notes) {
         const std::string where = "input '" + in.name + "' of " + op.name;
         if (!seen.insert(n.role).second) error(n.loc, "@" + n.role + " is given twice on " + where);
         if (n.role == "index") {
-          const bool other_input = n.arg != in.name && std::any_of(op.inputs.begin(), op.inputs.end(), [&](const InputParam& p) { return p.name == n.arg; });
-          if (!other_input) error(n.loc, "@index on " + where + " takes the name of another input, the table whose rows it indexes, e.g. @index(table)");
+          const auto table = std::find_if(op.inputs.begin(), op.inputs.end(), [&](const InputParam& p) { return p.name == n.arg; });
+          if (n.arg.empty() || n.arg == in.name) {
+            error(n.loc, "@index on " + where + " takes the name of another input, the table whose rows it indexes, e.g. @index(table)");
+          } else if (table == op.inputs.end()) {
+            error(n.loc, "@index on " + where + ": '" + n.arg + "' is not an input of " + op.name);
+          } else if (!table->shape || table->shape->dims.empty() || table->shape->dims.front().is_pack()) {
+            error(n.loc, "@index on " + where + ": the table '" + n.arg + "' needs a first dimension that is not a pack (the rows the ids number)");
+          }
         } else if (n.role == "init") {
           const bool integer = !n.arg.empty() && n.arg.find_first_not_of("-0123456789") == std::string::npos;
           if (!integer) error(n.loc, "@init on " + where + " takes the integer its values start at, e.g. @init(1)");
@@ -286,11 +292,17 @@ class Checker {
         }
       }
     }
+    for (const auto& out : op.outputs)
+      for (const Note& n : out.notes) {
+        const std::string where = "output '" + out.name + "' of " + op.name;
+        if (n.role != "probabilities") error(n.loc, "unknown note @" + n.role + " on " + where + " (known: @probabilities)");
+        else if (!n.arg.empty()) error(n.loc, "@probabilities on " + where + " takes no argument");
+      }
   }
 
   void refuse_notes(const std::vector<InputParam>& inputs, const std::string& what) {
     for (const auto& in : inputs)
-      for (const InputNote& n : in.notes) error(n.loc, "@" + n.role + ": notes describe an operator's inputs, not a " + what + "'s");
+      for (const Note& n : in.notes) error(n.loc, "@" + n.role + ": notes describe an operator's inputs, not a " + what + "'s");
   }
 
   void check_parallel(const ParallelDecl& p) {

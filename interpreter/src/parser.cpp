@@ -179,6 +179,19 @@ class Builder {
     return out;
   }
 
+  std::vector<Note> notes(const std::vector<P::NoteContext*>& ctxs) const {
+    std::vector<Note> out;
+    for (auto* n : ctxs) {
+      Note note;
+      note.role = n->role->getText();
+      if (n->argName) note.arg = n->argName->getText();
+      if (n->argValue) note.arg = n->argValue->getText();
+      note.loc = at(n);
+      out.push_back(std::move(note));
+    }
+    return out;
+  }
+
   std::vector<InputParam> input_params(P::InputParamsContext* ctx) const {
     std::vector<InputParam> out;
     if (!ctx) return out;
@@ -187,14 +200,7 @@ class Builder {
       p.name = i->name->getText();
       p.loc = at(i);
       if (i->shape()) p.shape = shape(i->shape());
-      for (auto* n : i->inputNote()) {
-        InputNote note;
-        note.role = n->role->getText();
-        if (n->argName) note.arg = n->argName->getText();
-        if (n->argValue) note.arg = n->argValue->getText();
-        note.loc = at(n);
-        p.notes.push_back(std::move(note));
-      }
+      p.notes = notes(i->note());
       out.push_back(std::move(p));
     }
     return out;
@@ -214,10 +220,10 @@ class Builder {
     d.attrs = attr_params(ctx->attrParams());
     d.inputs = input_params(ctx->inputParams());
     if (auto* single = dynamic_cast<P::SingleOutputContext*>(ctx->outputs())) {
-      d.outputs.push_back({"out", shape(single->shape())});
+      d.outputs.push_back({"out", shape(single->shape()), notes(single->note())});
     } else {
       for (auto* o : dynamic_cast<P::NamedOutputsContext*>(ctx->outputs())->outputParam())
-        d.outputs.push_back({o->name->getText(), shape(o->shape())});
+        d.outputs.push_back({o->name->getText(), shape(o->shape()), notes(o->note())});
     }
     for (auto* s : ctx->opStmt()) {
       OpStmt st;

@@ -16,7 +16,7 @@ NamedValues random_values(const spec::Library& library, const pcg::Graph& graph,
     for (std::size_t i = 0; i < n.inputs.size() && i < op->inputs.size(); ++i) {
       const spec::InputParam& declared = op->inputs[i];
       if (declared.note("positive")) positive[n.inputs[i].node] = true;
-      const spec::InputNote* index = declared.note("index");
+      const spec::Note* index = declared.note("index");
       if (!index) continue;
       for (std::size_t t = 0; t < op->inputs.size() && t < n.inputs.size(); ++t) {
         if (op->inputs[t].name != index->arg) continue;

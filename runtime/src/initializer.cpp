@@ -62,7 +62,7 @@ InputRole input_role(const spec::Library& library, const pcg::Graph& graph, int 
 double initial_constant(const spec::Library& library, const pcg::Graph& graph, int node) {
   const auto uses = compute_readers(library, graph, {node, 0});
   const spec::InputParam* declared = uses.empty() ? nullptr : declared_input(library, graph, uses.front());
-  const spec::InputNote* init = declared ? declared->note("init") : nullptr;
+  const spec::Note* init = declared ? declared->note("init") : nullptr;
   return init ? std::stod(init->arg) : 0.0;
 }
 
@@ -70,7 +70,7 @@ std::int64_t lookup_rows(const spec::Library& library, const pcg::Graph& graph, 
   std::int64_t rows = 0;
   for (const pcg::Use& use : compute_readers(library, graph, {node, 0})) {
     const spec::InputParam* declared = declared_input(library, graph, use);
-    const spec::InputNote* index = declared ? declared->note("index") : nullptr;
+    const spec::Note* index = declared ? declared->note("index") : nullptr;
     if (!index) continue;
     const spec::OpDecl& op = *library.find_op(graph.node(use.node).op);
     for (std::size_t i = 0; i < op.inputs.size(); ++i) {

@@ -43,6 +43,17 @@ int devices_used(const pcg::Graph& graph) {
 
 }  // namespace
 
+bool output_is_probabilities(const spec::Library& library, const pcg::Graph& graph) {
+  // The operator that computed the output, behind the parallel operators that assembled it.
+  pcg::PortRef made = graph.outputs().front();
+  while (!graph.node(made.node).inputs.empty() &&
+         (library.find_parallel(graph.node(made.node).op) || library.find_fused(graph.node(made.node).op)))
+    made = graph.node(made.node).inputs.front();
+  const spec::OpDecl* producer = library.find_op(graph.node(made.node).op);
+  const auto port = static_cast<std::size_t>(made.port);
+  return producer && port < producer->outputs.size() && producer->outputs[port].noted("probabilities");
+}
+
 template <class T>
 TrainReport train(const spec::Library& library, const pcg::Graph& graph, const TrainSettings& s,
                   const std::function<void(const StepReport&)>& progress, Transport* transport, const KernelRegistry* kernels) {
@@ -58,12 +69,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
                                         : load_data_file(s.data_file, graph, s.loss);
   Optimizer<T> optimizer(s.optimizer, std::move(state.optimizer));
   const pcg::PortRef out = graph.outputs().front();
-  // The operator that computed the output, behind the parallel operators that assembled it.
-  int producer = out.node;
-  while (!graph.node(producer).inputs.empty() &&
-         (library.find_parallel(graph.node(producer).op) || library.find_fused(graph.node(producer).op)))
-    producer = graph.node(producer).inputs.front().node;
-  const bool probabilities = graph.node(producer).op == "softmax";
+  const bool probabilities = output_is_probabilities(library, graph);
   // Each process takes the loss of the output boxes it holds, and one sum of a number makes it
   // whole; only cross-entropy over a class axis split among devices needs the output assembled.
   const std::vector<std::int64_t> out_dims = graph.shape_of(out).dims;

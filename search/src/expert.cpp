@@ -19,7 +19,7 @@ std::optional<std::size_t> lookup_table(const spec::Library& library, const pcg:
   const spec::OpDecl* op = n.is_graph_input() ? nullptr : library.find_op(n.op);
   if (!op) return std::nullopt;
   for (const spec::InputParam& declared : op->inputs) {
-    const spec::InputNote* index = declared.note("index");
+    const spec::Note* index = declared.note("index");
     if (!index) continue;
     for (std::size_t t = 0; t < op->inputs.size() && t < n.inputs.size(); ++t)
       if (op->inputs[t].name == index->arg && graph.node(n.inputs[t].node).op == pcg::kWeightOp) return t;

@@ -11,6 +11,8 @@
 #include <unordered_map>
 
 #include "loom/pcg/task_layout.hpp"
+#include "loom/search/memory.hpp"
+#include "loom/search/plan_cost.hpp"
 #include "loom/search/reshard.hpp"
 
 namespace loom::search {
@@ -219,15 +221,18 @@ struct MachineMapper::Impl {
 
   // A weight copied to several devices stays with each copy from one iteration to the next; the
   // copies' gradients are summed by a ring allreduce that starts once the backward pass has made
-  // them, as the simulator's task graph has it. Layer after layer, the backward pass and the sums
-  // then run as a pipeline whose step is the longer of the two: what a sum adds beyond its
-  // reader's own backward is the part the pass cannot hide.
-  double weight_cost(const pcg::ParallelShape& need, int first, double backward_seconds) const {
+  // them, as the simulator's task graph has it.
+  double weight_sum_seconds(const pcg::ParallelShape& need, int first) const {
     if (need.R <= 1) return 0;
     const double bytes = static_cast<double>(pcg::piece_elements(need)) * kBytesPerElement;
-    const int copies = static_cast<int>(need.R);
-    const double sum = machine.link_between(first, first + static_cast<int>(need.tasks()) - 1).started_ring_allreduce_seconds(bytes, copies);
-    return machine.device.overlaps_communication ? std::max(0.0, sum - backward_seconds) : sum;
+    return machine.link_between(first, first + static_cast<int>(need.tasks()) - 1).started_ring_allreduce_seconds(bytes, static_cast<int>(need.R));
+  }
+
+  // Layer after layer, the backward pass and the sums of the weights it has made run as a
+  // pipeline whose step is the longer of the two: what a node's sums add beyond its own backward
+  // is the part the pass cannot hide (all of them on devices that do not overlap communication).
+  double exposed_sum_seconds(double sums, double backward_seconds) const {
+    return machine.device.overlaps_communication ? std::max(0.0, sums - backward_seconds) : sums;
   }
 
   // The node's own time plus every edge to a node decided before it.
@@ -235,11 +240,12 @@ struct MachineMapper::Impl {
     const pcg::Node& n = graph->node(node);
     const ConfigInfo& mine = info(node, c);
     double cost = mine.seconds;
+    double sums = 0;
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
       const pcg::PortRef in = n.inputs[i];
       const pcg::Node& p = graph->node(in.node);
       if (p.is_graph_input()) {
-        if (p.op == pcg::kWeightOp) cost += weight_cost(mine.config.inputs[i], c.first, mine.backward_seconds);
+        if (p.op == pcg::kWeightOp) sums += weight_sum_seconds(mine.config.inputs[i], c.first);
         if (auto pin = pins.inputs.find(in.node); pin != pins.inputs.end())
           cost += move(pin->second.shape, pin->second.first_device, mine.config.inputs[i], c.first);
         continue;
@@ -249,6 +255,7 @@ struct MachineMapper::Impl {
       cost += move(info(in.node, pc).config.outputs[static_cast<std::size_t>(in.port)], pc.first, mine.config.inputs[i], c.first);
       if (cost == kInf) return kInf;
     }
+    cost += exposed_sum_seconds(sums, mine.backward_seconds);
     for (std::size_t k = 0; k < graph->outputs().size(); ++k) {
       const pcg::PortRef o = graph->outputs()[k];
       if (o.node != node) continue;
@@ -576,7 +583,8 @@ struct MachineMapper::Impl {
   }
 
   // What the chosen tasks keep on the device that keeps the most: every output piece, and every
-  // weight piece with its gradient and optimizer state, as the simulated plan's memory counts.
+  // weight piece with its gradient and optimizer state. A lower bound of the plan's memory (which
+  // also holds the pieces its layout changes make), cheap enough to rule a mapping out.
   double fullest_device_bytes(const std::vector<Choice>& chosen) const {
     std::vector<double> bytes(static_cast<std::size_t>(machine.devices()), 0);
     for (const pcg::Node& n : graph->nodes()) {
@@ -586,6 +594,15 @@ struct MachineMapper::Impl {
       for (int d = c.first; d < c.first + static_cast<int>(i.config.tasks()) && d < machine.devices(); ++d) bytes[static_cast<std::size_t>(d)] += i.kept;
     }
     return bytes.empty() ? 0 : *std::max_element(bytes.begin(), bytes.end());
+  }
+
+  // Whether the plan the placements make fits every device, as the simulated plan's memory counts.
+  bool fits(const pcg::Graph& g, const std::vector<Placement>& placements) const {
+    try {
+      return first_overfull_device(plan_memory(materialize(g, placements, library), model), machine) < 0;
+    } catch (const LoomError&) {
+      return false;
+    }
   }
 
   Mapping result(const pcg::Graph& g, const std::vector<Choice>& chosen, double estimate) const {
@@ -615,7 +632,7 @@ Mapping MachineMapper::map(const pcg::Graph& graph, const Pins& pins) {
   const Resource all{0, m.machine.devices()};
   // Shares in proportion to the unsplit need are safe but blunt: a node whose weights are cheap
   // to copy may be denied its copies for the sake of activations that a split shrinks anyway. So
-  // the mapping is first sought with no shares, and kept when its fullest device fits.
+  // the mapping is first sought with no shares, and kept when its plan fits every device.
   const double shares = m.memory_scale;
   std::vector<Choice> chosen(graph.size());
   if (shares < 1) {
@@ -623,7 +640,10 @@ Mapping MachineMapper::map(const pcg::Graph& graph, const Pins& pins) {
     const double estimate = m.solve(root, all);
     if (std::isfinite(estimate)) {
       m.reconstruct(root, all, chosen);
-      if (m.fullest_device_bytes(chosen) <= m.machine.device.memory_bytes) return m.result(graph, chosen, estimate);
+      if (m.fullest_device_bytes(chosen) <= m.machine.device.memory_bytes) {
+        Mapping found = m.result(graph, chosen, estimate);
+        if (m.fits(graph, found.placements)) return found;
+      }
     }
     m.memory_scale = shares;
     m.fixed.assign(graph.size(), Choice{});

@@ -81,7 +81,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   // where the simulator overlaps them, so a few moves judged by the simulator can still pay. For
   // the same reason the DP's plan can lose to plain data parallelism over the graph it chose, and
   // a short walk depends much on where it starts: a second walk starts from data parallelism.
-  report.refinement_start = "joint";
+  report.refinement_start = "none";
   if (settings.mcmc_iterations > 0) {
     report_stage("refining the joint plan");
     McmcOptions refine;

@@ -651,17 +651,28 @@ TEST(ParserConstructs, InputNotesAreKeptOnTheirInput) {
   EXPECT_EQ(f.inputs[2].note("init")->arg, "1");
   EXPECT_NE(f.inputs[2].note("positive"), nullptr);
   EXPECT_EQ(f.inputs[2].note("index"), nullptr);
+  const Library outputs = Library::from_text(
+      "op p(x: [n]) -> [n] @probabilities {\n  out[i] = x[i];\n}\n"
+      "op q(x: [n]) -> (y: [n], z: [n] @probabilities) {\n  y[i] = x[i];\n  z[i] = x[i];\n}\n",
+      "outputs.loom");
+  EXPECT_TRUE(outputs.find_op("p")->outputs[0].noted("probabilities"));
+  EXPECT_FALSE(outputs.find_op("q")->outputs[0].noted("probabilities"));
+  EXPECT_TRUE(outputs.find_op("q")->outputs[1].noted("probabilities"));
 }
 
 TEST(ParserErrors, InputNotesAreChecked) {
   const std::string body = ") -> [m] {\n  out[i] = x[i];\n}\n";
   expect_one_error("op f(x: [m] @index(x)" + body, "@index", "@index on input 'x' of f takes the name of another input");
-  expect_one_error("op f(x: [m] @index(y)" + body, "@index", "takes the name of another input");
+  expect_one_error("op f(x: [m] @index(y)" + body, "@index", "@index on input 'x' of f: 'y' is not an input of f");
+  expect_one_error("op f(x: [m] @index(t), t: []" + body, "@index", "the table 't' needs a first dimension that is not a pack");
+  expect_one_error("op f(x: [m] @index(t), t: [*s]" + body, "@index", "the table 't' needs a first dimension that is not a pack");
   expect_one_error("op f(x: [m] @init(one)" + body, "@init", "@init on input 'x' of f takes the integer");
   expect_one_error("op f(x: [m] @init" + body, "@init", "takes the integer its values start at");
   expect_one_error("op f(x: [m] @statistic(2)" + body, "@statistic", "@statistic on input 'x' of f takes no argument");
   expect_one_error("op f(x: [m] @weird" + body, "@weird", "unknown note @weird on input 'x' of f");
   expect_one_error("op f(x: [m] @positive @positive" + body, "@positive", "@positive is given twice", 1);
+  expect_one_error("op f(x: [m]) -> [m] @init(1) {\n  out[i] = x[i];\n}\n", "@init", "unknown note @init on output 'out' of f (known: @probabilities)");
+  expect_one_error("op f(x: [m]) -> [m] @probabilities(2) {\n  out[i] = x[i];\n}\n", "@probabilities", "takes no argument");
   expect_one_error("op g(x: [m]) -> [m] {\n  out[i] = x[i];\n}\nfused h(x @init(0)) = g(x);\n", "@init",
                    "notes describe an operator's inputs, not a fused form's");
 }

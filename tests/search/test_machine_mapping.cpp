@@ -67,6 +67,25 @@ TEST(MachineMapping, DynamicProgrammingEqualsBruteForceWithBranchesAndAResidual)
   expect_dp_equals_brute_force(g, 4, 1);
 }
 
+TEST(MachineMapping, DynamicProgrammingEqualsBruteForceWhenMemoryIsTight) {
+  const pcg::Graph g = two_layer_mlp(64, 64, 64, 16);
+  for (const double share : {0.7, 0.4}) {
+    Machine machine = small_machine(4);
+    const CostModel roomy(library(), machine);
+    const std::vector<double> unsplit = plan_memory(materialize(g, unsplit_placements(g), library()), roomy);
+    machine.device.memory_bytes = share * *std::max_element(unsplit.begin(), unsplit.end());
+    const CostModel model(library(), machine);
+    MappingOptions options;
+    options.degrees = {2, 4};
+    MachineMapper dp(library(), model, options);
+    MachineMapper exhaustive(library(), model, options);
+    const Mapping found = dp.map(g);
+    const Mapping reference = exhaustive.brute_force(g);
+    ASSERT_TRUE(std::isfinite(reference.estimate)) << share;
+    EXPECT_NEAR(found.estimate, reference.estimate, 1e-12 * reference.estimate) << share;
+  }
+}
+
 TEST(MachineMapping, TheMappedPlanComputesTheSameValuesAndSimulates) {
   const pcg::Graph g = diamond(8, 4);
   const Machine machine = small_machine(4);

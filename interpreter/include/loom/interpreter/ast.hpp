@@ -69,9 +69,10 @@ struct AttrParam {
   SourceLocation loc;
 };
 
-// A note on an operator's input saying what its values are (docs/language.md, "Input notes").
-struct InputNote {
-  std::string role;  // index, init, statistic, positive
+// A note on an operator's input or output saying what its values are (docs/language.md, "Input
+// notes").
+struct Note {
+  std::string role;  // inputs: index, init, statistic, positive; outputs: probabilities
   std::string arg;   // the argument as written, empty when there is none
   SourceLocation loc;
 };
@@ -79,11 +80,11 @@ struct InputNote {
 struct InputParam {
   std::string name;
   std::optional<ShapeSpec> shape;
-  std::vector<InputNote> notes;
+  std::vector<Note> notes;
   SourceLocation loc;
 
-  const InputNote* note(const std::string& role) const {
-    for (const InputNote& n : notes)
+  const Note* note(const std::string& role) const {
+    for (const Note& n : notes)
       if (n.role == role) return &n;
     return nullptr;
   }
@@ -92,6 +93,13 @@ struct InputParam {
 struct OutputParam {
   std::string name;
   ShapeSpec shape;
+  std::vector<Note> notes;
+
+  bool noted(const std::string& role) const {
+    for (const Note& n : notes)
+      if (n.role == role) return true;
+    return false;
+  }
 };
 
 struct IndexVar {

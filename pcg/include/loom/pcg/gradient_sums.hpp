@@ -41,7 +41,8 @@ struct InputReads {
   // The boxes overlap without being equal.
   bool overlapping() const;
   // The sums that keep the copies equal: each box among the devices reading it; when the boxes
-  // overlap, the whole input among every one of the plan's `devices`.
+  // overlap, the whole input among every one of `devices` devices (the plan's machine: the runtime
+  // has a process per device, and every one of them sums).
   std::vector<GradientShare> sums(const Region& whole, int devices) const;
 };
 

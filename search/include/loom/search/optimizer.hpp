@@ -18,7 +18,7 @@ struct OptimizeSettings {
   bool pipeline = true;               // also try pipeline parallelism (1F1B) over the whole graph
   PipelineOptions pipeline_options;
   std::size_t mcmc_iterations = 300;  // FlexFlow's search, and the refinement of the joint plan
-  double mcmc_seconds = 30;           // each of those walks' time bound (McmcOptions::max_seconds)
+  double mcmc_seconds = 30;           // each of those walks' time bound (McmcOptions::max_seconds); the two refining walks get half each
   std::uint64_t seed = 1;
 };
 
@@ -43,7 +43,7 @@ struct OptimizeReport {
   std::vector<AppliedSubstitution> substitutions;
   double joint_seconds = 0;           // the joint search's plan, simulated, before refinement
   double refined_seconds = 0;         // the same after the MCMC refinement (joint_seconds without one)
-  std::string refinement_start;       // where the refined plan's walk began: "joint" (the DP's plan) or "data_parallel" (over the joint graph)
+  std::string refinement_start;       // where the refined plan's walk began: "joint" (the DP's plan), "data_parallel" (over the joint graph), or "none" (no walk improved the DP's plan)
   double pipeline_seconds = 0;        // the best pipeline found (infinity: none fits or none tried)
   std::map<std::string, double> baselines;  // name -> simulated seconds (infinity: does not fit)
   double initial_seconds = 0;         // the graph as given, on one device
