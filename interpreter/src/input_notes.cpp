@@ -37,6 +37,19 @@ void mark_summed(const Expr& e, const std::string& name, std::multiset<std::stri
 
 }  // namespace
 
+const InputParam* declared_input(const Library& library, const std::string& op, std::size_t slot) {
+  const OpDecl* decl = library.find_op(op);
+  return decl && slot < decl->inputs.size() ? &decl->inputs[slot] : nullptr;
+}
+
+std::optional<std::size_t> indexed_table(const OpDecl& op, const InputParam& declared) {
+  const Note* index = declared.note("index");
+  if (!index) return std::nullopt;
+  for (std::size_t t = 0; t < op.inputs.size(); ++t)
+    if (op.inputs[t].name == index->arg) return t;
+  return std::nullopt;
+}
+
 std::int64_t summed_extent(const OpDecl& op, std::size_t input, const std::vector<std::int64_t>& dims) {
   if (input >= op.inputs.size()) return 0;
   std::vector<bool> summed(dims.size(), false);

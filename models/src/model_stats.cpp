@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loom/interpreter/cost.hpp"
+#include "loom/interpreter/input_notes.hpp"
 
 namespace loom::models {
 namespace {
@@ -12,9 +13,9 @@ namespace {
 // A use at an input that the reader's spec notes `@statistic` (batch normalization's running mean
 // and variance).
 bool is_statistic_use(const spec::Library& library, const pcg::Graph& graph, pcg::Use use) {
-  const spec::OpDecl* op = library.find_op(graph.node(use.node).op);
-  return op && use.input >= 0 && static_cast<std::size_t>(use.input) < op->inputs.size() &&
-         op->inputs[static_cast<std::size_t>(use.input)].note("statistic") != nullptr;
+  const spec::InputParam* declared =
+      use.input < 0 ? nullptr : spec::declared_input(library, graph.node(use.node).op, static_cast<std::size_t>(use.input));
+  return declared && declared->note("statistic");
 }
 
 }  // namespace

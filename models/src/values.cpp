@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <random>
 
+#include "loom/interpreter/input_notes.hpp"
+
 namespace loom::models {
 
 NamedValues random_values(const spec::Library& library, const pcg::Graph& graph, std::uint64_t seed, NamedValues given) {
@@ -16,14 +18,11 @@ NamedValues random_values(const spec::Library& library, const pcg::Graph& graph,
     for (std::size_t i = 0; i < n.inputs.size() && i < op->inputs.size(); ++i) {
       const spec::InputParam& declared = op->inputs[i];
       if (declared.note("positive")) positive[n.inputs[i].node] = true;
-      const spec::Note* index = declared.note("index");
-      if (!index) continue;
-      for (std::size_t t = 0; t < op->inputs.size() && t < n.inputs.size(); ++t) {
-        if (op->inputs[t].name != index->arg) continue;
-        const std::int64_t rows = graph.shape_of(n.inputs[t]).dims.at(0);
-        auto [it, fresh] = id_rows.emplace(n.inputs[i].node, rows);
-        if (!fresh) it->second = std::min(it->second, rows);
-      }
+      const std::optional<std::size_t> table = spec::indexed_table(*op, declared);
+      if (!table || *table >= n.inputs.size()) continue;
+      const std::int64_t rows = graph.shape_of(n.inputs[*table]).dims.at(0);
+      auto [it, fresh] = id_rows.emplace(n.inputs[i].node, rows);
+      if (!fresh) it->second = std::min(it->second, rows);
     }
   }
   std::mt19937_64 rng(seed);

@@ -38,11 +38,9 @@ std::uint64_t named_seed(std::uint64_t seed, std::string_view name) {
 
 namespace {
 
-// The spec's declaration of the input the first compute reader reads `node` at, if any.
+// The spec's declaration of the input at which `use` reads, if any.
 const spec::InputParam* declared_input(const spec::Library& library, const pcg::Graph& graph, const pcg::Use& use) {
-  const spec::OpDecl* op = library.find_op(graph.node(use.node).op);
-  if (!op || use.input < 0 || static_cast<std::size_t>(use.input) >= op->inputs.size()) return nullptr;
-  return &op->inputs[static_cast<std::size_t>(use.input)];
+  return use.input < 0 ? nullptr : spec::declared_input(library, graph.node(use.node).op, static_cast<std::size_t>(use.input));
 }
 
 }  // namespace
@@ -70,14 +68,10 @@ std::int64_t lookup_rows(const spec::Library& library, const pcg::Graph& graph, 
   std::int64_t rows = 0;
   for (const pcg::Use& use : compute_readers(library, graph, {node, 0})) {
     const spec::InputParam* declared = declared_input(library, graph, use);
-    const spec::Note* index = declared ? declared->note("index") : nullptr;
-    if (!index) continue;
-    const spec::OpDecl& op = *library.find_op(graph.node(use.node).op);
-    for (std::size_t i = 0; i < op.inputs.size(); ++i) {
-      if (op.inputs[i].name != index->arg) continue;
-      const std::int64_t r = graph.shape_of(graph.node(use.node).inputs.at(i)).dims.at(0);
-      rows = rows == 0 ? r : std::min(rows, r);
-    }
+    const std::optional<std::size_t> table = declared ? spec::indexed_table(*library.find_op(graph.node(use.node).op), *declared) : std::nullopt;
+    if (!table) continue;
+    const std::int64_t r = graph.shape_of(graph.node(use.node).inputs.at(*table)).dims.at(0);
+    rows = rows == 0 ? r : std::min(rows, r);
   }
   return std::max<std::int64_t>(rows, 1);
 }

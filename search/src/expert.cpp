@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "loom/interpreter/input_notes.hpp"
 #include "loom/search/baselines.hpp"
 
 namespace loom::search {
@@ -19,10 +20,8 @@ std::optional<std::size_t> lookup_table(const spec::Library& library, const pcg:
   const spec::OpDecl* op = n.is_graph_input() ? nullptr : library.find_op(n.op);
   if (!op) return std::nullopt;
   for (const spec::InputParam& declared : op->inputs) {
-    const spec::Note* index = declared.note("index");
-    if (!index) continue;
-    for (std::size_t t = 0; t < op->inputs.size() && t < n.inputs.size(); ++t)
-      if (op->inputs[t].name == index->arg && graph.node(n.inputs[t].node).op == pcg::kWeightOp) return t;
+    const std::optional<std::size_t> table = spec::indexed_table(*op, declared);
+    if (table && *table < n.inputs.size() && graph.node(n.inputs[*table].node).op == pcg::kWeightOp) return table;
   }
   return std::nullopt;
 }

@@ -3,11 +3,22 @@
 // weights, test values, the baselines): the notes written on an input (docs/language.md, "Input
 // notes"), and a weight's fan-in, which its comprehension gives.
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "loom/interpreter/ast.hpp"
+#include "loom/interpreter/library.hpp"
 
 namespace loom::spec {
+
+// The declaration of input `slot` of operator `op`, or null (no such operator in `library`, or no
+// such input).
+const InputParam* declared_input(const Library& library, const std::string& op, std::size_t slot);
+
+// The position among `op`'s inputs of the table that `declared`'s `@index(table)` note names
+// (none without the note).
+std::optional<std::size_t> indexed_table(const OpDecl& op, const InputParam& declared);
 
 // The product of the extents of input `input`'s dimensions (`dims`, its shape at a use) that the
 // operator's statements read at an index a sum binds: the fan-in of a weight (a matrix's rows, a
