@@ -50,12 +50,17 @@ std::optional<std::size_t> indexed_table(const OpDecl& op, const InputParam& dec
   return std::nullopt;
 }
 
-std::int64_t summed_extent(const OpDecl& op, std::size_t input, const std::vector<std::int64_t>& dims) {
-  if (input >= op.inputs.size()) return 0;
-  std::vector<bool> summed(dims.size(), false);
+std::vector<bool> summed_dimensions(const OpDecl& op, std::size_t input, std::size_t rank) {
+  std::vector<bool> summed(rank, false);
+  if (input >= op.inputs.size()) return summed;
   std::multiset<std::string> sums;
   for (const OpStmt& st : op.stmts)
     if (st.expr && st.kind != OpStmtKind::Require) mark_summed(*st.expr, op.inputs[input].name, sums, summed);
+  return summed;
+}
+
+std::int64_t summed_extent(const OpDecl& op, std::size_t input, const std::vector<std::int64_t>& dims) {
+  const std::vector<bool> summed = summed_dimensions(op, input, dims.size());
   std::int64_t extent = 1;
   bool any = false;
   for (std::size_t d = 0; d < dims.size(); ++d)

@@ -1,19 +1,63 @@
 // Expert strategies as Unity's evaluation describes them: Megatron-LM's tensor parallelism for
 // transformers, and model-parallel embedding tables with a data-parallel dense part for
 // recommendation models. The structure is read from the operators in the graph.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "loom/interpreter/input_notes.hpp"
+#include "loom/interpreter/parallel_rules.hpp"
 #include "loom/search/baselines.hpp"
 
 namespace loom::search {
 namespace {
 
-bool is_head_projection(const std::string& op) { return op == "head_proj" || op == "head_proj_nobias"; }
-bool is_head_merge(const std::string& op) { return op == "head_merge"; }
-bool is_dense(const std::string& op) { return op == "linear" || op == "linear_nobias" || op == "matmul"; }
+// A dense operator reads a weight (a matrix, or a stack of them) with a dimension it sums over and
+// one its output keeps, as the operator's comprehension says. Its multi-head forms: a projection
+// keeps two of the weight's dimensions (heads and features), a merge sums over two dimensions of
+// its activation (heads and features).
+struct DenseWeight {
+  std::size_t input = 0;
+  std::vector<std::size_t> kept;  // the weight's dimensions the output keeps, in order
+  std::size_t activation_sums = 0;  // dimensions of the other inputs summed over
+};
+
+std::optional<DenseWeight> dense_weight(const spec::Library& library, const pcg::Graph& graph, const pcg::Node& n) {
+  const spec::OpDecl* op = n.is_graph_input() ? nullptr : library.find_op(n.op);
+  if (!op) return std::nullopt;
+  bool reads_weight = false;
+  for (const pcg::PortRef& in : n.inputs) reads_weight |= graph.node(in.node).op == pcg::kWeightOp;
+  if (!reads_weight) return std::nullopt;
+  std::vector<std::vector<std::int64_t>> dims;
+  for (const pcg::PortRef& in : n.inputs) dims.push_back(graph.shape_of(in).dims);
+  const spec::ParallelSummary summary = spec::summarize_parallelism(library.instantiate(n.op, n.attrs, dims));
+  std::optional<DenseWeight> found;
+  std::size_t activation_sums = 0;
+  for (std::size_t i = 0, role = 0; i < n.inputs.size(); ++i) {
+    const bool weight = graph.node(n.inputs[i].node).op == pcg::kWeightOp;
+    const std::vector<bool> summed = spec::summed_dimensions(*op, i, dims[i].size());
+    DenseWeight w{i, {}, 0};
+    for (std::size_t d = 0; d < dims[i].size(); ++d, ++role)
+      if (summary.roles.at(role).kind == spec::DimensionRole::Free) w.kept.push_back(d);
+    const auto sums = static_cast<std::size_t>(std::count(summed.begin(), summed.end(), true));
+    if (!weight) activation_sums += sums;
+    if (weight && !found && sums > 0 && !w.kept.empty()) found = w;
+  }
+  if (found) found->activation_sums = activation_sums;
+  return found;
+}
+
+// By node id.
+std::vector<std::optional<DenseWeight>> dense_weights(const spec::Library& library, const pcg::Graph& graph) {
+  std::vector<std::optional<DenseWeight>> out;
+  for (const pcg::Node& n : graph.nodes()) out.push_back(dense_weight(library, graph, n));
+  return out;
+}
+
+bool is_head_projection(const std::optional<DenseWeight>& w) { return w && w->kept.size() >= 2; }
+bool is_head_merge(const std::optional<DenseWeight>& w) { return w && w->activation_sums >= 2; }
+
 // A lookup: an operator whose spec notes an input as `@index(table)` of a table that is a weight.
 // Returns the table's input position.
 std::optional<std::size_t> lookup_table(const spec::Library& library, const pcg::Graph& graph, const pcg::Node& n) {
@@ -24,12 +68,6 @@ std::optional<std::size_t> lookup_table(const spec::Library& library, const pcg:
     if (table && *table < n.inputs.size() && graph.node(n.inputs[*table].node).op == pcg::kWeightOp) return table;
   }
   return std::nullopt;
-}
-
-bool has_op(const pcg::Graph& graph, bool (*pred)(const std::string&)) {
-  for (const pcg::Node& n : graph.nodes())
-    if (pred(n.op)) return true;
-  return false;
 }
 
 // The dimension a value is partitioned along and its degree, when that is all its parallelism.
@@ -46,8 +84,8 @@ std::optional<std::pair<std::size_t, std::int64_t>> single_split(const pcg::Para
 
 class Megatron {
  public:
-  Megatron(const spec::Library& library, const pcg::Graph& graph, const Machine& machine)
-      : library_(library), graph_(graph), degrees_(degrees_from(machine.devices())), out_(data_parallel(library, graph, machine)),
+  Megatron(const spec::Library& library, const pcg::Graph& graph, const Machine& machine, std::vector<std::optional<DenseWeight>> dense)
+      : library_(library), graph_(graph), dense_(std::move(dense)), degrees_(degrees_from(machine.devices())), out_(data_parallel(library, graph, machine)),
         first_(graph.size()), second_(graph.size()), tensor_parallel_(graph.size()) {
     find_dense_pairs();
   }
@@ -56,9 +94,9 @@ class Megatron {
     for (const pcg::Node& n : graph_.nodes()) {
       if (!is_compute_node(library_, n)) continue;
       const auto id = static_cast<std::size_t>(n.id);
-      const bool row_op = is_head_merge(n.op) || second_[id];
+      const bool row_op = is_head_merge(dense_[id]) || second_[id];
       if (row_op && row(n)) continue;
-      if (is_head_projection(n.op) || first_[id]) {
+      if (is_head_projection(dense_[id]) || first_[id]) {
         column(n);
       } else if (auto c = follow(n); c && !row_op) {
         out_[id] = {std::move(*c), 0};
@@ -73,19 +111,20 @@ class Megatron {
   // single-input operators only (the activation, dropout).
   void find_dense_pairs() {
     for (const pcg::Node& n : graph_.nodes()) {
-      if (!is_dense(n.op)) continue;
+      if (!dense_[static_cast<std::size_t>(n.id)]) continue;
       int at = n.inputs[0].node;
-      while (graph_.node(at).inputs.size() == 1 && !is_dense(graph_.node(at).op)) at = graph_.node(at).inputs[0].node;
-      if (!is_dense(graph_.node(at).op)) continue;
+      while (graph_.node(at).inputs.size() == 1 && !dense_[static_cast<std::size_t>(at)]) at = graph_.node(at).inputs[0].node;
+      if (!dense_[static_cast<std::size_t>(at)]) continue;
       first_[static_cast<std::size_t>(at)] = true;
       second_[static_cast<std::size_t>(n.id)] = true;
     }
   }
 
-  // Split by output features: the weight's last dimension (the head index of head_proj).
+  // Split by output features: the weight's first dimension the output keeps (the heads of a
+  // multi-head projection).
   void column(const pcg::Node& n) {
-    const std::size_t dim = is_head_projection(n.op) ? 0 : graph_.shape_of(n.inputs[1]).rank() - 1;
-    if (auto c = split_config(library_, graph_, n, 1, dim, degrees_)) {
+    const DenseWeight& w = *dense_[static_cast<std::size_t>(n.id)];
+    if (auto c = split_config(library_, graph_, n, w.input, w.kept.front(), degrees_)) {
       out_[static_cast<std::size_t>(n.id)] = {std::move(*c), 0};
       tensor_parallel_[static_cast<std::size_t>(n.id)] = true;
     }
@@ -111,6 +150,7 @@ class Megatron {
 
   const spec::Library& library_;
   const pcg::Graph& graph_;
+  std::vector<std::optional<DenseWeight>> dense_;  // by node id
   std::vector<std::int64_t> degrees_;
   std::vector<Placement> out_;
   std::vector<bool> first_, second_, tensor_parallel_;  // by node id
@@ -130,7 +170,9 @@ std::vector<Placement> embedding_parallel(const spec::Library& library, const pc
 }  // namespace
 
 std::vector<Placement> expert_strategy(const spec::Library& library, const pcg::Graph& graph, const Machine& machine) {
-  if (has_op(graph, is_head_projection) || has_op(graph, is_head_merge)) return Megatron(library, graph, machine).run();
+  std::vector<std::optional<DenseWeight>> dense = dense_weights(library, graph);
+  if (std::any_of(dense.begin(), dense.end(), [](const auto& w) { return is_head_projection(w) || is_head_merge(w); }))
+    return Megatron(library, graph, machine, std::move(dense)).run();
   for (const pcg::Node& n : graph.nodes())
     if (lookup_table(library, graph, n)) return embedding_parallel(library, graph, machine);
   return data_parallel(library, graph, machine);

@@ -11,8 +11,8 @@ namespace {
 
 class Materializer {
  public:
-  Materializer(const pcg::Graph& graph, const std::vector<Placement>& placements, const pcg::OpCatalog& catalog)
-      : graph_(graph), placements_(placements), catalog_(catalog), ports_(graph.size()) {}
+  Materializer(const pcg::Graph& graph, const std::vector<Placement>& placements, const spec::Library& library)
+      : graph_(graph), placements_(placements), catalog_(library), forms_(reshard_forms(library)), ports_(graph.size()) {}
 
   pcg::Graph run() {
     if (placements_.size() != graph_.size())
@@ -62,7 +62,7 @@ class Materializer {
     if (have == shape) return held.port;
     const auto key = std::make_tuple(value, shape.to_string(), view.to_string());
     if (auto it = delivered_.find(key); it != delivered_.end()) return it->second;
-    const auto steps = reshard_steps(have, shape);
+    const auto steps = reshard_steps(forms_, have, shape);
     if (!steps)
       throw LoomError(consumer.describe() + ": cannot move " + graph_.node(value.node).describe() + "'s output from " + have.to_string() +
                       " to " + shape.to_string());
@@ -84,7 +84,8 @@ class Materializer {
 
   const pcg::Graph& graph_;
   const std::vector<Placement>& placements_;
-  const pcg::OpCatalog& catalog_;
+  const spec::Library& catalog_;
+  ReshardForms forms_;
   pcg::Graph out_;
   std::vector<std::vector<Held>> ports_;  // input graph node -> port -> where it is in the new graph
   std::map<std::tuple<pcg::PortRef, std::string, std::string>, pcg::PortRef> delivered_;
@@ -92,8 +93,8 @@ class Materializer {
 
 }  // namespace
 
-pcg::Graph materialize(const pcg::Graph& graph, const std::vector<Placement>& placements, const pcg::OpCatalog& catalog) {
-  return Materializer(graph, placements, catalog).run();
+pcg::Graph materialize(const pcg::Graph& graph, const std::vector<Placement>& placements, const spec::Library& library) {
+  return Materializer(graph, placements, library).run();
 }
 
 std::vector<Placement> unsplit_placements(const pcg::Graph& graph) {

@@ -36,31 +36,40 @@ std::optional<DimensionSwap> one_dimension_for_another(const std::vector<std::in
 
 }  // namespace
 
-std::optional<std::vector<ReshardStep>> reshard_steps(const pcg::ParallelShape& from, const pcg::ParallelShape& to) {
-  if (from.dims != to.dims || from.P != to.P) return std::nullopt;
-  if (to.V > from.V || from.V % to.V != 0 || to.R < from.R || to.R % from.R != 0) return std::nullopt;
+bool reshardable(const pcg::ParallelShape& from, const pcg::ParallelShape& to) {
+  return from.dims == to.dims && from.P == to.P && to.V <= from.V && from.V % to.V == 0 && to.R >= from.R && to.R % from.R == 0;
+}
+
+std::optional<std::vector<ReshardStep>> reshard_steps(const ReshardForms& forms, const pcg::ParallelShape& from,
+                                                      const pcg::ParallelShape& to) {
+  if (!reshardable(from, to)) return std::nullopt;
+  const auto step = [](const LayoutForm& form, std::int64_t degree, std::optional<std::size_t> dim = std::nullopt) {
+    ReshardStep s{form.op, {{form.degree_attr, degree}}};
+    if (dim) s.attrs[form.dim_attr] = static_cast<std::int64_t>(*dim);
+    return s;
+  };
   std::vector<ReshardStep> steps;
-  if (from.V > to.V) steps.push_back({"reduce", {{"degree", from.V / to.V}}});
+  if (from.V > to.V) steps.push_back(step(forms.sum, from.V / to.V));
   std::vector<std::int64_t> held = from.D;
-  if (auto swap = one_dimension_for_another(held, to.D)) {
-    steps.push_back({"all_to_all", {{"src", swap->from}, {"dst", swap->to}, {"degree", swap->degree}}});
+  if (auto swap = forms.swap ? one_dimension_for_another(held, to.D) : std::nullopt) {
+    steps.push_back({forms.swap->op, {{forms.swap->from_attr, swap->from}, {forms.swap->to_attr, swap->to}, {forms.swap->degree_attr, swap->degree}}});
     held = to.D;
   }
   for (std::size_t d = 0; d < held.size(); ++d) {
     if (held[d] <= to.D[d] && to.D[d] % held[d] == 0) continue;
     const std::int64_t by = held[d] % to.D[d] == 0 ? held[d] / to.D[d] : held[d];
-    steps.push_back({"combine", {{"dim", static_cast<std::int64_t>(d)}, {"degree", by}}});
+    steps.push_back(step(forms.join, by, d));
     held[d] /= by;
   }
-  if (to.R > from.R) steps.push_back({"replicate", {{"degree", to.R / from.R}}});
+  if (to.R > from.R) steps.push_back(step(forms.copy, to.R / from.R));
   for (std::size_t d = 0; d < held.size(); ++d)
-    if (to.D[d] > held[d]) steps.push_back({"partition", {{"dim", static_cast<std::int64_t>(d)}, {"degree", to.D[d] / held[d]}}});
+    if (to.D[d] > held[d]) steps.push_back(step(forms.split, to.D[d] / held[d], d));
   return steps;
 }
 
 double reshard_seconds(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
                        const pcg::MachineView& to_view, const Machine& machine) {
-  if (!reshard_steps(from, to)) return std::numeric_limits<double>::infinity();
+  if (!reshardable(from, to)) return std::numeric_limits<double>::infinity();
   if (from == to && from_view == to_view) return 0;
   std::map<std::pair<int, int>, double> pair_bytes;
   for (const pcg::PieceMove& m : pcg::piece_moves(from, from_view, to, to_view)) {

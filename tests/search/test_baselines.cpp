@@ -142,24 +142,29 @@ TEST(DataParallel, TakesTheLargestDegreeTheBatchAllows) {
   expect_sound_plan(graph, placements, CostModel(library(), machine(4)));
 }
 
+// The operators a transformer block is written with.
+struct BlockOps {
+  std::string projection = "head_proj_nobias", merge = "head_merge", dense = "linear_nobias";
+};
+
 // One bias-free transformer block: attention (heads 2) and a feed-forward pair 8 -> 32 -> 8.
-pcg::Graph transformer_block() {
+pcg::Graph transformer_block(const spec::Library& lib = library(), const BlockOps& ops = {}) {
   pcg::Graph g;
   auto in = [&](const std::string& name, std::vector<std::int64_t> dims, bool weight = true) {
     return pcg::PortRef{g.add_input(name, pcg::ParallelShape::unpartitioned(std::move(dims)), weight), 0};
   };
   auto op = [&](const std::string& name, std::vector<pcg::PortRef> inputs, const std::string& label = "") {
-    return pcg::PortRef{g.add_node(library(), name, {}, std::move(inputs), label), 0};
+    return pcg::PortRef{g.add_node(lib, name, {}, std::move(inputs), label), 0};
   };
   const pcg::PortRef x = in("x", {4, 2, 8}, false);
-  const pcg::PortRef q = op("head_proj_nobias", {x, in("wq", {2, 8, 4})}, "q");
-  const pcg::PortRef k = op("head_proj_nobias", {x, in("wk", {2, 8, 4})}, "k");
-  const pcg::PortRef v = op("head_proj_nobias", {x, in("wv", {2, 8, 4})}, "v");
+  const pcg::PortRef q = op(ops.projection, {x, in("wq", {2, 8, 4})}, "q");
+  const pcg::PortRef k = op(ops.projection, {x, in("wk", {2, 8, 4})}, "k");
+  const pcg::PortRef v = op(ops.projection, {x, in("wv", {2, 8, 4})}, "v");
   const pcg::PortRef probs = op("softmax", {op("attention_scores", {q, k}, "scores")});
   const pcg::PortRef context = op("batch_matmul", {probs, v}, "context");
-  const pcg::PortRef attended = op("ewadd", {x, op("head_merge", {context, in("wo", {2, 4, 8}), in("bo", {8})}, "merge")});
-  const pcg::PortRef hidden = op("gelu", {op("linear_nobias", {attended, in("w1", {8, 32})}, "fc1")}, "act");
-  g.mark_output(op("ewadd", {attended, op("linear_nobias", {hidden, in("w2", {32, 8})}, "fc2")}));
+  const pcg::PortRef attended = op("ewadd", {x, op(ops.merge, {context, in("wo", {2, 4, 8}), in("bo", {8})}, "merge")});
+  const pcg::PortRef hidden = op("gelu", {op(ops.dense, {attended, in("w1", {8, 32})}, "fc1")}, "act");
+  g.mark_output(op("ewadd", {attended, op(ops.dense, {hidden, in("w2", {32, 8})}, "fc2")}));
   return g;
 }
 
@@ -187,6 +192,39 @@ TEST(ExpertStrategy, SplitsTheFirstLinearByColumnsAndTheSecondByRows) {
   EXPECT_EQ(placement_of(g, placements, "scores").config.outputs[0].D, (std::vector<std::int64_t>{1, 2, 1, 1}));
   EXPECT_EQ(placement_of(g, placements, "context").config.outputs[0].D, (std::vector<std::int64_t>{1, 2, 1, 1}));
   expect_sound_plan(g, placements, CostModel(library(), machine(4)));
+}
+
+// Megatron's structure is read from what the operators compute: the same block written with
+// operators of other names is split the same way.
+TEST(ExpertStrategy, FindsHeadsAndDenseLayersByTheirComprehensionsNotTheirNames) {
+  const std::string ops = spec::Library::default_specs_dir() + "/ops/";
+  std::string imports;
+  for (const char* file : {"core.loom", "linalg.loom", "shape.loom", "parallel.loom", "models.loom"})
+    imports += "import \"" + ops + file + "\";\n";
+  const spec::Library lib = spec::Library::from_text(imports + R"(
+op to_heads(x: [*b, s, k], w: [h, k, d]) -> [*b, h, s, d] {
+  out[*i, a, t, c] = sum(p) (x[*i, t, p] * w[a, p, c]);
+}
+op from_heads(x: [*b, h, s, d], w: [h, d, n], bias: [n]) -> [*b, s, n] {
+  out[*i, t, j] = (sum(a, p) (x[*i, a, t, p] * w[a, p, j])) + bias[j];
+}
+op project(x: [*b, k], w: [k, n]) -> [*b, n] {
+  out[*i, j] = sum(p) (x[*i, p] * w[p, j]);
+}
+)");
+  const pcg::Graph bundled = transformer_block();
+  const pcg::Graph renamed = transformer_block(lib, {"to_heads", "from_heads", "project"});
+  const auto expected = expert_strategy(library(), bundled, machine(4));
+  const auto found = expert_strategy(lib, renamed, machine(4));
+  ASSERT_EQ(found.size(), expected.size());
+  int split = 0;
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    EXPECT_EQ(found[i].config.inputs, expected[i].config.inputs) << renamed.node(static_cast<int>(i)).describe();
+    EXPECT_EQ(found[i].config.outputs, expected[i].config.outputs) << renamed.node(static_cast<int>(i)).describe();
+    split += found[i].config.tasks() > 1;
+  }
+  EXPECT_GT(split, 5);
+  EXPECT_EQ(placement_of(renamed, found, "q").config.inputs[1].D[0], 2) << "to_heads is split by heads";
 }
 
 TEST(ExpertStrategy, NeverSplitsAnOperatorWithABiasIntoPartialSums) {

@@ -20,6 +20,10 @@ const InputParam* declared_input(const Library& library, const std::string& op, 
 // (none without the note).
 std::optional<std::size_t> indexed_table(const OpDecl& op, const InputParam& declared);
 
+// Which of input `input`'s `rank` dimensions the operator's statements read at an index a sum
+// binds (all false when there is no such input).
+std::vector<bool> summed_dimensions(const OpDecl& op, std::size_t input, std::size_t rank);
+
 // The product of the extents of input `input`'s dimensions (`dims`, its shape at a use) that the
 // operator's statements read at an index a sum binds: the fan-in of a weight (a matrix's rows, a
 // convolution kernel's channels times its window). 0 when the operator sums over none of them.

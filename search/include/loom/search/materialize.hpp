@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "loom/pcg/graph.hpp"
-#include "loom/pcg/op_catalog.hpp"
+#include "loom/interpreter/library.hpp"
 #include "loom/search/parallel_config.hpp"
 
 namespace loom::search {
@@ -22,8 +22,8 @@ struct Placement {
 // their first reader. Graph
 // outputs are brought back to the shapes `graph` gives them, so the result computes the same
 // values in the same shapes. Throws LoomError naming the node when a value cannot be moved to
-// the shape a consumer needs.
-pcg::Graph materialize(const pcg::Graph& graph, const std::vector<Placement>& placements, const pcg::OpCatalog& catalog);
+// the shape a consumer needs. The moves are made of the library's parallel forms (reshard_forms).
+pcg::Graph materialize(const pcg::Graph& graph, const std::vector<Placement>& placements, const spec::Library& library);
 
 // Every node of `graph` unsplit on device 0: the placements of the graph as given.
 std::vector<Placement> unsplit_placements(const pcg::Graph& graph);
