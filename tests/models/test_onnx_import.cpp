@@ -1,7 +1,11 @@
 // ONNX import on small models built here the way PyTorch's and TensorFlow's exporters write them:
 // weights as initializers or as graph inputs, shape arithmetic, the decomposed LayerNorm and GELU
 // patterns, and the errors for what the library cannot express.
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "loom/models/load.hpp"
 #include "loom/models/model_stats.hpp"
@@ -158,6 +162,70 @@ TEST(OnnxImport, DecomposedLayerNormBecomesOneOperator) {
         }
       }
     }
+  }
+}
+
+// A copy of the bundled specs whose layer_norm adds 1e-12 and whose batchnorm adds 1e-3.
+std::string specs_with_other_epsilons() {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("loom_epsilon_specs_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(spec::Library::default_specs_dir(), dir, fs::copy_options::recursive);
+  auto edit = [&](const std::string& file, const std::string& from, const std::string& to) {
+    std::ifstream in(dir / file);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto at = text.find(from);
+    if (at == std::string::npos) throw std::runtime_error(file + " no longer holds " + from);
+    text.replace(at, from.size(), to);
+    std::ofstream(dir / file) << text;
+  };
+  edit("ops/shape.loom", "sqrt(sq[*i] + 1e-5)", "sqrt(sq[*i] + 1e-12)");
+  edit("ops/conv.loom", "sqrt(var[f] + 1e-5)", "sqrt(var[f] + 1e-3)");
+  return dir.string();
+}
+
+// The importer reads the library's epsilons off its specs: a model's epsilon equal to the
+// library's maps to the plain operator, any other is kept exactly.
+TEST(OnnxImport, NormalizationsKeepTheModelsEpsilonWhateverTheLibrarysIs) {
+  const std::string dir = specs_with_other_epsilons();
+  const spec::Library other = spec::Library::load({dir});
+  std::filesystem::remove_all(dir);
+  OnnxModel ln;
+  ln.input("x", {2, 6});
+  ln.initializer("ln.weight", {6}, std::vector<float>(6, 1.0f));
+  ln.initializer("ln.bias", {6}, std::vector<float>(6, 0.0f));
+  add_decomposed_layer_norm(ln, "x", "y", 1e-12f);
+  ln.output("y");
+  OnnxModel bn;
+  for (const char* name : {"bn.scale", "bn.bias", "bn.mean", "bn.var"}) bn.input(name, {3});
+  bn.input("x", {2, 3, 2, 2});
+  OnnxModel::attr_float(bn.node("BatchNormalization", {"x", "bn.scale", "bn.bias", "bn.mean", "bn.var"}, {"y"}), "epsilon", 1e-3f);
+  bn.output("y");
+  const TensorValue x = random_tensor({2, 6}, 7), image = random_tensor({2, 3, 2, 2}, 8), ones = random_tensor({3}, 9);
+  NamedValues bn_values{{"x", image}, {"bn.scale", ones}, {"bn.bias", ones}, {"bn.mean", ones}, {"bn.var", ones}};
+  for (double& v : bn_values.at("bn.var").data) v = std::abs(v) + 0.01;
+  for (const spec::Library* lib : {&library(), &other}) {
+    const bool bundled = lib == &library();
+    SCOPED_TRACE(bundled ? "bundled library" : "library with other epsilons");
+    const ImportedModel ln_model = import_onnx_bytes(ln.bytes(), "ln.onnx", *lib);
+    EXPECT_EQ(count_ops(ln_model.graph, "layer_norm"), bundled ? 0u : 1u);
+    EXPECT_EQ(count_ops(ln_model.graph, "layer_norm_eps"), bundled ? 1u : 0u);
+    const TensorValue y = spec::evaluate_graph<spec::RealDomain>(*lib, ln_model.graph, with_constants(ln_model, {{"x", x}})).at(0);
+    for (int64_t b = 0; b < 2; ++b) {
+      double mu = 0, var = 0;
+      for (int64_t k = 0; k < 6; ++k) mu += x.at({b, k}) / 6;
+      for (int64_t k = 0; k < 6; ++k) var += (x.at({b, k}) - mu) * (x.at({b, k}) - mu) / 6;
+      for (int64_t k = 0; k < 6; ++k) EXPECT_NEAR(y.at({b, k}), (x.at({b, k}) - mu) / std::sqrt(var + 1e-12), 1e-9);
+    }
+    const ImportedModel bn_model = import_onnx_bytes(bn.bytes(), "bn.onnx", *lib);
+    EXPECT_EQ(count_ops(bn_model.graph, "scalar_add"), bundled ? 1u : 0u) << "the variance shifted by the epsilons' difference";
+    const TensorValue z = spec::evaluate_graph<spec::RealDomain>(*lib, bn_model.graph, with_constants(bn_model, bn_values)).at(0);
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t c = 0; c < 3; ++c)
+        for (int64_t i = 0; i < 4; ++i) {
+          const double v = image.at({n, c, i / 2, i % 2}), s = ones.at({c}), var = bn_values.at("bn.var").at({c});
+          EXPECT_NEAR(z.at({n, c, i / 2, i % 2}), (v - s) * s / std::sqrt(var + static_cast<double>(1e-3f)) + s, 1e-9);
+        }
   }
 }
 

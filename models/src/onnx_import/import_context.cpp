@@ -1,6 +1,7 @@
 #include "onnx_import/import_context.hpp"
 
 #include "loom/pcg/diagnostic.hpp"
+#include "onnx_import/library_epsilon.hpp"
 
 namespace loom::models::onnx_import {
 
@@ -52,6 +53,16 @@ std::string ImportContext::fresh_name(const std::string& hint) {
   std::string name = hint.empty() ? "constant" : hint;
   for (int k = 2; !used_names_.insert(name).second; ++k) name = hint + "#" + std::to_string(k);
   return name;
+}
+
+double ImportContext::batchnorm_epsilon() {
+  if (!batchnorm_epsilon_) batchnorm_epsilon_ = onnx_import::batchnorm_epsilon(library_);
+  return *batchnorm_epsilon_;
+}
+
+double ImportContext::layer_norm_epsilon() {
+  if (!layer_norm_epsilon_) layer_norm_epsilon_ = onnx_import::layer_norm_epsilon(library_);
+  return *layer_norm_epsilon_;
 }
 
 }  // namespace loom::models::onnx_import

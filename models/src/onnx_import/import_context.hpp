@@ -14,7 +14,7 @@ namespace loom::models::onnx_import {
 
 class ImportContext {
  public:
-  ImportContext(const spec::Library& library, int opset) : builder_(library), opset_(opset) {}
+  ImportContext(const spec::Library& library, int opset) : library_(library), builder_(library), opset_(opset) {}
 
   GraphBuilder& builder() { return builder_; }
   int opset() const { return opset_; }
@@ -38,11 +38,17 @@ class ImportContext {
 
   NamedValues& graph_constants() { return graph_constants_; }
 
+  // The epsilons of the library's batchnorm and layer_norm (library_epsilon.hpp), found once.
+  double batchnorm_epsilon();
+  double layer_norm_epsilon();
+
  private:
   PortRef place(const HostTensor& tensor, const std::string& name);
 
+  const spec::Library& library_;
   GraphBuilder builder_;
   int opset_;
+  std::optional<double> batchnorm_epsilon_, layer_norm_epsilon_;
   std::set<std::string> used_names_;
   std::map<std::string, PortRef> ports_;
   std::map<std::string, bool> integral_ports_;

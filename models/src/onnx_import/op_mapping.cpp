@@ -16,9 +16,6 @@ namespace {
 
 using Handler = std::function<void(ImportContext&, const onnx::NodeProto&)>;
 
-// The library's layer_norm and batchnorm fix epsilon at 1e-5.
-constexpr double kLibraryEpsilon = 1e-5;
-
 bool same_float(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(std::abs(a), std::abs(b)); }
 
 std::string input_name(const onnx::NodeProto& node, int i) { return i < node.input_size() ? node.input(i) : ""; }
@@ -359,10 +356,11 @@ void map_batch_norm(ImportContext& cx, const onnx::NodeProto& node) {
   if (rank < 2 || rank > 4) throw LoomError("batch normalization of rank " + int_text(static_cast<std::int64_t>(rank)));
   for (std::size_t r = rank; r < 4; ++r) x = g.op("unsqueeze_axis", {x}, {{"axis", static_cast<std::int64_t>(r)}});
   // The library's epsilon is fixed; a different one is moved into the variance.
-  const double shift = attrs.get_float("epsilon", 1e-5) - kLibraryEpsilon;
+  const double library_epsilon = cx.batchnorm_epsilon(), epsilon = attrs.get_float("epsilon", 1e-5);
+  const double shift = epsilon - library_epsilon;
   PortRef var;
   const std::string var_name = required_input(node, 4);
-  if (same_float(shift + kLibraryEpsilon, kLibraryEpsilon)) {
+  if (same_float(epsilon, library_epsilon)) {
     var = cx.port(var_name);
   } else if (cx.is_constant(var_name)) {
     HostTensor v = cx.constant(var_name);
@@ -389,7 +387,7 @@ void emit_layer_norm(ImportContext& cx, const std::string& x_name, const std::st
     return cx.constant_port(t, output + (fill == 0 ? "#beta" : "#gamma"));
   };
   PortRef gp = vector_or(gamma, 1), bp = vector_or(beta, 0);
-  PortRef y = same_float(epsilon, kLibraryEpsilon)
+  PortRef y = same_float(epsilon, cx.layer_norm_epsilon())
                   ? g.op("layer_norm", {x, gp, bp})
                   : g.op("layer_norm_eps", {x, gp, bp, scalar_port(cx, epsilon, output + "#epsilon")});
   cx.set_port(output, y);
