@@ -11,18 +11,11 @@ void TimedTransport::timed(Call&& call) {
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void TimedTransport::exchange(std::vector<Outgoing<float>>& s, std::vector<Incoming<float>>& r) { timed([&] { inner_.exchange(s, r); }); }
-void TimedTransport::exchange(std::vector<Outgoing<double>>& s, std::vector<Incoming<double>>& r) { timed([&] { inner_.exchange(s, r); }); }
-void TimedTransport::sum(std::vector<float>& v) { timed([&] { inner_.sum(v); }); }
-void TimedTransport::sum(std::vector<double>& v) { timed([&] { inner_.sum(v); }); }
-void TimedTransport::sum(std::vector<float>& v, const std::vector<int>& g) { timed([&] { inner_.sum(v, g); }); }
-void TimedTransport::sum(std::vector<double>& v, const std::vector<int>& g) { timed([&] { inner_.sum(v, g); }); }
-void TimedTransport::all_gather(std::vector<float>& v, const std::vector<int>& g) { timed([&] { inner_.all_gather(v, g); }); }
-void TimedTransport::all_gather(std::vector<double>& v, const std::vector<int>& g) { timed([&] { inner_.all_gather(v, g); }); }
-void TimedTransport::reduce_scatter(std::vector<float>& v, const std::vector<int>& g) { timed([&] { inner_.reduce_scatter(v, g); }); }
-void TimedTransport::reduce_scatter(std::vector<double>& v, const std::vector<int>& g) { timed([&] { inner_.reduce_scatter(v, g); }); }
-void TimedTransport::start_sum(std::vector<float>& v, const std::vector<int>& g) { timed([&] { inner_.start_sum(v, g); }); }
-void TimedTransport::start_sum(std::vector<double>& v, const std::vector<int>& g) { timed([&] { inner_.start_sum(v, g); }); }
+void TimedTransport::move_values(const std::vector<Message>& s, const std::vector<Message>& r) { timed([&] { inner_.move_values(s, r); }); }
+void TimedTransport::sum_values(HostValues v, const std::vector<int>* g) { timed([&] { inner_.sum_values(v, g); }); }
+void TimedTransport::gather_values(HostValues m, HostValues a, const std::vector<int>& g) { timed([&] { inner_.gather_values(m, a, g); }); }
+void TimedTransport::scatter_sums(HostValues a, HostValues m, const std::vector<int>& g) { timed([&] { inner_.scatter_sums(a, m, g); }); }
+void TimedTransport::start_sum_values(HostValues v, const std::vector<int>& g) { timed([&] { inner_.start_sum_values(v, g); }); }
 void TimedTransport::progress() { timed([&] { inner_.progress(); }); }
 void TimedTransport::finish_sums() { timed([&] { inner_.finish_sums(); }); }
 

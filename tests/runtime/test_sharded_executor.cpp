@@ -37,16 +37,10 @@ struct SilentProcesses final : Transport {
   explicit SilentProcesses(int processes) : processes(processes) {}
   int rank() const override { return 0; }
   int size() const override { return processes; }
-  void exchange(std::vector<Outgoing<float>>&, std::vector<Incoming<float>>&) override {}
-  void exchange(std::vector<Outgoing<double>>&, std::vector<Incoming<double>>&) override {}
-  void sum(std::vector<float>&) override {}
-  void sum(std::vector<double>&) override {}
-  void sum(std::vector<float>&, const std::vector<int>&) override {}
-  void sum(std::vector<double>&, const std::vector<int>&) override {}
-  void all_gather(std::vector<float>&, const std::vector<int>&) override {}
-  void all_gather(std::vector<double>&, const std::vector<int>&) override {}
-  void reduce_scatter(std::vector<float>&, const std::vector<int>&) override {}
-  void reduce_scatter(std::vector<double>&, const std::vector<int>&) override {}
+  void move_values(const std::vector<Message>&, const std::vector<Message>&) override {}
+  void sum_values(HostValues, const std::vector<int>*) override {}
+  void gather_values(HostValues, HostValues, const std::vector<int>&) override {}
+  void scatter_sums(HostValues, HostValues, const std::vector<int>&) override {}
   int processes;
 };
 

@@ -129,10 +129,10 @@ TEST(MpiExecution, LayoutChangeTimesLeaveOutTheTransport) {
 class RecordingTransport final : public PassingTransport {
  public:
   using PassingTransport::PassingTransport;
-  void start_sum(std::vector<double>& v, const std::vector<int>& g) override {
-    started_sizes.push_back(v.size());
-    started_data.push_back(v.data());
-    PassingTransport::start_sum(v, g);
+  void start_sum_values(HostValues v, const std::vector<int>& g) override {
+    started_sizes.push_back(v.count);
+    started_data.push_back(static_cast<const double*>(v.data));
+    PassingTransport::start_sum_values(v, g);
   }
   std::vector<std::string> calls;
   std::vector<std::size_t> started_sizes;

@@ -4,9 +4,10 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <memory>
 #include <string>
-#include <type_traits>
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/cuda/device_buffer.hpp"
@@ -23,10 +24,18 @@ void check_nccl(ncclResult_t status, const char* call) {
 }
 
 
-template <class T>
-constexpr ncclDataType_t nccl_type() {
-  return std::is_same_v<T, float> ? ncclFloat32 : ncclFloat64;
+using Bytes = DeviceBuffer<std::byte>;
+
+ncclDataType_t nccl_type(ElementType type) { return type == ElementType::Float32 ? ncclFloat32 : ncclFloat64; }
+
+// The values copied to a new device buffer of their bytes, on `context`'s stream.
+Bytes on_device(const cuda::CudaContext& context, const HostValues& values) {
+  Bytes buffer(context, values.bytes());
+  buffer.upload(static_cast<const std::byte*>(values.data), values.bytes());
+  return buffer;
 }
+
+void download(const Bytes& buffer, const HostValues& values) { buffer.download(static_cast<std::byte*>(values.data), values.bytes()); }
 
 // Every process of `comm` gets the same fresh id, made by the process of rank 0 in it.
 ncclUniqueId shared_unique_id(MPI_Comm comm) {
@@ -71,81 +80,79 @@ NcclTransport::~NcclTransport() {
   if (started_mpi_ && !finished) MPI_Finalize();
 }
 
-template <class T>
-void NcclTransport::exchange_values(std::vector<Outgoing<T>>& sends, std::vector<Incoming<T>>& receives) {
+void NcclTransport::move_values(const std::vector<Message>& sends, const std::vector<Message>& receives) {
   // Messages to this process itself are matched in order and copied on the host.
-  std::vector<Outgoing<T>*> to_self;
-  for (Outgoing<T>& s : sends)
-    if (s.to == rank_) to_self.push_back(&s);
+  std::vector<const Message*> to_self;
+  for (const Message& s : sends)
+    if (s.peer == rank_) to_self.push_back(&s);
   std::size_t next_self = 0;
-  std::vector<DeviceBuffer<T>> outgoing, incoming;
-  std::vector<Incoming<T>*> received;
+  std::vector<Bytes> outgoing, incoming;
+  std::vector<const Message*> received;
   outgoing.reserve(sends.size());
   incoming.reserve(receives.size());
-  for (Incoming<T>& r : receives) {
-    if (r.from == rank_) {
+  for (const Message& r : receives) {
+    if (r.peer == rank_) {
       if (next_self == to_self.size()) throw LoomError("NcclTransport: a receive from this process has no matching send");
-      *r.into = std::move(to_self[next_self++]->data);
+      const HostValues& sent = to_self[next_self++]->values;
+      if (sent.bytes() != r.values.bytes())
+        throw LoomError("NcclTransport: a message to this process has " + std::to_string(sent.count) + " values, its receive " +
+                        std::to_string(r.values.count));
+      if (sent.bytes() > 0) std::memcpy(r.values.data, sent.data, sent.bytes());
       continue;
     }
-    incoming.emplace_back(*context_, r.into->size());
+    incoming.emplace_back(*context_, r.values.bytes());
     received.push_back(&r);
   }
-  for (Outgoing<T>& s : sends)
-    if (s.to != rank_) outgoing.emplace_back(*context_, s.data);
+  for (const Message& s : sends)
+    if (s.peer != rank_) outgoing.push_back(on_device(*context_, s.values));
   check_nccl(ncclGroupStart(), "ncclGroupStart");
   for (std::size_t i = 0; i < received.size(); ++i)
-    check_nccl(ncclRecv(incoming[i].data(), incoming[i].size(), nccl_type<T>(), received[i]->from, world_, context_->stream()),
+    check_nccl(ncclRecv(incoming[i].data(), received[i]->values.count, nccl_type(received[i]->values.type), received[i]->peer, world_,
+                        context_->stream()),
                "ncclRecv");
   std::size_t k = 0;
-  for (Outgoing<T>& s : sends)
-    if (s.to != rank_) {
-      check_nccl(ncclSend(outgoing[k].data(), outgoing[k].size(), nccl_type<T>(), s.to, world_, context_->stream()), "ncclSend");
+  for (const Message& s : sends)
+    if (s.peer != rank_) {
+      check_nccl(ncclSend(outgoing[k].data(), s.values.count, nccl_type(s.values.type), s.peer, world_, context_->stream()), "ncclSend");
       ++k;
     }
   check_nccl(ncclGroupEnd(), "ncclGroupEnd");
-  for (std::size_t i = 0; i < received.size(); ++i) incoming[i].download(*received[i]->into);
+  for (std::size_t i = 0; i < received.size(); ++i) download(incoming[i], received[i]->values);
   context_->synchronize();
 }
 
-template <class T>
-void NcclTransport::sum_values(std::vector<T>& values, ncclComm* comm) {
-  DeviceBuffer<T> buffer(*context_, values);
-  check_nccl(ncclAllReduce(buffer.data(), buffer.data(), buffer.size(), nccl_type<T>(), ncclSum, comm, context_->stream()),
+void NcclTransport::sum_values(HostValues values, const std::vector<int>* group) {
+  ncclComm* comm = group ? communicator(*group) : world_;
+  Bytes buffer = on_device(*context_, values);
+  check_nccl(ncclAllReduce(buffer.data(), buffer.data(), values.count, nccl_type(values.type), ncclSum, comm, context_->stream()),
              "ncclAllReduce");
-  buffer.download(values);
+  download(buffer, values);
 }
 
-template <class T>
-void NcclTransport::all_gather_values(std::vector<T>& values, const std::vector<int>& group) {
+void NcclTransport::gather_values(HostValues mine, HostValues all, const std::vector<int>& group) {
   ncclComm* comm = communicator(group);
-  DeviceBuffer<T> mine(*context_, values);
-  DeviceBuffer<T> all(*context_, values.size() * group.size());
-  check_nccl(ncclAllGather(mine.data(), all.data(), mine.size(), nccl_type<T>(), comm, context_->stream()), "ncclAllGather");
-  all.download(values);
+  Bytes sent = on_device(*context_, mine);
+  Bytes gathered(*context_, all.bytes());
+  check_nccl(ncclAllGather(sent.data(), gathered.data(), mine.count, nccl_type(mine.type), comm, context_->stream()), "ncclAllGather");
+  download(gathered, all);
 }
 
-template <class T>
-void NcclTransport::reduce_scatter_values(std::vector<T>& values, const std::vector<int>& group) {
-  if (values.size() % group.size() != 0)
-    throw LoomError("NcclTransport::reduce_scatter: " + std::to_string(values.size()) + " values do not split into " +
-                    std::to_string(group.size()) + " equal blocks");
+void NcclTransport::scatter_sums(HostValues all, HostValues mine, const std::vector<int>& group) {
   ncclComm* comm = communicator(group);
-  DeviceBuffer<T> whole(*context_, values);
-  DeviceBuffer<T> block(*context_, values.size() / group.size());
-  check_nccl(ncclReduceScatter(whole.data(), block.data(), block.size(), nccl_type<T>(), ncclSum, comm, context_->stream()),
+  Bytes whole = on_device(*context_, all);
+  Bytes block(*context_, mine.bytes());
+  check_nccl(ncclReduceScatter(whole.data(), block.data(), mine.count, nccl_type(all.type), ncclSum, comm, context_->stream()),
              "ncclReduceScatter");
-  block.download(values);
+  download(block, mine);
 }
 
-template <class T>
-void NcclTransport::start_sum_values(std::vector<T>& values, const std::vector<int>& group) {
+void NcclTransport::start_sum_values(HostValues values, const std::vector<int>& group) {
   ncclComm* comm = started_sum_communicator(group);
-  auto buffer = std::make_shared<DeviceBuffer<T>>(*sum_context_, values);
-  check_nccl(ncclAllReduce(buffer->data(), buffer->data(), buffer->size(), nccl_type<T>(), ncclSum, comm, sum_context_->stream()),
+  auto buffer = std::make_shared<Bytes>(on_device(*sum_context_, values));
+  check_nccl(ncclAllReduce(buffer->data(), buffer->data(), values.count, nccl_type(values.type), ncclSum, comm, sum_context_->stream()),
              "ncclAllReduce");
   // A copy into pageable host memory returns only once done, so it waits for finish_sums.
-  finish_started_.push_back([buffer, &values] { buffer->download(values); });
+  finish_started_.push_back([buffer, values] { download(*buffer, values); });
 }
 
 void NcclTransport::finish_sums() {
@@ -189,22 +196,5 @@ ncclComm* NcclTransport::new_communicator(const std::vector<int>& group) {
              "ncclCommInitRank");
   return comm;
 }
-
-void NcclTransport::exchange(std::vector<Outgoing<float>>& sends, std::vector<Incoming<float>>& receives) {
-  exchange_values(sends, receives);
-}
-void NcclTransport::exchange(std::vector<Outgoing<double>>& sends, std::vector<Incoming<double>>& receives) {
-  exchange_values(sends, receives);
-}
-void NcclTransport::sum(std::vector<float>& values) { sum_values(values, world_); }
-void NcclTransport::sum(std::vector<double>& values) { sum_values(values, world_); }
-void NcclTransport::sum(std::vector<float>& values, const std::vector<int>& group) { sum_values(values, communicator(group)); }
-void NcclTransport::sum(std::vector<double>& values, const std::vector<int>& group) { sum_values(values, communicator(group)); }
-void NcclTransport::start_sum(std::vector<float>& values, const std::vector<int>& group) { start_sum_values(values, group); }
-void NcclTransport::start_sum(std::vector<double>& values, const std::vector<int>& group) { start_sum_values(values, group); }
-void NcclTransport::all_gather(std::vector<float>& values, const std::vector<int>& group) { all_gather_values(values, group); }
-void NcclTransport::all_gather(std::vector<double>& values, const std::vector<int>& group) { all_gather_values(values, group); }
-void NcclTransport::reduce_scatter(std::vector<float>& values, const std::vector<int>& group) { reduce_scatter_values(values, group); }
-void NcclTransport::reduce_scatter(std::vector<double>& values, const std::vector<int>& group) { reduce_scatter_values(values, group); }
 
 }  // namespace loom::runtime

@@ -19,10 +19,7 @@ constexpr int message_tag = 0;
 constexpr int group_creation_tag = 1;
 constexpr int group_meeting_tag = 2;
 
-template <class T>
-MPI_Datatype datatype() {
-  return sizeof(T) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT;
-}
+MPI_Datatype datatype(ElementType type) { return type == ElementType::Float32 ? MPI_FLOAT : MPI_DOUBLE; }
 
 int element_count(std::size_t size, const char* where) {
   if (size > static_cast<std::size_t>(INT_MAX))
@@ -118,48 +115,47 @@ void MpiTransport::check_group(const std::vector<int>& group, const char* operat
     throw LoomError(where + "this process, rank " + std::to_string(rank_) + ", is not in it");
 }
 
-template <class T>
-void MpiTransport::exchange_with_mpi(std::vector<Outgoing<T>>& sends, std::vector<Incoming<T>>& receives) {
+void MpiTransport::move_values(const std::vector<Message>& sends, const std::vector<Message>& receives) {
   std::vector<int> receive_from, send_to;
-  for (const Incoming<T>& r : receives) {
-    check_rank(r.from, "exchange: a message from");
-    receive_from.push_back(r.from);
+  for (const Message& r : receives) {
+    check_rank(r.peer, "exchange: a message from");
+    receive_from.push_back(r.peer);
   }
-  for (const Outgoing<T>& s : sends) {
-    check_rank(s.to, "exchange: a message to");
-    send_to.push_back(s.to);
+  for (const Message& s : sends) {
+    check_rank(s.peer, "exchange: a message to");
+    send_to.push_back(s.peer);
   }
   PendingRequests requests;
-  for (Incoming<T>& r : receives)
-    check_mpi(MPI_Irecv(r.into->data(), element_count(r.into->size(), "MpiTransport::exchange"), datatype<T>(), r.from, message_tag,
-                        MPI_COMM_WORLD, requests.add()),
+  for (const Message& r : receives)
+    check_mpi(MPI_Irecv(r.values.data, element_count(r.values.count, "MpiTransport::exchange"), datatype(r.values.type), r.peer,
+                        message_tag, MPI_COMM_WORLD, requests.add()),
               "MpiTransport::exchange: MPI_Irecv");
-  for (Outgoing<T>& s : sends)
-    check_mpi(MPI_Isend(s.data.data(), element_count(s.data.size(), "MpiTransport::exchange"), datatype<T>(), s.to, message_tag,
-                        MPI_COMM_WORLD, requests.add()),
+  for (const Message& s : sends)
+    check_mpi(MPI_Isend(s.values.data, element_count(s.values.count, "MpiTransport::exchange"), datatype(s.values.type), s.peer,
+                        message_tag, MPI_COMM_WORLD, requests.add()),
               "MpiTransport::exchange: MPI_Isend");
   if (requests.wait(timeout_, "MpiTransport::exchange: MPI_Testsome")) return;
   end_job(rank_, missing_messages(requests, receive_from, send_to) + " after " + seconds_text(timeout_) + " (exchange of " +
                      counted(sends.size() + receives.size(), "message") + ")");
 }
 
-template <class T>
-void MpiTransport::sum_with_mpi(std::vector<T>& values, int communicator_handle, const std::string& over_whom) {
+void MpiTransport::sum_values(HostValues values, const std::vector<int>* group) {
+  const int handle = group ? communicator(*group, "sum") : MPI_Comm_c2f(MPI_COMM_WORLD);
+  const std::string over_whom = group ? "the group " + group_text(*group) : "all " + counted(static_cast<std::size_t>(size_), "rank");
   PendingRequests request;
-  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data(), element_count(values.size(), "MpiTransport::sum"), datatype<T>(), MPI_SUM,
-                           MPI_Comm_f2c(communicator_handle), request.add()),
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data, element_count(values.count, "MpiTransport::sum"), datatype(values.type), MPI_SUM,
+                           MPI_Comm_f2c(handle), request.add()),
             "MpiTransport::sum: MPI_Iallreduce");
-  await_collective(request, timeout_, rank_, "MpiTransport::sum: MPI_Testsome", "sum of " + counted(values.size(), "value") + " over " + over_whom);
+  await_collective(request, timeout_, rank_, "MpiTransport::sum: MPI_Testsome", "sum of " + counted(values.count, "value") + " over " + over_whom);
 }
 
-template <class T>
-void MpiTransport::start_sum_with_mpi(std::vector<T>& values, const std::vector<int>& group) {
+void MpiTransport::start_sum_values(HostValues values, const std::vector<int>& group) {
   const int handle = communicator(group, "start_sum");
   if (!started_sums_) started_sums_ = std::make_unique<PendingRequests>();
-  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data(), element_count(values.size(), "MpiTransport::start_sum"), datatype<T>(), MPI_SUM,
-                           MPI_Comm_f2c(handle), started_sums_->add()),
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data, element_count(values.count, "MpiTransport::start_sum"), datatype(values.type),
+                           MPI_SUM, MPI_Comm_f2c(handle), started_sums_->add()),
             "MpiTransport::start_sum: MPI_Iallreduce");
-  started_what_.push_back("sum of " + counted(values.size(), "value") + " over the group " + group_text(group));
+  started_what_.push_back("sum of " + counted(values.count, "value") + " over the group " + group_text(group));
 }
 
 void MpiTransport::progress() {
@@ -177,51 +173,25 @@ void MpiTransport::finish_sums() {
   started_what_.clear();
 }
 
-template <class T>
-void MpiTransport::all_gather_with_mpi(std::vector<T>& values, const std::vector<int>& group) {
+void MpiTransport::gather_values(HostValues mine, HostValues all, const std::vector<int>& group) {
   const int handle = communicator(group, "all_gather");
-  const int count = element_count(values.size(), "MpiTransport::all_gather");
-  std::vector<T> all(values.size() * group.size());
+  const int count = element_count(mine.count, "MpiTransport::all_gather");
   PendingRequests request;
-  check_mpi(MPI_Iallgather(values.data(), count, datatype<T>(), all.data(), count, datatype<T>(), MPI_Comm_f2c(handle), request.add()),
+  check_mpi(MPI_Iallgather(mine.data, count, datatype(mine.type), all.data, count, datatype(all.type), MPI_Comm_f2c(handle), request.add()),
             "MpiTransport::all_gather: MPI_Iallgather");
   await_collective(request, timeout_, rank_, "MpiTransport::all_gather: MPI_Testsome",
-                   "all-gather of " + counted(values.size(), "value") + " over the group " + group_text(group));
-  values = std::move(all);
+                   "all-gather of " + counted(mine.count, "value") + " over the group " + group_text(group));
 }
 
-template <class T>
-void MpiTransport::reduce_scatter_with_mpi(std::vector<T>& values, const std::vector<int>& group) {
-  if (values.size() % group.size() != 0)
-    throw LoomError("MpiTransport::reduce_scatter over the group " + group_text(group) + ": " + counted(values.size(), "value") +
-                    " do not split into " + counted(group.size(), "equal block"));
+void MpiTransport::scatter_sums(HostValues all, HostValues mine, const std::vector<int>& group) {
   const int handle = communicator(group, "reduce_scatter");
-  std::vector<T> block(values.size() / group.size());
   PendingRequests request;
-  check_mpi(MPI_Ireduce_scatter_block(values.data(), block.data(), element_count(block.size(), "MpiTransport::reduce_scatter"), datatype<T>(),
+  check_mpi(MPI_Ireduce_scatter_block(all.data, mine.data, element_count(mine.count, "MpiTransport::reduce_scatter"), datatype(all.type),
                                       MPI_SUM, MPI_Comm_f2c(handle), request.add()),
             "MpiTransport::reduce_scatter: MPI_Ireduce_scatter_block");
   await_collective(request, timeout_, rank_, "MpiTransport::reduce_scatter: MPI_Testsome",
-                   "reduce-scatter of " + counted(values.size(), "value") + " over the group " + group_text(group));
-  values = std::move(block);
+                   "reduce-scatter of " + counted(all.count, "value") + " over the group " + group_text(group));
 }
-
-void MpiTransport::exchange(std::vector<Outgoing<float>>& sends, std::vector<Incoming<float>>& receives) { exchange_with_mpi(sends, receives); }
-void MpiTransport::exchange(std::vector<Outgoing<double>>& sends, std::vector<Incoming<double>>& receives) { exchange_with_mpi(sends, receives); }
-void MpiTransport::sum(std::vector<float>& values) { sum_with_mpi(values, MPI_Comm_c2f(MPI_COMM_WORLD), "all " + counted(static_cast<std::size_t>(size_), "rank")); }
-void MpiTransport::sum(std::vector<double>& values) { sum_with_mpi(values, MPI_Comm_c2f(MPI_COMM_WORLD), "all " + counted(static_cast<std::size_t>(size_), "rank")); }
-void MpiTransport::sum(std::vector<float>& values, const std::vector<int>& group) {
-  sum_with_mpi(values, communicator(group, "sum"), "the group " + group_text(group));
-}
-void MpiTransport::sum(std::vector<double>& values, const std::vector<int>& group) {
-  sum_with_mpi(values, communicator(group, "sum"), "the group " + group_text(group));
-}
-void MpiTransport::start_sum(std::vector<float>& values, const std::vector<int>& group) { start_sum_with_mpi(values, group); }
-void MpiTransport::start_sum(std::vector<double>& values, const std::vector<int>& group) { start_sum_with_mpi(values, group); }
-void MpiTransport::all_gather(std::vector<float>& values, const std::vector<int>& group) { all_gather_with_mpi(values, group); }
-void MpiTransport::all_gather(std::vector<double>& values, const std::vector<int>& group) { all_gather_with_mpi(values, group); }
-void MpiTransport::reduce_scatter(std::vector<float>& values, const std::vector<int>& group) { reduce_scatter_with_mpi(values, group); }
-void MpiTransport::reduce_scatter(std::vector<double>& values, const std::vector<int>& group) { reduce_scatter_with_mpi(values, group); }
 
 int MpiTransport::communicator(const std::vector<int>& group, const char* operation) {
   if (auto it = groups_.find(group); it != groups_.end()) return it->second;

@@ -15,18 +15,11 @@ class TimedTransport final : public Transport {
 
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
-  void exchange(std::vector<Outgoing<float>>& sends, std::vector<Incoming<float>>& receives) override;
-  void exchange(std::vector<Outgoing<double>>& sends, std::vector<Incoming<double>>& receives) override;
-  void sum(std::vector<float>& values) override;
-  void sum(std::vector<double>& values) override;
-  void sum(std::vector<float>& values, const std::vector<int>& group) override;
-  void sum(std::vector<double>& values, const std::vector<int>& group) override;
-  void all_gather(std::vector<float>& values, const std::vector<int>& group) override;
-  void all_gather(std::vector<double>& values, const std::vector<int>& group) override;
-  void reduce_scatter(std::vector<float>& values, const std::vector<int>& group) override;
-  void reduce_scatter(std::vector<double>& values, const std::vector<int>& group) override;
-  void start_sum(std::vector<float>& values, const std::vector<int>& group) override;
-  void start_sum(std::vector<double>& values, const std::vector<int>& group) override;
+  void move_values(const std::vector<Message>& sends, const std::vector<Message>& receives) override;
+  void sum_values(HostValues values, const std::vector<int>* group) override;
+  void gather_values(HostValues mine, HostValues all, const std::vector<int>& group) override;
+  void scatter_sums(HostValues all, HostValues mine, const std::vector<int>& group) override;
+  void start_sum_values(HostValues values, const std::vector<int>& group) override;
   void progress() override;
   void finish_sums() override;
 

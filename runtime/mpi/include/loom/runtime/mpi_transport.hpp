@@ -35,33 +35,16 @@ class MpiTransport final : public Transport {
   int size() const override { return size_; }
   // How long one wait on other ranks may take before the job is ended.
   Seconds timeout() const { return timeout_; }
-  void exchange(std::vector<Outgoing<float>>& sends, std::vector<Incoming<float>>& receives) override;
-  void exchange(std::vector<Outgoing<double>>& sends, std::vector<Incoming<double>>& receives) override;
-  void sum(std::vector<float>& values) override;
-  void sum(std::vector<double>& values) override;
-  void sum(std::vector<float>& values, const std::vector<int>& group) override;
-  void sum(std::vector<double>& values, const std::vector<int>& group) override;
-  void all_gather(std::vector<float>& values, const std::vector<int>& group) override;
-  void all_gather(std::vector<double>& values, const std::vector<int>& group) override;
-  void reduce_scatter(std::vector<float>& values, const std::vector<int>& group) override;
-  void reduce_scatter(std::vector<double>& values, const std::vector<int>& group) override;
+  void move_values(const std::vector<Message>& sends, const std::vector<Message>& receives) override;
+  void sum_values(HostValues values, const std::vector<int>* group) override;
+  void gather_values(HostValues mine, HostValues all, const std::vector<int>& group) override;
+  void scatter_sums(HostValues all, HostValues mine, const std::vector<int>& group) override;
   // Started sums are MPI_Iallreduce calls, advanced by progress() and finished under the timeout.
-  void start_sum(std::vector<float>& values, const std::vector<int>& group) override;
-  void start_sum(std::vector<double>& values, const std::vector<int>& group) override;
+  void start_sum_values(HostValues values, const std::vector<int>& group) override;
   void progress() override;
   void finish_sums() override;
 
  private:
-  template <class T>
-  void exchange_with_mpi(std::vector<Outgoing<T>>& sends, std::vector<Incoming<T>>& receives);
-  template <class T>
-  void sum_with_mpi(std::vector<T>& values, int communicator_handle, const std::string& over_whom);
-  template <class T>
-  void start_sum_with_mpi(std::vector<T>& values, const std::vector<int>& group);
-  template <class T>
-  void all_gather_with_mpi(std::vector<T>& values, const std::vector<int>& group);
-  template <class T>
-  void reduce_scatter_with_mpi(std::vector<T>& values, const std::vector<int>& group);
   // A communicator per group of ranks, made the first time the group runs a collective (`operation`
   // names it in errors). Communicators are kept as their Fortran handles (MPI_Comm_c2f), plain
   // integers in every MPI, so this header needs no mpi.h.

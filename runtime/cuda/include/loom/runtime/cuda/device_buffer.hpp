@@ -38,18 +38,24 @@ class DeviceBuffer {
   const T* data() const { return data_; }
   std::size_t size() const { return size_; }
 
-  void upload(const std::vector<T>& host) {
-    if (host.size() != size_)
-      throw CudaError("DeviceBuffer::upload: the host array has " + std::to_string(host.size()) + " elements, the buffer " +
+  void upload(const std::vector<T>& host) { upload(host.data(), host.size()); }
+  void upload(const T* host, std::size_t count) {
+    if (count != size_)
+      throw CudaError("DeviceBuffer::upload: the host array has " + std::to_string(count) + " elements, the buffer " +
                       std::to_string(size_));
-    if (size_ > 0)
-      check_cuda(cudaMemcpyAsync(data_, host.data(), size_ * sizeof(T), cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
+    if (size_ > 0) check_cuda(cudaMemcpyAsync(data_, host, size_ * sizeof(T), cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
   }
   // Copies the buffer into `host` (resized) and waits for the copy and everything queued before it.
   void download(std::vector<T>& host) const {
     host.resize(size_);
-    if (size_ > 0)
-      check_cuda(cudaMemcpyAsync(host.data(), data_, size_ * sizeof(T), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
+    download(host.data(), host.size());
+  }
+  // The same into `count` elements at `host`, which must be the buffer's size.
+  void download(T* host, std::size_t count) const {
+    if (count != size_)
+      throw CudaError("DeviceBuffer::download: the host array has " + std::to_string(count) + " elements, the buffer " +
+                      std::to_string(size_));
+    if (size_ > 0) check_cuda(cudaMemcpyAsync(host, data_, size_ * sizeof(T), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
   std::vector<T> download() const {

@@ -33,31 +33,14 @@ class NcclTransport final : public Transport {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   int device() const { return context_->device(); }
-  void exchange(std::vector<Outgoing<float>>& sends, std::vector<Incoming<float>>& receives) override;
-  void exchange(std::vector<Outgoing<double>>& sends, std::vector<Incoming<double>>& receives) override;
-  void sum(std::vector<float>& values) override;
-  void sum(std::vector<double>& values) override;
-  void sum(std::vector<float>& values, const std::vector<int>& group) override;
-  void sum(std::vector<double>& values, const std::vector<int>& group) override;
-  void all_gather(std::vector<float>& values, const std::vector<int>& group) override;
-  void all_gather(std::vector<double>& values, const std::vector<int>& group) override;
-  void reduce_scatter(std::vector<float>& values, const std::vector<int>& group) override;
-  void reduce_scatter(std::vector<double>& values, const std::vector<int>& group) override;
-  void start_sum(std::vector<float>& values, const std::vector<int>& group) override;
-  void start_sum(std::vector<double>& values, const std::vector<int>& group) override;
+  void move_values(const std::vector<Message>& sends, const std::vector<Message>& receives) override;
+  void sum_values(HostValues values, const std::vector<int>* group) override;
+  void gather_values(HostValues mine, HostValues all, const std::vector<int>& group) override;
+  void scatter_sums(HostValues all, HostValues mine, const std::vector<int>& group) override;
+  void start_sum_values(HostValues values, const std::vector<int>& group) override;
   void finish_sums() override;
 
  private:
-  template <class T>
-  void exchange_values(std::vector<Outgoing<T>>& sends, std::vector<Incoming<T>>& receives);
-  template <class T>
-  void sum_values(std::vector<T>& values, ncclComm* comm);
-  template <class T>
-  void all_gather_values(std::vector<T>& values, const std::vector<int>& group);
-  template <class T>
-  void reduce_scatter_values(std::vector<T>& values, const std::vector<int>& group);
-  template <class T>
-  void start_sum_values(std::vector<T>& values, const std::vector<int>& group);
   // The group's communicator for operations on the compute stream (`groups_`) or for started
   // sums (`started_groups_`), made the first time it is asked for.
   ncclComm* communicator(const std::vector<int>& group);
