@@ -14,8 +14,8 @@ inline const spec::Library& library() {
 }
 
 inline const std::vector<pcg::Rule>& unity_rules() {
-  static const std::vector<pcg::Rule> rules = spec::load_rule_file(library(), {spec::Library::default_specs_dir()},
-                                                                   spec::Library::default_specs_dir() + "/rules/unity.loom");
+  static const std::vector<pcg::Rule> rules =
+      spec::load_rule_file(library(), {spec::Library::default_specs_dir()}, spec::Library::default_specs_dir() + "/rules/unity.loom");
   return rules;
 }
 

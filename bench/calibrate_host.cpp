@@ -26,11 +26,11 @@
 #include <Eigen/Dense>
 #include <nlohmann/json.hpp>
 
+#include "bench_support.hpp"
 #include "loom/runtime/kernel_registry.hpp"
 #include "loom/runtime/mpi_transport.hpp"
 #include "loom/runtime/sharded_executor.hpp"
 #include "loom/search/machine.hpp"
-#include "bench_support.hpp"
 
 namespace {
 
@@ -74,9 +74,10 @@ double kernel_overhead() {
   Tensor<float> x(std::vector<std::int64_t>{1, 1});
   OpCall<float> call{"relu", {}, {&x}, {}, {}, {}};
   constexpr int calls = 10000;
-  return best_of(5, [&] {
-           for (int i = 0; i < calls; ++i) relu->forward(call);
-         }) /
+  return best_of(5,
+                 [&] {
+                   for (int i = 0; i < calls; ++i) relu->forward(call);
+                 }) /
          calls;
 }
 
@@ -132,15 +133,16 @@ double one_way_seconds(loom::runtime::Transport& transport, std::size_t floats, 
   std::vector<Incoming<float>> receive{{1 - transport.rank(), &buffer}};
   std::vector<Outgoing<float>> none_out;
   std::vector<Incoming<float>> none_in;
-  return median_of(repeats, [&] {
-           if (transport.rank() == 0) {
-             transport.exchange(send, none_in);
-             transport.exchange(none_out, receive);
-           } else {
-             transport.exchange(none_out, receive);
-             transport.exchange(send, none_in);
-           }
-         }) /
+  return median_of(repeats,
+                   [&] {
+                     if (transport.rank() == 0) {
+                       transport.exchange(send, none_in);
+                       transport.exchange(none_out, receive);
+                     } else {
+                       transport.exchange(none_out, receive);
+                       transport.exchange(send, none_in);
+                     }
+                   }) /
          2;
 }
 
@@ -149,7 +151,8 @@ double one_way_seconds(loom::runtime::Transport& transport, std::size_t floats, 
 // summed last.
 std::vector<std::vector<float>> buffers_beyond_the_caches(std::size_t floats) {
   constexpr std::size_t cache_floats = std::size_t{16} << 20;  // 64 MiB
-  return std::vector<std::vector<float>>(std::max<std::size_t>(1, std::min<std::size_t>(cache_floats / floats, 64)), std::vector<float>(floats, 1.f));
+  return std::vector<std::vector<float>>(std::max<std::size_t>(1, std::min<std::size_t>(cache_floats / floats, 64)),
+                                         std::vector<float>(floats, 1.f));
 }
 
 // Seconds for ranks 0 and 1 to sum a buffer of `floats` floats.

@@ -78,10 +78,11 @@ void measure(const loom::spec::Library& library, const std::string& model, const
     hash_seconds += seconds_since(start);
   }
   const double n = static_cast<double>(std::max<std::size_t>(applied, 1));
-  std::printf("%-13s %4zu ops, %5zu rules (%zu anchored here, indexed in %.2f ms): all matches %6zu in %8.3f ms; "
-              "apply %.3f ms; re-match after a rewrite: seeded %.3f ms vs full %.3f ms; graph hash %.3f ms (%zu rewrites)\n",
-              model.c_str(), ops, rules.size(), candidates, index_rules * 1e3, matches, match_all * 1e3, apply_seconds / n * 1e3,
-              seeded_seconds / n * 1e3, full_seconds / n * 1e3, hash_seconds / n * 1e3, applied);
+  std::printf(
+      "%-13s %4zu ops, %5zu rules (%zu anchored here, indexed in %.2f ms): all matches %6zu in %8.3f ms; "
+      "apply %.3f ms; re-match after a rewrite: seeded %.3f ms vs full %.3f ms; graph hash %.3f ms (%zu rewrites)\n",
+      model.c_str(), ops, rules.size(), candidates, index_rules * 1e3, matches, match_all * 1e3, apply_seconds / n * 1e3,
+      seeded_seconds / n * 1e3, full_seconds / n * 1e3, hash_seconds / n * 1e3, applied);
 }
 
 }  // namespace

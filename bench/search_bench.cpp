@@ -12,10 +12,10 @@
 #include <iostream>
 #include <sstream>
 
+#include "bench_support.hpp"
 #include "loom/models/registry.hpp"
 #include "loom/search/optimizer.hpp"
 #include "loom/search/task_graph.hpp"
-#include "bench_support.hpp"
 
 namespace {
 
@@ -75,9 +75,10 @@ void inception() {
 
 void quality(const std::vector<int>& node_counts, const std::vector<std::string>& names) {
   std::cout << "Plan quality on Summit: simulated iteration time of the plan found and its speedup over each baseline\n";
-  std::cout << std::left << std::setw(14) << "model" << std::right << std::setw(6) << "GPUs" << std::setw(12) << "best (ms)" << std::setw(10)
-            << "data par" << std::setw(10) << "expert" << std::setw(10) << "flexflow" << std::setw(12) << "sequential" << std::setw(10)
-            << "search" << "  chosen\n";
+  std::cout << std::left << std::setw(14) << "model" << std::right << std::setw(6) << "GPUs" << std::setw(12) << "best (ms)"
+            << std::setw(10) << "data par" << std::setw(10) << "expert" << std::setw(10) << "flexflow" << std::setw(12) << "sequential"
+            << std::setw(10) << "search"
+            << "  chosen\n";
   for (const auto& name : names) {
     for (int nodes : node_counts) {
       const search::Machine m = summit(nodes);
@@ -119,8 +120,8 @@ void figure1() {
   };
   const search::SequentialResult seq = search::sequential_optimization(library(), g, rules(), cost);
   std::cout << "Unity figure 1 (b=64, ci=784, h=512, co=10) on 2 devices\n"
-            << "  sequential (" << ops(seq.graph) << "), data parallel: "
-            << std::fixed << std::setprecision(0) << elements(seq.graph, search::data_parallel(library(), seq.graph, m)) << " d bytes"
+            << "  sequential (" << ops(seq.graph) << "), data parallel: " << std::fixed << std::setprecision(0)
+            << elements(seq.graph, search::data_parallel(library(), seq.graph, m)) << " d bytes"
             << " (Unity: 813,056 d)\n";
   search::JointOptions figure_splits;
   figure_splits.mapping.admit = [](const pcg::Node&, const search::ParallelConfig& c) {
@@ -132,7 +133,8 @@ void figure1() {
   std::cout << "  joint, batch and reduction splits (" << ops(joint.graph) << "): " << elements(joint.graph, joint.placements)
             << " d bytes (Unity: 131,072 d)\n";
   const search::JointResult unrestricted = search::joint_search(library(), g, rules(), cost);
-  std::cout << "  joint, every split (" << ops(unrestricted.graph) << "): " << elements(unrestricted.graph, unrestricted.placements) << " d bytes\n";
+  std::cout << "  joint, every split (" << ops(unrestricted.graph) << "): " << elements(unrestricted.graph, unrestricted.placements)
+            << " d bytes\n";
 }
 
 std::vector<std::string> split_list(const std::string& text) {

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "loom/models/registry.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/mpi_transport.hpp"
@@ -38,7 +39,6 @@
 #include "loom/search/optimizer.hpp"
 #include "loom/search/simulator.hpp"
 #include "loom/search/task_graph.hpp"
-#include "bench_support.hpp"
 
 namespace {
 
@@ -85,12 +85,18 @@ Settings parse(int argc, char** argv) {
     const std::string arg = argv[i];
     if (i + 1 >= argc) throw LoomError("option " + arg + " needs a value");
     const std::string value = argv[++i];
-    if (arg == "--steps") s.steps = std::stoll(value);
-    else if (arg == "--repeats") s.repeats = std::stoi(value);
-    else if (arg == "--machine") s.machine = value;
-    else if (arg == "--models") s.models = split_list(value);
-    else if (arg == "--profile-out") s.profile_out = value;
-    else throw LoomError("unknown option " + arg + " (expected --steps, --repeats, --machine, --models or --profile-out)");
+    if (arg == "--steps")
+      s.steps = std::stoll(value);
+    else if (arg == "--repeats")
+      s.repeats = std::stoi(value);
+    else if (arg == "--machine")
+      s.machine = value;
+    else if (arg == "--models")
+      s.models = split_list(value);
+    else if (arg == "--profile-out")
+      s.profile_out = value;
+    else
+      throw LoomError("unknown option " + arg + " (expected --steps, --repeats, --machine, --models or --profile-out)");
   }
   if (s.steps < 1) throw LoomError("--steps must be at least 1");
   if (s.repeats < 1) throw LoomError("--repeats must be at least 1");
@@ -107,9 +113,9 @@ double max_over_ranks(double value, runtime::Transport& transport) {
 // One training run of a plan and its simulation.
 struct Run {
   double measured = 0, simulated = 0, roofline = 0;  // seconds per iteration
-  double tasks = 0;                  // seconds per iteration in the slowest rank's operator tasks, layout work and updates
-  double waiting = 0;                // seconds per iteration the slowest rank spent in the transport
-  double backward_over_forward = 0;  // of the measured task time
+  double tasks = 0;                                  // seconds per iteration in the slowest rank's operator tasks, layout work and updates
+  double waiting = 0;                                // seconds per iteration the slowest rank spent in the transport
+  double backward_over_forward = 0;                  // of the measured task time
   std::size_t interpreted = 0;
 
   double error() const { return simulated / measured - 1; }
@@ -147,7 +153,8 @@ Run run_plan(const pcg::Graph& plan, const search::Machine& machine, const Setti
   const std::vector<runtime::OperatorTime> times = runtime::summed_over_processes(run.operator_times, transport);
 
   search::ProfileDatabase plan_profile;
-  const std::vector<runtime::OperatorProfile> profiles = runtime::operator_profiles(library(), plan, machine, times, runtime::optimizer_name(train.optimizer.kind), transport.size());
+  const std::vector<runtime::OperatorProfile> profiles =
+      runtime::operator_profiles(library(), plan, machine, times, runtime::optimizer_name(train.optimizer.kind), transport.size());
   runtime::record_profiles(profiles, plan_profile);
   runtime::record_profiles(profiles, database);
   double forward = 0, backward = 0;
@@ -186,7 +193,8 @@ std::string percent(double fraction) {
 void print_table(const std::vector<Row>& rows) {
   std::cout << std::left << std::setw(12) << "model" << std::setw(30) << "plan" << std::right << std::setw(13) << "measured ms"
             << std::setw(12) << "tasks ms" << std::setw(12) << "waiting ms" << std::setw(14) << "simulated ms" << std::setw(9) << "error"
-            << std::setw(18) << "error range" << std::setw(13) << "roofline ms" << std::setw(9) << "error" << std::setw(10) << "bwd/fwd" << "\n";
+            << std::setw(18) << "error range" << std::setw(13) << "roofline ms" << std::setw(9) << "error" << std::setw(10) << "bwd/fwd"
+            << "\n";
   for (const Row& r : rows) {
     const auto figure = [&](auto field) { return median(r.runs, field); };
     double lowest = r.runs.front().error(), highest = lowest;
@@ -195,14 +203,12 @@ void print_table(const std::vector<Row>& rows) {
       highest = std::max(highest, run.error());
     }
     std::cout << std::left << std::setw(12) << r.model << std::setw(30) << r.plan << std::right << std::fixed << std::setprecision(3)
-              << std::setw(13) << figure([](const Run& x) { return x.measured; }) * 1e3
-              << std::setw(12) << figure([](const Run& x) { return x.tasks; }) * 1e3
-              << std::setw(12) << figure([](const Run& x) { return x.waiting; }) * 1e3
-              << std::setw(14) << figure([](const Run& x) { return x.simulated; }) * 1e3
-              << std::setw(9) << percent(figure([](const Run& x) { return x.error(); }))
-              << std::setw(18) << percent(lowest) + " .. " + percent(highest)
-              << std::setw(13) << figure([](const Run& x) { return x.roofline; }) * 1e3
-              << std::setw(9) << percent(figure([](const Run& x) { return x.roofline_error(); })) << std::setw(10) << std::setprecision(2)
+              << std::setw(13) << figure([](const Run& x) { return x.measured; }) * 1e3 << std::setw(12)
+              << figure([](const Run& x) { return x.tasks; }) * 1e3 << std::setw(12) << figure([](const Run& x) { return x.waiting; }) * 1e3
+              << std::setw(14) << figure([](const Run& x) { return x.simulated; }) * 1e3 << std::setw(9)
+              << percent(figure([](const Run& x) { return x.error(); })) << std::setw(18) << percent(lowest) + " .. " + percent(highest)
+              << std::setw(13) << figure([](const Run& x) { return x.roofline; }) * 1e3 << std::setw(9)
+              << percent(figure([](const Run& x) { return x.roofline_error(); })) << std::setw(10) << std::setprecision(2)
               << figure([](const Run& x) { return x.backward_over_forward; });
     if (r.runs.front().interpreted) std::cout << "  (" << r.runs.front().interpreted << " interpreted ops)";
     std::cout << "\n";

@@ -29,8 +29,8 @@ struct Config {
 
 // TASO's operator set (its generator's ops, with its constant operators) by this library's names.
 std::vector<std::string> taso_ops() {
-  return {"matmul",  "conv2d",    "pool2d_avg", "pool2d_max",  "relu",       "sigmoid",  "tanh",     "ewadd",    "ewmul",
-          "concat",  "split",     "transpose",  "enlarge",     "const_iconv", "const_pool", "const_imm", "const_one"};
+  return {"matmul", "conv2d", "pool2d_avg", "pool2d_max", "relu",        "sigmoid",    "tanh",      "ewadd",    "ewmul",
+          "concat", "split",  "transpose",  "enlarge",    "const_iconv", "const_pool", "const_imm", "const_one"};
 }
 
 GeneratorOptions unity(int max_ops, bool implied, int jobs) {
@@ -115,9 +115,12 @@ int main(int argc, char** argv) {
   bool quick = false, full = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--quick") quick = true;
-    else if (arg == "--full") full = true;
-    else if (arg == "--jobs" && i + 1 < argc) jobs = std::max(1, std::atoi(argv[++i]));
+    if (arg == "--quick")
+      quick = true;
+    else if (arg == "--full")
+      full = true;
+    else if (arg == "--jobs" && i + 1 < argc)
+      jobs = std::max(1, std::atoi(argv[++i]));
     else {
       std::cerr << "usage: loom_superopt_bench [--jobs N] [--quick | --full]\n";
       return 2;
@@ -144,7 +147,8 @@ int main(int argc, char** argv) {
     }
     std::string stages;
     for (const auto& [stage, seconds] : s["stage_seconds"].items())
-      stages += (stages.empty() ? "" : ", ") + stage + " " + std::to_string(static_cast<int>(100 * seconds.get<double>() / s["seconds"].get<double>() + 0.5)) + "%";
+      stages += (stages.empty() ? "" : ", ") + stage + " " +
+                std::to_string(static_cast<int>(100 * seconds.get<double>() / s["seconds"].get<double>() + 0.5)) + "%";
     std::printf("%-36s %10zu %10zu %10zu %8zu %8zu %8zu %8zu %9.1f %9.0f  %s\n", c.name.c_str(), s["graphs"].get<std::size_t>(),
                 s["candidates"].get<std::size_t>(), s["after_pruning"].get<std::size_t>(), s["rules"].get<std::size_t>(),
                 s["by_category"]["algebraic"].get<std::size_t>(), s["by_category"]["parallel"].get<std::size_t>(),

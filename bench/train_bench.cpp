@@ -36,7 +36,7 @@ int main() {
             << " Eigen threads)\n"
             << std::fixed << std::setprecision(2) << "  training step: " << median * 1e3 << " ms (median of " << measured.size()
             << " steps after " << warmup << " warm-up)\n"
-            << std::setprecision(0) << "  throughput:    " << static_cast<double>(batch) / median << " samples/s, "
-            << std::setprecision(1) << flops / median * 1e-9 << " GFLOP/s\n";
+            << std::setprecision(0) << "  throughput:    " << static_cast<double>(batch) / median << " samples/s, " << std::setprecision(1)
+            << flops / median * 1e-9 << " GFLOP/s\n";
   return 0;
 }

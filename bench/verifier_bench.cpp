@@ -31,9 +31,12 @@ int main(int argc, char** argv) {
   unsigned timeout_ms = 10000;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--jobs" && i + 1 < argc) jobs = std::atoi(argv[++i]);
-    else if (arg == "--timeout-ms" && i + 1 < argc) timeout_ms = static_cast<unsigned>(std::atol(argv[++i]));
-    else rules_file = arg;
+    if (arg == "--jobs" && i + 1 < argc)
+      jobs = std::atoi(argv[++i]);
+    else if (arg == "--timeout-ms" && i + 1 < argc)
+      timeout_ms = static_cast<unsigned>(std::atol(argv[++i]));
+    else
+      rules_file = arg;
   }
   try {
     const spec::Library library = spec::Library::load({spec::Library::default_specs_dir()});
@@ -46,8 +49,8 @@ int main(int argc, char** argv) {
       options.max_ops = 3;
       options.jobs = jobs;
       rules = superopt::generate(library, options).rules;
-      std::cout << "generation (Unity op set, 3 operators, " << jobs << " jobs): " << rules.rules.size() << " rules in "
-                << since(start) << " s" << std::endl;
+      std::cout << "generation (Unity op set, 3 operators, " << jobs << " jobs): " << rules.rules.size() << " rules in " << since(start)
+                << " s" << std::endl;
     } else {
       std::ifstream in(rules_file);
       rules = pcg::rule_library_from_json(nlohmann::json::parse(in), library);
@@ -63,14 +66,15 @@ int main(int argc, char** argv) {
     options.timeout_ms = timeout_ms;
     const auto report = verifier::verify(library, axioms, obligations, options);
     const auto proved = report.count(pcg::VerificationStatus::Proved);
-    std::cout << "verification (" << jobs << " jobs, timeout " << timeout_ms << " ms, no cache): " << obligations.size()
-              << " rules in " << report.seconds << " s (" << obligations.size() / report.seconds << " rules/s)\n"
+    std::cout << "verification (" << jobs << " jobs, timeout " << timeout_ms << " ms, no cache): " << obligations.size() << " rules in "
+              << report.seconds << " s (" << obligations.size() / report.seconds << " rules/s)\n"
               << "  proved  " << proved << "\n"
               << "  refuted " << report.count(pcg::VerificationStatus::Refuted) << "\n"
               << "  unknown " << report.count(pcg::VerificationStatus::Unknown) << "\n";
     for (std::size_t i = 0; i < obligations.size(); ++i) {
       const auto& v = report.verdicts[i].verification;
-      if (v.status == pcg::VerificationStatus::Refuted) std::cout << "  refuted " << obligations[i].text << ": " << v.counterexample << "\n";
+      if (v.status == pcg::VerificationStatus::Refuted)
+        std::cout << "  refuted " << obligations[i].text << ": " << v.counterexample << "\n";
       if (v.status == pcg::VerificationStatus::Unknown) std::cout << "  unknown " << obligations[i].text << ": " << v.reason << "\n";
     }
     return 0;

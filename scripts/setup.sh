@@ -3,7 +3,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config clang
+  build-essential cmake pkg-config clang clang-format
   antlr4 libantlr4-runtime-dev
   libz3-dev z3
   libeigen3-dev

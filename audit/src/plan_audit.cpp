@@ -78,8 +78,10 @@ SubstitutionAudit audit_step(const search::Plan& plan, std::size_t i, const spec
                                              (standing->reason.empty() ? "" : " (" + first_line(standing->reason) + ")");
   if (!options.reprove) {
     a.status = verifier::standing_name(standing);
-    if (record_holds) a.axioms = standing->axioms;
-    else a.problem = "not proved: " + record;
+    if (record_holds)
+      a.axioms = standing->axioms;
+    else
+      a.problem = "not proved: " + record;
     return a;
   }
   // The plan's own record is not evidence enough: the proof is found again, in the result cache
@@ -104,7 +106,8 @@ SubstitutionAudit audit_step(const search::Plan& plan, std::size_t i, const spec
     default:
       a.status = verifier::standing_name(standing);
       a.problem = "not proved: " + (record_holds ? std::string("its proof record matches, but") : record + ", and") +
-                  " proving it again gave " + pcg::status_name(again.status) + (again.reason.empty() ? "" : ": " + first_line(again.reason));
+                  " proving it again gave " + pcg::status_name(again.status) +
+                  (again.reason.empty() ? "" : ": " + first_line(again.reason));
       return a;
   }
 }
@@ -125,7 +128,8 @@ std::string PlanAudit::verdict() const {
   std::ostringstream os;
   const std::size_t n = substitutions.size();
   os << "chain holds: ";
-  if (n == 0) os << "no substitutions";
+  if (n == 0)
+    os << "no substitutions";
   else
     os << n << (n == 1 ? " substitution, " : " substitutions, ")
        << (std::all_of(substitutions.begin(), substitutions.end(), [](const SubstitutionAudit& s) { return s.status == "proved"; })
@@ -162,10 +166,11 @@ nlohmann::json audit_to_json(const PlanAudit& audit) {
   nlohmann::json steps = nlohmann::json::array();
   for (const SubstitutionAudit& s : audit.substitutions) {
     nlohmann::json axioms = nlohmann::json::array();
-    for (const pcg::AxiomUse& a : s.axioms) axioms.push_back({{"name", a.name}, {"hash", a.hash}, {"checked_instances", a.checked_instances}});
-    nlohmann::json step = {{"index", s.index}, {"rule", s.rule},       {"category", s.category}, {"text", s.text},
-                           {"rule_hash", s.rule_hash}, {"status", s.status}, {"holds", s.holds()}, {"axioms", axioms},
-                           {"reversed", s.reversed}};
+    for (const pcg::AxiomUse& a : s.axioms)
+      axioms.push_back({{"name", a.name}, {"hash", a.hash}, {"checked_instances", a.checked_instances}});
+    nlohmann::json step = {{"index", s.index},   {"rule", s.rule},           {"category", s.category},
+                           {"text", s.text},     {"rule_hash", s.rule_hash}, {"status", s.status},
+                           {"holds", s.holds()}, {"axioms", axioms},         {"reversed", s.reversed}};
     if (!s.holds()) step["problem"] = s.problem;
     steps.push_back(std::move(step));
   }
@@ -199,7 +204,8 @@ std::string audit_text(const PlanAudit& audit) {
     if (!s.holds()) os << "   " << s.problem << "\n";
   }
   os << "----------------------------------------\nreplay: ";
-  if (!audit.replay_problem.empty()) os << audit.replay_problem << "\n";
+  if (!audit.replay_problem.empty())
+    os << audit.replay_problem << "\n";
   else if (audit.has_source)
     os << "the substitutions, applied to the source graph, give the plan's graph (up to its parallel operators and machine views)\n";
   else

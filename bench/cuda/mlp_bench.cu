@@ -48,14 +48,22 @@ Options parse(int argc, char** argv) {
       into = std::atoi(argv[++i]);
       if (into <= 0) throw std::runtime_error(a + " needs a positive value");
     };
-    if (a == "--layers") number(o.layers);
-    else if (a == "--width") number(o.width);
-    else if (a == "--batch") number(o.batch);
-    else if (a == "--warmup") number(o.warmup);
-    else if (a == "--iters") number(o.iters);
-    else if (a == "--tf32") o.tf32 = true;
-    else if (a == "--unfused-sgd") o.fused_sgd = false;
-    else throw std::runtime_error("unknown option '" + a + "'");
+    if (a == "--layers")
+      number(o.layers);
+    else if (a == "--width")
+      number(o.width);
+    else if (a == "--batch")
+      number(o.batch);
+    else if (a == "--warmup")
+      number(o.warmup);
+    else if (a == "--iters")
+      number(o.iters);
+    else if (a == "--tf32")
+      o.tf32 = true;
+    else if (a == "--unfused-sgd")
+      o.fused_sgd = false;
+    else
+      throw std::runtime_error("unknown option '" + a + "'");
   }
   return o;
 }
@@ -188,8 +196,9 @@ int run(const Options& o) {
   const cudaError_t status = cudaGetDeviceCount(&devices);
   if (status != cudaSuccess || devices == 0) {
     std::printf("loom_cuda_mlp_bench: skipped: no CUDA device: cudaGetDeviceCount %s\n",
-                status != cudaSuccess ? (std::string("returned ") + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")").c_str()
-                                      : "found 0 devices");
+                status != cudaSuccess
+                    ? (std::string("returned ") + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")").c_str()
+                    : "found 0 devices");
     return 0;
   }
   cudaDeviceProp props{};
@@ -232,17 +241,16 @@ int run(const Options& o) {
   auto tflops = [](double flops, double ms) { return flops / (ms * 1e-3) / 1e12; };
 
   std::printf("device: %s (compute capability %d.%d)\n", props.name, props.major, props.minor);
-  std::printf("MLP: %d dense layers of %d, batch %d, float32, ReLU, MSE loss, SGD (%s), cuBLAS math: %s\n", o.layers, o.width,
-              o.batch, o.fused_sgd ? "fused into the weight-gradient GEMM" : "separate update kernel",
-              o.tf32 ? "TF32 tensor cores" : "FP32");
-  std::printf("training iteration: %.3f ms/iteration, %.1f TFLOP/s (%.3f TFLOP per iteration, %d warm iterations timed)\n",
-              iteration_ms, tflops(iteration_flops, iteration_ms), iteration_flops / 1e12, o.iters);
-  std::printf("plain SGEMM, same shapes: forward %.3f ms (%.1f TFLOP/s), input gradient %.3f ms (%.1f TFLOP/s), "
-              "weight gradient %.3f ms (%.1f TFLOP/s)\n",
-              forward_ms, tflops(gemm_flops, forward_ms), input_ms, tflops(gemm_flops, input_ms), weight_ms,
-              tflops(gemm_flops, weight_ms));
-  std::printf("MLP matmul throughput: %.1f%% of plain SGEMM (%.3f ms of GEMMs alone per iteration)\n",
-              100.0 * plain_ms / iteration_ms, plain_ms);
+  std::printf("MLP: %d dense layers of %d, batch %d, float32, ReLU, MSE loss, SGD (%s), cuBLAS math: %s\n", o.layers, o.width, o.batch,
+              o.fused_sgd ? "fused into the weight-gradient GEMM" : "separate update kernel", o.tf32 ? "TF32 tensor cores" : "FP32");
+  std::printf("training iteration: %.3f ms/iteration, %.1f TFLOP/s (%.3f TFLOP per iteration, %d warm iterations timed)\n", iteration_ms,
+              tflops(iteration_flops, iteration_ms), iteration_flops / 1e12, o.iters);
+  std::printf(
+      "plain SGEMM, same shapes: forward %.3f ms (%.1f TFLOP/s), input gradient %.3f ms (%.1f TFLOP/s), "
+      "weight gradient %.3f ms (%.1f TFLOP/s)\n",
+      forward_ms, tflops(gemm_flops, forward_ms), input_ms, tflops(gemm_flops, input_ms), weight_ms, tflops(gemm_flops, weight_ms));
+  std::printf("MLP matmul throughput: %.1f%% of plain SGEMM (%.3f ms of GEMMs alone per iteration)\n", 100.0 * plain_ms / iteration_ms,
+              plain_ms);
 
   if (o.fused_sgd) cudaFree(scratch);
   for (float* p : m.weights) cudaFree(p);

@@ -64,10 +64,11 @@ int run_apply(const ApplyOptions& opt) {
   if (rule == rules.end()) throw LoomError(opt.rules + ": no rule with id '" + opt.rule + "'");
   const auto matches = pcg::find_matches(index, *rule);
   if (opt.match >= matches.size())
-    throw LoomError("rule " + opt.rule + " has " + std::to_string(matches.size()) + " matches in " + model.name + ", so there is no match " +
-                    std::to_string(opt.match) + " (--match counts from 0)");
+    throw LoomError("rule " + opt.rule + " has " + std::to_string(matches.size()) + " matches in " + model.name +
+                    ", so there is no match " + std::to_string(opt.match) + " (--match counts from 0)");
   const pcg::RewriteOutcome outcome = pcg::apply_match(model.graph, *rule, matches[opt.match], library);
-  if (!outcome.rewrite) throw LoomError("rule " + opt.rule + " cannot be applied at match " + std::to_string(opt.match) + ": " + outcome.declined);
+  if (!outcome.rewrite)
+    throw LoomError("rule " + opt.rule + " cannot be applied at match " + std::to_string(opt.match) + ": " + outcome.declined);
   const pcg::Graph& result = outcome.rewrite->graph;
   const std::string proof = verifier::standing_name(verifier::ProofChecker(library).standing(*rule));
   if (!opt.out.empty()) pcg::write_file_atomically(opt.out, pcg::graph_to_json(result).dump(2) + "\n");
@@ -77,14 +78,20 @@ int run_apply(const ApplyOptions& opt) {
   if (opt.dot) {
     std::cout << pcg::graph_to_dot(result);
   } else if (opt.json) {
-    std::cout << nlohmann::json{{"model", model.name},     {"rule", opt.rule},       {"proof", proof}, {"matches", matches.size()},
-                                {"matched", matched},      {"nodes_before", model.graph.size()}, {"nodes_after", result.size()},
-                                {"ops_before", op_counts(model.graph)}, {"ops_after", op_counts(result)}}
+    std::cout << nlohmann::json{{"model", model.name},
+                                {"rule", opt.rule},
+                                {"proof", proof},
+                                {"matches", matches.size()},
+                                {"matched", matched},
+                                {"nodes_before", model.graph.size()},
+                                {"nodes_after", result.size()},
+                                {"ops_before", op_counts(model.graph)},
+                                {"ops_after", op_counts(result)}}
                      .dump(2)
               << "\n";
   } else {
-    std::cout << "rule " << opt.rule << " (" << pcg::category_name(rule->category) << ", " << proof << "): " << matches.size() << " matches in " << model.name
-              << "; applied match " << opt.match << " at:\n";
+    std::cout << "rule " << opt.rule << " (" << pcg::category_name(rule->category) << ", " << proof << "): " << matches.size()
+              << " matches in " << model.name << "; applied match " << opt.match << " at:\n";
     for (const auto& m : matched) std::cout << "  " << m << "\n";
     std::cout << "nodes: " << model.graph.size() << " -> " << result.size() << "\n";
     const auto before = op_counts(model.graph), after = op_counts(result);

@@ -4,10 +4,10 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "number_checks.hpp"
-#include "progress_line.hpp"
 #include "loom/interpreter/axiom_check.hpp"
 #include "loom/interpreter/library.hpp"
+#include "number_checks.hpp"
+#include "progress_line.hpp"
 
 namespace loom::cli {
 namespace {
@@ -45,7 +45,8 @@ int run_check(const CheckOptions& opt) {
       auto r = spec::check_axiom(*library, *axioms[i], opt.axioms);
       ++checked;
       if (!r.sound)
-        failed.push_back({{"axiom", axioms[i]->name}, {"where", axioms[i]->loc.to_string()}, {"problem", r.problem}, {"checked", r.instances > 0}});
+        failed.push_back(
+            {{"axiom", axioms[i]->name}, {"where", axioms[i]->loc.to_string()}, {"problem", r.problem}, {"checked", r.instances > 0}});
     }
     progress.finish();
   }
@@ -71,10 +72,10 @@ int run_check(const CheckOptions& opt) {
     for (const auto& f : failed)
       std::cerr << f["where"].get<std::string>() << ": axiom " << f["axiom"].get<std::string>()
                 << (f["checked"].get<bool>() ? " is unsound " : " cannot be checked: ") << f["problem"].get<std::string>() << "\n";
-    std::cout << (ok ? "ok" : "FAILED") << ": " << summary["files"] << " files, " << summary["ops"] << " ops, "
-              << summary["parallel_forms"] << " parallel forms, " << summary["fused_forms"] << " fused forms, " << checked
-              << " axioms checked (" << failed.size() << " failed, " << opt.axioms.instances << " instances each), "
-              << summary["rules"] << " rules, " << errors.size() << " errors in " << std::fixed;
+    std::cout << (ok ? "ok" : "FAILED") << ": " << summary["files"] << " files, " << summary["ops"] << " ops, " << summary["parallel_forms"]
+              << " parallel forms, " << summary["fused_forms"] << " fused forms, " << checked << " axioms checked (" << failed.size()
+              << " failed, " << opt.axioms.instances << " instances each), " << summary["rules"] << " rules, " << errors.size()
+              << " errors in " << std::fixed;
     std::cout.precision(2);
     std::cout << seconds << " s\n";
   }
@@ -85,17 +86,18 @@ int run_check(const CheckOptions& opt) {
 
 void add_check_command(CLI::App& app, int& status) {
   auto opt = std::make_shared<CheckOptions>();
-  auto* cmd = app.add_subcommand(
-      "check",
-      "Parse and check spec files (default: the bundled specs/), then check every axiom numerically on random "
-      "instances. Exits non-zero on any error or unsound axiom.");
+  auto* cmd = app.add_subcommand("check",
+                                 "Parse and check spec files (default: the bundled specs/), then check every axiom numerically on random "
+                                 "instances. Exits non-zero on any error or unsound axiom.");
   cmd->add_option("paths", opt->paths, ".loom files or directories (searched recursively)");
   cmd->add_option("--specs", opt->specs, "more .loom files or directories to check with the paths (the spelling other commands use)");
   cmd->add_flag("--json", opt->json, "print the summary as JSON (keys: ops, parallel_forms, axioms, axioms_failed, errors, ...)");
   cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
   cmd->add_option("--instances", opt->axioms.instances, "random instances per axiom")->default_val(4)->check(positive_number());
   cmd->add_option("--seed", opt->axioms.seed, "random seed of the axiom check")->default_val(1);
-  cmd->add_option("--max-dim", opt->axioms.max_dim, "largest dimension drawn for an axiom's sizes")->default_val(5)->check(positive_number());
+  cmd->add_option("--max-dim", opt->axioms.max_dim, "largest dimension drawn for an axiom's sizes")
+      ->default_val(5)
+      ->check(positive_number());
   cmd->callback([opt, &status] { status = run_check(*opt); });
 }
 

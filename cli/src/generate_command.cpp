@@ -9,11 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "number_checks.hpp"
-#include "progress_line.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/file_io.hpp"
 #include "loom/superopt/generator.hpp"
+#include "number_checks.hpp"
+#include "progress_line.hpp"
 
 namespace loom::cli {
 namespace {
@@ -82,13 +82,16 @@ void require_writable_directory(const std::string& path, const char* option) {
 void print_summary(const nlohmann::json& s, const std::string& out, const std::string& out_spec) {
   const auto& by_size = s["graphs_by_size"];
   std::cout << "enumerated " << s["graphs"] << " graphs (";
-  for (std::size_t n = 1; n < by_size.size(); ++n) std::cout << (n > 1 ? ", " : "") << by_size[n] << " of " << n << " op" << (n > 1 ? "s" : "");
+  for (std::size_t n = 1; n < by_size.size(); ++n)
+    std::cout << (n > 1 ? ", " : "") << by_size[n] << " of " << n << " op" << (n > 1 ? "s" : "");
   std::cout << "); " << s["candidate_graphs"] << " single-output graphs in " << s["buckets"] << " shared fingerprint buckets\n";
   std::cout << "candidates: " << s["candidates"];
   for (const auto& p : s["pruning"]) {
     std::cout << "; " << p["step"].get<std::string>() << ": ";
-    if (p["enabled"].get<bool>()) std::cout << "-" << p["removed"] << " -> " << p["after"];
-    else std::cout << "off";
+    if (p["enabled"].get<bool>())
+      std::cout << "-" << p["removed"] << " -> " << p["after"];
+    else
+      std::cout << "off";
   }
   std::cout << "\n";
   const auto& c = s["numeric_check"];
@@ -135,8 +138,10 @@ int run_generate(GenerateCliOptions& opt) {
   pcg::write_file_atomically(opt.out_spec, superopt::rules_spec_text(library, result, spec_dir.empty() ? "." : spec_dir.string()));
   result.summary["out"] = opt.out;
   result.summary["out_spec"] = opt.out_spec;
-  if (opt.json) std::cout << result.summary.dump(2) << "\n";
-  else print_summary(result.summary, opt.out, opt.out_spec);
+  if (opt.json)
+    std::cout << result.summary.dump(2) << "\n";
+  else
+    print_summary(result.summary, opt.out, opt.out_spec);
   return 0;
 }
 
@@ -156,8 +161,7 @@ void add_generate_command(CLI::App& app, int& status) {
   cmd->add_option("--parallel", opt->parallel, "comma-separated parallel and fused forms to enumerate, or 'none'")
       ->default_str("partition,combine,replicate,reduce");
   cmd->add_option("--max-ops", opt->generator.max_ops, "operators per graph, i.e. per side of a rule (1 to 6)")->default_val(3);
-  cmd->add_option("--degree", opt->degrees, "comma-separated parallel degrees: the values of every `degree` attribute")
-      ->default_str("2");
+  cmd->add_option("--degree", opt->degrees, "comma-separated parallel degrees: the values of every `degree` attribute")->default_str("2");
   cmd->add_option("--inputs", opt->inputs,
                   "graph inputs as spec binders with literal sizes, e.g. 'x: [4, 6], z: [4, 6] {V: 2}' (default: x, y, u: [2d, 3d]; "
                   "w, v: [3d, 5d]; z: [2d, 3d] {V: d}; t: [2d, 3d] {D: [1, d]} for the first degree d)");

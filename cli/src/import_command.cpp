@@ -47,8 +47,7 @@ int run_import(const ImportOptions& opt) {
     std::cerr << "loom import: '" << opt.model.model << "' is not an .onnx file\n";
     return 2;
   }
-  const auto lib =
-      spec::Library::load(spec::Library::paths_or_bundled(opt.specs));
+  const auto lib = spec::Library::load(spec::Library::paths_or_bundled(opt.specs));
   if (!opt.json && !opt.quiet) std::cerr << "importing " << opt.model.model << "\n";
   const models::LoadedModel loaded = models::load_model(lib, opt.model.request());
   const models::ModelStats stats = models::model_stats(loaded.graph, lib);
@@ -60,9 +59,8 @@ int run_import(const ImportOptions& opt) {
     return 0;
   }
   for (const auto& note : loaded.notes) std::cout << "note: " << note << "\n";
-  std::cout << "imported " << loaded.name << ": " << stats.operators << " operators, " << stats.weights << " weights ("
-            << stats.parameters << " parameters), " << stats.inputs << " inputs, " << loaded.graph.outputs().size()
-            << " outputs";
+  std::cout << "imported " << loaded.name << ": " << stats.operators << " operators, " << stats.weights << " weights (" << stats.parameters
+            << " parameters), " << stats.inputs << " inputs, " << loaded.graph.outputs().size() << " outputs";
   if (!opt.out.empty()) std::cout << "; graph written to " << opt.out;
   std::cout << "\n";
   return 0;
@@ -72,12 +70,12 @@ int run_import(const ImportOptions& opt) {
 
 void add_import_command(CLI::App& app, int& status) {
   auto opt = std::make_shared<ImportOptions>();
-  auto* cmd = app.add_subcommand(
-      "import",
-      "Import an ONNX model as a PCG over the operator library: weights from initializers (or graph inputs in weight "
-      "positions), shape arithmetic folded, LayerNorm and GELU patterns fused. Every unsupported operator is "
-      "reported at once, naming its node; nothing is written then. With --out, the graph is saved as loom-pcg "
-      "JSON (readable by every command that takes a graph).");
+  auto* cmd =
+      app.add_subcommand("import",
+                         "Import an ONNX model as a PCG over the operator library: weights from initializers (or graph inputs in weight "
+                         "positions), shape arithmetic folded, LayerNorm and GELU patterns fused. Every unsupported operator is "
+                         "reported at once, naming its node; nothing is written then. With --out, the graph is saved as loom-pcg "
+                         "JSON (readable by every command that takes a graph).");
   cmd->add_option("model", opt->model.model, "the .onnx file")->required();
   cmd->add_option("-o,--out", opt->out, "write the graph as JSON to this file");
   cmd->add_option("--specs", opt->specs, "spec files or directories of the operator library (default: bundled specs/)");

@@ -7,8 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "number_checks.hpp"
-#include "progress_line.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
@@ -18,6 +16,8 @@
 #include "loom/verifier/proof_record.hpp"
 #include "loom/verifier/rule_selection.hpp"
 #include "model_options.hpp"
+#include "number_checks.hpp"
+#include "progress_line.hpp"
 
 namespace loom::cli {
 namespace {
@@ -64,8 +64,8 @@ int run_optimize(OptimizeOptions opt) {
   }
   const bool show_progress = !opt.json && !opt.quiet;
   if (!opt.quiet && !selection.left_out.empty())
-    std::cerr << "note: " << selection.left_out.size() << " rules are left out, their proofs having failed (the first: "
-              << selection.left_out.front() << ")\n";
+    std::cerr << "note: " << selection.left_out.size()
+              << " rules are left out, their proofs having failed (the first: " << selection.left_out.front() << ")\n";
   // Warnings, so -q does not silence them.
   if (!opt.rules.empty() && selection.rules.empty())
     std::cerr << "warning: the rule libraries given with --rules hold no rule the search can use: it only maps the graph\n";
@@ -84,12 +84,14 @@ int run_optimize(OptimizeOptions opt) {
   opt.settings.pipeline = !opt.no_pipeline;
   const search::CostModel cost_model(library, machine);
   ProgressLine progress(show_progress);
-  const search::OptimizeReport report = search::optimize(library, model.graph, rules, cost_model, opt.settings, [&](const search::OptimizeProgress& p) {
-    if (p.joint.segments == 0) return progress.show(p.stage, "");
-    progress.show(p.stage, "segment " + std::to_string(p.joint.segment) + "/" + std::to_string(p.joint.segments) + ", " +
-                               std::to_string(p.joint.explored) + " graphs expanded",
-                  static_cast<double>(p.joint.segment) / static_cast<double>(p.joint.segments));
-  });
+  const search::OptimizeReport report =
+      search::optimize(library, model.graph, rules, cost_model, opt.settings, [&](const search::OptimizeProgress& p) {
+        if (p.joint.segments == 0) return progress.show(p.stage, "");
+        progress.show(p.stage,
+                      "segment " + std::to_string(p.joint.segment) + "/" + std::to_string(p.joint.segments) + ", " +
+                          std::to_string(p.joint.explored) + " graphs expanded",
+                      static_cast<double>(p.joint.segment) / static_cast<double>(p.joint.segments));
+      });
   progress.clear();
 
   search::Plan plan;
@@ -164,13 +166,13 @@ int run_optimize(OptimizeOptions opt) {
       std::cout << " (" << report.pipeline.stages << " stages, " << report.pipeline.microbatches << " micro-batches)";
     std::cout << "\n"
               << "  joint search:    " << report.joint.segments << " segments, " << report.joint.explored << " graphs expanded, "
-              << report.joint.rewrites << " reached, " << report.joint.generated << " costed, " << std::setprecision(3) << report.search_seconds << " s ("
-              << report.total_seconds << " s in all)\n"
+              << report.joint.rewrites << " reached, " << report.joint.generated << " costed, " << std::setprecision(3)
+              << report.search_seconds << " s (" << report.total_seconds << " s in all)\n"
               << "  time by stage:  ";
     for (const search::StageTime& t : report.stages)
-      std::cout << " " << t.stage << " " << std::setprecision(t.seconds < 1 ? 2 : 3) << t.seconds << " s ("
-                << std::setprecision(0) << std::fixed << 100 * t.seconds / std::max(report.total_seconds, 1e-9) << "%)"
-                << std::defaultfloat << (&t == &report.stages.back() ? "\n" : ",");
+      std::cout << " " << t.stage << " " << std::setprecision(t.seconds < 1 ? 2 : 3) << t.seconds << " s (" << std::setprecision(0)
+                << std::fixed << 100 * t.seconds / std::max(report.total_seconds, 1e-9) << "%)" << std::defaultfloat
+                << (&t == &report.stages.back() ? "\n" : ",");
     std::cout << "  substitutions:   " << report.substitutions.size() << "\n";
     for (std::size_t k = 0; k < report.joint.cuts.size(); ++k)
       if (!report.joint.cuts[k].empty()) std::cout << "  cut " << k + 1 << " crossed as " << report.joint.cuts[k] << "\n";
@@ -190,7 +192,8 @@ void add_optimize_command(CLI::App& app, int& status) {
       "Find a fast plan for training a model on a machine, as Unity does: best-first search over the graphs the rules reach "
       "(algebraic and hybrid substitutions), each costed by a dynamic program that chooses every operator's split and devices "
       "(machine mapping), large graphs searched segment by segment; then the baselines in the same simulated cost model "
-      "(data parallel, expert, FlexFlow's MCMC, sequential) and pipeline parallelism (1F1B), and the fastest plan of all. Writes the plan with --out.");
+      "(data parallel, expert, FlexFlow's MCMC, sequential) and pipeline parallelism (1F1B), and the fastest plan of all. Writes the plan "
+      "with --out.");
   cmd->add_option("--model", opt->model.model, "a zoo model name (loom show --list) or an .onnx file")->required();
   add_model_size_options(*cmd, opt->model);
   cmd->add_option("--machine", opt->machine, "a bundled machine (summit, p100, k80, dgx_h100) or a machine file")->default_val("summit");
@@ -204,14 +207,22 @@ void add_optimize_command(CLI::App& app, int& status) {
                 "also use rules without a valid proof (stale records, .loom rule files); refuted and unknown rules are never used. "
                 "The plan records it, and `loom train` audits such a plan before training it");
   cmd->add_option("--alpha", opt->settings.joint.substitution.alpha, "explore graphs up to alpha x the best cost")->default_val(1.05);
-  cmd->add_option("--budget", opt->settings.joint.substitution.budget, "graphs costed per segment by the machine mapping: each rewrite waits with an estimate (its parent's cost plus the change in the one-device time of the nodes it replaces and inserts) and is costed when its turn comes")->default_val(20);
+  cmd->add_option("--budget", opt->settings.joint.substitution.budget,
+                  "graphs costed per segment by the machine mapping: each rewrite waits with an estimate (its parent's cost plus the "
+                  "change in the one-device time of the nodes it replaces and inserts) and is costed when its turn comes")
+      ->default_val(20);
   cmd->add_option("--max-seconds", opt->settings.joint.substitution.max_seconds, "wall-clock limit of the substitution search (0: none)")
       ->default_val(0);
   cmd->add_flag("--no-split", opt->no_split, "search the whole graph at once instead of segment by segment");
-  cmd->add_option("--min-segment", opt->settings.joint.min_segment, "operators per segment at least")->default_val(10)->check(positive_number());
+  cmd->add_option("--min-segment", opt->settings.joint.min_segment, "operators per segment at least")
+      ->default_val(10)
+      ->check(positive_number());
   cmd->add_flag("--no-cache", opt->no_cache, "do not share the mapping's sub-results between candidate graphs");
-  cmd->add_option("--views", opt->settings.joint.mapping.max_views, "device offsets tried per operator split")->default_val(2)->check(positive_number());
-  cmd->add_option("--mcmc-iterations", opt->settings.mcmc_iterations, "steps of FlexFlow's MCMC (baseline and refinement)")->default_val(300);
+  cmd->add_option("--views", opt->settings.joint.mapping.max_views, "device offsets tried per operator split")
+      ->default_val(2)
+      ->check(positive_number());
+  cmd->add_option("--mcmc-iterations", opt->settings.mcmc_iterations, "steps of FlexFlow's MCMC (baseline and refinement)")
+      ->default_val(300);
   cmd->add_option("--mcmc-seconds", opt->settings.mcmc_seconds,
                   "time bound of each MCMC walk, as FlexFlow's: it also stops once its best has not improved for half of it; "
                   "the two walks refining the joint plan (from the DP's plan and from data parallelism) get half of it each "

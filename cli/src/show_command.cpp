@@ -63,7 +63,8 @@ std::string signature(const spec::OpDecl& op) {
   for (std::size_t i = 0; i < op.inputs.size(); ++i)
     os << (i ? ", " : "") << op.inputs[i].name << ": " << (op.inputs[i].shape ? shape_text(*op.inputs[i].shape) : "?");
   os << ") -> (";
-  for (std::size_t i = 0; i < op.outputs.size(); ++i) os << (i ? ", " : "") << op.outputs[i].name << ": " << shape_text(op.outputs[i].shape);
+  for (std::size_t i = 0; i < op.outputs.size(); ++i)
+    os << (i ? ", " : "") << op.outputs[i].name << ": " << shape_text(op.outputs[i].shape);
   os << ")";
   return os.str();
 }
@@ -75,8 +76,10 @@ std::optional<spec::Program> example_instance(const spec::OpDecl& op) {
   for (int attempt = 0; attempt < 2000; ++attempt) {
     pcg::AttrMap attrs;
     for (const auto& a : op.attrs) {
-      if (a.domain) attrs[a.name] = (*a.domain)[attempt < 500 ? 0 : rng() % a.domain->size()];
-      else attrs[a.name] = static_cast<std::int64_t>(1 + rng() % 4);
+      if (a.domain)
+        attrs[a.name] = (*a.domain)[attempt < 500 ? 0 : rng() % a.domain->size()];
+      else
+        attrs[a.name] = static_cast<std::int64_t>(1 + rng() % 4);
     }
     std::map<std::string, std::int64_t> sizes;
     std::vector<std::vector<std::int64_t>> dims;
@@ -105,7 +108,8 @@ void show_op(const spec::OpDecl& op, bool dot) {
   if (dot) {
     std::cout << "digraph " << quote(op.name) << " {\n  rankdir=LR;\n  node [fontname=\"monospace\"];\n";
     for (const auto& in : op.inputs)
-      std::cout << "  " << quote(in.name) << " [shape=ellipse, label=" << quote(in.name + ": " + (in.shape ? shape_text(*in.shape) : "")) << "];\n";
+      std::cout << "  " << quote(in.name) << " [shape=ellipse, label=" << quote(in.name + ": " + (in.shape ? shape_text(*in.shape) : ""))
+                << "];\n";
     for (const auto& st : op.stmts) {
       if (st.kind == spec::OpStmtKind::Require) continue;
       std::cout << "  " << quote(st.name) << " [shape=box, label=" << quote(st.name + " = " + spec::expr_to_string(*st.expr)) << "];\n";
@@ -134,7 +138,7 @@ void show_op(const spec::OpDecl& op, bool dot) {
   std::cout << "  flops: " << spec::total_flops(*example) << "\n  parallelism derived from the comprehension:\n";
   auto summary = spec::summarize_parallelism(*example);
   for (const auto& role : summary.roles) {
-    const char* what = role.kind == spec::DimensionRole::Free ? "split -> output split (D)"
+    const char* what = role.kind == spec::DimensionRole::Free     ? "split -> output split (D)"
                        : role.kind == spec::DimensionRole::Summed ? "split -> partial sums (V)"
                                                                   : "cannot be split";
     std::cout << "    " << role.input << " dim " << role.dim << ": " << what << "\n";
@@ -209,9 +213,11 @@ void show_file(const spec::Library& lib, const std::string& file, bool dot) {
   for (const auto* f : lib.fused_forms())
     if (in_file(f->loc)) std::cout << "fused " << f->name << " = " << verifier::term_to_string(*f->body) << "\n";
   for (const auto* a : lib.axioms())
-    if (in_file(a->loc)) std::cout << "axiom " << a->name << ": " << verifier::term_to_string(*a->lhs) << " == " << verifier::term_to_string(*a->rhs) << "\n";
+    if (in_file(a->loc))
+      std::cout << "axiom " << a->name << ": " << verifier::term_to_string(*a->lhs) << " == " << verifier::term_to_string(*a->rhs) << "\n";
   for (const auto* r : lib.rules())
-    if (in_file(r->loc)) std::cout << "rule " << r->name << ": " << verifier::term_to_string(*r->lhs) << " => " << verifier::term_to_string(*r->rhs) << "\n";
+    if (in_file(r->loc))
+      std::cout << "rule " << r->name << ": " << verifier::term_to_string(*r->lhs) << " => " << verifier::term_to_string(*r->rhs) << "\n";
 }
 
 // 335141888 -> "335,141,888"
@@ -261,8 +267,8 @@ int show_model(const ShowOptions& opt) {
     for (const auto& p : info->params) params[p.name] = values(p.name);
   }
   if (opt.json) {
-    nlohmann::json out = {{"model", loaded.name}, {"source", loaded.from_onnx ? "onnx" : "zoo"}, {"params", params},
-                          {"notes", loaded.notes}};
+    nlohmann::json out = {
+        {"model", loaded.name}, {"source", loaded.from_onnx ? "onnx" : "zoo"}, {"params", params}, {"notes", loaded.notes}};
     out["stats"] = stats;
     std::cout << out.dump(2) << "\n";
     return 0;
@@ -277,8 +283,8 @@ int show_model(const ShowOptions& opt) {
   }
   for (const auto& note : loaded.notes) std::cout << "  note: " << note << "\n";
   auto counted = [](std::size_t n, const std::string& what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
-  std::cout << "  nodes: " << stats.nodes << " (" << counted(stats.inputs, "input") << ", " << counted(stats.weights, "weight")
-            << ", " << counted(stats.operators, "operator") << ")\n";
+  std::cout << "  nodes: " << stats.nodes << " (" << counted(stats.inputs, "input") << ", " << counted(stats.weights, "weight") << ", "
+            << counted(stats.operators, "operator") << ")\n";
   std::cout << "  parameters: " << grouped(stats.parameters);
   if (stats.statistics > 0) std::cout << " (+ " << grouped(stats.statistics) << " batch-norm running statistics)";
   std::cout << "\n  FLOPs: " << flops_text(stats.forward_flops) << " forward, " << flops_text(stats.iteration_flops())
@@ -325,20 +331,21 @@ int run_show(const ShowOptions& opt) {
 
 void add_show_command(CLI::App& app, int& status) {
   auto opt = std::make_shared<ShowOptions>();
-  auto* cmd = app.add_subcommand(
-      "show",
-      "Show an operator (its signature, an example instance, its FLOPs and the parallelism derived from its "
-      "comprehension), a spec file's declarations, or a model: a zoo model or an ONNX file as a PCG, with its "
-      "operators by type, parameters and FLOPs (--model; --list lists the zoo with its parameters). With --dot, "
-      "print Graphviz DOT instead: an operator's dataflow, a file's axioms and rules as left/right term graphs, or "
-      "the model's graph.");
+  auto* cmd =
+      app.add_subcommand("show",
+                         "Show an operator (its signature, an example instance, its FLOPs and the parallelism derived from its "
+                         "comprehension), a spec file's declarations, or a model: a zoo model or an ONNX file as a PCG, with its "
+                         "operators by type, parameters and FLOPs (--model; --list lists the zoo with its parameters). With --dot, "
+                         "print Graphviz DOT instead: an operator's dataflow, a file's axioms and rules as left/right term graphs, or "
+                         "the model's graph.");
   cmd->add_option("target", opt->target, "an operator name or a .loom file");
   cmd->add_option("--specs", opt->specs, "spec files or directories to look operators up in (default: bundled specs/)");
   cmd->add_flag("--dot", opt->dot, "print Graphviz DOT");
   cmd->add_option("-m,--model", opt->model.model, "a zoo model name (see --list) or an .onnx file");
   cmd->add_flag("--list", opt->list, "list the zoo's models and their parameters with defaults");
-  cmd->add_flag("--json", opt->json, "with --model or --list: print JSON (model, params, stats: operators_by_type, "
-                                     "parameters, forward_flops, ...)");
+  cmd->add_flag("--json", opt->json,
+                "with --model or --list: print JSON (model, params, stats: operators_by_type, "
+                "parameters, forward_flops, ...)");
   add_model_size_options(*cmd, opt->model);
   cmd->callback([opt, &status] { status = run_show(*opt); });
 }

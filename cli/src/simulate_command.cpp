@@ -8,8 +8,8 @@
 #include "loom/interpreter/library.hpp"
 #include "loom/search/memory.hpp"
 #include "loom/search/pipeline.hpp"
-#include "loom/search/plan_cost.hpp"
 #include "loom/search/plan.hpp"
+#include "loom/search/plan_cost.hpp"
 #include "loom/search/simulator.hpp"
 #include "loom/verifier/result_cache.hpp"
 #include "plan_chain.hpp"
@@ -51,12 +51,16 @@ int run_simulate(const SimulateOptions& opt) {
   if (opt.json) {
     nlohmann::json devices = nlohmann::json::array();
     for (int d = 0; d < plan.machine.devices(); ++d)
-      devices.push_back({{"device", d}, {"busy_seconds", busy[static_cast<std::size_t>(d)]}, {"memory_bytes", memory[static_cast<std::size_t>(d)]}});
+      devices.push_back(
+          {{"device", d}, {"busy_seconds", busy[static_cast<std::size_t>(d)]}, {"memory_bytes", memory[static_cast<std::size_t>(d)]}});
     nlohmann::json rows = nlohmann::json::array();
     for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
       const auto& t = tasks.tasks[i];
-      nlohmann::json row = {{"task", t.label}, {"kind", t.kind == search::TaskKind::Compute ? "compute" : "communication"},
-                            {"device", t.device}, {"start", timeline.start[i]}, {"finish", timeline.finish[i]}};
+      nlohmann::json row = {{"task", t.label},
+                            {"kind", t.kind == search::TaskKind::Compute ? "compute" : "communication"},
+                            {"device", t.device},
+                            {"start", timeline.start[i]},
+                            {"finish", timeline.finish[i]}};
       if (t.kind == search::TaskKind::Communication) row["peer"] = t.peer;
       rows.push_back(std::move(row));
     }
@@ -75,8 +79,8 @@ int run_simulate(const SimulateOptions& opt) {
     std::cout << opt.plan << ": " << (plan.model.empty() ? "plan" : plan.model) << " on " << plan.machine.name << " ("
               << plan.machine.devices() << " devices), " << plan.graph.size() << " nodes, " << tasks.tasks.size() << " tasks\n";
     if (plan.pipeline.enabled())
-      std::cout << "pipeline: " << plan.pipeline.stages << (plan.pipeline.stages == 1 ? " stage, " : " stages, ") << plan.pipeline.microbatches
-                << " micro-batches (1F1B)\n";
+      std::cout << "pipeline: " << plan.pipeline.stages << (plan.pipeline.stages == 1 ? " stage, " : " stages, ")
+                << plan.pipeline.microbatches << " micro-batches (1F1B)\n";
     std::cout << "soundness " << chain.verdict() << "\n";
     std::cout << "simulated iteration: " << std::setprecision(4) << timeline.makespan * 1e3 << " ms\n";
     std::cout << "device   busy (ms)   memory (MiB)\n";
@@ -95,8 +99,9 @@ int run_simulate(const SimulateOptions& opt) {
     }
   }
   if (overfull >= 0) {
-    std::cerr << opt.plan << ": does not fit: device " << overfull << " needs " << memory[static_cast<std::size_t>(overfull)] / (1024.0 * 1024.0 * 1024.0)
-              << " GiB of its " << plan.machine.device.memory_bytes / (1024.0 * 1024.0 * 1024.0) << " GiB\n";
+    std::cerr << opt.plan << ": does not fit: device " << overfull << " needs "
+              << memory[static_cast<std::size_t>(overfull)] / (1024.0 * 1024.0 * 1024.0) << " GiB of its "
+              << plan.machine.device.memory_bytes / (1024.0 * 1024.0 * 1024.0) << " GiB\n";
     return 1;
   }
   return 0;
@@ -106,9 +111,10 @@ int run_simulate(const SimulateOptions& opt) {
 
 void add_simulate_command(CLI::App& app, int& status) {
   auto opt = std::make_shared<SimulateOptions>();
-  auto* cmd = app.add_subcommand("simulate",
-                                 "Simulate one training iteration of a plan (loom-plan JSON) on its machine: the iteration time, each "
-                                 "device's busy time and memory, and the task timeline. Exits non-zero when the plan does not fit in memory.");
+  auto* cmd =
+      app.add_subcommand("simulate",
+                         "Simulate one training iteration of a plan (loom-plan JSON) on its machine: the iteration time, each "
+                         "device's busy time and memory, and the task timeline. Exits non-zero when the plan does not fit in memory.");
   cmd->add_option("--plan", opt->plan, "the plan file")->required();
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled specs/)");
   cmd->add_option("--profile", opt->profile, "measured operator times (loom-profile JSON) to use instead of the roofline");

@@ -1,6 +1,6 @@
+#include <cstdlib>
 #include <functional>
 #include <iomanip>
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -9,8 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "number_checks.hpp"
-#include "progress_line.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
@@ -22,7 +20,9 @@
 #include "loom/search/profile_db.hpp"
 #include "loom/verifier/result_cache.hpp"
 #include "model_options.hpp"
+#include "number_checks.hpp"
 #include "plan_chain.hpp"
+#include "progress_line.hpp"
 #ifdef LOOM_HAVE_CUDA
 #include "loom/runtime/cuda/cuda_kernels.hpp"
 #include "loom/runtime/cuda/nccl_transport.hpp"
@@ -58,23 +58,26 @@ struct TrainOptions {
 void draw_progress(ProgressLine& progress, const runtime::StepReport& r, std::int64_t samples) {
   const double done = static_cast<double>(r.step) / static_cast<double>(std::max<std::int64_t>(r.steps, 1));
   std::ostringstream line;
-  line << "step " << r.step << "/" << r.steps << " " << ProgressLine::bar(done, 24) << " loss " << std::setprecision(6) << r.loss
-       << "  " << std::fixed << std::setprecision(1) << r.seconds * 1e3 << " ms/step  " << std::setprecision(0)
+  line << "step " << r.step << "/" << r.steps << " " << ProgressLine::bar(done, 24) << " loss " << std::setprecision(6) << r.loss << "  "
+       << std::fixed << std::setprecision(1) << r.seconds * 1e3 << " ms/step  " << std::setprecision(0)
        << static_cast<double>(samples) / r.seconds << " samples/s";
   progress.show("", line.str(), done);
 }
 
 // Under mpirun (OpenMPI sets OMPI_COMM_WORLD_SIZE; other launchers PMI_SIZE or PMIX_RANK) each
 // process is one device of the plan; otherwise this one process runs every device's tasks.
-bool launched_by_mpi() {
-  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
-}
+bool launched_by_mpi() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK"); }
 
 nlohmann::json profile_json(const std::vector<runtime::OperatorProfile>& profiles) {
   nlohmann::json out = nlohmann::json::array();
   for (const runtime::OperatorProfile& p : profiles)
-    out.push_back({{"node", p.node}, {"op", p.op}, {"key", p.key.to_string()}, {"measured_seconds", p.measured_seconds},
-                   {"simulated_seconds", p.simulated_seconds ? nlohmann::json(*p.simulated_seconds) : nlohmann::json(nullptr)}, {"tasks", p.tasks}, {"backward_seconds", p.backward_seconds},
+    out.push_back({{"node", p.node},
+                   {"op", p.op},
+                   {"key", p.key.to_string()},
+                   {"measured_seconds", p.measured_seconds},
+                   {"simulated_seconds", p.simulated_seconds ? nlohmann::json(*p.simulated_seconds) : nlohmann::json(nullptr)},
+                   {"tasks", p.tasks},
+                   {"backward_seconds", p.backward_seconds},
                    {"backward_tasks", p.backward_tasks}});
   return out;
 }
@@ -103,7 +106,8 @@ struct ProfileTarget {
 // Adds the run's measured time per task of each operator, layout change and weight update, with
 // the roofline the simulator would use instead, to the database and writes it back.
 std::vector<runtime::OperatorProfile> record_profile(const spec::Library& library, const pcg::Graph& graph, const TrainOptions& opt,
-                                                     ProfileTarget& target, const std::vector<runtime::OperatorTime>& times, int processes) {
+                                                     ProfileTarget& target, const std::vector<runtime::OperatorTime>& times,
+                                                     int processes) {
   const std::vector<runtime::OperatorProfile> profiles =
       runtime::operator_profiles(library, graph, target.machine, times, opt.optimizer, processes);
   runtime::record_profiles(profiles, target.database);
@@ -174,9 +178,8 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
                 << "\n";
   }
   const bool speaks = transport.rank() == 0;
-  const std::int64_t samples = graph.outputs().empty() || graph.shape_of(graph.outputs()[0]).dims.empty()
-                                   ? 1
-                                   : graph.shape_of(graph.outputs()[0]).dims[0];
+  const std::int64_t samples =
+      graph.outputs().empty() || graph.shape_of(graph.outputs()[0]).dims.empty() ? 1 : graph.shape_of(graph.outputs()[0]).dims[0];
   std::function<void(const runtime::StepReport&)> progress;
   ProgressLine line(!opt.json && !opt.quiet && speaks);
   if (!opt.json && !opt.quiet && speaks) progress = [&line, samples](const runtime::StepReport& r) { draw_progress(line, r, samples); };
@@ -219,7 +222,8 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   for (const std::string& op : report.interpreted_ops) std::cout << "  through the interpreter: " << op << "\n";
   if (!opt.checkpoint.empty()) std::cout << "wrote " << opt.checkpoint << "\n";
   if (!opt.profile.empty()) {
-    std::cout << "profile: " << profiles.size() << " operators, layout changes and weight updates recorded in " << opt.profile << " (device " << opt.profile_machine
+    std::cout << "profile: " << profiles.size() << " operators, layout changes and weight updates recorded in " << opt.profile
+              << " (device " << opt.profile_machine
               << "), time per task (a weight: per update): forward measured and simulated, backward measured:\n";
     // "-" where there is no figure: a layout change's roofline, a weight update's backward.
     const auto milliseconds = [](std::optional<double> seconds) {
@@ -229,8 +233,8 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
       return out.str();
     };
     for (const runtime::OperatorProfile& p : profiles)
-      std::cout << "  " << std::left << std::setw(48) << p.key.to_string() << std::right << std::setw(15) << milliseconds(p.measured_seconds)
-                << std::setw(15) << milliseconds(p.simulated_seconds) << std::setw(15)
+      std::cout << "  " << std::left << std::setw(48) << p.key.to_string() << std::right << std::setw(15)
+                << milliseconds(p.measured_seconds) << std::setw(15) << milliseconds(p.simulated_seconds) << std::setw(15)
                 << milliseconds(p.backward_tasks > 0 ? std::optional<double>(p.backward_seconds) : std::nullopt) << "\n";
   }
   return 0;
@@ -254,7 +258,9 @@ void add_train_command(CLI::App& app, int& status) {
                   "first, as `loom verify PLAN` does, and a plan whose chain does not hold is refused");
   cmd->add_flag("--trust-plan", opt->trust_plan, "train the plan without auditing its soundness chain (prints a warning)");
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled library)");
-  cmd->add_option("--steps", opt->steps, "total training steps (a resumed run continues up to it)")->default_val(10)->check(positive_number());
+  cmd->add_option("--steps", opt->steps, "total training steps (a resumed run continues up to it)")
+      ->default_val(10)
+      ->check(positive_number());
   cmd->add_option("--optimizer", opt->optimizer, "sgd (lr 0.01) or adam (lr 0.001)")->default_val("sgd");
   cmd->add_option("--lr", opt->lr, "learning rate (default: the optimizer's)")->check(positive_number());
   cmd->add_option("--dtype", opt->dtype, "float or double")->default_val("float");

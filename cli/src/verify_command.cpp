@@ -13,18 +13,18 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "number_checks.hpp"
-#include "progress_line.hpp"
-#include "plan_chain.hpp"
+#include "loom/audit/plan_audit.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/rule.hpp"
-#include "loom/audit/plan_audit.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/verifier/axiom_report.hpp"
 #include "loom/verifier/axiom_set.hpp"
 #include "loom/verifier/proof_record.hpp"
 #include "loom/verifier/rule_loading.hpp"
 #include "loom/verifier/verify.hpp"
+#include "number_checks.hpp"
+#include "plan_chain.hpp"
+#include "progress_line.hpp"
 
 namespace loom::cli {
 namespace {
@@ -86,12 +86,8 @@ void print_alive(std::ostream& os, const verifier::Obligation& ob, const verifie
   const auto& v = verdict.verification;
   os << "----------------------------------------\n" << ob.text << "\n";
   switch (v.status) {
-    case VerificationStatus::Proved:
-      os << "proved (uses: " << (v.core.empty() ? "no axioms" : join(v.core, ", ")) << ")";
-      break;
-    case VerificationStatus::Refuted:
-      os << "refuted: the interpreter evaluates the two sides differently\n  " << v.counterexample;
-      break;
+    case VerificationStatus::Proved: os << "proved (uses: " << (v.core.empty() ? "no axioms" : join(v.core, ", ")) << ")"; break;
+    case VerificationStatus::Refuted: os << "refuted: the interpreter evaluates the two sides differently\n  " << v.counterexample; break;
     case VerificationStatus::Unknown: os << "unknown: " << v.reason; break;
     case VerificationStatus::Stale: os << "stale: " << v.reason; break;
   }
@@ -269,10 +265,10 @@ int run_verify(const VerifyCommandOptions& opt) {
                                              {"jobs", opt.jobs},
                                              {"timeout_ms", opt.timeout_ms},
                                              {"axioms", axioms.axioms.size() - opt.without.size()}};
-    written = opt.in_place ? opt.inputs[0] : !opt.out.empty() ? opt.out
-                                                              : (fs::path(opt.inputs[0]).parent_path() /
-                                                                 (fs::path(opt.inputs[0]).stem().string() + ".verified.json"))
-                                                                    .string();
+    written = opt.in_place ? opt.inputs[0]
+              : !opt.out.empty()
+                  ? opt.out
+                  : (fs::path(opt.inputs[0]).parent_path() / (fs::path(opt.inputs[0]).stem().string() + ".verified.json")).string();
     write_file(written, pcg::rule_library_to_json(*rule_library).dump(2) + "\n");
   }
 
@@ -280,8 +276,11 @@ int run_verify(const VerifyCommandOptions& opt) {
     json results = json::array();
     for (std::size_t i = 0; i < obligations.size(); ++i) {
       const auto& v = report.verdicts[i].verification;
-      json r = {{"rule", obligations[i].name},   {"where", obligations[i].where()}, {"status", pcg::status_name(v.status)},
-                {"seconds", v.seconds},          {"cached", report.verdicts[i].cached}};
+      json r = {{"rule", obligations[i].name},
+                {"where", obligations[i].where()},
+                {"status", pcg::status_name(v.status)},
+                {"seconds", v.seconds},
+                {"cached", report.verdicts[i].cached}};
       if (v.status == VerificationStatus::Proved) r["core"] = v.core;
       if (!v.counterexample.empty()) r["counterexample"] = v.counterexample;
       if (!v.reason.empty()) r["reason"] = v.reason;
@@ -291,10 +290,16 @@ int run_verify(const VerifyCommandOptions& opt) {
     for (const auto& [name, why] : report.unusable_axioms) unusable.push_back({{"axiom", name}, {"reason", why}});
     std::size_t cached = 0;
     for (const auto& v : report.verdicts) cached += v.cached;
-    json summary = {{"rules", obligations.size()}, {"proved", proved},         {"refuted", refuted},
-                    {"unknown", unknown},          {"cached", cached},         {"seconds", report.seconds},
-                    {"jobs", opt.jobs},            {"timeout_ms", opt.timeout_ms},
-                    {"axioms", axioms.axioms.size() - opt.without.size()},     {"unusable_axioms", unusable},
+    json summary = {{"rules", obligations.size()},
+                    {"proved", proved},
+                    {"refuted", refuted},
+                    {"unknown", unknown},
+                    {"cached", cached},
+                    {"seconds", report.seconds},
+                    {"jobs", opt.jobs},
+                    {"timeout_ms", opt.timeout_ms},
+                    {"axioms", axioms.axioms.size() - opt.without.size()},
+                    {"unusable_axioms", unusable},
                     {"results", results}};
     if (!written.empty()) summary["output"] = written;
     if (usage) summary["axiom_report"] = report_json(*usage);
@@ -307,8 +312,8 @@ int run_verify(const VerifyCommandOptions& opt) {
     std::size_t cached = 0;
     for (const auto& v : report.verdicts) cached += v.cached;
     std::cout << "----------------------------------------\n"
-              << obligations.size() << " rules: " << proved << " proved, " << refuted << " refuted, " << unknown
-              << " unknown in " << seconds_text(report.seconds) << " (" << opt.jobs << " jobs, " << cached << " from the cache)\n";
+              << obligations.size() << " rules: " << proved << " proved, " << refuted << " refuted, " << unknown << " unknown in "
+              << seconds_text(report.seconds) << " (" << opt.jobs << " jobs, " << cached << " from the cache)\n";
     if (!written.empty()) std::cout << "annotated rule library written to " << written << "\n";
     if (!opt.quiet && !report.unusable_axioms.empty()) {
       std::vector<std::string> names;
@@ -323,25 +328,23 @@ int run_verify(const VerifyCommandOptions& opt) {
 
 void add_verify_command(CLI::App& app, int& status) {
   auto opt = std::make_shared<VerifyCommandOptions>();
-  auto* cmd = app.add_subcommand(
-      "verify",
-      "Prove rewrite rules from the library's axioms with Z3, or audit a plan's soundness chain.\n"
-      "INPUT is .loom files (their `rule` declarations; default: the bundled specs' rules), one rule\n"
-      "library (.json, as `loom generate` writes), or one plan (.json, as `loom optimize -o` writes).\n"
-      "Every axiom is first checked by the interpreter; a library with an unsound axiom is refused. Each\n"
-      "rule comes out `proved` (with the axioms its proof used), `refuted` (with a counterexample the\n"
-      "interpreter evaluated) or `unknown` (timeout, or no proof and no counterexample found). A proof\n"
-      "record is bound to the rule's content hash, each axiom's hash and numeric check, and Loom's\n"
-      "version; a record that no longer matches is stale and never counts as proved. A rule library is\n"
-      "written back annotated, by default to NAME.verified.json next to the input; .loom rules are\n"
-      "written as a verified library with -o. A plan is audited: every substitution's proof checked\n"
-      "against its content (proved again where no valid record exists) and the substitutions replayed\n"
-      "from the plan's source graph. Exit status: 0 when every rule is proved (the plan's chain holds),\n"
-      "2 when some are refuted, unknown or stale (the chain is broken), 1 on bad input or unsound axioms.");
+  auto* cmd = app.add_subcommand("verify",
+                                 "Prove rewrite rules from the library's axioms with Z3, or audit a plan's soundness chain.\n"
+                                 "INPUT is .loom files (their `rule` declarations; default: the bundled specs' rules), one rule\n"
+                                 "library (.json, as `loom generate` writes), or one plan (.json, as `loom optimize -o` writes).\n"
+                                 "Every axiom is first checked by the interpreter; a library with an unsound axiom is refused. Each\n"
+                                 "rule comes out `proved` (with the axioms its proof used), `refuted` (with a counterexample the\n"
+                                 "interpreter evaluated) or `unknown` (timeout, or no proof and no counterexample found). A proof\n"
+                                 "record is bound to the rule's content hash, each axiom's hash and numeric check, and Loom's\n"
+                                 "version; a record that no longer matches is stale and never counts as proved. A rule library is\n"
+                                 "written back annotated, by default to NAME.verified.json next to the input; .loom rules are\n"
+                                 "written as a verified library with -o. A plan is audited: every substitution's proof checked\n"
+                                 "against its content (proved again where no valid record exists) and the substitutions replayed\n"
+                                 "from the plan's source graph. Exit status: 0 when every rule is proved (the plan's chain holds),\n"
+                                 "2 when some are refuted, unknown or stale (the chain is broken), 1 on bad input or unsound axioms.");
   cmd->add_option("inputs", opt->inputs, ".loom files with rules, one rule library .json, or one plan .json");
   cmd->add_option("--specs", opt->specs, "spec files or directories with the ops and axioms (default: the bundled specs/)");
-  cmd->add_option("-j,--jobs", opt->jobs, "threads, each with its own Z3 context (default: the number of cores)")
-      ->check(positive_number());
+  cmd->add_option("-j,--jobs", opt->jobs, "threads, each with its own Z3 context (default: the number of cores)")->check(positive_number());
   cmd->add_option("--timeout-ms", opt->timeout_ms, "Z3 time limit per rule in milliseconds (0: none)")->default_val(10000);
   cmd->add_option("--cache", opt->cache, "result cache file (default: $XDG_CACHE_HOME/loom/verify-cache.json)");
   cmd->add_flag("--no-cache", opt->no_cache, "neither read nor write the result cache");
@@ -353,7 +356,9 @@ void add_verify_command(CLI::App& app, int& status) {
   cmd->add_flag("--axiom-report", opt->axiom_report,
                 "report how many proofs use each axiom, the unused axioms, and the rules that become unprovable "
                 "when one axiom is removed");
-  cmd->add_option("-o,--out", opt->out, "where to write the annotated rule library (default for a library: NAME.verified.json; .loom rules are written only with -o)");
+  cmd->add_option(
+      "-o,--out", opt->out,
+      "where to write the annotated rule library (default for a library: NAME.verified.json; .loom rules are written only with -o)");
   cmd->add_flag("--in-place", opt->in_place, "overwrite the input rule library with the annotated one");
   cmd->add_flag("--json", opt->json, "print a JSON summary (rules, proved, refuted, unknown, seconds, results, ...)");
   cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");

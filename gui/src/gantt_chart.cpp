@@ -9,11 +9,11 @@
 namespace loom::gui {
 namespace {
 
-constexpr double kMinWidth = 400;   // scene units for the whole iteration, at least
-constexpr double kLane = 14;        // height of one lane
+constexpr double kMinWidth = 400;  // scene units for the whole iteration, at least
+constexpr double kLane = 14;       // height of one lane
 constexpr double kRowGap = 8;
-constexpr double kLeft = 70;        // room for the device names
-constexpr double kTop = 24;         // room for the time axis
+constexpr double kLeft = 70;  // room for the device names
+constexpr double kTop = 24;   // room for the time axis
 
 const QColor kForward(0x3b, 0x7d, 0xd8);
 const QColor kBackward(0x1f, 0x4e, 0x96);
@@ -109,8 +109,10 @@ void GanttChart::draw() {
   // Legend.
   double lx = kLeft;
   const double ly = bottom + 8;
-  for (const auto& [color, text] : std::initializer_list<std::pair<QColor, QString>>{
-           {kForward, "forward compute"}, {kBackward, "backward compute"}, {kTransfer, "transfer"}, {kTransferBackward, "backward transfer"}}) {
+  for (const auto& [color, text] : std::initializer_list<std::pair<QColor, QString>>{{kForward, "forward compute"},
+                                                                                     {kBackward, "backward compute"},
+                                                                                     {kTransfer, "transfer"},
+                                                                                     {kTransferBackward, "backward transfer"}}) {
     s->addRect(lx, ly, 12, 10, QPen(Qt::NoPen), QBrush(color));
     auto* label = s->addSimpleText(text, small);
     label->setPos(lx + 16, ly - 2);

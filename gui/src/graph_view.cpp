@@ -125,7 +125,9 @@ void GraphView::draw(const GraphLayout& layout, const GraphStyle& style) {
     const bool highlighted = node.kind != LayoutNodeKind::Output && style.highlighted.count(node.id) > 0;
     QColor fill = node.kind == LayoutNodeKind::Operator ? (parallel ? kParallelFill : kComputeFill) : kInputFill;
     if (style.color_by_device && !node.fill_color.empty()) fill = QColor(QString::fromStdString(node.fill_color));
-    QPen pen(parallel ? kParallelBorder : node.kind == LayoutNodeKind::Operator ? kComputeBorder : QColor(0x77, 0x77, 0x77),
+    QPen pen(parallel                                ? kParallelBorder
+             : node.kind == LayoutNodeKind::Operator ? kComputeBorder
+                                                     : QColor(0x77, 0x77, 0x77),
              parallel ? 1.6 : 1.2);
     if (parallel) pen.setStyle(Qt::DashLine);
     if (highlighted) {

@@ -80,7 +80,8 @@ void MainWindow::build_menus() {
     const QString plan = QFileDialog::getOpenFileName(this, "Open plan", QString(), "Plans (*.json)");
     if (plan.isEmpty()) return;
     bool ok = false;
-    const QString model = QInputDialog::getText(this, "Model", "Zoo model or .onnx file (empty: the plan's own)", QLineEdit::Normal, {}, &ok);
+    const QString model =
+        QInputDialog::getText(this, "Model", "Zoo model or .onnx file (empty: the plan's own)", QLineEdit::Normal, {}, &ok);
     if (!ok) return;
     try {
       open_plan(plan, model.trimmed());

@@ -145,9 +145,7 @@ PlanViewer::PlanViewer(QWidget* parent)
   show_step(-1);
 }
 
-bool PlanViewer::is_parallel(const std::string& op) const {
-  return library_ && (library_->find_parallel(op) || library_->find_fused(op));
-}
+bool PlanViewer::is_parallel(const std::string& op) const { return library_ && (library_->find_parallel(op) || library_->find_fused(op)); }
 
 void PlanViewer::load(const QString& plan_path, const QString& model) {
   auto library = base_library();
@@ -223,9 +221,10 @@ void PlanViewer::set_plan(std::shared_ptr<const spec::Library> library, search::
     emit status_message(qstr(e.what()));
   }
   const search::Machine& m = plan_->machine;
-  const QString pipeline = plan_->pipeline.enabled()
-                               ? QString(", pipelined: %1 stages, %2 micro-batches").arg(plan_->pipeline.stages).arg(plan_->pipeline.microbatches)
-                               : QString();
+  const QString pipeline =
+      plan_->pipeline.enabled()
+          ? QString(", pipelined: %1 stages, %2 micro-batches").arg(plan_->pipeline.stages).arg(plan_->pipeline.microbatches)
+          : QString();
   title_->setText(QString("<b>%1</b>: %2 on %3 (%4 devices), %5 nodes, %6 substitutions%7, simulated iteration %8 ms")
                       .arg(title.toHtmlEscaped())
                       .arg(qstr(plan_->model.empty() ? "plan" : plan_->model).toHtmlEscaped())
@@ -244,7 +243,8 @@ void PlanViewer::set_plan(std::shared_ptr<const spec::Library> library, search::
   show_analysis();
 
   step_list_->clear();
-  for (std::size_t i = 0; i < plan_->substitutions.size(); ++i) step_list_->addItem(step_title(plan_->substitutions[i], static_cast<int>(i), audit_));
+  for (std::size_t i = 0; i < plan_->substitutions.size(); ++i)
+    step_list_->addItem(step_title(plan_->substitutions[i], static_cast<int>(i), audit_));
   if (plan_->substitutions.empty()) {
     replay_note_->setText("no substitutions: the plan runs the model's graph as it is");
   } else if (!replay_problem.isEmpty()) {
@@ -275,7 +275,8 @@ void PlanViewer::show_analysis() {
     bar->setFormat(QString("%1 %").arg(capacity > 0 ? 100 * bytes / capacity : 0, 0, 'f', 1));
     if (d == analysis_->overfull_device) bar->setStyleSheet("QProgressBar::chunk { background: #c0392b; }");
     memory_->setCellWidget(d, 2, bar);
-    memory_->setItem(d, 3, new QTableWidgetItem(QString("%1 ms").arg(analysis_->busy_seconds[static_cast<std::size_t>(d)] * 1e3, 0, 'f', 3)));
+    memory_->setItem(d, 3,
+                     new QTableWidgetItem(QString("%1 ms").arg(analysis_->busy_seconds[static_cast<std::size_t>(d)] * 1e3, 0, 'f', 3)));
   }
   memory_->resizeColumnsToContents();
 }

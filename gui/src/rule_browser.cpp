@@ -45,9 +45,7 @@ QString proof_description(const pcg::Rule& rule) {
       text += "REFUTED: the interpreter evaluates the two sides differently\n" + qstr(v.counterexample);
       break;
     case pcg::VerificationStatus::Unknown: text += "UNKNOWN: " + qstr(v.reason); break;
-    case pcg::VerificationStatus::Stale:
-      text += "STALE (the proof no longer holds for this rule; use Verify): " + qstr(v.reason);
-      break;
+    case pcg::VerificationStatus::Stale: text += "STALE (the proof no longer holds for this rule; use Verify): " + qstr(v.reason); break;
   }
   if (!v.rule_hash.empty()) text += "\nrule hash " + qstr(v.rule_hash) + ", proved by Loom " + qstr(v.loom_version);
   for (const pcg::AxiomUse& a : v.axioms)
@@ -134,13 +132,16 @@ RuleBrowser::RuleBrowser(QWidget* parent)
   layout->addLayout(bottom);
 
   connect(text_filter_, &QLineEdit::textChanged, this, &RuleBrowser::set_filter_text);
-  connect(category_, &QComboBox::currentIndexChanged, this,
-          [this](int i) { filter_->set_category(i == 0 ? QString() : category_->itemText(i)); update_count(); });
-  connect(status_, &QComboBox::currentIndexChanged, this,
-          [this](int i) { filter_->set_status(i == 0 ? QString() : status_->itemText(i)); update_count(); });
-  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
-    show_rule(current.isValid() ? filter_->mapToSource(current).row() : -1);
+  connect(category_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    filter_->set_category(i == 0 ? QString() : category_->itemText(i));
+    update_count();
   });
+  connect(status_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    filter_->set_status(i == 0 ? QString() : status_->itemText(i));
+    update_count();
+  });
+  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) { show_rule(current.isValid() ? filter_->mapToSource(current).row() : -1); });
   connect(open, &QPushButton::clicked, this, &RuleBrowser::open_dialog);
   connect(save, &QPushButton::clicked, this, &RuleBrowser::save_dialog);
   connect(verify_selected_, &QPushButton::clicked, this, &RuleBrowser::verify_selected);
@@ -206,9 +207,7 @@ void RuleBrowser::set_status_filter(const QString& status) {
 
 int RuleBrowser::visible_rules() const { return filter_->rowCount(); }
 
-void RuleBrowser::update_count() {
-  count_->setText(QString("%1 of %2 shown").arg(filter_->rowCount()).arg(source_.rules.rules.size()));
-}
+void RuleBrowser::update_count() { count_->setText(QString("%1 of %2 shown").arg(filter_->rowCount()).arg(source_.rules.rules.size())); }
 
 bool RuleBrowser::select_rule(const QString& id) {
   for (int row = 0; row < filter_->rowCount(); ++row) {
@@ -264,7 +263,8 @@ void RuleBrowser::verify_selected() {
 
 void RuleBrowser::verify_shown() {
   std::vector<std::size_t> which;
-  for (int row = 0; row < filter_->rowCount(); ++row) which.push_back(static_cast<std::size_t>(filter_->mapToSource(filter_->index(row, 0)).row()));
+  for (int row = 0; row < filter_->rowCount(); ++row)
+    which.push_back(static_cast<std::size_t>(filter_->mapToSource(filter_->index(row, 0)).row()));
   start_verification(std::move(which));
 }
 
@@ -295,37 +295,37 @@ void RuleBrowser::start_verification(std::vector<std::size_t> which) {
     filter_->invalidate();
     update_count();
   };
-  job_.start([this, library = source_.library, rules = std::move(rules), run = std::move(run), apply](const std::atomic<bool>& cancelled) mutable {
-    std::size_t sent = 0;
-    try {
-      verify_rules(*library, rules, run, cancelled, [&](const VerifyCounts& counts) {
-        std::vector<pcg::Verification> fresh(run.results.begin() + static_cast<std::ptrdiff_t>(sent), run.results.end());
-        const std::size_t first = sent;
-        sent = run.results.size();
-        job_.post([this, apply, first, fresh = std::move(fresh), counts]() mutable {
-          apply(first, std::move(fresh));
-          emit status_message(QString("verified %1/%2: %3 proved, %4 refuted, %5 unknown")
-                                  .arg(counts.done)
-                                  .arg(counts.total)
-                                  .arg(counts.proved)
-                                  .arg(counts.refuted)
-                                  .arg(counts.unknown));
-        });
+  job_.start(
+      [this, library = source_.library, rules = std::move(rules), run = std::move(run), apply](const std::atomic<bool>& cancelled) mutable {
+        std::size_t sent = 0;
+        try {
+          verify_rules(*library, rules, run, cancelled, [&](const VerifyCounts& counts) {
+            std::vector<pcg::Verification> fresh(run.results.begin() + static_cast<std::ptrdiff_t>(sent), run.results.end());
+            const std::size_t first = sent;
+            sent = run.results.size();
+            job_.post([this, apply, first, fresh = std::move(fresh), counts]() mutable {
+              apply(first, std::move(fresh));
+              emit status_message(QString("verified %1/%2: %3 proved, %4 refuted, %5 unknown")
+                                      .arg(counts.done)
+                                      .arg(counts.total)
+                                      .arg(counts.proved)
+                                      .arg(counts.refuted)
+                                      .arg(counts.unknown));
+            });
+          });
+          if (cancelled) job_.post([this] { emit status_message("verification cancelled"); });
+        } catch (const LoomError& e) {
+          const QString message = qstr(e.what());
+          job_.post([this, message] {
+            emit status_message("verification failed: " + message);
+            proof_->setPlainText("verification failed:\n" + message);
+          });
+        }
       });
-      if (cancelled) job_.post([this] { emit status_message("verification cancelled"); });
-    } catch (const LoomError& e) {
-      const QString message = qstr(e.what());
-      job_.post([this, message] {
-        emit status_message("verification failed: " + message);
-        proof_->setPlainText("verification failed:\n" + message);
-      });
-    }
-  });
 }
 
 void RuleBrowser::open_dialog() {
-  const QString path =
-      QFileDialog::getOpenFileName(this, "Open rule library", QString(), "Rule libraries (*.json *.loom);;All files (*)");
+  const QString path = QFileDialog::getOpenFileName(this, "Open rule library", QString(), "Rule libraries (*.json *.loom);;All files (*)");
   if (path.isEmpty()) return;
   try {
     load_file(path);

@@ -18,9 +18,9 @@ namespace fs = std::filesystem;
 
 std::string canonical(const std::string& path) { return fs::weakly_canonical(path).string(); }
 
-std::mutex paths_mutex;                 // guards base_paths
-std::vector<std::string> base_paths;    // as given to --specs; empty for the bundled specs
-std::mutex library_mutex;               // guards base and its loading
+std::mutex paths_mutex;               // guards base_paths
+std::vector<std::string> base_paths;  // as given to --specs; empty for the bundled specs
+std::mutex library_mutex;             // guards base and its loading
 std::shared_ptr<const spec::Library> base;
 std::vector<std::string> base_loaded_from;  // the paths `base` was loaded from
 

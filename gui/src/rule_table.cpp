@@ -45,13 +45,9 @@ void RuleTableModel::set_rules(const std::vector<pcg::Rule>* rules) {
   endResetModel();
 }
 
-void RuleTableModel::rules_changed(int first, int last) {
-  emit dataChanged(index(first, 0), index(last, kRuleColumnCount - 1));
-}
+void RuleTableModel::rules_changed(int first, int last) { emit dataChanged(index(first, 0), index(last, kRuleColumnCount - 1)); }
 
-int RuleTableModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() || !rules_ ? 0 : static_cast<int>(rules_->size());
-}
+int RuleTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() || !rules_ ? 0 : static_cast<int>(rules_->size()); }
 
 int RuleTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kRuleColumnCount; }
 

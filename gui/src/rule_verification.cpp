@@ -15,7 +15,8 @@ void verify_rules(const spec::Library& library, const std::vector<pcg::Rule>& ru
                   const std::function<void(const VerifyCounts&)>& progress) {
   const verifier::AxiomSet axioms = verifier::prepare_axioms(library);
   std::vector<verifier::Obligation> obligations;
-  for (std::size_t i : run.which) obligations.push_back(verifier::obligation_from_rule(rules.at(i), library, "rules[" + std::to_string(i) + "]"));
+  for (std::size_t i : run.which)
+    obligations.push_back(verifier::obligation_from_rule(rules.at(i), library, "rules[" + std::to_string(i) + "]"));
   verifier::ResultCache cache = run.cache_path.empty() ? verifier::ResultCache{} : verifier::ResultCache::load(run.cache_path);
 
   verifier::VerifyOptions options;
@@ -26,8 +27,9 @@ void verify_rules(const spec::Library& library, const std::vector<pcg::Rule>& ru
   counts.total = obligations.size();
   const std::size_t batch = static_cast<std::size_t>(options.jobs) * 2;
   for (std::size_t first = 0; first < obligations.size() && !cancelled; first += batch) {
-    const std::vector<verifier::Obligation> part(obligations.begin() + static_cast<std::ptrdiff_t>(first),
-                                                 obligations.begin() + static_cast<std::ptrdiff_t>(std::min(first + batch, obligations.size())));
+    const std::vector<verifier::Obligation> part(
+        obligations.begin() + static_cast<std::ptrdiff_t>(first),
+        obligations.begin() + static_cast<std::ptrdiff_t>(std::min(first + batch, obligations.size())));
     const verifier::VerifyReport report = verifier::verify(library, axioms, part, options);
     for (const verifier::Verdict& v : report.verdicts) {
       pcg::Verification bound = v.verification;

@@ -14,8 +14,7 @@ SpecLoad load_spec_text(const std::string& text, const std::string& name, const 
 }
 
 std::vector<AxiomOutcome> check_axioms(const spec::Library& library, const spec::AxiomCheckOptions& options,
-                                       const std::atomic<bool>& cancelled,
-                                       const std::function<void(std::size_t, std::size_t)>& progress) {
+                                       const std::atomic<bool>& cancelled, const std::function<void(std::size_t, std::size_t)>& progress) {
   const auto& axioms = library.axioms();
   std::vector<AxiomOutcome> out;
   for (std::size_t i = 0; i < axioms.size() && !cancelled; ++i) {

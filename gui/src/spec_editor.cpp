@@ -255,7 +255,9 @@ void SpecEditor::show_outcomes() {
   }
   const bool complete = library_ && outcomes_.size() == library_->axioms().size();
   summary_->setText(QString("%1: %2 axioms checked, %3 unsound%4")
-                        .arg(failed == 0 && complete ? "ok" : failed ? "FAILED" : "cancelled")
+                        .arg(failed == 0 && complete ? "ok"
+                             : failed                ? "FAILED"
+                                                     : "cancelled")
                         .arg(outcomes_.size())
                         .arg(failed)
                         .arg(complete ? "" : " (cancelled)"));

@@ -4,8 +4,8 @@ namespace loom::gui {
 namespace {
 
 // The grammar's keywords (grammar/Loom.g4).
-const char* const kKeywords[] = {"import", "op",  "parallel", "fused", "axiom", "rule",  "forall", "where", "let",
-                                 "require", "in", "int",      "backward", "values", "lowers_to", "sum", "max", "min", "inf"};
+const char* const kKeywords[] = {"import", "op",  "parallel", "fused",  "axiom",     "rule", "forall", "where", "let", "require",
+                                 "in",     "int", "backward", "values", "lowers_to", "sum",  "max",    "min",   "inf"};
 
 QTextCharFormat text_format(const QColor& color, bool bold = false, bool italic = false) {
   QTextCharFormat f;

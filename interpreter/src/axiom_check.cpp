@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <functional>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -78,8 +78,16 @@ class AxiomChecker {
       auto outputs_of = [&](const Term& side) { return eval.eval(side, vars, scope); };
       std::optional<std::vector<TermValue<RealDomain>>> lhs, rhs;
       std::string lhs_error, rhs_error;
-      try { lhs = outputs_of(*ax_.lhs); } catch (const LoomError& e) { lhs_error = e.what(); }
-      try { rhs = outputs_of(*ax_.rhs); } catch (const LoomError& e) { rhs_error = e.what(); }
+      try {
+        lhs = outputs_of(*ax_.lhs);
+      } catch (const LoomError& e) {
+        lhs_error = e.what();
+      }
+      try {
+        rhs = outputs_of(*ax_.rhs);
+      } catch (const LoomError& e) {
+        rhs_error = e.what();
+      }
       if (!lhs && !rhs) {
         last_rejection = "both sides are ill-typed: " + lhs_error;
         continue;
@@ -87,8 +95,8 @@ class AxiomChecker {
       ++result.instances;
       std::string instance = describe(scope, vars);
       if (!lhs || !rhs) {
-        result.problem = "on " + instance + ": the " + std::string(lhs ? "right" : "left") + " side is ill-typed while the other is not: " +
-                         (lhs ? rhs_error : lhs_error);
+        result.problem = "on " + instance + ": the " + std::string(lhs ? "right" : "left") +
+                         " side is ill-typed while the other is not: " + (lhs ? rhs_error : lhs_error);
         return result;
       }
       if (lhs->size() != rhs->size()) {
@@ -100,8 +108,8 @@ class AxiomChecker {
         const TermValue<RealDomain>& r = (*rhs)[o];
         const std::string which = lhs->size() > 1 ? "output " + std::to_string(o) + ": " : "";
         if (l.shape != r.shape) {
-          result.problem = "on " + instance + ": " + which + "the sides differ in parallel shape: left " + l.shape.to_string() + ", right " +
-                           r.shape.to_string();
+          result.problem = "on " + instance + ": " + which + "the sides differ in parallel shape: left " + l.shape.to_string() +
+                           ", right " + r.shape.to_string();
           return result;
         }
         for (std::size_t i = 0; i < l.value.data.size(); ++i) {
@@ -144,8 +152,10 @@ class AxiomChecker {
         if (b.is_int) continue;
         std::vector<std::int64_t> dims;
         for (const auto& d : b.shape->dims) {
-          if (d.is_pack()) dims.insert(dims.end(), scope.packs[d.pack_name].begin(), scope.packs[d.pack_name].end());
-          else dims.push_back(eval_int(*d.expr, scope));
+          if (d.is_pack())
+            dims.insert(dims.end(), scope.packs[d.pack_name].begin(), scope.packs[d.pack_name].end());
+          else
+            dims.push_back(eval_int(*d.expr, scope));
         }
         pcg::ParallelShape shape = pcg::ParallelShape::unpartitioned(dims);
         auto fill = [&](const std::vector<ExprPtr>& list, std::vector<std::int64_t>& target, const char* what) {

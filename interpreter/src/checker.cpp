@@ -50,10 +50,10 @@ class Checker {
   // ---- ops ----
 
   struct OpScope {
-    std::set<std::string> ints;                    // dimension symbols and attributes
-    std::set<std::string> packs;                   // rank packs
-    std::map<std::string, Structure> tensors;      // readable tensors
-    std::map<std::string, bool> indices;           // index name -> is pack
+    std::set<std::string> ints;                // dimension symbols and attributes
+    std::set<std::string> packs;               // rank packs
+    std::map<std::string, Structure> tensors;  // readable tensors
+    std::map<std::string, bool> indices;       // index name -> is pack
   };
 
   void check_int_expr(const Expr& e, const OpScope& scope, const std::string& what) {
@@ -81,8 +81,10 @@ class Checker {
       }
       scope.tensors[in.name] = structure_of(*in.shape);
       for (const auto& d : in.shape->dims) {
-        if (d.is_pack()) scope.packs.insert(d.pack_name);
-        else if (d.expr->kind == ExprKind::Name) scope.ints.insert(d.expr->name);
+        if (d.is_pack())
+          scope.packs.insert(d.pack_name);
+        else if (d.expr->kind == ExprKind::Name)
+          scope.ints.insert(d.expr->name);
       }
     }
     for (const auto& in : op.inputs)
@@ -121,7 +123,8 @@ class Checker {
       } else {
         auto it = outputs.find(st.name);
         if (it == outputs.end()) {
-          error(st.loc, "'" + st.name + "' is not an output of " + op.name + (scope.tensors.count(st.name) ? "" : " (did you mean `let`?)"));
+          error(st.loc,
+                "'" + st.name + "' is not an output of " + op.name + (scope.tensors.count(st.name) ? "" : " (did you mean `let`?)"));
         } else {
           if (!defined.insert(st.name).second) error(st.loc, "output '" + st.name + "' is defined twice");
           if (structure_of(it->second->shape) != lhs)
@@ -147,8 +150,10 @@ class Checker {
           return;
         }
         if (!scope.ints.count(e.name)) {
-          if (scope.tensors.count(e.name)) error(e.loc, "tensor '" + e.name + "' must be read with indices: " + e.name + "[...]");
-          else error(e.loc, "unbound index or unknown name '" + e.name + "'");
+          if (scope.tensors.count(e.name))
+            error(e.loc, "tensor '" + e.name + "' must be read with indices: " + e.name + "[...]");
+          else
+            error(e.loc, "unbound index or unknown name '" + e.name + "'");
         }
         return;
       }
@@ -243,7 +248,8 @@ class Checker {
     switch (e.kind) {
       case ExprKind::Name:
         if (!attrs.count(e.name) && e.name != "rank")
-          error(e.loc, "unknown name '" + e.name + "' in parallel form '" + form + "' (it sees its attributes, rank, shape[...], D[...], P[...], V and R)");
+          error(e.loc, "unknown name '" + e.name + "' in parallel form '" + form +
+                           "' (it sees its attributes, rank, shape[...], D[...], P[...], V and R)");
         return;
       case ExprKind::Number:
         if (!e.integral) error(e.loc, "a real number cannot appear in parallel form '" + form + "'");
@@ -280,7 +286,8 @@ class Checker {
           } else if (table == op.inputs.end()) {
             error(n.loc, "@index on " + where + ": '" + n.arg + "' is not an input of " + op.name);
           } else if (!table->shape || table->shape->dims.empty() || table->shape->dims.front().is_pack()) {
-            error(n.loc, "@index on " + where + ": the table '" + n.arg + "' needs a first dimension that is not a pack (the rows the ids number)");
+            error(n.loc, "@index on " + where + ": the table '" + n.arg +
+                             "' needs a first dimension that is not a pack (the rows the ids number)");
           }
         } else if (n.role == "init") {
           const bool integer = !n.arg.empty() && n.arg.find_first_not_of("-0123456789") == std::string::npos;
@@ -295,8 +302,10 @@ class Checker {
     for (const auto& out : op.outputs)
       for (const Note& n : out.notes) {
         const std::string where = "output '" + out.name + "' of " + op.name;
-        if (n.role != "probabilities") error(n.loc, "unknown note @" + n.role + " on " + where + " (known: @probabilities)");
-        else if (!n.arg.empty()) error(n.loc, "@probabilities on " + where + " takes no argument");
+        if (n.role != "probabilities")
+          error(n.loc, "unknown note @" + n.role + " on " + where + " (known: @probabilities)");
+        else if (!n.arg.empty())
+          error(n.loc, "@probabilities on " + where + " takes no argument");
       }
   }
 
@@ -320,10 +329,14 @@ class Checker {
     static const std::set<std::string> kinds = {"identity", "split", "concat", "copy", "sum", "stage", "unstage"};
     if (!kinds.count(p.values))
       error(p.loc, "unknown values kind '" + p.values + "' (known: identity, split, concat, copy, sum, stage, unstage)");
-    if (!p.backward) error(p.loc, "parallel form '" + p.name + "' needs a `backward` form");
-    else check_term(*p.backward, nullptr, names, false);
-    if (p.lowers_to.empty()) error(p.loc, "parallel form '" + p.name + "' needs `lowers_to`");
-    else check_lowering(p.loc, p.name, p.lowers_to);
+    if (!p.backward)
+      error(p.loc, "parallel form '" + p.name + "' needs a `backward` form");
+    else
+      check_term(*p.backward, nullptr, names, false);
+    if (p.lowers_to.empty())
+      error(p.loc, "parallel form '" + p.name + "' needs `lowers_to`");
+    else
+      check_lowering(p.loc, p.name, p.lowers_to);
     if (kinds.count(p.values)) check_values_agree(p);
     if (p.backward && kinds.count(p.values)) check_backward_inverts(p);
   }
@@ -373,9 +386,9 @@ class Checker {
   // The backward form undoes the forward's data movement: split <-> concat, copy <-> sum,
   // stage <-> unstage, identity <-> identity, taking the same attributes.
   void check_backward_inverts(const ParallelDecl& p) {
-    static const std::map<std::string, std::string> partner = {{"split", "concat"}, {"concat", "split"},   {"copy", "sum"},
-                                                                {"sum", "copy"},     {"stage", "unstage"}, {"unstage", "stage"},
-                                                                {"identity", "identity"}};
+    static const std::map<std::string, std::string> partner = {{"split", "concat"},     {"concat", "split"},  {"copy", "sum"},
+                                                               {"sum", "copy"},         {"stage", "unstage"}, {"unstage", "stage"},
+                                                               {"identity", "identity"}};
     const Term& b = *p.backward;
     const ParallelDecl* back = lib_.find_parallel(b.name);
     if (!back) {
@@ -410,8 +423,8 @@ class Checker {
 
   void check_lowering(const SourceLocation& loc, const std::string& form, const std::string& collective) {
     if (!pcg::find_known_collective(collective))
-      error(loc, "'" + form + "' lowers to '" + collective + "', which is not a collective the runtime knows (known: " +
-                     pcg::known_collective_names() + ")");
+      error(loc, "'" + form + "' lowers to '" + collective +
+                     "', which is not a collective the runtime knows (known: " + pcg::known_collective_names() + ")");
   }
 
   // `vars` null: any variable name is allowed (backward forms take no arguments).
@@ -470,12 +483,15 @@ class Checker {
     std::set<std::string> vars, ints;
     for (const auto& b : eq.quantifier.binders) {
       if (vars.count(b.name) || ints.count(b.name)) error(b.loc, "'" + b.name + "' is bound twice");
-      if (b.is_int) ints.insert(b.name);
-      else vars.insert(b.name);
+      if (b.is_int)
+        ints.insert(b.name);
+      else
+        vars.insert(b.name);
     }
     for (const auto& b : eq.quantifier.binders) {
       if (b.is_int) continue;
-      if (is_axiom && !b.shape) error(b.loc, "give tensor variable '" + b.name + "' a shape (e.g. " + b.name + ": [m, n]) so the axiom can be checked");
+      if (is_axiom && !b.shape)
+        error(b.loc, "give tensor variable '" + b.name + "' a shape (e.g. " + b.name + ": [m, n]) so the axiom can be checked");
       if (b.shape)
         for (const auto& d : b.shape->dims) {
           if (!d.is_pack()) {

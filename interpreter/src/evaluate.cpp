@@ -21,8 +21,7 @@ typename Domain::Value BodyEvaluator<Domain>::operator()(const CNode& n, Slots& 
     case COp::Reduce: return reduce(n, slots);
     case COp::Neg: return Domain::neg(value(n.children[0], slots));
     case COp::Not: return truth(!Domain::truthy(value(n.children[0], slots)));
-    case COp::Select:
-      return Domain::truthy(value(n.children[0], slots)) ? value(n.children[1], slots) : value(n.children[2], slots);
+    case COp::Select: return Domain::truthy(value(n.children[0], slots)) ? value(n.children[1], slots) : value(n.children[2], slots);
     case COp::And: return truth(Domain::truthy(value(n.children[0], slots)) && Domain::truthy(value(n.children[1], slots)));
     case COp::Or: return truth(Domain::truthy(value(n.children[0], slots)) || Domain::truthy(value(n.children[1], slots)));
     case COp::Call: {
@@ -55,8 +54,12 @@ typename Domain::Value BodyEvaluator<Domain>::reduce(const CNode& n, Slots& slot
     Value v = (*this)(n.children[0], slots);
     switch (n.reducer) {
       case Reducer::Sum: acc = Domain::add(acc, v); break;
-      case Reducer::Max: if (Domain::less(acc, v)) acc = v; break;
-      case Reducer::Min: if (Domain::less(v, acc)) acc = v; break;
+      case Reducer::Max:
+        if (Domain::less(acc, v)) acc = v;
+        break;
+      case Reducer::Min:
+        if (Domain::less(v, acc)) acc = v;
+        break;
     }
   });
   return acc;
@@ -123,7 +126,7 @@ std::vector<Tensor<typename Domain::Value>> evaluate(const Program& program,
 }
 
 template std::vector<Tensor<double>> evaluate<RealDomain>(const Program&, const std::vector<const Tensor<double>*>&);
-template std::vector<Tensor<ModularDomain::Value>> evaluate<ModularDomain>(
-    const Program&, const std::vector<const Tensor<ModularDomain::Value>*>&);
+template std::vector<Tensor<ModularDomain::Value>> evaluate<ModularDomain>(const Program&,
+                                                                           const std::vector<const Tensor<ModularDomain::Value>*>&);
 
 }  // namespace loom::spec

@@ -18,8 +18,7 @@ std::vector<Tensor<double>> forward_buffers(const Program& program, const std::v
   for (const Statement& st : program.statements) every_buffer.output_buffers.push_back(st.target);
   std::vector<Tensor<double>> computed = evaluate<RealDomain>(every_buffer, inputs);
   std::vector<Tensor<double>> buffers(program.buffers.size());
-  for (std::size_t i = 0; i < program.input_buffers.size(); ++i)
-    buffers[static_cast<std::size_t>(program.input_buffers[i])] = *inputs[i];
+  for (std::size_t i = 0; i < program.input_buffers.size(); ++i) buffers[static_cast<std::size_t>(program.input_buffers[i])] = *inputs[i];
   for (std::size_t s = 0; s < program.statements.size(); ++s)
     buffers[static_cast<std::size_t>(program.statements[s].target)] = std::move(computed[s]);
   return buffers;
@@ -59,7 +58,6 @@ class Differentiator {
     }
   }
 
-
   void backprop(const CNode& n, Slots& slots, double adjoint) {
     switch (n.op) {
       case COp::Read:
@@ -71,12 +69,8 @@ class Differentiator {
         return;
       case COp::Reduce: return backprop_reduce(n, slots, adjoint);
       case COp::Neg: return backprop(n.children[0], slots, -adjoint);
-      case COp::Add:
-        backprop(n.children[0], slots, adjoint);
-        return backprop(n.children[1], slots, adjoint);
-      case COp::Sub:
-        backprop(n.children[0], slots, adjoint);
-        return backprop(n.children[1], slots, -adjoint);
+      case COp::Add: backprop(n.children[0], slots, adjoint); return backprop(n.children[1], slots, adjoint);
+      case COp::Sub: backprop(n.children[0], slots, adjoint); return backprop(n.children[1], slots, -adjoint);
       case COp::Mul: {
         const double a = value(n.children[0], slots), b = value(n.children[1], slots);
         backprop(n.children[0], slots, adjoint * b);
@@ -87,8 +81,7 @@ class Differentiator {
         backprop(n.children[0], slots, adjoint / b);
         return backprop(n.children[1], slots, -adjoint * a / (b * b));
       }
-      case COp::Select:
-        return backprop(n.children[value(n.children[0], slots) != 0 ? 1 : 2], slots, adjoint);
+      case COp::Select: return backprop(n.children[value(n.children[0], slots) != 0 ? 1 : 2], slots, adjoint);
       case COp::Call: return backprop_call(n, slots, adjoint);
       default: return;  // constants, indices, comparisons and logic have no derivative
     }
@@ -120,7 +113,6 @@ class Differentiator {
     if (da != 0) backprop(n.children[0], slots, adjoint * da);
     if (db != 0) backprop(n.children[1], slots, adjoint * db);
   }
-
 
   void backprop_reduce(const CNode& n, Slots& slots, double adjoint) {
     if (n.reducer == Reducer::Sum) {

@@ -42,7 +42,8 @@ std::vector<Tensor<typename Domain::Value>> evaluate_graph(const Library& librar
   return result;
 }
 
-template std::vector<Tensor<double>> evaluate_graph<RealDomain>(const Library&, const pcg::Graph&, const std::map<std::string, Tensor<double>>&);
+template std::vector<Tensor<double>> evaluate_graph<RealDomain>(const Library&, const pcg::Graph&,
+                                                                const std::map<std::string, Tensor<double>>&);
 template std::vector<Tensor<ModularValue>> evaluate_graph<ModularDomain>(const Library&, const pcg::Graph&,
                                                                          const std::map<std::string, Tensor<ModularValue>>&);
 

@@ -73,22 +73,25 @@ std::int64_t eval_int(const Expr& e, const IntScope& s) {
     }
     case ExprKind::Ternary: return eval_int(*e.args[0], s) != 0 ? eval_int(*e.args[1], s) : eval_int(*e.args[2], s);
     case ExprKind::Binary: {
-      const std::string& op = e.name;
-      if (op == "&&") return eval_int(*e.args[0], s) != 0 && eval_int(*e.args[1], s) != 0;
-      if (op == "||") return eval_int(*e.args[0], s) != 0 || eval_int(*e.args[1], s) != 0;
+      if (e.binary == BinaryOp::And) return eval_int(*e.args[0], s) != 0 && eval_int(*e.args[1], s) != 0;
+      if (e.binary == BinaryOp::Or) return eval_int(*e.args[0], s) != 0 || eval_int(*e.args[1], s) != 0;
       auto a = eval_int(*e.args[0], s), b = eval_int(*e.args[1], s);
-      if (op == "+") return a + b;
-      if (op == "-") return a - b;
-      if (op == "*") return a * b;
-      if (op == "/") return floor_div(e, a, b);
-      if (op == "%") return floor_mod(e, a, b);
-      if (op == "<") return a < b;
-      if (op == "<=") return a <= b;
-      if (op == ">") return a > b;
-      if (op == ">=") return a >= b;
-      if (op == "==") return a == b;
-      if (op == "!=") return a != b;
-      fail(e, "unknown operator '" + op + "'");
+      switch (e.binary) {
+        case BinaryOp::Add: return a + b;
+        case BinaryOp::Sub: return a - b;
+        case BinaryOp::Mul: return a * b;
+        case BinaryOp::Div: return floor_div(e, a, b);
+        case BinaryOp::Mod: return floor_mod(e, a, b);
+        case BinaryOp::Lt: return a < b;
+        case BinaryOp::Le: return a <= b;
+        case BinaryOp::Gt: return a > b;
+        case BinaryOp::Ge: return a >= b;
+        case BinaryOp::Eq: return a == b;
+        case BinaryOp::Ne: return a != b;
+        case BinaryOp::And:
+        case BinaryOp::Or: break;
+      }
+      fail(e, "unknown operator '" + e.name + "'");
     }
     case ExprKind::Reduce: fail(e, "a reduction is not an integer expression");
   }
@@ -116,17 +119,22 @@ std::string expr_to_string(const Expr& e) {
   std::ostringstream os;
   switch (e.kind) {
     case ExprKind::Number:
-      if (std::isinf(e.number)) os << (e.number > 0 ? "inf" : "-inf");
-      else if (e.integral) os << static_cast<std::int64_t>(e.number);
-      else os << e.number;
+      if (std::isinf(e.number))
+        os << (e.number > 0 ? "inf" : "-inf");
+      else if (e.integral)
+        os << static_cast<std::int64_t>(e.number);
+      else
+        os << e.number;
       break;
     case ExprKind::Name: os << e.name; break;
     case ExprKind::Read: {
       os << e.name << "[";
       for (std::size_t i = 0; i < e.indices.size(); ++i) {
         if (i) os << ", ";
-        if (e.indices[i].is_pack()) os << "*" << e.indices[i].pack_name;
-        else os << expr_to_string(*e.indices[i].expr);
+        if (e.indices[i].is_pack())
+          os << "*" << e.indices[i].pack_name;
+        else
+          os << expr_to_string(*e.indices[i].expr);
       }
       os << "]";
       if (e.fallback) os << " ?? " << expr_to_string(*e.fallback);
@@ -149,12 +157,9 @@ std::string expr_to_string(const Expr& e) {
       break;
     }
     case ExprKind::Unary: os << e.name << expr_to_string(*e.args[0]); break;
-    case ExprKind::Binary:
-      os << "(" << expr_to_string(*e.args[0]) << " " << e.name << " " << expr_to_string(*e.args[1]) << ")";
-      break;
+    case ExprKind::Binary: os << "(" << expr_to_string(*e.args[0]) << " " << e.name << " " << expr_to_string(*e.args[1]) << ")"; break;
     case ExprKind::Ternary:
-      os << "(" << expr_to_string(*e.args[0]) << " ? " << expr_to_string(*e.args[1]) << " : "
-         << expr_to_string(*e.args[2]) << ")";
+      os << "(" << expr_to_string(*e.args[0]) << " ? " << expr_to_string(*e.args[1]) << " : " << expr_to_string(*e.args[2]) << ")";
       break;
     case ExprKind::DegreeRef:
       os << e.name;

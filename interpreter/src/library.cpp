@@ -41,8 +41,10 @@ class LibraryLoader {
     if (!seen_.insert(key).second) return;
     std::ifstream in(path);
     if (!in) {
-      if (imported_at.file.empty()) diagnostics_.push_back({{path, 0, 0}, "cannot open file"});
-      else diagnostics_.push_back({imported_at, "cannot open imported file '" + path + "'"});
+      if (imported_at.file.empty())
+        diagnostics_.push_back({{path, 0, 0}, "cannot open file"});
+      else
+        diagnostics_.push_back({imported_at, "cannot open imported file '" + path + "'"});
       return;
     }
     std::stringstream text;
@@ -232,8 +234,7 @@ std::vector<pcg::ParallelShape> Library::infer(const std::string& name, const pc
   return out;
 }
 
-pcg::TaskCost Library::task_cost(const std::string& name, const pcg::AttrMap& attrs,
-                                 const std::vector<pcg::ParallelShape>& inputs) const {
+pcg::TaskCost Library::task_cost(const std::string& name, const pcg::AttrMap& attrs, const std::vector<pcg::ParallelShape>& inputs) const {
   auto outputs = infer(name, attrs, inputs);
   if (const auto* op = find_op(name)) {
     std::vector<std::vector<std::int64_t>> dims;
@@ -244,8 +245,8 @@ pcg::TaskCost Library::task_cost(const std::string& name, const pcg::AttrMap& at
   return spec::task_cost(Program{}, inputs, outputs);
 }
 
-pcg::AttrMap Library::resolve_attrs(const std::string& form, const std::vector<AttrParam>& params,
-                                    const std::vector<AttrArg>& args, const IntScope& scope, const SourceLocation& where) {
+pcg::AttrMap Library::resolve_attrs(const std::string& form, const std::vector<AttrParam>& params, const std::vector<AttrArg>& args,
+                                    const IntScope& scope, const SourceLocation& where) {
   pcg::AttrMap out;
   if (args.size() > params.size())
     throw LoomError({{where, form + " takes " + std::to_string(params.size()) + " attributes, given " + std::to_string(args.size())}});
@@ -273,8 +274,7 @@ pcg::AttrMap Library::resolve_attrs(const std::string& form, const std::vector<A
       for (auto v : *param->domain) dom += (dom.empty() ? "" : ", ") + std::to_string(v);
       throw LoomError({{arg.loc, form + ": attribute " + param->name + " = " + std::to_string(value) + " is not in {" + dom + "}"}});
     }
-    if (!out.emplace(param->name, value).second)
-      throw LoomError({{arg.loc, form + ": attribute '" + param->name + "' given twice"}});
+    if (!out.emplace(param->name, value).second) throw LoomError({{arg.loc, form + ": attribute '" + param->name + "' given twice"}});
   }
   for (const auto& p : params)
     if (!out.count(p.name)) throw LoomError({{where, form + ": attribute '" + p.name + "' is not given"}});

@@ -122,10 +122,9 @@ std::string function_name(Function f) {
 
 bool function_from_name(const std::string& name, Function& f, int& arity) {
   static const std::map<std::string, std::pair<Function, int>> table = {
-      {"exp", {Function::Exp, 1}},   {"log", {Function::Log, 1}},   {"tanh", {Function::Tanh, 1}},
-      {"sigmoid", {Function::Sigmoid, 1}}, {"sqrt", {Function::Sqrt, 1}}, {"abs", {Function::Abs, 1}},
-      {"erf", {Function::Erf, 1}},   {"pow", {Function::Pow, 2}},   {"max", {Function::Max, 2}},
-      {"min", {Function::Min, 2}}};
+      {"exp", {Function::Exp, 1}},   {"log", {Function::Log, 1}}, {"tanh", {Function::Tanh, 1}}, {"sigmoid", {Function::Sigmoid, 1}},
+      {"sqrt", {Function::Sqrt, 1}}, {"abs", {Function::Abs, 1}}, {"erf", {Function::Erf, 1}},   {"pow", {Function::Pow, 2}},
+      {"max", {Function::Max, 2}},   {"min", {Function::Min, 2}}};
   auto it = table.find(name);
   if (it == table.end()) return false;
   f = it->second.first;

@@ -54,8 +54,7 @@ class Derivation {
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       if (inputs[i].tasks() != tasks_)
         fail("inputs spread over different numbers of tasks: '" + input_name(0) + "' " + inputs[0].to_string() + " has " +
-             std::to_string(tasks_) + ", '" + input_name(i) + "' " + inputs[i].to_string() + " has " +
-             std::to_string(inputs[i].tasks()));
+             std::to_string(tasks_) + ", '" + input_name(i) + "' " + inputs[i].to_string() + " has " + std::to_string(inputs[i].tasks()));
     }
   }
 
@@ -85,9 +84,7 @@ class Derivation {
  private:
   [[noreturn]] void fail(const std::string& message) const { throw LoomError(program_.op->name + ": " + message); }
 
-  std::string input_name(std::size_t i) const {
-    return program_.buffers[static_cast<std::size_t>(program_.input_buffers[i])].name;
-  }
+  std::string input_name(std::size_t i) const { return program_.buffers[static_cast<std::size_t>(program_.input_buffers[i])].name; }
 
   void visit_reads(const CNode& n, const Statement& st) {
     if (n.op == COp::Read) {
@@ -104,8 +101,8 @@ class Derivation {
         }
         if ((split.first > 1 || split.second > 1) && buf.dims[k] != st.slot_extents[static_cast<std::size_t>(calc.slot)])
           fail("index '" + st.slot_names[static_cast<std::size_t>(calc.slot)] + "' ranges over " +
-               std::to_string(st.slot_extents[static_cast<std::size_t>(calc.slot)]) + " but dimension " + std::to_string(k) +
-               " of '" + buf.name + "' has " + std::to_string(buf.dims[k]) + ", so their shards would not line up");
+               std::to_string(st.slot_extents[static_cast<std::size_t>(calc.slot)]) + " but dimension " + std::to_string(k) + " of '" +
+               buf.name + "' has " + std::to_string(buf.dims[k]) + ", so their shards would not line up");
         auto& seen = slot_split_[static_cast<std::size_t>(calc.slot)];
         if (!seen) {
           seen = split;
@@ -156,8 +153,7 @@ class Derivation {
           if (n.reducer != Reducer::Sum) return Lin::bad("'" + n.text + "' takes a max/min over a split index");
           return {Lin::Linear, body.kind == Lin::Linear ? body.factor * degree : degree, ""};
         }
-        if (n.reducer != Reducer::Sum && body.kind == Lin::Linear)
-          return Lin::bad("'" + n.text + "' takes a max/min of partial sums");
+        if (n.reducer != Reducer::Sum && body.kind == Lin::Linear) return Lin::bad("'" + n.text + "' takes a max/min of partial sums");
         return body;
       }
       case COp::Neg: return lin(n.children[0], st);
@@ -173,8 +169,7 @@ class Derivation {
         if (a.kind == Lin::Bad) return a;
         if (b.kind == Lin::Bad) return b;
         if (a.kind == Lin::Zero || b.kind == Lin::Zero) return {Lin::Zero, 1, ""};
-        if (a.kind == Lin::Linear && b.kind == Lin::Linear)
-          return Lin::bad("'" + n.text + "' multiplies two partial sums");
+        if (a.kind == Lin::Linear && b.kind == Lin::Linear) return Lin::bad("'" + n.text + "' multiplies two partial sums");
         return a.kind == Lin::Linear ? a : b;
       }
       case COp::Div: {
@@ -258,7 +253,8 @@ std::vector<pcg::ParallelShape> split_inputs(const Program& program, std::size_t
     }
   }
   std::vector<pcg::ParallelShape> shapes;
-  for (int b : program.input_buffers) shapes.push_back(pcg::ParallelShape::unpartitioned(program.buffers[static_cast<std::size_t>(b)].dims));
+  for (int b : program.input_buffers)
+    shapes.push_back(pcg::ParallelShape::unpartitioned(program.buffers[static_cast<std::size_t>(b)].dims));
   for (std::size_t j = 0; j < shapes.size(); ++j) {
     shapes[j].R = degree;
     for (std::size_t d = 0; d < shapes[j].rank(); ++d)
@@ -288,7 +284,8 @@ ParallelSummary summarize_parallelism(const Program& program) {
       summary.roles.push_back(role);
     }
     std::vector<pcg::ParallelShape> trial;
-    for (int b : program.input_buffers) trial.push_back(pcg::ParallelShape::unpartitioned(program.buffers[static_cast<std::size_t>(b)].dims));
+    for (int b : program.input_buffers)
+      trial.push_back(pcg::ParallelShape::unpartitioned(program.buffers[static_cast<std::size_t>(b)].dims));
     for (auto& t : trial) t.R = 2;
     trial[i].R = 1;
     trial[i].V = 2;
@@ -315,8 +312,8 @@ pcg::ParallelShape apply_parallel_form(const ParallelDecl& form, const pcg::Attr
     scope.input = &shape;
     if (st.require) {
       if (eval_int(*st.require, scope) == 0)
-        throw LoomError({{st.require->loc, form.name + ": requirement '" + expr_to_string(*st.require) + "' does not hold for " +
-                                               shape.to_string()}});
+        throw LoomError(
+            {{st.require->loc, form.name + ": requirement '" + expr_to_string(*st.require) + "' does not hold for " + shape.to_string()}});
       continue;
     }
     const auto& up = *st.update;
@@ -335,8 +332,8 @@ pcg::ParallelShape apply_parallel_form(const ParallelDecl& form, const pcg::Attr
       *target *= amount;
     } else {
       if (*target % amount != 0)
-        throw LoomError({{up.loc, form.name + ": cannot divide a degree of " + std::to_string(*target) + " by " +
-                                      std::to_string(amount) + " in " + input.to_string()}});
+        throw LoomError({{up.loc, form.name + ": cannot divide a degree of " + std::to_string(*target) + " by " + std::to_string(amount) +
+                                      " in " + input.to_string()}});
       *target /= amount;
     }
   }

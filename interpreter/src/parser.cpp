@@ -17,8 +17,7 @@ using P = grammar::LoomParser;
 class DiagnosticCollector : public antlr4::BaseErrorListener {
  public:
   DiagnosticCollector(std::string file, std::vector<Diagnostic>& out) : file_(std::move(file)), out_(out) {}
-  void syntaxError(antlr4::Recognizer*, antlr4::Token*, size_t line, size_t column, const std::string& msg,
-                   std::exception_ptr) override {
+  void syntaxError(antlr4::Recognizer*, antlr4::Token*, size_t line, size_t column, const std::string& msg, std::exception_ptr) override {
     out_.push_back({{file_, static_cast<int>(line), static_cast<int>(column) + 1}, msg});
   }
 
@@ -54,6 +53,11 @@ class Builder {
     e->loc = std::move(loc);
     e->name = std::move(name);
     e->args = std::move(args);
+    if (kind == ExprKind::Binary) {
+      const std::optional<BinaryOp> op = binary_op_of(e->name);
+      if (!op) throw LoomError({{e->loc, "unknown operator '" + e->name + "'"}});
+      e->binary = *op;
+    }
     return e;
   }
 
@@ -81,10 +85,8 @@ class Builder {
     if (auto* c = dynamic_cast<P::AddExprContext*>(ctx)) return binary(c->op, c->expr(0), c->expr(1));
     if (auto* c = dynamic_cast<P::CompareExprContext*>(ctx)) return binary(c->op, c->expr(0), c->expr(1));
     if (auto* c = dynamic_cast<P::EqualExprContext*>(ctx)) return binary(c->op, c->expr(0), c->expr(1));
-    if (auto* c = dynamic_cast<P::AndExprContext*>(ctx))
-      return make(ExprKind::Binary, loc, "&&", {expr(c->expr(0)), expr(c->expr(1))});
-    if (auto* c = dynamic_cast<P::OrExprContext*>(ctx))
-      return make(ExprKind::Binary, loc, "||", {expr(c->expr(0)), expr(c->expr(1))});
+    if (auto* c = dynamic_cast<P::AndExprContext*>(ctx)) return make(ExprKind::Binary, loc, "&&", {expr(c->expr(0)), expr(c->expr(1))});
+    if (auto* c = dynamic_cast<P::OrExprContext*>(ctx)) return make(ExprKind::Binary, loc, "||", {expr(c->expr(0)), expr(c->expr(1))});
     if (auto* c = dynamic_cast<P::TernaryExprContext*>(ctx))
       return make(ExprKind::Ternary, loc, "?", {expr(c->expr(0)), expr(c->expr(1)), expr(c->expr(2))});
     if (auto* c = dynamic_cast<P::CallExprContext*>(ctx)) {
@@ -97,8 +99,7 @@ class Builder {
       e->kind = ExprKind::Reduce;
       e->loc = loc;
       e->name = c->reducer->getText();
-      for (auto* v : c->reductionVar())
-        e->vars.push_back({v->name->getText(), v->bound ? expr(v->bound) : nullptr});
+      for (auto* v : c->reductionVar()) e->vars.push_back({v->name->getText(), v->bound ? expr(v->bound) : nullptr});
       e->args.push_back(expr(c->body));
       return e;
     }
@@ -301,8 +302,8 @@ class Builder {
                         u->op->getText() == "*=", expr(u->amount), at(s)};
         d.stmts.push_back({nullptr, up});
       } else if (auto* u2 = dynamic_cast<P::ScalarDegreeUpdateContext*>(s)) {
-        DegreeUpdate up{u2->degree->getText() == "V" ? DegreeKind::V : DegreeKind::R, nullptr,
-                        u2->op->getText() == "*=", expr(u2->amount), at(s)};
+        DegreeUpdate up{u2->degree->getText() == "V" ? DegreeKind::V : DegreeKind::R, nullptr, u2->op->getText() == "*=", expr(u2->amount),
+                        at(s)};
         d.stmts.push_back({nullptr, up});
       } else if (auto* v = dynamic_cast<P::ValuesStmtContext*>(s)) {
         d.values = v->kind->getText();

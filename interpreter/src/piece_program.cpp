@@ -20,8 +20,7 @@ bool node_reads_sizes_or_positions(const Program& program, const CNode& n) {
   if (n.op == COp::Index || dimension_symbol(program, n)) return true;
   for (const IndexCalc& calc : n.index)
     if (!calc.expr.empty() && node_reads_sizes_or_positions(program, calc.expr[0])) return true;
-  return std::any_of(n.children.begin(), n.children.end(),
-                     [&](const CNode& c) { return node_reads_sizes_or_positions(program, c); });
+  return std::any_of(n.children.begin(), n.children.end(), [&](const CNode& c) { return node_reads_sizes_or_positions(program, c); });
 }
 
 // The part of its logical range an index covers.
@@ -106,8 +105,7 @@ class Placer {
       n = std::move(sum);
       return;
     }
-    for (std::size_t k = 0; k < n.reduce_slots.size(); ++k)
-      n.reduce_extents[k] = spans[static_cast<std::size_t>(n.reduce_slots[k])].extent;
+    for (std::size_t k = 0; k < n.reduce_slots.size(); ++k) n.reduce_extents[k] = spans[static_cast<std::size_t>(n.reduce_slots[k])].extent;
     for (IndexCalc& calc : n.index)
       if (!calc.expr.empty()) place(calc.expr[0], spans);
     for (CNode& c : n.children) place(c, spans);

@@ -18,6 +18,25 @@ std::string dims_to_string(const std::vector<std::int64_t>& dims) {
 
 namespace {
 
+COp compiled_op(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: return COp::Add;
+    case BinaryOp::Sub: return COp::Sub;
+    case BinaryOp::Mul: return COp::Mul;
+    case BinaryOp::Div: return COp::Div;
+    case BinaryOp::Mod: return COp::Mod;
+    case BinaryOp::Lt: return COp::Lt;
+    case BinaryOp::Le: return COp::Le;
+    case BinaryOp::Gt: return COp::Gt;
+    case BinaryOp::Ge: return COp::Ge;
+    case BinaryOp::Eq: return COp::Eq;
+    case BinaryOp::Ne: return COp::Ne;
+    case BinaryOp::And: return COp::And;
+    case BinaryOp::Or: return COp::Or;
+  }
+  return COp::Add;
+}
+
 struct IndexBinding {
   std::vector<int> slots;
   bool pack = false;
@@ -86,7 +105,7 @@ class Compiler {
   // Pack lengths fixed by `require rank(p) == EXPR` where EXPR depends only on attributes.
   void bind_rank_requirements() {
     for (const auto& st : op_.stmts) {
-      if (st.kind != OpStmtKind::Require || st.expr->kind != ExprKind::Binary || st.expr->name != "==") continue;
+      if (st.kind != OpStmtKind::Require || st.expr->kind != ExprKind::Binary || st.expr->binary != BinaryOp::Eq) continue;
       for (int side = 0; side < 2; ++side) {
         const Expr& r = *st.expr->args[side];
         if (r.kind != ExprKind::Call || r.name != "rank" || r.args.size() != 1 || r.args[0]->kind != ExprKind::Name) continue;
@@ -119,8 +138,8 @@ class Compiler {
     if (unknown.size() > 1)
       fail(in.loc, "input '" + in.name + "' has several packs of unknown rank; add `require rank(" + unknown[0] + ") == ...`");
     if (rest < 0 || (unknown.empty() && rest != 0))
-      fail(in.loc, "input '" + in.name + "' expects rank " + (unknown.empty() ? "" : "at least ") +
-                       std::to_string(rank - rest) + ", got rank " + std::to_string(rank) + " " + dims_to_string(dims));
+      fail(in.loc, "input '" + in.name + "' expects rank " + (unknown.empty() ? "" : "at least ") + std::to_string(rank - rest) +
+                       ", got rank " + std::to_string(rank) + " " + dims_to_string(dims));
     std::vector<ShapeEntry> entries;
     std::size_t pos = 0;
     for (const auto& d : pattern) {
@@ -140,8 +159,8 @@ class Compiler {
       pos += static_cast<std::size_t>(len);
       auto [it, inserted] = program_.scope.packs.emplace(d.pack_name, sizes);
       if (!inserted && it->second != sizes)
-        fail(in.loc, "input '" + in.name + "': dimensions *" + d.pack_name + " = " + dims_to_string(sizes) +
-                         " differ from " + dims_to_string(it->second) + " bound earlier");
+        fail(in.loc, "input '" + in.name + "': dimensions *" + d.pack_name + " = " + dims_to_string(sizes) + " differ from " +
+                         dims_to_string(it->second) + " bound earlier");
       entries.push_back({true, sizes});
     }
     return entries;
@@ -163,9 +182,8 @@ class Compiler {
         std::int64_t size = structures.back()[k].sizes[0];
         auto [it, inserted] = program_.scope.values.emplace(d.expr->name, size);
         if (!inserted && it->second != size)
-          fail(d.expr->loc, "dimension " + d.expr->name + " of input '" + in.name + "' is " + std::to_string(size) +
-                                " but " + d.expr->name + " = " + std::to_string(it->second) + " elsewhere (input shapes " +
-                                shapes_text() + ")");
+          fail(d.expr->loc, "dimension " + d.expr->name + " of input '" + in.name + "' is " + std::to_string(size) + " but " +
+                                d.expr->name + " = " + std::to_string(it->second) + " elsewhere (input shapes " + shapes_text() + ")");
       }
     }
     // Dimension expressions are checked once every symbol is bound.
@@ -176,8 +194,8 @@ class Compiler {
         if (d.is_pack() || d.expr->kind == ExprKind::Name) continue;
         std::int64_t want = eval_int(*d.expr, program_.scope);
         if (want != structures[i][k].sizes[0])
-          fail(d.expr->loc, "dimension '" + expr_to_string(*d.expr) + "' of input '" + in.name + "' should be " +
-                                std::to_string(want) + ", got " + std::to_string(structures[i][k].sizes[0]));
+          fail(d.expr->loc, "dimension '" + expr_to_string(*d.expr) + "' of input '" + in.name + "' should be " + std::to_string(want) +
+                                ", got " + std::to_string(structures[i][k].sizes[0]));
       }
       Buffer b{in.name, BufferKind::Input, structures[i], input_dims_[i]};
       program_.input_buffers.push_back(static_cast<int>(program_.buffers.size()));
@@ -202,8 +220,7 @@ class Compiler {
         dims.insert(dims.end(), it->second.begin(), it->second.end());
       } else {
         std::int64_t v = eval_int(*d.expr, program_.scope);
-        if (v <= 0)
-          fail(d.expr->loc, "output dimension '" + expr_to_string(*d.expr) + "' is " + std::to_string(v) + bindings_text());
+        if (v <= 0) fail(d.expr->loc, "output dimension '" + expr_to_string(*d.expr) + "' is " + std::to_string(v) + bindings_text());
         entries.push_back({false, {v}});
         dims.push_back(v);
       }
@@ -229,8 +246,7 @@ class Compiler {
         for (std::size_t k = 0; k < e.indices.size(); ++k) {
           const auto& ix = e.indices[k];
           if (pack && ix.is_pack() && ix.pack_name == name && structure[k].pack) return structure[k];
-          if (!pack && !ix.is_pack() && ix.expr->kind == ExprKind::Name && ix.expr->name == name && !structure[k].pack)
-            return structure[k];
+          if (!pack && !ix.is_pack() && ix.expr->kind == ExprKind::Name && ix.expr->name == name && !structure[k].pack) return structure[k];
         }
       }
     }
@@ -338,8 +354,8 @@ class Compiler {
           } else {
             auto found = find_extent(*e.args[0], v.name, false);
             if (!found)
-              fail(e.loc, "cannot tell the range of reduction index '" + v.name + "': read it bare or write " + e.name + "(" +
-                              v.name + " < N)");
+              fail(e.loc,
+                   "cannot tell the range of reduction index '" + v.name + "': read it bare or write " + e.name + "(" + v.name + " < N)");
             extent = found->sizes[0];
           }
           int slot = st.slot_count++;
@@ -372,16 +388,10 @@ class Compiler {
         for (const auto& a : e.args) n.children.push_back(compile_value(*a, env, st));
         return n;
       }
-      case ExprKind::Unary:
-        return node(e.name == "-" ? COp::Neg : COp::Not, e, {compile_value(*e.args[0], env, st)});
+      case ExprKind::Unary: return node(e.name == "-" ? COp::Neg : COp::Not, e, {compile_value(*e.args[0], env, st)});
       case ExprKind::Ternary: return compile_select(e, env, st);
-      case ExprKind::Binary: {
-        static const std::map<std::string, COp> ops = {
-            {"+", COp::Add}, {"-", COp::Sub}, {"*", COp::Mul}, {"/", COp::Div}, {"%", COp::Mod}, {"<", COp::Lt},
-            {"<=", COp::Le}, {">", COp::Gt},  {">=", COp::Ge}, {"==", COp::Eq}, {"!=", COp::Ne}, {"&&", COp::And},
-            {"||", COp::Or}};
-        return node(ops.at(e.name), e, {compile_value(*e.args[0], env, st), compile_value(*e.args[1], env, st)});
-      }
+      case ExprKind::Binary:
+        return node(compiled_op(e.binary), e, {compile_value(*e.args[0], env, st), compile_value(*e.args[1], env, st)});
       case ExprKind::DegreeRef: fail(e.loc, "degrees (" + e.name + ") are only meaningful in parallel forms");
     }
     fail(e.loc, "unsupported expression");
@@ -430,8 +440,8 @@ class Compiler {
         auto it = env.find(ix.pack_name);
         if (it == env.end() || !it->second.pack) fail(e.loc, "unbound pack index '*" + ix.pack_name + "'");
         if (it->second.slots.size() != entry.sizes.size())
-          fail(e.loc, "pack index *" + ix.pack_name + " has rank " + std::to_string(it->second.slots.size()) + " but '" +
-                          e.name + "' expects rank " + std::to_string(entry.sizes.size()) + " there");
+          fail(e.loc, "pack index *" + ix.pack_name + " has rank " + std::to_string(it->second.slots.size()) + " but '" + e.name +
+                          "' expects rank " + std::to_string(entry.sizes.size()) + " there");
         for (int s : it->second.slots) n.index.push_back({s, {}});
         continue;
       }

@@ -48,7 +48,8 @@ class SideBuilder {
       for (const auto& part : side.args) {
         const pcg::PortRef out = single(*part);
         if (!in_rhs && graph_.node(out.node).is_graph_input())
-          throw LoomError({{part->loc, "an output of a left-hand side with several is a bare variable: each must be computed by an operator"}});
+          throw LoomError(
+              {{part->loc, "an output of a left-hand side with several is a bare variable: each must be computed by an operator"}});
         graph_.mark_output(out);
       }
     } else {
@@ -181,11 +182,16 @@ std::map<std::string, pcg::RuleSymbol> openable_symbols(const EquationDecl& rule
     pcg::RuleSymbol s;
     s.name = b.name;
     if (b.domain) s.values = *b.domain;
-    if (b.bound_op == ">") s.at_least = b.bound + 1;
-    else if (b.bound_op == ">=") s.at_least = b.bound;
-    else if (b.bound_op == "<") s.at_most = b.bound - 1;
-    else if (b.bound_op == "<=") s.at_most = b.bound;
-    else if (b.bound_op == "!=") continue;
+    if (b.bound_op == ">")
+      s.at_least = b.bound + 1;
+    else if (b.bound_op == ">=")
+      s.at_least = b.bound;
+    else if (b.bound_op == "<")
+      s.at_most = b.bound - 1;
+    else if (b.bound_op == "<=")
+      s.at_most = b.bound;
+    else if (b.bound_op == "!=")
+      continue;
     out.emplace(b.name, std::move(s));
   }
   for (auto& [name, at] : positions) {
@@ -213,9 +219,8 @@ void settle_open_attributes(pcg::Rule& rule, const std::vector<pcg::OpenAttribut
   for (const auto& a : open) {
     const pcg::RuleSymbol& s = openable.at(a.symbol);
     // A size symbol is read from the variables the match binds: all of them on the left.
-    if (s.is_size() && (!on_lhs(s.variable) || !std::all_of(s.same_as.begin(), s.same_as.end(), [&](const pcg::DimRef& r) {
-                          return on_lhs(r.variable);
-                        })))
+    if (s.is_size() &&
+        (!on_lhs(s.variable) || !std::all_of(s.same_as.begin(), s.same_as.end(), [&](const pcg::DimRef& r) { return on_lhs(r.variable); })))
       continue;
     const bool determined = !a.in_rhs || fixed_by_lhs.count(a.symbol) || s.is_size();
     if (!determined) continue;  // keeps the value it was typed at
@@ -238,7 +243,8 @@ class RuleTyper {
     collect_vars(*rule.lhs, variables_);
     collect_vars(*rule.rhs, variables_);
     for (const auto& b : rule.quantifier.binders) {
-      if (b.is_int) ints_.push_back(&b);
+      if (b.is_int)
+        ints_.push_back(&b);
       else if (b.shape)
         for (const auto& d : b.shape->dims)
           if (!d.is_pack()) collect_names(*d.expr, symbols_);
@@ -246,7 +252,8 @@ class RuleTyper {
     // Ranks are only tried where a variable has no shape or a rank pack.
     for (const auto& name : variables_) {
       const Binder* b = binder(name);
-      if (!b || !b->shape) rank_matters_ = true;
+      if (!b || !b->shape)
+        rank_matters_ = true;
       else
         for (const auto& d : b->shape->dims) rank_matters_ |= d.is_pack();
     }
@@ -262,7 +269,8 @@ class RuleTyper {
         for (int spread : {0, 1, -1}) {
           if (spread != 0 && symbols_.size() < 2) continue;
           IntScope ints;
-          for (std::size_t k = 0; k < ints_.size(); ++k) ints.values[ints_[k]->name] = allowed_value(*ints_[k], choice == 0 ? 0 : choice + k);
+          for (std::size_t k = 0; k < ints_.size(); ++k)
+            ints.values[ints_[k]->name] = allowed_value(*ints_[k], choice == 0 ? 0 : choice + k);
           for (std::size_t k = 0; k < symbols_.size(); ++k) {
             const auto factor = static_cast<std::int64_t>(spread > 0 ? k + 1 : spread < 0 ? symbols_.size() - k : 1);
             if (!ints.values.count(symbols_[k])) ints.values[symbols_[k]] = size * factor;
@@ -293,7 +301,8 @@ class RuleTyper {
   };
 
   const Binder* binder(const std::string& name) const {
-    auto b = std::find_if(rule_.quantifier.binders.begin(), rule_.quantifier.binders.end(), [&](const Binder& x) { return x.name == name; });
+    auto b =
+        std::find_if(rule_.quantifier.binders.begin(), rule_.quantifier.binders.end(), [&](const Binder& x) { return x.name == name; });
     return b == rule_.quantifier.binders.end() ? nullptr : &*b;
   }
 
@@ -392,8 +401,10 @@ std::vector<Diagnostic> type_rules(const Library& library) {
     try {
       rule_from_declaration(library, *r);
     } catch (const LoomError& e) {
-      if (e.diagnostics().empty()) out.push_back({r->loc, e.what()});
-      else out.insert(out.end(), e.diagnostics().begin(), e.diagnostics().end());
+      if (e.diagnostics().empty())
+        out.push_back({r->loc, e.what()});
+      else
+        out.insert(out.end(), e.diagnostics().begin(), e.diagnostics().end());
     }
   }
   return out;

@@ -9,8 +9,7 @@ template <class Domain>
 TermValue<Domain> TermEvaluator<Domain>::eval_single(const Term& term, const Bindings& vars, const IntScope& ints) const {
   auto values = eval(term, vars, ints);
   if (values.size() != 1)
-    throw LoomError({{term.loc, "'" + term.name + "' has " + std::to_string(values.size()) +
-                                    " outputs; pick one with .0 or .name"}});
+    throw LoomError({{term.loc, "'" + term.name + "' has " + std::to_string(values.size()) + " outputs; pick one with .0 or .name"}});
   return std::move(values[0]);
 }
 
@@ -33,8 +32,8 @@ std::vector<TermValue<Domain>> TermEvaluator<Domain>::eval(const Term& term, con
         if (pick == values.size()) throw LoomError({{term.loc, "no output named '" + term.field + "'"}});
       }
       if (pick >= values.size())
-        throw LoomError({{term.loc, "output " + std::to_string(pick) + " does not exist (there are " +
-                                        std::to_string(values.size()) + ")"}});
+        throw LoomError(
+            {{term.loc, "output " + std::to_string(pick) + " does not exist (there are " + std::to_string(values.size()) + ")"}});
       return {std::move(values[pick])};
     }
     case TermKind::Apply: return apply(term, vars, ints);

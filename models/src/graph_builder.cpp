@@ -7,8 +7,7 @@ std::string GraphBuilder::scoped(const std::string& name) const {
   return prefix_.empty() ? name : prefix_ + "." + name;
 }
 
-GraphBuilder::Scope::Scope(GraphBuilder& builder, const std::string& name)
-    : builder_(builder), previous_length_(builder.prefix_.size()) {
+GraphBuilder::Scope::Scope(GraphBuilder& builder, const std::string& name) : builder_(builder), previous_length_(builder.prefix_.size()) {
   builder_.prefix_ = builder_.scoped(name);
 }
 
@@ -22,8 +21,7 @@ PortRef GraphBuilder::weight(const std::string& name, Dims dims) {
   return {graph_.add_input(scoped(name), pcg::ParallelShape::unpartitioned(std::move(dims)), true), 0};
 }
 
-PortRef GraphBuilder::op(const std::string& op, std::vector<PortRef> inputs, pcg::AttrMap attrs,
-                         const std::string& name) {
+PortRef GraphBuilder::op(const std::string& op, std::vector<PortRef> inputs, pcg::AttrMap attrs, const std::string& name) {
   return op_outputs(op, std::move(inputs), std::move(attrs), name).front();
 }
 

@@ -8,9 +8,7 @@
 namespace loom::models {
 namespace {
 
-std::int64_t product(const Dims& d) {
-  return std::accumulate(d.begin(), d.end(), std::int64_t{1}, std::multiplies<>());
-}
+std::int64_t product(const Dims& d) { return std::accumulate(d.begin(), d.end(), std::int64_t{1}, std::multiplies<>()); }
 
 std::string dims_text(const Dims& dims) {
   std::string out = "[";
@@ -68,8 +66,7 @@ PortRef reshape_to(GraphBuilder& b, PortRef x, const Dims& target) {
 
 PortRef permute(GraphBuilder& b, PortRef x, const std::vector<std::int64_t>& perm) {
   const std::size_t rank = b.rank(x);
-  if (perm.size() != rank)
-    throw LoomError("a permutation of " + std::to_string(perm.size()) + " axes for rank " + std::to_string(rank));
+  if (perm.size() != rank) throw LoomError("a permutation of " + std::to_string(perm.size()) + " axes for rank " + std::to_string(rank));
   std::vector<std::int64_t> order(rank);
   std::iota(order.begin(), order.end(), 0);
   for (std::size_t i = 0; i < rank; ++i) {

@@ -4,9 +4,7 @@
 
 namespace loom::models {
 
-bool is_onnx_path(const std::string& model) {
-  return model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0;
-}
+bool is_onnx_path(const std::string& model) { return model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0; }
 
 LoadedModel load_model(const spec::Library& library, const ModelRequest& request) {
   LoadedModel out;

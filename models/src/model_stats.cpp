@@ -36,8 +36,8 @@ ModelStats model_stats(const pcg::Graph& graph, const spec::Library& library) {
     if (n.op == pcg::kWeightOp) {
       ++stats.weights;
       const auto& readers = uses[{n.id, 0}];
-      const bool statistic = !readers.empty() && std::all_of(readers.begin(), readers.end(),
-                                                             [&](pcg::Use u) { return is_statistic_use(library, graph, u); });
+      const bool statistic =
+          !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](pcg::Use u) { return is_statistic_use(library, graph, u); });
       (statistic ? stats.statistics : stats.parameters) += n.output_shapes.front().elements();
       continue;
     }

@@ -19,15 +19,14 @@ std::int64_t Params::operator()(const std::string& name) const {
 const std::vector<ModelInfo>& model_zoo() {
   static const std::vector<ModelInfo> zoo = [] {
     std::vector<ModelInfo> all;
-    for (auto family : {zoo::resnet_models, zoo::inception_models, zoo::transformer_models, zoo::recommendation_models,
-                        zoo::candle_models, zoo::mlp_models, zoo::alexnet_models, zoo::rnn_models, zoo::swin_models,
-                        zoo::alphafold_models}) {
+    for (auto family : {zoo::resnet_models, zoo::inception_models, zoo::transformer_models, zoo::recommendation_models, zoo::candle_models,
+                        zoo::mlp_models, zoo::alexnet_models, zoo::rnn_models, zoo::swin_models, zoo::alphafold_models}) {
       for (ModelInfo& m : family()) all.push_back(std::move(m));
     }
     // The order of the issue: Unity's models, FlexFlow's, SuperScaler's.
-    const std::vector<std::string> order = {
-        "resnext50", "inception_v3", "bert_large", "dlrm", "xdl",  "candle_uno", "mlp",   "mlp_fig1",  "alexnet",
-        "resnet101", "rnntc",        "rnnlm",      "nmt",  "swin", "gpt3",       "mbart", "alphafold2"};
+    const std::vector<std::string> order = {"resnext50", "inception_v3", "bert_large", "dlrm",      "xdl",       "candle_uno",
+                                            "mlp",       "mlp_fig1",     "alexnet",    "resnet101", "rnntc",     "rnnlm",
+                                            "nmt",       "swin",         "gpt3",       "mbart",     "alphafold2"};
     std::vector<ModelInfo> sorted;
     for (const std::string& name : order) {
       for (ModelInfo& m : all) {

@@ -59,8 +59,8 @@ const CollectiveGroup* CollectiveGroups::containing(int rank) const {
   return nullptr;
 }
 
-std::optional<CollectiveGroups> collective_groups(const ParallelShape& from, const ParallelShape& to,
-                                                  const std::vector<PieceMove>& moves, const std::function<int(std::int64_t)>& from_rank,
+std::optional<CollectiveGroups> collective_groups(const ParallelShape& from, const ParallelShape& to, const std::vector<PieceMove>& moves,
+                                                  const std::function<int(std::int64_t)>& from_rank,
                                                   const std::function<int(std::int64_t)>& to_rank) {
   if (moves.empty()) return std::nullopt;
   // Each move carries the whole of the smaller of its two pieces, which lies in the larger: the

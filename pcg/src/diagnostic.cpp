@@ -35,10 +35,8 @@ std::string join(const std::vector<Diagnostic>& diagnostics) {
 
 }  // namespace
 
-LoomError::LoomError(std::vector<Diagnostic> diagnostics)
-    : std::runtime_error(join(diagnostics)), diagnostics_(std::move(diagnostics)) {}
+LoomError::LoomError(std::vector<Diagnostic> diagnostics) : std::runtime_error(join(diagnostics)), diagnostics_(std::move(diagnostics)) {}
 
-LoomError::LoomError(const std::string& message)
-    : std::runtime_error(message), diagnostics_{Diagnostic{{}, message}} {}
+LoomError::LoomError(const std::string& message) : std::runtime_error(message), diagnostics_{Diagnostic{{}, message}} {}
 
 }  // namespace loom

@@ -23,7 +23,8 @@ std::vector<GradientShare> InputReads::sums(const Region& whole, int devices) co
 
 std::map<int, InputReads> input_reads(const Graph& graph, const LayoutChangeSources& fused,
                                       const std::function<bool(const Node&)>& is_layout_change,
-                                      const std::function<MachineView(const Node&)>& view_of, const std::function<bool(const Node&)>& summed) {
+                                      const std::function<MachineView(const Node&)>& view_of,
+                                      const std::function<bool(const Node&)>& summed) {
   std::map<int, InputReads> out;
   const auto note = [&](const Node& input, const Region& box, int device, int reader) {
     if (!summed(input)) return;

@@ -10,9 +10,7 @@ namespace loom::pcg {
 
 namespace {
 
-std::string port_text(PortRef port) {
-  return "port " + std::to_string(port.port) + " of node " + std::to_string(port.node);
-}
+std::string port_text(PortRef port) { return "port " + std::to_string(port.port) + " of node " + std::to_string(port.node); }
 
 // Re-throws a LoomError with `context` in front of each of its messages.
 [[noreturn]] void rethrow_with_context(const LoomError& error, const std::string& context) {
@@ -32,9 +30,7 @@ std::string shapes_text(const std::vector<ParallelShape>& shapes) {
 
 }  // namespace
 
-std::int64_t Node::tasks() const {
-  return output_shapes.empty() ? 1 : output_shapes.front().tasks();
-}
+std::int64_t Node::tasks() const { return output_shapes.empty() ? 1 : output_shapes.front().tasks(); }
 
 std::string Node::describe() const {
   std::string out = "node " + std::to_string(id);
@@ -44,8 +40,7 @@ std::string Node::describe() const {
 
 const Node& Graph::checked_node(int id, const std::string& context) const {
   if (id < 0 || static_cast<std::size_t>(id) >= nodes_.size()) {
-    throw LoomError(context + "node " + std::to_string(id) + " does not exist (the graph has " +
-                    std::to_string(nodes_.size()) + " nodes)");
+    throw LoomError(context + "node " + std::to_string(id) + " does not exist (the graph has " + std::to_string(nodes_.size()) + " nodes)");
   }
   return nodes_[static_cast<std::size_t>(id)];
 }
@@ -53,15 +48,14 @@ const Node& Graph::checked_node(int id, const std::string& context) const {
 void Graph::check_port(PortRef port, const std::string& context) const {
   const Node& n = checked_node(port.node, context);
   if (port.port < 0 || static_cast<std::size_t>(port.port) >= n.output_shapes.size()) {
-    throw LoomError(context + n.describe() + " has " + std::to_string(n.output_shapes.size()) +
-                    " output(s), so it has no port " + std::to_string(port.port));
+    throw LoomError(context + n.describe() + " has " + std::to_string(n.output_shapes.size()) + " output(s), so it has no port " +
+                    std::to_string(port.port));
   }
 }
 
 void Graph::check_name_free(const std::string& name, const std::string& context) const {
   if (auto existing = find(name)) {
-    throw LoomError(context + "the name \"" + name + "\" is already used by " +
-                    nodes_[static_cast<std::size_t>(*existing)].describe());
+    throw LoomError(context + "the name \"" + name + "\" is already used by " + nodes_[static_cast<std::size_t>(*existing)].describe());
   }
 }
 
@@ -83,8 +77,7 @@ int Graph::add_input(std::string name, ParallelShape shape, bool is_weight) {
   return nodes_.back().id;
 }
 
-int Graph::add_node(const OpCatalog& catalog, std::string op, AttrMap attrs,
-                    std::vector<PortRef> inputs, std::string name) {
+int Graph::add_node(const OpCatalog& catalog, std::string op, AttrMap attrs, std::vector<PortRef> inputs, std::string name) {
   Node n;
   n.id = static_cast<int>(nodes_.size());
   n.op = std::move(op);
@@ -97,8 +90,7 @@ int Graph::add_node(const OpCatalog& catalog, std::string op, AttrMap attrs,
   if (!n.name.empty()) check_name_free(n.name, context);
   const std::size_t expected = catalog.input_count(n.op);
   if (inputs.size() != expected) {
-    throw LoomError(context + n.op + " takes " + std::to_string(expected) + " input(s), got " +
-                    std::to_string(inputs.size()));
+    throw LoomError(context + n.op + " takes " + std::to_string(expected) + " input(s), got " + std::to_string(inputs.size()));
   }
   std::vector<ParallelShape> input_shapes;
   input_shapes.reserve(inputs.size());
@@ -112,8 +104,7 @@ int Graph::add_node(const OpCatalog& catalog, std::string op, AttrMap attrs,
     rethrow_with_context(e, n.describe());
   }
   if (n.output_shapes.size() != catalog.output_count(n.op)) {
-    throw LoomError(context + "the catalog inferred " + std::to_string(n.output_shapes.size()) +
-                    " output shape(s), but " + n.op + " has " +
+    throw LoomError(context + "the catalog inferred " + std::to_string(n.output_shapes.size()) + " output shape(s), but " + n.op + " has " +
                     std::to_string(catalog.output_count(n.op)) + " output(s)");
   }
   n.attrs = std::move(attrs);
@@ -122,8 +113,8 @@ int Graph::add_node(const OpCatalog& catalog, std::string op, AttrMap attrs,
   return nodes_.back().id;
 }
 
-int Graph::add_node_with_shapes(std::string op, AttrMap attrs, std::vector<PortRef> inputs,
-                                std::vector<ParallelShape> output_shapes, std::string name) {
+int Graph::add_node_with_shapes(std::string op, AttrMap attrs, std::vector<PortRef> inputs, std::vector<ParallelShape> output_shapes,
+                                std::string name) {
   Node n;
   n.id = static_cast<int>(nodes_.size());
   n.op = std::move(op);
@@ -150,8 +141,8 @@ void Graph::mark_output(PortRef port) {
 void Graph::set_view(int node, MachineView view) {
   Node& n = nodes_[static_cast<std::size_t>(checked_node(node, "set_view: ").id)];
   if (static_cast<std::int64_t>(view.tasks()) != n.tasks()) {
-    throw LoomError(n.describe() + ": the machine view places " + std::to_string(view.tasks()) +
-                    " task(s), but the node runs as " + std::to_string(n.tasks()));
+    throw LoomError(n.describe() + ": the machine view places " + std::to_string(view.tasks()) + " task(s), but the node runs as " +
+                    std::to_string(n.tasks()));
   }
   n.view = std::move(view);
 }
@@ -160,8 +151,7 @@ const Node& Graph::node(int id) const { return checked_node(id, ""); }
 
 const ParallelShape& Graph::shape_of(PortRef port) const {
   check_port(port, "");
-  return nodes_[static_cast<std::size_t>(port.node)]
-      .output_shapes[static_cast<std::size_t>(port.port)];
+  return nodes_[static_cast<std::size_t>(port.node)].output_shapes[static_cast<std::size_t>(port.port)];
 }
 
 std::optional<int> Graph::find(std::string_view name) const {
@@ -187,8 +177,7 @@ std::vector<int> Graph::consumers(int node) const {
   checked_node(node, "");
   std::vector<int> out;
   for (const Node& n : nodes_) {
-    const bool reads = std::any_of(n.inputs.begin(), n.inputs.end(),
-                                   [node](PortRef in) { return in.node == node; });
+    const bool reads = std::any_of(n.inputs.begin(), n.inputs.end(), [node](PortRef in) { return in.node == node; });
     if (reads) out.push_back(n.id);
   }
   return out;
@@ -207,9 +196,7 @@ std::vector<Use> Graph::uses(PortRef port) const {
 
 void Graph::validate(const OpCatalog& catalog) const {
   std::vector<Diagnostic> problems;
-  auto report = [&problems](const std::string& message) {
-    problems.push_back(Diagnostic{{}, message});
-  };
+  auto report = [&problems](const std::string& message) { problems.push_back(Diagnostic{{}, message}); };
   std::map<std::string, int> names;
   for (std::size_t index = 0; index < nodes_.size(); ++index) {
     const Node& n = nodes_[index];
@@ -218,20 +205,18 @@ void Graph::validate(const OpCatalog& catalog) const {
       report(context + "stored at index " + std::to_string(index));
     }
     if (!n.name.empty() && !names.emplace(n.name, n.id).second) {
-      report(context + "the name \"" + n.name + "\" is also used by node " +
-             std::to_string(names[n.name]));
+      report(context + "the name \"" + n.name + "\" is also used by node " + std::to_string(names[n.name]));
     }
     if (n.view && static_cast<std::int64_t>(n.view->tasks()) != n.tasks()) {
-      report(context + "the machine view places " + std::to_string(n.view->tasks()) +
-             " task(s), but the node runs as " + std::to_string(n.tasks()));
+      report(context + "the machine view places " + std::to_string(n.view->tasks()) + " task(s), but the node runs as " +
+             std::to_string(n.tasks()));
     }
     if (n.is_graph_input()) {
       if (n.name.empty()) report(context + "graph inputs and weights need a name");
       if (!n.inputs.empty()) report(context + "a graph input cannot read other nodes");
       if (!n.attrs.empty()) report(context + "a graph input has no attributes");
       if (n.output_shapes.size() != 1) {
-        report(context + "a graph input has exactly one output, found " +
-               std::to_string(n.output_shapes.size()));
+        report(context + "a graph input has exactly one output, found " + std::to_string(n.output_shapes.size()));
         continue;
       }
       try {
@@ -246,8 +231,7 @@ void Graph::validate(const OpCatalog& catalog) const {
       continue;
     }
     if (n.inputs.size() != catalog.input_count(n.op)) {
-      report(context + n.op + " takes " + std::to_string(catalog.input_count(n.op)) +
-             " input(s), got " + std::to_string(n.inputs.size()));
+      report(context + n.op + " takes " + std::to_string(catalog.input_count(n.op)) + " input(s), got " + std::to_string(n.inputs.size()));
       continue;
     }
     std::vector<ParallelShape> input_shapes;
@@ -258,8 +242,7 @@ void Graph::validate(const OpCatalog& catalog) const {
       if (in.node < 0 || in.node >= n.id) {
         report(where + "reads node " + std::to_string(in.node) + ", which is not an earlier node");
         inputs_ok = false;
-      } else if (in.port < 0 ||
-                 static_cast<std::size_t>(in.port) >= node(in.node).output_shapes.size()) {
+      } else if (in.port < 0 || static_cast<std::size_t>(in.port) >= node(in.node).output_shapes.size()) {
         report(where + "reads " + port_text(in) + ", which does not exist");
         inputs_ok = false;
       } else {
@@ -270,8 +253,7 @@ void Graph::validate(const OpCatalog& catalog) const {
     try {
       const std::vector<ParallelShape> inferred = catalog.infer(n.op, n.attrs, input_shapes);
       if (inferred != n.output_shapes) {
-        report(context + "stored output shapes " + shapes_text(n.output_shapes) +
-               " differ from the inferred " + shapes_text(inferred));
+        report(context + "stored output shapes " + shapes_text(n.output_shapes) + " differ from the inferred " + shapes_text(inferred));
       }
     } catch (const LoomError& e) {
       for (const Diagnostic& d : e.diagnostics()) {

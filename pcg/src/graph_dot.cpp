@@ -9,9 +9,8 @@ namespace loom::pcg {
 namespace {
 
 // ColorBrewer Set3: light enough that black text stays readable.
-constexpr std::array<const char*, 12> kDeviceColors = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072",
-                                                       "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
-                                                       "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
+constexpr std::array<const char*, 12> kDeviceColors = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
+                                                       "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
 
 // Lines of a label, escaped and joined with DOT's centered line break.
 std::string label(const std::vector<std::string>& lines) {
@@ -74,19 +73,11 @@ std::string dot_escape(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        break;
-      default:
-        out += c;
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': break;
+      default: out += c;
     }
   }
   return out;
@@ -102,15 +93,13 @@ std::string graph_to_dot(const Graph& graph) {
   }
   for (const Node& n : graph.nodes()) {
     for (PortRef in : n.inputs) {
-      dot << "  n" << in.node << " -> n" << n.id << " [label=\"" << edge_label(graph, in)
-          << "\"];\n";
+      dot << "  n" << in.node << " -> n" << n.id << " [label=\"" << edge_label(graph, in) << "\"];\n";
     }
   }
   const std::vector<PortRef>& outputs = graph.outputs();
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     dot << "  out" << i << " [shape=plaintext, label=\"output " << i << "\"];\n"
-        << "  n" << outputs[i].node << " -> out" << i << " [label=\""
-        << edge_label(graph, outputs[i]) << "\"];\n";
+        << "  n" << outputs[i].node << " -> out" << i << " [label=\"" << edge_label(graph, outputs[i]) << "\"];\n";
   }
   dot << "}\n";
   return dot.str();

@@ -3,29 +3,16 @@
 #include <functional>
 #include <vector>
 
+#include "loom/pcg/hash_mix.hpp"
+
 namespace loom::pcg {
 namespace {
 
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  // splitmix64 finalizer over the running hash: order-sensitive and well spread.
-  std::uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) { return hash_mix(h, v); }
 
 std::uint64_t hash_text(const std::string& s) { return std::hash<std::string>{}(s); }
 
-std::uint64_t hash_shape(const ParallelShape& s) {
-  std::uint64_t h = mix(0, s.rank());
-  for (std::size_t i = 0; i < s.rank(); ++i) {
-    h = mix(h, static_cast<std::uint64_t>(s.dims[i]));
-    h = mix(h, static_cast<std::uint64_t>(s.D[i]));
-    h = mix(h, static_cast<std::uint64_t>(s.P[i]));
-  }
-  h = mix(h, static_cast<std::uint64_t>(s.V));
-  return mix(h, static_cast<std::uint64_t>(s.R));
-}
+std::uint64_t hash_shape(const ParallelShape& s) { return std::hash<ParallelShape>{}(s); }
 
 }  // namespace
 

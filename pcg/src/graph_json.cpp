@@ -18,15 +18,13 @@ using nlohmann::json;
 using namespace json_read;
 
 std::string port_json_text(PortRef port) {
-  return "{\"node\": " + std::to_string(port.node) + ", \"port\": " + std::to_string(port.port) +
-         "}";
+  return "{\"node\": " + std::to_string(port.node) + ", \"port\": " + std::to_string(port.port) + "}";
 }
 
 PortRef read_port(const json& j, const std::string& path) {
   require_object(j, path);
   reject_unknown_keys(j, path, {"node", "port"});
-  return PortRef{read_int(require(j, "node", path), member(path, "node")),
-                 read_int(require(j, "port", path), member(path, "port"))};
+  return PortRef{read_int(require(j, "node", path), member(path, "node")), read_int(require(j, "port", path), member(path, "port"))};
 }
 
 // Checks that `port` names an output of a node already read; `total` is the number of nodes the
@@ -34,17 +32,16 @@ PortRef read_port(const json& j, const std::string& path) {
 void check_port(const Graph& graph, PortRef port, std::size_t total, const std::string& path) {
   const auto read = static_cast<int>(graph.size());
   if (port.node < 0 || static_cast<std::size_t>(port.node) >= total) {
-    fail(path, "node " + std::to_string(port.node) + " does not exist (there are " +
-                   std::to_string(total) + " nodes)");
+    fail(path, "node " + std::to_string(port.node) + " does not exist (there are " + std::to_string(total) + " nodes)");
   }
   if (port.node >= read) {
-    fail(path, "node " + std::to_string(port.node) + " is not listed before node " +
-                   std::to_string(read) + " (a node must come after the nodes it reads)");
+    fail(path, "node " + std::to_string(port.node) + " is not listed before node " + std::to_string(read) +
+                   " (a node must come after the nodes it reads)");
   }
   const Node& source = graph.node(port.node);
   if (port.port < 0 || static_cast<std::size_t>(port.port) >= source.output_shapes.size()) {
-    fail(path, source.describe() + " has " + std::to_string(source.output_shapes.size()) +
-                   " output(s), so there is no port " + std::to_string(port.port));
+    fail(path, source.describe() + " has " + std::to_string(source.output_shapes.size()) + " output(s), so there is no port " +
+                   std::to_string(port.port));
   }
 }
 
@@ -57,8 +54,7 @@ AttrMap read_attrs(const json& j, const std::string& path) {
       fail(attr_path, "attribute values are integers, got " + item.value().dump());
     }
     if (item.value().is_number_unsigned() &&
-        item.value().get<std::uint64_t>() >
-            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        item.value().get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
       fail(attr_path, "integer out of range: " + item.value().dump());
     }
     attrs.emplace(item.key(), item.value().get<std::int64_t>());
@@ -81,21 +77,18 @@ std::string shapes_text(const std::vector<ParallelShape>& shapes) {
   return "(" + out + ")";
 }
 
-void read_node(const json& j, std::size_t index, std::size_t total, const OpCatalog& catalog,
-               Graph& graph) {
+void read_node(const json& j, std::size_t index, std::size_t total, const OpCatalog& catalog, Graph& graph) {
   const std::string path = indexed("nodes", index);
   const int id = static_cast<int>(index);
   require_object(j, path);
   reject_unknown_keys(j, path, {"id", "op", "name", "attrs", "inputs", "output_shapes", "view"});
   if (j.contains("id") && read_int(j.at("id"), member(path, "id")) != id) {
-    fail(member(path, "id"), "node ids must equal their position in \"nodes\", expected " +
-                                 std::to_string(id) + ", got " + j.at("id").dump());
+    fail(member(path, "id"),
+         "node ids must equal their position in \"nodes\", expected " + std::to_string(id) + ", got " + j.at("id").dump());
   }
   const std::string op = read_string(require(j, "op", path), member(path, "op"));
-  const std::string name =
-      j.contains("name") ? read_string(j.at("name"), member(path, "name")) : std::string();
-  const AttrMap attrs =
-      j.contains("attrs") ? read_attrs(j.at("attrs"), member(path, "attrs")) : AttrMap{};
+  const std::string name = j.contains("name") ? read_string(j.at("name"), member(path, "name")) : std::string();
+  const AttrMap attrs = j.contains("attrs") ? read_attrs(j.at("attrs"), member(path, "attrs")) : AttrMap{};
 
   std::vector<PortRef> inputs;
   if (j.contains("inputs")) {
@@ -127,8 +120,7 @@ void read_node(const json& j, std::size_t index, std::size_t total, const OpCata
     at_path(path, [&] { graph.add_node(catalog, op, attrs, inputs, name); });
     const std::vector<ParallelShape>& inferred = graph.node(id).output_shapes;
     if (j.contains("output_shapes") && shapes != inferred) {
-      fail(shapes_path, "stored shapes " + shapes_text(shapes) + " differ from the inferred " +
-                            shapes_text(inferred));
+      fail(shapes_path, "stored shapes " + shapes_text(shapes) + " differ from the inferred " + shapes_text(inferred));
     }
   }
   if (j.contains("view")) {
@@ -157,10 +149,7 @@ json graph_to_json(const Graph& graph) {
   }
   json outputs = json::array();
   for (PortRef out : graph.outputs()) outputs.push_back({{"node", out.node}, {"port", out.port}});
-  return json{{"format", kGraphFormat},
-              {"version", kGraphFormatVersion},
-              {"nodes", std::move(nodes)},
-              {"outputs", std::move(outputs)}};
+  return json{{"format", kGraphFormat}, {"version", kGraphFormatVersion}, {"nodes", std::move(nodes)}, {"outputs", std::move(outputs)}};
 }
 
 Graph graph_from_json(const json& j, const OpCatalog& catalog) {
@@ -169,8 +158,7 @@ Graph graph_from_json(const json& j, const OpCatalog& catalog) {
 
   Graph graph;
   const json& nodes = require_array(require(j, "nodes", ""), "nodes");
-  for (std::size_t i = 0; i < nodes.size(); ++i)
-    read_node(nodes[i], i, nodes.size(), catalog, graph);
+  for (std::size_t i = 0; i < nodes.size(); ++i) read_node(nodes[i], i, nodes.size(), catalog, graph);
 
   if (j.contains("outputs")) {
     const json& outputs = require_array(j.at("outputs"), "outputs");

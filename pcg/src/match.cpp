@@ -32,9 +32,7 @@ int GraphIndex::use_count(PortRef port) const {
   return it == uses_.end() ? 0 : it->second;
 }
 
-bool GraphIndex::is_graph_output(PortRef port) const {
-  return std::find(outputs_.begin(), outputs_.end(), port) != outputs_.end();
-}
+bool GraphIndex::is_graph_output(PortRef port) const { return std::find(outputs_.begin(), outputs_.end(), port) != outputs_.end(); }
 
 std::vector<int> Match::matched_nodes() const {
   std::vector<int> out;

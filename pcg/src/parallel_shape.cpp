@@ -9,19 +9,18 @@
 #include <utility>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/hash_mix.hpp"
 
 namespace loom::pcg {
 
 namespace {
 
 std::int64_t product(const std::vector<std::int64_t>& values) {
-  return std::accumulate(values.begin(), values.end(), std::int64_t{1},
-                         std::multiplies<std::int64_t>());
+  return std::accumulate(values.begin(), values.end(), std::int64_t{1}, std::multiplies<std::int64_t>());
 }
 
 // Product of the values, or false when it does not fit in 64 bits.
-bool checked_product(std::initializer_list<const std::vector<std::int64_t>*> groups,
-                     std::int64_t& result) {
+bool checked_product(std::initializer_list<const std::vector<std::int64_t>*> groups, std::int64_t& result) {
   result = 1;
   for (const auto* group : groups) {
     for (std::int64_t v : *group) {
@@ -33,24 +32,22 @@ bool checked_product(std::initializer_list<const std::vector<std::int64_t>*> gro
 
 void check_rank(const char* field, const std::vector<std::int64_t>& values, std::size_t rank) {
   if (values.size() != rank) {
-    throw LoomError("'" + std::string(field) + "' has " + std::to_string(values.size()) +
-                    " entries but the shape has rank " + std::to_string(rank));
+    throw LoomError("'" + std::string(field) + "' has " + std::to_string(values.size()) + " entries but the shape has rank " +
+                    std::to_string(rank));
   }
 }
 
 void check_positive(const char* field, const std::vector<std::int64_t>& values) {
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (values[i] < 1) {
-      throw LoomError("'" + std::string(field) + "[" + std::to_string(i) +
-                      "]' must be at least 1, got " + std::to_string(values[i]));
+      throw LoomError("'" + std::string(field) + "[" + std::to_string(i) + "]' must be at least 1, got " + std::to_string(values[i]));
     }
   }
 }
 
 void check_positive(const char* field, std::int64_t value) {
   if (value < 1) {
-    throw LoomError("'" + std::string(field) + "' must be at least 1, got " +
-                    std::to_string(value));
+    throw LoomError("'" + std::string(field) + "' must be at least 1, got " + std::to_string(value));
   }
 }
 
@@ -98,9 +95,7 @@ std::vector<std::int64_t> ParallelShape::piece_dims() const {
 }
 
 bool ParallelShape::is_unpartitioned() const {
-  auto all_one = [](const std::vector<std::int64_t>& v) {
-    return std::all_of(v.begin(), v.end(), [](std::int64_t x) { return x == 1; });
-  };
+  auto all_one = [](const std::vector<std::int64_t>& v) { return std::all_of(v.begin(), v.end(), [](std::int64_t x) { return x == 1; }); };
   return all_one(D) && all_one(P) && V == 1 && R == 1;
 }
 
@@ -116,8 +111,7 @@ void ParallelShape::validate() const {
     std::int64_t pieces = 0;
     if (__builtin_mul_overflow(D[i], P[i], &pieces) || dims[i] % pieces != 0) {
       throw LoomError("dimension " + std::to_string(i) + " of size " + std::to_string(dims[i]) +
-                      " cannot be cut into D * P = " + std::to_string(D[i]) + " * " +
-                      std::to_string(P[i]) + " equal pieces");
+                      " cannot be cut into D * P = " + std::to_string(D[i]) + " * " + std::to_string(P[i]) + " equal pieces");
     }
   }
   const std::vector<std::int64_t> vr{V, R};
@@ -158,8 +152,7 @@ void from_json(const nlohmann::json& j, ParallelShape& s) {
   static const std::set<std::string> known{"dims", "D", "P", "V", "R"};
   for (const auto& item : j.items()) {
     if (!known.contains(item.key())) {
-      throw LoomError("unknown key '" + item.key() +
-                      "' in a parallel shape (expected dims, D, P, V, R)");
+      throw LoomError("unknown key '" + item.key() + "' in a parallel shape (expected dims, D, P, V, R)");
     }
   }
   if (!j.contains("dims")) throw LoomError("a parallel shape needs 'dims'");
@@ -173,3 +166,15 @@ void from_json(const nlohmann::json& j, ParallelShape& s) {
 }
 
 }  // namespace loom::pcg
+
+std::size_t std::hash<loom::pcg::ParallelShape>::operator()(const loom::pcg::ParallelShape& s) const noexcept {
+  using loom::pcg::hash_mix;
+  std::uint64_t h = hash_mix(0, s.rank());
+  for (std::size_t i = 0; i < s.rank(); ++i) {
+    h = hash_mix(h, static_cast<std::uint64_t>(s.dims[i]));
+    h = hash_mix(h, static_cast<std::uint64_t>(i < s.D.size() ? s.D[i] : 0));
+    h = hash_mix(h, static_cast<std::uint64_t>(i < s.P.size() ? s.P[i] : 0));
+  }
+  h = hash_mix(h, static_cast<std::uint64_t>(s.V));
+  return static_cast<std::size_t>(hash_mix(h, static_cast<std::uint64_t>(s.R)));
+}

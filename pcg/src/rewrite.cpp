@@ -26,7 +26,6 @@ struct Source {
   auto operator<=>(const Source&) const = default;
 };
 
-
 }  // namespace
 
 RewriteOutcome apply_match(const Graph& graph, const Rule& rule, const Match& match, const OpCatalog& catalog) {

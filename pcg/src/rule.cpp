@@ -39,7 +39,8 @@ std::string status_name(VerificationStatus status) {
 }
 
 VerificationStatus status_from_name(const std::string& name) {
-  for (VerificationStatus s : {VerificationStatus::Proved, VerificationStatus::Refuted, VerificationStatus::Unknown, VerificationStatus::Stale})
+  for (VerificationStatus s :
+       {VerificationStatus::Proved, VerificationStatus::Refuted, VerificationStatus::Unknown, VerificationStatus::Stale})
     if (status_name(s) == name) return s;
   throw LoomError("unknown verification status \"" + name + "\" (expected proved, refuted, unknown or stale)");
 }
@@ -214,8 +215,9 @@ OpenAttribute open_attribute_from_json(const json& j, const std::string& path) {
 
 Rule read_rule(const json& j, const OpCatalog& catalog, const std::string& path) {
   require_object(j, path);
-  reject_unknown_keys(j, path, {"id", "category", "variables", "lhs", "rhs", "constraints", "symbols", "open_attributes", "text",
-                                "provenance", "verification"});
+  reject_unknown_keys(
+      j, path,
+      {"id", "category", "variables", "lhs", "rhs", "constraints", "symbols", "open_attributes", "text", "provenance", "verification"});
   Rule rule;
   rule.id = read_string(require(j, "id", path), member(path, "id"));
   const std::string category = read_string(require(j, "category", path), member(path, "category"));
@@ -229,14 +231,13 @@ Rule read_rule(const json& j, const OpCatalog& catalog, const std::string& path)
       fail(member(path, "rhs"), "input \"" + n.name + "\" is not an input of the left-hand side");
   }
   if (rule.lhs.outputs().size() != rule.rhs.outputs().size() || rule.lhs.outputs().empty()) {
-    fail(path, "the two sides must have the same, non-zero number of outputs (left " +
-                   std::to_string(rule.lhs.outputs().size()) + ", right " + std::to_string(rule.rhs.outputs().size()) + ")");
+    fail(path, "the two sides must have the same, non-zero number of outputs (left " + std::to_string(rule.lhs.outputs().size()) +
+                   ", right " + std::to_string(rule.rhs.outputs().size()) + ")");
   }
   if (auto differ = sides_differ_in_shape(rule)) fail(path, "rule " + rule.id + ": " + *differ);
   if (j.contains("constraints")) {
     const json& list = require_array(j.at("constraints"), member(path, "constraints"));
-    for (std::size_t i = 0; i < list.size(); ++i)
-      rule.constraints.push_back(read_string(list[i], indexed(member(path, "constraints"), i)));
+    for (std::size_t i = 0; i < list.size(); ++i) rule.constraints.push_back(read_string(list[i], indexed(member(path, "constraints"), i)));
   }
   if (j.contains("symbols")) {
     const json& list = require_array(j.at("symbols"), member(path, "symbols"));
@@ -286,8 +287,11 @@ json rule_to_json(const Rule& rule) {
 json rule_library_to_json(const RuleLibrary& library) {
   json rules = json::array();
   for (const Rule& r : library.rules) rules.push_back(rule_to_json(r));
-  return json{{"format", kRuleFormat},      {"version", kRuleFormatVersion}, {"specs", library.specs},
-              {"summary", library.summary}, {"rules", std::move(rules)}};
+  return json{{"format", kRuleFormat},
+              {"version", kRuleFormatVersion},
+              {"specs", library.specs},
+              {"summary", library.summary},
+              {"rules", std::move(rules)}};
 }
 
 Rule rule_from_json(const json& j, const OpCatalog& catalog) { return read_rule(j, catalog, ""); }

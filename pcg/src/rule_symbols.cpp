@@ -33,9 +33,8 @@ bool assign(SymbolValues& values, const std::string& symbol, std::int64_t value)
 }  // namespace
 
 bool is_open_attribute(const Rule& rule, bool in_rhs, int node, const std::string& attribute) {
-  return std::any_of(rule.open_attributes.begin(), rule.open_attributes.end(), [&](const OpenAttribute& a) {
-    return a.in_rhs == in_rhs && a.node == node && a.attribute == attribute;
-  });
+  return std::any_of(rule.open_attributes.begin(), rule.open_attributes.end(),
+                     [&](const OpenAttribute& a) { return a.in_rhs == in_rhs && a.node == node && a.attribute == attribute; });
 }
 
 std::optional<SymbolValues> symbol_values(const Rule& rule, const Graph& graph, const std::vector<int>& matched,
@@ -97,7 +96,9 @@ void check_open_attributes(const Rule& rule) {
     if (!side.node(a.node).attrs.count(a.attribute))
       throw LoomError("an open attribute names \"" + a.attribute + "\" of " + where + ", which " + side.node(a.node).op + " does not have");
     const RuleSymbol* s = find_symbol(rule, a.symbol);
-    if (!s) throw LoomError("the open attribute " + a.attribute + " of " + where + " names \"" + a.symbol + "\", which is not a symbol of the rule");
+    if (!s)
+      throw LoomError("the open attribute " + a.attribute + " of " + where + " names \"" + a.symbol +
+                      "\", which is not a symbol of the rule");
     if (a.in_rhs && !s->is_size() && !std::any_of(rule.open_attributes.begin(), rule.open_attributes.end(), [&](const OpenAttribute& l) {
           return !l.in_rhs && l.symbol == a.symbol;
         }))

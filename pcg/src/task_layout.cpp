@@ -6,7 +6,8 @@ namespace loom::pcg {
 
 TaskPiece task_piece(const ParallelShape& shape, std::int64_t task) {
   if (task < 0 || task >= shape.tasks())
-    throw LoomError("task " + std::to_string(task) + " does not exist: " + shape.to_string() + " runs as " + std::to_string(shape.tasks()) + " tasks");
+    throw LoomError("task " + std::to_string(task) + " does not exist: " + shape.to_string() + " runs as " + std::to_string(shape.tasks()) +
+                    " tasks");
   TaskPiece piece;
   piece.block.assign(shape.rank(), 0);
   for (std::size_t i = shape.rank(); i-- > 0;) {

@@ -44,7 +44,8 @@ void run_collective(Transport& transport, Collective kind, const CollectiveGroup
       transport.all_gather(all, group.ranks);
       for (std::size_t j = 0; j < group.blocks.size(); ++j) {
         const auto begin = all.begin() + static_cast<std::ptrdiff_t>(j * block_size);
-        place_box(target, target_dims, target_region, group.blocks[j], std::vector<T>(begin, begin + static_cast<std::ptrdiff_t>(block_size)));
+        place_box(target, target_dims, target_region, group.blocks[j],
+                  std::vector<T>(begin, begin + static_cast<std::ptrdiff_t>(block_size)));
       }
       return;
     }

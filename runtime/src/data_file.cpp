@@ -102,8 +102,10 @@ class FileData final : public DataSource {
     Batch b;
     for (const std::string& name : names_) {
       Tensor<double> part = rows_of(tensors_.at(name), first, batch_rows_);
-      if (name == "target") b.target = std::move(part);
-      else b.inputs.emplace(name, std::move(part));
+      if (name == "target")
+        b.target = std::move(part);
+      else
+        b.inputs.emplace(name, std::move(part));
     }
     return b;
   }

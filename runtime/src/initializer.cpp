@@ -68,7 +68,8 @@ std::int64_t lookup_rows(const spec::Library& library, const pcg::Graph& graph, 
   std::int64_t rows = 0;
   for (const pcg::Use& use : compute_readers(library, graph, {node, 0})) {
     const spec::InputParam* declared = declared_input(library, graph, use);
-    const std::optional<std::size_t> table = declared ? spec::indexed_table(*library.find_op(graph.node(use.node).op), *declared) : std::nullopt;
+    const std::optional<std::size_t> table =
+        declared ? spec::indexed_table(*library.find_op(graph.node(use.node).op), *declared) : std::nullopt;
     if (!table) continue;
     const std::int64_t r = graph.shape_of(graph.node(use.node).inputs.at(*table)).dims.at(0);
     rows = rows == 0 ? r : std::min(rows, r);
@@ -81,7 +82,8 @@ std::int64_t fan_in(const spec::Library& library, const pcg::Graph& graph, int n
   const auto uses = compute_readers(library, graph, {node, 0});
   if (!uses.empty())
     if (const spec::OpDecl* op = library.find_op(graph.node(uses.front().node).op))
-      if (const std::int64_t summed = spec::summed_extent(*op, static_cast<std::size_t>(uses.front().input), dims); summed > 0) return summed;
+      if (const std::int64_t summed = spec::summed_extent(*op, static_cast<std::size_t>(uses.front().input), dims); summed > 0)
+        return summed;
   if (dims.empty()) return 1;
   return dims.size() >= 2 ? dims[dims.size() - 2] : dims.front();
 }
@@ -110,7 +112,8 @@ NamedTensors<double> initial_weights(const spec::Library& library, const pcg::Gr
     const std::int64_t rows = role == InputRole::LookupIds ? lookup_rows(library, graph, n.id) : 1;
     for (double& v : t.data) {
       switch (role) {
-        case InputRole::Constant: case InputRole::Statistic: v = constant; break;
+        case InputRole::Constant:
+        case InputRole::Statistic: v = constant; break;
         case InputRole::LookupIds: v = static_cast<double>(rng() % static_cast<std::uint64_t>(rows)); break;
         default: v = bound * uniform(rng);
       }

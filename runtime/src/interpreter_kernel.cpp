@@ -46,7 +46,8 @@ bool split_call(const OpCall<T>& call) {
 // task meets the same one every step); else the program of the pieces' shapes.
 class Programs {
  public:
-  Programs(const spec::Library& library, std::string op, pcg::AttrMap attrs) : library_(&library), op_(std::move(op)), attrs_(std::move(attrs)) {}
+  Programs(const spec::Library& library, std::string op, pcg::AttrMap attrs)
+      : library_(&library), op_(std::move(op)), attrs_(std::move(attrs)) {}
 
   std::shared_ptr<const spec::Program> pieces;   // null when the pieces' shapes do not compile
   std::shared_ptr<const spec::Program> logical;  // null: compiled from each split call's logical dims

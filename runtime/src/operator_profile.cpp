@@ -50,8 +50,8 @@ std::optional<OperatorProfile> update_profile(const pcg::Node& n, const Operator
 std::vector<OperatorProfile> operator_profiles(const spec::Library& library, const pcg::Graph& graph, const search::Machine& machine,
                                                const std::vector<OperatorTime>& times, const std::string& optimizer, int processes) {
   if (times.size() != graph.size())
-    throw LoomError("operator profiles: " + std::to_string(times.size()) + " operator times for a graph of " + std::to_string(graph.size()) +
-                    " nodes");
+    throw LoomError("operator profiles: " + std::to_string(times.size()) + " operator times for a graph of " +
+                    std::to_string(graph.size()) + " nodes");
   const search::CostModel roofline(library, machine, nullptr, optimizer);
   const std::vector<pcg::PortRef> sources = search::layout_change_sources(graph, roofline);
   const auto update_boxes = search::weight_update_boxes(graph, roofline);
@@ -86,8 +86,8 @@ std::vector<OperatorTime> summed_over_processes(const std::vector<OperatorTime>&
   constexpr std::size_t kFigures = 6;
   std::vector<double> flat;
   for (const OperatorTime& t : mine)
-    flat.insert(flat.end(), {t.forward_seconds, t.backward_seconds, static_cast<double>(t.forward_tasks), static_cast<double>(t.backward_tasks),
-                             t.update_seconds, static_cast<double>(t.updates)});
+    flat.insert(flat.end(), {t.forward_seconds, t.backward_seconds, static_cast<double>(t.forward_tasks),
+                             static_cast<double>(t.backward_tasks), t.update_seconds, static_cast<double>(t.updates)});
   transport.sum(flat);
   std::vector<OperatorTime> out(mine.size());
   for (std::size_t i = 0; i < out.size(); ++i) {

@@ -86,7 +86,8 @@ void place_box(Tensor<T>& value, const std::vector<std::int64_t>& dims, const pc
 
 template <class T>
 void write_box(Tensor<T>& value, const pcg::Region& piece, const pcg::Region& box, const T* data) {
-  for_each_run_in_box(piece, box, [&](std::size_t at, std::size_t i, std::size_t n) { std::copy(data + i, data + i + n, value.data.data() + at); });
+  for_each_run_in_box(piece, box,
+                      [&](std::size_t at, std::size_t i, std::size_t n) { std::copy(data + i, data + i + n, value.data.data() + at); });
 }
 
 }  // namespace loom::runtime

@@ -6,13 +6,13 @@
 #include <map>
 #include <numeric>
 
+#include "collective_groups.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/gradient_sums.hpp"
 #include "loom/pcg/layout_fusion.hpp"
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
 #include "loom/runtime/interpreter_kernel.hpp"
-#include "collective_groups.hpp"
 #include "memory_reuse.hpp"
 #include "piece_regions.hpp"
 
@@ -60,7 +60,11 @@ struct Step {
 template <class T>
 ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Graph& graph, const KernelRegistry& kernels,
                                     Transport& transport, std::set<std::string> differentiable, int devices, Backend backend)
-    : graph_(graph), transport_(transport), differentiable_(std::move(differentiable)), devices_(devices), runs_(graph.size()),
+    : graph_(graph),
+      transport_(transport),
+      differentiable_(std::move(differentiable)),
+      devices_(devices),
+      runs_(graph.size()),
       times_(graph.size()) {
   keep_freed_memory();
   if (transport.size() > 1 && transport.size() != devices)
@@ -74,7 +78,8 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
     NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
     run.view = view_of(n);
     for (int d : run.view.devices) {
-      if (d < 0 || d >= devices) throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + " of " + std::to_string(devices));
+      if (d < 0 || d >= devices)
+        throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + " of " + std::to_string(devices));
       if (transport.size() == 1 || d == transport.rank()) ++run.local_pieces;
     }
     if (n.is_graph_input()) {
@@ -117,8 +122,8 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
     run.output_read_at_source = run.parallel && graph.consumers(o.node).empty() && !graph.node(run.source.node).is_graph_input() &&
                                 graph.shape_of(run.source).V == graph.shape_of(o).V;
   }
-  find_gradient_shares(pcg::input_reads(graph, fused, is_layout_change, view_of,
-                                        [this](const pcg::Node& n) { return differentiable_.count(n.name) > 0; }));
+  find_gradient_shares(
+      pcg::input_reads(graph, fused, is_layout_change, view_of, [this](const pcg::Node& n) { return differentiable_.count(n.name) > 0; }));
 }
 
 template <class T>
@@ -141,8 +146,10 @@ void ShardedExecutor<T>::find_gradient_shares(const std::map<int, pcg::InputRead
     for (std::size_t b = 0; b < shares.boxes.size(); ++b) {
       if (!shares.overlapping && !std::binary_search(shares.ranks[b].begin(), shares.ranks[b].end(), transport_.rank())) continue;
       for_each_run_in_box(all, shares.overlapping ? all : shares.boxes[b], [&](std::size_t at, std::size_t, std::size_t n) {
-        if (!exact.empty() && exact.back().end == at) exact.back().end += n;
-        else exact.push_back({at, at + n});
+        if (!exact.empty() && exact.back().end == at)
+          exact.back().end += n;
+        else
+          exact.push_back({at, at + n});
       });
       if (shares.overlapping) break;
     }
@@ -168,8 +175,10 @@ void ShardedExecutor<T>::start_gradient_sums(const std::vector<std::string>& com
     const pcg::Region all = pcg::whole_region(grad.dims);
     const auto add_part = [&](const std::vector<int>& ranks, const pcg::Region& box) {
       Group& group = groups[ranks];
-      if (pcg::gradient_summed_in_place(box, all)) group.in_place.push_back(&grad.data);
-      else group.packed.push_back({&grad, box});
+      if (pcg::gradient_summed_in_place(box, all))
+        group.in_place.push_back(&grad.data);
+      else
+        group.packed.push_back({&grad, box});
     };
     if (shares.overlapping) {
       add_part(everyone, all);
@@ -226,7 +235,8 @@ void ShardedExecutor<T>::assemble(NamedTensors<T>& values) {
     if (!shares.overlapping) {
       for (std::size_t b = 0; b < shares.boxes.size(); ++b) {
         const int owner = shares.ranks[b].front();
-        if (owner == transport_.rank() && owner != 0) write_box(mine, whole, shares.boxes[b], read_box(value, whole, shares.boxes[b]).data());
+        if (owner == transport_.rank() && owner != 0)
+          write_box(mine, whole, shares.boxes[b], read_box(value, whole, shares.boxes[b]).data());
         else if (owner != transport_.rank() && transport_.rank() == 0)
           write_box(mine, whole, shares.boxes[b], std::vector<T>(static_cast<std::size_t>(shares.boxes[b].elements()), T(0)).data());
       }
@@ -246,9 +256,9 @@ template <class T>
 std::shared_ptr<const CollectiveGroups> ShardedExecutor<T>::collective_groups_of(const pcg::Node& n, pcg::PortRef in,
                                                                                  const std::vector<pcg::PieceMove>& moves) const {
   if (transport_.size() == 1 || graph_.node(in.node).is_graph_input()) return nullptr;
-  std::optional<CollectiveGroups> groups =
-      pcg::collective_groups(graph_.shape_of(in), n.output_shapes.at(0), moves, [&](std::int64_t t) { return rank_of(in.node, t); },
-                        [&](std::int64_t t) { return rank_of(n.id, t); });
+  std::optional<CollectiveGroups> groups = pcg::collective_groups(
+      graph_.shape_of(in), n.output_shapes.at(0), moves, [&](std::int64_t t) { return rank_of(in.node, t); },
+      [&](std::int64_t t) { return rank_of(n.id, t); });
   if (!groups) return nullptr;
   return std::make_shared<const CollectiveGroups>(std::move(*groups));
 }
@@ -259,8 +269,7 @@ OpCall<T> ShardedExecutor<T>::call_for(const pcg::Node& n, std::int64_t task) co
   for (std::size_t i = 0; i < n.inputs.size(); ++i) {
     const pcg::ParallelShape& shape = graph_.shape_of(n.inputs[i]);
     call.inputs.push_back(&input_piece(n.id, i, task));
-    call.regions.push_back(graph_.node(n.inputs[i].node).is_graph_input() ? pcg::whole_region(shape.dims)
-                                                                          : pcg::piece_region(shape, task));
+    call.regions.push_back(graph_.node(n.inputs[i].node).is_graph_input() ? pcg::whole_region(shape.dims) : pcg::piece_region(shape, task));
     call.logical_dims.push_back(shape.dims);
   }
   for (const pcg::ParallelShape& out : n.output_shapes) call.output_regions.push_back(pcg::piece_region(out, task));
@@ -328,8 +337,12 @@ void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
     OperatorTime& time = times_[static_cast<std::size_t>(n.id)];
     if (run.fused_away || run.output_read_at_source) continue;
     // Replicas of a graph input are read from the feed: nothing to move, but their pieces count.
-    if (run.parallel) time_layout_change(n, time.forward_seconds, time.forward_tasks, [&] { if (!run.replicates_input) move_pieces(n); });
-    else run_operator(n);
+    if (run.parallel)
+      time_layout_change(n, time.forward_seconds, time.forward_tasks, [&] {
+        if (!run.replicates_input) move_pieces(n);
+      });
+    else
+      run_operator(n);
   }
 }
 
@@ -468,7 +481,8 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
                     std::to_string(graph_.outputs().size()) + " graph outputs");
   std::vector<std::vector<Pieces>> grads(graph_.size());
   for (const pcg::Node& n : graph_.nodes())
-    if (!n.is_graph_input()) grads[static_cast<std::size_t>(n.id)].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
+    if (!n.is_graph_input())
+      grads[static_cast<std::size_t>(n.id)].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
   // Filled as contributions arrive: the first one is taken as it is rather than added to zeros.
   NamedTensors<T> input_grads;
 
@@ -479,7 +493,8 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
     std::size_t next = 0;
     const auto take = [&]() -> Tensor<T>&& {
       if (next == given.size())
-        throw LoomError("backward: too few gradient pieces for graph output " + std::to_string(k) + " (" + std::to_string(given.size()) + ")");
+        throw LoomError("backward: too few gradient pieces for graph output " + std::to_string(k) + " (" + std::to_string(given.size()) +
+                        ")");
       return std::move(given[next++]);
     };
     if (graph_.node(o.node).is_graph_input()) {
@@ -506,14 +521,17 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
     const NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
     if (!n.is_graph_input() && run.differentiated && !run.fused_away && !run.output_read_at_source) {
       OperatorTime& time = times_[static_cast<std::size_t>(n.id)];
-      if (run.parallel) time_layout_change(n, time.backward_seconds, time.backward_tasks, [&] { move_backward(n, grads, input_grads); });
-      else operator_backward(n, grads, input_grads);
+      if (run.parallel)
+        time_layout_change(n, time.backward_seconds, time.backward_tasks, [&] { move_backward(n, grads, input_grads); });
+      else
+        operator_backward(n, grads, input_grads);
     }
     start_sums_complete_after(n.id);
     if (sums_in_flight_) transport_.progress();
   }
   for (const std::string& name : differentiable_)
-    if (auto id = graph_.find(name); id && input_grads[name].data.empty()) input_grads[name] = Tensor<T>(graph_.node(*id).output_shapes[0].dims, T(0));
+    if (auto id = graph_.find(name); id && input_grads[name].data.empty())
+      input_grads[name] = Tensor<T>(graph_.node(*id).output_shapes[0].dims, T(0));
   finish_gradient_sums();
   return input_grads;
 }
@@ -619,8 +637,10 @@ void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vect
       Tensor<T>& g = out[static_cast<std::size_t>(m.to)];
       if (g.data.empty()) g = Tensor<T>(piece_dims(to_shape), T(0));
       std::vector<T> box = read_box(g, dst_region, m.region);
-      if (target == transport_.rank()) add_back(box);
-      else step.sends.push_back({target, std::move(box)});
+      if (target == transport_.rank())
+        add_back(box);
+      else
+        step.sends.push_back({target, std::move(box)});
     } else if (target == transport_.rank()) {
       step.receive(holder, static_cast<std::size_t>(m.region.elements()), add_back);
     }

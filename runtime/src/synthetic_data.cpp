@@ -23,7 +23,8 @@ class SyntheticData final : public DataSource {
       for (const pcg::Node& n : graph.nodes()) {
         if (n.op != pcg::kInputOp) continue;
         const bool ids = input_role(library, graph, n.id) == InputRole::LookupIds;
-        batch.inputs.emplace(n.name, draw(n.output_shapes.front().dims, named_seed(batch_seed, n.name), ids ? lookup_rows(library, graph, n.id) : 0));
+        batch.inputs.emplace(
+            n.name, draw(n.output_shapes.front().dims, named_seed(batch_seed, n.name), ids ? lookup_rows(library, graph, n.id) : 0));
       }
       batch.target = draw(target_dims(graph, loss), named_seed(batch_seed, "target"), loss == LossKind::CrossEntropy ? classes : 0);
       batches_.push_back(std::move(batch));

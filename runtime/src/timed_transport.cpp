@@ -11,12 +11,26 @@ void TimedTransport::timed(Call&& call) {
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void TimedTransport::move_values(const std::vector<Message>& s, const std::vector<Message>& r) { timed([&] { inner_.move_values(s, r); }); }
-void TimedTransport::sum_values(HostValues v, const std::vector<int>* g) { timed([&] { inner_.sum_values(v, g); }); }
-void TimedTransport::gather_values(HostValues m, HostValues a, const std::vector<int>& g) { timed([&] { inner_.gather_values(m, a, g); }); }
-void TimedTransport::scatter_sums(HostValues a, HostValues m, const std::vector<int>& g) { timed([&] { inner_.scatter_sums(a, m, g); }); }
-void TimedTransport::start_sum_values(HostValues v, const std::vector<int>& g) { timed([&] { inner_.start_sum_values(v, g); }); }
-void TimedTransport::progress() { timed([&] { inner_.progress(); }); }
-void TimedTransport::finish_sums() { timed([&] { inner_.finish_sums(); }); }
+void TimedTransport::move_values(const std::vector<Message>& s, const std::vector<Message>& r) {
+  timed([&] { inner_.move_values(s, r); });
+}
+void TimedTransport::sum_values(HostValues v, const std::vector<int>* g) {
+  timed([&] { inner_.sum_values(v, g); });
+}
+void TimedTransport::gather_values(HostValues m, HostValues a, const std::vector<int>& g) {
+  timed([&] { inner_.gather_values(m, a, g); });
+}
+void TimedTransport::scatter_sums(HostValues a, HostValues m, const std::vector<int>& g) {
+  timed([&] { inner_.scatter_sums(a, m, g); });
+}
+void TimedTransport::start_sum_values(HostValues v, const std::vector<int>& g) {
+  timed([&] { inner_.start_sum_values(v, g); });
+}
+void TimedTransport::progress() {
+  timed([&] { inner_.progress(); });
+}
+void TimedTransport::finish_sums() {
+  timed([&] { inner_.finish_sums(); });
+}
 
 }  // namespace loom::runtime

@@ -73,8 +73,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   // Each process takes the loss of the output boxes it holds, and one sum of a number makes it
   // whole; only cross-entropy over a class axis split among devices needs the output assembled.
   const std::vector<std::int64_t> out_dims = graph.shape_of(out).dims;
-  const bool loss_where_output_lies =
-      s.loss == LossKind::MeanSquaredError || out_dims.empty() || executor.output_layout(0).D.back() == 1;
+  const bool loss_where_output_lies = s.loss == LossKind::MeanSquaredError || out_dims.empty() || executor.output_layout(0).D.back() == 1;
 
   TrainReport report;
   report.first_step = state.step;
@@ -112,7 +111,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     executor.forward(feeds);
     double loss = 0;
     std::vector<std::vector<Tensor<T>>> piece_grads(graph.outputs().size());  // when the loss is taken where the output lies
-    std::vector<Tensor<T>> whole_grads;                                     // when it is taken of the assembled output
+    std::vector<Tensor<T>> whole_grads;                                       // when it is taken of the assembled output
     if (loss_where_output_lies) {
       for (const auto& piece : executor.output_pieces(0)) {
         LossValue<T> share = compute_loss<T>(s.loss, *piece.value, piece.box, out_dims, batch.target, probabilities);

@@ -12,8 +12,8 @@ bool is_compute_node(const spec::Library& library, const pcg::Node& node) {
   return !node.is_graph_input() && library.find_op(node.op) != nullptr;
 }
 
-std::optional<ParallelConfig> split_config(const spec::Library& library, const pcg::Graph& graph, const pcg::Node& node,
-                                           std::size_t input, std::size_t dim, const std::vector<std::int64_t>& degrees) {
+std::optional<ParallelConfig> split_config(const spec::Library& library, const pcg::Graph& graph, const pcg::Node& node, std::size_t input,
+                                           std::size_t dim, const std::vector<std::int64_t>& degrees) {
   if (!is_compute_node(library, node) || input >= node.inputs.size()) return std::nullopt;
   const ParallelConfig unsplit = unsplit_config(graph, node);
   std::vector<std::vector<std::int64_t>> dims;
@@ -93,8 +93,8 @@ SequentialResult sequential_optimization(const spec::Library& library, const pcg
   SearchResult rewritten = search_substitutions(graph, algebraic_rules(rules), library, single_seconds, substitution);
   McmcOptions mcmc = options.mcmc;
   mcmc.initial.clear();
-  const McmcResult placed = rewritten.sequence.empty() && options.placed_as_given ? *options.placed_as_given
-                                                                                  : mcmc_search(library, rewritten.best, model, mcmc);
+  const McmcResult placed =
+      rewritten.sequence.empty() && options.placed_as_given ? *options.placed_as_given : mcmc_search(library, rewritten.best, model, mcmc);
   SequentialResult out;
   out.single_device_seconds = rewritten.best_seconds;
   out.graph = std::move(rewritten.best);

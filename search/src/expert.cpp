@@ -19,7 +19,7 @@ namespace {
 // its activation (heads and features).
 struct DenseWeight {
   std::size_t input = 0;
-  std::vector<std::size_t> kept;  // the weight's dimensions the output keeps, in order
+  std::vector<std::size_t> kept;    // the weight's dimensions the output keeps, in order
   std::size_t activation_sums = 0;  // dimensions of the other inputs summed over
 };
 
@@ -85,8 +85,14 @@ std::optional<std::pair<std::size_t, std::int64_t>> single_split(const pcg::Para
 class Megatron {
  public:
   Megatron(const spec::Library& library, const pcg::Graph& graph, const Machine& machine, std::vector<std::optional<DenseWeight>> dense)
-      : library_(library), graph_(graph), dense_(std::move(dense)), degrees_(degrees_from(machine.devices())), out_(data_parallel(library, graph, machine)),
-        first_(graph.size()), second_(graph.size()), tensor_parallel_(graph.size()) {
+      : library_(library),
+        graph_(graph),
+        dense_(std::move(dense)),
+        degrees_(degrees_from(machine.devices())),
+        out_(data_parallel(library, graph, machine)),
+        first_(graph.size()),
+        second_(graph.size()),
+        tensor_parallel_(graph.size()) {
     find_dense_pairs();
   }
 

@@ -101,9 +101,11 @@ pcg::Graph join_segments(const pcg::Graph& original, const std::vector<Segment>&
       std::vector<pcg::PortRef> inputs;
       for (pcg::PortRef in : n.inputs) inputs.push_back(local.at(in));
       const int id = out.add_node_with_shapes(n.op, n.attrs, inputs, n.output_shapes, n.name);
-      for (std::size_t port = 0; port < n.output_shapes.size(); ++port) local[{n.id, static_cast<int>(port)}] = {id, static_cast<int>(port)};
+      for (std::size_t port = 0; port < n.output_shapes.size(); ++port)
+        local[{n.id, static_cast<int>(port)}] = {id, static_cast<int>(port)};
     }
-    if (s.graph.outputs().size() != s.provides.size()) throw LoomError("a segment provides a different number of values than it was cut with");
+    if (s.graph.outputs().size() != s.provides.size())
+      throw LoomError("a segment provides a different number of values than it was cut with");
     for (std::size_t k = 0; k < s.provides.size(); ++k) where[s.provides[k]] = local.at(s.graph.outputs()[k]);
   }
   for (pcg::PortRef o : original.outputs()) out.mark_output(where.at(o));
@@ -132,9 +134,11 @@ pcg::Graph apply_segment_sequences(const pcg::Graph& original, const std::vector
       for (std::size_t n = 0; n < to_whole.size(); ++n) {
         const int moved = in_local.old_to_new[n];
         // A local node whose counterpart an earlier rewrite removed from `whole` has none still.
-        if (moved >= 0 && to_whole[n] >= 0) next[static_cast<std::size_t>(moved)] = in_whole.old_to_new[static_cast<std::size_t>(to_whole[n])];
+        if (moved >= 0 && to_whole[n] >= 0)
+          next[static_cast<std::size_t>(moved)] = in_whole.old_to_new[static_cast<std::size_t>(to_whole[n])];
       }
-      for (std::size_t n = 0; n < in_local.inserted.size(); ++n) next[static_cast<std::size_t>(in_local.inserted[n])] = in_whole.inserted[n];
+      for (std::size_t n = 0; n < in_local.inserted.size(); ++n)
+        next[static_cast<std::size_t>(in_local.inserted[n])] = in_whole.inserted[n];
       for (int& c : current)
         if (c >= 0) c = in_whole.old_to_new[static_cast<std::size_t>(c)];
       to_whole = std::move(next);

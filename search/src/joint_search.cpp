@@ -56,9 +56,8 @@ std::vector<Pin> cut_partitionings(const pcg::ParallelShape& value, const std::v
   return out;
 }
 
-JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules,
-                         const CostModel& model, const JointOptions& options,
-                         const std::function<void(const JointProgress&)>& progress) {
+JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules, const CostModel& model,
+                         const JointOptions& options, const std::function<void(const JointProgress&)>& progress) {
   MachineMapper mapper(library, model, options.mapping);
   std::vector<pcg::Rule> searched;
   for (const pcg::Rule& r : rules)
@@ -84,8 +83,8 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
   // segment i partitioned as b; each segment searched once per partitioning of its two cuts.
   const auto began = std::chrono::steady_clock::now();
   std::vector<double> best{0};
-  std::vector<std::vector<std::size_t>> came_from;                 // per segment, per b: the a chosen
-  std::vector<std::vector<std::vector<SegmentChoice>>> choices;   // per segment, [a][b]
+  std::vector<std::vector<std::size_t>> came_from;               // per segment, per b: the a chosen
+  std::vector<std::vector<std::vector<SegmentChoice>>> choices;  // per segment, [a][b]
   for (std::size_t i = 0; i < segments.size(); ++i) {
     const std::size_t ins = i == 0 ? 1 : states(i - 1);
     const std::size_t outs = i + 1 == segments.size() ? 1 : states(i);

@@ -37,7 +37,8 @@ void write_sum_rate(json& out, const std::string& prefix, const SumRate& rate) {
 
 Link read_link(const json& j, const std::string& path) {
   require_object(j, path);
-  reject_unknown_keys(j, path, {"gbps", "latency_us", "allreduce_gbps", "allreduce_latency_us", "started_allreduce_gbps", "started_allreduce_latency_us"});
+  reject_unknown_keys(
+      j, path, {"gbps", "latency_us", "allreduce_gbps", "allreduce_latency_us", "started_allreduce_gbps", "started_allreduce_latency_us"});
   Link link{read_number(require(j, "gbps", path), member(path, "gbps"), true) * 1e9,
             read_number(require(j, "latency_us", path), member(path, "latency_us")) * 1e-6};
   link.allreduce = read_sum_rate(j, path, "allreduce_");
@@ -120,7 +121,8 @@ std::string level_name(LinkLevel level) {
 
 Machine machine_from_json(const json& j) {
   check_format(j, kMachineFormat, kMachineFormatVersion, "Loom machine");
-  reject_unknown_keys(j, "", {"format", "version", "name", "description", "nodes", "sockets_per_node", "devices_per_socket", "device", "links"});
+  reject_unknown_keys(j, "",
+                      {"format", "version", "name", "description", "nodes", "sockets_per_node", "devices_per_socket", "device", "links"});
   Machine m;
   m.name = read_string(require(j, "name", ""), "name");
   m.nodes = read_count(j, "nodes");
@@ -128,15 +130,19 @@ Machine machine_from_json(const json& j) {
   m.devices_per_socket = read_count(j, "devices_per_socket");
   const json& d = require(j, "device", "");
   require_object(d, "device");
-  reject_unknown_keys(d, "device", {"kind", "peak_tflops", "memory_gbps", "memory_gib", "kernel_overhead_us", "dispatch_overhead_us", "overlaps_communication"});
+  reject_unknown_keys(
+      d, "device",
+      {"kind", "peak_tflops", "memory_gbps", "memory_gib", "kernel_overhead_us", "dispatch_overhead_us", "overlaps_communication"});
   m.device.kind = read_string(require(d, "kind", "device"), "device.kind");
   m.device.peak_flops = read_number(require(d, "peak_tflops", "device"), "device.peak_tflops", true) * 1e12;
   m.device.memory_bandwidth = read_number(require(d, "memory_gbps", "device"), "device.memory_gbps", true) * 1e9;
   m.device.memory_bytes = read_number(require(d, "memory_gib", "device"), "device.memory_gib", true) * kGiB;
-  if (d.contains("kernel_overhead_us")) m.device.kernel_overhead = read_number(d.at("kernel_overhead_us"), "device.kernel_overhead_us") * 1e-6;
+  if (d.contains("kernel_overhead_us"))
+    m.device.kernel_overhead = read_number(d.at("kernel_overhead_us"), "device.kernel_overhead_us") * 1e-6;
   if (d.contains("dispatch_overhead_us"))
     m.device.dispatch_overhead = read_number(d.at("dispatch_overhead_us"), "device.dispatch_overhead_us") * 1e-6;
-  if (d.contains("overlaps_communication")) m.device.overlaps_communication = read_bool(d.at("overlaps_communication"), "device.overlaps_communication");
+  if (d.contains("overlaps_communication"))
+    m.device.overlaps_communication = read_bool(d.at("overlaps_communication"), "device.overlaps_communication");
   const json& links = require(j, "links", "");
   require_object(links, "links");
   reject_unknown_keys(links, "links", {"intra_socket", "inter_socket", "inter_node"});
@@ -162,7 +168,9 @@ json machine_to_json(const Machine& m) {
             {"dispatch_overhead_us", m.device.dispatch_overhead * 1e6},
             {"overlaps_communication", m.device.overlaps_communication}}},
           {"links",
-           {{"intra_socket", link_json(m.intra_socket)}, {"inter_socket", link_json(m.inter_socket)}, {"inter_node", link_json(m.inter_node)}}}};
+           {{"intra_socket", link_json(m.intra_socket)},
+            {"inter_socket", link_json(m.inter_socket)},
+            {"inter_node", link_json(m.inter_node)}}}};
 }
 
 std::string machines_dir() { return spec::Library::default_specs_dir() + "/machines"; }

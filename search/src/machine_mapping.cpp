@@ -36,19 +36,19 @@ struct ConfigInfo {
   ParallelConfig config;
   double seconds = 0;           // forward and backward of one task
   double backward_seconds = 0;  // the backward alone
-  double memory = 0;   // bytes one task touches: its inputs, outputs and weights' state
-  double kept = 0;     // bytes one task adds to its device: its outputs and weights' state
-  int content = 0;     // interned id of the config's shapes
+  double memory = 0;            // bytes one task touches: its inputs, outputs and weights' state
+  double kept = 0;              // bytes one task adds to its device: its outputs and weights' state
+  int content = 0;              // interned id of the config's shapes
 };
 
 struct Tree {
   enum Kind { Leaf, Series, Parallel } kind = Leaf;
-  int node = -1;                // Leaf: the node; Series: the split node
-  std::vector<int> children;    // Series: {before, after} (-1 when empty); Parallel: the parts
-  std::vector<int> members;     // graph nodes, ascending
-  std::vector<int> boundary;    // decision nodes outside that share an edge with a member
-  std::string content;          // what the sub-problem's cost depends on, apart from its context
-  int content_id = -1;          // `content` interned
+  int node = -1;              // Leaf: the node; Series: the split node
+  std::vector<int> children;  // Series: {before, after} (-1 when empty); Parallel: the parts
+  std::vector<int> members;   // graph nodes, ascending
+  std::vector<int> boundary;  // decision nodes outside that share an edge with a member
+  std::string content;        // what the sub-problem's cost depends on, apart from its context
+  int content_id = -1;        // `content` interned
 };
 
 // A sub-problem of the DP: a tree's content on a block of devices under a memory scale, with the
@@ -79,8 +79,8 @@ struct MemoKeyHash {
 
 struct Entry {
   double cost = kInf;
-  Choice choice;                  // Leaf and Series: the decided node's choice
-  std::vector<int> split_sizes;   // Parallel: per part, 0 to share the devices, else its share
+  Choice choice;                 // Leaf and Series: the decided node's choice
+  std::vector<int> split_sizes;  // Parallel: per part, 0 to share the devices, else its share
 };
 
 std::vector<int> split_sizes_of(int count) {
@@ -97,7 +97,8 @@ std::vector<int> split_sizes_of(int count) {
 
 std::vector<std::int64_t> mapping_degrees(const Machine& machine) {
   std::vector<std::int64_t> out;
-  for (std::int64_t d : {static_cast<std::int64_t>(machine.devices()), static_cast<std::int64_t>(machine.devices_per_node()), std::int64_t{2}})
+  for (std::int64_t d :
+       {static_cast<std::int64_t>(machine.devices()), static_cast<std::int64_t>(machine.devices_per_node()), std::int64_t{2}})
     if (d >= 2 && machine.devices() % d == 0 && std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
   return out;
 }
@@ -123,7 +124,7 @@ struct MachineMapper::Impl {
   // The graph being mapped.
   const pcg::Graph* graph = nullptr;
   std::vector<const std::vector<ConfigInfo>*> configs;  // per node id (decision nodes)
-  std::vector<Choice> fixed;                             // per node id; config -1 when not decided
+  std::vector<Choice> fixed;                            // per node id; config -1 when not decided
   std::vector<Tree> trees;
   std::vector<int> signature_id;
   std::vector<std::vector<int>> consumers;  // per node id: Graph::consumers, computed once
@@ -206,7 +207,9 @@ struct MachineMapper::Impl {
 
   // ---- costs ---------------------------------------------------------------------------------
 
-  const ConfigInfo& info(int node, Choice c) const { return (*configs[static_cast<std::size_t>(node)])[static_cast<std::size_t>(c.config)]; }
+  const ConfigInfo& info(int node, Choice c) const {
+    return (*configs[static_cast<std::size_t>(node)])[static_cast<std::size_t>(c.config)];
+  }
 
   double move(const pcg::ParallelShape& from, int from_first, const pcg::ParallelShape& to, int to_first) {
     if (from == to && from_first == to_first) return 0;
@@ -225,7 +228,8 @@ struct MachineMapper::Impl {
   double weight_sum_seconds(const pcg::ParallelShape& need, int first) const {
     if (need.R <= 1) return 0;
     const double bytes = static_cast<double>(pcg::piece_elements(need)) * kBytesPerElement;
-    return machine.link_between(first, first + static_cast<int>(need.tasks()) - 1).started_ring_allreduce_seconds(bytes, static_cast<int>(need.R));
+    return machine.link_between(first, first + static_cast<int>(need.tasks()) - 1)
+        .started_ring_allreduce_seconds(bytes, static_cast<int>(need.R));
   }
 
   // Layer after layer, the backward pass and the sums of the weights it has made run as a
@@ -271,7 +275,8 @@ struct MachineMapper::Impl {
       const pcg::Node& consumer = graph->node(m);
       for (std::size_t i = 0; i < consumer.inputs.size(); ++i) {
         if (consumer.inputs[i].node != node) continue;
-        cost += move(mine.config.outputs[static_cast<std::size_t>(consumer.inputs[i].port)], c.first, info(m, mc).config.inputs[i], mc.first);
+        cost +=
+            move(mine.config.outputs[static_cast<std::size_t>(consumer.inputs[i].port)], c.first, info(m, mc).config.inputs[i], mc.first);
       }
       if (cost == kInf) return kInf;
     }
@@ -375,7 +380,8 @@ struct MachineMapper::Impl {
         if (local.count(c)) continue;
         const pcg::Node& cn = graph->node(c);
         for (std::size_t i = 0; i < cn.inputs.size(); ++i)
-          if (cn.inputs[i].node == m) s += ">b" + std::to_string(boundary_index(c)) + "." + std::to_string(cn.inputs[i].port) + "/" + std::to_string(i);
+          if (cn.inputs[i].node == m)
+            s += ">b" + std::to_string(boundary_index(c)) + "." + std::to_string(cn.inputs[i].port) + "/" + std::to_string(i);
       }
     }
     if (t.node >= 0) s += "@" + std::to_string(local[t.node]);
@@ -527,30 +533,39 @@ struct MachineMapper::Impl {
     }
   }
 
-  void enumerate_parts(const Tree& t, std::size_t k, Resource r, const std::vector<Pending>& todo,
-                       const std::function<void(double)>& done, double so_far) {
+  void enumerate_parts(const Tree& t, std::size_t k, Resource r, const std::vector<Pending>& todo, const std::function<void(double)>& done,
+                       double so_far) {
     if (k == t.children.size()) return enumerate_list(todo, done, so_far);
     // Sharing: this part, then the others, on the same devices, times added.
-    enumerate(t.children[k], r, [&](double part) { enumerate_parts(t, k + 1, r, todo, done, so_far + part); }, 0);
+    enumerate(
+        t.children[k], r, [&](double part) { enumerate_parts(t, k + 1, r, todo, done, so_far + part); }, 0);
     if (k + 1 == t.children.size()) return;
     for (int share : split_sizes_of(r.count)) {
-      enumerate(t.children[k], {r.first, share}, [&](double part) {
-        enumerate_rest(t, k + 1, {r.first + share, r.count - share}, [&](double rest) {
-          enumerate_list(todo, done, so_far + std::max(part, rest));
-        }, 0);
-      }, 0);
+      enumerate(
+          t.children[k], {r.first, share},
+          [&](double part) {
+            enumerate_rest(
+                t, k + 1, {r.first + share, r.count - share},
+                [&](double rest) { enumerate_list(todo, done, so_far + std::max(part, rest)); }, 0);
+          },
+          0);
     }
   }
 
   // Parts k.. alone (no pending work after them), each total reported to `done`.
   void enumerate_rest(const Tree& t, std::size_t k, Resource r, const std::function<void(double)>& done, double so_far) {
     if (k == t.children.size()) return done(so_far);
-    enumerate(t.children[k], r, [&](double part) { enumerate_rest(t, k + 1, r, done, so_far + part); }, 0);
+    enumerate(
+        t.children[k], r, [&](double part) { enumerate_rest(t, k + 1, r, done, so_far + part); }, 0);
     if (k + 1 == t.children.size()) return;
     for (int share : split_sizes_of(r.count))
-      enumerate(t.children[k], {r.first, share}, [&](double part) {
-        enumerate_rest(t, k + 1, {r.first + share, r.count - share}, [&](double rest) { done(so_far + std::max(part, rest)); }, 0);
-      }, 0);
+      enumerate(
+          t.children[k], {r.first, share},
+          [&](double part) {
+            enumerate_rest(
+                t, k + 1, {r.first + share, r.count - share}, [&](double rest) { done(so_far + std::max(part, rest)); }, 0);
+          },
+          0);
   }
 
   // ---- entry points --------------------------------------------------------------------------
@@ -591,7 +606,8 @@ struct MachineMapper::Impl {
       const Choice c = chosen[static_cast<std::size_t>(n.id)];
       if (n.is_graph_input() || c.config < 0) continue;
       const ConfigInfo& i = info(n.id, c);
-      for (int d = c.first; d < c.first + static_cast<int>(i.config.tasks()) && d < machine.devices(); ++d) bytes[static_cast<std::size_t>(d)] += i.kept;
+      for (int d = c.first; d < c.first + static_cast<int>(i.config.tasks()) && d < machine.devices(); ++d)
+        bytes[static_cast<std::size_t>(d)] += i.kept;
     }
     return bytes.empty() ? 0 : *std::max_element(bytes.begin(), bytes.end());
   }
@@ -659,7 +675,8 @@ Mapping MachineMapper::brute_force(const pcg::Graph& graph, const Pins& pins) {
   map(graph, pins);  // settles whether the mapping runs with memory shares, as it does for the DP
   const int root = static_cast<int>(m.trees.size()) - 1;
   double best = kInf;
-  m.enumerate(root, {0, m.machine.devices()}, [&](double cost) { best = std::min(best, cost); }, 0);
+  m.enumerate(
+      root, {0, m.machine.devices()}, [&](double cost) { best = std::min(best, cost); }, 0);
   Mapping out;
   out.estimate = best;
   return out;

@@ -1,13 +1,29 @@
 #include "loom/search/materialize.hpp"
 
-#include <map>
-#include <tuple>
+#include <unordered_map>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/hash_mix.hpp"
 #include "loom/search/reshard.hpp"
 
 namespace loom::search {
 namespace {
+
+// A value of the input graph held as `shape` on `view`.
+struct Delivery {
+  pcg::PortRef value;
+  pcg::ParallelShape shape;
+  pcg::MachineView view;
+  bool operator==(const Delivery&) const = default;
+};
+
+struct DeliveryHash {
+  std::size_t operator()(const Delivery& d) const noexcept {
+    std::uint64_t h = pcg::hash_mix(static_cast<std::uint64_t>(d.value.node), static_cast<std::uint64_t>(d.value.port));
+    h = pcg::hash_mix(h, std::hash<pcg::ParallelShape>{}(d.shape));
+    return static_cast<std::size_t>(pcg::hash_mix(h, std::hash<pcg::MachineView>{}(d.view)));
+  }
+};
 
 class Materializer {
  public:
@@ -60,7 +76,7 @@ class Materializer {
     const Held held = ports_[static_cast<std::size_t>(value.node)][static_cast<std::size_t>(value.port)];
     const pcg::ParallelShape& have = out_.shape_of(held.port);
     if (have == shape) return held.port;
-    const auto key = std::make_tuple(value, shape.to_string(), view.to_string());
+    const Delivery key{value, shape, view};
     if (auto it = delivered_.find(key); it != delivered_.end()) return it->second;
     const auto steps = reshard_steps(forms_, have, shape);
     if (!steps)
@@ -88,7 +104,7 @@ class Materializer {
   ReshardForms forms_;
   pcg::Graph out_;
   std::vector<std::vector<Held>> ports_;  // input graph node -> port -> where it is in the new graph
-  std::map<std::tuple<pcg::PortRef, std::string, std::string>, pcg::PortRef> delivered_;
+  std::unordered_map<Delivery, pcg::PortRef, DeliveryHash> delivered_;
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 #include "loom/search/optimizer.hpp"
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <sstream>
@@ -33,8 +33,8 @@ std::string nothing_fits(const spec::Library& library, const pcg::Graph& graph, 
   os << "no plan found fits on " << m.name << " (" << m.devices() << " devices of " << m.device.memory_bytes / (1 << 30) << " GiB)";
   try {
     const std::vector<double> bytes = plan_memory(materialize(graph, placements, library), model);
-    os << ": the best plan searched needs " << std::fixed << std::setprecision(1) << *std::max_element(bytes.begin(), bytes.end()) / (1 << 30)
-       << " GiB on its fullest device";
+    os << ": the best plan searched needs " << std::fixed << std::setprecision(1)
+       << *std::max_element(bytes.begin(), bytes.end()) / (1 << 30) << " GiB on its fullest device";
   } catch (const LoomError&) {
     // the need cannot be told: the message stays without it
   }
@@ -44,9 +44,8 @@ std::string nothing_fits(const spec::Library& library, const pcg::Graph& graph, 
 
 }  // namespace
 
-OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules,
-                        const CostModel& model, const OptimizeSettings& settings,
-                        const std::function<void(const OptimizeProgress&)>& progress) {
+OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules, const CostModel& model,
+                        const OptimizeSettings& settings, const std::function<void(const OptimizeProgress&)>& progress) {
   const auto began = std::chrono::steady_clock::now();
   OptimizeReport report;
   // Each stage's clock runs from its announcement to the next one's (or the end).

@@ -76,9 +76,8 @@ namespace {
 std::vector<bool> weight_traffic(const pcg::Graph& graph, const CostModel& model) {
   std::vector<bool> out(graph.size(), false);
   for (const pcg::Node& n : graph.nodes())
-    out[static_cast<std::size_t>(n.id)] = n.op == pcg::kWeightOp ||
-                                          (!n.is_graph_input() && !model.is_compute(n) && n.inputs.size() == 1 &&
-                                           out[static_cast<std::size_t>(n.inputs[0].node)]);
+    out[static_cast<std::size_t>(n.id)] = n.op == pcg::kWeightOp || (!n.is_graph_input() && !model.is_compute(n) && n.inputs.size() == 1 &&
+                                                                     out[static_cast<std::size_t>(n.inputs[0].node)]);
   return out;
 }
 
@@ -97,7 +96,8 @@ std::vector<std::pair<int, bool>> one_f_one_b(int stage, int stages, int microba
 
 }  // namespace
 
-TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog) {
+TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline,
+                                    const pcg::OpCatalog& catalog) {
   const pcg::Graph micro = micro_batch_graph(plan, catalog, pipeline.microbatches);
   const TaskGraph one = build_task_graph(micro, model, RunWork::LeftOut);
   const std::vector<bool> weights = weight_traffic(micro, model);
@@ -108,8 +108,8 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
   out.devices = one.devices;
   std::vector<std::vector<int>> copy_of(static_cast<std::size_t>(count), std::vector<int>(n, -1));
   // Per stage, per micro-batch, forward (0) and backward (1): the compute tasks of that step.
-  std::vector<std::vector<std::array<std::vector<int>, 2>>> steps(static_cast<std::size_t>(stages),
-                                                                  std::vector<std::array<std::vector<int>, 2>>(static_cast<std::size_t>(count)));
+  std::vector<std::vector<std::array<std::vector<int>, 2>>> steps(
+      static_cast<std::size_t>(stages), std::vector<std::array<std::vector<int>, 2>>(static_cast<std::size_t>(count)));
   for (int m = 0; m < count; ++m) {
     auto& mine = copy_of[static_cast<std::size_t>(m)];
     for (std::size_t i = 0; i < n; ++i) {
@@ -155,7 +155,8 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
         for (int t : *previous)
           if (!has_dependent[static_cast<std::size_t>(t)]) last.push_back(t);
         for (int t : *previous) in_step[static_cast<std::size_t>(t)] = has_dependent[static_cast<std::size_t>(t)] = 0;
-        for (int t : current) out.tasks[static_cast<std::size_t>(t)].deps.insert(out.tasks[static_cast<std::size_t>(t)].deps.end(), last.begin(), last.end());
+        for (int t : current)
+          out.tasks[static_cast<std::size_t>(t)].deps.insert(out.tasks[static_cast<std::size_t>(t)].deps.end(), last.begin(), last.end());
       }
       previous = &current;
     }
@@ -163,12 +164,14 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
   return out;
 }
 
-std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog) {
+std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline,
+                                    const pcg::OpCatalog& catalog) {
   if (!pipeline.enabled()) return plan_memory(plan, model);
   const int devices = model.machine().devices();
   std::vector<double> in_flight(static_cast<std::size_t>(devices));
   for (int d = 0; d < devices; ++d)
-    in_flight[static_cast<std::size_t>(d)] = std::min(pipeline.stages - stage_of_device(d, devices, pipeline.stages), pipeline.microbatches);
+    in_flight[static_cast<std::size_t>(d)] =
+        std::min(pipeline.stages - stage_of_device(d, devices, pipeline.stages), pipeline.microbatches);
   return plan_memory(micro_batch_graph(plan, catalog, pipeline.microbatches), model, in_flight);
 }
 
@@ -180,7 +183,8 @@ PlanCost pipelined_plan_cost(const pcg::Graph& plan, const CostModel& model, con
   return cost;
 }
 
-PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& graph, const CostModel& model, const PipelineOptions& options) {
+PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& graph, const CostModel& model,
+                               const PipelineOptions& options) {
   const int devices = model.machine().devices();
   std::vector<int> stage_counts = options.stage_counts;
   if (stage_counts.empty())

@@ -53,8 +53,9 @@ json plan_to_json(const Plan& plan) {
 
 Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
   check_format(j, kPlanFormat, kPlanFormatVersion, "Loom plan");
-  reject_unknown_keys(j, "", {"format", "version", "model", "machine", "graph", "substitutions", "source_graph", "rules", "pipeline",
-                              "iteration_seconds", "include_unverified"});
+  reject_unknown_keys(j, "",
+                      {"format", "version", "model", "machine", "graph", "substitutions", "source_graph", "rules", "pipeline",
+                       "iteration_seconds", "include_unverified"});
   Plan plan;
   if (j.contains("model")) plan.model = read_string(j.at("model"), "model");
   const json& machine = require(j, "machine", "");
@@ -96,8 +97,7 @@ Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
     reject_unknown_keys(p, "pipeline", {"stages", "microbatches"});
     plan.pipeline.stages = read_int(require(p, "stages", "pipeline"), "pipeline.stages");
     plan.pipeline.microbatches = read_int(require(p, "microbatches", "pipeline"), "pipeline.microbatches");
-    if (plan.pipeline.stages < 1 || plan.pipeline.microbatches < 1)
-      throw LoomError("pipeline: stages and microbatches must be at least 1");
+    if (plan.pipeline.stages < 1 || plan.pipeline.microbatches < 1) throw LoomError("pipeline: stages and microbatches must be at least 1");
   }
   if (j.contains("include_unverified")) {
     if (!j.at("include_unverified").is_boolean()) throw LoomError("include_unverified: expected true or false");

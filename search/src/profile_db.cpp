@@ -29,8 +29,11 @@ ProfileEntry read_entry_v1(const json& j, const std::string& at) {
 }
 
 ProfileEntry read_entry(const json& j, const std::string& at, int version) {
-  if (version == 2) reject_unknown_keys(j, at, {"key", "op", "device", "measured_seconds", "simulated_seconds", "samples"});
-  else reject_unknown_keys(j, at, {"key", "op", "device", "measured_seconds", "simulated_seconds", "samples", "backward_seconds", "backward_samples"});
+  if (version == 2)
+    reject_unknown_keys(j, at, {"key", "op", "device", "measured_seconds", "simulated_seconds", "samples"});
+  else
+    reject_unknown_keys(
+        j, at, {"key", "op", "device", "measured_seconds", "simulated_seconds", "samples", "backward_seconds", "backward_samples"});
   ProfileEntry e;
   e.op = read_string(require(j, "op", at), member(at, "op"));
   e.device = read_string(require(j, "device", at), member(at, "device"));
@@ -136,7 +139,8 @@ std::optional<double> ProfileDatabase::backward_seconds(const ProfileKey& key) c
 namespace {
 
 void check_sample(double measured_seconds, std::int64_t samples, const std::string& text) {
-  if (!(measured_seconds > 0)) throw LoomError("a measured time must be positive, got " + std::to_string(measured_seconds) + " for " + text);
+  if (!(measured_seconds > 0))
+    throw LoomError("a measured time must be positive, got " + std::to_string(measured_seconds) + " for " + text);
   if (samples < 1) throw LoomError("a profile needs at least one sample, got " + std::to_string(samples) + " for " + text);
 }
 
@@ -147,12 +151,14 @@ double pooled_mean(double mean, std::int64_t count, double seconds, std::int64_t
 
 }  // namespace
 
-void ProfileDatabase::record(const ProfileKey& key, double measured_seconds, std::optional<double> simulated_seconds, std::int64_t samples) {
+void ProfileDatabase::record(const ProfileKey& key, double measured_seconds, std::optional<double> simulated_seconds,
+                             std::int64_t samples) {
   const std::string text = key.to_string();
   check_sample(measured_seconds, samples, text);
   if (simulated_seconds && !(*simulated_seconds > 0))
     throw LoomError("a simulated time must be positive, got " + std::to_string(*simulated_seconds) + " for " + text);
-  auto [it, added] = entries_.try_emplace(text, ProfileEntry{key.op, key.device, measured_seconds, simulated_seconds, samples, std::nullopt, 0});
+  auto [it, added] =
+      entries_.try_emplace(text, ProfileEntry{key.op, key.device, measured_seconds, simulated_seconds, samples, std::nullopt, 0});
   if (added) return;
   ProfileEntry& e = it->second;
   e.measured_seconds = pooled_mean(e.measured_seconds, e.samples, measured_seconds, samples);
@@ -166,7 +172,8 @@ void ProfileDatabase::record_backward(const ProfileKey& key, double measured_sec
   auto it = entries_.find(text);
   if (it == entries_.end()) throw LoomError("a backward time for " + text + ", which has no forward time recorded");
   ProfileEntry& e = it->second;
-  e.backward_seconds = e.backward_seconds ? pooled_mean(*e.backward_seconds, e.backward_samples, measured_seconds, samples) : measured_seconds;
+  e.backward_seconds =
+      e.backward_seconds ? pooled_mean(*e.backward_seconds, e.backward_samples, measured_seconds, samples) : measured_seconds;
   e.backward_samples += samples;
 }
 

@@ -4,14 +4,13 @@
 #include <map>
 #include <set>
 
-#include "loom/pcg/diagnostic.hpp"
 #include "loom/interpreter/program.hpp"
+#include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/match.hpp"
 
 namespace loom::search {
 
-pcg::Rewrite apply_at(const pcg::Graph& graph, const pcg::Rule& rule, const std::vector<int>& match_nodes,
-                      const pcg::OpCatalog& catalog) {
+pcg::Rewrite apply_at(const pcg::Graph& graph, const pcg::Rule& rule, const std::vector<int>& match_nodes, const pcg::OpCatalog& catalog) {
   const pcg::GraphIndex index(graph);
   for (const pcg::Match& m : pcg::find_matches(index, rule)) {
     if (m.nodes != match_nodes) continue;
@@ -87,7 +86,7 @@ class ValueKeys {
   explicit ValueKeys(const spec::Library& library) : library_(library) {}
 
   struct Keyed {
-    std::vector<std::vector<int>> ports;  // per node, per output port: the value's id
+    std::vector<std::vector<int>> ports;      // per node, per output port: the value's id
     std::map<int, std::vector<int>> compute;  // value id of a compute node's first port -> its nodes
     std::vector<int> outputs;
     std::set<std::string> inputs;
@@ -118,7 +117,8 @@ class ValueKeys {
       for (std::size_t p = 0; p < n.output_shapes.size(); ++p) ports.push_back(intern(text + "." + std::to_string(p)));
       k.compute[ports.empty() ? intern(text) : ports.front()].push_back(n.id);
     }
-    for (const pcg::PortRef& o : graph.outputs()) k.outputs.push_back(k.ports[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)]);
+    for (const pcg::PortRef& o : graph.outputs())
+      k.outputs.push_back(k.ports[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)]);
     return k;
   }
 
@@ -148,13 +148,13 @@ std::optional<std::string> value_difference(const pcg::Graph& expected, const pc
   for (const auto& [value, nodes] : want.compute) {
     auto it = got.compute.find(value);
     const std::size_t have = it == got.compute.end() ? 0 : it->second.size();
-    if (nodes.size() > have)
-      return "the graph lacks what " + expected.node(nodes[have]).describe() + " of the replayed graph computes";
+    if (nodes.size() > have) return "the graph lacks what " + expected.node(nodes[have]).describe() + " of the replayed graph computes";
   }
   if (got.outputs.size() != want.outputs.size())
     return "the graph has " + std::to_string(got.outputs.size()) + " outputs, the replayed graph " + std::to_string(want.outputs.size());
   for (std::size_t i = 0; i < got.outputs.size(); ++i) {
-    if (got.outputs[i] != want.outputs[i]) return "output " + std::to_string(i) + " is not the replayed graph's output " + std::to_string(i);
+    if (got.outputs[i] != want.outputs[i])
+      return "output " + std::to_string(i) + " is not the replayed graph's output " + std::to_string(i);
     const pcg::ParallelShape& have = actual.shape_of(actual.outputs()[i]);
     const pcg::ParallelShape& wanted = expected.shape_of(expected.outputs()[i]);
     if (have != wanted)

@@ -52,7 +52,8 @@ std::optional<std::vector<ReshardStep>> reshard_steps(const ReshardForms& forms,
   if (from.V > to.V) steps.push_back(step(forms.sum, from.V / to.V));
   std::vector<std::int64_t> held = from.D;
   if (auto swap = forms.swap ? one_dimension_for_another(held, to.D) : std::nullopt) {
-    steps.push_back({forms.swap->op, {{forms.swap->from_attr, swap->from}, {forms.swap->to_attr, swap->to}, {forms.swap->degree_attr, swap->degree}}});
+    steps.push_back(
+        {forms.swap->op, {{forms.swap->from_attr, swap->from}, {forms.swap->to_attr, swap->to}, {forms.swap->degree_attr, swap->degree}}});
     held = to.D;
   }
   for (std::size_t d = 0; d < held.size(); ++d) {

@@ -46,7 +46,8 @@ std::optional<std::map<std::string, std::string>> bound_attrs(const spec::Term& 
   return out;
 }
 
-std::optional<SwapForm> as_swap(const spec::Library& library, const spec::FusedDecl& fused, const LayoutForm& join, const LayoutForm& split) {
+std::optional<SwapForm> as_swap(const spec::Library& library, const spec::FusedDecl& fused, const LayoutForm& join,
+                                const LayoutForm& split) {
   const spec::Term* outer = fused.body.get();
   if (fused.inputs.size() != 1 || fused.attrs.size() != 3 || !outer || outer->kind != spec::TermKind::Apply || outer->name != split.op ||
       outer->args.size() != 1)

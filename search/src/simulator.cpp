@@ -31,8 +31,10 @@ Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept
     for (int d : graph.tasks[i].deps) {
       dependents[static_cast<std::size_t>(d)].push_back(static_cast<int>(i));
       if (kept[i]) continue;
-      if (kept[static_cast<std::size_t>(d)]) ready[i] = std::max(ready[i], out.finish[static_cast<std::size_t>(d)]);
-      else ++remaining[i];
+      if (kept[static_cast<std::size_t>(d)])
+        ready[i] = std::max(ready[i], out.finish[static_cast<std::size_t>(d)]);
+      else
+        ++remaining[i];
     }
     if (kept[i])
       for_each_resource(graph.tasks[i], graph.devices, [&](std::int64_t r) {

@@ -22,8 +22,12 @@ struct Candidate {
 };
 
 AppliedSubstitution applied(const pcg::Rule& rule, const pcg::Match& match) {
-  return {rule.id, pcg::category_name(rule.category), rule.verification ? pcg::status_name(rule.verification->status) : "unverified",
-          match.nodes, "", rule.reversed};
+  return {rule.id,
+          pcg::category_name(rule.category),
+          rule.verification ? pcg::status_name(rule.verification->status) : "unverified",
+          match.nodes,
+          "",
+          rule.reversed};
 }
 
 double summed(const pcg::Graph& graph, const std::vector<int>& nodes,
@@ -75,8 +79,7 @@ SearchResult search_substitutions(const pcg::Graph& start, const std::vector<pcg
   queue.push(result.best_seconds, {std::make_shared<const pcg::Graph>(start), {}, result.best_seconds}, options.budget + 1);
   auto room = [&] { return options.budget + 1 - std::min(options.budget + 1, result.generated); };
   while (!queue.empty() && result.explored < options.budget) {
-    if (options.max_seconds > 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() > options.max_seconds)
+    if (options.max_seconds > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() > options.max_seconds)
       break;
     Candidate current = queue.pop();
     if (!current.seconds) {

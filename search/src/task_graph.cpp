@@ -110,7 +110,8 @@ class Builder {
     t.bytes = bytes;
     t.seconds = machine_.link_between(from.device, device).transfer_seconds(bytes);
     t.deps = from.tasks;
-    t.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(index) + "] " + std::to_string(from.device) + "->" + std::to_string(device);
+    t.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(index) + "] " + std::to_string(from.device) + "->" +
+              std::to_string(device);
     hold_devices(t, {from.device, device});
     return {add(std::move(t))};
   }
@@ -246,10 +247,9 @@ class Builder {
       copy.device = device;
       copy.seconds = measured ? measured->seconds : kInputPiecePasses * piece_bytes / machine_.device.memory_bandwidth;
       if (weight)
-        copy.backward_seconds =
-            measured ? measured->backward_seconds
-                     : (kWeightPieceGradientPasses * piece_bytes + (zeroed.insert(device).second ? whole_bytes : 0)) /
-                           machine_.device.memory_bandwidth;
+        copy.backward_seconds = measured ? measured->backward_seconds
+                                         : (kWeightPieceGradientPasses * piece_bytes + (zeroed.insert(device).second ? whole_bytes : 0)) /
+                                               machine_.device.memory_bandwidth;
       copy.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "] piece copy";
       const int id = add(std::move(copy));
       held[t].tasks = {id};
@@ -345,8 +345,10 @@ class Builder {
     for (int i = forward_count - 1; i >= 0; --i) {
       SimTask b = out_.tasks[static_cast<std::size_t>(i)];
       b.backward = true;
-      if (b.kind == TaskKind::Compute) b.seconds = b.backward_seconds;
-      else std::swap(b.device, b.peer);
+      if (b.kind == TaskKind::Compute)
+        b.seconds = b.backward_seconds;
+      else
+        std::swap(b.device, b.peer);
       b.deps.clear();
       for (int j : dependents[static_cast<std::size_t>(i)]) b.deps.push_back(mirror[static_cast<std::size_t>(j)]);
       if (b.deps.empty()) b.deps.push_back(i);  // a sink: its gradient follows its own forward result
@@ -479,11 +481,11 @@ class Builder {
   const RunWork run_work_;
   TaskGraph out_;
   std::vector<std::vector<std::vector<Holder>>> holders_;  // node -> port -> task
-  std::vector<bool> consumed_;                              // node -> some node reads it
-  std::map<int, WeightReaders> weights_;                    // by weight node
-  std::map<int, pcg::InputReads> reads_;                    // by weight node
-  std::vector<pcg::PortRef> sources_;                       // node -> what a layout change moves from
-  std::vector<bool> fused_away_;                            // node -> a layout change fused into the next
+  std::vector<bool> consumed_;                             // node -> some node reads it
+  std::map<int, WeightReaders> weights_;                   // by weight node
+  std::map<int, pcg::InputReads> reads_;                   // by weight node
+  std::vector<pcg::PortRef> sources_;                      // node -> what a layout change moves from
+  std::vector<bool> fused_away_;                           // node -> a layout change fused into the next
 };
 
 }  // namespace

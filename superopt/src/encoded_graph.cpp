@@ -17,8 +17,10 @@ std::vector<Key128> node_keys(const GraphView& view, const std::vector<std::size
     k.add(0x5EEDULL).add(s.inst);
     for (std::size_t i = 0; i < s.argc; ++i) {
       const TensorRef a = s.args[i];
-      if (is_input_ref(a)) k.add(input_key(renaming ? (*renaming)[input_of(a)] : input_of(a)));
-      else k.add(port_key(keys[node_of(a)], port_of(a)));
+      if (is_input_ref(a))
+        k.add(input_key(renaming ? (*renaming)[input_of(a)] : input_of(a)));
+      else
+        k.add(port_key(keys[node_of(a)], port_of(a)));
     }
     keys.push_back(k);
   }

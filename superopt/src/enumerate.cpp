@@ -166,7 +166,8 @@ class Worker {
       const TensorRef r = step.args[i];
       if (is_input_ref(r)) continue;
       bool repeat = false;
-      for (std::size_t j = 0; j < i; ++j) repeat = repeat || step.args[j] == r || (!is_input_ref(step.args[j]) && node_of(step.args[j]) == node_of(r));
+      for (std::size_t j = 0; j < i; ++j)
+        repeat = repeat || step.args[j] == r || (!is_input_ref(step.args[j]) && node_of(step.args[j]) == node_of(r));
       NodeState& producer = nodes_[node_of(r)];
       if (!repeat) {
         if (producer.consumers == 0) --sinks_;
@@ -277,7 +278,8 @@ Enumeration enumerate_graphs(const spec::Library& library, const OpSet& ops, con
   std::vector<std::unique_ptr<Worker>> workers;
   for (std::size_t w = 0; w < jobs; ++w) workers.push_back(std::make_unique<Worker>(library, ops, inputs, options, seen));
   const std::vector<Step> roots = workers[0]->root_steps();
-  parallel_for(roots.size(), jobs, "enumerate", progress, [&](std::size_t worker, std::size_t item) { workers[worker]->expand_from(roots[item]); });
+  parallel_for(roots.size(), jobs, "enumerate", progress,
+               [&](std::size_t worker, std::size_t item) { workers[worker]->expand_from(roots[item]); });
   workers[0]->record_inputs();
 
   Enumeration result;

@@ -18,9 +18,7 @@ std::uint64_t fingerprint(const Value<spec::ModularValue>& value) {
   return h;
 }
 
-std::uint64_t pair_fingerprint(std::uint64_t first, std::uint64_t second) {
-  return hash_combine(hash_combine(0x2A1B0ULL, first), second);
-}
+std::uint64_t pair_fingerprint(std::uint64_t first, std::uint64_t second) { return hash_combine(hash_combine(0x2A1B0ULL, first), second); }
 
 std::uint64_t truncate_fingerprint(std::uint64_t fingerprint, int bits) {
   if (bits >= 64) return fingerprint;

@@ -57,7 +57,8 @@ nlohmann::json settings_json(const GeneratorOptions& options, const std::vector<
 }
 
 void check_options(const GeneratorOptions& options) {
-  if (options.max_ops < 1 || options.max_ops > 6) throw LoomError("--max-ops must be between 1 and 6, got " + std::to_string(options.max_ops));
+  if (options.max_ops < 1 || options.max_ops > 6)
+    throw LoomError("--max-ops must be between 1 and 6, got " + std::to_string(options.max_ops));
   if (options.fingerprint_bits < 1 || options.fingerprint_bits > 64)
     throw LoomError("--fingerprint-bits must be between 1 and 64, got " + std::to_string(options.fingerprint_bits));
   if (options.degrees.empty()) throw LoomError("--degree: give at least one degree");
@@ -118,10 +119,8 @@ GenerateResult generate(const spec::Library& library, const GeneratorOptions& op
 
   GenerateResult result;
   nlohmann::json settings = settings_json(options, inputs);
-  nlohmann::json per_rule_settings = {{"max_ops", options.max_ops},
-                                      {"degrees", options.degrees},
-                                      {"seed", options.seed},
-                                      {"fingerprint_bits", options.fingerprint_bits}};
+  nlohmann::json per_rule_settings = {
+      {"max_ops", options.max_ops}, {"degrees", options.degrees}, {"seed", options.seed}, {"fingerprint_bits", options.fingerprint_bits}};
   std::size_t by_category[3] = {0, 0, 0};
   const int width = std::max<int>(4, static_cast<int>(std::to_string(kept.size()).size()));
   for (std::size_t n = 0; n < kept.size(); ++n) {
@@ -170,7 +169,8 @@ GenerateResult generate(const spec::Library& library, const GeneratorOptions& op
                               {"dropped_examples", dropped}};
   summary["rules"] = kept.size();
   summary["by_category"] = {{"algebraic", by_category[0]}, {"parallel", by_category[1]}, {"hybrid", by_category[2]}};
-  summary["stage_seconds"] = {{"enumerate", enumerate_seconds}, {"prune", prune_seconds}, {"render", render_seconds}, {"check", check_seconds}};
+  summary["stage_seconds"] = {
+      {"enumerate", enumerate_seconds}, {"prune", prune_seconds}, {"render", render_seconds}, {"check", check_seconds}};
   summary["seconds"] = since(start);
   summary["peak_memory_mib"] = peak_memory_mib();
   summary["settings"] = settings;
@@ -185,8 +185,7 @@ std::string rules_spec_text(const spec::Library& library, const GenerateResult& 
                        std::to_string(s["by_category"]["algebraic"].get<std::size_t>()) + " algebraic, " +
                        std::to_string(s["by_category"]["parallel"].get<std::size_t>()) + " parallel, " +
                        std::to_string(s["by_category"]["hybrid"].get<std::size_t>()) + " hybrid),\n" +
-                       "each checked in double precision at its example sizes and at random sizes.\n" +
-                       "Settings: " + s["settings"].dump();
+                       "each checked in double precision at its example sizes and at random sizes.\n" + "Settings: " + s["settings"].dump();
   return spec_file(library, result.rules.rules, directory, header);
 }
 

@@ -16,7 +16,7 @@ std::vector<InputTensor> default_inputs(std::int64_t degree) {
   // Three activations and two weights, as TASO's generator takes them: laws of three variables
   // (distributivity, associativity) and merges of two weights need that many.
   return {{"x", plain({m, n})}, {"y", plain({m, n})}, {"u", plain({m, n})}, {"w", plain({n, k})},
-          {"v", plain({n, k})}, {"z", partial}, {"t", split_cols}};
+          {"v", plain({n, k})}, {"z", partial},       {"t", split_cols}};
 }
 
 namespace {
@@ -64,8 +64,8 @@ std::vector<InputTensor> parse_inputs(const std::string& text, const std::string
       auto fill = [&](const std::vector<spec::ExprPtr>& list, std::vector<std::int64_t>& target, const char* what) {
         if (list.empty()) return;
         if (list.size() != dims.size())
-          throw LoomError({{b.loc, "input '" + b.name + "': " + what + " lists " + std::to_string(list.size()) +
-                                       " degrees for rank " + std::to_string(dims.size())}});
+          throw LoomError({{b.loc, "input '" + b.name + "': " + what + " lists " + std::to_string(list.size()) + " degrees for rank " +
+                                       std::to_string(dims.size())}});
         for (std::size_t i = 0; i < list.size(); ++i) target[i] = spec::eval_int(*list[i], no_names);
       };
       fill(b.degrees.D, shape.D, "D");

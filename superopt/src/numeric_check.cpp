@@ -13,7 +13,7 @@ namespace loom::superopt {
 namespace {
 constexpr const char* kExampleSuffix = "_at_example_sizes";
 constexpr std::size_t kChunk = 200;
-}
+}  // namespace
 
 std::vector<NumericCheck> check_numerically(const spec::Library& library, const std::vector<RenderedRule>& rules,
                                             const GeneratorOptions& options, const ProgressFn& progress) {

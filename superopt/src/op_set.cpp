@@ -55,16 +55,15 @@ std::string known_names(const spec::Library& library, bool parallel) {
 
 OpSet OpSet::build(const spec::Library& library, const GeneratorOptions& options, const std::vector<InputTensor>& inputs) {
   OpSet set;
-  const std::vector<std::int64_t> free_values =
-      options.free_attr_values.empty() ? input_dimension_sizes(inputs) : options.free_attr_values;
+  const std::vector<std::int64_t> free_values = options.free_attr_values.empty() ? input_dimension_sizes(inputs) : options.free_attr_values;
   std::set<std::string> seen;
   auto add_form = [&](const std::string& name, bool want_parallel, const char* option) {
     if (!seen.insert(name).second) return;
     const bool is_op = library.find_op(name) != nullptr;
     const bool is_form = is_parallel_form(library, name);
     if (!is_op && !is_form)
-      throw LoomError(std::string(option) + ": the spec library has no " + (want_parallel ? "parallel form" : "operator") + " '" +
-                      name + "' (known: " + known_names(library, want_parallel) + ")");
+      throw LoomError(std::string(option) + ": the spec library has no " + (want_parallel ? "parallel form" : "operator") + " '" + name +
+                      "' (known: " + known_names(library, want_parallel) + ")");
     if (is_op == want_parallel)
       throw LoomError(std::string(option) + ": '" + name + "' is " + (is_op ? "an operator" : "a parallel or fused form") +
                       "; list it under " + (is_op ? "--ops" : "--parallel"));
@@ -107,8 +106,10 @@ OpSet OpSet::build(const spec::Library& library, const GeneratorOptions& options
       for (const auto& in : op->inputs) {
         RankRule rule{0, false};
         for (const auto& d : in.shape->dims) {
-          if (d.is_pack()) rule.at_least = true;
-          else ++rule.rank;
+          if (d.is_pack())
+            rule.at_least = true;
+          else
+            ++rule.rank;
         }
         base.input_ranks.push_back(rule);
       }
@@ -124,7 +125,8 @@ OpSet OpSet::build(const spec::Library& library, const GeneratorOptions& options
   };
   for (const auto& name : options.ops) add_form(name, false, "--ops");
   for (const auto& name : options.parallel) add_form(name, true, "--parallel");
-  if (set.instances_.size() > 0xFFFF) throw LoomError("too many operator instances to enumerate (" + std::to_string(set.instances_.size()) + ")");
+  if (set.instances_.size() > 0xFFFF)
+    throw LoomError("too many operator instances to enumerate (" + std::to_string(set.instances_.size()) + ")");
   return set;
 }
 

@@ -29,12 +29,12 @@ struct ViewInfo {
   // Two outputs: the same with the outputs swapped, which is the same rule when both sides swap.
   std::vector<Key128> swapped_renamed;
   std::vector<std::size_t> swapped_appearance;
-  std::vector<std::uint64_t> root_args;                  // full fingerprints of the output node's arguments
-  bool unused_computation = false;  // some operator's values never reach the output
-  bool outputs_apart = false;       // two outputs, and no operator serves both
-  int apart_instance = -1;          // two outputs apart, computed last by the same operator instance
-  bool non_minimal_output = false;  // two outputs, one of which a smaller graph computes
-  bool non_minimal_part = false;    // some inner tensor has a smaller (or canonical) equivalent graph
+  std::vector<std::uint64_t> root_args;  // full fingerprints of the output node's arguments
+  bool unused_computation = false;       // some operator's values never reach the output
+  bool outputs_apart = false;            // two outputs, and no operator serves both
+  int apart_instance = -1;               // two outputs apart, computed last by the same operator instance
+  bool non_minimal_output = false;       // two outputs, one of which a smaller graph computes
+  bool non_minimal_part = false;         // some inner tensor has a smaller (or canonical) equivalent graph
 };
 
 // The graph inputs in the order a rule's text shows them.
@@ -82,7 +82,10 @@ class Describer {
  public:
   Describer(const spec::Library& library, const OpSet& ops, const std::vector<InputTensor>& inputs, const GeneratorOptions& options,
             const std::vector<std::vector<std::size_t>>& renamings, const std::unordered_map<std::uint64_t, Representative>& smallest)
-      : eval_(library, ops), inputs_(modular_inputs(eval_, inputs, options.seed)), options_(options), renamings_(renamings),
+      : eval_(library, ops),
+        inputs_(modular_inputs(eval_, inputs, options.seed)),
+        options_(options),
+        renamings_(renamings),
         smallest_(smallest) {}
 
   ViewInfo describe(const GraphView& view) {
@@ -138,7 +141,8 @@ class Describer {
       if (std::any_of(outputs.begin(), outputs.end(), [&](TensorRef r) { return !is_input_ref(r) && node_of(r) == n; })) continue;
       std::vector<InputTensor> shapes;
       for (const auto& p : ports[n]) shapes.push_back({"", *p.shape});
-      const std::pair<std::size_t, std::vector<MValue>> replaced{n, modular_inputs(eval_, shapes, hash_combine(options_.seed, n + 0xDEADULL))};
+      const std::pair<std::size_t, std::vector<MValue>> replaced{n,
+                                                                 modular_inputs(eval_, shapes, hash_combine(options_.seed, n + 0xDEADULL))};
       if (fingerprints(eval_.run(view, inputs_, &replaced)) == expected) return true;
     }
     return false;
@@ -220,9 +224,12 @@ bool canonical_under_renaming(const GraphView& va, const ViewInfo& a, const Grap
       return seq;
     };
     std::vector<std::size_t> seq;
-    if (a_first && !b_first) seq = text_order(a, b);
-    else if (b_first && !a_first) seq = text_order(b, a);
-    else seq = std::min(text_order(a, b), text_order(b, a));
+    if (a_first && !b_first)
+      seq = text_order(a, b);
+    else if (b_first && !a_first)
+      seq = text_order(b, a);
+    else
+      seq = std::min(text_order(a, b), text_order(b, a));
     const Key128 x = swap ? a.swapped_renamed[r] : a.renamed[r], y = swap ? b.swapped_renamed[r] : b.renamed[r];
     return std::tuple{inputs, seq, x < y ? x : y, x < y ? y : x};
   };
@@ -313,9 +320,8 @@ std::vector<CandidatePair> prune_candidates(const spec::Library& library, const 
     std::vector<std::unique_ptr<Describer>> describers;
     for (std::size_t w = 0; w < jobs; ++w)
       describers.push_back(std::make_unique<Describer>(library, ops, inputs, options, renamings, smallest));
-    parallel_for(members.size(), jobs, "describe candidates", progress, [&](std::size_t w, std::size_t item) {
-      info[members[item]] = describers[w]->describe(views[members[item]]);
-    });
+    parallel_for(members.size(), jobs, "describe candidates", progress,
+                 [&](std::size_t w, std::size_t item) { info[members[item]] = describers[w]->describe(views[members[item]]); });
   }
 
   struct BucketResult {
@@ -368,8 +374,10 @@ std::vector<CandidatePair> prune_candidates(const spec::Library& library, const 
                        [&](const CandidatePair& x, const CandidatePair& y) { return total(x) < total(y); });
       UnionFind classes(end - begin);
       for (const auto& p : survivors) {
-        if (classes.unite(p.lhs - begin, p.rhs - begin)) out.kept.push_back(p);
-        else ++out.implied;
+        if (classes.unite(p.lhs - begin, p.rhs - begin))
+          out.kept.push_back(p);
+        else
+          ++out.implied;
       }
     } else {
       out.kept = std::move(survivors);

@@ -121,7 +121,8 @@ pcg::Graph RuleRenderer::graph(const GraphView& view, const std::vector<std::siz
     nodes.push_back(g.add_node(library_, op.name, op.attrs, args));
   }
   for (TensorRef r : view.outputs())
-    g.mark_output(is_input_ref(r) ? pcg::PortRef{input_nodes.at(input_of(r)), 0} : pcg::PortRef{nodes[node_of(r)], static_cast<int>(port_of(r))});
+    g.mark_output(is_input_ref(r) ? pcg::PortRef{input_nodes.at(input_of(r)), 0}
+                                  : pcg::PortRef{nodes[node_of(r)], static_cast<int>(port_of(r))});
   return g;
 }
 
@@ -230,8 +231,7 @@ RenderedRule RuleRenderer::render(const GraphView& lhs, const GraphView& rhs, co
   out.rule.rhs = graph(rhs, variables);
   out.rule.constraints = constraints;
   out.rule.text = rule_text(id, out.body);
-  out.rule.category = pcg::classify_rule(out.rule.lhs, out.rule.rhs,
-                                         [&](const std::string& op) { return is_parallel_form(library_, op); });
+  out.rule.category = pcg::classify_rule(out.rule.lhs, out.rule.rhs, [&](const std::string& op) { return is_parallel_form(library_, op); });
   return out;
 }
 

@@ -147,8 +147,8 @@ Value<typename Domain::Value> StepEvaluator<Domain>::output(const GraphView& vie
 template class StepEvaluator<spec::RealDomain>;
 template class StepEvaluator<spec::ModularDomain>;
 
-std::vector<Value<spec::ModularValue>> modular_inputs(StepEvaluator<spec::ModularDomain>& eval,
-                                                      const std::vector<InputTensor>& inputs, std::uint64_t seed) {
+std::vector<Value<spec::ModularValue>> modular_inputs(StepEvaluator<spec::ModularDomain>& eval, const std::vector<InputTensor>& inputs,
+                                                      std::uint64_t seed) {
   std::vector<Value<spec::ModularValue>> out;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     std::mt19937_64 rng(hash_combine(seed, i));

@@ -1,7 +1,7 @@
 #include "loom/gui/main_window.hpp"
 
-#include <QMimeData>
 #include <QDropEvent>
+#include <QMimeData>
 #include <QUrl>
 
 #include <gtest/gtest.h>
@@ -87,9 +87,8 @@ TEST(MainWindow, RefusesAJsonFileOfAnotherKind) {
 
 TEST(StudioOptions, ParsesFilesModelPlanAndScreenshot) {
   QString error;
-  const auto o = parse_studio_options({"loom-studio", "a.loom", "--model", "bert_large", "--plan", "p.json", "--screenshot", "out.png",
-                                       "--view", "plan"},
-                                      error);
+  const auto o = parse_studio_options(
+      {"loom-studio", "a.loom", "--model", "bert_large", "--plan", "p.json", "--screenshot", "out.png", "--view", "plan"}, error);
   ASSERT_TRUE(o.has_value()) << error.toStdString();
   EXPECT_EQ(o->files, QStringList{"a.loom"});
   EXPECT_EQ(o->model, "bert_large");

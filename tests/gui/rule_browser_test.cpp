@@ -112,8 +112,8 @@ TEST(RuleBrowser, CancelledVerificationStopsEarly) {
   browser.cancel_verification();
   ASSERT_TRUE(browser.verify_job().wait(300000));
   int verified = 0;
-  for (const char* id : {"relu_rows", "matmul_data_parallel", "matmul_model_parallel", "matmul_reduction_parallel", "fuse_allreduce",
-                         "fuse_matmul_relu"})
+  for (const char* id :
+       {"relu_rows", "matmul_data_parallel", "matmul_model_parallel", "matmul_reduction_parallel", "fuse_allreduce", "fuse_matmul_relu"})
     verified += browser.rule(id)->verification.has_value();
   EXPECT_LT(verified, 6);
 }

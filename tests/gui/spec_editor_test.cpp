@@ -64,15 +64,17 @@ TEST(SpecEditor, ReportsAnUndefinedNameWithItsLocation) {
 
 TEST(SpecEditor, ReportsARuleThatCannotBeTypedAtTheRuleNamingTheSide) {
   SpecEditor editor;
-  editor.set_text("import \"ops/core.loom\";\nimport \"ops/parallel.loom\";\n"
-                  "rule copies: forall x: [m, n]. relu(x) => reduce<2>(replicate<2>(relu(x)));\n");
+  editor.set_text(
+      "import \"ops/core.loom\";\nimport \"ops/parallel.loom\";\n"
+      "rule copies: forall x: [m, n]. relu(x) => reduce<2>(replicate<2>(relu(x)));\n");
   ASSERT_FALSE(editor.diagnostics().empty());
   EXPECT_EQ(editor.diagnostics().front().where.line, 3);
   EXPECT_NE(editor.diagnostics().front().message.find("rule copies: cannot be typed"), std::string::npos)
       << editor.diagnostics().front().message;
   EXPECT_NE(editor.diagnostics().front().message.find("the right-hand side"), std::string::npos) << editor.diagnostics().front().message;
-  editor.set_text("import \"ops/core.loom\";\nimport \"ops/shape.loom\";\n"
-                  "rule shrink: forall x: [m, n]. relu(x) => split<1, 2>(relu(x)).0;\n");
+  editor.set_text(
+      "import \"ops/core.loom\";\nimport \"ops/shape.loom\";\n"
+      "rule shrink: forall x: [m, n]. relu(x) => split<1, 2>(relu(x)).0;\n");
   ASSERT_FALSE(editor.diagnostics().empty());
   EXPECT_NE(editor.diagnostics().front().message.find("rule shrink: the sides differ in shape"), std::string::npos)
       << editor.diagnostics().front().message;

@@ -5,9 +5,9 @@
 #include <regex>
 #include <string>
 
+#include <map>
 #include "loom/interpreter/axiom_check.hpp"
 #include "loom/interpreter/library.hpp"
-#include <map>
 
 #include "loom/interpreter/parser.hpp"
 #include "test_support.hpp"
@@ -79,8 +79,8 @@ TEST(AxiomCheck, RulesWithTwoOutputsAreCheckedOutputByOutput) {
   EXPECT_FALSE(results["swapped"].sound);
   EXPECT_TRUE(contains(results["swapped"].problem, "output 0: element")) << results["swapped"].problem;
   // Unchecked text (as the generator's candidates are parsed) with sides of different arity.
-  const Module uneven = parse_module("rule uneven: forall x: [m, n], a: [n, k], b: [n, k]. (matmul(x, a), matmul(x, b)) => matmul(x, a);\n",
-                                     "uneven.loom");
+  const Module uneven =
+      parse_module("rule uneven: forall x: [m, n], a: [n, k], b: [n, k]. (matmul(x, a), matmul(x, b)) => matmul(x, a);\n", "uneven.loom");
   ASSERT_EQ(uneven.rules.size(), 1u);
   const AxiomResult r = check_axiom(lib, uneven.rules[0], {});
   EXPECT_FALSE(r.sound);

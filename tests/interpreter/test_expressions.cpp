@@ -152,7 +152,9 @@ TEST(Expressions, IndicesAttributesAndFloorArithmetic) {
   for (std::int64_t i = 0; i < n; ++i) x.data[static_cast<std::size_t>(i)] = 100 + static_cast<double>(i);
   auto o = run("idx", {{"k", 3}}, {&x});
   ASSERT_EQ(o.size(), 4u);
-  auto floor_div = [](std::int64_t a, std::int64_t b) { return static_cast<std::int64_t>(std::floor(static_cast<double>(a) / static_cast<double>(b))); };
+  auto floor_div = [](std::int64_t a, std::int64_t b) {
+    return static_cast<std::int64_t>(std::floor(static_cast<double>(a) / static_cast<double>(b)));
+  };
   for (std::int64_t i = 0; i < n; ++i) {
     auto I = static_cast<std::size_t>(i);
     EXPECT_EQ(o[0].data[I], static_cast<double>(i * 10 + 3 + n));
@@ -160,8 +162,7 @@ TEST(Expressions, IndicesAttributesAndFloorArithmetic) {
     EXPECT_EQ(o[1].data[I], at >= 0 && at < n ? x.data[static_cast<std::size_t>(at)] : 0.0) << "i = " << i;
     std::int64_t mod = ((i - 3) % n + n) % n;
     EXPECT_EQ(o[2].data[I], x.data[static_cast<std::size_t>(mod)]) << "i = " << i;
-    for (std::int64_t j = 0; j < n; ++j)
-      EXPECT_EQ(o[3].at({i, j}), i == j ? x.data[static_cast<std::size_t>(j)] : 0.0);
+    for (std::int64_t j = 0; j < n; ++j) EXPECT_EQ(o[3].at({i, j}), i == j ? x.data[static_cast<std::size_t>(j)] : 0.0);
   }
 }
 
@@ -170,7 +171,9 @@ TEST(Expressions, OutputDimensionExpressions) {
     for (auto [a, b] : std::vector<std::pair<std::int64_t, std::int64_t>>{{3, 4}, {1, 9}, {10, 1}}) {
       Program p = lib().instantiate("dims", {{"a", a}, {"b", b}}, {{n}});
       const auto& out = p.buffers[static_cast<std::size_t>(p.output_buffers[0])].dims;
-      auto floor_div = [](std::int64_t x, std::int64_t y) { return static_cast<std::int64_t>(std::floor(static_cast<double>(x) / static_cast<double>(y))); };
+      auto floor_div = [](std::int64_t x, std::int64_t y) {
+        return static_cast<std::int64_t>(std::floor(static_cast<double>(x) / static_cast<double>(y)));
+      };
       Dims want = {std::min(n, a), std::max(n, b), n > a ? n - a : 1, floor_div(n + 1, 2), floor_div(-n, 2) + n + 1};
       EXPECT_EQ(out, want) << "n = " << n << ", a = " << a << ", b = " << b;
       T x({n});

@@ -68,8 +68,10 @@ class LetInliner {
     for (std::size_t k = 0; k < let->second.indices.size(); ++k) {
       const IndexVar& var = let->second.indices[k];
       const IndexArg& arg = copy->indices.at(k);
-      if (var.pack) packs[var.name] = arg.pack_name;
-      else scalars[var.name] = arg.expr;
+      if (var.pack)
+        packs[var.name] = arg.pack_name;
+      else
+        scalars[var.name] = arg.expr;
     }
     return substitute(let->second.body, scalars, packs);
   }
@@ -179,7 +181,8 @@ TEST(LetInlining, TheInlinedBodyComputesTheSameValues) {
     ASSERT_EQ(want.size(), got.size());
     for (std::size_t o = 0; o < want.size(); ++o) {
       ASSERT_EQ(want[o].dims, got[o].dims);
-      for (std::size_t k = 0; k < want[o].size(); ++k) EXPECT_NEAR(want[o].data[k], got[o].data[k], 1e-12) << "output " << o << " element " << k;
+      for (std::size_t k = 0; k < want[o].size(); ++k)
+        EXPECT_NEAR(want[o].data[k], got[o].data[k], 1e-12) << "output " << o << " element " << k;
     }
   }
 }

@@ -69,8 +69,7 @@ T run1(const std::string& op, const pcg::AttrMap& attrs, const std::vector<const
 void expect_close(const T& got, const Dims& dims, const std::vector<double>& want, double tol = 1e-9) {
   ASSERT_EQ(got.dims, dims);
   ASSERT_EQ(got.data.size(), want.size());
-  for (std::size_t i = 0; i < want.size(); ++i)
-    ASSERT_NEAR(got.data[i], want[i], tol * (1 + std::fabs(want[i]))) << "element " << i;
+  for (std::size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got.data[i], want[i], tol * (1 + std::fabs(want[i]))) << "element " << i;
 }
 
 void expect_close(const T& got, const T& want, double tol = 1e-9) { expect_close(got, want.dims, want.data, tol); }
@@ -209,9 +208,8 @@ struct ConvCase {
 TEST(OpsNumeric, Conv2dWithStridePaddingAndActivation) {
   std::mt19937_64 rng(21);
   const std::vector<ConvCase> cases = {
-      {{2, 3, 5, 5}, {4, 3, 3, 3}, 1, 1, 1, 1, 0}, {{1, 2, 7, 6}, {3, 2, 3, 2}, 2, 1, 2, 0, 1},
-      {{2, 2, 6, 6}, {2, 2, 1, 1}, 2, 2, 0, 0, 2}, {{1, 3, 4, 5}, {2, 3, 4, 5}, 1, 1, 0, 0, 3},
-      {{1, 1, 5, 5}, {1, 1, 5, 5}, 2, 2, 2, 2, 0}, {{2, 2, 4, 3}, {3, 2, 2, 3}, 1, 2, 1, 2, 1},
+      {{2, 3, 5, 5}, {4, 3, 3, 3}, 1, 1, 1, 1, 0}, {{1, 2, 7, 6}, {3, 2, 3, 2}, 2, 1, 2, 0, 1}, {{2, 2, 6, 6}, {2, 2, 1, 1}, 2, 2, 0, 0, 2},
+      {{1, 3, 4, 5}, {2, 3, 4, 5}, 1, 1, 0, 0, 3}, {{1, 1, 5, 5}, {1, 1, 5, 5}, 2, 2, 2, 2, 0}, {{2, 2, 4, 3}, {3, 2, 2, 3}, 1, 2, 1, 2, 1},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(::testing::PrintToString(c.x) + " * " + ::testing::PrintToString(c.w) + " act " + std::to_string(c.act));
@@ -259,8 +257,11 @@ TEST(OpsNumeric, Pooling) {
     Dims x;
     int kh, kw, stride, pad;
   };
-  for (const auto& c : std::vector<Case>{{{2, 3, 6, 6}, 2, 2, 2, 0}, {{1, 2, 5, 5}, 3, 3, 1, 1}, {{1, 1, 5, 6}, 3, 2, 2, 1},
-                                         {{2, 1, 4, 4}, 4, 4, 1, 0}, {{1, 2, 3, 7}, 1, 5, 2, 2}}) {
+  for (const auto& c : std::vector<Case>{{{2, 3, 6, 6}, 2, 2, 2, 0},
+                                         {{1, 2, 5, 5}, 3, 3, 1, 1},
+                                         {{1, 1, 5, 6}, 3, 2, 2, 1},
+                                         {{2, 1, 4, 4}, 4, 4, 1, 0},
+                                         {{1, 2, 3, 7}, 1, 5, 2, 2}}) {
     SCOPED_TRACE(::testing::PrintToString(c.x) + " k " + std::to_string(c.kh) + "x" + std::to_string(c.kw) + " s " +
                  std::to_string(c.stride) + " p " + std::to_string(c.pad));
     T x = random_tensor(c.x, rng);
@@ -358,8 +359,10 @@ TEST(OpsNumeric, UnaryActivations) {
 
 TEST(OpsNumeric, BinaryElementwise) {
   std::mt19937_64 rng(32);
-  const std::vector<std::pair<std::string, std::function<double(double, double)>>> ops = {
-      {"ewadd", std::plus<double>()}, {"ewsub", std::minus<double>()}, {"ewmul", std::multiplies<double>()}, {"ewdiv", std::divides<double>()}};
+  const std::vector<std::pair<std::string, std::function<double(double, double)>>> ops = {{"ewadd", std::plus<double>()},
+                                                                                          {"ewsub", std::minus<double>()},
+                                                                                          {"ewmul", std::multiplies<double>()},
+                                                                                          {"ewdiv", std::divides<double>()}};
   for (const auto& dims : kElementwiseShapes) {
     T x = random_tensor(dims, rng);
     T y = random_tensor(dims, rng, 0.5, 1.5);
@@ -388,8 +391,12 @@ TEST(OpsNumeric, ConcatAndSplit) {
     Dims x, y;
     int axis;
   };
-  for (const auto& c : std::vector<Case>{{{2, 3}, {4, 3}, 0}, {{2, 3}, {2, 1}, 1}, {{3, 2, 4}, {3, 5, 4}, 1}, {{2, 1, 3, 2}, {2, 1, 2, 2}, 2},
-                                         {{1, 2, 2, 3}, {1, 2, 2, 1}, 3}, {{5}, {2}, 0}}) {
+  for (const auto& c : std::vector<Case>{{{2, 3}, {4, 3}, 0},
+                                         {{2, 3}, {2, 1}, 1},
+                                         {{3, 2, 4}, {3, 5, 4}, 1},
+                                         {{2, 1, 3, 2}, {2, 1, 2, 2}, 2},
+                                         {{1, 2, 2, 3}, {1, 2, 2, 1}, 3},
+                                         {{5}, {2}, 0}}) {
     SCOPED_TRACE(::testing::PrintToString(c.x) + " ++ " + ::testing::PrintToString(c.y) + " axis " + std::to_string(c.axis));
     T x = random_tensor(c.x, rng), y = random_tensor(c.y, rng);
     const auto ax = static_cast<std::size_t>(c.axis);
@@ -493,7 +500,8 @@ TEST(OpsNumeric, SoftmaxAndLayerNorm) {
         for (std::int64_t j = 0; j < n; ++j) var += std::pow(x.data[static_cast<std::size_t>(r * n + j)] - mu, 2);
         var /= static_cast<double>(n);  // biased
         for (std::int64_t j = 0; j < n; ++j)
-          norm.push_back((x.data[static_cast<std::size_t>(r * n + j)] - mu) / std::sqrt(var + 1e-5) * gamma.data[static_cast<std::size_t>(j)] +
+          norm.push_back((x.data[static_cast<std::size_t>(r * n + j)] - mu) / std::sqrt(var + 1e-5) *
+                             gamma.data[static_cast<std::size_t>(j)] +
                          beta.data[static_cast<std::size_t>(j)]);
       }
       expect_close(run1("layer_norm", {}, {&x, &gamma, &beta}), d, norm, 1e-8);
@@ -554,17 +562,16 @@ TEST(OpsNumeric, ConstantOperators) {
 // Guards the list above: a new bundled op needs a numeric test here.
 TEST(OpsNumeric, EveryBundledOpIsCovered) {
   const std::set<std::string> tested = {
-      "matmul", "matmul_relu", "batch_matmul", "linear", "linear_nobias", "bias_add", "transpose", "enlarge",
-      "conv2d", "conv2d_grouped", "conv2d_depthwise", "pool2d_max", "pool2d_avg", "batchnorm",
-      "relu", "sigmoid", "tanh", "gelu", "dropout", "identity", "ewadd", "ewsub", "ewmul", "ewdiv", "scalar_mul",
-      "concat", "split", "reshape", "reshape_4d", "flatten", "reduce_sum", "reduce_mean", "reduce_sum_axis0",
-      "softmax", "layer_norm", "embedding", "embedding_bag", "const_iconv", "const_pool", "const_imm", "const_one",
+      "matmul", "matmul_relu", "batch_matmul", "linear", "linear_nobias", "bias_add", "transpose", "enlarge", "conv2d", "conv2d_grouped",
+      "conv2d_depthwise", "pool2d_max", "pool2d_avg", "batchnorm", "relu", "sigmoid", "tanh", "gelu", "dropout", "identity", "ewadd",
+      "ewsub", "ewmul", "ewdiv", "scalar_mul", "concat", "split", "reshape", "reshape_4d", "flatten", "reduce_sum", "reduce_mean",
+      "reduce_sum_axis0", "softmax", "layer_norm", "embedding", "embedding_bag", "const_iconv", "const_pool", "const_imm", "const_one",
       // specs/ops/models.loom, tested against loops in tests/models/test_model_ops.cpp
-      "erf", "sqrt", "exp", "scalar_add", "scalar_pow", "clip", "layer_norm_eps", "bias_add_axis", "swap_axes", "merge_axes",
-      "split_axis", "squeeze_axis", "unsqueeze_axis", "expand_axis", "slice_axis", "pad_axis", "reduce_mean_keep",
-      "global_avg_pool", "gather_rows", "head_proj", "head_proj_nobias", "head_merge", "attention_scores", "causal_mask",
-      "add_relative_bias", "add_pair_bias", "dot_attention", "lstm_cell", "window_partition", "window_reverse", "cyclic_shift",
-      "add_window_mask", "outer_product_mean", "triangle_mult_out", "triangle_mult_in"};
+      "erf", "sqrt", "exp", "scalar_add", "scalar_pow", "clip", "layer_norm_eps", "bias_add_axis", "swap_axes", "merge_axes", "split_axis",
+      "squeeze_axis", "unsqueeze_axis", "expand_axis", "slice_axis", "pad_axis", "reduce_mean_keep", "global_avg_pool", "gather_rows",
+      "head_proj", "head_proj_nobias", "head_merge", "attention_scores", "causal_mask", "add_relative_bias", "add_pair_bias",
+      "dot_attention", "lstm_cell", "window_partition", "window_reverse", "cyclic_shift", "add_window_mask", "outer_product_mean",
+      "triangle_mult_out", "triangle_mult_in"};
   for (const auto* op : bundled().ops()) EXPECT_TRUE(tested.count(op->name)) << op->name << " has no numeric test";
 }
 

@@ -142,7 +142,7 @@ TEST(ParallelRules, PoolingSplitsChannelsNotSpace) {
   pcg::AttrMap a{{"kh", 2}, {"kw", 2}, {"stride", 2}, {"pad", 0}};
   EXPECT_EQ(infer1("pool2d_max", {pshape({2, 4, 6, 6}, {2, 2, 1, 1})}, a), pshape({2, 4, 3, 3}, {2, 2, 1, 1}));
   EXPECT_THROW(infer("pool2d_max", {pshape({2, 4, 6, 6}, {1, 1, 2, 1})}, a), LoomError);
-  EXPECT_THROW(infer("pool2d_max", {pshape({2, 4, 6, 6}, {}, 2)}, a), LoomError);  // max of partial sums
+  EXPECT_THROW(infer("pool2d_max", {pshape({2, 4, 6, 6}, {}, 2)}, a), LoomError);                  // max of partial sums
   EXPECT_EQ(infer1("pool2d_avg", {pshape({2, 4, 6, 6}, {}, 2)}, a), pshape({2, 4, 3, 3}, {}, 2));  // linear
 }
 
@@ -150,8 +150,7 @@ TEST(ParallelRules, PoolingSplitsChannelsNotSpace) {
 
 TEST(ParallelRules, ConcatSplitsOnlyOffTheConcatAxis) {
   EXPECT_EQ(infer1("concat", {pshape({4, 3}, {2, 1}), pshape({4, 5}, {2, 1})}, {{"axis", 1}}), pshape({4, 8}, {2, 1}));
-  EXPECT_EQ(infer1("concat", {pshape({3, 4, 2}, {1, 1, 2}), pshape({5, 4, 2}, {1, 1, 2})}, {{"axis", 0}}),
-            pshape({8, 4, 2}, {1, 1, 2}));
+  EXPECT_EQ(infer1("concat", {pshape({3, 4, 2}, {1, 1, 2}), pshape({5, 4, 2}, {1, 1, 2})}, {{"axis", 0}}), pshape({8, 4, 2}, {1, 1, 2}));
   EXPECT_THROW(infer("concat", {pshape({4, 4}, {1, 2}), pshape({4, 4}, {1, 2})}, {{"axis", 1}}), LoomError);
   EXPECT_THROW(infer("concat", {pshape({4, 4}, {1, 2}), pshape({4, 4}, {}, 1, 2)}, {{"axis", 1}}), LoomError);
   EXPECT_THROW(infer("concat", {pshape({4, 4}, {2, 1}), pshape({2, 4}, {2, 1})}, {{"axis", 0}}), LoomError);
@@ -246,9 +245,9 @@ TEST(ParallelForms, PartitionAndCombine) {
 TEST(ParallelForms, PartitionNeedsADivisibleExistingDimension) {
   EXPECT_THROW(infer("partition", {pshape({3, 6})}, {{"dim", 0}, {"degree", 2}}), LoomError);
   EXPECT_THROW(infer("partition", {pshape({4, 6}, {2, 1})}, {{"dim", 0}, {"degree", 4}}), LoomError);  // 4 % 8
-  EXPECT_THROW(infer("partition", {pshape({4, 6})}, {{"dim", 2}, {"degree", 2}}), LoomError);  // no such dim
-  EXPECT_THROW(infer("partition", {pshape({4, 6})}, {{"dim", 0}, {"degree", 3}}), LoomError);  // outside {2, 4}
-  EXPECT_THROW(infer("combine", {pshape({4, 6})}, {{"dim", 0}, {"degree", 2}}), LoomError);  // nothing to combine
+  EXPECT_THROW(infer("partition", {pshape({4, 6})}, {{"dim", 2}, {"degree", 2}}), LoomError);          // no such dim
+  EXPECT_THROW(infer("partition", {pshape({4, 6})}, {{"dim", 0}, {"degree", 3}}), LoomError);          // outside {2, 4}
+  EXPECT_THROW(infer("combine", {pshape({4, 6})}, {{"dim", 0}, {"degree", 2}}), LoomError);            // nothing to combine
   EXPECT_THROW(infer("combine", {pshape({4, 6}, {2, 1})}, {{"dim", 0}, {"degree", 4}}), LoomError);
 }
 
@@ -282,8 +281,7 @@ TEST(ParallelForms, FusedFormsEqualTheirCompositions) {
     auto reduced = infer("reduce", {partial}, deg);
     EXPECT_EQ(infer1("allreduce", {partial}, deg), infer1("replicate", reduced, deg));
     EXPECT_EQ(infer1("allreduce", {partial}, deg), pshape({8, 8}, {}, 1, d));
-    EXPECT_EQ(infer1("reduce_scatter", {partial}, {{"dim", 0}, {"degree", d}}),
-              infer1("partition", reduced, {{"dim", 0}, {"degree", d}}));
+    EXPECT_EQ(infer1("reduce_scatter", {partial}, {{"dim", 0}, {"degree", d}}), infer1("partition", reduced, {{"dim", 0}, {"degree", d}}));
     ParallelShape cols = pshape({8, 8}, {1, d});
     EXPECT_EQ(infer1("all_gather", {cols}, {{"dim", 1}, {"degree", d}}),
               infer1("replicate", infer("combine", {cols}, {{"dim", 1}, {"degree", d}}), deg));
@@ -366,8 +364,7 @@ TEST(Cost, OtherOpsTotalFlops) {
   EXPECT_DOUBLE_EQ(total_flops(conv), static_cast<double>(N * O * H * W * C * K * K * 2));
   // softmax: the lets count too. Per row of n: max (n), exp(x - mx) (2n), e / sum (n * (1 + n)).
   const std::int64_t rows = 3, n = 5;
-  EXPECT_DOUBLE_EQ(total_flops(bundled().instantiate("softmax", {}, {{rows, n}})),
-                   static_cast<double>(rows * (n + 2 * n + n * (1 + n))));
+  EXPECT_DOUBLE_EQ(total_flops(bundled().instantiate("softmax", {}, {{rows, n}})), static_cast<double>(rows * (n + 2 * n + n * (1 + n))));
 }
 
 TEST(Cost, TaskCostSplitsFlopsAndShards) {

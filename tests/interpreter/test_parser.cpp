@@ -29,7 +29,8 @@ using test::TempDir;
 
 // An op using attributes with every kind of domain, a pack, a rank-0 input, two outputs, require,
 // let, a reduction with an inferred and one with an explicit bound, `??`, select and `?:`.
-const std::string kMixOp = R"(op mix<k: int in {1, 2}, axis: int in 0..3, act: int in {none = 0, relu = 1}, lo: int in -2..1, n: int>(x: [*s, m], w: [m, 3], v: []) -> (y: [*s, 3], z: [*s]) {
+const std::string kMixOp =
+    R"(op mix<k: int in {1, 2}, axis: int in 0..3, act: int in {none = 0, relu = 1}, lo: int in -2..1, n: int>(x: [*s, m], w: [m, 3], v: []) -> (y: [*s, 3], z: [*s]) {
   require n > 0 && m >= 1;
   let t[*i, c] = sum(p) (x[*i, p] * w[p, c]);
   y[*i, c] = select(act == 1, max(t[*i, c], 0), t[*i, c]) * k + v[];
@@ -81,10 +82,12 @@ std::string checked_forms() {
   const std::string psum_backward = "backward shard<0, degree>;";
   forms.replace(forms.find(psum_backward), psum_backward.size(), "backward copies<degree>;");
   return forms +
-         "parallel copies<degree: int in {2, 4}>(x) {\n  R *= degree;\n  values copy;\n  backward psum<degree>;\n  lowers_to broadcast;\n}\n";
+         "parallel copies<degree: int in {2, 4}>(x) {\n  R *= degree;\n  values copy;\n  backward psum<degree>;\n  lowers_to "
+         "broadcast;\n}\n";
 }
 
-const std::string kEquations = R"(axiom mix_named: forall d: int in {2, 4}, e: int > 0, f: int, x: [a, m] {V: d, R: 2, D: [1, d], P: [1, 1]}, w: [m, 3], v: [] where a % d == 0 && e < 5.
+const std::string kEquations =
+    R"(axiom mix_named: forall d: int in {2, 4}, e: int > 0, f: int, x: [a, m] {V: d, R: 2, D: [1, d], P: [1, 1]}, w: [m, 3], v: [] where a % d == 0 && e < 5.
   mix<k = 1, axis = 0, act = relu, lo = -1, n = e>(x, w, v).y == mix<2, 1, none, 0, (e + 1)>(x, w, v).0;
 rule roundtrip_rule: roundtrip<2>(x) => x;
 rule typed_rule: forall x: [m, n]. unshard<0, 2>(shard<0, 2>(x)) => x;
@@ -213,7 +216,7 @@ TEST(ParserConstructs, ParallelAndFusedForms) {
     bool multiply;
     bool has_dim;
   };
-  const std::vector<Want> want = {{DegreeKind::D, true, true},  {DegreeKind::P, true, true},  {DegreeKind::P, false, true},
+  const std::vector<Want> want = {{DegreeKind::D, true, true},  {DegreeKind::P, true, true},   {DegreeKind::P, false, true},
                                   {DegreeKind::V, true, false}, {DegreeKind::V, false, false}, {DegreeKind::R, true, false},
                                   {DegreeKind::R, false, false}};
   for (std::size_t i = 0; i < want.size(); ++i) {
@@ -407,8 +410,7 @@ TEST(ParserConstructs, ImportCyclesLoadEachFileOnce) {
 
 TEST(ParserConstructs, BundledSpecsParse) {
   const Library& lib = test::bundled();
-  for (const char* op : {"matmul", "conv2d", "concat", "split", "relu", "softmax", "embedding_bag"})
-    EXPECT_TRUE(lib.find_op(op)) << op;
+  for (const char* op : {"matmul", "conv2d", "concat", "split", "relu", "softmax", "embedding_bag"}) EXPECT_TRUE(lib.find_op(op)) << op;
   for (const char* form : {"partition", "combine", "replicate", "reduce", "pipeline", "batch"})
     EXPECT_TRUE(lib.find_parallel(form)) << form;
   EXPECT_TRUE(lib.find_fused("allreduce"));
@@ -492,9 +494,7 @@ TEST(ParserErrors, InvalidUtf8IsRejected) {
   EXPECT_NE(ds[0].message.find("UTF-8"), std::string::npos);
 }
 
-TEST(ParserErrors, UnknownTensor) {
-  expect_one_error("op f(x: [m]) -> [m] {\n  out[i] = x[i] + y[i];\n}\n", "y[i]", "unknown tensor 'y'");
-}
+TEST(ParserErrors, UnknownTensor) { expect_one_error("op f(x: [m]) -> [m] {\n  out[i] = x[i] + y[i];\n}\n", "y[i]", "unknown tensor 'y'"); }
 
 TEST(ParserErrors, UnboundIndex) {
   expect_one_error("op f(x: [m]) -> [m] {\n  out[i] = x[j];\n}\n", "j]", "unbound index or unknown name 'j'");
@@ -528,7 +528,7 @@ TEST(ParserErrors, WrongPackPosition) {
 // and unused indices"). An output index that the body never mentions is a broadcast the spec forbids.
 TEST(ParserErrors, UnusedLeftIndex) {
   for (const std::string& text : {std::string("op f(x: [m], y: [n]) -> [m, n] {\n  out[i, j] = x[i];\n}\n"),
-                                 std::string("op f(x: [*s], y: [n]) -> [*s, n] {\n  out[*i, j] = x[*i];\n}\n")}) {
+                                  std::string("op f(x: [*s], y: [n]) -> [*s, n] {\n  out[*i, j] = x[*i];\n}\n")}) {
     SCOPED_TRACE(text);
     std::vector<Diagnostic> ds;
     try {
@@ -586,7 +586,8 @@ TEST(ParserErrors, NonIntegerIndexExpressionsAreRefused) {
       }
     });
     if (c.meaning) {
-      EXPECT_TRUE(code == Refused || code == Correct) << "x[" << c.index << "]: " << (code == Wrong ? "evaluated to wrong values" : test::isolated_outcome(code));
+      EXPECT_TRUE(code == Refused || code == Correct)
+          << "x[" << c.index << "]: " << (code == Wrong ? "evaluated to wrong values" : test::isolated_outcome(code));
     } else {
       EXPECT_EQ(code, Refused) << "x[" << c.index << "]: " << (code == Wrong ? "evaluated without an error" : test::isolated_outcome(code));
     }
@@ -671,7 +672,8 @@ TEST(ParserErrors, InputNotesAreChecked) {
   expect_one_error("op f(x: [m] @statistic(2)" + body, "@statistic", "@statistic on input 'x' of f takes no argument");
   expect_one_error("op f(x: [m] @weird" + body, "@weird", "unknown note @weird on input 'x' of f");
   expect_one_error("op f(x: [m] @positive @positive" + body, "@positive", "@positive is given twice", 1);
-  expect_one_error("op f(x: [m]) -> [m] @init(1) {\n  out[i] = x[i];\n}\n", "@init", "unknown note @init on output 'out' of f (known: @probabilities)");
+  expect_one_error("op f(x: [m]) -> [m] @init(1) {\n  out[i] = x[i];\n}\n", "@init",
+                   "unknown note @init on output 'out' of f (known: @probabilities)");
   expect_one_error("op f(x: [m]) -> [m] @probabilities(2) {\n  out[i] = x[i];\n}\n", "@probabilities", "takes no argument");
   expect_one_error("op g(x: [m]) -> [m] {\n  out[i] = x[i];\n}\nfused h(x @init(0)) = g(x);\n", "@init",
                    "notes describe an operator's inputs, not a fused form's");
@@ -709,8 +711,7 @@ TEST(ParserErrors, UnknownOpInAxiomTerm) {
 }
 
 TEST(ParserErrors, AttributeOutsideDomainInRule) {
-  const std::string text =
-      core_import() + parallel_import() + "rule bad_degree: relu(x) => combine<0, 2>(relu(partition<0, 1>(x)));\n";
+  const std::string text = core_import() + parallel_import() + "rule bad_degree: relu(x) => combine<0, 2>(relu(partition<0, 1>(x)));\n";
   expect_one_error(text, "1>(x)", "partition: attribute degree = 1 is outside its domain");
   const std::string label = "import \"" + Library::default_specs_dir() +
                             "/ops/conv.loom\";\nrule bad_label: conv2d<1, 1, 0, 0, softplus>(x, w) => conv2d<1, 1, 0, 0, relu>(x, w);\n";
@@ -754,9 +755,10 @@ TEST(ParserErrors, UnboundAndDuplicateVariablesInEquations) {
   expect_one_error(core_import() + "rule r: forall x: [m]. relu(y) => relu(x);\n", "y) =>", "unbound variable 'y'");
   expect_one_error(core_import() + "axiom a: forall x: [m], x: [n]. relu(x) == relu(x);\n", "x: [n]", "'x' is bound twice");
   expect_one_error(core_import() + "axiom a: forall x. relu(x) == relu(x);\n", "x.", "give tensor variable 'x' a shape");
-  expect_one_error(core_import() + parallel_import() + "rule r: relu(x) => combine<0>(relu(x));\n", "combine<", "combine takes 2 attributes, given 1");
-  expect_one_error(core_import() + parallel_import() + "rule r: relu(x) => combine<dim = 0, deg = 2>(relu(x));\n", "deg =",
-                   "combine has no attribute 'deg'");
+  expect_one_error(core_import() + parallel_import() + "rule r: relu(x) => combine<0>(relu(x));\n", "combine<",
+                   "combine takes 2 attributes, given 1");
+  expect_one_error(core_import() + parallel_import() + "rule r: relu(x) => combine<dim = 0, deg = 2>(relu(x));\n",
+                   "deg =", "combine has no attribute 'deg'");
 }
 
 TEST(ParserErrors, SeveralErrorsInOneFileReportedTogether) {
@@ -818,7 +820,6 @@ TEST(ParserErrors, MissingImportNamedAtTheImport) {
   EXPECT_NE(ds[0].message.find("cannot open imported file"), std::string::npos);
 }
 
-
 TEST(ParserErrors, AParallelFormMustAgreeWithItself) {
   // Splits a dimension but says it sums, and "undoes" it by copying.
   const std::string text =
@@ -841,8 +842,9 @@ TEST(ParserErrors, AParallelFormMustAgreeWithItself) {
   } catch (const LoomError& e) {
     all = e.what();
   }
-  EXPECT_NE(all.find("bad.loom:2:3: parallel form 'shard' declares `values sum`, which needs exactly one update V /=, but it changes D[...] *="),
-            std::string::npos)
+  EXPECT_NE(
+      all.find("bad.loom:2:3: parallel form 'shard' declares `values sum`, which needs exactly one update V /=, but it changes D[...] *="),
+      std::string::npos)
       << all;
   EXPECT_NE(all.find("bad.loom:10:12: parallel form 'copies' (`values copy`) needs a backward form with `values sum`"), std::string::npos)
       << all;
@@ -891,7 +893,6 @@ TEST(KnownCollectives, EachCollectiveCallHasTheNameItsFusedFormLowersTo) {
 TEST(ParserErrors, TheBundledParallelFormsAgreeWithThemselves) {
   EXPECT_NO_THROW(Library::load({Library::default_specs_dir() + "/ops/parallel.loom"}));
 }
-
 
 TEST(ParserErrors, TwoCopiesOfOneFileAreOneFile) {
   // The checkout's specs/ imported next to a copy installed elsewhere declares nothing twice.

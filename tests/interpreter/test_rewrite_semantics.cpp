@@ -52,7 +52,8 @@ std::vector<Rule> rules() {
   {
     Side l, r;
     int lx = l.in("x", m), rx = r.in("x", m);
-    out.push_back(rule("relu_rows", l, l.op("relu", {lx}), r, r.op("combine", {r.op("relu", {r.op("partition", {rx}, part(0))})}, part(0))));
+    out.push_back(
+        rule("relu_rows", l, l.op("relu", {lx}), r, r.op("combine", {r.op("relu", {r.op("partition", {rx}, part(0))})}, part(0))));
   }
   {
     Side l, r;
@@ -86,7 +87,8 @@ std::vector<Rule> rules() {
   {
     Side l, r;
     int lx = l.in("x", pshape({8, 8}, {2, 1})), rx = r.in("x", pshape({8, 8}, {2, 1}));
-    out.push_back(rule("relu_combine", l, l.op("relu", {l.op("combine", {lx}, part(0))}), r, r.op("combine", {r.op("relu", {rx})}, part(0))));
+    out.push_back(
+        rule("relu_combine", l, l.op("relu", {l.op("combine", {lx}, part(0))}), r, r.op("combine", {r.op("relu", {rx})}, part(0))));
   }
   return out;
 }
@@ -182,9 +184,10 @@ TEST(RuleDeclarations, BundledRulesBecomeGraphs) {
 }
 
 TEST(RuleDeclarations, ARuleThatNeverTypeChecksIsReported) {
-  const Library lib = Library::from_text("import \"" + Library::default_specs_dir() +
-                                             "/ops/linalg.loom\";\nrule odd: forall x: [m, k], y: [k + 1, n]. matmul(x, y) => matmul(x, y);\n",
-                                         "odd.loom", ".", LoadOptions{false});
+  const Library lib =
+      Library::from_text("import \"" + Library::default_specs_dir() +
+                             "/ops/linalg.loom\";\nrule odd: forall x: [m, k], y: [k + 1, n]. matmul(x, y) => matmul(x, y);\n",
+                         "odd.loom", ".", LoadOptions{false});
   try {
     rule_from_declaration(lib, *lib.rules().at(0));
     ADD_FAILURE() << "an ill-typed rule was converted";

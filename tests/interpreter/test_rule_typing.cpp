@@ -41,11 +41,12 @@ TEST(RuleTyping, WellTypedRulesLoadAndEveryBundledRuleTypes) {
             "");
   // Rules as `loom generate` writes them, which type only where sizes are related: m < n < 2m,
   // or a == n - m.
-  EXPECT_EQ(load_error("rule between: forall a: int > 0, w: [m, n] where a < m && a < n && m < n.\n"
-                       "  concat<0>(split<0, a>(w).0, split<0, a>(w).1) => split<0, m>(split<0, n>(concat<0>(w, w)).0).0;\n"
-                       "rule difference: forall a: int > 0, w: [m, n] where m % 2 == 0 && n % 2 == 0 && a < m && a < n.\n"
-                       "  matmul(split<1, a>(concat<0>(w, w)).1, w) => concat<0>(matmul(split<1, a>(w).1, w), matmul(split<1, a>(w).1, w));\n"),
-            "");
+  EXPECT_EQ(
+      load_error("rule between: forall a: int > 0, w: [m, n] where a < m && a < n && m < n.\n"
+                 "  concat<0>(split<0, a>(w).0, split<0, a>(w).1) => split<0, m>(split<0, n>(concat<0>(w, w)).0).0;\n"
+                 "rule difference: forall a: int > 0, w: [m, n] where m % 2 == 0 && n % 2 == 0 && a < m && a < n.\n"
+                 "  matmul(split<1, a>(concat<0>(w, w)).1, w) => concat<0>(matmul(split<1, a>(w).1, w), matmul(split<1, a>(w).1, w));\n"),
+      "");
   const Library bundled = Library::load({Library::default_specs_dir()});
   EXPECT_TRUE(type_rules(bundled).empty());
   EXPECT_FALSE(bundled.rules().empty());

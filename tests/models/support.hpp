@@ -23,12 +23,10 @@ inline const std::map<std::string, ParamValues>& tiny_sizes() {
   static const std::map<std::string, ParamValues> sizes = {
       {"resnext50", {{"batch", 1}, {"image", 32}, {"classes", 5}, {"width_div", 16}, {"groups", 4}}},
       {"inception_v3", {{"batch", 1}, {"image", 75}, {"classes", 5}, {"width_div", 16}}},
-      {"bert_large",
-       {{"batch", 2}, {"seq", 4}, {"layers", 1}, {"hidden", 8}, {"heads", 2}, {"vocab", 11}, {"max_positions", 6}}},
+      {"bert_large", {{"batch", 2}, {"seq", 4}, {"layers", 1}, {"hidden", 8}, {"heads", 2}, {"vocab", 11}, {"max_positions", 6}}},
       {"dlrm", {{"batch", 2}, {"dim", 4}, {"tables", 3}, {"rows", 5}}},
       {"xdl", {{"batch", 2}, {"dim", 4}, {"tables", 2}, {"rows", 6}, {"hidden", 8}}},
-      {"candle_uno",
-       {{"batch", 2}, {"feature_layers", 1}, {"feature_width", 8}, {"dense_layers", 1}, {"dense_width", 8}}},
+      {"candle_uno", {{"batch", 2}, {"feature_layers", 1}, {"feature_width", 8}, {"dense_layers", 1}, {"dense_width", 8}}},
       {"mlp", {{"batch", 2}, {"in", 4}, {"hidden", 8}, {"layers", 2}}},
       {"mlp_fig1", {{"batch", 2}, {"in", 6}, {"hidden", 5}, {"out", 3}}},
       {"alexnet", {{"batch", 1}, {"image", 63}, {"classes", 5}, {"width_div", 64}}},
@@ -43,7 +41,6 @@ inline const std::map<std::string, ParamValues>& tiny_sizes() {
   };
   return sizes;
 }
-
 
 inline const spec::Library& library() {
   static const spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
@@ -61,8 +58,7 @@ class OnnxModel {
   }
 
   // A graph input with fixed dimensions (a negative one is symbolic, named `symbol`).
-  void input(const std::string& name, const std::vector<std::int64_t>& dims, bool integer = false,
-             const std::string& symbol = "") {
+  void input(const std::string& name, const std::vector<std::int64_t>& dims, bool integer = false, const std::string& symbol = "") {
     add_value(model_.mutable_graph()->add_input(), name, dims, integer, symbol);
   }
   void output(const std::string& name) { model_.mutable_graph()->add_output()->set_name(name); }
@@ -74,8 +70,7 @@ class OnnxModel {
     for (auto d : dims) t->add_dims(d);
     for (float v : values) t->add_float_data(v);
   }
-  void int_initializer(const std::string& name, const std::vector<std::int64_t>& dims,
-                       const std::vector<std::int64_t>& values) {
+  void int_initializer(const std::string& name, const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& values) {
     auto* t = model_.mutable_graph()->add_initializer();
     t->set_name(name);
     t->set_data_type(onnx::TensorProto::INT64);
@@ -84,8 +79,8 @@ class OnnxModel {
   }
   void scalar(const std::string& name, float value) { initializer(name, {}, {value}); }
 
-  onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& inputs,
-                        const std::vector<std::string>& outputs, const std::string& name = "") {
+  onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
+                        const std::string& name = "") {
     auto* n = model_.mutable_graph()->add_node();
     n->set_op_type(op);
     n->set_name(name);
@@ -133,8 +128,8 @@ class OnnxModel {
   std::string bytes() const { return model_.SerializeAsString(); }
 
  private:
-  static void add_value(onnx::ValueInfoProto* v, const std::string& name, const std::vector<std::int64_t>& dims,
-                        bool integer, const std::string& symbol) {
+  static void add_value(onnx::ValueInfoProto* v, const std::string& name, const std::vector<std::int64_t>& dims, bool integer,
+                        const std::string& symbol) {
     v->set_name(name);
     auto* tt = v->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(integer ? onnx::TensorProto::INT64 : onnx::TensorProto::FLOAT);

@@ -24,10 +24,10 @@ TensorValue run(GraphBuilder& b, PortRef out, const TensorValue& x) {
 }
 
 TEST(Layout, ReshapesKeepRowMajorOrder) {
-  const std::vector<std::pair<Dims, Dims>> cases = {
-      {{2, 3, 4}, {2, 12}}, {{2, 12}, {2, 3, 4}},   {{2, 3, 4}, {6, 4}},   {{4, 6}, {2, 2, 3, 2}},
-      {{2, 1, 3}, {2, 3}},  {{2, 3}, {1, 2, 3, 1}}, {{6, 4}, {4, 6}},      {{2, 3, 4}, {24}},
-      {{24}, {2, 3, 4}},    {{3, 4, 1}, {3, 2, 2}}, {{2, 6, 2}, {4, 3, 2}}};
+  const std::vector<std::pair<Dims, Dims>> cases = {{{2, 3, 4}, {2, 12}},   {{2, 12}, {2, 3, 4}},  {{2, 3, 4}, {6, 4}},
+                                                    {{4, 6}, {2, 2, 3, 2}}, {{2, 1, 3}, {2, 3}},   {{2, 3}, {1, 2, 3, 1}},
+                                                    {{6, 4}, {4, 6}},       {{2, 3, 4}, {24}},     {{24}, {2, 3, 4}},
+                                                    {{3, 4, 1}, {3, 2, 2}}, {{2, 6, 2}, {4, 3, 2}}};
   for (const auto& [from, to] : cases) {
     GraphBuilder b(library());
     PortRef y = reshape_to(b, b.input("x", from), to);

@@ -20,9 +20,7 @@ std::vector<T> run(const std::string& op, const pcg::AttrMap& attrs, const std::
   return spec::evaluate<spec::RealDomain>(library().instantiate(op, attrs, dims), inputs);
 }
 
-T run1(const std::string& op, const pcg::AttrMap& attrs, const std::vector<const T*>& inputs) {
-  return run(op, attrs, inputs).at(0);
-}
+T run1(const std::string& op, const pcg::AttrMap& attrs, const std::vector<const T*>& inputs) { return run(op, attrs, inputs).at(0); }
 
 // A tensor of `dims` whose element at each index is f(index).
 T make(const std::vector<int64_t>& dims, const std::function<double(const Index&)>& f) {
@@ -54,10 +52,8 @@ TEST(ModelOps, Elementwise) {
   expect_near_all(run1("sqrt", {}, {&pos}), make({2, 3}, [&](const Index& i) { return std::sqrt(pos.at(i)); }));
   expect_near_all(run1("exp", {}, {&x}), make({2, 3}, [&](const Index& i) { return std::exp(x.at(i)); }));
   expect_near_all(run1("scalar_add", {}, {&x, &c}), make({2, 3}, [&](const Index& i) { return x.at(i) + 0.75; }));
-  expect_near_all(run1("scalar_pow", {}, {&pos, &c}),
-                  make({2, 3}, [&](const Index& i) { return std::pow(pos.at(i), 0.75); }));
-  expect_near_all(run1("clip", {}, {&x, &lo, &hi}),
-                  make({2, 3}, [&](const Index& i) { return std::min(std::max(x.at(i), -0.2), 0.3); }));
+  expect_near_all(run1("scalar_pow", {}, {&pos, &c}), make({2, 3}, [&](const Index& i) { return std::pow(pos.at(i), 0.75); }));
+  expect_near_all(run1("clip", {}, {&x, &lo, &hi}), make({2, 3}, [&](const Index& i) { return std::min(std::max(x.at(i), -0.2), 0.3); }));
 }
 
 TEST(ModelOps, LayerNormWithEpsilonInput) {
@@ -77,12 +73,8 @@ TEST(ModelOps, OneAxisLayoutOperators) {
   const T x = random_tensor({2, 3, 4}, 5), bias = random_tensor({3}, 6);
   expect_near_all(run1("bias_add_axis", {{"axis", 1}}, {&x, &bias}),
                   make({2, 3, 4}, [&](const Index& i) { return x.at(i) + bias.at({i[1]}); }));
-  expect_near_all(run1("swap_axes", {{"axis", 1}}, {&x}), make({2, 4, 3}, [&](const Index& i) {
-                    return x.at({i[0], i[2], i[1]});
-                  }));
-  expect_near_all(run1("merge_axes", {{"axis", 1}}, {&x}), make({2, 12}, [&](const Index& i) {
-                    return x.at({i[0], i[1] / 4, i[1] % 4});
-                  }));
+  expect_near_all(run1("swap_axes", {{"axis", 1}}, {&x}), make({2, 4, 3}, [&](const Index& i) { return x.at({i[0], i[2], i[1]}); }));
+  expect_near_all(run1("merge_axes", {{"axis", 1}}, {&x}), make({2, 12}, [&](const Index& i) { return x.at({i[0], i[1] / 4, i[1] % 4}); }));
   expect_near_all(run1("split_axis", {{"axis", 2}, {"parts", 2}}, {&x}), make({2, 3, 2, 2}, [&](const Index& i) {
                     return x.at({i[0], i[1], i[2] * 2 + i[3]});
                   }));
@@ -90,18 +82,14 @@ TEST(ModelOps, OneAxisLayoutOperators) {
                     return x.at({i[0], i[1], i[2]});
                   }));
   const T one = random_tensor({2, 1, 4}, 7);
-  expect_near_all(run1("squeeze_axis", {{"axis", 1}}, {&one}), make({2, 4}, [&](const Index& i) {
-                    return one.at({i[0], 0, i[1]});
-                  }));
+  expect_near_all(run1("squeeze_axis", {{"axis", 1}}, {&one}), make({2, 4}, [&](const Index& i) { return one.at({i[0], 0, i[1]}); }));
   expect_near_all(run1("expand_axis", {{"axis", 1}, {"size", 3}}, {&one}), make({2, 3, 4}, [&](const Index& i) {
                     return one.at({i[0], 0, i[2]});
                   }));
-  expect_near_all(run1("slice_axis", {{"axis", 2}, {"start", 1}, {"size", 2}}, {&x}),
-                  make({2, 3, 2}, [&](const Index& i) {
+  expect_near_all(run1("slice_axis", {{"axis", 2}, {"start", 1}, {"size", 2}}, {&x}), make({2, 3, 2}, [&](const Index& i) {
                     return x.at({i[0], i[1], i[2] + 1});
                   }));
-  expect_near_all(run1("pad_axis", {{"axis", 0}, {"before", 1}, {"after", 2}}, {&x}),
-                  make({5, 3, 4}, [&](const Index& i) {
+  expect_near_all(run1("pad_axis", {{"axis", 0}, {"before", 1}, {"after", 2}}, {&x}), make({5, 3, 4}, [&](const Index& i) {
                     return i[0] >= 1 && i[0] < 3 ? x.at({i[0] - 1, i[1], i[2]}) : 0.0;
                   }));
   expect_near_all(run1("reduce_mean_keep", {{"axis", 1}}, {&x}), make({2, 1, 4}, [&](const Index& i) {
@@ -187,16 +175,15 @@ TEST(ModelOps, AttentionPieces) {
                       total += e[static_cast<std::size_t>(u)];
                     }
                     double out = 0;
-                    for (int64_t u = 0; u < 4; ++u)
-                      out += e[static_cast<std::size_t>(u)] / total * memory.at({i[0], u, i[1]});
+                    for (int64_t u = 0; u < 4; ++u) out += e[static_cast<std::size_t>(u)] / total * memory.at({i[0], u, i[1]});
                     return out;
                   }));
 }
 
 TEST(ModelOps, LstmCell) {
   const int64_t b = 2, k = 3, n = 2;
-  const T x = random_tensor({b, k}, 30), h = random_tensor({b, n}, 31), c = random_tensor({b, n}, 32),
-          w = random_tensor({k, 4 * n}, 33), u = random_tensor({n, 4 * n}, 34), bias = random_tensor({4 * n}, 35);
+  const T x = random_tensor({b, k}, 30), h = random_tensor({b, n}, 31), c = random_tensor({b, n}, 32), w = random_tensor({k, 4 * n}, 33),
+          u = random_tensor({n, 4 * n}, 34), bias = random_tensor({4 * n}, 35);
   const auto out = run("lstm_cell", {}, {&x, &h, &c, &w, &u, &bias});
   for (int64_t i = 0; i < b; ++i) {
     std::vector<double> z(static_cast<std::size_t>(4 * n));
@@ -225,8 +212,7 @@ TEST(ModelOps, WindowsAndShifts) {
                     return x.at({image, (window / 3) * 2 + i[1] / 2, (window % 3) * 2 + i[1] % 2, i[2]});
                   }));
   const T w = random_tensor({12, 4, 3}, 41);
-  expect_near_all(run1("window_reverse", {{"ws", 2}, {"height", 4}, {"width", 6}}, {&w}),
-                  make({2, 4, 6, 3}, [&](const Index& i) {
+  expect_near_all(run1("window_reverse", {{"ws", 2}, {"height", 4}, {"width", 6}}, {&w}), make({2, 4, 6, 3}, [&](const Index& i) {
                     return w.at({i[0] * 6 + (i[1] / 2) * 3 + i[2] / 2, (i[1] % 2) * 2 + i[2] % 2, i[3]});
                   }));
   expect_near_all(run1("cyclic_shift", {{"sh", 1}, {"sw", 4}}, {&x}), make({2, 4, 6, 3}, [&](const Index& i) {
@@ -238,8 +224,7 @@ TEST(ModelOps, PairRepresentationUpdates) {
   const T a = random_tensor({2, 3, 4, 2}, 50), b = random_tensor({2, 3, 5, 3}, 51);
   expect_near_all(run1("outer_product_mean", {}, {&a, &b}), make({2, 4, 5, 6}, [&](const Index& i) {
                     double acc = 0;
-                    for (int64_t t = 0; t < 3; ++t)
-                      acc += a.at({i[0], t, i[1], i[3] / 3}) * b.at({i[0], t, i[2], i[3] % 3});
+                    for (int64_t t = 0; t < 3; ++t) acc += a.at({i[0], t, i[1], i[3] / 3}) * b.at({i[0], t, i[2], i[3] % 3});
                     return acc / 3;
                   }));
   const T l = random_tensor({2, 4, 4, 3}, 52), r = random_tensor({2, 4, 4, 3}, 53);
@@ -265,12 +250,10 @@ TEST(ModelOps, HeadProjectionParallelismIsDerived) {
     s.R = R;
     return s;
   };
-  const auto heads = library().infer(
-      "head_proj", {},
-      {shape({2, 3, 4}, {1, 1, 1}, 1, 2), shape({2, 4, 3}, {2, 1, 1}, 1, 1), shape({2, 3}, {2, 1}, 1, 1)});
+  const auto heads =
+      library().infer("head_proj", {}, {shape({2, 3, 4}, {1, 1, 1}, 1, 2), shape({2, 4, 3}, {2, 1, 1}, 1, 1), shape({2, 3}, {2, 1}, 1, 1)});
   EXPECT_EQ(heads.at(0).D, (std::vector<int64_t>{1, 2, 1, 1}));
-  const auto reduction =
-      library().infer("head_proj_nobias", {}, {shape({2, 3, 4}, {1, 1, 2}, 1, 1), shape({2, 4, 3}, {1, 2, 1}, 1, 1)});
+  const auto reduction = library().infer("head_proj_nobias", {}, {shape({2, 3, 4}, {1, 1, 2}, 1, 1), shape({2, 4, 3}, {1, 2, 1}, 1, 1)});
   EXPECT_EQ(reduction.at(0).V, 2);
   // merge_axes reads its merged index through arithmetic: that dimension cannot be split.
   EXPECT_THROW(library().infer("merge_axes", {{"axis", 0}}, {shape({4, 3}, {2, 1}, 1, 1)}), LoomError);

@@ -32,8 +32,8 @@ NamedValues with_constants(const ImportedModel& imported, NamedValues feeds) {
 
 // A PyTorch-style 2-layer MLP: Gemm(x, W^T) with transB = 1, Relu, Gemm.
 TEST(OnnxImport, GemmWithTransposedInitializersComputesTheMlp) {
-  const TensorValue w1 = random_tensor({5, 4}, 1), b1 = random_tensor({5}, 2), w2 = random_tensor({3, 5}, 3),
-                    b2 = random_tensor({3}, 4), x = random_tensor({2, 4}, 5);
+  const TensorValue w1 = random_tensor({5, 4}, 1), b1 = random_tensor({5}, 2), w2 = random_tensor({3, 5}, 3), b2 = random_tensor({3}, 4),
+                    x = random_tensor({2, 4}, 5);
   OnnxModel m;
   m.input("x", {2, 4});
   m.initializer("fc1.weight", {5, 4}, floats(w1));
@@ -155,9 +155,8 @@ TEST(OnnxImport, DecomposedLayerNormBecomesOneOperator) {
         for (int64_t k = 0; k < 6; ++k) mu += x.at({b, t, k}) / 6;
         for (int64_t k = 0; k < 6; ++k) var += (x.at({b, t, k}) - mu) * (x.at({b, t, k}) - mu) / 6;
         for (int64_t k = 0; k < 6; ++k) {
-          const double want =
-              (x.at({b, t, k}) - mu) / std::sqrt(var + static_cast<double>(eps)) * static_cast<float>(gamma.at({k})) +
-              static_cast<float>(beta.at({k}));
+          const double want = (x.at({b, t, k}) - mu) / std::sqrt(var + static_cast<double>(eps)) * static_cast<float>(gamma.at({k})) +
+                              static_cast<float>(beta.at({k}));
           EXPECT_NEAR(y.at({b, t, k}), want, 1e-9);
         }
       }
@@ -364,8 +363,7 @@ TEST(OnnxImport, UnsupportedFormsOfSupportedOperatorsAreAllReported) {
     FAIL() << "unsupported attributes were accepted";
   } catch (const LoomError& e) {
     ASSERT_EQ(e.diagnostics().size(), 2u) << e.what();
-    EXPECT_NE(e.diagnostics()[0].message.find("'reflect_pad' (Pad): only constant padding"), std::string::npos)
-        << e.what();
+    EXPECT_NE(e.diagnostics()[0].message.find("'reflect_pad' (Pad): only constant padding"), std::string::npos) << e.what();
     EXPECT_NE(e.diagnostics()[1].message.find("'dilated_pool' (MaxPool): dilations"), std::string::npos) << e.what();
   }
 }

@@ -50,9 +50,9 @@ std::vector<std::string> zoo_names() {
 INSTANTIATE_TEST_SUITE_P(Zoo, EveryZooModel, ::testing::ValuesIn(zoo_names()));
 
 TEST(Zoo, ListsTheModelsOfTheIssueInOrder) {
-  EXPECT_EQ(zoo_names(), (std::vector<std::string>{"resnext50", "inception_v3", "bert_large", "dlrm", "xdl",
-                                                   "candle_uno", "mlp", "mlp_fig1", "alexnet", "resnet101", "rnntc",
-                                                   "rnnlm", "nmt", "swin", "gpt3", "mbart", "alphafold2"}));
+  EXPECT_EQ(zoo_names(),
+            (std::vector<std::string>{"resnext50", "inception_v3", "bert_large", "dlrm", "xdl", "candle_uno", "mlp", "mlp_fig1", "alexnet",
+                                      "resnet101", "rnntc", "rnnlm", "nmt", "swin", "gpt3", "mbart", "alphafold2"}));
 }
 
 // ---- parameter counts from the architectures ------------------------------------------------
@@ -138,8 +138,8 @@ TEST(ZooCounts, BertLargeHas335MParametersWithEmbeddingsAndPooler) {
 }
 
 TEST(ZooCounts, AlexNetHas61MParameters) {
-  const int64_t want = (3 * 64 * 121 + 64) + (64 * 192 * 25 + 192) + (192 * 384 * 9 + 384) + (384 * 256 * 9 + 256) +
-                       (256 * 256 * 9 + 256) + (9216 * 4096 + 4096) + (4096 * 4096 + 4096) + (4096 * 1000 + 1000);
+  const int64_t want = (3 * 64 * 121 + 64) + (64 * 192 * 25 + 192) + (192 * 384 * 9 + 384) + (384 * 256 * 9 + 256) + (256 * 256 * 9 + 256) +
+                       (9216 * 4096 + 4096) + (4096 * 4096 + 4096) + (4096 * 1000 + 1000);
   EXPECT_EQ(want, 61100840);
   const ModelStats s = stats_of("alexnet");
   EXPECT_EQ(s.parameters, want);
@@ -157,9 +157,8 @@ TEST(ZooCounts, MlpsMatchUnity) {
 }
 
 TEST(ZooCounts, DlrmUsesTheCriteoKaggleTables) {
-  const std::vector<int64_t> rows = {1460,  583,  10131227, 2202608, 305, 24,     12517,   633,   3,
-                                     93145, 5683, 8351593,  3194,    27,  14992,  5461306, 10,    5652,
-                                     2173,  4,    7046547,  18,      15,  286181, 105,     142572};
+  const std::vector<int64_t> rows = {1460, 583,   10131227, 2202608, 305,  24,   12517, 633,     3,  93145, 5683,   8351593, 3194,
+                                     27,   14992, 5461306,  10,      5652, 2173, 4,     7046547, 18, 15,    286181, 105,     142572};
   const int64_t embeddings = std::accumulate(rows.begin(), rows.end(), int64_t{0}) * 16;
   const int64_t bottom = (13 * 512 + 512) + (512 * 256 + 256) + (256 * 64 + 64) + (64 * 16 + 16);
   const int64_t top = (27 * 16 * 512 + 512) + (512 * 256 + 256) + (256 + 1);
@@ -225,8 +224,7 @@ TEST(ZooCounts, AlphaFold2EvoformerBlockFollowsTheSupplement) {
   const int64_t outer = 2 * cm + 2 * (cm * opm + opm) + (opm * opm * cz + cz);
   const int64_t triangle_mult = 2 * cz + 4 * (cz * cz + cz) + 2 * cz + (cz * cz + cz) + (cz * cz + cz);
   const int64_t triangle_attention = 2 * cz + 3 * cz * hp * d + (cz * hp * d + hp * d) + (hp * d * cz + cz) + cz * hp;
-  const int64_t want =
-      row + column + transition(cm) + outer + 2 * triangle_mult + 2 * triangle_attention + transition(cz);
+  const int64_t want = row + column + transition(cm) + outer + 2 * triangle_mult + 2 * triangle_attention + transition(cz);
   const ModelStats s = stats_of("alphafold2");
   EXPECT_EQ(s.parameters, want);
   // SuperScaler's table 2 gives 87M for 48 such blocks.
@@ -264,7 +262,6 @@ TEST(ZooParameters, UnknownModelsAndParametersAreNamed) {
 }
 
 // ---- small instances in the interpreter ------------------------------------------------------------
-
 
 TEST(ZooEvaluation, EveryModelHasASmallInstance) {
   for (const auto& name : zoo_names()) EXPECT_TRUE(tiny_sizes().count(name)) << name;
@@ -312,8 +309,7 @@ TEST(ZooEvaluation, Fig1MlpComputesReluOfProductsTimesWeights) {
 }
 
 TEST(ZooEvaluation, OneLstmStepMatchesTheGateEquations) {
-  const pcg::Graph g =
-      build_model(library(), "rnnlm", {{"batch", 2}, {"steps", 1}, {"layers", 1}, {"hidden", 3}, {"vocab", 5}});
+  const pcg::Graph g = build_model(library(), "rnnlm", {{"batch", 2}, {"steps", 1}, {"layers", 1}, {"hidden", 3}, {"vocab", 5}});
   const NamedValues v = random_values(library(), g, 11);
   const TensorValue &ids = v.at("input.tokens0"), &table = v.at("embedding"), &w = v.at("lstm.layer0.weight_ih"),
                     &u = v.at("lstm.layer0.weight_hh"), &bias = v.at("lstm.layer0.bias"), &h0 = v.at("lstm.layer0.h0"),
@@ -325,8 +321,7 @@ TEST(ZooEvaluation, OneLstmStepMatchesTheGateEquations) {
     std::vector<double> z(12), h(3);
     for (int64_t j = 0; j < 12; ++j) {
       z[static_cast<std::size_t>(j)] = bias.at({j});
-      for (int64_t p = 0; p < 3; ++p)
-        z[static_cast<std::size_t>(j)] += table.at({row, p}) * w.at({p, j}) + h0.at({b, p}) * u.at({p, j});
+      for (int64_t p = 0; p < 3; ++p) z[static_cast<std::size_t>(j)] += table.at({row, p}) * w.at({p, j}) + h0.at({b, p}) * u.at({p, j});
     }
     for (std::size_t j = 0; j < 3; ++j) {
       const double c = sigmoid(z[3 + j]) * c0.at({b, static_cast<int64_t>(j)}) + sigmoid(z[j]) * std::tanh(z[6 + j]);

@@ -17,27 +17,19 @@ class FakeCatalog : public OpCatalog {
  public:
   explicit FakeCatalog(std::int64_t relu_scale = 1) : relu_scale_(relu_scale) {}
 
-  bool has_op(const std::string& name) const override {
-    return name == "relu" || name == "matmul" || name == "split";
-  }
+  bool has_op(const std::string& name) const override { return name == "relu" || name == "matmul" || name == "split"; }
 
-  std::size_t input_count(const std::string& name) const override {
-    return name == "matmul" ? 2 : 1;
-  }
+  std::size_t input_count(const std::string& name) const override { return name == "matmul" ? 2 : 1; }
 
-  std::size_t output_count(const std::string& name) const override {
-    return name == "split" ? 2 : 1;
-  }
+  std::size_t output_count(const std::string& name) const override { return name == "split" ? 2 : 1; }
 
-  std::vector<ParallelShape> infer(const std::string& name, const AttrMap& attrs,
-                                   const std::vector<ParallelShape>& in) const override {
+  std::vector<ParallelShape> infer(const std::string& name, const AttrMap& attrs, const std::vector<ParallelShape>& in) const override {
     if (name == "relu") return {relu(in.at(0))};
     if (name == "matmul") return {matmul(in.at(0), in.at(1))};
     return split(attrs, in.at(0));
   }
 
-  TaskCost task_cost(const std::string& name, const AttrMap&,
-                     const std::vector<ParallelShape>& in) const override {
+  TaskCost task_cost(const std::string& name, const AttrMap&, const std::vector<ParallelShape>& in) const override {
     TaskCost cost;
     cost.bytes_read = static_cast<double>(in.at(0).elements()) * 4;
     if (name == "matmul") {
@@ -56,8 +48,7 @@ class FakeCatalog : public OpCatalog {
   static ParallelShape matmul(const ParallelShape& a, const ParallelShape& b) {
     if (a.rank() != 2 || b.rank() != 2) throw LoomError("matmul needs two rank-2 inputs");
     if (a.dims[1] != b.dims[0]) {
-      throw LoomError("matmul: inner sizes differ (" + std::to_string(a.dims[1]) + " vs " +
-                      std::to_string(b.dims[0]) + ")");
+      throw LoomError("matmul: inner sizes differ (" + std::to_string(a.dims[1]) + " vs " + std::to_string(b.dims[0]) + ")");
     }
     if (a.D[1] != b.D[0]) throw LoomError("matmul: k is split differently in the two inputs");
     if (a.tasks() != b.tasks()) throw LoomError("matmul: inputs run as different task counts");

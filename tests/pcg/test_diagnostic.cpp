@@ -13,9 +13,7 @@ TEST(SourceLocation, PrintsOnlyTheKnownParts) {
   EXPECT_EQ((SourceLocation{"", 4, 2}.to_string()), "4:2");
 }
 
-TEST(SourceLocation, ColumnWithoutLineIsDropped) {
-  EXPECT_EQ((SourceLocation{"a.loom", 0, 5}.to_string()), "a.loom");
-}
+TEST(SourceLocation, ColumnWithoutLineIsDropped) { EXPECT_EQ((SourceLocation{"a.loom", 0, 5}.to_string()), "a.loom"); }
 
 TEST(Diagnostic, PrefixesTheLocation) {
   EXPECT_EQ((Diagnostic{{"a.loom", 3, 7}, "bad index"}.to_string()), "a.loom:3:7: bad index");
@@ -23,8 +21,7 @@ TEST(Diagnostic, PrefixesTheLocation) {
 }
 
 TEST(LoomError, WhatJoinsEveryDiagnostic) {
-  const LoomError error(
-      {Diagnostic{{"a.loom", 1, 2}, "first"}, Diagnostic{{"b.loom", 3, 0}, "second"}});
+  const LoomError error({Diagnostic{{"a.loom", 1, 2}, "first"}, Diagnostic{{"b.loom", 3, 0}, "second"}});
   EXPECT_STREQ(error.what(), "a.loom:1:2: first\nb.loom:3: second");
   ASSERT_EQ(error.diagnostics().size(), 2u);
   EXPECT_EQ(error.diagnostics()[1].message, "second");

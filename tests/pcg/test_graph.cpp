@@ -12,9 +12,7 @@ using test_support::contains;
 using test_support::error_of;
 using test_support::FakeCatalog;
 
-ParallelShape shape(std::vector<std::int64_t> dims) {
-  return ParallelShape::unpartitioned(std::move(dims));
-}
+ParallelShape shape(std::vector<std::int64_t> dims) { return ParallelShape::unpartitioned(std::move(dims)); }
 
 // x[8, 4] -> matmul with w[4, 16] ("fc1") -> relu ("act") -> output.
 struct Mlp {
@@ -76,8 +74,7 @@ TEST(Graph, AddNodeInfersParallelDegrees) {
   ParallelShape b = shape({4, 6});
   b.D = {2, 1};
   b.R = 2;
-  const int mm =
-      g.add_node(catalog, "matmul", {}, {{g.add_input("a", a), 0}, {g.add_input("b", b), 0}});
+  const int mm = g.add_node(catalog, "matmul", {}, {{g.add_input("a", a), 0}, {g.add_input("b", b), 0}});
   EXPECT_EQ(g.shape_of({mm, 0}).to_string(), "[8/2, 6]{V2}");
 }
 
@@ -95,9 +92,7 @@ TEST(Graph, UnknownOpNamesNodeAndOp) {
   const FakeCatalog catalog;
   Graph g;
   const int x = g.add_input("x", shape({8}));
-  const std::string message = error_of([&] {
-    g.add_node(catalog, "softmax", {}, {{x, 0}}, "probs");
-  });
+  const std::string message = error_of([&] { g.add_node(catalog, "softmax", {}, {{x, 0}}, "probs"); });
   EXPECT_TRUE(contains(message, "node 1 \"probs\" (op softmax)"));
   EXPECT_TRUE(contains(message, "unknown operator"));
   EXPECT_EQ(g.size(), 1u);
@@ -130,9 +125,7 @@ TEST(Graph, CatalogRejectionIsPrefixedWithTheNode) {
   Graph g;
   const int a = g.add_input("a", shape({8, 4}));
   const int b = g.add_input("b", shape({5, 2}));
-  const std::string message = error_of([&] {
-    g.add_node(catalog, "matmul", {}, {{a, 0}, {b, 0}}, "bad");
-  });
+  const std::string message = error_of([&] { g.add_node(catalog, "matmul", {}, {{a, 0}, {b, 0}}, "bad"); });
   EXPECT_TRUE(contains(message, "node 2 \"bad\" (op matmul): matmul: inner sizes differ (4 vs 5)"));
   EXPECT_EQ(g.size(), 2u);
 }
@@ -142,10 +135,7 @@ TEST(Graph, NamesMustBeUniqueAndInputsNamed) {
   Graph g;
   const int x = g.add_input("x", shape({8}));
   EXPECT_TRUE(contains(error_of([&] { g.add_input("x", shape({4})); }), "already used by node 0"));
-  EXPECT_TRUE(contains(error_of([&] {
-                         g.add_node(catalog, "relu", {}, {{x, 0}}, "x");
-                       }),
-                       "already used"));
+  EXPECT_TRUE(contains(error_of([&] { g.add_node(catalog, "relu", {}, {{x, 0}}, "x"); }), "already used"));
   EXPECT_TRUE(contains(error_of([&] { g.add_input("", shape({4})); }), "need a name"));
   g.add_node(catalog, "relu", {}, {{x, 0}});
   g.add_node(catalog, "relu", {}, {{x, 0}});  // several unnamed nodes are fine

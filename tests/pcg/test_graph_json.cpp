@@ -110,8 +110,7 @@ TEST_F(GraphJsonErrors, MissingVersion) {
 
 TEST_F(GraphJsonErrors, UnsupportedVersion) {
   j["version"] = 2;
-  EXPECT_TRUE(
-      contains(load_error(j), "version: unsupported version 2 (this build reads version 1)"));
+  EXPECT_TRUE(contains(load_error(j), "version: unsupported version 2 (this build reads version 1)"));
   j["version"] = "1";
   EXPECT_TRUE(contains(load_error(j), "unsupported version \"1\""));
 }
@@ -131,8 +130,7 @@ TEST_F(GraphJsonErrors, UnknownOp) {
 
 TEST_F(GraphJsonErrors, DanglingNode) {
   j["nodes"][2]["inputs"][1]["node"] = 17;
-  EXPECT_TRUE(
-      contains(load_error(j), "nodes[2].inputs[1]: node 17 does not exist (there are 6 nodes)"));
+  EXPECT_TRUE(contains(load_error(j), "nodes[2].inputs[1]: node 17 does not exist (there are 6 nodes)"));
   j["outputs"][0]["node"] = 17;
   j["nodes"][2]["inputs"][1]["node"] = 1;
   EXPECT_TRUE(contains(load_error(j), "outputs[0]: node 17 does not exist (there are 6 nodes)"));

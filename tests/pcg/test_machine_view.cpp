@@ -50,8 +50,7 @@ TEST(MachineView, FromJsonRejectsBadDevices) {
   EXPECT_THROW(json::parse(R"({"devices":3})").get<MachineView>(), LoomError);
   EXPECT_THROW(json::parse(R"([0,1])").get<MachineView>(), LoomError);
   EXPECT_THROW(json::parse(R"({"devices":[0],"extra":1})").get<MachineView>(), LoomError);
-  const std::string message =
-      error_of([] { json::parse(R"({"devices":[0,-1]})").get<MachineView>(); });
+  const std::string message = error_of([] { json::parse(R"({"devices":[0,-1]})").get<MachineView>(); });
   EXPECT_TRUE(contains(message, "'devices[1]' must be a non-negative device id"));
 }
 

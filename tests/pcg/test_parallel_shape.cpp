@@ -13,8 +13,8 @@ using nlohmann::json;
 using test_support::contains;
 using test_support::error_of;
 
-ParallelShape make(std::vector<std::int64_t> dims, std::vector<std::int64_t> D,
-                   std::vector<std::int64_t> P, std::int64_t V = 1, std::int64_t R = 1) {
+ParallelShape make(std::vector<std::int64_t> dims, std::vector<std::int64_t> D, std::vector<std::int64_t> P, std::int64_t V = 1,
+                   std::int64_t R = 1) {
   ParallelShape s;
   s.dims = std::move(dims);
   s.D = std::move(D);
@@ -94,8 +94,7 @@ TEST(ParallelShape, FromJsonRejectsWrongRank) {
 
 TEST(ParallelShape, FromJsonRejectsNonPositiveValues) {
   EXPECT_TRUE(contains(parse_error(R"({"dims":[8,0]})"), "'dims[1]' must be at least 1, got 0"));
-  EXPECT_TRUE(
-      contains(parse_error(R"({"dims":[8],"D":[-2]})"), "'D[0]' must be at least 1, got -2"));
+  EXPECT_TRUE(contains(parse_error(R"({"dims":[8],"D":[-2]})"), "'D[0]' must be at least 1, got -2"));
   EXPECT_TRUE(contains(parse_error(R"({"dims":[8],"V":0})"), "'V' must be at least 1"));
   EXPECT_TRUE(contains(parse_error(R"({"dims":[8],"R":-1})"), "'R' must be at least 1"));
 }
@@ -121,14 +120,8 @@ TEST(ParallelShape, FromJsonLeavesTargetUntouchedOnError) {
 
 TEST(ParallelShape, ValidateRejectsCountsBeyond64Bits) {
   const std::int64_t big = std::int64_t{1} << 40;
-  EXPECT_TRUE(contains(error_of([&] {
-                         ParallelShape::unpartitioned({big, big}).validate();
-                       }),
-                       "element count"));
-  EXPECT_TRUE(contains(error_of([&] {
-                         make({big, big}, {big, 1}, {1, 1}, 1, big).validate();
-                       }),
-                       "does not fit in 64 bits"));
+  EXPECT_TRUE(contains(error_of([&] { ParallelShape::unpartitioned({big, big}).validate(); }), "element count"));
+  EXPECT_TRUE(contains(error_of([&] { make({big, big}, {big, 1}, {1, 1}, 1, big).validate(); }), "does not fit in 64 bits"));
   EXPECT_NO_THROW(make({8, 4}, {2, 4}, {2, 1}, 3, 3).validate());
 }
 

@@ -21,7 +21,8 @@ TEST(PieceMoves, RegionsOfAPartitionedTensor) {
 }
 
 TEST(PieceMoves, CombineGathersEveryBlock) {
-  const std::vector<PieceMove> moves = piece_moves(layout({8, 4}, {4, 1}), MachineView{{0, 1, 2, 3}}, layout({8, 4}, {1, 1}), MachineView{{0}});
+  const std::vector<PieceMove> moves =
+      piece_moves(layout({8, 4}, {4, 1}), MachineView{{0, 1, 2, 3}}, layout({8, 4}, {1, 1}), MachineView{{0}});
   ASSERT_EQ(moves.size(), 4u);
   std::int64_t total = 0;
   for (std::size_t i = 0; i < moves.size(); ++i) {
@@ -34,7 +35,8 @@ TEST(PieceMoves, CombineGathersEveryBlock) {
 
 TEST(PieceMoves, ReduceSumsEveryPartialIntoEachPiece) {
   // [4, 4]{V2} on devices 0, 1 to [4/2, 4] on devices 0, 1: each new row block sums both partials' rows.
-  const std::vector<PieceMove> moves = piece_moves(layout({4, 4}, {1, 1}, 2), MachineView{{0, 1}}, layout({4, 4}, {2, 1}), MachineView{{0, 1}});
+  const std::vector<PieceMove> moves =
+      piece_moves(layout({4, 4}, {1, 1}, 2), MachineView{{0, 1}}, layout({4, 4}, {2, 1}), MachineView{{0, 1}});
   ASSERT_EQ(moves.size(), 4u);
   EXPECT_EQ(moves[0], (PieceMove{0, 0, Region{{0, 0}, {2, 4}}}));
   EXPECT_EQ(moves[1], (PieceMove{1, 0, Region{{0, 0}, {2, 4}}}));

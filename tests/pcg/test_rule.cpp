@@ -40,8 +40,8 @@ TEST(Rule, LibraryRoundTripIsExact) {
   lib.rules.push_back(sample_rule(catalog));
   Rule verified = sample_rule(catalog);
   verified.id = "r2";
-  verified.verification = Verification{VerificationStatus::Proved, {"a1", "a2"}, "", "", 0.25, "0123456789abcdef",
-                                       {{"a1", "1111", 4}, {"a2", "2222", 4}}, "0.1.0"};
+  verified.verification = Verification{
+      VerificationStatus::Proved, {"a1", "a2"}, "", "", 0.25, "0123456789abcdef", {{"a1", "1111", 4}, {"a2", "2222", 4}}, "0.1.0"};
   lib.rules.push_back(verified);
   const json j = rule_library_to_json(lib);
   EXPECT_EQ(j["format"], kRuleFormat);
@@ -62,7 +62,8 @@ TEST(Rule, LibraryRoundTripIsExact) {
 TEST(Rule, ClassifiesByTheOperatorsItUses) {
   FakeCatalog catalog;
   Graph relu_only;
-  relu_only.mark_output({relu_only.add_node(catalog, "relu", {}, {{relu_only.add_input("x", ParallelShape::unpartitioned({4, 6})), 0}}), 0});
+  relu_only.mark_output(
+      {relu_only.add_node(catalog, "relu", {}, {{relu_only.add_input("x", ParallelShape::unpartitioned({4, 6})), 0}}), 0});
   EXPECT_EQ(classify_rule(relu_only, relu_only, is_parallel_op), RuleCategory::Algebraic);
   Rule r = sample_rule(catalog);
   EXPECT_EQ(r.category, RuleCategory::Parallel);  // the compute ops (one relu) are the same on both sides
@@ -81,7 +82,8 @@ TEST(Rule, ErrorsNameTheJsonPath) {
 
   json bad_category = j;
   bad_category["rules"][0]["category"] = "magic";
-  EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(bad_category, catalog); }), "rules[0].category: unknown rule category \"magic\""));
+  EXPECT_TRUE(
+      contains(error_of([&] { rule_library_from_json(bad_category, catalog); }), "rules[0].category: unknown rule category \"magic\""));
 
   json bad_node = j;
   bad_node["rules"][0]["rhs"]["nodes"][1]["op"] = "frobnicate";
@@ -89,7 +91,8 @@ TEST(Rule, ErrorsNameTheJsonPath) {
 
   json stray_input = j;
   stray_input["rules"][0]["rhs"]["nodes"][0]["name"] = "y";
-  EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(stray_input, catalog); }), "input \"y\" is not an input of the left-hand side"));
+  EXPECT_TRUE(
+      contains(error_of([&] { rule_library_from_json(stray_input, catalog); }), "input \"y\" is not an input of the left-hand side"));
 
   json no_outputs = j;
   no_outputs["rules"][0]["rhs"]["outputs"] = json::array();
@@ -97,7 +100,8 @@ TEST(Rule, ErrorsNameTheJsonPath) {
 
   json bad_status = j;
   bad_status["rules"][0]["verification"] = {{"status", "probably"}};
-  EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(bad_status, catalog); }), "rules[0].verification.status: unknown verification status"));
+  EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(bad_status, catalog); }),
+                       "rules[0].verification.status: unknown verification status"));
 
   json other_shape = j;  // the right-hand side gives the whole relu, not its half
   other_shape["rules"][0]["rhs"]["outputs"][0] = {{"node", 1}, {"port", 0}};

@@ -68,7 +68,8 @@ inline void expect_same_as_logical(const pcg::Graph& model, const pcg::Graph& pl
   for (const auto& [name, w] : want) {
     const Tensor<double>& g = got.at(name);
     ASSERT_EQ(g.dims, w.dims) << name;
-    for (std::size_t k = 0; k < w.data.size(); ++k) ASSERT_NEAR(g.data[k], w.data[k], 1e-9 * (1 + std::abs(w.data[k]))) << name << "[" << k << "]";
+    for (std::size_t k = 0; k < w.data.size(); ++k)
+      ASSERT_NEAR(g.data[k], w.data[k], 1e-9 * (1 + std::abs(w.data[k]))) << name << "[" << k << "]";
   }
 }
 
@@ -132,7 +133,7 @@ inline pcg::Graph collective_plan_in_pairs() {
   const int px = g.add_node(library(), "partition", {{"dim", 1}, {"degree", 2}}, {{x, 0}});
   const int pw = g.add_node(library(), "partition", {{"dim", 0}, {"degree", 2}}, {{w, 0}});
   const int mm = g.add_node(library(), "matmul", {}, {{px, 0}, {pw, 0}});
-  const int rows = g.add_node(library(), "partition", {{"dim", 0}, {"degree", 2}}, {{mm, 0}});  // task v * 2 + row block
+  const int rows = g.add_node(library(), "partition", {{"dim", 0}, {"degree", 2}}, {{mm, 0}});       // task v * 2 + row block
   const int rs = g.add_node(library(), "reduce_scatter", {{"dim", 1}, {"degree", 2}}, {{rows, 0}});  // task row block * 2 + column block
   const int act = g.add_node(library(), "relu", {}, {{rs, 0}});
   const int ag = g.add_node(library(), "all_gather", {{"dim", 1}, {"degree", 2}}, {{act, 0}});  // task replica * 2 + row block

@@ -63,8 +63,8 @@ TEST(DerivedGradient, MatchesFiniteDifferencesOnBundledOperators) {
 }
 
 TEST(DerivedGradient, DifferentiatesAnOperatorWrittenInTheSpecLanguage) {
-  const Library lib = Library::from_text(
-      "op squash(x: [n], y: [n]) -> [n] { out[i] = x[i] * exp(y[i]) / (1 + x[i] * x[i]) + max(j < n) (x[j] * y[i]); }");
+  const Library lib =
+      Library::from_text("op squash(x: [n], y: [n]) -> [n] { out[i] = x[i] * exp(y[i]) / (1 + x[i] * x[i]) + max(j < n) (x[j] * y[i]); }");
   EXPECT_LT(gradient_error(lib, "squash", {}, {{5}, {5}}), 1e-7);
 }
 

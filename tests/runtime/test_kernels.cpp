@@ -188,9 +188,7 @@ TEST_P(NativeKernel, AgreesWithTheInterpreterInDouble) { EXPECT_LT(worst_differe
 TEST_P(NativeKernel, AgreesWithTheInterpreterInFloat) { EXPECT_LT(worst_difference<float>(GetParam()), 1e-4); }
 
 INSTANTIATE_TEST_SUITE_P(EveryKernel, NativeKernel, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<KernelCase>& info) {
-                           return info.param.op + "_" + std::to_string(info.index);
-                         });
+                         [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.op + "_" + std::to_string(info.index); });
 
 TEST(NativeKernels, EveryRegisteredKernelIsTested) {
   std::set<std::string> tested;

@@ -25,7 +25,8 @@ Tensor<double> cut(const Tensor<double>& whole, const pcg::Region& box) {
   std::size_t k = 0;
   for (std::int64_t a = box.lo[0]; a < box.hi[0]; ++a)
     for (std::int64_t b = box.lo[1]; b < box.hi[1]; ++b)
-      for (std::int64_t c = box.lo[2]; c < box.hi[2]; ++c) piece.data[k++] = whole.data[static_cast<std::size_t>((a * kDims[1] + b) * kDims[2] + c)];
+      for (std::int64_t c = box.lo[2]; c < box.hi[2]; ++c)
+        piece.data[k++] = whole.data[static_cast<std::size_t>((a * kDims[1] + b) * kDims[2] + c)];
   return piece;
 }
 
@@ -47,7 +48,8 @@ void expect_shares_make_the_whole(LossKind kind, const Tensor<double>& output, c
     const LossValue<double> share = compute_loss(kind, cut(output, box), box, kDims, target, probabilities);
     total += share.loss;
     EXPECT_EQ(share.grad.dims, box.extent());
-    EXPECT_EQ(share.grad.data, cut(whole.grad, box).data) << "the gradient of box from " << box.lo[0] << ", " << box.lo[1] << ", " << box.lo[2];
+    EXPECT_EQ(share.grad.data, cut(whole.grad, box).data)
+        << "the gradient of box from " << box.lo[0] << ", " << box.lo[1] << ", " << box.lo[2];
   }
   EXPECT_NEAR(total, whole.loss, 1e-12 * std::abs(whole.loss));
   EXPECT_GT(std::abs(whole.loss), 0);

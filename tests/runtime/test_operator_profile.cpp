@@ -185,7 +185,8 @@ TEST(OperatorProfile, ARecordedLayoutChangeReplacesItsBytesInTheTaskGraph) {
   std::vector<OperatorTime> times(plan().size());
   for (const pcg::Node& n : plan().nodes())
     if (is_layout_change(n))
-      times[static_cast<std::size_t>(n.id)] = OperatorTime{n.tasks() * (n.id + 1) * 1e-4, n.tasks() * (n.id + 1) * 3e-4, n.tasks(), n.tasks()};
+      times[static_cast<std::size_t>(n.id)] =
+          OperatorTime{n.tasks() * (n.id + 1) * 1e-4, n.tasks() * (n.id + 1) * 3e-4, n.tasks(), n.tasks()};
   search::ProfileDatabase db;
   record_profiles(operator_profiles(library(), plan(), host(), times), db);
   const search::CostModel measured(library(), host(), &db);
@@ -265,7 +266,8 @@ TEST(OperatorProfile, AWeightUpdateIsKeyedByTheBoxEachProcessUpdates) {
   // Each device's update task: the measured updates of the boxes it holds, and no launch.
   std::vector<double> want(kDevices, 0);
   for (const auto& [weight, held] : boxes)
-    for (const auto& [device, regions] : held) want[static_cast<std::size_t>(device)] += static_cast<double>(regions.size()) * (weight + 1) * 1e-6;
+    for (const auto& [device, regions] : held)
+      want[static_cast<std::size_t>(device)] += static_cast<double>(regions.size()) * (weight + 1) * 1e-6;
   const search::TaskGraph tasks = search::build_task_graph(megatron, search::CostModel(library(), host(), &db));
   int updates = 0;
   for (const search::SimTask& t : tasks.tasks) {
@@ -302,7 +304,8 @@ TEST(OperatorProfile, RejectsTimesOfAnotherGraph) {
     operator_profiles(library(), plan(), host(), std::vector<OperatorTime>(plan().size() + 1));
     ADD_FAILURE() << "times of another graph were accepted";
   } catch (const LoomError& e) {
-    EXPECT_NE(std::string(e.what()).find(std::to_string(plan().size() + 1) + " operator times for a graph of " + std::to_string(plan().size()) + " nodes"),
+    EXPECT_NE(std::string(e.what()).find(std::to_string(plan().size() + 1) + " operator times for a graph of " +
+                                         std::to_string(plan().size()) + " nodes"),
               std::string::npos)
         << e.what();
   }

@@ -99,7 +99,6 @@ void add_into(Tensor<double>& whole, const pcg::Region& box, const Tensor<double
   for_each_in(whole.dims, box, [&](std::size_t at, std::size_t i) { whole.data[at] += piece.data[i]; });
 }
 
-
 // One legal way to run the op on pieces: input `input`'s dimension `dim` split `degree` ways.
 struct Split {
   std::size_t input = 0, dim = 0;
@@ -191,8 +190,8 @@ TEST_P(PieceOffsets, PiecesAssembleToTheWholeResultNativeAndInterpreted) {
   std::mt19937_64 rng(9);
   std::vector<Tensor<double>> output_grads;
   for (const Tensor<double>& o : want.outputs) output_grads.push_back(uniform_tensor(o.dims, rng));
-  want.input_grads = whole_kernel.backward(
-      {whole_call, pointers(want.outputs), pointers(output_grads), std::vector<bool>(inputs.size(), true)});
+  want.input_grads =
+      whole_kernel.backward({whole_call, pointers(want.outputs), pointers(output_grads), std::vector<bool>(inputs.size(), true)});
 
   const std::vector<Split> splits = legal_splits(c);
   ASSERT_GE(splits.size(), 2u) << c.op << " has too few legal splits to test";

@@ -72,7 +72,8 @@ TEST(ShardedExecutor, ReduceScatterAndAllGatherPlansMatchTheModel) {
 TEST(ShardedExecutor, OneProcessRunsNoCollective) {
   const pcg::Graph plan = collective_plan(4);
   ShardedExecutor<double> e(library(), plan, builtin_kernels(), local, {"w"}, 4);
-  for (Collective kind : {Collective::allreduce, Collective::reduce_scatter, Collective::all_gather}) EXPECT_TRUE(e.collective_nodes(kind).empty());
+  for (Collective kind : {Collective::allreduce, Collective::reduce_scatter, Collective::all_gather})
+    EXPECT_TRUE(e.collective_nodes(kind).empty());
 }
 
 TEST(ShardedExecutor, FindsReduceScatterAndAllGatherAmongProcesses) {

@@ -246,8 +246,7 @@ TEST(Training, CrossEntropyReadsProbabilitiesWhereTheSpecNotesThem) {
   classifier.mark_output({classifier.add_node(bundled_library(), "softmax", {}, {{logits, 0}}), 0});
   EXPECT_TRUE(output_is_probabilities(bundled_library(), classifier));
   const search::Machine machine = search::load_machine("summit").with_devices_per_node(2);
-  const pcg::Graph plan =
-      search::materialize(classifier, search::data_parallel(bundled_library(), classifier, machine), bundled_library());
+  const pcg::Graph plan = search::materialize(classifier, search::data_parallel(bundled_library(), classifier, machine), bundled_library());
   ASSERT_NE(plan.node(plan.outputs().front().node).op, "softmax");
   EXPECT_TRUE(output_is_probabilities(bundled_library(), plan));  // behind the combine
   const spec::Library lib = spec::Library::from_text(
@@ -264,7 +263,8 @@ TEST(Training, CrossEntropyReadsProbabilitiesWhereTheSpecNotesThem) {
 
 TEST(Initialization, DependsOnTheSeedAndTheNameOnly) {
   const pcg::Graph g = small_mlp();
-  const auto a = initial_weights(bundled_library(), g, 1), b = initial_weights(bundled_library(), g, 1), c = initial_weights(bundled_library(), g, 2);
+  const auto a = initial_weights(bundled_library(), g, 1), b = initial_weights(bundled_library(), g, 1),
+             c = initial_weights(bundled_library(), g, 2);
   EXPECT_EQ(a.at("fc2.weight").data, b.at("fc2.weight").data);
   EXPECT_NE(a.at("fc2.weight").data, c.at("fc2.weight").data);
   EXPECT_NE(named_seed(1, "fc1.weight"), named_seed(1, "fc2.weight"));
@@ -319,7 +319,8 @@ TEST(Initialization, TheBundledNormalizationsAndConvolutionsKeepTheirRoles) {
   };
   const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({2, 3, 8, 8}));
   const int kernel = weight("kernel", {5, 3, 3, 3});
-  const int conv = g.add_node(lib, "conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}}, {{x, 0}, {kernel, 0}});
+  const int conv =
+      g.add_node(lib, "conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}}, {{x, 0}, {kernel, 0}});
   const int scale = weight("scale", {5}), bias = weight("bias", {5}), mean = weight("mean", {5}), var = weight("var", {5});
   const int bn = g.add_node(lib, "batchnorm", {}, {{conv, 0}, {scale, 0}, {bias, 0}, {mean, 0}, {var, 0}});
   const int gamma = weight("gamma", {8}), beta = weight("beta", {8});
@@ -328,7 +329,8 @@ TEST(Initialization, TheBundledNormalizationsAndConvolutionsKeepTheirRoles) {
   EXPECT_EQ(fan_in(lib, g, kernel), 3 * 3 * 3);
   EXPECT_EQ(trainable_weights(lib, g), (std::set<std::string>{"beta", "bias", "gamma", "kernel", "scale"}));
   const auto weights = initial_weights(lib, g, 1);
-  for (const auto& [name, value] : std::map<std::string, double>{{"scale", 1}, {"bias", 0}, {"mean", 0}, {"var", 1}, {"gamma", 1}, {"beta", 0}})
+  for (const auto& [name, value] :
+       std::map<std::string, double>{{"scale", 1}, {"bias", 0}, {"mean", 0}, {"var", 1}, {"gamma", 1}, {"beta", 0}})
     for (double v : weights.at(name).data) EXPECT_EQ(v, value) << name;
   const models::NamedValues values = models::random_values(lib, g, 3);
   for (double v : values.at("var").data) EXPECT_GT(v, 0) << "a variance noted @positive";

@@ -55,8 +55,7 @@ inline std::string plan_test_name(const ::testing::TestParamInfo<PlanKind>& info
   return name;
 }
 
-inline const auto all_plan_kinds =
-    ::testing::Values(PlanKind::DataParallel, PlanKind::Megatron, PlanKind::Reduction, PlanKind::Optimized);
+inline const auto all_plan_kinds = ::testing::Values(PlanKind::DataParallel, PlanKind::Megatron, PlanKind::Reduction, PlanKind::Optimized);
 
 inline search::Machine machine_of(int devices) { return search::load_machine("summit").with_devices_per_node(devices); }
 

@@ -6,10 +6,10 @@
 #include <map>
 #include <set>
 
+#include "cuda_test_support.hpp"
 #include "loom/runtime/cuda/cuda_kernels.hpp"
 #include "loom/runtime/interpreter_kernel.hpp"
 #include "loom/runtime/kernel_registry.hpp"
-#include "cuda_test_support.hpp"
 #include "runtime_test_support.hpp"
 
 namespace loom::runtime {
@@ -27,7 +27,7 @@ struct CudaCase {
   pcg::AttrMap attrs;
   std::vector<std::vector<std::int64_t>> inputs;
   std::map<std::size_t, std::pair<double, double>> ranges;  // input -> value range, default [-1, 1]
-  std::map<std::size_t, std::int64_t> ids = {};              // input -> integer ids in [0, value)
+  std::map<std::size_t, std::int64_t> ids = {};             // input -> integer ids in [0, value)
   // For a call on pieces of logical values: each input's region and logical dimensions.
   std::vector<pcg::Region> regions = {};
   std::vector<std::vector<std::int64_t>> logical_dims = {};
@@ -45,7 +45,9 @@ CudaCase on_pieces(CudaCase c, const std::vector<std::vector<std::int64_t>>& off
   return c;
 }
 
-std::ostream& operator<<(std::ostream& os, const CudaCase& c) { return testing::describe_case(os, c.op, c.attrs, c.inputs, !c.regions.empty()); }
+std::ostream& operator<<(std::ostream& os, const CudaCase& c) {
+  return testing::describe_case(os, c.op, c.attrs, c.inputs, !c.regions.empty());
+}
 
 const std::vector<CudaCase>& cases() {
   const std::pair<double, double> positive{0.5, 1.5};
@@ -179,8 +181,7 @@ const std::vector<CudaCase>& cases() {
       {"outer_product_mean", {}, {{7, 3, 2}, {7, 4, 3}}, {}},
       {"outer_product_mean", {}, {{2, 3, 4, 5, 2}, {2, 3, 4, 3, 3}}, {}},
       // Sequences 2 .. 4 of 5: partial sums of the mean over all five.
-      on_pieces({"outer_product_mean", {}, {{2, 3, 4, 2}, {2, 3, 3, 3}}, {}}, {{0, 2, 0, 0}, {0, 2, 0, 0}},
-                {{2, 5, 4, 2}, {2, 5, 3, 3}}),
+      on_pieces({"outer_product_mean", {}, {{2, 3, 4, 2}, {2, 3, 3, 3}}, {}}, {{0, 2, 0, 0}, {0, 2, 0, 0}}, {{2, 5, 4, 2}, {2, 5, 3, 3}}),
       {"triangle_mult_out", {}, {{2, 5, 5, 3}, {2, 5, 5, 3}}, {}},
       {"triangle_mult_out", {}, {{6, 6, 4}, {6, 6, 4}}, {}},
       {"triangle_mult_out", {}, {{2, 2, 9, 9, 3}, {2, 2, 9, 9, 3}}, {}},
@@ -251,9 +252,7 @@ TEST_P(CudaKernel, AgreesWithTheCpuKernelInDouble) { EXPECT_LT(worst_difference<
 TEST_P(CudaKernel, AgreesWithTheCpuKernelInFloat) { EXPECT_LT(worst_difference<float>(GetParam()), 1e-4); }
 
 INSTANTIATE_TEST_SUITE_P(EveryKernel, CudaKernel, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<CudaCase>& info) {
-                           return info.param.op + "_" + std::to_string(info.index);
-                         });
+                         [](const ::testing::TestParamInfo<CudaCase>& info) { return info.param.op + "_" + std::to_string(info.index); });
 
 // Only the gradients asked for are computed; the others may come back empty.
 TEST(CudaKernels, ComputesOnlyTheWantedGradients) {

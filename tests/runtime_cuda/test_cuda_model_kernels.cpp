@@ -6,10 +6,10 @@
 
 #include <cmath>
 
+#include "cuda_test_support.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/cuda/cuda_kernels.hpp"
 #include "loom/runtime/kernel_registry.hpp"
-#include "cuda_test_support.hpp"
 #include "runtime_test_support.hpp"
 
 namespace loom::runtime {
@@ -30,7 +30,9 @@ struct ModelCase {
   std::vector<Dims> logical = {};
 };
 
-std::ostream& operator<<(std::ostream& os, const ModelCase& c) { return testing::describe_case(os, c.op, c.attrs, c.inputs, !c.offsets.empty()); }
+std::ostream& operator<<(std::ostream& os, const ModelCase& c) {
+  return testing::describe_case(os, c.op, c.attrs, c.inputs, !c.offsets.empty());
+}
 
 // The call of the case on `inputs`, with its pieces' regions when it has any.
 template <class T>

@@ -16,16 +16,24 @@ class PassingTransport : public Transport {
   void move_values(const std::vector<Message>& s, const std::vector<Message>& r) override {
     pass("exchange", [&] { inner_.move_values(s, r); });
   }
-  void sum_values(HostValues v, const std::vector<int>* g) override { pass("sum", [&] { inner_.sum_values(v, g); }); }
+  void sum_values(HostValues v, const std::vector<int>* g) override {
+    pass("sum", [&] { inner_.sum_values(v, g); });
+  }
   void gather_values(HostValues m, HostValues a, const std::vector<int>& g) override {
     pass("all_gather", [&] { inner_.gather_values(m, a, g); });
   }
   void scatter_sums(HostValues a, HostValues m, const std::vector<int>& g) override {
     pass("reduce_scatter", [&] { inner_.scatter_sums(a, m, g); });
   }
-  void start_sum_values(HostValues v, const std::vector<int>& g) override { pass("start_sum", [&] { inner_.start_sum_values(v, g); }); }
-  void progress() override { pass("progress", [&] { inner_.progress(); }); }
-  void finish_sums() override { pass("finish_sums", [&] { inner_.finish_sums(); }); }
+  void start_sum_values(HostValues v, const std::vector<int>& g) override {
+    pass("start_sum", [&] { inner_.start_sum_values(v, g); });
+  }
+  void progress() override {
+    pass("progress", [&] { inner_.progress(); });
+  }
+  void finish_sums() override {
+    pass("finish_sums", [&] { inner_.finish_sums(); });
+  }
 
  protected:
   virtual void pass(const char* call, const std::function<void()>& run) = 0;

@@ -112,7 +112,8 @@ TEST(MpiExecution, LayoutChangeTimesLeaveOutTheTransport) {
     const OperatorTime& t = e.operator_times()[static_cast<std::size_t>(n.id)];
     layout_seconds += t.forward_seconds + t.backward_seconds;
     std::int64_t held = 0;
-    for (std::int64_t task = 0; task < n.tasks(); ++task) held += (n.view ? n.view->devices[static_cast<std::size_t>(task)] : static_cast<int>(task)) == world().rank() ? 1 : 0;
+    for (std::int64_t task = 0; task < n.tasks(); ++task)
+      held += (n.view ? n.view->devices[static_cast<std::size_t>(task)] : static_cast<int>(task)) == world().rank() ? 1 : 0;
     // Each pass counts the pieces of the new layout held here (a change fused into the next runs
     // as that one, and a weight's replicas are read from the feed: neither counts its own).
     if (t.forward_tasks > 0) {
@@ -170,7 +171,8 @@ TEST(MpiExecution, GradientSumsStartDuringTheBackwardPass) {
   data_parallel_backward(g, recording);
 
   std::size_t weight_elements = 0;
-  for (const std::string& w : weights_of(g)) weight_elements += static_cast<std::size_t>(pcg::whole_region(g.node(*g.find(w)).output_shapes[0].dims).elements());
+  for (const std::string& w : weights_of(g))
+    weight_elements += static_cast<std::size_t>(pcg::whole_region(g.node(*g.find(w)).output_shapes[0].dims).elements());
   std::size_t started = 0;
   for (std::size_t n : recording.started_sizes) started += n;
   EXPECT_EQ(started, weight_elements);

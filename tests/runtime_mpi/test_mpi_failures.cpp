@@ -19,10 +19,10 @@
 namespace {
 
 struct JobOutcome {
-  bool ended = false;        // false: still running at the limit, then killed
-  int exit_code = -1;        // mpiexec's status, or 128 + the signal that ended it
-  double seconds = 0;        // from start to end (or to the limit)
-  std::string output;        // stdout and stderr of every rank and of mpiexec
+  bool ended = false;  // false: still running at the limit, then killed
+  int exit_code = -1;  // mpiexec's status, or 128 + the signal that ended it
+  double seconds = 0;  // from start to end (or to the limit)
+  std::string output;  // stdout and stderr of every rank and of mpiexec
 };
 
 // Runs `mpiexec --oversubscribe -np <ranks> <probe> <mode>` with LOOM_RANK_TIMEOUT=<rank_timeout>,

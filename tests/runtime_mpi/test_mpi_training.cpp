@@ -85,7 +85,8 @@ TEST(MpiTraining, EachProcessUpdatesTheWeightElementsItReads) {
   double updates = 0, replicated_updates = 0;
   for (const std::string& name : weights) {
     // How many processes update each element.
-    std::vector<double> coverage(static_cast<std::size_t>(Tensor<double>::element_count(plan.node(*plan.find(name)).output_shapes[0].dims)), 0);
+    std::vector<double> coverage(static_cast<std::size_t>(Tensor<double>::element_count(plan.node(*plan.find(name)).output_shapes[0].dims)),
+                                 0);
     if (auto it = exact->find(name); it != exact->end())
       for (const ElementRange& r : it->second)
         for (std::size_t k = r.begin; k < r.end; ++k) coverage[k] += 1;

@@ -33,7 +33,8 @@ TEST(RankTimeout, ReadsSecondsFromTheEnvironmentValue) {
   EXPECT_EQ(rank_timeout("3", Seconds(300)).count(), 3.0);
   EXPECT_EQ(rank_timeout("2.5", Seconds(300)).count(), 2.5);
   for (const char* bad : {"", "soon", "3s", "0", "-1", "inf", "nan"})
-    EXPECT_NE(loom_error_of([&] { rank_timeout(bad, Seconds(300)); }).find("LOOM_RANK_TIMEOUT='" + std::string(bad) + "'"), std::string::npos)
+    EXPECT_NE(loom_error_of([&] { rank_timeout(bad, Seconds(300)); }).find("LOOM_RANK_TIMEOUT='" + std::string(bad) + "'"),
+              std::string::npos)
         << bad;
 }
 
@@ -175,7 +176,10 @@ TEST(MpiTransport, ReduceScattersOverAllRanksAndOverSubgroups) {
 TEST(MpiTransport, BadCollectiveInputIsALoomError) {
   const int n = world().size();
   std::vector<double> values{1.0, 2.0, 3.0};
-  EXPECT_NE(loom_error_of([&] { world().reduce_scatter(values, {0, 1}); }).find("3 values do not split into 2 equal blocks"), std::string::npos);
+  EXPECT_NE(loom_error_of([&] {
+              world().reduce_scatter(values, {0, 1});
+            }).find("3 values do not split into 2 equal blocks"),
+            std::string::npos);
   const int other = (world().rank() + 1) % n;
   EXPECT_NE(loom_error_of([&] { world().all_gather(values, {other}); })
                 .find("MpiTransport::all_gather over the group {" + std::to_string(other) + "}: this process, rank " +
@@ -204,14 +208,17 @@ TEST(MpiTransport, BadRanksAreLoomErrors) {
   const int n = world().size();
   std::vector<Outgoing<float>> to_nobody{{n, {1.0f}}};
   std::vector<Incoming<float>> none;
-  EXPECT_NE(loom_error_of([&] { world().exchange(to_nobody, none); })
-                .find("MpiTransport::exchange: a message to rank " + std::to_string(n) + ", but the run has ranks 0 to " + std::to_string(n - 1)),
-            std::string::npos);
+  EXPECT_NE(
+      loom_error_of([&] {
+        world().exchange(to_nobody, none);
+      }).find("MpiTransport::exchange: a message to rank " + std::to_string(n) + ", but the run has ranks 0 to " + std::to_string(n - 1)),
+      std::string::npos);
 
   std::vector<double> values{1.0};
   const int other = (world().rank() + 1) % n;
-  EXPECT_NE(loom_error_of([&] { world().sum(values, {other}); }).find("this process, rank " + std::to_string(world().rank()) + ", is not in it"),
-            std::string::npos);
+  EXPECT_NE(
+      loom_error_of([&] { world().sum(values, {other}); }).find("this process, rank " + std::to_string(world().rank()) + ", is not in it"),
+      std::string::npos);
   EXPECT_NE(loom_error_of([&] { world().sum(values, {1, 0}); }).find("ranks must be distinct and ascending"), std::string::npos);
   EXPECT_NE(loom_error_of([&] { world().sum(values, {0, n}); }).find("the run has ranks 0 to"), std::string::npos);
   EXPECT_NE(loom_error_of([&] { world().sum(values, {}); }).find("the group is empty"), std::string::npos);

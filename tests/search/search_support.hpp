@@ -30,8 +30,9 @@ inline pcg::ParallelShape shape(std::vector<std::int64_t> dims) { return pcg::Pa
 
 // The outputs of `before` and of `after`, on one draw of random values in [-1, 1) for the graph
 // inputs of `before` (which `after` reads by name).
-inline std::pair<std::vector<spec::Tensor<double>>, std::vector<spec::Tensor<double>>> outputs_on_random_inputs(
-    const pcg::Graph& before, const pcg::Graph& after, std::uint64_t seed) {
+inline std::pair<std::vector<spec::Tensor<double>>, std::vector<spec::Tensor<double>>> outputs_on_random_inputs(const pcg::Graph& before,
+                                                                                                                const pcg::Graph& after,
+                                                                                                                std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uni(-1, 1);
   std::map<std::string, spec::Tensor<double>> values;
@@ -41,7 +42,8 @@ inline std::pair<std::vector<spec::Tensor<double>>, std::vector<spec::Tensor<dou
     for (auto& v : t.data) v = uni(rng);
     values[n.name] = t;
   }
-  return {spec::evaluate_graph<spec::RealDomain>(library(), before, values), spec::evaluate_graph<spec::RealDomain>(library(), after, values)};
+  return {spec::evaluate_graph<spec::RealDomain>(library(), before, values),
+          spec::evaluate_graph<spec::RealDomain>(library(), after, values)};
 }
 
 }  // namespace loom::search::test_support

@@ -34,8 +34,7 @@ const Machine& machine(int devices) {
 const std::map<std::string, models::ParamValues>& small_sizes() {
   static const std::map<std::string, models::ParamValues> sizes = {
       {"mlp", {{"batch", 8}, {"in", 4}, {"hidden", 8}, {"layers", 2}}},
-      {"bert_large",
-       {{"batch", 4}, {"seq", 4}, {"layers", 1}, {"hidden", 8}, {"heads", 2}, {"vocab", 11}, {"max_positions", 6}}},
+      {"bert_large", {{"batch", 4}, {"seq", 4}, {"layers", 1}, {"hidden", 8}, {"heads", 2}, {"vocab", 11}, {"max_positions", 6}}},
       {"dlrm", {{"batch", 4}, {"dim", 4}, {"tables", 3}, {"rows", 5}}},
       {"mlp_fig1", {{"batch", 8}, {"in", 6}, {"hidden", 8}, {"out", 3}}},
   };

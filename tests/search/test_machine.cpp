@@ -109,10 +109,12 @@ TEST(Machine, ErrorsNameTheFieldAndFile) {
   EXPECT_NE(error_of(bad).find("links: missing \"inter_node\""), std::string::npos) << error_of(bad);
   bad = j;
   bad["links"]["intra_socket"]["allreduce_gbps"] = 2;
-  EXPECT_NE(error_of(bad).find("links.intra_socket: allreduce_gbps and allreduce_latency_us go together"), std::string::npos) << error_of(bad);
+  EXPECT_NE(error_of(bad).find("links.intra_socket: allreduce_gbps and allreduce_latency_us go together"), std::string::npos)
+      << error_of(bad);
   bad = j;
   bad["links"]["intra_socket"]["started_allreduce_latency_us"] = 0.1;
-  EXPECT_NE(error_of(bad).find("links.intra_socket: started_allreduce_gbps and started_allreduce_latency_us go together"), std::string::npos)
+  EXPECT_NE(error_of(bad).find("links.intra_socket: started_allreduce_gbps and started_allreduce_latency_us go together"),
+            std::string::npos)
       << error_of(bad);
   bad = j;
   bad["device"]["overlaps_communication"] = "no";
@@ -124,7 +126,8 @@ TEST(Machine, ErrorsNameTheFieldAndFile) {
     load_machine("no_such_machine");
     ADD_FAILURE() << "an unknown machine loaded";
   } catch (const LoomError& e) {
-    EXPECT_NE(std::string(e.what()).find("no_such_machine.json: cannot open the machine file (bundled machines:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no_such_machine.json: cannot open the machine file (bundled machines:"), std::string::npos)
+        << e.what();
   }
 }
 

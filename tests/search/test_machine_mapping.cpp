@@ -37,9 +37,7 @@ pcg::Graph diamond(std::int64_t b, std::int64_t h) {
   return g;
 }
 
-Machine small_machine(int devices) {
-  return load_machine("summit").with_devices_per_node(devices);
-}
+Machine small_machine(int devices) { return load_machine("summit").with_devices_per_node(devices); }
 
 void expect_dp_equals_brute_force(const pcg::Graph& g, int devices, std::size_t max_views) {
   const Machine machine = small_machine(devices);

@@ -55,7 +55,8 @@ void expect_same_values(const pcg::Graph& before, const pcg::Graph& after) {
   ASSERT_EQ(want.size(), got.size());
   for (std::size_t o = 0; o < want.size(); ++o) {
     ASSERT_EQ(want[o].dims, got[o].dims) << "output " << o;
-    for (std::size_t i = 0; i < want[o].data.size(); ++i) ASSERT_NEAR(want[o].data[i], got[o].data[i], 1e-9) << "output " << o << " at " << i;
+    for (std::size_t i = 0; i < want[o].data.size(); ++i)
+      ASSERT_NEAR(want[o].data[i], got[o].data[i], 1e-9) << "output " << o << " at " << i;
   }
 }
 
@@ -134,8 +135,12 @@ TEST(MultiOutputRules, OperatorsWithDifferentAttributesDoNotMerge) {
   const int x = changed.add_input("x", shape({2, 3, 8, 8}));
   const int a = changed.add_input("a", shape({4, 3, 1, 1}), true);
   const int b = changed.add_input("b", shape({6, 3, 1, 1}), true);
-  changed.mark_output({changed.add_node(library(), "conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 0}, {"pad_w", 0}, {"act", 1}}, {{x, 0}, {a, 0}}), 0});
-  changed.mark_output({changed.add_node(library(), "conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 0}, {"pad_w", 0}, {"act", 0}}, {{x, 0}, {b, 0}}), 0});
+  changed.mark_output(
+      {changed.add_node(library(), "conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 0}, {"pad_w", 0}, {"act", 1}}, {{x, 0}, {a, 0}}),
+       0});
+  changed.mark_output(
+      {changed.add_node(library(), "conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 0}, {"pad_w", 0}, {"act", 0}}, {{x, 0}, {b, 0}}),
+       0});
   EXPECT_FALSE(pcg::find_matches(pcg::GraphIndex(g), unity_rule("merge_convs")).empty());
   EXPECT_TRUE(pcg::find_matches(pcg::GraphIndex(changed), unity_rule("merge_convs")).empty());
 }
@@ -165,14 +170,14 @@ pcg::Rule typed_rule(const std::string& text) {
 
 TEST(MultiOutputRules, ASymbolAMatchCouldNotCheckStaysClosed) {
   // `k` is an integer binder that a shape depends on: the proof covers k = 4 only.
-  EXPECT_TRUE(typed_rule("rule a: forall k: int in {4}, x: [m, k], y: [m, k]. split<1, k>(concat<1>(x, y)).0 => x;\n")
-                  .open_attributes.empty());
+  EXPECT_TRUE(
+      typed_rule("rule a: forall k: int in {4}, x: [m, k], y: [m, k]. split<1, k>(concat<1>(x, y)).0 => x;\n").open_attributes.empty());
   // `n` inside a larger attribute expression would keep its typed value there.
   EXPECT_TRUE(typed_rule("rule b: forall x: [m, n], y: [m, p]. split<1, n>(concat<1>(x, y)).0 => split<1, (n + 0)>(concat<1>(x, y)).0;\n")
                   .open_attributes.empty());
   // A where-condition relates the symbols.
-  EXPECT_TRUE(typed_rule("rule c: forall x: [m, n], y: [m, p] where n < p. split<1, n>(concat<1>(x, y)).0 => x;\n")
-                  .open_attributes.empty());
+  EXPECT_TRUE(
+      typed_rule("rule c: forall x: [m, n], y: [m, p] where n < p. split<1, n>(concat<1>(x, y)).0 => x;\n").open_attributes.empty());
   // Written bare and nowhere else, it stays open.
   EXPECT_EQ(typed_rule("rule d: forall x: [m, n], y: [m, p]. split<1, n>(concat<1>(x, y)).0 => x;\n").open_attributes.size(), 1u);
 }

@@ -132,7 +132,8 @@ TEST_F(ProfileFile, ReadsVersion2WithoutBackwardFigures) {
   EXPECT_EQ(db.find(kRelu)->samples, 4);
   EXPECT_FALSE(db.backward_seconds(kRelu));
   // Backward figures are version-3 fields.
-  write(R"({"format": "loom-profile", "version": 2, "entries": [{"key": "k", "op": "relu", "device": "V100", "measured_seconds": 1e-5, "samples": 1, "backward_seconds": 1e-5, "backward_samples": 1}]})");
+  write(
+      R"({"format": "loom-profile", "version": 2, "entries": [{"key": "k", "op": "relu", "device": "V100", "measured_seconds": 1e-5, "samples": 1, "backward_seconds": 1e-5, "backward_samples": 1}]})");
   EXPECT_NE(load_error().find("profile.json: entries[0].backward_"), std::string::npos) << load_error();
   EXPECT_NE(load_error().find("unknown key"), std::string::npos) << load_error();
 }
@@ -160,11 +161,15 @@ TEST_F(ProfileFile, ErrorsNameTheFileAndJsonPath) {
   // Version-1 fields are not version-2 fields, nor the other way round.
   write(R"({"format": "loom-profile", "version": 2, "entries": [{"key": "k", "op": "relu", "device": "V100", "seconds": 1e-5}]})");
   EXPECT_NE(load_error().find("profile.json: entries[0].seconds: unknown key"), std::string::npos) << load_error();
-  write(R"({"format": "loom-profile", "version": 2, "entries": [{"key": "k", "op": "relu", "device": "V100", "measured_seconds": 1e-5, "samples": 0}]})");
-  EXPECT_NE(load_error().find("profile.json: entries[0].samples: expected a count of at least 1, got 0"), std::string::npos) << load_error();
-  write(R"({"format": "loom-profile", "version": 2, "entries": [{"key": "k", "op": "relu", "device": "V100", "measured_seconds": 1e-5, "samples": 1, "simulated_seconds": -2}]})");
+  write(
+      R"({"format": "loom-profile", "version": 2, "entries": [{"key": "k", "op": "relu", "device": "V100", "measured_seconds": 1e-5, "samples": 0}]})");
+  EXPECT_NE(load_error().find("profile.json: entries[0].samples: expected a count of at least 1, got 0"), std::string::npos)
+      << load_error();
+  write(
+      R"({"format": "loom-profile", "version": 2, "entries": [{"key": "k", "op": "relu", "device": "V100", "measured_seconds": 1e-5, "samples": 1, "simulated_seconds": -2}]})");
   EXPECT_NE(load_error().find("profile.json: entries[0].simulated_seconds: expected a positive number"), std::string::npos) << load_error();
-  write(R"({"format": "loom-profile", "version": 3, "entries": [{"key": "k", "op": "relu", "device": "V100", "measured_seconds": 1e-5, "samples": 1, "backward_seconds": 1e-5}]})");
+  write(
+      R"({"format": "loom-profile", "version": 3, "entries": [{"key": "k", "op": "relu", "device": "V100", "measured_seconds": 1e-5, "samples": 1, "backward_seconds": 1e-5}]})");
   EXPECT_NE(load_error().find("profile.json: entries[0]: missing \"backward_samples\""), std::string::npos) << load_error();
   write(R"({"format": "loom-profile", "version": 4, "entries": []})");
   EXPECT_NE(load_error().find("profile.json: version: unsupported version 4"), std::string::npos) << load_error();

@@ -130,10 +130,10 @@ TEST(RulesBothWays, TheSearchAppliesARuleRightToLeftAndTheStepReplays) {
 TEST(RulesBothWays, CostedWhenTheirTurnComesRewritesFindWhatAnExhaustiveSearchFinds) {
   // Every graph the rules reach, both ways, costed by the machine mapping: the least of them is
   // what the best-first search returns when its budget covers them and alpha prunes nothing.
-  const auto rules = pcg::both_ways(rules_of_text(
-      "rule merge: matmul(x, ewadd(w, v)) => ewadd(matmul(x, w), matmul(x, v));\n"
-      "rule swap: ewadd(x, y) => ewadd(y, x);\n"
-      "rule fuse: relu(matmul(x, w)) => matmul_relu(x, w);\n"));
+  const auto rules =
+      pcg::both_ways(rules_of_text("rule merge: matmul(x, ewadd(w, v)) => ewadd(matmul(x, w), matmul(x, v));\n"
+                                   "rule swap: ewadd(x, y) => ewadd(y, x);\n"
+                                   "rule fuse: relu(matmul(x, w)) => matmul_relu(x, w);\n"));
   const pcg::Graph start = [&] {
     pcg::Graph g;
     const int x = g.add_input("x", shape({64, 256}));

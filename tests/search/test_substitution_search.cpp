@@ -45,8 +45,8 @@ TEST(SubstitutionSearch, FindsAFasterPlanThatComputesTheSameValues) {
 
   // The same search on a small instance: the plan computes what the model computes.
   const pcg::Graph small = mlp(8, 4, 8, 2);
-  const SearchResult plan = search_substitutions(small, rules, library(), [](const pcg::Graph& g) { return static_cast<double>(100 - g.size()); },
-                                                 options);
+  const SearchResult plan = search_substitutions(
+      small, rules, library(), [](const pcg::Graph& g) { return static_cast<double>(100 - g.size()); }, options);
   ASSERT_FALSE(plan.sequence.empty());  // this cost rewards bigger graphs: the search must have rewritten
   const auto [before, after] = outputs_on_random_inputs(small, plan.best, 5);
   ASSERT_EQ(before.size(), after.size());

@@ -264,7 +264,8 @@ TEST(TaskGraphTraffic, PartitionedWeightShardsLiveOnTheirDevices) {
 }
 
 TEST(TaskGraphTraffic, WholeReplicasOfAnInputAreReadInPlace) {
-  for (const SimTask& t : task_graph(weight_over_both("replicate")).tasks) EXPECT_EQ(t.label.find("piece copy"), std::string::npos) << t.label;
+  for (const SimTask& t : task_graph(weight_over_both("replicate")).tasks)
+    EXPECT_EQ(t.label.find("piece copy"), std::string::npos) << t.label;
 }
 
 TEST(TaskGraphTraffic, ReplicatedWeightGradientsAreAllreducedThenEachReplicaUpdated) {
@@ -369,8 +370,10 @@ TEST(TaskGraphTraffic, OnlyAnUnreadGraphOutputIsLeftWhereItsPiecesAre) {
   int transfers = 0, copies = 0;
   for (const SimTask& t : th.tasks) {
     if (t.node != combined) continue;
-    if (t.kind == TaskKind::Communication) ++transfers;
-    else if (t.label.find("local copy") != std::string::npos && t.device == 0) ++copies;
+    if (t.kind == TaskKind::Communication)
+      ++transfers;
+    else if (t.label.find("local copy") != std::string::npos && t.device == 0)
+      ++copies;
   }
   EXPECT_EQ(transfers, 2);
   EXPECT_EQ(copies, 2);

@@ -24,8 +24,7 @@ inline const spec::Library& bundled() {
   return lib;
 }
 
-inline GeneratorOptions small_run(std::vector<std::string> ops, std::vector<std::string> parallel, int max_ops,
-                                  const std::string& inputs) {
+inline GeneratorOptions small_run(std::vector<std::string> ops, std::vector<std::string> parallel, int max_ops, const std::string& inputs) {
   GeneratorOptions o;
   o.ops = std::move(ops);
   o.parallel = std::move(parallel);
@@ -91,8 +90,10 @@ inline GraphValue evaluate_graph(const spec::Library& library, const pcg::Graph&
       args.push_back(&values[static_cast<std::size_t>(p.node)][static_cast<std::size_t>(p.port)]);
       dims.push_back(args.back()->dims);
     }
-    if (library.find_op(n.op)) out = spec::evaluate<spec::RealDomain>(library.instantiate(n.op, n.attrs, dims), args);
-    else out.push_back(*args.at(0));
+    if (library.find_op(n.op))
+      out = spec::evaluate<spec::RealDomain>(library.instantiate(n.op, n.attrs, dims), args);
+    else
+      out.push_back(*args.at(0));
   }
   const pcg::PortRef o = graph.outputs().at(output);
   return {graph.shape_of(o), values[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)]};

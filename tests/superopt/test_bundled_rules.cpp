@@ -65,7 +65,8 @@ TEST(BundledRules, TheDefaultInputsGiveTheLawsOfThreeVariablesAndTwoWeights) {
   o.jobs = 2;
   const GenerateResult r = generate(bundled(), o);
   auto has = [&](const std::string& a, const std::string& b) { return find_rule(r.rules, a, b) != nullptr; };
-  EXPECT_TRUE(has("ewmul(x, ewadd(y, u))", "ewadd(ewmul(x, y), ewmul(x, u))") || has("ewmul(x, ewadd(y, u))", "ewadd(ewmul(x, u), ewmul(y, x))") ||
+  EXPECT_TRUE(has("ewmul(x, ewadd(y, u))", "ewadd(ewmul(x, y), ewmul(x, u))") ||
+              has("ewmul(x, ewadd(y, u))", "ewadd(ewmul(x, u), ewmul(y, x))") ||
               has("ewmul(x, ewadd(y, u))", "ewadd(ewmul(y, x), ewmul(x, u))"))
       << list_rules(r.rules, 4000);
   EXPECT_TRUE(has("ewadd(ewadd(x, y), u)", "ewadd(x, ewadd(y, u))"));

@@ -89,8 +89,7 @@ TEST(NumericCheck, TheSpecFileParsesAndEachRuleHoldsAtItsExampleSizes) {
     }
     const auto lhs = eval.eval_single(*decl->lhs, vars, scope), rhs = eval.eval_single(*decl->rhs, vars, scope);
     EXPECT_EQ(lhs.shape, rhs.shape) << graphs.text;
-    for (std::size_t i = 0; i < lhs.value.data.size(); ++i)
-      ASSERT_NEAR(lhs.value.data[i], rhs.value.data[i], 1e-9) << graphs.text;
+    for (std::size_t i = 0; i < lhs.value.data.size(); ++i) ASSERT_NEAR(lhs.value.data[i], rhs.value.data[i], 1e-9) << graphs.text;
     ++evaluated;
   }
   EXPECT_GT(evaluated, r.rules.rules.size() / 2);

@@ -16,8 +16,10 @@ std::string swap_names(std::string text, char a, char b) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const bool alone = (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1]))) &&
                        (i + 1 == text.size() || !std::isalnum(static_cast<unsigned char>(text[i + 1])));
-    if (alone && text[i] == a) text[i] = b;
-    else if (alone && text[i] == b) text[i] = a;
+    if (alone && text[i] == a)
+      text[i] = b;
+    else if (alone && text[i] == b)
+      text[i] = a;
   }
   return text;
 }
@@ -57,8 +59,7 @@ TEST(Prune, SidesWithUnusedComputationAreDropped) {
   o.attr_domains["axis"] = {0};
   auto r = generate(bundled(), o);
   // The discarded half of a split makes any computation there irrelevant.
-  for (const auto& rule : r.rules.rules)
-    EXPECT_EQ(equation(rule).find("(concat<0>(ewadd(x, y), x)).1"), std::string::npos) << rule.text;
+  for (const auto& rule : r.rules.rules) EXPECT_EQ(equation(rule).find("(concat<0>(ewadd(x, y), x)).1"), std::string::npos) << rule.text;
   EXPECT_NE(find_rule(r.rules, "split<0, m>(concat<0>(x, y)).1", "y"), nullptr) << list_rules(r.rules);
   EXPECT_GT(r.summary["pruning"][0]["removed"].get<int>(), 0);
   EXPECT_EQ(r.summary["pruning"][0]["step"], "unused computation");
@@ -77,8 +78,7 @@ TEST(Prune, CountsChainFromCandidatesToChecked) {
   EXPECT_EQ(r.summary["after_pruning"].get<std::size_t>(), remaining);
   EXPECT_EQ(r.summary["numeric_check"]["checked"].get<std::size_t>(), remaining);
   const auto& by = r.summary["by_category"];
-  EXPECT_EQ(by["algebraic"].get<std::size_t>() + by["parallel"].get<std::size_t>() + by["hybrid"].get<std::size_t>(),
-            r.rules.rules.size());
+  EXPECT_EQ(by["algebraic"].get<std::size_t>() + by["parallel"].get<std::size_t>() + by["hybrid"].get<std::size_t>(), r.rules.rules.size());
 }
 
 TEST(Prune, ImpliedPairsAreASubsetThatStillHolds) {

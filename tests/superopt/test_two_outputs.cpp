@@ -63,7 +63,8 @@ TEST(TwoOutputs, EveryGeneratedRuleWithTwoOutputsIsAMergeThatHolds) {
     EXPECT_EQ(second.attrs, first.attrs) << rule->text;
     EXPECT_NE(first.id, second.id) << rule->text;
     auto count = [&](const pcg::Graph& g) {
-      return std::count_if(g.nodes().begin(), g.nodes().end(), [&](const pcg::Node& n) { return n.op == first.op && n.attrs == first.attrs; });
+      return std::count_if(g.nodes().begin(), g.nodes().end(),
+                           [&](const pcg::Node& n) { return n.op == first.op && n.attrs == first.attrs; });
     };
     EXPECT_LT(count(merged), count(apart)) << rule->text;
   }

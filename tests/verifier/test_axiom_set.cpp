@@ -22,9 +22,7 @@ TEST(AxiomSet, LibraryWithAnUnsoundAxiomIsRefusedNamingIt) {
   }
 }
 
-TEST(AxiomSet, EveryBundledAxiomIsPrepared) {
-  EXPECT_EQ(testing::bundled_axioms().axioms.size(), testing::bundled().axioms().size());
-}
+TEST(AxiomSet, EveryBundledAxiomIsPrepared) { EXPECT_EQ(testing::bundled_axioms().axioms.size(), testing::bundled().axioms().size()); }
 
 TEST(AxiomSet, DivisibilityByADegreeIsDroppedAsTyping) {
   const auto* a = testing::bundled_axioms().find("combine_partition_rows");
@@ -58,15 +56,13 @@ TEST(AxiomSet, SizeConditionThatChangesValuesIsKept) {
 }
 
 TEST(AxiomSet, FingerprintFollowsTheStatement) {
-  const auto one = spec::Library::from_text(
-      "import \"ops/core.loom\";\naxiom c: forall x: [*s], y: [*s]. ewadd(x, y) == ewadd(y, x);\n", "<a>",
-      spec::Library::default_specs_dir());
-  const auto same = spec::Library::from_text(
-      "import \"ops/core.loom\";\n\n// moved\naxiom c: forall x: [*s], y: [*s]. ewadd(x, y) == ewadd(y, x);\n", "<b>",
-      spec::Library::default_specs_dir());
-  const auto other = spec::Library::from_text(
-      "import \"ops/core.loom\";\naxiom c: forall x: [*s], y: [*s]. ewmul(x, y) == ewmul(y, x);\n", "<c>",
-      spec::Library::default_specs_dir());
+  const auto one = spec::Library::from_text("import \"ops/core.loom\";\naxiom c: forall x: [*s], y: [*s]. ewadd(x, y) == ewadd(y, x);\n",
+                                            "<a>", spec::Library::default_specs_dir());
+  const auto same =
+      spec::Library::from_text("import \"ops/core.loom\";\n\n// moved\naxiom c: forall x: [*s], y: [*s]. ewadd(x, y) == ewadd(y, x);\n",
+                               "<b>", spec::Library::default_specs_dir());
+  const auto other = spec::Library::from_text("import \"ops/core.loom\";\naxiom c: forall x: [*s], y: [*s]. ewmul(x, y) == ewmul(y, x);\n",
+                                              "<c>", spec::Library::default_specs_dir());
   EXPECT_EQ(prepare_axioms(one).axioms[0].fingerprint, prepare_axioms(same).axioms[0].fingerprint);
   EXPECT_NE(prepare_axioms(one).axioms[0].fingerprint, prepare_axioms(other).axioms[0].fingerprint);
 }

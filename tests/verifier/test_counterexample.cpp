@@ -15,8 +15,7 @@ namespace {
 using Eval = spec::TermEvaluator<spec::RealDomain>;
 
 const spec::Library& planted() {
-  static const spec::Library library =
-      spec::Library::load({spec::Library::default_specs_dir(), testing::data_file("planted_false.loom")});
+  static const spec::Library library = spec::Library::load({spec::Library::default_specs_dir(), testing::data_file("planted_false.loom")});
   return library;
 }
 
@@ -100,7 +99,8 @@ TEST(Counterexample, DifferentDegreesAreAShapeMismatch) {
   const auto lib = spec::Library::from_text(
       "import \"ops/core.loom\";\nimport \"ops/parallel.loom\";\n"
       "rule split_only: forall x: [m, n] where m % 2 == 0. relu(x) => relu(partition<0, 2>(x));\n",
-      "<degrees>", spec::Library::default_specs_dir(), spec::LoadOptions{false});  // the loader would refuse it: the verifier's own check is tested
+      "<degrees>", spec::Library::default_specs_dir(),
+      spec::LoadOptions{false});  // the loader would refuse it: the verifier's own check is tested
   EXPECT_THROW(spec::Library::from_text("import \"ops/core.loom\";\nimport \"ops/parallel.loom\";\n"
                                         "rule split_only: forall x: [m, n] where m % 2 == 0. relu(x) => relu(partition<0, 2>(x));\n",
                                         "<degrees>", spec::Library::default_specs_dir()),

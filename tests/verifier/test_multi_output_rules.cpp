@@ -71,7 +71,8 @@ TEST(MultiOutputRuleProofs, ARuleWithOpenAttributesIsProvedFromItsDeclarationTex
 
 TEST(MultiOutputRuleProofs, SidesWithDifferentNumbersOfOutputsAreRefusedAtTheRule) {
   try {
-    spec::Library::from_text("import \"" + spec::Library::default_specs_dir() + "/ops/core.loom\";\n"
+    spec::Library::from_text("import \"" + spec::Library::default_specs_dir() +
+                             "/ops/core.loom\";\n"
                              "rule uneven: (relu(x), relu(y)) => relu(x);\n");
     FAIL() << "the library loaded";
   } catch (const LoomError& e) {

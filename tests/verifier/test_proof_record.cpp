@@ -185,8 +185,8 @@ TEST(SizeSymbols, ASplitPositionNamedByASizeSymbolIsProvedNotRefuted) {
   // With the bundled axioms, the true rule is proved.
   const spec::EquationDecl& decl = declared(library, "split_concat_right");
   const VerifyReport report = verify(testing::bundled(), testing::bundled_axioms(), {obligation_from_equation(decl)}, VerifyOptions{});
-  EXPECT_EQ(report.verdicts.at(0).verification.status, VerificationStatus::Proved) << report.verdicts.at(0).verification.reason
-                                                                                   << report.verdicts.at(0).verification.counterexample;
+  EXPECT_EQ(report.verdicts.at(0).verification.status, VerificationStatus::Proved)
+      << report.verdicts.at(0).verification.reason << report.verdicts.at(0).verification.counterexample;
 }
 
 }  // namespace

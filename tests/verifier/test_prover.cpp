@@ -76,7 +76,8 @@ std::string pigeonhole_rule() {
   std::string binders, distinct;
   for (int i = 0; i < 10; ++i) {
     binders += "p" + std::to_string(i) + ": int in {1, 2, 3, 4, 5, 6, 7, 8, 9}, ";
-    for (int j = i + 1; j < 10; ++j) distinct += std::string(distinct.empty() ? "" : " && ") + "p" + std::to_string(i) + " != p" + std::to_string(j);
+    for (int j = i + 1; j < 10; ++j)
+      distinct += std::string(distinct.empty() ? "" : " && ") + "p" + std::to_string(i) + " != p" + std::to_string(j);
   }
   return "import \"ops/core.loom\";\nrule pigeons: forall " + binders + "x: [m, n] where " + distinct + ". relu(x) => sigmoid(x);\n";
 }

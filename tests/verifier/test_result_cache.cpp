@@ -29,8 +29,9 @@ Verification proved_with(std::vector<std::string> core) {
 
 class TempDir {
  public:
-  TempDir() : path_(fs::temp_directory_path() / ("loom-verify-cache-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                                                  "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+  TempDir()
+      : path_(fs::temp_directory_path() / ("loom-verify-cache-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+                                           "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
     fs::create_directories(path_);
   }
   ~TempDir() { fs::remove_all(path_); }
@@ -126,8 +127,7 @@ TEST(ResultCache, SecondRunComesFromTheCacheAndAddingAnAxiomKeepsProofs) {
   options.without.clear();
   const auto second = verify(lib, axioms, rules, options);
   EXPECT_EQ(second.count(VerificationStatus::Proved), 3u);
-  for (std::size_t i = 0; i < rules.size(); ++i)
-    EXPECT_EQ(second.verdicts[i].cached, rules[i].name != "relu_rows") << rules[i].name;
+  for (std::size_t i = 0; i < rules.size(); ++i) EXPECT_EQ(second.verdicts[i].cached, rules[i].name != "relu_rows") << rules[i].name;
   // Nothing changed: everything from the cache, with the same results.
   const auto third = verify(lib, axioms, rules, options);
   for (std::size_t i = 0; i < rules.size(); ++i) {

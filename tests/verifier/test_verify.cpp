@@ -54,8 +54,7 @@ TEST(AxiomReport, CountsUsesFindsUnusedAxiomsAndEssentialOnes) {
   EXPECT_EQ(by_name["combine_partition_rows"].proofs, 2u);
   EXPECT_EQ(by_name["relu_partition_rows"].proofs, 1u);
   EXPECT_EQ(by_name["matmul_reduction_partition"].needed_by, (std::vector<std::string>{"matmul_reduction_parallel"}));
-  EXPECT_EQ(by_name["combine_partition_rows"].needed_by,
-            (std::vector<std::string>{"relu_rows", "matmul_data_parallel"}));
+  EXPECT_EQ(by_name["combine_partition_rows"].needed_by, (std::vector<std::string>{"relu_rows", "matmul_data_parallel"}));
   EXPECT_EQ(usage.unused(), (std::vector<std::string>{"ewmul_comm", "transpose_involution"}));
 }
 

@@ -200,8 +200,8 @@ class AxiomEncoder {
 
   // The formula for one assignment of the unbound integers; none when the guards cannot hold or
   // when both sides are the same term (then `trivial` is set).
-  std::optional<z3::expr> instance(const spec::Term& trigger, const spec::Term& other,
-                                   const std::map<std::string, std::int64_t>& fixed, bool& trivial) {
+  std::optional<z3::expr> instance(const spec::Term& trigger, const spec::Term& other, const std::map<std::string, std::int64_t>& fixed,
+                                   bool& trivial) {
     Encoded e = encode(trigger, other, fixed);
     if (z3::eq(e.trigger, e.other)) {
       trivial = true;

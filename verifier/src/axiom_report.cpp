@@ -51,7 +51,9 @@ AxiomReport axiom_report(const spec::Library& library, const AxiomSet& axioms, c
   run_on_provers(library, axioms, options.jobs, retries.size(), [&](Prover& prover, std::size_t k) {
     auto without = options.without;
     without.insert(out.axioms[retries[k].first].axiom);
-    still_proved[k] = prover.prove(obligations[retries[k].second], retry_limit_ms(report.verdicts[retries[k].second].verification, options), without).proved;
+    still_proved[k] =
+        prover.prove(obligations[retries[k].second], retry_limit_ms(report.verdicts[retries[k].second].verification, options), without)
+            .proved;
     std::lock_guard lock(mutex);
     ++progress.done;
     ++(still_proved[k] ? progress.proved : progress.unknown);

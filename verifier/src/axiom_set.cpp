@@ -16,6 +16,7 @@ spec::ExprPtr make_expr(spec::ExprKind kind, const std::string& name, std::vecto
   e->kind = kind;
   e->name = name;
   e->args = std::move(args);
+  if (kind == spec::ExprKind::Binary) e->binary = spec::binary_op_of(name).value();
   return e;
 }
 
@@ -65,8 +66,8 @@ spec::TermPtr erase_parallel(const spec::Library& library, const spec::TermPtr& 
 // forms erased are both ill-typed or both well-typed and equal (the interpreter samples such
 // instances). Divisibility by a parallel degree, or sizes a convolution needs on both sides, pass;
 // `k < n` in `split<a, k>(concat<a>(x, y)).0 == split<a, k>(x).0` does not.
-bool only_typing(const spec::Library& library, const spec::EquationDecl& axiom, const std::vector<spec::ExprPtr>& all,
-                 std::size_t index, const spec::AxiomCheckOptions& options) {
+bool only_typing(const spec::Library& library, const spec::EquationDecl& axiom, const std::vector<spec::ExprPtr>& all, std::size_t index,
+                 const spec::AxiomCheckOptions& options) {
   spec::ExprPtr where = make_expr(spec::ExprKind::Unary, "!", {all[index]});
   for (std::size_t i = 0; i < all.size(); ++i)
     if (i != index) where = make_expr(spec::ExprKind::Binary, "&&", {all[i], where});
@@ -92,10 +93,11 @@ PreparedAxiom prepare(const spec::Library& library, const spec::EquationDecl& ax
   const auto dims = dimension_symbols(axiom.quantifier);
   const auto all = conjuncts(axiom.quantifier.where);
   for (std::size_t i = 0; i < all.size(); ++i) {
-    const bool mentions_dims =
-        std::any_of(dims.begin(), dims.end(), [&](const std::string& d) { return spec::expr_mentions(*all[i], d); });
-    if (mentions_dims && only_typing(library, axiom, all, i, options)) out.typing_conditions.push_back(all[i]);
-    else out.conditions.push_back(all[i]);
+    const bool mentions_dims = std::any_of(dims.begin(), dims.end(), [&](const std::string& d) { return spec::expr_mentions(*all[i], d); });
+    if (mentions_dims && only_typing(library, axiom, all, i, options))
+      out.typing_conditions.push_back(all[i]);
+    else
+      out.conditions.push_back(all[i]);
   }
   out.fingerprint = axiom_hash(axiom, library);
   return out;
@@ -111,7 +113,7 @@ const PreparedAxiom* AxiomSet::find(const std::string& name) const {
 
 std::vector<spec::ExprPtr> conjuncts(const spec::ExprPtr& condition) {
   if (!condition) return {};
-  if (condition->kind == spec::ExprKind::Binary && condition->name == "&&") {
+  if (condition->kind == spec::ExprKind::Binary && condition->binary == spec::BinaryOp::And) {
     auto out = conjuncts(condition->args[0]);
     auto rest = conjuncts(condition->args[1]);
     out.insert(out.end(), rest.begin(), rest.end());

@@ -134,8 +134,10 @@ class ShapeSampler {
       for (const auto* b : shaped_) {
         std::vector<std::int64_t> dims;
         for (const auto& d : b->shape->dims) {
-          if (d.is_pack()) dims.insert(dims.end(), scope.packs[d.pack_name].begin(), scope.packs[d.pack_name].end());
-          else dims.push_back(spec::eval_int(*d.expr, scope));
+          if (d.is_pack())
+            dims.insert(dims.end(), scope.packs[d.pack_name].begin(), scope.packs[d.pack_name].end());
+          else
+            dims.push_back(spec::eval_int(*d.expr, scope));
         }
         pcg::ParallelShape shape = pcg::ParallelShape::unpartitioned(dims);
         auto fill = [&](const std::vector<spec::ExprPtr>& list, std::vector<std::int64_t>& target) {

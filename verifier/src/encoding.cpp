@@ -39,24 +39,27 @@ z3::expr encode_any(z3::context& c, const spec::Expr& e, const EncodingScope& sc
       fail(e.loc, "'" + e.name + "(...)' cannot be encoded for Z3");
     }
     case ExprKind::Binary: {
-      const std::string& op = e.name;
       z3::expr a = encode_any(c, *e.args[0], scope), b = encode_any(c, *e.args[1], scope);
-      if (op == "&&") return as_bool(a) && as_bool(b);
-      if (op == "||") return as_bool(a) || as_bool(b);
+      if (e.binary == spec::BinaryOp::And) return as_bool(a) && as_bool(b);
+      if (e.binary == spec::BinaryOp::Or) return as_bool(a) || as_bool(b);
       a = as_int(a);
       b = as_int(b);
-      if (op == "+") return a + b;
-      if (op == "-") return a - b;
-      if (op == "*") return a * b;
-      if (op == "/") return a / b;
-      if (op == "%") return z3::mod(a, b);
-      if (op == "<") return a < b;
-      if (op == "<=") return a <= b;
-      if (op == ">") return a > b;
-      if (op == ">=") return a >= b;
-      if (op == "==") return a == b;
-      if (op == "!=") return a != b;
-      fail(e.loc, "operator '" + op + "' cannot be encoded for Z3");
+      switch (e.binary) {
+        case spec::BinaryOp::Add: return a + b;
+        case spec::BinaryOp::Sub: return a - b;
+        case spec::BinaryOp::Mul: return a * b;
+        case spec::BinaryOp::Div: return a / b;
+        case spec::BinaryOp::Mod: return z3::mod(a, b);
+        case spec::BinaryOp::Lt: return a < b;
+        case spec::BinaryOp::Le: return a <= b;
+        case spec::BinaryOp::Gt: return a > b;
+        case spec::BinaryOp::Ge: return a >= b;
+        case spec::BinaryOp::Eq: return a == b;
+        case spec::BinaryOp::Ne: return a != b;
+        case spec::BinaryOp::And:
+        case spec::BinaryOp::Or: break;
+      }
+      fail(e.loc, "operator '" + e.name + "' cannot be encoded for Z3");
     }
     default: fail(e.loc, "'" + spec::expr_to_string(e) + "' cannot be encoded for Z3");
   }
@@ -183,10 +186,14 @@ void bind_dimension_symbols(Vocabulary& vocabulary, const spec::Quantifier& quan
     const auto& dims = b.shape->dims;
     for (std::size_t i = 0; i < dims.size(); ++i) {
       if (dims[i].is_pack() || dims[i].expr->kind != spec::ExprKind::Name || scope.ints.count(dims[i].expr->name)) continue;
-      const bool pack_before = std::any_of(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(i), [](const auto& d) { return d.is_pack(); });
-      const bool pack_after = std::any_of(dims.begin() + static_cast<std::ptrdiff_t>(i) + 1, dims.end(), [](const auto& d) { return d.is_pack(); });
-      if (!pack_before) scope.ints.emplace(dims[i].expr->name, vocabulary.dim(tensor->second, static_cast<int>(i)));
-      else if (!pack_after) scope.ints.emplace(dims[i].expr->name, vocabulary.rdim(tensor->second, static_cast<int>(dims.size() - 1 - i)));
+      const bool pack_before =
+          std::any_of(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(i), [](const auto& d) { return d.is_pack(); });
+      const bool pack_after =
+          std::any_of(dims.begin() + static_cast<std::ptrdiff_t>(i) + 1, dims.end(), [](const auto& d) { return d.is_pack(); });
+      if (!pack_before)
+        scope.ints.emplace(dims[i].expr->name, vocabulary.dim(tensor->second, static_cast<int>(i)));
+      else if (!pack_after)
+        scope.ints.emplace(dims[i].expr->name, vocabulary.rdim(tensor->second, static_cast<int>(dims.size() - 1 - i)));
     }
   }
 }

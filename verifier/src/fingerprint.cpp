@@ -15,8 +15,10 @@ void write_expr(std::ostream& os, const spec::ExprPtr& e) { os << (e ? spec::exp
 void write_shape(std::ostream& os, const spec::ShapeSpec& shape) {
   os << '[';
   for (const auto& d : shape.dims) {
-    if (d.is_pack()) os << '*' << d.pack_name << ';';
-    else write_expr(os, d.expr);
+    if (d.is_pack())
+      os << '*' << d.pack_name << ';';
+    else
+      write_expr(os, d.expr);
   }
   os << ']';
 }

@@ -103,7 +103,8 @@ std::optional<std::string> stale_axiom(const std::vector<pcg::AxiomUse>& used, c
   for (const pcg::AxiomUse& a : used) {
     auto it = current.find(a.name);
     if (it == current.end()) return "axiom " + a.name + ", which the proof used, is no longer in the library";
-    if (it->second != a.hash) return "axiom " + a.name + ", which the proof used, has changed since (hash " + it->second + ", proved with " + a.hash + ")";
+    if (it->second != a.hash)
+      return "axiom " + a.name + ", which the proof used, has changed since (hash " + it->second + ", proved with " + a.hash + ")";
   }
   return std::nullopt;
 }
@@ -121,10 +122,14 @@ std::optional<pcg::Verification> ProofChecker::standing(const pcg::Rule& rule) c
     v.reason = std::move(why);
     return v;
   };
-  if (v.rule_hash.empty()) return stale("the record names no content it was proved for (written before proofs were bound); verify the rules again");
-  if (v.loom_version != loom_version()) return stale("proved by Loom " + (v.loom_version.empty() ? "of unknown version" : v.loom_version) + ", not by this Loom " + loom_version());
+  if (v.rule_hash.empty())
+    return stale("the record names no content it was proved for (written before proofs were bound); verify the rules again");
+  if (v.loom_version != loom_version())
+    return stale("proved by Loom " + (v.loom_version.empty() ? "of unknown version" : v.loom_version) + ", not by this Loom " +
+                 loom_version());
   const std::string now = rule_hash(rule, library_);
-  if (now != v.rule_hash) return stale("the rule has changed since it was proved (its content hashes to " + now + ", the proof was for " + v.rule_hash + ")");
+  if (now != v.rule_hash)
+    return stale("the rule has changed since it was proved (its content hashes to " + now + ", the proof was for " + v.rule_hash + ")");
   std::set<std::string> recorded;
   for (const auto& a : v.axioms) recorded.insert(a.name);
   for (const auto& name : v.core)

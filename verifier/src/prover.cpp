@@ -131,14 +131,15 @@ struct Prover::Impl {
   std::vector<std::size_t> minimize(z3::solver& solver, std::vector<std::size_t> core, unsigned budget_ms) {
     const auto start = std::chrono::steady_clock::now();
     for (std::size_t k = 0; k < core.size();) {
-      const auto spent = static_cast<unsigned>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count());
+      const auto spent =
+          static_cast<unsigned>(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count());
       if (budget_ms > 0 && spent >= budget_ms) break;
       std::vector<bool> enabled(axioms.size(), false);
       for (std::size_t j = 0; j < core.size(); ++j) enabled[core[j]] = j != k;
       if (check(solver, enabling(enabled), budget_ms > 0 ? budget_ms - spent : 0) == z3::unsat)
         core = core_axioms(solver);  // smaller: retry at the same place
-      else ++k;
+      else
+        ++k;
     }
     return core;
   }
@@ -169,9 +170,7 @@ struct Prover::Impl {
         for (auto i : minimal_core ? minimize(solver, core_axioms(solver), timeout_ms) : core_axioms(solver))
           result.core.push_back(axioms[i].name);
         break;
-      case z3::sat:
-        result.reason = "Z3 found a model of the axioms in which the sides differ: the axioms do not imply the rule";
-        break;
+      case z3::sat: result.reason = "Z3 found a model of the axioms in which the sides differ: the axioms do not imply the rule"; break;
       case z3::unknown: {
         const std::string why = solver.reason_unknown();
         if (why.find("timeout") != std::string::npos || why.find("canceled") != std::string::npos ||
@@ -193,8 +192,7 @@ struct Prover::Impl {
 Prover::Prover(const spec::Library& library, const AxiomSet& axioms) : impl_(std::make_unique<Impl>(library, axioms)) {}
 Prover::~Prover() = default;
 
-ProofResult Prover::prove(const Obligation& obligation, unsigned timeout_ms, const std::set<std::string>& without,
-                          bool minimal_core) {
+ProofResult Prover::prove(const Obligation& obligation, unsigned timeout_ms, const std::set<std::string>& without, bool minimal_core) {
   const auto start = std::chrono::steady_clock::now();
   ProofResult result;
   try {

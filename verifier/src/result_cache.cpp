@@ -56,8 +56,7 @@ ResultCache ResultCache::load(const std::string& path) {
 
 std::string ResultCache::default_path() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return (fs::path(xdg) / "loom" / "verify-cache.json").string();
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return (fs::path(home) / ".cache" / "loom" / "verify-cache.json").string();
+  if (const char* home = std::getenv("HOME"); home && *home) return (fs::path(home) / ".cache" / "loom" / "verify-cache.json").string();
   return (fs::temp_directory_path() / "loom-verify-cache.json").string();
 }
 

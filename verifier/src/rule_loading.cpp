@@ -28,11 +28,9 @@ std::string goals_text(const std::vector<Goal>& goals, const std::string& arrow)
 // Builds the terms of one side of a rule: one term per node output, inputs shared by name.
 class GraphTerms {
  public:
-  GraphTerms(const spec::Library& library, std::map<std::string, spec::TermPtr>& variables)
-      : library_(library), variables_(variables) {}
+  GraphTerms(const spec::Library& library, std::map<std::string, spec::TermPtr>& variables) : library_(library), variables_(variables) {}
 
-  std::vector<std::vector<spec::TermPtr>> build(const pcg::Graph& graph, const std::string& side,
-                                                std::vector<KnownDims>& known) {
+  std::vector<std::vector<spec::TermPtr>> build(const pcg::Graph& graph, const std::string& side, std::vector<KnownDims>& known) {
     std::vector<std::vector<spec::TermPtr>> terms(graph.size());
     for (const pcg::Node& node : graph.nodes()) {
       std::vector<spec::TermPtr>& out = terms[static_cast<std::size_t>(node.id)];
@@ -57,7 +55,8 @@ class GraphTerms {
             throw LoomError(side + ".nodes[" + std::to_string(node.id) + "]: " + node.op + " lacks attribute '" + p.name + "'");
           apply->attrs.push_back({"", number_expr(value->second), {}});
         }
-        for (const pcg::PortRef& in : node.inputs) apply->args.push_back(terms[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)]);
+        for (const pcg::PortRef& in : node.inputs)
+          apply->args.push_back(terms[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)]);
         const std::size_t outputs = library_.output_count(node.op);
         if (outputs == 1) {
           out.push_back(apply);
@@ -173,8 +172,10 @@ Obligation obligation_from_rule(const pcg::Rule& rule, const spec::Library& libr
     ob.quantifier.binders.push_back(tensor_binder(node.name, node.output_shapes.at(0)));
   }
   ob.key = quantifier_to_string(ob.quantifier) + goals_text(ob.goals, "=>");
-  if (rule.text.rfind("rule ", 0) == 0) ob.text = rule.text;
-  else ob.text = "rule " + rule.id + ": " + (rule.text.empty() ? ob.key : rule.text);
+  if (rule.text.rfind("rule ", 0) == 0)
+    ob.text = rule.text;
+  else
+    ob.text = "rule " + rule.id + ": " + (rule.text.empty() ? ob.key : rule.text);
   return ob;
 }
 

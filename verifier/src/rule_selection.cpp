@@ -35,8 +35,8 @@ RuleSelection select_rules(const spec::Library& library, const std::vector<std::
       } else if (status == pcg::VerificationStatus::Refuted || status == pcg::VerificationStatus::Unknown) {
         out.left_out.push_back(named);
       } else {
-        out.unproved.push_back(named + (rule.verification ? ": " + rule.verification->reason
-                                                          : " (it carries no proof record; a .loom file never does)"));
+        out.unproved.push_back(
+            named + (rule.verification ? ": " + rule.verification->reason : " (it carries no proof record; a .loom file never does)"));
         if (include_unverified) out.rules.push_back(std::move(rule));
       }
     }

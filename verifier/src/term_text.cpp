@@ -89,8 +89,7 @@ std::string quantifier_to_string(const spec::Quantifier& quantifier) {
 }
 
 std::string equation_to_string(const spec::EquationDecl& equation, const std::string& arrow) {
-  return quantifier_to_string(equation.quantifier) + term_to_string(*equation.lhs) + " " + arrow + " " +
-         term_to_string(*equation.rhs);
+  return quantifier_to_string(equation.quantifier) + term_to_string(*equation.lhs) + " " + arrow + " " + term_to_string(*equation.rhs);
 }
 
 }  // namespace loom::verifier

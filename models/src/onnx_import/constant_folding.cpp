@@ -106,9 +106,7 @@ HostTensor binary(const std::string& op, const HostTensor& a, const HostTensor& 
 }
 
 HostTensor unary(const std::string& op, const HostTensor& a) {
-  auto apply = [&](auto f, bool integral) {
-    return elementwise({&a}, integral, [&](const std::vector<double>& v) { return f(v[0]); });
-  };
+  auto apply = [&](auto f, bool integral) { return elementwise({&a}, integral, [&](const std::vector<double>& v) { return f(v[0]); }); };
   if (op == "Identity") return a;
   if (op == "Neg") return apply([](double x) { return -x; }, a.integral);
   if (op == "Abs") return apply([](double x) { return std::abs(x); }, a.integral);
@@ -143,10 +141,8 @@ HostTensor gather(const HostTensor& data, const HostTensor& indices, std::int64_
     const Index idx = unflatten(flat, out_dims);
     std::int64_t off = 0;
     for (std::size_t i = 0; i < axis; ++i) off += idx[i] * data_strides[i];
-    Index id_index(idx.begin() + static_cast<std::ptrdiff_t>(axis),
-                   idx.begin() + static_cast<std::ptrdiff_t>(axis + indices.dims.size()));
-    std::int64_t row =
-        static_cast<std::int64_t>(indices.data[static_cast<std::size_t>(broadcast_offset(id_index, indices.dims))]);
+    Index id_index(idx.begin() + static_cast<std::ptrdiff_t>(axis), idx.begin() + static_cast<std::ptrdiff_t>(axis + indices.dims.size()));
+    std::int64_t row = static_cast<std::int64_t>(indices.data[static_cast<std::size_t>(broadcast_offset(id_index, indices.dims))]);
     if (row < 0) row += data.dims[axis];
     if (row < 0 || row >= data.dims[axis]) throw LoomError("Gather index " + std::to_string(row) + " is out of range");
     off += row * data_strides[axis];
@@ -253,8 +249,7 @@ HostTensor reduce(const std::string& op, const HostTensor& a, std::vector<std::i
     seen[static_cast<std::size_t>(o)] = true;
   }
   if (op == "ReduceMean") {
-    const double count =
-        static_cast<double>(element_count(a.dims)) / static_cast<double>(std::max<std::int64_t>(n_out, 1));
+    const double count = static_cast<double>(element_count(a.dims)) / static_cast<double>(std::max<std::int64_t>(n_out, 1));
     for (double& v : acc) v /= count;
   }
   Dims out_dims;
@@ -265,10 +260,9 @@ HostTensor reduce(const std::string& op, const HostTensor& a, std::vector<std::i
 }
 
 const std::set<std::string>& fold_only_ops() {
-  static const std::set<std::string> ops = {"Range",   "ConstantOfShape", "Equal", "Where", "Less", "LessOrEqual",
-                                            "Greater", "GreaterOrEqual",  "And",   "Or",    "Not",  "Floor",
-                                            "Ceil",    "ReduceProd",      "Size",  "Min",   "Max",  "Mod",
-                                            "Abs"};
+  static const std::set<std::string> ops = {
+      "Range", "ConstantOfShape", "Equal", "Where", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Not", "Floor",
+      "Ceil",  "ReduceProd",      "Size",  "Min",   "Max",  "Mod",         "Abs"};
   return ops;
 }
 
@@ -332,10 +326,9 @@ bool is_fold_only(const std::string& op_type) { return fold_only_ops().count(op_
 
 bool is_foldable(const std::string& op_type) {
   static const std::set<std::string> ops = {
-      "Constant",  "Identity",   "Cast",      "Neg",       "Sqrt",    "Exp",       "Erf",       "Relu",
-      "Sigmoid",   "Tanh",       "Add",       "Sub",       "Mul",     "Div",       "Pow",       "Gather",
-      "Unsqueeze", "Squeeze",    "Concat",    "Slice",     "Reshape", "Expand",    "Transpose", "Flatten",
-      "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "Shape",   "Reciprocal"};
+      "Constant", "Identity", "Cast",      "Neg",     "Sqrt",      "Exp",        "Erf",       "Relu",      "Sigmoid", "Tanh",
+      "Add",      "Sub",      "Mul",       "Div",     "Pow",       "Gather",     "Unsqueeze", "Squeeze",   "Concat",  "Slice",
+      "Reshape",  "Expand",   "Transpose", "Flatten", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "Shape",   "Reciprocal"};
   return ops.count(op_type) > 0 || is_fold_only(op_type);
 }
 
@@ -373,9 +366,8 @@ std::vector<HostTensor> fold_node(const onnx::NodeProto& node, const std::vector
   static const std::set<std::string> unary_ops = {"Identity", "Neg",  "Abs",        "Sqrt", "Exp",     "Erf", "Floor",
                                                   "Ceil",     "Relu", "Reciprocal", "Not",  "Sigmoid", "Tanh"};
   if (unary_ops.count(op)) return {unary(op, required(inputs, 0))};
-  static const std::set<std::string> binary_ops = {"Add", "Sub",   "Mul",           "Div",         "Pow",
-                                                   "Mod", "Equal", "Less",          "LessOrEqual", "Greater",
-                                                   "And", "Or",    "GreaterOrEqual"};
+  static const std::set<std::string> binary_ops = {"Add",  "Sub",         "Mul",     "Div", "Pow", "Mod",           "Equal",
+                                                   "Less", "LessOrEqual", "Greater", "And", "Or",  "GreaterOrEqual"};
   if (binary_ops.count(op)) return {binary(op, required(inputs, 0), required(inputs, 1))};
   if (op == "Min" || op == "Max") {
     HostTensor acc = required(inputs, 0);
@@ -384,8 +376,7 @@ std::vector<HostTensor> fold_node(const onnx::NodeProto& node, const std::vector
   }
   if (op == "Where") {
     const HostTensor &c = required(inputs, 0), &x = required(inputs, 1), &y = required(inputs, 2);
-    return {elementwise({&c, &x, &y}, x.integral && y.integral,
-                        [](const std::vector<double>& v) { return v[0] != 0 ? v[1] : v[2]; })};
+    return {elementwise({&c, &x, &y}, x.integral && y.integral, [](const std::vector<double>& v) { return v[0] != 0 ? v[1] : v[2]; })};
   }
   if (op == "Gather") return {gather(required(inputs, 0), required(inputs, 1), attrs.get_int("axis", 0))};
   if (op == "Unsqueeze") {
@@ -403,8 +394,7 @@ std::vector<HostTensor> fold_node(const onnx::NodeProto& node, const std::vector
   if (op == "Squeeze") {
     const HostTensor& a = required(inputs, 0);
     std::set<std::size_t> at;
-    for (auto ax : axes_of(attrs, optional_input(inputs, 1)))
-      at.insert(static_cast<std::size_t>(normalize_axis(ax, a.dims.size())));
+    for (auto ax : axes_of(attrs, optional_input(inputs, 1))) at.insert(static_cast<std::size_t>(normalize_axis(ax, a.dims.size())));
     HostTensor out = a;
     out.dims.clear();
     for (std::size_t i = 0; i < a.dims.size(); ++i) {
@@ -429,13 +419,11 @@ std::vector<HostTensor> fold_node(const onnx::NodeProto& node, const std::vector
       out_dims[axis] += d[axis];
       integral &= inputs[i]->integral;
     }
-    const std::int64_t outer =
-        element_count(Dims(first.dims.begin(), first.dims.begin() + static_cast<std::ptrdiff_t>(axis)));
+    const std::int64_t outer = element_count(Dims(first.dims.begin(), first.dims.begin() + static_cast<std::ptrdiff_t>(axis)));
     HostTensor out{out_dims, {}, integral};
     for (std::int64_t o = 0; o < outer; ++o) {
       for (const HostTensor* t : inputs) {
-        const std::int64_t block =
-            element_count(Dims(t->dims.begin() + static_cast<std::ptrdiff_t>(axis), t->dims.end()));
+        const std::int64_t block = element_count(Dims(t->dims.begin() + static_cast<std::ptrdiff_t>(axis), t->dims.end()));
         out.data.insert(out.data.end(), t->data.begin() + o * block, t->data.begin() + (o + 1) * block);
       }
     }
@@ -444,9 +432,7 @@ std::vector<HostTensor> fold_node(const onnx::NodeProto& node, const std::vector
   if (op == "Slice") {
     const HostTensor& a = required(inputs, 0);
     if (opset < 10) return {slice(a, attrs.get_ints("starts"), attrs.get_ints("ends"), attrs.get_ints("axes"), {})};
-    auto ints = [&](std::size_t i) {
-      return optional_input(inputs, i) ? inputs[i]->as_ints() : std::vector<std::int64_t>{};
-    };
+    auto ints = [&](std::size_t i) { return optional_input(inputs, i) ? inputs[i]->as_ints() : std::vector<std::int64_t>{}; };
     return {slice(a, required(inputs, 1).as_ints(), required(inputs, 2).as_ints(), ints(3), ints(4))};
   }
   if (op == "Reshape") {
@@ -459,10 +445,8 @@ std::vector<HostTensor> fold_node(const onnx::NodeProto& node, const std::vector
     HostTensor out = required(inputs, 0);
     const std::size_t rank = out.dims.size();
     const std::int64_t axis = attrs.get_int("axis", 1);
-    const auto at =
-        static_cast<std::size_t>(axis == static_cast<std::int64_t>(rank) ? axis : normalize_axis(axis, rank));
-    const std::int64_t outer =
-        element_count(Dims(out.dims.begin(), out.dims.begin() + static_cast<std::ptrdiff_t>(at)));
+    const auto at = static_cast<std::size_t>(axis == static_cast<std::int64_t>(rank) ? axis : normalize_axis(axis, rank));
+    const std::int64_t outer = element_count(Dims(out.dims.begin(), out.dims.begin() + static_cast<std::ptrdiff_t>(at)));
     out.dims = {outer, element_count(out.dims) / std::max<std::int64_t>(outer, 1)};
     return {out};
   }
@@ -474,8 +458,7 @@ std::vector<HostTensor> fold_node(const onnx::NodeProto& node, const std::vector
   }
   if (op == "Transpose") return {transpose(required(inputs, 0), attrs.get_ints("perm"))};
   if (op == "Range") {
-    const double start = required(inputs, 0).data.at(0), limit = required(inputs, 1).data.at(0),
-                 delta = required(inputs, 2).data.at(0);
+    const double start = required(inputs, 0).data.at(0), limit = required(inputs, 1).data.at(0), delta = required(inputs, 2).data.at(0);
     if (delta == 0) throw LoomError("Range with delta 0");
     const double count = std::max(0.0, std::ceil((limit - start) / delta));
     if (!(count <= static_cast<double>(kMaxFoldedElements)))

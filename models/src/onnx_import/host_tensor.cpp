@@ -40,23 +40,18 @@ std::size_t element_bytes(int type) {
   switch (type) {
     case TensorProto::FLOAT:
     case TensorProto::INT32:
-    case TensorProto::UINT32:
-      return 4;
+    case TensorProto::UINT32: return 4;
     case TensorProto::DOUBLE:
     case TensorProto::INT64:
-    case TensorProto::UINT64:
-      return 8;
+    case TensorProto::UINT64: return 8;
     case TensorProto::FLOAT16:
     case TensorProto::BFLOAT16:
     case TensorProto::INT16:
-    case TensorProto::UINT16:
-      return 2;
+    case TensorProto::UINT16: return 2;
     case TensorProto::INT8:
     case TensorProto::UINT8:
-    case TensorProto::BOOL:
-      return 1;
-    default:
-      return 0;
+    case TensorProto::BOOL: return 1;
+    default: return 0;
   }
 }
 
@@ -69,33 +64,20 @@ double read_as(const char* p) {
 
 double decode_raw(int type, const char* p) {
   switch (type) {
-    case TensorProto::FLOAT:
-      return read_as<float>(p);
-    case TensorProto::DOUBLE:
-      return read_as<double>(p);
-    case TensorProto::INT32:
-      return read_as<std::int32_t>(p);
-    case TensorProto::UINT32:
-      return read_as<std::uint32_t>(p);
-    case TensorProto::INT64:
-      return read_as<std::int64_t>(p);
-    case TensorProto::UINT64:
-      return read_as<std::uint64_t>(p);
-    case TensorProto::INT16:
-      return read_as<std::int16_t>(p);
-    case TensorProto::UINT16:
-      return read_as<std::uint16_t>(p);
-    case TensorProto::INT8:
-      return read_as<std::int8_t>(p);
+    case TensorProto::FLOAT: return read_as<float>(p);
+    case TensorProto::DOUBLE: return read_as<double>(p);
+    case TensorProto::INT32: return read_as<std::int32_t>(p);
+    case TensorProto::UINT32: return read_as<std::uint32_t>(p);
+    case TensorProto::INT64: return read_as<std::int64_t>(p);
+    case TensorProto::UINT64: return read_as<std::uint64_t>(p);
+    case TensorProto::INT16: return read_as<std::int16_t>(p);
+    case TensorProto::UINT16: return read_as<std::uint16_t>(p);
+    case TensorProto::INT8: return read_as<std::int8_t>(p);
     case TensorProto::UINT8:
-    case TensorProto::BOOL:
-      return read_as<std::uint8_t>(p);
-    case TensorProto::FLOAT16:
-      return half_to_double(static_cast<std::uint16_t>(read_as<std::uint16_t>(p)));
-    case TensorProto::BFLOAT16:
-      return bfloat16_to_double(static_cast<std::uint16_t>(read_as<std::uint16_t>(p)));
-    default:
-      return 0;
+    case TensorProto::BOOL: return read_as<std::uint8_t>(p);
+    case TensorProto::FLOAT16: return half_to_double(static_cast<std::uint16_t>(read_as<std::uint16_t>(p)));
+    case TensorProto::BFLOAT16: return bfloat16_to_double(static_cast<std::uint16_t>(read_as<std::uint16_t>(p)));
+    default: return 0;
   }
 }
 
@@ -175,10 +157,8 @@ bool is_integral_type(int type) {
     case TensorProto::UINT32:
     case TensorProto::INT64:
     case TensorProto::UINT64:
-    case TensorProto::BOOL:
-      return true;
-    default:
-      return false;
+    case TensorProto::BOOL: return true;
+    default: return false;
   }
 }
 
@@ -199,36 +179,25 @@ HostTensor decode_tensor(const TensorProto& t, const std::string& model_dir) {
   if (external || t.has_raw_data()) {
     const std::string raw = external ? external_bytes(t, model_dir, what) : t.raw_data();
     if (raw.size() < count * bytes_each) {
-      throw LoomError(what + ": " + std::to_string(raw.size()) + " bytes of data for " + std::to_string(count) +
-                      " elements");
+      throw LoomError(what + ": " + std::to_string(raw.size()) + " bytes of data for " + std::to_string(count) + " elements");
     }
     out.data.resize(count);
     for (std::size_t i = 0; i < count; ++i) out.data[i] = decode_raw(t.data_type(), raw.data() + i * bytes_each);
     return out;
   }
   switch (t.data_type()) {
-    case TensorProto::FLOAT:
-      out.data.assign(t.float_data().begin(), t.float_data().end());
-      break;
-    case TensorProto::DOUBLE:
-      out.data.assign(t.double_data().begin(), t.double_data().end());
-      break;
-    case TensorProto::INT64:
-      out.data.assign(t.int64_data().begin(), t.int64_data().end());
-      break;
+    case TensorProto::FLOAT: out.data.assign(t.float_data().begin(), t.float_data().end()); break;
+    case TensorProto::DOUBLE: out.data.assign(t.double_data().begin(), t.double_data().end()); break;
+    case TensorProto::INT64: out.data.assign(t.int64_data().begin(), t.int64_data().end()); break;
     case TensorProto::UINT32:
-    case TensorProto::UINT64:
-      out.data.assign(t.uint64_data().begin(), t.uint64_data().end());
-      break;
+    case TensorProto::UINT64: out.data.assign(t.uint64_data().begin(), t.uint64_data().end()); break;
     case TensorProto::FLOAT16:
       for (auto v : t.int32_data()) out.data.push_back(half_to_double(static_cast<std::uint16_t>(v)));
       break;
     case TensorProto::BFLOAT16:
       for (auto v : t.int32_data()) out.data.push_back(bfloat16_to_double(static_cast<std::uint16_t>(v)));
       break;
-    default:
-      out.data.assign(t.int32_data().begin(), t.int32_data().end());
-      break;
+    default: out.data.assign(t.int32_data().begin(), t.int32_data().end()); break;
   }
   if (out.data.size() != count) {
     throw LoomError(what + ": " + std::to_string(out.data.size()) + " values for shape " + dims_text(out.dims));

@@ -27,9 +27,7 @@ PortRef ImportContext::port(const std::string& value) {
   return p;
 }
 
-PortRef ImportContext::constant_port(const HostTensor& tensor, const std::string& hint) {
-  return place(tensor, fresh_name(hint));
-}
+PortRef ImportContext::constant_port(const HostTensor& tensor, const std::string& hint) { return place(tensor, fresh_name(hint)); }
 
 Dims ImportContext::dims(const std::string& value) const {
   if (auto it = ports_.find(value); it != ports_.end()) return builder_.dims(it->second);

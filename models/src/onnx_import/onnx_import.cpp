@@ -31,8 +31,8 @@ int default_opset(const onnx::ModelProto& model) {
 
 class Importer {
  public:
-  Importer(const onnx::ModelProto& model, std::string source, const spec::Library& library,
-           const OnnxImportOptions& options, std::string model_dir)
+  Importer(const onnx::ModelProto& model, std::string source, const spec::Library& library, const OnnxImportOptions& options,
+           std::string model_dir)
       : graph_(model.graph()),
         source_(std::move(source)),
         options_(options),
@@ -44,8 +44,7 @@ class Importer {
     check_arity();
     decode_initializers();
     add_graph_inputs();
-    const std::map<int, Fusion> fusions =
-        find_fusions(graph_, [this](const std::string& v) { return static_scalar(v); });
+    const std::map<int, Fusion> fusions = find_fusions(graph_, [this](const std::string& v) { return static_scalar(v); });
     std::set<int> skipped;
     for (const auto& [last, f] : fusions) {
       for (int n : f.nodes) {
@@ -73,9 +72,8 @@ class Importer {
   // pattern matcher before any handler runs) have them all: a malformed node is refused here, not
   // read out of range.
   void check_arity() {
-    static const std::map<std::string, int> fixed_inputs = {
-        {"Add", 2}, {"Sub", 2}, {"Mul", 2}, {"Div", 2}, {"Pow", 2}, {"MatMul", 2},
-        {"Sqrt", 1}, {"Erf", 1}, {"Relu", 1}, {"ReduceMean", 1}};
+    static const std::map<std::string, int> fixed_inputs = {{"Add", 2},    {"Sub", 2},  {"Mul", 2}, {"Div", 2},  {"Pow", 2},
+                                                            {"MatMul", 2}, {"Sqrt", 1}, {"Erf", 1}, {"Relu", 1}, {"ReduceMean", 1}};
     std::vector<Diagnostic> malformed;
     for (int i = 0; i < graph_.node_size(); ++i) {
       const auto& node = graph_.node(i);
@@ -117,8 +115,7 @@ class Importer {
     const std::string symbol = d.has_dim_param() ? d.dim_param() : "";
     if (auto it = options_.dims.find(symbol); !symbol.empty() && it != options_.dims.end()) return it->second;
     notes_.push_back("input '" + input + "' dimension " + std::to_string(axis) + " (" +
-                     (symbol.empty() ? std::string("unknown") : "'" + symbol + "'") + ") set to " +
-                     std::to_string(options_.default_dim));
+                     (symbol.empty() ? std::string("unknown") : "'" + symbol + "'") + ") set to " + std::to_string(options_.default_dim));
     return options_.default_dim;
   }
 
@@ -240,8 +237,8 @@ class Importer {
                          describe_node(node, index) + " imported as one operator");
       } else {
         emit_gelu(cx_, f.x, f.output);
-        notes_.push_back("GELU pattern of " + std::to_string(f.nodes.size()) + " nodes ending at " +
-                         describe_node(node, index) + " imported as gelu");
+        notes_.push_back("GELU pattern of " + std::to_string(f.nodes.size()) + " nodes ending at " + describe_node(node, index) +
+                         " imported as gelu");
       }
     } catch (const LoomError& e) {
       report(describe_node(node, index) + ": " + e.what());
@@ -301,8 +298,7 @@ ImportedModel import_onnx_bytes(const std::string& bytes, const std::string& sou
   }
 }
 
-ImportedModel import_onnx_file(const std::string& path, const spec::Library& library,
-                               const OnnxImportOptions& options) {
+ImportedModel import_onnx_file(const std::string& path, const spec::Library& library, const OnnxImportOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw LoomError({{{path, 0, 0}, "cannot open the file"}});
   std::ostringstream bytes;

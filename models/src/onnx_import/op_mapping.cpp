@@ -46,9 +46,7 @@ std::optional<double> uniform_constant(ImportContext& cx, const std::string& val
   return t.data.front();
 }
 
-PortRef scalar_port(ImportContext& cx, double v, const std::string& hint) {
-  return cx.constant_port(HostTensor::scalar(v), hint);
-}
+PortRef scalar_port(ImportContext& cx, double v, const std::string& hint) { return cx.constant_port(HostTensor::scalar(v), hint); }
 
 void set_output(ImportContext& cx, const onnx::NodeProto& node, PortRef port, int output = 0) {
   if (output < node.output_size() && !node.output(output).empty()) cx.set_port(node.output(output), port);
@@ -62,8 +60,7 @@ void map_unary(ImportContext& cx, const onnx::NodeProto& node, const std::string
 
 // x op y with numpy broadcasting; scalar constants use the scalar operators, a trailing vector
 // added to a tensor is a bias_add.
-PortRef binary(ImportContext& cx, const std::string& onnx_op, const std::string& a, const std::string& b,
-               const std::string& hint) {
+PortRef binary(ImportContext& cx, const std::string& onnx_op, const std::string& a, const std::string& b, const std::string& hint) {
   GraphBuilder& g = cx.builder();
   const Dims out = broadcast_dims(cx.dims(a), cx.dims(b));
   const auto ca = uniform_constant(cx, a, cx.dims(b));
@@ -87,14 +84,12 @@ PortRef binary(ImportContext& cx, const std::string& onnx_op, const std::string&
     // A vector along the last dimension: bias_add.
     for (const auto& [x, v] : {std::pair{a, b}, std::pair{b, a}}) {
       const Dims vd = cx.dims(v);
-      if (cx.dims(x) == out && element_count(vd) == out.back() && vd.size() <= out.size() && !vd.empty() &&
-          vd.back() == out.back()) {
+      if (cx.dims(x) == out && element_count(vd) == out.back() && vd.size() <= out.size() && !vd.empty() && vd.back() == out.back()) {
         return g.op("bias_add", {cx.port(x), reshape_to(g, cx.port(v), {out.back()})});
       }
     }
   }
-  static const std::map<std::string, std::string> ops = {
-      {"Add", "ewadd"}, {"Sub", "ewsub"}, {"Mul", "ewmul"}, {"Div", "ewdiv"}};
+  static const std::map<std::string, std::string> ops = {{"Add", "ewadd"}, {"Sub", "ewsub"}, {"Mul", "ewmul"}, {"Div", "ewdiv"}};
   return g.op(ops.at(onnx_op), {broadcast_to(g, cx.port(a), out), broadcast_to(g, cx.port(b), out)});
 }
 
@@ -124,8 +119,7 @@ void map_clip(ImportContext& cx, const onnx::NodeProto& node) {
   if (std::isinf(lo) && std::isinf(hi)) return set_output(cx, node, x);
   if (lo == 0 && std::isinf(hi)) return set_output(cx, node, cx.builder().op("relu", {x}));
   set_output(cx, node,
-             cx.builder().op("clip", {x, scalar_port(cx, lo, node.output(0) + "#min"),
-                                      scalar_port(cx, hi, node.output(0) + "#max")}));
+             cx.builder().op("clip", {x, scalar_port(cx, lo, node.output(0) + "#min"), scalar_port(cx, hi, node.output(0) + "#max")}));
 }
 
 void map_gelu(ImportContext& cx, const onnx::NodeProto& node) {
@@ -331,9 +325,7 @@ void map_pool(ImportContext& cx, const onnx::NodeProto& node) {
     }
     if (!even_pads || w.top > 2) x = zero_pad(g, x, w);
   }
-  set_output(
-      cx, node,
-      g.op(is_max ? "pool2d_max" : "pool2d_avg", {x}, {{"kh", w.kh}, {"kw", w.kw}, {"stride", w.sh}, {"pad", w.top}}));
+  set_output(cx, node, g.op(is_max ? "pool2d_max" : "pool2d_avg", {x}, {{"kh", w.kh}, {"kw", w.kw}, {"stride", w.sh}, {"pad", w.top}}));
 }
 
 void map_global_average_pool(ImportContext& cx, const onnx::NodeProto& node) {
@@ -369,15 +361,16 @@ void map_batch_norm(ImportContext& cx, const onnx::NodeProto& node) {
   } else {
     var = g.op("scalar_add", {cx.port(var_name), scalar_port(cx, shift, var_name + "#epsilon")});
   }
-  PortRef y = g.op("batchnorm", {x, cx.port(required_input(node, 1)), cx.port(required_input(node, 2)), cx.port(required_input(node, 3)), var});
+  PortRef y =
+      g.op("batchnorm", {x, cx.port(required_input(node, 1)), cx.port(required_input(node, 2)), cx.port(required_input(node, 3)), var});
   for (std::size_t r = 4; r-- > rank;) y = g.op("squeeze_axis", {y}, {{"axis", static_cast<std::int64_t>(r)}});
   set_output(cx, node, y);
 }
 
 }  // namespace
 
-void emit_layer_norm(ImportContext& cx, const std::string& x_name, const std::string& gamma, const std::string& beta,
-                     double epsilon, const std::string& output) {
+void emit_layer_norm(ImportContext& cx, const std::string& x_name, const std::string& gamma, const std::string& beta, double epsilon,
+                     const std::string& output) {
   GraphBuilder& g = cx.builder();
   PortRef x = cx.port(x_name);
   const std::int64_t n = g.dims(x).back();
@@ -406,8 +399,7 @@ void layer_norm_statistics(ImportContext& cx, const onnx::NodeProto& node, std::
   PortRef x = cx.port(required_input(node, 0));
   const Dims dims = g.dims(x);
   auto mean_over = [&](PortRef t) {
-    for (std::size_t a = axis; a < dims.size(); ++a)
-      t = g.op("reduce_mean_keep", {t}, {{"axis", static_cast<std::int64_t>(a)}});
+    for (std::size_t a = axis; a < dims.size(); ++a) t = g.op("reduce_mean_keep", {t}, {{"axis", static_cast<std::int64_t>(a)}});
     return t;
   };
   PortRef mean = mean_over(x);
@@ -492,8 +484,7 @@ void map_reduce_mean(ImportContext& cx, const onnx::NodeProto& node) {
 
 void map_reshape(ImportContext& cx, const onnx::NodeProto& node) {
   const NodeAttrs attrs(node);
-  const auto shape =
-      cx.opset() < 5 ? attrs.get_ints("shape") : constant_input(cx, node, 1, "Reshape's shape").as_ints();
+  const auto shape = cx.opset() < 5 ? attrs.get_ints("shape") : constant_input(cx, node, 1, "Reshape's shape").as_ints();
   const Dims target = reshape_target(cx.dims(required_input(node, 0)), shape, attrs.get_int("allowzero", 0) != 0);
   set_output(cx, node, reshape_to(cx.builder(), cx.port(required_input(node, 0)), target));
 }
@@ -671,8 +662,7 @@ void map_gather(ImportContext& cx, const onnx::NodeProto& node) {
   if (cx.is_constant(indices) && cx.constant(indices).dims.empty()) {
     std::int64_t at = cx.constant(indices).as_ints().at(0);
     if (at < 0) at += dims[axis];
-    PortRef s =
-        g.op("slice_axis", {cx.port(data)}, {{"axis", static_cast<std::int64_t>(axis)}, {"start", at}, {"size", 1}});
+    PortRef s = g.op("slice_axis", {cx.port(data)}, {{"axis", static_cast<std::int64_t>(axis)}, {"start", at}, {"size", 1}});
     return set_output(cx, node, g.op("squeeze_axis", {s}, {{"axis", static_cast<std::int64_t>(axis)}}));
   }
   if (cx.is_constant(indices)) {
@@ -713,15 +703,13 @@ void map_dropout(ImportContext& cx, const onnx::NodeProto& node) {
 }
 
 void map_reciprocal(ImportContext& cx, const onnx::NodeProto& node) {
-  set_output(
-      cx, node,
-      cx.builder().op("scalar_pow", {cx.port(required_input(node, 0)), scalar_port(cx, -1, node.output(0) + "#exponent")}));
+  set_output(cx, node,
+             cx.builder().op("scalar_pow", {cx.port(required_input(node, 0)), scalar_port(cx, -1, node.output(0) + "#exponent")}));
 }
 
 void map_neg(ImportContext& cx, const onnx::NodeProto& node) {
-  set_output(
-      cx, node,
-      cx.builder().op("scalar_mul", {cx.port(required_input(node, 0)), scalar_port(cx, -1, node.output(0) + "#minus_one")}));
+  set_output(cx, node,
+             cx.builder().op("scalar_mul", {cx.port(required_input(node, 0)), scalar_port(cx, -1, node.output(0) + "#minus_one")}));
 }
 
 const std::map<std::string, Handler>& handlers() {

@@ -16,8 +16,7 @@ pcg::Graph build_alexnet(const spec::Library& lib, const Params& p) {
   GraphBuilder b(lib);
   Channels ch("alexnet", p("width_div"));
   PortRef x = image_input(b, p);
-  auto conv_relu = [&](PortRef in, std::int64_t out, std::int64_t k, std::int64_t stride, std::int64_t pad,
-                       const std::string& name) {
+  auto conv_relu = [&](PortRef in, std::int64_t out, std::int64_t k, std::int64_t stride, std::int64_t pad, const std::string& name) {
     return b.op("relu", {layers::conv(b, in, ConvSpec{ch(out), k, k, stride, pad, pad, 1, true}, name)});
   };
   x = max_pool(b, conv_relu(x, 64, 11, 4, 2, "features.0"), 3, 2, 0);
@@ -36,8 +35,8 @@ pcg::Graph build_alexnet(const spec::Library& lib, const Params& p) {
 }  // namespace
 
 std::vector<ModelInfo> alexnet_models() {
-  return {{"alexnet", "AlexNet (FlexFlow; Krizhevsky et al. 2012), torchvision's layer sizes, 224x224 input",
-           image_params(256, 224), build_alexnet}};
+  return {{"alexnet", "AlexNet (FlexFlow; Krizhevsky et al. 2012), torchvision's layer sizes, 224x224 input", image_params(256, 224),
+           build_alexnet}};
 }
 
 }  // namespace loom::models::zoo

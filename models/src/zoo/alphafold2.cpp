@@ -91,8 +91,7 @@ pcg::Graph build_alphafold2(const spec::Library& lib, const Params& p) {
   const std::int64_t c_m = size.hidden;
   const std::int64_t c_z = size.hidden / 2;
   if (size.heads < 2 || size.heads % 2 != 0 || c_z % (size.heads / 2) != 0) {
-    throw LoomError("alphafold2: heads must be even and heads / 2 must divide the pair channels " +
-                    std::to_string(c_z));
+    throw LoomError("alphafold2: heads must be even and heads / 2 must divide the pair channels " + std::to_string(c_z));
   }
   Evoformer e{b, size.heads, p("opm")};
   PortRef m = b.input("msa", {p("batch"), p("sequences"), p("residues"), c_m});
@@ -125,8 +124,7 @@ std::vector<ModelInfo> alphafold_models() {
                                  {"residues", 256, "residues per sequence"},
                                  {"layers", 1, "Evoformer blocks"},
                                  {"opm", 32, "outer product mean channels"}});
-  return {{"alphafold2", "AlphaFold2 Evoformer block (SuperScaler): MSA and pair stacks with triangle updates", params,
-           build_alphafold2}};
+  return {{"alphafold2", "AlphaFold2 Evoformer block (SuperScaler): MSA and pair stacks with triangle updates", params, build_alphafold2}};
 }
 
 }  // namespace loom::models::zoo

@@ -11,8 +11,7 @@ Channels::Channels(const std::string& model, std::int64_t divisor) : model_(mode
 
 std::int64_t Channels::operator()(std::int64_t published) const {
   if (published % divisor_ != 0) {
-    throw LoomError(model_ + ": width_div " + std::to_string(divisor_) + " does not divide the channel count " +
-                    std::to_string(published));
+    throw LoomError(model_ + ": width_div " + std::to_string(divisor_) + " does not divide the channel count " + std::to_string(published));
   }
   return published / divisor_;
 }
@@ -32,9 +31,7 @@ PortRef classifier_head(GraphBuilder& b, PortRef features, std::int64_t classes,
   return b.op("softmax", {x}, {}, "softmax");
 }
 
-PortRef image_input(GraphBuilder& b, const Params& p) {
-  return b.input("image", {p("batch"), 3, p("image"), p("image")});
-}
+PortRef image_input(GraphBuilder& b, const Params& p) { return b.input("image", {p("batch"), 3, p("image"), p("image")}); }
 
 std::vector<ModelParam> image_params(std::int64_t batch, std::int64_t image) {
   return {{"batch", batch, "images per iteration"},

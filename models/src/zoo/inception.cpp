@@ -13,8 +13,8 @@ class InceptionBuilder {
   InceptionBuilder(GraphBuilder& b, const Channels& ch) : b_(b), ch_(ch) {}
 
   // A conv -> bn -> relu with a kh x kw kernel, `stride`, padding (ph, pw).
-  PortRef conv(PortRef x, std::int64_t out, std::int64_t kh, std::int64_t kw, const std::string& name,
-               std::int64_t stride = 1, std::int64_t ph = 0, std::int64_t pw = 0) {
+  PortRef conv(PortRef x, std::int64_t out, std::int64_t kh, std::int64_t kw, const std::string& name, std::int64_t stride = 1,
+               std::int64_t ph = 0, std::int64_t pw = 0) {
     return layers::conv_bn(b_, x, layers::ConvSpec{ch_(out), kh, kw, stride, ph, pw}, name);
   }
 
@@ -67,12 +67,10 @@ class InceptionBuilder {
     GraphBuilder::Scope scope(b_, name);
     PortRef b1 = conv(x, 320, 1, 1, "branch1x1");
     PortRef b3 = conv(x, 384, 1, 1, "branch3x3_1");
-    b3 = layers::concat_all(
-        b_, {conv(b3, 384, 1, 3, "branch3x3_2a", 1, 0, 1), conv(b3, 384, 3, 1, "branch3x3_2b", 1, 1, 0)}, 1);
+    b3 = layers::concat_all(b_, {conv(b3, 384, 1, 3, "branch3x3_2a", 1, 0, 1), conv(b3, 384, 3, 1, "branch3x3_2b", 1, 1, 0)}, 1);
     PortRef bd = conv(x, 448, 1, 1, "branch3x3dbl_1");
     bd = conv(bd, 384, 3, 3, "branch3x3dbl_2", 1, 1, 1);
-    bd = layers::concat_all(
-        b_, {conv(bd, 384, 1, 3, "branch3x3dbl_3a", 1, 0, 1), conv(bd, 384, 3, 1, "branch3x3dbl_3b", 1, 1, 0)}, 1);
+    bd = layers::concat_all(b_, {conv(bd, 384, 1, 3, "branch3x3dbl_3a", 1, 0, 1), conv(bd, 384, 3, 1, "branch3x3dbl_3b", 1, 1, 0)}, 1);
     PortRef bp = conv(avg_pool(b_, x, 3, 1, 1), 192, 1, 1, "branch_pool");
     return layers::concat_all(b_, {b1, b3, bd, bp}, 1);
   }
@@ -112,8 +110,7 @@ pcg::Graph build_inception(const spec::Library& lib, const Params& p) {
 }  // namespace
 
 std::vector<ModelInfo> inception_models() {
-  return {{"inception_v3",
-           "Inception-v3 (Unity, FlexFlow; Szegedy et al. 2016) without the auxiliary classifier, 299x299 input",
+  return {{"inception_v3", "Inception-v3 (Unity, FlexFlow; Szegedy et al. 2016) without the auxiliary classifier, 299x299 input",
            image_params(64, 299), build_inception}};
 }
 

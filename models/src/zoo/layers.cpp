@@ -6,22 +6,16 @@ namespace loom::models::layers {
 
 PortRef activate(GraphBuilder& b, PortRef x, Activation act) {
   switch (act) {
-    case Activation::None:
-      return x;
-    case Activation::Relu:
-      return b.op("relu", {x});
-    case Activation::Sigmoid:
-      return b.op("sigmoid", {x});
-    case Activation::Tanh:
-      return b.op("tanh", {x});
-    case Activation::Gelu:
-      return b.op("gelu", {x});
+    case Activation::None: return x;
+    case Activation::Relu: return b.op("relu", {x});
+    case Activation::Sigmoid: return b.op("sigmoid", {x});
+    case Activation::Tanh: return b.op("tanh", {x});
+    case Activation::Gelu: return b.op("gelu", {x});
   }
   return x;
 }
 
-PortRef dense(GraphBuilder& b, PortRef x, std::int64_t out_features, const std::string& name, bool bias,
-              Activation act) {
+PortRef dense(GraphBuilder& b, PortRef x, std::int64_t out_features, const std::string& name, bool bias, Activation act) {
   GraphBuilder::Scope scope(b, name);
   const std::int64_t in_features = b.dims(x).back();
   PortRef w = b.weight("weight", {in_features, out_features});
@@ -40,13 +34,11 @@ PortRef conv(GraphBuilder& b, PortRef x, const ConvSpec& spec, const std::string
   GraphBuilder::Scope scope(b, name);
   const std::int64_t in_channels = b.dim(x, 1);
   if (spec.groups < 1 || in_channels % spec.groups != 0 || spec.out_channels % spec.groups != 0) {
-    throw LoomError(b.scoped("conv") + ": " + std::to_string(spec.groups) + " groups do not divide " +
-                    std::to_string(in_channels) + " input and " + std::to_string(spec.out_channels) +
-                    " output channels");
+    throw LoomError(b.scoped("conv") + ": " + std::to_string(spec.groups) + " groups do not divide " + std::to_string(in_channels) +
+                    " input and " + std::to_string(spec.out_channels) + " output channels");
   }
   PortRef w = b.weight("weight", {spec.out_channels, in_channels / spec.groups, spec.kernel_h, spec.kernel_w});
-  pcg::AttrMap attrs{
-      {"stride_h", spec.stride}, {"stride_w", spec.stride}, {"pad_h", spec.pad_h}, {"pad_w", spec.pad_w}, {"act", 0}};
+  pcg::AttrMap attrs{{"stride_h", spec.stride}, {"stride_w", spec.stride}, {"pad_h", spec.pad_h}, {"pad_w", spec.pad_w}, {"act", 0}};
   PortRef y;
   if (spec.groups == 1) {
     y = b.op("conv2d", {x, w}, attrs, "conv");
@@ -61,10 +53,8 @@ PortRef conv(GraphBuilder& b, PortRef x, const ConvSpec& spec, const std::string
 PortRef batch_norm(GraphBuilder& b, PortRef x, const std::string& name) {
   GraphBuilder::Scope scope(b, name);
   const std::int64_t c = b.dim(x, 1);
-  return b.op(
-      "batchnorm",
-      {x, b.weight("weight", {c}), b.weight("bias", {c}), b.weight("running_mean", {c}), b.weight("running_var", {c})},
-      {}, "batchnorm");
+  return b.op("batchnorm", {x, b.weight("weight", {c}), b.weight("bias", {c}), b.weight("running_mean", {c}), b.weight("running_var", {c})},
+              {}, "batchnorm");
 }
 
 PortRef conv_bn(GraphBuilder& b, PortRef x, const ConvSpec& spec, const std::string& name, bool relu) {
@@ -85,14 +75,13 @@ PortRef layer_norm(GraphBuilder& b, PortRef x, const std::string& name) {
   return b.op("layer_norm", {x, b.weight("weight", {n}), b.weight("bias", {n})}, {}, "layer_norm");
 }
 
-PortRef attention(GraphBuilder& b, PortRef query_in, PortRef memory, const AttentionSpec& spec,
-                  const std::string& name) {
+PortRef attention(GraphBuilder& b, PortRef query_in, PortRef memory, const AttentionSpec& spec, const std::string& name) {
   GraphBuilder::Scope scope(b, name);
   const std::int64_t hidden = b.dims(query_in).back();
   const std::int64_t memory_hidden = b.dims(memory).back();
   if (spec.heads < 1 || hidden % spec.heads != 0) {
-    throw LoomError(b.scoped("attention") + ": " + std::to_string(spec.heads) +
-                    " heads do not divide the hidden size " + std::to_string(hidden));
+    throw LoomError(b.scoped("attention") + ": " + std::to_string(spec.heads) + " heads do not divide the hidden size " +
+                    std::to_string(hidden));
   }
   const std::int64_t d = hidden / spec.heads;
   auto project = [&](PortRef in, std::int64_t in_features, const std::string& which, bool bias) {
@@ -112,8 +101,7 @@ PortRef attention(GraphBuilder& b, PortRef query_in, PortRef memory, const Atten
   PortRef context = b.op("batch_matmul", {probs, v}, {}, "context");
   if (spec.gated) context = b.op("ewmul", {context, b.op("sigmoid", {project(query_in, hidden, "gate", true)})});
   GraphBuilder::Scope out(b, "output");
-  return b.op("head_merge", {context, b.weight("weight", {spec.heads, d, hidden}), b.weight("bias", {hidden})}, {},
-              "head_merge");
+  return b.op("head_merge", {context, b.weight("weight", {spec.heads, d, hidden}), b.weight("bias", {hidden})}, {}, "head_merge");
 }
 
 PortRef feed_forward(GraphBuilder& b, PortRef x, std::int64_t inner, Activation act, const std::string& name) {

@@ -17,8 +17,7 @@ PortRef activate(GraphBuilder& b, PortRef x, Activation act);
 
 // A fully connected layer on the last dimension: matmul for a matrix without bias, linear with a
 // bias, linear_nobias for higher ranks; then the activation.
-PortRef dense(GraphBuilder& b, PortRef x, std::int64_t out_features, const std::string& name, bool bias,
-              Activation act = Activation::None);
+PortRef dense(GraphBuilder& b, PortRef x, std::int64_t out_features, const std::string& name, bool bias, Activation act = Activation::None);
 
 struct ConvSpec {
   std::int64_t out_channels = 0;
@@ -58,8 +57,7 @@ struct AttentionSpec {
   // Applied to the scores [.., heads, s, t] before the softmax: relative biases, masks.
   std::function<PortRef(GraphBuilder&, PortRef)> adjust_scores;
 };
-PortRef attention(GraphBuilder& b, PortRef query_in, PortRef memory, const AttentionSpec& spec,
-                  const std::string& name);
+PortRef attention(GraphBuilder& b, PortRef query_in, PortRef memory, const AttentionSpec& spec, const std::string& name);
 
 // Two dense layers with an activation between: hidden -> inner -> hidden.
 PortRef feed_forward(GraphBuilder& b, PortRef x, std::int64_t inner, Activation act, const std::string& name);

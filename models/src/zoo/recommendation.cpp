@@ -20,8 +20,7 @@ const std::vector<std::int64_t>& criteo_kaggle_rows() {
   return rows;
 }
 
-PortRef mlp(GraphBuilder& b, PortRef x, const std::vector<std::int64_t>& widths, bool bias, Activation last,
-            const std::string& name) {
+PortRef mlp(GraphBuilder& b, PortRef x, const std::vector<std::int64_t>& widths, bool bias, Activation last, const std::string& name) {
   GraphBuilder::Scope scope(b, name);
   for (std::size_t i = 0; i < widths.size(); ++i) {
     const Activation act = i + 1 == widths.size() ? last : Activation::Relu;
@@ -31,8 +30,7 @@ PortRef mlp(GraphBuilder& b, PortRef x, const std::vector<std::int64_t>& widths,
 }
 
 // Sparse features: one [batch, 1] id input and one embedding table per feature.
-std::vector<PortRef> embeddings(GraphBuilder& b, std::int64_t batch, const std::vector<std::int64_t>& rows,
-                                std::int64_t dim) {
+std::vector<PortRef> embeddings(GraphBuilder& b, std::int64_t batch, const std::vector<std::int64_t>& rows, std::int64_t dim) {
   std::vector<PortRef> out;
   for (std::size_t t = 0; t < rows.size(); ++t) {
     GraphBuilder::Scope scope(b, "emb" + std::to_string(t));
@@ -42,8 +40,7 @@ std::vector<PortRef> embeddings(GraphBuilder& b, std::int64_t batch, const std::
   return out;
 }
 
-std::vector<std::int64_t> table_rows(const std::string& model, const Params& p,
-                                     const std::vector<std::int64_t>& published) {
+std::vector<std::int64_t> table_rows(const std::string& model, const Params& p, const std::vector<std::int64_t>& published) {
   if (p("tables") < 1) throw LoomError(model + ": tables must be at least 1");
   std::vector<std::int64_t> rows;
   for (std::int64_t t = 0; t < p("tables"); ++t) {
@@ -52,8 +49,7 @@ std::vector<std::int64_t> table_rows(const std::string& model, const Params& p,
     } else if (static_cast<std::size_t>(t) < published.size()) {
       rows.push_back(published[static_cast<std::size_t>(t)]);
     } else {
-      throw LoomError(model + ": only " + std::to_string(published.size()) +
-                      " published table sizes; give rows > 0 for more tables");
+      throw LoomError(model + ": only " + std::to_string(published.size()) + " published table sizes; give rows > 0 for more tables");
     }
   }
   return rows;

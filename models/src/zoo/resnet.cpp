@@ -17,8 +17,8 @@ struct ResNetShape {
   std::int64_t width_per_group = 64;
 };
 
-PortRef bottleneck(GraphBuilder& b, PortRef x, std::int64_t width, std::int64_t out_channels, std::int64_t stride,
-                   std::int64_t groups, const std::string& name) {
+PortRef bottleneck(GraphBuilder& b, PortRef x, std::int64_t width, std::int64_t out_channels, std::int64_t stride, std::int64_t groups,
+                   const std::string& name) {
   GraphBuilder::Scope scope(b, name);
   PortRef y = layers::conv_bn(b, x, ConvSpec{width, 1, 1}, "conv1");
   y = layers::conv_bn(b, y, ConvSpec{width, 3, 3, stride, 1, 1, groups}, "conv2");
@@ -41,8 +41,7 @@ pcg::Graph build_resnet(const spec::Library& lib, const Params& p, const ResNetS
     const std::int64_t width = ch(planes * shape.width_per_group / 64 * shape.groups);
     for (std::int64_t block = 0; block < shape.blocks[stage]; ++block) {
       const std::int64_t stride = (stage > 0 && block == 0) ? 2 : 1;
-      x = bottleneck(b, x, width, ch(planes * 4), stride, shape.groups,
-                     "layer" + std::to_string(stage + 1) + "." + std::to_string(block));
+      x = bottleneck(b, x, width, ch(planes * 4), stride, shape.groups, "layer" + std::to_string(stage + 1) + "." + std::to_string(block));
     }
   }
   b.output(classifier_head(b, x, p("classes"), false));
@@ -55,8 +54,7 @@ std::vector<ModelInfo> resnet_models() {
   std::vector<ModelParam> resnext_params = image_params(64, 224);
   resnext_params.push_back({"groups", 32, "cardinality: groups of the 3x3 convolutions"});
   return {
-      {"resnext50", "ResNeXt-50 32x4d (Unity; Xie et al. 2017): bottlenecks [3, 4, 6, 3] with grouped 3x3 convolutions",
-       resnext_params,
+      {"resnext50", "ResNeXt-50 32x4d (Unity; Xie et al. 2017): bottlenecks [3, 4, 6, 3] with grouped 3x3 convolutions", resnext_params,
        [](const spec::Library& lib, const Params& p) {
          return build_resnet(lib, p, {{3, 4, 6, 3}, p("groups"), 128 / p("groups")}, "resnext50");
        }},

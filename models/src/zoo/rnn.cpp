@@ -20,15 +20,15 @@ class LstmStack {
  public:
   // With `continue_from`, the stack starts from that stack's current states (an encoder handing
   // over to a decoder); otherwise its initial states are graph inputs.
-  LstmStack(GraphBuilder& b, const std::string& name, std::int64_t batch, std::int64_t in, std::int64_t hidden,
-            std::int64_t layers, const LstmStack* continue_from = nullptr)
+  LstmStack(GraphBuilder& b, const std::string& name, std::int64_t batch, std::int64_t in, std::int64_t hidden, std::int64_t layers,
+            const LstmStack* continue_from = nullptr)
       : b_(b), name_(name) {
     GraphBuilder::Scope scope(b, name);
     for (std::int64_t l = 0; l < layers; ++l) {
       GraphBuilder::Scope layer(b, "layer" + std::to_string(l));
       const std::int64_t k = l == 0 ? in : hidden;
-      weights_.push_back({b.weight("weight_ih", {k, 4 * hidden}), b.weight("weight_hh", {hidden, 4 * hidden}),
-                          b.weight("bias", {4 * hidden})});
+      weights_.push_back(
+          {b.weight("weight_ih", {k, 4 * hidden}), b.weight("weight_hh", {hidden, 4 * hidden}), b.weight("bias", {4 * hidden})});
       if (!continue_from) {
         h_.push_back(b.input("h0", {batch, hidden}));
         c_.push_back(b.input("c0", {batch, hidden}));
@@ -45,8 +45,8 @@ class LstmStack {
     GraphBuilder::Scope scope(b_, name_);
     for (std::size_t l = 0; l < weights_.size(); ++l) {
       const LstmWeights& w = weights_[l];
-      auto out = b_.op_outputs("lstm_cell", {x, h_[l], c_[l], w.w, w.u, w.bias}, {},
-                               "layer" + std::to_string(l) + ".step" + std::to_string(t));
+      auto out =
+          b_.op_outputs("lstm_cell", {x, h_[l], c_[l], w.w, w.u, w.bias}, {}, "layer" + std::to_string(l) + ".step" + std::to_string(t));
       h_[l] = out[0];
       c_[l] = out[1];
       x = h_[l];
@@ -77,9 +77,7 @@ SoftmaxLayer softmax_layer(GraphBuilder& b, const std::string& name, std::int64_
   return {b.weight("weight", {in, out}), b.weight("bias", {out})};
 }
 
-PortRef apply_softmax(GraphBuilder& b, const SoftmaxLayer& s, PortRef x) {
-  return b.op("softmax", {b.op("linear", {x, s.w, s.bias})});
-}
+PortRef apply_softmax(GraphBuilder& b, const SoftmaxLayer& s, PortRef x) { return b.op("softmax", {b.op("linear", {x, s.w, s.bias})}); }
 
 pcg::Graph build_rnntc(const spec::Library& lib, const Params& p) {
   GraphBuilder b(lib);
@@ -121,8 +119,7 @@ pcg::Graph build_nmt(const spec::Library& lib, const Params& p) {
   for (std::int64_t t = 0; t < p("steps"); ++t) {
     PortRef h = decoder.step(embed_step(b, target_table, p("batch"), "target", t), t);
     PortRef context = b.op("dot_attention", {h, memory});
-    PortRef attended =
-        b.op("tanh", {b.op("linear", {b.op("concat", {context, h}, {{"axis", 1}}), combine_w, combine_b})});
+    PortRef attended = b.op("tanh", {b.op("linear", {b.op("concat", {context, h}, {{"axis", 1}}), combine_w, combine_b})});
     b.output(apply_softmax(b, out, attended));
   }
   return b.take();
@@ -142,12 +139,10 @@ std::vector<ModelInfo> rnn_models() {
   std::vector<ModelParam> rnntc = rnn_params(4, 1024, 20480);
   rnntc.push_back({"classes", 2, "text classes"});
   return {
-      {"rnntc", "RNNTC (FlexFlow): 4 LSTM layers of 1024 unrolled 40 steps, softmax classifier on the last state",
-       rnntc, build_rnntc},
+      {"rnntc", "RNNTC (FlexFlow): 4 LSTM layers of 1024 unrolled 40 steps, softmax classifier on the last state", rnntc, build_rnntc},
       {"rnnlm", "RNNLM (FlexFlow): 2 LSTM layers of 2048 unrolled 40 steps, a softmax over the vocabulary per step",
        rnn_params(2, 2048, 10000), build_rnnlm},
-      {"nmt",
-       "NMT (FlexFlow): 2-layer LSTM encoder and decoder of 1024 unrolled 40 steps, dot attention, softmax per step",
+      {"nmt", "NMT (FlexFlow): 2-layer LSTM encoder and decoder of 1024 unrolled 40 steps, dot attention, softmax per step",
        rnn_params(2, 1024, 20480), build_nmt},
   };
 }

@@ -19,8 +19,8 @@ pcg::Graph build_swin(const spec::Library& lib, const Params& p) {
   if (p("patch") < 1 || p("resolution") % p("patch") != 0) throw LoomError("swin: patch must divide resolution");
   const std::int64_t side = p("resolution") / p("patch");
   if (ws < 2 || side % ws != 0) {
-    throw LoomError("swin: window " + std::to_string(ws) + " must be at least 2 and divide the " +
-                    std::to_string(side) + " tokens per side");
+    throw LoomError("swin: window " + std::to_string(ws) + " must be at least 2 and divide the " + std::to_string(side) +
+                    " tokens per side");
   }
   const std::int64_t tokens = ws * ws;
   const std::int64_t windows = (side / ws) * (side / ws);
@@ -62,8 +62,7 @@ std::vector<ModelInfo> swin_models() {
                                  {"patch", 4, "patch size: tokens per side are resolution / patch"},
                                  {"window", 24, "attention window side"},
                                  {"layers", 2, "blocks (every second one shifted)"}});
-  return {{"swin", "Swin-Transformer blocks (SuperScaler): windowed attention with relative position bias, shifted",
-           params, build_swin}};
+  return {{"swin", "Swin-Transformer blocks (SuperScaler): windowed attention with relative position bias, shifted", params, build_swin}};
 }
 
 }  // namespace loom::models::zoo

@@ -18,13 +18,11 @@ const Table2Model& table2(const std::string& model) {
 
 Table2Size table2_size(const std::string& model, const Params& p) {
   const std::int64_t size = p("size");
-  if (size < 0 || size > 3)
-    throw LoomError(model + ": size must be 0..3 (a row of table 2), got " + std::to_string(size));
+  if (size < 0 || size > 3) throw LoomError(model + ": size must be 0..3 (a row of table 2), got " + std::to_string(size));
   const Table2Row& row = table2(model).rows[static_cast<std::size_t>(size)];
   Table2Size out{row.layers, p("hidden") > 0 ? p("hidden") : row.hidden, p("heads") > 0 ? p("heads") : row.heads};
   if (out.hidden % out.heads != 0) {
-    throw LoomError(model + ": " + std::to_string(out.heads) + " heads do not divide the hidden size " +
-                    std::to_string(out.hidden));
+    throw LoomError(model + ": " + std::to_string(out.heads) + " heads do not divide the hidden size " + std::to_string(out.hidden));
   }
   return out;
 }
@@ -32,8 +30,7 @@ Table2Size table2_size(const std::string& model, const Params& p) {
 std::vector<ModelParam> table2_params(const std::string& model) {
   std::string sizes;
   for (const auto& row : table2(model).rows) {
-    sizes += (sizes.empty() ? "" : ", ") + std::to_string(row.hidden) + "/" + std::to_string(row.heads) + "/" +
-             std::to_string(row.layers);
+    sizes += (sizes.empty() ? "" : ", ") + std::to_string(row.hidden) + "/" + std::to_string(row.heads) + "/" + std::to_string(row.layers);
   }
   return {{"size", 0, "row of SuperScaler's table 2 (hidden/heads/layers: " + sizes + ")"},
           {"hidden", 0, "hidden size (0: from the table)"},

@@ -16,14 +16,11 @@ using layers::AttentionSpec;
 // Token (and optional position and segment) embeddings summed: [batch, seq, hidden].
 PortRef embed(GraphBuilder& b, PortRef ids, PortRef table, std::vector<std::pair<PortRef, PortRef>> extra) {
   PortRef x = b.op("gather_rows", {ids, table});
-  for (const auto& [other_ids, other_table] : extra)
-    x = b.op("ewadd", {x, b.op("gather_rows", {other_ids, other_table})});
+  for (const auto& [other_ids, other_table] : extra) x = b.op("ewadd", {x, b.op("gather_rows", {other_ids, other_table})});
   return x;
 }
 
-PortRef ids_input(GraphBuilder& b, const std::string& name, std::int64_t batch, std::int64_t seq) {
-  return b.input(name, {batch, seq});
-}
+PortRef ids_input(GraphBuilder& b, const std::string& name, std::int64_t batch, std::int64_t seq) { return b.input(name, {batch, seq}); }
 
 // Post-LN encoder layer (BERT): x = LN(x + attn(x)); x = LN(x + ffn(x)).
 PortRef post_ln_layer(GraphBuilder& b, PortRef x, std::int64_t heads, std::int64_t inner, const std::string& name) {
@@ -35,16 +32,14 @@ PortRef post_ln_layer(GraphBuilder& b, PortRef x, std::int64_t heads, std::int64
 }
 
 // Pre-LN layer (GPT-3, mBART): x = x + attn(LN(x)) [+ x = x + cross(LN(x), memory)]; x = x + ffn(LN(x)).
-PortRef pre_ln_layer(GraphBuilder& b, PortRef x, std::int64_t heads, bool causal, const PortRef* memory,
-                     const std::string& name) {
+PortRef pre_ln_layer(GraphBuilder& b, PortRef x, std::int64_t heads, bool causal, const PortRef* memory, const std::string& name) {
   GraphBuilder::Scope scope(b, name);
   const std::int64_t hidden = b.dims(x).back();
   PortRef n = layers::layer_norm(b, x, "attention_norm");
   x = b.op("ewadd", {x, b.op("dropout", {layers::attention(b, n, n, AttentionSpec(heads, causal), "attention")})});
   if (memory) {
     n = layers::layer_norm(b, x, "cross_attention_norm");
-    x = b.op("ewadd",
-             {x, b.op("dropout", {layers::attention(b, n, *memory, AttentionSpec(heads), "cross_attention")})});
+    x = b.op("ewadd", {x, b.op("dropout", {layers::attention(b, n, *memory, AttentionSpec(heads), "cross_attention")})});
   }
   n = layers::layer_norm(b, x, "ffn_norm");
   return b.op("ewadd", {x, b.op("dropout", {layers::feed_forward(b, n, 4 * hidden, Activation::Gelu, "ffn")})});
@@ -59,8 +54,7 @@ pcg::Graph build_bert(const spec::Library& lib, const Params& p) {
   GraphBuilder b(lib);
   const std::int64_t hidden = p("hidden");
   if (p("seq") > p("max_positions")) {
-    throw LoomError("bert_large: seq " + std::to_string(p("seq")) + " exceeds max_positions " +
-                    std::to_string(p("max_positions")));
+    throw LoomError("bert_large: seq " + std::to_string(p("seq")) + " exceeds max_positions " + std::to_string(p("max_positions")));
   }
   PortRef x;
   {
@@ -78,8 +72,7 @@ pcg::Graph build_bert(const spec::Library& lib, const Params& p) {
   }
   b.output(x);
   // The pooler: the first token's state through a tanh dense layer.
-  PortRef first =
-      b.op("squeeze_axis", {b.op("slice_axis", {x}, {{"axis", 1}, {"start", 0}, {"size", 1}})}, {{"axis", 1}});
+  PortRef first = b.op("squeeze_axis", {b.op("slice_axis", {x}, {{"axis", 1}, {"start", 0}, {"size", 1}})}, {{"axis", 1}});
   b.output(layers::dense(b, first, hidden, "pooler", true, Activation::Tanh));
   return b.take();
 }
@@ -97,8 +90,7 @@ pcg::Graph build_gpt3(const spec::Library& lib, const Params& p) {
   } else {
     x = b.input("hidden_states", {p("batch"), p("seq"), size.hidden});
   }
-  for (std::int64_t l = 0; l < p("layers"); ++l)
-    x = pre_ln_layer(b, x, size.heads, true, nullptr, "h" + std::to_string(l));
+  for (std::int64_t l = 0; l < p("layers"); ++l) x = pre_ln_layer(b, x, size.heads, true, nullptr, "h" + std::to_string(l));
   if (p("embeddings")) x = tied_lm_head(b, layers::layer_norm(b, x, "ln_f"), table);
   b.output(x);
   return b.take();
@@ -108,16 +100,14 @@ pcg::Graph build_mbart(const spec::Library& lib, const Params& p) {
   GraphBuilder b(lib);
   const Table2Size size = table2_size("mbart", p);
   if (p("layers") < 2 || p("layers") % 2 != 0) {
-    throw LoomError("mbart: layers must be even and at least 2 (half encoder, half decoder), got " +
-                    std::to_string(p("layers")));
+    throw LoomError("mbart: layers must be even and at least 2 (half encoder, half decoder), got " + std::to_string(p("layers")));
   }
   const std::int64_t positions = p("seq") + 2;  // mBART's learned positions are offset by 2
   PortRef table = b.weight("shared", {p("vocab"), size.hidden});
   auto embed_side = [&](const std::string& side) {
     GraphBuilder::Scope scope(b, side);
-    PortRef x = embed(
-        b, ids_input(b, "input_ids", p("batch"), p("seq")), table,
-        {{ids_input(b, "position_ids", p("batch"), p("seq")), b.weight("embed_positions", {positions, size.hidden})}});
+    PortRef x = embed(b, ids_input(b, "input_ids", p("batch"), p("seq")), table,
+                      {{ids_input(b, "position_ids", p("batch"), p("seq")), b.weight("embed_positions", {positions, size.hidden})}});
     return b.op("dropout", {layers::layer_norm(b, x, "layernorm_embedding")});
   };
   PortRef memory = embed_side("encoder");
@@ -159,11 +149,9 @@ std::vector<ModelInfo> transformer_models() {
         {"vocab", 30522, "WordPiece vocabulary"},
         {"max_positions", 512, "learned position embeddings"}},
        build_bert},
-      {"gpt3", "GPT-3 blocks (SuperScaler; Brown et al. 2020): pre-norm causal self-attention and 4x GELU MLP", gpt3,
-       build_gpt3},
-      {"mbart",
-       "mBART (SuperScaler; Liu et al. 2020): shared 500k embedding, pre-norm encoder and decoder layers, tied LM head",
-       mbart, build_mbart},
+      {"gpt3", "GPT-3 blocks (SuperScaler; Brown et al. 2020): pre-norm causal self-attention and 4x GELU MLP", gpt3, build_gpt3},
+      {"mbart", "mBART (SuperScaler; Liu et al. 2020): shared 500k embedding, pre-norm encoder and decoder layers, tied LM head", mbart,
+       build_mbart},
   };
 }
 

@@ -78,8 +78,7 @@ void attention_scores_forward(const CudaContext& ctx, const ScoresShape& z, T sc
 }
 
 template <class T>
-void attention_scores_backward(const CudaContext& ctx, const ScoresShape& z, T scale, const T* q, const T* k, const T* dy, T* dq,
-                               T* dk) {
+void attention_scores_backward(const CudaContext& ctx, const ScoresShape& z, T scale, const T* q, const T* k, const T* dy, T* dq, T* dk) {
   if (dq) {
     gemm_batched<T>(ctx, false, false, z.s, z.d, z.t, z.batches, dy, k, dq);
     scale_in_place(ctx, z.batches * z.s * z.d, scale, dq);
@@ -112,8 +111,7 @@ void head_proj_forward(const CudaContext& ctx, const HeadProjShape& z, const T* 
 }
 
 template <class T>
-void head_proj_backward(const CudaContext& ctx, const HeadProjShape& z, const T* x, const T* w, const T* dy, T* dx, T* dw,
-                        T* dbias) {
+void head_proj_backward(const CudaContext& ctx, const HeadProjShape& z, const T* x, const T* w, const T* dy, T* dx, T* dw, T* dbias) {
   const std::int64_t rows = z.batches * z.s, width = z.heads * z.d;
   auto dy_by_row = scratch<T>(ctx, rows * width);  // [batches, s, heads, d]
   strided_copy(ctx, swap_adjacent_axes(z.batches, z.heads, z.s, z.d), dy, dy_by_row.data());
@@ -140,8 +138,7 @@ void head_merge_forward(const CudaContext& ctx, const HeadMergeShape& z, const T
 }
 
 template <class T>
-void head_merge_backward(const CudaContext& ctx, const HeadMergeShape& z, const T* x, const T* w, const T* dy, T* dx, T* dw,
-                         T* dbias) {
+void head_merge_backward(const CudaContext& ctx, const HeadMergeShape& z, const T* x, const T* w, const T* dy, T* dx, T* dw, T* dbias) {
   const std::int64_t rows = z.batches * z.s, width = z.heads * z.d;
   if (dx) {
     auto dx_by_row = scratch<T>(ctx, rows * width);
@@ -172,16 +169,16 @@ void add_relative_bias_backward(const CudaContext& ctx, const RelativeBiasShape&
   check_launch("relative_bias_grad_kernel");
 }
 
-#define LOOM_INSTANTIATE(T)                                                                                                        \
-  template void attention_scores_forward<T>(const CudaContext&, const ScoresShape&, T, const T*, const T*, T*);                    \
-  template void attention_scores_backward<T>(const CudaContext&, const ScoresShape&, T, const T*, const T*, const T*, T*, T*);     \
-  template void causal_mask_forward<T>(const CudaContext&, const CausalShape&, const T*, T*);                                      \
-  template void causal_mask_backward<T>(const CudaContext&, const CausalShape&, const T*, T*);                                     \
-  template void head_proj_forward<T>(const CudaContext&, const HeadProjShape&, const T*, const T*, const T*, T*);                  \
-  template void head_proj_backward<T>(const CudaContext&, const HeadProjShape&, const T*, const T*, const T*, T*, T*, T*);         \
-  template void head_merge_forward<T>(const CudaContext&, const HeadMergeShape&, const T*, const T*, const T*, T*);                \
-  template void head_merge_backward<T>(const CudaContext&, const HeadMergeShape&, const T*, const T*, const T*, T*, T*, T*);       \
-  template void add_relative_bias_forward<T>(const CudaContext&, const RelativeBiasShape&, const T*, const T*, T*);                \
+#define LOOM_INSTANTIATE(T)                                                                                                    \
+  template void attention_scores_forward<T>(const CudaContext&, const ScoresShape&, T, const T*, const T*, T*);                \
+  template void attention_scores_backward<T>(const CudaContext&, const ScoresShape&, T, const T*, const T*, const T*, T*, T*); \
+  template void causal_mask_forward<T>(const CudaContext&, const CausalShape&, const T*, T*);                                  \
+  template void causal_mask_backward<T>(const CudaContext&, const CausalShape&, const T*, T*);                                 \
+  template void head_proj_forward<T>(const CudaContext&, const HeadProjShape&, const T*, const T*, const T*, T*);              \
+  template void head_proj_backward<T>(const CudaContext&, const HeadProjShape&, const T*, const T*, const T*, T*, T*, T*);     \
+  template void head_merge_forward<T>(const CudaContext&, const HeadMergeShape&, const T*, const T*, const T*, T*);            \
+  template void head_merge_backward<T>(const CudaContext&, const HeadMergeShape&, const T*, const T*, const T*, T*, T*, T*);   \
+  template void add_relative_bias_forward<T>(const CudaContext&, const RelativeBiasShape&, const T*, const T*, T*);            \
   template void add_relative_bias_backward<T>(const CudaContext&, const RelativeBiasShape&, const T*, T*);
 LOOM_INSTANTIATE(float)
 LOOM_INSTANTIATE(double)

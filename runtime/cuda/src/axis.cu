@@ -79,7 +79,7 @@ void axis_sums(const CudaContext& ctx, AxisShape s, const T* a, T* out) {
   launch_partial_sums(ctx, AxisShape{1, s.n, chunks}, 1, partial.data(), out);
 }
 
-#define LOOM_INSTANTIATE(T)                                                                      \
+#define LOOM_INSTANTIATE(T)                                                                  \
   template void axis_bias_forward<T>(const CudaContext&, AxisShape, const T*, const T*, T*); \
   template void axis_sums<T>(const CudaContext&, AxisShape, const T*, T*);
 LOOM_INSTANTIATE(float)

@@ -14,8 +14,8 @@ class FilterDescriptor {
   FilterDescriptor(cudnnDataType_t type, std::int64_t k, std::int64_t c, std::int64_t h, std::int64_t w) {
     check_cudnn(cudnnCreateFilterDescriptor(&handle_), "cudnnCreateFilterDescriptor");
     try {
-      check_cudnn(cudnnSetFilter4dDescriptor(handle_, type, CUDNN_TENSOR_NCHW, cudnn_int(k, "filters"),
-                                             cudnn_int(c, "filter channels"), cudnn_int(h, "kh"), cudnn_int(w, "kw")),
+      check_cudnn(cudnnSetFilter4dDescriptor(handle_, type, CUDNN_TENSOR_NCHW, cudnn_int(k, "filters"), cudnn_int(c, "filter channels"),
+                                             cudnn_int(h, "kh"), cudnn_int(w, "kw")),
                   "cudnnSetFilter4dDescriptor");
     } catch (...) {
       cudnnDestroyFilterDescriptor(handle_);
@@ -123,8 +123,8 @@ void conv2d_forward(const CudaContext& ctx, const ConvShape& shape, const T* x, 
         cudnnGetConvolutionForwardWorkspaceSize(ctx.cudnn(), d.x.get(), d.w.get(), d.conv.get(), d.y.get(), algo, &bytes);
     if (sized != CUDNN_STATUS_SUCCESS) return sized;
     DeviceBuffer<std::byte> space(ctx, bytes);
-    return cudnnConvolutionForward(ctx.cudnn(), &s.one, d.x.get(), x, d.w.get(), w, d.conv.get(), algo, space.data(), bytes,
-                                   &s.zero, d.y.get(), y);
+    return cudnnConvolutionForward(ctx.cudnn(), &s.one, d.x.get(), x, d.w.get(), w, d.conv.get(), algo, space.data(), bytes, &s.zero,
+                                   d.y.get(), y);
   });
 }
 
@@ -143,8 +143,8 @@ void conv2d_backward_data(const CudaContext& ctx, const ConvShape& shape, const 
         cudnnGetConvolutionBackwardDataWorkspaceSize(ctx.cudnn(), d.w.get(), d.y.get(), d.conv.get(), d.x.get(), algo, &bytes);
     if (sized != CUDNN_STATUS_SUCCESS) return sized;
     DeviceBuffer<std::byte> space(ctx, bytes);
-    return cudnnConvolutionBackwardData(ctx.cudnn(), &s.one, d.w.get(), w, d.y.get(), dy, d.conv.get(), algo, space.data(),
-                                        bytes, &s.zero, d.x.get(), dx);
+    return cudnnConvolutionBackwardData(ctx.cudnn(), &s.one, d.w.get(), w, d.y.get(), dy, d.conv.get(), algo, space.data(), bytes, &s.zero,
+                                        d.x.get(), dx);
   });
 }
 
@@ -163,8 +163,8 @@ void conv2d_backward_filter(const CudaContext& ctx, const ConvShape& shape, cons
         cudnnGetConvolutionBackwardFilterWorkspaceSize(ctx.cudnn(), d.x.get(), d.y.get(), d.conv.get(), d.w.get(), algo, &bytes);
     if (sized != CUDNN_STATUS_SUCCESS) return sized;
     DeviceBuffer<std::byte> space(ctx, bytes);
-    return cudnnConvolutionBackwardFilter(ctx.cudnn(), &s.one, d.x.get(), x, d.y.get(), dy, d.conv.get(), algo, space.data(),
-                                          bytes, &s.zero, d.w.get(), dw);
+    return cudnnConvolutionBackwardFilter(ctx.cudnn(), &s.one, d.x.get(), x, d.y.get(), dy, d.conv.get(), algo, space.data(), bytes,
+                                          &s.zero, d.w.get(), dw);
   });
 }
 
@@ -183,16 +183,15 @@ void pool2d_backward(const CudaContext& ctx, Pooling mode, const PoolShape& shap
   const TensorDescriptor in(cudnn_type<T>(), shape.batch, shape.channels, shape.height, shape.width);
   const TensorDescriptor out(cudnn_type<T>(), shape.batch, shape.channels, shape.out_h(), shape.out_w());
   const Scaling<T> s;
-  check_cudnn(cudnnPoolingBackward(ctx.cudnn(), pool.get(), &s.one, out.get(), y, out.get(), dy, in.get(), x, &s.zero, in.get(),
-                                   dx),
+  check_cudnn(cudnnPoolingBackward(ctx.cudnn(), pool.get(), &s.one, out.get(), y, out.get(), dy, in.get(), x, &s.zero, in.get(), dx),
               "cudnnPoolingBackward");
 }
 
-#define LOOM_INSTANTIATE(T)                                                                                               \
-  template void conv2d_forward<T>(const CudaContext&, const ConvShape&, const T*, const T*, T*);                           \
-  template void conv2d_backward_data<T>(const CudaContext&, const ConvShape&, const T*, const T*, T*);                     \
-  template void conv2d_backward_filter<T>(const CudaContext&, const ConvShape&, const T*, const T*, T*);                   \
-  template void pool2d_forward<T>(const CudaContext&, Pooling, const PoolShape&, const T*, T*);                            \
+#define LOOM_INSTANTIATE(T)                                                                              \
+  template void conv2d_forward<T>(const CudaContext&, const ConvShape&, const T*, const T*, T*);         \
+  template void conv2d_backward_data<T>(const CudaContext&, const ConvShape&, const T*, const T*, T*);   \
+  template void conv2d_backward_filter<T>(const CudaContext&, const ConvShape&, const T*, const T*, T*); \
+  template void pool2d_forward<T>(const CudaContext&, Pooling, const PoolShape&, const T*, T*);          \
   template void pool2d_backward<T>(const CudaContext&, Pooling, const PoolShape&, const T*, const T*, const T*, T*);
 LOOM_INSTANTIATE(float)
 LOOM_INSTANTIATE(double)

@@ -86,8 +86,8 @@ Kernel<T> batch_matmul_kernel() {
   k.forward = [shape_of](const OpCall<T>& c) {
     const Shape s = shape_of(c.input(0), c.input(1));
     auto out = scratch<T>(static_cast<std::size_t>(s.batches * s.m * s.n));
-    cuda::gemm_batched<T>(context(), false, false, s.m, s.n, s.inner, s.batches, upload(c.input(0)).data(),
-                          upload(c.input(1)).data(), out.data());
+    cuda::gemm_batched<T>(context(), false, false, s.m, s.n, s.inner, s.batches, upload(c.input(0)).data(), upload(c.input(1)).data(),
+                          out.data());
     std::vector<std::int64_t> dims = c.input(0).dims;
     dims.back() = s.n;
     return Tensors<T>{download(out, dims)};
@@ -176,8 +176,7 @@ Kernel<T> unary_kernel(cuda::Unary f) {
   k.backward = [f](const GradCall<T>& g) {
     const Tensor<T>& x = g.input(0);
     auto dX = scratch<T>(x.size());
-    cuda::unary_backward<T>(context(), f, count(x), upload(x).data(), upload(g.output(0)).data(), upload(g.grad(0)).data(),
-                            dX.data());
+    cuda::unary_backward<T>(context(), f, count(x), upload(x).data(), upload(g.output(0)).data(), upload(g.grad(0)).data(), dX.data());
     return Tensors<T>{download(dX, x.dims)};
   };
   return k;
@@ -197,8 +196,8 @@ Kernel<T> binary_kernel(cuda::Arith op) {
     const Tensor<T>& a = g.input(0);
     auto dA = scratch<T>(a.size());
     auto dB = scratch<T>(a.size());
-    cuda::binary_backward<T>(context(), op, count(a), upload(a).data(), upload(g.input(1)).data(), upload(g.grad(0)).data(),
-                             dA.data(), dB.data());
+    cuda::binary_backward<T>(context(), op, count(a), upload(a).data(), upload(g.input(1)).data(), upload(g.grad(0)).data(), dA.data(),
+                             dB.data());
     return Tensors<T>{download(dA, a.dims), download(dB, g.input(1).dims)};
   };
   return k;
@@ -239,8 +238,7 @@ Kernel<T> softmax_kernel() {
   k.backward = [](const GradCall<T>& g) {
     const Tensor<T>& y = g.output(0);
     auto dX = scratch<T>(y.size());
-    cuda::softmax_backward<T>(context(), leading_rows(y.dims), last_dim(y.dims), upload(y).data(), upload(g.grad(0)).data(),
-                              dX.data());
+    cuda::softmax_backward<T>(context(), leading_rows(y.dims), last_dim(y.dims), upload(y).data(), upload(g.grad(0)).data(), dX.data());
     return Tensors<T>{download(dX, y.dims)};
   };
   return k;
@@ -262,8 +260,8 @@ Kernel<T> layer_norm_kernel() {
     auto dX = scratch<T>(x.size());
     auto dGamma = scratch<T>(static_cast<std::size_t>(n));
     auto dBeta = scratch<T>(static_cast<std::size_t>(n));
-    cuda::layer_norm_backward<T>(context(), leading_rows(x.dims), n, upload(x).data(), upload(g.input(1)).data(),
-                                 upload(g.grad(0)).data(), dX.data(), dGamma.data(), dBeta.data());
+    cuda::layer_norm_backward<T>(context(), leading_rows(x.dims), n, upload(x).data(), upload(g.input(1)).data(), upload(g.grad(0)).data(),
+                                 dX.data(), dGamma.data(), dBeta.data());
     return Tensors<T>{download(dX, x.dims), download(dGamma, g.input(1).dims), download(dBeta, g.input(2).dims)};
   };
   return k;
@@ -291,8 +289,8 @@ Kernel<T> batchnorm_kernel() {
     d.push_back(scratch<T>(x.size()));
     for (std::size_t i = 1; i < 5; ++i) d.push_back(scratch<T>(g.input(i).size()));
     cuda::batchnorm_backward<T>(context(), shape_of(g.call), upload(x).data(), upload(g.input(1)).data(), upload(g.input(3)).data(),
-                                upload(g.input(4)).data(), upload(g.grad(0)).data(), d[0].data(), d[1].data(), d[2].data(),
-                                d[3].data(), d[4].data());
+                                upload(g.input(4)).data(), upload(g.grad(0)).data(), d[0].data(), d[1].data(), d[2].data(), d[3].data(),
+                                d[4].data());
     Tensors<T> grads;
     for (std::size_t i = 0; i < 5; ++i) grads.push_back(download(d[i], g.input(i).dims));
     return grads;
@@ -312,8 +310,8 @@ Kernel<T> conv_kernel(bool depthwise) {
     if (groups <= 0 || x[1] % groups != 0 || w[0] % groups != 0 || w[1] * groups != x[1])
       throw LoomError(c.op + ": weight [" + std::to_string(w[0]) + ", " + std::to_string(w[1]) + ", ...] does not fit " +
                       std::to_string(x[1]) + " input channels in " + std::to_string(groups) + " groups");
-    return cuda::ConvShape{x[0], x[1], x[2], x[3], w[0], w[2], w[3], groups,
-                           c.attr("stride_h"), c.attr("stride_w"), c.attr("pad_h"), c.attr("pad_w")};
+    return cuda::ConvShape{
+        x[0], x[1], x[2], x[3], w[0], w[2], w[3], groups, c.attr("stride_h"), c.attr("stride_w"), c.attr("pad_h"), c.attr("pad_w")};
   };
   Kernel<T> k;
   k.forward = [shape_of](const OpCall<T>& c) {
@@ -328,8 +326,7 @@ Kernel<T> conv_kernel(bool depthwise) {
     const cuda::ConvShape s = shape_of(g.call);
     const auto act = static_cast<cuda::Activation>(g.call.attr("act"));
     auto dZ = upload(g.grad(0));
-    cuda::activation_backward<T>(context(), act, static_cast<std::int64_t>(dZ.size()), upload(g.output(0)).data(), dZ.data(),
-                                 dZ.data());
+    cuda::activation_backward<T>(context(), act, static_cast<std::int64_t>(dZ.size()), upload(g.output(0)).data(), dZ.data(), dZ.data());
     Tensors<T> grads{Tensor<T>(g.input(0).dims, T(0)), Tensor<T>(g.input(1).dims, T(0))};
     if (g.wants(0)) {
       auto dX = scratch<T>(g.input(0).size());
@@ -426,8 +423,7 @@ std::optional<std::string> cuda_unavailable_reason() {
   int devices = 0;
   const cudaError_t status = cudaGetDeviceCount(&devices);
   if (status != cudaSuccess)
-    return std::string("no CUDA device: cudaGetDeviceCount returned ") + cudaGetErrorName(status) + " (" +
-           cudaGetErrorString(status) + ")";
+    return std::string("no CUDA device: cudaGetDeviceCount returned ") + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")";
   if (devices == 0) return std::string("no CUDA device: cudaGetDeviceCount found 0 devices");
   cudaDeviceProp props{};
   if (const cudaError_t e = cudaGetDeviceProperties(&props, 0); e != cudaSuccess)

@@ -3,8 +3,8 @@
 #include <tuple>
 
 #include "kernel_adapter.hpp"
-#include "loom/runtime/piece_checks.hpp"
 #include "loom/runtime/cuda/layout.hpp"
+#include "loom/runtime/piece_checks.hpp"
 
 namespace loom::runtime::cuda_adapter {
 namespace {
@@ -90,8 +90,7 @@ Kernel<T> split_kernel() {
     const auto [outer, width, w0] = widths(g.call, axis);
     auto dx = scratch<T>(g.input(0).size());
     cuda::strided_copy(context(), cuda::block_copy(outer, w0, w0, width), upload(g.grad(0)).data(), dx.data());
-    cuda::strided_copy(context(), cuda::block_copy(outer, width - w0, width - w0, width), upload(g.grad(1)).data(),
-                       dx.data() + w0);
+    cuda::strided_copy(context(), cuda::block_copy(outer, width - w0, width - w0, width), upload(g.grad(1)).data(), dx.data() + w0);
     return Tensors<T>{download(dx, g.input(0).dims)};
   };
   return k;
@@ -112,8 +111,8 @@ Kernel<T> slice_axis_kernel() {
     require_whole(c, 0, axis, "the body reads its entry j + start");
     const std::int64_t start = c.attr("start"), size = c.attr("size");
     if (start < 0 || size <= 0 || start + size > x[axis])
-      throw LoomError(c.op + ": start = " + std::to_string(start) + " and size = " + std::to_string(size) +
-                      " do not fit axis " + std::to_string(axis) + " of size " + std::to_string(x[axis]));
+      throw LoomError(c.op + ": start = " + std::to_string(start) + " and size = " + std::to_string(size) + " do not fit axis " +
+                      std::to_string(axis) + " of size " + std::to_string(x[axis]));
     const Rows r = rows_around(x, axis);
     return Window{r.outer, x[axis], start, size, r.inner};
   };
@@ -131,8 +130,8 @@ Kernel<T> slice_axis_kernel() {
     const Window w = window_of(g.call);
     auto dx = scratch<T>(g.input(0).size());
     cuda::zero_fill(context(), count(g.input(0)), dx.data());
-    cuda::strided_copy(context(), cuda::block_copy(w.outer, w.size * w.inner, w.size * w.inner, w.n * w.inner),
-                       upload(g.grad(0)).data(), dx.data() + w.start * w.inner);
+    cuda::strided_copy(context(), cuda::block_copy(w.outer, w.size * w.inner, w.size * w.inner, w.n * w.inner), upload(g.grad(0)).data(),
+                       dx.data() + w.start * w.inner);
     return Tensors<T>{download(dx, g.input(0).dims)};
   };
   return k;

@@ -7,11 +7,11 @@
 #include <initializer_list>
 #include <string>
 
-#include "loom/runtime/piece_checks.hpp"
 #include "kernel_adapter.hpp"
 #include "loom/runtime/cuda/dot_attention.hpp"
 #include "loom/runtime/cuda/pair.hpp"
 #include "loom/runtime/cuda/windows.hpp"
+#include "loom/runtime/piece_checks.hpp"
 
 namespace loom::runtime::cuda_adapter {
 namespace {
@@ -27,8 +27,8 @@ Kernel<T> dot_attention_kernel() {
     const Dims& q = c.input(0).dims;
     const Dims& mem = c.input(1).dims;
     if (mem[0] != q[0] || mem[2] != q[1])
-      throw LoomError(c.op + ": the memory [" + std::to_string(mem[0]) + ", " + std::to_string(mem[1]) + ", " +
-                      std::to_string(mem[2]) + "] does not fit queries [" + std::to_string(q[0]) + ", " + std::to_string(q[1]) + "]");
+      throw LoomError(c.op + ": the memory [" + std::to_string(mem[0]) + ", " + std::to_string(mem[1]) + ", " + std::to_string(mem[2]) +
+                      "] does not fit queries [" + std::to_string(q[0]) + ", " + std::to_string(q[1]) + "]");
     require_whole(c, 0, 1, "each score sums over the whole state");
     require_whole(c, 1, 2, "each score sums over the whole state");
     require_whole(c, 1, 1, "the softmax normalizes over the whole memory");
@@ -44,8 +44,8 @@ Kernel<T> dot_attention_kernel() {
   k.backward = [shape_of](const GradCall<T>& g) {
     const cuda::DotAttentionShape s = shape_of(g.call);
     auto dq = gradient_buffer(g, 0), dmem = gradient_buffer(g, 1);
-    cuda::dot_attention_backward<T>(context(), s, upload(g.input(0)).data(), upload(g.input(1)).data(), upload(g.grad(0)).data(),
-                                    dq.data(), dmem.data());
+    cuda::dot_attention_backward<T>(context(), s, upload(g.input(0)).data(), upload(g.input(1)).data(), upload(g.grad(0)).data(), dq.data(),
+                                    dmem.data());
     return Tensors<T>{gradient_of(g, 0, dq), gradient_of(g, 1, dmem)};
   };
   return k;
@@ -101,8 +101,7 @@ Kernel<T> window_reverse_kernel() {
     const std::int64_t height = c.attr("height"), width = c.attr("width"), ws = window_of(c, height, width);
     const std::int64_t per_image = (height / ws) * (width / ws);
     if (x[1] != ws * ws)
-      throw LoomError(c.op + ": windows of " + std::to_string(x[1]) + " tokens are not " + std::to_string(ws) + " x " +
-                      std::to_string(ws));
+      throw LoomError(c.op + ": windows of " + std::to_string(x[1]) + " tokens are not " + std::to_string(ws) + " x " + std::to_string(ws));
     if (x[0] % per_image != 0 || c.offset(0, 0) % per_image != 0)
       throw LoomError(c.op + ": windows " + std::to_string(c.offset(0, 0)) + " .. " + std::to_string(c.offset(0, 0) + x[0] - 1) +
                       " are not whole images of " + std::to_string(per_image) + " windows");
@@ -164,9 +163,9 @@ Kernel<T> add_window_mask_kernel() {
     const Dims& x = c.input(0).dims;
     const Dims& mask = c.input(1).dims;
     if (mask[1] != x[2] || mask[2] != x[3] || mask[0] <= 0 || c.logical_size(0, 0) % mask[0] != 0)
-      throw LoomError(c.op + ": the mask [" + std::to_string(mask[0]) + ", " + std::to_string(mask[1]) + ", " +
-                      std::to_string(mask[2]) + "] does not fit scores of " + std::to_string(c.logical_size(0, 0)) + " rows of " +
-                      std::to_string(x[2]) + " x " + std::to_string(x[3]));
+      throw LoomError(c.op + ": the mask [" + std::to_string(mask[0]) + ", " + std::to_string(mask[1]) + ", " + std::to_string(mask[2]) +
+                      "] does not fit scores of " + std::to_string(c.logical_size(0, 0)) + " rows of " + std::to_string(x[2]) + " x " +
+                      std::to_string(x[3]));
     return cuda::WindowMaskShape{x[0], x[1], x[2] * x[3], mask[0], c.offset(0, 0)};
   };
   Kernel<T> k;
@@ -192,8 +191,8 @@ Kernel<T> add_pair_bias_kernel() {
     require_rank(c, 1, 4);
     const Dims& x = c.input(0).dims;
     if (c.input(1).dims != Dims{x[0], x[3], x[4], x[2]})
-      throw LoomError(c.op + ": the bias is not [" + std::to_string(x[0]) + ", " + std::to_string(x[3]) + ", " +
-                      std::to_string(x[4]) + ", " + std::to_string(x[2]) + "] (batch, t, u, heads of the scores)");
+      throw LoomError(c.op + ": the bias is not [" + std::to_string(x[0]) + ", " + std::to_string(x[3]) + ", " + std::to_string(x[4]) +
+                      ", " + std::to_string(x[2]) + "] (batch, t, u, heads of the scores)");
     return cuda::PairBiasShape{x[0], x[1], x[2], x[3], x[4]};
   };
   Kernel<T> k;
@@ -248,8 +247,7 @@ Kernel<T> outer_product_mean_kernel() {
   k.forward = [=](const OpCall<T>& c) {
     const cuda::OuterProductShape s = shape_of(c);
     auto out = scratch<T>(static_cast<std::size_t>(s.batches * s.r * s.u * s.c * s.e));
-    cuda::outer_product_mean_forward<T>(context(), s, scale_of(c), upload(c.input(0)).data(), upload(c.input(1)).data(),
-                                        out.data());
+    cuda::outer_product_mean_forward<T>(context(), s, scale_of(c), upload(c.input(0)).data(), upload(c.input(1)).data(), out.data());
     return Tensors<T>{download(out, batch_dims_then(c, 3, {s.r, s.u, s.c * s.e}))};
   };
   k.backward = [=](const GradCall<T>& g) {
@@ -287,8 +285,8 @@ Kernel<T> triangle_mult_kernel(bool incoming) {
   k.backward = [shape_of](const GradCall<T>& g) {
     const cuda::TriangleShape s = shape_of(g.call);
     auto da = gradient_buffer(g, 0), db = gradient_buffer(g, 1);
-    cuda::triangle_mult_backward<T>(context(), s, upload(g.input(0)).data(), upload(g.input(1)).data(), upload(g.grad(0)).data(),
-                                    da.data(), db.data());
+    cuda::triangle_mult_backward<T>(context(), s, upload(g.input(0)).data(), upload(g.input(1)).data(), upload(g.grad(0)).data(), da.data(),
+                                    db.data());
     return Tensors<T>{gradient_of(g, 0, da), gradient_of(g, 1, db)};
   };
   return k;

@@ -89,9 +89,9 @@ Kernel<T> lstm_cell_kernel() {
     std::vector<DeviceBuffer<T>> d;
     for (std::size_t i = 0; i < 6; ++i) d.push_back(gradient_buffer(g, i));
     cuda::lstm_cell_backward<T>(context(), s, upload(g.input(0)).data(), upload(g.input(1)).data(), upload(g.input(2)).data(),
-                                upload(g.input(3)).data(), upload(g.input(4)).data(), upload(g.input(5)).data(),
-                                upload(g.output(1)).data(), upload(g.grad(0)).data(), upload(g.grad(1)).data(), d[0].data(),
-                                d[1].data(), d[2].data(), d[3].data(), d[4].data(), d[5].data());
+                                upload(g.input(3)).data(), upload(g.input(4)).data(), upload(g.input(5)).data(), upload(g.output(1)).data(),
+                                upload(g.grad(0)).data(), upload(g.grad(1)).data(), d[0].data(), d[1].data(), d[2].data(), d[3].data(),
+                                d[4].data(), d[5].data());
     Tensors<T> grads;
     for (std::size_t i = 0; i < 6; ++i) grads.push_back(gradient_of(g, i, d[i]));
     return grads;
@@ -111,9 +111,7 @@ Kernel<T> attention_scores_kernel() {
       throw LoomError(c.op + ": the keys' shape does not fit the queries' (batches and head width must agree)");
     return cuda::ScoresShape{product(q, 0, r - 2), q[r - 2], k[r - 2], q[r - 1]};
   };
-  auto scale_of = [](const OpCall<T>& c) {
-    return T(1 / std::sqrt(static_cast<double>(c.logical_size(0, c.input(0).rank() - 1))));
-  };
+  auto scale_of = [](const OpCall<T>& c) { return T(1 / std::sqrt(static_cast<double>(c.logical_size(0, c.input(0).rank() - 1)))); };
   Kernel<T> k;
   k.forward = [=](const OpCall<T>& c) {
     const cuda::ScoresShape s = shape_of(c);
@@ -186,8 +184,8 @@ Kernel<T> head_proj_kernel(bool has_bias) {
     const cuda::HeadProjShape s = shape_of(g.call);
     auto dx = gradient_buffer(g, 0), dw = gradient_buffer(g, 1);
     DeviceBuffer<T> dbias = has_bias ? gradient_buffer(g, 2) : DeviceBuffer<T>();
-    cuda::head_proj_backward<T>(context(), s, upload(g.input(0)).data(), upload(g.input(1)).data(), upload(g.grad(0)).data(),
-                                dx.data(), dw.data(), dbias.data());
+    cuda::head_proj_backward<T>(context(), s, upload(g.input(0)).data(), upload(g.input(1)).data(), upload(g.grad(0)).data(), dx.data(),
+                                dw.data(), dbias.data());
     Tensors<T> grads{gradient_of(g, 0, dx), gradient_of(g, 1, dw)};
     if (has_bias) grads.push_back(gradient_of(g, 2, dbias));
     return grads;
@@ -214,8 +212,7 @@ Kernel<T> head_merge_kernel() {
   k.forward = [shape_of](const OpCall<T>& c) {
     const cuda::HeadMergeShape s = shape_of(c);
     auto out = scratch<T>(static_cast<std::size_t>(s.batches * s.s * s.n));
-    cuda::head_merge_forward<T>(context(), s, upload(c.input(0)).data(), upload(c.input(1)).data(), upload(c.input(2)).data(),
-                                out.data());
+    cuda::head_merge_forward<T>(context(), s, upload(c.input(0)).data(), upload(c.input(1)).data(), upload(c.input(2)).data(), out.data());
     Dims dims(c.input(0).dims.begin(), c.input(0).dims.end() - 3);
     dims.insert(dims.end(), {s.s, s.n});
     return Tensors<T>{download(out, dims)};
@@ -223,8 +220,8 @@ Kernel<T> head_merge_kernel() {
   k.backward = [shape_of](const GradCall<T>& g) {
     const cuda::HeadMergeShape s = shape_of(g.call);
     auto dx = gradient_buffer(g, 0), dw = gradient_buffer(g, 1), dbias = gradient_buffer(g, 2);
-    cuda::head_merge_backward<T>(context(), s, upload(g.input(0)).data(), upload(g.input(1)).data(), upload(g.grad(0)).data(),
-                                 dx.data(), dw.data(), dbias.data());
+    cuda::head_merge_backward<T>(context(), s, upload(g.input(0)).data(), upload(g.input(1)).data(), upload(g.grad(0)).data(), dx.data(),
+                                 dw.data(), dbias.data());
     return Tensors<T>{gradient_of(g, 0, dx), gradient_of(g, 1, dw), gradient_of(g, 2, dbias)};
   };
   return k;
@@ -241,8 +238,8 @@ Kernel<T> add_relative_bias_kernel() {
     const std::size_t r = x.size();
     const cuda::RelativeBiasShape s{product(x, 0, r - 2), x[r - 2] * x[r - 1], bias[2]};
     if (bias[0] * bias[1] != s.size || s.heads <= 0)
-      throw LoomError(c.op + ": the bias [" + std::to_string(bias[0]) + ", " + std::to_string(bias[1]) + ", " +
-                      std::to_string(bias[2]) + "] does not fit blocks of " + std::to_string(s.size) + " elements");
+      throw LoomError(c.op + ": the bias [" + std::to_string(bias[0]) + ", " + std::to_string(bias[1]) + ", " + std::to_string(bias[2]) +
+                      "] does not fit blocks of " + std::to_string(s.size) + " elements");
     return s;
   };
   Kernel<T> k;

@@ -27,8 +27,8 @@ class TensorDescriptor {
   TensorDescriptor(cudnnDataType_t type, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
     check_cudnn(cudnnCreateTensorDescriptor(&handle_), "cudnnCreateTensorDescriptor");
     try {
-      check_cudnn(cudnnSetTensor4dDescriptor(handle_, CUDNN_TENSOR_NCHW, type, cudnn_int(n, "n"), cudnn_int(c, "c"),
-                                             cudnn_int(h, "h"), cudnn_int(w, "w")),
+      check_cudnn(cudnnSetTensor4dDescriptor(handle_, CUDNN_TENSOR_NCHW, type, cudnn_int(n, "n"), cudnn_int(c, "c"), cudnn_int(h, "h"),
+                                             cudnn_int(w, "w")),
                   "cudnnSetTensor4dDescriptor");
     } catch (...) {
       cudnnDestroyTensorDescriptor(handle_);

@@ -39,8 +39,7 @@ void dot_attention_forward(const CudaContext& ctx, const DotAttentionShape& s, c
 }
 
 template <class T>
-void dot_attention_backward(const CudaContext& ctx, const DotAttentionShape& s, const T* q, const T* mem, const T* dy, T* dq,
-                            T* dmem) {
+void dot_attention_backward(const CudaContext& ctx, const DotAttentionShape& s, const T* q, const T* mem, const T* dy, T* dq, T* dmem) {
   const auto p = weights(ctx, s, q, mem);
   // dp[b] = dy[b] mem[b]^T, then through the softmax.
   DeviceBuffer<T> dscore(ctx, p.size());
@@ -54,7 +53,7 @@ void dot_attention_backward(const CudaContext& ctx, const DotAttentionShape& s, 
   }
 }
 
-#define LOOM_INSTANTIATE(T)                                                                                        \
+#define LOOM_INSTANTIATE(T)                                                                                     \
   template void dot_attention_forward<T>(const CudaContext&, const DotAttentionShape&, const T*, const T*, T*); \
   template void dot_attention_backward<T>(const CudaContext&, const DotAttentionShape&, const T*, const T*, const T*, T*, T*);
 LOOM_INSTANTIATE(float)

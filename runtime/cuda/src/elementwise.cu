@@ -7,7 +7,6 @@
 namespace loom::runtime::cuda {
 namespace {
 
-
 template <class T>
 __device__ T apply(Unary f, T x) {
   switch (f) {
@@ -238,17 +237,17 @@ void sum_all(const CudaContext& ctx, std::int64_t n, const T* a, const T* b, T* 
   check_launch("sum_all_kernel");
 }
 
-#define LOOM_INSTANTIATE(T)                                                                                          \
-  template void unary_forward<T>(const CudaContext&, Unary, std::int64_t, const T*, T*);                              \
-  template void unary_backward<T>(const CudaContext&, Unary, std::int64_t, const T*, const T*, const T*, T*);         \
-  template void activation_forward<T>(const CudaContext&, Activation, std::int64_t, T*);                              \
-  template void activation_backward<T>(const CudaContext&, Activation, std::int64_t, const T*, const T*, T*);         \
-  template void binary_forward<T>(const CudaContext&, Arith, std::int64_t, const T*, const T*, T*);                   \
-  template void binary_backward<T>(const CudaContext&, Arith, std::int64_t, const T*, const T*, const T*, T*, T*);    \
-  template void scalar_forward<T>(const CudaContext&, Arith, std::int64_t, const T*, const T*, T*);                   \
-  template void scalar_backward<T>(const CudaContext&, Arith, std::int64_t, const T*, const T*, T*);                  \
-  template void bias_add_forward<T>(const CudaContext&, std::int64_t, std::int64_t, const T*, const T*, T*);          \
-  template void column_sums<T>(const CudaContext&, std::int64_t, std::int64_t, const T*, const T*, T*);               \
+#define LOOM_INSTANTIATE(T)                                                                                        \
+  template void unary_forward<T>(const CudaContext&, Unary, std::int64_t, const T*, T*);                           \
+  template void unary_backward<T>(const CudaContext&, Unary, std::int64_t, const T*, const T*, const T*, T*);      \
+  template void activation_forward<T>(const CudaContext&, Activation, std::int64_t, T*);                           \
+  template void activation_backward<T>(const CudaContext&, Activation, std::int64_t, const T*, const T*, T*);      \
+  template void binary_forward<T>(const CudaContext&, Arith, std::int64_t, const T*, const T*, T*);                \
+  template void binary_backward<T>(const CudaContext&, Arith, std::int64_t, const T*, const T*, const T*, T*, T*); \
+  template void scalar_forward<T>(const CudaContext&, Arith, std::int64_t, const T*, const T*, T*);                \
+  template void scalar_backward<T>(const CudaContext&, Arith, std::int64_t, const T*, const T*, T*);               \
+  template void bias_add_forward<T>(const CudaContext&, std::int64_t, std::int64_t, const T*, const T*, T*);       \
+  template void column_sums<T>(const CudaContext&, std::int64_t, std::int64_t, const T*, const T*, T*);            \
   template void sum_all<T>(const CudaContext&, std::int64_t, const T*, const T*, T*);
 LOOM_INSTANTIATE(float)
 LOOM_INSTANTIATE(double)

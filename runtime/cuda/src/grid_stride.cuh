@@ -3,6 +3,5 @@
 // of the grid, whatever the grid's size.
 #include <cstdint>
 
-#define LOOM_GRID_STRIDE_LOOP(i, n)                                                             \
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < (n); \
-       i += std::int64_t(blockDim.x) * gridDim.x)
+#define LOOM_GRID_STRIDE_LOOP(i, n) \
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < (n); i += std::int64_t(blockDim.x) * gridDim.x)

@@ -58,9 +58,7 @@ inline std::int64_t product(const std::vector<std::int64_t>& dims, std::size_t b
   return p;
 }
 inline std::int64_t last_dim(const std::vector<std::int64_t>& dims) { return dims.empty() ? 1 : dims.back(); }
-inline std::int64_t leading_rows(const std::vector<std::int64_t>& dims) {
-  return dims.empty() ? 1 : product(dims, 0, dims.size() - 1);
-}
+inline std::int64_t leading_rows(const std::vector<std::int64_t>& dims) { return dims.empty() ? 1 : product(dims, 0, dims.size() - 1); }
 template <class T>
 std::int64_t count(const Tensor<T>& t) {
   return static_cast<std::int64_t>(t.size());

@@ -29,8 +29,8 @@ __device__ Gates<T> gates_at(std::int64_t hidden, std::int64_t row, std::int64_t
 }
 
 template <class T>
-__global__ void lstm_pointwise_forward_kernel(std::int64_t batch, std::int64_t hidden, const T* z, const T* bias, const T* c,
-                                              T* h_next, T* c_next) {
+__global__ void lstm_pointwise_forward_kernel(std::int64_t batch, std::int64_t hidden, const T* z, const T* bias, const T* c, T* h_next,
+                                              T* c_next) {
   LOOM_GRID_STRIDE_LOOP(at, batch * hidden) {
     const Gates<T> g = gates_at(hidden, at / hidden, at % hidden, z, bias);
     const T cell = g.f * c[at] + g.i * g.g;
@@ -70,27 +70,25 @@ DeviceBuffer<T> pre_activations(const CudaContext& ctx, const LstmShape& s, cons
 }  // namespace
 
 template <class T>
-void lstm_cell_forward(const CudaContext& ctx, const LstmShape& shape, const T* x, const T* h, const T* c, const T* w,
-                       const T* u, const T* bias, T* h_next, T* c_next) {
+void lstm_cell_forward(const CudaContext& ctx, const LstmShape& shape, const T* x, const T* h, const T* c, const T* w, const T* u,
+                       const T* bias, T* h_next, T* c_next) {
   const std::int64_t n = shape.batch * shape.hidden;
   if (n == 0) return;
   const DeviceBuffer<T> z = pre_activations(ctx, shape, x, h, w, u);
-  lstm_pointwise_forward_kernel<<<grid_for(n), kBlock, 0, ctx.stream()>>>(shape.batch, shape.hidden, z.data(), bias, c, h_next,
-                                                                          c_next);
+  lstm_pointwise_forward_kernel<<<grid_for(n), kBlock, 0, ctx.stream()>>>(shape.batch, shape.hidden, z.data(), bias, c, h_next, c_next);
   check_launch("lstm_pointwise_forward_kernel");
 }
 
 template <class T>
-void lstm_cell_backward(const CudaContext& ctx, const LstmShape& shape, const T* x, const T* h, const T* c, const T* w,
-                        const T* u, const T* bias, const T* c_next, const T* dh_next, const T* dc_next, T* dx, T* dh, T* dc,
-                        T* dw, T* du, T* dbias) {
+void lstm_cell_backward(const CudaContext& ctx, const LstmShape& shape, const T* x, const T* h, const T* c, const T* w, const T* u,
+                        const T* bias, const T* c_next, const T* dh_next, const T* dc_next, T* dx, T* dh, T* dc, T* dw, T* du, T* dbias) {
   const std::int64_t n = shape.batch * shape.hidden, gates = 4 * shape.hidden;
   DeviceBuffer<T> dz = pre_activations(ctx, shape, x, h, w, u);
   // The kernel reads each element's four pre-activations before writing its four gradients over
   // them, and no other thread touches them: dz may share z's storage.
   if (n > 0) {
-    lstm_pointwise_backward_kernel<<<grid_for(n), kBlock, 0, ctx.stream()>>>(shape.batch, shape.hidden, dz.data(), bias, c,
-                                                                             c_next, dh_next, dc_next, dz.data(), dc);
+    lstm_pointwise_backward_kernel<<<grid_for(n), kBlock, 0, ctx.stream()>>>(shape.batch, shape.hidden, dz.data(), bias, c, c_next, dh_next,
+                                                                             dc_next, dz.data(), dc);
     check_launch("lstm_pointwise_backward_kernel");
   }
   if (dx) gemm<T>(ctx, false, true, shape.batch, shape.input, gates, dz.data(), w, dx);
@@ -100,11 +98,11 @@ void lstm_cell_backward(const CudaContext& ctx, const LstmShape& shape, const T*
   if (dbias) column_sums<T>(ctx, shape.batch, gates, dz.data(), nullptr, dbias);
 }
 
-#define LOOM_INSTANTIATE(T)                                                                                                  \
-  template void lstm_cell_forward<T>(const CudaContext&, const LstmShape&, const T*, const T*, const T*, const T*, const T*, \
-                                     const T*, T*, T*);                                                                      \
-  template void lstm_cell_backward<T>(const CudaContext&, const LstmShape&, const T*, const T*, const T*, const T*,          \
-                                      const T*, const T*, const T*, const T*, const T*, T*, T*, T*, T*, T*, T*);
+#define LOOM_INSTANTIATE(T)                                                                                                                \
+  template void lstm_cell_forward<T>(const CudaContext&, const LstmShape&, const T*, const T*, const T*, const T*, const T*, const T*, T*, \
+                                     T*);                                                                                                  \
+  template void lstm_cell_backward<T>(const CudaContext&, const LstmShape&, const T*, const T*, const T*, const T*, const T*, const T*,    \
+                                      const T*, const T*, const T*, T*, T*, T*, T*, T*, T*);
 LOOM_INSTANTIATE(float)
 LOOM_INSTANTIATE(double)
 

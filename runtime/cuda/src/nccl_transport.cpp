@@ -23,7 +23,6 @@ void check_nccl(ncclResult_t status, const char* call) {
   throw cuda::CudaError(std::string(call) + " failed: " + ncclGetErrorString(status));
 }
 
-
 using Bytes = DeviceBuffer<std::byte>;
 
 ncclDataType_t nccl_type(ElementType type) { return type == ElementType::Float32 ? ncclFloat32 : ncclFloat64; }
@@ -192,8 +191,7 @@ ncclComm* NcclTransport::new_communicator(const std::vector<int>& group) {
   }
   MPI_Comm_free(&mpi_comm);
   ncclComm* comm = nullptr;
-  check_nccl(ncclCommInitRank(&comm, static_cast<int>(group.size()), id, static_cast<int>(self - group.begin())),
-             "ncclCommInitRank");
+  check_nccl(ncclCommInitRank(&comm, static_cast<int>(group.size()), id, static_cast<int>(self - group.begin())), "ncclCommInitRank");
   return comm;
 }
 

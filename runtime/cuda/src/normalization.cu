@@ -10,7 +10,6 @@ namespace {
 
 constexpr double kEpsilon = 1e-5;
 
-
 // Mean and 1 / sqrt(variance + eps) of one row, computed by the whole block (two passes).
 template <class T>
 __device__ void row_moments(std::int64_t n, const T* row, T& mean, T& inv_std) {
@@ -54,8 +53,8 @@ __global__ void layer_norm_backward_kernel(std::int64_t n, const T* x, const T* 
 
 // One block per channel: sums over every sample's plane of that channel.
 template <class T>
-__global__ void batchnorm_backward_kernel(BatchNormShape s, const T* x, const T* scale, const T* mean, const T* var,
-                                          const T* dy, T* dx, T* dscale, T* dbias, T* dmean, T* dvar) {
+__global__ void batchnorm_backward_kernel(BatchNormShape s, const T* x, const T* scale, const T* mean, const T* var, const T* dy, T* dx,
+                                          T* dscale, T* dbias, T* dmean, T* dvar) {
   const std::int64_t c = blockIdx.x;
   const T inv_std = T(1) / sqrt(var[c] + T(kEpsilon));
   const T a = scale[c] * inv_std, mu = mean[c];
@@ -87,9 +86,9 @@ void softmax_forward(const CudaContext& ctx, std::int64_t rows, std::int64_t n, 
   if (rows * n == 0) return;
   const TensorDescriptor desc(cudnn_type<T>(), rows, n, 1, 1);
   const Scaling<T> s;
-  check_cudnn(cudnnSoftmaxForward(ctx.cudnn(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &s.one, desc.get(), x,
-                                  &s.zero, desc.get(), y),
-              "cudnnSoftmaxForward");
+  check_cudnn(
+      cudnnSoftmaxForward(ctx.cudnn(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &s.one, desc.get(), x, &s.zero, desc.get(), y),
+      "cudnnSoftmaxForward");
 }
 
 template <class T>
@@ -97,22 +96,21 @@ void softmax_backward(const CudaContext& ctx, std::int64_t rows, std::int64_t n,
   if (rows * n == 0) return;
   const TensorDescriptor desc(cudnn_type<T>(), rows, n, 1, 1);
   const Scaling<T> s;
-  check_cudnn(cudnnSoftmaxBackward(ctx.cudnn(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &s.one, desc.get(), y,
-                                   desc.get(), dy, &s.zero, desc.get(), dx),
+  check_cudnn(cudnnSoftmaxBackward(ctx.cudnn(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &s.one, desc.get(), y, desc.get(), dy,
+                                   &s.zero, desc.get(), dx),
               "cudnnSoftmaxBackward");
 }
 
 template <class T>
-void layer_norm_forward(const CudaContext& ctx, std::int64_t rows, std::int64_t n, const T* x, const T* gamma, const T* beta,
-                        T* y) {
+void layer_norm_forward(const CudaContext& ctx, std::int64_t rows, std::int64_t n, const T* x, const T* gamma, const T* beta, T* y) {
   if (rows * n == 0) return;
   layer_norm_forward_kernel<<<blocks(rows, "layer_norm rows"), kBlock, 0, ctx.stream()>>>(n, x, gamma, beta, y);
   check_launch("layer_norm_forward_kernel");
 }
 
 template <class T>
-void layer_norm_backward(const CudaContext& ctx, std::int64_t rows, std::int64_t n, const T* x, const T* gamma, const T* dy,
-                         T* dx, T* dgamma, T* dbeta) {
+void layer_norm_backward(const CudaContext& ctx, std::int64_t rows, std::int64_t n, const T* x, const T* gamma, const T* dy, T* dx,
+                         T* dgamma, T* dbeta) {
   if (rows * n == 0) return;
   DeviceBuffer<T> xhat(ctx, static_cast<std::size_t>(rows * n));
   layer_norm_backward_kernel<<<blocks(rows, "layer_norm rows"), kBlock, 0, ctx.stream()>>>(n, x, gamma, dy, dx, xhat.data());
@@ -122,36 +120,34 @@ void layer_norm_backward(const CudaContext& ctx, std::int64_t rows, std::int64_t
 }
 
 template <class T>
-void batchnorm_forward(const CudaContext& ctx, const BatchNormShape& shape, const T* x, const T* scale, const T* bias,
-                       const T* mean, const T* var, T* y) {
+void batchnorm_forward(const CudaContext& ctx, const BatchNormShape& shape, const T* x, const T* scale, const T* bias, const T* mean,
+                       const T* var, T* y) {
   if (shape.batch * shape.channels * shape.plane == 0) return;
   const TensorDescriptor data(cudnn_type<T>(), shape.batch, shape.channels, shape.plane, 1);
   const TensorDescriptor per_channel(cudnn_type<T>(), 1, shape.channels, 1, 1);
   const Scaling<T> s;
-  check_cudnn(cudnnBatchNormalizationForwardInference(ctx.cudnn(), CUDNN_BATCHNORM_SPATIAL, &s.one, &s.zero, data.get(), x,
-                                                      data.get(), y, per_channel.get(), scale, bias, mean, var, kEpsilon),
+  check_cudnn(cudnnBatchNormalizationForwardInference(ctx.cudnn(), CUDNN_BATCHNORM_SPATIAL, &s.one, &s.zero, data.get(), x, data.get(), y,
+                                                      per_channel.get(), scale, bias, mean, var, kEpsilon),
               "cudnnBatchNormalizationForwardInference");
 }
 
 template <class T>
-void batchnorm_backward(const CudaContext& ctx, const BatchNormShape& shape, const T* x, const T* scale, const T* mean,
-                        const T* var, const T* dy, T* dx, T* dscale, T* dbias, T* dmean, T* dvar) {
+void batchnorm_backward(const CudaContext& ctx, const BatchNormShape& shape, const T* x, const T* scale, const T* mean, const T* var,
+                        const T* dy, T* dx, T* dscale, T* dbias, T* dmean, T* dvar) {
   if (shape.channels == 0) return;
-  batchnorm_backward_kernel<<<blocks(shape.channels, "batchnorm channels"), kBlock, 0, ctx.stream()>>>(
-      shape, x, scale, mean, var, dy, dx, dscale, dbias, dmean, dvar);
+  batchnorm_backward_kernel<<<blocks(shape.channels, "batchnorm channels"), kBlock, 0, ctx.stream()>>>(shape, x, scale, mean, var, dy, dx,
+                                                                                                       dscale, dbias, dmean, dvar);
   check_launch("batchnorm_backward_kernel");
 }
 
-#define LOOM_INSTANTIATE(T)                                                                                               \
-  template void softmax_forward<T>(const CudaContext&, std::int64_t, std::int64_t, const T*, T*);                          \
-  template void softmax_backward<T>(const CudaContext&, std::int64_t, std::int64_t, const T*, const T*, T*);               \
-  template void layer_norm_forward<T>(const CudaContext&, std::int64_t, std::int64_t, const T*, const T*, const T*, T*);   \
-  template void layer_norm_backward<T>(const CudaContext&, std::int64_t, std::int64_t, const T*, const T*, const T*, T*,   \
-                                       T*, T*);                                                                            \
-  template void batchnorm_forward<T>(const CudaContext&, const BatchNormShape&, const T*, const T*, const T*, const T*,    \
-                                     const T*, T*);                                                                        \
-  template void batchnorm_backward<T>(const CudaContext&, const BatchNormShape&, const T*, const T*, const T*, const T*,   \
-                                      const T*, T*, T*, T*, T*, T*);
+#define LOOM_INSTANTIATE(T)                                                                                                                \
+  template void softmax_forward<T>(const CudaContext&, std::int64_t, std::int64_t, const T*, T*);                                          \
+  template void softmax_backward<T>(const CudaContext&, std::int64_t, std::int64_t, const T*, const T*, T*);                               \
+  template void layer_norm_forward<T>(const CudaContext&, std::int64_t, std::int64_t, const T*, const T*, const T*, T*);                   \
+  template void layer_norm_backward<T>(const CudaContext&, std::int64_t, std::int64_t, const T*, const T*, const T*, T*, T*, T*);          \
+  template void batchnorm_forward<T>(const CudaContext&, const BatchNormShape&, const T*, const T*, const T*, const T*, const T*, T*);     \
+  template void batchnorm_backward<T>(const CudaContext&, const BatchNormShape&, const T*, const T*, const T*, const T*, const T*, T*, T*, \
+                                      T*, T*, T*);
 LOOM_INSTANTIATE(float)
 LOOM_INSTANTIATE(double)
 

@@ -94,8 +94,8 @@ void outer_product_mean_forward(const CudaContext& ctx, const OuterProductShape&
 }
 
 template <class T>
-void outer_product_mean_backward(const CudaContext& ctx, const OuterProductShape& z, T scale, const T* a, const T* b,
-                                 const T* dy, T* da, T* db) {
+void outer_product_mean_backward(const CudaContext& ctx, const OuterProductShape& z, T scale, const T* a, const T* b, const T* dy, T* da,
+                                 T* db) {
   auto dg = scratch<T>(ctx, z.batches * z.r * z.c * z.u * z.e);
   strided_copy(ctx, swap_adjacent_axes(z.batches * z.r, z.u, z.c, z.e), dy, dg.data());
   scale_in_place(ctx, static_cast<std::int64_t>(dg.size()), scale, dg.data());
@@ -149,13 +149,12 @@ void triangle_mult_backward(const CudaContext& ctx, const TriangleShape& z, cons
   }
 }
 
-#define LOOM_INSTANTIATE(T)                                                                                                   \
-  template void add_pair_bias_forward<T>(const CudaContext&, const PairBiasShape&, const T*, const T*, T*);                   \
-  template void add_pair_bias_backward<T>(const CudaContext&, const PairBiasShape&, const T*, T*);                            \
-  template void outer_product_mean_forward<T>(const CudaContext&, const OuterProductShape&, T, const T*, const T*, T*);       \
-  template void outer_product_mean_backward<T>(const CudaContext&, const OuterProductShape&, T, const T*, const T*, const T*, \
-                                               T*, T*);                                                                       \
-  template void triangle_mult_forward<T>(const CudaContext&, const TriangleShape&, const T*, const T*, T*);                   \
+#define LOOM_INSTANTIATE(T)                                                                                                            \
+  template void add_pair_bias_forward<T>(const CudaContext&, const PairBiasShape&, const T*, const T*, T*);                            \
+  template void add_pair_bias_backward<T>(const CudaContext&, const PairBiasShape&, const T*, T*);                                     \
+  template void outer_product_mean_forward<T>(const CudaContext&, const OuterProductShape&, T, const T*, const T*, T*);                \
+  template void outer_product_mean_backward<T>(const CudaContext&, const OuterProductShape&, T, const T*, const T*, const T*, T*, T*); \
+  template void triangle_mult_forward<T>(const CudaContext&, const TriangleShape&, const T*, const T*, T*);                            \
   template void triangle_mult_backward<T>(const CudaContext&, const TriangleShape&, const T*, const T*, const T*, T*, T*);
 LOOM_INSTANTIATE(float)
 LOOM_INSTANTIATE(double)

@@ -89,9 +89,9 @@ void add_window_mask_backward(const CudaContext& ctx, const WindowMaskShape& sha
   check_launch("window_mask_grad_kernel");
 }
 
-#define LOOM_INSTANTIATE(T)                                                                                         \
-  template void cyclic_shift<T>(const CudaContext&, const ImageShape&, std::int64_t, std::int64_t, const T*, T*);  \
-  template void add_window_mask_forward<T>(const CudaContext&, const WindowMaskShape&, const T*, const T*, T*);     \
+#define LOOM_INSTANTIATE(T)                                                                                       \
+  template void cyclic_shift<T>(const CudaContext&, const ImageShape&, std::int64_t, std::int64_t, const T*, T*); \
+  template void add_window_mask_forward<T>(const CudaContext&, const WindowMaskShape&, const T*, const T*, T*);   \
   template void add_window_mask_backward<T>(const CudaContext&, const WindowMaskShape&, const T*, T*);
 LOOM_INSTANTIATE(float)
 LOOM_INSTANTIATE(double)

@@ -27,9 +27,7 @@ int element_count(std::size_t size, const char* where) {
   return static_cast<int>(size);
 }
 
-std::string counted(std::size_t count, const std::string& noun) {
-  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
-}
+std::string counted(std::size_t count, const std::string& noun) { return std::to_string(count) + " " + noun + (count == 1 ? "" : "s"); }
 
 // "rank 1", "ranks 1, 3".
 std::string ranks_text(std::vector<int> ranks) {
@@ -53,8 +51,10 @@ std::string group_text(const std::vector<int>& group) {
 std::string missing_messages(const PendingRequests& requests, const std::vector<int>& receive_from, const std::vector<int>& send_to) {
   std::vector<int> unheard, not_taking;
   for (std::size_t i : requests.pending()) {
-    if (i < receive_from.size()) unheard.push_back(receive_from[i]);
-    else not_taking.push_back(send_to[i - receive_from.size()]);
+    if (i < receive_from.size())
+      unheard.push_back(receive_from[i]);
+    else
+      not_taking.push_back(send_to[i - receive_from.size()]);
   }
   return unheard.empty() ? "no message taken by " + ranks_text(not_taking) : "no message from " + ranks_text(unheard);
 }
@@ -67,8 +67,7 @@ void await_collective(PendingRequests& request, Seconds timeout, int rank, const
 
 }  // namespace
 
-MpiTransport::MpiTransport(int* argc, char*** argv, Seconds timeout)
-    : timeout_(rank_timeout(std::getenv(rank_timeout_variable), timeout)) {
+MpiTransport::MpiTransport(int* argc, char*** argv, Seconds timeout) : timeout_(rank_timeout(std::getenv(rank_timeout_variable), timeout)) {
   int started = 0;
   MPI_Initialized(&started);
   if (!started) MPI_Init(argc, argv);
@@ -101,7 +100,8 @@ MpiTransport::~MpiTransport() {
 
 void MpiTransport::check_rank(int peer, const char* where) const {
   if (peer < 0 || peer >= size_)
-    throw LoomError(std::string("MpiTransport::") + where + " rank " + std::to_string(peer) + ", but the run has ranks 0 to " + std::to_string(size_ - 1));
+    throw LoomError(std::string("MpiTransport::") + where + " rank " + std::to_string(peer) + ", but the run has ranks 0 to " +
+                    std::to_string(size_ - 1));
 }
 
 void MpiTransport::check_group(const std::vector<int>& group, const char* operation) const {
@@ -109,8 +109,7 @@ void MpiTransport::check_group(const std::vector<int>& group, const char* operat
   if (group.empty()) throw LoomError(where + "the group is empty");
   if (std::adjacent_find(group.begin(), group.end(), [](int a, int b) { return a >= b; }) != group.end())
     throw LoomError(where + "ranks must be distinct and ascending");
-  if (group.front() < 0 || group.back() >= size_)
-    throw LoomError(where + "the run has ranks 0 to " + std::to_string(size_ - 1));
+  if (group.front() < 0 || group.back() >= size_) throw LoomError(where + "the run has ranks 0 to " + std::to_string(size_ - 1));
   if (!std::binary_search(group.begin(), group.end(), rank_))
     throw LoomError(where + "this process, rank " + std::to_string(rank_) + ", is not in it");
 }
@@ -146,7 +145,8 @@ void MpiTransport::sum_values(HostValues values, const std::vector<int>* group) 
   check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values.data, element_count(values.count, "MpiTransport::sum"), datatype(values.type), MPI_SUM,
                            MPI_Comm_f2c(handle), request.add()),
             "MpiTransport::sum: MPI_Iallreduce");
-  await_collective(request, timeout_, rank_, "MpiTransport::sum: MPI_Testsome", "sum of " + counted(values.count, "value") + " over " + over_whom);
+  await_collective(request, timeout_, rank_, "MpiTransport::sum: MPI_Testsome",
+                   "sum of " + counted(values.count, "value") + " over " + over_whom);
 }
 
 void MpiTransport::start_sum_values(HostValues values, const std::vector<int>& group) {
@@ -208,8 +208,9 @@ int MpiTransport::communicator(const std::vector<int>& group, const char* operat
   for (int peer : peers)
     check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, peer, group_meeting_tag, MPI_COMM_WORLD, meeting.add()), (where + ": MPI_Isend").c_str());
   if (!meeting.wait(timeout_, (where + ": MPI_Testsome").c_str()))
-    end_job(rank_, missing_messages(meeting, peers, peers) + " after " + seconds_text(timeout_) + " (forming the group " + group_text(group) +
-                       (std::string("aeiou").find(operation[0]) == std::string::npos ? " for a " : " for an ") + operation + ")");
+    end_job(rank_, missing_messages(meeting, peers, peers) + " after " + seconds_text(timeout_) + " (forming the group " +
+                       group_text(group) + (std::string("aeiou").find(operation[0]) == std::string::npos ? " for a " : " for an ") +
+                       operation + ")");
 
   MPI_Group world = MPI_GROUP_NULL, members = MPI_GROUP_NULL;
   MPI_Comm_group(MPI_COMM_WORLD, &world);

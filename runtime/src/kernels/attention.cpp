@@ -52,11 +52,9 @@ Kernel<T> attention_scores_kernel() {
     Tensors<T> grads{gradient_if(g, 0), gradient_if(g, 1)};
     for (std::int64_t b = 0; b < z.batches; ++b) {
       const auto dy = matrix(g.grad(0), z.s, z.t, b * z.s * z.t);
-      if (g.wants(0))
-        matrix(grads[0], z.s, z.d, b * z.s * z.d).noalias() = z.scale * (dy * matrix(g.input(1), z.t, z.d, b * z.t * z.d));
+      if (g.wants(0)) matrix(grads[0], z.s, z.d, b * z.s * z.d).noalias() = z.scale * (dy * matrix(g.input(1), z.t, z.d, b * z.t * z.d));
       if (g.wants(1))
-        matrix(grads[1], z.t, z.d, b * z.t * z.d).noalias() =
-            z.scale * (dy.transpose() * matrix(g.input(0), z.s, z.d, b * z.s * z.d));
+        matrix(grads[1], z.t, z.d, b * z.t * z.d).noalias() = z.scale * (dy.transpose() * matrix(g.input(0), z.s, z.d, b * z.s * z.d));
     }
     return grads;
   };
@@ -118,9 +116,7 @@ Kernel<T> gather_rows_kernel() {
     std::vector<std::int64_t> dims = c.input(0).dims;
     dims.insert(dims.end(), table.dims.begin() + 1, table.dims.end());
     Tensor<T> out(dims, T(0));
-    for_each_hit(c, [&](std::int64_t i, std::int64_t row) {
-      matrix(out, 1, width, i * width) = matrix(table, 1, width, row * width);
-    });
+    for_each_hit(c, [&](std::int64_t i, std::int64_t row) { matrix(out, 1, width, i * width) = matrix(table, 1, width, row * width); });
     return Tensors<T>{std::move(out)};
   };
   k.backward = [for_each_hit](const GradCall<T>& g) {
@@ -168,10 +164,8 @@ Kernel<T> head_proj_kernel(bool has_bias) {
     for (std::int64_t b = 0; b < z.batches; ++b)
       for (std::int64_t a = 0; a < z.h; ++a) {
         const auto dy = matrix(g.grad(0), z.s, z.d, (b * z.h + a) * z.s * z.d);
-        if (g.wants(0))
-          matrix(grads[0], z.s, z.k, b * z.s * z.k).noalias() += dy * matrix(g.input(1), z.k, z.d, a * z.k * z.d).transpose();
-        if (g.wants(1))
-          matrix(grads[1], z.k, z.d, a * z.k * z.d).noalias() += matrix(g.input(0), z.s, z.k, b * z.s * z.k).transpose() * dy;
+        if (g.wants(0)) matrix(grads[0], z.s, z.k, b * z.s * z.k).noalias() += dy * matrix(g.input(1), z.k, z.d, a * z.k * z.d).transpose();
+        if (g.wants(1)) matrix(grads[1], z.k, z.d, a * z.k * z.d).noalias() += matrix(g.input(0), z.s, z.k, b * z.s * z.k).transpose() * dy;
         if (has_bias && g.wants(2)) matrix(grads[2], 1, z.d, a * z.d) += dy.colwise().sum();
       }
     return grads;
@@ -211,8 +205,7 @@ Kernel<T> head_merge_kernel() {
       const auto dy = matrix(g.grad(0), z.s, z.n, b * z.s * z.n);
       for (std::int64_t a = 0; a < z.h; ++a) {
         const std::int64_t at = (b * z.h + a) * z.s * z.d;
-        if (g.wants(0))
-          matrix(grads[0], z.s, z.d, at).noalias() = dy * matrix(g.input(1), z.d, z.n, a * z.d * z.n).transpose();
+        if (g.wants(0)) matrix(grads[0], z.s, z.d, at).noalias() = dy * matrix(g.input(1), z.d, z.n, a * z.d * z.n).transpose();
         if (g.wants(1)) matrix(grads[1], z.d, z.n, a * z.d * z.n).noalias() += matrix(g.input(0), z.s, z.d, at).transpose() * dy;
       }
       if (g.wants(2)) matrix(grads[2], 1, z.n) += dy.colwise().sum();

@@ -17,7 +17,7 @@ using Tensors = std::vector<Tensor<T>>;
 enum class Act { None = 0, Relu = 1, Sigmoid = 2, Tanh = 3 };
 
 struct ConvGeometry {
-  std::int64_t batch, channels, height, width;  // input
+  std::int64_t batch, channels, height, width;   // input
   std::int64_t filters, group_channels, kh, kw;  // weight [filters, group_channels, kh, kw]
   std::int64_t groups, stride_h, stride_w, pad_h, pad_w;
   std::int64_t out_h, out_w;
@@ -33,8 +33,8 @@ template <class T>
 ConvGeometry geometry(const OpCall<T>& c, bool depthwise) {
   const auto& x = c.input(0).dims;
   const auto& w = c.input(1).dims;
-  ConvGeometry g{x[0], x[1], x[2], x[3], w[0], w[1], w[2], w[3], 1, c.attr("stride_h"), c.attr("stride_w"), c.attr("pad_h"),
-                 c.attr("pad_w"), 0, 0};
+  ConvGeometry g{
+      x[0], x[1], x[2], x[3], w[0], w[1], w[2], w[3], 1, c.attr("stride_h"), c.attr("stride_w"), c.attr("pad_h"), c.attr("pad_w"), 0, 0};
   g.groups = depthwise ? x[1] : c.attrs.count("groups") ? c.attr("groups") : 1;
   g.out_h = (g.height + 2 * g.pad_h - c.logical_size(1, 2)) / g.stride_h + 1;
   g.out_w = (g.width + 2 * g.pad_w - c.logical_size(1, 3)) / g.stride_w + 1;

@@ -46,8 +46,8 @@ void add_unary(KernelRegistry& r) {
   add_cpu<T>(r, "gelu", unary_kernel<T>([](T x) { return gelu(x); }, [](T x, T) { return gelu_derivative(x); }));
   add_cpu<T>(r, "exp", unary_kernel<T>([](T x) { return std::exp(x); }, [](T, T y) { return y; }));
   add_cpu<T>(r, "sqrt", unary_kernel<T>([](T x) { return std::sqrt(x); }, [](T, T y) { return T(0.5) / y; }));
-  add_cpu<T>(r, "erf", unary_kernel<T>([](T x) { return std::erf(x); },
-                                       [](T x, T) { return T(2 * std::numbers::inv_sqrtpi) * std::exp(-x * x); }));
+  add_cpu<T>(r, "erf",
+             unary_kernel<T>([](T x) { return std::erf(x); }, [](T x, T) { return T(2 * std::numbers::inv_sqrtpi) * std::exp(-x * x); }));
   const auto identity = [](T x) { return x; };
   const auto one = [](T, T) { return T(1); };
   add_cpu<T>(r, "identity", unary_kernel<T>(identity, one));
@@ -77,10 +77,22 @@ Kernel<T> binary_kernel(Arith op) {
     auto x0 = array(g.input(0));
     auto x1 = array(g.input(1));
     switch (op) {
-      case Arith::Add: array(grads[0]) = dy; array(grads[1]) = dy; break;
-      case Arith::Sub: array(grads[0]) = dy; array(grads[1]) = -dy; break;
-      case Arith::Mul: array(grads[0]) = dy * x1; array(grads[1]) = dy * x0; break;
-      case Arith::Div: array(grads[0]) = dy / x1; array(grads[1]) = -dy * x0 / (x1 * x1); break;
+      case Arith::Add:
+        array(grads[0]) = dy;
+        array(grads[1]) = dy;
+        break;
+      case Arith::Sub:
+        array(grads[0]) = dy;
+        array(grads[1]) = -dy;
+        break;
+      case Arith::Mul:
+        array(grads[0]) = dy * x1;
+        array(grads[1]) = dy * x0;
+        break;
+      case Arith::Div:
+        array(grads[0]) = dy / x1;
+        array(grads[1]) = -dy * x0 / (x1 * x1);
+        break;
     }
     return grads;
   };

@@ -49,9 +49,7 @@ Tensors<T> dense_backward(const GradCall<T>& g, const Tensor<T>& dy, bool has_bi
 template <class T>
 Kernel<T> dense_kernel(bool has_bias, bool relu) {
   Kernel<T> k;
-  k.forward = [=](const OpCall<T>& c) {
-    return Tensors<T>{dense_forward(c.input(0), c.input(1), has_bias ? &c.input(2) : nullptr, relu)};
-  };
+  k.forward = [=](const OpCall<T>& c) { return Tensors<T>{dense_forward(c.input(0), c.input(1), has_bias ? &c.input(2) : nullptr, relu)}; };
   k.backward = [=](const GradCall<T>& g) {
     if (!relu) return dense_backward(g, g.grad(0), has_bias);
     Tensor<T> dy = g.grad(0);

@@ -63,8 +63,8 @@ Kernel<T> layer_norm_kernel() {
     const std::int64_t rows = leading_rows(x.dims), n = last_dim(x.dims);
     Tensor<T> y(x.dims);
     const RowStats<T> s = row_stats(x);
-    matrix(y, rows, n).array() = (s.normalized.array().rowwise() * row_vector(c.input(1)).array()).rowwise() +
-                                 row_vector(c.input(2)).array();
+    matrix(y, rows, n).array() =
+        (s.normalized.array().rowwise() * row_vector(c.input(1)).array()).rowwise() + row_vector(c.input(2)).array();
     return Tensors<T>{std::move(y)};
   };
   k.backward = [](const GradCall<T>& g) {

@@ -60,8 +60,13 @@ Kernel<T> outer_product_mean_kernel() {
     const std::size_t rank = a.rank();
     require_whole(call, 0, rank - 1, "the output's channels interleave both inputs' channels");
     require_whole(call, 1, rank - 1, "the output's channels interleave both inputs' channels");
-    return Sizes{product(a.dims, 0, rank - 3), a.dims[rank - 3], a.dims[rank - 2], a.dims[rank - 1], b.dims[rank - 2],
-                 b.dims[rank - 1], T(1) / static_cast<T>(call.logical_size(0, rank - 3))};
+    return Sizes{product(a.dims, 0, rank - 3),
+                 a.dims[rank - 3],
+                 a.dims[rank - 2],
+                 a.dims[rank - 1],
+                 b.dims[rank - 2],
+                 b.dims[rank - 1],
+                 T(1) / static_cast<T>(call.logical_size(0, rank - 3))};
   };
   Kernel<T> k;
   k.forward = [sizes](const OpCall<T>& call) {
@@ -86,11 +91,9 @@ Kernel<T> outer_product_mean_kernel() {
     for (std::int64_t n = 0; n < z.batches; ++n) {
       for (std::int64_t x = 0; x < z.r; ++x)
         for (std::int64_t y = 0; y < z.u; ++y)
-          dproducts.block(x * z.c, y * z.e, z.c, z.e) =
-              z.scale * matrix(g.grad(0), z.c, z.e, ((n * z.r + x) * z.u + y) * z.c * z.e);
+          dproducts.block(x * z.c, y * z.e, z.c, z.e) = z.scale * matrix(g.grad(0), z.c, z.e, ((n * z.r + x) * z.u + y) * z.c * z.e);
       const std::int64_t at_a = n * z.s * z.r * z.c, at_b = n * z.s * z.u * z.e;
-      if (g.wants(0))
-        matrix(grads[0], z.s, z.r * z.c, at_a).noalias() = matrix(g.input(1), z.s, z.u * z.e, at_b) * dproducts.transpose();
+      if (g.wants(0)) matrix(grads[0], z.s, z.r * z.c, at_a).noalias() = matrix(g.input(1), z.s, z.u * z.e, at_b) * dproducts.transpose();
       if (g.wants(1)) matrix(grads[1], z.s, z.u * z.e, at_b).noalias() = matrix(g.input(0), z.s, z.r * z.c, at_a) * dproducts;
     }
     return grads;
@@ -148,8 +151,10 @@ Kernel<T> triangle_mult_kernel(bool incoming) {
       const auto A = matrix(a, z.ap, z.aq, n * z.ap * z.aq);
       const auto B = matrix(b, z.bp, z.bq, n * z.bp * z.bq);
       auto O = matrix(out, z.rows, z.cols, n * z.rows * z.cols);
-      if (incoming) O.noalias() = A.transpose() * B;
-      else O.noalias() = A * B.transpose();
+      if (incoming)
+        O.noalias() = A.transpose() * B;
+      else
+        O.noalias() = A * B.transpose();
     }
     return Tensors<T>{channels_last(out)};
   };
@@ -163,13 +168,17 @@ Kernel<T> triangle_mult_kernel(bool incoming) {
       const auto dO = matrix(dout, z.rows, z.cols, n * z.rows * z.cols);
       if (g.wants(0)) {
         auto dA = matrix(grads[0], z.ap, z.aq, n * z.ap * z.aq);
-        if (incoming) dA.noalias() = B * dO.transpose();
-        else dA.noalias() = dO * B;
+        if (incoming)
+          dA.noalias() = B * dO.transpose();
+        else
+          dA.noalias() = dO * B;
       }
       if (g.wants(1)) {
         auto dB = matrix(grads[1], z.bp, z.bq, n * z.bp * z.bq);
-        if (incoming) dB.noalias() = A * dO;
-        else dB.noalias() = dO.transpose() * A;
+        if (incoming)
+          dB.noalias() = A * dO;
+        else
+          dB.noalias() = dO.transpose() * A;
       }
     }
     for (Tensor<T>& grad : grads)

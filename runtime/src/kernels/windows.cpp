@@ -29,16 +29,14 @@ struct WindowGrid {
     for (std::int64_t b = 0; b < images; ++b)
       for (std::int64_t wy = 0; wy < height / ws; ++wy)
         for (std::int64_t wx = 0; wx < width / ws; ++wx)
-          for (std::int64_t ty = 0; ty < ws; ++ty, at += row)
-            visit(((b * height + wy * ws + ty) * width + wx * ws) * channels, at, row);
+          for (std::int64_t ty = 0; ty < ws; ++ty, at += row) visit(((b * height + wy * ws + ty) * width + wx * ws) * channels, at, row);
   }
 };
 
 template <class T>
 Tensor<T> to_windows(const Tensor<T>& image, const WindowGrid& grid) {
   Tensor<T> out(grid.window_dims());
-  grid.for_each_window_row(
-      [&](std::int64_t from, std::int64_t to, std::int64_t n) { matrix(out, 1, n, to) = matrix(image, 1, n, from); });
+  grid.for_each_window_row([&](std::int64_t from, std::int64_t to, std::int64_t n) { matrix(out, 1, n, to) = matrix(image, 1, n, from); });
   return out;
 }
 
@@ -138,9 +136,8 @@ Kernel<T> add_window_mask_kernel() {
   Kernel<T> k;
   k.forward = [for_each_block](const OpCall<T>& c) {
     Tensor<T> out = c.input(0);
-    for_each_block(c, [&](std::int64_t at, std::int64_t mask_at, std::int64_t n) {
-      matrix(out, 1, n, at) += matrix(c.input(1), 1, n, mask_at);
-    });
+    for_each_block(
+        c, [&](std::int64_t at, std::int64_t mask_at, std::int64_t n) { matrix(out, 1, n, at) += matrix(c.input(1), 1, n, mask_at); });
     return Tensors<T>{std::move(out)};
   };
   k.backward = [for_each_block](const GradCall<T>& g) {

@@ -17,10 +17,10 @@ enum class LayoutNodeKind { Operator, Input, Weight, Output };
 
 struct LayoutNode {
   LayoutNodeKind kind = LayoutNodeKind::Operator;
-  int id = 0;                 // the PCG node id; for an Output, the index of the graph output
-  std::string op;             // empty for an Output
-  std::string label;          // lines separated by '\n'
-  std::string fill_color;     // "#rrggbb" for a node with a machine view (by its first device), else empty
+  int id = 0;              // the PCG node id; for an Output, the index of the graph output
+  std::string op;          // empty for an Output
+  std::string label;       // lines separated by '\n'
+  std::string fill_color;  // "#rrggbb" for a node with a machine view (by its first device), else empty
   LayoutPoint center;
   double width = 0, height = 0;
 };

@@ -16,7 +16,7 @@ namespace loom::gui {
 struct GraphStyle {
   // Whether an op moves data (a parallel or fused form) rather than computing.
   std::function<bool(const std::string& op)> is_parallel;
-  std::set<int> highlighted;   // node ids drawn with the highlight color
+  std::set<int> highlighted;  // node ids drawn with the highlight color
   QColor highlight_color = QColor(0xe6, 0x55, 0x0d);
   bool color_by_device = false;  // fill nodes with a machine view by their first device
   bool edge_labels = true;
@@ -35,7 +35,7 @@ class GraphView : public QGraphicsView {
   // Fits the whole graph, or, when nodes are highlighted, the neighbourhood of the highlighted ones.
   void fit_graph();
 
-  int drawn_nodes() const { return drawn_nodes_; }          // PCG nodes, not output markers
+  int drawn_nodes() const { return drawn_nodes_; }  // PCG nodes, not output markers
   int drawn_highlighted() const { return drawn_highlighted_; }
   int drawn_edges() const { return drawn_edges_; }
   double zoom() const;

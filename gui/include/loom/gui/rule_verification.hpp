@@ -14,9 +14,9 @@
 namespace loom::gui {
 
 struct VerifyRun {
-  std::vector<std::size_t> which;                   // indices into the rules, in the order verified
-  std::vector<pcg::Verification> results;           // one per verified rule (fewer when cancelled)
-  std::string cache_path;                           // empty: no cache
+  std::vector<std::size_t> which;          // indices into the rules, in the order verified
+  std::vector<pcg::Verification> results;  // one per verified rule (fewer when cancelled)
+  std::string cache_path;                  // empty: no cache
 };
 
 struct VerifyCounts {

@@ -23,12 +23,13 @@ SpecLoad load_spec_text(const std::string& text, const std::string& name, const 
 
 struct AxiomOutcome {
   std::string axiom;
-  std::string where;    // file:line:col
+  std::string where;  // file:line:col
   bool sound = false;
   std::string problem;  // the counterexample when unsound
 };
 
-// Checks every axiom of `library`, as `loom check` does. `progress(done, total)` is called after each; checking stops early when `cancelled` turns true.
+// Checks every axiom of `library`, as `loom check` does. `progress(done, total)` is called after each; checking stops early when
+// `cancelled` turns true.
 std::vector<AxiomOutcome> check_axioms(const spec::Library& library, const spec::AxiomCheckOptions& options,
                                        const std::atomic<bool>& cancelled,
                                        const std::function<void(std::size_t done, std::size_t total)>& progress = {});

@@ -14,9 +14,9 @@ struct StudioOptions {
   QStringList files;
   QString model;
   QString plan;
-  QStringList specs;                // spec files or directories in place of the bundled specs/
-  QString screenshot;               // write the window to this PNG and exit
-  std::optional<StudioView> view;   // the view shown first
+  QStringList specs;               // spec files or directories in place of the bundled specs/
+  QString screenshot;              // write the window to this PNG and exit
+  std::optional<StudioView> view;  // the view shown first
 };
 
 // Parses the application's arguments; --help and --version print and exit. Returns nothing and sets

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "loom/pcg/diagnostic.hpp"
@@ -21,10 +22,16 @@ enum class ExprKind {
   Reduce,     // name in {sum, max, min}, vars, args[0] = body
   Call,       // name(args)
   Unary,      // name in {-, !}, args[0]
-  Binary,     // name is the operator symbol, args[0], args[1]
+  Binary,     // `binary` the operator (`name` its symbol), args[0], args[1]
   Ternary,    // args = cond, then, else
   DegreeRef,  // name in {D, P, V, R}; args[0] is the dimension for D and P
 };
+
+// The binary operators of expressions.
+enum class BinaryOp { Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
+
+// The operator a symbol as written (`+`, `<=`, `&&`, ...) stands for, if any.
+std::optional<BinaryOp> binary_op_of(std::string_view symbol);
 
 // One position of a read: an index expression, or a pack index `*i`.
 struct IndexArg {
@@ -42,11 +49,12 @@ struct Expr {
   ExprKind kind;
   SourceLocation loc;
   std::string name;
+  BinaryOp binary = BinaryOp::Add;  // Binary
   double number = 0;
   bool integral = false;
   std::vector<ExprPtr> args;
-  std::vector<IndexArg> indices;  // Read
-  ExprPtr fallback;               // Read
+  std::vector<IndexArg> indices;   // Read
+  ExprPtr fallback;                // Read
   std::vector<ReductionVar> vars;  // Reduce
 };
 

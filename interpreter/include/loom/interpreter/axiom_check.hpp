@@ -11,10 +11,10 @@
 namespace loom::spec {
 
 struct AxiomCheckOptions {
-  int instances = 4;          // well-typed instances per axiom
+  int instances = 4;  // well-typed instances per axiom
   std::uint64_t seed = 1;
-  std::int64_t max_dim = 5;   // dimension symbols are drawn from 1..max_dim
-  int max_tries = 400;        // samples drawn to find the instances
+  std::int64_t max_dim = 5;  // dimension symbols are drawn from 1..max_dim
+  int max_tries = 400;       // samples drawn to find the instances
   // Elements a variable may hold: a binder written with larger literal sizes is not drawn (the
   // check says so) rather than allocated.
   std::int64_t max_elements = std::int64_t{1} << 22;

@@ -51,8 +51,7 @@ class Library : public pcg::OpCatalog {
   const std::vector<const EquationDecl*>& rules() const { return rules_; }
   std::vector<std::string> files() const;
 
-  Program instantiate(const std::string& op, const pcg::AttrMap& attrs,
-                      const std::vector<std::vector<std::int64_t>>& input_dims) const;
+  Program instantiate(const std::string& op, const pcg::AttrMap& attrs, const std::vector<std::vector<std::int64_t>>& input_dims) const;
   // The compiled instance, through the cache (compiled afresh in a library moved from); throws as
   // compile does.
   std::shared_ptr<const Program> compiled(const OpDecl& op, const pcg::AttrMap& attrs,
@@ -64,13 +63,12 @@ class Library : public pcg::OpCatalog {
   std::size_t output_count(const std::string& name) const override;
   std::vector<pcg::ParallelShape> infer(const std::string& name, const pcg::AttrMap& attrs,
                                         const std::vector<pcg::ParallelShape>& inputs) const override;
-  pcg::TaskCost task_cost(const std::string& name, const pcg::AttrMap& attrs,
-                          const std::vector<pcg::ParallelShape>& inputs) const override;
+  pcg::TaskCost task_cost(const std::string& name, const pcg::AttrMap& attrs, const std::vector<pcg::ParallelShape>& inputs) const override;
 
   // Attribute arguments of an application, resolved to values (positional or named, labels of
   // the parameter's domain allowed), checked against the parameters' domains.
-  static pcg::AttrMap resolve_attrs(const std::string& form, const std::vector<AttrParam>& params,
-                                    const std::vector<AttrArg>& args, const IntScope& scope, const SourceLocation& where);
+  static pcg::AttrMap resolve_attrs(const std::string& form, const std::vector<AttrParam>& params, const std::vector<AttrArg>& args,
+                                    const IntScope& scope, const SourceLocation& where);
   const std::vector<AttrParam>* attr_params(const std::string& name) const;
 
  private:

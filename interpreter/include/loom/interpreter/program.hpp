@@ -27,8 +27,8 @@ struct IndexCalc {
 struct CNode {
   COp op = COp::Const;
   double constant = 0;
-  int slot = -1;    // Index
-  int buffer = -1;  // Read
+  int slot = -1;                 // Index
+  int buffer = -1;               // Read
   std::vector<IndexCalc> index;  // Read
   bool has_fallback = false;     // Read: children[0] is the fallback
   Function fn = Function::Exp;   // Call
@@ -57,7 +57,7 @@ struct Buffer {
 struct Statement {
   int target = -1;
   std::vector<int> lhs_slots;
-  std::vector<std::string> slot_names;  // every slot's index name
+  std::vector<std::string> slot_names;     // every slot's index name
   std::vector<std::int64_t> slot_extents;  // every slot's range
   int slot_count = 0;
   CNode body;

@@ -30,8 +30,10 @@ struct Tensor {
     bool too_many = false;
     for (std::int64_t x : d) {
       if (x < 0) throw LoomError("a tensor of dimensions " + dims_text(d) + " has a negative dimension");
-      if (x != 0 && n > kMaxTensorElements / x) too_many = true;
-      else n *= x;
+      if (x != 0 && n > kMaxTensorElements / x)
+        too_many = true;
+      else
+        n *= x;
     }
     if (too_many && std::find(d.begin(), d.end(), 0) == d.end())
       throw LoomError("a tensor of dimensions " + dims_text(d) + " would hold more than " + std::to_string(kMaxTensorElements) +

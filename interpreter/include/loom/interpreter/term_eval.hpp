@@ -23,8 +23,7 @@ class TermEvaluator {
   using Bindings = std::map<std::string, TermValue<Domain>>;
 
   // With compute_values false only shapes and degrees are derived (type checking).
-  explicit TermEvaluator(const Library& library, bool compute_values = true)
-      : library_(library), compute_values_(compute_values) {}
+  explicit TermEvaluator(const Library& library, bool compute_values = true) : library_(library), compute_values_(compute_values) {}
 
   // Throws LoomError at the term for anything ill-typed.
   std::vector<TermValue<Domain>> eval(const Term& term, const Bindings& vars, const IntScope& ints) const;

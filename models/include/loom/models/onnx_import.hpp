@@ -32,8 +32,7 @@ struct ImportedModel {
   std::vector<std::string> notes;  // defaulted dimensions, fused patterns
 };
 
-ImportedModel import_onnx_file(const std::string& path, const spec::Library& library,
-                               const OnnxImportOptions& options = {});
+ImportedModel import_onnx_file(const std::string& path, const spec::Library& library, const OnnxImportOptions& options = {});
 
 // `bytes` is a serialized ModelProto; `source` names it in messages; external data files are read
 // relative to `model_dir`.

@@ -40,8 +40,8 @@ struct CollectiveGroups {
 // `moves` (piece_moves) turn the value laid out as `from`, old task t on device
 // `from_rank(t)`, into `to`, new task t on `to_rank(t)`. Empty unless they are exactly one
 // collective, the same one in every group.
-std::optional<CollectiveGroups> collective_groups(const ParallelShape& from, const ParallelShape& to,
-                                                  const std::vector<PieceMove>& moves, const std::function<int(std::int64_t)>& from_rank,
+std::optional<CollectiveGroups> collective_groups(const ParallelShape& from, const ParallelShape& to, const std::vector<PieceMove>& moves,
+                                                  const std::function<int(std::int64_t)>& from_rank,
                                                   const std::function<int(std::int64_t)>& to_rank);
 
 // The gradient of a collective's result flows back as this collective: the transpose of a

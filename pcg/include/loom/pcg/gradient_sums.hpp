@@ -49,6 +49,7 @@ struct InputReads {
 // Per graph input node for which `summed` holds, its reads (only those read somewhere).
 std::map<int, InputReads> input_reads(const Graph& graph, const LayoutChangeSources& fused,
                                       const std::function<bool(const Node&)>& is_layout_change,
-                                      const std::function<MachineView(const Node&)>& view_of, const std::function<bool(const Node&)>& summed);
+                                      const std::function<MachineView(const Node&)>& view_of,
+                                      const std::function<bool(const Node&)>& summed);
 
 }  // namespace loom::pcg

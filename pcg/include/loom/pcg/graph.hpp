@@ -59,12 +59,11 @@ class Graph {
   int add_input(std::string name, ParallelShape shape, bool is_weight = false);
   // Adds an operator node; its output shapes come from `catalog`. Throws LoomError naming the
   // node and op when the op is unknown, the inputs do not fit, or the catalog rejects them.
-  int add_node(const OpCatalog& catalog, std::string op, AttrMap attrs, std::vector<PortRef> inputs,
-               std::string name = "");
+  int add_node(const OpCatalog& catalog, std::string op, AttrMap attrs, std::vector<PortRef> inputs, std::string name = "");
   // Adds an operator node whose output shapes are already known, e.g. a node copied from a
   // checked graph onto inputs of the same shapes. Checks the ports and names, not the shapes.
-  int add_node_with_shapes(std::string op, AttrMap attrs, std::vector<PortRef> inputs,
-                           std::vector<ParallelShape> output_shapes, std::string name = "");
+  int add_node_with_shapes(std::string op, AttrMap attrs, std::vector<PortRef> inputs, std::vector<ParallelShape> output_shapes,
+                           std::string name = "");
   void mark_output(PortRef port);
   // Throws LoomError unless the view has one device per task of the node.
   void set_view(int node, MachineView view);

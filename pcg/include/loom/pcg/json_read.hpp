@@ -19,13 +19,9 @@ using nlohmann::json;
   throw LoomError(path.empty() ? message : path + ": " + message);
 }
 
-inline std::string indexed(const std::string& path, std::size_t index) {
-  return path + "[" + std::to_string(index) + "]";
-}
+inline std::string indexed(const std::string& path, std::size_t index) { return path + "[" + std::to_string(index) + "]"; }
 
-inline std::string member(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
-}
+inline std::string member(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
 
 // Runs `action`, putting `path` in front of each problem the graph reports.
 template <typename Action>
@@ -43,8 +39,7 @@ inline void require_object(const json& j, const std::string& path) {
   if (!j.is_object()) fail(path, "expected an object, got " + j.dump());
 }
 
-inline void reject_unknown_keys(const json& j, const std::string& path,
-                         std::initializer_list<const char*> known) {
+inline void reject_unknown_keys(const json& j, const std::string& path, std::initializer_list<const char*> known) {
   for (const auto& item : j.items()) {
     bool found = false;
     for (const char* k : known) found = found || item.key() == k;
@@ -59,9 +54,9 @@ inline const json& require(const json& j, const std::string& key, const std::str
 
 inline int read_int(const json& j, const std::string& path) {
   if (!j.is_number_integer()) fail(path, "expected an integer, got " + j.dump());
-  if (j.is_number_unsigned() ? j.get<std::uint64_t>() > std::numeric_limits<int>::max()
-                             : (j.get<std::int64_t>() < std::numeric_limits<int>::min() ||
-                                j.get<std::int64_t>() > std::numeric_limits<int>::max())) {
+  if (j.is_number_unsigned()
+          ? j.get<std::uint64_t>() > std::numeric_limits<int>::max()
+          : (j.get<std::int64_t>() < std::numeric_limits<int>::min() || j.get<std::int64_t>() > std::numeric_limits<int>::max())) {
     fail(path, "integer out of range: " + j.dump());
   }
   return j.get<int>();

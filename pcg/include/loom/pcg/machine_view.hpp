@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -25,3 +26,8 @@ void to_json(nlohmann::json& j, const MachineView& v);
 void from_json(const nlohmann::json& j, MachineView& v);
 
 }  // namespace loom::pcg
+
+template <>
+struct std::hash<loom::pcg::MachineView> {
+  std::size_t operator()(const loom::pcg::MachineView& view) const noexcept;
+};

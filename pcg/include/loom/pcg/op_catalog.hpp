@@ -29,8 +29,7 @@ class OpCatalog {
   // reason when the op cannot accept them (a wrong rank, a degree it cannot take, ...).
   virtual std::vector<ParallelShape> infer(const std::string& name, const AttrMap& attrs,
                                            const std::vector<ParallelShape>& inputs) const = 0;
-  virtual TaskCost task_cost(const std::string& name, const AttrMap& attrs,
-                             const std::vector<ParallelShape>& inputs) const = 0;
+  virtual TaskCost task_cost(const std::string& name, const AttrMap& attrs, const std::vector<ParallelShape>& inputs) const = 0;
 };
 
 }  // namespace loom::pcg

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,3 +40,8 @@ void to_json(nlohmann::json& j, const ParallelShape& s);
 void from_json(const nlohmann::json& j, ParallelShape& s);
 
 }  // namespace loom::pcg
+
+template <>
+struct std::hash<loom::pcg::ParallelShape> {
+  std::size_t operator()(const loom::pcg::ParallelShape& shape) const noexcept;
+};

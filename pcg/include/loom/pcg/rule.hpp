@@ -30,8 +30,8 @@ VerificationStatus status_from_name(const std::string& name);
 // An axiom a proof used, as it was when the proof was made.
 struct AxiomUse {
   std::string name;
-  std::string hash;            // of its statement and the definitions of the forms it mentions
-  int checked_instances = 0;   // random instances on which the interpreter found it sound
+  std::string hash;           // of its statement and the definitions of the forms it mentions
+  int checked_instances = 0;  // random instances on which the interpreter found it sound
 
   bool operator==(const AxiomUse&) const = default;
 };

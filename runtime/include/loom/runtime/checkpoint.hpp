@@ -14,10 +14,10 @@ namespace loom::runtime {
 
 template <class T>
 struct Checkpoint {
-  std::string run;            // what the run trains: model, loss, optimizer; a resume must match
-  std::int64_t step = 0;      // steps completed
+  std::string run;             // what the run trains: model, loss, optimizer; a resume must match
+  std::int64_t step = 0;       // steps completed
   std::vector<double> losses;  // one per completed step
-  NamedTensors<T> weights;    // every weight, trained or not
+  NamedTensors<T> weights;     // every weight, trained or not
   OptimizerState<T> optimizer;
 };
 

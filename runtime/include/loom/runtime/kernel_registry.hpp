@@ -1,8 +1,8 @@
 #pragma once
 // Kernels by operator name and backend, in float and double.
 #include <map>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -29,11 +29,17 @@ class KernelRegistry {
   using Key = std::pair<std::string, Backend>;
   template <class T>
   std::map<Key, Kernel<T>>& table() {
-    if constexpr (std::is_same_v<T, float>) return float_kernels_; else return double_kernels_;
+    if constexpr (std::is_same_v<T, float>)
+      return float_kernels_;
+    else
+      return double_kernels_;
   }
   template <class T>
   const std::map<Key, Kernel<T>>& table() const {
-    if constexpr (std::is_same_v<T, float>) return float_kernels_; else return double_kernels_;
+    if constexpr (std::is_same_v<T, float>)
+      return float_kernels_;
+    else
+      return double_kernels_;
   }
   std::map<Key, Kernel<float>> float_kernels_;
   std::map<Key, Kernel<double>> double_kernels_;

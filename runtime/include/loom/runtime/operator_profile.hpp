@@ -19,14 +19,14 @@ namespace loom::runtime {
 
 struct OperatorProfile {
   int node = 0;
-  std::string op;                // a weight's update: the key's, e.g. sgd_update
+  std::string op;  // a weight's update: the key's, e.g. sgd_update
   search::ProfileKey key;
-  double measured_seconds = 0;   // forward, one task (a weight: one update): the mean over the runs measured
+  double measured_seconds = 0;  // forward, one task (a weight: one update): the mean over the runs measured
   // Forward, one task: the cost model's roofline on the machine (none for a layout change, whose
   // estimate depends on where its pieces are).
   std::optional<double> simulated_seconds;
-  std::int64_t tasks = 0;        // forward task runs the measurement is over
-  double backward_seconds = 0;   // backward, one task (0 when none ran)
+  std::int64_t tasks = 0;       // forward task runs the measurement is over
+  double backward_seconds = 0;  // backward, one task (0 when none ran)
   std::int64_t backward_tasks = 0;
 };
 

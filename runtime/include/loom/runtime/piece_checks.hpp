@@ -21,9 +21,8 @@ template <class T>
 void require_whole(const OpCall<T>& c, std::size_t i, std::size_t dim, const std::string& why) {
   if (whole_along(c, i, dim)) return;
   throw LoomError(c.op + ": input " + std::to_string(i) + " is split along dimension " + std::to_string(dim) + " (" +
-                  std::to_string(c.input(i).dims.at(dim)) + " of " + std::to_string(c.logical_size(i, dim)) +
-                  " entries from " + std::to_string(c.offset(i, dim)) + "), but " + why +
-                  "; a plan must not split that dimension");
+                  std::to_string(c.input(i).dims.at(dim)) + " of " + std::to_string(c.logical_size(i, dim)) + " entries from " +
+                  std::to_string(c.offset(i, dim)) + "), but " + why + "; a plan must not split that dimension");
 }
 
 }  // namespace loom::runtime

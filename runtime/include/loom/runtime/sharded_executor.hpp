@@ -39,8 +39,8 @@ namespace loom::runtime {
 struct OperatorTime {
   double forward_seconds = 0, backward_seconds = 0;
   std::int64_t forward_tasks = 0, backward_tasks = 0;  // task runs measured
-  double update_seconds = 0;  // a weight: the optimizer's steps over the elements it updates here
-  std::int64_t updates = 0;    // steps measured
+  double update_seconds = 0;                           // a weight: the optimizer's steps over the elements it updates here
+  std::int64_t updates = 0;                            // steps measured
 
   double forward_per_task() const { return forward_tasks ? forward_seconds / static_cast<double>(forward_tasks) : 0; }
   double backward_per_task() const { return backward_tasks ? backward_seconds / static_cast<double>(backward_tasks) : 0; }
@@ -124,9 +124,9 @@ class ShardedExecutor {
   using Pieces = std::vector<Tensor<T>>;  // per task; empty tensors for tasks of other processes
   // Which processes add into which box of a differentiable graph input's gradient.
   struct GradientShares {
-    bool overlapping = false;              // boxes overlap: every process sums the whole gradient
-    std::vector<pcg::Region> boxes;        // disjoint
-    std::vector<std::vector<int>> ranks;   // per box, ascending
+    bool overlapping = false;             // boxes overlap: every process sums the whole gradient
+    std::vector<pcg::Region> boxes;       // disjoint
+    std::vector<std::vector<int>> ranks;  // per box, ascending
   };
   // A sum of gradient boxes among one group of processes, started during backward() as soon as
   // those gradients are complete, so it overlaps the rest of the pass: one buffer per group, the
@@ -150,7 +150,7 @@ class ShardedExecutor {
 
   // The moves from `in` to n's output as collectives, or null.
   std::shared_ptr<const pcg::CollectiveGroups> collective_groups_of(const pcg::Node& n, pcg::PortRef in,
-                                                               const std::vector<pcg::PieceMove>& moves) const;
+                                                                    const std::vector<pcg::PieceMove>& moves) const;
   OpCall<T> call_for(const pcg::Node& n, std::int64_t task) const;
   bool local(int node, std::int64_t task) const;
   int rank_of(int node, std::int64_t task) const;
@@ -184,7 +184,7 @@ class ShardedExecutor {
   // complete before the pass starts.
   std::map<int, std::vector<std::string>> gradients_complete_after_;
   std::deque<StartedSum> started_sums_;  // packed sums; a deque: started buffers never move
-  bool sums_in_flight_ = false;           // started, packed or in place, and not yet finished
+  bool sums_in_flight_ = false;          // started, packed or in place, and not yet finished
   ElementRanges exact_;
 };
 

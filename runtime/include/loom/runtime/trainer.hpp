@@ -28,10 +28,10 @@ struct TrainSettings {
   std::string data_file;               // real data instead of synthetic (see data.hpp)
   std::string checkpoint;              // written at the end and every `checkpoint_every` steps
   std::int64_t checkpoint_every = 0;
-  std::string resume;                  // a checkpoint to continue from
-  std::string run_name;                // recorded in checkpoints; a resume must name the same run
-  std::int64_t plan_devices = 0;       // devices of the plan the graph comes from (0: those its views use)
-  Backend backend = Backend::Cpu;      // where kernels run; ops without a kernel there run on the CPU
+  std::string resume;              // a checkpoint to continue from
+  std::string run_name;            // recorded in checkpoints; a resume must name the same run
+  std::int64_t plan_devices = 0;   // devices of the plan the graph comes from (0: those its views use)
+  Backend backend = Backend::Cpu;  // where kernels run; ops without a kernel there run on the CPU
   // Steps this process runs first that its times leave out (seconds_per_step, operator_times):
   // the first step pays for making buffers and communicators. Ignored when the process would
   // have no step left to time.
@@ -46,12 +46,12 @@ struct StepReport {
 };
 
 struct TrainReport {
-  std::vector<double> losses;      // one per step of the run, resumed steps included
-  std::int64_t first_step = 0;     // steps already done when this process started (resume)
-  double seconds_per_step = 0;     // mean over the steps this process timed
-  std::int64_t timed_steps = 0;    // the steps this process ran after its warm-up steps
+  std::vector<double> losses;    // one per step of the run, resumed steps included
+  std::int64_t first_step = 0;   // steps already done when this process started (resume)
+  double seconds_per_step = 0;   // mean over the steps this process timed
+  std::int64_t timed_steps = 0;  // the steps this process ran after its warm-up steps
   std::int64_t samples_per_step = 0;
-  NamedTensors<double> weights;    // final values
+  NamedTensors<double> weights;              // final values
   std::vector<std::string> interpreted_ops;  // operators without a native kernel
   // Per node, this process's task time over the timed steps; a weight's node, the optimizer's
   // updates of it.

@@ -26,8 +26,8 @@ bool is_compute_node(const spec::Library& library, const pcg::Node& node);
 
 // The node with dimension `dim` of input `input` split (as node_configs splits it) by the first of
 // `degrees` the operator accepts; nullopt when it accepts none.
-std::optional<ParallelConfig> split_config(const spec::Library& library, const pcg::Graph& graph, const pcg::Node& node,
-                                           std::size_t input, std::size_t dim, const std::vector<std::int64_t>& degrees);
+std::optional<ParallelConfig> split_config(const spec::Library& library, const pcg::Graph& graph, const pcg::Node& node, std::size_t input,
+                                           std::size_t dim, const std::vector<std::int64_t>& degrees);
 
 // `devices`, devices - 1, ..., 2: split degrees from the largest down.
 std::vector<std::int64_t> degrees_from(std::int64_t devices);
@@ -67,7 +67,7 @@ struct McmcResult {
   std::vector<Placement> placements;  // the best found
   double seconds = 0;
   double initial_seconds = 0;
-  std::size_t steps = 0;  // proposals simulated
+  std::size_t steps = 0;     // proposals simulated
   std::size_t accepted = 0;  // proposals accepted
 };
 
@@ -75,8 +75,7 @@ struct McmcResult {
 // random compute operator's configuration (from node_configs over divisor_degrees) and first
 // device (a multiple of its task count), accepting by the Metropolis criterion, keeping the best.
 // Deterministic for a seed.
-McmcResult mcmc_search(const spec::Library& library, const pcg::Graph& graph, const CostModel& model,
-                       const McmcOptions& options = {});
+McmcResult mcmc_search(const spec::Library& library, const pcg::Graph& graph, const CostModel& model, const McmcOptions& options = {});
 
 struct SequentialOptions {
   SearchOptions substitution;

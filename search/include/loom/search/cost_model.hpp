@@ -18,8 +18,8 @@ struct TaskEstimate {
   // (a gradient for each input and weight, each as costly as the forward).
   double backward_seconds = 0;
   double flops = 0;
-  double bytes = 0;        // read plus written
-  bool measured = false;   // from the profile database
+  double bytes = 0;       // read plus written
+  bool measured = false;  // from the profile database
 };
 
 class CostModel {

@@ -16,7 +16,7 @@
 namespace loom::search {
 
 struct Segment {
-  pcg::Graph graph;                      // its own graph inputs stand for the values it reads
+  pcg::Graph graph;                           // its own graph inputs stand for the values it reads
   std::map<std::string, pcg::PortRef> reads;  // graph input of `graph` by name -> the original port
   std::vector<pcg::PortRef> provides;         // per output of `graph`, in order: the original port
   std::vector<int> origin;                    // per node of `graph`: the original node (for an input, the one it reads)

@@ -17,8 +17,8 @@ namespace loom::search {
 struct JointOptions {
   SearchOptions substitution;  // per segment
   MappingOptions mapping;
-  bool split = true;               // level 3 (--no-split turns it off)
-  std::size_t min_segment = 10;    // operators per segment at least (k)
+  bool split = true;             // level 3 (--no-split turns it off)
+  std::size_t min_segment = 10;  // operators per segment at least (k)
 };
 
 struct JointProgress {
@@ -27,11 +27,11 @@ struct JointProgress {
 };
 
 struct JointResult {
-  pcg::Graph graph;                    // the rewritten graph, unsplit
-  std::vector<Placement> placements;   // its mapping, per node id
-  double estimate = 0;                 // the DP's objective for it
+  pcg::Graph graph;                   // the rewritten graph, unsplit
+  std::vector<Placement> placements;  // its mapping, per node id
+  double estimate = 0;                // the DP's objective for it
   std::vector<AppliedSubstitution> sequence;
-  std::vector<std::string> cuts;       // per cut between segments: the partitioning chosen for the value crossing it
+  std::vector<std::string> cuts;  // per cut between segments: the partitioning chosen for the value crossing it
   std::size_t segments = 0, explored = 0, generated = 0, rewrites = 0;
   MappingStats mapping;
 };
@@ -45,8 +45,7 @@ std::vector<Pin> cut_partitionings(const pcg::ParallelShape& value, const std::v
 // entering and leaving it, and the cheapest chain of choices is kept (Viterbi over the cuts).
 // Only algebraic and hybrid rules are searched: splitting single operators is the DP's choice,
 // over every degree the machine takes (parallel rules fix one degree, one operator at a time).
-JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules,
-                         const CostModel& model, const JointOptions& options = {},
-                         const std::function<void(const JointProgress&)>& progress = {});
+JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules, const CostModel& model,
+                         const JointOptions& options = {}, const std::function<void(const JointProgress&)>& progress = {});
 
 }  // namespace loom::search

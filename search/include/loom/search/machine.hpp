@@ -12,11 +12,11 @@ namespace loom::search {
 inline constexpr double kBytesPerElement = 4;
 
 struct DeviceSpec {
-  std::string kind;              // e.g. "V100"
-  double peak_flops = 0;         // per second
-  double memory_bandwidth = 0;   // bytes per second
-  double memory_bytes = 0;       // capacity
-  double kernel_overhead = 0;    // seconds added to every task (launch cost)
+  std::string kind;             // e.g. "V100"
+  double peak_flops = 0;        // per second
+  double memory_bandwidth = 0;  // bytes per second
+  double memory_bytes = 0;      // capacity
+  double kernel_overhead = 0;   // seconds added to every task (launch cost)
   // Seconds the runtime spends on each task outside its kernel (placing the call, making its
   // outputs), added to measured kernel times as well as to the roofline.
   double dispatch_overhead = 0;
@@ -91,7 +91,8 @@ std::string level_name(LinkLevel level);
 
 // File form: {"format": "loom-machine", "version": 1, "name", "nodes", "sockets_per_node",
 //   "devices_per_socket", "device": {"kind", "peak_tflops", "memory_gbps", "memory_gib",
-//   "kernel_overhead_us"?, "dispatch_overhead_us"?, "overlaps_communication"? (default true)}, "links": {"intra_socket" | "inter_socket" | "inter_node":
+//   "kernel_overhead_us"?, "dispatch_overhead_us"?, "overlaps_communication"? (default true)}, "links": {"intra_socket" | "inter_socket" |
+//   "inter_node":
 //   {"gbps", "latency_us", "allreduce_gbps"?, "allreduce_latency_us"?, "started_allreduce_gbps"?,
 //   "started_allreduce_latency_us"?}}} (each pair of sum figures together or neither). Throws
 //   LoomError naming the JSON path of a problem.

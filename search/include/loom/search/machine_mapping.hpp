@@ -59,7 +59,7 @@ struct Pins {
 };
 
 struct Mapping {
-  std::vector<Placement> placements;  // per node id
+  std::vector<Placement> placements;                          // per node id
   double estimate = std::numeric_limits<double>::infinity();  // the objective, seconds
 };
 

@@ -4,8 +4,8 @@
 // producer gives to the shape each consumer needs, and a machine view on every node.
 #include <vector>
 
-#include "loom/pcg/graph.hpp"
 #include "loom/interpreter/library.hpp"
+#include "loom/pcg/graph.hpp"
 #include "loom/search/parallel_config.hpp"
 
 namespace loom::search {

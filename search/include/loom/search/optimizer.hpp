@@ -14,8 +14,8 @@ namespace loom::search {
 
 struct OptimizeSettings {
   JointOptions joint;
-  bool baselines = true;              // data parallel, expert, FlexFlow MCMC, sequential
-  bool pipeline = true;               // also try pipeline parallelism (1F1B) over the whole graph
+  bool baselines = true;  // data parallel, expert, FlexFlow MCMC, sequential
+  bool pipeline = true;   // also try pipeline parallelism (1F1B) over the whole graph
   PipelineOptions pipeline_options;
   std::size_t mcmc_iterations = 300;  // FlexFlow's search, and the refinement of the joint plan
   double mcmc_seconds = 30;           // each of those walks' time bound (McmcOptions::max_seconds); the two refining walks get half each
@@ -41,20 +41,20 @@ struct OptimizeReport {
   std::string chosen;                 // which search found it: joint, joint+mcmc, joint+data_parallel+mcmc, pipeline, or a baseline's name
   Pipeline pipeline;                  // the chosen plan's pipeline (none unless `chosen` is pipeline)
   std::vector<AppliedSubstitution> substitutions;
-  double joint_seconds = 0;           // the joint search's plan, simulated, before refinement
-  double refined_seconds = 0;         // the same after the MCMC refinement (joint_seconds without one)
-  std::string refinement_start;       // where the refined plan's walk began: "joint" (the DP's plan), "data_parallel" (over the joint graph), or "none" (no walk improved the DP's plan)
-  double pipeline_seconds = 0;        // the best pipeline found (infinity: none fits or none tried)
+  double joint_seconds = 0;      // the joint search's plan, simulated, before refinement
+  double refined_seconds = 0;    // the same after the MCMC refinement (joint_seconds without one)
+  std::string refinement_start;  // where the refined plan's walk began: "joint" (the DP's plan), "data_parallel" (over the joint graph), or
+                                 // "none" (no walk improved the DP's plan)
+  double pipeline_seconds = 0;   // the best pipeline found (infinity: none fits or none tried)
   std::map<std::string, double> baselines;  // name -> simulated seconds (infinity: does not fit)
-  double initial_seconds = 0;         // the graph as given, on one device
-  double search_seconds = 0;          // wall clock of the joint search alone
-  double total_seconds = 0;           // wall clock of everything
-  std::vector<StageTime> stages;      // each stage's share of total_seconds
+  double initial_seconds = 0;               // the graph as given, on one device
+  double search_seconds = 0;                // wall clock of the joint search alone
+  double total_seconds = 0;                 // wall clock of everything
+  std::vector<StageTime> stages;            // each stage's share of total_seconds
   JointResult joint;
 };
 
-OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules,
-                        const CostModel& model, const OptimizeSettings& settings = {},
-                        const std::function<void(const OptimizeProgress&)>& progress = {});
+OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules, const CostModel& model,
+                        const OptimizeSettings& settings = {}, const std::function<void(const OptimizeProgress&)>& progress = {});
 
 }  // namespace loom::search

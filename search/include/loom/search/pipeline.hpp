@@ -37,24 +37,26 @@ int stage_of_device(int device, int devices, int stages);
 // One training iteration of a pipelined plan: the micro-batch graph's tasks once per micro-batch,
 // each stage's compute ordered 1F1B, weights sent out before the first micro-batch and their
 // gradients summed after the last.
-TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog);
+TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline,
+                                    const pcg::OpCatalog& catalog);
 
 // Bytes per device: weights (with gradient and optimizer state) once, activations of as many
 // micro-batches as the device's stage holds at once under 1F1B (stages - stage, at most all).
-std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog);
+std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline,
+                                    const pcg::OpCatalog& catalog);
 
 // plan_cost for a plan that may be pipelined.
 PlanCost pipelined_plan_cost(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog);
 
 struct PipelineOptions {
-  std::vector<int> stage_counts;                 // empty: every divisor of the device count from 2 to 8
+  std::vector<int> stage_counts;  // empty: every divisor of the device count from 2 to 8
   std::vector<int> microbatches_per_stage{1, 2, 4};
 };
 
 struct PipelineResult {
   Pipeline pipeline;
-  std::vector<Placement> placements;  // per node of the searched graph
-  pcg::Graph plan;                    // the graph materialized with them (full batch)
+  std::vector<Placement> placements;                         // per node of the searched graph
+  pcg::Graph plan;                                           // the graph materialized with them (full batch)
   double seconds = std::numeric_limits<double>::infinity();  // simulated; infinity when none fits
 };
 

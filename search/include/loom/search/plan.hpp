@@ -47,10 +47,10 @@ struct Plan {
   Machine machine;
   pcg::Graph graph;
   std::vector<AppliedSubstitution> substitutions;
-  pcg::Graph source;              // the graph the substitutions start from (empty when not recorded)
-  std::vector<pcg::Rule> rules;   // the rules the substitutions name, so the plan replays alone
+  pcg::Graph source;             // the graph the substitutions start from (empty when not recorded)
+  std::vector<pcg::Rule> rules;  // the rules the substitutions name, so the plan replays alone
   Pipeline pipeline;
-  double iteration_seconds = 0;  // as simulated when the plan was made
+  double iteration_seconds = 0;     // as simulated when the plan was made
   bool include_unverified = false;  // made with rules that were not proved (optimize --include-unverified)
 };
 

@@ -16,8 +16,7 @@ namespace loom::search {
 
 // Applies `rule` at the match of `graph` whose LHS nodes are `match_nodes` (pcg::Match::nodes).
 // Throws LoomError when the rule does not match there or the match is declined.
-pcg::Rewrite apply_at(const pcg::Graph& graph, const pcg::Rule& rule, const std::vector<int>& match_nodes,
-                      const pcg::OpCatalog& catalog);
+pcg::Rewrite apply_at(const pcg::Graph& graph, const pcg::Rule& rule, const std::vector<int>& match_nodes, const pcg::OpCatalog& catalog);
 
 // The rules of `library` that `steps` name, each once, in the order first named.
 std::vector<pcg::Rule> rules_used(const std::vector<pcg::Rule>& library, const std::vector<AppliedSubstitution>& steps);

@@ -14,9 +14,9 @@
 namespace loom::search {
 
 struct SearchOptions {
-  double alpha = 1.05;         // keep exploring graphs up to alpha x the best cost
-  std::size_t budget = 500;    // graphs costed in full (beyond the start), each by `cost`
-  double max_seconds = 0;      // wall-clock limit; 0 for none
+  double alpha = 1.05;       // keep exploring graphs up to alpha x the best cost
+  std::size_t budget = 500;  // graphs costed in full (beyond the start), each by `cost`
+  double max_seconds = 0;    // wall-clock limit; 0 for none
   // A rewrite waits in the queue with an estimate, its parent's cost plus the change in the summed
   // `node_seconds` of the nodes it replaces and inserts, and is costed in full only when its turn
   // comes; so a large library costs little more than a small one. Without it, the estimate is

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "loom/pcg/gradient_sums.hpp"
 #include "loom/pcg/graph.hpp"
 #include "loom/pcg/piece_moves.hpp"
-#include "loom/pcg/gradient_sums.hpp"
 #include "loom/search/cost_model.hpp"
 
 namespace loom::search {
@@ -31,19 +31,19 @@ enum class TaskKind { Compute, Communication };
 
 struct SimTask {
   TaskKind kind = TaskKind::Compute;
-  int node = 0;             // the PCG node the task belongs to
-  std::int64_t index = 0;   // which task of the node (for communication: the receiving task)
-  int device = 0;           // compute: the device; communication: the sender
-  int peer = -1;            // communication: the receiver
+  int node = 0;            // the PCG node the task belongs to
+  std::int64_t index = 0;  // which task of the node (for communication: the receiving task)
+  int device = 0;          // compute: the device; communication: the sender
+  int peer = -1;           // communication: the receiver
   double seconds = 0;
   double backward_seconds = 0;  // compute, forward: what its mirror in the backward pass takes
-  double bytes = 0;         // communication: bytes moved
+  double bytes = 0;             // communication: bytes moved
   bool backward = false;
-  std::vector<int> deps;    // tasks that must finish first
+  std::vector<int> deps;  // tasks that must finish first
   // Communication on devices that do not overlap it: the devices the task holds as well as its
   // link (a message: sender and receiver; a ring step: the device taking part).
   std::vector<int> holds;
-  std::string label;        // e.g. "matmul#3[1]" or "partition#2[0] 0->3"
+  std::string label;  // e.g. "matmul#3[1]" or "partition#2[0] 0->3"
 
   // The resource the task occupies: a device, or a directed device pair.
   std::int64_t resource(int devices) const {

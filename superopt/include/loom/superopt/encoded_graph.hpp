@@ -50,7 +50,9 @@ struct GraphView {
 
   std::size_t size() const { return steps.size(); }
   bool has_two_outputs() const { return second != kNoTensor; }
-  std::vector<TensorRef> outputs() const { return has_two_outputs() ? std::vector<TensorRef>{output, second} : std::vector<TensorRef>{output}; }
+  std::vector<TensorRef> outputs() const {
+    return has_two_outputs() ? std::vector<TensorRef>{output, second} : std::vector<TensorRef>{output};
+  }
   bool operator==(const GraphView&) const = default;
 };
 

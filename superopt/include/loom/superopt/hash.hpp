@@ -13,9 +13,7 @@ constexpr std::uint64_t mix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-constexpr std::uint64_t hash_combine(std::uint64_t seed, std::uint64_t value) {
-  return mix64(seed ^ mix64(value + 0x632be59bd9b4e019ULL));
-}
+constexpr std::uint64_t hash_combine(std::uint64_t seed, std::uint64_t value) { return mix64(seed ^ mix64(value + 0x632be59bd9b4e019ULL)); }
 
 // Two independent 64-bit hashes: structural keys whose accidental equality is negligible.
 struct Key128 {

@@ -26,7 +26,7 @@ struct OpInstance {
   FormKind kind = FormKind::Op;
   pcg::AttrMap attrs;
   std::vector<std::string> attr_order;  // attribute names in declaration order
-  std::set<std::string> free_attrs;  // attributes without a declared domain (written symbolically)
+  std::set<std::string> free_attrs;     // attributes without a declared domain (written symbolically)
   std::size_t inputs = 0;
   std::size_t outputs = 0;
   std::vector<RankRule> input_ranks;

@@ -31,12 +31,12 @@ struct GeneratorOptions {
   std::vector<std::int64_t> free_attr_values;
   int fingerprint_bits = 64;  // fewer bits force collisions (for testing the numeric check)
   int jobs = 1;
-  std::uint64_t seed = 1;     // fixed random input values of the fingerprint, and check values
+  std::uint64_t seed = 1;      // fixed random input values of the fingerprint, and check values
   bool prune_implied = false;  // drop pairs already connected through smaller accepted rules
   // Also enumerate graphs with two outputs (two sinks, or the two outputs of one operator), so
   // that rules with two outputs, such as merges of operators reading one input, come out.
   bool two_outputs = false;
-  int check_instances = 4;     // random instances of each double-precision check
+  int check_instances = 4;         // random instances of each double-precision check
   std::int64_t check_max_dim = 8;  // largest dimension drawn for the shape-generic check
   std::string id_prefix = "g";
 };

@@ -27,8 +27,8 @@
 namespace loom::superopt {
 
 struct PruneStats {
-  std::size_t buckets = 0;          // fingerprints shared by two or more graphs
-  std::size_t candidates = 0;       // pairs of graphs with equal fingerprints
+  std::size_t buckets = 0;     // fingerprints shared by two or more graphs
+  std::size_t candidates = 0;  // pairs of graphs with equal fingerprints
   std::size_t removed_unused = 0;
   std::size_t removed_renaming = 0;
   std::size_t removed_common_subgraph = 0;

@@ -78,7 +78,7 @@ class StepEvaluator {
 };
 
 // Fixed random values for the inputs, small signed integers; the same seed gives the same values.
-std::vector<Value<spec::ModularValue>> modular_inputs(StepEvaluator<spec::ModularDomain>& eval,
-                                                      const std::vector<InputTensor>& inputs, std::uint64_t seed);
+std::vector<Value<spec::ModularValue>> modular_inputs(StepEvaluator<spec::ModularDomain>& eval, const std::vector<InputTensor>& inputs,
+                                                      std::uint64_t seed);
 
 }  // namespace loom::superopt

@@ -12,8 +12,8 @@ namespace loom::verifier {
 
 struct AxiomUsage {
   std::string axiom;
-  std::size_t proofs = 0;               // proofs whose core contains it
-  std::vector<std::string> needed_by;   // rules not proved once it is removed
+  std::size_t proofs = 0;              // proofs whose core contains it
+  std::vector<std::string> needed_by;  // rules not proved once it is removed
 };
 
 struct AxiomReport {

@@ -13,18 +13,18 @@
 namespace loom::verifier {
 
 struct CounterexampleOptions {
-  int shapes = 6;             // well-typed shape assignments to evaluate
-  int values_per_shape = 3;   // random value assignments per shape
-  int tries = 300;            // shape samples drawn to find them (per rank combination)
-  int max_rank = 3;           // ranks tried for variables without a shape: 0..max_rank
-  std::int64_t max_dim = 5;   // sizes are drawn from 1..max_dim
+  int shapes = 6;            // well-typed shape assignments to evaluate
+  int values_per_shape = 3;  // random value assignments per shape
+  int tries = 300;           // shape samples drawn to find them (per rank combination)
+  int max_rank = 3;          // ranks tried for variables without a shape: 0..max_rank
+  std::int64_t max_dim = 5;  // sizes are drawn from 1..max_dim
   std::uint64_t seed = 1;
 };
 
 struct Counterexample {
-  std::size_t goal = 0;        // which output of the rule
-  spec::Quantifier shapes;     // the concrete shapes (and integers) the sides differ on
-  std::string description;     // the interpreter's account: the values and where they differ
+  std::size_t goal = 0;     // which output of the rule
+  spec::Quantifier shapes;  // the concrete shapes (and integers) the sides differ on
+  std::string description;  // the interpreter's account: the values and where they differ
 };
 
 // Shapes on which both sides are well-typed but differ in parallel shape (degrees), or nothing.
@@ -34,6 +34,6 @@ std::optional<Counterexample> find_shape_mismatch(const spec::Library& library, 
 
 // An instance where the sides differ in parallel shape or in value, or nothing.
 std::optional<Counterexample> find_counterexample(const spec::Library& library, const Obligation& obligation,
-                                               const CounterexampleOptions& options = {});
+                                                  const CounterexampleOptions& options = {});
 
 }  // namespace loom::verifier

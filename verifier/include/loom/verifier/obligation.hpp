@@ -23,8 +23,8 @@ struct KnownDims {
 
 struct Obligation {
   std::string name;
-  SourceLocation loc;          // where the rule is written; for JSON rules the file and no line
-  std::string json_path;       // for JSON rules, e.g. `rules[4]`
+  SourceLocation loc;           // where the rule is written; for JSON rules the file and no line
+  std::string json_path;        // for JSON rules, e.g. `rules[4]`
   spec::Quantifier quantifier;  // no binders: the variables are implicitly quantified
   std::vector<Goal> goals;
   std::vector<KnownDims> known_dims;

@@ -32,7 +32,7 @@ struct VerifyOptions {
   std::set<std::string> without;  // axioms left out of every proof
   bool minimal_cores = false;     // shrink each unsat core until every axiom in it is needed
   CounterexampleOptions counterexamples;
-  ResultCache* cache = nullptr;   // read and updated when set
+  ResultCache* cache = nullptr;                         // read and updated when set
   std::function<void(const VerifyProgress&)> progress;  // called after each rule, from one thread at a time
 };
 
@@ -42,7 +42,7 @@ struct Verdict {
 };
 
 struct VerifyReport {
-  std::vector<Verdict> verdicts;  // in obligation order
+  std::vector<Verdict> verdicts;                                     // in obligation order
   std::vector<std::pair<std::string, std::string>> unusable_axioms;  // axiom, why Z3 cannot use it
   double seconds = 0;
   std::size_t count(pcg::VerificationStatus status) const;

@@ -16,8 +16,8 @@ struct ScoresShape {
 template <class T>
 void attention_scores_forward(const CudaContext& ctx, const ScoresShape& shape, T scale, const T* q, const T* k, T* out);
 template <class T>
-void attention_scores_backward(const CudaContext& ctx, const ScoresShape& shape, T scale, const T* q, const T* k, const T* dy,
-                               T* dq, T* dk);
+void attention_scores_backward(const CudaContext& ctx, const ScoresShape& shape, T scale, const T* q, const T* k, const T* dy, T* dq,
+                               T* dk);
 
 // A piece [batches, rows, cols] whose element (i, j) is logical element (row0 + i, col0 + j).
 struct CausalShape {
@@ -39,8 +39,7 @@ struct HeadProjShape {
 template <class T>
 void head_proj_forward(const CudaContext& ctx, const HeadProjShape& shape, const T* x, const T* w, const T* bias, T* out);
 template <class T>
-void head_proj_backward(const CudaContext& ctx, const HeadProjShape& shape, const T* x, const T* w, const T* dy, T* dx, T* dw,
-                        T* dbias);
+void head_proj_backward(const CudaContext& ctx, const HeadProjShape& shape, const T* x, const T* w, const T* dy, T* dx, T* dw, T* dbias);
 
 struct HeadMergeShape {
   std::int64_t batches, heads, s, d, n;  // x [batches, heads, s, d], w [heads, d, n], out [batches, s, n]
@@ -50,8 +49,7 @@ struct HeadMergeShape {
 template <class T>
 void head_merge_forward(const CudaContext& ctx, const HeadMergeShape& shape, const T* x, const T* w, const T* bias, T* out);
 template <class T>
-void head_merge_backward(const CudaContext& ctx, const HeadMergeShape& shape, const T* x, const T* w, const T* dy, T* dx, T* dw,
-                         T* dbias);
+void head_merge_backward(const CudaContext& ctx, const HeadMergeShape& shape, const T* x, const T* w, const T* dy, T* dx, T* dw, T* dbias);
 
 struct RelativeBiasShape {
   std::int64_t blocks, size, heads;  // x as [blocks, size] with block i of head i % heads; bias [size, heads]

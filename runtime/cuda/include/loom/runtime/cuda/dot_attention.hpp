@@ -16,7 +16,6 @@ template <class T>
 void dot_attention_forward(const CudaContext& ctx, const DotAttentionShape& shape, const T* q, const T* mem, T* out);
 // Recomputes p from q and mem.
 template <class T>
-void dot_attention_backward(const CudaContext& ctx, const DotAttentionShape& shape, const T* q, const T* mem, const T* dy, T* dq,
-                            T* dmem);
+void dot_attention_backward(const CudaContext& ctx, const DotAttentionShape& shape, const T* q, const T* mem, const T* dy, T* dq, T* dmem);
 
 }  // namespace loom::runtime::cuda

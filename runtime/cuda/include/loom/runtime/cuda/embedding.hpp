@@ -10,9 +10,9 @@
 namespace loom::runtime::cuda {
 
 struct LookupShape {
-  std::int64_t bags, per_bag;   // ids [bags, per_bag]
-  std::int64_t rows, width;     // table [rows, width]
-  std::int64_t first_row = 0;   // the logical number of the table's first row
+  std::int64_t bags, per_bag;  // ids [bags, per_bag]
+  std::int64_t rows, width;    // table [rows, width]
+  std::int64_t first_row = 0;  // the logical number of the table's first row
 };
 
 // out[b] = the sum, over the ids of bag b in order, of the table rows they select (zeros when none).

@@ -15,14 +15,13 @@ struct LstmShape {
 
 // w [input, 4 hidden], u [hidden, 4 hidden], bias [4 hidden].
 template <class T>
-void lstm_cell_forward(const CudaContext& ctx, const LstmShape& shape, const T* x, const T* h, const T* c, const T* w,
-                       const T* u, const T* bias, T* h_next, T* c_next);
+void lstm_cell_forward(const CudaContext& ctx, const LstmShape& shape, const T* x, const T* h, const T* c, const T* w, const T* u,
+                       const T* bias, T* h_next, T* c_next);
 
 // The gradients of x, h, c, w, u and bias given those of h_next and c_next; c_next is the
 // forward's output. A null gradient pointer is not computed.
 template <class T>
-void lstm_cell_backward(const CudaContext& ctx, const LstmShape& shape, const T* x, const T* h, const T* c, const T* w,
-                        const T* u, const T* bias, const T* c_next, const T* dh_next, const T* dc_next, T* dx, T* dh, T* dc,
-                        T* dw, T* du, T* dbias);
+void lstm_cell_backward(const CudaContext& ctx, const LstmShape& shape, const T* x, const T* h, const T* c, const T* w, const T* u,
+                        const T* bias, const T* c_next, const T* dh_next, const T* dc_next, T* dx, T* dh, T* dc, T* dw, T* du, T* dbias);
 
 }  // namespace loom::runtime::cuda

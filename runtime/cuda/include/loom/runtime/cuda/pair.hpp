@@ -27,8 +27,8 @@ struct OuterProductShape {
 template <class T>
 void outer_product_mean_forward(const CudaContext& ctx, const OuterProductShape& shape, T scale, const T* a, const T* b, T* out);
 template <class T>
-void outer_product_mean_backward(const CudaContext& ctx, const OuterProductShape& shape, T scale, const T* a, const T* b,
-                                 const T* dy, T* da, T* db);
+void outer_product_mean_backward(const CudaContext& ctx, const OuterProductShape& shape, T scale, const T* a, const T* b, const T* dy,
+                                 T* da, T* db);
 
 // Outgoing: a [batches, i, k, c], b [batches, j, k, c], out[n, x, y, f] = sum over z of
 // a[n, x, z, f] b[n, y, z, f]. Incoming: a [batches, k, i, c], b [batches, k, j, c],
@@ -41,7 +41,6 @@ struct TriangleShape {
 template <class T>
 void triangle_mult_forward(const CudaContext& ctx, const TriangleShape& shape, const T* a, const T* b, T* out);
 template <class T>
-void triangle_mult_backward(const CudaContext& ctx, const TriangleShape& shape, const T* a, const T* b, const T* dy, T* da,
-                            T* db);
+void triangle_mult_backward(const CudaContext& ctx, const TriangleShape& shape, const T* a, const T* b, const T* dy, T* da, T* db);
 
 }  // namespace loom::runtime::cuda
