@@ -18,7 +18,7 @@ struct Delivery {
 };
 
 struct DeliveryHash {
-  std::size_t operator()(const Delivery& d) const noexcept {
+  std::size_t operator()(const Delivery& d) const {
     std::uint64_t h = pcg::hash_mix(static_cast<std::uint64_t>(d.value.node), static_cast<std::uint64_t>(d.value.port));
     h = pcg::hash_mix(h, std::hash<pcg::ParallelShape>{}(d.shape));
     return static_cast<std::size_t>(pcg::hash_mix(h, std::hash<pcg::MachineView>{}(d.view)));

@@ -1,0 +1,81 @@
+#pragma once
+// The machine mapping's choices for one node: its splits (from the spec, through node_configs)
+// with what one task of each costs in time and memory, computed once per kind of node and shared
+// by every graph the mapper sees.
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "interner.hpp"
+#include "loom/search/machine_mapping.hpp"
+
+namespace loom::search {
+
+// A block of devices: first, first + 1, ..., first + count - 1.
+struct Resource {
+  int first = 0;
+  int count = 0;
+};
+
+// One of a node's splits (an index into its ConfigInfo list) on devices from `first`; config -1
+// when the node is not decided.
+struct Choice {
+  int config = -1;
+  int first = 0;
+};
+
+struct ConfigInfo {
+  ParallelConfig config;
+  double seconds = 0;           // forward and backward of one task
+  double backward_seconds = 0;  // the backward alone
+  double memory = 0;            // bytes one task touches: its inputs, outputs and weights' state
+  double kept = 0;              // bytes one task adds to its device: its outputs and weights' state
+  int content = 0;              // the id of the split's shapes
+};
+
+// What a node's splits and their costs depend on: its operator, attributes, input shapes, and
+// which inputs are weights.
+struct NodeSignature {
+  std::string op;
+  pcg::AttrMap attrs;
+  std::vector<pcg::ParallelShape> inputs;
+  std::vector<bool> weights;
+
+  static NodeSignature of(const pcg::Graph& graph, const pcg::Node& node);
+  bool operator==(const NodeSignature&) const = default;
+};
+
+struct NodeSignatureHash {
+  std::size_t operator()(const NodeSignature& s) const;
+};
+
+// A split's shapes, in and out: what a neighbour's cost depends on.
+struct SplitShapes {
+  std::vector<pcg::ParallelShape> inputs, outputs;
+  bool operator==(const SplitShapes&) const = default;
+};
+
+struct SplitShapesHash {
+  std::size_t operator()(const SplitShapes& s) const;
+};
+
+class ConfigTable {
+ public:
+  ConfigTable(const spec::Library& library, const CostModel& model, const MappingOptions& options)
+      : library_(library), model_(model), options_(options) {}
+
+  // The node's splits, the unsplit one first.
+  const std::vector<ConfigInfo>& of(const pcg::Graph& graph, const pcg::Node& node);
+  // Equal for nodes of equal signatures.
+  int signature_id(const pcg::Graph& graph, const pcg::Node& node) { return signatures_.id(NodeSignature::of(graph, node)); }
+
+ private:
+  const spec::Library& library_;
+  const CostModel& model_;
+  const MappingOptions& options_;
+  std::unordered_map<NodeSignature, std::vector<ConfigInfo>, NodeSignatureHash> by_signature_;
+  Interner<NodeSignature, NodeSignatureHash> signatures_;
+  Interner<SplitShapes, SplitShapesHash> splits_;
+};
+
+}  // namespace loom::search

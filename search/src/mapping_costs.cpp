@@ -1,0 +1,44 @@
+#include "mapping_costs.hpp"
+
+#include <algorithm>
+
+#include "loom/pcg/hash_mix.hpp"
+#include "loom/pcg/task_layout.hpp"
+#include "loom/search/reshard.hpp"
+
+namespace loom::search {
+namespace {
+
+// Values move forward and their gradients back.
+constexpr double kMoveFactor = 2;
+
+}  // namespace
+
+std::size_t MoveCosts::MoveHash::operator()(const Move& m) const {
+  std::uint64_t h = pcg::hash_mix(std::hash<pcg::ParallelShape>{}(m.from), static_cast<std::uint64_t>(m.from_first));
+  h = pcg::hash_mix(h, std::hash<pcg::ParallelShape>{}(m.to));
+  return static_cast<std::size_t>(pcg::hash_mix(h, static_cast<std::uint64_t>(m.to_first)));
+}
+
+double MoveCosts::move(const pcg::ParallelShape& from, int from_first, const pcg::ParallelShape& to, int to_first) {
+  if (from == to && from_first == to_first) return 0;
+  Move key{from, from_first, to, to_first};
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  const double s = kMoveFactor * reshard_seconds(from, pcg::MachineView::contiguous(from_first, from.tasks()), to,
+                                                 pcg::MachineView::contiguous(to_first, to.tasks()), machine_);
+  cache_.emplace(std::move(key), s);
+  return s;
+}
+
+double MoveCosts::weight_sum_seconds(const pcg::ParallelShape& need, int first) const {
+  if (need.R <= 1) return 0;
+  const double bytes = static_cast<double>(pcg::piece_elements(need)) * kBytesPerElement;
+  return machine_.link_between(first, first + static_cast<int>(need.tasks()) - 1)
+      .started_ring_allreduce_seconds(bytes, static_cast<int>(need.R));
+}
+
+double MoveCosts::exposed_sum_seconds(double sums, double backward_seconds) const {
+  return machine_.device.overlaps_communication ? std::max(0.0, sums - backward_seconds) : sums;
+}
+
+}  // namespace loom::search

@@ -1,0 +1,46 @@
+#pragma once
+// What the machine mapping charges for moving values: a value taken from one split and block of
+// devices to another (forward, and its gradient back), and the part of a copied weight's
+// gradient sums that the backward pass does not hide.
+#include <unordered_map>
+
+#include "loom/pcg/parallel_shape.hpp"
+#include "loom/search/machine.hpp"
+
+namespace loom::search {
+
+class MoveCosts {
+ public:
+  explicit MoveCosts(const Machine& machine) : machine_(machine) {}
+
+  // Seconds to move a value held as `from` on devices from `from_first` to `to` from `to_first`
+  // and its gradient back; infinity when no chain of parallel forms can. Cached.
+  double move(const pcg::ParallelShape& from, int from_first, const pcg::ParallelShape& to, int to_first);
+
+  // A weight copied to several devices stays with each copy from one iteration to the next; the
+  // copies' gradients are summed by a ring allreduce that starts once the backward pass has made
+  // them, as the simulator's task graph has it.
+  double weight_sum_seconds(const pcg::ParallelShape& need, int first) const;
+
+  // Layer after layer, the backward pass and the sums of the weights it has made run as a
+  // pipeline whose step is the longer of the two: what a node's sums add beyond its own backward
+  // is the part the pass cannot hide (all of them on devices that do not overlap communication).
+  double exposed_sum_seconds(double sums, double backward_seconds) const;
+
+ private:
+  struct Move {
+    pcg::ParallelShape from;
+    int from_first = 0;
+    pcg::ParallelShape to;
+    int to_first = 0;
+    bool operator==(const Move&) const = default;
+  };
+  struct MoveHash {
+    std::size_t operator()(const Move& m) const;
+  };
+
+  const Machine& machine_;
+  std::unordered_map<Move, double, MoveHash> cache_;
+};
+
+}  // namespace loom::search

@@ -1,0 +1,165 @@
+#include "mapping_problem.hpp"
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/search/memory.hpp"
+#include "loom/search/plan_cost.hpp"
+
+namespace loom::search {
+
+std::vector<int> split_sizes_of(int count) {
+  std::vector<int> out;
+  for (int parts : {2, 3, 4})
+    if (count % parts == 0)
+      for (int i = 1; i < parts; ++i) out.push_back(count / parts * i);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::size_t MemoKeyHash::operator()(const MemoKey& k) const {
+  std::uint64_t h = pcg::hash_mix(static_cast<std::uint64_t>(k.content), k.memory_scale);
+  h = pcg::hash_mix(h, (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.first)) << 32) | static_cast<std::uint32_t>(k.count));
+  for (int b : k.boundary) h = pcg::hash_mix(h, static_cast<std::uint32_t>(b));
+  return static_cast<std::size_t>(h);
+}
+
+MachineMapper::Impl::Impl(const spec::Library& library, const CostModel& model, MappingOptions opts)
+    : library(library),
+      model(model),
+      machine(model.machine()),
+      options(std::move(opts)),
+      config_table(library, model, options),
+      moves(model.machine()) {
+  if (options.degrees.empty()) options.degrees = mapping_degrees(machine);
+}
+
+int MachineMapper::Impl::prepare(const pcg::Graph& graph, const Pins& pinned) {
+  g = MappedGraph{&graph, pinned, std::vector<std::vector<int>>(graph.size()), std::vector<int>(graph.size(), -1)};
+  trees.clear();
+  configs.assign(graph.size(), nullptr);
+  fixed.assign(graph.size(), Choice{});
+  for (const pcg::Node& n : graph.nodes())
+    for (pcg::PortRef in : n.inputs) {
+      auto& list = g.consumers[static_cast<std::size_t>(in.node)];
+      if (list.empty() || list.back() != n.id) list.push_back(n.id);
+    }
+  std::vector<int> members;
+  for (const pcg::Node& n : graph.nodes()) {
+    if (n.is_graph_input()) continue;
+    configs[static_cast<std::size_t>(n.id)] = &config_table.of(graph, n);
+    g.signature_id[static_cast<std::size_t>(n.id)] = config_table.signature_id(graph, n);
+    members.push_back(n.id);
+  }
+  double total = 0;
+  for (int m : members) total += configs[static_cast<std::size_t>(m)]->front().memory;
+  memory_scale = total > machine.device.memory_bytes ? machine.device.memory_bytes / total : 1;
+  if (!options.share_cache) memo.clear();
+  return members.empty() ? -1 : decompose(g, std::move(members), contents, trees);
+}
+
+std::vector<Choice> MachineMapper::Impl::choices(int node, Resource r) const {
+  std::vector<Choice> out;
+  const auto& list = *configs[static_cast<std::size_t>(node)];
+  for (std::size_t c = 0; c < list.size(); ++c) {
+    const int tasks = static_cast<int>(list[c].config.tasks());
+    if (tasks > r.count || list[c].memory > memory_limit(list)) continue;
+    std::vector<int> offsets;
+    for (int o = r.first; o + tasks <= r.first + r.count; ++o)
+      if (o % tasks == 0) offsets.push_back(o);
+    if (offsets.empty()) offsets.push_back(r.first);
+    const std::size_t keep = std::min(options.max_views, offsets.size());
+    for (std::size_t k = 0; k < keep; ++k) out.push_back({static_cast<int>(c), offsets[k * offsets.size() / keep]});
+  }
+  return out;
+}
+
+// What one task of the node may keep. When the whole graph does not fit on one device, each node
+// gets its share of a device in proportion to what it needs unsplit: a device then holds at most
+// one task of each node, so the shares add up to no more than the device. (Copied weights do not
+// shrink with a split; the simulated plan's memory is checked in the end.)
+double MachineMapper::Impl::memory_limit(const std::vector<ConfigInfo>& list) const {
+  if (memory_scale >= 1) return machine.device.memory_bytes;
+  double least = list.front().memory;
+  for (const ConfigInfo& c : list) least = std::min(least, c.memory);
+  // A node that cannot get down to its share takes its smallest split.
+  return std::min(machine.device.memory_bytes, std::max(list.front().memory * memory_scale, least));
+}
+
+double MachineMapper::Impl::leaf_cost(int node, Choice c) {
+  const pcg::Graph& graph = *g.graph;
+  const pcg::Node& n = graph.node(node);
+  const ConfigInfo& mine = info(node, c);
+  double cost = mine.seconds;
+  double sums = 0;
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+    const pcg::PortRef in = n.inputs[i];
+    const pcg::Node& p = graph.node(in.node);
+    if (p.is_graph_input()) {
+      if (p.op == pcg::kWeightOp) sums += moves.weight_sum_seconds(mine.config.inputs[i], c.first);
+      if (auto pin = g.pins.inputs.find(in.node); pin != g.pins.inputs.end())
+        cost += moves.move(pin->second.shape, pin->second.first_device, mine.config.inputs[i], c.first);
+      continue;
+    }
+    const Choice pc = fixed[static_cast<std::size_t>(in.node)];
+    if (pc.config < 0) continue;
+    cost += moves.move(info(in.node, pc).config.outputs[static_cast<std::size_t>(in.port)], pc.first, mine.config.inputs[i], c.first);
+    if (cost == kNoPlan) return kNoPlan;
+  }
+  cost += moves.exposed_sum_seconds(sums, mine.backward_seconds);
+  for (std::size_t k = 0; k < graph.outputs().size(); ++k) {
+    const pcg::PortRef o = graph.outputs()[k];
+    if (o.node != node) continue;
+    const pcg::ParallelShape& given = mine.config.outputs[static_cast<std::size_t>(o.port)];
+    if (auto pin = g.pins.outputs.find(k); pin != g.pins.outputs.end())
+      cost += moves.move(given, c.first, pin->second.shape, pin->second.first_device);
+    else if (given.V > 1)  // the loss reads a graph output whole or in pieces, but never as partial sums
+      cost += moves.move(given, c.first, graph.shape_of(o), c.first);
+  }
+  for (int m : g.consumers[static_cast<std::size_t>(node)]) {
+    const Choice mc = fixed[static_cast<std::size_t>(m)];
+    if (mc.config < 0) continue;
+    const pcg::Node& consumer = graph.node(m);
+    for (std::size_t i = 0; i < consumer.inputs.size(); ++i) {
+      if (consumer.inputs[i].node != node) continue;
+      cost += moves.move(mine.config.outputs[static_cast<std::size_t>(consumer.inputs[i].port)], c.first, info(m, mc).config.inputs[i],
+                         mc.first);
+    }
+    if (cost == kNoPlan) return kNoPlan;
+  }
+  return cost;
+}
+
+double MachineMapper::Impl::fullest_device_bytes(const std::vector<Choice>& chosen) const {
+  std::vector<double> bytes(static_cast<std::size_t>(machine.devices()), 0);
+  for (const pcg::Node& n : g.graph->nodes()) {
+    const Choice c = chosen[static_cast<std::size_t>(n.id)];
+    if (n.is_graph_input() || c.config < 0) continue;
+    const ConfigInfo& i = info(n.id, c);
+    for (int d = c.first; d < c.first + static_cast<int>(i.config.tasks()) && d < machine.devices(); ++d)
+      bytes[static_cast<std::size_t>(d)] += i.kept;
+  }
+  return bytes.empty() ? 0 : *std::max_element(bytes.begin(), bytes.end());
+}
+
+bool MachineMapper::Impl::fits(const pcg::Graph& graph, const std::vector<Placement>& placements) const {
+  try {
+    return first_overfull_device(plan_memory(materialize(graph, placements, library), model), machine) < 0;
+  } catch (const LoomError&) {
+    return false;
+  }
+}
+
+Mapping MachineMapper::Impl::result(const pcg::Graph& graph, const std::vector<Choice>& chosen, double estimate) const {
+  Mapping m;
+  m.estimate = estimate;
+  for (const pcg::Node& n : graph.nodes()) {
+    const Choice c = chosen[static_cast<std::size_t>(n.id)];
+    if (n.is_graph_input() || c.config < 0)
+      m.placements.push_back({unsplit_config(graph, n), 0});
+    else
+      m.placements.push_back({info(n.id, c).config, c.first});
+  }
+  return m;
+}
+
+}  // namespace loom::search

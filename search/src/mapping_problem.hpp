@@ -1,0 +1,114 @@
+#pragma once
+// The machine mapper's state: the choices of every kind of node and the sub-results shared across
+// graphs, and the graph being mapped with its problem tree and the choices decided so far. The
+// dynamic program (machine_mapping.cpp) and the exhaustive search of the same choices
+// (mapping_brute_force.cpp) work on it alike.
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <unordered_map>
+#include <vector>
+
+#include "loom/search/machine_mapping.hpp"
+#include "mapping_choices.hpp"
+#include "mapping_costs.hpp"
+#include "mapping_tree.hpp"
+
+namespace loom::search {
+
+inline constexpr double kNoPlan = std::numeric_limits<double>::infinity();
+
+// How the costs of parts add up: parts on the same devices run one after the other, parts on
+// divided devices side by side.
+inline double one_after_another(double a, double b) { return a + b; }
+inline double side_by_side(double a, double b) { return std::max(a, b); }
+
+// The part sizes of a block of `count` devices divided in two: into halves, thirds or quarters.
+std::vector<int> split_sizes_of(int count);
+
+// A sub-problem of the DP: a tree's content on a block of devices under a memory scale, with the
+// choices of the decided nodes at its boundary (split content and first device, in turn).
+struct MemoKey {
+  int content = 0;
+  int first = 0, count = 0;
+  std::uint64_t memory_scale = 0;  // the double's bits
+  std::vector<int> boundary;
+
+  bool operator==(const MemoKey&) const = default;
+};
+
+struct MemoKeyHash {
+  std::size_t operator()(const MemoKey& k) const;
+};
+
+// A sub-problem's result: its least cost and what achieves it.
+struct Entry {
+  double cost = kNoPlan;
+  Choice choice;                 // Leaf and Series: the decided node's choice
+  std::vector<int> split_sizes;  // Parallel: per part, 0 to share the devices, else its share
+};
+
+struct MachineMapper::Impl {
+  Impl(const spec::Library& library, const CostModel& model, MappingOptions options);
+
+  const spec::Library& library;
+  const CostModel& model;
+  const Machine& machine;
+  MappingOptions options;
+  MappingStats stats;
+
+  // Shared across graphs.
+  ConfigTable config_table;
+  TreeContents contents;
+  std::unordered_map<MemoKey, Entry, MemoKeyHash> memo;
+  MoveCosts moves;
+
+  // The graph being mapped.
+  MappedGraph g;
+  std::vector<const std::vector<ConfigInfo>*> configs;  // per node id (decision nodes)
+  std::vector<Choice> fixed;                            // per node id; config -1 when not decided
+  std::vector<Tree> trees;
+  double memory_scale = 1;  // device capacity over the unsplit graph's need, when below 1
+
+  // Sets up `graph` for mapping; returns its root tree, -1 when it has no decision node.
+  int prepare(const pcg::Graph& graph, const Pins& pinned);
+
+  // The node's choices on the devices of `r`.
+  std::vector<Choice> choices(int node, Resource r) const;
+  double memory_limit(const std::vector<ConfigInfo>& list) const;
+  const ConfigInfo& info(int node, Choice c) const {
+    return (*configs[static_cast<std::size_t>(node)])[static_cast<std::size_t>(c.config)];
+  }
+  // The node's own time plus every edge to a node decided before it.
+  double leaf_cost(int node, Choice c);
+
+  // The dynamic program.
+  double solve(int index, Resource r);
+  double solve_parts(const Tree& t, std::size_t k, Resource r, std::vector<int>& sizes);
+  Choice best_alone(int node, const std::vector<Choice>& among);
+  void reconstruct(int index, Resource r, std::vector<Choice>& out);
+  MemoKey key(const Tree& t, Resource r) const;
+
+  // Every choice of every node and every division of devices, with `done` called on the
+  // objective of each complete combination.
+  void enumerate(int index, Resource r, const std::function<void(double)>& done, double so_far);
+  struct Pending {
+    int index;
+    Resource r;
+  };
+  void enumerate_list(std::vector<Pending> todo, const std::function<void(double)>& done, double so_far);
+  void enumerate_parts(const Tree& t, std::size_t k, Resource r, const std::vector<Pending>& todo, const std::function<void(double)>& done,
+                       double so_far);
+  void enumerate_rest(const Tree& t, std::size_t k, Resource r, const std::function<void(double)>& done, double so_far);
+
+  // What the chosen tasks keep on the device that keeps the most: every output piece, and every
+  // weight piece with its gradient and optimizer state. A lower bound of the plan's memory (which
+  // also holds the pieces its layout changes make), cheap enough to rule a mapping out.
+  double fullest_device_bytes(const std::vector<Choice>& chosen) const;
+  // Whether the plan the placements make fits every device, as the simulated plan's memory counts.
+  bool fits(const pcg::Graph& graph, const std::vector<Placement>& placements) const;
+  Mapping result(const pcg::Graph& graph, const std::vector<Choice>& chosen, double estimate) const;
+};
+
+}  // namespace loom::search
