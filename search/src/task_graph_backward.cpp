@@ -1,0 +1,164 @@
+// The backward pass of FlexFlow's task graph: every forward task mirrored, then the weights'
+// gradient sums, run as the runtime runs them, and the weight updates.
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "loom/pcg/task_layout.hpp"
+#include "task_graph_plan.hpp"
+
+namespace loom::search {
+namespace {
+
+// Gradient boxes summed among devices are packed into one buffer and unpacked after the sum: six
+// passes over their bytes.
+constexpr double kGradientPackPasses = 6;
+
+// Every forward task mirrored in reverse order. Returns each forward task's mirror.
+std::vector<int> mirror_backward(TaskGraph& out) {
+  const int forward_count = static_cast<int>(out.tasks.size());
+  std::vector<std::vector<int>> dependents(static_cast<std::size_t>(forward_count));
+  for (int i = 0; i < forward_count; ++i)
+    for (int d : out.tasks[static_cast<std::size_t>(i)].deps) dependents[static_cast<std::size_t>(d)].push_back(i);
+  std::vector<int> mirror(static_cast<std::size_t>(forward_count), -1);
+  for (int i = forward_count - 1; i >= 0; --i) {
+    SimTask b = out.tasks[static_cast<std::size_t>(i)];
+    b.backward = true;
+    if (b.kind == TaskKind::Compute)
+      b.seconds = b.backward_seconds;
+    else
+      std::swap(b.device, b.peer);
+    b.deps.clear();
+    for (int j : dependents[static_cast<std::size_t>(i)]) b.deps.push_back(mirror[static_cast<std::size_t>(j)]);
+    if (b.deps.empty()) b.deps.push_back(i);  // a sink: its gradient follows its own forward result
+    b.label += " (backward)";
+    mirror[static_cast<std::size_t>(i)] = add_task(out, std::move(b));
+  }
+  return mirror;
+}
+
+// A ring allreduce of packed boxes, or of one whole gradient summed in place.
+struct SumGroup {
+  double bytes = 0;
+  int node = 0;
+  std::vector<int> deps;
+};
+
+// The node whose backward completes the group, its devices, and the weight summed in place (-1
+// for packed boxes).
+struct SumGroupKey {
+  int complete_at;
+  std::vector<int> devices;
+  int in_place;
+  bool operator<(const SumGroupKey& o) const {
+    return std::tie(complete_at, devices, in_place) < std::tie(o.complete_at, o.devices, o.in_place);
+  }
+};
+
+struct Update {
+  double seconds = 0;
+  bool estimated = false;  // some box's update is not measured: the device pays a launch
+  int node = 0;
+  std::vector<int> deps;
+};
+
+// As the runtime does it: the devices that read the same box of a weight sum their gradients of
+// it as soon as the backward pass has made them, overlapping the rest of the pass. A weight's
+// gradient is complete once the pass is past its first reader in graph order; the weights
+// complete at the same node are summed together, one ring allreduce per group of devices over
+// every box that group shares. Then each device updates the weight elements it holds (the cost
+// model's weight_update of each box).
+void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_readers, const std::vector<int>& mirror, TaskGraph& out) {
+  const Machine& machine = plan.machine();
+  const std::map<int, std::vector<int>> none;
+  std::map<SumGroupKey, SumGroup> groups;
+  std::map<int, Update> updates;  // by device
+  for (const auto& [weight, reads] : plan.weight_reads()) {
+    const auto found = weight_readers.find(weight);
+    const std::map<int, std::vector<int>>& readers = found == weight_readers.end() ? none : found->second;
+    int complete_at = std::numeric_limits<int>::max();
+    for (const auto& [device, tasks] : readers)
+      for (int t : tasks) complete_at = std::min(complete_at, out.tasks[static_cast<std::size_t>(t)].node);
+    // The gradient tasks of the weight on the given devices.
+    const auto after = [&](const std::vector<int>& devices) {
+      std::vector<int> tasks;
+      for (int d : devices)
+        if (auto it = readers.find(d); it != readers.end())
+          for (int t : it->second) tasks.push_back(mirror[static_cast<std::size_t>(t)]);
+      return tasks;
+    };
+    const std::vector<std::int64_t>& whole = plan.graph().node(weight).output_shapes[0].dims;
+    for (const auto& [devices, box] : plan.shares_of(weight, reads)) {
+      if (devices.size() > 1) {
+        SumGroup& g = groups[{complete_at, devices, pcg::gradient_summed_in_place(box, pcg::whole_region(whole)) ? weight : -1}];
+        if (g.deps.empty()) g.node = weight;
+        g.bytes += static_cast<double>(box.elements()) * kBytesPerElement;
+        const std::vector<int> deps = after(devices);
+        g.deps.insert(g.deps.end(), deps.begin(), deps.end());
+      }
+      const TaskEstimate update = plan.model().weight_update(box.extent(), whole);
+      for (int d : devices) {
+        Update& u = updates[d];
+        if (u.deps.empty()) u.node = weight;
+        u.seconds += update.seconds;
+        u.estimated = u.estimated || !update.measured;
+        if (devices.size() == 1) {
+          const std::vector<int> deps = after(devices);
+          u.deps.insert(u.deps.end(), deps.begin(), deps.end());
+        }
+      }
+    }
+  }
+  for (auto& [key, g] : groups) {
+    const std::vector<int>& devices = key.devices;
+    const auto k = static_cast<double>(devices.size());
+    std::vector<int> packs, ring;
+    if (key.in_place < 0) {  // a gradient summed in place is not packed
+      for (int d : devices) {
+        SimTask pack;
+        pack.node = g.node;
+        pack.device = d;
+        pack.backward = true;
+        pack.seconds = kGradientPackPasses * g.bytes / machine.device.memory_bandwidth;
+        pack.deps = g.deps;
+        pack.label = "gradient pack on " + std::to_string(d);
+        packs.push_back(add_task(out, std::move(pack)));
+      }
+    }
+    g.deps.insert(g.deps.end(), packs.begin(), packs.end());
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      SimTask t;
+      t.kind = TaskKind::Communication;
+      t.node = g.node;
+      t.device = devices[i];
+      t.peer = devices[(i + 1) % devices.size()];
+      t.backward = true;
+      // Each device sends (k-1)/k of the buffer twice: reduce-scatter, then all-gather.
+      t.bytes = 2 * (k - 1) / k * g.bytes;
+      t.seconds = machine.link_between(t.device, t.peer).started_ring_allreduce_seconds(g.bytes, static_cast<int>(devices.size()));
+      t.deps = g.deps;
+      t.label = "gradient allreduce " + std::to_string(t.device) + "->" + std::to_string(t.peer);
+      hold_devices(machine, t, {t.device});
+      ring.push_back(add_task(out, std::move(t)));
+    }
+    for (int d : devices) updates[d].deps.insert(updates[d].deps.end(), ring.begin(), ring.end());
+  }
+  for (auto& [device, u] : updates) {
+    SimTask t;
+    t.node = u.node;
+    t.device = device;
+    t.backward = true;
+    t.seconds = u.seconds + (u.estimated ? machine.device.kernel_overhead : 0);
+    t.deps = std::move(u.deps);
+    t.label = "weight update on " + std::to_string(device);
+    add_task(out, std::move(t));
+  }
+}
+
+}  // namespace
+
+void add_backward_tasks(const PlanLayout& plan, const WeightReaders& readers, TaskGraph& out) {
+  synchronize_weights(plan, readers, mirror_backward(out), out);
+}
+
+}  // namespace loom::search

@@ -1,0 +1,257 @@
+// The forward pass of FlexFlow's task graph: a compute task for every task of every operator on
+// its device, the messages that bring each input piece there, the layout changes' copies, moves
+// and sums, and the loss.
+#include <map>
+#include <optional>
+
+#include "loom/pcg/piece_moves.hpp"
+#include "loom/pcg/task_layout.hpp"
+#include "task_graph_plan.hpp"
+
+namespace loom::search {
+namespace {
+
+// A box moved within a device is read out of its piece into a buffer and added into the new
+// piece: five passes over its bytes.
+constexpr double kLocalMovePasses = 5;
+// A piece of a graph input that is not a whole replica is copied out of the whole value each
+// iteration: read and written once. Backward, a weight piece's gradient is copied out of the
+// consumer's gradient and added into the whole weight's gradient, which starts from zeros on each
+// device: five passes over the piece, one over the weight.
+constexpr double kInputPiecePasses = 2;
+constexpr double kWeightPieceGradientPasses = 5;
+// After the forward pass each device takes the loss of its pieces of the output and its gradient
+// (reading them and the target, writing the gradient): about three passes over them. Backward,
+// each piece takes its gradient: about six passes.
+constexpr double kLossPasses = 3;
+constexpr double kLossGradientPasses = 6;
+
+class ForwardPass {
+ public:
+  ForwardPass(const PlanLayout& plan, TaskGraph& out)
+      : plan_(plan), graph_(plan.graph()), model_(plan.model()), machine_(plan.machine()), out_(out), holders_(graph_.size()) {}
+
+  WeightReaders run(RunWork run_work) {
+    for (const pcg::Node& n : graph_.nodes()) forward(n);
+    if (run_work == RunWork::Included) take_loss();
+    return std::move(weights_);
+  }
+
+ private:
+  // Tasks that must finish before piece `task` of a port is available, and where it is.
+  struct Holder {
+    int device = 0;
+    std::vector<int> tasks;
+    int weight = -1;  // a piece of this weight node, resident on the device
+  };
+
+  int add(SimTask t) { return add_task(out_, std::move(t)); }
+
+  // The tasks after which `bytes` of a piece held as `from` is on `device`.
+  std::vector<int> deliver(const Holder& from, int device, double bytes, const pcg::Node& n, std::int64_t index) {
+    if (from.device == device || bytes <= 0) return from.tasks;
+    SimTask t;
+    t.kind = TaskKind::Communication;
+    t.node = n.id;
+    t.index = index;
+    t.device = from.device;
+    t.peer = device;
+    t.bytes = bytes;
+    t.seconds = machine_.link_between(from.device, device).transfer_seconds(bytes);
+    t.deps = from.tasks;
+    t.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(index) + "] " + std::to_string(from.device) + "->" +
+              std::to_string(device);
+    hold_devices(machine_, t, {from.device, device});
+    return {add(std::move(t))};
+  }
+
+  void forward(const pcg::Node& n) {
+    const pcg::MachineView view = plan_.view_of(n);
+    auto& held = holders_[static_cast<std::size_t>(n.id)];
+    held.resize(n.output_shapes.size());
+    if (n.is_graph_input()) {
+      held_locally(held[0], view, n.op == pcg::kWeightOp ? n.id : -1);
+      return;
+    }
+    if (plan_.is_layout_change(n)) {
+      if (plan_.fused_away(n) || plan_.is_unread_output(n)) return;
+      if (plan_.loads_its_pieces(n)) {
+        const pcg::Node& source = graph_.node(plan_.source_of(n).node);
+        held_locally(held[0], view, source.op == pcg::kWeightOp ? source.id : -1);
+        copy_input_pieces(n, view, held[0]);
+      } else {
+        move_data(n, view);
+      }
+      return;
+    }
+    const TaskEstimate est = model_.compute(graph_, n);
+    for (std::size_t t = 0; t < view.tasks(); ++t) {
+      SimTask task;
+      task.node = n.id;
+      task.index = static_cast<std::int64_t>(t);
+      task.device = view.devices[t];
+      task.seconds = est.seconds;
+      task.backward_seconds = est.backward_seconds;
+      task.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "]";
+      std::vector<int> weights_read;
+      for (pcg::PortRef in : n.inputs) {
+        const Holder& from = holders_[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)][t];
+        if (from.weight >= 0) weights_read.push_back(from.weight);
+        const double bytes = static_cast<double>(pcg::piece_elements(graph_.shape_of(in))) * kBytesPerElement;
+        for (int d : deliver(from, task.device, bytes, n, task.index)) task.deps.push_back(d);
+      }
+      const int id = add(std::move(task));
+      for (int w : weights_read) weights_[w][view.devices[t]].push_back(id);
+      for (auto& port : held) port.push_back({view.devices[t], {id}});
+    }
+  }
+
+  // Pieces that are on the devices of `view` from the start of the iteration.
+  static void held_locally(std::vector<Holder>& port, const pcg::MachineView& view, int weight) {
+    for (std::size_t t = 0; t < view.tasks(); ++t) port.push_back({view.devices[t], {}, weight});
+  }
+
+  // The loss, as a training run takes it: on every device, of its pieces of the (first) graph
+  // output, once every piece is computed, since the processes sum their shares of it. Its
+  // mirror in the backward pass, which every gradient of the output waits for, gives each piece
+  // its gradient.
+  void take_loss() {
+    if (graph_.outputs().empty()) return;
+    pcg::PortRef out = graph_.outputs().front();
+    const pcg::Node& node = graph_.node(out.node);
+    if (node.is_graph_input()) return;
+    if (plan_.is_layout_change(node) && plan_.is_unread_output(node)) out = plan_.source_of(node);
+    const pcg::ParallelShape& shape = graph_.shape_of(out);
+    const std::vector<Holder>& pieces = holders_[static_cast<std::size_t>(out.node)][static_cast<std::size_t>(out.port)];
+    std::vector<int> deps;
+    std::map<int, double> piece_elements;  // by device: the elements of its pieces of the output
+    for (std::size_t t = 0; t < pieces.size(); ++t) {
+      deps.insert(deps.end(), pieces[t].tasks.begin(), pieces[t].tasks.end());
+      if (pcg::task_piece(shape, static_cast<std::int64_t>(t)).replica == 0)
+        piece_elements[pieces[t].device] += static_cast<double>(pcg::piece_elements(shape));
+    }
+    for (int d : plan_.devices_in_use()) {
+      const double bytes = piece_elements[d] * kBytesPerElement;
+      SimTask loss;
+      loss.node = node.id;
+      loss.device = d;
+      loss.seconds = kLossPasses * bytes / machine_.device.memory_bandwidth;
+      loss.backward_seconds = kLossGradientPasses * bytes / machine_.device.memory_bandwidth;
+      loss.deps = deps;
+      loss.label = "loss on " + std::to_string(d);
+      add(std::move(loss));
+    }
+  }
+
+  // The copies of graph input pieces that are not whole replicas, each the dependency of its
+  // piece's holder; a weight's copies are among the tasks its gradient sum waits for.
+  void copy_input_pieces(const pcg::Node& n, const pcg::MachineView& view, std::vector<Holder>& held) {
+    const pcg::ParallelShape& out = n.output_shapes[0];
+    const std::optional<TaskEstimate> measured = model_.measured_layout_change(graph_.shape_of(plan_.source_of(n)), out);
+    if (out.R == out.tasks() && !measured) return;  // every piece is the whole value, read where it is
+    const pcg::Node& source = graph_.node(plan_.source_of(n).node);
+    const bool weight = source.op == pcg::kWeightOp;
+    const double piece_bytes = static_cast<double>(pcg::piece_elements(out)) * kBytesPerElement;
+    const double whole_bytes = static_cast<double>(pcg::whole_region(out.dims).elements()) * kBytesPerElement;
+    std::set<int> zeroed;  // devices whose whole gradient of the weight is already counted
+    for (std::size_t t = 0; t < view.tasks(); ++t) {
+      const int device = view.devices[t];
+      SimTask copy;
+      copy.node = n.id;
+      copy.index = static_cast<std::int64_t>(t);
+      copy.device = device;
+      copy.seconds = measured ? measured->seconds : kInputPiecePasses * piece_bytes / machine_.device.memory_bandwidth;
+      if (weight)
+        copy.backward_seconds = measured ? measured->backward_seconds
+                                         : (kWeightPieceGradientPasses * piece_bytes + (zeroed.insert(device).second ? whole_bytes : 0)) /
+                                               machine_.device.memory_bandwidth;
+      copy.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "] piece copy";
+      const int id = add(std::move(copy));
+      held[t].tasks = {id};
+      if (weight) weights_[source.id][device].push_back(id);
+    }
+  }
+
+  // A parallelization operator or fused form moves its input's pieces as pcg::piece_moves says;
+  // where partial sums are summed, the receiving device adds them up.
+  void move_data(const pcg::Node& n, const pcg::MachineView& view) {
+    const pcg::PortRef source_port = plan_.source_of(n);
+    const pcg::ParallelShape& in = graph_.shape_of(source_port);
+    const pcg::ParallelShape& out = n.output_shapes[0];
+    const auto& sources = holders_[static_cast<std::size_t>(source_port.node)][static_cast<std::size_t>(source_port.port)];
+    auto& held = holders_[static_cast<std::size_t>(n.id)][0];
+    pcg::MachineView from;
+    for (const Holder& h : sources) from.devices.push_back(h.device);
+    const std::vector<pcg::PieceMove> moves = pcg::piece_moves(in, from, out, view);
+    const std::optional<TaskEstimate> measured = model_.measured_layout_change(in, out);
+    auto move = moves.begin();
+    for (std::int64_t t = 0; t < out.tasks(); ++t) {
+      const int device = view.devices[static_cast<std::size_t>(t)];
+      std::vector<int> deps, local_deps;
+      double local_bytes = 0;
+      for (; move != moves.end() && move->to == t; ++move) {
+        const Holder& source = sources[static_cast<std::size_t>(move->from)];
+        const double bytes = static_cast<double>(move->region.elements()) * kBytesPerElement;
+        if (source.device == device && in.V == out.V) {
+          local_bytes += bytes;
+          local_deps.insert(local_deps.end(), source.tasks.begin(), source.tasks.end());
+          continue;
+        }
+        for (int d : deliver(source, device, bytes, n, t)) deps.push_back(d);
+      }
+      if (measured) {
+        // The piece's whole measured work: its local copies, its share of packing and
+        // unpacking, and adding up partial sums.
+        SimTask work;
+        work.node = n.id;
+        work.index = t;
+        work.device = device;
+        work.seconds = measured->seconds;
+        work.backward_seconds = measured->backward_seconds;
+        work.deps = std::move(local_deps);
+        work.deps.insert(work.deps.end(), deps.begin(), deps.end());
+        work.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "] layout work";
+        held.push_back({device, {add(std::move(work))}});
+        continue;
+      }
+      if (local_bytes > 0) {
+        SimTask copy;
+        copy.node = n.id;
+        copy.index = t;
+        copy.device = device;
+        copy.seconds = copy.backward_seconds = kLocalMovePasses * local_bytes / machine_.device.memory_bandwidth;
+        copy.deps = std::move(local_deps);
+        copy.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "] local copy";
+        deps.push_back(add(std::move(copy)));
+      }
+      if (in.V > out.V) {
+        SimTask sum;
+        sum.node = n.id;
+        sum.index = t;
+        sum.device = device;
+        // Reads each of the partial pieces and writes their sum.
+        const double bytes = static_cast<double>((in.V / out.V + 1) * pcg::piece_elements(out)) * kBytesPerElement;
+        // Backward, the gradient of the sum goes to each partial piece: as many bytes again.
+        sum.seconds = sum.backward_seconds = bytes / machine_.device.memory_bandwidth + machine_.device.kernel_overhead;
+        sum.deps = std::move(deps);
+        sum.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "] sum";
+        deps = {add(std::move(sum))};
+      }
+      held.push_back({device, std::move(deps)});
+    }
+  }
+
+  const PlanLayout& plan_;
+  const pcg::Graph& graph_;
+  const CostModel& model_;
+  const Machine& machine_;
+  TaskGraph& out_;
+  std::vector<std::vector<std::vector<Holder>>> holders_;  // node -> port -> task
+  WeightReaders weights_;
+};
+
+}  // namespace
+
+WeightReaders add_forward_tasks(const PlanLayout& plan, RunWork run_work, TaskGraph& out) { return ForwardPass(plan, out).run(run_work); }
+
+}  // namespace loom::search

@@ -1,0 +1,61 @@
+#include "task_graph_plan.hpp"
+
+#include <algorithm>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/layout_fusion.hpp"
+#include "loom/pcg/task_layout.hpp"
+
+namespace loom::search {
+
+PlanLayout::PlanLayout(const pcg::Graph& graph, const CostModel& model)
+    : graph_(graph), model_(model), machine_(model.machine()), consumed_(graph.size(), false) {
+  for (const pcg::Node& n : graph.nodes())
+    for (pcg::PortRef in : n.inputs) consumed_[static_cast<std::size_t>(in.node)] = true;
+  // As the runtime runs them.
+  const auto layout_change = [this](const pcg::Node& n) { return is_layout_change(n); };
+  const auto view = [this](const pcg::Node& n) { return view_of(n); };
+  pcg::LayoutChangeSources fused = pcg::fuse_layout_changes(graph_, layout_change, view);
+  reads_ = pcg::input_reads(graph_, fused, layout_change, view, [](const pcg::Node& n) { return n.op == pcg::kWeightOp; });
+  sources_ = std::move(fused.source);
+  fused_away_ = std::move(fused.fused_away);
+}
+
+pcg::MachineView PlanLayout::view_of(const pcg::Node& n) const {
+  pcg::MachineView view = n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks());
+  for (int d : view.devices)
+    if (d < 0 || d >= machine_.devices())
+      throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + ", but " + machine_.name + " has " +
+                      std::to_string(machine_.devices()) + " devices");
+  return view;
+}
+
+bool PlanLayout::is_layout_change(const pcg::Node& n) const {
+  return n.inputs.size() == 1 && n.output_shapes.size() == 1 && !model_.is_compute(n);
+}
+
+bool PlanLayout::loads_its_pieces(const pcg::Node& n) const {
+  const pcg::Node& source = graph_.node(source_of(n).node);
+  return source.op == pcg::kInputOp || source.op == pcg::kWeightOp;
+}
+
+bool PlanLayout::is_unread_output(const pcg::Node& n) const {
+  const auto& outputs = graph_.outputs();
+  // Partial sums must still be added up before the loss can read them.
+  if (graph_.shape_of(source_of(n)).V != n.output_shapes[0].V) return false;
+  return !consumed_[static_cast<std::size_t>(n.id)] && std::find(outputs.begin(), outputs.end(), pcg::PortRef{n.id, 0}) != outputs.end();
+}
+
+std::set<int> PlanLayout::devices_in_use() const {
+  std::set<int> devices;
+  for (const pcg::Node& n : graph_.nodes())
+    if (!n.is_graph_input())
+      for (int d : view_of(n).devices) devices.insert(d);
+  return devices;
+}
+
+std::vector<pcg::GradientShare> PlanLayout::shares_of(int weight, const pcg::InputReads& reads) const {
+  return reads.sums(pcg::whole_region(graph_.node(weight).output_shapes[0].dims), machine_.devices());
+}
+
+}  // namespace loom::search

@@ -1,0 +1,78 @@
+#pragma once
+// What the task graph reads of a plan before it makes any task: the devices of each node, which
+// chains of layout changes the runtime fuses and what each moves from (pcg/layout_fusion.hpp),
+// and which devices read which boxes of each weight (pcg/gradient_sums.hpp).
+#include <map>
+#include <set>
+#include <vector>
+
+#include "loom/pcg/gradient_sums.hpp"
+#include "loom/search/task_graph.hpp"
+
+namespace loom::search {
+
+class PlanLayout {
+ public:
+  PlanLayout(const pcg::Graph& graph, const CostModel& model);
+
+  const pcg::Graph& graph() const { return graph_; }
+  const CostModel& model() const { return model_; }
+  const Machine& machine() const { return machine_; }
+
+  // The node's machine view (device 0 onwards when it has none); throws LoomError naming the node
+  // when it uses a device the machine lacks.
+  pcg::MachineView view_of(const pcg::Node& n) const;
+  bool is_layout_change(const pcg::Node& n) const;
+  // The value a layout change moves from: its input, or the first input of the chain fused into it.
+  pcg::PortRef source_of(const pcg::Node& n) const { return sources_[static_cast<std::size_t>(n.id)]; }
+  bool fused_away(const pcg::Node& n) const { return fused_away_[static_cast<std::size_t>(n.id)]; }
+  // A parallelization operator over a data input moves nothing: each device loads its own piece.
+  // Nor does one over a weight: each device keeps its shard or replica from one iteration to the
+  // next, and replicas are kept equal by summing their gradients.
+  bool loads_its_pieces(const pcg::Node& n) const;
+  // A parallelization operator producing only a graph output nobody reads moves nothing: the
+  // loss is computed where its input's pieces are.
+  bool is_unread_output(const pcg::Node& n) const;
+  // The devices the graph's tasks run on: one process each in a training run.
+  std::set<int> devices_in_use() const;
+
+  // Which devices read which boxes of each weight, by weight node.
+  const std::map<int, pcg::InputReads>& weight_reads() const { return reads_; }
+  // The sums of a weight's gradient among the devices reading it.
+  std::vector<pcg::GradientShare> shares_of(int weight, const pcg::InputReads& reads) const;
+
+  std::vector<pcg::PortRef> sources() const { return sources_; }
+
+ private:
+  const pcg::Graph& graph_;
+  const CostModel& model_;
+  const Machine& machine_;
+  std::vector<bool> consumed_;            // node -> some node reads it
+  std::vector<pcg::PortRef> sources_;     // node -> what a layout change moves from
+  std::vector<bool> fused_away_;          // node -> a layout change fused into the next
+  std::map<int, pcg::InputReads> reads_;  // by weight node
+};
+
+// Appends a task; returns its index.
+inline int add_task(TaskGraph& graph, SimTask t) {
+  graph.tasks.push_back(std::move(t));
+  return static_cast<int>(graph.tasks.size()) - 1;
+}
+
+// Devices that do not overlap communication wait in it: the task holds them too.
+inline void hold_devices(const Machine& machine, SimTask& t, std::vector<int> devices) {
+  if (!machine.device.overlaps_communication) t.holds = std::move(devices);
+}
+
+// The forward tasks that read each weight: by weight node, then device.
+using WeightReaders = std::map<int, std::map<int, std::vector<int>>>;
+
+// Appends the forward pass's tasks (and the loss, with RunWork::Included) to `out`; returns
+// which of them read each weight.
+WeightReaders add_forward_tasks(const PlanLayout& plan, RunWork run_work, TaskGraph& out);
+
+// Appends the backward pass: every forward task mirrored in reverse order, then the sums of the
+// weights' gradients and the weight updates.
+void add_backward_tasks(const PlanLayout& plan, const WeightReaders& readers, TaskGraph& out);
+
+}  // namespace loom::search
