@@ -4,7 +4,6 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <numeric>
 
 #include "collective_groups.hpp"
 #include "loom/pcg/diagnostic.hpp"
@@ -122,134 +121,9 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
     run.output_read_at_source = run.parallel && graph.consumers(o.node).empty() && !graph.node(run.source.node).is_graph_input() &&
                                 graph.shape_of(run.source).V == graph.shape_of(o).V;
   }
-  find_gradient_shares(
+  sync_ = std::make_unique<GradientSync<T>>(
+      graph, transport_,
       pcg::input_reads(graph, fused, is_layout_change, view_of, [this](const pcg::Node& n) { return differentiable_.count(n.name) > 0; }));
-}
-
-template <class T>
-void ShardedExecutor<T>::find_gradient_shares(const std::map<int, pcg::InputReads>& reads) {
-  std::map<std::string, const pcg::InputReads*> by_name;
-  for (const auto& [id, r] : reads) by_name.emplace(graph_.node(id).name, &r);
-  const auto whole = [](const pcg::Node& input) { return pcg::whole_region(input.output_shapes[0].dims); };
-  for (const auto& [name, r] : by_name) {
-    gradients_complete_after_[r->first_reader].push_back(name);
-    GradientShares& shares = shares_[name];
-    for (const auto& [box, devices] : r->boxes) {
-      std::set<int> ranks;
-      for (int d : devices) ranks.insert(transport_.size() == 1 ? 0 : d);
-      shares.boxes.push_back(box);
-      shares.ranks.emplace_back(ranks.begin(), ranks.end());
-    }
-    shares.overlapping = r->overlapping();
-    const pcg::Region all = whole(graph_.node(*graph_.find(name)));
-    std::vector<ElementRange>& exact = exact_[name];
-    for (std::size_t b = 0; b < shares.boxes.size(); ++b) {
-      if (!shares.overlapping && !std::binary_search(shares.ranks[b].begin(), shares.ranks[b].end(), transport_.rank())) continue;
-      for_each_run_in_box(all, shares.overlapping ? all : shares.boxes[b], [&](std::size_t at, std::size_t, std::size_t n) {
-        if (!exact.empty() && exact.back().end == at)
-          exact.back().end += n;
-        else
-          exact.push_back({at, at + n});
-      });
-      if (shares.overlapping) break;
-    }
-  }
-}
-
-template <class T>
-void ShardedExecutor<T>::start_gradient_sums(const std::vector<std::string>& complete, NamedTensors<T>& grads) {
-  if (transport_.size() == 1) return;
-  struct Group {
-    std::vector<typename StartedSum::Part> packed;
-    std::vector<std::vector<T>*> in_place;  // whole gradients summed where they lie
-  };
-  // Groups are started in one order everywhere, so every process runs a group's collectives in
-  // the same order.
-  std::map<std::vector<int>, Group> groups;
-  std::vector<int> everyone(static_cast<std::size_t>(transport_.size()));
-  std::iota(everyone.begin(), everyone.end(), 0);
-  for (const std::string& name : complete) {
-    const GradientShares& shares = shares_.at(name);
-    Tensor<T>& grad = grads[name];
-    if (grad.data.empty()) grad = Tensor<T>(graph_.node(*graph_.find(name)).output_shapes[0].dims, T(0));
-    const pcg::Region all = pcg::whole_region(grad.dims);
-    const auto add_part = [&](const std::vector<int>& ranks, const pcg::Region& box) {
-      Group& group = groups[ranks];
-      if (pcg::gradient_summed_in_place(box, all))
-        group.in_place.push_back(&grad.data);
-      else
-        group.packed.push_back({&grad, box});
-    };
-    if (shares.overlapping) {
-      add_part(everyone, all);
-      continue;
-    }
-    for (std::size_t b = 0; b < shares.boxes.size(); ++b) {
-      const std::vector<int>& ranks = shares.ranks[b];
-      if (ranks.size() > 1 && std::binary_search(ranks.begin(), ranks.end(), transport_.rank())) add_part(ranks, shares.boxes[b]);
-    }
-  }
-  for (auto& [ranks, group] : groups) {
-    if (!group.packed.empty()) {
-      StartedSum& sum = started_sums_.emplace_back();
-      std::int64_t elements = 0;
-      for (const auto& part : group.packed) elements += part.box.elements();
-      sum.buffer.reserve(static_cast<std::size_t>(elements));
-      for (const auto& part : group.packed) append_box(*part.grad, pcg::whole_region(part.grad->dims), part.box, sum.buffer);
-      sum.parts = std::move(group.packed);
-      transport_.start_sum(sum.buffer, ranks);
-    }
-    for (std::vector<T>* values : group.in_place) transport_.start_sum(*values, ranks);
-    sums_in_flight_ = true;
-  }
-}
-
-template <class T>
-void ShardedExecutor<T>::finish_gradient_sums() {
-  transport_.finish_sums();
-  for (const StartedSum& sum : started_sums_) {
-    const T* next = sum.buffer.data();
-    for (const typename StartedSum::Part& p : sum.parts) {
-      write_box(*p.grad, pcg::whole_region(p.grad->dims), p.box, next);
-      next += p.box.elements();
-    }
-  }
-  started_sums_.clear();
-  sums_in_flight_ = false;
-}
-
-template <class T>
-void ShardedExecutor<T>::assemble(NamedTensors<T>& values) {
-  if (transport_.size() == 1) return;
-  // Each process keeps the boxes it is the first reader of (rank 0 also what nobody reads, and
-  // whatever is summed whole), zeroes the rest, and one sum puts the pieces together.
-  std::vector<T> all;
-  std::vector<Tensor<T>*> order;
-  for (auto& [name, value] : values) {
-    auto it = shares_.find(name);
-    if (it == shares_.end()) continue;
-    const GradientShares& shares = it->second;
-    const pcg::Region whole = pcg::whole_region(value.dims);
-    Tensor<T> mine(value.dims, T(0));
-    if (transport_.rank() == 0) mine = value;
-    if (!shares.overlapping) {
-      for (std::size_t b = 0; b < shares.boxes.size(); ++b) {
-        const int owner = shares.ranks[b].front();
-        if (owner == transport_.rank() && owner != 0)
-          write_box(mine, whole, shares.boxes[b], read_box(value, whole, shares.boxes[b]).data());
-        else if (owner != transport_.rank() && transport_.rank() == 0)
-          write_box(mine, whole, shares.boxes[b], std::vector<T>(static_cast<std::size_t>(shares.boxes[b].elements()), T(0)).data());
-      }
-    }
-    all.insert(all.end(), mine.data.begin(), mine.data.end());
-    order.push_back(&value);
-  }
-  transport_.sum(all);
-  auto next = all.begin();
-  for (Tensor<T>* value : order) {
-    std::copy(next, next + static_cast<std::ptrdiff_t>(value->data.size()), value->data.begin());
-    next += static_cast<std::ptrdiff_t>(value->data.size());
-  }
 }
 
 template <class T>
@@ -512,10 +386,7 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
       throw LoomError("backward: " + std::to_string(given.size()) + " gradient pieces for graph output " + std::to_string(k) +
                       ", this process holds " + std::to_string(next));
   }
-  const auto start_sums_complete_after = [&](int node) {
-    if (auto it = gradients_complete_after_.find(node); it != gradients_complete_after_.end()) start_gradient_sums(it->second, input_grads);
-  };
-  start_sums_complete_after(-1);
+  sync_->start_sums_complete_after(-1, input_grads);
   for (auto it = graph_.nodes().rbegin(); it != graph_.nodes().rend(); ++it) {
     const pcg::Node& n = *it;
     const NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
@@ -526,13 +397,13 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
       else
         operator_backward(n, grads, input_grads);
     }
-    start_sums_complete_after(n.id);
-    if (sums_in_flight_) transport_.progress();
+    sync_->start_sums_complete_after(n.id, input_grads);
+    if (sync_->sums_in_flight()) transport_.progress();
   }
   for (const std::string& name : differentiable_)
     if (auto id = graph_.find(name); id && input_grads[name].data.empty())
       input_grads[name] = Tensor<T>(graph_.node(*id).output_shapes[0].dims, T(0));
-  finish_gradient_sums();
+  sync_->finish_sums();
   return input_grads;
 }
 

@@ -9,7 +9,6 @@
 // same box of it, as replicas synchronise in data parallelism; a box one process reads alone
 // needs no message. So each process's gradient is exact on the boxes it reads, which is all an
 // optimizer step there needs; `assemble` makes such per-process values whole.
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +20,7 @@
 #include "loom/pcg/gradient_sums.hpp"
 #include "loom/pcg/graph.hpp"
 #include "loom/pcg/piece_moves.hpp"
+#include "loom/runtime/gradient_sync.hpp"
 #include "loom/runtime/kernel_registry.hpp"
 #include "loom/runtime/optimizer.hpp"
 #include "loom/runtime/tensor.hpp"
@@ -78,10 +78,10 @@ class ShardedExecutor {
   // (weights after optimizer steps with backward()'s gradients, the gradients themselves,
   // optimizer moments) made whole and equal on every process, each box taken from the first
   // process that reads it; a collective every process calls. Other names are left as they are.
-  void assemble(NamedTensors<T>& values);
+  void assemble(NamedTensors<T>& values) { sync_->assemble(values); }
   // Per differentiable input, the elements whose gradient backward() makes exact here: those an
   // optimizer step here needs to update (none in a single-process run: everything is exact).
-  const ElementRanges* exact_elements() const { return transport_.size() > 1 ? &exact_ : nullptr; }
+  const ElementRanges* exact_elements() const { return transport_.size() > 1 ? &sync_->exact() : nullptr; }
 
   // Operators with a task on this process.
   std::size_t local_operators() const;
@@ -122,32 +122,6 @@ class ShardedExecutor {
     bool replicates_input = false;
   };
   using Pieces = std::vector<Tensor<T>>;  // per task; empty tensors for tasks of other processes
-  // Which processes add into which box of a differentiable graph input's gradient.
-  struct GradientShares {
-    bool overlapping = false;             // boxes overlap: every process sums the whole gradient
-    std::vector<pcg::Region> boxes;       // disjoint
-    std::vector<std::vector<int>> ranks;  // per box, ascending
-  };
-  // A sum of gradient boxes among one group of processes, started during backward() as soon as
-  // those gradients are complete, so it overlaps the rest of the pass: one buffer per group, the
-  // boxes in the same order on each process (a collective per box would pay its latency per box).
-  // A whole gradient of pcg::kGradientSumInPlaceElements or more is summed where it lies
-  // instead, in a collective of its own: packing would copy it in and out.
-  struct StartedSum {
-    struct Part {
-      Tensor<T>* grad;
-      pcg::Region box;
-    };
-    std::vector<T> buffer;
-    std::vector<Part> parts;
-  };
-  void find_gradient_shares(const std::map<int, pcg::InputReads>& reads);
-  // Starts the sums of the gradients of `complete` (differentiable graph inputs no task left in
-  // the pass adds to) among the processes that read the same box of them.
-  void start_gradient_sums(const std::vector<std::string>& complete, NamedTensors<T>& grads);
-  // Waits for the started sums and writes them into the gradients.
-  void finish_gradient_sums();
-
   // The moves from `in` to n's output as collectives, or null.
   std::shared_ptr<const pcg::CollectiveGroups> collective_groups_of(const pcg::Node& n, pcg::PortRef in,
                                                                     const std::vector<pcg::PieceMove>& moves) const;
@@ -178,14 +152,7 @@ class ShardedExecutor {
   std::vector<std::vector<Pieces>> values_;    // per node, port, task
   std::vector<std::vector<Pieces>> received_;  // per node, input, task: pieces read from other processes
   std::vector<OperatorTime> times_;
-  std::map<std::string, GradientShares> shares_;  // per differentiable graph input
-  // Per node, the differentiable graph inputs whose gradients are complete once the backward pass
-  // is past the node (their first reader in graph order); under -1 those only graph outputs read,
-  // complete before the pass starts.
-  std::map<int, std::vector<std::string>> gradients_complete_after_;
-  std::deque<StartedSum> started_sums_;  // packed sums; a deque: started buffers never move
-  bool sums_in_flight_ = false;          // started, packed or in place, and not yet finished
-  ElementRanges exact_;
+  std::unique_ptr<GradientSync<T>> sync_;  // made last in construction, from the fused layout changes
 };
 
 }  // namespace loom::runtime
