@@ -15,12 +15,29 @@ void copy_values(const HostValues& from, const HostValues& to, const char* where
   if (from.count > 0) std::memcpy(to.data, from.data, from.bytes());
 }
 
+// "{0, 1}".
+std::string group_text(const std::vector<int>& group) {
+  std::string text = "{";
+  for (std::size_t i = 0; i < group.size(); ++i) text += (i == 0 ? "" : ", ") + std::to_string(group[i]);
+  return text + "}";
+}
+
 }  // namespace
 
-void Transport::check_blocks(std::size_t count, const std::vector<int>& group) {
-  if (group.empty() || count % group.size() != 0)
-    throw LoomError("reduce_scatter over a group of " + std::to_string(group.size()) + " processes: " + std::to_string(count) +
-                    " values do not split into " + std::to_string(group.size()) + " equal blocks");
+void Transport::check_divides(std::size_t count, const std::vector<int>& group) {
+  if (group.empty()) throw LoomError("reduce_scatter over an empty group");
+  if (count % group.size() != 0)
+    throw LoomError("reduce_scatter over the group " + group_text(group) + ": " + std::to_string(count) + " values do not split into " +
+                    std::to_string(group.size()) + " equal blocks");
+}
+
+void Transport::check_blocks(const HostValues& block, const HostValues& whole, const std::vector<int>& group, const char* operation) {
+  if (group.empty()) throw LoomError(std::string(operation) + " over an empty group");
+  if (block.type != whole.type)
+    throw LoomError(std::string(operation) + " over the group " + group_text(group) + ": the block and the whole differ in element type");
+  if (whole.count != block.count * group.size())
+    throw LoomError(std::string(operation) + " over the group " + group_text(group) + ": " + std::to_string(whole.count) +
+                    " values are not " + std::to_string(group.size()) + " blocks of " + std::to_string(block.count));
 }
 
 void LocalTransport::move_values(const std::vector<Message>& sends, const std::vector<Message>& receives) {
@@ -30,8 +47,14 @@ void LocalTransport::move_values(const std::vector<Message>& sends, const std::v
   for (std::size_t i = 0; i < sends.size(); ++i) copy_values(sends[i].values, receives[i].values, "exchange");
 }
 
-void LocalTransport::gather_values(HostValues mine, HostValues all, const std::vector<int>&) { copy_values(mine, all, "all_gather"); }
+void LocalTransport::gather_values(HostValues mine, HostValues all, const std::vector<int>& group) {
+  check_blocks(mine, all, group, "all_gather");
+  copy_values(mine, all, "all_gather");
+}
 
-void LocalTransport::scatter_sums(HostValues all, HostValues mine, const std::vector<int>&) { copy_values(all, mine, "reduce_scatter"); }
+void LocalTransport::scatter_sums(HostValues all, HostValues mine, const std::vector<int>& group) {
+  check_blocks(mine, all, group, "reduce_scatter");
+  copy_values(all, mine, "reduce_scatter");
+}
 
 }  // namespace loom::runtime

@@ -13,50 +13,16 @@
 namespace loom::search {
 namespace {
 
-// A dense operator reads a weight (a matrix, or a stack of them) with a dimension it sums over and
-// one its output keeps, as the operator's comprehension says. Its multi-head forms: a projection
-// keeps two of the weight's dimensions (heads and features), a merge sums over two dimensions of
-// its activation (heads and features).
+// A dense operator reads a weight (a matrix, or a stack of them) with dimensions it sums over and
+// one its output keeps, each summed dimension contracted with one its activation reads at a plain
+// index (a convolution's window is read at shifted positions, a lookup's rows by id: neither is
+// dense). Its multi-head forms: a projection keeps two of the weight's dimensions (heads and
+// features), a merge sums over two dimensions of its activation (heads and features).
 struct DenseWeight {
   std::size_t input = 0;
   std::vector<std::size_t> kept;    // the weight's dimensions the output keeps, in order
   std::size_t activation_sums = 0;  // dimensions of the other inputs summed over
 };
-
-std::optional<DenseWeight> dense_weight(const spec::Library& library, const pcg::Graph& graph, const pcg::Node& n) {
-  const spec::OpDecl* op = n.is_graph_input() ? nullptr : library.find_op(n.op);
-  if (!op) return std::nullopt;
-  bool reads_weight = false;
-  for (const pcg::PortRef& in : n.inputs) reads_weight |= graph.node(in.node).op == pcg::kWeightOp;
-  if (!reads_weight) return std::nullopt;
-  std::vector<std::vector<std::int64_t>> dims;
-  for (const pcg::PortRef& in : n.inputs) dims.push_back(graph.shape_of(in).dims);
-  const spec::ParallelSummary summary = spec::summarize_parallelism(library.instantiate(n.op, n.attrs, dims));
-  std::optional<DenseWeight> found;
-  std::size_t activation_sums = 0;
-  for (std::size_t i = 0, role = 0; i < n.inputs.size(); ++i) {
-    const bool weight = graph.node(n.inputs[i].node).op == pcg::kWeightOp;
-    const std::vector<bool> summed = spec::summed_dimensions(*op, i, dims[i].size());
-    DenseWeight w{i, {}, 0};
-    for (std::size_t d = 0; d < dims[i].size(); ++d, ++role)
-      if (summary.roles.at(role).kind == spec::DimensionRole::Free) w.kept.push_back(d);
-    const auto sums = static_cast<std::size_t>(std::count(summed.begin(), summed.end(), true));
-    if (!weight) activation_sums += sums;
-    if (weight && !found && sums > 0 && !w.kept.empty()) found = w;
-  }
-  if (found) found->activation_sums = activation_sums;
-  return found;
-}
-
-// By node id.
-std::vector<std::optional<DenseWeight>> dense_weights(const spec::Library& library, const pcg::Graph& graph) {
-  std::vector<std::optional<DenseWeight>> out;
-  for (const pcg::Node& n : graph.nodes()) out.push_back(dense_weight(library, graph, n));
-  return out;
-}
-
-bool is_head_projection(const std::optional<DenseWeight>& w) { return w && w->kept.size() >= 2; }
-bool is_head_merge(const std::optional<DenseWeight>& w) { return w && w->activation_sums >= 2; }
 
 // A lookup: an operator whose spec notes an input as `@index(table)` of a table that is a weight.
 // Returns the table's input position.
@@ -69,6 +35,44 @@ std::optional<std::size_t> lookup_table(const spec::Library& library, const pcg:
   }
   return std::nullopt;
 }
+
+std::optional<DenseWeight> dense_weight(const spec::Library& library, const pcg::Graph& graph, const pcg::Node& n) {
+  const spec::OpDecl* op = n.is_graph_input() ? nullptr : library.find_op(n.op);
+  if (!op || lookup_table(library, graph, n)) return std::nullopt;
+  std::vector<std::vector<std::int64_t>> dims;
+  std::optional<std::size_t> weight;
+  std::size_t weight_sums = 0, activation_sums = 0;
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+    dims.push_back(graph.shape_of(n.inputs[i]).dims);
+    const std::vector<bool> summed = spec::summed_dimensions(*op, i, dims[i].size());
+    const auto sums = static_cast<std::size_t>(std::count(summed.begin(), summed.end(), true));
+    if (graph.node(n.inputs[i].node).op != pcg::kWeightOp) {
+      activation_sums += sums;
+    } else if (!weight && sums > 0) {
+      weight = i;
+      weight_sums = sums;
+    }
+  }
+  if (!weight || weight_sums != activation_sums) return std::nullopt;
+  const spec::ParallelSummary summary = spec::summarize_parallelism(library.instantiate(n.op, n.attrs, dims));
+  DenseWeight w{*weight, {}, activation_sums};
+  std::size_t role = 0;
+  for (std::size_t i = 0; i < *weight; ++i) role += dims[i].size();
+  for (std::size_t d = 0; d < dims[*weight].size(); ++d)
+    if (summary.roles.at(role + d).kind == spec::DimensionRole::Free) w.kept.push_back(d);
+  if (w.kept.empty()) return std::nullopt;
+  return w;
+}
+
+// By node id.
+std::vector<std::optional<DenseWeight>> dense_weights(const spec::Library& library, const pcg::Graph& graph) {
+  std::vector<std::optional<DenseWeight>> out;
+  for (const pcg::Node& n : graph.nodes()) out.push_back(dense_weight(library, graph, n));
+  return out;
+}
+
+bool is_head_projection(const std::optional<DenseWeight>& w) { return w && w->kept.size() >= 2; }
+bool is_head_merge(const std::optional<DenseWeight>& w) { return w && w->activation_sums >= 2; }
 
 // The dimension a value is partitioned along and its degree, when that is all its parallelism.
 std::optional<std::pair<std::size_t, std::int64_t>> single_split(const pcg::ParallelShape& shape) {

@@ -11,6 +11,8 @@
 
 namespace loom::search {
 
+using namespace mapping;
+
 std::vector<std::int64_t> mapping_degrees(const Machine& machine) {
   std::vector<std::int64_t> out;
   for (std::int64_t d :

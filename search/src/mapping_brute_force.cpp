@@ -4,6 +4,8 @@
 
 namespace loom::search {
 
+using namespace mapping;
+
 void MachineMapper::Impl::enumerate(int index, Resource r, const std::function<void(double)>& done, double so_far) {
   enumerate_list({{index, r}}, done, so_far);
 }

@@ -2,7 +2,7 @@
 
 #include "loom/pcg/task_layout.hpp"
 
-namespace loom::search {
+namespace loom::search::mapping {
 namespace {
 
 std::uint64_t mix_shapes(std::uint64_t h, const std::vector<pcg::ParallelShape>& shapes) {
@@ -35,7 +35,7 @@ std::size_t SplitShapesHash::operator()(const SplitShapes& s) const {
   return static_cast<std::size_t>(mix_shapes(mix_shapes(0, s.inputs), s.outputs));
 }
 
-const std::vector<ConfigInfo>& ConfigTable::of(const pcg::Graph& graph, const pcg::Node& n) {
+const ConfigTable::Kind& ConfigTable::kind_of(const pcg::Graph& graph, const pcg::Node& n) {
   NodeSignature signature = NodeSignature::of(graph, n);
   if (auto it = by_signature_.find(signature); it != by_signature_.end()) return it->second;
   std::vector<ConfigInfo> out;
@@ -59,7 +59,8 @@ const std::vector<ConfigInfo>& ConfigTable::of(const pcg::Graph& graph, const pc
     info.config = std::move(c);
     out.push_back(std::move(info));
   }
-  return by_signature_.emplace(std::move(signature), std::move(out)).first->second;
+  const int id = static_cast<int>(by_signature_.size());
+  return by_signature_.emplace(std::move(signature), Kind{id, std::move(out)}).first->second;
 }
 
-}  // namespace loom::search
+}  // namespace loom::search::mapping

@@ -9,7 +9,7 @@
 #include "interner.hpp"
 #include "loom/search/machine_mapping.hpp"
 
-namespace loom::search {
+namespace loom::search::mapping {
 
 // A block of devices: first, first + 1, ..., first + count - 1.
 struct Resource {
@@ -64,18 +64,19 @@ class ConfigTable {
   ConfigTable(const spec::Library& library, const CostModel& model, const MappingOptions& options)
       : library_(library), model_(model), options_(options) {}
 
-  // The node's splits, the unsplit one first.
-  const std::vector<ConfigInfo>& of(const pcg::Graph& graph, const pcg::Node& node);
-  // Equal for nodes of equal signatures.
-  int signature_id(const pcg::Graph& graph, const pcg::Node& node) { return signatures_.id(NodeSignature::of(graph, node)); }
+  // What nodes of one signature share: an id, and their splits, the unsplit one first.
+  struct Kind {
+    int id = 0;
+    std::vector<ConfigInfo> configs;
+  };
+  const Kind& kind_of(const pcg::Graph& graph, const pcg::Node& node);
 
  private:
   const spec::Library& library_;
   const CostModel& model_;
   const MappingOptions& options_;
-  std::unordered_map<NodeSignature, std::vector<ConfigInfo>, NodeSignatureHash> by_signature_;
-  Interner<NodeSignature, NodeSignatureHash> signatures_;
+  std::unordered_map<NodeSignature, Kind, NodeSignatureHash> by_signature_;
   Interner<SplitShapes, SplitShapesHash> splits_;
 };
 
-}  // namespace loom::search
+}  // namespace loom::search::mapping

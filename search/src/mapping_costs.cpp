@@ -6,7 +6,7 @@
 #include "loom/pcg/task_layout.hpp"
 #include "loom/search/reshard.hpp"
 
-namespace loom::search {
+namespace loom::search::mapping {
 namespace {
 
 // Values move forward and their gradients back.
@@ -41,4 +41,4 @@ double MoveCosts::exposed_sum_seconds(double sums, double backward_seconds) cons
   return machine_.device.overlaps_communication ? std::max(0.0, sums - backward_seconds) : sums;
 }
 
-}  // namespace loom::search
+}  // namespace loom::search::mapping

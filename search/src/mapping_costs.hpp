@@ -7,7 +7,7 @@
 #include "loom/pcg/parallel_shape.hpp"
 #include "loom/search/machine.hpp"
 
-namespace loom::search {
+namespace loom::search::mapping {
 
 class MoveCosts {
  public:
@@ -43,4 +43,4 @@ class MoveCosts {
   std::unordered_map<Move, double, MoveHash> cache_;
 };
 
-}  // namespace loom::search
+}  // namespace loom::search::mapping

@@ -6,7 +6,9 @@
 
 namespace loom::search {
 
-std::vector<int> split_sizes_of(int count) {
+using namespace mapping;
+
+std::vector<int> mapping::split_sizes_of(int count) {
   std::vector<int> out;
   for (int parts : {2, 3, 4})
     if (count % parts == 0)
@@ -16,7 +18,7 @@ std::vector<int> split_sizes_of(int count) {
   return out;
 }
 
-std::size_t MemoKeyHash::operator()(const MemoKey& k) const {
+std::size_t mapping::MemoKeyHash::operator()(const MemoKey& k) const {
   std::uint64_t h = pcg::hash_mix(static_cast<std::uint64_t>(k.content), k.memory_scale);
   h = pcg::hash_mix(h, (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.first)) << 32) | static_cast<std::uint32_t>(k.count));
   for (int b : k.boundary) h = pcg::hash_mix(h, static_cast<std::uint32_t>(b));
@@ -46,8 +48,9 @@ int MachineMapper::Impl::prepare(const pcg::Graph& graph, const Pins& pinned) {
   std::vector<int> members;
   for (const pcg::Node& n : graph.nodes()) {
     if (n.is_graph_input()) continue;
-    configs[static_cast<std::size_t>(n.id)] = &config_table.of(graph, n);
-    g.signature_id[static_cast<std::size_t>(n.id)] = config_table.signature_id(graph, n);
+    const ConfigTable::Kind& kind = config_table.kind_of(graph, n);
+    configs[static_cast<std::size_t>(n.id)] = &kind.configs;
+    g.signature_id[static_cast<std::size_t>(n.id)] = kind.id;
     members.push_back(n.id);
   }
   double total = 0;

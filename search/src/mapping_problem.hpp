@@ -16,6 +16,7 @@
 #include "mapping_tree.hpp"
 
 namespace loom::search {
+namespace mapping {
 
 inline constexpr double kNoPlan = std::numeric_limits<double>::infinity();
 
@@ -49,7 +50,15 @@ struct Entry {
   std::vector<int> split_sizes;  // Parallel: per part, 0 to share the devices, else its share
 };
 
+}  // namespace mapping
+
 struct MachineMapper::Impl {
+  using Choice = mapping::Choice;
+  using ConfigInfo = mapping::ConfigInfo;
+  using Resource = mapping::Resource;
+  using Tree = mapping::Tree;
+  using MemoKey = mapping::MemoKey;
+
   Impl(const spec::Library& library, const CostModel& model, MappingOptions options);
 
   const spec::Library& library;
@@ -59,13 +68,13 @@ struct MachineMapper::Impl {
   MappingStats stats;
 
   // Shared across graphs.
-  ConfigTable config_table;
-  TreeContents contents;
-  std::unordered_map<MemoKey, Entry, MemoKeyHash> memo;
-  MoveCosts moves;
+  mapping::ConfigTable config_table;
+  mapping::TreeContents contents;
+  std::unordered_map<MemoKey, mapping::Entry, mapping::MemoKeyHash> memo;
+  mapping::MoveCosts moves;
 
   // The graph being mapped.
-  MappedGraph g;
+  mapping::MappedGraph g;
   std::vector<const std::vector<ConfigInfo>*> configs;  // per node id (decision nodes)
   std::vector<Choice> fixed;                            // per node id; config -1 when not decided
   std::vector<Tree> trees;

@@ -4,7 +4,7 @@
 #include <functional>
 #include <map>
 
-namespace loom::search {
+namespace loom::search::mapping {
 namespace {
 
 // Tokens that mark the parts of a tree's content; ids and positions are never negative, and -1
@@ -141,4 +141,4 @@ int decompose(const MappedGraph& graph, std::vector<int> members, TreeContents& 
   return Decomposition(graph, contents, trees).build(std::move(members));
 }
 
-}  // namespace loom::search
+}  // namespace loom::search::mapping

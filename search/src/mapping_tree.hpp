@@ -9,7 +9,7 @@
 #include "interner.hpp"
 #include "loom/search/machine_mapping.hpp"
 
-namespace loom::search {
+namespace loom::search::mapping {
 
 // The graph being mapped, with what the decomposition and the costs read of it often.
 struct MappedGraph {
@@ -47,4 +47,4 @@ struct TreeContents {
 // index of the root.
 int decompose(const MappedGraph& graph, std::vector<int> members, TreeContents& contents, std::vector<Tree>& trees);
 
-}  // namespace loom::search
+}  // namespace loom::search::mapping

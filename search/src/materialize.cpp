@@ -1,5 +1,6 @@
 #include "loom/search/materialize.hpp"
 
+#include <optional>
 #include <unordered_map>
 
 #include "loom/pcg/diagnostic.hpp"
@@ -28,7 +29,7 @@ struct DeliveryHash {
 class Materializer {
  public:
   Materializer(const pcg::Graph& graph, const std::vector<Placement>& placements, const spec::Library& library)
-      : graph_(graph), placements_(placements), catalog_(library), forms_(reshard_forms(library)), ports_(graph.size()) {}
+      : graph_(graph), placements_(placements), catalog_(library), ports_(graph.size()) {}
 
   pcg::Graph run() {
     if (placements_.size() != graph_.size())
@@ -78,7 +79,9 @@ class Materializer {
     if (have == shape) return held.port;
     const Delivery key{value, shape, view};
     if (auto it = delivered_.find(key); it != delivered_.end()) return it->second;
-    const auto steps = reshard_steps(forms_, have, shape);
+    // Found on the first move, so that a plan with none needs no parallel forms.
+    if (!forms_) forms_ = reshard_forms(catalog_);
+    const auto steps = reshard_steps(*forms_, have, shape);
     if (!steps)
       throw LoomError(consumer.describe() + ": cannot move " + graph_.node(value.node).describe() + "'s output from " + have.to_string() +
                       " to " + shape.to_string());
@@ -101,7 +104,7 @@ class Materializer {
   const pcg::Graph& graph_;
   const std::vector<Placement>& placements_;
   const spec::Library& catalog_;
-  ReshardForms forms_;
+  std::optional<ReshardForms> forms_;
   pcg::Graph out_;
   std::vector<std::vector<Held>> ports_;  // input graph node -> port -> where it is in the new graph
   std::unordered_map<Delivery, pcg::PortRef, DeliveryHash> delivered_;

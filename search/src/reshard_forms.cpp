@@ -33,12 +33,14 @@ std::optional<std::pair<spec::DegreeUpdate, LayoutForm>> single_update(const spe
 std::optional<std::map<std::string, std::string>> bound_attrs(const spec::Term& apply, const spec::ParallelDecl& callee,
                                                               const std::vector<spec::AttrParam>& caller_attrs) {
   std::map<std::string, std::string> out;
+  bool named = false;
   for (std::size_t i = 0; i < apply.attrs.size(); ++i) {
     const spec::AttrArg& arg = apply.attrs[i];
     if (!is_attr(arg.value, caller_attrs)) return std::nullopt;
+    named = named || !arg.name.empty();
     if (!arg.name.empty())
       out[arg.name] = arg.value->name;
-    else if (i < callee.attrs.size())
+    else if (!named && i < callee.attrs.size())
       out[callee.attrs[i].name] = arg.value->name;
     else
       return std::nullopt;

@@ -68,7 +68,7 @@ TEST(Transport, AReduceScatterThatDoesNotSplitEvenlyIsRefused) {
     t.reduce_scatter(values, {0, 1});
     FAIL() << "3 values split into 2 blocks";
   } catch (const LoomError& e) {
-    EXPECT_NE(std::string(e.what()).find("3 values do not split into 2 equal blocks"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the group {0, 1}: 3 values do not split into 2 equal blocks"), std::string::npos) << e.what();
   }
   EXPECT_EQ(values.size(), 3u) << "nothing was changed";
 }
@@ -85,6 +85,16 @@ TEST(LocalTransport, MessagesToItselfArriveAndItsGroupIsItselfAlone) {
   t.all_gather(values, {0});
   t.reduce_scatter(values, {0});
   EXPECT_EQ(values, (std::vector<float>{1, 2}));
+
+  std::vector<double> block(2), whole(3);
+  try {
+    t.gather_values(HostValues::of(block), HostValues::of(whole), {0});
+    FAIL() << "a whole of 3 values taken for one block of 2";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("all_gather over the group {0}: 3 values are not 1 blocks of 2"), std::string::npos) << e.what();
+  }
+  std::vector<float> other_type(2);
+  EXPECT_THROW(t.scatter_sums(HostValues::of(block), HostValues::of(other_type), {0}), LoomError);
 
   std::vector<double> too_small(1);
   std::vector<Incoming<double>> short_receive{{0, &too_small}};

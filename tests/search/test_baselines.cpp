@@ -226,6 +226,34 @@ op project(x: [*b, k], w: [k, n]) -> [*b, n] {
   EXPECT_EQ(placement_of(renamed, found, "q").config.inputs[1].D[0], 2) << "to_heads is split by heads";
 }
 
+// Convolutions (a window read at shifted positions) and lookups (rows read by id) sum over their
+// weights too, but are no dense layers: Megatron leaves them data parallel, and a lookup's table,
+// whatever its rank, goes whole to a device.
+TEST(ExpertStrategy, ConvolutionsAndLookupsAreNotDenseLayers) {
+  pcg::Graph g;
+  auto in = [&](const std::string& name, std::vector<std::int64_t> dims, bool weight = true) {
+    return pcg::PortRef{g.add_input(name, pcg::ParallelShape::unpartitioned(std::move(dims)), weight), 0};
+  };
+  const pcg::AttrMap conv{{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}};
+  const pcg::PortRef image = in("image", {4, 3, 8, 8}, false);
+  const pcg::PortRef c1 = {g.add_node(library(), "conv2d", conv, {image, in("k1", {4, 3, 3, 3})}, "c1"), 0};
+  const pcg::PortRef r = {g.add_node(library(), "relu", {}, {c1}, "r"), 0};
+  g.mark_output({g.add_node(library(), "conv2d", conv, {r, in("k2", {4, 4, 3, 3})}, "c2"), 0});
+  const pcg::PortRef x = in("x", {4, 2, 8}, false);
+  g.mark_output({g.add_node(library(), "head_proj_nobias", {}, {x, in("wq", {2, 8, 4})}, "q"), 0});
+  const auto expert = expert_strategy(library(), g, machine(4));
+  const auto dp = data_parallel(library(), g, machine(4));
+  EXPECT_EQ(placement_of(g, expert, "q").config.inputs[1].D[0], 2) << "the heads make it a transformer";
+  for (const char* name : {"c1", "r", "c2"}) EXPECT_EQ(placement_of(g, expert, name).config, placement_of(g, dp, name).config) << name;
+
+  pcg::Graph lookup;
+  const pcg::PortRef ids{lookup.add_input("ids", pcg::ParallelShape::unpartitioned({4}), false), 0};
+  const pcg::PortRef table{lookup.add_input("table", pcg::ParallelShape::unpartitioned({6, 2, 3}), true), 0};
+  lookup.mark_output({lookup.add_node(library(), "gather_rows", {}, {ids, table}, "rows"), 0});
+  EXPECT_EQ(placement_of(lookup, expert_strategy(library(), lookup, machine(4)), "rows").config.tasks(), 1)
+      << "a three-dimensional table is a table, not a stack of heads";
+}
+
 TEST(ExpertStrategy, NeverSplitsAnOperatorWithABiasIntoPartialSums) {
   // head_merge adds a bias: summed per partial it would be counted once per shard.
   const pcg::Graph g = transformer_block();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/search/materialize.hpp"
 #include "loom/search/reshard.hpp"
 #include "search_support.hpp"
 
@@ -132,6 +133,28 @@ TEST(ReshardForms, ALibraryWithoutACopyFormByAnAttributeIsRefusedSayingWhatIsMis
     FAIL() << "a library whose only copy form copies twice was accepted";
   } catch (const LoomError& e) {
     EXPECT_NE(std::string(e.what()).find("R *= degree"), std::string::npos) << e.what();
+  }
+}
+
+// A plan that moves nothing needs no parallel forms; one that must move a value names the form
+// the library lacks.
+TEST(ReshardForms, OnlyAPlanThatMovesValuesNeedsTheForms) {
+  const spec::Library lib = spec::Library::from_text("op twice(x: [n]) -> [n] { out[i] = x[i] * 2; }");
+  pcg::Graph g;
+  const pcg::PortRef x{g.add_input("x", pcg::ParallelShape::unpartitioned({4}), false), 0};
+  const int node = g.add_node(lib, "twice", {}, {x});
+  g.mark_output({node, 0});
+  EXPECT_EQ(materialize(g, unsplit_placements(g), lib).size(), g.size());
+
+  std::vector<Placement> split = unsplit_placements(g);
+  pcg::ParallelShape halves = pcg::ParallelShape::unpartitioned({4});
+  halves.D = {2};
+  split[static_cast<std::size_t>(node)].config = {{halves}, {halves}, "input 0 dim 0 / 2"};
+  try {
+    materialize(g, split, lib);
+    FAIL() << "a split was made without a form that cuts";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("no parallel form whose only degree update is"), std::string::npos) << e.what();
   }
 }
 

@@ -93,7 +93,7 @@ void NcclTransport::move_values(const std::vector<Message>& sends, const std::ve
     if (r.peer == rank_) {
       if (next_self == to_self.size()) throw LoomError("NcclTransport: a receive from this process has no matching send");
       const HostValues& sent = to_self[next_self++]->values;
-      if (sent.bytes() != r.values.bytes())
+      if (sent.type != r.values.type || sent.count != r.values.count)
         throw LoomError("NcclTransport: a message to this process has " + std::to_string(sent.count) + " values, its receive " +
                         std::to_string(r.values.count));
       if (sent.bytes() > 0) std::memcpy(r.values.data, sent.data, sent.bytes());
@@ -129,6 +129,7 @@ void NcclTransport::sum_values(HostValues values, const std::vector<int>* group)
 }
 
 void NcclTransport::gather_values(HostValues mine, HostValues all, const std::vector<int>& group) {
+  check_blocks(mine, all, group, "NcclTransport::all_gather");
   ncclComm* comm = communicator(group);
   Bytes sent = on_device(*context_, mine);
   Bytes gathered(*context_, all.bytes());
@@ -137,6 +138,7 @@ void NcclTransport::gather_values(HostValues mine, HostValues all, const std::ve
 }
 
 void NcclTransport::scatter_sums(HostValues all, HostValues mine, const std::vector<int>& group) {
+  check_blocks(mine, all, group, "NcclTransport::reduce_scatter");
   ncclComm* comm = communicator(group);
   Bytes whole = on_device(*context_, all);
   Bytes block(*context_, mine.bytes());

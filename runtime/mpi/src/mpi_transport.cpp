@@ -174,6 +174,7 @@ void MpiTransport::finish_sums() {
 }
 
 void MpiTransport::gather_values(HostValues mine, HostValues all, const std::vector<int>& group) {
+  check_blocks(mine, all, group, "MpiTransport::all_gather");
   const int handle = communicator(group, "all_gather");
   const int count = element_count(mine.count, "MpiTransport::all_gather");
   PendingRequests request;
@@ -184,6 +185,7 @@ void MpiTransport::gather_values(HostValues mine, HostValues all, const std::vec
 }
 
 void MpiTransport::scatter_sums(HostValues all, HostValues mine, const std::vector<int>& group) {
+  check_blocks(mine, all, group, "MpiTransport::reduce_scatter");
   const int handle = communicator(group, "reduce_scatter");
   PendingRequests request;
   check_mpi(MPI_Ireduce_scatter_block(all.data, mine.data, element_count(mine.count, "MpiTransport::reduce_scatter"), datatype(all.type),

@@ -54,6 +54,9 @@ class ShardedExecutor {
   // Kernels are looked up for `backend` first, then the CPU, then the interpreter runs the op.
   ShardedExecutor(const spec::Library& library, const pcg::Graph& graph, const KernelRegistry& kernels, Transport& transport,
                   std::set<std::string> differentiable, int devices, Backend backend = Backend::Cpu);
+  // Its gradient synchronisation refers to its transport: it stays where it is made.
+  ShardedExecutor(const ShardedExecutor&) = delete;
+  ShardedExecutor& operator=(const ShardedExecutor&) = delete;
 
   void forward(const NamedTensors<T>& feeds);
   // Graph output i, whole, on every process (a collective).

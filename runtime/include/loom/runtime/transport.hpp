@@ -90,7 +90,7 @@ class Transport {
   // on each; process k of the group ends with block k (n elements) of their element-wise sum.
   template <class T>
   void reduce_scatter(std::vector<T>& values, const std::vector<int>& group) {
-    check_blocks(values.size(), group);
+    check_divides(values.size(), group);
     std::vector<T> block(values.size() / group.size());
     scatter_sums(HostValues::of(values), HostValues::of(block), group);
     values = std::move(block);
@@ -117,9 +117,13 @@ class Transport {
   // By default a sum is done when it is started.
   virtual void start_sum_values(HostValues values, const std::vector<int>& group) { sum_values(values, &group); }
 
+  // Throws LoomError unless `whole` holds group.size() blocks of `block`'s length and element
+  // type: what gather_values and scatter_sums need, checked by each transport.
+  static void check_blocks(const HostValues& block, const HostValues& whole, const std::vector<int>& group, const char* operation);
+
  private:
   // Throws LoomError unless `count` values split into the group's blocks.
-  static void check_blocks(std::size_t count, const std::vector<int>& group);
+  static void check_divides(std::size_t count, const std::vector<int>& group);
 };
 
 // The collectives a layout change among a group of processes can run as.
