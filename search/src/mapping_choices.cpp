@@ -56,6 +56,8 @@ const ConfigTable::Kind& ConfigTable::kind_of(const pcg::Graph& graph, const pcg
       info.kept += static_cast<double>(pcg::piece_elements(o)) * kBytesPerElement;
     }
     info.content = splits_.id({c.inputs, c.outputs});
+    for (const pcg::ParallelShape& s : c.inputs) info.inputs.push_back(shapes_.id(s));
+    for (const pcg::ParallelShape& s : c.outputs) info.outputs.push_back(shapes_.id(s));
     info.config = std::move(c);
     out.push_back(std::move(info));
   }

@@ -8,6 +8,7 @@
 
 #include "interner.hpp"
 #include "loom/search/machine_mapping.hpp"
+#include "mapping_costs.hpp"
 
 namespace loom::search::mapping {
 
@@ -26,11 +27,12 @@ struct Choice {
 
 struct ConfigInfo {
   ParallelConfig config;
-  double seconds = 0;           // forward and backward of one task
-  double backward_seconds = 0;  // the backward alone
-  double memory = 0;            // bytes one task touches: its inputs, outputs and weights' state
-  double kept = 0;              // bytes one task adds to its device: its outputs and weights' state
-  int content = 0;              // the id of the split's shapes
+  double seconds = 0;                // forward and backward of one task
+  double backward_seconds = 0;       // the backward alone
+  double memory = 0;                 // bytes one task touches: its inputs, outputs and weights' state
+  double kept = 0;                   // bytes one task adds to its device: its outputs and weights' state
+  int content = 0;                   // the id of the split's shapes
+  std::vector<int> inputs, outputs;  // ShapeTable ids of config.inputs and config.outputs
 };
 
 // What a node's splits and their costs depend on: its operator, attributes, input shapes, and
@@ -61,8 +63,8 @@ struct SplitShapesHash {
 
 class ConfigTable {
  public:
-  ConfigTable(const spec::Library& library, const CostModel& model, const MappingOptions& options)
-      : library_(library), model_(model), options_(options) {}
+  ConfigTable(const spec::Library& library, const CostModel& model, const MappingOptions& options, ShapeTable& shapes)
+      : library_(library), model_(model), options_(options), shapes_(shapes) {}
 
   // What nodes of one signature share: an id, and their splits, the unsplit one first.
   struct Kind {
@@ -75,6 +77,7 @@ class ConfigTable {
   const spec::Library& library_;
   const CostModel& model_;
   const MappingOptions& options_;
+  ShapeTable& shapes_;
   std::unordered_map<NodeSignature, Kind, NodeSignatureHash> by_signature_;
   Interner<SplitShapes, SplitShapesHash> splits_;
 };

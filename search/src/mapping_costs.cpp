@@ -14,19 +14,29 @@ constexpr double kMoveFactor = 2;
 
 }  // namespace
 
-std::size_t MoveCosts::MoveHash::operator()(const Move& m) const {
-  std::uint64_t h = pcg::hash_mix(std::hash<pcg::ParallelShape>{}(m.from), static_cast<std::uint64_t>(m.from_first));
-  h = pcg::hash_mix(h, std::hash<pcg::ParallelShape>{}(m.to));
-  return static_cast<std::size_t>(pcg::hash_mix(h, static_cast<std::uint64_t>(m.to_first)));
+int ShapeTable::id(const pcg::ParallelShape& shape) {
+  if (auto it = ids_.find(shape); it != ids_.end()) return it->second;
+  const int id = static_cast<int>(shapes_.size());
+  shapes_.push_back(shape);
+  ids_.emplace(shape, id);
+  return id;
 }
 
-double MoveCosts::move(const pcg::ParallelShape& from, int from_first, const pcg::ParallelShape& to, int to_first) {
+std::size_t MoveCosts::MoveHash::operator()(const Move& m) const {
+  const std::uint64_t h =
+      pcg::hash_mix((static_cast<std::uint64_t>(static_cast<std::uint32_t>(m.from)) << 32) | static_cast<std::uint32_t>(m.from_first),
+                    (static_cast<std::uint64_t>(static_cast<std::uint32_t>(m.to)) << 32) | static_cast<std::uint32_t>(m.to_first));
+  return static_cast<std::size_t>(h);
+}
+
+double MoveCosts::move(int from, int from_first, int to, int to_first) {
   if (from == to && from_first == to_first) return 0;
-  Move key{from, from_first, to, to_first};
+  const Move key{from, from_first, to, to_first};
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  const double s = kMoveFactor * reshard_seconds(from, pcg::MachineView::contiguous(from_first, from.tasks()), to,
-                                                 pcg::MachineView::contiguous(to_first, to.tasks()), machine_);
-  cache_.emplace(std::move(key), s);
+  const pcg::ParallelShape &a = shapes_.shape(from), &b = shapes_.shape(to);
+  const double s = kMoveFactor * reshard_seconds(a, pcg::MachineView::contiguous(from_first, a.tasks()), b,
+                                                 pcg::MachineView::contiguous(to_first, b.tasks()), machine_);
+  cache_.emplace(key, s);
   return s;
 }
 

@@ -3,19 +3,35 @@
 // devices to another (forward, and its gradient back), and the part of a copied weight's
 // gradient sums that the backward pass does not hide.
 #include <unordered_map>
+#include <vector>
 
 #include "loom/pcg/parallel_shape.hpp"
 #include "loom/search/machine.hpp"
 
 namespace loom::search::mapping {
 
+// Small ids for parallel shapes, so that the moves between them are looked up without building
+// keys of shapes.
+class ShapeTable {
+ public:
+  int id(const pcg::ParallelShape& shape);
+  const pcg::ParallelShape& shape(int id) const { return shapes_[static_cast<std::size_t>(id)]; }
+
+ private:
+  std::unordered_map<pcg::ParallelShape, int> ids_;
+  std::vector<pcg::ParallelShape> shapes_;
+};
+
 class MoveCosts {
  public:
   explicit MoveCosts(const Machine& machine) : machine_(machine) {}
 
-  // Seconds to move a value held as `from` on devices from `from_first` to `to` from `to_first`
-  // and its gradient back; infinity when no chain of parallel forms can. Cached.
-  double move(const pcg::ParallelShape& from, int from_first, const pcg::ParallelShape& to, int to_first);
+  ShapeTable& shapes() { return shapes_; }
+
+  // Seconds to move a value held as shape `from` (a ShapeTable id) on devices from `from_first` to
+  // shape `to` from `to_first` and its gradient back; infinity when no chain of parallel forms
+  // can. Cached.
+  double move(int from, int from_first, int to, int to_first);
 
   // A weight copied to several devices stays with each copy from one iteration to the next; the
   // copies' gradients are summed by a ring allreduce that starts once the backward pass has made
@@ -29,10 +45,7 @@ class MoveCosts {
 
  private:
   struct Move {
-    pcg::ParallelShape from;
-    int from_first = 0;
-    pcg::ParallelShape to;
-    int to_first = 0;
+    int from = 0, from_first = 0, to = 0, to_first = 0;
     bool operator==(const Move&) const = default;
   };
   struct MoveHash {
@@ -40,6 +53,7 @@ class MoveCosts {
   };
 
   const Machine& machine_;
+  ShapeTable shapes_;
   std::unordered_map<Move, double, MoveHash> cache_;
 };
 

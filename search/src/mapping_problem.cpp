@@ -30,8 +30,8 @@ MachineMapper::Impl::Impl(const spec::Library& library, const CostModel& model, 
       model(model),
       machine(model.machine()),
       options(std::move(opts)),
-      config_table(library, model, options),
-      moves(model.machine()) {
+      moves(model.machine()),
+      config_table(library, model, options, moves.shapes()) {
   if (options.degrees.empty()) options.degrees = mapping_degrees(machine);
 }
 
@@ -100,23 +100,24 @@ double MachineMapper::Impl::leaf_cost(int node, Choice c) {
     if (p.is_graph_input()) {
       if (p.op == pcg::kWeightOp) sums += moves.weight_sum_seconds(mine.config.inputs[i], c.first);
       if (auto pin = g.pins.inputs.find(in.node); pin != g.pins.inputs.end())
-        cost += moves.move(pin->second.shape, pin->second.first_device, mine.config.inputs[i], c.first);
+        cost += moves.move(moves.shapes().id(pin->second.shape), pin->second.first_device, mine.inputs[i], c.first);
       continue;
     }
     const Choice pc = fixed[static_cast<std::size_t>(in.node)];
     if (pc.config < 0) continue;
-    cost += moves.move(info(in.node, pc).config.outputs[static_cast<std::size_t>(in.port)], pc.first, mine.config.inputs[i], c.first);
+    cost += moves.move(info(in.node, pc).outputs[static_cast<std::size_t>(in.port)], pc.first, mine.inputs[i], c.first);
     if (cost == kNoPlan) return kNoPlan;
   }
   cost += moves.exposed_sum_seconds(sums, mine.backward_seconds);
   for (std::size_t k = 0; k < graph.outputs().size(); ++k) {
     const pcg::PortRef o = graph.outputs()[k];
     if (o.node != node) continue;
-    const pcg::ParallelShape& given = mine.config.outputs[static_cast<std::size_t>(o.port)];
+    const int given = mine.outputs[static_cast<std::size_t>(o.port)];
     if (auto pin = g.pins.outputs.find(k); pin != g.pins.outputs.end())
-      cost += moves.move(given, c.first, pin->second.shape, pin->second.first_device);
-    else if (given.V > 1)  // the loss reads a graph output whole or in pieces, but never as partial sums
-      cost += moves.move(given, c.first, graph.shape_of(o), c.first);
+      cost += moves.move(given, c.first, moves.shapes().id(pin->second.shape), pin->second.first_device);
+    else if (mine.config.outputs[static_cast<std::size_t>(o.port)].V >
+             1)  // the loss reads a graph output whole or in pieces, but never as partial sums
+      cost += moves.move(given, c.first, moves.shapes().id(graph.shape_of(o)), c.first);
   }
   for (int m : g.consumers[static_cast<std::size_t>(node)]) {
     const Choice mc = fixed[static_cast<std::size_t>(m)];
@@ -124,8 +125,7 @@ double MachineMapper::Impl::leaf_cost(int node, Choice c) {
     const pcg::Node& consumer = graph.node(m);
     for (std::size_t i = 0; i < consumer.inputs.size(); ++i) {
       if (consumer.inputs[i].node != node) continue;
-      cost += moves.move(mine.config.outputs[static_cast<std::size_t>(consumer.inputs[i].port)], c.first, info(m, mc).config.inputs[i],
-                         mc.first);
+      cost += moves.move(mine.outputs[static_cast<std::size_t>(consumer.inputs[i].port)], c.first, info(m, mc).inputs[i], mc.first);
     }
     if (cost == kNoPlan) return kNoPlan;
   }

@@ -68,10 +68,10 @@ struct MachineMapper::Impl {
   MappingStats stats;
 
   // Shared across graphs.
+  mapping::MoveCosts moves;
   mapping::ConfigTable config_table;
   mapping::TreeContents contents;
   std::unordered_map<MemoKey, mapping::Entry, mapping::MemoKeyHash> memo;
-  mapping::MoveCosts moves;
 
   // The graph being mapped.
   mapping::MappedGraph g;
