@@ -15,14 +15,13 @@ void copy_values(const HostValues& from, const HostValues& to, const char* where
   if (from.count > 0) std::memcpy(to.data, from.data, from.bytes());
 }
 
-// "{0, 1}".
+}  // namespace
+
 std::string group_text(const std::vector<int>& group) {
   std::string text = "{";
   for (std::size_t i = 0; i < group.size(); ++i) text += (i == 0 ? "" : ", ") + std::to_string(group[i]);
   return text + "}";
 }
-
-}  // namespace
 
 void Transport::check_divides(std::size_t count, const std::vector<int>& group) {
   if (group.empty()) throw LoomError("reduce_scatter over an empty group");

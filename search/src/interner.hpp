@@ -12,10 +12,17 @@ namespace loom::search {
 template <class Key, class Hash = std::hash<Key>>
 class Interner {
  public:
-  int id(const Key& key) { return ids_.emplace(key, static_cast<int>(ids_.size())).first->second; }
+  int id(const Key& key) {
+    const auto [it, added] = ids_.emplace(key, static_cast<int>(ids_.size()));
+    if (added) keys_.push_back(&it->first);
+    return it->second;
+  }
+  // The value of an id `id` gave.
+  const Key& value(int id) const { return *keys_[static_cast<std::size_t>(id)]; }
 
  private:
   std::unordered_map<Key, int, Hash> ids_;
+  std::vector<const Key*> keys_;  // by id; a node-based map's keys stay where they are
 };
 
 struct TokensHash {

@@ -14,14 +14,6 @@ constexpr double kMoveFactor = 2;
 
 }  // namespace
 
-int ShapeTable::id(const pcg::ParallelShape& shape) {
-  if (auto it = ids_.find(shape); it != ids_.end()) return it->second;
-  const int id = static_cast<int>(shapes_.size());
-  shapes_.push_back(shape);
-  ids_.emplace(shape, id);
-  return id;
-}
-
 std::size_t MoveCosts::MoveHash::operator()(const Move& m) const {
   const std::uint64_t h =
       pcg::hash_mix((static_cast<std::uint64_t>(static_cast<std::uint32_t>(m.from)) << 32) | static_cast<std::uint32_t>(m.from_first),
@@ -33,7 +25,7 @@ double MoveCosts::move(int from, int from_first, int to, int to_first) {
   if (from == to && from_first == to_first) return 0;
   const Move key{from, from_first, to, to_first};
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  const pcg::ParallelShape &a = shapes_.shape(from), &b = shapes_.shape(to);
+  const pcg::ParallelShape &a = shapes_.value(from), &b = shapes_.value(to);
   const double s = kMoveFactor * reshard_seconds(a, pcg::MachineView::contiguous(from_first, a.tasks()), b,
                                                  pcg::MachineView::contiguous(to_first, b.tasks()), machine_);
   cache_.emplace(key, s);

@@ -3,7 +3,8 @@
 // devices to another (forward, and its gradient back), and the part of a copied weight's
 // gradient sums that the backward pass does not hide.
 #include <unordered_map>
-#include <vector>
+
+#include "interner.hpp"
 
 #include "loom/pcg/parallel_shape.hpp"
 #include "loom/search/machine.hpp"
@@ -12,15 +13,7 @@ namespace loom::search::mapping {
 
 // Small ids for parallel shapes, so that the moves between them are looked up without building
 // keys of shapes.
-class ShapeTable {
- public:
-  int id(const pcg::ParallelShape& shape);
-  const pcg::ParallelShape& shape(int id) const { return shapes_[static_cast<std::size_t>(id)]; }
-
- private:
-  std::unordered_map<pcg::ParallelShape, int> ids_;
-  std::vector<pcg::ParallelShape> shapes_;
-};
+using ShapeTable = Interner<pcg::ParallelShape>;
 
 class MoveCosts {
  public:

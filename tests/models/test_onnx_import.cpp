@@ -164,10 +164,14 @@ TEST(OnnxImport, DecomposedLayerNormBecomesOneOperator) {
   }
 }
 
-// A copy of the bundled specs whose layer_norm adds 1e-12 and whose batchnorm adds 1e-3.
-std::string specs_with_other_epsilons() {
+struct SpecEdit {
+  std::string file, from, to;
+};
+
+// The bundled specs with `edits` made, loaded from a copy that is then removed.
+spec::Library edited_specs(const std::vector<SpecEdit>& edits) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("loom_epsilon_specs_" + std::to_string(::getpid()));
+  const fs::path dir = fs::temp_directory_path() / ("loom_edited_specs_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::copy(spec::Library::default_specs_dir(), dir, fs::copy_options::recursive);
   auto edit = [&](const std::string& file, const std::string& from, const std::string& to) {
@@ -178,28 +182,40 @@ std::string specs_with_other_epsilons() {
     text.replace(at, from.size(), to);
     std::ofstream(dir / file) << text;
   };
-  edit("ops/shape.loom", "sqrt(sq[*i] + 1e-5)", "sqrt(sq[*i] + 1e-12)");
-  edit("ops/conv.loom", "sqrt(var[f] + 1e-5)", "sqrt(var[f] + 1e-3)");
-  return dir.string();
+  for (const SpecEdit& e : edits) edit(e.file, e.from, e.to);
+  spec::Library library = spec::Library::load({dir.string()});
+  fs::remove_all(dir);
+  return library;
+}
+
+// An exporter's decomposed LayerNorm of x [2, 6] with unit scale and zero shift.
+OnnxModel plain_layer_norm(float eps) {
+  OnnxModel m;
+  m.input("x", {2, 6});
+  m.initializer("ln.weight", {6}, std::vector<float>(6, 1.0f));
+  m.initializer("ln.bias", {6}, std::vector<float>(6, 0.0f));
+  add_decomposed_layer_norm(m, "x", "y", eps);
+  m.output("y");
+  return m;
+}
+
+// A BatchNormalization of x [2, 3, 2, 2] with its parameters as graph inputs.
+OnnxModel batch_norm(float eps) {
+  OnnxModel m;
+  for (const char* name : {"bn.scale", "bn.bias", "bn.mean", "bn.var"}) m.input(name, {3});
+  m.input("x", {2, 3, 2, 2});
+  OnnxModel::attr_float(m.node("BatchNormalization", {"x", "bn.scale", "bn.bias", "bn.mean", "bn.var"}, {"y"}, "bn"), "epsilon", eps);
+  m.output("y");
+  return m;
 }
 
 // The importer reads the library's epsilons off its specs: a model's epsilon equal to the
 // library's maps to the plain operator, any other is kept exactly.
 TEST(OnnxImport, NormalizationsKeepTheModelsEpsilonWhateverTheLibrarysIs) {
-  const std::string dir = specs_with_other_epsilons();
-  const spec::Library other = spec::Library::load({dir});
-  std::filesystem::remove_all(dir);
-  OnnxModel ln;
-  ln.input("x", {2, 6});
-  ln.initializer("ln.weight", {6}, std::vector<float>(6, 1.0f));
-  ln.initializer("ln.bias", {6}, std::vector<float>(6, 0.0f));
-  add_decomposed_layer_norm(ln, "x", "y", 1e-12f);
-  ln.output("y");
-  OnnxModel bn;
-  for (const char* name : {"bn.scale", "bn.bias", "bn.mean", "bn.var"}) bn.input(name, {3});
-  bn.input("x", {2, 3, 2, 2});
-  OnnxModel::attr_float(bn.node("BatchNormalization", {"x", "bn.scale", "bn.bias", "bn.mean", "bn.var"}, {"y"}), "epsilon", 1e-3f);
-  bn.output("y");
+  // layer_norm adds 1e-12 and batchnorm 1e-3.
+  const spec::Library other = edited_specs(
+      {{"ops/shape.loom", "sqrt(sq[*i] + 1e-5)", "sqrt(sq[*i] + 1e-12)"}, {"ops/conv.loom", "sqrt(var[f] + 1e-5)", "sqrt(var[f] + 1e-3)"}});
+  const OnnxModel ln = plain_layer_norm(1e-12f), bn = batch_norm(1e-3f);
   const TensorValue x = random_tensor({2, 6}, 7), image = random_tensor({2, 3, 2, 2}, 8), ones = random_tensor({3}, 9);
   NamedValues bn_values{{"x", image}, {"bn.scale", ones}, {"bn.bias", ones}, {"bn.mean", ones}, {"bn.var", ones}};
   for (double& v : bn_values.at("bn.var").data) v = std::abs(v) + 0.01;
@@ -228,13 +244,20 @@ TEST(OnnxImport, NormalizationsKeepTheModelsEpsilonWhateverTheLibrarysIs) {
   }
 }
 
+// A library whose batchnorm adds no epsilon cannot take a model's: the node is refused, saying why.
+TEST(OnnxImport, ALibraryNormalizationWithoutAnEpsilonIsReportedAtTheNode) {
+  const spec::Library no_epsilon = edited_specs({{"ops/conv.loom", "sqrt(var[f] + 1e-5)", "sqrt(var[f])"}});
+  try {
+    import_onnx_bytes(batch_norm(1e-3f).bytes(), "bn.onnx", no_epsilon);
+    FAIL() << "a batch normalization was imported into a library that cannot add its epsilon";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("'bn' (BatchNormalization)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'batchnorm' does not compute x / sqrt(variance + epsilon)"), std::string::npos) << e.what();
+  }
+}
+
 TEST(OnnxImport, DecomposedLayerNormWithAnOutsideReaderIsImportedNodeByNode) {
-  OnnxModel m;
-  m.input("x", {2, 6});
-  m.initializer("ln.weight", {6}, std::vector<float>(6, 1.0f));
-  m.initializer("ln.bias", {6}, std::vector<float>(6, 0.0f));
-  add_decomposed_layer_norm(m, "x", "y", 1e-5f);
-  m.output("y");
+  OnnxModel m = plain_layer_norm(1e-5f);
   m.output("mean");  // an intermediate value is also an output: the pattern must not swallow it
   const ImportedModel imported = import(m);
   EXPECT_EQ(count_ops(imported.graph, "layer_norm"), 0u);

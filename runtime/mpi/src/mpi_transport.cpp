@@ -38,13 +38,6 @@ std::string ranks_text(std::vector<int> ranks) {
   return text;
 }
 
-// "{0, 1}".
-std::string group_text(const std::vector<int>& group) {
-  std::string text = "{";
-  for (std::size_t i = 0; i < group.size(); ++i) text += (i == 0 ? "" : ", ") + std::to_string(group[i]);
-  return text + "}";
-}
-
 // What a timed-out point-to-point step still waits on, for requests added receives first, then
 // sends: "no message from rank 1", else "no message taken by rank 1" (a send the peer never
 // received).

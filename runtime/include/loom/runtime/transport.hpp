@@ -4,6 +4,7 @@
 // message of a step, so a step is a set of point-to-point messages each process takes its part of,
 // or a collective every process of a group calls.
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct Incoming {
   int from = 0;
   std::vector<T>* into = nullptr;  // sized by the receiver to the length expected
 };
+
+// A group of processes as messages name it: "{0, 1}".
+std::string group_text(const std::vector<int>& group);
 
 // The element types values travel as.
 enum class ElementType { Float32, Float64 };
