@@ -72,7 +72,7 @@ double kernel_overhead() {
   using namespace loom::runtime;
   const Kernel<float>* relu = builtin_kernels().find<float>("relu", Backend::Cpu);
   Tensor<float> x(std::vector<std::int64_t>{1, 1});
-  OpCall<float> call{"relu", {}, {&x}, {}, {}, {}};
+  OpCall<float> call{"relu", {}, {&x}, {}, {}, {}, {x.dims}};
   constexpr int calls = 10000;
   return best_of(5,
                  [&] {

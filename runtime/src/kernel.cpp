@@ -11,6 +11,13 @@ std::int64_t OpCall<T>::attr(const std::string& name) const {
   return it->second;
 }
 
+template <class T>
+const std::vector<std::int64_t>& OpCall<T>::output_shape(std::size_t i) const {
+  if (i >= output_dims.size())
+    throw LoomError(op + ": the call gives no dims for output " + std::to_string(i) + " (OpCall::output_dims is filled from the spec)");
+  return output_dims[i];
+}
+
 template struct OpCall<float>;
 template struct OpCall<double>;
 

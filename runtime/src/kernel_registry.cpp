@@ -13,18 +13,20 @@ std::vector<std::string> KernelRegistry::ops(Backend backend) const {
 
 const KernelRegistry& builtin_kernels() {
   static const KernelRegistry registry = [] {
+    BackendKernels k;
+    kernels::add_matmul_kernels(k);
+    kernels::add_elementwise_kernels(k);
+    kernels::add_normalization_kernels(k);
+    kernels::add_conv_kernels(k);
+    kernels::add_pooling_kernels(k);
+    kernels::add_embedding_kernels(k);
+    kernels::add_layout_kernels(k);
+    kernels::add_lstm_kernels(k);
+    kernels::add_attention_kernels(k);
+    kernels::add_window_kernels(k);
+    kernels::add_pair_kernels(k);
     KernelRegistry r;
-    kernels::add_matmul_kernels(r);
-    kernels::add_elementwise_kernels(r);
-    kernels::add_normalization_kernels(r);
-    kernels::add_conv_kernels(r);
-    kernels::add_pooling_kernels(r);
-    kernels::add_embedding_kernels(r);
-    kernels::add_layout_kernels(r);
-    kernels::add_lstm_kernels(r);
-    kernels::add_attention_kernels(r);
-    kernels::add_window_kernels(r);
-    kernels::add_pair_kernels(r);
+    k.register_all(r, Backend::Cpu);
     return r;
   }();
   return registry;

@@ -90,14 +90,17 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
 
 template <class T>
 OpCall<T> ShardedExecutor<T>::call_for(const pcg::Node& n, std::int64_t task) const {
-  OpCall<T> call{n.op, n.attrs, {}, {}, {}, {}};
+  OpCall<T> call{n.op, n.attrs, {}, {}, {}, {}, {}};
   for (std::size_t i = 0; i < n.inputs.size(); ++i) {
     const pcg::ParallelShape& shape = graph_.shape_of(n.inputs[i]);
     call.inputs.push_back(&input_piece(n.id, i, task));
     call.regions.push_back(graph_.node(n.inputs[i].node).is_graph_input() ? pcg::whole_region(shape.dims) : pcg::piece_region(shape, task));
     call.logical_dims.push_back(shape.dims);
   }
-  for (const pcg::ParallelShape& out : n.output_shapes) call.output_regions.push_back(pcg::piece_region(out, task));
+  for (const pcg::ParallelShape& out : n.output_shapes) {
+    call.output_regions.push_back(pcg::piece_region(out, task));
+    call.output_dims.push_back(call.output_regions.back().extent());
+  }
   return call;
 }
 

@@ -12,6 +12,17 @@ inline const spec::Library& bundled_library() {
   return lib;
 }
 
+// The dims of each output of `op` on whole inputs of these dims, as the library's spec infers them
+// (what the executor gives a kernel in OpCall::output_dims).
+inline std::vector<std::vector<std::int64_t>> spec_output_dims(const std::string& op, const pcg::AttrMap& attrs,
+                                                               const std::vector<std::vector<std::int64_t>>& inputs) {
+  std::vector<pcg::ParallelShape> shapes;
+  for (const auto& dims : inputs) shapes.push_back(pcg::ParallelShape::unpartitioned(dims));
+  std::vector<std::vector<std::int64_t>> outputs;
+  for (const auto& shape : bundled_library().infer(op, attrs, shapes)) outputs.push_back(shape.dims);
+  return outputs;
+}
+
 inline Tensor<double> uniform_tensor(const std::vector<std::int64_t>& dims, std::mt19937_64& rng, double lo = -1, double hi = 1) {
   Tensor<double> t(dims);
   std::uniform_real_distribution<double> u(lo, hi);

@@ -19,6 +19,7 @@ namespace {
 using testing::bundled_library;
 using testing::relative_error;
 using testing::same_infinities;
+using testing::spec_output_dims;
 using testing::uniform_tensor;
 
 struct KernelCase {
@@ -151,8 +152,8 @@ double worst_difference(const KernelCase& c) {
   std::vector<Tensor<double>> inputs_d;
   for (const auto& t : inputs) inputs_d.push_back(convert<double>(t));
 
-  const OpCall<T> call{c.op, c.attrs, pointers(inputs), {}, {}, {}};
-  const OpCall<double> call_d{c.op, c.attrs, pointers(inputs_d), {}, {}, {}};
+  const OpCall<T> call{c.op, c.attrs, pointers(inputs), {}, {}, {}, spec_output_dims(c.op, c.attrs, c.inputs)};
+  const OpCall<double> call_d{c.op, c.attrs, pointers(inputs_d), {}, {}, {}, call.output_dims};
   const auto out = native->forward(call);
   const auto out_d = reference.forward(call_d);
   EXPECT_EQ(out.size(), out_d.size());
@@ -242,7 +243,7 @@ CallResult run_on_rows(const std::string& op, const pcg::AttrMap& attrs, const s
                        const std::set<std::size_t>& split, std::int64_t lo, std::int64_t hi, const Tensor<double>& output_grad,
                        bool split_output) {
   std::vector<Tensor<double>> pieces;
-  OpCall<double> call{op, attrs, {}, {}, {}, {}};
+  OpCall<double> call{op, attrs, {}, {}, {}, {}, {}};
   for (std::size_t i = 0; i < whole.size(); ++i) {
     const bool cut = split.count(i) > 0;
     pieces.push_back(cut ? rows_of(whole[i], lo, hi) : whole[i]);
@@ -251,6 +252,7 @@ CallResult run_on_rows(const std::string& op, const pcg::AttrMap& attrs, const s
   }
   call.inputs = pointers(pieces);
   call.output_regions.push_back(split_output ? rows_region(output_grad.dims, lo, hi) : pcg::whole_region(output_grad.dims));
+  call.output_dims.push_back(call.output_regions.back().extent());
   const Kernel<double>& native = *builtin_kernels().find<double>(op, Backend::Cpu);
   CallResult r;
   r.outputs = native.forward(call);
@@ -281,7 +283,7 @@ void expect_halves_assemble(const std::string& op, const pcg::AttrMap& attrs, co
   std::vector<Tensor<double>> whole;
   for (const auto& d : dims) whole.push_back(uniform_tensor(d, rng));
   const Kernel<double> reference = interpreter_kernel<double>(bundled_library(), op, attrs, dims);
-  const OpCall<double> call{op, attrs, pointers(whole), {}, {}, {}};
+  const OpCall<double> call{op, attrs, pointers(whole), {}, {}, {}, spec_output_dims(op, attrs, dims)};
   const std::vector<Tensor<double>> want = reference.forward(call);
   const Tensor<double> output_grad = uniform_tensor(want.at(0).dims, rng);
   const std::vector<Tensor<double>> want_grads =
@@ -317,7 +319,7 @@ TEST(NativeKernels, ZooKernelsComputeTheirPieceOfSplitRows) {
 bool refuses_second_half(const std::string& op, const pcg::AttrMap& attrs, const std::vector<std::vector<std::int64_t>>& dims,
                          std::size_t input, std::size_t dim) {
   std::vector<Tensor<double>> pieces;
-  OpCall<double> call{op, attrs, {}, {}, {}, {}};
+  OpCall<double> call{op, attrs, {}, {}, {}, {}, {}};
   for (std::size_t i = 0; i < dims.size(); ++i) {
     pcg::Region region = pcg::whole_region(dims[i]);
     std::vector<std::int64_t> piece = dims[i];

@@ -21,6 +21,7 @@ namespace loom::runtime {
 namespace {
 
 using testing::bundled_library;
+using testing::spec_output_dims;
 using testing::uniform_tensor;
 
 struct PieceCase {
@@ -142,7 +143,7 @@ Result run_pieces(const Kernel<double>& kernel, const PieceCase& c, const Split&
   for (const Tensor<double>& g : output_grads) r.outputs.emplace_back(g.dims, 0.0);
   for (const Tensor<double>& x : inputs) r.input_grads.emplace_back(x.dims, 0.0);
   for (std::int64_t task = 0; task < split.tasks(); ++task) {
-    OpCall<double> call{c.op, c.attrs, {}, {}, {}, {}};
+    OpCall<double> call{c.op, c.attrs, {}, {}, {}, {}, {}};
     std::vector<Tensor<double>> pieces, grad_pieces;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       call.regions.push_back(pcg::piece_region(split.inputs[i], task));
@@ -152,6 +153,7 @@ Result run_pieces(const Kernel<double>& kernel, const PieceCase& c, const Split&
     for (std::size_t k = 0; k < split.outputs.size(); ++k) {
       EXPECT_EQ(split.outputs[k].R, 1) << "a replicated output would be assembled more than once";
       call.output_regions.push_back(pcg::piece_region(split.outputs[k], task));
+      call.output_dims.push_back(call.output_regions.back().extent());
       grad_pieces.push_back(cut(output_grads[k], call.output_regions.back()));
     }
     call.inputs = pointers(pieces);
@@ -184,7 +186,7 @@ TEST_P(PieceOffsets, PiecesAssembleToTheWholeResultNativeAndInterpreted) {
   const PieceCase& c = GetParam();
   const std::vector<Tensor<double>> inputs = values_for(c, 5);
   const Kernel<double> whole_kernel = interpreter_kernel<double>(bundled_library(), c.op, c.attrs, c.inputs);
-  const OpCall<double> whole_call{c.op, c.attrs, pointers(inputs), {}, {}, {}};
+  const OpCall<double> whole_call{c.op, c.attrs, pointers(inputs), {}, {}, {}, spec_output_dims(c.op, c.attrs, c.inputs)};
   Result want;
   want.outputs = whole_kernel.forward(whole_call);
   std::mt19937_64 rng(9);

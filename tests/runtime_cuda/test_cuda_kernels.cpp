@@ -20,6 +20,7 @@ using testing::cuda_registry;
 using testing::bundled_library;
 using testing::relative_error;
 using testing::same_infinities;
+using testing::spec_output_dims;
 using testing::uniform_tensor;
 
 struct CudaCase {
@@ -131,6 +132,14 @@ const std::vector<CudaCase>& cases() {
       {"slice_axis", {{"axis", 2}, {"start", 4}, {"size", 1}}, {{2, 3, 5}}, {}},
       {"slice_axis", {{"axis", 3}, {"start", 2}, {"size", 3}}, {{2, 2, 3, 7}}, {}},
       {"slice_axis", {{"axis", 1}, {"start", 3}, {"size", 300}}, {{2, 303, 3}}, {}},
+      // Reshapes keep the values and take their dims from the spec's inference.
+      {"reshape", {{"rows", 6}, {"cols", 4}}, {{4, 6}}, {}},
+      {"reshape_4d", {{"rows", 2}, {"cols", 48}}, {{2, 3, 4, 4}}, {}},
+      {"flatten", {}, {{2, 3, 4, 4}}, {}},
+      {"merge_axes", {{"axis", 1}}, {{2, 3, 4, 5}}, {}},
+      {"split_axis", {{"axis", 1}, {"parts", 2}}, {{2, 4, 3}}, {}},
+      {"squeeze_axis", {{"axis", 1}}, {{3, 1, 4}}, {}},
+      {"unsqueeze_axis", {{"axis", 1}}, {{3, 4}}, {}},
       {"swap_axes", {{"axis", 1}}, {{2, 3, 5, 7}}, {}},
       {"swap_axes", {{"axis", 0}}, {{3, 5}}, {}},
       {"swap_axes", {{"axis", 2}}, {{2, 3, 5, 3}}, {}},
@@ -219,7 +228,13 @@ double worst_difference(const CudaCase& c) {
     const auto range = c.ranges.count(i) ? c.ranges.at(i) : std::pair<double, double>{-1, 1};
     inputs.push_back(convert<T>(uniform_tensor(c.inputs[i], rng, range.first, range.second)));
   }
-  const OpCall<T> call{c.op, c.attrs, pointers(inputs), c.regions, c.logical_dims, {}};
+  const OpCall<T> call{c.op,
+                       c.attrs,
+                       pointers(inputs),
+                       c.regions,
+                       c.logical_dims,
+                       {},
+                       c.regions.empty() ? spec_output_dims(c.op, c.attrs, c.inputs) : std::vector<std::vector<std::int64_t>>{}};
   const auto expected = ref->forward(call);
   const auto actual = gpu->forward(call);
   EXPECT_EQ(actual.size(), expected.size());
@@ -259,7 +274,7 @@ TEST(CudaKernels, ComputesOnlyTheWantedGradients) {
   if (const auto reason = cuda_unavailable_reason()) GTEST_SKIP() << *reason;
   std::mt19937_64 rng(3);
   const std::vector<Tensor<double>> inputs{uniform_tensor({5, 3}, rng), uniform_tensor({3, 4}, rng), uniform_tensor({4}, rng)};
-  const OpCall<double> call{"linear", {}, pointers(inputs), {}, {}, {}};
+  const OpCall<double> call{"linear", {}, pointers(inputs), {}, {}, {}, {}};
   const Kernel<double>* gpu = cuda_registry().find<double>("linear", Backend::Cuda);
   const Kernel<double>* cpu = builtin_kernels().find<double>("linear", Backend::Cpu);
   ASSERT_NE(gpu, nullptr);
@@ -293,7 +308,7 @@ TEST(CudaKernels, SkipsTheUnwantedGradientsOfMultiInputKernels) {
     std::mt19937_64 rng(5);
     std::vector<Tensor<double>> inputs;
     for (const auto& dims : p.c.inputs) inputs.push_back(uniform_tensor(dims, rng));
-    const OpCall<double> call{p.c.op, {}, pointers(inputs), {}, {}, {}};
+    const OpCall<double> call{p.c.op, {}, pointers(inputs), {}, {}, {}, {}};
     const Kernel<double>* cpu = builtin_kernels().find<double>(p.c.op, Backend::Cpu);
     const Kernel<double>* gpu = cuda_registry().find<double>(p.c.op, Backend::Cuda);
     ASSERT_NE(gpu, nullptr) << p.c;
@@ -320,7 +335,7 @@ TEST(CudaKernels, SlicesPiecesOfOtherAxesAndRefusesPiecesOfTheSlicedAxis) {
   const std::vector<Tensor<double>> piece{uniform_tensor({2, 5, 3}, rng)};
   const Kernel<double>* gpu = cuda_registry().find<double>("slice_axis", Backend::Cuda);
   ASSERT_NE(gpu, nullptr);
-  const OpCall<double> of_axis{"slice_axis", attrs, pointers(piece), {pcg::Region{{0, 5, 0}, {2, 10, 3}}}, {{2, 10, 3}}, {}};
+  const OpCall<double> of_axis{"slice_axis", attrs, pointers(piece), {pcg::Region{{0, 5, 0}, {2, 10, 3}}}, {{2, 10, 3}}, {}, {}};
   try {
     gpu->forward(of_axis);
     ADD_FAILURE() << "a piece of the sliced axis was accepted";
@@ -330,9 +345,9 @@ TEST(CudaKernels, SlicesPiecesOfOtherAxesAndRefusesPiecesOfTheSlicedAxis) {
   }
 
   if (const auto reason = cuda_unavailable_reason()) GTEST_SKIP() << *reason;
-  const OpCall<double> of_batch{"slice_axis", attrs, pointers(piece), {pcg::Region{{2, 0, 0}, {4, 5, 3}}}, {{6, 5, 3}}, {}};
+  const OpCall<double> of_batch{"slice_axis", attrs, pointers(piece), {pcg::Region{{2, 0, 0}, {4, 5, 3}}}, {{6, 5, 3}}, {}, {}};
   const Kernel<double> reference = interpreter_kernel<double>(bundled_library(), "slice_axis", attrs, {{2, 5, 3}});
-  const OpCall<double> whole{"slice_axis", attrs, pointers(piece), {}, {}, {}};
+  const OpCall<double> whole{"slice_axis", attrs, pointers(piece), {}, {}, {}, {}};
   const auto expected = reference.forward(whole);
   const auto actual = gpu->forward(of_batch);
   ASSERT_EQ(actual.size(), 1u);
@@ -351,6 +366,10 @@ TEST(CudaKernels, EveryRegisteredKernelIsTested) {
   const auto ops = cuda_registry().ops(Backend::Cuda);
   EXPECT_FALSE(ops.empty());
   for (const auto& op : ops) EXPECT_TRUE(tested.count(op)) << op << " has a CUDA kernel but no test case";
+}
+
+TEST(CudaKernels, TheCudaBackendRunsEveryOperatorOfTheKernelTable) {
+  EXPECT_EQ(cuda_registry().ops(Backend::Cuda), builtin_kernels().ops(Backend::Cpu));
 }
 
 TEST(CudaKernels, EveryKernelHasACpuCounterpartInBothPrecisions) {

@@ -19,6 +19,7 @@ using testing::cuda_registry;
 
 using Dims = std::vector<std::int64_t>;
 using testing::relative_error;
+using testing::spec_output_dims;
 using testing::uniform_tensor;
 
 struct ModelCase {
@@ -37,7 +38,8 @@ std::ostream& operator<<(std::ostream& os, const ModelCase& c) {
 // The call of the case on `inputs`, with its pieces' regions when it has any.
 template <class T>
 OpCall<T> call_of(const ModelCase& c, const std::vector<Tensor<T>>& inputs) {
-  OpCall<T> call{c.op, c.attrs, pointers(inputs), {}, {}, {}};
+  OpCall<T> call{c.op, c.attrs, pointers(inputs), {}, {}, {}, {}};
+  if (c.offsets.empty()) call.output_dims = spec_output_dims(c.op, c.attrs, c.inputs);
   for (std::size_t i = 0; i < c.offsets.size(); ++i) {
     pcg::Region box{c.offsets[i], c.offsets[i]};
     for (std::size_t d = 0; d < box.hi.size(); ++d) box.hi[d] += c.inputs[i].at(d);

@@ -9,6 +9,7 @@
 #include "loom/runtime/cuda/elementwise.hpp"
 #include "loom/runtime/cuda/gemm.hpp"
 #include "loom/runtime/cuda/normalization.hpp"
+#include "loom/runtime/relabel_kernel.hpp"
 
 namespace loom::runtime {
 namespace cuda_adapter {
@@ -371,52 +372,52 @@ Kernel<T> pool_kernel(cuda::Pooling mode, bool global) {
 }
 
 template <class T>
-void add_all(KernelRegistry& r) {
-  const auto add = [&r](const std::string& op, Kernel<T> kernel) { r.add<T>(op, Backend::Cuda, std::move(kernel)); };
-  add("matmul", dense_kernel<T>(false, false));
-  add("linear_nobias", dense_kernel<T>(false, false));
-  add("matmul_relu", dense_kernel<T>(false, true));
-  add("linear", dense_kernel<T>(true, false));
-  add("batch_matmul", batch_matmul_kernel<T>());
-  add("bias_add", bias_add_kernel<T>());
-  add("bias_add_axis", bias_add_axis_kernel<T>());
+void add_all(BackendKernels& k) {
+  k.provide<T>(NativeKernel::Dense, dense_kernel<T>(false, false));
+  k.provide<T>(NativeKernel::DenseRelu, dense_kernel<T>(false, true));
+  k.provide<T>(NativeKernel::DenseBias, dense_kernel<T>(true, false));
+  k.provide<T>(NativeKernel::BatchMatmul, batch_matmul_kernel<T>());
+  k.provide<T>(NativeKernel::BiasAdd, bias_add_kernel<T>());
+  k.provide<T>(NativeKernel::BiasAddAxis, bias_add_axis_kernel<T>());
   using cuda::Unary;
-  add("relu", unary_kernel<T>(Unary::Relu));
-  add("sigmoid", unary_kernel<T>(Unary::Sigmoid));
-  add("tanh", unary_kernel<T>(Unary::Tanh));
-  add("gelu", unary_kernel<T>(Unary::Gelu));
-  add("exp", unary_kernel<T>(Unary::Exp));
-  add("sqrt", unary_kernel<T>(Unary::Sqrt));
-  add("erf", unary_kernel<T>(Unary::Erf));
-  add("identity", unary_kernel<T>(Unary::Identity));
-  add("dropout", unary_kernel<T>(Unary::Identity));
+  k.provide<T>(NativeKernel::Relu, unary_kernel<T>(Unary::Relu));
+  k.provide<T>(NativeKernel::Sigmoid, unary_kernel<T>(Unary::Sigmoid));
+  k.provide<T>(NativeKernel::Tanh, unary_kernel<T>(Unary::Tanh));
+  k.provide<T>(NativeKernel::Gelu, unary_kernel<T>(Unary::Gelu));
+  k.provide<T>(NativeKernel::Exp, unary_kernel<T>(Unary::Exp));
+  k.provide<T>(NativeKernel::Sqrt, unary_kernel<T>(Unary::Sqrt));
+  k.provide<T>(NativeKernel::Erf, unary_kernel<T>(Unary::Erf));
+  k.provide<T>(NativeKernel::Identity, unary_kernel<T>(Unary::Identity));
   using cuda::Arith;
-  add("ewadd", binary_kernel<T>(Arith::Add));
-  add("ewsub", binary_kernel<T>(Arith::Sub));
-  add("ewmul", binary_kernel<T>(Arith::Mul));
-  add("ewdiv", binary_kernel<T>(Arith::Div));
-  add("scalar_mul", scalar_kernel<T>(Arith::Mul));
-  add("scalar_add", scalar_kernel<T>(Arith::Add));
-  add("softmax", softmax_kernel<T>());
-  add("layer_norm", layer_norm_kernel<T>());
-  add("batchnorm", batchnorm_kernel<T>());
-  add("conv2d", conv_kernel<T>(false));
-  add("conv2d_grouped", conv_kernel<T>(false));
-  add("conv2d_depthwise", conv_kernel<T>(true));
-  add("pool2d_max", pool_kernel<T>(cuda::Pooling::Max, false));
-  add("pool2d_avg", pool_kernel<T>(cuda::Pooling::Average, false));
-  add("global_avg_pool", pool_kernel<T>(cuda::Pooling::Average, true));
+  k.provide<T>(NativeKernel::Add, binary_kernel<T>(Arith::Add));
+  k.provide<T>(NativeKernel::Sub, binary_kernel<T>(Arith::Sub));
+  k.provide<T>(NativeKernel::Mul, binary_kernel<T>(Arith::Mul));
+  k.provide<T>(NativeKernel::Div, binary_kernel<T>(Arith::Div));
+  k.provide<T>(NativeKernel::ScalarMul, scalar_kernel<T>(Arith::Mul));
+  k.provide<T>(NativeKernel::ScalarAdd, scalar_kernel<T>(Arith::Add));
+  k.provide<T>(NativeKernel::Softmax, softmax_kernel<T>());
+  k.provide<T>(NativeKernel::LayerNorm, layer_norm_kernel<T>());
+  k.provide<T>(NativeKernel::BatchNorm, batchnorm_kernel<T>());
+  k.provide<T>(NativeKernel::Conv, conv_kernel<T>(false));
+  k.provide<T>(NativeKernel::ConvDepthwise, conv_kernel<T>(true));
+  k.provide<T>(NativeKernel::MaxPool, pool_kernel<T>(cuda::Pooling::Max, false));
+  k.provide<T>(NativeKernel::AvgPool, pool_kernel<T>(cuda::Pooling::Average, false));
+  k.provide<T>(NativeKernel::GlobalAvgPool, pool_kernel<T>(cuda::Pooling::Average, true));
 }
 
 }  // namespace
 }  // namespace cuda_adapter
 
 void add_cuda_kernels(KernelRegistry& registry) {
-  cuda_adapter::add_all<float>(registry);
-  cuda_adapter::add_all<double>(registry);
-  cuda_adapter::add_layout_kernels(registry);
-  cuda_adapter::add_sequence_kernels(registry);
-  cuda_adapter::add_model_kernels(registry);
+  BackendKernels k;
+  cuda_adapter::add_all<float>(k);
+  cuda_adapter::add_all<double>(k);
+  cuda_adapter::add_layout_kernels(k);
+  cuda_adapter::add_sequence_kernels(k);
+  cuda_adapter::add_model_kernels(k);
+  k.provide<float>(NativeKernel::Relabel, relabel_kernel<float>());
+  k.provide<double>(NativeKernel::Relabel, relabel_kernel<double>());
+  k.register_all(registry, Backend::Cuda);
 }
 
 std::optional<std::string> cuda_unavailable_reason() {

@@ -173,20 +173,19 @@ Kernel<T> transpose_kernel() {
 }
 
 template <class T>
-void add_all(KernelRegistry& r) {
-  const auto add = [&r](const std::string& op, Kernel<T> kernel) { r.add<T>(op, Backend::Cuda, std::move(kernel)); };
-  add("concat", concat_kernel<T>());
-  add("split", split_kernel<T>());
-  add("slice_axis", slice_axis_kernel<T>());
-  add("swap_axes", swap_axes_kernel<T>());
-  add("transpose", transpose_kernel<T>());
+void add_all(BackendKernels& k) {
+  k.provide<T>(NativeKernel::Concat, concat_kernel<T>());
+  k.provide<T>(NativeKernel::Split, split_kernel<T>());
+  k.provide<T>(NativeKernel::SliceAxis, slice_axis_kernel<T>());
+  k.provide<T>(NativeKernel::SwapAxes, swap_axes_kernel<T>());
+  k.provide<T>(NativeKernel::Transpose, transpose_kernel<T>());
 }
 
 }  // namespace
 
-void add_layout_kernels(KernelRegistry& registry) {
-  add_all<float>(registry);
-  add_all<double>(registry);
+void add_layout_kernels(BackendKernels& k) {
+  add_all<float>(k);
+  add_all<double>(k);
 }
 
 }  // namespace loom::runtime::cuda_adapter

@@ -293,24 +293,23 @@ Kernel<T> triangle_mult_kernel(bool incoming) {
 }
 
 template <class T>
-void add_all(KernelRegistry& r) {
-  const auto add = [&r](const std::string& op, Kernel<T> kernel) { r.add<T>(op, Backend::Cuda, std::move(kernel)); };
-  add("dot_attention", dot_attention_kernel<T>());
-  add("window_partition", window_partition_kernel<T>());
-  add("window_reverse", window_reverse_kernel<T>());
-  add("cyclic_shift", cyclic_shift_kernel<T>());
-  add("add_window_mask", add_window_mask_kernel<T>());
-  add("add_pair_bias", add_pair_bias_kernel<T>());
-  add("outer_product_mean", outer_product_mean_kernel<T>());
-  add("triangle_mult_out", triangle_mult_kernel<T>(false));
-  add("triangle_mult_in", triangle_mult_kernel<T>(true));
+void add_all(BackendKernels& k) {
+  k.provide<T>(NativeKernel::DotAttention, dot_attention_kernel<T>());
+  k.provide<T>(NativeKernel::WindowPartition, window_partition_kernel<T>());
+  k.provide<T>(NativeKernel::WindowReverse, window_reverse_kernel<T>());
+  k.provide<T>(NativeKernel::CyclicShift, cyclic_shift_kernel<T>());
+  k.provide<T>(NativeKernel::AddWindowMask, add_window_mask_kernel<T>());
+  k.provide<T>(NativeKernel::AddPairBias, add_pair_bias_kernel<T>());
+  k.provide<T>(NativeKernel::OuterProductMean, outer_product_mean_kernel<T>());
+  k.provide<T>(NativeKernel::TriangleMultOut, triangle_mult_kernel<T>(false));
+  k.provide<T>(NativeKernel::TriangleMultIn, triangle_mult_kernel<T>(true));
 }
 
 }  // namespace
 
-void add_model_kernels(KernelRegistry& registry) {
-  add_all<float>(registry);
-  add_all<double>(registry);
+void add_model_kernels(BackendKernels& k) {
+  add_all<float>(k);
+  add_all<double>(k);
 }
 
 }  // namespace loom::runtime::cuda_adapter

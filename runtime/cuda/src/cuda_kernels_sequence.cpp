@@ -257,25 +257,23 @@ Kernel<T> add_relative_bias_kernel() {
 }
 
 template <class T>
-void add_all(KernelRegistry& r) {
-  const auto add = [&r](const std::string& op, Kernel<T> kernel) { r.add<T>(op, Backend::Cuda, std::move(kernel)); };
-  add("embedding", lookup_kernel<T>(false));
-  add("embedding_bag", lookup_kernel<T>(false));
-  add("gather_rows", lookup_kernel<T>(true));
-  add("lstm_cell", lstm_cell_kernel<T>());
-  add("attention_scores", attention_scores_kernel<T>());
-  add("causal_mask", causal_mask_kernel<T>());
-  add("head_proj", head_proj_kernel<T>(true));
-  add("head_proj_nobias", head_proj_kernel<T>(false));
-  add("head_merge", head_merge_kernel<T>());
-  add("add_relative_bias", add_relative_bias_kernel<T>());
+void add_all(BackendKernels& k) {
+  k.provide<T>(NativeKernel::Lookup, lookup_kernel<T>(false));
+  k.provide<T>(NativeKernel::GatherRows, lookup_kernel<T>(true));
+  k.provide<T>(NativeKernel::LstmCell, lstm_cell_kernel<T>());
+  k.provide<T>(NativeKernel::AttentionScores, attention_scores_kernel<T>());
+  k.provide<T>(NativeKernel::CausalMask, causal_mask_kernel<T>());
+  k.provide<T>(NativeKernel::HeadProj, head_proj_kernel<T>(true));
+  k.provide<T>(NativeKernel::HeadProjNoBias, head_proj_kernel<T>(false));
+  k.provide<T>(NativeKernel::HeadMerge, head_merge_kernel<T>());
+  k.provide<T>(NativeKernel::AddRelativeBias, add_relative_bias_kernel<T>());
 }
 
 }  // namespace
 
-void add_sequence_kernels(KernelRegistry& registry) {
-  add_all<float>(registry);
-  add_all<double>(registry);
+void add_sequence_kernels(BackendKernels& k) {
+  add_all<float>(k);
+  add_all<double>(k);
 }
 
 }  // namespace loom::runtime::cuda_adapter

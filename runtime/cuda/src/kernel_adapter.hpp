@@ -8,7 +8,7 @@
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/cuda/device_buffer.hpp"
-#include "loom/runtime/kernel_registry.hpp"
+#include "loom/runtime/kernel_table.hpp"
 
 namespace loom::runtime::cuda_adapter {
 
@@ -89,9 +89,9 @@ std::size_t axis_of(const OpCall<T>& c, std::size_t extra = 0) {
 }
 
 // The operators of cuda_kernels_layout.cpp and cuda_kernels_sequence.cpp, in float and double.
-void add_layout_kernels(KernelRegistry& registry);
-void add_sequence_kernels(KernelRegistry& registry);
+void add_layout_kernels(BackendKernels& k);
+void add_sequence_kernels(BackendKernels& k);
 // The model zoo's operators of cuda_kernels_models.cpp, in float and double.
-void add_model_kernels(KernelRegistry& registry);
+void add_model_kernels(BackendKernels& k);
 
 }  // namespace loom::runtime::cuda_adapter

@@ -296,22 +296,22 @@ Kernel<T> dot_attention_kernel() {
 }
 
 template <class T>
-void add_all(KernelRegistry& r) {
-  add_cpu<T>(r, "attention_scores", attention_scores_kernel<T>());
-  add_cpu<T>(r, "causal_mask", causal_mask_kernel<T>());
-  add_cpu<T>(r, "gather_rows", gather_rows_kernel<T>());
-  add_cpu<T>(r, "head_proj", head_proj_kernel<T>(true));
-  add_cpu<T>(r, "head_proj_nobias", head_proj_kernel<T>(false));
-  add_cpu<T>(r, "head_merge", head_merge_kernel<T>());
-  add_cpu<T>(r, "add_relative_bias", add_relative_bias_kernel<T>());
-  add_cpu<T>(r, "dot_attention", dot_attention_kernel<T>());
+void add_all(BackendKernels& k) {
+  add_cpu<T>(k, NativeKernel::AttentionScores, attention_scores_kernel<T>());
+  add_cpu<T>(k, NativeKernel::CausalMask, causal_mask_kernel<T>());
+  add_cpu<T>(k, NativeKernel::GatherRows, gather_rows_kernel<T>());
+  add_cpu<T>(k, NativeKernel::HeadProj, head_proj_kernel<T>(true));
+  add_cpu<T>(k, NativeKernel::HeadProjNoBias, head_proj_kernel<T>(false));
+  add_cpu<T>(k, NativeKernel::HeadMerge, head_merge_kernel<T>());
+  add_cpu<T>(k, NativeKernel::AddRelativeBias, add_relative_bias_kernel<T>());
+  add_cpu<T>(k, NativeKernel::DotAttention, dot_attention_kernel<T>());
 }
 
 }  // namespace
 
-void add_attention_kernels(KernelRegistry& r) {
-  add_all<float>(r);
-  add_all<double>(r);
+void add_attention_kernels(BackendKernels& k) {
+  add_all<float>(k);
+  add_all<double>(k);
 }
 
 }  // namespace loom::runtime::kernels

@@ -130,17 +130,16 @@ Kernel<T> conv_kernel(bool depthwise) {
 }
 
 template <class T>
-void add_all(KernelRegistry& r) {
-  add_cpu<T>(r, "conv2d", conv_kernel<T>(false));
-  add_cpu<T>(r, "conv2d_grouped", conv_kernel<T>(false));
-  add_cpu<T>(r, "conv2d_depthwise", conv_kernel<T>(true));
+void add_all(BackendKernels& k) {
+  add_cpu<T>(k, NativeKernel::Conv, conv_kernel<T>(false));
+  add_cpu<T>(k, NativeKernel::ConvDepthwise, conv_kernel<T>(true));
 }
 
 }  // namespace
 
-void add_conv_kernels(KernelRegistry& r) {
-  add_all<float>(r);
-  add_all<double>(r);
+void add_conv_kernels(BackendKernels& k) {
+  add_all<float>(k);
+  add_all<double>(k);
 }
 
 }  // namespace loom::runtime::kernels

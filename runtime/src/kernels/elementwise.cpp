@@ -39,19 +39,20 @@ T gelu_derivative(T x) {
 }
 
 template <class T>
-void add_unary(KernelRegistry& r) {
-  add_cpu<T>(r, "relu", unary_kernel<T>([](T x) { return x < T(0) ? T(0) : x; }, [](T x, T) { return x < T(0) ? T(0) : T(1); }));
-  add_cpu<T>(r, "sigmoid", unary_kernel<T>([](T x) { return T(1) / (T(1) + std::exp(-x)); }, [](T, T y) { return y * (T(1) - y); }));
-  add_cpu<T>(r, "tanh", unary_kernel<T>([](T x) { return std::tanh(x); }, [](T, T y) { return T(1) - y * y; }));
-  add_cpu<T>(r, "gelu", unary_kernel<T>([](T x) { return gelu(x); }, [](T x, T) { return gelu_derivative(x); }));
-  add_cpu<T>(r, "exp", unary_kernel<T>([](T x) { return std::exp(x); }, [](T, T y) { return y; }));
-  add_cpu<T>(r, "sqrt", unary_kernel<T>([](T x) { return std::sqrt(x); }, [](T, T y) { return T(0.5) / y; }));
-  add_cpu<T>(r, "erf",
+void add_unary(BackendKernels& k) {
+  add_cpu<T>(k, NativeKernel::Relu,
+             unary_kernel<T>([](T x) { return x < T(0) ? T(0) : x; }, [](T x, T) { return x < T(0) ? T(0) : T(1); }));
+  add_cpu<T>(k, NativeKernel::Sigmoid,
+             unary_kernel<T>([](T x) { return T(1) / (T(1) + std::exp(-x)); }, [](T, T y) { return y * (T(1) - y); }));
+  add_cpu<T>(k, NativeKernel::Tanh, unary_kernel<T>([](T x) { return std::tanh(x); }, [](T, T y) { return T(1) - y * y; }));
+  add_cpu<T>(k, NativeKernel::Gelu, unary_kernel<T>([](T x) { return gelu(x); }, [](T x, T) { return gelu_derivative(x); }));
+  add_cpu<T>(k, NativeKernel::Exp, unary_kernel<T>([](T x) { return std::exp(x); }, [](T, T y) { return y; }));
+  add_cpu<T>(k, NativeKernel::Sqrt, unary_kernel<T>([](T x) { return std::sqrt(x); }, [](T, T y) { return T(0.5) / y; }));
+  add_cpu<T>(k, NativeKernel::Erf,
              unary_kernel<T>([](T x) { return std::erf(x); }, [](T x, T) { return T(2 * std::numbers::inv_sqrtpi) * std::exp(-x * x); }));
   const auto identity = [](T x) { return x; };
   const auto one = [](T, T) { return T(1); };
-  add_cpu<T>(r, "identity", unary_kernel<T>(identity, one));
-  add_cpu<T>(r, "dropout", unary_kernel<T>(identity, one));
+  add_cpu<T>(k, NativeKernel::Identity, unary_kernel<T>(identity, one));
 }
 
 enum class Arith { Add, Sub, Mul, Div };
@@ -126,21 +127,21 @@ Kernel<T> scalar_kernel(Arith op) {
 }
 
 template <class T>
-void add_all(KernelRegistry& r) {
-  add_unary<T>(r);
-  add_cpu<T>(r, "ewadd", binary_kernel<T>(Arith::Add));
-  add_cpu<T>(r, "ewsub", binary_kernel<T>(Arith::Sub));
-  add_cpu<T>(r, "ewmul", binary_kernel<T>(Arith::Mul));
-  add_cpu<T>(r, "ewdiv", binary_kernel<T>(Arith::Div));
-  add_cpu<T>(r, "scalar_mul", scalar_kernel<T>(Arith::Mul));
-  add_cpu<T>(r, "scalar_add", scalar_kernel<T>(Arith::Add));
+void add_all(BackendKernels& k) {
+  add_unary<T>(k);
+  add_cpu<T>(k, NativeKernel::Add, binary_kernel<T>(Arith::Add));
+  add_cpu<T>(k, NativeKernel::Sub, binary_kernel<T>(Arith::Sub));
+  add_cpu<T>(k, NativeKernel::Mul, binary_kernel<T>(Arith::Mul));
+  add_cpu<T>(k, NativeKernel::Div, binary_kernel<T>(Arith::Div));
+  add_cpu<T>(k, NativeKernel::ScalarMul, scalar_kernel<T>(Arith::Mul));
+  add_cpu<T>(k, NativeKernel::ScalarAdd, scalar_kernel<T>(Arith::Add));
 }
 
 }  // namespace
 
-void add_elementwise_kernels(KernelRegistry& r) {
-  add_all<float>(r);
-  add_all<double>(r);
+void add_elementwise_kernels(BackendKernels& k) {
+  add_all<float>(k);
+  add_all<double>(k);
 }
 
 }  // namespace loom::runtime::kernels

@@ -52,16 +52,15 @@ Kernel<T> lookup_kernel() {
 }
 
 template <class T>
-void add_all(KernelRegistry& r) {
-  add_cpu<T>(r, "embedding", lookup_kernel<T>());
-  add_cpu<T>(r, "embedding_bag", lookup_kernel<T>());
+void add_all(BackendKernels& k) {
+  add_cpu<T>(k, NativeKernel::Lookup, lookup_kernel<T>());
 }
 
 }  // namespace
 
-void add_embedding_kernels(KernelRegistry& r) {
-  add_all<float>(r);
-  add_all<double>(r);
+void add_embedding_kernels(BackendKernels& k) {
+  add_all<float>(k);
+  add_all<double>(k);
 }
 
 }  // namespace loom::runtime::kernels

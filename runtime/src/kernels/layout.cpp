@@ -2,11 +2,11 @@
 // an axis, squeezing) only relabel the dimensions; concat, split, slice_axis and swap_axes move
 // blocks.
 #include <algorithm>
-#include <functional>
 
 #include "eigen_views.hpp"
 #include "kernels.hpp"
 #include "loom/runtime/piece_checks.hpp"
+#include "loom/runtime/relabel_kernel.hpp"
 
 namespace loom::runtime::kernels {
 namespace {
@@ -14,53 +14,8 @@ namespace {
 template <class T>
 using Tensors = std::vector<Tensor<T>>;
 using Dims = std::vector<std::int64_t>;
-using DimsRule = std::function<Dims(const Dims&, const pcg::AttrMap&)>;
 
 std::size_t axis_of(const pcg::AttrMap& attrs) { return static_cast<std::size_t>(attrs.at("axis")); }
-
-template <class T>
-Kernel<T> relabel_kernel(DimsRule rule) {
-  Kernel<T> k;
-  k.forward = [rule](const OpCall<T>& c) {
-    Tensor<T> y = c.input(0);
-    y.dims = rule(y.dims, c.attrs);
-    return Tensors<T>{std::move(y)};
-  };
-  k.backward = [](const GradCall<T>& g) {
-    Tensor<T> dx = g.grad(0);
-    dx.dims = g.input(0).dims;
-    return Tensors<T>{std::move(dx)};
-  };
-  return k;
-}
-
-template <class T>
-void add_relabels(KernelRegistry& r) {
-  add_cpu<T>(r, "reshape", relabel_kernel<T>([](const Dims&, const pcg::AttrMap& a) { return Dims{a.at("rows"), a.at("cols")}; }));
-  add_cpu<T>(r, "reshape_4d", relabel_kernel<T>([](const Dims&, const pcg::AttrMap& a) { return Dims{a.at("rows"), a.at("cols")}; }));
-  add_cpu<T>(r, "flatten", relabel_kernel<T>([](const Dims& d, const pcg::AttrMap&) { return Dims{d[0], d[1] * d[2] * d[3]}; }));
-  add_cpu<T>(r, "merge_axes", relabel_kernel<T>([](Dims d, const pcg::AttrMap& a) {
-               const std::size_t axis = axis_of(a);
-               d[axis] *= d[axis + 1];
-               d.erase(d.begin() + static_cast<std::ptrdiff_t>(axis + 1));
-               return d;
-             }));
-  add_cpu<T>(r, "split_axis", relabel_kernel<T>([](Dims d, const pcg::AttrMap& a) {
-               const std::size_t axis = axis_of(a);
-               const std::int64_t parts = a.at("parts");
-               d[axis] /= parts;
-               d.insert(d.begin() + static_cast<std::ptrdiff_t>(axis), parts);
-               return d;
-             }));
-  add_cpu<T>(r, "squeeze_axis", relabel_kernel<T>([](Dims d, const pcg::AttrMap& a) {
-               d.erase(d.begin() + static_cast<std::ptrdiff_t>(axis_of(a)));
-               return d;
-             }));
-  add_cpu<T>(r, "unsqueeze_axis", relabel_kernel<T>([](Dims d, const pcg::AttrMap& a) {
-               d.insert(d.begin() + static_cast<std::ptrdiff_t>(axis_of(a)), 1);
-               return d;
-             }));
-}
 
 // Copies rows of `width` elements: dst row (outer, dst_col..) from src row (outer, src_col..).
 template <class T>
@@ -188,19 +143,19 @@ Kernel<T> swap_axes_kernel() {
 }
 
 template <class T>
-void add_all(KernelRegistry& r) {
-  add_relabels<T>(r);
-  add_cpu<T>(r, "concat", concat_kernel<T>());
-  add_cpu<T>(r, "split", split_kernel<T>());
-  add_cpu<T>(r, "slice_axis", slice_axis_kernel<T>());
-  add_cpu<T>(r, "swap_axes", swap_axes_kernel<T>());
+void add_all(BackendKernels& k) {
+  add_cpu<T>(k, NativeKernel::Relabel, relabel_kernel<T>());
+  add_cpu<T>(k, NativeKernel::Concat, concat_kernel<T>());
+  add_cpu<T>(k, NativeKernel::Split, split_kernel<T>());
+  add_cpu<T>(k, NativeKernel::SliceAxis, slice_axis_kernel<T>());
+  add_cpu<T>(k, NativeKernel::SwapAxes, swap_axes_kernel<T>());
 }
 
 }  // namespace
 
-void add_layout_kernels(KernelRegistry& r) {
-  add_all<float>(r);
-  add_all<double>(r);
+void add_layout_kernels(BackendKernels& k) {
+  add_all<float>(k);
+  add_all<double>(k);
 }
 
 }  // namespace loom::runtime::kernels

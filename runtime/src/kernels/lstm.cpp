@@ -65,9 +65,9 @@ Kernel<T> lstm_cell_kernel() {
 
 }  // namespace
 
-void add_lstm_kernels(KernelRegistry& r) {
-  add_cpu<float>(r, "lstm_cell", lstm_cell_kernel<float>());
-  add_cpu<double>(r, "lstm_cell", lstm_cell_kernel<double>());
+void add_lstm_kernels(BackendKernels& k) {
+  add_cpu<float>(k, NativeKernel::LstmCell, lstm_cell_kernel<float>());
+  add_cpu<double>(k, NativeKernel::LstmCell, lstm_cell_kernel<double>());
 }
 
 }  // namespace loom::runtime::kernels

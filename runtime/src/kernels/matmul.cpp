@@ -164,22 +164,21 @@ Kernel<T> transpose_kernel() {
 }
 
 template <class T>
-void add_all(KernelRegistry& r) {
-  add_cpu<T>(r, "matmul", dense_kernel<T>(false, false));
-  add_cpu<T>(r, "linear_nobias", dense_kernel<T>(false, false));
-  add_cpu<T>(r, "matmul_relu", dense_kernel<T>(false, true));
-  add_cpu<T>(r, "linear", dense_kernel<T>(true, false));
-  add_cpu<T>(r, "batch_matmul", batch_matmul_kernel<T>());
-  add_cpu<T>(r, "bias_add", bias_add_kernel<T>());
-  add_cpu<T>(r, "bias_add_axis", bias_add_axis_kernel<T>());
-  add_cpu<T>(r, "transpose", transpose_kernel<T>());
+void add_all(BackendKernels& k) {
+  add_cpu<T>(k, NativeKernel::Dense, dense_kernel<T>(false, false));
+  add_cpu<T>(k, NativeKernel::DenseRelu, dense_kernel<T>(false, true));
+  add_cpu<T>(k, NativeKernel::DenseBias, dense_kernel<T>(true, false));
+  add_cpu<T>(k, NativeKernel::BatchMatmul, batch_matmul_kernel<T>());
+  add_cpu<T>(k, NativeKernel::BiasAdd, bias_add_kernel<T>());
+  add_cpu<T>(k, NativeKernel::BiasAddAxis, bias_add_axis_kernel<T>());
+  add_cpu<T>(k, NativeKernel::Transpose, transpose_kernel<T>());
 }
 
 }  // namespace
 
-void add_matmul_kernels(KernelRegistry& r) {
-  add_all<float>(r);
-  add_all<double>(r);
+void add_matmul_kernels(BackendKernels& k) {
+  add_all<float>(k);
+  add_all<double>(k);
 }
 
 }  // namespace loom::runtime::kernels

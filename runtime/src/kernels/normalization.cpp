@@ -130,17 +130,17 @@ Kernel<T> batchnorm_kernel() {
 }
 
 template <class T>
-void add_all(KernelRegistry& r) {
-  add_cpu<T>(r, "softmax", softmax_kernel<T>());
-  add_cpu<T>(r, "layer_norm", layer_norm_kernel<T>());
-  add_cpu<T>(r, "batchnorm", batchnorm_kernel<T>());
+void add_all(BackendKernels& k) {
+  add_cpu<T>(k, NativeKernel::Softmax, softmax_kernel<T>());
+  add_cpu<T>(k, NativeKernel::LayerNorm, layer_norm_kernel<T>());
+  add_cpu<T>(k, NativeKernel::BatchNorm, batchnorm_kernel<T>());
 }
 
 }  // namespace
 
-void add_normalization_kernels(KernelRegistry& r) {
-  add_all<float>(r);
-  add_all<double>(r);
+void add_normalization_kernels(BackendKernels& k) {
+  add_all<float>(k);
+  add_all<double>(k);
 }
 
 }  // namespace loom::runtime::kernels

@@ -189,18 +189,18 @@ Kernel<T> triangle_mult_kernel(bool incoming) {
 }
 
 template <class T>
-void add_all(KernelRegistry& r) {
-  add_cpu<T>(r, "add_pair_bias", add_pair_bias_kernel<T>());
-  add_cpu<T>(r, "outer_product_mean", outer_product_mean_kernel<T>());
-  add_cpu<T>(r, "triangle_mult_out", triangle_mult_kernel<T>(false));
-  add_cpu<T>(r, "triangle_mult_in", triangle_mult_kernel<T>(true));
+void add_all(BackendKernels& k) {
+  add_cpu<T>(k, NativeKernel::AddPairBias, add_pair_bias_kernel<T>());
+  add_cpu<T>(k, NativeKernel::OuterProductMean, outer_product_mean_kernel<T>());
+  add_cpu<T>(k, NativeKernel::TriangleMultOut, triangle_mult_kernel<T>(false));
+  add_cpu<T>(k, NativeKernel::TriangleMultIn, triangle_mult_kernel<T>(true));
 }
 
 }  // namespace
 
-void add_pair_kernels(KernelRegistry& r) {
-  add_all<float>(r);
-  add_all<double>(r);
+void add_pair_kernels(BackendKernels& k) {
+  add_all<float>(k);
+  add_all<double>(k);
 }
 
 }  // namespace loom::runtime::kernels

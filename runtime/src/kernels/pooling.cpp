@@ -131,17 +131,17 @@ Kernel<T> global_avg_pool_kernel() {
 }
 
 template <class T>
-void add_all(KernelRegistry& r) {
-  add_cpu<T>(r, "pool2d_max", max_pool_kernel<T>());
-  add_cpu<T>(r, "pool2d_avg", avg_pool_kernel<T>());
-  add_cpu<T>(r, "global_avg_pool", global_avg_pool_kernel<T>());
+void add_all(BackendKernels& k) {
+  add_cpu<T>(k, NativeKernel::MaxPool, max_pool_kernel<T>());
+  add_cpu<T>(k, NativeKernel::AvgPool, avg_pool_kernel<T>());
+  add_cpu<T>(k, NativeKernel::GlobalAvgPool, global_avg_pool_kernel<T>());
 }
 
 }  // namespace
 
-void add_pooling_kernels(KernelRegistry& r) {
-  add_all<float>(r);
-  add_all<double>(r);
+void add_pooling_kernels(BackendKernels& k) {
+  add_all<float>(k);
+  add_all<double>(k);
 }
 
 }  // namespace loom::runtime::kernels

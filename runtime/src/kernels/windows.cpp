@@ -151,18 +151,18 @@ Kernel<T> add_window_mask_kernel() {
 }
 
 template <class T>
-void add_all(KernelRegistry& r) {
-  add_cpu<T>(r, "window_partition", window_partition_kernel<T>());
-  add_cpu<T>(r, "window_reverse", window_reverse_kernel<T>());
-  add_cpu<T>(r, "cyclic_shift", cyclic_shift_kernel<T>());
-  add_cpu<T>(r, "add_window_mask", add_window_mask_kernel<T>());
+void add_all(BackendKernels& k) {
+  add_cpu<T>(k, NativeKernel::WindowPartition, window_partition_kernel<T>());
+  add_cpu<T>(k, NativeKernel::WindowReverse, window_reverse_kernel<T>());
+  add_cpu<T>(k, NativeKernel::CyclicShift, cyclic_shift_kernel<T>());
+  add_cpu<T>(k, NativeKernel::AddWindowMask, add_window_mask_kernel<T>());
 }
 
 }  // namespace
 
-void add_window_kernels(KernelRegistry& r) {
-  add_all<float>(r);
-  add_all<double>(r);
+void add_window_kernels(BackendKernels& k) {
+  add_all<float>(k);
+  add_all<double>(k);
 }
 
 }  // namespace loom::runtime::kernels

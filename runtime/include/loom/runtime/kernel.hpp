@@ -26,11 +26,16 @@ struct OpCall {
   std::vector<pcg::Region> regions;
   std::vector<std::vector<std::int64_t>> logical_dims;
   std::vector<pcg::Region> output_regions;
+  // The dims of each output piece, as the operator's spec infers them: a kernel that needs an
+  // output's shape reads it here instead of deriving it again.
+  std::vector<std::vector<std::int64_t>> output_dims;
 
   // The attribute's value; throws LoomError naming the op when it is missing.
   std::int64_t attr(const std::string& name) const;
   const Tensor<T>& input(std::size_t i) const { return *inputs.at(i); }
   std::int64_t offset(std::size_t i, std::size_t dim) const { return regions.empty() ? 0 : regions.at(i).lo.at(dim); }
+  // Output `i`'s dims; throws LoomError naming the op when the caller gave none.
+  const std::vector<std::int64_t>& output_shape(std::size_t i) const;
   std::int64_t logical_size(std::size_t i, std::size_t dim) const {
     return logical_dims.empty() ? input(i).dims.at(dim) : logical_dims.at(i).at(dim);
   }
