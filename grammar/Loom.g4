@@ -92,6 +92,7 @@ term
   : term '.' (field=ID | position=INT)                     # projectTerm
   | name=ID attrArgs? '(' (term (',' term)*)? ')'          # applyTerm
   | name=ID                                                # varTerm
+  | '-'? (INT | REAL)                                      # literalTerm
   ;
 attrArgs : '<' attrArg (',' attrArg)* '>' ;
 attrArg  : (name=ID '=')? value=attrValue ;

@@ -49,7 +49,7 @@ int run_import(const ImportOptions& opt) {
   }
   const auto lib = spec::Library::load(spec::Library::paths_or_bundled(opt.specs));
   if (!opt.json && !opt.quiet) std::cerr << "importing " << opt.model.model << "\n";
-  const models::LoadedModel loaded = models::load_model(lib, opt.model.request());
+  const models::LoadedModel loaded = models::load_model(lib, opt.model.request(lib));
   const models::ModelStats stats = models::model_stats(loaded.graph, lib);
   if (!opt.out.empty()) write_atomically(opt.out, pcg::graph_to_json(loaded.graph).dump(1) + "\n");
   if (opt.json) {

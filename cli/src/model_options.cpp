@@ -1,10 +1,11 @@
 #include "model_options.hpp"
 
+#include "loom/verifier/rule_selection.hpp"
 #include "number_checks.hpp"
 
 namespace loom::cli {
 
-models::ModelRequest ModelOptions::request() const {
+models::ModelRequest ModelOptions::request(const spec::Library& library) const {
   models::ModelRequest r;
   r.model = model;
   for (const std::string& p : params) models::parse_assignment(p, r.params);
@@ -16,6 +17,7 @@ models::ModelRequest ModelOptions::request() const {
       r.params["batch"] = *batch;
     }
   }
+  if (models::is_onnx_path(model)) r.onnx.fusion_rules = verifier::import_rules(library, import_rules);
   return r;
 }
 
@@ -28,6 +30,10 @@ void add_model_size_options(CLI::App& cmd, ModelOptions& options, bool zoo_param
     cmd.add_option("-p,--param", options.params, "a zoo model parameter, NAME=VALUE (see `loom show --list`)");
   }
   cmd.add_option("--dim", options.dims, "an ONNX symbolic dimension, NAME=VALUE (default 1)");
+  cmd.add_option("--import-rules", options.import_rules,
+                 "proved rule libraries whose rules fuse an ONNX file's exported patterns once it is imported (default: the "
+                 "bundled specs/rules/onnx.verified.json, GELU's erf form); each rule must be proved, as `loom verify` writes them")
+      ->check(CLI::ExistingFile);
 }
 
 }  // namespace loom::cli

@@ -1,6 +1,7 @@
 #pragma once
 // The options every command that takes a model shares: --model NAME|FILE.onnx, --batch, -p/--param
-// NAME=VALUE for zoo parameters and --dim NAME=VALUE for an ONNX file's symbolic dimensions.
+// NAME=VALUE for zoo parameters, and for an ONNX file --dim NAME=VALUE for its symbolic dimensions
+// and --import-rules for the proved rules its exported patterns are fused with.
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,9 +17,11 @@ struct ModelOptions {
   std::optional<std::int64_t> batch;
   std::vector<std::string> params;
   std::vector<std::string> dims;
+  std::vector<std::string> import_rules;
 
-  // The request these options describe; throws LoomError for a malformed NAME=VALUE.
-  models::ModelRequest request() const;
+  // The request these options describe, an ONNX file's with the proved import rules it is fused
+  // with; throws LoomError for a malformed NAME=VALUE or an import rule without a valid proof.
+  models::ModelRequest request(const spec::Library& library) const;
 };
 
 // Adds --batch, --dim and (for commands that take zoo models) --param to `cmd`; the model itself is

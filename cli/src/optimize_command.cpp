@@ -52,7 +52,7 @@ int run_optimize(OptimizeOptions opt) {
   const spec::Library library = spec::Library::load(specs);
   search::Machine machine = search::load_machine(opt.machine).with_nodes(opt.nodes);
   if (opt.gpus_per_node > 0) machine = machine.with_devices_per_node(opt.gpus_per_node);
-  const models::LoadedModel model = models::load_model(library, opt.model.request());
+  const models::LoadedModel model = models::load_model(library, opt.model.request(library));
   const std::vector<std::string> rule_files = opt.rules.empty() ? verifier::bundled_rule_libraries() : opt.rules;
   verifier::RuleSelection selection = verifier::select_rules(library, specs, rule_files, opt.include_unverified);
   if (!selection.unproved.empty() && !opt.include_unverified) {

@@ -167,7 +167,9 @@ void term_dot(const spec::Term& t, const std::string& prefix, int& counter, std:
     }
   } else {
     id = prefix + "n" + std::to_string(counter++);
-    std::string label = t.kind == spec::TermKind::Project ? "." + (t.field.empty() ? std::to_string(t.position) : t.field) : t.name;
+    std::string label = t.kind == spec::TermKind::Project   ? "." + (t.field.empty() ? std::to_string(t.position) : t.field)
+                        : t.kind == spec::TermKind::Literal ? t.name.substr(1)
+                                                            : t.name;
     if (t.kind == spec::TermKind::Apply && !t.attrs.empty()) {
       label += "<";
       for (std::size_t i = 0; i < t.attrs.size(); ++i) label += (i ? "," : "") + spec::expr_to_string(*t.attrs[i].value);
@@ -253,8 +255,8 @@ int show_list(bool json) {
 }
 
 int show_model(const ShowOptions& opt) {
-  const models::ModelRequest request = opt.model.request();
   const auto lib = spec::Library::load(spec::Library::paths_or_bundled(opt.specs));
+  const models::ModelRequest request = opt.model.request(lib);
   const models::LoadedModel loaded = models::load_model(lib, request);
   if (opt.dot) {
     std::cout << pcg::graph_to_dot(loaded.graph);

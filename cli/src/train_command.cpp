@@ -151,7 +151,7 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
     if (transport.size() > 1)
       throw LoomError("--model without --plan trains on one device, but " + std::to_string(transport.size()) +
                       " processes run it: give a plan written by `loom optimize -o` (or run without mpirun)");
-    models::LoadedModel model = models::load_model(library, opt.model.request());
+    models::LoadedModel model = models::load_model(library, opt.model.request(library));
     graph = std::move(model.graph);
     s.run_name = model.name;
   } else {

@@ -1,6 +1,8 @@
 #include "loom/interpreter/ast.hpp"
 
 #include <array>
+#include <charconv>
+#include <string>
 #include <utility>
 
 namespace loom::spec {
@@ -24,6 +26,12 @@ std::optional<BinaryOp> binary_op_of(std::string_view symbol) {
   for (const auto& [text, op] : symbols)
     if (text == symbol) return op;
   return std::nullopt;
+}
+
+std::string literal_name(double value) {
+  char text[64];
+  const auto result = std::to_chars(text, text + sizeof text, value);
+  return "#" + std::string(text, result.ptr);
 }
 
 }  // namespace loom::spec

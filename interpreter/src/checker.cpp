@@ -441,6 +441,10 @@ class Checker {
       error(t.loc, "a tuple of outputs is only a whole side of a rule");
       return;
     }
+    if (t.kind == TermKind::Literal) {
+      if (!vars) error(t.loc, "a number stands for a rank-0 tensor only in axioms, rules and fused forms");
+      return;
+    }
     const auto* params = lib_.attr_params(t.name);
     if (!params) {
       error(t.loc, "unknown operator or parallel form '" + t.name + "'");
@@ -504,15 +508,30 @@ class Checker {
     bool implicit = !is_axiom && eq.quantifier.binders.empty();
     check_side(*eq.lhs, vars, ints, implicit);
     check_side(*eq.rhs, vars, ints, implicit);
+    if (!is_axiom) {
+      std::map<std::string, const Term*> left_numbers, right_numbers;
+      collect_literals(*eq.lhs, left_numbers);
+      collect_literals(*eq.rhs, right_numbers);
+      for (const auto& [name, term] : right_numbers)
+        if (!left_numbers.count(name))
+          error(term->loc, "the number " + name.substr(1) +
+                               " is written on the right-hand side only: a rewrite binds constants, it does not make them");
+    }
     const std::size_t left = outputs_written(*eq.lhs), right = outputs_written(*eq.rhs);
     if (left != right)
       error(eq.rhs->loc, "the left-hand side gives " + std::to_string(left) + " output" + (left == 1 ? "" : "s") +
                              ", the right-hand side " + std::to_string(right));
   }
 
+  static void collect_literals(const Term& t, std::map<std::string, const Term*>& out) {
+    if (t.kind == TermKind::Literal) out.emplace(t.name, &t);
+    for (const auto& a : t.args) collect_literals(*a, out);
+  }
+
   static std::size_t outputs_written(const Term& side) { return side.kind == TermKind::Tuple ? side.args.size() : 1; }
 
   void check_side(const Term& side, const std::set<std::string>& vars, const std::set<std::string>& ints, bool implicit) {
+    if (side.kind == TermKind::Literal) return error(side.loc, "a side of a rule or axiom must compute something, not be a bare number");
     if (side.kind != TermKind::Tuple) return check_term(side, &vars, ints, implicit);
     for (const auto& part : side.args) check_term(*part, &vars, ints, implicit);
   }

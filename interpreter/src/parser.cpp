@@ -47,6 +47,14 @@ class Builder {
     }
   }
 
+  double to_real(const std::string& text, antlr4::ParserRuleContext* ctx) const {
+    try {
+      return std::stod(text);
+    } catch (const std::out_of_range&) {
+      throw LoomError({{at(ctx), "number " + text + " is out of range"}});
+    }
+  }
+
   ExprPtr make(ExprKind kind, SourceLocation loc, std::string name, std::vector<ExprPtr> args = {}) const {
     auto e = std::make_shared<Expr>();
     e->kind = kind;
@@ -74,7 +82,7 @@ class Builder {
     auto loc = at(ctx);
     if (auto* c = dynamic_cast<P::ParenExprContext*>(ctx)) return expr(c->expr());
     if (auto* c = dynamic_cast<P::IntLiteralContext*>(ctx)) return number(loc, static_cast<double>(to_int(c->getText(), c)), true);
-    if (auto* c = dynamic_cast<P::RealLiteralContext*>(ctx)) return number(loc, std::stod(c->getText()), false);
+    if (auto* c = dynamic_cast<P::RealLiteralContext*>(ctx)) return number(loc, to_real(c->getText(), c), false);
     if (dynamic_cast<P::InfLiteralContext*>(ctx)) return number(loc, HUGE_VAL, false);
     if (auto* c = dynamic_cast<P::NameExprContext*>(ctx)) return make(ExprKind::Name, loc, c->name->getText());
     if (auto* c = dynamic_cast<P::ScalarDegreeRefContext*>(ctx)) return make(ExprKind::DegreeRef, loc, c->getText());
@@ -272,6 +280,10 @@ class Builder {
     if (auto* v = dynamic_cast<P::VarTermContext*>(ctx)) {
       t->kind = TermKind::Var;
       t->name = v->name->getText();
+    } else if (auto* l = dynamic_cast<P::LiteralTermContext*>(ctx)) {
+      t->kind = TermKind::Literal;
+      t->value = to_real(l->getText(), l);
+      t->name = literal_name(t->value);
     } else if (auto* a = dynamic_cast<P::ApplyTermContext*>(ctx)) {
       t->kind = TermKind::Apply;
       t->name = a->name->getText();

@@ -41,9 +41,11 @@ class SideBuilder {
               const std::map<std::string, pcg::RuleSymbol>& openable)
       : library_(library), shapes_(shapes), ints_(ints), openable_(openable) {}
 
-  pcg::Graph build(const Term& side, bool in_rhs, std::vector<pcg::OpenAttribute>& open) {
+  // `literals` gets every number the side writes, by the input name it is held as.
+  pcg::Graph build(const Term& side, bool in_rhs, std::vector<pcg::OpenAttribute>& open, std::map<std::string, double>& literals) {
     in_rhs_ = in_rhs;
     open_ = &open;
+    literals_ = &literals;
     if (side.kind == TermKind::Tuple) {
       for (const auto& part : side.args) {
         const pcg::PortRef out = single(*part);
@@ -85,6 +87,12 @@ class SideBuilder {
         return {ports[pick]};
       }
       case TermKind::Tuple: throw LoomError({{t.loc, "a tuple of outputs is only a whole side of a rule"}});
+      case TermKind::Literal: {
+        auto it = inputs_.find(t.name);
+        if (it == inputs_.end()) it = inputs_.emplace(t.name, graph_.add_input(t.name, pcg::ParallelShape::unpartitioned({}))).first;
+        (*literals_)[t.name] = t.value;
+        return {{it->second, 0}};
+      }
       case TermKind::Apply: break;
     }
     std::vector<pcg::PortRef> args;
@@ -129,6 +137,7 @@ class SideBuilder {
   std::map<std::string, int> built_;
   bool in_rhs_ = false;
   std::vector<pcg::OpenAttribute>* open_ = nullptr;
+  std::map<std::string, double>* literals_ = nullptr;
 };
 
 // Names used inside attribute expressions that are not a bare name (`split<1, n - 1>`).
@@ -357,12 +366,12 @@ class RuleTyper {
       out.id = rule_.name;
       std::vector<pcg::OpenAttribute> open;
       try {
-        out.lhs = SideBuilder(library_, shapes, ints, openable_).build(*rule_.lhs, false, open);
+        out.lhs = SideBuilder(library_, shapes, ints, openable_).build(*rule_.lhs, false, open, out.literals);
       } catch (const LoomError& e) {
         throw LoomError("the left-hand side: " + std::string(e.what()));
       }
       try {
-        out.rhs = SideBuilder(library_, shapes, ints, openable_).build(*rule_.rhs, true, open);
+        out.rhs = SideBuilder(library_, shapes, ints, openable_).build(*rule_.rhs, true, open, out.literals);
       } catch (const LoomError& e) {
         throw LoomError("the right-hand side: " + std::string(e.what()));
       }

@@ -37,6 +37,11 @@ std::vector<TermValue<Domain>> TermEvaluator<Domain>::eval(const Term& term, con
       return {std::move(values[pick])};
     }
     case TermKind::Apply: return apply(term, vars, ints);
+    case TermKind::Literal: {
+      TermValue<Domain> literal{pcg::ParallelShape::unpartitioned({}), {}};
+      if (compute_values_) literal.value = Tensor<typename Domain::Value>({}, Domain::from_real(term.value));
+      return {std::move(literal)};
+    }
     case TermKind::Tuple: {
       std::vector<TermValue<Domain>> out;
       for (const auto& part : term.args)

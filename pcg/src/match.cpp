@@ -1,12 +1,16 @@
 #include "loom/pcg/match.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <utility>
 
 namespace loom::pcg {
 
-GraphIndex::GraphIndex(const Graph& graph) : graph_(&graph), consumers_(graph.size()) {
+bool matches_literal(double value, double literal) { return std::abs(value - literal) <= 1e-6 * std::max(std::abs(literal), 1e-6); }
+
+GraphIndex::GraphIndex(const Graph& graph, ConstantLookup constants)
+    : graph_(&graph), constants_(std::move(constants)), consumers_(graph.size()) {
   for (const Node& n : graph.nodes()) {
     if (!n.is_graph_input()) by_op_[n.op].push_back(n.id);
     for (PortRef in : n.inputs) {
@@ -25,6 +29,12 @@ const std::vector<int>& GraphIndex::nodes_running(const std::string& op) const {
   static const std::vector<int> none;
   auto it = by_op_.find(op);
   return it == by_op_.end() ? none : it->second;
+}
+
+std::optional<double> GraphIndex::constant(PortRef port) const {
+  const Node& n = graph_->node(port.node);
+  if (!constants_ || !n.is_graph_input() || !n.output_shapes.at(0).dims.empty()) return std::nullopt;
+  return constants_(n);
 }
 
 int GraphIndex::use_count(PortRef port) const {
@@ -102,6 +112,10 @@ class Matcher {
       if (source.is_graph_input()) {
         auto [it, inserted] = m.bindings.emplace(source.name, gp);
         if (!inserted && it->second != gp) return false;
+        if (auto literal = rule_.literals.find(source.name); inserted && literal != rule_.literals.end()) {
+          const auto value = index_.constant(gp);
+          if (!value || !matches_literal(*value, literal->second)) return false;
+        }
       } else if (gp.port != lp.port || !assign(m, lp.node, gp.node)) {
         return false;
       }

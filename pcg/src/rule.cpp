@@ -215,9 +215,9 @@ OpenAttribute open_attribute_from_json(const json& j, const std::string& path) {
 
 Rule read_rule(const json& j, const OpCatalog& catalog, const std::string& path) {
   require_object(j, path);
-  reject_unknown_keys(
-      j, path,
-      {"id", "category", "variables", "lhs", "rhs", "constraints", "symbols", "open_attributes", "text", "provenance", "verification"});
+  reject_unknown_keys(j, path,
+                      {"id", "category", "variables", "lhs", "rhs", "constraints", "symbols", "open_attributes", "literals", "text",
+                       "provenance", "verification"});
   Rule rule;
   rule.id = read_string(require(j, "id", path), member(path, "id"));
   const std::string category = read_string(require(j, "category", path), member(path, "category"));
@@ -249,6 +249,16 @@ Rule read_rule(const json& j, const OpCatalog& catalog, const std::string& path)
     for (std::size_t i = 0; i < list.size(); ++i) rule.open_attributes.push_back(open_attribute_from_json(list[i], indexed(at, i)));
   }
   at_path(member(path, "open_attributes"), [&] { check_open_attributes(rule); });
+  if (j.contains("literals")) {
+    const std::string at = member(path, "literals");
+    require_object(j.at("literals"), at);
+    for (const auto& [name, value] : j.at("literals").items()) {
+      const auto input = rule.lhs.find(name);
+      if (!input || !rule.lhs.node(*input).is_graph_input() || !rule.lhs.node(*input).output_shapes.at(0).dims.empty())
+        fail(member(at, name), "a literal must name a rank-0 input of the left-hand side");
+      rule.literals[name] = read_number(value, member(at, name));
+    }
+  }
   if (j.contains("text")) rule.text = read_string(j.at("text"), member(path, "text"));
   if (j.contains("provenance")) {
     require_object(j.at("provenance"), member(path, "provenance"));
@@ -280,6 +290,7 @@ json rule_to_json(const Rule& rule) {
       open.push_back({{"side", a.in_rhs ? "rhs" : "lhs"}, {"node", a.node}, {"attribute", a.attribute}, {"symbol", a.symbol}});
     j["open_attributes"] = std::move(open);
   }
+  if (!rule.literals.empty()) j["literals"] = rule.literals;
   if (rule.verification) j["verification"] = verification_to_json(*rule.verification);
   return j;
 }

@@ -107,13 +107,15 @@ Graph mlp() {
   return g;
 }
 
-std::map<std::string, Tensor<double>> random_inputs(const Graph& g, std::mt19937_64& rng) {
+// Random values for the graph's inputs; an input a rule writes as a number holds that number.
+std::map<std::string, Tensor<double>> random_inputs(const Graph& g, std::mt19937_64& rng,
+                                                    const std::map<std::string, double>& numbers = {}) {
   std::map<std::string, Tensor<double>> values;
   std::uniform_real_distribution<double> uni(-1, 1);
   for (const auto& n : g.nodes()) {
     if (!n.is_graph_input()) continue;
     Tensor<double> t(n.output_shapes[0].dims);
-    for (auto& v : t.data) v = uni(rng);
+    for (auto& v : t.data) v = numbers.count(n.name) ? numbers.at(n.name) : uni(rng);
     values[n.name] = std::move(t);
   }
   return values;
@@ -176,7 +178,7 @@ TEST(RuleDeclarations, BundledRulesBecomeGraphs) {
   // Both sides compute the same values at the sizes chosen.
   std::mt19937_64 rng(3);
   for (const auto& r : all) {
-    const auto inputs = random_inputs(r.lhs, rng);
+    const auto inputs = random_inputs(r.lhs, rng, r.literals);
     const auto left = evaluate_graph<RealDomain>(bundled(), r.lhs, inputs), right = evaluate_graph<RealDomain>(bundled(), r.rhs, inputs);
     for (std::size_t o = 0; o < left.size(); ++o)
       for (std::size_t i = 0; i < left[o].data.size(); ++i) EXPECT_NEAR(left[o].data[i], right[o].data[i], 1e-9) << r.id;

@@ -15,6 +15,7 @@
 #include "loom/interpreter/library.hpp"
 #include "loom/models/registry.hpp"
 #include "loom/models/values.hpp"
+#include "loom/verifier/rule_selection.hpp"
 
 namespace loom::models::test {
 
@@ -45,6 +46,12 @@ inline const std::map<std::string, ParamValues>& tiny_sizes() {
 inline const spec::Library& library() {
   static const spec::Library lib = spec::Library::load({spec::Library::default_specs_dir()});
   return lib;
+}
+
+// The proved import rules the commands fuse an ONNX file with (specs/rules/onnx.verified.json).
+inline const std::vector<pcg::Rule>& bundled_import_rules() {
+  static const std::vector<pcg::Rule> rules = verifier::import_rules(library());
+  return rules;
 }
 
 class OnnxModel {

@@ -21,7 +21,9 @@ using std::int64_t;
 
 std::vector<float> floats(const TensorValue& t) { return {t.data.begin(), t.data.end()}; }
 
-ImportedModel import(const OnnxModel& m, const OnnxImportOptions& options = {}) {
+// The model imported as the commands import it: fused with the bundled, proved import rules.
+ImportedModel import(const OnnxModel& m, OnnxImportOptions options = {}) {
+  options.fusion_rules = bundled_import_rules();
   return import_onnx_bytes(m.bytes(), "test.onnx", library(), options);
 }
 

@@ -88,6 +88,8 @@ z3::func_decl Vocabulary::form(const std::string& name, std::size_t output) {
   return f;
 }
 
+z3::expr Vocabulary::literal(const std::string& name) { return context_.constant(("literal " + name).c_str(), tensor_); }
+
 z3::expr Vocabulary::dim(const z3::expr& tensor, int index) { return dim_(tensor, context_.int_val(index)); }
 z3::expr Vocabulary::rdim(const z3::expr& tensor, int index) { return rdim_(tensor, context_.int_val(index)); }
 
@@ -111,6 +113,7 @@ std::vector<z3::expr> TermEncoder::encode(const spec::Term& term, const Encoding
       return {outputs[pick]};
     }
     case spec::TermKind::Apply: return apply(term, scope);
+    case spec::TermKind::Literal: return {vocab_.literal(term.name)};
     case spec::TermKind::Tuple: {
       std::vector<z3::expr> out;
       for (const auto& part : term.args)

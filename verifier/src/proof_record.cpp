@@ -1,5 +1,6 @@
 #include "loom/verifier/proof_record.hpp"
 
+#include <iomanip>
 #include <set>
 #include <sstream>
 
@@ -66,6 +67,8 @@ std::string rule_content(const pcg::Rule& rule, const spec::Library& library) {
   }
   for (const pcg::OpenAttribute& a : rule.open_attributes)
     os << "\nopen " << (a.in_rhs ? "right" : "left") << " %" << a.node << ' ' << a.attribute << '=' << a.symbol;
+  // Which inputs are numbers, and their values, are what the proof is about.
+  for (const auto& [name, value] : rule.literals) os << "\nnumber " << name << ' ' << std::setprecision(17) << value;
   os << "\ntext " << rule.text << "\nforms";
   std::set<std::string> forms;
   for (const pcg::Graph* side : {&rule.lhs, &rule.rhs})

@@ -28,7 +28,9 @@ std::string goals_text(const std::vector<Goal>& goals, const std::string& arrow)
 // Builds the terms of one side of a rule: one term per node output, inputs shared by name.
 class GraphTerms {
  public:
-  GraphTerms(const spec::Library& library, std::map<std::string, spec::TermPtr>& variables) : library_(library), variables_(variables) {}
+  // `literals`: the inputs that stand for numbers (Rule::literals), built as literal terms.
+  GraphTerms(const spec::Library& library, std::map<std::string, spec::TermPtr>& variables, const std::map<std::string, double>& literals)
+      : library_(library), variables_(variables), literals_(literals) {}
 
   std::vector<std::vector<spec::TermPtr>> build(const pcg::Graph& graph, const std::string& side, std::vector<KnownDims>& known) {
     std::vector<std::vector<spec::TermPtr>> terms(graph.size());
@@ -40,6 +42,10 @@ class GraphTerms {
           auto var = std::make_shared<spec::Term>();
           var->kind = spec::TermKind::Var;
           var->name = node.name;
+          if (auto literal = literals_.find(node.name); literal != literals_.end()) {
+            var->kind = spec::TermKind::Literal;
+            var->value = literal->second;
+          }
           it->second = var;
         }
         out.push_back(it->second);
@@ -78,6 +84,7 @@ class GraphTerms {
  private:
   const spec::Library& library_;
   std::map<std::string, spec::TermPtr>& variables_;
+  const std::map<std::string, double>& literals_;
 };
 
 }  // namespace
@@ -154,7 +161,7 @@ Obligation obligation_from_rule(const pcg::Rule& rule, const spec::Library& libr
   ob.loc.file = file;
   ob.json_path = json_path;
   std::map<std::string, spec::TermPtr> variables;
-  GraphTerms builder(library, variables);
+  GraphTerms builder(library, variables, rule.literals);
   const std::string prefix = json_path.empty() ? "" : json_path + ".";
   try {
     auto lhs = builder.build(rule.lhs, prefix + "lhs", ob.known_dims);
@@ -168,7 +175,7 @@ Obligation obligation_from_rule(const pcg::Rule& rule, const spec::Library& libr
     throw LoomError((file.empty() ? "" : file + ": ") + std::string(e.what()));
   }
   for (const pcg::Node& node : rule.lhs.nodes()) {
-    if (!node.is_graph_input()) continue;
+    if (!node.is_graph_input() || rule.literals.count(node.name)) continue;
     ob.quantifier.binders.push_back(tensor_binder(node.name, node.output_shapes.at(0)));
   }
   ob.key = quantifier_to_string(ob.quantifier) + goals_text(ob.goals, "=>");

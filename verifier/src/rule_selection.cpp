@@ -14,6 +14,29 @@ std::vector<std::string> bundled_rule_libraries() {
   return {rules + "unity.verified.json", rules + "generated.verified.json"};
 }
 
+std::string bundled_import_rule_library() { return spec::Library::default_specs_dir() + "/rules/onnx.verified.json"; }
+
+std::vector<pcg::Rule> import_rules(const spec::Library& library, const std::vector<std::string>& files) {
+  if (files.empty()) {
+    // The bundled rules fuse what they still prove against this library, and nothing where it lacks
+    // their operators: the model is then imported as its nodes are.
+    try {
+      return select_rules(library, {}, {bundled_import_rule_library()}, false).rules;
+    } catch (const LoomError&) {
+      return {};
+    }
+  }
+  RuleSelection selected = select_rules(library, {}, files, false);
+  std::vector<std::string> refused = std::move(selected.left_out);
+  refused.insert(refused.end(), selected.unproved.begin(), selected.unproved.end());
+  if (!refused.empty()) {
+    std::string message = "import rules must be proved and current before they fuse a model:";
+    for (const std::string& r : refused) message += "\n  " + r;
+    throw LoomError(message);
+  }
+  return std::move(selected.rules);
+}
+
 RuleSelection select_rules(const spec::Library& library, const std::vector<std::string>& specs, const std::vector<std::string>& files,
                            bool include_unverified) {
   RuleSelection out;

@@ -37,6 +37,7 @@ class ShapeFacts {
     Ranks out;
     switch (term.kind) {
       case spec::TermKind::Var: out.push_back(variable_rank(term.name)); break;
+      case spec::TermKind::Literal: out.push_back(0); break;
       case spec::TermKind::Project: {
         const Ranks inner = ranks(*term.args[0]);
         std::size_t pick = static_cast<std::size_t>(std::max(term.position, 0));

@@ -57,6 +57,7 @@ std::string binder_text(const spec::Binder& b) {
 std::string term_to_string(const spec::Term& term) {
   switch (term.kind) {
     case spec::TermKind::Var: return term.name;
+    case spec::TermKind::Literal: return term.name.substr(1);
     case spec::TermKind::Project:
       return term_to_string(*term.args[0]) + "." + (term.position >= 0 ? std::to_string(term.position) : term.field);
     case spec::TermKind::Tuple: {

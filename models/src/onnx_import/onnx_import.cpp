@@ -15,6 +15,7 @@
 #include "onnx_import/node_attrs.hpp"
 #include "onnx_import/op_mapping.hpp"
 #include "onnx_import/patterns.hpp"
+#include "onnx_import/rule_fusion.hpp"
 #include "onnx_import/weight_roles.hpp"
 
 namespace loom::models {
@@ -34,6 +35,7 @@ class Importer {
   Importer(const onnx::ModelProto& model, std::string source, const spec::Library& library, const OnnxImportOptions& options,
            std::string model_dir)
       : graph_(model.graph()),
+        library_(library),
         source_(std::move(source)),
         options_(options),
         model_dir_(std::move(model_dir)),
@@ -62,6 +64,8 @@ class Importer {
     mark_outputs();
     if (!problems_.empty()) throw LoomError(std::move(problems_));
     ImportedModel out{cx_.builder().take(), std::move(cx_.graph_constants()), std::move(notes_)};
+    for (std::string& note : fuse_with_rules(out.graph, out.constants, options_.fusion_rules, library_))
+      out.notes.push_back(std::move(note));
     return out;
   }
 
@@ -231,15 +235,9 @@ class Importer {
       return;
     }
     try {
-      if (f.kind == Fusion::LayerNorm) {
-        emit_layer_norm(cx_, f.x, f.gamma, f.beta, f.epsilon, f.output);
-        notes_.push_back("layer normalization pattern of " + std::to_string(f.nodes.size()) + " nodes ending at " +
-                         describe_node(node, index) + " imported as one operator");
-      } else {
-        emit_gelu(cx_, f.x, f.output);
-        notes_.push_back("GELU pattern of " + std::to_string(f.nodes.size()) + " nodes ending at " + describe_node(node, index) +
-                         " imported as gelu");
-      }
+      emit_layer_norm(cx_, f.x, f.gamma, f.beta, f.epsilon, f.output);
+      notes_.push_back("layer normalization pattern of " + std::to_string(f.nodes.size()) + " nodes ending at " +
+                       describe_node(node, index) + " imported as one operator");
     } catch (const LoomError& e) {
       report(describe_node(node, index) + ": " + e.what());
       failed_.insert(f.output);
@@ -268,6 +266,7 @@ class Importer {
   }
 
   const onnx::GraphProto& graph_;
+  const spec::Library& library_;
   std::string source_;
   const OnnxImportOptions& options_;
   std::string model_dir_;

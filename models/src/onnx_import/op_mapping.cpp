@@ -386,10 +386,6 @@ void emit_layer_norm(ImportContext& cx, const std::string& x_name, const std::st
   cx.set_port(output, y);
 }
 
-void emit_gelu(ImportContext& cx, const std::string& x, const std::string& output) {
-  cx.set_port(output, cx.builder().op("gelu", {cx.port(x)}));
-}
-
 namespace {
 
 // LayerNormalization's optional outputs: the mean and 1 / sqrt(variance + eps) over the normalized

@@ -18,6 +18,5 @@ void map_node(ImportContext& cx, const onnx::NodeProto& node);
 // Fused patterns, emitted in place of the nodes they cover.
 void emit_layer_norm(ImportContext& cx, const std::string& x, const std::string& gamma, const std::string& beta, double epsilon,
                      const std::string& output);
-void emit_gelu(ImportContext& cx, const std::string& x, const std::string& output);
 
 }  // namespace loom::models::onnx_import

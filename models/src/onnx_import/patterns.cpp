@@ -99,7 +99,6 @@ std::optional<Fusion> match_layer_norm(const GraphIndex& g, int r1, const Scalar
   const onnx::NodeProto& div = g.node(y);
   if (div.op_type() != "Div" || div.input(0) != centered || div.input(1) != root->output(0)) return std::nullopt;
   Fusion f;
-  f.kind = Fusion::LayerNorm;
   f.x = x;
   f.epsilon = *eps;
   f.nodes = {r1, *d, p, *r2, *a, *s, y};
@@ -120,56 +119,6 @@ std::optional<Fusion> match_layer_norm(const GraphIndex& g, int r1, const Scalar
   return f;
 }
 
-std::optional<Fusion> match_gelu(const GraphIndex& g, int e, const ScalarLookup& scalar) {
-  const onnx::NodeProto& erf = g.node(e);
-  if (erf.op_type() != "Erf") return std::nullopt;
-  const std::string u = erf.input(0);
-  const auto up = g.producer(u);
-  if (!up || g.sole_consumer(u) != e) return std::nullopt;
-  const onnx::NodeProto& scale = g.node(*up);
-  std::string x;
-  if (scale.op_type() == "Div" && near(scalar(scale.input(1)), std::sqrt(2.0))) {
-    x = scale.input(0);
-  } else if (scale.op_type() == "Mul") {
-    for (int k = 0; k < 2; ++k) {
-      if (near(scalar(scale.input(k)), std::sqrt(0.5))) x = scale.input(1 - k);
-    }
-  }
-  if (x.empty()) return std::nullopt;
-  const auto a = g.sole_consumer(erf.output(0));
-  const auto* add = g.typed(a, "Add");
-  if (!add || !near(scalar(other_input(*add, erf.output(0))), 1)) return std::nullopt;
-  const auto m1 = g.sole_consumer(add->output(0));
-  const auto* mul1 = g.typed(m1, "Mul");
-  if (!mul1) return std::nullopt;
-  const std::string other = other_input(*mul1, add->output(0));
-  Fusion f;
-  f.kind = Fusion::Gelu;
-  f.x = x;
-  f.nodes = {*up, e, *a, *m1};
-  if (other == x || near(scalar(other), 0.5)) {
-    // (x * (1 + erf)) * 0.5, or ((1 + erf) * 0.5) * x
-    const auto m2 = g.sole_consumer(mul1->output(0));
-    const auto* mul2 = g.typed(m2, "Mul");
-    if (!mul2) return std::nullopt;
-    const std::string last = other_input(*mul2, mul1->output(0));
-    if (!(other == x ? near(scalar(last), 0.5) : last == x)) return std::nullopt;
-    f.nodes.insert(*m2);
-    f.output = mul2->output(0);
-    f.last_node = *m2;
-    return f;
-  }
-  // (x * 0.5) * (1 + erf)
-  const auto h = g.producer(other);
-  const auto* half = h ? &g.node(*h) : nullptr;
-  if (!half || half->op_type() != "Mul" || g.sole_consumer(other) != m1) return std::nullopt;
-  if (!near(scalar(other_input(*half, x)), 0.5)) return std::nullopt;
-  f.nodes.insert(*h);
-  f.output = mul1->output(0);
-  f.last_node = *m1;
-  return f;
-}
-
 }  // namespace
 
 std::map<int, Fusion> find_fusions(const onnx::GraphProto& graph, const ScalarLookup& scalar) {
@@ -178,7 +127,6 @@ std::map<int, Fusion> find_fusions(const onnx::GraphProto& graph, const ScalarLo
   std::set<int> covered;
   for (int i = 0; i < graph.node_size(); ++i) {
     std::optional<Fusion> f = match_layer_norm(index, i, scalar);
-    if (!f) f = match_gelu(index, i, scalar);
     if (!f) continue;
     bool overlaps = false;
     for (int n : f->nodes) overlaps |= covered.count(n) > 0;

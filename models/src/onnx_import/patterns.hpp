@@ -1,8 +1,8 @@
 #pragma once
-// Subgraphs that exporters write for one library operator: the decomposed LayerNorm of PyTorch's
-// older opsets (ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta) and the
-// erf form of GELU (x * 0.5 * (1 + erf(x / sqrt 2)) in any association). Found before mapping, so
-// that the covered nodes are skipped and the operator is emitted at the pattern's last node.
+// The decomposed LayerNorm of PyTorch's older opsets (ReduceMean, Sub, Pow, ReduceMean, Add eps,
+// Sqrt, Div, Mul gamma, Add beta), which exporters write for one library operator. Found before
+// mapping, so that the covered nodes are skipped and the operator is emitted at the pattern's last
+// node. (Patterns with a fixed form, such as GELU's, are fused after mapping by proved rules.)
 #include <functional>
 #include <map>
 #include <optional>
@@ -14,8 +14,7 @@
 namespace loom::models::onnx_import {
 
 struct Fusion {
-  enum Kind { LayerNorm, Gelu } kind = LayerNorm;
-  std::string x, gamma, beta;  // inputs (gamma and beta for LayerNorm only)
+  std::string x, gamma, beta;  // inputs; gamma and beta empty without the affine tail
   double epsilon = 0;
   std::string output;   // the value the pattern computes
   int last_node = -1;   // the node that produces `output`

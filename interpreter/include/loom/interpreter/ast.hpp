@@ -144,7 +144,8 @@ struct AttrArg {
 };
 
 // Tuple: the outputs of a rule's side with several (args), only ever a whole side of a rule.
-enum class TermKind { Var, Apply, Project, Tuple };
+// Literal: a rank-0 tensor holding `value` (a constant a rule or axiom is stated for, e.g. GELU's 0.5).
+enum class TermKind { Var, Apply, Project, Tuple, Literal };
 
 struct Term {
   TermKind kind;
@@ -153,8 +154,13 @@ struct Term {
   std::vector<TermPtr> args;  // Apply: arguments; Project: args[0]; Tuple: the outputs
   std::string field;          // Project by name
   int position = -1;          // Project by position
+  double value = 0;           // Literal
   SourceLocation loc;
 };
+
+// The name a literal's value goes by where a rule's graphs hold it as an input: the shortest text
+// that reads back as the same double, after a '#', so that it can never clash with a variable.
+std::string literal_name(double value);
 
 enum class DegreeKind { D, P, V, R };
 

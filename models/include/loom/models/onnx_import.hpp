@@ -2,7 +2,8 @@
 // Imports an ONNX model (as PyTorch's and TensorFlow's exporters write them) as a PCG over the spec
 // library. Initializers, and graph inputs that feed weight positions (a Conv's kernel, a Gemm's
 // matrix, a normalization's scale, an embedding table), become weights; shape arithmetic is
-// folded to constants; the decomposed LayerNorm and the erf GELU patterns become one operator.
+// folded to constants; the decomposed LayerNorm becomes one operator, and the patterns the
+// fusion rules name (the erf GELU with the bundled specs/rules/onnx.loom) are fused by them.
 // An unsupported operator is an error naming its type, the node and the file, for every such
 // node at once; nothing is returned then.
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "loom/interpreter/library.hpp"
 #include "loom/models/values.hpp"
 #include "loom/pcg/graph.hpp"
+#include "loom/pcg/rule.hpp"
 
 namespace loom::models {
 
@@ -22,6 +24,11 @@ struct OnnxImportOptions {
   // Graph inputs whose values are fixed at import time (shapes, axes, bounds fed as inputs): they
   // are folded like initializers and do not become graph inputs.
   NamedValues known_inputs;
+  // Proved rules applied left to right wherever they match once the graph is imported, until none
+  // does (a number in a rule matches a constant of the model; see pcg::matches_literal). Callers
+  // pass the proved rules of specs/rules/onnx.verified.json (verifier::bundled_import_rules);
+  // none: nothing is fused by rules.
+  std::vector<pcg::Rule> fusion_rules;
 };
 
 struct ImportedModel {

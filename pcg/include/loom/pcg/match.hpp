@@ -1,7 +1,9 @@
 #pragma once
 // Finding where a rule's left-hand side occurs in a PCG (the inner loop of substitution search).
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,12 +13,23 @@
 
 namespace loom::pcg {
 
-// Lookup tables over one graph, built once and shared by every rule matched against it.
+// The value of a graph input that holds a rank-0 constant; none for any other node.
+using ConstantLookup = std::function<std::optional<double>(const Node&)>;
+
+// Whether a constant of `value` stands for the number `literal` a rule is written with: equal to
+// within a relative 1e-6, so that a model's float32 constants match the rule's decimals.
+bool matches_literal(double value, double literal);
+
+// Lookup tables over one graph, built once and shared by every rule matched against it. With
+// `constants`, rules written with numbers match where the graph holds those constants; without,
+// such rules match nowhere.
 class GraphIndex {
  public:
-  explicit GraphIndex(const Graph& graph);
+  explicit GraphIndex(const Graph& graph, ConstantLookup constants = {});
 
   const Graph& graph() const { return *graph_; }
+  // The constant `port` holds, when it is a rank-0 constant input the lookup knows.
+  std::optional<double> constant(PortRef port) const;
   // Operator nodes running `op`, ascending.
   const std::vector<int>& nodes_running(const std::string& op) const;
   // Nodes reading any output of `node`, ascending, each once.
@@ -27,6 +40,7 @@ class GraphIndex {
 
  private:
   const Graph* graph_;
+  ConstantLookup constants_;
   std::map<std::string, std::vector<int>> by_op_;
   std::vector<std::vector<int>> consumers_;
   std::map<PortRef, int> uses_;
@@ -46,7 +60,8 @@ struct Match {
 };
 
 // Every occurrence of `rule.lhs` in the indexed graph: operators and attributes equal (an open
-// attribute takes the graph's value, which the proof must cover); a variable
+// attribute takes the graph's value, which the proof must cover); a number of the rule bound to
+// a constant that matches it (see GraphIndex); a variable
 // used twice binds one port; intermediate LHS results are read by nothing outside the match (a
 // match that would lose a consumer is not a match). Shapes are not compared here: whether the
 // RHS fits the bound inputs is settled when the match is applied. With `seeds`, only matches that

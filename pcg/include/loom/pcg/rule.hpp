@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -100,6 +101,9 @@ struct Rule {
   // values the rule was typed at. Empty for generated rules, which hold for their sizes only.
   std::vector<RuleSymbol> symbols;
   std::vector<OpenAttribute> open_attributes;
+  // Graph inputs that stand for a constant the rule is stated for (a number written in the rule):
+  // input name -> value. A match binds such an input only to a rank-0 constant of that value.
+  std::map<std::string, double> literals;
   std::string text;
   nlohmann::json provenance = nlohmann::json::object();
   std::optional<Verification> verification;
@@ -137,7 +141,7 @@ struct RuleLibrary {
 
 // File form: {"format": "loom-rules", "version": 1, "specs": [...], "summary": {...},
 //             "rules": [{"id", "category", "variables", "lhs": <loom-pcg>, "rhs": <loom-pcg>,
-//                        "constraints", "symbols"?, "open_attributes"?, "text", "provenance",
+//                        "constraints", "symbols"?, "open_attributes"?, "literals"?, "text", "provenance",
 //                        "verification"?}, ...]}
 inline constexpr const char* kRuleFormat = "loom-rules";
 inline constexpr int kRuleFormatVersion = 1;

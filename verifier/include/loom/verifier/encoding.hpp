@@ -27,6 +27,9 @@ class Vocabulary {
   // Output `output` of an op, or a parallel form (output 0). Throws LoomError for fused forms,
   // which have no symbol of their own, and for unknown names.
   z3::func_decl form(const std::string& name, std::size_t output);
+  // The constant a number written in an axiom or rule stands for, by its literal name: one
+  // symbol per value, shared by every axiom and rule, about which Z3 knows only what axioms state.
+  z3::expr literal(const std::string& name);
   z3::expr dim(const z3::expr& tensor, int index);
   z3::expr rdim(const z3::expr& tensor, int index);
 

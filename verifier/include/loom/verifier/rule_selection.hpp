@@ -25,6 +25,15 @@ struct RuleSelection {
 // (specs/rules/generated.verified.json, made by scripts/bundle_rules.sh).
 std::vector<std::string> bundled_rule_libraries();
 
+// The bundled import rules (specs/rules/onnx.verified.json): the proved fusions of the patterns
+// model exporters write, which model loading applies to an ONNX file.
+std::string bundled_import_rule_library();
+
+// The rules of `files`, for OnnxImportOptions::fusion_rules: every rule must be proved and current,
+// else throws LoomError naming each one that is not. None given: the bundled import rules that are
+// proved against `library` (none where its specs lack their operators).
+std::vector<pcg::Rule> import_rules(const spec::Library& library, const std::vector<std::string>& files = {});
+
 // Reads every file (rule libraries or .loom rule files; errors name the file) and sorts its rules.
 // Plans name rules by id, so two different rules with one id are refused, naming both files; the
 // same rule given twice is taken once.

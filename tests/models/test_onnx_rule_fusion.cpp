@@ -1,0 +1,103 @@
+// An imported model is fused with proved rules: GELU's erf form, in every order exporters multiply
+// it, becomes gelu by the bundled rules of specs/rules/onnx.loom, a number in a rule matching the
+// model's constant; a different constant, or no rules, leaves the nodes as they are, computing the
+// same values.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "loom/models/onnx_import.hpp"
+#include "loom/pcg/match.hpp"
+#include "support.hpp"
+
+namespace loom::models::test {
+namespace {
+
+// x [3, 5] through GELU's erf form, `order` choosing how the three products are written:
+// 0: (x * 0.5) * (1 + erf), 1: (1 + erf) * (x * 0.5), 2: (x * (1 + erf)) * 0.5, 3: ((1 + erf) * x) * 0.5,
+// 4: ((1 + erf) * 0.5) * x, 5: x * ((1 + erf) * 0.5). `half` is the constant written for 0.5.
+OnnxModel exported_gelu(int order, float half = 0.5f) {
+  OnnxModel m;
+  m.input("x", {3, 5});
+  m.scalar("sqrt2", 1.4142135f);
+  m.scalar("one", 1);
+  m.scalar("half", half);
+  m.node("Div", {"x", "sqrt2"}, {"u"});
+  m.node("Erf", {"u"}, {"e"});
+  m.node("Add", {"e", "one"}, {"a"});
+  switch (order) {
+    case 0:
+    case 1:
+      m.node("Mul", {"x", "half"}, {"h"});
+      m.node("Mul", order == 0 ? std::vector<std::string>{"h", "a"} : std::vector<std::string>{"a", "h"}, {"y"});
+      break;
+    case 2:
+    case 3:
+      m.node("Mul", order == 2 ? std::vector<std::string>{"x", "a"} : std::vector<std::string>{"a", "x"}, {"p"});
+      m.node("Mul", {"p", "half"}, {"y"});
+      break;
+    default:
+      m.node("Mul", {"a", "half"}, {"h"});
+      m.node("Mul", order == 4 ? std::vector<std::string>{"h", "x"} : std::vector<std::string>{"x", "h"}, {"y"});
+  }
+  m.output("y");
+  return m;
+}
+
+ImportedModel import_with(const OnnxModel& m, std::vector<pcg::Rule> rules) {
+  OnnxImportOptions options;
+  options.fusion_rules = std::move(rules);
+  return import_onnx_bytes(m.bytes(), "gelu.onnx", library(), options);
+}
+
+NamedValues with_constants(const ImportedModel& imported, NamedValues feeds) {
+  for (const auto& [name, value] : imported.constants) feeds.emplace(name, value);
+  return feeds;
+}
+
+// The largest difference between the imported model's output and x * half * (1 + erf(x / sqrt 2)).
+double worst_error(const ImportedModel& imported, double half) {
+  const TensorValue x = random_tensor({3, 5}, 6);
+  const TensorValue y = evaluate(imported.graph, with_constants(imported, {{"x", x}})).at(0);
+  double worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    worst = std::max(worst, std::abs(y.data[i] - half * x.data[i] * (1 + std::erf(x.data[i] / static_cast<double>(1.4142135f)))));
+  return worst;
+}
+
+TEST(OnnxRuleFusion, EveryOrderExportersWriteGeluInIsFusedByAProvedRule) {
+  ASSERT_GE(bundled_import_rules().size(), 6u);
+  for (int order = 0; order < 6; ++order) {
+    SCOPED_TRACE("order " + std::to_string(order));
+    const ImportedModel imported = import_with(exported_gelu(order), bundled_import_rules());
+    EXPECT_EQ(count_ops(imported.graph, "gelu"), 1u);
+    EXPECT_EQ(count_ops(imported.graph, "erf"), 0u);
+    EXPECT_TRUE(imported.constants.empty()) << "the fused pattern's constants are dropped";
+    EXPECT_EQ(imported.graph.size(), 2u) << "x and gelu";
+    bool noted = false;
+    for (const std::string& note : imported.notes) noted |= note.rfind("rule onnx_gelu", 0) == 0;
+    EXPECT_TRUE(noted) << "the import notes name the rule that fused the pattern";
+    // The float32 constants of the file differ from the rule's decimals in their last bits.
+    EXPECT_LT(worst_error(imported, 0.5), 1e-6);
+  }
+}
+
+TEST(OnnxRuleFusion, WithoutRulesGeluIsImportedAsItsNodesAndComputesTheSame) {
+  const ImportedModel imported = import_with(exported_gelu(2), {});
+  EXPECT_EQ(count_ops(imported.graph, "gelu"), 0u);
+  EXPECT_EQ(count_ops(imported.graph, "erf"), 1u);
+  EXPECT_LT(worst_error(imported, 0.5), 1e-12);
+}
+
+TEST(OnnxRuleFusion, AConstantOtherThanTheRulesNumberIsNotFused) {
+  const ImportedModel imported = import_with(exported_gelu(0, 0.6f), bundled_import_rules());
+  EXPECT_EQ(count_ops(imported.graph, "gelu"), 0u);
+  EXPECT_LT(worst_error(imported, static_cast<double>(0.6f)), 1e-12);
+  // Within a relative 1e-6 a constant is the rule's number; a relative 1e-4 is not.
+  EXPECT_TRUE(pcg::matches_literal(static_cast<double>(0.70710677f), 0.7071067811865476));
+  EXPECT_FALSE(pcg::matches_literal(0.70710678 * (1 + 1e-4), 0.7071067811865476));
+}
+
+}  // namespace
+}  // namespace loom::models::test

@@ -1,0 +1,86 @@
+// Numbers in axioms and rules stand for rank-0 constants: the interpreter checks an axiom written
+// with them, Z3 proves a rule from such axioms and refuses one written with another number, the
+// rule's graphs and JSON keep which inputs are numbers, and the checker refuses a number that a
+// rewrite would have to make.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "loom/interpreter/axiom_check.hpp"
+#include "loom/interpreter/library.hpp"
+#include "loom/interpreter/parser.hpp"
+#include "loom/interpreter/rule_graphs.hpp"
+#include "loom/pcg/rule.hpp"
+#include "loom/verifier/rule_loading.hpp"
+#include "loom/verifier/verify.hpp"
+#include "verifier_test_support.hpp"
+
+namespace loom::verifier {
+namespace {
+
+const spec::Library& numbers() {
+  static const spec::Library library = spec::Library::load({spec::Library::default_specs_dir(), testing::data_file("numbers.loom")});
+  return library;
+}
+
+const spec::EquationDecl& declared(const std::vector<const spec::EquationDecl*>& all, const std::string& name) {
+  auto it = std::find_if(all.begin(), all.end(), [&](const spec::EquationDecl* d) { return d->name == name; });
+  if (it == all.end()) throw std::runtime_error("no declaration " + name);
+  return **it;
+}
+
+TEST(Numbers, TheInterpreterChecksAnAxiomAtItsNumbers) {
+  const auto right = spec::check_axiom(numbers(), declared(numbers().axioms(), "gelu_erf_form"));
+  EXPECT_TRUE(right.sound) << right.problem;
+  EXPECT_GT(right.instances, 0);
+  const auto wrong = spec::check_axiom(numbers(), declared(numbers().axioms(), "gelu_with_wrong_half"));
+  EXPECT_FALSE(wrong.sound);
+}
+
+TEST(Numbers, ARuleIsProvedAtTheAxiomsNumbersOnly) {
+  const spec::Library& bundled = testing::bundled();
+  const auto rules = obligations_from_library(numbers(), {testing::data_file("numbers.loom")});
+  VerifyOptions options;
+  options.timeout_ms = 5000;
+  // Proved from the bundled axioms alone (the false axiom of numbers.loom is not among them).
+  const auto proved = verify(bundled, testing::bundled_axioms(), {testing::find_obligation(rules, "gelu_commuted")}, options);
+  const auto& p = proved.verdicts.at(0).verification;
+  EXPECT_EQ(p.status, pcg::VerificationStatus::Proved) << p.reason;
+  EXPECT_NE(std::find(p.core.begin(), p.core.end(), "gelu_erf_form"), p.core.end());
+  const auto refused = verify(bundled, testing::bundled_axioms(), {testing::find_obligation(rules, "gelu_wrong_half")}, options);
+  EXPECT_NE(refused.verdicts.at(0).verification.status, pcg::VerificationStatus::Proved);
+}
+
+TEST(Numbers, ARulesGraphsAndJsonKeepWhichInputsAreNumbers) {
+  const pcg::Rule rule = spec::rule_from_declaration(numbers(), declared(numbers().rules(), "gelu_commuted"));
+  ASSERT_EQ(rule.literals.size(), 3u);
+  EXPECT_EQ(rule.literals.at(spec::literal_name(0.5)), 0.5);
+  EXPECT_EQ(rule.literals.at(spec::literal_name(1)), 1.0);
+  EXPECT_EQ(rule.literals.at(spec::literal_name(0.7071067811865476)), 0.7071067811865476);
+  const pcg::Rule back = pcg::rule_from_json(pcg::rule_to_json(rule), numbers());
+  EXPECT_EQ(back.literals, rule.literals);
+  // A number is no variable of the proof: only x is quantified.
+  const Obligation ob = obligation_from_rule(rule, numbers());
+  ASSERT_EQ(ob.quantifier.binders.size(), 1u);
+  EXPECT_EQ(ob.quantifier.binders[0].name, "x");
+}
+
+TEST(Numbers, ANumberARewriteWouldHaveToMakeIsRefusedAtItsPlace) {
+  const spec::Module parsed = spec::parse_module("import \"" + spec::Library::default_specs_dir() +
+                                                     "/ops/core.loom\";\n"
+                                                     "rule makes_a_constant: relu(x) => scalar_mul(relu(x), 1);\n"
+                                                     "rule bare: relu(x) => 2;\n",
+                                                 "made.loom");
+  std::vector<std::string> messages;
+  for (const auto* decl : {&parsed.rules.at(0), &parsed.rules.at(1)})
+    for (const auto& d : spec::check_rule_declaration(testing::bundled(), *decl)) messages.push_back(d.to_string());
+  const auto has = [&](const std::string& text) {
+    return std::any_of(messages.begin(), messages.end(), [&](const std::string& m) { return m.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("made.loom:2:")) << ::testing::PrintToString(messages);
+  EXPECT_TRUE(has("the number 1 is written on the right-hand side only")) << ::testing::PrintToString(messages);
+  EXPECT_TRUE(has("must compute something, not be a bare number")) << ::testing::PrintToString(messages);
+}
+
+}  // namespace
+}  // namespace loom::verifier
