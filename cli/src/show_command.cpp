@@ -343,7 +343,8 @@ void add_show_command(CLI::App& app, int& status) {
   cmd->add_option("target", opt->target, "an operator name or a .loom file");
   cmd->add_option("--specs", opt->specs, "spec files or directories to look operators up in (default: bundled specs/)");
   cmd->add_flag("--dot", opt->dot, "print Graphviz DOT");
-  cmd->add_option("-m,--model", opt->model.model, "a zoo model name (see --list) or an .onnx file");
+  cmd->add_option("-m,--model", opt->model.model,
+                  "a zoo model name (see --list), an .onnx file, or a graph file (loom-pcg JSON, as loom import --out writes)");
   cmd->add_flag("--list", opt->list, "list the zoo's models and their parameters with defaults");
   cmd->add_flag("--json", opt->json,
                 "with --model or --list: print JSON (model, params, stats: operators_by_type, "

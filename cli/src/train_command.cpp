@@ -251,7 +251,8 @@ void add_train_command(CLI::App& app, int& status) {
       "under `mpirun -np N` (N = the plan's devices) each process runs one device and values move between processes "
       "as the parallel operators say; without mpirun one process runs every device. Every run of every plan starts from "
       "the same weights and data, so its losses match the single-process `--model` run. Trains 10 steps unless --steps says otherwise.");
-  cmd->add_option("--model", opt->model.model, "a zoo model name (loom show --list) or an .onnx file");
+  cmd->add_option("--model", opt->model.model,
+                  "a zoo model name (loom show --list), an .onnx file, or a graph file (loom-pcg JSON, as loom import --out writes)");
   add_model_size_options(*cmd, opt->model);
   cmd->add_option("--plan", opt->plan,
                   "a plan written by `loom optimize -o` (run under mpirun -np <its devices>); its soundness chain is audited "

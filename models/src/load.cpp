@@ -1,10 +1,36 @@
 #include "loom/models/load.hpp"
 
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/graph_json.hpp"
 
 namespace loom::models {
 
-bool is_onnx_path(const std::string& model) { return model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0; }
+namespace {
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+pcg::Graph read_graph_file(const std::string& path, const spec::Library& library) {
+  std::ifstream in(path);
+  if (!in) throw LoomError(path + ": cannot open the graph file");
+  try {
+    return pcg::graph_from_json(nlohmann::json::parse(in), library);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw LoomError(path + ": not valid JSON: " + e.what());
+  } catch (const LoomError& e) {
+    throw LoomError(path + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+bool is_onnx_path(const std::string& model) { return ends_with(model, ".onnx"); }
+bool is_graph_path(const std::string& model) { return ends_with(model, ".json"); }
 
 LoadedModel load_model(const spec::Library& library, const ModelRequest& request) {
   LoadedModel out;
@@ -19,6 +45,14 @@ LoadedModel load_model(const spec::Library& library, const ModelRequest& request
     out.graph = std::move(imported.graph);
     out.constants = std::move(imported.constants);
     out.notes = std::move(imported.notes);
+    return out;
+  }
+  if (is_graph_path(request.model)) {
+    if (!request.params.empty()) {
+      throw LoomError("model parameters (" + request.params.begin()->first + ", ...) apply to zoo models; the graph in " + request.model +
+                      " has its sizes already");
+    }
+    out.graph = read_graph_file(request.model, library);
     return out;
   }
   out.graph = build_model(library, request.model, request.params);

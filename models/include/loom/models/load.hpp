@@ -1,5 +1,6 @@
 #pragma once
-// One way for every command to get a model: a zoo name with parameter values, or an .onnx file.
+// One way for every command to get a model: a zoo name with parameter values, an .onnx file, or a
+// graph file (`loom-pcg` JSON, as `loom import --out` writes it).
 #include <cstdint>
 #include <map>
 #include <string>
@@ -14,7 +15,7 @@
 namespace loom::models {
 
 struct ModelRequest {
-  std::string model;   // a zoo name, or a path ending in .onnx
+  std::string model;   // a zoo name, or a path ending in .onnx or .json
   ParamValues params;  // zoo parameters
   OnnxImportOptions onnx;
 };
@@ -28,9 +29,10 @@ struct LoadedModel {
 };
 
 bool is_onnx_path(const std::string& model);
+bool is_graph_path(const std::string& model);
 
-// Throws LoomError: an unknown zoo name (listing the zoo), parameters given to an ONNX file,
-// import errors.
+// Throws LoomError: an unknown zoo name (listing the zoo), parameters given to an ONNX or graph
+// file, import errors, a graph file that does not read (naming the file and the JSON path).
 LoadedModel load_model(const spec::Library& library, const ModelRequest& request);
 
 // "name=value" into `values`; throws LoomError naming the text when it is malformed.
