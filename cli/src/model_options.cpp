@@ -17,7 +17,13 @@ models::ModelRequest ModelOptions::request(const spec::Library& library) const {
       r.params["batch"] = *batch;
     }
   }
-  if (models::is_onnx_path(model)) r.onnx.fusion_rules = verifier::import_rules(library, import_rules);
+  if (models::is_onnx_path(model)) {
+    verifier::ImportRules rules = verifier::import_rules(library, import_rules);
+    r.onnx.fusion_rules = std::move(rules.rules);
+    r.onnx.fusion_notes = std::move(rules.left_out);
+  } else if (!import_rules.empty()) {
+    throw LoomError("--import-rules fuses the patterns of an ONNX file; " + model + " is not one");
+  }
   return r;
 }
 

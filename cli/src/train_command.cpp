@@ -1,4 +1,5 @@
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -154,6 +155,8 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
     models::LoadedModel model = models::load_model(library, opt.model.request(library));
     graph = std::move(model.graph);
     s.run_name = model.name;
+    s.model_values = std::move(model.constants);
+    s.fixed_weights = std::move(model.fixed);
   } else {
     search::Plan plan = search::load_plan(opt.plan, library);
     const bool chatty = !opt.json && !opt.quiet && transport.rank() == 0;
@@ -166,6 +169,17 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
     graph = std::move(plan.graph);
     // A plan's run continues the model's: same weights and data whatever the plan.
     s.run_name = opt.model.model.empty() ? plan.model : opt.model.model;
+    // An imported model's weights are the file's, read again from it.
+    if (models::is_onnx_path(s.run_name)) {
+      if (!std::filesystem::exists(s.run_name))
+        throw LoomError(opt.plan + ": the plan is of " + s.run_name + ", whose weights train it, but the file is not there" +
+                        " (give it with --model)");
+      ModelOptions source = opt.model;
+      source.model = s.run_name;
+      models::LoadedModel model = models::load_model(library, source.request(library));
+      s.model_values = std::move(model.constants);
+      s.fixed_weights = std::move(model.fixed);
+    }
     s.plan_devices = plan.machine.devices();
     if (transport.size() > 1 && transport.size() != s.plan_devices)
       throw LoomError(opt.plan + ": the plan is for " + std::to_string(s.plan_devices) + " devices, but " +
@@ -246,7 +260,8 @@ void add_train_command(CLI::App& app, int& status) {
   auto opt = std::make_shared<TrainOptions>();
   auto* cmd = app.add_subcommand(
       "train",
-      "Train a model: weights from the seed, synthetic data (or --data), forward, the loss on the first output, "
+      "Train a model: weights from the seed (an ONNX file's from the file, its scalar constants kept as they are), synthetic data (or "
+      "--data), forward, the loss on the first output, "
       "backward, SGD or Adam. With --plan, the plan's graph runs task by task as its machine views place the tasks: "
       "under `mpirun -np N` (N = the plan's devices) each process runs one device and values move between processes "
       "as the parallel operators say; without mpirun one process runs every device. Every run of every plan starts from "
@@ -270,7 +285,7 @@ void add_train_command(CLI::App& app, int& status) {
                   "processes; operators without a CUDA kernel run on the CPU)")
       ->default_val("cpu");
   cmd->add_option("--loss", opt->loss, "cross-entropy (on the output's last axis) or mse")->default_val("cross-entropy");
-  cmd->add_option("--seed", opt->seed, "seed of the weights and the synthetic data")->default_val(1);
+  cmd->add_option("--seed", opt->seed, "seed of the weights (those an ONNX file does not give) and the synthetic data")->default_val(1);
   cmd->add_option("--warmup", opt->warmup,
                   "steps left out of ms/step, seconds_per_step and --profile (the first pays for making buffers); "
                   "none when the run has no more steps than this")

@@ -156,7 +156,7 @@ void PlanViewer::load(const QString& plan_path, const QString& model) {
   if (plan.source.size() == 0 && !plan.substitutions.empty() && !model_name.empty()) {
     models::ModelRequest request;
     request.model = model_name;
-    if (models::is_onnx_path(model_name)) request.onnx.fusion_rules = verifier::import_rules(*library);
+    if (models::is_onnx_path(model_name)) request.onnx.fusion_rules = verifier::import_rules(*library).rules;
     plan.source = models::load_model(*library, request).graph;
   }
   if (!model.isEmpty()) plan.model = model.toStdString();
@@ -168,7 +168,7 @@ void PlanViewer::load_model(const QString& model) {
   auto library = base_library();
   models::ModelRequest request;
   request.model = model.toStdString();
-  if (models::is_onnx_path(request.model)) request.onnx.fusion_rules = verifier::import_rules(*library);
+  if (models::is_onnx_path(request.model)) request.onnx.fusion_rules = verifier::import_rules(*library).rules;
   search::Plan plan;
   plan.model = request.model;
   plan.graph = models::load_model(*library, request).graph;

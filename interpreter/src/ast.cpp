@@ -1,7 +1,8 @@
 #include "loom/interpreter/ast.hpp"
 
+#include "loom/pcg/rule.hpp"
+
 #include <array>
-#include <charconv>
 #include <string>
 #include <utility>
 
@@ -28,10 +29,6 @@ std::optional<BinaryOp> binary_op_of(std::string_view symbol) {
   return std::nullopt;
 }
 
-std::string literal_name(double value) {
-  char text[64];
-  const auto result = std::to_chars(text, text + sizeof text, value);
-  return "#" + std::string(text, result.ptr);
-}
+std::string literal_name(double value) { return pcg::literal_name(value); }
 
 }  // namespace loom::spec

@@ -418,6 +418,10 @@ class Checker {
     std::set<std::string> vars;
     for (const auto& in : f.inputs) vars.insert(in.name);
     check_term(*f.body, &vars, names, false);
+    std::map<std::string, const Term*> numbers;
+    collect_literals(*f.body, numbers);
+    for (const auto& [name, term] : numbers)
+      error(term->loc, "fused form " + f.name + " writes the number " + name.substr(1) + ": a fused form computes nothing, it only moves");
     if (!f.lowers_to.empty()) check_lowering(f.loc, f.name, f.lowers_to);
   }
 
@@ -442,7 +446,7 @@ class Checker {
       return;
     }
     if (t.kind == TermKind::Literal) {
-      if (!vars) error(t.loc, "a number stands for a rank-0 tensor only in axioms, rules and fused forms");
+      if (!vars) error(t.loc, "a number stands for a rank-0 tensor only in axioms and rules");
       return;
     }
     const auto* params = lib_.attr_params(t.name);

@@ -44,6 +44,7 @@ LoadedModel load_model(const spec::Library& library, const ModelRequest& request
     out.from_onnx = true;
     out.graph = std::move(imported.graph);
     out.constants = std::move(imported.constants);
+    out.fixed = std::move(imported.fixed);
     out.notes = std::move(imported.notes);
     return out;
   }

@@ -7,7 +7,7 @@
 
 namespace loom::pcg {
 
-bool matches_literal(double value, double literal) { return std::abs(value - literal) <= 1e-6 * std::max(std::abs(literal), 1e-6); }
+bool matches_literal(double value, double literal) { return std::abs(value - literal) <= 1e-6 * std::abs(literal); }
 
 GraphIndex::GraphIndex(const Graph& graph, ConstantLookup constants)
     : graph_(&graph), constants_(std::move(constants)), consumers_(graph.size()) {

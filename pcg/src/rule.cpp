@@ -1,5 +1,6 @@
 #include "loom/pcg/rule.hpp"
 
+#include <charconv>
 #include <set>
 #include <utility>
 
@@ -43,6 +44,12 @@ VerificationStatus status_from_name(const std::string& name) {
        {VerificationStatus::Proved, VerificationStatus::Refuted, VerificationStatus::Unknown, VerificationStatus::Stale})
     if (status_name(s) == name) return s;
   throw LoomError("unknown verification status \"" + name + "\" (expected proved, refuted, unknown or stale)");
+}
+
+std::string literal_name(double value) {
+  char text[64];
+  const auto result = std::to_chars(text, text + sizeof text, value);
+  return "#" + std::string(text, result.ptr);
 }
 
 std::vector<std::string> Rule::variables() const {
@@ -256,7 +263,10 @@ Rule read_rule(const json& j, const OpCatalog& catalog, const std::string& path)
       const auto input = rule.lhs.find(name);
       if (!input || !rule.lhs.node(*input).is_graph_input() || !rule.lhs.node(*input).output_shapes.at(0).dims.empty())
         fail(member(at, name), "a literal must name a rank-0 input of the left-hand side");
-      rule.literals[name] = read_number(value, member(at, name));
+      const double number = read_number(value, member(at, name));
+      if (name != literal_name(number))
+        fail(member(at, name), "the input of the number " + std::to_string(number) + " is named " + literal_name(number));
+      rule.literals[name] = number;
     }
   }
   if (j.contains("text")) rule.text = read_string(j.at("text"), member(path, "text"));

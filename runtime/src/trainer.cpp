@@ -15,9 +15,23 @@ std::string describe_run(const TrainSettings& s) {
          std::to_string(s.seed);
 }
 
+// The seed's weights, with those the model gives replaced by its values.
+NamedTensors<double> starting_weights(const spec::Library& library, const pcg::Graph& graph, const TrainSettings& s) {
+  NamedTensors<double> weights = initial_weights(library, graph, s.seed);
+  for (const auto& [name, value] : s.model_values) {
+    auto it = weights.find(name);
+    if (it == weights.end()) continue;
+    if (it->second.dims != value.dims)
+      throw LoomError("weight '" + name + "' has shape " + spec::dims_to_string(it->second.dims) +
+                      " in the graph, but the model gives it " + spec::dims_to_string(value.dims));
+    it->second = value;
+  }
+  return weights;
+}
+
 template <class T>
 Checkpoint<T> starting_point(const spec::Library& library, const pcg::Graph& graph, const TrainSettings& s) {
-  if (s.resume.empty()) return {describe_run(s), 0, {}, convert<T>(initial_weights(library, graph, s.seed)), {}};
+  if (s.resume.empty()) return {describe_run(s), 0, {}, convert<T>(starting_weights(library, graph, s)), {}};
   Checkpoint<T> c = load_checkpoint<T>(s.resume);
   if (c.run != describe_run(s))
     throw LoomError(s.resume + ": the checkpoint is of another run (" + c.run + "); this run is " + describe_run(s));
@@ -62,7 +76,18 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   if (graph.outputs().empty()) throw LoomError("the graph has no output to take the loss of");
 
   Checkpoint<T> state = starting_point<T>(library, graph, s);
-  const std::set<std::string> trainable = trainable_weights(library, graph);
+  std::set<std::string> trainable = trainable_weights(library, graph);
+  for (const std::string& name : s.fixed_weights) trainable.erase(name);
+  // Inputs whose values the model fixes, fed as the model gives them in place of the data's.
+  NamedTensors<T> fixed_inputs;
+  for (const pcg::Node& n : graph.nodes()) {
+    auto it = s.model_values.find(n.name);
+    if (n.op != pcg::kInputOp || it == s.model_values.end()) continue;
+    if (it->second.dims != n.output_shapes.front().dims)
+      throw LoomError("input '" + n.name + "' has shape " + spec::dims_to_string(n.output_shapes.front().dims) +
+                      " in the graph, but the model gives it " + spec::dims_to_string(it->second.dims));
+    fixed_inputs.emplace(n.name, convert<T>(it->second));
+  }
   ShardedExecutor<T> executor(library, graph, kernels ? *kernels : builtin_kernels(), comm, trainable,
                               s.plan_devices > 0 ? static_cast<int>(s.plan_devices) : devices_used(graph), s.backend);
   const auto data = s.data_file.empty() ? synthetic_data(library, graph, s.loss, s.seed, s.synthetic_batches)
@@ -82,6 +107,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   for (int id : executor.interpreted_nodes()) report.interpreted_ops.push_back(graph.node(id).describe());
 
   NamedTensors<T> feeds = std::move(state.weights);
+  for (auto& [name, value] : fixed_inputs) feeds.insert_or_assign(name, std::move(value));
   double total_seconds = 0;
   std::map<std::string, OperatorTime> update_times;  // by weight, over the timed steps
   // Each process updates the weights exactly only where it reads them: a checkpoint and the report
@@ -107,7 +133,8 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     }
     const auto start = std::chrono::steady_clock::now();
     Batch batch = data->batch(step);
-    for (auto& [name, value] : batch.inputs) feeds.insert_or_assign(name, convert<T>(value));
+    for (auto& [name, value] : batch.inputs)
+      if (!fixed_inputs.count(name)) feeds.insert_or_assign(name, convert<T>(value));
     executor.forward(feeds);
     double loss = 0;
     std::vector<std::vector<Tensor<T>>> piece_grads(graph.outputs().size());  // when the loss is taken where the output lies

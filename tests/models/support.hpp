@@ -50,7 +50,7 @@ inline const spec::Library& library() {
 
 // The proved import rules the commands fuse an ONNX file with (specs/rules/onnx.verified.json).
 inline const std::vector<pcg::Rule>& bundled_import_rules() {
-  static const std::vector<pcg::Rule> rules = verifier::import_rules(library());
+  static const std::vector<pcg::Rule> rules = verifier::import_rules(library()).rules;
   return rules;
 }
 

@@ -99,5 +99,18 @@ TEST(OnnxRuleFusion, AConstantOtherThanTheRulesNumberIsNotFused) {
   EXPECT_FALSE(pcg::matches_literal(0.70710678 * (1 + 1e-4), 0.7071067811865476));
 }
 
+// The scalar constants arithmetic reads are the model's constants, which training keeps; the
+// initializers are its parameters.
+TEST(OnnxRuleFusion, ScalarConstantsLeftAfterFusionAreTheModelsFixedWeights) {
+  OnnxModel m = exported_gelu(0, 0.6f);
+  const ImportedModel imported = import_with(m, bundled_import_rules());
+  ASSERT_FALSE(imported.fixed.empty());
+  for (const std::string& name : imported.fixed) {
+    ASSERT_TRUE(imported.constants.count(name)) << name;
+    EXPECT_TRUE(imported.constants.at(name).dims.empty()) << name;
+  }
+  EXPECT_EQ(imported.fixed.size(), imported.constants.size()) << "every constant of this model is a scalar";
+}
+
 }  // namespace
 }  // namespace loom::models::test

@@ -137,6 +137,37 @@ TEST(Training, AResumedRunEqualsAnUninterruptedOne) {
   EXPECT_NE(whole.weights.at("fc1.weight").data, initial_weights(bundled_library(), small_mlp(), s.seed).at("fc1.weight").data);
 }
 
+// A model that gives its weights values (an imported ONNX file) starts from them, and its
+// constants stay as they are while its parameters learn.
+TEST(Training, TheModelsValuesAreItsStartingWeightsAndItsConstantsStay) {
+  TrainSettings s;
+  s.steps = 3;
+  s.optimizer.learning_rate = 0.1;
+  const TrainReport drawn = train<double>(bundled_library(), small_mlp(), s);
+
+  TrainSettings given = s;
+  given.model_values = initial_weights(bundled_library(), small_mlp(), s.seed);
+  EXPECT_EQ(train<double>(bundled_library(), small_mlp(), given).losses, drawn.losses) << "the seed's own values give the seed's run";
+
+  for (double& v : given.model_values.at("fc1.weight").data) v *= 2;
+  given.fixed_weights = {"fc2.weight"};
+  const TrainReport run = train<double>(bundled_library(), small_mlp(), given);
+  EXPECT_NE(run.losses.front(), drawn.losses.front()) << "the model's fc1.weight was not used";
+  EXPECT_EQ(run.weights.at("fc2.weight").data, given.model_values.at("fc2.weight").data) << "a constant of the model was trained";
+  EXPECT_NE(run.weights.at("fc1.weight").data, given.model_values.at("fc1.weight").data);
+
+  TrainSettings misshapen = s;
+  misshapen.model_values = {{"fc1.weight", Tensor<double>({3, 3}, 1.0)}};
+  try {
+    train<double>(bundled_library(), small_mlp(), misshapen);
+    FAIL() << "a weight of another shape was taken";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("weight 'fc1.weight' has shape [16, 32] in the graph, but the model gives it [3, 3]"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Training, AResumeOfAnotherRunIsRefused) {
   TrainSettings s;
   s.steps = 1;

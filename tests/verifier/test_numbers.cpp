@@ -4,12 +4,19 @@
 // rewrite would have to make.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 
 #include "loom/interpreter/axiom_check.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/interpreter/parser.hpp"
 #include "loom/interpreter/rule_graphs.hpp"
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/match.hpp"
 #include "loom/pcg/rule.hpp"
 #include "loom/verifier/rule_loading.hpp"
 #include "loom/verifier/verify.hpp"
@@ -80,6 +87,56 @@ TEST(Numbers, ANumberARewriteWouldHaveToMakeIsRefusedAtItsPlace) {
   EXPECT_TRUE(has("made.loom:2:")) << ::testing::PrintToString(messages);
   EXPECT_TRUE(has("the number 1 is written on the right-hand side only")) << ::testing::PrintToString(messages);
   EXPECT_TRUE(has("must compute something, not be a bare number")) << ::testing::PrintToString(messages);
+}
+
+TEST(Numbers, AJsonNumberMustBeNamedByItsValue) {
+  const pcg::Rule rule = spec::rule_from_declaration(numbers(), declared(numbers().rules(), "gelu_commuted"));
+  nlohmann::json json = pcg::rule_to_json(rule);
+  json["literals"][pcg::literal_name(0.5)] = 0.7;  // proved for 0.5, but would match 0.7
+  try {
+    pcg::rule_from_json(json, numbers());
+    FAIL() << "a number whose input names another value was read";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("literals.#0.5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("is named #0.7"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Numbers, ANumberMatchesOnlyAConstantOfItsValueWhereConstantsAreKnown) {
+  const pcg::Rule rule = spec::rule_from_declaration(numbers(), declared(numbers().rules(), "gelu_commuted"));
+  // The rule's own left-hand side, its numbers held by constants of a model.
+  const pcg::Graph& g = rule.lhs;
+  std::map<std::string, double> held = rule.literals;
+  const auto lookup = [&](const pcg::Node& n) -> std::optional<double> {
+    auto it = held.find(n.name);
+    return it == held.end() ? std::nullopt : std::optional<double>(it->second);
+  };
+  EXPECT_TRUE(pcg::find_matches(pcg::GraphIndex(g), rule).empty()) << "without known constants, numbers match nothing";
+  EXPECT_EQ(pcg::find_matches(pcg::GraphIndex(g, lookup), rule).size(), 1u);
+  held[pcg::literal_name(0.5)] = 0.5 * (1 + 5e-7);
+  EXPECT_EQ(pcg::find_matches(pcg::GraphIndex(g, lookup), rule).size(), 1u) << "a float32 rounding of the number matches";
+  held[pcg::literal_name(0.5)] = 0.5 * (1 + 2e-6);
+  EXPECT_TRUE(pcg::find_matches(pcg::GraphIndex(g, lookup), rule).empty());
+  EXPECT_TRUE(pcg::matches_literal(0, 0));
+  EXPECT_FALSE(pcg::matches_literal(1e-300, 0));
+  EXPECT_FALSE(pcg::matches_literal(2e-12, 1e-12));
+  EXPECT_TRUE(pcg::matches_literal(-0.5 * (1 - 5e-7), -0.5));
+}
+
+TEST(Numbers, AFusedFormWritingANumberIsRefused) {
+  const spec::Module parsed = spec::parse_module("fused halve(x) = scalar_mul(x, 0.5);\n", "fused.loom");
+  ASSERT_EQ(parsed.fused.size(), 1u);
+  // The checker runs on a library: the bundled specs with this fused form.
+  namespace fs = std::filesystem;
+  const fs::path file = fs::temp_directory_path() / ("loom_fused_number_" + std::to_string(::getpid()) + ".loom");
+  std::ofstream(file) << "import \"" << spec::Library::default_specs_dir() << "/ops/core.loom\";\nfused halve(x) = scalar_mul(x, -0.5);\n";
+  try {
+    spec::Library::load({file.string()});
+    ADD_FAILURE() << "a fused form with a number loaded";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("fused form halve writes the number -0.5"), std::string::npos) << e.what();
+  }
+  fs::remove(file);
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ void collect_variables(const spec::Term& t, std::set<std::string>& names) {
 bool matches(const spec::Term& pattern, const spec::Term& term, std::map<std::string, const spec::Term*>& bound, bool& grows) {
   if (pattern.kind == spec::TermKind::Var) {
     auto [it, fresh] = bound.emplace(pattern.name, &term);
-    if (fresh) grows = grows || term.kind != spec::TermKind::Var;
+    if (fresh) grows = grows || (term.kind != spec::TermKind::Var && term.kind != spec::TermKind::Literal);
     return fresh || term_to_string(*it->second) == term_to_string(term);
   }
   if (pattern.kind != term.kind || pattern.name != term.name || pattern.args.size() != term.args.size() ||

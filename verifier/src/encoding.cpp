@@ -113,7 +113,7 @@ std::vector<z3::expr> TermEncoder::encode(const spec::Term& term, const Encoding
       return {outputs[pick]};
     }
     case spec::TermKind::Apply: return apply(term, scope);
-    case spec::TermKind::Literal: return {vocab_.literal(term.name)};
+    case spec::TermKind::Literal: return {vocab_.literal(spec::literal_name(term.value))};
     case spec::TermKind::Tuple: {
       std::vector<z3::expr> out;
       for (const auto& part : term.args)

@@ -142,8 +142,9 @@ Obligation obligation_from_declaration_text(const pcg::Rule& rule, const spec::L
   if (auto problems = spec::check_rule_declaration(library, declared); !problems.empty())
     throw LoomError(where + ": the rule's declaration does not check: " + problems.front().message);
   pcg::Rule typed = spec::rule_from_declaration(library, declared);
-  if (typed.lhs != rule.lhs || typed.rhs != rule.rhs || typed.symbols != rule.symbols || typed.open_attributes != rule.open_attributes)
-    throw LoomError(where + ": the rule is not what its declaration types to (its graphs or open attributes differ)");
+  if (typed.lhs != rule.lhs || typed.rhs != rule.rhs || typed.symbols != rule.symbols || typed.open_attributes != rule.open_attributes ||
+      typed.literals != rule.literals)
+    throw LoomError(where + ": the rule is not what its declaration types to (its graphs, open attributes or numbers differ)");
   Obligation ob = obligation_from_equation(declared);
   ob.name = rule.id;
   ob.loc.file = file;

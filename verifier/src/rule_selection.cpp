@@ -1,5 +1,6 @@
 #include "loom/verifier/rule_selection.hpp"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -16,25 +17,42 @@ std::vector<std::string> bundled_rule_libraries() {
 
 std::string bundled_import_rule_library() { return spec::Library::default_specs_dir() + "/rules/onnx.verified.json"; }
 
-std::vector<pcg::Rule> import_rules(const spec::Library& library, const std::vector<std::string>& files) {
+namespace {
+
+std::size_t operators(const pcg::Graph& g) {
+  return static_cast<std::size_t>(
+      std::count_if(g.nodes().begin(), g.nodes().end(), [](const pcg::Node& n) { return !n.is_graph_input(); }));
+}
+
+}  // namespace
+
+ImportRules import_rules(const spec::Library& library, const std::vector<std::string>& files) {
+  ImportRules out;
   if (files.empty()) {
-    // The bundled rules fuse what they still prove against this library, and nothing where it lacks
-    // their operators: the model is then imported as its nodes are.
     try {
-      return select_rules(library, {}, {bundled_import_rule_library()}, false).rules;
-    } catch (const LoomError&) {
-      return {};
+      RuleSelection bundled = select_rules(library, {}, {bundled_import_rule_library()}, false);
+      out.rules = std::move(bundled.rules);
+      out.left_out = std::move(bundled.left_out);
+      out.left_out.insert(out.left_out.end(), bundled.unproved.begin(), bundled.unproved.end());
+    } catch (const LoomError& e) {
+      out.left_out.push_back(std::string("the bundled import rules do not read against these specs: ") + e.what());
     }
+    return out;
   }
   RuleSelection selected = select_rules(library, {}, files, false);
   std::vector<std::string> refused = std::move(selected.left_out);
   refused.insert(refused.end(), selected.unproved.begin(), selected.unproved.end());
+  for (const pcg::Rule& r : selected.rules)
+    if (operators(r.rhs) >= operators(r.lhs))
+      refused.push_back("rule " + r.id + " does not shrink what it matches (" + std::to_string(operators(r.lhs)) + " operators into " +
+                        std::to_string(operators(r.rhs)) + "), so fusing with it need not end");
   if (!refused.empty()) {
-    std::string message = "import rules must be proved and current before they fuse a model:";
+    std::string message = "import rules must be proved and current, and shrink what they match, before they fuse a model:";
     for (const std::string& r : refused) message += "\n  " + r;
     throw LoomError(message);
   }
-  return std::move(selected.rules);
+  out.rules = std::move(selected.rules);
+  return out;
 }
 
 RuleSelection select_rules(const spec::Library& library, const std::vector<std::string>& specs, const std::vector<std::string>& files,

@@ -63,9 +63,12 @@ class Importer {
     }
     mark_outputs();
     if (!problems_.empty()) throw LoomError(std::move(problems_));
-    ImportedModel out{cx_.builder().take(), std::move(cx_.graph_constants()), std::move(notes_)};
+    ImportedModel out{cx_.builder().take(), std::move(cx_.graph_constants()), std::move(notes_), {}};
     for (std::string& note : fuse_with_rules(out.graph, out.constants, options_.fusion_rules, library_))
       out.notes.push_back(std::move(note));
+    for (const std::string& note : options_.fusion_notes) out.notes.push_back("import rule left out: " + note);
+    for (const pcg::Node& n : out.graph.nodes())
+      if (n.op == pcg::kWeightOp && n.output_shapes.front().dims.empty() && out.constants.count(n.name)) out.fixed.insert(n.name);
     return out;
   }
 

@@ -297,14 +297,14 @@ Kernel<T> dot_attention_kernel() {
 
 template <class T>
 void add_all(BackendKernels& k) {
-  add_cpu<T>(k, NativeKernel::AttentionScores, attention_scores_kernel<T>());
-  add_cpu<T>(k, NativeKernel::CausalMask, causal_mask_kernel<T>());
-  add_cpu<T>(k, NativeKernel::GatherRows, gather_rows_kernel<T>());
-  add_cpu<T>(k, NativeKernel::HeadProj, head_proj_kernel<T>(true));
-  add_cpu<T>(k, NativeKernel::HeadProjNoBias, head_proj_kernel<T>(false));
-  add_cpu<T>(k, NativeKernel::HeadMerge, head_merge_kernel<T>());
-  add_cpu<T>(k, NativeKernel::AddRelativeBias, add_relative_bias_kernel<T>());
-  add_cpu<T>(k, NativeKernel::DotAttention, dot_attention_kernel<T>());
+  k.provide<T>(NativeKernel::AttentionScores, attention_scores_kernel<T>());
+  k.provide<T>(NativeKernel::CausalMask, causal_mask_kernel<T>());
+  k.provide<T>(NativeKernel::GatherRows, gather_rows_kernel<T>());
+  k.provide<T>(NativeKernel::HeadProj, head_proj_kernel<T>(true));
+  k.provide<T>(NativeKernel::HeadProjNoBias, head_proj_kernel<T>(false));
+  k.provide<T>(NativeKernel::HeadMerge, head_merge_kernel<T>());
+  k.provide<T>(NativeKernel::AddRelativeBias, add_relative_bias_kernel<T>());
+  k.provide<T>(NativeKernel::DotAttention, dot_attention_kernel<T>());
 }
 
 }  // namespace

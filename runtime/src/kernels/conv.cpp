@@ -131,8 +131,8 @@ Kernel<T> conv_kernel(bool depthwise) {
 
 template <class T>
 void add_all(BackendKernels& k) {
-  add_cpu<T>(k, NativeKernel::Conv, conv_kernel<T>(false));
-  add_cpu<T>(k, NativeKernel::ConvDepthwise, conv_kernel<T>(true));
+  k.provide<T>(NativeKernel::Conv, conv_kernel<T>(false));
+  k.provide<T>(NativeKernel::ConvDepthwise, conv_kernel<T>(true));
 }
 
 }  // namespace

@@ -40,19 +40,18 @@ T gelu_derivative(T x) {
 
 template <class T>
 void add_unary(BackendKernels& k) {
-  add_cpu<T>(k, NativeKernel::Relu,
-             unary_kernel<T>([](T x) { return x < T(0) ? T(0) : x; }, [](T x, T) { return x < T(0) ? T(0) : T(1); }));
-  add_cpu<T>(k, NativeKernel::Sigmoid,
-             unary_kernel<T>([](T x) { return T(1) / (T(1) + std::exp(-x)); }, [](T, T y) { return y * (T(1) - y); }));
-  add_cpu<T>(k, NativeKernel::Tanh, unary_kernel<T>([](T x) { return std::tanh(x); }, [](T, T y) { return T(1) - y * y; }));
-  add_cpu<T>(k, NativeKernel::Gelu, unary_kernel<T>([](T x) { return gelu(x); }, [](T x, T) { return gelu_derivative(x); }));
-  add_cpu<T>(k, NativeKernel::Exp, unary_kernel<T>([](T x) { return std::exp(x); }, [](T, T y) { return y; }));
-  add_cpu<T>(k, NativeKernel::Sqrt, unary_kernel<T>([](T x) { return std::sqrt(x); }, [](T, T y) { return T(0.5) / y; }));
-  add_cpu<T>(k, NativeKernel::Erf,
-             unary_kernel<T>([](T x) { return std::erf(x); }, [](T x, T) { return T(2 * std::numbers::inv_sqrtpi) * std::exp(-x * x); }));
+  k.provide<T>(NativeKernel::Relu, unary_kernel<T>([](T x) { return x < T(0) ? T(0) : x; }, [](T x, T) { return x < T(0) ? T(0) : T(1); }));
+  k.provide<T>(NativeKernel::Sigmoid,
+               unary_kernel<T>([](T x) { return T(1) / (T(1) + std::exp(-x)); }, [](T, T y) { return y * (T(1) - y); }));
+  k.provide<T>(NativeKernel::Tanh, unary_kernel<T>([](T x) { return std::tanh(x); }, [](T, T y) { return T(1) - y * y; }));
+  k.provide<T>(NativeKernel::Gelu, unary_kernel<T>([](T x) { return gelu(x); }, [](T x, T) { return gelu_derivative(x); }));
+  k.provide<T>(NativeKernel::Exp, unary_kernel<T>([](T x) { return std::exp(x); }, [](T, T y) { return y; }));
+  k.provide<T>(NativeKernel::Sqrt, unary_kernel<T>([](T x) { return std::sqrt(x); }, [](T, T y) { return T(0.5) / y; }));
+  k.provide<T>(NativeKernel::Erf,
+               unary_kernel<T>([](T x) { return std::erf(x); }, [](T x, T) { return T(2 * std::numbers::inv_sqrtpi) * std::exp(-x * x); }));
   const auto identity = [](T x) { return x; };
   const auto one = [](T, T) { return T(1); };
-  add_cpu<T>(k, NativeKernel::Identity, unary_kernel<T>(identity, one));
+  k.provide<T>(NativeKernel::Identity, unary_kernel<T>(identity, one));
 }
 
 enum class Arith { Add, Sub, Mul, Div };
@@ -129,12 +128,12 @@ Kernel<T> scalar_kernel(Arith op) {
 template <class T>
 void add_all(BackendKernels& k) {
   add_unary<T>(k);
-  add_cpu<T>(k, NativeKernel::Add, binary_kernel<T>(Arith::Add));
-  add_cpu<T>(k, NativeKernel::Sub, binary_kernel<T>(Arith::Sub));
-  add_cpu<T>(k, NativeKernel::Mul, binary_kernel<T>(Arith::Mul));
-  add_cpu<T>(k, NativeKernel::Div, binary_kernel<T>(Arith::Div));
-  add_cpu<T>(k, NativeKernel::ScalarMul, scalar_kernel<T>(Arith::Mul));
-  add_cpu<T>(k, NativeKernel::ScalarAdd, scalar_kernel<T>(Arith::Add));
+  k.provide<T>(NativeKernel::Add, binary_kernel<T>(Arith::Add));
+  k.provide<T>(NativeKernel::Sub, binary_kernel<T>(Arith::Sub));
+  k.provide<T>(NativeKernel::Mul, binary_kernel<T>(Arith::Mul));
+  k.provide<T>(NativeKernel::Div, binary_kernel<T>(Arith::Div));
+  k.provide<T>(NativeKernel::ScalarMul, scalar_kernel<T>(Arith::Mul));
+  k.provide<T>(NativeKernel::ScalarAdd, scalar_kernel<T>(Arith::Add));
 }
 
 }  // namespace

@@ -53,7 +53,7 @@ Kernel<T> lookup_kernel() {
 
 template <class T>
 void add_all(BackendKernels& k) {
-  add_cpu<T>(k, NativeKernel::Lookup, lookup_kernel<T>());
+  k.provide<T>(NativeKernel::Lookup, lookup_kernel<T>());
 }
 
 }  // namespace

@@ -17,9 +17,4 @@ void add_attention_kernels(BackendKernels& k);      // scores, causal mask, head
 void add_window_kernels(BackendKernels& k);         // Swin's window partition and reverse, cyclic shift, window mask
 void add_pair_kernels(BackendKernels& k);           // AlphaFold2's pair bias, outer product mean, triangle updates
 
-template <class T>
-void add_cpu(BackendKernels& k, NativeKernel which, Kernel<T> kernel) {
-  k.provide<T>(which, std::move(kernel));
-}
-
 }  // namespace loom::runtime::kernels

@@ -144,11 +144,11 @@ Kernel<T> swap_axes_kernel() {
 
 template <class T>
 void add_all(BackendKernels& k) {
-  add_cpu<T>(k, NativeKernel::Relabel, relabel_kernel<T>());
-  add_cpu<T>(k, NativeKernel::Concat, concat_kernel<T>());
-  add_cpu<T>(k, NativeKernel::Split, split_kernel<T>());
-  add_cpu<T>(k, NativeKernel::SliceAxis, slice_axis_kernel<T>());
-  add_cpu<T>(k, NativeKernel::SwapAxes, swap_axes_kernel<T>());
+  k.provide<T>(NativeKernel::Relabel, relabel_kernel<T>());
+  k.provide<T>(NativeKernel::Concat, concat_kernel<T>());
+  k.provide<T>(NativeKernel::Split, split_kernel<T>());
+  k.provide<T>(NativeKernel::SliceAxis, slice_axis_kernel<T>());
+  k.provide<T>(NativeKernel::SwapAxes, swap_axes_kernel<T>());
 }
 
 }  // namespace

@@ -66,8 +66,8 @@ Kernel<T> lstm_cell_kernel() {
 }  // namespace
 
 void add_lstm_kernels(BackendKernels& k) {
-  add_cpu<float>(k, NativeKernel::LstmCell, lstm_cell_kernel<float>());
-  add_cpu<double>(k, NativeKernel::LstmCell, lstm_cell_kernel<double>());
+  k.provide<float>(NativeKernel::LstmCell, lstm_cell_kernel<float>());
+  k.provide<double>(NativeKernel::LstmCell, lstm_cell_kernel<double>());
 }
 
 }  // namespace loom::runtime::kernels

@@ -165,13 +165,13 @@ Kernel<T> transpose_kernel() {
 
 template <class T>
 void add_all(BackendKernels& k) {
-  add_cpu<T>(k, NativeKernel::Dense, dense_kernel<T>(false, false));
-  add_cpu<T>(k, NativeKernel::DenseRelu, dense_kernel<T>(false, true));
-  add_cpu<T>(k, NativeKernel::DenseBias, dense_kernel<T>(true, false));
-  add_cpu<T>(k, NativeKernel::BatchMatmul, batch_matmul_kernel<T>());
-  add_cpu<T>(k, NativeKernel::BiasAdd, bias_add_kernel<T>());
-  add_cpu<T>(k, NativeKernel::BiasAddAxis, bias_add_axis_kernel<T>());
-  add_cpu<T>(k, NativeKernel::Transpose, transpose_kernel<T>());
+  k.provide<T>(NativeKernel::Dense, dense_kernel<T>(false, false));
+  k.provide<T>(NativeKernel::DenseRelu, dense_kernel<T>(false, true));
+  k.provide<T>(NativeKernel::DenseBias, dense_kernel<T>(true, false));
+  k.provide<T>(NativeKernel::BatchMatmul, batch_matmul_kernel<T>());
+  k.provide<T>(NativeKernel::BiasAdd, bias_add_kernel<T>());
+  k.provide<T>(NativeKernel::BiasAddAxis, bias_add_axis_kernel<T>());
+  k.provide<T>(NativeKernel::Transpose, transpose_kernel<T>());
 }
 
 }  // namespace

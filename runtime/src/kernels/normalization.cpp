@@ -131,9 +131,9 @@ Kernel<T> batchnorm_kernel() {
 
 template <class T>
 void add_all(BackendKernels& k) {
-  add_cpu<T>(k, NativeKernel::Softmax, softmax_kernel<T>());
-  add_cpu<T>(k, NativeKernel::LayerNorm, layer_norm_kernel<T>());
-  add_cpu<T>(k, NativeKernel::BatchNorm, batchnorm_kernel<T>());
+  k.provide<T>(NativeKernel::Softmax, softmax_kernel<T>());
+  k.provide<T>(NativeKernel::LayerNorm, layer_norm_kernel<T>());
+  k.provide<T>(NativeKernel::BatchNorm, batchnorm_kernel<T>());
 }
 
 }  // namespace

@@ -190,10 +190,10 @@ Kernel<T> triangle_mult_kernel(bool incoming) {
 
 template <class T>
 void add_all(BackendKernels& k) {
-  add_cpu<T>(k, NativeKernel::AddPairBias, add_pair_bias_kernel<T>());
-  add_cpu<T>(k, NativeKernel::OuterProductMean, outer_product_mean_kernel<T>());
-  add_cpu<T>(k, NativeKernel::TriangleMultOut, triangle_mult_kernel<T>(false));
-  add_cpu<T>(k, NativeKernel::TriangleMultIn, triangle_mult_kernel<T>(true));
+  k.provide<T>(NativeKernel::AddPairBias, add_pair_bias_kernel<T>());
+  k.provide<T>(NativeKernel::OuterProductMean, outer_product_mean_kernel<T>());
+  k.provide<T>(NativeKernel::TriangleMultOut, triangle_mult_kernel<T>(false));
+  k.provide<T>(NativeKernel::TriangleMultIn, triangle_mult_kernel<T>(true));
 }
 
 }  // namespace

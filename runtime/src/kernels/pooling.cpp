@@ -132,9 +132,9 @@ Kernel<T> global_avg_pool_kernel() {
 
 template <class T>
 void add_all(BackendKernels& k) {
-  add_cpu<T>(k, NativeKernel::MaxPool, max_pool_kernel<T>());
-  add_cpu<T>(k, NativeKernel::AvgPool, avg_pool_kernel<T>());
-  add_cpu<T>(k, NativeKernel::GlobalAvgPool, global_avg_pool_kernel<T>());
+  k.provide<T>(NativeKernel::MaxPool, max_pool_kernel<T>());
+  k.provide<T>(NativeKernel::AvgPool, avg_pool_kernel<T>());
+  k.provide<T>(NativeKernel::GlobalAvgPool, global_avg_pool_kernel<T>());
 }
 
 }  // namespace

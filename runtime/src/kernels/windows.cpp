@@ -152,10 +152,10 @@ Kernel<T> add_window_mask_kernel() {
 
 template <class T>
 void add_all(BackendKernels& k) {
-  add_cpu<T>(k, NativeKernel::WindowPartition, window_partition_kernel<T>());
-  add_cpu<T>(k, NativeKernel::WindowReverse, window_reverse_kernel<T>());
-  add_cpu<T>(k, NativeKernel::CyclicShift, cyclic_shift_kernel<T>());
-  add_cpu<T>(k, NativeKernel::AddWindowMask, add_window_mask_kernel<T>());
+  k.provide<T>(NativeKernel::WindowPartition, window_partition_kernel<T>());
+  k.provide<T>(NativeKernel::WindowReverse, window_reverse_kernel<T>());
+  k.provide<T>(NativeKernel::CyclicShift, cyclic_shift_kernel<T>());
+  k.provide<T>(NativeKernel::AddWindowMask, add_window_mask_kernel<T>());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // graph file (`loom-pcg` JSON, as `loom import --out` writes it).
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,8 @@ struct LoadedModel {
   std::string name;  // the zoo name or the file's path
   bool from_onnx = false;
   pcg::Graph graph;
-  NamedValues constants;           // weight values an ONNX file holds
+  NamedValues constants;           // the values an ONNX file gives weights and inputs, by node name
+  std::set<std::string> fixed;     // weights that are constants of the model (ImportedModel::fixed)
   std::vector<std::string> notes;  // import notes
 };
 

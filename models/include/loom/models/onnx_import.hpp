@@ -8,6 +8,7 @@
 // node at once; nothing is returned then.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,10 @@ struct OnnxImportOptions {
   NamedValues known_inputs;
   // Proved rules applied left to right wherever they match once the graph is imported, until none
   // does (a number in a rule matches a constant of the model; see pcg::matches_literal). Callers
-  // pass the proved rules of specs/rules/onnx.verified.json (verifier::bundled_import_rules);
-  // none: nothing is fused by rules.
+  // pass the proved rules of specs/rules/onnx.verified.json (verifier::import_rules); none:
+  // nothing is fused by rules. `fusion_notes` (rules left out, and why) join the import's notes.
   std::vector<pcg::Rule> fusion_rules;
+  std::vector<std::string> fusion_notes;
 };
 
 struct ImportedModel {
@@ -37,6 +39,9 @@ struct ImportedModel {
   // that are weights without an initializer have none.
   NamedValues constants;
   std::vector<std::string> notes;  // defaulted dimensions, fused patterns
+  // The weights among them that are the model's constants rather than its parameters: the
+  // rank-0 values arithmetic reads (scales, shifts, exponents, epsilons), which training keeps.
+  std::set<std::string> fixed;
 };
 
 ImportedModel import_onnx_file(const std::string& path, const spec::Library& library, const OnnxImportOptions& options = {});

@@ -17,7 +17,8 @@ namespace loom::pcg {
 using ConstantLookup = std::function<std::optional<double>(const Node&)>;
 
 // Whether a constant of `value` stands for the number `literal` a rule is written with: equal to
-// within a relative 1e-6, so that a model's float32 constants match the rule's decimals.
+// within a relative 1e-6 (so that a model's float32 constants match the rule's decimals), and
+// exactly 0 for 0.
 bool matches_literal(double value, double literal);
 
 // Lookup tables over one graph, built once and shared by every rule matched against it. With

@@ -115,6 +115,10 @@ struct Rule {
   std::vector<std::string> variables() const;
 };
 
+// The name of the graph input that stands for the number `value` in a rule: the shortest text that
+// reads back as the same double, after a '#', so that it never clashes with a variable.
+std::string literal_name(double value);
+
 // The rule applied right to left: its sides swapped, its id and proof kept. None when its
 // right-hand side cannot serve as a pattern: a bare variable, or one that leaves a variable of the
 // left-hand side unbound.

@@ -87,13 +87,6 @@ class BackendKernels {
   void provide(NativeKernel which, Kernel<T> kernel) {
     table<T>()[which] = std::move(kernel);
   }
-  template <class T>
-  bool has(NativeKernel which) const {
-    if constexpr (std::is_same_v<T, float>)
-      return float_kernels_.count(which) > 0;
-    else
-      return double_kernels_.count(which) > 0;
-  }
   // Registers, for every entry of the table, this backend's kernel; throws LoomError naming the
   // operator when the backend lacks one, so a new entry cannot be forgotten by a backend.
   void register_all(KernelRegistry& registry, Backend backend) const;

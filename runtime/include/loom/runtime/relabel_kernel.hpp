@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/kernel.hpp"
 
 namespace loom::runtime {
@@ -15,6 +16,9 @@ Kernel<T> relabel_kernel() {
   k.forward = [](const OpCall<T>& c) {
     Tensor<T> y = c.input(0);
     y.dims = c.output_shape(0);
+    if (Tensor<T>::element_count(y.dims) != y.data.size())
+      throw LoomError(c.op + ": output dims " + Tensor<T>::dims_text(y.dims) + " do not hold the input's " + std::to_string(y.data.size()) +
+                      " elements");
     return std::vector<Tensor<T>>{std::move(y)};
   };
   k.backward = [](const GradCall<T>& g) {

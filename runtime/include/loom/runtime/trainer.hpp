@@ -5,6 +5,7 @@
 // per device) or all in one process; every process sees the same losses and weights.
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,13 @@ struct TrainSettings {
   // the first step pays for making buffers and communicators. Ignored when the process would
   // have no step left to time.
   std::int64_t warmup_steps = 0;
+  // Values the model gives its graph inputs and weights (an imported ONNX file's initializers and
+  // constants), by node name: weights start at them instead of the seed's draw, and inputs keep
+  // them every step instead of the data's. Names the graph lacks are ignored; a shape that differs
+  // from the graph's is refused.
+  NamedTensors<double> model_values;
+  // Weights training leaves as they are: the model's constants, not its parameters.
+  std::set<std::string> fixed_weights;
 };
 
 struct StepReport {

@@ -29,10 +29,16 @@ std::vector<std::string> bundled_rule_libraries();
 // model exporters write, which model loading applies to an ONNX file.
 std::string bundled_import_rule_library();
 
+struct ImportRules {
+  std::vector<pcg::Rule> rules;
+  std::vector<std::string> left_out;  // bundled rules that do not prove against the library, and why
+};
+
 // The rules of `files`, for OnnxImportOptions::fusion_rules: every rule must be proved and current,
-// else throws LoomError naming each one that is not. None given: the bundled import rules that are
-// proved against `library` (none where its specs lack their operators).
-std::vector<pcg::Rule> import_rules(const spec::Library& library, const std::vector<std::string>& files = {});
+// and shrink what it matches (fusion applies rules until none matches), else throws LoomError
+// naming each one that does not. None given: the bundled import rules that are proved against
+// `library`, the others listed in `left_out`.
+ImportRules import_rules(const spec::Library& library, const std::vector<std::string>& files = {});
 
 // Reads every file (rule libraries or .loom rule files; errors name the file) and sorts its rules.
 // Plans name rules by id, so two different rules with one id are refused, naming both files; the
