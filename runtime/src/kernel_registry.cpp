@@ -6,7 +6,7 @@ namespace loom::runtime {
 
 std::vector<std::string> KernelRegistry::ops(Backend backend) const {
   std::vector<std::string> names;
-  for (const auto& [key, kernel] : double_kernels_)
+  for (const auto& [key, kernel] : kernels_.of<double>())
     if (key.second == backend) names.push_back(key.first);
   return names;
 }

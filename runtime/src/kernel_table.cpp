@@ -78,9 +78,9 @@ const std::vector<NativeKernelEntry>& native_kernel_table() {
 void BackendKernels::register_all(KernelRegistry& registry, Backend backend) const {
   const char* backend_name = backend == Backend::Cpu ? "CPU" : "CUDA";
   for (const NativeKernelEntry& entry : native_kernel_table()) {
-    auto f = float_kernels_.find(entry.kernel);
-    auto d = double_kernels_.find(entry.kernel);
-    if (f == float_kernels_.end() || d == double_kernels_.end())
+    auto f = kernels_.of<float>().find(entry.kernel);
+    auto d = kernels_.of<double>().find(entry.kernel);
+    if (f == kernels_.of<float>().end() || d == kernels_.of<double>().end())
       throw LoomError(std::string("the ") + backend_name + " backend has no native kernel for operator '" + std::string(entry.op) +
                       "', which the native kernel table lists");
     registry.add<float>(std::string(entry.op), backend, f->second);

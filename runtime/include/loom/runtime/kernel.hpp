@@ -3,7 +3,9 @@
 // fast paths of the operators the spec library defines and must agree with the interpreter.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "loom/pcg/op_catalog.hpp"
@@ -62,6 +64,30 @@ struct Kernel {
   // One gradient per input, of the input's shape; an input not wanted may get an empty tensor
   // (no data).
   std::function<std::vector<Tensor<T>>(const GradCall<T>&)> backward;
+};
+
+// Kernels by key, one map per element type the runtime computes in.
+template <class Key>
+class KernelMaps {
+ public:
+  template <class T>
+  std::map<Key, Kernel<T>>& of() {
+    if constexpr (std::is_same_v<T, float>)
+      return float_;
+    else
+      return double_;
+  }
+  template <class T>
+  const std::map<Key, Kernel<T>>& of() const {
+    if constexpr (std::is_same_v<T, float>)
+      return float_;
+    else
+      return double_;
+  }
+
+ private:
+  std::map<Key, Kernel<float>> float_;
+  std::map<Key, Kernel<double>> double_;
 };
 
 }  // namespace loom::runtime

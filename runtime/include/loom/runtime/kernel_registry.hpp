@@ -14,35 +14,19 @@ class KernelRegistry {
  public:
   template <class T>
   void add(const std::string& op, Backend backend, Kernel<T> kernel) {
-    table<T>()[{op, backend}] = std::move(kernel);
+    kernels_.of<T>()[{op, backend}] = std::move(kernel);
   }
   // Null when the operator has no kernel on that backend (it then runs through the interpreter).
   template <class T>
   const Kernel<T>* find(const std::string& op, Backend backend) const {
-    const auto& t = table<T>();
+    const auto& t = kernels_.of<T>();
     auto it = t.find({op, backend});
     return it == t.end() ? nullptr : &it->second;
   }
   std::vector<std::string> ops(Backend backend) const;
 
  private:
-  using Key = std::pair<std::string, Backend>;
-  template <class T>
-  std::map<Key, Kernel<T>>& table() {
-    if constexpr (std::is_same_v<T, float>)
-      return float_kernels_;
-    else
-      return double_kernels_;
-  }
-  template <class T>
-  const std::map<Key, Kernel<T>>& table() const {
-    if constexpr (std::is_same_v<T, float>)
-      return float_kernels_;
-    else
-      return double_kernels_;
-  }
-  std::map<Key, Kernel<float>> float_kernels_;
-  std::map<Key, Kernel<double>> double_kernels_;
+  KernelMaps<std::pair<std::string, Backend>> kernels_;
 };
 
 // Every native CPU kernel (Eigen), registered once.

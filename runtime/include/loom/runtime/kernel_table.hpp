@@ -85,22 +85,14 @@ class BackendKernels {
  public:
   template <class T>
   void provide(NativeKernel which, Kernel<T> kernel) {
-    table<T>()[which] = std::move(kernel);
+    kernels_.of<T>()[which] = std::move(kernel);
   }
   // Registers, for every entry of the table, this backend's kernel; throws LoomError naming the
   // operator when the backend lacks one, so a new entry cannot be forgotten by a backend.
   void register_all(KernelRegistry& registry, Backend backend) const;
 
  private:
-  template <class T>
-  std::map<NativeKernel, Kernel<T>>& table() {
-    if constexpr (std::is_same_v<T, float>)
-      return float_kernels_;
-    else
-      return double_kernels_;
-  }
-  std::map<NativeKernel, Kernel<float>> float_kernels_;
-  std::map<NativeKernel, Kernel<double>> double_kernels_;
+  KernelMaps<NativeKernel> kernels_;
 };
 
 }  // namespace loom::runtime
