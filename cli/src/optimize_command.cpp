@@ -136,6 +136,7 @@ int run_optimize(OptimizeOptions opt) {
                                 {"refinement_start", report.refinement_start},
                                 {"joint_substitutions", joint_subs},
                                 {"pipeline_seconds", seconds_or_null(report.pipeline_seconds)},
+                                {"pipeline_none_because", report.pipeline_none_because},
                                 {"pipeline", {{"stages", report.pipeline.stages}, {"microbatches", report.pipeline.microbatches}}},
                                 {"cuts", report.joint.cuts},
                                 {"baselines", baselines},
@@ -160,7 +161,9 @@ int run_optimize(OptimizeOptions opt) {
       if (std::isfinite(seconds)) std::cout << "  (best is " << std::setprecision(3) << seconds / report.best_seconds << "x faster)";
       std::cout << "\n";
     }
-    if (opt.settings.pipeline) std::cout << "  pipeline (1F1B): " << ms(report.pipeline_seconds) << "\n";
+    if (opt.settings.pipeline)
+      std::cout << "  pipeline (1F1B): "
+                << (report.pipeline_none_because.empty() ? ms(report.pipeline_seconds) : "none: " + report.pipeline_none_because) << "\n";
     std::cout << "  best plan:       " << ms(report.best_seconds) << ", found by " << report.chosen;
     if (report.pipeline.enabled())
       std::cout << " (" << report.pipeline.stages << " stages, " << report.pipeline.microbatches << " micro-batches)";

@@ -106,6 +106,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     report_stage("pipeline parallelism");
     PipelineResult p = pipeline_search(library, best.graph, model, settings.pipeline_options);
     report.pipeline_seconds = p.seconds;
+    report.pipeline_none_because = p.none_because;
     if (p.seconds < best.seconds) best = {"pipeline", best.graph, std::move(p.placements), best.substitutions, p.seconds, p.pipeline};
   }
 

@@ -194,13 +194,23 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
   for (const pcg::Node& n : graph.nodes()) operators += n.is_graph_input() ? 0 : 1;
 
   PipelineResult best;
+  // Why the pipelines tried were not taken, the most telling last.
+  std::string shape_problem, batch_problem;
+  bool priced = false;
   for (int stages : stage_counts) {
-    if (stages < 2 || devices % stages != 0 || static_cast<std::size_t>(stages) > operators) continue;
+    if (stages < 2 || devices % stages != 0) continue;
+    if (static_cast<std::size_t>(stages) > operators) {
+      shape_problem = "the graph has " + std::to_string(operators) + " operators, too few for " + std::to_string(stages) + " stages";
+      continue;
+    }
     const std::vector<int> stage_of = balanced_stages(graph, model, stages);
     std::vector<bool> used(static_cast<std::size_t>(stages), false);
     for (int s : stage_of)
       if (s >= 0) used[static_cast<std::size_t>(s)] = true;
-    if (std::find(used.begin(), used.end(), false) != used.end()) continue;  // an operator too heavy to share out
+    if (std::find(used.begin(), used.end(), false) != used.end()) {
+      shape_problem = "an operator is too heavy to share the work out among " + std::to_string(stages) + " stages";
+      continue;
+    }
     std::vector<Placement> placements = pipeline_placements(library, graph, stage_of, stages, devices);
     pcg::Graph plan;
     try {
@@ -213,9 +223,11 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
       PlanCost cost;
       try {
         cost = pipelined_plan_cost(plan, model, pipeline, library);
-      } catch (const LoomError&) {
-        continue;  // the batch does not divide into this many micro-batches
+      } catch (const LoomError& e) {
+        if (batch_problem.empty()) batch_problem = std::string("the batch cannot be cut into micro-batches: ") + e.what();
+        continue;
       }
+      priced = true;
       if (!cost.fits() || cost.seconds >= best.seconds) continue;
       best.pipeline = pipeline;
       best.placements = placements;
@@ -223,6 +235,15 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
       best.seconds = cost.seconds;
     }
   }
+  if (std::isfinite(best.seconds)) return best;
+  if (priced)
+    best.none_because = "every pipeline tried needs more memory than its devices have";
+  else if (!batch_problem.empty())
+    best.none_because = batch_problem;
+  else if (!shape_problem.empty())
+    best.none_because = shape_problem;
+  else
+    best.none_because = "no count of stages from 2 to 8 divides the machine's " + std::to_string(devices) + " devices";
   return best;
 }
 

@@ -136,6 +136,22 @@ TEST(Pipeline, SearchFindsAPlanThatKeepsValuesAndPlacesStagesApart) {
   for (std::size_t i = 0; i < a[0].data.size(); ++i) EXPECT_NEAR(a[0].data[i], b[0].data[i], 1e-9);
 }
 
+// When no pipeline is found, the search says what stopped it rather than that none fits.
+TEST(Pipeline, NoPipelineSaysWhatStoppedIt) {
+  const Machine target = load_machine("summit").with_devices_per_node(4);
+  const CostModel model(library(), target);
+  PipelineOptions options;
+  options.stage_counts = {2, 4};
+  const PipelineResult batch_of_one = pipeline_search(library(), mlp(8, 1, 32), model, options);
+  EXPECT_FALSE(std::isfinite(batch_of_one.seconds));
+  EXPECT_NE(batch_of_one.none_because.find("the batch cannot be cut into micro-batches"), std::string::npos) << batch_of_one.none_because;
+  EXPECT_NE(batch_of_one.none_because.find("its batch of 1 does not divide into 2"), std::string::npos) << batch_of_one.none_because;
+  const PipelineResult found = pipeline_search(library(), mlp(8, 64, 32), model, options);
+  EXPECT_TRUE(found.none_because.empty());
+  const CostModel one_device(library(), load_machine("summit").with_devices_per_node(1));
+  EXPECT_NE(pipeline_search(library(), mlp(8, 64, 32), one_device).none_because.find("divides the machine's 1 devices"), std::string::npos);
+}
+
 TEST(Pipeline, PlanFileKeepsThePipeline) {
   Plan plan;
   plan.machine = load_machine("summit");

@@ -46,6 +46,7 @@ struct OptimizeReport {
   std::string refinement_start;  // where the refined plan's walk began: "joint" (the DP's plan), "data_parallel" (over the joint graph), or
                                  // "none" (no walk improved the DP's plan)
   double pipeline_seconds = 0;   // the best pipeline found (infinity: none fits or none tried)
+  std::string pipeline_none_because;        // when pipelines were tried and none was found, why (PipelineResult)
   std::map<std::string, double> baselines;  // name -> simulated seconds (infinity: does not fit)
   double initial_seconds = 0;               // the graph as given, on one device
   double search_seconds = 0;                // wall clock of the joint search alone

@@ -58,6 +58,9 @@ struct PipelineResult {
   std::vector<Placement> placements;                         // per node of the searched graph
   pcg::Graph plan;                                           // the graph materialized with them (full batch)
   double seconds = std::numeric_limits<double>::infinity();  // simulated; infinity when none fits
+  // When none was found, what stopped every pipeline tried: no count of stages, a batch that does
+  // not divide into micro-batches, or the memory of the stages' devices.
+  std::string none_because;
 };
 
 // The fastest pipeline of the graph over the stage and micro-batch counts tried.
