@@ -13,6 +13,7 @@ models::ModelRequest ModelOptions::request(const spec::Library& library) const {
   if (batch) {
     if (models::is_onnx_path(model)) {
       r.onnx.default_dim = *batch;
+      r.onnx.default_dim_required = true;
     } else {
       r.params["batch"] = *batch;
     }

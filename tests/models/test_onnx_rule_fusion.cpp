@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "loom/models/onnx_import.hpp"
+#include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/match.hpp"
 #include "support.hpp"
 
@@ -110,6 +111,33 @@ TEST(OnnxRuleFusion, ScalarConstantsLeftAfterFusionAreTheModelsFixedWeights) {
     EXPECT_TRUE(imported.constants.at(name).dims.empty()) << name;
   }
   EXPECT_EQ(imported.fixed.size(), imported.constants.size()) << "every constant of this model is a scalar";
+}
+
+// --batch sets an ONNX file's symbolic dimensions; where every input's shape is static, nothing
+// takes it, and the import is refused naming the shapes that pin the batch.
+TEST(OnnxImportBatch, ABatchAskedOfStaticShapesIsRefusedNamingThem) {
+  OnnxImportOptions asked;
+  asked.default_dim = 8;
+  asked.default_dim_required = true;
+  OnnxModel fixed;
+  fixed.input("x", {3, 5});
+  fixed.node("Relu", {"x"}, {"y"});
+  fixed.output("y");
+  try {
+    import_onnx_bytes(fixed.bytes(), "static.onnx", library(), asked);
+    FAIL() << "a batch nothing takes was accepted";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("static.onnx: a batch of 8 was asked for, but the file's inputs have static shapes, which pin "
+                                         "the batch (x [3, 5])"),
+              std::string::npos)
+        << e.what();
+  }
+  OnnxModel symbolic;
+  symbolic.input("x", {-1, 5}, false, "batch");
+  symbolic.node("Relu", {"x"}, {"y"});
+  symbolic.output("y");
+  const ImportedModel imported = import_onnx_bytes(symbolic.bytes(), "symbolic.onnx", library(), asked);
+  EXPECT_EQ(imported.graph.shape_of(imported.graph.outputs().at(0)).dims, (std::vector<std::int64_t>{8, 5}));
 }
 
 }  // namespace

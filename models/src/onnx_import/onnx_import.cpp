@@ -46,6 +46,7 @@ class Importer {
     check_arity();
     decode_initializers();
     add_graph_inputs();
+    check_default_dim_taken();
     const std::map<int, Fusion> fusions = find_fusions(graph_, [this](const std::string& v) { return static_scalar(v); });
     std::set<int> skipped;
     for (const auto& [last, f] : fusions) {
@@ -123,7 +124,21 @@ class Importer {
     if (auto it = options_.dims.find(symbol); !symbol.empty() && it != options_.dims.end()) return it->second;
     notes_.push_back("input '" + input + "' dimension " + std::to_string(axis) + " (" +
                      (symbol.empty() ? std::string("unknown") : "'" + symbol + "'") + ") set to " + std::to_string(options_.default_dim));
+    default_dim_taken_ = true;
     return options_.default_dim;
+  }
+
+  // A batch asked for, on a file whose inputs all have static shapes: nothing would take it.
+  void check_default_dim_taken() {
+    if (!options_.default_dim_required || default_dim_taken_ || !problems_.empty()) return;
+    std::string shapes;
+    for (const auto& in : graph_.input()) {
+      if (initializers_.count(in.name()) || !cx_.known(in.name()) || cx_.is_constant(in.name())) continue;
+      shapes += (shapes.empty() ? "" : ", ") + in.name() + " " + dims_text(cx_.dims(in.name()));
+    }
+    report("a batch of " + std::to_string(options_.default_dim) +
+           " was asked for, but the file's inputs have static shapes, which pin the batch (" + shapes +
+           "): export the model with a symbolic batch dimension (e.g. torch.onnx.export's dynamic_axes), or leave --batch out");
   }
 
   void add_graph_inputs() {
@@ -276,6 +291,7 @@ class Importer {
   ImportContext cx_;
   std::map<std::string, HostTensor> initializers_;
   std::set<std::string> failed_;
+  bool default_dim_taken_ = false;
   std::vector<Diagnostic> problems_;
   std::vector<std::string> notes_;
 };

@@ -22,6 +22,9 @@ namespace loom::models {
 struct OnnxImportOptions {
   std::map<std::string, std::int64_t> dims;  // values of symbolic dimensions, by their names
   std::int64_t default_dim = 1;              // for symbolic dimensions not given
+  // The user asked for `default_dim` as the batch (`--batch`): a file whose inputs have no
+  // symbolic dimension to take it is refused, naming the inputs whose static shapes pin it.
+  bool default_dim_required = false;
   // Graph inputs whose values are fixed at import time (shapes, axes, bounds fed as inputs): they
   // are folded like initializers and do not become graph inputs.
   NamedValues known_inputs;
