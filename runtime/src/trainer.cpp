@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <string_view>
 
 #include "loom/runtime/checkpoint.hpp"
 #include "loom/runtime/data.hpp"
@@ -15,17 +16,26 @@ std::string describe_run(const TrainSettings& s) {
          std::to_string(s.seed);
 }
 
+// The values the model gives the graph's nodes running `op` (weights or inputs), each checked
+// against the node's shape.
+NamedTensors<double> model_values_of(const pcg::Graph& graph, const TrainSettings& s, std::string_view op) {
+  NamedTensors<double> out;
+  for (const pcg::Node& n : graph.nodes()) {
+    auto it = s.model_values.find(n.name);
+    if (n.op != op || it == s.model_values.end()) continue;
+    if (it->second.dims != n.output_shapes.front().dims)
+      throw LoomError(std::string(op == pcg::kWeightOp ? "weight '" : "input '") + n.name + "' has shape " +
+                      spec::dims_to_string(n.output_shapes.front().dims) + " in the graph, but the model gives it " +
+                      spec::dims_to_string(it->second.dims));
+    out.emplace(n.name, it->second);
+  }
+  return out;
+}
+
 // The seed's weights, with those the model gives replaced by its values.
 NamedTensors<double> starting_weights(const spec::Library& library, const pcg::Graph& graph, const TrainSettings& s) {
   NamedTensors<double> weights = initial_weights(library, graph, s.seed);
-  for (const auto& [name, value] : s.model_values) {
-    auto it = weights.find(name);
-    if (it == weights.end()) continue;
-    if (it->second.dims != value.dims)
-      throw LoomError("weight '" + name + "' has shape " + spec::dims_to_string(it->second.dims) +
-                      " in the graph, but the model gives it " + spec::dims_to_string(value.dims));
-    it->second = value;
-  }
+  for (auto& [name, value] : model_values_of(graph, s, pcg::kWeightOp)) weights.insert_or_assign(name, std::move(value));
   return weights;
 }
 
@@ -79,15 +89,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   std::set<std::string> trainable = trainable_weights(library, graph);
   for (const std::string& name : s.fixed_weights) trainable.erase(name);
   // Inputs whose values the model fixes, fed as the model gives them in place of the data's.
-  NamedTensors<T> fixed_inputs;
-  for (const pcg::Node& n : graph.nodes()) {
-    auto it = s.model_values.find(n.name);
-    if (n.op != pcg::kInputOp || it == s.model_values.end()) continue;
-    if (it->second.dims != n.output_shapes.front().dims)
-      throw LoomError("input '" + n.name + "' has shape " + spec::dims_to_string(n.output_shapes.front().dims) +
-                      " in the graph, but the model gives it " + spec::dims_to_string(it->second.dims));
-    fixed_inputs.emplace(n.name, convert<T>(it->second));
-  }
+  NamedTensors<T> fixed_inputs = convert<T>(model_values_of(graph, s, pcg::kInputOp));
   ShardedExecutor<T> executor(library, graph, kernels ? *kernels : builtin_kernels(), comm, trainable,
                               s.plan_devices > 0 ? static_cast<int>(s.plan_devices) : devices_used(graph), s.backend);
   const auto data = s.data_file.empty() ? synthetic_data(library, graph, s.loss, s.seed, s.synthetic_batches)

@@ -12,13 +12,14 @@ namespace {
 
 // The first match of any rule that applies, rewritten; none when no rule applies anywhere.
 std::optional<std::pair<pcg::Graph, std::string>> fuse_once(const pcg::Graph& graph, const NamedValues& constants,
-                                                            const std::vector<pcg::Rule>& rules, const pcg::OpCatalog& catalog) {
+                                                            const std::vector<pcg::Rule>& rules, const pcg::RuleIndex& by_anchor,
+                                                            const pcg::OpCatalog& catalog) {
   const pcg::GraphIndex index(graph, [&](const pcg::Node& n) -> std::optional<double> {
     auto it = constants.find(n.name);
     if (it == constants.end() || it->second.size() != 1) return std::nullopt;
     return it->second.data.front();
   });
-  for (std::size_t r : pcg::RuleIndex(rules).candidates(index)) {
+  for (std::size_t r : by_anchor.candidates(index)) {
     for (const pcg::Match& match : pcg::find_matches(index, rules[r], nullptr)) {
       pcg::RewriteOutcome outcome = pcg::apply_match(graph, rules[r], match, catalog);
       if (outcome.rewrite) return std::make_pair(std::move(outcome.rewrite->graph), rules[r].id);
@@ -62,7 +63,8 @@ std::vector<std::string> fuse_with_rules(pcg::Graph& graph, NamedValues& constan
   // Fusing rules shrink the graph; rules that keep rewriting one another's results never stop.
   const std::size_t bound = 10 * graph.size() + 100;
   std::size_t applied = 0;
-  while (auto next = fuse_once(graph, constants, rules, catalog)) {
+  const pcg::RuleIndex by_anchor(rules);
+  while (auto next = fuse_once(graph, constants, rules, by_anchor, catalog)) {
     graph = std::move(next->first);
     ++fused[next->second];
     if (++applied > bound)
