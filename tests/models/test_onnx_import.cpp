@@ -224,7 +224,9 @@ TEST(OnnxImport, NormalizationsKeepTheModelsEpsilonWhateverTheLibrarysIs) {
   for (const spec::Library* lib : {&library(), &other}) {
     const bool bundled = lib == &library();
     SCOPED_TRACE(bundled ? "bundled library" : "library with other epsilons");
-    const ImportedModel ln_model = import_onnx_bytes(ln.bytes(), "ln.onnx", *lib);
+    OnnxImportOptions with_rules;
+    with_rules.fusion_rules = verifier::import_rules(*lib).rules;
+    const ImportedModel ln_model = import_onnx_bytes(ln.bytes(), "ln.onnx", *lib, with_rules);
     EXPECT_EQ(count_ops(ln_model.graph, "layer_norm"), bundled ? 0u : 1u);
     EXPECT_EQ(count_ops(ln_model.graph, "layer_norm_eps"), bundled ? 1u : 0u);
     const TensorValue y = spec::evaluate_graph<spec::RealDomain>(*lib, ln_model.graph, with_constants(ln_model, {{"x", x}})).at(0);

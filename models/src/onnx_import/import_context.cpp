@@ -47,6 +47,11 @@ void ImportContext::set_port(const std::string& value, PortRef port, bool integr
 
 void ImportContext::set_constant(const std::string& value, HostTensor tensor) { constants_[value] = std::move(tensor); }
 
+void ImportContext::set_initializer(const std::string& value, HostTensor tensor) {
+  set_constant(value, std::move(tensor));
+  initializers_.insert(value);
+}
+
 std::string ImportContext::fresh_name(const std::string& hint) {
   std::string name = hint.empty() ? "constant" : hint;
   for (int k = 2; !used_names_.insert(name).second; ++k) name = hint + "#" + std::to_string(k);

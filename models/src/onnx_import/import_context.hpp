@@ -32,6 +32,9 @@ class ImportContext {
 
   void set_port(const std::string& value, PortRef port, bool integral = false);
   void set_constant(const std::string& value, HostTensor tensor);
+  // A constant the file stores as an initializer: the model's weights are among them.
+  void set_initializer(const std::string& value, HostTensor tensor);
+  bool is_initializer(const std::string& value) const { return initializers_.count(value) > 0; }
 
   // `hint` if unused so far, else `hint#2`, `hint#3`, ...; the name is then taken.
   std::string fresh_name(const std::string& hint);
@@ -53,6 +56,7 @@ class ImportContext {
   std::map<std::string, PortRef> ports_;
   std::map<std::string, bool> integral_ports_;
   std::map<std::string, HostTensor> constants_;
+  std::set<std::string> initializers_;
   NamedValues graph_constants_;
 };
 

@@ -14,7 +14,7 @@
 #include "onnx_import/import_context.hpp"
 #include "onnx_import/node_attrs.hpp"
 #include "onnx_import/op_mapping.hpp"
-#include "onnx_import/patterns.hpp"
+#include "onnx_import/plain_layer_norm.hpp"
 #include "onnx_import/rule_fusion.hpp"
 #include "onnx_import/weight_roles.hpp"
 
@@ -47,26 +47,13 @@ class Importer {
     decode_initializers();
     add_graph_inputs();
     check_default_dim_taken();
-    const std::map<int, Fusion> fusions = find_fusions(graph_, [this](const std::string& v) { return static_scalar(v); });
-    std::set<int> skipped;
-    for (const auto& [last, f] : fusions) {
-      for (int n : f.nodes) {
-        if (n != last) skipped.insert(n);
-      }
-    }
-    for (int i = 0; i < graph_.node_size(); ++i) {
-      if (skipped.count(i)) continue;
-      if (auto it = fusions.find(i); it != fusions.end()) {
-        emit_fusion(i, it->second);
-      } else {
-        import_node(i);
-      }
-    }
+    for (int i = 0; i < graph_.node_size(); ++i) import_node(i);
     mark_outputs();
     if (!problems_.empty()) throw LoomError(std::move(problems_));
     ImportedModel out{cx_.builder().take(), std::move(cx_.graph_constants()), std::move(notes_), {}};
     for (std::string& note : fuse_with_rules(out.graph, out.constants, options_.fusion_rules, library_))
       out.notes.push_back(std::move(note));
+    use_library_layer_norm(out.graph, out.constants, [this] { return cx_.layer_norm_epsilon(); });
     for (const std::string& note : options_.fusion_notes) out.notes.push_back("import rule left out: " + note);
     for (const pcg::Node& n : out.graph.nodes())
       if (n.op == pcg::kWeightOp && n.output_shapes.front().dims.empty() && out.constants.count(n.name)) out.fixed.insert(n.name);
@@ -76,9 +63,8 @@ class Importer {
  private:
   void report(const std::string& message) { problems_.push_back(Diagnostic{{source_, 0, 0}, message}); }
 
-  // Every node gives an output, and the operators whose inputs are read by position (by the
-  // pattern matcher before any handler runs) have them all: a malformed node is refused here, not
-  // read out of range.
+  // Every node gives an output, and the common operators have all their inputs: every malformed
+  // node is reported at once, before any is mapped.
   void check_arity() {
     static const std::map<std::string, int> fixed_inputs = {{"Add", 2},    {"Sub", 2},  {"Mul", 2}, {"Div", 2},  {"Pow", 2},
                                                             {"MatMul", 2}, {"Sqrt", 1}, {"Erf", 1}, {"Relu", 1}, {"ReduceMean", 1}};
@@ -115,7 +101,7 @@ class Importer {
         report("initializer '" + t.name() + "': " + e.what());
       }
     }
-    for (const auto& [name, tensor] : initializers_) cx_.set_constant(name, tensor);
+    for (const auto& [name, tensor] : initializers_) cx_.set_initializer(name, tensor);
   }
 
   std::int64_t resolve_dim(const onnx::TensorShapeProto_Dimension& d, const std::string& input, int axis) {
@@ -163,22 +149,6 @@ class Importer {
       PortRef p = weights.count(in.name()) ? g.weight(name, dims) : g.input(name, dims);
       cx_.set_port(in.name(), p, integral);
     }
-  }
-
-  std::optional<double> static_scalar(const std::string& value) const {
-    if (auto it = initializers_.find(value); it != initializers_.end()) {
-      if (it->second.size() == 1) return it->second.data[0];
-      return std::nullopt;
-    }
-    for (const auto& node : graph_.node()) {
-      if (node.op_type() != "Constant" || node.output_size() != 1 || node.output(0) != value) continue;
-      try {
-        const auto t = fold_node(node, {}, cx_.opset(), model_dir_);
-        if (t.front().size() == 1) return t.front().data[0];
-      } catch (const LoomError&) {
-      }
-    }
-    return std::nullopt;
   }
 
   // True when every named input is known; an input left unknown by an earlier failure makes the
@@ -242,23 +212,6 @@ class Importer {
     } catch (const std::exception& e) {
       report(describe_node(node, index) + ": its inputs or attributes do not fit together (" + e.what() + ")");
       for (const auto& out : node.output()) failed_.insert(out);
-    }
-  }
-
-  void emit_fusion(int index, const Fusion& f) {
-    const auto& node = graph_.node(index);
-    if (!cx_.known(f.x) || (!f.gamma.empty() && !cx_.known(f.gamma)) || (!f.beta.empty() && !cx_.known(f.beta))) {
-      failed_.insert(f.output);
-      if (!failed_.count(f.x)) report(describe_node(node, index) + ": the inputs of the fused pattern are unknown");
-      return;
-    }
-    try {
-      emit_layer_norm(cx_, f.x, f.gamma, f.beta, f.epsilon, f.output);
-      notes_.push_back("layer normalization pattern of " + std::to_string(f.nodes.size()) + " nodes ending at " +
-                       describe_node(node, index) + " imported as one operator");
-    } catch (const LoomError& e) {
-      report(describe_node(node, index) + ": " + e.what());
-      failed_.insert(f.output);
     }
   }
 

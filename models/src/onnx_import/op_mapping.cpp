@@ -12,11 +12,12 @@
 #include "onnx_import/node_attrs.hpp"
 
 namespace loom::models::onnx_import {
+
+bool same_float(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(std::abs(a), std::abs(b)); }
+
 namespace {
 
 using Handler = std::function<void(ImportContext&, const onnx::NodeProto&)>;
-
-bool same_float(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(std::abs(a), std::abs(b)); }
 
 std::string input_name(const onnx::NodeProto& node, int i) { return i < node.input_size() ? node.input(i) : ""; }
 bool has_input(const onnx::NodeProto& node, int i) { return !input_name(node, i).empty(); }
@@ -37,10 +38,13 @@ const HostTensor& constant_input(ImportContext& cx, const onnx::NodeProto& node,
   return cx.constant(name);
 }
 
-// A constant whose elements are all equal and that broadcasts into `other` without growing it.
+// A constant whose elements are all equal and that broadcasts into `other` without growing it. An
+// initializer of several elements is a weight, whose values training changes, even if they start
+// equal (a fresh layer norm's scale of ones).
 std::optional<double> uniform_constant(ImportContext& cx, const std::string& value, const Dims& other) {
   if (!cx.is_constant(value)) return std::nullopt;
   const HostTensor& t = cx.constant(value);
+  if (cx.is_initializer(value) && t.size() > 1) return std::nullopt;
   if (t.data.empty() || broadcast_dims(t.dims, other) != other) return std::nullopt;
   if (std::any_of(t.data.begin(), t.data.end(), [&](double v) { return v != t.data.front(); })) return std::nullopt;
   return t.data.front();
@@ -367,8 +371,6 @@ void map_batch_norm(ImportContext& cx, const onnx::NodeProto& node) {
   set_output(cx, node, y);
 }
 
-}  // namespace
-
 void emit_layer_norm(ImportContext& cx, const std::string& x_name, const std::string& gamma, const std::string& beta, double epsilon,
                      const std::string& output) {
   GraphBuilder& g = cx.builder();
@@ -385,8 +387,6 @@ void emit_layer_norm(ImportContext& cx, const std::string& x_name, const std::st
                   : g.op("layer_norm_eps", {x, gp, bp, scalar_port(cx, epsilon, output + "#epsilon")});
   cx.set_port(output, y);
 }
-
-namespace {
 
 // LayerNormalization's optional outputs: the mean and 1 / sqrt(variance + eps) over the normalized
 // dimensions, kept as dimensions of size 1.

@@ -15,8 +15,7 @@ bool is_mappable(const std::string& op_type);
 // form of the operator the library cannot express.
 void map_node(ImportContext& cx, const onnx::NodeProto& node);
 
-// Fused patterns, emitted in place of the nodes they cover.
-void emit_layer_norm(ImportContext& cx, const std::string& x, const std::string& gamma, const std::string& beta, double epsilon,
-                     const std::string& output);
+// Whether two constants (a model's epsilon and the library's) are one value at float precision.
+bool same_float(double a, double b);
 
 }  // namespace loom::models::onnx_import

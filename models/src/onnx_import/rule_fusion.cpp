@@ -6,6 +6,7 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/match.hpp"
 #include "loom/pcg/rewrite.hpp"
+#include "onnx_import/graph_copy.hpp"
 
 namespace loom::models::onnx_import {
 namespace {
@@ -26,32 +27,6 @@ std::optional<std::pair<pcg::Graph, std::string>> fuse_once(const pcg::Graph& gr
     }
   }
   return std::nullopt;
-}
-
-// The graph without the constants (graph inputs the file gives values) that nothing reads any more.
-pcg::Graph without_unread_constants(const pcg::Graph& graph, NamedValues& constants) {
-  std::vector<bool> read(graph.size(), false);
-  for (const pcg::Node& n : graph.nodes())
-    for (pcg::PortRef in : n.inputs) read[static_cast<std::size_t>(in.node)] = true;
-  for (pcg::PortRef out : graph.outputs()) read[static_cast<std::size_t>(out.node)] = true;
-  pcg::Graph out;
-  std::vector<int> renumbered(graph.size(), -1);
-  for (const pcg::Node& n : graph.nodes()) {
-    const auto id = static_cast<std::size_t>(n.id);
-    if (n.is_graph_input() && !read[id] && constants.count(n.name)) {
-      constants.erase(n.name);
-      continue;
-    }
-    if (n.is_graph_input()) {
-      renumbered[id] = out.add_input(n.name, n.output_shapes.at(0), n.op == pcg::kWeightOp);
-      continue;
-    }
-    std::vector<pcg::PortRef> inputs;
-    for (pcg::PortRef in : n.inputs) inputs.push_back({renumbered[static_cast<std::size_t>(in.node)], in.port});
-    renumbered[id] = out.add_node_with_shapes(n.op, n.attrs, std::move(inputs), n.output_shapes, n.name);
-  }
-  for (pcg::PortRef o : graph.outputs()) out.mark_output({renumbered[static_cast<std::size_t>(o.node)], o.port});
-  return out;
 }
 
 }  // namespace
