@@ -13,6 +13,7 @@
 
 #include "loom/interpreter/graph_eval.hpp"
 #include "loom/interpreter/library.hpp"
+#include "loom/models/onnx_import.hpp"
 #include "loom/models/registry.hpp"
 #include "loom/models/values.hpp"
 #include "loom/verifier/rule_selection.hpp"
@@ -166,6 +167,19 @@ inline TensorValue random_tensor(const std::vector<std::int64_t>& dims, std::uin
 // The graph's outputs, evaluated by the interpreter in double precision.
 inline std::vector<TensorValue> evaluate(const pcg::Graph& g, const NamedValues& values) {
   return spec::evaluate_graph<spec::RealDomain>(library(), g, values);
+}
+
+// The model imported from its bytes, fused with `rules` only.
+inline ImportedModel import_with_rules(const OnnxModel& m, std::vector<pcg::Rule> rules, const std::string& source = "model.onnx") {
+  OnnxImportOptions options;
+  options.fusion_rules = std::move(rules);
+  return import_onnx_bytes(m.bytes(), source, library(), options);
+}
+
+// `feeds` with the values the file gives its constants.
+inline NamedValues with_constants(const ImportedModel& imported, NamedValues feeds) {
+  for (const auto& [name, value] : imported.constants) feeds.emplace(name, value);
+  return feeds;
 }
 
 inline std::size_t count_ops(const pcg::Graph& g, const std::string& op) {

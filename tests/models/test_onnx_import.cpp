@@ -27,11 +27,6 @@ ImportedModel import(const OnnxModel& m, OnnxImportOptions options = {}) {
   return import_onnx_bytes(m.bytes(), "test.onnx", library(), options);
 }
 
-NamedValues with_constants(const ImportedModel& imported, NamedValues feeds) {
-  for (const auto& [name, value] : imported.constants) feeds.emplace(name, value);
-  return feeds;
-}
-
 // A PyTorch-style 2-layer MLP: Gemm(x, W^T) with transB = 1, Relu, Gemm.
 TEST(OnnxImport, GemmWithTransposedInitializersComputesTheMlp) {
   const TensorValue w1 = random_tensor({5, 4}, 1), b1 = random_tensor({5}, 2), w2 = random_tensor({3, 5}, 3), b2 = random_tensor({3}, 4),

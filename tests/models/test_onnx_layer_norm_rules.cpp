@@ -58,12 +58,6 @@ OnnxModel exported_layer_norm(const ExportedForm& f, const TensorValue& gamma, c
   return m;
 }
 
-ImportedModel import_with(const OnnxModel& m, std::vector<pcg::Rule> rules) {
-  OnnxImportOptions options;
-  options.fusion_rules = std::move(rules);
-  return import_onnx_bytes(m.bytes(), "layer_norm.onnx", library(), options);
-}
-
 // Layer normalization of x over its last axis, computed here from the formula.
 TensorValue normalized(const TensorValue& x, const TensorValue* gamma, const TensorValue* beta, double eps) {
   const auto n = static_cast<std::size_t>(x.dims.back());
@@ -82,9 +76,7 @@ TensorValue normalized(const TensorValue& x, const TensorValue* gamma, const Ten
 }
 
 TensorValue run(const ImportedModel& imported, const TensorValue& x) {
-  NamedValues feeds = imported.constants;
-  feeds.emplace("x", x);
-  return evaluate(imported.graph, feeds).at(0);
+  return evaluate(imported.graph, with_constants(imported, {{"x", x}})).at(0);
 }
 
 bool notes_rule(const ImportedModel& imported, const std::string& prefix) {
@@ -101,7 +93,7 @@ TEST(OnnxLayerNormRules, EveryExportedFormIsFusedIntoOneOperatorReadingTheFilesS
         const ExportedForm form{dims, product, scale_first};
         SCOPED_TRACE(text(form));
         const TensorValue gamma = random_tensor({6}, 1), beta = random_tensor({6}, 2), x = random_tensor(dims, 3);
-        const ImportedModel imported = import_with(exported_layer_norm(form, gamma, beta, 1e-5f), bundled_import_rules());
+        const ImportedModel imported = import_with_rules(exported_layer_norm(form, gamma, beta, 1e-5f), bundled_import_rules());
         EXPECT_EQ(model_stats(imported.graph, library()).operators, 1u);
         ASSERT_EQ(count_ops(imported.graph, "layer_norm"), 1u) << "the model's epsilon is the library's";
         EXPECT_TRUE(notes_rule(imported, "onnx_layer_norm_"));
@@ -119,7 +111,7 @@ TEST(OnnxLayerNormRules, EveryExportedFormIsFusedIntoOneOperatorReadingTheFilesS
 TEST(OnnxLayerNormRules, AnotherEpsilonIsKeptAsAnInput) {
   const ExportedForm form{{2, 3, 6}};
   const TensorValue gamma = random_tensor({6}, 4), beta = random_tensor({6}, 5), x = random_tensor(form.dims, 6);
-  const ImportedModel imported = import_with(exported_layer_norm(form, gamma, beta, 1e-3f), bundled_import_rules());
+  const ImportedModel imported = import_with_rules(exported_layer_norm(form, gamma, beta, 1e-3f), bundled_import_rules());
   EXPECT_EQ(count_ops(imported.graph, "layer_norm_eps"), 1u);
   EXPECT_EQ(count_ops(imported.graph, "layer_norm"), 0u);
   expect_near_all(run(imported, x), normalized(x, &gamma, &beta, static_cast<double>(1e-3f)));
@@ -132,7 +124,7 @@ TEST(OnnxLayerNormRules, AScaleOfOnesAndAShiftOfZerosStayWeights) {
   TensorValue ones({6}), zeros({6});
   for (double& v : ones.data) v = 1;
   const TensorValue x = random_tensor(form.dims, 7);
-  const ImportedModel imported = import_with(exported_layer_norm(form, ones, zeros, 1e-5f), bundled_import_rules());
+  const ImportedModel imported = import_with_rules(exported_layer_norm(form, ones, zeros, 1e-5f), bundled_import_rules());
   ASSERT_EQ(count_ops(imported.graph, "layer_norm"), 1u);
   EXPECT_EQ(imported.constants.at("ln.weight").dims, (std::vector<std::int64_t>{6}));
   EXPECT_EQ(imported.constants.at("ln.bias").dims, (std::vector<std::int64_t>{6}));
@@ -143,7 +135,7 @@ TEST(OnnxLayerNormRules, AScaleOfOnesAndAShiftOfZerosStayWeights) {
 TEST(OnnxLayerNormRules, WithoutTheRulesTheNodesAreImportedOneByOneAndComputeTheSame) {
   const ExportedForm form{{2, 3, 6}};
   const TensorValue gamma = random_tensor({6}, 8), beta = random_tensor({6}, 9), x = random_tensor(form.dims, 10);
-  const ImportedModel imported = import_with(exported_layer_norm(form, gamma, beta, 1e-5f), {});
+  const ImportedModel imported = import_with_rules(exported_layer_norm(form, gamma, beta, 1e-5f), {});
   EXPECT_EQ(count_ops(imported.graph, "layer_norm") + count_ops(imported.graph, "layer_norm_eps"), 0u);
   EXPECT_EQ(count_ops(imported.graph, "reduce_mean_keep"), 2u);
   expect_near_all(run(imported, x), normalized(x, &gamma, &beta, static_cast<double>(1e-5f)));
@@ -155,7 +147,7 @@ TEST(OnnxLayerNormRules, WithoutScaleAndShiftTheNodesStayAndComputeTheSame) {
   ExportedForm form{{2, 3, 6}};
   form.affine = false;
   const TensorValue x = random_tensor(form.dims, 11);
-  const ImportedModel imported = import_with(exported_layer_norm(form, x, x, 1e-5f), bundled_import_rules());
+  const ImportedModel imported = import_with_rules(exported_layer_norm(form, x, x, 1e-5f), bundled_import_rules());
   EXPECT_EQ(count_ops(imported.graph, "layer_norm") + count_ops(imported.graph, "layer_norm_eps"), 0u);
   expect_near_all(run(imported, x), normalized(x, nullptr, nullptr, static_cast<double>(1e-5f)));
 }

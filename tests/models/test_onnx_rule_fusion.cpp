@@ -46,17 +46,6 @@ OnnxModel exported_gelu(int order, float half = 0.5f) {
   return m;
 }
 
-ImportedModel import_with(const OnnxModel& m, std::vector<pcg::Rule> rules) {
-  OnnxImportOptions options;
-  options.fusion_rules = std::move(rules);
-  return import_onnx_bytes(m.bytes(), "gelu.onnx", library(), options);
-}
-
-NamedValues with_constants(const ImportedModel& imported, NamedValues feeds) {
-  for (const auto& [name, value] : imported.constants) feeds.emplace(name, value);
-  return feeds;
-}
-
 // The largest difference between the imported model's output and x * half * (1 + erf(x / sqrt 2)).
 double worst_error(const ImportedModel& imported, double half) {
   const TensorValue x = random_tensor({3, 5}, 6);
@@ -71,7 +60,7 @@ TEST(OnnxRuleFusion, EveryOrderExportersWriteGeluInIsFusedByAProvedRule) {
   ASSERT_GE(bundled_import_rules().size(), 6u);
   for (int order = 0; order < 6; ++order) {
     SCOPED_TRACE("order " + std::to_string(order));
-    const ImportedModel imported = import_with(exported_gelu(order), bundled_import_rules());
+    const ImportedModel imported = import_with_rules(exported_gelu(order), bundled_import_rules());
     EXPECT_EQ(count_ops(imported.graph, "gelu"), 1u);
     EXPECT_EQ(count_ops(imported.graph, "erf"), 0u);
     EXPECT_TRUE(imported.constants.empty()) << "the fused pattern's constants are dropped";
@@ -85,14 +74,14 @@ TEST(OnnxRuleFusion, EveryOrderExportersWriteGeluInIsFusedByAProvedRule) {
 }
 
 TEST(OnnxRuleFusion, WithoutRulesGeluIsImportedAsItsNodesAndComputesTheSame) {
-  const ImportedModel imported = import_with(exported_gelu(2), {});
+  const ImportedModel imported = import_with_rules(exported_gelu(2), {});
   EXPECT_EQ(count_ops(imported.graph, "gelu"), 0u);
   EXPECT_EQ(count_ops(imported.graph, "erf"), 1u);
   EXPECT_LT(worst_error(imported, 0.5), 1e-12);
 }
 
 TEST(OnnxRuleFusion, AConstantOtherThanTheRulesNumberIsNotFused) {
-  const ImportedModel imported = import_with(exported_gelu(0, 0.6f), bundled_import_rules());
+  const ImportedModel imported = import_with_rules(exported_gelu(0, 0.6f), bundled_import_rules());
   EXPECT_EQ(count_ops(imported.graph, "gelu"), 0u);
   EXPECT_LT(worst_error(imported, static_cast<double>(0.6f)), 1e-12);
   // Within a relative 1e-6 a constant is the rule's number; a relative 1e-4 is not.
@@ -104,7 +93,7 @@ TEST(OnnxRuleFusion, AConstantOtherThanTheRulesNumberIsNotFused) {
 // initializers are its parameters.
 TEST(OnnxRuleFusion, ScalarConstantsLeftAfterFusionAreTheModelsFixedWeights) {
   OnnxModel m = exported_gelu(0, 0.6f);
-  const ImportedModel imported = import_with(m, bundled_import_rules());
+  const ImportedModel imported = import_with_rules(m, bundled_import_rules());
   ASSERT_FALSE(imported.fixed.empty());
   for (const std::string& name : imported.fixed) {
     ASSERT_TRUE(imported.constants.count(name)) << name;
