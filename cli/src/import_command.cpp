@@ -70,13 +70,13 @@ int run_import(const ImportOptions& opt) {
 
 void add_import_command(CLI::App& app, int& status) {
   auto opt = std::make_shared<ImportOptions>();
-  auto* cmd =
-      app.add_subcommand("import",
-                         "Import an ONNX model as a PCG over the operator library: weights from initializers (or graph inputs in weight "
-                         "positions), shape arithmetic folded, the decomposed LayerNorm fused, and the patterns the proved import rules "
-                         "name fused by them (GELU's erf form; see --import-rules). Every unsupported operator is reported at once, "
-                         "naming its node; nothing is written then. With --out, the graph is saved as loom-pcg JSON, which every "
-                         "command that takes --model reads.");
+  auto* cmd = app.add_subcommand(
+      "import",
+      "Import an ONNX model as a PCG over the operator library: weights from initializers (or graph inputs in weight "
+      "positions), shape arithmetic folded, and the patterns exporters write for one operator fused by the proved "
+      "import rules (GELU's erf form, the decomposed LayerNorm; see --import-rules). Every unsupported operator is reported at once, "
+      "naming its node; nothing is written then. With --out, the graph is saved as loom-pcg JSON, which every "
+      "command that takes --model reads.");
   cmd->add_option("model", opt->model.model, "the .onnx file")->required();
   cmd->add_option("-o,--out", opt->out, "write the graph as JSON to this file");
   cmd->add_option("--specs", opt->specs, "spec files or directories of the operator library (default: bundled specs/)");

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "axpy_generation.hpp"
+
 #include "loom/gui/plan_viewer.hpp"
 #include "loom/gui/rule_browser.hpp"
 #include "loom/gui/spec_editor.hpp"
@@ -48,12 +50,7 @@ TEST(MainWindow, GeneratesAndVerifiesRulesForANewOperator) {
   window.editor().check_axioms();
   ASSERT_TRUE(window.editor().check_job().wait(120000));
   for (const AxiomOutcome& o : window.editor().axiom_outcomes()) EXPECT_TRUE(o.sound) << o.axiom;
-  superopt::GeneratorOptions options;
-  options.ops = {"axpy"};
-  options.parallel = {"partition", "combine", "replicate"};
-  options.max_ops = 2;
-  options.inputs = superopt::parse_inputs("a: [], x: [4, 6], y: [4, 6]");
-  options.prune_implied = true;
+  const superopt::GeneratorOptions options = test::axpy_generation();
   window.editor().generate_rules(options);
   ASSERT_TRUE(window.editor().generate_job().wait(300000));
   EXPECT_EQ(window.current_view(), StudioView::Rules);

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "axpy_generation.hpp"
+
 #include "loom/gui/code_editor.hpp"
 
 namespace loom::gui {
@@ -129,12 +131,7 @@ TEST(SpecEditor, GeneratesRulesForANewOperator) {
                      EXPECT_NE(library->find_op("axpy"), nullptr);
                      received = std::move(rules);
                    });
-  superopt::GeneratorOptions options;
-  options.ops = {"axpy"};
-  options.parallel = {"partition", "combine", "replicate"};
-  options.max_ops = 2;
-  options.inputs = superopt::parse_inputs("a: [], x: [4, 6], y: [4, 6]");
-  options.prune_implied = true;
+  const superopt::GeneratorOptions options = test::axpy_generation();
   editor.generate_rules(options);
   ASSERT_TRUE(editor.generate_job().wait(300000));
   ASSERT_TRUE(received.has_value());

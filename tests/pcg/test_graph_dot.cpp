@@ -37,6 +37,14 @@ struct Sample {
   }
 };
 
+// Each test starts from the sample graph and its DOT text.
+class GraphDot : public ::testing::Test {
+ protected:
+  const FakeCatalog catalog;
+  Sample s{catalog};
+  const std::string dot = graph_to_dot(s.graph);
+};
+
 // The statement that declares DOT node `id` (e.g. "n2"), or "" when there is none.
 std::string node_line(const std::string& dot, const std::string& id) {
   std::istringstream lines(dot);
@@ -54,10 +62,7 @@ std::string fill_color(const std::string& line) {
   return line.substr(start + key.size(), line.find('"', start + key.size()) - start - key.size());
 }
 
-TEST(GraphDot, IsADigraphWithOneStatementPerNode) {
-  const FakeCatalog catalog;
-  const Sample s(catalog);
-  const std::string dot = graph_to_dot(s.graph);
+TEST_F(GraphDot, IsADigraphWithOneStatementPerNode) {
   EXPECT_TRUE(dot.starts_with("digraph pcg {\n"));
   EXPECT_TRUE(dot.ends_with("}\n"));
   for (const Node& n : s.graph.nodes()) {
@@ -66,69 +71,52 @@ TEST(GraphDot, IsADigraphWithOneStatementPerNode) {
   EXPECT_EQ(node_line(dot, "n6"), "");
 }
 
-TEST(GraphDot, LabelsShowOpNameAttributesAndShapes) {
-  const FakeCatalog catalog;
-  const Sample s(catalog);
-  const std::string dot = graph_to_dot(s.graph);
+TEST_F(GraphDot, LabelsShowOpNameAttributesAndShapes) {
   EXPECT_TRUE(contains(node_line(dot, "n2"), "label=\"matmul\\nfc\\n[8/2, 6]\\ndevices 3,1\""));
   EXPECT_TRUE(contains(node_line(dot, "n4"), "label=\"split\\naxis=1\\n#0 [4, 3]\\n#1 [4, 3]\""));
   EXPECT_TRUE(contains(node_line(dot, "n1"), "label=\"weight\\nw\\n[4, 6]{R2}\""));
 }
 
-TEST(GraphDot, InputsWeightsAndOpsHaveDifferentShapes) {
-  const FakeCatalog catalog;
-  const Sample s(catalog);
-  const std::string dot = graph_to_dot(s.graph);
+TEST_F(GraphDot, InputsWeightsAndOpsHaveDifferentShapes) {
   EXPECT_TRUE(contains(node_line(dot, "n0"), "shape=ellipse"));
   EXPECT_TRUE(contains(node_line(dot, "n1"), "shape=cylinder"));
   EXPECT_TRUE(contains(node_line(dot, "n2"), "shape=box"));
 }
 
-TEST(GraphDot, EdgesCarryTheTensorShape) {
-  const FakeCatalog catalog;
-  const Sample s(catalog);
-  const std::string dot = graph_to_dot(s.graph);
+TEST_F(GraphDot, EdgesCarryTheTensorShape) {
   EXPECT_TRUE(contains(dot, "  n0 -> n2 [label=\"[8/2, 4]\"];\n"));
   EXPECT_TRUE(contains(dot, "  n1 -> n2 [label=\"[4, 6]{R2}\"];\n"));
   EXPECT_TRUE(contains(dot, "  n4 -> n5 [label=\"#1 [4, 3]\"];\n"));
 }
 
-TEST(GraphDot, GraphOutputsAreDrawn) {
-  const FakeCatalog catalog;
-  const Sample s(catalog);
-  const std::string dot = graph_to_dot(s.graph);
+TEST_F(GraphDot, GraphOutputsAreDrawn) {
   EXPECT_TRUE(contains(dot, "  n2 -> out0 [label=\"[8/2, 6]\"];\n"));
   EXPECT_TRUE(contains(dot, "  n5 -> out1 [label=\"[4, 3]\"];\n"));
   EXPECT_TRUE(contains(node_line(dot, "out1"), "label=\"output 1\""));
 }
 
-TEST(GraphDot, NodesAreColoredByTheirFirstDevice) {
-  const FakeCatalog catalog;
-  Sample s(catalog);
+TEST_F(GraphDot, NodesAreColoredByTheirFirstDevice) {
   s.graph.set_view(s.x, MachineView{{3, 0}});
   s.graph.set_view(s.w, MachineView{{0, 1}});
-  const std::string dot = graph_to_dot(s.graph);
-  const std::string fc = fill_color(node_line(dot, "n2"));
+  const std::string colored = graph_to_dot(s.graph);
+  const std::string fc = fill_color(node_line(colored, "n2"));
   EXPECT_NE(fc, "");
-  EXPECT_EQ(fill_color(node_line(dot, "n0")), fc);  // both start on device 3
-  EXPECT_NE(fill_color(node_line(dot, "n1")), fc);  // starts on device 0
-  EXPECT_NE(fill_color(node_line(dot, "n1")), "");
-  EXPECT_EQ(fill_color(node_line(dot, "n4")), "");  // no view, no fill
-  EXPECT_TRUE(contains(node_line(dot, "n2"), "style=\"rounded,filled\""));
-  EXPECT_TRUE(contains(node_line(dot, "n0"), "style=\"filled\""));
+  EXPECT_EQ(fill_color(node_line(colored, "n0")), fc);  // both start on device 3
+  EXPECT_NE(fill_color(node_line(colored, "n1")), fc);  // starts on device 0
+  EXPECT_NE(fill_color(node_line(colored, "n1")), "");
+  EXPECT_EQ(fill_color(node_line(colored, "n4")), "");  // no view, no fill
+  EXPECT_TRUE(contains(node_line(colored, "n2"), "style=\"rounded,filled\""));
+  EXPECT_TRUE(contains(node_line(colored, "n0"), "style=\"filled\""));
 }
 
-TEST(GraphDot, EscapeQuotesBackslashesAndNewlines) {
+TEST_F(GraphDot, EscapeQuotesBackslashesAndNewlines) {
   EXPECT_EQ(dot_escape("plain"), "plain");
   EXPECT_EQ(dot_escape("a\"b"), "a\\\"b");
   EXPECT_EQ(dot_escape("a\\nb"), "a\\\\nb");  // a literal backslash-n stays literal
   EXPECT_EQ(dot_escape("two\nlines"), "two\\nlines");
 }
 
-TEST(GraphDot, NamesWithQuotesAreEscaped) {
-  const FakeCatalog catalog;
-  const Sample s(catalog);
-  const std::string dot = graph_to_dot(s.graph);
+TEST_F(GraphDot, NamesWithQuotesAreEscaped) {
   EXPECT_TRUE(contains(node_line(dot, "n5"), "label=\"relu\\nsay \\\"hi\\\"\\n[4, 3]\""));
   std::istringstream lines(dot);
   for (std::string line; std::getline(lines, line);) {
@@ -145,16 +133,14 @@ TEST(GraphDot, NamesWithQuotesAreEscaped) {
 }
 
 // Runs Graphviz on the text when it is installed, so the syntax is checked by the real parser.
-TEST(GraphDot, GraphvizAcceptsTheOutput) {
+TEST_F(GraphDot, GraphvizAcceptsTheOutput) {
   if (std::system("command -v dot >/dev/null 2>&1") != 0) GTEST_SKIP() << "Graphviz not installed";
-  const FakeCatalog catalog;
-  Sample s(catalog);
   s.graph.add_input("odd \\ \"name\"\nwith newline", ParallelShape::unpartitioned({2}));
-  const std::string dot = graph_to_dot(s.graph);
+  const std::string odd = graph_to_dot(s.graph);
   FILE* pipe = popen("dot -Tsvg -o /dev/null 2>&1", "w");
   ASSERT_NE(pipe, nullptr);
-  std::fwrite(dot.data(), 1, dot.size(), pipe);
-  EXPECT_EQ(pclose(pipe), 0) << dot;
+  std::fwrite(odd.data(), 1, odd.size(), pipe);
+  EXPECT_EQ(pclose(pipe), 0) << odd;
 }
 
 }  // namespace

@@ -52,6 +52,17 @@ std::size_t folded_size(const Dims& dims) {
   return static_cast<std::size_t>(n);
 }
 
+// The tensor of `dims` whose element at each index is the element of `source` at the offset
+// `offset_of(index)`: a gather, a transposition or a slice of it.
+template <class OffsetOf>
+HostTensor picked(const HostTensor& source, const Dims& dims, OffsetOf offset_of) {
+  HostTensor out{dims, {}, source.integral};
+  const auto n = static_cast<std::int64_t>(folded_size(dims));
+  out.data.reserve(static_cast<std::size_t>(n));
+  for (std::int64_t flat = 0; flat < n; ++flat) out.data.push_back(source.data[static_cast<std::size_t>(offset_of(unflatten(flat, dims)))]);
+  return out;
+}
+
 const HostTensor& required(const std::vector<const HostTensor*>& inputs, std::size_t i) {
   if (i >= inputs.size() || !inputs[i]) throw LoomError("input " + std::to_string(i) + " is missing");
   return *inputs[i];
@@ -134,11 +145,8 @@ HostTensor gather(const HostTensor& data, const HostTensor& indices, std::int64_
   Dims out_dims(data.dims.begin(), data.dims.begin() + static_cast<std::ptrdiff_t>(axis));
   out_dims.insert(out_dims.end(), indices.dims.begin(), indices.dims.end());
   out_dims.insert(out_dims.end(), data.dims.begin() + static_cast<std::ptrdiff_t>(axis) + 1, data.dims.end());
-  HostTensor out{out_dims, {}, data.integral};
   const Index data_strides = strides_of(data.dims);
-  const auto n = static_cast<std::int64_t>(folded_size(out_dims));
-  for (std::int64_t flat = 0; flat < n; ++flat) {
-    const Index idx = unflatten(flat, out_dims);
+  return picked(data, out_dims, [&](const Index& idx) {
     std::int64_t off = 0;
     for (std::size_t i = 0; i < axis; ++i) off += idx[i] * data_strides[i];
     Index id_index(idx.begin() + static_cast<std::ptrdiff_t>(axis), idx.begin() + static_cast<std::ptrdiff_t>(axis + indices.dims.size()));
@@ -146,12 +154,9 @@ HostTensor gather(const HostTensor& data, const HostTensor& indices, std::int64_
     if (row < 0) row += data.dims[axis];
     if (row < 0 || row >= data.dims[axis]) throw LoomError("Gather index " + std::to_string(row) + " is out of range");
     off += row * data_strides[axis];
-    for (std::size_t i = axis + 1; i < data.dims.size(); ++i) {
-      off += idx[i - 1 + indices.dims.size()] * data_strides[i];
-    }
-    out.data.push_back(data.data[static_cast<std::size_t>(off)]);
-  }
-  return out;
+    for (std::size_t i = axis + 1; i < data.dims.size(); ++i) off += idx[i - 1 + indices.dims.size()] * data_strides[i];
+    return off;
+  });
 }
 
 HostTensor transpose(const HostTensor& a, std::vector<std::int64_t> perm) {
@@ -167,16 +172,12 @@ HostTensor transpose(const HostTensor& a, std::vector<std::int64_t> perm) {
   }
   Dims out_dims;
   for (auto p : perm) out_dims.push_back(a.dims.at(static_cast<std::size_t>(p)));
-  HostTensor out{out_dims, {}, a.integral};
   const Index strides = strides_of(a.dims);
-  const auto n = static_cast<std::int64_t>(folded_size(out_dims));
-  for (std::int64_t flat = 0; flat < n; ++flat) {
-    const Index idx = unflatten(flat, out_dims);
+  return picked(a, out_dims, [&](const Index& idx) {
     std::int64_t off = 0;
     for (std::size_t i = 0; i < perm.size(); ++i) off += idx[i] * strides[static_cast<std::size_t>(perm[i])];
-    out.data.push_back(a.data[static_cast<std::size_t>(off)]);
-  }
-  return out;
+    return off;
+  });
 }
 
 HostTensor slice(const HostTensor& a, const std::vector<std::int64_t>& starts, const std::vector<std::int64_t>& ends,
@@ -207,16 +208,12 @@ HostTensor slice(const HostTensor& a, const std::vector<std::int64_t>& starts, c
     step[axis] = steps[k];
     out_dims[axis] = count;
   }
-  HostTensor out{out_dims, {}, a.integral};
   const Index strides = strides_of(a.dims);
-  const auto n = static_cast<std::int64_t>(folded_size(out_dims));
-  for (std::int64_t flat = 0; flat < n; ++flat) {
-    const Index idx = unflatten(flat, out_dims);
+  return picked(a, out_dims, [&](const Index& idx) {
     std::int64_t off = 0;
     for (std::size_t i = 0; i < rank; ++i) off += (begin[i] + idx[i] * step[i]) * strides[i];
-    out.data.push_back(a.data[static_cast<std::size_t>(off)]);
-  }
-  return out;
+    return off;
+  });
 }
 
 HostTensor reduce(const std::string& op, const HostTensor& a, std::vector<std::int64_t> axes, bool keepdims) {
