@@ -30,8 +30,7 @@ std::vector<loom::pcg::Rule> load(const loom::spec::Library& library, const std:
 
 void measure(const loom::spec::Library& library, const std::string& model, const std::vector<loom::pcg::Rule>& rules) {
   const loom::pcg::Graph graph = loom::models::build_model(library, model);
-  std::size_t ops = 0;
-  for (const auto& n : graph.nodes()) ops += n.is_graph_input() ? 0 : 1;
+  const std::size_t ops = graph.operator_count();
 
   auto start = Clock::now();
   const loom::pcg::RuleIndex rule_index(rules);

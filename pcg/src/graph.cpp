@@ -168,6 +168,10 @@ std::vector<int> Graph::topological_order() const {
   return order;
 }
 
+std::size_t Graph::operator_count() const {
+  return static_cast<std::size_t>(std::count_if(nodes_.begin(), nodes_.end(), [](const Node& n) { return !n.is_graph_input(); }));
+}
+
 bool Graph::read_only_by(int node, int reader) const {
   if (std::any_of(outputs_.begin(), outputs_.end(), [node](PortRef o) { return o.node == node; })) return false;
   return consumers(node) == std::vector<int>{reader};

@@ -84,6 +84,14 @@ ParallelShape ParallelShape::unpartitioned(std::vector<std::int64_t> dims) {
   return s;
 }
 
+ParallelShape ParallelShape::partitioned(std::vector<std::int64_t> dims, std::vector<std::int64_t> D, std::int64_t V, std::int64_t R) {
+  ParallelShape s = unpartitioned(std::move(dims));
+  if (!D.empty()) s.D = std::move(D);
+  s.V = V;
+  s.R = R;
+  return s;
+}
+
 std::int64_t ParallelShape::tasks() const { return product(D) * V * R; }
 
 std::int64_t ParallelShape::elements() const { return product(dims); }

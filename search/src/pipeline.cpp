@@ -190,8 +190,7 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
   if (stage_counts.empty())
     for (int s = 2; s <= std::min(8, devices); ++s)
       if (devices % s == 0) stage_counts.push_back(s);
-  std::size_t operators = 0;
-  for (const pcg::Node& n : graph.nodes()) operators += n.is_graph_input() ? 0 : 1;
+  const std::size_t operators = graph.operator_count();
 
   PipelineResult best;
   // Why the pipelines tried were not taken, the most telling last.

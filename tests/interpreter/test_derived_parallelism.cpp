@@ -13,11 +13,7 @@ const Library& bundled() {
 }
 
 ParallelShape shape(std::vector<std::int64_t> dims, std::vector<std::int64_t> D = {}, std::int64_t V = 1, std::int64_t R = 1) {
-  auto s = ParallelShape::unpartitioned(std::move(dims));
-  if (!D.empty()) s.D = D;
-  s.V = V;
-  s.R = R;
-  return s;
+  return ParallelShape::partitioned(std::move(dims), std::move(D), V, R);
 }
 
 TEST(DerivedParallelism, MatmulDataModelAndReduction) {

@@ -38,11 +38,7 @@ inline std::string bundled_imports() {
 
 // A parallel shape: dims with optional D degrees (empty: all 1), V and R.
 inline pcg::ParallelShape pshape(std::vector<std::int64_t> dims, std::vector<std::int64_t> D = {}, std::int64_t V = 1, std::int64_t R = 1) {
-  auto s = pcg::ParallelShape::unpartitioned(std::move(dims));
-  if (!D.empty()) s.D = std::move(D);
-  s.V = V;
-  s.R = R;
-  return s;
+  return pcg::ParallelShape::partitioned(std::move(dims), std::move(D), V, R);
 }
 
 // 1-based line and column of the `occurrence`-th (0-based) match of `needle` in `text`; fails the

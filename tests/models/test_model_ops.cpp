@@ -244,11 +244,7 @@ TEST(ModelOps, PairRepresentationUpdates) {
 // splits the output's head dimension; splitting the contracted features gives partial sums.
 TEST(ModelOps, HeadProjectionParallelismIsDerived) {
   auto shape = [](std::vector<int64_t> dims, std::vector<int64_t> D, int64_t V, int64_t R) {
-    pcg::ParallelShape s = pcg::ParallelShape::unpartitioned(std::move(dims));
-    s.D = std::move(D);
-    s.V = V;
-    s.R = R;
-    return s;
+    return pcg::ParallelShape::partitioned(std::move(dims), std::move(D), V, R);
   };
   const auto heads =
       library().infer("head_proj", {}, {shape({2, 3, 4}, {1, 1, 1}, 1, 2), shape({2, 4, 3}, {2, 1, 1}, 1, 1), shape({2, 3}, {2, 1}, 1, 1)});

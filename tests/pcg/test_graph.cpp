@@ -41,6 +41,17 @@ TEST(Graph, NodesGetIdsInCreationOrder) {
   }
 }
 
+TEST(Graph, OperatorCountLeavesOutInputsAndWeights) {
+  const FakeCatalog catalog;
+  Mlp mlp(catalog);
+  EXPECT_EQ(mlp.graph.operator_count(), 2u);
+  mlp.graph.add_input("y", shape({8, 4}));
+  EXPECT_EQ(mlp.graph.operator_count(), 2u);
+  mlp.graph.add_node(catalog, "relu", {}, {{mlp.act, 0}});
+  EXPECT_EQ(mlp.graph.operator_count(), 3u);
+  EXPECT_EQ(Graph().operator_count(), 0u);
+}
+
 TEST(Graph, InputsAndWeightsArePseudoOps) {
   const FakeCatalog catalog;
   const Mlp mlp(catalog);

@@ -41,6 +41,18 @@ TEST(ParallelShape, UnpartitionedHasAllDegreesOne) {
   EXPECT_EQ(s.tasks(), 1);
 }
 
+TEST(ParallelShape, PartitionedTakesTheDegreesGiven) {
+  const ParallelShape s = ParallelShape::partitioned({8, 6}, {2, 3}, 2, 4);
+  EXPECT_EQ(s.dims, (std::vector<std::int64_t>{8, 6}));
+  EXPECT_EQ(s.D, (std::vector<std::int64_t>{2, 3}));
+  EXPECT_EQ(s.P, (std::vector<std::int64_t>{1, 1}));
+  EXPECT_EQ(s.V, 2);
+  EXPECT_EQ(s.R, 4);
+  EXPECT_EQ(s.tasks(), 48);
+  EXPECT_EQ(ParallelShape::partitioned({8, 6}), ParallelShape::unpartitioned({8, 6}));
+  EXPECT_EQ(ParallelShape::partitioned({8, 6}, {}, 1, 3).D, (std::vector<std::int64_t>{1, 1}));
+}
+
 TEST(ParallelShape, CountsTasksElementsAndPieces) {
   const ParallelShape s = make({8, 6}, {2, 3}, {2, 1}, 5, 7);
   EXPECT_EQ(s.tasks(), 2 * 3 * 5 * 7);

@@ -6,11 +6,7 @@ namespace loom::pcg {
 namespace {
 
 ParallelShape layout(std::vector<std::int64_t> dims, std::vector<std::int64_t> D, std::int64_t V = 1, std::int64_t R = 1) {
-  ParallelShape s = ParallelShape::unpartitioned(std::move(dims));
-  s.D = std::move(D);
-  s.V = V;
-  s.R = R;
-  return s;
+  return ParallelShape::partitioned(std::move(dims), std::move(D), V, R);
 }
 
 TEST(PieceMoves, RegionsOfAPartitionedTensor) {

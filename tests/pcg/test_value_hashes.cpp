@@ -10,11 +10,7 @@ namespace loom::pcg {
 namespace {
 
 ParallelShape shape(std::vector<std::int64_t> D, std::int64_t V, std::int64_t R) {
-  ParallelShape s = ParallelShape::unpartitioned({8, 4});
-  s.D = std::move(D);
-  s.V = V;
-  s.R = R;
-  return s;
+  return ParallelShape::partitioned({8, 4}, std::move(D), V, R);
 }
 
 TEST(ValueHashes, EqualShapesHashEquallyAndEveryDegreeCounts) {

@@ -46,11 +46,7 @@ fused move_split<a: int in 0..7, b: int in 0..7, k: int in 2..64>(x) = cut<b, k>
 )";
 
 pcg::ParallelShape held(std::vector<std::int64_t> D, std::int64_t V, std::int64_t R) {
-  pcg::ParallelShape s = pcg::ParallelShape::unpartitioned({8, 12});
-  s.D = std::move(D);
-  s.V = V;
-  s.R = R;
-  return s;
+  return pcg::ParallelShape::partitioned({8, 12}, std::move(D), V, R);
 }
 
 std::vector<pcg::ParallelShape> every_small_shape() {

@@ -17,15 +17,6 @@ std::vector<std::string> bundled_rule_libraries() {
 
 std::string bundled_import_rule_library() { return spec::Library::default_specs_dir() + "/rules/onnx.verified.json"; }
 
-namespace {
-
-std::size_t operators(const pcg::Graph& g) {
-  return static_cast<std::size_t>(
-      std::count_if(g.nodes().begin(), g.nodes().end(), [](const pcg::Node& n) { return !n.is_graph_input(); }));
-}
-
-}  // namespace
-
 ImportRules import_rules(const spec::Library& library, const std::vector<std::string>& files) {
   ImportRules out;
   if (files.empty()) {
@@ -43,9 +34,9 @@ ImportRules import_rules(const spec::Library& library, const std::vector<std::st
   std::vector<std::string> refused = std::move(selected.left_out);
   refused.insert(refused.end(), selected.unproved.begin(), selected.unproved.end());
   for (const pcg::Rule& r : selected.rules)
-    if (operators(r.rhs) >= operators(r.lhs))
-      refused.push_back("rule " + r.id + " does not shrink what it matches (" + std::to_string(operators(r.lhs)) + " operators into " +
-                        std::to_string(operators(r.rhs)) + "), so fusing with it need not end");
+    if (r.rhs.operator_count() >= r.lhs.operator_count())
+      refused.push_back("rule " + r.id + " does not shrink what it matches (" + std::to_string(r.lhs.operator_count()) +
+                        " operators into " + std::to_string(r.rhs.operator_count()) + "), so fusing with it need not end");
   if (!refused.empty()) {
     std::string message = "import rules must be proved and current, and shrink what they match, before they fuse a model:";
     for (const std::string& r : refused) message += "\n  " + r;

@@ -74,6 +74,8 @@ class Graph {
   const std::vector<PortRef>& outputs() const { return outputs_; }
   const ParallelShape& shape_of(PortRef port) const;
   std::optional<int> find(std::string_view name) const;
+  // The number of operator nodes: every node but the graph inputs and weights.
+  std::size_t operator_count() const;
 
   std::vector<int> topological_order() const;
   // Ids of the nodes that read any output of `node`, ascending, each once.

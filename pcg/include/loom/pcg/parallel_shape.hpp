@@ -19,6 +19,9 @@ struct ParallelShape {
   std::int64_t R = 1;
 
   static ParallelShape unpartitioned(std::vector<std::int64_t> dims);
+  // dims split D[i] ways along each dimension (no D: unsplit), V partial sums and R replicas.
+  static ParallelShape partitioned(std::vector<std::int64_t> dims, std::vector<std::int64_t> D = {}, std::int64_t V = 1,
+                                   std::int64_t R = 1);
 
   std::size_t rank() const { return dims.size(); }
   std::int64_t tasks() const;                    // prod(D) * V * R
