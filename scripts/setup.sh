@@ -14,6 +14,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   python3
   libonnx-dev protobuf-compiler libprotobuf-dev libonnx-testdata
+  libxtensor-dev
 )
 
 missing=()

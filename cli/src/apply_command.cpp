@@ -112,10 +112,7 @@ void add_apply_command(CLI::App& app, int& status) {
   auto* cmd = app.add_subcommand("apply",
                                  "Apply one rule to a model: without --rule, list the rules of FILE that match the model and how often; "
                                  "with --rule ID, apply its match number --match and show what changed.");
-  cmd->add_option("--model", opt->model.model,
-                  "a zoo model name (loom show --list), an .onnx file, or a graph file (loom-pcg JSON, as loom import --out writes)")
-      ->required();
-  add_model_size_options(*cmd, opt->model);
+  add_model_options(*cmd, opt->model)->required();
   cmd->add_option("--rules", opt->rules, "a rule library (loom-rules JSON, as loom generate writes) or a .loom file of rule declarations")
       ->required();
   cmd->add_option("--rule", opt->rule, "the id (or name) of the rule to apply");

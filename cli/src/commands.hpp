@@ -13,5 +13,6 @@ void add_optimize_command(CLI::App& app, int& status);
 void add_verify_command(CLI::App& app, int& status);
 void add_generate_command(CLI::App& app, int& status);
 void add_train_command(CLI::App& app, int& status);
+void add_run_command(CLI::App& app, int& status);
 
 }  // namespace loom::cli

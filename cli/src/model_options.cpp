@@ -34,13 +34,24 @@ void add_model_size_options(CLI::App& cmd, ModelOptions& options, bool zoo_param
                  "given with --dim")
       ->check(positive_number());
   if (zoo_params) {
-    cmd.add_option("-p,--param", options.params, "a zoo model parameter, NAME=VALUE (see `loom show --list`)");
+    cmd.add_option("-p,--param", options.params, "a zoo model parameter, NAME=VALUE (see `loom show --list`); repeat it for several")
+        ->allow_extra_args(false);
   }
-  cmd.add_option("--dim", options.dims, "an ONNX symbolic dimension, NAME=VALUE (default 1)");
+  cmd.add_option("--dim", options.dims, "an ONNX symbolic dimension, NAME=VALUE (default 1); repeat it for several")
+      ->allow_extra_args(false);
   cmd.add_option("--import-rules", options.import_rules,
                  "proved rule libraries whose rules fuse an ONNX file's exported patterns once it is imported (default: the "
-                 "bundled specs/rules/onnx.verified.json, GELU's erf form); each rule must be proved, as `loom verify` writes them")
+                 "bundled specs/rules/onnx.verified.json: GELU's erf form, the decomposed LayerNorm); each rule must be proved, as `loom "
+                 "verify` writes them")
       ->check(CLI::ExistingFile);
+}
+
+CLI::Option* add_model_options(CLI::App& cmd, ModelOptions& options) {
+  CLI::Option* model =
+      cmd.add_option("--model", options.model,
+                     "a zoo model name (loom show --list), an .onnx file, or a graph file (loom-pcg JSON, as loom import --out writes)");
+  add_model_size_options(cmd, options);
+  return model;
 }
 
 }  // namespace loom::cli

@@ -28,4 +28,7 @@ struct ModelOptions {
 // added by the caller, as an option or a positional argument.
 void add_model_size_options(CLI::App& cmd, ModelOptions& options, bool zoo_params = true);
 
+// Adds --model (a zoo name, an ONNX file or a graph file) and the size options; returns --model.
+CLI::Option* add_model_options(CLI::App& cmd, ModelOptions& options);
+
 }  // namespace loom::cli

@@ -197,10 +197,7 @@ void add_optimize_command(CLI::App& app, int& status) {
       "(machine mapping), large graphs searched segment by segment; then the baselines in the same simulated cost model "
       "(data parallel, expert, FlexFlow's MCMC, sequential) and pipeline parallelism (1F1B), and the fastest plan of all. Writes the plan "
       "with --out.");
-  cmd->add_option("--model", opt->model.model,
-                  "a zoo model name (loom show --list), an .onnx file, or a graph file (loom-pcg JSON, as loom import --out writes)")
-      ->required();
-  add_model_size_options(*cmd, opt->model);
+  add_model_options(*cmd, opt->model)->required();
   cmd->add_option("--machine", opt->machine, "a bundled machine (summit, p100, k80, dgx_h100) or a machine file")->default_val("summit");
   cmd->add_option("--nodes", opt->nodes, "number of nodes")->default_val(1)->check(positive_number());
   cmd->add_option("--gpus-per-node", opt->gpus_per_node, "devices per node (default: the machine's)")->check(positive_number());

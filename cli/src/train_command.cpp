@@ -13,21 +13,15 @@
 #include "loom/interpreter/library.hpp"
 #include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
-#include "loom/runtime/mpi_transport.hpp"
 #include "loom/runtime/operator_profile.hpp"
 #include "loom/runtime/trainer.hpp"
 #include "loom/search/machine.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/profile_db.hpp"
-#include "loom/verifier/result_cache.hpp"
 #include "model_options.hpp"
 #include "number_checks.hpp"
-#include "plan_chain.hpp"
 #include "progress_line.hpp"
-#ifdef LOOM_HAVE_CUDA
-#include "loom/runtime/cuda/cuda_kernels.hpp"
-#include "loom/runtime/cuda/nccl_transport.hpp"
-#endif
+#include "run_setup.hpp"
 
 namespace loom::cli {
 namespace {
@@ -65,10 +59,6 @@ void draw_progress(ProgressLine& progress, const runtime::StepReport& r, std::in
   progress.show("", line.str(), done);
 }
 
-// Under mpirun (OpenMPI sets OMPI_COMM_WORLD_SIZE; other launchers PMI_SIZE or PMIX_RANK) each
-// process is one device of the plan; otherwise this one process runs every device's tasks.
-bool launched_by_mpi() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK"); }
-
 nlohmann::json profile_json(const std::vector<runtime::OperatorProfile>& profiles) {
   nlohmann::json out = nlohmann::json::array();
   for (const runtime::OperatorProfile& p : profiles)
@@ -81,20 +71,6 @@ nlohmann::json profile_json(const std::vector<runtime::OperatorProfile>& profile
                    {"backward_seconds", p.backward_seconds},
                    {"backward_tasks", p.backward_tasks}});
   return out;
-}
-
-// The kernels of --backend: the CPU's, or the CPU's with the CUDA kernels in front of them.
-runtime::KernelRegistry kernels_for(const std::string& backend) {
-  runtime::KernelRegistry kernels = runtime::builtin_kernels();
-  if (backend == "cpu") return kernels;
-  if (backend != "cuda") throw LoomError("--backend: '" + backend + "' is neither cpu nor cuda");
-#ifdef LOOM_HAVE_CUDA
-  if (const auto reason = runtime::cuda_unavailable_reason()) throw LoomError("--backend cuda: " + *reason);
-  runtime::add_cuda_kernels(kernels);
-  return kernels;
-#else
-  throw LoomError("--backend cuda: this loom was built without the CUDA toolkit (no /usr/local/cuda/bin/nvcc at configure time)");
-#endif
 }
 
 // Where --profile records the run's times: read before training, so a bad machine or database
@@ -114,16 +90,6 @@ std::vector<runtime::OperatorProfile> record_profile(const spec::Library& librar
   runtime::record_profiles(profiles, target.database);
   target.database.save(opt.profile);
   return profiles;
-}
-
-// Every process audits the plan's soundness chain before any step, and refuses a plan whose chain
-// does not hold, naming the substitution, the rule and the cause.
-void audit_before_training(const std::string& path, const search::Plan& plan, const spec::Library& library, bool saves_cache, bool speaks) {
-  const audit::PlanAudit result = audit_with_cache(plan, library, verifier::ResultCache::default_path(), saves_cache);
-  if (!result.holds())
-    throw LoomError(path + ": refusing to train: " + result.first_problem() + "\n(see the whole chain with `loom verify " + path +
-                    "`; --trust-plan trains without the audit)");
-  if (speaks) std::cerr << path << ": " << result.verdict() << "\n";
 }
 
 int run_train(const TrainOptions& opt, runtime::Transport& transport) {
@@ -147,44 +113,13 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
     profile_target = ProfileTarget{search::load_machine(opt.profile_machine), search::ProfileDatabase::load(opt.profile)};
   s.backend = opt.backend == "cuda" ? runtime::Backend::Cuda : runtime::Backend::Cpu;
 
-  pcg::Graph graph;
-  if (opt.plan.empty()) {
-    if (transport.size() > 1)
-      throw LoomError("--model without --plan trains on one device, but " + std::to_string(transport.size()) +
-                      " processes run it: give a plan written by `loom optimize -o` (or run without mpirun)");
-    models::LoadedModel model = models::load_model(library, opt.model.request(library));
-    graph = std::move(model.graph);
-    s.run_name = model.name;
-    s.model_values = std::move(model.constants);
-    s.fixed_weights = std::move(model.fixed);
-  } else {
-    search::Plan plan = search::load_plan(opt.plan, library);
-    const bool chatty = !opt.json && !opt.quiet && transport.rank() == 0;
-    if (opt.trust_plan) {
-      if (transport.rank() == 0)
-        std::cerr << "warning: " << opt.plan << ": --trust-plan: training the plan without auditing its soundness chain\n";
-    } else {
-      audit_before_training(opt.plan, plan, library, transport.rank() == 0, chatty);
-    }
-    graph = std::move(plan.graph);
-    // A plan's run continues the model's: same weights and data whatever the plan.
-    s.run_name = opt.model.model.empty() ? plan.model : opt.model.model;
-    // An imported model's weights are the file's, read again from it.
-    if (models::is_onnx_path(s.run_name)) {
-      if (!std::filesystem::exists(s.run_name))
-        throw LoomError(opt.plan + ": the plan is of " + s.run_name + ", whose weights train it, but the file is not there" +
-                        " (give it with --model)");
-      ModelOptions source = opt.model;
-      source.model = s.run_name;
-      models::LoadedModel model = models::load_model(library, source.request(library));
-      s.model_values = std::move(model.constants);
-      s.fixed_weights = std::move(model.fixed);
-    }
-    s.plan_devices = plan.machine.devices();
-    if (transport.size() > 1 && transport.size() != s.plan_devices)
-      throw LoomError(opt.plan + ": the plan is for " + std::to_string(s.plan_devices) + " devices, but " +
-                      std::to_string(transport.size()) + " processes run it: start one process per device (mpirun -np " +
-                      std::to_string(s.plan_devices) + ")");
+  GraphToRun run = graph_to_run(opt.plan, opt.model, opt.trust_plan, library, transport, !opt.json && !opt.quiet, "train", "training");
+  const pcg::Graph& graph = run.graph;
+  s.run_name = run.model;
+  s.model_values = std::move(run.values);
+  s.fixed_weights = std::move(run.fixed);
+  s.plan_devices = run.plan_devices;
+  if (!opt.plan.empty()) {
     if (!opt.json && !opt.quiet && transport.rank() == 0)
       std::cerr << "running the plan for " << s.plan_devices << " devices "
                 << (transport.size() > 1 ? "on " + std::to_string(transport.size()) + " processes, one per device"
@@ -266,9 +201,7 @@ void add_train_command(CLI::App& app, int& status) {
       "under `mpirun -np N` (N = the plan's devices) each process runs one device and values move between processes "
       "as the parallel operators say; without mpirun one process runs every device. Every run of every plan starts from "
       "the same weights and data, so its losses match the single-process `--model` run. Trains 10 steps unless --steps says otherwise.");
-  cmd->add_option("--model", opt->model.model,
-                  "a zoo model name (loom show --list), an .onnx file, or a graph file (loom-pcg JSON, as loom import --out writes)");
-  add_model_size_options(*cmd, opt->model);
+  add_model_options(*cmd, opt->model);
   cmd->add_option("--plan", opt->plan,
                   "a plan written by `loom optimize -o` (run under mpirun -np <its devices>); its soundness chain is audited "
                   "first, as `loom verify PLAN` does, and a plan whose chain does not hold is refused");
@@ -305,24 +238,7 @@ void add_train_command(CLI::App& app, int& status) {
   cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
   cmd->callback([opt, &status] {
     if (opt->model.model.empty() && opt->plan.empty()) throw CLI::ValidationError("--model or --plan is required");
-    if (!launched_by_mpi()) {
-      runtime::LocalTransport local;
-      status = run_train(*opt, local);
-      return;
-    }
-    std::unique_ptr<runtime::Transport> transport;
-#ifdef LOOM_HAVE_CUDA
-    if (opt->backend == "cuda") transport = std::make_unique<runtime::NcclTransport>(nullptr, nullptr);
-#endif
-    if (!transport) transport = std::make_unique<runtime::MpiTransport>(nullptr, nullptr);
-    try {
-      status = run_train(*opt, *transport);
-    } catch (const std::exception& e) {
-      // The other processes may be waiting on this one: leaving without MPI_Finalize makes mpirun
-      // end the whole job rather than hang them.
-      std::cerr << "rank " << transport->rank() << " of " << transport->size() << ": " << e.what() << std::endl;
-      std::_Exit(1);
-    }
+    status = run_on_processes(opt->backend, [&](runtime::Transport& transport) { return run_train(*opt, transport); });
   });
 }
 

@@ -429,6 +429,14 @@ std::vector<int> ShardedExecutor<T>::interpreted_nodes() const {
   return ids;
 }
 
+int devices_used(const pcg::Graph& graph) {
+  int devices = 1;
+  for (const pcg::Node& n : graph.nodes())
+    if (n.view)
+      for (int d : n.view->devices) devices = std::max(devices, d + 1);
+  return devices;
+}
+
 template class ShardedExecutor<float>;
 template class ShardedExecutor<double>;
 

@@ -7,6 +7,7 @@
 #include "loom/runtime/checkpoint.hpp"
 #include "loom/runtime/data.hpp"
 #include "loom/runtime/initializer.hpp"
+#include "loom/runtime/model_values.hpp"
 
 namespace loom::runtime {
 namespace {
@@ -16,53 +17,14 @@ std::string describe_run(const TrainSettings& s) {
          std::to_string(s.seed);
 }
 
-// The values the model gives the graph's nodes running `op` (weights or inputs), each checked
-// against the node's shape.
-NamedTensors<double> model_values_of(const pcg::Graph& graph, const TrainSettings& s, std::string_view op) {
-  NamedTensors<double> out;
-  for (const pcg::Node& n : graph.nodes()) {
-    auto it = s.model_values.find(n.name);
-    if (n.op != op || it == s.model_values.end()) continue;
-    if (it->second.dims != n.output_shapes.front().dims)
-      throw LoomError(std::string(op == pcg::kWeightOp ? "weight '" : "input '") + n.name + "' has shape " +
-                      spec::dims_to_string(n.output_shapes.front().dims) + " in the graph, but the model gives it " +
-                      spec::dims_to_string(it->second.dims));
-    out.emplace(n.name, it->second);
-  }
-  return out;
-}
-
-// The seed's weights, with those the model gives replaced by its values.
-NamedTensors<double> starting_weights(const spec::Library& library, const pcg::Graph& graph, const TrainSettings& s) {
-  NamedTensors<double> weights = initial_weights(library, graph, s.seed);
-  for (auto& [name, value] : model_values_of(graph, s, pcg::kWeightOp)) weights.insert_or_assign(name, std::move(value));
-  return weights;
-}
-
 template <class T>
 Checkpoint<T> starting_point(const spec::Library& library, const pcg::Graph& graph, const TrainSettings& s) {
-  if (s.resume.empty()) return {describe_run(s), 0, {}, convert<T>(starting_weights(library, graph, s)), {}};
+  if (s.resume.empty()) return {describe_run(s), 0, {}, convert<T>(starting_weights(library, graph, s.seed, s.model_values)), {}};
   Checkpoint<T> c = load_checkpoint<T>(s.resume);
   if (c.run != describe_run(s))
     throw LoomError(s.resume + ": the checkpoint is of another run (" + c.run + "); this run is " + describe_run(s));
-  for (const pcg::Node& n : graph.nodes()) {
-    if (n.op != pcg::kWeightOp) continue;
-    auto it = c.weights.find(n.name);
-    if (it == c.weights.end()) throw LoomError(s.resume + ": the checkpoint has no weight '" + n.name + "'");
-    if (it->second.dims != n.output_shapes.front().dims)
-      throw LoomError(s.resume + ": weight '" + n.name + "' has shape " + spec::dims_to_string(it->second.dims) + ", the graph " +
-                      spec::dims_to_string(n.output_shapes.front().dims));
-  }
+  check_weights_fit(s.resume, c.weights, graph);
   return c;
-}
-
-// Devices a graph's machine views place tasks on (one for a graph without views).
-int devices_used(const pcg::Graph& graph) {
-  int devices = 1;
-  for (const pcg::Node& n : graph.nodes())
-    if (n.view)
-      for (int d : n.view->devices) devices = std::max(devices, d + 1);
-  return devices;
 }
 
 }  // namespace
@@ -89,7 +51,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   std::set<std::string> trainable = trainable_weights(library, graph);
   for (const std::string& name : s.fixed_weights) trainable.erase(name);
   // Inputs whose values the model fixes, fed as the model gives them in place of the data's.
-  NamedTensors<T> fixed_inputs = convert<T>(model_values_of(graph, s, pcg::kInputOp));
+  NamedTensors<T> fixed_inputs = convert<T>(model_values_of(graph, s.model_values, pcg::kInputOp));
   ShardedExecutor<T> executor(library, graph, kernels ? *kernels : builtin_kernels(), comm, trainable,
                               s.plan_devices > 0 ? static_cast<int>(s.plan_devices) : devices_used(graph), s.backend);
   const auto data = s.data_file.empty() ? synthetic_data(library, graph, s.loss, s.seed, s.synthetic_batches)

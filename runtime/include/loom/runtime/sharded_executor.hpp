@@ -46,6 +46,9 @@ struct OperatorTime {
   double backward_per_task() const { return backward_tasks ? backward_seconds / static_cast<double>(backward_tasks) : 0; }
 };
 
+// Devices a graph's machine views place tasks on (one for a graph without views).
+int devices_used(const pcg::Graph& graph);
+
 template <class T>
 class ShardedExecutor {
  public:

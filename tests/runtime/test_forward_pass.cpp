@@ -1,0 +1,113 @@
+// A forward pass (what `loom run` does) gives what the interpreter computes from the same weights
+// and inputs; a plan's gives the model's; the model's values and a checkpoint's weights are the
+// ones used; an input without a value, of another shape or unknown to the model is named.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "../pcg/error_text.hpp"
+#include "loom/interpreter/graph_eval.hpp"
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/runtime/checkpoint.hpp"
+#include "loom/runtime/forward_pass.hpp"
+#include "loom/runtime/model_values.hpp"
+#include "runtime_test_support.hpp"
+#include "sharded_check.hpp"
+
+namespace loom::runtime {
+namespace {
+
+using namespace sharded_test;
+using pcg::test_support::error_of;
+using testing::uniform_tensor;
+
+// Random values of the graph's data inputs (ids within their tables, as training draws them).
+NamedTensors<double> random_inputs(const pcg::Graph& graph, std::uint64_t seed) {
+  NamedTensors<double> values = models::random_values(library(), graph, seed);
+  std::erase_if(values, [&](const auto& entry) { return graph.node(*graph.find(entry.first)).op != pcg::kInputOp; });
+  return values;
+}
+
+// The interpreter's outputs of `graph` with `weights` and `inputs`.
+std::vector<Tensor<double>> interpreted(const pcg::Graph& graph, const NamedTensors<double>& weights, const NamedTensors<double>& inputs) {
+  NamedTensors<double> values = weights;
+  values.insert(inputs.begin(), inputs.end());
+  return spec::evaluate_graph<spec::RealDomain>(library(), graph, values);
+}
+
+template <class T>
+void expect_close(const std::vector<Tensor<T>>& got, const std::vector<Tensor<double>>& want, double tolerance) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t o = 0; o < want.size(); ++o) {
+    ASSERT_EQ(got[o].dims, want[o].dims) << "output " << o;
+    for (std::size_t k = 0; k < want[o].data.size(); ++k)
+      ASSERT_NEAR(static_cast<double>(got[o].data[k]), want[o].data[k], tolerance * (1 + std::abs(want[o].data[k])))
+          << "output " << o << " [" << k << "]";
+  }
+}
+
+TEST(ForwardPass, AModelGivesWhatTheInterpreterComputesFromTheSeedsWeights) {
+  for (const pcg::Graph& graph : {small_mlp(), small_transformer()}) {
+    ForwardSettings s;
+    s.seed = 7;
+    s.inputs = random_inputs(graph, 3);
+    const std::vector<Tensor<double>> want = interpreted(graph, starting_weights(library(), graph, 7, {}), s.inputs);
+    expect_close(forward_pass<double>(library(), graph, s).outputs, want, 1e-9);
+    expect_close(forward_pass<float>(library(), graph, s).outputs, want, 1e-4);
+  }
+}
+
+TEST(ForwardPass, APlansOutputsAreTheModels) {
+  const pcg::Graph model = small_mlp();
+  ForwardSettings s;
+  s.inputs = random_inputs(model, 5);
+  const std::vector<Tensor<double>> whole = forward_pass<double>(library(), model, s).outputs;
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const pcg::Graph plan = search::materialize(model, random_placements(model, 4, seed), library());
+    s.plan_devices = 4;
+    expect_close(forward_pass<double>(library(), plan, s).outputs, whole, 1e-9);
+  }
+}
+
+TEST(ForwardPass, TheModelsValuesAndACheckpointsWeightsAreTheOnesUsed) {
+  const pcg::Graph graph = small_mlp();
+  ForwardSettings s;
+  s.inputs = random_inputs(graph, 9);
+  // The model gives one weight; the others are the seed's.
+  NamedTensors<double> weights = starting_weights(library(), graph, s.seed, {});
+  std::mt19937_64 rng(4);
+  const std::string given = weights.begin()->first;
+  s.model_values[given] = uniform_tensor(weights.begin()->second.dims, rng);
+  weights[given] = s.model_values[given];
+  expect_close(forward_pass<double>(library(), graph, s).outputs, interpreted(graph, weights, s.inputs), 1e-9);
+  // A checkpoint's weights replace both.
+  for (auto& [name, w] : weights) w = uniform_tensor(w.dims, rng);
+  const std::string path = (std::filesystem::temp_directory_path() / ("loom_forward_" + std::to_string(::getpid()) + ".ckpt")).string();
+  save_checkpoint<double>(path, {"a run", 1, {0.5}, weights, {}});
+  s.checkpoint = path;
+  const std::vector<Tensor<double>> got = forward_pass<double>(library(), graph, s).outputs;
+  std::filesystem::remove(path);
+  expect_close(got, interpreted(graph, weights, s.inputs), 1e-9);
+}
+
+TEST(ForwardPass, InputsWithoutValuesOfAnotherShapeOrUnknownAreNamed) {
+  const pcg::Graph graph = small_mlp();
+  ForwardSettings s;
+  EXPECT_NE(error_of([&] { forward_pass<double>(library(), graph, s); }).find("no value for the model's input 'x' [8, 16]"),
+            std::string::npos);
+  s.inputs["x"] = Tensor<double>({8, 15});
+  EXPECT_NE(
+      error_of([&] { forward_pass<double>(library(), graph, s); }).find("input 'x' is [8, 16] in the model, but its value is [8, 15]"),
+      std::string::npos);
+  s.inputs["x"] = Tensor<double>({8, 16});
+  s.inputs["z"] = Tensor<double>({8, 16});
+  EXPECT_NE(error_of([&] { forward_pass<double>(library(), graph, s); }).find("'z' is no input of the model (its inputs: x [8, 16])"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom::runtime
