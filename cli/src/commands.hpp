@@ -14,5 +14,6 @@ void add_verify_command(CLI::App& app, int& status);
 void add_generate_command(CLI::App& app, int& status);
 void add_train_command(CLI::App& app, int& status);
 void add_run_command(CLI::App& app, int& status);
+void add_export_command(CLI::App& app, int& status);
 
 }  // namespace loom::cli

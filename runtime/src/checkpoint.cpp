@@ -87,6 +87,15 @@ Checkpoint<T> load_checkpoint(const std::string& path) {
   }
 }
 
+NamedTensors<double> checkpoint_weights(const std::string& path) {
+  try {
+    return convert<double>(load_checkpoint<float>(path).weights);
+  } catch (const LoomError& e) {
+    if (std::string(e.what()).find("the checkpoint holds double values") == std::string::npos) throw;
+  }
+  return load_checkpoint<double>(path).weights;
+}
+
 template void save_checkpoint<float>(const std::string&, const Checkpoint<float>&);
 template void save_checkpoint<double>(const std::string&, const Checkpoint<double>&);
 template Checkpoint<float> load_checkpoint<float>(const std::string&);

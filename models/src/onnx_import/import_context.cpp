@@ -21,13 +21,19 @@ PortRef ImportContext::place(const HostTensor& tensor, const std::string& name) 
 PortRef ImportContext::port(const std::string& value) {
   if (auto it = ports_.find(value); it != ports_.end()) return it->second;
   const HostTensor& tensor = constant(value);
-  PortRef p = place(tensor, fresh_name(value));
+  const std::string name = fresh_name(value);
+  PortRef p = place(tensor, name);
+  if (is_initializer(value)) sources_[name] = InitializerSource{value};
   ports_[value] = p;
   integral_ports_[value] = tensor.integral;
   return p;
 }
 
-PortRef ImportContext::constant_port(const HostTensor& tensor, const std::string& hint) { return place(tensor, fresh_name(hint)); }
+PortRef ImportContext::constant_port(const HostTensor& tensor, const std::string& hint, std::optional<InitializerSource> source) {
+  const std::string name = fresh_name(hint);
+  if (source && is_initializer(source->initializer)) sources_[name] = std::move(*source);
+  return place(tensor, name);
+}
 
 Dims ImportContext::dims(const std::string& value) const {
   if (auto it = ports_.find(value); it != ports_.end()) return builder_.dims(it->second);

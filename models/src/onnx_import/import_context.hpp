@@ -7,6 +7,7 @@
 #include <string>
 
 #include "graph_builder.hpp"
+#include "loom/models/onnx_import.hpp"
 #include "loom/models/values.hpp"
 #include "onnx_import/host_tensor.hpp"
 
@@ -25,8 +26,9 @@ class ImportContext {
   // The value as a graph port; a constant is placed in the graph the first time (a weight, or an
   // input holding integers), named after the value.
   PortRef port(const std::string& value);
-  // A new constant placed in the graph under a fresh name derived from `hint`.
-  PortRef constant_port(const HostTensor& tensor, const std::string& hint);
+  // A new constant placed in the graph under a fresh name derived from `hint`; `source`: the
+  // initializer it is computed from, when it is one transposed or scaled.
+  PortRef constant_port(const HostTensor& tensor, const std::string& hint, std::optional<InitializerSource> source = std::nullopt);
   Dims dims(const std::string& value) const;
   bool integral(const std::string& value) const;
 
@@ -40,6 +42,8 @@ class ImportContext {
   std::string fresh_name(const std::string& hint);
 
   NamedValues& graph_constants() { return graph_constants_; }
+  // The initializer each placed constant comes from, where one does (ImportedModel::sources).
+  std::map<std::string, InitializerSource>& sources() { return sources_; }
 
   // The epsilons of the library's batchnorm and layer_norm (library_epsilon.hpp), found once.
   double batchnorm_epsilon();
@@ -58,6 +62,7 @@ class ImportContext {
   std::map<std::string, HostTensor> constants_;
   std::set<std::string> initializers_;
   NamedValues graph_constants_;
+  std::map<std::string, InitializerSource> sources_;
 };
 
 }  // namespace loom::models::onnx_import

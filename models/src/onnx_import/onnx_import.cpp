@@ -50,13 +50,15 @@ class Importer {
     for (int i = 0; i < graph_.node_size(); ++i) import_node(i);
     mark_outputs();
     if (!problems_.empty()) throw LoomError(std::move(problems_));
-    ImportedModel out{cx_.builder().take(), std::move(cx_.graph_constants()), std::move(notes_), {}};
+    ImportedModel out{cx_.builder().take(), std::move(cx_.graph_constants()), std::move(notes_), {}, {}};
     for (std::string& note : fuse_with_rules(out.graph, out.constants, options_.fusion_rules, library_))
       out.notes.push_back(std::move(note));
     use_library_layer_norm(out.graph, out.constants, [this] { return cx_.layer_norm_epsilon(); });
     for (const std::string& note : options_.fusion_notes) out.notes.push_back("import rule left out: " + note);
     for (const pcg::Node& n : out.graph.nodes())
       if (n.op == pcg::kWeightOp && n.output_shapes.front().dims.empty() && out.constants.count(n.name)) out.fixed.insert(n.name);
+    for (auto& [name, source] : cx_.sources())
+      if (out.constants.count(name)) out.sources.emplace(name, std::move(source));
     return out;
   }
 

@@ -172,7 +172,7 @@ PortRef gemm_operand(ImportContext& cx, const std::string& value, bool transpose
       t = fold_node(node, {&t}, cx.opset(), ".").front();
     }
     for (double& v : t.data) v *= scale;
-    return cx.constant_port(t, value + (transposed ? "#transposed" : "#scaled"));
+    return cx.constant_port(t, value + (transposed ? "#transposed" : "#scaled"), InitializerSource{value, transposed, scale});
   }
   PortRef p = cx.port(value);
   if (transposed) p = g.op("transpose", {p});

@@ -2,8 +2,8 @@
 // Imports an ONNX model (as PyTorch's and TensorFlow's exporters write them) as a PCG over the spec
 // library. Initializers, and graph inputs that feed weight positions (a Conv's kernel, a Gemm's
 // matrix, a normalization's scale, an embedding table), become weights; shape arithmetic is
-// folded to constants; the decomposed LayerNorm becomes one operator, and the patterns the
-// fusion rules name (the erf GELU with the bundled specs/rules/onnx.loom) are fused by them.
+// folded to constants; the patterns the fusion rules name (GELU's erf form and the decomposed
+// LayerNorm with the bundled specs/rules/onnx.loom) are fused by them.
 // An unsupported operator is an error naming its type, the node and the file, for every such
 // node at once; nothing is returned then.
 #include <cstdint>
@@ -36,6 +36,14 @@ struct OnnxImportOptions {
   std::vector<std::string> fusion_notes;
 };
 
+// Where a weight's values are in the file: an initializer, as it is, or transposed (a Gemm's transA
+// or transB) and scaled (its alpha or beta), so that trained values can be written back.
+struct InitializerSource {
+  std::string initializer;
+  bool transposed = false;
+  double scale = 1;
+};
+
 struct ImportedModel {
   pcg::Graph graph;
   // Values of the weights (and constant inputs) the file holds, by graph node name. Graph inputs
@@ -45,6 +53,9 @@ struct ImportedModel {
   // The weights among them that are the model's constants rather than its parameters: the
   // rank-0 values arithmetic reads (scales, shifts, exponents, epsilons), which training keeps.
   std::set<std::string> fixed;
+  // The weights among them that one initializer gives, by graph node name; the others are computed
+  // at import from several of the file's values (folded shape arithmetic, shifted variances).
+  std::map<std::string, InitializerSource> sources;
 };
 
 ImportedModel import_onnx_file(const std::string& path, const spec::Library& library, const OnnxImportOptions& options = {});

@@ -28,4 +28,7 @@ void save_checkpoint(const std::string& path, const Checkpoint<T>& checkpoint);
 template <class T>
 Checkpoint<T> load_checkpoint(const std::string& path);
 
+// The checkpoint's weights, whichever element type it holds, as doubles.
+NamedTensors<double> checkpoint_weights(const std::string& path);
+
 }  // namespace loom::runtime

@@ -1,0 +1,93 @@
+// An ONNX model's life through the commands, as a user lives it: `loom train` it from the file's
+// weights with a checkpoint, `loom export` the checkpoint into a new ONNX file, and `loom run` the
+// new file: its outputs are those of `loom run` with the checkpoint, and differ from the untrained
+// file's.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "../interpreter/test_support.hpp"
+#include "../models/support.hpp"
+#include "loom/runtime/npy_file.hpp"
+
+namespace loom::runtime {
+namespace {
+
+using models::test::OnnxModel;
+
+// x [4, 6] -> Gemm (transB, as PyTorch writes a Linear) -> Relu -> MatMul -> y [4, 3].
+OnnxModel small_mlp_export() {
+  OnnxModel m;
+  m.input("x", {4, 6});
+  auto values = [](std::vector<std::int64_t> dims, std::uint64_t seed) {
+    const Tensor<double> t = models::test::random_tensor(dims, seed);
+    return std::vector<float>(t.data.begin(), t.data.end());
+  };
+  m.initializer("fc1.weight", {5, 6}, values({5, 6}, 1));
+  m.initializer("fc1.bias", {5}, values({5}, 2));
+  m.initializer("fc2.weight", {5, 3}, values({5, 3}, 3));
+  OnnxModel::attr(m.node("Gemm", {"x", "fc1.weight", "fc1.bias"}, {"h"}), "transB", std::int64_t{1});
+  m.node("Relu", {"h"}, {"a"});
+  m.node("MatMul", {"a", "fc2.weight"}, {"y"});
+  m.output("y");
+  return m;
+}
+
+class OnnxWeightsCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::ofstream(path("mlp.onnx"), std::ios::binary) << small_mlp_export().bytes();
+    write_npy<double>(path("x.npy"), models::test::random_tensor({4, 6}, 7));
+  }
+
+  std::string path(const std::string& name) const { return (dir_.path() / name).string(); }
+  // Runs `loom ARGS` with its output in a file; returns the exit status.
+  int loom(const std::string& args) const {
+    const std::string command = std::string(LOOM_CLI) + " " + args + " > " + path("out.txt") + " 2>&1";
+    const int status = std::system(command.c_str());
+    std::ifstream out(path("out.txt"));
+    last_output_.assign(std::istreambuf_iterator<char>(out), std::istreambuf_iterator<char>());
+    return status;
+  }
+
+  spec::test::TempDir dir_;
+  mutable std::string last_output_;
+};
+
+TEST_F(OnnxWeightsCli, TrainExportAndRunGiveTheCheckpointsOutputs) {
+  ASSERT_EQ(loom("train --model " + path("mlp.onnx") + " --steps 5 --loss mse --lr 0.1 -q --checkpoint " + path("run.ckpt")), 0)
+      << last_output_;
+  ASSERT_EQ(loom("export --model " + path("mlp.onnx") + " --checkpoint " + path("run.ckpt") + " -o " + path("trained.onnx")), 0)
+      << last_output_;
+  EXPECT_NE(last_output_.find("3 initializers set from"), std::string::npos) << last_output_;
+  const std::string x = path("x.npy");
+  ASSERT_EQ(loom("run --model " + path("trained.onnx") + " " + x + " --dtype double -o " + path("exported.npy")), 0) << last_output_;
+  ASSERT_EQ(loom("run --model " + path("mlp.onnx") + " --checkpoint " + path("run.ckpt") + " " + x + " --dtype double -o " +
+                 path("checkpoint.npy")),
+            0)
+      << last_output_;
+  ASSERT_EQ(loom("run --model " + path("mlp.onnx") + " " + x + " --dtype double -o " + path("untrained.npy")), 0) << last_output_;
+  const Tensor<double> exported = read_npy(path("exported.npy")), checkpoint = read_npy(path("checkpoint.npy")),
+                       untrained = read_npy(path("untrained.npy"));
+  ASSERT_EQ(exported.dims, (std::vector<std::int64_t>{4, 3}));
+  ASSERT_EQ(checkpoint.dims, exported.dims);
+  double moved = 0;
+  for (std::size_t i = 0; i < exported.data.size(); ++i) {
+    // The checkpoint holds float weights, and the file float initializers: the same values.
+    EXPECT_NEAR(exported.data[i], checkpoint.data[i], 1e-6 * (1 + std::abs(checkpoint.data[i]))) << i;
+    moved = std::max(moved, std::abs(exported.data[i] - untrained.data[i]));
+  }
+  EXPECT_GT(moved, 1e-4) << "training changed no output: the test would pass whatever export wrote";
+}
+
+TEST_F(OnnxWeightsCli, ExportRefusesAModelThatIsNoOnnxFile) {
+  ASSERT_EQ(loom("train --model " + path("mlp.onnx") + " --steps 1 --loss mse -q --checkpoint " + path("run.ckpt")), 0) << last_output_;
+  EXPECT_NE(loom("export --model mlp_fig1 --checkpoint " + path("run.ckpt") + " -o " + path("out.onnx")), 0);
+  EXPECT_NE(last_output_.find("writes weights back into an ONNX file"), std::string::npos) << last_output_;
+  EXPECT_FALSE(std::filesystem::exists(path("out.onnx")));
+}
+
+}  // namespace
+}  // namespace loom::runtime
