@@ -4,12 +4,12 @@
 // file's.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "../interpreter/test_support.hpp"
 #include "../models/support.hpp"
+#include "cli_runner.hpp"
 #include "loom/runtime/npy_file.hpp"
 
 namespace loom::runtime {
@@ -43,32 +43,23 @@ class OnnxWeightsCli : public ::testing::Test {
   }
 
   std::string path(const std::string& name) const { return (dir_.path() / name).string(); }
-  // Runs `loom ARGS` with its output in a file; returns the exit status.
-  int loom(const std::string& args) const {
-    const std::string command = std::string(LOOM_CLI) + " " + args + " > " + path("out.txt") + " 2>&1";
-    const int status = std::system(command.c_str());
-    std::ifstream out(path("out.txt"));
-    last_output_.assign(std::istreambuf_iterator<char>(out), std::istreambuf_iterator<char>());
-    return status;
-  }
-
   spec::test::TempDir dir_;
-  mutable std::string last_output_;
+  testing::CliRunner loom{path("out.txt")};
 };
 
 TEST_F(OnnxWeightsCli, TrainExportAndRunGiveTheCheckpointsOutputs) {
   ASSERT_EQ(loom("train --model " + path("mlp.onnx") + " --steps 5 --loss mse --lr 0.1 -q --checkpoint " + path("run.ckpt")), 0)
-      << last_output_;
+      << loom.output();
   ASSERT_EQ(loom("export --model " + path("mlp.onnx") + " --checkpoint " + path("run.ckpt") + " -o " + path("trained.onnx")), 0)
-      << last_output_;
-  EXPECT_NE(last_output_.find("3 initializers set from"), std::string::npos) << last_output_;
+      << loom.output();
+  EXPECT_NE(loom.output().find("3 initializers set from"), std::string::npos) << loom.output();
   const std::string x = path("x.npy");
-  ASSERT_EQ(loom("run --model " + path("trained.onnx") + " " + x + " --dtype double -o " + path("exported.npy")), 0) << last_output_;
+  ASSERT_EQ(loom("run --model " + path("trained.onnx") + " " + x + " --dtype double -o " + path("exported.npy")), 0) << loom.output();
   ASSERT_EQ(loom("run --model " + path("mlp.onnx") + " --checkpoint " + path("run.ckpt") + " " + x + " --dtype double -o " +
                  path("checkpoint.npy")),
             0)
-      << last_output_;
-  ASSERT_EQ(loom("run --model " + path("mlp.onnx") + " " + x + " --dtype double -o " + path("untrained.npy")), 0) << last_output_;
+      << loom.output();
+  ASSERT_EQ(loom("run --model " + path("mlp.onnx") + " " + x + " --dtype double -o " + path("untrained.npy")), 0) << loom.output();
   const Tensor<double> exported = read_npy(path("exported.npy")), checkpoint = read_npy(path("checkpoint.npy")),
                        untrained = read_npy(path("untrained.npy"));
   ASSERT_EQ(exported.dims, (std::vector<std::int64_t>{4, 3}));
@@ -83,9 +74,9 @@ TEST_F(OnnxWeightsCli, TrainExportAndRunGiveTheCheckpointsOutputs) {
 }
 
 TEST_F(OnnxWeightsCli, ExportRefusesAModelThatIsNoOnnxFile) {
-  ASSERT_EQ(loom("train --model " + path("mlp.onnx") + " --steps 1 --loss mse -q --checkpoint " + path("run.ckpt")), 0) << last_output_;
+  ASSERT_EQ(loom("train --model " + path("mlp.onnx") + " --steps 1 --loss mse -q --checkpoint " + path("run.ckpt")), 0) << loom.output();
   EXPECT_NE(loom("export --model mlp_fig1 --checkpoint " + path("run.ckpt") + " -o " + path("out.onnx")), 0);
-  EXPECT_NE(last_output_.find("writes weights back into an ONNX file"), std::string::npos) << last_output_;
+  EXPECT_NE(loom.output().find("writes weights back into an ONNX file"), std::string::npos) << loom.output();
   EXPECT_FALSE(std::filesystem::exists(path("out.onnx")));
 }
 

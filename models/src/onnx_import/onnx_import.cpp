@@ -192,6 +192,11 @@ class Importer {
         cx_.set_constant(node.output(0), fold_node(node, known, cx_.opset(), model_dir_).front());
         return;
       }
+      if (node.op_type() == "Identity" && node.input_size() == 1 && node.output_size() == 1 && cx_.is_initializer(node.input(0))) {
+        // PyTorch writes equal initializers once and the others as an Identity of it: one weight.
+        cx_.alias(node.output(0), node.input(0));
+        return;
+      }
       if (all_constant && is_foldable(node.op_type())) {
         auto outputs = fold_node(node, known, cx_.opset(), model_dir_);
         for (std::size_t k = 0; k < outputs.size() && static_cast<int>(k) < node.output_size(); ++k) {
