@@ -129,5 +129,67 @@ TEST(OnnxImportBatch, ABatchAskedOfStaticShapesIsRefusedNamingThem) {
   EXPECT_EQ(imported.graph.shape_of(imported.graph.outputs().at(0)).dims, (std::vector<std::int64_t>{8, 5}));
 }
 
+// A static export at batch 1 is re-batched where the batch traces through the graph: each row of
+// the re-batched model's output is the exported model's output for that row.
+TEST(OnnxImportBatch, AStaticExportAtBatchOneIsRebatched) {
+  OnnxImportOptions asked;
+  asked.default_dim = 4;
+  asked.default_dim_required = true;
+  OnnxModel m;
+  m.input("x", {1, 3, 2});
+  const TensorValue w = random_tensor({6, 5}, 3);
+  m.initializer("w", {6, 5}, std::vector<float>(w.data.begin(), w.data.end()));
+  OnnxModel::attr(m.node("Flatten", {"x"}, {"f"}), "axis", std::int64_t{1});
+  m.node("MatMul", {"f", "w"}, {"h"});
+  m.node("Relu", {"h"}, {"y"});
+  m.output("y");
+  const ImportedModel at_one = import_onnx_bytes(m.bytes(), "static.onnx", library());
+  const ImportedModel at_four = import_onnx_bytes(m.bytes(), "static.onnx", library(), asked);
+  EXPECT_EQ(at_four.graph.shape_of(at_four.graph.outputs().at(0)).dims, (std::vector<std::int64_t>{4, 5}));
+  EXPECT_NE(std::find(at_four.notes.begin(), at_four.notes.end(), "the static export re-batched from 1 to 4 (--batch)"),
+            at_four.notes.end());
+  const TensorValue x = random_tensor({4, 3, 2}, 5);
+  NamedValues feeds = at_four.constants;
+  feeds.emplace("x", x);
+  const TensorValue batched = evaluate(at_four.graph, feeds).at(0);
+  for (std::int64_t row = 0; row < 4; ++row) {
+    TensorValue one({1, 3, 2});
+    std::copy(x.data.begin() + row * 6, x.data.begin() + (row + 1) * 6, one.data.begin());
+    NamedValues one_feeds = at_one.constants;
+    one_feeds.emplace("x", one);
+    const TensorValue want = evaluate(at_one.graph, one_feeds).at(0);
+    for (std::int64_t k = 0; k < 5; ++k) EXPECT_NEAR(batched.at({row, k}), want.at({0, k}), 1e-12) << "row " << row;
+  }
+}
+
+// A node that fixes the batch (a Reshape to a shape with a 1, or one that folds the batch into
+// another dimension) is named, with its output's shapes at both batches.
+TEST(OnnxImportBatch, ANodeThatPinsTheBatchIsNamed) {
+  OnnxImportOptions asked;
+  asked.default_dim = 8;
+  asked.default_dim_required = true;
+  for (const bool fixed_one : {true, false}) {
+    OnnxModel m;
+    m.input("x", {1, 16});
+    m.int_initializer("shape", fixed_one ? std::vector<std::int64_t>{2} : std::vector<std::int64_t>{1},
+                      fixed_one ? std::vector<std::int64_t>{1, 16} : std::vector<std::int64_t>{-1});
+    m.node("Reshape", {"x", "shape"}, {"r"}, "pin");
+    m.node("Relu", {"r"}, {"y"});
+    m.output("y");
+    try {
+      import_onnx_bytes(m.bytes(), "pinned.onnx", library(), asked);
+      FAIL() << "a batch the graph pins was taken";
+    } catch (const LoomError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("pinned.onnx: --batch 8 re-batches the static export, but "), std::string::npos) << message;
+      EXPECT_NE(message.find("'pin' (Reshape)"), std::string::npos) << message;
+      if (!fixed_one) {
+        EXPECT_NE(message.find("pins the batch: its output 'r' is [16] at the exported batch of 1 and [128] at 8"), std::string::npos)
+            << message;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace loom::models::test

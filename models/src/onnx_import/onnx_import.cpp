@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 #include <new>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -32,22 +33,54 @@ int default_opset(const onnx::ModelProto& model) {
 
 class Importer {
  public:
+  // `rebatch`: the batch the data inputs' first dimension takes instead of the file's 1.
   Importer(const onnx::ModelProto& model, std::string source, const spec::Library& library, const OnnxImportOptions& options,
-           std::string model_dir)
+           std::string model_dir, std::optional<std::int64_t> rebatch = std::nullopt)
       : graph_(model.graph()),
         library_(library),
         source_(std::move(source)),
         options_(options),
         model_dir_(std::move(model_dir)),
+        rebatch_(rebatch),
         cx_(library, default_opset(model)) {}
+
+  // Whether --batch meets a file whose inputs have static shapes only, each data input's first
+  // dimension 1: the batch to re-batch. (Other static shapes pin the batch: run() refuses them.)
+  bool needs_rebatch() {
+    if (!options_.default_dim_required) return false;
+    decode_initializers();
+    add_graph_inputs();
+    if (!problems_.empty() || default_dim_taken_) return false;
+    const std::set<std::string> weights = weight_inputs(graph_);
+    for (const auto& in : graph_.input()) {
+      if (initializers_.count(in.name()) || weights.count(in.name()) || cx_.is_constant(in.name())) continue;
+      const Dims dims = cx_.dims(in.name());
+      if (dims.empty() || dims.front() != 1) return false;
+    }
+    return true;
+  }
+
+  // Each node's outputs with their dimensions, in node order, as run() imported them.
+  struct TracedValue {
+    int node = 0;
+    std::string value;
+    Dims dims;
+  };
+  const std::vector<TracedValue>& traced() const { return traced_; }
 
   ImportedModel run() {
     check_supported();
     check_arity();
-    decode_initializers();
-    add_graph_inputs();
+    if (!inputs_added_) {
+      decode_initializers();
+      add_graph_inputs();
+    }
     check_default_dim_taken();
-    for (int i = 0; i < graph_.node_size(); ++i) import_node(i);
+    for (int i = 0; i < graph_.node_size(); ++i) {
+      import_node(i);
+      for (const auto& out : graph_.node(i).output())
+        if (!out.empty() && cx_.known(out)) traced_.push_back({i, out, cx_.dims(out)});
+    }
     mark_outputs();
     if (!problems_.empty()) throw LoomError(std::move(problems_));
     ImportedModel out{cx_.builder().take(), std::move(cx_.graph_constants()), std::move(notes_), {}, {}};
@@ -118,7 +151,7 @@ class Importer {
 
   // A batch asked for, on a file whose inputs all have static shapes: nothing would take it.
   void check_default_dim_taken() {
-    if (!options_.default_dim_required || default_dim_taken_ || !problems_.empty()) return;
+    if (!options_.default_dim_required || default_dim_taken_ || !problems_.empty() || rebatch_) return;
     std::string shapes;
     for (const auto& in : graph_.input()) {
       if (initializers_.count(in.name()) || !cx_.known(in.name()) || cx_.is_constant(in.name())) continue;
@@ -130,6 +163,7 @@ class Importer {
   }
 
   void add_graph_inputs() {
+    inputs_added_ = true;
     const std::set<std::string> weights = weight_inputs(graph_);
     for (const auto& in : graph_.input()) {
       if (initializers_.count(in.name())) continue;  // older exporters list initializers as inputs too
@@ -145,6 +179,7 @@ class Importer {
       const auto& tt = in.type().tensor_type();
       Dims dims;
       for (int k = 0; k < tt.shape().dim_size(); ++k) dims.push_back(resolve_dim(tt.shape().dim(k), in.name(), k));
+      if (rebatch_ && !weights.count(in.name()) && !dims.empty()) dims.front() = *rebatch_;
       const bool integral = is_integral_type(tt.elem_type());
       GraphBuilder& g = cx_.builder();
       const std::string name = cx_.fresh_name(in.name());
@@ -248,6 +283,9 @@ class Importer {
   std::string source_;
   const OnnxImportOptions& options_;
   std::string model_dir_;
+  std::optional<std::int64_t> rebatch_;
+  bool inputs_added_ = false;
+  std::vector<TracedValue> traced_;
   ImportContext cx_;
   std::map<std::string, HostTensor> initializers_;
   std::set<std::string> failed_;
@@ -255,6 +293,45 @@ class Importer {
   std::vector<Diagnostic> problems_;
   std::vector<std::string> notes_;
 };
+
+// The model imported with its data inputs' first dimension, 1 in the file, set to the batch
+// --batch asks for. The batch must be traced through the graph: imported at 1 and at the batch,
+// every value has the same dimensions but for ones of 1 that became the batch; the first node
+// whose output breaks this (a Reshape to a fixed 1, a flattening of the batch) pins the batch,
+// and the import is refused naming it.
+ImportedModel rebatched(const onnx::ModelProto& model, const std::string& source, const spec::Library& library,
+                        const OnnxImportOptions& options, const std::string& model_dir) {
+  const std::int64_t batch = options.default_dim;
+  OnnxImportOptions as_exported = options;
+  as_exported.default_dim_required = false;
+  Importer at_one(model, source, library, as_exported, model_dir);
+  at_one.run();
+  Importer at_batch(model, source, library, as_exported, model_dir, batch);
+  const std::string asked = "--batch " + std::to_string(batch) + " re-batches the static export";
+  ImportedModel out;
+  try {
+    out = at_batch.run();
+  } catch (const LoomError& e) {
+    throw LoomError({{{source, 0, 0}, asked + ", but at that batch " + e.what()}});
+  }
+  std::map<std::string, Dims> exported;
+  for (const auto& v : at_one.traced()) exported.emplace(v.value, v.dims);
+  for (const auto& v : at_batch.traced()) {
+    auto one = exported.find(v.value);
+    if (one == exported.end()) continue;
+    bool traced = one->second.size() == v.dims.size();
+    for (std::size_t k = 0; traced && k < v.dims.size(); ++k)
+      traced = v.dims[k] == one->second[k] || (one->second[k] == 1 && v.dims[k] == batch);
+    if (!traced)
+      throw LoomError(
+          {{{source, 0, 0},
+            asked + ", but " + describe_node(model.graph().node(v.node), v.node) + " pins the batch: its output '" + v.value + "' is " +
+                dims_text(one->second) + " at the exported batch of 1 and " + dims_text(v.dims) + " at " + std::to_string(batch) +
+                " (export the model with a symbolic batch dimension, e.g. torch.onnx.export's dynamic_axes)"}});
+  }
+  out.notes.push_back("the static export re-batched from 1 to " + std::to_string(batch) + " (--batch)");
+  return out;
+}
 
 }  // namespace
 
@@ -266,6 +343,7 @@ ImportedModel import_onnx_bytes(const std::string& bytes, const std::string& sou
   }
   if (!model.has_graph()) throw LoomError({{{source, 0, 0}, "the ONNX model has no graph"}});
   try {
+    if (Importer(model, source, library, options, model_dir).needs_rebatch()) return rebatched(model, source, library, options, model_dir);
     return Importer(model, source, library, options, model_dir).run();
   } catch (const LoomError&) {
     throw;
