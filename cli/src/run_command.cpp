@@ -50,48 +50,34 @@ std::vector<std::string> data_inputs(const pcg::Graph& graph, const models::Name
   return names;
 }
 
-// The value of input `name` read from `file`, checked against the graph's input of that name.
-runtime::Tensor<double> read_input(const pcg::Graph& graph, const std::string& name, const std::string& file) {
-  runtime::Tensor<double> value = runtime::read_npy(file);
-  const auto id = graph.find(name);
-  if (!id || graph.node(*id).op != pcg::kInputOp) return value;  // forward_pass names the model's inputs
-  const std::vector<std::int64_t>& dims = graph.node(*id).output_shapes.front().dims;
-  if (value.dims != dims)
-    throw LoomError(file + ": input '" + name + "' is " + spec::dims_to_string(dims) + " in the model, but the file holds " +
-                    spec::dims_to_string(value.dims));
-  return value;
-}
-
-// --input NAME=FILE and a positional FILE (for a model with one input without a value of its own).
-runtime::NamedTensors<double> read_inputs(const RunOptions& opt, const pcg::Graph& graph, const models::NamedValues& model_values) {
-  runtime::NamedTensors<double> values;
+// --input NAME=FILE and a positional FILE (for a model with one input without a value of its own),
+// read into `settings`; forward_pass checks them against the model.
+void read_inputs(const RunOptions& opt, const pcg::Graph& graph, const models::NamedValues& model_values,
+                 runtime::ForwardSettings& settings) {
+  auto read = [&](const std::string& name, const std::string& file) {
+    if (settings.inputs.count(name)) throw LoomError("--input: '" + name + "' is given twice");
+    settings.inputs.emplace(name, runtime::read_npy(file));
+    settings.input_files.emplace(name, file);
+  };
   for (const std::string& assignment : opt.inputs) {
     const auto eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == assignment.size())
       throw LoomError("--input '" + assignment + "': expected NAME=FILE.npy");
-    const std::string name = assignment.substr(0, eq);
-    if (values.count(name)) throw LoomError("--input: '" + name + "' is given twice");
-    values.emplace(name, read_input(graph, name, assignment.substr(eq + 1)));
+    read(assignment.substr(0, eq), assignment.substr(eq + 1));
   }
+  if (opt.positional.empty()) return;
+  if (opt.positional.size() > 1) throw LoomError("one input file may go without a name; give the others with --input NAME=FILE.npy");
   std::vector<std::string> open;
   for (const std::string& name : data_inputs(graph, model_values))
-    if (!values.count(name)) open.push_back(name);
-  std::string list;
-  for (const std::string& name : open)
-    list += (list.empty() ? "'" : ", '") + name + "' " + spec::dims_to_string(graph.node(*graph.find(name)).output_shapes.front().dims);
-  if (opt.positional.empty()) {
-    if (!open.empty())
-      throw LoomError("no value for the model's input" + std::string(open.size() > 1 ? "s " : " ") + list +
-                      ": give a .npy file (positional for a model's one input, else --input NAME=FILE.npy)");
-    return values;
-  }
-  if (opt.positional.size() > 1) throw LoomError("one input file may go without a name; give the others with --input NAME=FILE.npy");
-  if (open.size() != 1)
-    throw LoomError("a file without a name feeds the model's one input left to give, but " +
+    if (!settings.inputs.count(name)) open.push_back(name);
+  if (open.size() != 1) {
+    std::string list;
+    for (const std::string& name : open) list += (list.empty() ? "'" : ", '") + name + "'";
+    throw LoomError(opt.positional.front() + " has no name, which feeds the model's one input left to give, but " +
                     (open.empty() ? std::string("none is left") : std::to_string(open.size()) + " are left (" + list + ")") +
                     ": name them with --input NAME=FILE.npy");
-  values.emplace(open.front(), read_input(graph, open.front(), opt.positional.front()));
-  return values;
+  }
+  read(open.front(), opt.positional.front());
 }
 
 bool names_a_file(const std::string& out) { return std::filesystem::path(out).extension() == ".npy"; }
@@ -171,7 +157,7 @@ int run_command(const RunOptions& opt, runtime::Transport& transport) {
   if (!opt.out.empty() && names_a_file(opt.out) && graph.outputs().size() != 1)
     throw LoomError("-o " + opt.out + " names one file, but the model has " + std::to_string(graph.outputs().size()) +
                     " outputs: give a directory, which gets output0.npy, output1.npy, ...");
-  settings.inputs = read_inputs(opt, graph, run.values);
+  read_inputs(opt, graph, run.values, settings);
   settings.model_values = std::move(run.values);
   return opt.dtype == "float" ? run_forward<float>(opt, library, graph, settings, kernels, transport, run.model)
                               : run_forward<double>(opt, library, graph, settings, kernels, transport, run.model);
@@ -186,7 +172,9 @@ void add_run_command(CLI::App& app, int& status) {
   add_model_options(*cmd, opt->model);
   cmd->add_option("--plan", opt->plan, "a plan written by `loom optimize -o` (run under mpirun -np <its devices>, or in one process)");
   cmd->add_flag("--trust-plan", opt->trust_plan, "run the plan without auditing its soundness chain (prints a warning)");
-  cmd->add_option("-i,--input", opt->inputs, "NAME=FILE.npy: the value of the model's input NAME (float32, float64, int32 or int64)");
+  cmd->add_option("-i,--input", opt->inputs,
+                  "NAME=FILE.npy: the value of the model's input NAME (float32, float64, int32 or int64); repeat it for several")
+      ->allow_extra_args(false);
   cmd->add_option("-o,--out", opt->out,
                   "write the outputs: FILE.npy for a model with one output, else a directory that gets output0.npy, output1.npy, ...");
   cmd->add_option("--checkpoint", opt->checkpoint, "take the weights from this checkpoint of `loom train --checkpoint`");

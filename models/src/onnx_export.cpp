@@ -1,5 +1,7 @@
 #include "loom/models/onnx_export.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -44,6 +46,31 @@ void set_values(onnx::TensorProto& t, const TensorValue& values, const std::stri
   }
 }
 
+// The initializer called `name`; an exporter's Identity copy of one (PyTorch writes equal
+// initializers once) becomes an initializer of its own in the Identity's place.
+onnx::TensorProto& initializer_called(onnx::GraphProto& graph, std::map<std::string, onnx::TensorProto*>& initializers,
+                                      const std::string& name, const std::string& path) {
+  if (auto it = initializers.find(name); it != initializers.end()) return *it->second;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& n = graph.node(i);
+    if (n.op_type() != "Identity" || n.output_size() != 1 || n.output(0) != name || n.input_size() != 1 || !initializers.count(n.input(0)))
+      continue;
+    onnx::TensorProto* copy = graph.add_initializer();
+    *copy = *initializers.at(n.input(0));
+    copy->set_name(name);
+    graph.mutable_node()->DeleteSubrange(i, 1);
+    return *(initializers[name] = copy);
+  }
+  throw LoomError(path + ": the file has no initializer '" + name + "'");
+}
+
+bool same_values(const TensorValue& a, const TensorValue& b) {
+  if (a.dims != b.dims) return false;
+  for (std::size_t i = 0; i < a.data.size(); ++i)
+    if (std::abs(a.data[i] - b.data[i]) > 1e-6 * std::max(std::abs(a.data[i]), std::abs(b.data[i]))) return false;
+  return true;
+}
+
 }  // namespace
 
 OnnxExport export_onnx_weights(const std::string& path, const spec::Library& library, const OnnxImportOptions& options,
@@ -83,16 +110,17 @@ OnnxExport export_onnx_weights(const std::string& path, const spec::Library& lib
     const std::string& initializer = source->second.initializer;
     TensorValue values = initializer_values(value->second, source->second);
     if (auto earlier = written.find(initializer); earlier != written.end()) {
-      if (earlier->second.second.data != values.data)
+      if (!same_values(earlier->second.second, values))
         out.left_out.push_back(n.name + ": its initializer '" + initializer + "' is also weight '" + earlier->second.first +
                                "', whose values differ; the file keeps those");
       continue;
     }
-    set_values(*initializers.at(initializer), values, path);
+    set_values(initializer_called(*model.mutable_graph(), initializers, initializer, path), values, path);
     written.emplace(initializer, std::make_pair(n.name, std::move(values)));
     out.written.push_back(initializer);
   }
-  out.bytes = model.SerializeAsString();
+  if (!model.SerializeToString(&out.bytes))
+    throw LoomError(path + ": the model with its weights written in cannot be serialized (ONNX files hold at most 2 GiB)");
   return out;
 }
 

@@ -62,15 +62,26 @@ void save_checkpoint(const std::string& path, const Checkpoint<T>& c) {
   pcg::write_file_atomically(path, std::string(bytes.begin(), bytes.end()));
 }
 
-template <class T>
-Checkpoint<T> load_checkpoint(const std::string& path) {
+namespace {
+
+// The checkpoint's CBOR document, checked to be a Loom checkpoint of a version this reads.
+json checkpoint_document(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw LoomError(path + ": cannot open the checkpoint");
   const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   try {
-    const json j = json::from_cbor(bytes);
+    json j = json::from_cbor(bytes);
     if (j.value("format", "") != "loom-checkpoint") throw LoomError(path + ": not a Loom checkpoint");
     if (j.at("version") != 1) throw LoomError(path + ": checkpoint version " + j.at("version").dump() + " is not supported");
+    return j;
+  } catch (const json::exception& e) {
+    throw LoomError(path + ": not a readable checkpoint: " + e.what());
+  }
+}
+
+template <class T>
+Checkpoint<T> checkpoint_from(const json& j, const std::string& path) {
+  try {
     if (j.at("dtype") != dtype_name<T>())
       throw LoomError(path + ": the checkpoint holds " + j.at("dtype").get<std::string>() + " values; this run uses " + dtype_name<T>());
     Checkpoint<T> c;
@@ -87,13 +98,17 @@ Checkpoint<T> load_checkpoint(const std::string& path) {
   }
 }
 
+}  // namespace
+
+template <class T>
+Checkpoint<T> load_checkpoint(const std::string& path) {
+  return checkpoint_from<T>(checkpoint_document(path), path);
+}
+
 NamedTensors<double> checkpoint_weights(const std::string& path) {
-  try {
-    return convert<double>(load_checkpoint<float>(path).weights);
-  } catch (const LoomError& e) {
-    if (std::string(e.what()).find("the checkpoint holds double values") == std::string::npos) throw;
-  }
-  return load_checkpoint<double>(path).weights;
+  const json j = checkpoint_document(path);
+  if (j.value("dtype", "") == dtype_name<float>()) return convert<double>(checkpoint_from<float>(j, path).weights);
+  return checkpoint_from<double>(j, path).weights;
 }
 
 template void save_checkpoint<float>(const std::string&, const Checkpoint<float>&);

@@ -31,16 +31,21 @@ NamedTensors<double> input_values(const pcg::Graph& graph, const ForwardSettings
       if (!values.count(n.name)) missing.push_back("'" + n.name + "' " + spec::dims_to_string(dims));
       continue;
     }
-    if (given->second.dims != dims)
-      throw LoomError("input '" + n.name + "' is " + spec::dims_to_string(dims) + " in the model, but its value is " +
-                      spec::dims_to_string(given->second.dims));
+    if (given->second.dims != dims) {
+      auto file = s.input_files.find(n.name);
+      throw LoomError((file == s.input_files.end() ? std::string() : file->second + ": ") + "input '" + n.name + "' is " +
+                      spec::dims_to_string(dims) + " in the model, but " +
+                      (file == s.input_files.end() ? "its value is " : "the file holds ") + spec::dims_to_string(given->second.dims));
+    }
     values.insert_or_assign(n.name, given->second);
   }
   for (const auto& [name, value] : s.inputs) {
     if (values.count(name)) continue;
     std::string list;
     for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw LoomError("'" + name + "' is no input of the model (its inputs: " + (list.empty() ? "none" : list) + ")");
+    auto file = s.input_files.find(name);
+    throw LoomError((file == s.input_files.end() ? std::string() : file->second + ": ") + "'" + name +
+                    "' is no input of the model (its inputs: " + (list.empty() ? "none" : list) + ")");
   }
   if (!missing.empty()) {
     std::string list;

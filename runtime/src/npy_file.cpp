@@ -1,8 +1,8 @@
 #include "loom/runtime/npy_file.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
-#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <xtensor/xadapt.hpp>
@@ -24,17 +24,22 @@ std::size_t data_offset(const std::string& bytes) {
   return 12 + byte(8) + (byte(9) << 8) + (byte(10) << 16) + (byte(11) << 24);
 }
 
-// The array as doubles when the file's elements are of type E; none when they are of another type.
+// The header's element type, e.g. "<f4".
+std::string element_type(const std::string& bytes) {
+  if (bytes.rfind("\x93NUMPY", 0) != 0) throw std::runtime_error("it does not start as a .npy file does");
+  const std::string header = bytes.substr(0, std::min(data_offset(bytes), bytes.size()));
+  const auto key = header.find("'descr'");
+  const auto open = key == std::string::npos ? key : header.find('\'', header.find(':', key));
+  const auto close = open == std::string::npos ? open : header.find('\'', open + 1);
+  if (close == std::string::npos) throw std::runtime_error("its header names no element type");
+  return header.substr(open + 1, close - open - 1);
+}
+
+// The array of elements of type E as doubles in row-major order.
 template <class E>
-std::optional<Tensor<double>> read_as(const std::string& bytes) {
+Tensor<double> read_as(const std::string& bytes) {
   std::istringstream in(bytes);
-  xt::xarray<E, xt::layout_type::row_major> array;
-  try {
-    array = xt::load_npy<E>(in);
-  } catch (const std::runtime_error& e) {
-    if (std::string(e.what()).find("formats not matching") != std::string::npos) return std::nullopt;
-    throw;
-  }
+  const xt::xarray<E, xt::layout_type::row_major> array = xt::load_npy<E>(in);
   const std::size_t offset = data_offset(bytes);
   if (offset > bytes.size() || (bytes.size() - offset) / sizeof(E) < array.size())
     throw std::runtime_error("the file ends before its " + std::to_string(array.size()) + " elements");
@@ -51,15 +56,18 @@ Tensor<double> read_npy(const std::string& path) {
   if (!file) throw LoomError(path + ": cannot open the file");
   std::ostringstream bytes;
   bytes << file.rdbuf();
+  std::string type;
   try {
-    if (auto t = read_as<float>(bytes.str())) return *t;
-    if (auto t = read_as<double>(bytes.str())) return *t;
-    if (auto t = read_as<std::int64_t>(bytes.str())) return *t;
-    if (auto t = read_as<std::int32_t>(bytes.str())) return *t;
+    type = element_type(bytes.str());
+    if (type == "<f4") return read_as<float>(bytes.str());
+    if (type == "<f8") return read_as<double>(bytes.str());
+    if (type == "<i8") return read_as<std::int64_t>(bytes.str());
+    if (type == "<i4") return read_as<std::int32_t>(bytes.str());
   } catch (const std::exception& e) {
     throw LoomError(path + ": not a readable .npy file (" + e.what() + ")");
   }
-  throw LoomError(path + ": the array's elements are not float32, float64, int32 or int64");
+  throw LoomError(path + ": the array's elements are of type '" + type +
+                  "'; little-endian float32, float64, int32 and int64 ('<f4', '<f8', '<i4', '<i8') are read");
 }
 
 template <class T>

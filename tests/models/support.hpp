@@ -3,11 +3,9 @@
 // way exporters write them (initializers, typed inputs and outputs, opset 13 unless told).
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 #include <cmath>
 
 #include <cstdint>
-#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>

@@ -90,6 +90,32 @@ TEST_F(OnnxExport, TrainedWeightsComeBackInTheFilesOwnForm) {
   expect_near_all(evaluate(again.graph, feeds).at(0), evaluate(imported.graph, with_trained).at(0), 1e-6);
 }
 
+// PyTorch writes equal initializers once and the others as an Identity of it: the copy is a weight
+// of its own, and its trained values go back as an initializer of its own in the Identity's place.
+TEST(OnnxExportOfCopies, AnIdentityCopyOfAnInitializerIsAWeightOfItsOwn) {
+  const spec::test::TempDir dir;
+  const std::string file = (dir.path() / "copies.onnx").string();
+  OnnxModel m;
+  m.input("x", {2, 3});
+  m.initializer("ones", {3}, {1, 1, 1});
+  m.node("Identity", {"ones"}, {"ones.copy"});
+  m.node("Mul", {"x", "ones"}, {"a"});
+  m.node("Mul", {"a", "ones.copy"}, {"y"});
+  m.output("y");
+  std::ofstream(file, std::ios::binary) << m.bytes();
+  const ImportedModel imported = import_onnx_file(file, library());
+  ASSERT_EQ(imported.constants.count("ones") + imported.constants.count("ones.copy"), 2u) << "two weights, not one and not scalars";
+  EXPECT_EQ(imported.sources.at("ones.copy").initializer, "ones.copy");
+  NamedValues trained = imported.constants;
+  trained.at("ones.copy").data = {2, 3, 4};
+  const models::OnnxExport exported = export_onnx_weights(file, library(), {}, trained);
+  EXPECT_EQ(exported.written, (std::vector<std::string>{"ones", "ones.copy"}));
+  std::ofstream(file, std::ios::binary) << exported.bytes;
+  const ImportedModel again = import_onnx_file(file, library());
+  EXPECT_EQ(again.constants.at("ones").data, (std::vector<double>{1, 1, 1}));
+  EXPECT_EQ(again.constants.at("ones.copy").data, (std::vector<double>{2, 3, 4}));
+}
+
 TEST_F(OnnxExport, AMissingOrMisshapenWeightIsRefused) {
   const ImportedModel imported = import_onnx_file(path("model.onnx"), library());
   NamedValues missing = imported.constants;

@@ -3,11 +3,11 @@
 // ones used; an input without a value, of another shape or unknown to the model is named.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 #include <cmath>
 #include <filesystem>
 #include <random>
 
+#include "../interpreter/test_support.hpp"
 #include "../pcg/error_text.hpp"
 #include "loom/interpreter/graph_eval.hpp"
 #include "loom/pcg/diagnostic.hpp"
@@ -86,11 +86,11 @@ TEST(ForwardPass, TheModelsValuesAndACheckpointsWeightsAreTheOnesUsed) {
   expect_close(forward_pass<double>(library(), graph, s).outputs, interpreted(graph, weights, s.inputs), 1e-9);
   // A checkpoint's weights replace both.
   for (auto& [name, w] : weights) w = uniform_tensor(w.dims, rng);
-  const std::string path = (std::filesystem::temp_directory_path() / ("loom_forward_" + std::to_string(::getpid()) + ".ckpt")).string();
+  const spec::test::TempDir dir;
+  const std::string path = (dir.path() / "run.ckpt").string();
   save_checkpoint<double>(path, {"a run", 1, {0.5}, weights, {}});
   s.checkpoint = path;
   const std::vector<Tensor<double>> got = forward_pass<double>(library(), graph, s).outputs;
-  std::filesystem::remove(path);
   expect_close(got, interpreted(graph, weights, s.inputs), 1e-9);
 }
 

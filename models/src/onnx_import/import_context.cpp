@@ -20,7 +20,6 @@ PortRef ImportContext::place(const HostTensor& tensor, const std::string& name) 
 
 PortRef ImportContext::port(const std::string& value) {
   if (auto it = ports_.find(value); it != ports_.end()) return it->second;
-  if (auto it = aliases_.find(value); it != aliases_.end()) return ports_[value] = port(it->second);
   const HostTensor& tensor = constant(value);
   const std::string name = fresh_name(value);
   PortRef p = place(tensor, name);
@@ -32,7 +31,6 @@ PortRef ImportContext::port(const std::string& value) {
 
 PortRef ImportContext::constant_port(const HostTensor& tensor, const std::string& hint, std::optional<InitializerSource> source) {
   const std::string name = fresh_name(hint);
-  if (source && aliases_.count(source->initializer)) source->initializer = aliases_.at(source->initializer);
   if (source && is_initializer(source->initializer)) sources_[name] = std::move(*source);
   return place(tensor, name);
 }
@@ -54,12 +52,6 @@ void ImportContext::set_port(const std::string& value, PortRef port, bool integr
 }
 
 void ImportContext::set_constant(const std::string& value, HostTensor tensor) { constants_[value] = std::move(tensor); }
-
-void ImportContext::alias(const std::string& value, const std::string& initializer) {
-  const std::string& original = aliases_.count(initializer) ? aliases_.at(initializer) : initializer;
-  constants_[value] = constant(original);
-  aliases_[value] = original;
-}
 
 void ImportContext::set_initializer(const std::string& value, HostTensor tensor) {
   set_constant(value, std::move(tensor));

@@ -36,10 +36,7 @@ class ImportContext {
   void set_constant(const std::string& value, HostTensor tensor);
   // A constant the file stores as an initializer: the model's weights are among them.
   void set_initializer(const std::string& value, HostTensor tensor);
-  bool is_initializer(const std::string& value) const { return initializers_.count(value) > 0 || aliases_.count(value) > 0; }
-  // `value` is initializer `initializer` under another name (an exporter's Identity of it): the
-  // same weight, placed once.
-  void alias(const std::string& value, const std::string& initializer);
+  bool is_initializer(const std::string& value) const { return initializers_.count(value) > 0; }
 
   // `hint` if unused so far, else `hint#2`, `hint#3`, ...; the name is then taken.
   std::string fresh_name(const std::string& hint);
@@ -64,7 +61,6 @@ class ImportContext {
   std::map<std::string, bool> integral_ports_;
   std::map<std::string, HostTensor> constants_;
   std::set<std::string> initializers_;
-  std::map<std::string, std::string> aliases_;
   NamedValues graph_constants_;
   std::map<std::string, InitializerSource> sources_;
 };

@@ -1,5 +1,6 @@
 #include "onnx_import/library_epsilon.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -52,5 +53,7 @@ double layer_norm_epsilon(const spec::Library& library) {
   const double out = first_output(library, "layer_norm", {filled({1, 2}, {a, -a}), filled({2}, {1, 1}), filled({2}, {0, 0})});
   return checked("layer_norm", a * a * (1 / (out * out) - 1));
 }
+
+bool same_epsilon(double model, double library) { return std::abs(model - library) <= 1e-6 * std::max(std::abs(model), std::abs(library)); }
 
 }  // namespace loom::models::onnx_import

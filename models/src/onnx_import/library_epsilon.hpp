@@ -11,4 +11,7 @@ namespace loom::models::onnx_import {
 double batchnorm_epsilon(const spec::Library& library);
 double layer_norm_epsilon(const spec::Library& library);
 
+// Whether a model's epsilon is the library's, at float precision.
+bool same_epsilon(double model, double library);
+
 }  // namespace loom::models::onnx_import

@@ -44,21 +44,9 @@ class Importer {
         rebatch_(rebatch),
         cx_(library, default_opset(model)) {}
 
-  // Whether --batch meets a file whose inputs have static shapes only, each data input's first
-  // dimension 1: the batch to re-batch. (Other static shapes pin the batch: run() refuses them.)
-  bool needs_rebatch() {
-    if (!options_.default_dim_required) return false;
-    decode_initializers();
-    add_graph_inputs();
-    if (!problems_.empty() || default_dim_taken_) return false;
-    const std::set<std::string> weights = weight_inputs(graph_);
-    for (const auto& in : graph_.input()) {
-      if (initializers_.count(in.name()) || weights.count(in.name()) || cx_.is_constant(in.name())) continue;
-      const Dims dims = cx_.dims(in.name());
-      if (dims.empty() || dims.front() != 1) return false;
-    }
-    return true;
-  }
+  // Whether --batch meets a file whose data inputs all have static shapes with a first dimension of
+  // 1: the batch to re-batch. Read off the inputs' declared types; nothing is decoded.
+  bool needs_rebatch() const { return options_.default_dim_required && options_.default_dim != 1 && static_at_batch_one(); }
 
   // Each node's outputs with their dimensions, in node order, as run() imported them.
   struct TracedValue {
@@ -152,6 +140,7 @@ class Importer {
   // A batch asked for, on a file whose inputs all have static shapes: nothing would take it.
   void check_default_dim_taken() {
     if (!options_.default_dim_required || default_dim_taken_ || !problems_.empty() || rebatch_) return;
+    if (options_.default_dim == 1 && static_at_batch_one()) return;  // the batch asked for is the file's
     std::string shapes;
     for (const auto& in : graph_.input()) {
       if (initializers_.count(in.name()) || !cx_.known(in.name()) || cx_.is_constant(in.name())) continue;
@@ -160,6 +149,24 @@ class Importer {
     report("a batch of " + std::to_string(options_.default_dim) +
            " was asked for, but the file's inputs have static shapes, which pin the batch (" + shapes +
            "): export the model with a symbolic batch dimension (e.g. torch.onnx.export's dynamic_axes), or leave --batch out");
+  }
+
+  // Whether the file has data inputs, every one with a static shape whose first dimension is 1.
+  bool static_at_batch_one() const {
+    std::set<std::string> initializer_names;
+    for (const auto& t : graph_.initializer()) initializer_names.insert(t.name());
+    const std::set<std::string> weights = weight_inputs(graph_);
+    bool any = false;
+    for (const auto& in : graph_.input()) {
+      if (initializer_names.count(in.name()) || weights.count(in.name()) || options_.known_inputs.count(in.name())) continue;
+      if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) return false;
+      const auto& shape = in.type().tensor_type().shape();
+      for (int k = 0; k < shape.dim_size(); ++k)
+        if (!shape.dim(k).has_dim_value() || shape.dim(k).dim_value() <= 0) return false;
+      if (shape.dim_size() == 0 || shape.dim(0).dim_value() != 1) return false;
+      any = true;
+    }
+    return any;
   }
 
   void add_graph_inputs() {
@@ -228,8 +235,9 @@ class Importer {
         return;
       }
       if (node.op_type() == "Identity" && node.input_size() == 1 && node.output_size() == 1 && cx_.is_initializer(node.input(0))) {
-        // PyTorch writes equal initializers once and the others as an Identity of it: one weight.
-        cx_.alias(node.output(0), node.input(0));
+        // PyTorch writes equal initializers once and the others as an Identity of it: each copy is a
+        // weight of its own that starts equal (loom export writes it back as its own initializer).
+        cx_.set_initializer(node.output(0), cx_.constant(node.input(0)));
         return;
       }
       if (all_constant && is_foldable(node.op_type())) {
@@ -304,8 +312,12 @@ ImportedModel rebatched(const onnx::ModelProto& model, const std::string& source
   const std::int64_t batch = options.default_dim;
   OnnxImportOptions as_exported = options;
   as_exported.default_dim_required = false;
-  Importer at_one(model, source, library, as_exported, model_dir);
-  at_one.run();
+  std::map<std::string, Dims> exported;
+  {
+    Importer at_one(model, source, library, as_exported, model_dir);
+    at_one.run();
+    for (const auto& v : at_one.traced()) exported.emplace(v.value, v.dims);
+  }
   Importer at_batch(model, source, library, as_exported, model_dir, batch);
   const std::string asked = "--batch " + std::to_string(batch) + " re-batches the static export";
   ImportedModel out;
@@ -314,8 +326,11 @@ ImportedModel rebatched(const onnx::ModelProto& model, const std::string& source
   } catch (const LoomError& e) {
     throw LoomError({{{source, 0, 0}, asked + ", but at that batch " + e.what()}});
   }
-  std::map<std::string, Dims> exported;
-  for (const auto& v : at_one.traced()) exported.emplace(v.value, v.dims);
+  const auto grew = [&](const Dims& one, const Dims& at) {
+    for (std::size_t k = 0; k < at.size(); ++k)
+      if (one[k] == 1 && at[k] == batch) return true;
+    return false;
+  };
   for (const auto& v : at_batch.traced()) {
     auto one = exported.find(v.value);
     if (one == exported.end()) continue;
@@ -328,6 +343,16 @@ ImportedModel rebatched(const onnx::ModelProto& model, const std::string& source
             asked + ", but " + describe_node(model.graph().node(v.node), v.node) + " pins the batch: its output '" + v.value + "' is " +
                 dims_text(one->second) + " at the exported batch of 1 and " + dims_text(v.dims) + " at " + std::to_string(batch) +
                 " (export the model with a symbolic batch dimension, e.g. torch.onnx.export's dynamic_axes)"}});
+  }
+  // An output with no dimension that became the batch mixes the samples (a sum over the batch).
+  for (int i = 0; i < model.graph().output_size(); ++i) {
+    const std::string& name = model.graph().output(i).name();
+    auto one = exported.find(name);
+    const Dims at = out.graph.shape_of(out.graph.outputs().at(static_cast<std::size_t>(i))).dims;
+    if (one != exported.end() && one->second.size() == at.size() && !grew(one->second, at))
+      throw LoomError({{{source, 0, 0},
+                        asked + ", but output '" + name + "' is " + dims_text(at) + " at " + std::to_string(batch) +
+                            ": none of its dimensions is the batch, so the samples are not kept apart"}});
   }
   out.notes.push_back("the static export re-batched from 1 to " + std::to_string(batch) + " (--batch)");
   return out;

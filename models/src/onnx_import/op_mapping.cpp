@@ -9,12 +9,10 @@
 #include "layout.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "onnx_import/constant_folding.hpp"
+#include "onnx_import/library_epsilon.hpp"
 #include "onnx_import/node_attrs.hpp"
 
 namespace loom::models::onnx_import {
-
-bool same_float(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(std::abs(a), std::abs(b)); }
-
 namespace {
 
 using Handler = std::function<void(ImportContext&, const onnx::NodeProto&)>;
@@ -356,7 +354,7 @@ void map_batch_norm(ImportContext& cx, const onnx::NodeProto& node) {
   const double shift = epsilon - library_epsilon;
   PortRef var;
   const std::string var_name = required_input(node, 4);
-  if (same_float(epsilon, library_epsilon)) {
+  if (same_epsilon(epsilon, library_epsilon)) {
     var = cx.port(var_name);
   } else if (cx.is_constant(var_name)) {
     HostTensor v = cx.constant(var_name);
@@ -382,7 +380,7 @@ void emit_layer_norm(ImportContext& cx, const std::string& x_name, const std::st
     return cx.constant_port(t, output + (fill == 0 ? "#beta" : "#gamma"));
   };
   PortRef gp = vector_or(gamma, 1), bp = vector_or(beta, 0);
-  PortRef y = same_float(epsilon, cx.layer_norm_epsilon())
+  PortRef y = same_epsilon(epsilon, cx.layer_norm_epsilon())
                   ? g.op("layer_norm", {x, gp, bp})
                   : g.op("layer_norm_eps", {x, gp, bp, scalar_port(cx, epsilon, output + "#epsilon")});
   cx.set_port(output, y);

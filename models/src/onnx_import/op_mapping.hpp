@@ -15,7 +15,4 @@ bool is_mappable(const std::string& op_type);
 // form of the operator the library cannot express.
 void map_node(ImportContext& cx, const onnx::NodeProto& node);
 
-// Whether two constants (a model's epsilon and the library's) are one value at float precision.
-bool same_float(double a, double b);
-
 }  // namespace loom::models::onnx_import

@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "onnx_import/graph_copy.hpp"
-#include "onnx_import/op_mapping.hpp"
+#include "onnx_import/library_epsilon.hpp"
 
 namespace loom::models::onnx_import {
 
@@ -15,7 +15,7 @@ void use_library_layer_norm(pcg::Graph& graph, NamedValues& constants, const std
     auto value = constants.find(eps.name);
     if (!eps.is_graph_input() || value == constants.end() || value->second.size() != 1) return false;
     if (!epsilon) epsilon = library_epsilon();
-    return same_float(value->second.data.front(), *epsilon);
+    return same_epsilon(value->second.data.front(), *epsilon);
   };
   bool any = false;
   for (const pcg::Node& n : graph.nodes()) any |= at_library_epsilon(n);

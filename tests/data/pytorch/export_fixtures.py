@@ -51,11 +51,14 @@ def encoder_layer():
 
 def export(name, model, x):
     model.eval()
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):  # running statistics other than the fresh 0 and 1
-            m.running_mean.uniform_(-0.5, 0.5)
-            with torch.no_grad():
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):  # running statistics other than the fresh 0 and 1
+                m.running_mean.uniform_(-0.5, 0.5)
                 m.running_var.uniform_(0.5, 1.5)
+            if isinstance(m, (nn.BatchNorm2d, nn.LayerNorm)):  # scales and shifts other than the fresh 1 and 0
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.5, 0.5)
     # With gradients on, the encoder layer runs (and exports) its plain path, not its fused kernel.
     y = model(x).detach()
     torch.onnx.export(model, (x,), os.path.join(HERE, name + ".onnx"), opset_version=OPSET, input_names=["x"], output_names=["y"],

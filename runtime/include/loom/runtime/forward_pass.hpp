@@ -4,6 +4,7 @@
 // in one. The weights are the seed's with the model's values in their place (an ONNX file's), or
 // a checkpoint's.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,11 +17,12 @@
 namespace loom::runtime {
 
 struct ForwardSettings {
-  std::uint64_t seed = 1;             // weights the model does not give
-  NamedTensors<double> model_values;  // the model's values of weights and inputs, by node name
-  NamedTensors<double> inputs;        // the values of the graph's inputs, by name (the model's stay otherwise)
-  std::string checkpoint;             // weights from this checkpoint instead
-  std::int64_t plan_devices = 0;      // devices of the plan the graph comes from (0: those its views use)
+  std::uint64_t seed = 1;                          // weights the model does not give
+  NamedTensors<double> model_values;               // the model's values of weights and inputs, by node name
+  NamedTensors<double> inputs;                     // the values of the graph's inputs, by name (the model's stay otherwise)
+  std::map<std::string, std::string> input_files;  // where each came from, for messages
+  std::string checkpoint;                          // weights from this checkpoint instead
+  std::int64_t plan_devices = 0;                   // devices of the plan the graph comes from (0: those its views use)
   Backend backend = Backend::Cpu;
 };
 
