@@ -189,5 +189,21 @@ TEST(OnnxImportBatch, ANodeThatPinsTheBatchIsNamed) {
   }
 }
 
+// A graph whose shapes trace but whose output mixes the samples (r^T r sums over the batch) is
+// refused, naming the output: no dimension of it is the batch.
+TEST(OnnxImportBatch, AnOutputThatMixesTheSamplesIsRefused) {
+  OnnxModel m;
+  m.input("x", {1, 3});
+  m.node("Relu", {"x"}, {"r"});
+  m.node("Transpose", {"r"}, {"rt"});
+  m.node("MatMul", {"rt", "r"}, {"y"});
+  m.output("y");
+  const std::string message = pcg::test_support::error_of([&] { import_onnx_bytes(m.bytes(), "gram.onnx", library(), batch_of(4)); });
+  EXPECT_NE(message.find("output 'y' is [3, 3] at 4: none of its dimensions is the batch"), std::string::npos) << message;
+  // At the batch the file has, nothing is re-batched and nothing is refused.
+  const ImportedModel at_one = import_onnx_bytes(m.bytes(), "gram.onnx", library(), batch_of(1));
+  EXPECT_EQ(at_one.graph.shape_of(at_one.graph.outputs().at(0)).dims, (std::vector<std::int64_t>{3, 3}));
+}
+
 }  // namespace
 }  // namespace loom::models::test
