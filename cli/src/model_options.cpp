@@ -31,7 +31,7 @@ models::ModelRequest ModelOptions::request(const spec::Library& library) const {
 void add_model_size_options(CLI::App& cmd, ModelOptions& options, bool zoo_params) {
   cmd.add_option("--batch", options.batch,
                  "batch size: a zoo model's `batch` parameter, or for an ONNX file every symbolic dimension not "
-                 "given with --dim")
+                 "given with --dim (a file exported with static shapes at a batch of 1 is re-batched where the batch traces through it)")
       ->check(positive_number());
   if (zoo_params) {
     cmd.add_option("-p,--param", options.params, "a zoo model parameter, NAME=VALUE (see `loom show --list`); repeat it for several")
