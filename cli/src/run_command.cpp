@@ -88,8 +88,6 @@ std::string output_path(const std::string& out, std::size_t i) {
   return (std::filesystem::path(out) / ("output" + std::to_string(i) + ".npy")).string();
 }
 
-std::string dims_text(const std::vector<std::int64_t>& dims) { return spec::dims_to_string(dims); }
-
 template <class T>
 int run_forward(const RunOptions& opt, const spec::Library& library, const pcg::Graph& graph, const runtime::ForwardSettings& settings,
                 const runtime::KernelRegistry& kernels, runtime::Transport& transport, const std::string& name) {
@@ -128,7 +126,7 @@ int run_forward(const RunOptions& opt, const spec::Library& library, const pcg::
     for (const std::string& op : report.interpreted_ops) std::cout << "  through the interpreter: " << op << "\n";
   }
   for (std::size_t i = 0; i < report.outputs.size(); ++i) {
-    std::cout << "output " << i << " " << dims_text(report.outputs[i].dims);
+    std::cout << "output " << i << " " << spec::dims_to_string(report.outputs[i].dims);
     if (i < written.size()) {
       std::cout << ": wrote " << written[i] << "\n";
       continue;

@@ -165,6 +165,9 @@ inline TensorValue random_tensor(const std::vector<std::int64_t>& dims, std::uin
   return t;
 }
 
+// A tensor's values as the float data of an ONNX initializer.
+inline std::vector<float> floats(const TensorValue& t) { return {t.data.begin(), t.data.end()}; }
+
 // The graph's outputs, evaluated by the interpreter in double precision.
 inline std::vector<TensorValue> evaluate(const pcg::Graph& g, const NamedValues& values) {
   return spec::evaluate_graph<spec::RealDomain>(library(), g, values);

@@ -14,8 +14,6 @@
 namespace loom::models::test {
 namespace {
 
-std::vector<float> floats(const TensorValue& t) { return {t.data.begin(), t.data.end()}; }
-
 // y = (x W^T) * 0.5 + b, then its product with V plus its product with U reshaped: W through a
 // Gemm's transB and alpha, V as it is, U folded by a Reshape.
 OnnxModel two_layers() {

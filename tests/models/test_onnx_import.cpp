@@ -19,8 +19,6 @@ namespace {
 
 using std::int64_t;
 
-std::vector<float> floats(const TensorValue& t) { return {t.data.begin(), t.data.end()}; }
-
 // The model imported as the commands import it: fused with the bundled, proved import rules.
 ImportedModel import(const OnnxModel& m, OnnxImportOptions options = {}) {
   options.fusion_rules = bundled_import_rules();

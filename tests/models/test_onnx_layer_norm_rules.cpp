@@ -13,8 +13,6 @@
 namespace loom::models::test {
 namespace {
 
-std::vector<float> floats(const TensorValue& t) { return {t.data.begin(), t.data.end()}; }
-
 struct ExportedForm {
   std::vector<std::int64_t> dims;
   bool square_by_product = false;  // Mul(c, c) rather than Pow(c, 2)

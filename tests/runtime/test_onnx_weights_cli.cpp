@@ -22,8 +22,7 @@ OnnxModel small_mlp_export() {
   OnnxModel m;
   m.input("x", {4, 6});
   auto values = [](std::vector<std::int64_t> dims, std::uint64_t seed) {
-    const Tensor<double> t = models::test::random_tensor(dims, seed);
-    return std::vector<float>(t.data.begin(), t.data.end());
+    return models::test::floats(models::test::random_tensor(dims, seed));
   };
   m.initializer("fc1.weight", {5, 6}, values({5, 6}, 1));
   m.initializer("fc1.bias", {5}, values({5}, 2));

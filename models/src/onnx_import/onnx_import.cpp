@@ -59,10 +59,8 @@ class Importer {
   ImportedModel run() {
     check_supported();
     check_arity();
-    if (!inputs_added_) {
-      decode_initializers();
-      add_graph_inputs();
-    }
+    decode_initializers();
+    add_graph_inputs();
     check_default_dim_taken();
     for (int i = 0; i < graph_.node_size(); ++i) {
       import_node(i);
@@ -170,7 +168,6 @@ class Importer {
   }
 
   void add_graph_inputs() {
-    inputs_added_ = true;
     const std::set<std::string> weights = weight_inputs(graph_);
     for (const auto& in : graph_.input()) {
       if (initializers_.count(in.name())) continue;  // older exporters list initializers as inputs too
@@ -292,7 +289,6 @@ class Importer {
   const OnnxImportOptions& options_;
   std::string model_dir_;
   std::optional<std::int64_t> rebatch_;
-  bool inputs_added_ = false;
   std::vector<TracedValue> traced_;
   ImportContext cx_;
   std::map<std::string, HostTensor> initializers_;
