@@ -1,4 +1,4 @@
-// The Loom spec language: operators, parallelization forms, axioms and rules.
+// The Loom spec language: operators, parallelization forms, axioms, rules and models.
 grammar Loom;
 
 file : decl* EOF ;
@@ -10,6 +10,7 @@ decl
   | fusedDecl
   | axiomDecl
   | ruleDecl
+  | modelDecl
   ;
 
 importDecl : 'import' STRING ';' ;
@@ -101,6 +102,24 @@ attrValue
   : signedInt       # intAttrValue
   | ID              # nameAttrValue
   | '(' expr ')'    # exprAttrValue
+  ;
+
+// ---- models --------------------------------------------------------------------------------
+
+// A model: size parameters with defaults, then its inputs, weights, operator applications and
+// outputs. `input`, `weight` and `output` are read as names, not keywords, so that specs may keep
+// using them as identifiers; the parser checks them.
+modelDecl   : 'model' name=ID modelParams? '{' modelStmt* '}' ;
+modelParams : '<' modelParam (',' modelParam)* '>' ;
+modelParam  : name=ID '=' value=signedInt ;
+
+modelStmt
+  : 'require' expr ';'                                  # modelRequire
+  | kind=ID name=ID ':' shape ';'                       # modelTensor
+  | 'let' name=ID '=' term ';'                          # modelLet
+  | name=ID '=' term ';'                                # modelAssign
+  | kind=ID name=ID ('=' term)? ';'                     # modelOutput
+  | 'for' var=ID '<' bound=expr '{' modelStmt* '}'      # modelFor
   ;
 
 // ---- expressions (values, dimensions and conditions share one syntax) ---------------------

@@ -38,7 +38,7 @@ std::map<std::string, int> op_counts(const pcg::Graph& g) {
 }
 
 int run_apply(const ApplyOptions& opt) {
-  const auto specs = spec::Library::paths_or_bundled(opt.specs);
+  const auto specs = opt.model.spec_paths(opt.specs);
   const spec::Library library = spec::Library::load(specs);
   const models::LoadedModel model = models::load_model(library, opt.model.request(library));
   const std::vector<pcg::Rule> rules = spec::load_rule_file(library, specs, opt.rules);

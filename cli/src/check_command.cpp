@@ -59,6 +59,7 @@ int run_check(const CheckOptions& opt) {
   summary["axioms_failed"] = failed.size();
   summary["failed_axioms"] = failed;
   summary["rules"] = library ? library->rules().size() : 0;
+  summary["models"] = library ? library->models().size() : 0;
   nlohmann::json errs = nlohmann::json::array();
   for (const auto& d : errors) errs.push_back(d.to_string());
   summary["errors"] = errs;
@@ -74,8 +75,8 @@ int run_check(const CheckOptions& opt) {
                 << (f["checked"].get<bool>() ? " is unsound " : " cannot be checked: ") << f["problem"].get<std::string>() << "\n";
     std::cout << (ok ? "ok" : "FAILED") << ": " << summary["files"] << " files, " << summary["ops"] << " ops, " << summary["parallel_forms"]
               << " parallel forms, " << summary["fused_forms"] << " fused forms, " << checked << " axioms checked (" << failed.size()
-              << " failed, " << opt.axioms.instances << " instances each), " << summary["rules"] << " rules, " << errors.size()
-              << " errors in " << std::fixed;
+              << " failed, " << opt.axioms.instances << " instances each), " << summary["rules"] << " rules, " << summary["models"]
+              << " models, " << errors.size() << " errors in " << std::fixed;
     std::cout.precision(2);
     std::cout << seconds << " s\n";
   }

@@ -47,7 +47,7 @@ int run_import(const ImportOptions& opt) {
     std::cerr << "loom import: '" << opt.model.model << "' is not an .onnx file\n";
     return 2;
   }
-  const auto lib = spec::Library::load(spec::Library::paths_or_bundled(opt.specs));
+  const auto lib = spec::Library::load(opt.model.spec_paths(opt.specs));
   if (!opt.json && !opt.quiet) std::cerr << "importing " << opt.model.model << "\n";
   const models::LoadedModel loaded = models::load_model(lib, opt.model.request(lib));
   const models::ModelStats stats = models::model_stats(loaded.graph, lib);

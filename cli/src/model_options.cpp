@@ -1,5 +1,9 @@
 #include "model_options.hpp"
 
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
 #include "loom/verifier/rule_selection.hpp"
 #include "number_checks.hpp"
 
@@ -28,13 +32,26 @@ models::ModelRequest ModelOptions::request(const spec::Library& library) const {
   return r;
 }
 
+std::vector<std::string> ModelOptions::spec_paths(const std::vector<std::string>& specs, const std::string& plan) const {
+  const std::string& named = model.empty() && !plan.empty() ? model_of_plan(plan) : model;
+  return models::spec_paths_for(spec::Library::paths_or_bundled(specs), named);
+}
+
+std::string model_of_plan(const std::string& plan_path) {
+  std::ifstream in(plan_path);
+  const nlohmann::json plan = nlohmann::json::parse(in, nullptr, false);
+  if (!plan.is_object() || !plan.contains("model") || !plan["model"].is_string()) return "";
+  return plan["model"].get<std::string>();
+}
+
 void add_model_size_options(CLI::App& cmd, ModelOptions& options, bool zoo_params) {
   cmd.add_option("--batch", options.batch,
                  "batch size: a zoo model's `batch` parameter, or for an ONNX file every symbolic dimension not "
                  "given with --dim (a file exported with static shapes at a batch of 1 is re-batched where the batch traces through it)")
       ->check(positive_number());
   if (zoo_params) {
-    cmd.add_option("-p,--param", options.params, "a zoo model parameter, NAME=VALUE (see `loom show --list`); repeat it for several")
+    cmd.add_option("-p,--param", options.params,
+                   "a zoo model's parameter or a spec model's size, NAME=VALUE (see `loom show --list`); repeat it for several")
         ->allow_extra_args(false);
   }
   cmd.add_option("--dim", options.dims, "an ONNX symbolic dimension, NAME=VALUE (default 1); repeat it for several")
@@ -49,7 +66,8 @@ void add_model_size_options(CLI::App& cmd, ModelOptions& options, bool zoo_param
 CLI::Option* add_model_options(CLI::App& cmd, ModelOptions& options) {
   CLI::Option* model =
       cmd.add_option("--model", options.model,
-                     "a zoo model name (loom show --list), an .onnx file, or a graph file (loom-pcg JSON, as loom import --out writes)");
+                     "a zoo model name (loom show --list), a model written in the spec language (FILE.loom:NAME, or the name of one "
+                     "the --specs library declares), an .onnx file, or a graph file (loom-pcg JSON, as loom import --out writes)");
   add_model_size_options(cmd, options);
   return model;
 }

@@ -22,7 +22,14 @@ struct ModelOptions {
   // The request these options describe, an ONNX file's with the proved import rules it is fused
   // with; throws LoomError for a malformed NAME=VALUE or an import rule without a valid proof.
   models::ModelRequest request(const spec::Library& library) const;
+
+  // What --specs means for this model: the given paths (or the bundled library) and the file of a
+  // FILE.loom:NAME model, this one or, without one, the model `plan` was made for.
+  std::vector<std::string> spec_paths(const std::vector<std::string>& specs, const std::string& plan = "") const;
 };
+
+// The model a plan file records, or "" when it cannot be read (loading the plan then says why).
+std::string model_of_plan(const std::string& plan_path);
 
 // Adds --batch, --dim and (for commands that take zoo models) --param to `cmd`; the model itself is
 // added by the caller, as an option or a positional argument.

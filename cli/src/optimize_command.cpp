@@ -48,7 +48,7 @@ std::string ms(double seconds) {
 }
 
 int run_optimize(OptimizeOptions opt) {
-  const auto specs = spec::Library::paths_or_bundled(opt.specs);
+  const auto specs = opt.model.spec_paths(opt.specs);
   const spec::Library library = spec::Library::load(specs);
   search::Machine machine = search::load_machine(opt.machine).with_nodes(opt.nodes);
   if (opt.gpus_per_node > 0) machine = machine.with_devices_per_node(opt.gpus_per_node);

@@ -142,7 +142,7 @@ int run_forward(const RunOptions& opt, const spec::Library& library, const pcg::
 }
 
 int run_command(const RunOptions& opt, runtime::Transport& transport) {
-  const spec::Library library = spec::Library::load(spec::Library::paths_or_bundled(opt.specs));
+  const spec::Library library = spec::Library::load(opt.model.spec_paths(opt.specs, opt.plan));
   if (opt.dtype != "float" && opt.dtype != "double") throw LoomError("--dtype: '" + opt.dtype + "' is neither float nor double");
   const runtime::KernelRegistry kernels = kernels_for(opt.backend);
   runtime::ForwardSettings settings;

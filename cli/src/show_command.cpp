@@ -181,6 +181,12 @@ void term_dot(const spec::Term& t, const std::string& prefix, int& counter, std:
   if (!parent.empty()) std::cout << "    " << quote(id) << " -> " << quote(parent) << ";\n";
 }
 
+std::string sizes_text(const spec::ModelDecl& model) {
+  std::string out;
+  for (const auto& p : model.params) out += (out.empty() ? "" : ", ") + p.name + "=" + std::to_string(p.default_value);
+  return out;
+}
+
 void show_file(const spec::Library& lib, const std::string& file, bool dot) {
   auto in_file = [&](const SourceLocation& loc) {
     std::error_code ec;
@@ -210,6 +216,8 @@ void show_file(const spec::Library& lib, const std::string& file, bool dot) {
   }
   for (const auto* op : lib.ops())
     if (in_file(op->loc)) std::cout << signature(*op) << "\n";
+  for (const auto* m : lib.models())
+    if (in_file(m->loc)) std::cout << "model " << m->name << "<" << sizes_text(*m) << ">\n";
   for (const auto* p : lib.parallel_forms())
     if (in_file(p->loc)) std::cout << "parallel " << p->name << " (values " << p->values << ", lowers to " << p->lowers_to << ")\n";
   for (const auto* f : lib.fused_forms())
@@ -238,7 +246,8 @@ std::string flops_text(double flops) {
   return os.str();
 }
 
-int show_list(bool json) {
+int show_list(const ShowOptions& opt) {
+  const bool json = opt.json;
   nlohmann::json out = nlohmann::json::array();
   for (const auto& m : models::model_zoo()) {
     nlohmann::json params = nlohmann::json::array();
@@ -250,12 +259,21 @@ int show_list(bool json) {
       std::cout << "    " << std::left << std::setw(16) << (p.name + "=" + std::to_string(p.default_value)) << p.help << "\n";
     }
   }
+  const auto lib = spec::Library::load(spec::Library::paths_or_bundled(opt.specs));
+  if (!json && !lib.models().empty())
+    std::cout << "\nmodels of the spec library (--model NAME where no zoo model has the name, or FILE.loom:NAME):\n";
+  for (const spec::ModelDecl* m : lib.models()) {
+    nlohmann::json params = nlohmann::json::array();
+    for (const auto& p : m->params) params.push_back({{"name", p.name}, {"default", p.default_value}});
+    out.push_back({{"name", m->name}, {"declared_at", m->loc.to_string()}, {"params", params}});
+    if (!json) std::cout << m->name << "<" << sizes_text(*m) << ">\n  " << m->loc.to_string() << "\n";
+  }
   if (json) std::cout << out.dump(2) << "\n";
   return 0;
 }
 
 int show_model(const ShowOptions& opt) {
-  const auto lib = spec::Library::load(spec::Library::paths_or_bundled(opt.specs));
+  const auto lib = spec::Library::load(opt.model.spec_paths(opt.specs));
   const models::ModelRequest request = opt.model.request(lib);
   const models::LoadedModel loaded = models::load_model(lib, request);
   if (opt.dot) {
@@ -304,7 +322,7 @@ int run_show(const ShowOptions& opt) {
     std::cerr << "loom show: give exactly one of an operator or .loom file, --model, or --list\n";
     return 2;
   }
-  if (opt.list) return show_list(opt.json);
+  if (opt.list) return show_list(opt);
   if (!opt.model.model.empty()) return show_model(opt);
   if (opt.json) {
     std::cerr << "loom show: --json applies to --model and --list\n";

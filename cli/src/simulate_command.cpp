@@ -12,6 +12,7 @@
 #include "loom/search/plan_cost.hpp"
 #include "loom/search/simulator.hpp"
 #include "loom/verifier/result_cache.hpp"
+#include "model_options.hpp"
 #include "plan_chain.hpp"
 #include "progress_line.hpp"
 
@@ -31,7 +32,7 @@ struct SimulateOptions {
 int run_simulate(const SimulateOptions& opt) {
   ProgressLine progress(!opt.json && !opt.quiet);
   progress.show("loading", opt.plan);
-  const auto specs = spec::Library::paths_or_bundled(opt.specs);
+  const auto specs = models::spec_paths_for(spec::Library::paths_or_bundled(opt.specs), model_of_plan(opt.plan));
   const spec::Library library = spec::Library::load(specs);
   const search::Plan plan = search::load_plan(opt.plan, library);
   const search::ProfileDatabase profiles = opt.profile.empty() ? search::ProfileDatabase{} : search::ProfileDatabase::load(opt.profile);

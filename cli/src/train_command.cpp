@@ -93,7 +93,7 @@ std::vector<runtime::OperatorProfile> record_profile(const spec::Library& librar
 }
 
 int run_train(const TrainOptions& opt, runtime::Transport& transport) {
-  const auto specs = spec::Library::paths_or_bundled(opt.specs);
+  const auto specs = opt.model.spec_paths(opt.specs, opt.plan);
   const spec::Library library = spec::Library::load(specs);
   runtime::TrainSettings s;
   s.steps = opt.steps;

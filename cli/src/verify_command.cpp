@@ -22,6 +22,7 @@
 #include "loom/verifier/proof_record.hpp"
 #include "loom/verifier/rule_loading.hpp"
 #include "loom/verifier/verify.hpp"
+#include "model_options.hpp"
 #include "number_checks.hpp"
 #include "plan_chain.hpp"
 #include "progress_line.hpp"
@@ -136,7 +137,8 @@ void print_report(std::ostream& os, const verifier::AxiomReport& report) {
 // `loom verify PLAN.json`: the plan's soundness chain, audited and printed.
 int run_plan_audit(const VerifyCommandOptions& opt, const std::string& cache_path) {
   if (!opt.out.empty() || opt.in_place) throw LoomError("--out and --in-place apply to rules, not to a plan");
-  const spec::Library library = spec::Library::load(spec::Library::paths_or_bundled(opt.specs));
+  const spec::Library library =
+      spec::Library::load(models::spec_paths_for(spec::Library::paths_or_bundled(opt.specs), model_of_plan(opt.inputs[0])));
   const search::Plan plan = search::load_plan(opt.inputs[0], library);
   const audit::PlanAudit result = audit_with_cache(plan, library, cache_path, true, opt.timeout_ms);
   if (opt.json) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "loom/interpreter/cost.hpp"
+#include "loom/interpreter/model_graph.hpp"
 #include "loom/interpreter/parallel_rules.hpp"
 #include "loom/interpreter/parser.hpp"
 #include "loom/interpreter/rule_graphs.hpp"
@@ -81,6 +82,15 @@ class LibraryLoader {
       auto untyped = type_rules(lib);
       diagnostics_.insert(diagnostics_.end(), untyped.begin(), untyped.end());
     }
+    if (diagnostics_.empty()) {
+      for (const ModelDecl* model : lib.models_) {
+        try {
+          build_model_graph(lib, *model);
+        } catch (const LoomError& e) {
+          diagnostics_.insert(diagnostics_.end(), e.diagnostics().begin(), e.diagnostics().end());
+        }
+      }
+    }
     if (!diagnostics_.empty()) throw LoomError(std::move(diagnostics_));
     return lib;
   }
@@ -94,7 +104,7 @@ class LibraryLoader {
       if (!inserted) out.push_back({loc, std::string(what) + " '" + name + "' is already declared at " + it->second.to_string()});
       return inserted;
     };
-    std::map<std::string, SourceLocation> equations;
+    std::map<std::string, SourceLocation> equations, models;
     for (auto& m : lib.modules_) {
       for (auto& op : m.ops)
         if (claim(op.name, op.loc, "op")) {
@@ -111,6 +121,15 @@ class LibraryLoader {
           lib.fused_index_[f.name] = &f;
           lib.fused_.push_back(&f);
         }
+      for (auto& model : m.models) {
+        auto [it, inserted] = models.emplace(model.name, model.loc);
+        if (!inserted) {
+          out.push_back({model.loc, "model '" + model.name + "' is already declared at " + it->second.to_string()});
+          continue;
+        }
+        lib.model_index_[model.name] = &model;
+        lib.models_.push_back(&model);
+      }
       for (auto* list : {&m.axioms, &m.rules}) {
         for (auto& eq : *list) {
           auto [it, inserted] = equations.emplace(eq.name, eq.loc);
@@ -166,6 +185,11 @@ const ParallelDecl* Library::find_parallel(const std::string& name) const {
 const FusedDecl* Library::find_fused(const std::string& name) const {
   auto it = fused_index_.find(name);
   return it == fused_index_.end() ? nullptr : it->second;
+}
+
+const ModelDecl* Library::find_model(const std::string& name) const {
+  auto it = model_index_.find(name);
+  return it == model_index_.end() ? nullptr : it->second;
 }
 
 const std::vector<AttrParam>* Library::attr_params(const std::string& name) const {

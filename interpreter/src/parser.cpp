@@ -403,6 +403,60 @@ class Builder {
     return t;
   }
 
+  ModelDecl model(P::ModelDeclContext* ctx) const {
+    ModelDecl d;
+    d.name = ctx->name->getText();
+    d.loc = at(ctx->name);
+    if (auto* params = ctx->modelParams())
+      for (auto* p : params->modelParam()) d.params.push_back({p->name->getText(), signed_int(p->value), at(p)});
+    d.stmts = model_stmts(ctx->modelStmt());
+    return d;
+  }
+
+  std::vector<ModelStmt> model_stmts(const std::vector<P::ModelStmtContext*>& ctxs) const {
+    std::vector<ModelStmt> out;
+    for (auto* s : ctxs) out.push_back(model_stmt(s));
+    return out;
+  }
+
+  ModelStmt model_stmt(P::ModelStmtContext* ctx) const {
+    ModelStmt st;
+    st.loc = at(ctx);
+    if (auto* r = dynamic_cast<P::ModelRequireContext*>(ctx)) {
+      st.kind = ModelStmtKind::Require;
+      st.expr = expr(r->expr());
+    } else if (auto* t = dynamic_cast<P::ModelTensorContext*>(ctx)) {
+      const std::string kind = t->kind->getText();
+      if (kind != "input" && kind != "weight")
+        throw LoomError({{at(t->kind), "expected 'input' or 'weight' before a tensor's shape, not '" + kind + "'"}});
+      st.kind = kind == "input" ? ModelStmtKind::Input : ModelStmtKind::Weight;
+      st.name = t->name->getText();
+      st.shape = shape(t->shape());
+    } else if (auto* l = dynamic_cast<P::ModelLetContext*>(ctx)) {
+      st.kind = ModelStmtKind::Let;
+      st.name = l->name->getText();
+      st.value = term(l->term());
+    } else if (auto* a = dynamic_cast<P::ModelAssignContext*>(ctx)) {
+      st.kind = ModelStmtKind::Assign;
+      st.name = a->name->getText();
+      st.value = term(a->term());
+    } else if (auto* o = dynamic_cast<P::ModelOutputContext*>(ctx)) {
+      if (o->kind->getText() != "output")
+        throw LoomError(
+            {{at(o->kind), "expected 'output', 'input', 'weight', 'let', 'for' or 'require', not '" + o->kind->getText() + "'"}});
+      st.kind = ModelStmtKind::Output;
+      st.name = o->name->getText();
+      if (o->term()) st.value = term(o->term());
+    } else {
+      auto* f = dynamic_cast<P::ModelForContext*>(ctx);
+      st.kind = ModelStmtKind::For;
+      st.name = f->var->getText();
+      st.expr = expr(f->bound);
+      st.body = model_stmts(f->modelStmt());
+    }
+    return st;
+  }
+
   Module module(P::FileContext* ctx) const {
     Module m;
     m.file = file_;
@@ -420,6 +474,8 @@ class Builder {
         m.axioms.push_back(equation(a));
       } else if (auto* r = decl->ruleDecl()) {
         m.rules.push_back(equation(r));
+      } else if (auto* md = decl->modelDecl()) {
+        m.models.push_back(model(md));
       }
     }
     return m;

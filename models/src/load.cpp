@@ -1,9 +1,11 @@
 #include "loom/models/load.hpp"
 
+#include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "loom/interpreter/model_graph.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/graph_json.hpp"
 
@@ -27,7 +29,34 @@ pcg::Graph read_graph_file(const std::string& path, const spec::Library& library
   }
 }
 
+std::string library_models(const spec::Library& library) {
+  std::string names;
+  for (const spec::ModelDecl* m : library.models()) names += (names.empty() ? "" : ", ") + m->name;
+  return names.empty() ? "none" : names;
+}
+
+pcg::Graph build_spec_model(const spec::Library& library, const spec::ModelDecl& model, const ParamValues& sizes) {
+  try {
+    return spec::build_model_graph(library, model, sizes);
+  } catch (const LoomError& e) {
+    std::vector<Diagnostic> diagnostics = e.diagnostics();
+    for (Diagnostic& d : diagnostics) d.message = "model " + model.name + ": " + d.message;
+    throw LoomError(std::move(diagnostics));
+  }
+}
+
 }  // namespace
+
+std::optional<SpecModelRef> spec_model_ref(const std::string& model) {
+  const auto colon = model.rfind(".loom:");
+  if (colon == std::string::npos) return std::nullopt;
+  return SpecModelRef{model.substr(0, colon + 5), model.substr(colon + 6)};
+}
+
+std::vector<std::string> spec_paths_for(std::vector<std::string> paths, const std::string& model) {
+  if (auto ref = spec_model_ref(model)) paths.push_back(ref->file);
+  return paths;
+}
 
 bool is_onnx_path(const std::string& model) { return ends_with(model, ".onnx"); }
 bool is_graph_path(const std::string& model) { return ends_with(model, ".json"); }
@@ -55,6 +84,29 @@ LoadedModel load_model(const spec::Library& library, const ModelRequest& request
     }
     out.graph = read_graph_file(request.model, library);
     return out;
+  }
+  if (auto ref = spec_model_ref(request.model)) {
+    if (ref->name.empty()) throw LoomError(request.model + ": name the model after the colon, FILE.loom:NAME");
+    const spec::ModelDecl* decl = library.find_model(ref->name);
+    if (!decl) {
+      std::string declared;
+      for (const spec::ModelDecl* m : library.models())
+        if (std::error_code ec; std::filesystem::equivalent(m->loc.file, ref->file, ec))
+          declared += (declared.empty() ? "" : ", ") + m->name;
+      throw LoomError(ref->file + " declares no model '" + ref->name + "'" + (declared.empty() ? "" : " (it declares " + declared + ")"));
+    }
+    out.graph = build_spec_model(library, *decl, request.params);
+    return out;
+  }
+  if (!find_model(request.model)) {
+    if (const spec::ModelDecl* decl = library.find_model(request.model)) {
+      out.graph = build_spec_model(library, *decl, request.params);
+      return out;
+    }
+    std::string zoo;
+    for (const ModelInfo& m : model_zoo()) zoo += (zoo.empty() ? "" : ", ") + m.name;
+    throw LoomError("unknown model '" + request.model + "'; the zoo has: " + zoo + "; the spec library declares: " +
+                    library_models(library) + " (a model of the spec language in another file is FILE.loom:NAME)");
   }
   out.graph = build_model(library, request.model, request.params);
   return out;

@@ -232,6 +232,35 @@ struct ImportDecl {
   SourceLocation loc;
 };
 
+// A model's statement. Input and Weight declare a tensor of `shape`; Let names `value` anew in
+// the current block, Assign gives an existing name a new value; Output marks `value` (or, without
+// one, the value already named) as an output named `name`; For runs `body` for `name` = 0 ..
+// `expr` - 1; Require states a condition on the sizes.
+enum class ModelStmtKind { Require, Input, Weight, Let, Assign, Output, For };
+
+struct ModelStmt {
+  ModelStmtKind kind;
+  std::string name;
+  std::optional<ShapeSpec> shape;
+  TermPtr value;
+  ExprPtr expr;
+  std::vector<ModelStmt> body;
+  SourceLocation loc;
+};
+
+struct ModelParamDecl {
+  std::string name;
+  std::int64_t default_value = 0;
+  SourceLocation loc;
+};
+
+struct ModelDecl {
+  std::string name;
+  std::vector<ModelParamDecl> params;
+  std::vector<ModelStmt> stmts;
+  SourceLocation loc;
+};
+
 struct Module {
   std::string file;
   std::vector<ImportDecl> imports;
@@ -240,6 +269,7 @@ struct Module {
   std::vector<FusedDecl> fused;
   std::vector<EquationDecl> axioms;
   std::vector<EquationDecl> rules;
+  std::vector<ModelDecl> models;
 };
 
 }  // namespace loom::spec

@@ -1,6 +1,6 @@
 #pragma once
-// A loaded, checked spec library: every op, parallel form, fused form, axiom and rule of a set of
-// .loom files and their imports. Loading is all-or-nothing: any error in any file throws, with
+// A loaded, checked spec library: every op, parallel form, fused form, axiom, rule and model of a
+// set of .loom files and their imports. Loading is all-or-nothing: any error in any file throws, with
 // every diagnostic found, and no library is produced.
 #include <deque>
 #include <map>
@@ -43,12 +43,14 @@ class Library : public pcg::OpCatalog {
   const OpDecl* find_op(const std::string& name) const;
   const ParallelDecl* find_parallel(const std::string& name) const;
   const FusedDecl* find_fused(const std::string& name) const;
+  const ModelDecl* find_model(const std::string& name) const;
 
   const std::vector<const OpDecl*>& ops() const { return ops_; }
   const std::vector<const ParallelDecl*>& parallel_forms() const { return parallels_; }
   const std::vector<const FusedDecl*>& fused_forms() const { return fused_; }
   const std::vector<const EquationDecl*>& axioms() const { return axioms_; }
   const std::vector<const EquationDecl*>& rules() const { return rules_; }
+  const std::vector<const ModelDecl*>& models() const { return models_; }
   std::vector<std::string> files() const;
 
   Program instantiate(const std::string& op, const pcg::AttrMap& attrs, const std::vector<std::vector<std::int64_t>>& input_dims) const;
@@ -82,6 +84,8 @@ class Library : public pcg::OpCatalog {
   std::vector<const FusedDecl*> fused_;
   std::vector<const EquationDecl*> axioms_;
   std::vector<const EquationDecl*> rules_;
+  std::map<std::string, const ModelDecl*> model_index_;
+  std::vector<const ModelDecl*> models_;
   std::unique_ptr<ProgramCache> programs_;
   friend class LibraryLoader;
 };

@@ -10,4 +10,8 @@ namespace loom::pcg {
 // Graph inputs count by name and shape; operators by op, attributes, output shapes and inputs.
 std::uint64_t graph_hash(const Graph& graph);
 
+// The same hash with the names of graph inputs and weights left out too: equal for graphs that
+// differ only in creation order and naming, e.g. one model built by two builders.
+std::uint64_t unnamed_graph_hash(const Graph& graph);
+
 }  // namespace loom::pcg
