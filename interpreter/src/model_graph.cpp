@@ -201,7 +201,9 @@ class ModelBuilder {
     try {
       return edit();
     } catch (const LoomError& e) {
-      fail(where, e.what());
+      std::string message;
+      for (const Diagnostic& d : e.diagnostics()) message += (message.empty() ? "" : "; ") + d.message;
+      fail(where, message.empty() ? std::string(e.what()) : message);
     }
   }
 

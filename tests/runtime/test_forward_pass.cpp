@@ -10,6 +10,7 @@
 #include "../interpreter/test_support.hpp"
 #include "../pcg/error_text.hpp"
 #include "loom/interpreter/graph_eval.hpp"
+#include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/checkpoint.hpp"
 #include "loom/runtime/forward_pass.hpp"
@@ -107,6 +108,48 @@ TEST(ForwardPass, InputsWithoutValuesOfAnotherShapeOrUnknownAreNamed) {
   s.inputs["z"] = Tensor<double>({8, 16});
   EXPECT_NE(error_of([&] { forward_pass<double>(library(), graph, s); }).find("'z' is no input of the model (its inputs: x [8, 16])"),
             std::string::npos);
+}
+
+// Row-major [m, k] x [k, n], computed here without the interpreter.
+std::vector<double> times(const std::vector<double>& a, const std::vector<double>& b, std::int64_t m, std::int64_t k, std::int64_t n) {
+  std::vector<double> out(static_cast<std::size_t>(m * n), 0.0);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t p = 0; p < k; ++p)
+      for (std::int64_t j = 0; j < n; ++j)
+        out[static_cast<std::size_t>(i * n + j)] += a[static_cast<std::size_t>(i * k + p)] * b[static_cast<std::size_t>(p * n + j)];
+  return out;
+}
+
+TEST(ForwardPass, AUserOperatorInAModelOfTheSpecLanguageComputesWhatItsDefinitionSays) {
+  const std::string model = std::string(LOOM_SPECS_DIR) + "/../docs/examples/glu.loom:glu_mlp";
+  const spec::Library lib = spec::Library::load(models::spec_paths_for(spec::Library::paths_or_bundled({}), model));
+  const std::int64_t batch = 3, in = 4, hidden = 5, classes = 2;
+  models::ModelRequest request;
+  request.model = model;
+  request.params = {{"batch", batch}, {"in_features", in}, {"hidden", hidden}, {"depth", 2}, {"classes", classes}};
+  const pcg::Graph graph = models::load_model(lib, request).graph;
+
+  ForwardSettings s;
+  s.model_values = models::random_values(lib, graph, 11);
+  s.inputs["x"] = s.model_values.at("x");
+  s.model_values.erase("x");
+  const auto& v = s.model_values;
+  std::vector<double> h = s.inputs.at("x").data;
+  std::int64_t width = in;
+  for (const std::string layer : {"layer0.", "layer1."}) {
+    const std::vector<double> a = times(h, v.at(layer + "w").data, batch, width, hidden);
+    const std::vector<double> g = times(h, v.at(layer + "v").data, batch, width, hidden);
+    h.assign(a.size(), 0.0);
+    for (std::size_t k = 0; k < a.size(); ++k) h[k] = a[k] / (1.0 + std::exp(-g[k]));
+    width = hidden;
+  }
+  const std::vector<double> want = times(h, v.at("classifier").data, batch, hidden, classes);
+
+  const ForwardReport<double> got = forward_pass<double>(lib, graph, s);
+  ASSERT_EQ(got.outputs.size(), 1u);
+  ASSERT_EQ(got.outputs[0].dims, (std::vector<std::int64_t>{batch, classes}));
+  for (std::size_t k = 0; k < want.size(); ++k) EXPECT_NEAR(got.outputs[0].data[k], want[k], 1e-12 * (1 + std::abs(want[k]))) << k;
+  EXPECT_EQ(got.interpreted_ops.size(), 2u);
 }
 
 }  // namespace
