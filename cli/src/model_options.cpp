@@ -1,8 +1,6 @@
 #include "model_options.hpp"
 
-#include <fstream>
-
-#include <nlohmann/json.hpp>
+#include "loom/search/plan_model.hpp"
 
 #include "loom/verifier/rule_selection.hpp"
 #include "number_checks.hpp"
@@ -33,15 +31,8 @@ models::ModelRequest ModelOptions::request(const spec::Library& library) const {
 }
 
 std::vector<std::string> ModelOptions::spec_paths(const std::vector<std::string>& specs, const std::string& plan) const {
-  const std::string& named = model.empty() && !plan.empty() ? model_of_plan(plan) : model;
+  const std::string& named = model.empty() && !plan.empty() ? search::model_of_plan(plan) : model;
   return models::spec_paths_for(spec::Library::paths_or_bundled(specs), named);
-}
-
-std::string model_of_plan(const std::string& plan_path) {
-  std::ifstream in(plan_path);
-  const nlohmann::json plan = nlohmann::json::parse(in, nullptr, false);
-  if (!plan.is_object() || !plan.contains("model") || !plan["model"].is_string()) return "";
-  return plan["model"].get<std::string>();
 }
 
 void add_model_size_options(CLI::App& cmd, ModelOptions& options, bool zoo_params) {

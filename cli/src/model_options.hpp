@@ -28,9 +28,6 @@ struct ModelOptions {
   std::vector<std::string> spec_paths(const std::vector<std::string>& specs, const std::string& plan = "") const;
 };
 
-// The model a plan file records, or "" when it cannot be read (loading the plan then says why).
-std::string model_of_plan(const std::string& plan_path);
-
 // Adds --batch, --dim and (for commands that take zoo models) --param to `cmd`; the model itself is
 // added by the caller, as an option or a positional argument.
 void add_model_size_options(CLI::App& cmd, ModelOptions& options, bool zoo_params = true);

@@ -81,7 +81,7 @@ void MainWindow::build_menus() {
     if (plan.isEmpty()) return;
     bool ok = false;
     const QString model =
-        QInputDialog::getText(this, "Model", "Zoo model or .onnx file (empty: the plan's own)", QLineEdit::Normal, {}, &ok);
+        QInputDialog::getText(this, "Model", "Zoo model, FILE.loom:NAME or .onnx file (empty: the plan's own)", QLineEdit::Normal, {}, &ok);
     if (!ok) return;
     try {
       open_plan(plan, model.trimmed());

@@ -21,6 +21,7 @@
 #include "loom/gui/rule_sources.hpp"
 #include "loom/gui/titled.hpp"
 #include "loom/models/load.hpp"
+#include "loom/search/plan_model.hpp"
 #include "loom/verifier/rule_selection.hpp"
 
 namespace loom::gui {
@@ -52,6 +53,12 @@ QString proof_text(const audit::SubstitutionAudit& s) {
   return text;
 }
 
+// The library a model needs: the base one, with the file of a model of the spec language.
+std::shared_ptr<const spec::Library> library_for(const std::string& model) {
+  const auto ref = models::spec_model_ref(model);
+  return ref ? base_library_with({ref->file}) : base_library();
+}
+
 }  // namespace
 
 PlanViewer::PlanViewer(QWidget* parent)
@@ -71,7 +78,8 @@ PlanViewer::PlanViewer(QWidget* parent)
       gantt_(new GanttChart),
       memory_(new QTableWidget) {
   auto* open = new QPushButton("Open plan…");
-  model_->setPlaceholderText("the plan's own model, or a zoo name (mlp, bert_large, …) or .onnx file; Enter shows it alone");
+  model_->setPlaceholderText(
+      "the plan's own model, or a zoo name (mlp, bert_large, …), FILE.loom:NAME or .onnx file; Enter shows it alone");
   auto* top = new QHBoxLayout;
   top->addWidget(open);
   top->addWidget(new QLabel("Model"));
@@ -149,10 +157,10 @@ PlanViewer::PlanViewer(QWidget* parent)
 bool PlanViewer::is_parallel(const std::string& op) const { return library_ && (library_->find_parallel(op) || library_->find_fused(op)); }
 
 void PlanViewer::load(const QString& plan_path, const QString& model) {
-  auto library = base_library();
+  const std::string model_name = model.isEmpty() ? search::model_of_plan(plan_path.toStdString()) : model.toStdString();
+  auto library = library_for(model_name);
   search::Plan plan = search::load_plan(plan_path.toStdString(), *library);
   // A plan without its source graph replays from the model it names, built afresh.
-  const std::string model_name = model.isEmpty() ? plan.model : model.toStdString();
   if (plan.source.size() == 0 && !plan.substitutions.empty() && !model_name.empty()) {
     models::ModelRequest request;
     request.model = model_name;
@@ -165,7 +173,7 @@ void PlanViewer::load(const QString& plan_path, const QString& model) {
 }
 
 void PlanViewer::load_model(const QString& model) {
-  auto library = base_library();
+  auto library = library_for(model.toStdString());
   models::ModelRequest request;
   request.model = model.toStdString();
   if (models::is_onnx_path(request.model)) request.onnx.fusion_rules = verifier::import_rules(*library).rules;

@@ -20,8 +20,10 @@ std::optional<StudioOptions> parse_studio_options(const QStringList& arguments, 
   parser.addHelpOption();
   parser.addVersionOption();
   parser.addPositionalArgument("files", "spec files (.loom), rule libraries or plans (.json)", "[files...]");
-  const QCommandLineOption model(
-      {"m", "model"}, "the model a plan was made for: a zoo name (mlp, bert_large, ...) or an .onnx file; alone, shows the model", "model");
+  const QCommandLineOption model({"m", "model"},
+                                 "the model a plan was made for: a zoo name (mlp, bert_large, ...), a model of the spec language "
+                                 "(FILE.loom:NAME) or an .onnx file; alone, shows the model",
+                                 "model");
   const QCommandLineOption plan({"p", "plan"}, "a plan to replay (loom optimize --out)", "plan.json");
   const QCommandLineOption screenshot("screenshot", "render the window offscreen to a PNG and exit (non-zero on failure)", "out.png");
   const QCommandLineOption view("view", "the view to show: editor, rules or plan", "view");

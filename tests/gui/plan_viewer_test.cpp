@@ -101,6 +101,14 @@ TEST(PlanViewer, ShowsAModelWithoutAPlan) {
   EXPECT_EQ(viewer.gantt().drawn_tasks(), 0);
 }
 
+TEST(PlanViewer, ShowsAModelOfTheSpecLanguageWithItsOwnOperator) {
+  PlanViewer viewer;
+  viewer.load_model(QString::fromStdString(kSource + "/docs/examples/glu.loom:glu_mlp"));
+  // x, then two layers of two weights and a glu, then the classifier's weight and matmul.
+  EXPECT_EQ(viewer.final_view().drawn_nodes(), 9);
+  EXPECT_THROW(viewer.load_model(QString::fromStdString(kSource + "/docs/examples/glu.loom:nonesuch")), LoomError);
+}
+
 TEST(PlanViewer, ShowsEachStepsProofAndTheChainsVerdict) {
   QTemporaryDir dir;
   PlanViewer viewer;
