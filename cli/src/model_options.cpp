@@ -31,8 +31,9 @@ models::ModelRequest ModelOptions::request(const spec::Library& library) const {
 }
 
 std::vector<std::string> ModelOptions::spec_paths(const std::vector<std::string>& specs, const std::string& plan) const {
-  const std::string& named = model.empty() && !plan.empty() ? search::model_of_plan(plan) : model;
-  return models::spec_paths_for(spec::Library::paths_or_bundled(specs), named);
+  std::vector<std::string> paths = models::spec_paths_for(spec::Library::paths_or_bundled(specs), model);
+  if (!plan.empty()) paths = models::spec_paths_for(std::move(paths), search::model_of_plan(plan));
+  return paths;
 }
 
 void add_model_size_options(CLI::App& cmd, ModelOptions& options, bool zoo_params) {

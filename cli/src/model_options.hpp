@@ -23,8 +23,8 @@ struct ModelOptions {
   // with; throws LoomError for a malformed NAME=VALUE or an import rule without a valid proof.
   models::ModelRequest request(const spec::Library& library) const;
 
-  // What --specs means for this model: the given paths (or the bundled library) and the file of a
-  // FILE.loom:NAME model, this one or, without one, the model `plan` was made for.
+  // What --specs means for this model: the given paths (or the bundled library), and the files of
+  // FILE.loom:NAME models: this one and the one `plan` was made for.
   std::vector<std::string> spec_paths(const std::vector<std::string>& specs, const std::string& plan = "") const;
 };
 

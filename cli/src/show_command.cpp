@@ -362,8 +362,9 @@ void add_show_command(CLI::App& app, int& status) {
   cmd->add_option("--specs", opt->specs, "spec files or directories to look operators up in (default: bundled specs/)");
   cmd->add_flag("--dot", opt->dot, "print Graphviz DOT");
   cmd->add_option("-m,--model", opt->model.model,
-                  "a zoo model name (see --list), an .onnx file, or a graph file (loom-pcg JSON, as loom import --out writes)");
-  cmd->add_flag("--list", opt->list, "list the zoo's models and their parameters with defaults");
+                  "a zoo model name (see --list), a model of the spec language (FILE.loom:NAME, or the name of one the library "
+                  "declares), an .onnx file, or a graph file (loom-pcg JSON, as loom import --out writes)");
+  cmd->add_flag("--list", opt->list, "list the zoo's models and their parameters with defaults, then the models the spec library declares");
   cmd->add_flag("--json", opt->json,
                 "with --model or --list: print JSON (model, params, stats: operators_by_type, "
                 "parameters, forward_flops, ...)");

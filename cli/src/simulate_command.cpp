@@ -10,7 +10,6 @@
 #include "loom/search/pipeline.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/plan_cost.hpp"
-#include "loom/search/plan_model.hpp"
 #include "loom/search/simulator.hpp"
 #include "loom/verifier/result_cache.hpp"
 #include "model_options.hpp"
@@ -33,7 +32,7 @@ struct SimulateOptions {
 int run_simulate(const SimulateOptions& opt) {
   ProgressLine progress(!opt.json && !opt.quiet);
   progress.show("loading", opt.plan);
-  const auto specs = models::spec_paths_for(spec::Library::paths_or_bundled(opt.specs), search::model_of_plan(opt.plan));
+  const auto specs = ModelOptions{}.spec_paths(opt.specs, opt.plan);
   const spec::Library library = spec::Library::load(specs);
   const search::Plan plan = search::load_plan(opt.plan, library);
   const search::ProfileDatabase profiles = opt.profile.empty() ? search::ProfileDatabase{} : search::ProfileDatabase::load(opt.profile);

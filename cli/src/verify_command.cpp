@@ -17,7 +17,6 @@
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/rule.hpp"
 #include "loom/search/plan.hpp"
-#include "loom/search/plan_model.hpp"
 #include "loom/verifier/axiom_report.hpp"
 #include "loom/verifier/axiom_set.hpp"
 #include "loom/verifier/proof_record.hpp"
@@ -138,8 +137,7 @@ void print_report(std::ostream& os, const verifier::AxiomReport& report) {
 // `loom verify PLAN.json`: the plan's soundness chain, audited and printed.
 int run_plan_audit(const VerifyCommandOptions& opt, const std::string& cache_path) {
   if (!opt.out.empty() || opt.in_place) throw LoomError("--out and --in-place apply to rules, not to a plan");
-  const spec::Library library =
-      spec::Library::load(models::spec_paths_for(spec::Library::paths_or_bundled(opt.specs), search::model_of_plan(opt.inputs[0])));
+  const spec::Library library = spec::Library::load(ModelOptions{}.spec_paths(opt.specs, opt.inputs[0]));
   const search::Plan plan = search::load_plan(opt.inputs[0], library);
   const audit::PlanAudit result = audit_with_cache(plan, library, cache_path, true, opt.timeout_ms);
   if (opt.json) {

@@ -53,10 +53,11 @@ QString proof_text(const audit::SubstitutionAudit& s) {
   return text;
 }
 
-// The library a model needs: the base one, with the file of a model of the spec language.
-std::shared_ptr<const spec::Library> library_for(const std::string& model) {
-  const auto ref = models::spec_model_ref(model);
-  return ref ? base_library_with({ref->file}) : base_library();
+// The library models need: the base one, with the files of those written in the spec language.
+std::shared_ptr<const spec::Library> library_for(const std::vector<std::string>& model_names) {
+  std::vector<std::string> files;
+  for (const std::string& model : model_names) files = models::spec_paths_for(std::move(files), model);
+  return base_library_with(files);
 }
 
 }  // namespace
@@ -157,8 +158,9 @@ PlanViewer::PlanViewer(QWidget* parent)
 bool PlanViewer::is_parallel(const std::string& op) const { return library_ && (library_->find_parallel(op) || library_->find_fused(op)); }
 
 void PlanViewer::load(const QString& plan_path, const QString& model) {
-  const std::string model_name = model.isEmpty() ? search::model_of_plan(plan_path.toStdString()) : model.toStdString();
-  auto library = library_for(model_name);
+  const std::string planned = search::model_of_plan(plan_path.toStdString());
+  const std::string model_name = model.isEmpty() ? planned : model.toStdString();
+  auto library = library_for({planned, model_name});
   search::Plan plan = search::load_plan(plan_path.toStdString(), *library);
   // A plan without its source graph replays from the model it names, built afresh.
   if (plan.source.size() == 0 && !plan.substitutions.empty() && !model_name.empty()) {
@@ -173,7 +175,7 @@ void PlanViewer::load(const QString& plan_path, const QString& model) {
 }
 
 void PlanViewer::load_model(const QString& model) {
-  auto library = library_for(model.toStdString());
+  auto library = library_for({model.toStdString()});
   models::ModelRequest request;
   request.model = model.toStdString();
   if (models::is_onnx_path(request.model)) request.onnx.fusion_rules = verifier::import_rules(*library).rules;

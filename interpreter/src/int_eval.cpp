@@ -31,6 +31,10 @@ std::size_t dim_index(const Expr& e, const Expr& index, const IntScope& s) {
   return static_cast<std::size_t>(i);
 }
 
+[[noreturn]] void overflow(const Expr& e, std::int64_t a, std::int64_t b) {
+  fail(e, expr_to_string(e) + " overflows 64-bit integers (" + std::to_string(a) + " " + e.name + " " + std::to_string(b) + ")");
+}
+
 }  // namespace
 
 std::int64_t eval_int(const Expr& e, const IntScope& s) {
@@ -76,10 +80,17 @@ std::int64_t eval_int(const Expr& e, const IntScope& s) {
       if (e.binary == BinaryOp::And) return eval_int(*e.args[0], s) != 0 && eval_int(*e.args[1], s) != 0;
       if (e.binary == BinaryOp::Or) return eval_int(*e.args[0], s) != 0 || eval_int(*e.args[1], s) != 0;
       auto a = eval_int(*e.args[0], s), b = eval_int(*e.args[1], s);
+      std::int64_t out = 0;
       switch (e.binary) {
-        case BinaryOp::Add: return a + b;
-        case BinaryOp::Sub: return a - b;
-        case BinaryOp::Mul: return a * b;
+        case BinaryOp::Add:
+          if (__builtin_add_overflow(a, b, &out)) overflow(e, a, b);
+          return out;
+        case BinaryOp::Sub:
+          if (__builtin_sub_overflow(a, b, &out)) overflow(e, a, b);
+          return out;
+        case BinaryOp::Mul:
+          if (__builtin_mul_overflow(a, b, &out)) overflow(e, a, b);
+          return out;
         case BinaryOp::Div: return floor_div(e, a, b);
         case BinaryOp::Mod: return floor_mod(e, a, b);
         case BinaryOp::Lt: return a < b;

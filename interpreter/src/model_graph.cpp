@@ -1,5 +1,6 @@
 #include "loom/interpreter/model_graph.hpp"
 
+#include <set>
 #include <vector>
 
 #include "loom/interpreter/int_eval.hpp"
@@ -7,6 +8,11 @@
 
 namespace loom::spec {
 namespace {
+
+// Bounds on what a model may grow to, so that a size given by mistake (a loop run 10^9 times) is
+// refused at its place instead of holding up every command that loads the file.
+constexpr std::size_t kMaxModelNodes = 20000;
+constexpr std::int64_t kMaxLoopIterations = 1000000;
 
 // What a name holds in a model: one port, or every output of an operator with several.
 struct Bound {
@@ -71,8 +77,10 @@ class ModelBuilder {
       case ModelStmtKind::Weight: {
         check_free(s);
         const bool weight = s.kind == ModelStmtKind::Weight;
+        grow(s.loc);
         const int id =
-            add(s.loc, [&] { return graph_.add_input(scoped(s.name), pcg::ParallelShape::unpartitioned(dims(*s.shape)), weight); });
+            located(s.loc, [&] { return graph_.add_input(scoped(s.name), pcg::ParallelShape::unpartitioned(dims(*s.shape)), weight); });
+        named_.insert(scoped(s.name));
         declare(s, Bound{{{id, 0}}, {"out"}});
         return;
       }
@@ -83,7 +91,8 @@ class ModelBuilder {
       case ModelStmtKind::Assign: {
         Bound* target = find(s.name);
         if (!target) fail(s.loc, "'" + s.name + "' is not declared: write `let " + s.name + " = ...` to name a new value");
-        const std::string name = graph_.find(scoped(s.name)) ? std::string() : scoped(s.name);
+        // A name assigned again in the same block names only its first node.
+        const std::string name = named_.count(scoped(s.name)) ? std::string() : scoped(s.name);
         *target = value(*s.value, name);
         return;
       }
@@ -105,17 +114,25 @@ class ModelBuilder {
       if (!named) fail(s.loc, "unknown name '" + s.name + "'");
       out = *named;
     }
-    for (const pcg::PortRef& port : out.ports) graph_.mark_output(port);
+    for (const pcg::PortRef& port : out.ports) located(s.loc, [&] { graph_.mark_output(port); });
   }
 
   void loop(const ModelStmt& s) {
     if (scope_.values.count(s.name) || find(s.name)) fail(s.loc, "the loop variable '" + s.name + "' hides a name already declared");
     const std::int64_t count = eval_int(*s.expr, scope_);
     if (count < 0) fail(s.loc, "the loop runs " + std::to_string(count) + " times for " + sizes_text());
+    if (count > kMaxLoopIterations - iterations_)
+      fail(s.loc, "the model's loops run more than " + std::to_string(kMaxLoopIterations) + " times in all for " + sizes_text());
+    iterations_ += count;
     const std::string outer = prefix_;
     for (std::int64_t i = 0; i < count; ++i) {
       scope_.values[s.name] = i;
       prefix_ = outer + s.name + std::to_string(i) + ".";
+      // Two loops must not scope names alike (sibling loops over `layer`, or `i` at 11 and `i1` at 1).
+      const auto [earlier, fresh] = scopes_.emplace(prefix_, &s);
+      if (!fresh && earlier->second != &s)
+        fail(s.loc, "this loop scopes names as '" + prefix_ + "', as the loop at line " + std::to_string(earlier->second->loc.line) +
+                        " does: give one of them another variable");
       blocks_.emplace_back();
       run(s.body);
       blocks_.pop_back();
@@ -187,7 +204,9 @@ class ModelBuilder {
       inputs.push_back(b.ports.front());
     }
     pcg::AttrMap attrs = Library::resolve_attrs(t.name, *params, t.attrs, scope_, t.loc);
-    const int id = add(t.loc, [&] { return graph_.add_node(library_, t.name, std::move(attrs), inputs, name); });
+    grow(t.loc);
+    const int id = located(t.loc, [&] { return graph_.add_node(library_, t.name, std::move(attrs), inputs, name); });
+    if (!name.empty()) named_.insert(name);
     Bound out;
     out.fields = output_names(library_, t.name);
     for (std::size_t i = 0; i < graph_.node(id).output_shapes.size(); ++i) out.ports.push_back({id, static_cast<int>(i)});
@@ -195,9 +214,14 @@ class ModelBuilder {
     return out;
   }
 
+  void grow(const SourceLocation& where) const {
+    if (graph_.size() >= kMaxModelNodes)
+      fail(where, "the model grows past " + std::to_string(kMaxModelNodes) + " nodes here for " + sizes_text());
+  }
+
   // Runs a graph edit, placing what it refuses at `where`.
   template <class Edit>
-  int add(const SourceLocation& where, Edit edit) {
+  auto located(const SourceLocation& where, Edit edit) -> decltype(edit()) {
     try {
       return edit();
     } catch (const LoomError& e) {
@@ -225,6 +249,9 @@ class ModelBuilder {
   IntScope scope_;
   std::vector<std::map<std::string, Bound>> blocks_;
   std::string prefix_;
+  std::set<std::string> named_;                     // the graph's node names so far
+  std::map<std::string, const ModelStmt*> scopes_;  // each loop iteration's prefix, and its loop
+  std::int64_t iterations_ = 0;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -35,14 +36,17 @@ std::string library_models(const spec::Library& library) {
   return names.empty() ? "none" : names;
 }
 
-pcg::Graph build_spec_model(const spec::Library& library, const spec::ModelDecl& model, const ParamValues& sizes) {
-  try {
-    return spec::build_model_graph(library, model, sizes);
-  } catch (const LoomError& e) {
-    std::vector<Diagnostic> diagnostics = e.diagnostics();
-    for (Diagnostic& d : diagnostics) d.message = "model " + model.name + ": " + d.message;
-    throw LoomError(std::move(diagnostics));
-  }
+std::string text_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Whether a declaration read from `declared` comes from `given`: the same file, or one of the same
+// text (the library reads a text once, under the first path it meets it by).
+bool same_file(const std::string& declared, const std::string& given) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(declared, given, ec)) return true;
+  return std::filesystem::is_regular_file(given, ec) && text_of(declared) == text_of(given);
 }
 
 }  // namespace
@@ -88,19 +92,20 @@ LoadedModel load_model(const spec::Library& library, const ModelRequest& request
   if (auto ref = spec_model_ref(request.model)) {
     if (ref->name.empty()) throw LoomError(request.model + ": name the model after the colon, FILE.loom:NAME");
     const spec::ModelDecl* decl = library.find_model(ref->name);
-    if (!decl) {
+    if (!decl || !same_file(decl->loc.file, ref->file)) {
       std::string declared;
       for (const spec::ModelDecl* m : library.models())
-        if (std::error_code ec; std::filesystem::equivalent(m->loc.file, ref->file, ec))
-          declared += (declared.empty() ? "" : ", ") + m->name;
+        if (same_file(m->loc.file, ref->file)) declared += (declared.empty() ? "" : ", ") + m->name;
       throw LoomError(ref->file + " declares no model '" + ref->name + "'" + (declared.empty() ? "" : " (it declares " + declared + ")"));
     }
-    out.graph = build_spec_model(library, *decl, request.params);
+    // Absolute, so that a plan made for the model finds its file from any directory.
+    out.name = std::filesystem::absolute(ref->file).lexically_normal().string() + ":" + ref->name;
+    out.graph = spec::build_model_graph(library, *decl, request.params);
     return out;
   }
   if (!find_model(request.model)) {
     if (const spec::ModelDecl* decl = library.find_model(request.model)) {
-      out.graph = build_spec_model(library, *decl, request.params);
+      out.graph = spec::build_model_graph(library, *decl, request.params);
       return out;
     }
     std::string zoo;
