@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "../pcg/error_text.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/interpreter/rule_graphs.hpp"
 #include "test_support.hpp"
@@ -13,12 +14,7 @@ namespace {
 
 // The message loading `rules` gives, or "" when it loads.
 std::string load_error(const std::string& rules) {
-  try {
-    Library::from_text(test::bundled_imports() + rules, "rules.loom");
-  } catch (const LoomError& e) {
-    return e.what();
-  }
-  return "";
+  return pcg::test_support::error_of([&] { Library::from_text(test::bundled_imports() + rules, "rules.loom"); });
 }
 
 TEST(RuleTyping, AReduceOfAReplicatedTensorIsRefusedAtTheRuleNamingTheSide) {

@@ -1,6 +1,9 @@
 // Models written in the spec language: the bundled ones build the same graphs as the zoo's C++
 // builders at any sizes; a model's names, loops, projections and user operators; and every
 // mistake a model can hold is refused at its place.
+#include <filesystem>
+
+#include "../pcg/error_text.hpp"
 #include "loom/interpreter/model_graph.hpp"
 #include "loom/models/load.hpp"
 #include "loom/pcg/graph_hash.hpp"
@@ -9,6 +12,9 @@
 namespace loom::models::test {
 namespace {
 
+using pcg::test_support::contains;
+using pcg::test_support::error_of;
+
 const std::string kImports = "import \"" LOOM_SPECS_DIR "/ops/core.loom\";\nimport \"" LOOM_SPECS_DIR
                              "/ops/linalg.loom\";\nimport \"" LOOM_SPECS_DIR "/ops/shape.loom\";\n";
 
@@ -16,12 +22,7 @@ spec::Library library_with(const std::string& text) { return spec::Library::from
 
 // The message of what loading `text` throws, or "" when it loads.
 std::string load_error(const std::string& text) {
-  try {
-    library_with(text);
-  } catch (const LoomError& e) {
-    return e.what();
-  }
-  return "";
+  return error_of([&] { library_with(text); });
 }
 
 pcg::Graph spec_model(const std::string& name, const ParamValues& sizes) {
@@ -94,6 +95,25 @@ model stack<batch = 2, width = 4, depth = 3> {
   ASSERT_EQ(g.outputs().size(), 1u);
   EXPECT_EQ(g.node(g.outputs()[0].node).name, "y");
   EXPECT_EQ(g.shape_of(g.outputs()[0]).dims, (std::vector<std::int64_t>{2, 4}));
+}
+
+TEST(SpecModel, NestedLoopsScopeNamesByEveryIteration) {
+  const spec::Library lib = library_with(R"(
+model grid<b = 2> {
+  input x: [b];
+  let h = x;
+  for i < 2 {
+    for j < 3 {
+      weight w: [b];
+      h = ewadd(h, w);
+    }
+  }
+  output h;
+})");
+  const pcg::Graph g = spec::build_model_graph(lib, *lib.find_model("grid"));
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j) EXPECT_TRUE(g.find("i" + std::to_string(i) + ".j" + std::to_string(j) + ".w")) << i << " " << j;
+  EXPECT_EQ(g.operator_count(), 6u);
 }
 
 TEST(SpecModel, AttributesTakeSizesAndOutputsArePickedByNameOrPosition) {
@@ -193,12 +213,10 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return info.param.label; });
 
 TEST(SpecModel, SizesItDoesNotDeclareAreRefusedWithTheOnesItHas) {
-  try {
-    spec_model("mlp_fig1", {{"depth", 3}});
-    FAIL() << "an undeclared size was taken";
-  } catch (const LoomError& e) {
-    EXPECT_NE(std::string(e.what()).find("no size 'depth' (it has batch, in_features, hidden, out)"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(contains(error_of([] {
+                         spec_model("mlp_fig1", {{"depth", 3}});
+                       }),
+                       "no size 'depth' (it has batch, in_features, hidden, out)"));
 }
 
 TEST(SpecModelReference, SplitsFileAndNameAndAddsTheFileToTheSpecs) {
@@ -221,24 +239,25 @@ TEST(SpecModelReference, LoadsTheNamedModelWithItsSizes) {
 
   request.model = std::string(LOOM_SPECS_DIR) + "/models/zoo.loom:mlp_fig2";
   request.params.clear();
-  try {
-    load_model(library(), request);
-    FAIL() << "a model the file does not declare was loaded";
-  } catch (const LoomError& e) {
-    EXPECT_NE(std::string(e.what()).find("declares no model 'mlp_fig2' (it declares mlp_fig1, mlp, candle_uno)"), std::string::npos)
-        << e.what();
-  }
+  EXPECT_TRUE(
+      contains(error_of([&] { load_model(library(), request); }), "declares no model 'mlp_fig2' (it declares mlp_fig1, mlp, candle_uno)"));
+}
+
+TEST(SpecModelReference, AModelOfTheSameNameInAnotherFileIsNotTaken) {
+  const std::string glu = std::string(LOOM_SPECS_DIR) + "/../docs/examples/glu.loom";
+  const spec::Library lib = spec::Library::load(spec_paths_for(spec::Library::paths_or_bundled({}), glu + ":glu_mlp"));
+  ModelRequest request;
+  request.model = glu + ":mlp";  // the bundled zoo.loom declares mlp; glu.loom does not
+  EXPECT_TRUE(contains(error_of([&] { load_model(lib, request); }), "glu.loom declares no model 'mlp' (it declares glu_mlp)"));
+  request.model = glu + ":glu_mlp";
+  const LoadedModel loaded = load_model(lib, request);
+  EXPECT_TRUE(std::filesystem::path(loaded.name.substr(0, loaded.name.rfind(':'))).is_absolute()) << loaded.name;
 }
 
 TEST(SpecModelReference, AnUnknownNameListsTheZooAndTheLibrarysModels) {
   ModelRequest request;
   request.model = "nonesuch";
-  try {
-    load_model(library(), request);
-    FAIL() << "an unknown model was loaded";
-  } catch (const LoomError& e) {
-    EXPECT_NE(std::string(e.what()).find("the spec library declares: mlp_fig1, mlp, candle_uno"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(contains(error_of([&] { load_model(library(), request); }), "the spec library declares: mlp_fig1, mlp, candle_uno"));
 }
 
 }  // namespace

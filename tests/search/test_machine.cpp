@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../pcg/error_text.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/machine.hpp"
 
@@ -9,12 +10,7 @@ namespace loom::search {
 namespace {
 
 std::string error_of(const nlohmann::json& j) {
-  try {
-    machine_from_json(j);
-  } catch (const LoomError& e) {
-    return e.what();
-  }
-  return "";
+  return pcg::test_support::error_of([&] { machine_from_json(j); });
 }
 
 TEST(Machine, BundledSummitHasSixV100sOverTwoSockets) {

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "../pcg/error_text.hpp"
 #include "loom/superopt/enumerate.hpp"
 #include "loom/superopt/fingerprint.hpp"
 
@@ -125,12 +126,7 @@ TEST(Inputs, ParsesBindersWithDegrees) {
 }
 
 std::string input_error(const std::string& text) {
-  try {
-    parse_inputs(text);
-  } catch (const LoomError& e) {
-    return e.what();
-  }
-  return "";
+  return pcg::test_support::error_of([&] { parse_inputs(text); });
 }
 
 TEST(Inputs, BadInputsNameThePlaceAndCause) {
