@@ -93,6 +93,8 @@ int run_forward(const RunOptions& opt, const spec::Library& library, const pcg::
                 const runtime::KernelRegistry& kernels, runtime::Transport& transport, const std::string& name) {
   const runtime::ForwardReport<T> report = runtime::forward_pass<T>(library, graph, settings, &transport, &kernels);
   if (transport.rank() != 0) return 0;
+  // An output's name is its node's (a model's `output NAME`, an ONNX output's producer), if it has one.
+  auto output_name = [&](std::size_t i) { return graph.node(graph.outputs().at(i).node).name; };
   std::vector<std::string> written;
   if (!opt.out.empty()) {
     if (!names_a_file(opt.out)) std::filesystem::create_directories(opt.out);
@@ -105,7 +107,9 @@ int run_forward(const RunOptions& opt, const spec::Library& library, const pcg::
     nlohmann::json outputs = nlohmann::json::array();
     for (std::size_t i = 0; i < report.outputs.size(); ++i) {
       const auto& t = report.outputs[i];
-      nlohmann::json o = {{"dims", t.dims}, {"file", i < written.size() ? nlohmann::json(written[i]) : nlohmann::json(nullptr)}};
+      nlohmann::json o = {{"dims", t.dims},
+                          {"file", i < written.size() ? nlohmann::json(written[i]) : nlohmann::json(nullptr)},
+                          {"name", output_name(i).empty() ? nlohmann::json(nullptr) : nlohmann::json(output_name(i))}};
       if (written.empty()) o["values"] = t.data;
       outputs.push_back(std::move(o));
     }
@@ -126,7 +130,8 @@ int run_forward(const RunOptions& opt, const spec::Library& library, const pcg::
     for (const std::string& op : report.interpreted_ops) std::cout << "  through the interpreter: " << op << "\n";
   }
   for (std::size_t i = 0; i < report.outputs.size(); ++i) {
-    std::cout << "output " << i << " " << spec::dims_to_string(report.outputs[i].dims);
+    std::cout << "output " << i << " " << (output_name(i).empty() ? "" : "\"" + output_name(i) + "\" ")
+              << spec::dims_to_string(report.outputs[i].dims);
     if (i < written.size()) {
       std::cout << ": wrote " << written[i] << "\n";
       continue;
