@@ -12,6 +12,7 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/optimizer.hpp"
 #include "loom/search/plan.hpp"
+#include "loom/search/profile_db.hpp"
 #include "loom/search/replay.hpp"
 #include "loom/verifier/proof_record.hpp"
 #include "loom/verifier/rule_selection.hpp"
@@ -25,6 +26,7 @@ namespace {
 struct OptimizeOptions {
   ModelOptions model;
   std::string machine = "summit";
+  std::string profile;
   int nodes = 1;
   int gpus_per_node = 0;
   std::vector<std::string> rules;
@@ -82,7 +84,8 @@ int run_optimize(OptimizeOptions opt) {
   opt.settings.joint.mapping.share_cache = !opt.no_cache;
   opt.settings.baselines = !opt.no_baselines;
   opt.settings.pipeline = !opt.no_pipeline;
-  const search::CostModel cost_model(library, machine);
+  const search::ProfileDatabase profiles = opt.profile.empty() ? search::ProfileDatabase{} : search::ProfileDatabase::load(opt.profile);
+  const search::CostModel cost_model(library, machine, &profiles);
   ProgressLine progress(show_progress);
   const search::OptimizeReport report =
       search::optimize(library, model.graph, rules, cost_model, opt.settings, [&](const search::OptimizeProgress& p) {
@@ -128,6 +131,8 @@ int run_optimize(OptimizeOptions opt) {
                                 {"devices", machine.devices()},
                                 {"rules", rules.size()},
                                 {"include_unverified", opt.include_unverified},
+                                {"profile", opt.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.profile)},
+                                {"profile_entries", profiles.size()},
                                 {"single_device_seconds", report.initial_seconds},
                                 {"best_seconds", report.best_seconds},
                                 {"chosen", report.chosen},
@@ -154,8 +159,11 @@ int run_optimize(OptimizeOptions opt) {
                      .dump(2)
               << "\n";
   } else {
-    std::cout << model.name << " on " << machine.name << " (" << machine.devices() << " devices), " << rules.size() << " rules\n"
-              << "  one device:      " << ms(report.initial_seconds) << " per iteration (simulated)\n";
+    std::cout << model.name << " on " << machine.name << " (" << machine.devices() << " devices), " << rules.size() << " rules\n";
+    if (!opt.profile.empty())
+      std::cout << "  costs:           measured where " << opt.profile << " has the task (" << profiles.size()
+                << " entries), else the roofline\n";
+    std::cout << "  one device:      " << ms(report.initial_seconds) << " per iteration (simulated)\n";
     for (const auto& [name, seconds] : report.baselines) {
       std::cout << "  " << std::left << std::setw(16) << (name + ":") << std::right << ms(seconds);
       if (std::isfinite(seconds)) std::cout << "  (best is " << std::setprecision(3) << seconds / report.best_seconds << "x faster)";
@@ -199,6 +207,11 @@ void add_optimize_command(CLI::App& app, int& status) {
       "with --out.");
   add_model_options(*cmd, opt->model)->required();
   cmd->add_option("--machine", opt->machine, "a bundled machine (summit, p100, k80, dgx_h100) or a machine file")->default_val("summit");
+  cmd->add_option("--profile", opt->profile,
+                  "measured task times (loom-profile JSON, as `loom train --profile` writes them) that replace the roofline wherever "
+                  "they hold the task on this machine's devices: record them with `loom train --profile DB --profile-machine M` and "
+                  "optimize for --machine M")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--nodes", opt->nodes, "number of nodes")->default_val(1)->check(positive_number());
   cmd->add_option("--gpus-per-node", opt->gpus_per_node, "devices per node (default: the machine's)")->check(positive_number());
   cmd->add_option("--rules", opt->rules,

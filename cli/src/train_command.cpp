@@ -228,10 +228,11 @@ void add_train_command(CLI::App& app, int& status) {
   cmd->add_option("--checkpoint-every", opt->checkpoint_every, "also write the checkpoint every N steps")->check(non_negative_number());
   cmd->add_option("--resume", opt->resume, "continue from a checkpoint of the same run");
   cmd->add_option("--data", opt->data, "training data file (the binary format of docs/runtime.md) instead of synthetic data");
-  cmd->add_option("--profile", opt->profile,
-                  "add each operator's measured forward and backward time per task, each layout change's and each weight "
-                  "update's, with the roofline time the simulator would use, to this "
-                  "loom-profile database (created if missing, written atomically; `loom simulate --profile` and the search read it)");
+  cmd->add_option(
+      "--profile", opt->profile,
+      "add each operator's measured forward and backward time per task, each layout change's and each weight "
+      "update's, with the roofline time the simulator would use, to this "
+      "loom-profile database (created if missing, written atomically; `loom simulate --profile` and `loom optimize --profile` read it)");
   cmd->add_option("--profile-machine", opt->profile_machine, "the machine the times are measured on, for the profile's keys and roofline")
       ->default_val("cpu_host");
   cmd->add_flag("--json", opt->json, "print a JSON line with the losses and seconds_per_step");

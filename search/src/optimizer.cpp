@@ -63,7 +63,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   report_stage("single-device cost");
   {
     const Machine one = model.machine().with_nodes(1).with_devices_per_node(1);
-    const CostModel single(library, one);
+    const CostModel single = model.on(one);
     report.initial_seconds = placement_seconds(library, graph, unsplit_placements(graph), single);
   }
 

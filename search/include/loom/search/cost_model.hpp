@@ -55,6 +55,8 @@ class CostModel {
   bool is_compute(const pcg::Node& node) const { return !node.is_graph_input() && library_.find_op(node.op) != nullptr; }
 
   const Machine& machine() const { return machine_; }
+  // The same model (library, profiles, optimizer) on another machine, which must outlive it.
+  CostModel on(const Machine& machine) const { return CostModel(library_, machine, profiles_, optimizer_); }
 
  private:
   const spec::Library& library_;
