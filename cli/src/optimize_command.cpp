@@ -27,6 +27,7 @@ struct OptimizeOptions {
   ModelOptions model;
   std::string machine = "summit";
   std::string profile;
+  std::string optimizer = "sgd";
   int nodes = 1;
   int gpus_per_node = 0;
   std::vector<std::string> rules;
@@ -85,7 +86,7 @@ int run_optimize(OptimizeOptions opt) {
   opt.settings.baselines = !opt.no_baselines;
   opt.settings.pipeline = !opt.no_pipeline;
   const search::ProfileDatabase profiles = opt.profile.empty() ? search::ProfileDatabase{} : search::ProfileDatabase::load(opt.profile);
-  const search::CostModel cost_model(library, machine, &profiles);
+  const search::CostModel cost_model(library, machine, &profiles, opt.optimizer);
   ProgressLine progress(show_progress);
   const search::OptimizeReport report =
       search::optimize(library, model.graph, rules, cost_model, opt.settings, [&](const search::OptimizeProgress& p) {
@@ -212,6 +213,11 @@ void add_optimize_command(CLI::App& app, int& status) {
                   "they hold the task on this machine's devices: record them with `loom train --profile DB --profile-machine M` and "
                   "optimize for --machine M")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--optimizer", opt->optimizer,
+                  "the step that updates the weights each iteration, sgd or adam, as `loom train --optimizer` will run it: what "
+                  "it reads and writes, or its measured updates in --profile")
+      ->default_val("sgd")
+      ->check(CLI::IsMember({"sgd", "adam"}));
   cmd->add_option("--nodes", opt->nodes, "number of nodes")->default_val(1)->check(positive_number());
   cmd->add_option("--gpus-per-node", opt->gpus_per_node, "devices per node (default: the machine's)")->check(positive_number());
   cmd->add_option("--rules", opt->rules,

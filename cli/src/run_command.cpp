@@ -93,8 +93,14 @@ int run_forward(const RunOptions& opt, const spec::Library& library, const pcg::
                 const runtime::KernelRegistry& kernels, runtime::Transport& transport, const std::string& name) {
   const runtime::ForwardReport<T> report = runtime::forward_pass<T>(library, graph, settings, &transport, &kernels);
   if (transport.rank() != 0) return 0;
-  // An output's name is its node's (a model's `output NAME`, an ONNX output's producer), if it has one.
-  auto output_name = [&](std::size_t i) { return graph.node(graph.outputs().at(i).node).name; };
+  // An output's name is its node's (a model's `output NAME`, an ONNX output's producer), if it has
+  // one, and the output's position among the node's where it has several.
+  auto output_name = [&](std::size_t i) {
+    const pcg::PortRef port = graph.outputs().at(i);
+    const pcg::Node& node = graph.node(port.node);
+    if (node.name.empty() || node.output_shapes.size() == 1) return node.name;
+    return node.name + "." + std::to_string(port.port);
+  };
   std::vector<std::string> written;
   if (!opt.out.empty()) {
     if (!names_a_file(opt.out)) std::filesystem::create_directories(opt.out);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace loom::spec {
@@ -9,14 +10,26 @@ namespace {
 
 [[noreturn]] void fail(const Expr& e, const std::string& message) { throw LoomError({{e.loc, message}}); }
 
+constexpr std::int64_t kMinInt = std::numeric_limits<std::int64_t>::min();
+
 std::int64_t floor_div(const Expr& e, std::int64_t a, std::int64_t b) {
   if (b == 0) fail(e, "division by zero in '" + expr_to_string(e) + "'");
+  if (a == kMinInt && b == -1) fail(e, expr_to_string(e) + " overflows 64-bit integers");
   std::int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
 
-std::int64_t floor_mod(const Expr& e, std::int64_t a, std::int64_t b) { return a - floor_div(e, a, b) * b; }
+std::int64_t floor_mod(const Expr& e, std::int64_t a, std::int64_t b) {
+  if (b == -1) return 0;  // also for kMinInt, whose quotient by -1 does not fit
+  return a - floor_div(e, a, b) * b;
+}
+
+// -a, refusing the one value whose negation does not fit.
+std::int64_t negated(const Expr& e, std::int64_t a) {
+  if (a == kMinInt) fail(e, expr_to_string(e) + " overflows 64-bit integers");
+  return -a;
+}
 
 const pcg::ParallelShape& need_input(const Expr& e, const IntScope& s) {
   if (!s.input) fail(e, "'" + e.name + "' is only meaningful inside a parallel form");
@@ -41,6 +54,8 @@ std::int64_t eval_int(const Expr& e, const IntScope& s) {
   switch (e.kind) {
     case ExprKind::Number:
       if (!e.integral) fail(e, "expected an integer, found " + expr_to_string(e));
+      // 2^63 itself is the first double past the range.
+      if (!(std::abs(e.number) < 9223372036854775808.0)) fail(e, expr_to_string(e) + " does not fit 64-bit integers");
       return static_cast<std::int64_t>(e.number);
     case ExprKind::Name: {
       if (auto it = s.values.find(e.name); it != s.values.end()) return it->second;
@@ -68,12 +83,15 @@ std::int64_t eval_int(const Expr& e, const IntScope& s) {
         auto a = eval_int(*e.args[0], s), b = eval_int(*e.args[1], s);
         return e.name == "min" ? std::min(a, b) : std::max(a, b);
       }
-      if (e.name == "abs" && e.args.size() == 1) return std::abs(eval_int(*e.args[0], s));
+      if (e.name == "abs" && e.args.size() == 1) {
+        const std::int64_t a = eval_int(*e.args[0], s);
+        return a < 0 ? negated(e, a) : a;
+      }
       fail(e, "'" + e.name + "' is not an integer function (integer expressions may use min, max, abs, rank)");
     }
     case ExprKind::Unary: {
       auto a = eval_int(*e.args[0], s);
-      return e.name == "-" ? -a : static_cast<std::int64_t>(a == 0);
+      return e.name == "-" ? negated(e, a) : static_cast<std::int64_t>(a == 0);
     }
     case ExprKind::Ternary: return eval_int(*e.args[0], s) != 0 ? eval_int(*e.args[1], s) : eval_int(*e.args[2], s);
     case ExprKind::Binary: {

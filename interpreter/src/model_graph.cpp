@@ -155,6 +155,8 @@ class ModelBuilder {
   void check_free(const ModelStmt& s) const {
     if (scope_.values.count(s.name)) fail(s.loc, "'" + s.name + "' is a size of the model");
     if (blocks_.back().count(s.name)) fail(s.loc, "'" + s.name + "' is already declared in this block");
+    if (named_.count(scoped(s.name)))
+      fail(s.loc, "'" + scoped(s.name) + "' already names a node (an assignment to '" + s.name + "' here): choose another name");
   }
 
   void declare(const ModelStmt& s, Bound bound) { blocks_.back().emplace(s.name, std::move(bound)); }

@@ -46,7 +46,9 @@ std::string text_of(const std::string& path) {
 bool same_file(const std::string& declared, const std::string& given) {
   std::error_code ec;
   if (std::filesystem::equivalent(declared, given, ec)) return true;
-  return std::filesystem::is_regular_file(given, ec) && text_of(declared) == text_of(given);
+  if (!std::filesystem::is_regular_file(given, ec)) return false;
+  const std::string text = text_of(given);
+  return !text.empty() && text == text_of(declared);
 }
 
 }  // namespace
@@ -91,6 +93,8 @@ LoadedModel load_model(const spec::Library& library, const ModelRequest& request
   }
   if (auto ref = spec_model_ref(request.model)) {
     if (ref->name.empty()) throw LoomError(request.model + ": name the model after the colon, FILE.loom:NAME");
+    if (std::error_code ec; std::filesystem::is_directory(ref->file, ec))
+      throw LoomError(request.model + ": " + ref->file + " is a directory; FILE.loom:NAME names the file that declares the model");
     const spec::ModelDecl* decl = library.find_model(ref->name);
     if (!decl || !same_file(decl->loc.file, ref->file)) {
       std::string declared;

@@ -79,7 +79,7 @@ std::vector<pcg::Rule> algebraic_rules(const std::vector<pcg::Rule>& rules) {
 SequentialResult sequential_optimization(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules,
                                          const CostModel& model, const SequentialOptions& options) {
   const Machine one_device = model.machine().with_nodes(1).with_devices_per_node(1);
-  const CostModel single(library, one_device);
+  const CostModel single = model.on(one_device);
   auto single_seconds = [&](const pcg::Graph& g) {
     try {
       return plan_cost(materialize(g, unsplit_placements(g), library), single).seconds;

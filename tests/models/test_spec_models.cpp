@@ -208,6 +208,14 @@ INSTANTIATE_TEST_SUITE_P(
         Mistake{"overflow", "model m<b = 4611686018427387904> {\n  input x: [b * 4];\n  output x;\n}",
                 "models.loom:5:", "overflows 64-bit integers"},
         Mistake{"output_twice", "model m<b = 2> {\n  input x: [b];\n  output x;\n  output x;\n}", "models.loom:7:", "output"},
+        Mistake{"let_after_assign",
+                "model m<b = 2> {\n  input x: [b];\n  let h = x;\n  for layer < 2 {\n    h = relu(h);\n    let h = relu(h);\n  }\n  output "
+                "h;\n}",
+                "models.loom:9:", "'layer0.h' already names a node (an assignment to 'h' here)"},
+        Mistake{"negated_minimum", "model m<b = 2, c = -9223372036854775807> {\n  input x: [b, -(c - 1)];\n  output x;\n}",
+                "models.loom:5:", "overflows 64-bit integers"},
+        Mistake{"divided_minimum", "model m<b = 2, c = -9223372036854775807> {\n  input x: [b, (c - 1) / -1];\n  output x;\n}",
+                "models.loom:5:", "overflows 64-bit integers"},
         Mistake{"loop_hides", "model m<b = 2> {\n  input x: [b];\n  for b < 2 {\n  }\n  output x;\n}",
                 "models.loom:6:", "'b' hides a name"}),
     [](const auto& info) { return info.param.label; });
@@ -249,9 +257,19 @@ TEST(SpecModelReference, AModelOfTheSameNameInAnotherFileIsNotTaken) {
   ModelRequest request;
   request.model = glu + ":mlp";  // the bundled zoo.loom declares mlp; glu.loom does not
   EXPECT_TRUE(contains(error_of([&] { load_model(lib, request); }), "glu.loom declares no model 'mlp' (it declares glu_mlp)"));
-  request.model = glu + ":glu_mlp";
+  // Given relative to the working directory, the model is named by its absolute path, which a plan
+  // made for it records.
+  request.model = std::filesystem::relative(glu).string() + ":glu_mlp";
+  ASSERT_TRUE(std::filesystem::path(request.model).is_relative());
   const LoadedModel loaded = load_model(lib, request);
-  EXPECT_TRUE(std::filesystem::path(loaded.name.substr(0, loaded.name.rfind(':'))).is_absolute()) << loaded.name;
+  const std::filesystem::path file = loaded.name.substr(0, loaded.name.rfind(':'));
+  EXPECT_TRUE(file.is_absolute()) << loaded.name;
+  EXPECT_TRUE(std::filesystem::equivalent(file, glu)) << loaded.name;
+  EXPECT_EQ(loaded.name.substr(loaded.name.rfind(':')), ":glu_mlp");
+
+  std::filesystem::create_directories(std::filesystem::temp_directory_path() / "loom_models_dir.loom");
+  request.model = (std::filesystem::temp_directory_path() / "loom_models_dir.loom").string() + ":m";
+  EXPECT_TRUE(contains(error_of([&] { load_model(lib, request); }), "is a directory"));
 }
 
 TEST(SpecModelReference, AnUnknownNameListsTheZooAndTheLibrarysModels) {

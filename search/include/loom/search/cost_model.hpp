@@ -57,6 +57,7 @@ class CostModel {
   const Machine& machine() const { return machine_; }
   // The same model (library, profiles, optimizer) on another machine, which must outlive it.
   CostModel on(const Machine& machine) const { return CostModel(library_, machine, profiles_, optimizer_); }
+  CostModel on(Machine&&) const = delete;
 
  private:
   const spec::Library& library_;
