@@ -98,38 +98,35 @@ class LibraryLoader {
  private:
   static std::vector<Diagnostic> lib_index(Library& lib) {
     std::vector<Diagnostic> out;
-    std::map<std::string, SourceLocation> names;
-    auto claim = [&](const std::string& name, const SourceLocation& loc, const char* what) {
-      auto [it, inserted] = names.emplace(name, loc);
+    // Forms share one namespace; models have their own.
+    std::map<std::string, SourceLocation> names, models;
+    auto claim = [&](std::map<std::string, SourceLocation>& taken, const std::string& name, const SourceLocation& loc, const char* what) {
+      auto [it, inserted] = taken.emplace(name, loc);
       if (!inserted) out.push_back({loc, std::string(what) + " '" + name + "' is already declared at " + it->second.to_string()});
       return inserted;
     };
-    std::map<std::string, SourceLocation> equations, models;
+    std::map<std::string, SourceLocation> equations;
     for (auto& m : lib.modules_) {
       for (auto& op : m.ops)
-        if (claim(op.name, op.loc, "op")) {
+        if (claim(names, op.name, op.loc, "op")) {
           lib.op_index_[op.name] = &op;
           lib.ops_.push_back(&op);
         }
       for (auto& p : m.parallels)
-        if (claim(p.name, p.loc, "parallel form")) {
+        if (claim(names, p.name, p.loc, "parallel form")) {
           lib.parallel_index_[p.name] = &p;
           lib.parallels_.push_back(&p);
         }
       for (auto& f : m.fused)
-        if (claim(f.name, f.loc, "fused form")) {
+        if (claim(names, f.name, f.loc, "fused form")) {
           lib.fused_index_[f.name] = &f;
           lib.fused_.push_back(&f);
         }
-      for (auto& model : m.models) {
-        auto [it, inserted] = models.emplace(model.name, model.loc);
-        if (!inserted) {
-          out.push_back({model.loc, "model '" + model.name + "' is already declared at " + it->second.to_string()});
-          continue;
+      for (auto& model : m.models)
+        if (claim(models, model.name, model.loc, "model")) {
+          lib.model_index_[model.name] = &model;
+          lib.models_.push_back(&model);
         }
-        lib.model_index_[model.name] = &model;
-        lib.models_.push_back(&model);
-      }
       for (auto* list : {&m.axioms, &m.rules}) {
         for (auto& eq : *list) {
           auto [it, inserted] = equations.emplace(eq.name, eq.loc);
@@ -185,6 +182,14 @@ const ParallelDecl* Library::find_parallel(const std::string& name) const {
 const FusedDecl* Library::find_fused(const std::string& name) const {
   auto it = fused_index_.find(name);
   return it == fused_index_.end() ? nullptr : it->second;
+}
+
+std::optional<std::size_t> Library::projected_output(const std::string& form, const Term& projection) const {
+  if (projection.position >= 0) return static_cast<std::size_t>(projection.position);
+  if (const OpDecl* op = find_op(form))
+    for (std::size_t i = 0; i < op->outputs.size(); ++i)
+      if (op->outputs[i].name == projection.field) return i;
+  return std::nullopt;
 }
 
 const ModelDecl* Library::find_model(const std::string& name) const {

@@ -17,17 +17,8 @@ constexpr std::int64_t kMaxLoopIterations = 1000000;
 // What a name holds in a model: one port, or every output of an operator with several.
 struct Bound {
   std::vector<pcg::PortRef> ports;
-  std::vector<std::string> fields;  // the operator's output names, parallel to ports
+  std::string form;  // the operator whose outputs the ports are, where there are several
 };
-
-std::vector<std::string> output_names(const Library& library, const std::string& form) {
-  std::vector<std::string> names;
-  if (const OpDecl* op = library.find_op(form))
-    for (const auto& out : op->outputs) names.push_back(out.name);
-  else
-    names.push_back("out");
-  return names;
-}
 
 class ModelBuilder {
  public:
@@ -81,7 +72,7 @@ class ModelBuilder {
         const int id =
             located(s.loc, [&] { return graph_.add_input(scoped(s.name), pcg::ParallelShape::unpartitioned(dims(*s.shape)), weight); });
         named_.insert(scoped(s.name));
-        declare(s, Bound{{{id, 0}}, {"out"}});
+        declare(s, Bound{{{id, 0}}, ""});
         return;
       }
       case ModelStmtKind::Let:
@@ -179,8 +170,8 @@ class ModelBuilder {
       }
       case TermKind::Project: {
         const Bound whole = value(*t.args[0], name);
-        for (std::size_t i = 0; i < whole.ports.size(); ++i)
-          if (static_cast<int>(i) == t.position || (!t.field.empty() && whole.fields[i] == t.field)) return {{whole.ports[i]}, {"out"}};
+        const std::optional<std::size_t> pick = library_.projected_output(whole.form, t);
+        if (pick && *pick < whole.ports.size()) return {{whole.ports[*pick]}, ""};
         fail(t.loc, "no output " + (t.field.empty() ? std::to_string(t.position) : "'" + t.field + "'") + " among " + fields_text(whole));
       }
       case TermKind::Apply: return apply(t, name);
@@ -209,10 +200,8 @@ class ModelBuilder {
     grow(t.loc);
     const int id = located(t.loc, [&] { return graph_.add_node(library_, t.name, std::move(attrs), inputs, name); });
     if (!name.empty()) named_.insert(name);
-    Bound out;
-    out.fields = output_names(library_, t.name);
+    Bound out{{}, t.name};
     for (std::size_t i = 0; i < graph_.node(id).output_shapes.size(); ++i) out.ports.push_back({id, static_cast<int>(i)});
-    out.fields.resize(out.ports.size(), "out");
     return out;
   }
 
@@ -233,9 +222,12 @@ class ModelBuilder {
     }
   }
 
-  static std::string fields_text(const Bound& b) {
+  // "0 'low', 1 'high'": the outputs of the value, by position and name.
+  std::string fields_text(const Bound& b) const {
+    const OpDecl* op = library_.find_op(b.form);
     std::string out;
-    for (std::size_t i = 0; i < b.fields.size(); ++i) out += (i ? ", " : "") + std::to_string(i) + " '" + b.fields[i] + "'";
+    for (std::size_t i = 0; i < b.ports.size(); ++i)
+      out += (i ? ", " : "") + std::to_string(i) + " '" + (op && i < op->outputs.size() ? op->outputs[i].name : "out") + "'";
     return out;
   }
 

@@ -76,15 +76,9 @@ class SideBuilder {
       }
       case TermKind::Project: {
         auto ports = eval(*t.args[0]);
-        std::size_t pick = static_cast<std::size_t>(std::max(t.position, 0));
-        if (t.position < 0) {
-          const auto* op = library_.find_op(t.args[0]->name);
-          pick = ports.size();
-          for (std::size_t i = 0; op && i < op->outputs.size(); ++i)
-            if (op->outputs[i].name == t.field) pick = i;
-        }
-        if (pick >= ports.size()) throw LoomError({{t.loc, "no such output"}});
-        return {ports[pick]};
+        const std::optional<std::size_t> pick = library_.projected_output(t.args[0]->name, t);
+        if (!pick || *pick >= ports.size()) throw LoomError({{t.loc, "no such output"}});
+        return {ports[*pick]};
       }
       case TermKind::Tuple: throw LoomError({{t.loc, "a tuple of outputs is only a whole side of a rule"}});
       case TermKind::Literal: {

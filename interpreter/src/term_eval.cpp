@@ -23,14 +23,9 @@ std::vector<TermValue<Domain>> TermEvaluator<Domain>::eval(const Term& term, con
     }
     case TermKind::Project: {
       auto values = eval(*term.args[0], vars, ints);
-      std::size_t pick = static_cast<std::size_t>(term.position);
-      if (term.position < 0) {
-        const auto* op = library_.find_op(term.args[0]->name);
-        pick = values.size();
-        for (std::size_t i = 0; op && i < op->outputs.size(); ++i)
-          if (op->outputs[i].name == term.field) pick = i;
-        if (pick == values.size()) throw LoomError({{term.loc, "no output named '" + term.field + "'"}});
-      }
+      const std::optional<std::size_t> picked = library_.projected_output(term.args[0]->name, term);
+      if (!picked) throw LoomError({{term.loc, "no output named '" + term.field + "'"}});
+      const std::size_t pick = *picked;
       if (pick >= values.size())
         throw LoomError(
             {{term.loc, "output " + std::to_string(pick) + " does not exist (there are " + std::to_string(values.size()) + ")"}});

@@ -102,13 +102,7 @@ std::vector<z3::expr> TermEncoder::encode(const spec::Term& term, const Encoding
     }
     case spec::TermKind::Project: {
       auto outputs = encode(*term.args[0], scope);
-      std::size_t pick = outputs.size();
-      if (term.position >= 0) {
-        pick = static_cast<std::size_t>(term.position);
-      } else if (const auto* op = vocab_.library().find_op(term.args[0]->name)) {
-        for (std::size_t i = 0; i < op->outputs.size(); ++i)
-          if (op->outputs[i].name == term.field) pick = i;
-      }
+      const std::size_t pick = vocab_.library().projected_output(term.args[0]->name, term).value_or(outputs.size());
       if (pick >= outputs.size()) fail(term.loc, "no output '" + (term.position >= 0 ? std::to_string(term.position) : term.field) + "'");
       return {outputs[pick]};
     }

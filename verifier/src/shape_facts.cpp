@@ -40,11 +40,7 @@ class ShapeFacts {
       case spec::TermKind::Literal: out.push_back(0); break;
       case spec::TermKind::Project: {
         const Ranks inner = ranks(*term.args[0]);
-        std::size_t pick = static_cast<std::size_t>(std::max(term.position, 0));
-        if (term.position < 0)
-          if (const auto* op = vocab_.library().find_op(term.args[0]->name))
-            for (std::size_t i = 0; i < op->outputs.size(); ++i)
-              if (op->outputs[i].name == term.field) pick = i;
+        const std::size_t pick = vocab_.library().projected_output(term.args[0]->name, term).value_or(0);
         out.push_back(pick < inner.size() ? inner[pick] : std::nullopt);
         break;
       }

@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,10 @@ class Library : public pcg::OpCatalog {
   static pcg::AttrMap resolve_attrs(const std::string& form, const std::vector<AttrParam>& params, const std::vector<AttrArg>& args,
                                     const IntScope& scope, const SourceLocation& where);
   const std::vector<AttrParam>* attr_params(const std::string& name) const;
+
+  // Which output of an application of `form` a projection term picks: `.N` its position, `.name`
+  // the op's output so named; nullopt for a name the form has no output by.
+  std::optional<std::size_t> projected_output(const std::string& form, const Term& projection) const;
 
  private:
   void index();
