@@ -10,7 +10,7 @@ std::vector<Tensor<typename Domain::Value>> evaluate_graph(const Library& librar
   using T = Tensor<typename Domain::Value>;
   std::vector<std::vector<T>> values(graph.size());
   for (const pcg::Node& n : graph.nodes()) {
-    auto& out = values[static_cast<std::size_t>(n.id)];
+    auto& out = values[n.id.index()];
     if (n.is_graph_input()) {
       auto it = inputs.find(n.name);
       if (it == inputs.end()) throw LoomError(n.describe() + ": no value given");
@@ -23,7 +23,7 @@ std::vector<Tensor<typename Domain::Value>> evaluate_graph(const Library& librar
     std::vector<const T*> args;
     std::vector<std::vector<std::int64_t>> dims;
     for (pcg::PortRef in : n.inputs) {
-      args.push_back(&values[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)]);
+      args.push_back(&values[in.node.index()][static_cast<std::size_t>(in.port)]);
       dims.push_back(args.back()->dims);
     }
     if (!library.find_op(n.op)) {  // parallelization operators and fused forms
@@ -38,7 +38,7 @@ std::vector<Tensor<typename Domain::Value>> evaluate_graph(const Library& librar
     }
   }
   std::vector<T> result;
-  for (pcg::PortRef o : graph.outputs()) result.push_back(values[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)]);
+  for (pcg::PortRef o : graph.outputs()) result.push_back(values[o.node.index()][static_cast<std::size_t>(o.port)]);
   return result;
 }
 

@@ -107,26 +107,18 @@ class LibraryLoader {
     };
     std::map<std::string, SourceLocation> equations;
     for (auto& m : lib.modules_) {
-      for (auto& op : m.ops)
-        if (claim(names, op.name, op.loc, "op")) {
-          lib.op_index_[op.name] = &op;
-          lib.ops_.push_back(&op);
-        }
-      for (auto& p : m.parallels)
-        if (claim(names, p.name, p.loc, "parallel form")) {
-          lib.parallel_index_[p.name] = &p;
-          lib.parallels_.push_back(&p);
-        }
-      for (auto& f : m.fused)
-        if (claim(names, f.name, f.loc, "fused form")) {
-          lib.fused_index_[f.name] = &f;
-          lib.fused_.push_back(&f);
-        }
-      for (auto& model : m.models)
-        if (claim(models, model.name, model.loc, "model")) {
-          lib.model_index_[model.name] = &model;
-          lib.models_.push_back(&model);
-        }
+      // Each declaration whose name is free is indexed by name and listed in load order.
+      const auto enter = [&](auto& declarations, std::map<std::string, SourceLocation>& space, const char* what, auto& index, auto& list) {
+        for (auto& d : declarations)
+          if (claim(space, d.name, d.loc, what)) {
+            index[d.name] = &d;
+            list.push_back(&d);
+          }
+      };
+      enter(m.ops, names, "op", lib.op_index_, lib.ops_);
+      enter(m.parallels, names, "parallel form", lib.parallel_index_, lib.parallels_);
+      enter(m.fused, names, "fused form", lib.fused_index_, lib.fused_);
+      enter(m.models, models, "model", lib.model_index_, lib.models_);
       for (auto* list : {&m.axioms, &m.rules}) {
         for (auto& eq : *list) {
           auto [it, inserted] = equations.emplace(eq.name, eq.loc);

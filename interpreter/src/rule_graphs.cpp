@@ -107,7 +107,7 @@ class SideBuilder {
       key += name + "=" + (open == symbolic.end() ? std::to_string(value) : "$" + open->second) + ";";
     }
     key += ">";
-    for (pcg::PortRef a : args) key += std::to_string(a.node) + "." + std::to_string(a.port) + " ";
+    for (pcg::PortRef a : args) key += pcg::to_string(a.node) + "." + std::to_string(a.port) + " ";
     auto known = built_.find(key);
     int node = 0;
     if (known != built_.end()) {

@@ -21,12 +21,12 @@ std::vector<GradientShare> InputReads::sums(const Region& whole, int devices) co
   return out;
 }
 
-std::map<int, InputReads> input_reads(const Graph& graph, const LayoutChangeSources& fused,
-                                      const std::function<bool(const Node&)>& is_layout_change,
-                                      const std::function<MachineView(const Node&)>& view_of,
-                                      const std::function<bool(const Node&)>& summed) {
-  std::map<int, InputReads> out;
-  const auto note = [&](const Node& input, const Region& box, int device, int reader) {
+std::map<NodeId, InputReads> input_reads(const Graph& graph, const LayoutChangeSources& fused,
+                                         const std::function<bool(const Node&)>& is_layout_change,
+                                         const std::function<MachineView(const Node&)>& view_of,
+                                         const std::function<bool(const Node&)>& summed) {
+  std::map<NodeId, InputReads> out;
+  const auto note = [&](const Node& input, const Region& box, int device, NodeId reader) {
     if (!summed(input)) return;
     InputReads& reads = out[input.id];
     reads.boxes[box].insert(device);
@@ -37,9 +37,9 @@ std::map<int, InputReads> input_reads(const Graph& graph, const LayoutChangeSour
     if (n.is_graph_input()) continue;
     const MachineView view = view_of(n);
     if (is_layout_change(n)) {
-      const PortRef source = fused.source[static_cast<std::size_t>(n.id)];
+      const PortRef source = fused.source[n.id.index()];
       const Node& producer = graph.node(source.node);
-      if (fused.fused_away[static_cast<std::size_t>(n.id)] || !producer.is_graph_input()) continue;
+      if (fused.fused_away[n.id.index()] || !producer.is_graph_input()) continue;
       for (const PieceMove& m : piece_moves(graph.shape_of(source), view_of(producer), n.output_shapes.at(0), view))
         note(producer, m.region, view.devices[static_cast<std::size_t>(m.to)], n.id);
       continue;

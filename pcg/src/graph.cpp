@@ -10,7 +10,7 @@ namespace loom::pcg {
 
 namespace {
 
-std::string port_text(PortRef port) { return "port " + std::to_string(port.port) + " of node " + std::to_string(port.node); }
+std::string port_text(PortRef port) { return "port " + std::to_string(port.port) + " of node " + pcg::to_string(port.node); }
 
 // Re-throws a LoomError with `context` in front of each of its messages.
 [[noreturn]] void rethrow_with_context(const LoomError& error, const std::string& context) {
@@ -33,16 +33,16 @@ std::string shapes_text(const std::vector<ParallelShape>& shapes) {
 std::int64_t Node::tasks() const { return output_shapes.empty() ? 1 : output_shapes.front().tasks(); }
 
 std::string Node::describe() const {
-  std::string out = "node " + std::to_string(id);
+  std::string out = "node " + to_string(id);
   if (!name.empty()) out += " \"" + name + "\"";
   return out + " (op " + op + ")";
 }
 
-const Node& Graph::checked_node(int id, const std::string& context) const {
-  if (id < 0 || static_cast<std::size_t>(id) >= nodes_.size()) {
-    throw LoomError(context + "node " + std::to_string(id) + " does not exist (the graph has " + std::to_string(nodes_.size()) + " nodes)");
+const Node& Graph::checked_node(NodeId id, const std::string& context) const {
+  if (id < 0 || id.index() >= nodes_.size()) {
+    throw LoomError(context + "node " + to_string(id) + " does not exist (the graph has " + std::to_string(nodes_.size()) + " nodes)");
   }
-  return nodes_[static_cast<std::size_t>(id)];
+  return nodes_[id.index()];
 }
 
 void Graph::check_port(PortRef port, const std::string& context) const {
@@ -55,11 +55,11 @@ void Graph::check_port(PortRef port, const std::string& context) const {
 
 void Graph::check_name_free(const std::string& name, const std::string& context) const {
   if (auto existing = find(name)) {
-    throw LoomError(context + "the name \"" + name + "\" is already used by " + nodes_[static_cast<std::size_t>(*existing)].describe());
+    throw LoomError(context + "the name \"" + name + "\" is already used by " + nodes_[existing->index()].describe());
   }
 }
 
-int Graph::add_input(std::string name, ParallelShape shape, bool is_weight) {
+NodeId Graph::add_input(std::string name, ParallelShape shape, bool is_weight) {
   Node n;
   n.id = static_cast<int>(nodes_.size());
   n.op = std::string(is_weight ? kWeightOp : kInputOp);
@@ -77,7 +77,7 @@ int Graph::add_input(std::string name, ParallelShape shape, bool is_weight) {
   return nodes_.back().id;
 }
 
-int Graph::add_node(const OpCatalog& catalog, std::string op, AttrMap attrs, std::vector<PortRef> inputs, std::string name) {
+NodeId Graph::add_node(const OpCatalog& catalog, std::string op, AttrMap attrs, std::vector<PortRef> inputs, std::string name) {
   Node n;
   n.id = static_cast<int>(nodes_.size());
   n.op = std::move(op);
@@ -113,8 +113,8 @@ int Graph::add_node(const OpCatalog& catalog, std::string op, AttrMap attrs, std
   return nodes_.back().id;
 }
 
-int Graph::add_node_with_shapes(std::string op, AttrMap attrs, std::vector<PortRef> inputs, std::vector<ParallelShape> output_shapes,
-                                std::string name) {
+NodeId Graph::add_node_with_shapes(std::string op, AttrMap attrs, std::vector<PortRef> inputs, std::vector<ParallelShape> output_shapes,
+                                   std::string name) {
   Node n;
   n.id = static_cast<int>(nodes_.size());
   n.op = std::move(op);
@@ -138,8 +138,8 @@ void Graph::mark_output(PortRef port) {
   outputs_.push_back(port);
 }
 
-void Graph::set_view(int node, MachineView view) {
-  Node& n = nodes_[static_cast<std::size_t>(checked_node(node, "set_view: ").id)];
+void Graph::set_view(NodeId node, MachineView view) {
+  Node& n = nodes_[checked_node(node, "set_view: ").id.index()];
   if (static_cast<std::int64_t>(view.tasks()) != n.tasks()) {
     throw LoomError(n.describe() + ": the machine view places " + std::to_string(view.tasks()) + " task(s), but the node runs as " +
                     std::to_string(n.tasks()));
@@ -147,14 +147,14 @@ void Graph::set_view(int node, MachineView view) {
   n.view = std::move(view);
 }
 
-const Node& Graph::node(int id) const { return checked_node(id, ""); }
+const Node& Graph::node(NodeId id) const { return checked_node(id, ""); }
 
 const ParallelShape& Graph::shape_of(PortRef port) const {
   check_port(port, "");
-  return nodes_[static_cast<std::size_t>(port.node)].output_shapes[static_cast<std::size_t>(port.port)];
+  return nodes_[port.node.index()].output_shapes[static_cast<std::size_t>(port.port)];
 }
 
-std::optional<int> Graph::find(std::string_view name) const {
+std::optional<NodeId> Graph::find(std::string_view name) const {
   if (name.empty()) return std::nullopt;
   for (const Node& n : nodes_) {
     if (n.name == name) return n.id;
@@ -162,9 +162,10 @@ std::optional<int> Graph::find(std::string_view name) const {
   return std::nullopt;
 }
 
-std::vector<int> Graph::topological_order() const {
-  std::vector<int> order(nodes_.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+std::vector<NodeId> Graph::topological_order() const {
+  std::vector<NodeId> order;
+  order.reserve(nodes_.size());
+  for (const Node& n : nodes_) order.push_back(n.id);
   return order;
 }
 
@@ -172,14 +173,14 @@ std::size_t Graph::operator_count() const {
   return static_cast<std::size_t>(std::count_if(nodes_.begin(), nodes_.end(), [](const Node& n) { return !n.is_graph_input(); }));
 }
 
-bool Graph::read_only_by(int node, int reader) const {
+bool Graph::read_only_by(NodeId node, NodeId reader) const {
   if (std::any_of(outputs_.begin(), outputs_.end(), [node](PortRef o) { return o.node == node; })) return false;
-  return consumers(node) == std::vector<int>{reader};
+  return consumers(node) == std::vector<NodeId>{reader};
 }
 
-std::vector<int> Graph::consumers(int node) const {
+std::vector<NodeId> Graph::consumers(NodeId node) const {
   checked_node(node, "");
-  std::vector<int> out;
+  std::vector<NodeId> out;
   for (const Node& n : nodes_) {
     const bool reads = std::any_of(n.inputs.begin(), n.inputs.end(), [node](PortRef in) { return in.node == node; });
     if (reads) out.push_back(n.id);
@@ -244,7 +245,7 @@ void Graph::validate(const OpCatalog& catalog) const {
       const PortRef in = n.inputs[i];
       const std::string where = context + "input " + std::to_string(i) + ": ";
       if (in.node < 0 || in.node >= n.id) {
-        report(where + "reads node " + std::to_string(in.node) + ", which is not an earlier node");
+        report(where + "reads node " + pcg::to_string(in.node) + ", which is not an earlier node");
         inputs_ok = false;
       } else if (in.port < 0 || static_cast<std::size_t>(in.port) >= node(in.node).output_shapes.size()) {
         report(where + "reads " + port_text(in) + ", which does not exist");

@@ -20,12 +20,12 @@ std::uint64_t hash_graph(const Graph& graph, bool input_names) {
     std::uint64_t h = hash_text(n.op);
     if (n.is_graph_input() && input_names) h = mix(h, hash_text(n.name));
     for (const auto& [k, v] : n.attrs) h = mix(mix(h, hash_text(k)), static_cast<std::uint64_t>(v));
-    for (PortRef in : n.inputs) h = mix(mix(h, node_hash[static_cast<std::size_t>(in.node)]), static_cast<std::uint64_t>(in.port));
+    for (PortRef in : n.inputs) h = mix(mix(h, node_hash[in.node.index()]), static_cast<std::uint64_t>(in.port));
     for (const auto& s : n.output_shapes) h = mix(h, hash_shape(s));
-    node_hash[static_cast<std::size_t>(n.id)] = h;
+    node_hash[n.id.index()] = h;
   }
   std::uint64_t h = mix(0, graph.outputs().size());
-  for (PortRef out : graph.outputs()) h = mix(mix(h, node_hash[static_cast<std::size_t>(out.node)]), static_cast<std::uint64_t>(out.port));
+  for (PortRef out : graph.outputs()) h = mix(mix(h, node_hash[out.node.index()]), static_cast<std::uint64_t>(out.port));
   return h;
 }
 

@@ -18,7 +18,7 @@ using nlohmann::json;
 using namespace json_read;
 
 std::string port_json_text(PortRef port) {
-  return "{\"node\": " + std::to_string(port.node) + ", \"port\": " + std::to_string(port.port) + "}";
+  return "{\"node\": " + pcg::to_string(port.node) + ", \"port\": " + std::to_string(port.port) + "}";
 }
 
 PortRef read_port(const json& j, const std::string& path) {
@@ -31,11 +31,11 @@ PortRef read_port(const json& j, const std::string& path) {
 // document lists; the nodes read so far are in `graph`.
 void check_port(const Graph& graph, PortRef port, std::size_t total, const std::string& path) {
   const auto read = static_cast<int>(graph.size());
-  if (port.node < 0 || static_cast<std::size_t>(port.node) >= total) {
-    fail(path, "node " + std::to_string(port.node) + " does not exist (there are " + std::to_string(total) + " nodes)");
+  if (port.node < 0 || port.node.index() >= total) {
+    fail(path, "node " + pcg::to_string(port.node) + " does not exist (there are " + std::to_string(total) + " nodes)");
   }
   if (port.node >= read) {
-    fail(path, "node " + std::to_string(port.node) + " is not listed before node " + std::to_string(read) +
+    fail(path, "node " + pcg::to_string(port.node) + " is not listed before node " + std::to_string(read) +
                    " (a node must come after the nodes it reads)");
   }
   const Node& source = graph.node(port.node);

@@ -13,22 +13,22 @@ LayoutChangeSources fuse_layout_changes(const Graph& graph, const std::function<
   const auto device = [](const MachineView& v) { return [&v](std::int64_t t) { return v.devices[static_cast<std::size_t>(t)]; }; };
   for (const Node& n : graph.nodes()) {
     if (n.is_graph_input() || !is_layout_change(n)) continue;
-    out.source[static_cast<std::size_t>(n.id)] = n.inputs.at(0);
+    out.source[n.id.index()] = n.inputs.at(0);
     if (!fuse) continue;
     const MachineView view = view_of(n);
-    std::vector<int> chain;
+    std::vector<NodeId> chain;
     for (PortRef in = n.inputs[0]; !graph.node(in.node).is_graph_input() && is_layout_change(graph.node(in.node)) &&
                                    graph.read_only_by(in.node, chain.empty() ? n.id : chain.back());) {
       chain.push_back(in.node);
-      in = out.source[static_cast<std::size_t>(in.node)];
+      in = out.source[in.node.index()];
       const Node& from = graph.node(in.node);
       if (from.is_graph_input()) continue;
       const MachineView from_view = view_of(from);
       const std::vector<PieceMove> moves = piece_moves(graph.shape_of(in), from_view, n.output_shapes.at(0), view);
       if (!collective_groups(graph.shape_of(in), n.output_shapes.at(0), moves, device(from_view), device(view))) continue;
-      for (int id : chain) out.fused_away[static_cast<std::size_t>(id)] = true;
+      for (NodeId id : chain) out.fused_away[id.index()] = true;
       chain.clear();
-      out.source[static_cast<std::size_t>(n.id)] = in;
+      out.source[n.id.index()] = in;
     }
   }
   return out;

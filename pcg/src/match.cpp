@@ -15,7 +15,7 @@ GraphIndex::GraphIndex(const Graph& graph, ConstantLookup constants)
     if (!n.is_graph_input()) by_op_[n.op].push_back(n.id);
     for (PortRef in : n.inputs) {
       ++uses_[in];
-      auto& list = consumers_[static_cast<std::size_t>(in.node)];
+      auto& list = consumers_[in.node.index()];
       if (list.empty() || list.back() != n.id) list.push_back(n.id);
     }
   }
@@ -25,8 +25,8 @@ GraphIndex::GraphIndex(const Graph& graph, ConstantLookup constants)
   }
 }
 
-const std::vector<int>& GraphIndex::nodes_running(const std::string& op) const {
-  static const std::vector<int> none;
+const std::vector<NodeId>& GraphIndex::nodes_running(const std::string& op) const {
+  static const std::vector<NodeId> none;
   auto it = by_op_.find(op);
   return it == by_op_.end() ? none : it->second;
 }
@@ -44,9 +44,9 @@ int GraphIndex::use_count(PortRef port) const {
 
 bool GraphIndex::is_graph_output(PortRef port) const { return std::find(outputs_.begin(), outputs_.end(), port) != outputs_.end(); }
 
-std::vector<int> Match::matched_nodes() const {
-  std::vector<int> out;
-  for (int n : nodes)
+std::vector<NodeId> Match::matched_nodes() const {
+  std::vector<NodeId> out;
+  for (NodeId n : nodes)
     if (n >= 0) out.push_back(n);
   std::sort(out.begin(), out.end());
   return out;
@@ -65,7 +65,7 @@ class Matcher {
     for (PortRef out : lhs_.outputs()) lhs_outputs_.insert(out);
     open_.resize(lhs_.size());
     for (const OpenAttribute& a : rule.open_attributes)
-      if (!a.in_rhs) open_[static_cast<std::size_t>(a.node)].insert(a.attribute);
+      if (!a.in_rhs) open_[a.node.index()].insert(a.attribute);
   }
 
   std::vector<Match> all() {
@@ -73,11 +73,11 @@ class Matcher {
     return std::move(found_);
   }
 
-  std::vector<Match> containing(const std::vector<int>& seeds) {
+  std::vector<Match> containing(const std::vector<NodeId>& seeds) {
     if (!computes_every_output()) return {};
-    for (int seed : seeds) {
-      if (seed < 0 || static_cast<std::size_t>(seed) >= graph_.size()) continue;
-      for (int l : operators_) {
+    for (NodeId seed : seeds) {
+      if (seed < 0 || seed.index() >= graph_.size()) continue;
+      for (NodeId l : operators_) {
         Match m = empty();
         if (assign(m, l, seed)) search(std::move(m), 0);
       }
@@ -98,8 +98,8 @@ class Matcher {
   }
 
   // Maps LHS node `l` to graph node `g` and, through their inputs, every LHS node above it.
-  bool assign(Match& m, int l, int g) const {
-    auto& slot = m.nodes[static_cast<std::size_t>(l)];
+  bool assign(Match& m, NodeId l, NodeId g) const {
+    auto& slot = m.nodes[l.index()];
     if (slot != -1) return slot == g;
     if (std::find(m.nodes.begin(), m.nodes.end(), g) != m.nodes.end()) return false;
     const Node& ln = lhs_.node(l);
@@ -123,8 +123,8 @@ class Matcher {
     return true;
   }
 
-  bool same_attributes(int l, const AttrMap& lhs, const AttrMap& graph) const {
-    const auto& open = open_[static_cast<std::size_t>(l)];
+  bool same_attributes(NodeId l, const AttrMap& lhs, const AttrMap& graph) const {
+    const auto& open = open_[l.index()];
     if (open.empty()) return lhs == graph;
     if (lhs.size() != graph.size()) return false;
     for (auto a = lhs.begin(), g = graph.begin(); a != lhs.end(); ++a, ++g)
@@ -134,16 +134,16 @@ class Matcher {
 
   // Graph nodes that LHS node `l` may stand for: consumers of an already matched producer (or of
   // the port a variable it reads is bound to) when there is one (collected into `scratch`), else every node running its operator.
-  const std::vector<int>& candidates(const Match& m, int l, std::vector<int>& scratch) const {
+  const std::vector<NodeId>& candidates(const Match& m, NodeId l, std::vector<NodeId>& scratch) const {
     const Node& ln = lhs_.node(l);
     for (PortRef in : ln.inputs) {
-      int producer = m.nodes[static_cast<std::size_t>(in.node)];
+      NodeId producer = m.nodes[in.node.index()];
       if (const Node& source = lhs_.node(in.node); source.is_graph_input()) {
         auto bound = m.bindings.find(source.name);  // a variable another output already bound
         if (bound != m.bindings.end()) producer = bound->second.node;
       }
       if (producer < 0) continue;
-      for (int c : index_.consumers(producer))
+      for (NodeId c : index_.consumers(producer))
         if (graph_.node(c).op == ln.op) scratch.push_back(c);
       return scratch;
     }
@@ -151,26 +151,26 @@ class Matcher {
   }
 
   void search(Match m, std::size_t k) {
-    while (k < operators_.size() && m.nodes[static_cast<std::size_t>(operators_[k])] != -1) ++k;
+    while (k < operators_.size() && m.nodes[operators_[k].index()] != -1) ++k;
     if (k == operators_.size()) {
       finish(std::move(m));
       return;
     }
-    const int l = operators_[k];
-    std::vector<int> scratch;
-    for (int g : candidates(m, l, scratch)) {
+    const NodeId l = operators_[k];
+    std::vector<NodeId> scratch;
+    for (NodeId g : candidates(m, l, scratch)) {
       Match next = m;
       if (assign(next, l, g)) search(std::move(next), k + 1);
     }
   }
 
   void finish(Match m) {
-    const std::vector<int> matched = m.matched_nodes();
-    auto inside = [&](int node) { return std::binary_search(matched.begin(), matched.end(), node); };
+    const std::vector<NodeId> matched = m.matched_nodes();
+    auto inside = [&](NodeId node) { return std::binary_search(matched.begin(), matched.end(), node); };
     for (const auto& [name, port] : m.bindings)
       if (inside(port.node)) return;  // a variable cannot stand for a result of the match itself
-    for (int l : operators_) {
-      const int g = m.nodes[static_cast<std::size_t>(l)];
+    for (NodeId l : operators_) {
+      const NodeId g = m.nodes[l.index()];
       for (std::size_t p = 0; p < lhs_.node(l).output_shapes.size(); ++p) {
         const PortRef lp{l, static_cast<int>(p)};
         if (lhs_outputs_.count(lp)) continue;
@@ -194,10 +194,10 @@ class Matcher {
   const Rule& rule_;
   const Graph& lhs_;
   std::vector<std::set<std::string>> open_;
-  std::vector<int> operators_;
+  std::vector<NodeId> operators_;
   std::map<PortRef, int> lhs_uses_;
   std::set<PortRef> lhs_outputs_;
-  std::set<std::pair<std::vector<int>, std::vector<std::pair<std::string, PortRef>>>> seen_;
+  std::set<std::pair<std::vector<NodeId>, std::vector<std::pair<std::string, PortRef>>>> seen_;
   std::vector<Match> found_;
 };
 
@@ -209,7 +209,7 @@ std::string anchor_of(const Rule& rule) {
 
 }  // namespace
 
-std::vector<Match> find_matches(const GraphIndex& index, const Rule& rule, const std::vector<int>* seeds) {
+std::vector<Match> find_matches(const GraphIndex& index, const Rule& rule, const std::vector<NodeId>* seeds) {
   Matcher matcher(index, rule);
   return seeds ? matcher.containing(*seeds) : matcher.all();
 }

@@ -43,7 +43,7 @@ RewriteOutcome apply_match(const Graph& graph, const Rule& rule, const Match& ma
           outcome.declined = "the right-hand side reads \"" + n.name + "\", which the left-hand side does not bind";
           return outcome;
         }
-        rhs_input_port[static_cast<std::size_t>(n.id)] = it->second;
+        rhs_input_port[n.id.index()] = it->second;
         scratch.add_input(n.name, graph.shape_of(it->second), n.op == kWeightOp);
       } else {
         scratch.add_node(catalog, n.op, rhs_attributes(rule, n.id, match.symbols), n.inputs);
@@ -55,18 +55,18 @@ RewriteOutcome apply_match(const Graph& graph, const Rule& rule, const Match& ma
   }
 
   auto rhs_source = [&](PortRef p) {
-    return rhs.node(p.node).is_graph_input() ? Source{false, rhs_input_port[static_cast<std::size_t>(p.node)]} : Source{true, p};
+    return rhs.node(p.node).is_graph_input() ? Source{false, rhs_input_port[p.node.index()]} : Source{true, p};
   };
 
   // Each replaced LHS output is redirected to the matching RHS output.
   std::map<PortRef, Source> replaced;
   for (std::size_t i = 0; i < rule.lhs.outputs().size(); ++i) {
     const PortRef l = rule.lhs.outputs()[i];
-    if (match.nodes.at(static_cast<std::size_t>(l.node)) < 0) {
+    if (match.nodes.at(l.node.index()) < 0) {
       outcome.declined = "output " + std::to_string(i) + " of the left-hand side is a bare variable";
       return outcome;
     }
-    const PortRef old{match.nodes[static_cast<std::size_t>(l.node)], l.port};
+    const PortRef old{match.nodes[l.node.index()], l.port};
     const ParallelShape& want = graph.shape_of(old);
     const ParallelShape& got = scratch.shape_of(rhs.outputs()[i]);
     if (want != got) {
@@ -83,8 +83,8 @@ RewriteOutcome apply_match(const Graph& graph, const Rule& rule, const Match& ma
 
   // Order the surviving nodes and the RHS nodes topologically, keeping the old order and placing
   // the RHS where the last matched node was.
-  const std::vector<int> matched = match.matched_nodes();
-  const int anchor = matched.empty() ? 0 : matched.back();
+  const std::vector<NodeId> matched = match.matched_nodes();
+  const NodeId anchor = matched.empty() ? NodeId() : matched.back();
   std::vector<Item> items;
   std::map<std::pair<bool, int>, std::size_t> item_of;
   for (const Node& n : graph.nodes())
@@ -124,9 +124,9 @@ RewriteOutcome apply_match(const Graph& graph, const Rule& rule, const Match& ma
 
   Rewrite result;
   result.old_to_new.assign(graph.size(), -1);
-  std::map<int, int> rhs_to_new;
+  std::map<NodeId, NodeId> rhs_to_new;
   auto new_port = [&](const Source& s) {
-    return PortRef{s.from_rhs ? rhs_to_new.at(s.port.node) : result.old_to_new[static_cast<std::size_t>(s.port.node)], s.port.port};
+    return PortRef{s.from_rhs ? rhs_to_new.at(s.port.node) : result.old_to_new[s.port.node.index()], s.port.port};
   };
   Graph& out = result.graph;
   for (std::size_t i : order) {
@@ -134,28 +134,28 @@ RewriteOutcome apply_match(const Graph& graph, const Rule& rule, const Match& ma
     for (const Source& s : inputs[i]) ins.push_back(new_port(s));
     if (items[i].from_rhs) {
       const Node& n = rhs.node(items[i].id);
-      const int id = out.add_node_with_shapes(n.op, scratch.node(n.id).attrs, std::move(ins), scratch.node(n.id).output_shapes);
+      const NodeId id = out.add_node_with_shapes(n.op, scratch.node(n.id).attrs, std::move(ins), scratch.node(n.id).output_shapes);
       rhs_to_new[n.id] = id;
       result.inserted.push_back(id);
       continue;
     }
     const Node& n = graph.node(items[i].id);
-    const int id = n.is_graph_input() ? out.add_input(n.name, n.output_shapes.front(), n.op == kWeightOp)
-                                      : out.add_node_with_shapes(n.op, n.attrs, std::move(ins), n.output_shapes, n.name);
+    const NodeId id = n.is_graph_input() ? out.add_input(n.name, n.output_shapes.front(), n.op == kWeightOp)
+                                         : out.add_node_with_shapes(n.op, n.attrs, std::move(ins), n.output_shapes, n.name);
     if (n.view) out.set_view(id, *n.view);
-    result.old_to_new[static_cast<std::size_t>(n.id)] = id;
+    result.old_to_new[n.id.index()] = id;
   }
   for (PortRef o : graph.outputs()) {
     const PortRef p = new_port(redirect(o));
     if (std::find(out.outputs().begin(), out.outputs().end(), p) == out.outputs().end()) out.mark_output(p);
   }
 
-  std::set<int> touched(result.inserted.begin(), result.inserted.end());
-  for (const auto& [name, port] : match.bindings) touched.insert(result.old_to_new[static_cast<std::size_t>(port.node)]);
+  std::set<NodeId> touched(result.inserted.begin(), result.inserted.end());
+  for (const auto& [name, port] : match.bindings) touched.insert(result.old_to_new[port.node.index()]);
   for (const auto& [old, source] : replaced) {
-    for (int consumer : graph.consumers(old.node))
-      if (result.old_to_new[static_cast<std::size_t>(consumer)] >= 0) touched.insert(result.old_to_new[static_cast<std::size_t>(consumer)]);
-    if (!source.from_rhs) touched.insert(result.old_to_new[static_cast<std::size_t>(source.port.node)]);
+    for (NodeId consumer : graph.consumers(old.node))
+      if (result.old_to_new[consumer.index()] >= 0) touched.insert(result.old_to_new[consumer.index()]);
+    if (!source.from_rhs) touched.insert(result.old_to_new[source.port.node.index()]);
   }
   result.touched.assign(touched.begin(), touched.end());
   outcome.rewrite = std::move(result);

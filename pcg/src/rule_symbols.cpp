@@ -32,17 +32,17 @@ bool assign(SymbolValues& values, const std::string& symbol, std::int64_t value)
 
 }  // namespace
 
-bool is_open_attribute(const Rule& rule, bool in_rhs, int node, const std::string& attribute) {
+bool is_open_attribute(const Rule& rule, bool in_rhs, NodeId node, const std::string& attribute) {
   return std::any_of(rule.open_attributes.begin(), rule.open_attributes.end(),
                      [&](const OpenAttribute& a) { return a.in_rhs == in_rhs && a.node == node && a.attribute == attribute; });
 }
 
-std::optional<SymbolValues> symbol_values(const Rule& rule, const Graph& graph, const std::vector<int>& matched,
+std::optional<SymbolValues> symbol_values(const Rule& rule, const Graph& graph, const std::vector<NodeId>& matched,
                                           const std::map<std::string, PortRef>& bindings) {
   SymbolValues values;
   for (const OpenAttribute& a : rule.open_attributes) {
     if (a.in_rhs) continue;
-    const int g = matched.at(static_cast<std::size_t>(a.node));
+    const int g = matched.at(a.node.index());
     if (g < 0) return std::nullopt;
     const AttrMap& attrs = graph.node(g).attrs;
     auto it = attrs.find(a.attribute);
@@ -65,7 +65,7 @@ std::optional<SymbolValues> symbol_values(const Rule& rule, const Graph& graph, 
   return values;
 }
 
-AttrMap rhs_attributes(const Rule& rule, int node, const SymbolValues& values) {
+AttrMap rhs_attributes(const Rule& rule, NodeId node, const SymbolValues& values) {
   AttrMap attrs = rule.rhs.node(node).attrs;
   for (const OpenAttribute& a : rule.open_attributes) {
     if (!a.in_rhs || a.node != node) continue;
@@ -90,8 +90,8 @@ void check_open_attributes(const Rule& rule) {
   }
   for (const OpenAttribute& a : rule.open_attributes) {
     const Graph& side = a.in_rhs ? rule.rhs : rule.lhs;
-    const std::string where = std::string(a.in_rhs ? "right" : "left") + "-hand side node " + std::to_string(a.node);
-    if (a.node < 0 || static_cast<std::size_t>(a.node) >= side.size() || side.node(a.node).is_graph_input())
+    const std::string where = std::string(a.in_rhs ? "right" : "left") + "-hand side node " + pcg::to_string(a.node);
+    if (a.node < 0 || a.node.index() >= side.size() || side.node(a.node).is_graph_input())
       throw LoomError("an open attribute names " + where + ", which is not an operator");
     if (!side.node(a.node).attrs.count(a.attribute))
       throw LoomError("an open attribute names \"" + a.attribute + "\" of " + where + ", which " + side.node(a.node).op + " does not have");

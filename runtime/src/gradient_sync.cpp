@@ -9,7 +9,7 @@
 namespace loom::runtime {
 
 template <class T>
-GradientSync<T>::GradientSync(const pcg::Graph& graph, Transport& transport, const std::map<int, pcg::InputReads>& reads)
+GradientSync<T>::GradientSync(const pcg::Graph& graph, Transport& transport, const std::map<pcg::NodeId, pcg::InputReads>& reads)
     : graph_(graph), transport_(transport) {
   std::map<std::string, const pcg::InputReads*> by_name;
   for (const auto& [id, r] : reads) by_name.emplace(graph_.node(id).name, &r);

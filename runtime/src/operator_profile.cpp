@@ -57,7 +57,7 @@ std::vector<OperatorProfile> operator_profiles(const spec::Library& library, con
   const auto update_boxes = search::weight_update_boxes(graph, roofline);
   std::vector<OperatorProfile> out;
   for (const pcg::Node& n : graph.nodes()) {
-    const OperatorTime& t = times[static_cast<std::size_t>(n.id)];
+    const OperatorTime& t = times[n.id.index()];
     if (t.updates > 0)
       if (auto p = update_profile(n, t, roofline, update_boxes, optimizer, processes)) out.push_back(std::move(*p));
     if (t.forward_tasks == 0 || n.is_graph_input()) continue;
@@ -70,7 +70,7 @@ std::vector<OperatorProfile> operator_profiles(const spec::Library& library, con
       p.simulated_seconds = roofline.compute(n, p.key.inputs).seconds;
     } else {
       // One process runs each layout change of a chain by itself: it fuses none.
-      const pcg::PortRef from = processes > 1 ? sources[static_cast<std::size_t>(n.id)] : n.inputs.at(0);
+      const pcg::PortRef from = processes > 1 ? sources[n.id.index()] : n.inputs.at(0);
       p.key = search::layout_change_key(graph.shape_of(from), n.output_shapes.at(0), machine.device.kind);
     }
     p.measured_seconds = t.forward_per_task();

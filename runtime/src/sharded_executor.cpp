@@ -36,7 +36,7 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
   // One process runs no collectives, so it fuses no layout changes.
   const pcg::LayoutChangeSources fused = pcg::fuse_layout_changes(graph, is_layout_change, view_of, transport.size() > 1);
   for (const pcg::Node& n : graph.nodes()) {
-    NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
+    NodeRun& run = runs_[n.id.index()];
     run.view = view_of(n);
     for (int d : run.view.devices) {
       if (d < 0 || d >= devices)
@@ -47,14 +47,13 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
       run.differentiated = differentiable_.count(n.name) > 0;
       continue;
     }
-    for (pcg::PortRef in : n.inputs) run.differentiated = run.differentiated || runs_[static_cast<std::size_t>(in.node)].differentiated;
+    for (pcg::PortRef in : n.inputs) run.differentiated = run.differentiated || runs_[in.node.index()].differentiated;
     if (is_layout_change(n)) {
       run.parallel = true;
-      run.source = fused.source[static_cast<std::size_t>(n.id)];
-      run.fused_away = fused.fused_away[static_cast<std::size_t>(n.id)];
+      run.source = fused.source[n.id.index()];
+      run.fused_away = fused.fused_away[n.id.index()];
       if (!run.fused_away) {
-        run.moves = pcg::piece_moves(graph.shape_of(run.source), runs_[static_cast<std::size_t>(run.source.node)].view,
-                                     n.output_shapes.at(0), run.view);
+        run.moves = pcg::piece_moves(graph.shape_of(run.source), runs_[run.source.node.index()].view, n.output_shapes.at(0), run.view);
         run.collective = collective_groups_of(n, run.source, run.moves);
       }
       const pcg::PortRef in = run.source;
@@ -79,7 +78,7 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
     }
   }
   for (pcg::PortRef o : graph.outputs()) {
-    NodeRun& run = runs_[static_cast<std::size_t>(o.node)];
+    NodeRun& run = runs_[o.node.index()];
     run.output_read_at_source = run.parallel && graph.consumers(o.node).empty() && !graph.node(run.source.node).is_graph_input() &&
                                 graph.shape_of(run.source).V == graph.shape_of(o).V;
   }
@@ -119,16 +118,16 @@ template <class T>
 const Tensor<T>& ShardedExecutor<T>::held(pcg::PortRef port, std::int64_t task) const {
   const pcg::Node& n = graph_.node(port.node);
   if (n.is_graph_input()) return feeds_->at(n.name);
-  const NodeRun& run = runs_[static_cast<std::size_t>(port.node)];
+  const NodeRun& run = runs_[port.node.index()];
   if (run.replicates_input) return feeds_->at(graph_.node(run.source.node).name);
-  return values_[static_cast<std::size_t>(port.node)][static_cast<std::size_t>(port.port)][static_cast<std::size_t>(task)];
+  return values_[port.node.index()][static_cast<std::size_t>(port.port)][static_cast<std::size_t>(task)];
 }
 
 template <class T>
 const Tensor<T>& ShardedExecutor<T>::input_piece(int node, std::size_t input, std::int64_t task) const {
   const pcg::PortRef in = graph_.node(node).inputs[input];
   const Tensor<T>& mine = held(in, task);
-  if (graph_.node(in.node).is_graph_input() || runs_[static_cast<std::size_t>(in.node)].replicates_input) return mine;
+  if (graph_.node(in.node).is_graph_input() || runs_[in.node.index()].replicates_input) return mine;
   if (!mine.data.empty() || local(in.node, task)) return mine;
   return received_[static_cast<std::size_t>(node)][input][static_cast<std::size_t>(task)];
 }
@@ -140,7 +139,7 @@ void ShardedExecutor<T>::time_layout_change(const pcg::Node& n, double& seconds,
   const double waited_before = transport_.seconds();
   work();
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::int64_t pieces = runs_[static_cast<std::size_t>(n.id)].local_pieces;
+  const std::int64_t pieces = runs_[n.id.index()].local_pieces;
   if (pieces == 0) return;
   seconds += elapsed - (transport_.seconds() - waited_before);
   tasks += pieces;
@@ -160,9 +159,9 @@ void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
                         spec::dims_to_string(n.output_shapes.front().dims));
       continue;
     }
-    values_[static_cast<std::size_t>(n.id)].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
-    const NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
-    OperatorTime& time = times_[static_cast<std::size_t>(n.id)];
+    values_[n.id.index()].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
+    const NodeRun& run = runs_[n.id.index()];
+    OperatorTime& time = times_[n.id.index()];
     if (run.fused_away || run.output_read_at_source) continue;
     // Replicas of a graph input are read from the feed: nothing to move, but their pieces count.
     if (run.parallel)
@@ -176,7 +175,7 @@ void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
 
 template <class T>
 void ShardedExecutor<T>::run_operator(const pcg::Node& n) {
-  const auto id = static_cast<std::size_t>(n.id);
+  const auto id = n.id.index();
   const std::int64_t tasks = n.tasks();
   received_[id].assign(n.inputs.size(), Pieces(static_cast<std::size_t>(tasks)));
   Step<T> step;
@@ -214,7 +213,7 @@ void ShardedExecutor<T>::run_operator(const pcg::Node& n) {
 template <class T>
 Tensor<T> ShardedExecutor<T>::output(std::size_t i) {
   const pcg::PortRef o = graph_.outputs().at(i);
-  if (graph_.node(o.node).is_graph_input() || runs_[static_cast<std::size_t>(o.node)].replicates_input) return held(o, 0);
+  if (graph_.node(o.node).is_graph_input() || runs_[o.node.index()].replicates_input) return held(o, 0);
   const std::vector<std::int64_t>& dims = graph_.shape_of(o).dims;
   const pcg::Region all = pcg::whole_region(dims);
   Tensor<T> whole(dims, T(0));
@@ -226,7 +225,7 @@ Tensor<T> ShardedExecutor<T>::output(std::size_t i) {
 template <class T>
 pcg::PortRef ShardedExecutor<T>::held_output(std::size_t i) const {
   const pcg::PortRef o = graph_.outputs().at(i);
-  const NodeRun& run = runs_[static_cast<std::size_t>(o.node)];
+  const NodeRun& run = runs_[o.node.index()];
   return run.output_read_at_source ? run.source : o;
 }
 
@@ -270,8 +269,7 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
                     std::to_string(graph_.outputs().size()) + " graph outputs");
   std::vector<std::vector<Pieces>> grads(graph_.size());
   for (const pcg::Node& n : graph_.nodes())
-    if (!n.is_graph_input())
-      grads[static_cast<std::size_t>(n.id)].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
+    if (!n.is_graph_input()) grads[n.id.index()].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
   // Filled as contributions arrive: the first one is taken as it is rather than added to zeros.
   NamedTensors<T> input_grads;
 
@@ -295,7 +293,7 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
       // The loss reads one copy of a replicated output; every partial sum takes the whole gradient.
       for (std::int64_t t = 0; t < shape.tasks(); ++t)
         if (local(o.node, t) && pcg::task_piece(shape, t).replica == 0)
-          add_into(grads[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)][static_cast<std::size_t>(t)], take());
+          add_into(grads[o.node.index()][static_cast<std::size_t>(o.port)][static_cast<std::size_t>(t)], take());
     }
     if (next != given.size())
       throw LoomError("backward: " + std::to_string(given.size()) + " gradient pieces for graph output " + std::to_string(k) +
@@ -304,9 +302,9 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
   sync_->start_sums_complete_after(-1, input_grads);
   for (auto it = graph_.nodes().rbegin(); it != graph_.nodes().rend(); ++it) {
     const pcg::Node& n = *it;
-    const NodeRun& run = runs_[static_cast<std::size_t>(n.id)];
+    const NodeRun& run = runs_[n.id.index()];
     if (!n.is_graph_input() && run.differentiated && !run.fused_away && !run.output_read_at_source) {
-      OperatorTime& time = times_[static_cast<std::size_t>(n.id)];
+      OperatorTime& time = times_[n.id.index()];
       if (run.parallel)
         time_layout_change(n, time.backward_seconds, time.backward_tasks, [&] { move_backward(n, grads, input_grads); });
       else
@@ -324,7 +322,7 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
 
 template <class T>
 void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads) {
-  const auto id = static_cast<std::size_t>(n.id);
+  const auto id = n.id.index();
   Step<T> step;
   for (std::int64_t t = 0; t < n.tasks(); ++t) {
     std::vector<Tensor<T>> in_grads;
@@ -341,7 +339,7 @@ void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::
         g.outputs.push_back(&values_[id][p][static_cast<std::size_t>(t)]);
         g.output_grads.push_back(&og);
       }
-      for (pcg::PortRef in : n.inputs) g.wanted.push_back(runs_[static_cast<std::size_t>(in.node)].differentiated);
+      for (pcg::PortRef in : n.inputs) g.wanted.push_back(runs_[in.node.index()].differentiated);
       try {
         in_grads = runs_[id].kernel.backward(g);
       } catch (const LoomError& e) {
@@ -350,7 +348,7 @@ void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::
     }
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
       const pcg::PortRef in = n.inputs[i];
-      if (!runs_[static_cast<std::size_t>(in.node)].differentiated) continue;
+      if (!runs_[in.node.index()].differentiated) continue;
       const pcg::Node& producer = graph_.node(in.node);
       const int here = rank_of(n.id, t);
       if (producer.is_graph_input()) {
@@ -358,7 +356,7 @@ void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::
         continue;
       }
       const int there = rank_of(in.node, t);
-      Tensor<T>& target = grads[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)][static_cast<std::size_t>(t)];
+      Tensor<T>& target = grads[in.node.index()][static_cast<std::size_t>(in.port)][static_cast<std::size_t>(t)];
       if (here == transport_.rank() && there == transport_.rank()) {
         if (!in_grads.at(i).data.empty()) add_into(target, std::move(in_grads[i]));
       } else if (here == transport_.rank()) {
@@ -402,9 +400,9 @@ std::optional<int> ShardedExecutor<T>::first_non_finite() {
   std::vector<T> bad(graph_.size(), T(0));
   for (const pcg::Node& n : graph_.nodes()) {
     if (n.is_graph_input()) continue;
-    for (const Pieces& port : values_[static_cast<std::size_t>(n.id)])
+    for (const Pieces& port : values_[n.id.index()])
       for (const Tensor<T>& piece : port)
-        if (!all_finite(piece)) bad[static_cast<std::size_t>(n.id)] = T(1);
+        if (!all_finite(piece)) bad[n.id.index()] = T(1);
   }
   transport_.sum(bad);
   for (std::size_t id = 0; id < bad.size(); ++id)
@@ -416,7 +414,7 @@ template <class T>
 std::vector<int> ShardedExecutor<T>::collective_nodes(Collective kind) const {
   std::vector<int> ids;
   for (const pcg::Node& n : graph_.nodes())
-    if (const CollectiveGroups* c = runs_[static_cast<std::size_t>(n.id)].collective.get(); c && c->kind == kind) ids.push_back(n.id);
+    if (const CollectiveGroups* c = runs_[n.id.index()].collective.get(); c && c->kind == kind) ids.push_back(n.id);
   return ids;
 }
 
@@ -424,8 +422,7 @@ template <class T>
 std::vector<int> ShardedExecutor<T>::interpreted_nodes() const {
   std::vector<int> ids;
   for (const pcg::Node& n : graph_.nodes())
-    if (!n.is_graph_input() && !runs_[static_cast<std::size_t>(n.id)].parallel && !runs_[static_cast<std::size_t>(n.id)].native)
-      ids.push_back(n.id);
+    if (!n.is_graph_input() && !runs_[n.id.index()].parallel && !runs_[n.id.index()].native) ids.push_back(n.id);
   return ids;
 }
 

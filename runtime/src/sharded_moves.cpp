@@ -22,7 +22,7 @@ std::shared_ptr<const CollectiveGroups> ShardedExecutor<T>::collective_groups_of
 
 template <class T>
 void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
-  const auto id = static_cast<std::size_t>(n.id);
+  const auto id = n.id.index();
   const pcg::PortRef in = runs_[id].source;
   const pcg::ParallelShape& from_shape = graph_.shape_of(in);
   const pcg::ParallelShape& to_shape = n.output_shapes.at(0);
@@ -61,14 +61,14 @@ void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
 
 template <class T>
 void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads) {
-  const auto id = static_cast<std::size_t>(n.id);
+  const auto id = n.id.index();
   const pcg::PortRef in = runs_[id].source;
   const pcg::ParallelShape& from_shape = graph_.shape_of(in);
   const pcg::ParallelShape& to_shape = n.output_shapes.at(0);
   const pcg::Node& producer = graph_.node(in.node);
   const pcg::Region all = pcg::whole_region(from_shape.dims);
   Pieces& out = grads[id][0];
-  Pieces* back = producer.is_graph_input() ? nullptr : &grads[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)];
+  Pieces* back = producer.is_graph_input() ? nullptr : &grads[in.node.index()][static_cast<std::size_t>(in.port)];
   if (const CollectiveGroups* c = runs_[id].collective.get()) {
     // Each old piece went into the new pieces of its group: its gradient is the transposed
     // collective of theirs (allreduce for allreduce, reduce-scatter for all-gather and back).

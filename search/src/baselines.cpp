@@ -48,7 +48,7 @@ std::vector<Placement> data_parallel(const spec::Library& library, const pcg::Gr
   std::vector<Placement> out = unsplit_placements(graph);
   const std::vector<std::int64_t> degrees = degrees_from(machine.devices());
   for (const pcg::Node& n : graph.nodes())
-    if (auto c = split_config(library, graph, n, 0, 0, degrees)) out[static_cast<std::size_t>(n.id)] = {std::move(*c), 0};
+    if (auto c = split_config(library, graph, n, 0, 0, degrees)) out[n.id.index()] = {std::move(*c), 0};
   return out;
 }
 

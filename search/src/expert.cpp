@@ -103,7 +103,7 @@ class Megatron {
   std::vector<Placement> run() {
     for (const pcg::Node& n : graph_.nodes()) {
       if (!is_compute_node(library_, n)) continue;
-      const auto id = static_cast<std::size_t>(n.id);
+      const auto id = n.id.index();
       const bool row_op = is_head_merge(dense_[id]) || second_[id];
       if (row_op && row(n)) continue;
       if (is_head_projection(dense_[id]) || first_[id]) {
@@ -121,22 +121,22 @@ class Megatron {
   // single-input operators only (the activation, dropout).
   void find_dense_pairs() {
     for (const pcg::Node& n : graph_.nodes()) {
-      if (!dense_[static_cast<std::size_t>(n.id)]) continue;
+      if (!dense_[n.id.index()]) continue;
       int at = n.inputs[0].node;
       while (graph_.node(at).inputs.size() == 1 && !dense_[static_cast<std::size_t>(at)]) at = graph_.node(at).inputs[0].node;
       if (!dense_[static_cast<std::size_t>(at)]) continue;
       first_[static_cast<std::size_t>(at)] = true;
-      second_[static_cast<std::size_t>(n.id)] = true;
+      second_[n.id.index()] = true;
     }
   }
 
   // Split by output features: the weight's first dimension the output keeps (the heads of a
   // multi-head projection).
   void column(const pcg::Node& n) {
-    const DenseWeight& w = *dense_[static_cast<std::size_t>(n.id)];
+    const DenseWeight& w = *dense_[n.id.index()];
     if (auto c = split_config(library_, graph_, n, w.input, w.kept.front(), degrees_)) {
-      out_[static_cast<std::size_t>(n.id)] = {std::move(*c), 0};
-      tensor_parallel_[static_cast<std::size_t>(n.id)] = true;
+      out_[n.id.index()] = {std::move(*c), 0};
+      tensor_parallel_[n.id.index()] = true;
     }
   }
 
@@ -144,7 +144,7 @@ class Megatron {
   bool row(const pcg::Node& n) {
     auto c = follow(n);
     if (!c || c->outputs[0].V == 1) return false;
-    out_[static_cast<std::size_t>(n.id)] = {std::move(*c), 0};
+    out_[n.id.index()] = {std::move(*c), 0};
     return true;
   }
 
@@ -152,8 +152,8 @@ class Megatron {
   std::optional<ParallelConfig> follow(const pcg::Node& n) {
     if (n.inputs.empty()) return std::nullopt;
     const pcg::PortRef in = n.inputs[0];
-    if (!tensor_parallel_[static_cast<std::size_t>(in.node)]) return std::nullopt;
-    const auto split = single_split(out_[static_cast<std::size_t>(in.node)].config.outputs[static_cast<std::size_t>(in.port)]);
+    if (!tensor_parallel_[in.node.index()]) return std::nullopt;
+    const auto split = single_split(out_[in.node.index()].config.outputs[static_cast<std::size_t>(in.port)]);
     if (!split) return std::nullopt;
     return split_config(library_, graph_, n, 0, split->first, {split->second});
   }
@@ -172,7 +172,7 @@ std::vector<Placement> embedding_parallel(const spec::Library& library, const pc
   int table = 0;
   for (const pcg::Node& n : graph.nodes()) {
     if (!lookup_table(library, graph, n)) continue;
-    out[static_cast<std::size_t>(n.id)] = {unsplit_config(graph, n), table++ % machine.devices()};
+    out[n.id.index()] = {unsplit_config(graph, n), table++ % machine.devices()};
   }
   return out;
 }

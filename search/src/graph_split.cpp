@@ -40,7 +40,7 @@ Segment extract(const pcg::Graph& graph, const std::vector<int>& members) {
     for (pcg::PortRef in : n.inputs) {
       if (!local.count(in)) {
         const pcg::Node& p = graph.node(in.node);
-        const std::string name = p.is_graph_input() ? p.name : "segment_input_" + std::to_string(in.node) + "_" + std::to_string(in.port);
+        const std::string name = p.is_graph_input() ? p.name : "segment_input_" + pcg::to_string(in.node) + "_" + std::to_string(in.port);
         local[in] = {s.graph.add_input(name, graph.shape_of(in), p.op == pcg::kWeightOp), 0};
         s.reads[name] = in;
         s.origin.push_back(in.node);
@@ -126,8 +126,8 @@ pcg::Graph apply_segment_sequences(const pcg::Graph& original, const std::vector
       const std::optional<pcg::Rule> rule = rule_applied(rules, s);
       if (!rule) throw LoomError("segment " + std::to_string(k + 1) + ": rule " + s.rule + " is not in the library searched");
       AppliedSubstitution renumbered = s;
-      for (int& n : renumbered.match)
-        if (n >= 0) n = to_whole[static_cast<std::size_t>(n)];
+      for (pcg::NodeId& n : renumbered.match)
+        if (n >= 0) n = to_whole[n.index()];
       pcg::Rewrite in_local = apply_at(local, *rule, s.match, catalog);
       pcg::Rewrite in_whole = apply_at(whole, *rule, renumbered.match, catalog);
       std::vector<int> next(in_local.graph.size(), -1);

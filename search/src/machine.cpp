@@ -17,8 +17,6 @@ using namespace pcg::json_read;
 
 namespace {
 
-constexpr const char* kMachineFormat = "loom-machine";
-constexpr int kMachineFormatVersion = 1;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // The sum figures `<prefix>gbps` and `<prefix>latency_us` of a link, given together or not at all.

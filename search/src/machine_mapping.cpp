@@ -52,10 +52,10 @@ double MachineMapper::Impl::solve(int index, Resource r) {
       double cost = leaf_cost(t.node, c);
       if (cost >= e.cost) continue;
       if (t.kind == Tree::Series) {
-        fixed[static_cast<std::size_t>(t.node)] = c;
+        fixed[t.node.index()] = c;
         cost = one_after_another(cost, solve(t.children[0], r));
         if (cost < e.cost) cost = one_after_another(cost, solve(t.children[1], r));
-        fixed[static_cast<std::size_t>(t.node)] = {};
+        fixed[t.node.index()] = {};
       }
       if (cost < e.cost) {
         e.cost = cost;
@@ -119,12 +119,12 @@ void MachineMapper::Impl::reconstruct(int index, Resource r, std::vector<Choice>
     }
     return;
   }
-  out[static_cast<std::size_t>(t.node)] = e.choice;
+  out[t.node.index()] = e.choice;
   if (t.kind == Tree::Series) {
-    fixed[static_cast<std::size_t>(t.node)] = e.choice;
+    fixed[t.node.index()] = e.choice;
     reconstruct(t.children[0], r, out);
     reconstruct(t.children[1], r, out);
-    fixed[static_cast<std::size_t>(t.node)] = {};
+    fixed[t.node.index()] = {};
   }
 }
 

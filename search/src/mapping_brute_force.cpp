@@ -22,14 +22,14 @@ void MachineMapper::Impl::enumerate_list(std::vector<Pending> todo, const std::f
   }
   for (Choice c : choices(t.node, p.r)) {
     const double here = leaf_cost(t.node, c);
-    fixed[static_cast<std::size_t>(t.node)] = c;
+    fixed[t.node.index()] = c;
     std::vector<Pending> next = todo;
     if (t.kind == Tree::Series) {
       next.push_back({t.children[1], p.r});
       next.push_back({t.children[0], p.r});
     }
     enumerate_list(std::move(next), done, one_after_another(so_far, here));
-    fixed[static_cast<std::size_t>(t.node)] = {};
+    fixed[t.node.index()] = {};
   }
 }
 

@@ -42,15 +42,15 @@ int MachineMapper::Impl::prepare(const pcg::Graph& graph, const Pins& pinned) {
   fixed.assign(graph.size(), Choice{});
   for (const pcg::Node& n : graph.nodes())
     for (pcg::PortRef in : n.inputs) {
-      auto& list = g.consumers[static_cast<std::size_t>(in.node)];
+      auto& list = g.consumers[in.node.index()];
       if (list.empty() || list.back() != n.id) list.push_back(n.id);
     }
   std::vector<int> members;
   for (const pcg::Node& n : graph.nodes()) {
     if (n.is_graph_input()) continue;
     const ConfigTable::Kind& kind = config_table.kind_of(graph, n);
-    configs[static_cast<std::size_t>(n.id)] = &kind.configs;
-    g.signature_id[static_cast<std::size_t>(n.id)] = kind.id;
+    configs[n.id.index()] = &kind.configs;
+    g.signature_id[n.id.index()] = kind.id;
     members.push_back(n.id);
   }
   double total = 0;
@@ -103,7 +103,7 @@ double MachineMapper::Impl::leaf_cost(int node, Choice c) {
         cost += moves.move(moves.shapes().id(pin->second.shape), pin->second.first_device, mine.inputs[i], c.first);
       continue;
     }
-    const Choice pc = fixed[static_cast<std::size_t>(in.node)];
+    const Choice pc = fixed[in.node.index()];
     if (pc.config < 0) continue;
     cost += moves.move(info(in.node, pc).outputs[static_cast<std::size_t>(in.port)], pc.first, mine.inputs[i], c.first);
     if (cost == kNoPlan) return kNoPlan;
@@ -135,7 +135,7 @@ double MachineMapper::Impl::leaf_cost(int node, Choice c) {
 double MachineMapper::Impl::fullest_device_bytes(const std::vector<Choice>& chosen) const {
   std::vector<double> bytes(static_cast<std::size_t>(machine.devices()), 0);
   for (const pcg::Node& n : g.graph->nodes()) {
-    const Choice c = chosen[static_cast<std::size_t>(n.id)];
+    const Choice c = chosen[n.id.index()];
     if (n.is_graph_input() || c.config < 0) continue;
     const ConfigInfo& i = info(n.id, c);
     for (int d = c.first; d < c.first + static_cast<int>(i.config.tasks()) && d < machine.devices(); ++d)
@@ -156,7 +156,7 @@ Mapping MachineMapper::Impl::result(const pcg::Graph& graph, const std::vector<C
   Mapping m;
   m.estimate = estimate;
   for (const pcg::Node& n : graph.nodes()) {
-    const Choice c = chosen[static_cast<std::size_t>(n.id)];
+    const Choice c = chosen[n.id.index()];
     if (n.is_graph_input() || c.config < 0)
       m.placements.push_back({unsplit_config(graph, n), 0});
     else

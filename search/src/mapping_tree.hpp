@@ -23,7 +23,7 @@ struct MappedGraph {
 
 struct Tree {
   enum Kind { Leaf, Series, Parallel } kind = Leaf;
-  int node = -1;              // Leaf: the node; Series: the split node
+  pcg::NodeId node = -1;      // Leaf: the node; Series: the split node
   std::vector<int> children;  // Series: {before, after} (-1 when empty); Parallel: the parts
   std::vector<int> members;   // graph nodes, ascending
   std::vector<int> boundary;  // decision nodes outside that share an edge with a member

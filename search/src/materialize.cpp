@@ -38,15 +38,15 @@ class Materializer {
     for (const pcg::Node& n : graph_.nodes()) {
       if (n.is_graph_input()) {
         // Inputs are loaded and weights kept where their first reader runs.
-        const std::vector<int> readers = graph_.consumers(n.id);
-        const int device = readers.empty() ? 0 : placements_[static_cast<std::size_t>(readers.front())].first_device;
+        const std::vector<pcg::NodeId> readers = graph_.consumers(n.id);
+        const int device = readers.empty() ? 0 : placements_[readers.front().index()].first_device;
         const pcg::MachineView view = pcg::MachineView::contiguous(device, n.output_shapes[0].tasks());
         const int id = out_.add_input(n.name, n.output_shapes[0], n.op == pcg::kWeightOp);
         out_.set_view(id, view);
-        ports_[static_cast<std::size_t>(n.id)] = {{pcg::PortRef{id, 0}, view}};
+        ports_[n.id.index()] = {{pcg::PortRef{id, 0}, view}};
         continue;
       }
-      const Placement& p = placements_[static_cast<std::size_t>(n.id)];
+      const Placement& p = placements_[n.id.index()];
       if (p.config.inputs.size() != n.inputs.size())
         throw LoomError(n.describe() + ": its placement gives " + std::to_string(p.config.inputs.size()) + " input shapes for " +
                         std::to_string(n.inputs.size()) + " inputs");
@@ -56,10 +56,10 @@ class Materializer {
       const int id = out_.add_node(catalog_, n.op, n.attrs, inputs, n.name);
       out_.set_view(id, view);
       for (std::size_t port = 0; port < n.output_shapes.size(); ++port)
-        ports_[static_cast<std::size_t>(n.id)].push_back({pcg::PortRef{id, static_cast<int>(port)}, view});
+        ports_[n.id.index()].push_back({pcg::PortRef{id, static_cast<int>(port)}, view});
     }
     for (pcg::PortRef o : graph_.outputs()) {
-      const Held& h = ports_[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)];
+      const Held& h = ports_[o.node.index()][static_cast<std::size_t>(o.port)];
       out_.mark_output(deliver(o, graph_.shape_of(o), pcg::MachineView::contiguous(h.view.devices.front(), graph_.shape_of(o).tasks()),
                                graph_.node(o.node)));
     }
@@ -74,7 +74,7 @@ class Materializer {
 
   // The port of the new graph that holds `value` (a port of the input graph) as `shape` on `view`.
   pcg::PortRef deliver(pcg::PortRef value, const pcg::ParallelShape& shape, const pcg::MachineView& view, const pcg::Node& consumer) {
-    const Held held = ports_[static_cast<std::size_t>(value.node)][static_cast<std::size_t>(value.port)];
+    const Held held = ports_[value.node.index()][static_cast<std::size_t>(value.port)];
     const pcg::ParallelShape& have = out_.shape_of(held.port);
     if (have == shape) return held.port;
     const Delivery key{value, shape, view};

@@ -13,20 +13,20 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
   std::vector<bool> weight(graph.size(), false);
   std::vector<bool> held_by_consumers(graph.size(), false);
   for (const pcg::Node& n : graph.nodes()) {
-    weight[static_cast<std::size_t>(n.id)] = n.op == pcg::kWeightOp;
+    weight[n.id.index()] = n.op == pcg::kWeightOp;
     if (!options.moves_data) continue;
     if (options.moves_data(n) && n.inputs.size() == 1 && graph.node(n.inputs[0].node).is_graph_input())
-      weight[static_cast<std::size_t>(n.id)] = weight[static_cast<std::size_t>(n.inputs[0].node)];
+      weight[n.id.index()] = weight[n.inputs[0].node.index()];
     if (n.is_graph_input()) {
-      const std::vector<int> readers = graph.consumers(n.id);
-      held_by_consumers[static_cast<std::size_t>(n.id)] =
-          !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int r) { return options.moves_data(graph.node(r)); });
+      const std::vector<pcg::NodeId> readers = graph.consumers(n.id);
+      held_by_consumers[n.id.index()] =
+          !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](pcg::NodeId r) { return options.moves_data(graph.node(r)); });
     }
   }
   for (const pcg::Node& n : graph.nodes()) {
-    if (held_by_consumers[static_cast<std::size_t>(n.id)]) continue;
+    if (held_by_consumers[n.id.index()]) continue;
     const pcg::MachineView view = n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks());
-    const bool is_weight = weight[static_cast<std::size_t>(n.id)];
+    const bool is_weight = weight[n.id.index()];
     const double copies = is_weight ? 1 + options.weight_state_copies : 1;
     for (const pcg::ParallelShape& s : n.output_shapes) {
       const double piece = static_cast<double>(pcg::piece_elements(s)) * options.bytes_per_element * copies;

@@ -39,15 +39,15 @@ std::vector<int> balanced_stages(const pcg::Graph& graph, const CostModel& model
   std::vector<double> seconds(graph.size(), 0);
   double total = 0;
   for (const pcg::Node& n : graph.nodes())
-    if (!n.is_graph_input() && model.is_compute(n)) total += seconds[static_cast<std::size_t>(n.id)] = model.compute(graph, n).seconds;
+    if (!n.is_graph_input() && model.is_compute(n)) total += seconds[n.id.index()] = model.compute(graph, n).seconds;
   std::vector<int> out(graph.size(), -1);
   double before = 0;
   for (const pcg::Node& n : graph.nodes()) {
     if (n.is_graph_input()) continue;
-    const double mine = seconds[static_cast<std::size_t>(n.id)];
+    const double mine = seconds[n.id.index()];
     // The stage whose share of the total holds the middle of this operator's time.
     const double middle = total > 0 ? (before + mine / 2) / total : 0;
-    out[static_cast<std::size_t>(n.id)] = std::min(stages - 1, static_cast<int>(std::floor(middle * stages)));
+    out[n.id.index()] = std::min(stages - 1, static_cast<int>(std::floor(middle * stages)));
     before += mine;
   }
   return out;
@@ -59,9 +59,9 @@ std::vector<Placement> pipeline_placements(const spec::Library& library, const p
   const std::vector<std::int64_t> degrees = degrees_from(per_stage);
   std::vector<Placement> out = unsplit_placements(graph);
   for (const pcg::Node& n : graph.nodes()) {
-    const int stage = stage_of[static_cast<std::size_t>(n.id)];
+    const int stage = stage_of[n.id.index()];
     if (stage < 0) continue;
-    Placement& p = out[static_cast<std::size_t>(n.id)];
+    Placement& p = out[n.id.index()];
     if (auto c = split_config(library, graph, n, 0, 0, degrees)) p.config = std::move(*c);
     p.first_device = stage * per_stage;
   }
@@ -76,8 +76,8 @@ namespace {
 std::vector<bool> weight_traffic(const pcg::Graph& graph, const CostModel& model) {
   std::vector<bool> out(graph.size(), false);
   for (const pcg::Node& n : graph.nodes())
-    out[static_cast<std::size_t>(n.id)] = n.op == pcg::kWeightOp || (!n.is_graph_input() && !model.is_compute(n) && n.inputs.size() == 1 &&
-                                                                     out[static_cast<std::size_t>(n.inputs[0].node)]);
+    out[n.id.index()] =
+        n.op == pcg::kWeightOp || (!n.is_graph_input() && !model.is_compute(n) && n.inputs.size() == 1 && out[n.inputs[0].node.index()]);
   return out;
 }
 
@@ -114,7 +114,7 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
     auto& mine = copy_of[static_cast<std::size_t>(m)];
     for (std::size_t i = 0; i < n; ++i) {
       const SimTask& t = one.tasks[i];
-      const bool weight = weights[static_cast<std::size_t>(t.node)];
+      const bool weight = weights[t.node.index()];
       if (weight && !t.backward && m > 0) {  // weights were sent out before the first micro-batch
         mine[i] = copy_of[0][i];
         continue;

@@ -13,11 +13,6 @@ namespace loom::search {
 using nlohmann::json;
 using namespace pcg::json_read;
 
-namespace {
-constexpr const char* kPlanFormat = "loom-plan";
-constexpr int kPlanFormatVersion = 1;
-}  // namespace
-
 std::optional<pcg::Rule> rule_applied(const std::vector<pcg::Rule>& rules, const AppliedSubstitution& step) {
   auto it = std::find_if(rules.begin(), rules.end(), [&](const pcg::Rule& r) { return r.id == step.rule && !r.reversed; });
   if (it == rules.end()) return std::nullopt;

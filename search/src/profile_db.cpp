@@ -15,9 +15,6 @@ using namespace pcg::json_read;
 
 namespace {
 
-constexpr const char* kProfileFormat = "loom-profile";
-constexpr int kProfileFormatVersion = 3;
-
 // A version-1 entry: one measured figure.
 ProfileEntry read_entry_v1(const json& j, const std::string& at) {
   reject_unknown_keys(j, at, {"key", "op", "device", "seconds"});

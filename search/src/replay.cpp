@@ -10,7 +10,8 @@
 
 namespace loom::search {
 
-pcg::Rewrite apply_at(const pcg::Graph& graph, const pcg::Rule& rule, const std::vector<int>& match_nodes, const pcg::OpCatalog& catalog) {
+pcg::Rewrite apply_at(const pcg::Graph& graph, const pcg::Rule& rule, const std::vector<pcg::NodeId>& match_nodes,
+                      const pcg::OpCatalog& catalog) {
   const pcg::GraphIndex index(graph);
   for (const pcg::Match& m : pcg::find_matches(index, rule)) {
     if (m.nodes != match_nodes) continue;
@@ -47,7 +48,7 @@ std::vector<ReplayStep> replay_plan(const Plan& plan, const pcg::OpCatalog& cata
     r.before = current;
     try {
       pcg::Rewrite rewrite = apply_at(current, *rule, s.match, catalog);
-      for (int n : s.match)
+      for (pcg::NodeId n : s.match)
         if (n >= 0) r.matched.push_back(n);
       std::sort(r.matched.begin(), r.matched.end());
       r.inserted = std::move(rewrite.inserted);
@@ -96,7 +97,7 @@ class ValueKeys {
     Keyed k;
     k.ports.resize(graph.size());
     for (const pcg::Node& n : graph.nodes()) {
-      auto& ports = k.ports[static_cast<std::size_t>(n.id)];
+      auto& ports = k.ports[n.id.index()];
       if (n.is_graph_input()) {
         const std::string text = n.op + " " + n.name + " " + spec::dims_to_string(n.output_shapes.at(0).dims);
         k.inputs.insert(text);
@@ -104,21 +105,19 @@ class ValueKeys {
         continue;
       }
       if (changes_no_value(library_, n.op) && !n.inputs.empty()) {
-        const int through = k.ports[static_cast<std::size_t>(n.inputs[0].node)][static_cast<std::size_t>(n.inputs[0].port)];
+        const int through = k.ports[n.inputs[0].node.index()][static_cast<std::size_t>(n.inputs[0].port)];
         ports.assign(n.output_shapes.size(), through);
         continue;
       }
       std::string text = n.op + "<";
       for (const auto& [name, value] : n.attrs) text += name + "=" + std::to_string(value) + ";";
       text += ">(";
-      for (const pcg::PortRef& in : n.inputs)
-        text += std::to_string(k.ports[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)]) + ",";
+      for (const pcg::PortRef& in : n.inputs) text += std::to_string(k.ports[in.node.index()][static_cast<std::size_t>(in.port)]) + ",";
       text += ")";
       for (std::size_t p = 0; p < n.output_shapes.size(); ++p) ports.push_back(intern(text + "." + std::to_string(p)));
       k.compute[ports.empty() ? intern(text) : ports.front()].push_back(n.id);
     }
-    for (const pcg::PortRef& o : graph.outputs())
-      k.outputs.push_back(k.ports[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)]);
+    for (const pcg::PortRef& o : graph.outputs()) k.outputs.push_back(k.ports[o.node.index()][static_cast<std::size_t>(o.port)]);
     return k;
   }
 

@@ -30,10 +30,10 @@ AppliedSubstitution applied(const pcg::Rule& rule, const pcg::Match& match) {
           rule.reversed};
 }
 
-double summed(const pcg::Graph& graph, const std::vector<int>& nodes,
+double summed(const pcg::Graph& graph, const std::vector<pcg::NodeId>& nodes,
               const std::function<double(const pcg::Graph&, const pcg::Node&)>& node_seconds) {
   double total = 0;
-  for (int id : nodes)
+  for (pcg::NodeId id : nodes)
     if (id >= 0) total += node_seconds(graph, graph.node(id));
   return total;
 }

@@ -40,16 +40,16 @@ std::vector<int> mirror_backward(TaskGraph& out) {
 // A ring allreduce of packed boxes, or of one whole gradient summed in place.
 struct SumGroup {
   double bytes = 0;
-  int node = 0;
+  pcg::NodeId node;
   std::vector<int> deps;
 };
 
 // The node whose backward completes the group, its devices, and the weight summed in place (-1
 // for packed boxes).
 struct SumGroupKey {
-  int complete_at;
+  pcg::NodeId complete_at;
   std::vector<int> devices;
-  int in_place;
+  pcg::NodeId in_place;  // the weight summed in place, or -1
   bool operator<(const SumGroupKey& o) const {
     return std::tie(complete_at, devices, in_place) < std::tie(o.complete_at, o.devices, o.in_place);
   }
@@ -58,7 +58,7 @@ struct SumGroupKey {
 struct Update {
   double seconds = 0;
   bool estimated = false;  // some box's update is not measured: the device pays a launch
-  int node = 0;
+  pcg::NodeId node;
   std::vector<int> deps;
 };
 
@@ -76,7 +76,7 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
   for (const auto& [weight, reads] : plan.weight_reads()) {
     const auto found = weight_readers.find(weight);
     const std::map<int, std::vector<int>>& readers = found == weight_readers.end() ? none : found->second;
-    int complete_at = std::numeric_limits<int>::max();
+    pcg::NodeId complete_at = std::numeric_limits<int>::max();
     for (const auto& [device, tasks] : readers)
       for (int t : tasks) complete_at = std::min(complete_at, out.tasks[static_cast<std::size_t>(t)].node);
     // The gradient tasks of the weight on the given devices.
@@ -90,7 +90,8 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
     const std::vector<std::int64_t>& whole = plan.graph().node(weight).output_shapes[0].dims;
     for (const auto& [devices, box] : plan.shares_of(weight, reads)) {
       if (devices.size() > 1) {
-        SumGroup& g = groups[{complete_at, devices, pcg::gradient_summed_in_place(box, pcg::whole_region(whole)) ? weight : -1}];
+        SumGroup& g =
+            groups[{complete_at, devices, pcg::gradient_summed_in_place(box, pcg::whole_region(whole)) ? weight : pcg::NodeId(-1)}];
         if (g.deps.empty()) g.node = weight;
         g.bytes += static_cast<double>(box.elements()) * kBytesPerElement;
         const std::vector<int> deps = after(devices);

@@ -59,7 +59,7 @@ class ForwardPass {
     t.bytes = bytes;
     t.seconds = machine_.link_between(from.device, device).transfer_seconds(bytes);
     t.deps = from.tasks;
-    t.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(index) + "] " + std::to_string(from.device) + "->" +
+    t.label = n.op + "#" + pcg::to_string(n.id) + "[" + std::to_string(index) + "] " + std::to_string(from.device) + "->" +
               std::to_string(device);
     hold_devices(machine_, t, {from.device, device});
     return {add(std::move(t))};
@@ -67,17 +67,17 @@ class ForwardPass {
 
   void forward(const pcg::Node& n) {
     const pcg::MachineView view = plan_.view_of(n);
-    auto& held = holders_[static_cast<std::size_t>(n.id)];
+    auto& held = holders_[n.id.index()];
     held.resize(n.output_shapes.size());
     if (n.is_graph_input()) {
-      held_locally(held[0], view, n.op == pcg::kWeightOp ? n.id : -1);
+      held_locally(held[0], view, n.op == pcg::kWeightOp ? n.id : pcg::NodeId(-1));
       return;
     }
     if (plan_.is_layout_change(n)) {
       if (plan_.fused_away(n) || plan_.is_unread_output(n)) return;
       if (plan_.loads_its_pieces(n)) {
         const pcg::Node& source = graph_.node(plan_.source_of(n).node);
-        held_locally(held[0], view, source.op == pcg::kWeightOp ? source.id : -1);
+        held_locally(held[0], view, source.op == pcg::kWeightOp ? source.id : pcg::NodeId(-1));
         copy_input_pieces(n, view, held[0]);
       } else {
         move_data(n, view);
@@ -92,10 +92,10 @@ class ForwardPass {
       task.device = view.devices[t];
       task.seconds = est.seconds;
       task.backward_seconds = est.backward_seconds;
-      task.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "]";
+      task.label = n.op + "#" + pcg::to_string(n.id) + "[" + std::to_string(t) + "]";
       std::vector<int> weights_read;
       for (pcg::PortRef in : n.inputs) {
-        const Holder& from = holders_[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)][t];
+        const Holder& from = holders_[in.node.index()][static_cast<std::size_t>(in.port)][t];
         if (from.weight >= 0) weights_read.push_back(from.weight);
         const double bytes = static_cast<double>(pcg::piece_elements(graph_.shape_of(in))) * kBytesPerElement;
         for (int d : deliver(from, task.device, bytes, n, task.index)) task.deps.push_back(d);
@@ -122,7 +122,7 @@ class ForwardPass {
     if (node.is_graph_input()) return;
     if (plan_.is_layout_change(node) && plan_.is_unread_output(node)) out = plan_.source_of(node);
     const pcg::ParallelShape& shape = graph_.shape_of(out);
-    const std::vector<Holder>& pieces = holders_[static_cast<std::size_t>(out.node)][static_cast<std::size_t>(out.port)];
+    const std::vector<Holder>& pieces = holders_[out.node.index()][static_cast<std::size_t>(out.port)];
     std::vector<int> deps;
     std::map<int, double> piece_elements;  // by device: the elements of its pieces of the output
     for (std::size_t t = 0; t < pieces.size(); ++t) {
@@ -165,7 +165,7 @@ class ForwardPass {
         copy.backward_seconds = measured ? measured->backward_seconds
                                          : (kWeightPieceGradientPasses * piece_bytes + (zeroed.insert(device).second ? whole_bytes : 0)) /
                                                machine_.device.memory_bandwidth;
-      copy.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "] piece copy";
+      copy.label = n.op + "#" + pcg::to_string(n.id) + "[" + std::to_string(t) + "] piece copy";
       const int id = add(std::move(copy));
       held[t].tasks = {id};
       if (weight) weights_[source.id][device].push_back(id);
@@ -178,8 +178,8 @@ class ForwardPass {
     const pcg::PortRef source_port = plan_.source_of(n);
     const pcg::ParallelShape& in = graph_.shape_of(source_port);
     const pcg::ParallelShape& out = n.output_shapes[0];
-    const auto& sources = holders_[static_cast<std::size_t>(source_port.node)][static_cast<std::size_t>(source_port.port)];
-    auto& held = holders_[static_cast<std::size_t>(n.id)][0];
+    const auto& sources = holders_[source_port.node.index()][static_cast<std::size_t>(source_port.port)];
+    auto& held = holders_[n.id.index()][0];
     pcg::MachineView from;
     for (const Holder& h : sources) from.devices.push_back(h.device);
     const std::vector<pcg::PieceMove> moves = pcg::piece_moves(in, from, out, view);
@@ -210,7 +210,7 @@ class ForwardPass {
         work.backward_seconds = measured->backward_seconds;
         work.deps = std::move(local_deps);
         work.deps.insert(work.deps.end(), deps.begin(), deps.end());
-        work.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "] layout work";
+        work.label = n.op + "#" + pcg::to_string(n.id) + "[" + std::to_string(t) + "] layout work";
         held.push_back({device, {add(std::move(work))}});
         continue;
       }
@@ -221,7 +221,7 @@ class ForwardPass {
         copy.device = device;
         copy.seconds = copy.backward_seconds = kLocalMovePasses * local_bytes / machine_.device.memory_bandwidth;
         copy.deps = std::move(local_deps);
-        copy.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "] local copy";
+        copy.label = n.op + "#" + pcg::to_string(n.id) + "[" + std::to_string(t) + "] local copy";
         deps.push_back(add(std::move(copy)));
       }
       if (in.V > out.V) {
@@ -234,7 +234,7 @@ class ForwardPass {
         // Backward, the gradient of the sum goes to each partial piece: as many bytes again.
         sum.seconds = sum.backward_seconds = bytes / machine_.device.memory_bandwidth + machine_.device.kernel_overhead;
         sum.deps = std::move(deps);
-        sum.label = n.op + "#" + std::to_string(n.id) + "[" + std::to_string(t) + "] sum";
+        sum.label = n.op + "#" + pcg::to_string(n.id) + "[" + std::to_string(t) + "] sum";
         deps = {add(std::move(sum))};
       }
       held.push_back({device, std::move(deps)});

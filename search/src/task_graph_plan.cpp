@@ -11,7 +11,7 @@ namespace loom::search {
 PlanLayout::PlanLayout(const pcg::Graph& graph, const CostModel& model)
     : graph_(graph), model_(model), machine_(model.machine()), consumed_(graph.size(), false) {
   for (const pcg::Node& n : graph.nodes())
-    for (pcg::PortRef in : n.inputs) consumed_[static_cast<std::size_t>(in.node)] = true;
+    for (pcg::PortRef in : n.inputs) consumed_[in.node.index()] = true;
   // As the runtime runs them.
   const auto layout_change = [this](const pcg::Node& n) { return is_layout_change(n); };
   const auto view = [this](const pcg::Node& n) { return view_of(n); };
@@ -43,7 +43,7 @@ bool PlanLayout::is_unread_output(const pcg::Node& n) const {
   const auto& outputs = graph_.outputs();
   // Partial sums must still be added up before the loss can read them.
   if (graph_.shape_of(source_of(n)).V != n.output_shapes[0].V) return false;
-  return !consumed_[static_cast<std::size_t>(n.id)] && std::find(outputs.begin(), outputs.end(), pcg::PortRef{n.id, 0}) != outputs.end();
+  return !consumed_[n.id.index()] && std::find(outputs.begin(), outputs.end(), pcg::PortRef{n.id, 0}) != outputs.end();
 }
 
 std::set<int> PlanLayout::devices_in_use() const {

@@ -24,8 +24,8 @@ class PlanLayout {
   pcg::MachineView view_of(const pcg::Node& n) const;
   bool is_layout_change(const pcg::Node& n) const;
   // The value a layout change moves from: its input, or the first input of the chain fused into it.
-  pcg::PortRef source_of(const pcg::Node& n) const { return sources_[static_cast<std::size_t>(n.id)]; }
-  bool fused_away(const pcg::Node& n) const { return fused_away_[static_cast<std::size_t>(n.id)]; }
+  pcg::PortRef source_of(const pcg::Node& n) const { return sources_[n.id.index()]; }
+  bool fused_away(const pcg::Node& n) const { return fused_away_[n.id.index()]; }
   // A parallelization operator over a data input moves nothing: each device loads its own piece.
   // Nor does one over a weight: each device keeps its shard or replica from one iteration to the
   // next, and replicas are kept equal by summing their gradients.
@@ -37,7 +37,7 @@ class PlanLayout {
   std::set<int> devices_in_use() const;
 
   // Which devices read which boxes of each weight, by weight node.
-  const std::map<int, pcg::InputReads>& weight_reads() const { return reads_; }
+  const std::map<pcg::NodeId, pcg::InputReads>& weight_reads() const { return reads_; }
   // The sums of a weight's gradient among the devices reading it.
   std::vector<pcg::GradientShare> shares_of(int weight, const pcg::InputReads& reads) const;
 
@@ -47,10 +47,10 @@ class PlanLayout {
   const pcg::Graph& graph_;
   const CostModel& model_;
   const Machine& machine_;
-  std::vector<bool> consumed_;            // node -> some node reads it
-  std::vector<pcg::PortRef> sources_;     // node -> what a layout change moves from
-  std::vector<bool> fused_away_;          // node -> a layout change fused into the next
-  std::map<int, pcg::InputReads> reads_;  // by weight node
+  std::vector<bool> consumed_;                    // node -> some node reads it
+  std::vector<pcg::PortRef> sources_;             // node -> what a layout change moves from
+  std::vector<bool> fused_away_;                  // node -> a layout change fused into the next
+  std::map<pcg::NodeId, pcg::InputReads> reads_;  // by weight node
 };
 
 // Appends a task; returns its index.

@@ -36,9 +36,9 @@ TEST_P(EveryZooModel, BuildsAtItsDefaultSizesAndTypeChecks) {
   // Every weight is read by some operator, and every operator output leads somewhere.
   std::vector<bool> read(g.size(), false);
   for (const auto& n : g.nodes())
-    for (const auto& in : n.inputs) read[static_cast<std::size_t>(in.node)] = true;
-  for (const auto& out : g.outputs()) read[static_cast<std::size_t>(out.node)] = true;
-  for (const auto& n : g.nodes()) EXPECT_TRUE(read[static_cast<std::size_t>(n.id)]) << n.describe() << " is unused";
+    for (const auto& in : n.inputs) read[in.node.index()] = true;
+  for (const auto& out : g.outputs()) read[out.node.index()] = true;
+  for (const auto& n : g.nodes()) EXPECT_TRUE(read[n.id.index()]) << n.describe() << " is unused";
 }
 
 std::vector<std::string> zoo_names() {

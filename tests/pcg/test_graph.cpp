@@ -99,24 +99,25 @@ TEST(Graph, AddNodeKeepsAttributesAndSeveralOutputs) {
   EXPECT_EQ(g.shape_of({s, 1}), shape({8, 2}));
 }
 
-TEST(Graph, UnknownOpNamesNodeAndOp) {
+// Adding `op` (called `name`) over one input of `dims` is refused with a message naming the node
+// (`who`) and the cause (`why`), and leaves the graph as it was.
+void expect_one_input_node_refused(const std::string& op, std::vector<std::int64_t> dims, const std::string& name, const std::string& who,
+                                   const std::string& why) {
   const FakeCatalog catalog;
   Graph g;
-  const int x = g.add_input("x", shape({8}));
-  const std::string message = error_of([&] { g.add_node(catalog, "softmax", {}, {{x, 0}}, "probs"); });
-  EXPECT_TRUE(contains(message, "node 1 \"probs\" (op softmax)"));
-  EXPECT_TRUE(contains(message, "unknown operator"));
+  const NodeId x = g.add_input("x", shape(std::move(dims)));
+  const std::string message = error_of([&] { g.add_node(catalog, op, {}, {{x, 0}}, name); });
+  EXPECT_TRUE(contains(message, who)) << message;
+  EXPECT_TRUE(contains(message, why)) << message;
   EXPECT_EQ(g.size(), 1u);
 }
 
+TEST(Graph, UnknownOpNamesNodeAndOp) {
+  expect_one_input_node_refused("softmax", {8}, "probs", "node 1 \"probs\" (op softmax)", "unknown operator");
+}
+
 TEST(Graph, WrongInputCountIsRejected) {
-  const FakeCatalog catalog;
-  Graph g;
-  const int x = g.add_input("x", shape({8, 4}));
-  const std::string message = error_of([&] { g.add_node(catalog, "matmul", {}, {{x, 0}}); });
-  EXPECT_TRUE(contains(message, "node 1 (op matmul)"));
-  EXPECT_TRUE(contains(message, "takes 2 input(s), got 1"));
-  EXPECT_EQ(g.size(), 1u);
+  expect_one_input_node_refused("matmul", {8, 4}, "", "node 1 (op matmul)", "takes 2 input(s), got 1");
 }
 
 TEST(Graph, DanglingPortsAreRejected) {
@@ -195,26 +196,26 @@ TEST(Graph, AccessorsRejectUnknownIds) {
 TEST(Graph, TopologicalOrderPutsProducersFirst) {
   const FakeCatalog catalog;
   const Mlp mlp(catalog);
-  const std::vector<int> order = mlp.graph.topological_order();
+  const std::vector<NodeId> order = mlp.graph.topological_order();
   ASSERT_EQ(order.size(), mlp.graph.size());
   std::vector<int> position(order.size());
-  for (std::size_t i = 0; i < order.size(); ++i) position[order[i]] = static_cast<int>(i);
+  for (std::size_t i = 0; i < order.size(); ++i) position[order[i].index()] = static_cast<int>(i);
   for (const Node& n : mlp.graph.nodes()) {
-    for (PortRef in : n.inputs) EXPECT_LT(position[in.node], position[n.id]);
+    for (PortRef in : n.inputs) EXPECT_LT(position[in.node.index()], position[n.id.index()]);
   }
 }
 
 TEST(Graph, ConsumersAndUses) {
   const FakeCatalog catalog;
   Graph g;
-  const int x = g.add_input("x", shape({4, 4}));
-  const int sq = g.add_node(catalog, "matmul", {}, {{x, 0}, {x, 0}}, "square");
-  const int r = g.add_node(catalog, "relu", {}, {{x, 0}});
-  const int s = g.add_node(catalog, "split", {{"axis", 0}}, {{sq, 0}});
-  const int r1 = g.add_node(catalog, "relu", {}, {{s, 1}});
-  EXPECT_EQ(g.consumers(x), (std::vector<int>{sq, r}));  // once each, though sq reads x twice
-  EXPECT_EQ(g.consumers(sq), (std::vector<int>{s}));
-  EXPECT_EQ(g.consumers(r), std::vector<int>{});
+  const NodeId x = g.add_input("x", shape({4, 4}));
+  const NodeId sq = g.add_node(catalog, "matmul", {}, {{x, 0}, {x, 0}}, "square");
+  const NodeId r = g.add_node(catalog, "relu", {}, {{x, 0}});
+  const NodeId s = g.add_node(catalog, "split", {{"axis", 0}}, {{sq, 0}});
+  const NodeId r1 = g.add_node(catalog, "relu", {}, {{s, 1}});
+  EXPECT_EQ(g.consumers(x), (std::vector<NodeId>{sq, r}));  // once each, though sq reads x twice
+  EXPECT_EQ(g.consumers(sq), (std::vector<NodeId>{s}));
+  EXPECT_EQ(g.consumers(r), std::vector<NodeId>{});
   EXPECT_EQ(g.uses({x, 0}), (std::vector<Use>{{sq, 0}, {sq, 1}, {r, 0}}));
   EXPECT_EQ(g.uses({s, 0}), std::vector<Use>{});
   EXPECT_EQ(g.uses({s, 1}), (std::vector<Use>{{r1, 0}}));

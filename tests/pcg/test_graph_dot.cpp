@@ -66,7 +66,7 @@ TEST_F(GraphDot, IsADigraphWithOneStatementPerNode) {
   EXPECT_TRUE(dot.starts_with("digraph pcg {\n"));
   EXPECT_TRUE(dot.ends_with("}\n"));
   for (const Node& n : s.graph.nodes()) {
-    EXPECT_NE(node_line(dot, "n" + std::to_string(n.id)), "") << "no statement for node " << n.id;
+    EXPECT_NE(node_line(dot, "n" + pcg::to_string(n.id)), "") << "no statement for node " << n.id;
   }
   EXPECT_EQ(node_line(dot, "n6"), "");
 }

@@ -38,7 +38,7 @@ inline std::vector<search::Placement> random_placements(const pcg::Graph& g, int
     std::erase_if(configs, [&](const search::ParallelConfig& c) { return c.tasks() > devices; });
     const auto& c = configs[rng() % configs.size()];
     const int blocks = devices / static_cast<int>(c.tasks());
-    out[static_cast<std::size_t>(n.id)] = {c, static_cast<int>(rng() % static_cast<std::uint64_t>(blocks)) * static_cast<int>(c.tasks())};
+    out[n.id.index()] = {c, static_cast<int>(rng() % static_cast<std::uint64_t>(blocks)) * static_cast<int>(c.tasks())};
   }
   return out;
 }

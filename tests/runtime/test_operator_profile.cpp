@@ -52,7 +52,7 @@ std::vector<OperatorTime> made_up_times(const pcg::Graph& g) {
   std::vector<OperatorTime> times(g.size());
   for (const pcg::Node& n : g.nodes()) {
     if (!search::is_compute_node(library(), n)) continue;
-    auto& t = times[static_cast<std::size_t>(n.id)];
+    auto& t = times[n.id.index()];
     t.forward_tasks = 2 * n.tasks();
     t.forward_seconds = static_cast<double>(t.forward_tasks) * (n.id + 1) * 1e-3;
     if (n.id % 2 == 0) {
@@ -94,7 +94,7 @@ TEST(OperatorProfile, CoversEveryOperatorAndLayoutChangeTheProcessRan) {
     EXPECT_EQ(p.node, nodes[i]);
     EXPECT_EQ(p.op, n.op);
     EXPECT_EQ(p.tasks, 2 * n.tasks());  // one process holds both devices' pieces, twice
-    const OperatorTime& t = executor.operator_times()[static_cast<std::size_t>(p.node)];
+    const OperatorTime& t = executor.operator_times()[p.node.index()];
     EXPECT_DOUBLE_EQ(p.measured_seconds, t.forward_seconds / static_cast<double>(t.forward_tasks));
     if (search::is_compute_node(library(), n)) {
       EXPECT_EQ(p.key.to_string(), (search::ProfileKey{n.op, n.attrs, input_shapes(plan(), n), "cpu"}.to_string()));
@@ -165,7 +165,7 @@ TEST(OperatorProfile, LeavesOutNodesThatRanNothingHere) {
   times[static_cast<std::size_t>(only)] = OperatorTime{4e-3, 0, 2, 0};
   // Backward runs alone (as on a process holding no piece of the forward) are left out too.
   for (const pcg::Node& n : plan().nodes())
-    if (!n.is_graph_input() && n.id != only) times[static_cast<std::size_t>(n.id)] = OperatorTime{0, 1e-3, 0, 1};
+    if (!n.is_graph_input() && n.id != only) times[n.id.index()] = OperatorTime{0, 1e-3, 0, 1};
   const std::vector<OperatorProfile> profiles = operator_profiles(library(), plan(), host(), times);
   ASSERT_EQ(profiles.size(), 1u);
   EXPECT_EQ(profiles[0].node, only);
@@ -185,8 +185,7 @@ TEST(OperatorProfile, ARecordedLayoutChangeReplacesItsBytesInTheTaskGraph) {
   std::vector<OperatorTime> times(plan().size());
   for (const pcg::Node& n : plan().nodes())
     if (is_layout_change(n))
-      times[static_cast<std::size_t>(n.id)] =
-          OperatorTime{n.tasks() * (n.id + 1) * 1e-4, n.tasks() * (n.id + 1) * 3e-4, n.tasks(), n.tasks()};
+      times[n.id.index()] = OperatorTime{n.tasks() * (n.id + 1) * 1e-4, n.tasks() * (n.id + 1) * 3e-4, n.tasks(), n.tasks()};
   search::ProfileDatabase db;
   record_profiles(operator_profiles(library(), plan(), host(), times), db);
   const search::CostModel measured(library(), host(), &db);
@@ -215,8 +214,8 @@ std::vector<OperatorTime> made_up_updates(const pcg::Graph& g) {
   std::vector<OperatorTime> times(g.size());
   for (const pcg::Node& n : g.nodes())
     if (n.op == pcg::kWeightOp) {
-      times[static_cast<std::size_t>(n.id)].updates = 4;
-      times[static_cast<std::size_t>(n.id)].update_seconds = 4 * (n.id + 1) * 1e-6;
+      times[n.id.index()].updates = 4;
+      times[n.id.index()].update_seconds = 4 * (n.id + 1) * 1e-6;
     }
   return times;
 }
@@ -285,14 +284,14 @@ TEST(OperatorProfile, ALayoutChangeIsKeyedAsTheRunFusedIt) {
   const std::vector<pcg::PortRef> sources = search::layout_change_sources(chain, search::CostModel(library(), host()));
   std::vector<OperatorTime> times(chain.size());
   for (const pcg::Node& n : chain.nodes())
-    if (is_layout_change(n)) times[static_cast<std::size_t>(n.id)] = OperatorTime{n.tasks() * 1e-4, 0, n.tasks(), 0};
+    if (is_layout_change(n)) times[n.id.index()] = OperatorTime{n.tasks() * 1e-4, 0, n.tasks(), 0};
   std::size_t fused = 0;
   for (int processes : {1, kDevices})
     for (const OperatorProfile& p : operator_profiles(library(), chain, host(), times, "sgd", processes)) {
       const pcg::Node& n = chain.node(p.node);
       if (!is_layout_change(n)) continue;
       SCOPED_TRACE(n.describe() + ", " + std::to_string(processes) + " processes");
-      const pcg::PortRef from = processes > 1 ? sources[static_cast<std::size_t>(n.id)] : n.inputs[0];
+      const pcg::PortRef from = processes > 1 ? sources[n.id.index()] : n.inputs[0];
       EXPECT_EQ(p.key.to_string(), search::layout_change_key(chain.shape_of(from), n.output_shapes[0], "cpu").to_string());
       fused += processes > 1 && from != n.inputs[0] ? 1 : 0;
     }

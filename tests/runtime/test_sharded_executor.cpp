@@ -116,9 +116,9 @@ TEST(LayoutFusion, TheSimulatorChargesTheChainsTheRuntimeFuses) {
     EXPECT_EQ(search::layout_change_sources(plan, model), fused.source);
     const pcg::LayoutChangeSources apart = pcg::fuse_layout_changes(plan, is_layout_change, view_of, false);
     for (const pcg::Node& n : plan.nodes()) {
-      EXPECT_FALSE(apart.fused_away[static_cast<std::size_t>(n.id)]);
+      EXPECT_FALSE(apart.fused_away[n.id.index()]);
       if (is_layout_change(n)) {
-        EXPECT_EQ(apart.source[static_cast<std::size_t>(n.id)], n.inputs[0]);
+        EXPECT_EQ(apart.source[n.id.index()], n.inputs[0]);
       }
     }
   }

@@ -69,7 +69,7 @@ TEST(Training, WarmUpStepsAreLeftOutOfTheTimes) {
   const auto forward_tasks = [&g](const TrainReport& r) {
     std::int64_t tasks = 0;
     for (const pcg::Node& n : g.nodes())
-      if (n.op == "linear" || n.op == "matmul") tasks += r.operator_times[static_cast<std::size_t>(n.id)].forward_tasks;
+      if (n.op == "linear" || n.op == "matmul") tasks += r.operator_times[n.id.index()].forward_tasks;
     return tasks;
   };
   TrainSettings s;
@@ -99,7 +99,7 @@ TEST(Training, WeightUpdatesAreTimedOnTheWeightsNodes) {
   const TrainReport r = train<double>(bundled_library(), g, s);
   std::size_t weights = 0;
   for (const pcg::Node& n : g.nodes()) {
-    const OperatorTime& t = r.operator_times[static_cast<std::size_t>(n.id)];
+    const OperatorTime& t = r.operator_times[n.id.index()];
     SCOPED_TRACE(n.describe());
     if (n.op == pcg::kWeightOp) {
       ++weights;

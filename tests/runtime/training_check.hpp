@@ -69,7 +69,7 @@ inline std::vector<search::Placement> reduction_placements(const pcg::Graph& g, 
     const std::vector<search::ParallelConfig> configs = search::node_configs(library(), g, n, search::divisor_degrees(devices));
     for (const search::ParallelConfig& c : configs)
       if (c.tasks() <= devices && !c.outputs.empty() && c.outputs[0].V > 1 && (!best || c.outputs[0].V > best->outputs[0].V)) best = &c;
-    if (best) out[static_cast<std::size_t>(n.id)] = {*best, 0};
+    if (best) out[n.id.index()] = {*best, 0};
   }
   return out;
 }

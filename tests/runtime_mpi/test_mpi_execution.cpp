@@ -109,7 +109,7 @@ TEST(MpiExecution, LayoutChangeTimesLeaveOutTheTransport) {
   int layout_changes_with_calls = 0;
   for (const pcg::Node& n : plan.nodes()) {
     if (n.is_graph_input() || search::is_compute_node(library(), n)) continue;
-    const OperatorTime& t = e.operator_times()[static_cast<std::size_t>(n.id)];
+    const OperatorTime& t = e.operator_times()[n.id.index()];
     layout_seconds += t.forward_seconds + t.backward_seconds;
     std::int64_t held = 0;
     for (std::int64_t task = 0; task < n.tasks(); ++task)

@@ -117,7 +117,7 @@ TEST(DataParallel, SplitsEveryMatmulAlongTheBatchOnAllDevices) {
   for (const pcg::Node& n : graph.nodes()) {
     if (n.op != "matmul") continue;
     ++matmuls;
-    const Placement& p = placements[static_cast<std::size_t>(n.id)];
+    const Placement& p = placements[n.id.index()];
     EXPECT_EQ(p.config.inputs[0].D[0], 4) << n.describe();
     EXPECT_EQ(p.config.inputs[1].R, 4) << n.describe() << ": the weight is replicated";
     EXPECT_EQ(p.config.outputs[0].D[0], 4) << n.describe();
@@ -135,7 +135,7 @@ TEST(DataParallel, TakesTheLargestDegreeTheBatchAllows) {
   for (const pcg::Node& n : graph.nodes()) {
     if (n.op != "matmul") continue;
     ++matmuls;
-    EXPECT_EQ(placements[static_cast<std::size_t>(n.id)].config.tasks(), 3) << n.describe();
+    EXPECT_EQ(placements[n.id.index()].config.tasks(), 3) << n.describe();
   }
   EXPECT_EQ(matmuls, 4);
   expect_sound_plan(graph, placements, CostModel(library(), machine(4)));
@@ -268,7 +268,7 @@ TEST(ExpertStrategy, SplitsBertAttentionAndFeedForwardByColumns) {
   const auto placements = expert_strategy(library(), graph, machine(4));
   int projections = 0, first_dense = 0;
   for (const pcg::Node& n : graph.nodes()) {
-    const Placement& p = placements[static_cast<std::size_t>(n.id)];
+    const Placement& p = placements[n.id.index()];
     if (n.op == "head_proj") {
       ++projections;
       EXPECT_EQ(p.config.inputs[1].D[0], 2) << n.describe();
@@ -291,7 +291,7 @@ TEST(ExpertStrategy, PlacesEachEmbeddingTableWholeOnItsOwnDevice) {
   std::set<int> devices;
   int tables = 0, dense = 0;
   for (const pcg::Node& n : graph.nodes()) {
-    const Placement& p = placements[static_cast<std::size_t>(n.id)];
+    const Placement& p = placements[n.id.index()];
     if (n.op == "embedding_bag") {
       ++tables;
       EXPECT_EQ(p.config.tasks(), 1) << n.describe();

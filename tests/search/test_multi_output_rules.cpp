@@ -192,9 +192,9 @@ TEST(MultiOutputRules, EveryDimensionASizeSymbolNamesIsCheckedAtTheMatch) {
   EXPECT_EQ(h->same_as[0], (pcg::DimRef{"c", 0}));
   // Bindings that disagree on `h` give no values.
   pcg::Graph g;
-  const int w = g.add_input("w", shape({2, 6, 3}));
-  const int c = g.add_input("c", shape({3, 3}));
-  EXPECT_FALSE(pcg::symbol_values(rule, g, std::vector<int>(rule.lhs.size(), -1), {{"w", {w, 0}}, {"c", {c, 0}}}));
+  const pcg::NodeId w = g.add_input("w", shape({2, 6, 3}));
+  const pcg::NodeId c = g.add_input("c", shape({3, 3}));
+  EXPECT_FALSE(pcg::symbol_values(rule, g, std::vector<pcg::NodeId>(rule.lhs.size(), -1), {{"w", {w, 0}}, {"c", {c, 0}}}));
 }
 
 TEST(MultiOutputRules, ALeftHandOutputThatIsABareVariableIsRefused) {

@@ -79,7 +79,7 @@ inline GraphValue evaluate_graph(const spec::Library& library, const pcg::Graph&
                                  const std::map<std::string, spec::Tensor<double>>& inputs, std::size_t output = 0) {
   std::vector<std::vector<spec::Tensor<double>>> values(graph.size());
   for (const pcg::Node& n : graph.nodes()) {
-    auto& out = values[static_cast<std::size_t>(n.id)];
+    auto& out = values[n.id.index()];
     if (n.is_graph_input()) {
       out.push_back(inputs.at(n.name));
       continue;
@@ -87,7 +87,7 @@ inline GraphValue evaluate_graph(const spec::Library& library, const pcg::Graph&
     std::vector<const spec::Tensor<double>*> args;
     std::vector<std::vector<std::int64_t>> dims;
     for (const auto& p : n.inputs) {
-      args.push_back(&values[static_cast<std::size_t>(p.node)][static_cast<std::size_t>(p.port)]);
+      args.push_back(&values[p.node.index()][static_cast<std::size_t>(p.port)]);
       dims.push_back(args.back()->dims);
     }
     if (library.find_op(n.op))
@@ -96,7 +96,7 @@ inline GraphValue evaluate_graph(const spec::Library& library, const pcg::Graph&
       out.push_back(*args.at(0));
   }
   const pcg::PortRef o = graph.outputs().at(output);
-  return {graph.shape_of(o), values[static_cast<std::size_t>(o.node)][static_cast<std::size_t>(o.port)]};
+  return {graph.shape_of(o), values[o.node.index()][static_cast<std::size_t>(o.port)]};
 }
 
 // Empty when both sides of the rule agree in shape and value on random inputs; else why not.

@@ -35,7 +35,7 @@ class GraphTerms {
   std::vector<std::vector<spec::TermPtr>> build(const pcg::Graph& graph, const std::string& side, std::vector<KnownDims>& known) {
     std::vector<std::vector<spec::TermPtr>> terms(graph.size());
     for (const pcg::Node& node : graph.nodes()) {
-      std::vector<spec::TermPtr>& out = terms[static_cast<std::size_t>(node.id)];
+      std::vector<spec::TermPtr>& out = terms[node.id.index()];
       if (node.is_graph_input()) {
         auto [it, fresh] = variables_.try_emplace(node.name);
         if (fresh) {
@@ -51,18 +51,17 @@ class GraphTerms {
         out.push_back(it->second);
       } else {
         const auto* params = library_.attr_params(node.op);
-        if (!params) throw LoomError(side + ".nodes[" + std::to_string(node.id) + "]: unknown form '" + node.op + "'");
+        if (!params) throw LoomError(side + ".nodes[" + pcg::to_string(node.id) + "]: unknown form '" + node.op + "'");
         auto apply = std::make_shared<spec::Term>();
         apply->kind = spec::TermKind::Apply;
         apply->name = node.op;
         for (const auto& p : *params) {
           auto value = node.attrs.find(p.name);
           if (value == node.attrs.end())
-            throw LoomError(side + ".nodes[" + std::to_string(node.id) + "]: " + node.op + " lacks attribute '" + p.name + "'");
+            throw LoomError(side + ".nodes[" + pcg::to_string(node.id) + "]: " + node.op + " lacks attribute '" + p.name + "'");
           apply->attrs.push_back({"", number_expr(value->second), {}});
         }
-        for (const pcg::PortRef& in : node.inputs)
-          apply->args.push_back(terms[static_cast<std::size_t>(in.node)][static_cast<std::size_t>(in.port)]);
+        for (const pcg::PortRef& in : node.inputs) apply->args.push_back(terms[in.node.index()][static_cast<std::size_t>(in.port)]);
         const std::size_t outputs = library_.output_count(node.op);
         if (outputs == 1) {
           out.push_back(apply);
@@ -169,8 +168,7 @@ Obligation obligation_from_rule(const pcg::Rule& rule, const spec::Library& libr
     auto rhs = builder.build(rule.rhs, prefix + "rhs", ob.known_dims);
     for (std::size_t i = 0; i < rule.lhs.outputs().size() && i < rule.rhs.outputs().size(); ++i) {
       const auto l = rule.lhs.outputs()[i], r = rule.rhs.outputs()[i];
-      ob.goals.push_back({lhs[static_cast<std::size_t>(l.node)][static_cast<std::size_t>(l.port)],
-                          rhs[static_cast<std::size_t>(r.node)][static_cast<std::size_t>(r.port)]});
+      ob.goals.push_back({lhs[l.node.index()][static_cast<std::size_t>(l.port)], rhs[r.node.index()][static_cast<std::size_t>(r.port)]});
     }
   } catch (const LoomError& e) {
     throw LoomError((file.empty() ? "" : file + ": ") + std::string(e.what()));

@@ -8,9 +8,9 @@ pcg::Graph copy_graph(const pcg::Graph& graph, const std::function<bool(const pc
                       const std::function<void(pcg::Node&)>& change) {
   pcg::Graph out;
   std::vector<int> renumbered(graph.size(), -1);
-  auto moved = [&](pcg::PortRef p) { return pcg::PortRef{renumbered.at(static_cast<std::size_t>(p.node)), p.port}; };
+  auto moved = [&](pcg::PortRef p) { return pcg::PortRef{renumbered.at(p.node.index()), p.port}; };
   for (const pcg::Node& original : graph.nodes()) {
-    const auto id = static_cast<std::size_t>(original.id);
+    const auto id = original.id.index();
     if (original.is_graph_input()) {
       if (!drop(original)) renumbered[id] = out.add_input(original.name, original.output_shapes.at(0), original.op == pcg::kWeightOp);
       continue;
@@ -28,9 +28,9 @@ pcg::Graph copy_graph(const pcg::Graph& graph, const std::function<bool(const pc
 pcg::Graph without_unread_constants(const pcg::Graph& graph, NamedValues& constants) {
   std::vector<bool> read(graph.size(), false);
   for (const pcg::Node& n : graph.nodes())
-    for (pcg::PortRef in : n.inputs) read[static_cast<std::size_t>(in.node)] = true;
-  for (pcg::PortRef out : graph.outputs()) read[static_cast<std::size_t>(out.node)] = true;
-  auto unread_constant = [&](const pcg::Node& n) { return !read[static_cast<std::size_t>(n.id)] && constants.erase(n.name) > 0; };
+    for (pcg::PortRef in : n.inputs) read[in.node.index()] = true;
+  for (pcg::PortRef out : graph.outputs()) read[out.node.index()] = true;
+  auto unread_constant = [&](const pcg::Node& n) { return !read[n.id.index()] && constants.erase(n.name) > 0; };
   return copy_graph(graph, unread_constant, [](pcg::Node&) {});
 }
 

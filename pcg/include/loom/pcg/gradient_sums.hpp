@@ -36,7 +36,7 @@ struct GradientShare {
 // output that is the input itself is read whole on device 0.
 struct InputReads {
   std::map<Region, std::set<int>> boxes;
-  int first_reader = -1;  // the first node in graph order that reads it (-1: only the graph's outputs)
+  NodeId first_reader = -1;  // the first node in graph order that reads it (-1: only the graph's outputs)
 
   // The boxes overlap without being equal.
   bool overlapping() const;
@@ -47,9 +47,9 @@ struct InputReads {
 };
 
 // Per graph input node for which `summed` holds, its reads (only those read somewhere).
-std::map<int, InputReads> input_reads(const Graph& graph, const LayoutChangeSources& fused,
-                                      const std::function<bool(const Node&)>& is_layout_change,
-                                      const std::function<MachineView(const Node&)>& view_of,
-                                      const std::function<bool(const Node&)>& summed);
+std::map<NodeId, InputReads> input_reads(const Graph& graph, const LayoutChangeSources& fused,
+                                         const std::function<bool(const Node&)>& is_layout_change,
+                                         const std::function<MachineView(const Node&)>& view_of,
+                                         const std::function<bool(const Node&)>& summed);
 
 }  // namespace loom::pcg

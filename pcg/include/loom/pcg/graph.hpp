@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "loom/pcg/machine_view.hpp"
+#include "loom/pcg/node_id.hpp"
 #include "loom/pcg/op_catalog.hpp"
 #include "loom/pcg/parallel_shape.hpp"
 
@@ -18,7 +19,7 @@ inline constexpr std::string_view kWeightOp = "weight";
 
 // One output of one node.
 struct PortRef {
-  int node = 0;
+  NodeId node;
   int port = 0;
 
   auto operator<=>(const PortRef&) const = default;
@@ -26,14 +27,14 @@ struct PortRef {
 
 // Input slot `input` of node `node` reads some port.
 struct Use {
-  int node = 0;
+  NodeId node;
   int input = 0;
 
   auto operator<=>(const Use&) const = default;
 };
 
 struct Node {
-  int id = 0;
+  NodeId id;
   std::string op;
   AttrMap attrs;
   std::vector<PortRef> inputs;
@@ -56,32 +57,32 @@ struct Node {
 class Graph {
  public:
   // Adds a graph input (or weight) called `name` whose single output has `shape`.
-  int add_input(std::string name, ParallelShape shape, bool is_weight = false);
+  NodeId add_input(std::string name, ParallelShape shape, bool is_weight = false);
   // Adds an operator node; its output shapes come from `catalog`. Throws LoomError naming the
   // node and op when the op is unknown, the inputs do not fit, or the catalog rejects them.
-  int add_node(const OpCatalog& catalog, std::string op, AttrMap attrs, std::vector<PortRef> inputs, std::string name = "");
+  NodeId add_node(const OpCatalog& catalog, std::string op, AttrMap attrs, std::vector<PortRef> inputs, std::string name = "");
   // Adds an operator node whose output shapes are already known, e.g. a node copied from a
   // checked graph onto inputs of the same shapes. Checks the ports and names, not the shapes.
-  int add_node_with_shapes(std::string op, AttrMap attrs, std::vector<PortRef> inputs, std::vector<ParallelShape> output_shapes,
-                           std::string name = "");
+  NodeId add_node_with_shapes(std::string op, AttrMap attrs, std::vector<PortRef> inputs, std::vector<ParallelShape> output_shapes,
+                              std::string name = "");
   void mark_output(PortRef port);
   // Throws LoomError unless the view has one device per task of the node.
-  void set_view(int node, MachineView view);
+  void set_view(NodeId node, MachineView view);
 
   const std::vector<Node>& nodes() const { return nodes_; }
   std::size_t size() const { return nodes_.size(); }
-  const Node& node(int id) const;
+  const Node& node(NodeId id) const;
   const std::vector<PortRef>& outputs() const { return outputs_; }
   const ParallelShape& shape_of(PortRef port) const;
-  std::optional<int> find(std::string_view name) const;
+  std::optional<NodeId> find(std::string_view name) const;
   // The number of operator nodes: every node but the graph inputs and weights.
   std::size_t operator_count() const;
 
-  std::vector<int> topological_order() const;
+  std::vector<NodeId> topological_order() const;
   // Ids of the nodes that read any output of `node`, ascending, each once.
-  std::vector<int> consumers(int node) const;
+  std::vector<NodeId> consumers(NodeId node) const;
   // Whether `reader` alone reads `node`'s outputs and none of them is a graph output.
-  bool read_only_by(int node, int reader) const;
+  bool read_only_by(NodeId node, NodeId reader) const;
   // Every input slot that reads `port`, in node order.
   std::vector<Use> uses(PortRef port) const;
 
@@ -93,7 +94,7 @@ class Graph {
   bool operator==(const Graph&) const = default;
 
  private:
-  const Node& checked_node(int id, const std::string& context) const;
+  const Node& checked_node(NodeId id, const std::string& context) const;
   void check_port(PortRef port, const std::string& context) const;
   void check_name_free(const std::string& name, const std::string& context) const;
 

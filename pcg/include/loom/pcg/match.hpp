@@ -32,9 +32,9 @@ class GraphIndex {
   // The constant `port` holds, when it is a rank-0 constant input the lookup knows.
   std::optional<double> constant(PortRef port) const;
   // Operator nodes running `op`, ascending.
-  const std::vector<int>& nodes_running(const std::string& op) const;
+  const std::vector<NodeId>& nodes_running(const std::string& op) const;
   // Nodes reading any output of `node`, ascending, each once.
-  const std::vector<int>& consumers(int node) const { return consumers_[static_cast<std::size_t>(node)]; }
+  const std::vector<NodeId>& consumers(NodeId node) const { return consumers_[node.index()]; }
   // Input slots reading `port`, plus one for each time it is a graph output.
   int use_count(PortRef port) const;
   bool is_graph_output(PortRef port) const;
@@ -42,8 +42,8 @@ class GraphIndex {
  private:
   const Graph* graph_;
   ConstantLookup constants_;
-  std::map<std::string, std::vector<int>> by_op_;
-  std::vector<std::vector<int>> consumers_;
+  std::map<std::string, std::vector<NodeId>> by_op_;
+  std::vector<std::vector<NodeId>> consumers_;
   std::map<PortRef, int> uses_;
   std::vector<PortRef> outputs_;
 };
@@ -51,12 +51,12 @@ class GraphIndex {
 // One occurrence of a rule's LHS: the graph node each LHS operator node stands for (-1 for the
 // LHS's graph inputs) and the graph port each rule variable is bound to.
 struct Match {
-  std::vector<int> nodes;
+  std::vector<NodeId> nodes;
   std::map<std::string, PortRef> bindings;
   SymbolValues symbols;  // the values of the rule's open symbols here
 
   // The matched graph nodes, ascending.
-  std::vector<int> matched_nodes() const;
+  std::vector<NodeId> matched_nodes() const;
   bool operator==(const Match&) const = default;
 };
 
@@ -67,7 +67,7 @@ struct Match {
 // match that would lose a consumer is not a match). Shapes are not compared here: whether the
 // RHS fits the bound inputs is settled when the match is applied. With `seeds`, only matches that
 // contain at least one of those graph nodes (after a rewrite: the nodes it touched).
-std::vector<Match> find_matches(const GraphIndex& index, const Rule& rule, const std::vector<int>* seeds = nullptr);
+std::vector<Match> find_matches(const GraphIndex& index, const Rule& rule, const std::vector<NodeId>* seeds = nullptr);
 
 // Rules grouped by the operator of their LHS's last node, so a graph is only matched against
 // rules whose anchor operator it runs.

@@ -83,7 +83,7 @@ struct RuleSymbol {
 // An attribute of a node of one side written as a symbol of `Rule::symbols`.
 struct OpenAttribute {
   bool in_rhs = false;
-  int node = 0;
+  NodeId node;
   std::string attribute;
   std::string symbol;
   bool operator==(const OpenAttribute&) const = default;

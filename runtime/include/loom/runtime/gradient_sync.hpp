@@ -22,7 +22,7 @@ template <class T>
 class GradientSync {
  public:
   // `reads`: which devices read which boxes of each differentiable graph input, by node id.
-  GradientSync(const pcg::Graph& graph, Transport& transport, const std::map<int, pcg::InputReads>& reads);
+  GradientSync(const pcg::Graph& graph, Transport& transport, const std::map<pcg::NodeId, pcg::InputReads>& reads);
 
   // Starts the sums of the gradients complete once the backward pass is past `node` (their first
   // reader in graph order; -1: those that only graph outputs read, complete before the pass).

@@ -18,7 +18,7 @@
 namespace loom::runtime {
 
 struct OperatorProfile {
-  int node = 0;
+  pcg::NodeId node;
   std::string op;  // a weight's update: the key's, e.g. sgd_update
   search::ProfileKey key;
   double measured_seconds = 0;  // forward, one task (a weight: one update): the mean over the runs measured

@@ -8,6 +8,10 @@
 
 namespace loom::search {
 
+// The machine file's "format" and "version".
+inline constexpr const char* kMachineFormat = "loom-machine";
+inline constexpr int kMachineFormatVersion = 1;
+
 // The bytes of one tensor element as the simulator counts them: a float.
 inline constexpr double kBytesPerElement = 4;
 

@@ -54,7 +54,7 @@ struct Pin {
 };
 
 struct Pins {
-  std::map<int, Pin> inputs;           // by graph input node id
+  std::map<pcg::NodeId, Pin> inputs;   // by graph input node id
   std::map<std::size_t, Pin> outputs;  // by position in the graph's output list
 };
 

@@ -14,13 +14,17 @@
 
 namespace loom::search {
 
+// The plan file's "format" and "version" (see plan_to_json).
+inline constexpr const char* kPlanFormat = "loom-plan";
+inline constexpr int kPlanFormatVersion = 1;
+
 struct AppliedSubstitution {
   std::string rule;      // rule id in its library
   std::string category;  // algebraic, parallel or hybrid
   std::string status;    // the rule's verification status
   // Where it applied: for each LHS node, the node of the graph before this step it stood for (-1
   // for the LHS's inputs), as pcg::Match::nodes. Empty when not recorded.
-  std::vector<int> match;
+  std::vector<pcg::NodeId> match;
   // The hash of the rule's content when it was applied (verifier::rule_hash). Empty when not recorded.
   std::string rule_hash;
   bool reversed = false;  // applied right to left (pcg::reverse_of)

@@ -14,6 +14,10 @@
 
 namespace loom::search {
 
+// The profile database's "format" and its current "version" (older versions are read too).
+inline constexpr const char* kProfileFormat = "loom-profile";
+inline constexpr int kProfileFormatVersion = 3;
+
 struct ProfileKey {
   std::string op;
   pcg::AttrMap attrs;

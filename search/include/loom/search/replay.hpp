@@ -16,7 +16,8 @@ namespace loom::search {
 
 // Applies `rule` at the match of `graph` whose LHS nodes are `match_nodes` (pcg::Match::nodes).
 // Throws LoomError when the rule does not match there or the match is declined.
-pcg::Rewrite apply_at(const pcg::Graph& graph, const pcg::Rule& rule, const std::vector<int>& match_nodes, const pcg::OpCatalog& catalog);
+pcg::Rewrite apply_at(const pcg::Graph& graph, const pcg::Rule& rule, const std::vector<pcg::NodeId>& match_nodes,
+                      const pcg::OpCatalog& catalog);
 
 // The rules of `library` that `steps` name, each once, in the order first named.
 std::vector<pcg::Rule> rules_used(const std::vector<pcg::Rule>& library, const std::vector<AppliedSubstitution>& steps);
@@ -24,8 +25,8 @@ std::vector<pcg::Rule> rules_used(const std::vector<pcg::Rule>& library, const s
 struct ReplayStep {
   AppliedSubstitution substitution;
   pcg::Graph before, after;
-  std::vector<int> matched;   // nodes of `before` the LHS matched, ascending
-  std::vector<int> inserted;  // nodes of `after` the RHS added
+  std::vector<pcg::NodeId> matched;   // nodes of `before` the LHS matched, ascending
+  std::vector<pcg::NodeId> inserted;  // nodes of `after` the RHS added
 };
 
 // Every step of the plan's substitutions from its source graph, with the plan's own rules. Throws

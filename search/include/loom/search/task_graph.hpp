@@ -31,7 +31,7 @@ enum class TaskKind { Compute, Communication };
 
 struct SimTask {
   TaskKind kind = TaskKind::Compute;
-  int node = 0;            // the PCG node the task belongs to
+  pcg::NodeId node;        // the PCG node the task belongs to
   std::int64_t index = 0;  // which task of the node (for communication: the receiving task)
   int device = 0;          // compute: the device; communication: the sender
   int peer = -1;           // communication: the receiver
