@@ -44,13 +44,20 @@ for variant in "" "--tf32"; do
   torch+=("${variant:-fp32}: $(grep '^training iteration' "$out/torch$variant.log")")
 done
 
+echo "== AlexNet and a BERT layer in PyTorch"
+for model in "alexnet --batch 64" "bert_layer"; do
+  # shellcheck disable=SC2086
+  python3 "$here/bench/cuda/torch_models.py" $model >"$out/torch_${model%% *}.log" 2>&1 || status=1
+  torch+=("$model: $(grep '^training step' "$out/torch_${model%% *}.log")")
+done
+
 echo "== loom train, CUDA backend against the CPU backend ($(nproc) cores)"
 export LOOM_SPECS="$here/specs"
 train=()
-# Unity's MLP on the CPU backend would take minutes per step: it runs on CUDA alone.
-for model in "mlp" "alexnet --batch 64" "mlp_fig1 --batch 256"; do
+# Unity's MLP and the BERT layer on the CPU backend would take minutes per step: they run on CUDA alone.
+for model in "mlp" "alexnet --batch 64" "bert_large -p layers=1" "mlp_fig1 --batch 256"; do
   backends="cuda cpu"
-  [ "$model" = mlp ] && backends=cuda
+  case "$model" in mlp | bert_large*) backends=cuda ;; esac
   for backend in $backends; do
     log="$out/train_${model%% *}_$backend.log"
     profile=()

@@ -67,7 +67,7 @@ ForwardReport<T> forward_pass(const spec::Library& library, const pcg::Graph& gr
   ShardedExecutor<T> executor(library, graph, kernels ? *kernels : builtin_kernels(), comm, {},
                               s.plan_devices > 0 ? static_cast<int>(s.plan_devices) : devices_used(graph), s.backend);
   ForwardReport<T> report;
-  for (int id : executor.interpreted_nodes()) report.interpreted_ops.push_back(graph.node(id).describe());
+  for (pcg::NodeId id : executor.interpreted_nodes()) report.interpreted_ops.push_back(graph.node(id).describe());
   const auto start = std::chrono::steady_clock::now();
   executor.forward(feeds);
   for (std::size_t i = 0; i < graph.outputs().size(); ++i) report.outputs.push_back(executor.output(i));

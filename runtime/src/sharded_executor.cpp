@@ -104,13 +104,13 @@ OpCall<T> ShardedExecutor<T>::call_for(const pcg::Node& n, std::int64_t task) co
 }
 
 template <class T>
-int ShardedExecutor<T>::rank_of(int node, std::int64_t task) const {
+int ShardedExecutor<T>::rank_of(pcg::NodeId node, std::int64_t task) const {
   if (transport_.size() == 1) return 0;
-  return runs_[static_cast<std::size_t>(node)].view.devices[static_cast<std::size_t>(task)];
+  return runs_[node.index()].view.devices[static_cast<std::size_t>(task)];
 }
 
 template <class T>
-bool ShardedExecutor<T>::local(int node, std::int64_t task) const {
+bool ShardedExecutor<T>::local(pcg::NodeId node, std::int64_t task) const {
   return graph_.node(node).is_graph_input() || rank_of(node, task) == transport_.rank();
 }
 
@@ -124,12 +124,12 @@ const Tensor<T>& ShardedExecutor<T>::held(pcg::PortRef port, std::int64_t task) 
 }
 
 template <class T>
-const Tensor<T>& ShardedExecutor<T>::input_piece(int node, std::size_t input, std::int64_t task) const {
+const Tensor<T>& ShardedExecutor<T>::input_piece(pcg::NodeId node, std::size_t input, std::int64_t task) const {
   const pcg::PortRef in = graph_.node(node).inputs[input];
   const Tensor<T>& mine = held(in, task);
   if (graph_.node(in.node).is_graph_input() || runs_[in.node.index()].replicates_input) return mine;
   if (!mine.data.empty() || local(in.node, task)) return mine;
-  return received_[static_cast<std::size_t>(node)][input][static_cast<std::size_t>(task)];
+  return received_[node.index()][input][static_cast<std::size_t>(task)];
 }
 
 template <class T>
@@ -411,16 +411,16 @@ std::optional<int> ShardedExecutor<T>::first_non_finite() {
 }
 
 template <class T>
-std::vector<int> ShardedExecutor<T>::collective_nodes(Collective kind) const {
-  std::vector<int> ids;
+std::vector<pcg::NodeId> ShardedExecutor<T>::collective_nodes(Collective kind) const {
+  std::vector<pcg::NodeId> ids;
   for (const pcg::Node& n : graph_.nodes())
     if (const CollectiveGroups* c = runs_[n.id.index()].collective.get(); c && c->kind == kind) ids.push_back(n.id);
   return ids;
 }
 
 template <class T>
-std::vector<int> ShardedExecutor<T>::interpreted_nodes() const {
-  std::vector<int> ids;
+std::vector<pcg::NodeId> ShardedExecutor<T>::interpreted_nodes() const {
+  std::vector<pcg::NodeId> ids;
   for (const pcg::Node& n : graph_.nodes())
     if (!n.is_graph_input() && !runs_[n.id.index()].parallel && !runs_[n.id.index()].native) ids.push_back(n.id);
   return ids;

@@ -68,7 +68,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   report.first_step = state.step;
   report.losses = state.losses;
   report.samples_per_step = graph.shape_of(out).dims.empty() ? 1 : graph.shape_of(out).dims.front();
-  for (int id : executor.interpreted_nodes()) report.interpreted_ops.push_back(graph.node(id).describe());
+  for (pcg::NodeId id : executor.interpreted_nodes()) report.interpreted_ops.push_back(graph.node(id).describe());
 
   NamedTensors<T> feeds = std::move(state.weights);
   for (auto& [name, value] : fixed_inputs) feeds.insert_or_assign(name, std::move(value));

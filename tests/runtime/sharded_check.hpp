@@ -87,8 +87,8 @@ inline pcg::Graph small_transformer() {
 }
 
 // The ids of the plan's nodes running `op`.
-inline std::vector<int> nodes_running(const pcg::Graph& plan, const std::string& op) {
-  std::vector<int> ids;
+inline std::vector<pcg::NodeId> nodes_running(const pcg::Graph& plan, const std::string& op) {
+  std::vector<pcg::NodeId> ids;
   for (const pcg::Node& n : plan.nodes())
     if (n.op == op) ids.push_back(n.id);
   return ids;

@@ -91,7 +91,7 @@ TEST(ShardedExecutor, FusesAChainOfParallelOperatorsThatIsOneCollective) {
     const pcg::Graph plan = chain_plan(2, kind);
     SilentProcesses processes(2);
     ShardedExecutor<double> e(library(), plan, builtin_kernels(), processes, {"w"}, 2);
-    EXPECT_EQ(e.collective_nodes(kind), std::vector<int>{nodes_running(plan, "replicate").back()});
+    EXPECT_EQ(e.collective_nodes(kind), std::vector<pcg::NodeId>{nodes_running(plan, "replicate").back()});
     // One process runs every device: nothing to fuse, every piece is its own.
     ShardedExecutor<double> single(library(), plan, builtin_kernels(), local, {"w"}, 2);
     EXPECT_TRUE(single.collective_nodes(kind).empty());
@@ -106,7 +106,7 @@ TEST(LayoutFusion, TheSimulatorChargesTheChainsTheRuntimeFuses) {
   const search::CostModel model(library(), machine);
   for (Collective kind : {Collective::allreduce, Collective::all_gather}) {
     const pcg::Graph plan = chain_plan(2, kind);
-    const int last = nodes_running(plan, "replicate").back();
+    const pcg::NodeId last = nodes_running(plan, "replicate").back();
     const int before = plan.node(last).inputs[0].node;  // the reduce or combine the replicate reads
     const pcg::PortRef first_input = plan.node(before).inputs[0];
     const pcg::LayoutChangeSources fused = pcg::fuse_layout_changes(plan, is_layout_change, view_of);

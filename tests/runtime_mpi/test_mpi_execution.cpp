@@ -65,7 +65,7 @@ TEST(MpiExecution, ChainsOfParallelOperatorsRunAsOneCollective) {
   for (Collective kind : {Collective::allreduce, Collective::all_gather}) {
     const pcg::Graph plan = chain_plan(world().size(), kind);
     ShardedExecutor<double> e(library(), plan, builtin_kernels(), world(), {"w"}, world().size());
-    EXPECT_EQ(e.collective_nodes(kind), std::vector<int>{nodes_running(plan, "replicate").back()});
+    EXPECT_EQ(e.collective_nodes(kind), std::vector<pcg::NodeId>{nodes_running(plan, "replicate").back()});
     expect_same_as_logical(product_relu_model(), plan, world().size(), world());
   }
 }

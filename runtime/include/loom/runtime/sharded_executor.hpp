@@ -95,10 +95,10 @@ class ShardedExecutor {
   // after forward(); every process calls it and gets the same answer.
   std::optional<int> first_non_finite();
   // Operators running through the interpreter, for reports.
-  std::vector<int> interpreted_nodes() const;
+  std::vector<pcg::NodeId> interpreted_nodes() const;
   // Parallel operators whose layout change, forward and backward, runs as `kind` within groups
   // of processes rather than as messages (none in a single process, which keeps every piece).
-  std::vector<int> collective_nodes(Collective kind) const;
+  std::vector<pcg::NodeId> collective_nodes(Collective kind) const;
   // Per node, the time this process spent in its tasks (zero for parallel operators).
   const std::vector<OperatorTime>& operator_times() const { return times_; }
   // Counts the operator times from zero again, e.g. after warm-up steps.
@@ -132,14 +132,14 @@ class ShardedExecutor {
   std::shared_ptr<const pcg::CollectiveGroups> collective_groups_of(const pcg::Node& n, pcg::PortRef in,
                                                                     const std::vector<pcg::PieceMove>& moves) const;
   OpCall<T> call_for(const pcg::Node& n, std::int64_t task) const;
-  bool local(int node, std::int64_t task) const;
-  int rank_of(int node, std::int64_t task) const;
+  bool local(pcg::NodeId node, std::int64_t task) const;
+  int rank_of(pcg::NodeId node, std::int64_t task) const;
   // The port whose pieces hold graph output i: the output's, or its source's where the layout
   // change making it is not run.
   pcg::PortRef held_output(std::size_t i) const;
   // Piece `task` of a port as this process holds it (graph inputs and their replicas: the feed).
   const Tensor<T>& held(pcg::PortRef port, std::int64_t task) const;
-  const Tensor<T>& input_piece(int node, std::size_t input, std::int64_t task) const;
+  const Tensor<T>& input_piece(pcg::NodeId node, std::size_t input, std::int64_t task) const;
   void run_operator(const pcg::Node& n);
   void move_pieces(const pcg::Node& n);
   void operator_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads);
