@@ -55,7 +55,7 @@ echo "== loom train, CUDA backend against the CPU backend ($(nproc) cores)"
 export LOOM_SPECS="$here/specs"
 train=()
 # Unity's MLP and the BERT layer on the CPU backend would take minutes per step: they run on CUDA alone.
-for model in "mlp" "alexnet --batch 64" "bert_large -p layers=1" "mlp_fig1 --batch 256"; do
+for model in "mlp" "alexnet --batch 64" "bert_large -p layers=1 --loss mse" "mlp_fig1 --batch 256"; do
   backends="cuda cpu"
   case "$model" in mlp | bert_large*) backends=cuda ;; esac
   for backend in $backends; do

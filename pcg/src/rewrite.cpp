@@ -123,7 +123,7 @@ RewriteOutcome apply_match(const Graph& graph, const Rule& rule, const Match& ma
   }
 
   Rewrite result;
-  result.old_to_new.assign(graph.size(), -1);
+  result.old_to_new.assign(graph.size(), kNoNode);
   std::map<NodeId, NodeId> rhs_to_new;
   auto new_port = [&](const Source& s) {
     return PortRef{s.from_rhs ? rhs_to_new.at(s.port.node) : result.old_to_new[s.port.node.index()], s.port.port};

@@ -39,7 +39,7 @@ GradientSync<T>::GradientSync(const pcg::Graph& graph, Transport& transport, con
 }
 
 template <class T>
-void GradientSync<T>::start_sums_complete_after(int node, NamedTensors<T>& grads) {
+void GradientSync<T>::start_sums_complete_after(pcg::NodeId node, NamedTensors<T>& grads) {
   if (auto it = complete_after_.find(node); it != complete_after_.end()) start_sums(it->second, grads);
 }
 

@@ -45,7 +45,7 @@ const spec::InputParam* declared_input(const spec::Library& library, const pcg::
 
 }  // namespace
 
-InputRole input_role(const spec::Library& library, const pcg::Graph& graph, int node) {
+InputRole input_role(const spec::Library& library, const pcg::Graph& graph, pcg::NodeId node) {
   const auto uses = compute_readers(library, graph, {node, 0});
   const pcg::Node& self = graph.node(node);
   if (uses.empty()) return self.op == pcg::kWeightOp ? InputRole::Matrix : InputRole::Data;
@@ -57,14 +57,14 @@ InputRole input_role(const spec::Library& library, const pcg::Graph& graph, int 
   return InputRole::Matrix;
 }
 
-double initial_constant(const spec::Library& library, const pcg::Graph& graph, int node) {
+double initial_constant(const spec::Library& library, const pcg::Graph& graph, pcg::NodeId node) {
   const auto uses = compute_readers(library, graph, {node, 0});
   const spec::InputParam* declared = uses.empty() ? nullptr : declared_input(library, graph, uses.front());
   const spec::Note* init = declared ? declared->note("init") : nullptr;
   return init ? std::stod(init->arg) : 0.0;
 }
 
-std::int64_t lookup_rows(const spec::Library& library, const pcg::Graph& graph, int node) {
+std::int64_t lookup_rows(const spec::Library& library, const pcg::Graph& graph, pcg::NodeId node) {
   std::int64_t rows = 0;
   for (const pcg::Use& use : compute_readers(library, graph, {node, 0})) {
     const spec::InputParam* declared = declared_input(library, graph, use);
@@ -77,7 +77,7 @@ std::int64_t lookup_rows(const spec::Library& library, const pcg::Graph& graph, 
   return std::max<std::int64_t>(rows, 1);
 }
 
-std::int64_t fan_in(const spec::Library& library, const pcg::Graph& graph, int node) {
+std::int64_t fan_in(const spec::Library& library, const pcg::Graph& graph, pcg::NodeId node) {
   const std::vector<std::int64_t>& dims = graph.node(node).output_shapes.front().dims;
   const auto uses = compute_readers(library, graph, {node, 0});
   if (!uses.empty())

@@ -26,7 +26,7 @@ std::optional<std::vector<std::int64_t>> common_update_box(const std::map<int, s
 
 // The profile of weight `n`'s updates `t`, where the box it is keyed by is known.
 std::optional<OperatorProfile> update_profile(const pcg::Node& n, const OperatorTime& t, const search::CostModel& roofline,
-                                              const std::map<int, std::map<int, std::vector<pcg::Region>>>& update_boxes,
+                                              const std::map<pcg::NodeId, std::map<int, std::vector<pcg::Region>>>& update_boxes,
                                               const std::string& optimizer, int processes) {
   const std::vector<std::int64_t>& whole = n.output_shapes.at(0).dims;
   std::optional<std::vector<std::int64_t>> box = whole;

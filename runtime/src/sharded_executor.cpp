@@ -396,7 +396,7 @@ std::size_t ShardedExecutor<T>::local_operators() const {
 }
 
 template <class T>
-std::optional<int> ShardedExecutor<T>::first_non_finite() {
+std::optional<pcg::NodeId> ShardedExecutor<T>::first_non_finite() {
   std::vector<T> bad(graph_.size(), T(0));
   for (const pcg::Node& n : graph_.nodes()) {
     if (n.is_graph_input()) continue;
@@ -406,7 +406,7 @@ std::optional<int> ShardedExecutor<T>::first_non_finite() {
   }
   transport_.sum(bad);
   for (std::size_t id = 0; id < bad.size(); ++id)
-    if (bad[id] > T(0)) return static_cast<int>(id);
+    if (bad[id] > T(0)) return pcg::NodeId(static_cast<int>(id));
   return std::nullopt;
 }
 

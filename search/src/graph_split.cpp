@@ -116,12 +116,11 @@ pcg::Graph apply_segment_sequences(const pcg::Graph& original, const std::vector
                                    const std::vector<std::vector<AppliedSubstitution>>& sequences, const std::vector<pcg::Rule>& rules,
                                    const pcg::OpCatalog& catalog, std::vector<AppliedSubstitution>& steps) {
   pcg::Graph whole = original;
-  std::vector<int> current(original.size());  // original node -> its id in `whole`
-  for (std::size_t i = 0; i < current.size(); ++i) current[i] = static_cast<int>(i);
+  std::vector<pcg::NodeId> current = original.topological_order();  // original node -> its id in `whole`
   for (std::size_t k = 0; k < segments.size() && k < sequences.size(); ++k) {
     pcg::Graph local = segments[k].graph;
-    std::vector<int> to_whole;  // node of `local` -> node of `whole`
-    for (int o : segments[k].origin) to_whole.push_back(current[static_cast<std::size_t>(o)]);
+    std::vector<pcg::NodeId> to_whole;  // node of `local` -> node of `whole`
+    for (pcg::NodeId o : segments[k].origin) to_whole.push_back(current[o.index()]);
     for (const AppliedSubstitution& s : sequences[k]) {
       const std::optional<pcg::Rule> rule = rule_applied(rules, s);
       if (!rule) throw LoomError("segment " + std::to_string(k + 1) + ": rule " + s.rule + " is not in the library searched");
@@ -130,17 +129,15 @@ pcg::Graph apply_segment_sequences(const pcg::Graph& original, const std::vector
         if (n >= 0) n = to_whole[n.index()];
       pcg::Rewrite in_local = apply_at(local, *rule, s.match, catalog);
       pcg::Rewrite in_whole = apply_at(whole, *rule, renumbered.match, catalog);
-      std::vector<int> next(in_local.graph.size(), -1);
+      std::vector<pcg::NodeId> next(in_local.graph.size(), pcg::kNoNode);
       for (std::size_t n = 0; n < to_whole.size(); ++n) {
-        const int moved = in_local.old_to_new[n];
+        const pcg::NodeId moved = in_local.old_to_new[n];
         // A local node whose counterpart an earlier rewrite removed from `whole` has none still.
-        if (moved >= 0 && to_whole[n] >= 0)
-          next[static_cast<std::size_t>(moved)] = in_whole.old_to_new[static_cast<std::size_t>(to_whole[n])];
+        if (moved.valid() && to_whole[n].valid()) next[moved.index()] = in_whole.old_to_new[to_whole[n].index()];
       }
-      for (std::size_t n = 0; n < in_local.inserted.size(); ++n)
-        next[static_cast<std::size_t>(in_local.inserted[n])] = in_whole.inserted[n];
-      for (int& c : current)
-        if (c >= 0) c = in_whole.old_to_new[static_cast<std::size_t>(c)];
+      for (std::size_t n = 0; n < in_local.inserted.size(); ++n) next[in_local.inserted[n].index()] = in_whole.inserted[n];
+      for (pcg::NodeId& c : current)
+        if (c.valid()) c = in_whole.old_to_new[c.index()];
       to_whole = std::move(next);
       local = std::move(in_local.graph);
       whole = std::move(in_whole.graph);

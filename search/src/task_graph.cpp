@@ -17,9 +17,9 @@ std::vector<pcg::PortRef> layout_change_sources(const pcg::Graph& graph, const C
   return PlanLayout(graph, model).sources();
 }
 
-std::map<int, std::map<int, std::vector<pcg::Region>>> weight_update_boxes(const pcg::Graph& graph, const CostModel& model) {
+std::map<pcg::NodeId, std::map<int, std::vector<pcg::Region>>> weight_update_boxes(const pcg::Graph& graph, const CostModel& model) {
   const PlanLayout plan(graph, model);
-  std::map<int, std::map<int, std::vector<pcg::Region>>> out;
+  std::map<pcg::NodeId, std::map<int, std::vector<pcg::Region>>> out;
   for (const auto& [weight, reads] : plan.weight_reads())
     for (const pcg::GradientShare& share : plan.shares_of(weight, reads))
       for (int d : share.devices) out[weight][d].push_back(share.box);

@@ -49,7 +49,7 @@ struct SumGroup {
 struct SumGroupKey {
   pcg::NodeId complete_at;
   std::vector<int> devices;
-  pcg::NodeId in_place;  // the weight summed in place, or -1
+  pcg::NodeId in_place;  // the weight summed in place, or kNoNode
   bool operator<(const SumGroupKey& o) const {
     return std::tie(complete_at, devices, in_place) < std::tie(o.complete_at, o.devices, o.in_place);
   }
@@ -90,8 +90,7 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
     const std::vector<std::int64_t>& whole = plan.graph().node(weight).output_shapes[0].dims;
     for (const auto& [devices, box] : plan.shares_of(weight, reads)) {
       if (devices.size() > 1) {
-        SumGroup& g =
-            groups[{complete_at, devices, pcg::gradient_summed_in_place(box, pcg::whole_region(whole)) ? weight : pcg::NodeId(-1)}];
+        SumGroup& g = groups[{complete_at, devices, pcg::gradient_summed_in_place(box, pcg::whole_region(whole)) ? weight : pcg::kNoNode}];
         if (g.deps.empty()) g.node = weight;
         g.bytes += static_cast<double>(box.elements()) * kBytesPerElement;
         const std::vector<int> deps = after(devices);

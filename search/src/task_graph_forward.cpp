@@ -70,14 +70,14 @@ class ForwardPass {
     auto& held = holders_[n.id.index()];
     held.resize(n.output_shapes.size());
     if (n.is_graph_input()) {
-      held_locally(held[0], view, n.op == pcg::kWeightOp ? n.id : pcg::NodeId(-1));
+      held_locally(held[0], view, n.op == pcg::kWeightOp ? n.id : pcg::kNoNode);
       return;
     }
     if (plan_.is_layout_change(n)) {
       if (plan_.fused_away(n) || plan_.is_unread_output(n)) return;
       if (plan_.loads_its_pieces(n)) {
         const pcg::Node& source = graph_.node(plan_.source_of(n).node);
-        held_locally(held[0], view, source.op == pcg::kWeightOp ? source.id : pcg::NodeId(-1));
+        held_locally(held[0], view, source.op == pcg::kWeightOp ? source.id : pcg::kNoNode);
         copy_input_pieces(n, view, held[0]);
       } else {
         move_data(n, view);

@@ -54,7 +54,7 @@ std::set<int> PlanLayout::devices_in_use() const {
   return devices;
 }
 
-std::vector<pcg::GradientShare> PlanLayout::shares_of(int weight, const pcg::InputReads& reads) const {
+std::vector<pcg::GradientShare> PlanLayout::shares_of(pcg::NodeId weight, const pcg::InputReads& reads) const {
   return reads.sums(pcg::whole_region(graph_.node(weight).output_shapes[0].dims), machine_.devices());
 }
 

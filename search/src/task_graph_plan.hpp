@@ -39,7 +39,7 @@ class PlanLayout {
   // Which devices read which boxes of each weight, by weight node.
   const std::map<pcg::NodeId, pcg::InputReads>& weight_reads() const { return reads_; }
   // The sums of a weight's gradient among the devices reading it.
-  std::vector<pcg::GradientShare> shares_of(int weight, const pcg::InputReads& reads) const;
+  std::vector<pcg::GradientShare> shares_of(pcg::NodeId weight, const pcg::InputReads& reads) const;
 
   std::vector<pcg::PortRef> sources() const { return sources_; }
 
@@ -65,7 +65,7 @@ inline void hold_devices(const Machine& machine, SimTask& t, std::vector<int> de
 }
 
 // The forward tasks that read each weight: by weight node, then device.
-using WeightReaders = std::map<int, std::map<int, std::vector<int>>>;
+using WeightReaders = std::map<pcg::NodeId, std::map<int, std::vector<int>>>;
 
 // Appends the forward pass's tasks (and the loss, with RunWork::Included) to `out`; returns
 // which of them read each weight.

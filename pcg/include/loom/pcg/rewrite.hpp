@@ -14,7 +14,7 @@ namespace loom::pcg {
 
 struct Rewrite {
   Graph graph;
-  std::vector<NodeId> old_to_new;  // for each node of the old graph, its id in the new one, or -1 if removed
+  std::vector<NodeId> old_to_new;  // for each node of the old graph, its id in the new one, or kNoNode if removed
   std::vector<NodeId> inserted;    // ids of the RHS nodes in the new graph
   // Nodes whose matches may have changed, new ids: the inserted nodes, the producers of the bound
   // inputs and the consumers of the replaced outputs. Seeds for incremental re-matching.

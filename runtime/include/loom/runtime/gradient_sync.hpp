@@ -26,7 +26,7 @@ class GradientSync {
 
   // Starts the sums of the gradients complete once the backward pass is past `node` (their first
   // reader in graph order; -1: those that only graph outputs read, complete before the pass).
-  void start_sums_complete_after(int node, NamedTensors<T>& grads);
+  void start_sums_complete_after(pcg::NodeId node, NamedTensors<T>& grads);
   bool sums_in_flight() const { return in_flight_; }
   // Waits for the started sums and writes them into the gradients.
   void finish_sums();
@@ -61,7 +61,7 @@ class GradientSync {
   const pcg::Graph& graph_;
   Transport& transport_;
   std::map<std::string, Shares> shares_;  // per differentiable graph input
-  std::map<int, std::vector<std::string>> complete_after_;
+  std::map<pcg::NodeId, std::vector<std::string>> complete_after_;
   std::deque<StartedSum> started_;  // packed sums; a deque: started buffers never move
   bool in_flight_ = false;          // started, packed or in place, and not yet finished
   ElementRanges exact_;

@@ -29,14 +29,14 @@ NamedTensors<double> initial_weights(const spec::Library& library, const pcg::Gr
 // it puts on that input (behind the parallelization operators of a plan, so a weight has the same
 // role in every plan): `@index` ids, `@statistic` or `@init` constants, else data or a matrix.
 enum class InputRole { Data, LookupIds, Constant, Statistic, Matrix };
-InputRole input_role(const spec::Library& library, const pcg::Graph& graph, int node);
+InputRole input_role(const spec::Library& library, const pcg::Graph& graph, pcg::NodeId node);
 // The value an `@init` input starts at (0 without the note).
-double initial_constant(const spec::Library& library, const pcg::Graph& graph, int node);
+double initial_constant(const spec::Library& library, const pcg::Graph& graph, pcg::NodeId node);
 // Rows of the table that lookup ids index (for InputRole::LookupIds): the first dimension of the
 // input their `@index(table)` note names.
-std::int64_t lookup_rows(const spec::Library& library, const pcg::Graph& graph, int node);
+std::int64_t lookup_rows(const spec::Library& library, const pcg::Graph& graph, pcg::NodeId node);
 // A weight's fan-in: the extent of the dimensions its reader's comprehension sums over, else its
 // next-to-last dimension (its first, when it has one).
-std::int64_t fan_in(const spec::Library& library, const pcg::Graph& graph, int node);
+std::int64_t fan_in(const spec::Library& library, const pcg::Graph& graph, pcg::NodeId node);
 
 }  // namespace loom::runtime

@@ -93,7 +93,7 @@ class ShardedExecutor {
   std::size_t local_operators() const;
   // The first operator (in graph order) whose output holds a NaN or an infinity on any process,
   // after forward(); every process calls it and gets the same answer.
-  std::optional<int> first_non_finite();
+  std::optional<pcg::NodeId> first_non_finite();
   // Operators running through the interpreter, for reports.
   std::vector<pcg::NodeId> interpreted_nodes() const;
   // Parallel operators whose layout change, forward and backward, runs as `kind` within groups

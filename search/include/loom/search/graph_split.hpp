@@ -19,7 +19,7 @@ struct Segment {
   pcg::Graph graph;                           // its own graph inputs stand for the values it reads
   std::map<std::string, pcg::PortRef> reads;  // graph input of `graph` by name -> the original port
   std::vector<pcg::PortRef> provides;         // per output of `graph`, in order: the original port
-  std::vector<int> origin;                    // per node of `graph`: the original node (for an input, the one it reads)
+  std::vector<pcg::NodeId> origin;            // per node of `graph`: the original node (for an input, the one it reads)
 };
 
 // Cuts `graph` at the nodes no edge jumps over, into segments of at least `min_nodes` operators

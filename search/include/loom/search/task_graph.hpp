@@ -72,7 +72,7 @@ std::vector<pcg::PortRef> layout_change_sources(const pcg::Graph& graph, const C
 
 // Per weight node, per device: the boxes of the weight the device updates after each iteration, as
 // the task graph charges them (the cost model's weight_update of each).
-std::map<int, std::map<int, std::vector<pcg::Region>>> weight_update_boxes(const pcg::Graph& graph, const CostModel& model);
+std::map<pcg::NodeId, std::map<int, std::vector<pcg::Region>>> weight_update_boxes(const pcg::Graph& graph, const CostModel& model);
 
 // The bytes of every communication task, forward and backward.
 double communication_bytes(const TaskGraph& graph);
