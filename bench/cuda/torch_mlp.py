@@ -11,6 +11,8 @@ import sys
 
 import torch
 
+from torch_timing import milliseconds_per_step, sgd_step
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -37,22 +39,8 @@ def main() -> int:
     x = torch.rand(args.batch, args.width, device=device) * 2 - 1
     target = torch.rand(args.batch, args.width, device=device) * 2 - 1
 
-    def iteration() -> None:
-        optimizer.zero_grad(set_to_none=True)
-        loss = torch.nn.functional.mse_loss(model(x), target)
-        loss.backward()
-        optimizer.step()
-
-    for _ in range(args.warmup):
-        iteration()
-    start = torch.cuda.Event(enable_timing=True)
-    stop = torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(args.iters):
-        iteration()
-    stop.record()
-    torch.cuda.synchronize()
-    ms = start.elapsed_time(stop) / args.iters
+    iteration = sgd_step(optimizer, lambda: torch.nn.functional.mse_loss(model(x), target))
+    ms = milliseconds_per_step(iteration, args.warmup, args.iters)
 
     # Forward, weight gradients and input gradients (none for the first layer's input).
     flops = 2.0 * args.batch * args.width * args.width * (3 * args.layers - 1)

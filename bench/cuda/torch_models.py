@@ -18,6 +18,8 @@ import argparse
 import torch
 from torch import nn
 
+from torch_timing import milliseconds_per_step, sgd_step
+
 
 def alexnet(classes: int) -> nn.Module:
     def conv(cin, cout, k, stride, pad):
@@ -90,21 +92,7 @@ def main() -> int:
 
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
 
-    def step() -> None:
-        optimizer.zero_grad(set_to_none=True)
-        loss_of().backward()
-        optimizer.step()
-
-    for _ in range(args.warmup):
-        step()
-    start = torch.cuda.Event(enable_timing=True)
-    stop = torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(args.iters):
-        step()
-    stop.record()
-    torch.cuda.synchronize()
-    ms = start.elapsed_time(stop) / args.iters
+    ms = milliseconds_per_step(sgd_step(optimizer, loss_of), args.warmup, args.iters)
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
     print(f"training step ({args.model}, batch {batch}, float32, SGD): {ms:.2f} ms")
     return 0
