@@ -220,6 +220,15 @@ INSTANTIATE_TEST_SUITE_P(
                 "models.loom:6:", "'b' hides a name"}),
     [](const auto& info) { return info.param.label; });
 
+// Models are named in a namespace of their own: a model may take the name of an operator, as
+// a model of one layer often does.
+TEST(SpecModel, AModelMayBeNamedAfterAnOperator) {
+  const spec::Library lib = library_with("model relu<b = 2> {\n  input x: [b, 3];\n  output y = relu(x);\n}\n");
+  ASSERT_NE(lib.find_model("relu"), nullptr);
+  ASSERT_NE(lib.find_op("relu"), nullptr);
+  EXPECT_EQ(spec::build_model_graph(lib, *lib.find_model("relu"), {}).operator_count(), 1u);
+}
+
 TEST(SpecModel, SizesItDoesNotDeclareAreRefusedWithTheOnesItHas) {
   EXPECT_TRUE(contains(error_of([] {
                          spec_model("mlp_fig1", {{"depth", 3}});
