@@ -55,13 +55,12 @@ class CostModel {
   bool is_compute(const pcg::Node& node) const { return !node.is_graph_input() && library_.find_op(node.op) != nullptr; }
 
   const Machine& machine() const { return machine_; }
-  // The same model (library, profiles, optimizer) on another machine, which must outlive it.
+  // The same model (library, profiles, optimizer) on another machine.
   CostModel on(const Machine& machine) const { return CostModel(library_, machine, profiles_, optimizer_); }
-  CostModel on(Machine&&) const = delete;
 
  private:
   const spec::Library& library_;
-  const Machine& machine_;
+  Machine machine_;  // by value: a model may be made from a machine built on the spot
   const ProfileDatabase* profiles_;
   std::string optimizer_;
   double update_bytes_per_element_ = 0;
