@@ -105,16 +105,16 @@ class LibraryLoader {
       if (!inserted) out.push_back({loc, std::string(what) + " '" + name + "' is already declared at " + it->second.to_string()});
       return inserted;
     };
+    // Each declaration whose name is free is indexed by name and listed in load order.
+    const auto enter = [&](auto& declarations, std::map<std::string, SourceLocation>& space, const char* what, auto& index, auto& list) {
+      for (auto& d : declarations)
+        if (claim(space, d.name, d.loc, what)) {
+          index[d.name] = &d;
+          list.push_back(&d);
+        }
+    };
     std::map<std::string, SourceLocation> equations;
     for (auto& m : lib.modules_) {
-      // Each declaration whose name is free is indexed by name and listed in load order.
-      const auto enter = [&](auto& declarations, std::map<std::string, SourceLocation>& space, const char* what, auto& index, auto& list) {
-        for (auto& d : declarations)
-          if (claim(space, d.name, d.loc, what)) {
-            index[d.name] = &d;
-            list.push_back(&d);
-          }
-      };
       enter(m.ops, names, "op", lib.op_index_, lib.ops_);
       enter(m.parallels, names, "parallel form", lib.parallel_index_, lib.parallels_);
       enter(m.fused, names, "fused form", lib.fused_index_, lib.fused_);
