@@ -126,7 +126,7 @@ pcg::Graph apply_segment_sequences(const pcg::Graph& original, const std::vector
       if (!rule) throw LoomError("segment " + std::to_string(k + 1) + ": rule " + s.rule + " is not in the library searched");
       AppliedSubstitution renumbered = s;
       for (pcg::NodeId& n : renumbered.match)
-        if (n >= 0) n = to_whole[n.index()];
+        if (n.valid()) n = to_whole[n.index()];
       pcg::Rewrite in_local = apply_at(local, *rule, s.match, catalog);
       pcg::Rewrite in_whole = apply_at(whole, *rule, renumbered.match, catalog);
       std::vector<pcg::NodeId> next(in_local.graph.size(), pcg::kNoNode);
