@@ -141,6 +141,48 @@ void collect_attribute_expression_names(const Term& t, std::vector<std::string>&
   for (const auto& arg : t.args) collect_attribute_expression_names(*arg, names);
 }
 
+// Names used in any attribute expression.
+void collect_attribute_names(const Term& t, std::vector<std::string>& names) {
+  for (const auto& a : t.attrs) collect_names(*a.value, names);
+  for (const auto& arg : t.args) collect_attribute_names(*arg, names);
+}
+
+// The shapes the binders give the variables of `typed`'s left-hand side, and the symbols its closed
+// attributes hold at the values of `ints`.
+pcg::DeclaredShapes declared_shapes(const EquationDecl& rule, const pcg::Rule& typed, const IntScope& ints) {
+  pcg::DeclaredShapes out;
+  for (const Binder& b : rule.quantifier.binders) {
+    const auto input = typed.lhs.find(b.name);
+    if (b.is_int || !b.shape || !input || !typed.lhs.node(*input).is_graph_input()) continue;
+    pcg::DeclaredShape shape;
+    for (const auto& d : b.shape->dims) {
+      if (d.is_pack()) {
+        shape.rank_pack = true;
+        continue;
+      }
+      auto& list = shape.rank_pack ? shape.back : shape.front;
+      std::vector<std::string> names;
+      collect_names(*d.expr, names);
+      if (d.expr->kind == ExprKind::Name)
+        list.push_back(pcg::DeclaredDim::named(d.expr->name));
+      else if (names.empty())
+        list.push_back(pcg::DeclaredDim::number(eval_int(*d.expr, ints)));
+      else
+        list.push_back(pcg::DeclaredDim::unchecked());
+    }
+    out.variables.emplace(b.name, std::move(shape));
+  }
+  std::vector<std::string> names;
+  collect_attribute_names(*rule.lhs, names);
+  collect_attribute_names(*rule.rhs, names);
+  for (const auto& name : names) {
+    const bool open = std::any_of(typed.symbols.begin(), typed.symbols.end(), [&](const pcg::RuleSymbol& s) { return s.name == name; });
+    auto value = ints.values.find(name);
+    if (!open && value != ints.values.end()) out.fixed[name] = value->second;
+  }
+  return out;
+}
+
 // The symbols of a rule that may stay open: integer binders (with the values their domain or
 // bound allows) and size symbols written as bare dimensions of variables (every such dimension is
 // checked against the match). A symbol stays closed, keeping the value the rule was typed at,
@@ -376,6 +418,7 @@ class RuleTyper {
         return std::nullopt;
       }
       settle_open_attributes(out, open, openable_);
+      out.declared = declared_shapes(rule_, out, ints);
       out.category = pcg::classify_rule(out.lhs, out.rhs, [&](const std::string& op) { return library_.find_op(op) == nullptr; });
       out.provenance = {{"source", rule_.loc.to_string()}};
       return out;

@@ -179,11 +179,10 @@ class Matcher {
         if (index_.use_count(PortRef{g, static_cast<int>(p)}) != inner) return;  // read from outside
       }
     }
-    if (!rule_.symbols.empty()) {
-      auto values = symbol_values(rule_, graph_, m.nodes, m.bindings);
-      if (!values) return;  // the open attributes disagree, or the proof does not cover them
-      m.symbols = std::move(*values);
-    }
+    auto values = match_symbol_values(rule_, graph_, m.nodes, m.bindings);
+    if (!values) return;  // outside the shapes or the attribute values the proof covers
+    for (const RuleSymbol& s : rule_.symbols)
+      if (auto it = values->find(s.name); it != values->end()) m.symbols.insert(*it);
     std::vector<std::pair<std::string, PortRef>> key_bindings(m.bindings.begin(), m.bindings.end());
     if (!seen_.emplace(m.nodes, std::move(key_bindings)).second) return;
     found_.push_back(std::move(m));

@@ -223,8 +223,8 @@ OpenAttribute open_attribute_from_json(const json& j, const std::string& path) {
 Rule read_rule(const json& j, const OpCatalog& catalog, const std::string& path) {
   require_object(j, path);
   reject_unknown_keys(j, path,
-                      {"id", "category", "variables", "lhs", "rhs", "constraints", "symbols", "open_attributes", "literals", "text",
-                       "provenance", "verification"});
+                      {"id", "category", "variables", "lhs", "rhs", "constraints", "symbols", "open_attributes", "declared", "literals",
+                       "text", "provenance", "verification"});
   Rule rule;
   rule.id = read_string(require(j, "id", path), member(path, "id"));
   const std::string category = read_string(require(j, "category", path), member(path, "category"));
@@ -256,6 +256,10 @@ Rule read_rule(const json& j, const OpCatalog& catalog, const std::string& path)
     for (std::size_t i = 0; i < list.size(); ++i) rule.open_attributes.push_back(open_attribute_from_json(list[i], indexed(at, i)));
   }
   at_path(member(path, "open_attributes"), [&] { check_open_attributes(rule); });
+  if (j.contains("declared")) {
+    rule.declared = declared_shapes_from_json(j.at("declared"), member(path, "declared"));
+    at_path(member(path, "declared"), [&] { check_declared_shapes(rule); });
+  }
   if (j.contains("literals")) {
     const std::string at = member(path, "literals");
     require_object(j.at("literals"), at);
@@ -300,6 +304,7 @@ json rule_to_json(const Rule& rule) {
       open.push_back({{"side", a.in_rhs ? "rhs" : "lhs"}, {"node", a.node}, {"attribute", a.attribute}, {"symbol", a.symbol}});
     j["open_attributes"] = std::move(open);
   }
+  if (!rule.declared.empty()) j["declared"] = declared_shapes_to_json(rule.declared);
   if (!rule.literals.empty()) j["literals"] = rule.literals;
   if (rule.verification) j["verification"] = verification_to_json(*rule.verification);
   return j;

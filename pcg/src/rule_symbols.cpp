@@ -65,6 +65,18 @@ std::optional<SymbolValues> symbol_values(const Rule& rule, const Graph& graph, 
   return values;
 }
 
+std::optional<SymbolValues> match_symbol_values(const Rule& rule, const Graph& graph, const std::vector<NodeId>& matched,
+                                                const std::map<std::string, PortRef>& bindings) {
+  auto sizes = declared_sizes(rule.declared, graph, bindings);
+  if (!sizes) return std::nullopt;
+  if (rule.symbols.empty()) return sizes;
+  auto values = symbol_values(rule, graph, matched, bindings);
+  if (!values) return std::nullopt;
+  for (const auto& [name, size] : *sizes)
+    if (!assign(*values, name, size)) return std::nullopt;
+  return values;
+}
+
 AttrMap rhs_attributes(const Rule& rule, NodeId node, const SymbolValues& values) {
   AttrMap attrs = rule.rhs.node(node).attrs;
   for (const OpenAttribute& a : rule.open_attributes) {
@@ -73,6 +85,23 @@ AttrMap rhs_attributes(const Rule& rule, NodeId node, const SymbolValues& values
     if (it != values.end()) attrs[a.attribute] = it->second;
   }
   return attrs;
+}
+
+void check_declared_shapes(const Rule& rule) {
+  std::map<std::string, PortRef> own;
+  for (const auto& [variable, shape] : rule.declared.variables) {
+    const auto input = rule.lhs.find(variable);
+    if (!input || !rule.lhs.node(*input).is_graph_input())
+      throw LoomError("\"" + variable + "\" is declared a shape but is not a variable of the left-hand side");
+    own.emplace(variable, PortRef{*input, 0});
+  }
+  if (!declared_sizes(rule.declared, rule.lhs, own)) {
+    std::string shapes;
+    for (const auto& [variable, shape] : rule.declared.variables)
+      shapes += (shapes.empty() ? "" : ", ") + variable + ": " + to_string(shape) + " (typed " +
+                rule.lhs.shape_of(own.at(variable)).to_string() + ")";
+    throw LoomError("the rule's graphs do not have the shapes it declares: " + shapes);
+  }
 }
 
 void check_open_attributes(const Rule& rule) {

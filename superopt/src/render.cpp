@@ -230,6 +230,11 @@ RenderedRule RuleRenderer::render(const GraphView& lhs, const GraphView& rhs, co
   out.rule.lhs = graph(lhs, variables);
   out.rule.rhs = graph(rhs, variables);
   out.rule.constraints = constraints;
+  for (std::size_t v : variables) {
+    pcg::DeclaredShape& shape = out.rule.declared.variables[inputs_[v].name];
+    for (std::int64_t d : inputs_[v].shape.dims) shape.front.push_back(pcg::DeclaredDim::named(names.at(d)));
+  }
+  for (std::int64_t a : attr_values) out.rule.declared.fixed[names.at(a)] = a;  // attributes keep their values
   out.rule.text = rule_text(id, out.body);
   out.rule.category = pcg::classify_rule(out.rule.lhs, out.rule.rhs, [&](const std::string& op) { return is_parallel_form(library_, op); });
   return out;

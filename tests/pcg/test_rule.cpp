@@ -40,6 +40,8 @@ TEST(Rule, LibraryRoundTripIsExact) {
   lib.rules.push_back(sample_rule(catalog));
   Rule verified = sample_rule(catalog);
   verified.id = "r2";
+  verified.declared.variables["x"].front = {DeclaredDim::named("m"), DeclaredDim::number(6)};
+  verified.declared.fixed["a"] = 3;
   verified.verification = Verification{
       VerificationStatus::Proved, {"a1", "a2"}, "", "", 0.25, "0123456789abcdef", {{"a1", "1111", 4}, {"a2", "2222", 4}}, "0.1.0"};
   lib.rules.push_back(verified);
@@ -55,6 +57,8 @@ TEST(Rule, LibraryRoundTripIsExact) {
   EXPECT_EQ(back.rules[0].constraints, lib.rules[0].constraints);
   EXPECT_EQ(back.rules[0].provenance, lib.rules[0].provenance);
   EXPECT_FALSE(back.rules[0].verification.has_value());
+  EXPECT_TRUE(back.rules[0].declared.empty());
+  EXPECT_EQ(back.rules[1].declared, verified.declared);
   ASSERT_TRUE(back.rules[1].verification.has_value());
   EXPECT_EQ(*back.rules[1].verification, *verified.verification);
 }
@@ -108,9 +112,65 @@ TEST(Rule, ErrorsNameTheJsonPath) {
   EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(other_shape, catalog); }),
                        "rules[0]: rule r1: the sides differ in shape: the left-hand side gives [2, 6], the right-hand side [4, 6]"));
 
+  json undeclared_variable = j;
+  undeclared_variable["rules"][0]["declared"] = {{"variables", {{"y", {"m", "n"}}}}};
+  EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(undeclared_variable, catalog); }),
+                       "rules[0].declared: \"y\" is declared a shape but is not a variable of the left-hand side"));
+
+  json not_its_own_shape = j;  // the graphs hold x at [4, 6]
+  not_its_own_shape["rules"][0]["declared"] = {{"variables", {{"x", {"n", "n"}}}}};
+  EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(not_its_own_shape, catalog); }),
+                       "rules[0].declared: the rule's graphs do not have the shapes it declares: x: [n, n] (typed [4, 6])"));
+
+  json two_packs = j;
+  two_packs["rules"][0]["declared"] = {{"variables", {{"x", {"*", "n", "*"}}}}};
+  EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(two_packs, catalog); }),
+                       "rules[0].declared.variables.x[2]: a shape has at most one rank pack"));
+
   json wrong_format = j;
   wrong_format["format"] = "loom-pcg";
   EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(wrong_format, catalog); }), "format: expected \"loom-rules\""));
+}
+
+// A match keeps to the shapes the rule's statement gives its variables: the proof covers those only.
+class DeclaredSizes : public ::testing::Test {
+ protected:
+  std::optional<std::map<std::string, std::int64_t>> sizes_at(const DeclaredShapes& declared, std::vector<std::int64_t> x_dims,
+                                                              std::vector<std::int64_t> k_dims) {
+    Graph g;
+    const int x = g.add_input("x", ParallelShape::unpartitioned(std::move(x_dims)));
+    const int k = g.add_input("k", ParallelShape::unpartitioned(std::move(k_dims)));
+    return declared_sizes(declared, g, {{"x", {x, 0}}, {"k", {k, 0}}});
+  }
+};
+
+TEST_F(DeclaredSizes, OneSymbolTakesOneSize) {
+  DeclaredShapes declared;
+  declared.variables["k"].front = {DeclaredDim::named("n"), DeclaredDim::named("n"), DeclaredDim::named("l"), DeclaredDim::named("l")};
+  declared.variables["x"].front = {DeclaredDim::named("b"), DeclaredDim::named("n")};
+  EXPECT_FALSE(sizes_at(declared, {8, 192}, {32, 192, 1, 1}));  // a kernel of other in and out channels
+  EXPECT_FALSE(sizes_at(declared, {8, 32}, {32, 32, 3, 1}));
+  EXPECT_FALSE(sizes_at(declared, {8, 16}, {32, 32, 1, 1}));  // n taken twice across variables
+  const auto sizes = sizes_at(declared, {8, 32}, {32, 32, 3, 3});
+  ASSERT_TRUE(sizes);
+  EXPECT_EQ(*sizes, (std::map<std::string, std::int64_t>{{"b", 8}, {"l", 3}, {"n", 32}}));
+}
+
+TEST_F(DeclaredSizes, NumbersRanksPacksAndFixedSymbols) {
+  DeclaredShapes declared;
+  declared.variables["x"].front = {DeclaredDim::number(1), DeclaredDim::named("n")};
+  declared.variables["k"].rank_pack = true;
+  declared.variables["k"].back = {DeclaredDim::named("n"), DeclaredDim::unchecked()};
+  EXPECT_TRUE(sizes_at(declared, {1, 5}, {5, 9}));
+  EXPECT_TRUE(sizes_at(declared, {1, 5}, {2, 3, 5, 9}));  // the pack takes any rank
+  EXPECT_FALSE(sizes_at(declared, {2, 5}, {5, 9}));       // the number
+  EXPECT_FALSE(sizes_at(declared, {1, 5}, {4, 9}));       // the symbol after the pack
+  EXPECT_FALSE(sizes_at(declared, {1, 5}, {5}));          // fewer dimensions than written
+  EXPECT_FALSE(sizes_at(declared, {1, 5, 1}, {5, 9}));    // another rank without a pack
+  declared.fixed["n"] = 7;                                // an attribute holds n at 7
+  EXPECT_FALSE(sizes_at(declared, {1, 5}, {5, 9}));
+  EXPECT_TRUE(sizes_at(declared, {1, 7}, {7, 9}));
+  EXPECT_EQ(to_string(declared.variables["k"]), "[*, n, ?]");
 }
 
 }  // namespace

@@ -163,14 +163,19 @@ TEST(BundledLibrary, TheGeneratedRulesAreProvedAndStillCurrent) {
   const ProofChecker checker(library);
   std::size_t current = 0;
   std::string first_problem;
+  std::size_t proved = 0;
   for (const pcg::Rule& rule : shipped.rules) {
+    // Each record stands as it was written: a proof still holds, a refutation or an unknown is
+    // what the verifier concluded about this very rule (searches leave those out).
     const auto standing = checker.standing(rule);
-    if (standing && standing->status == VerificationStatus::Proved)
+    if (standing && rule.verification && standing->status == rule.verification->status)
       ++current;
     else if (first_problem.empty())
       first_problem = rule.id + ": " + (standing ? standing->reason : "no record");
+    proved += standing && standing->status == VerificationStatus::Proved;
   }
   EXPECT_EQ(current, shipped.rules.size()) << "the first: " << first_problem << " (run scripts/bundle_rules.sh)";
+  EXPECT_GT(proved, shipped.rules.size() * 9 / 10);
 }
 
 TEST(SizeSymbols, ASplitPositionNamedByASizeSymbolIsProvedNotRefuted) {

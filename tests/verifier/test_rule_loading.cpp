@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "loom/interpreter/parser.hpp"
+#include "loom/interpreter/rule_graphs.hpp"
 #include "loom/verifier/prover.hpp"
 #include "loom/verifier/rule_loading.hpp"
 #include "loom/verifier/term_text.hpp"
@@ -94,6 +96,26 @@ TEST(RuleLoading, LoomRulesAreFilteredByFile) {
   const auto ob = obligations_from_library(lib, {testing::data_file("planted_false.loom")}).at(0);
   EXPECT_EQ(ob.text, "rule relu_of_sum: forall x: [m, n]. relu(reduce_sum(x)) => reduce_sum(relu(x))");
   EXPECT_NE(ob.where().find("planted_false.loom:5:"), std::string::npos) << ob.where();
+}
+
+// A rule library's rule is proved over the shapes it declares, which is what a match may give its
+// variables: proved at its example sizes alone, this rule would be applied where it is false.
+TEST(RuleLoading, ARuleIsProvedOverItsDeclaredShapesNotItsExampleSizes) {
+  const spec::Module module = spec::parse_module(
+      "rule first_four: forall x: [4, 6], y: [4, 6]. split<1, 4>(concat<1>(x, y)).0 => split<1, 4>(concat<1>(concat<1>(x, x), y)).0;",
+      "<test>");
+  pcg::Rule rule = spec::rule_from_declaration(lib(), module.rules.at(0));
+  const VerifyOptions options;
+  const auto status = [&](const pcg::Rule& r) {
+    return verify(lib(), testing::bundled_axioms(), {obligation_from_rule(r, lib())}, options).verdicts.at(0).verification;
+  };
+  EXPECT_EQ(status(rule).status, pcg::VerificationStatus::Proved) << status(rule).reason;  // six columns: the first four are x's
+  // As `loom generate` writes it: the rows a symbol the split's 4 holds fixed, the columns open.
+  for (const char* v : {"x", "y"}) rule.declared.variables[v].front = {pcg::DeclaredDim::named("m"), pcg::DeclaredDim::named("n")};
+  rule.declared.fixed = {{"m", 4}};
+  const pcg::Verification wider = status(rule);
+  EXPECT_EQ(wider.status, pcg::VerificationStatus::Refuted) << wider.reason;  // with three columns the fourth is y's or x's
+  EXPECT_NE(wider.counterexample.find("x = [4, "), std::string::npos) << wider.counterexample;
 }
 
 }  // namespace

@@ -19,7 +19,14 @@ TEST(RuleSelection, TheBundledLibrariesAreProvedWithDistinctIds) {
   ASSERT_EQ(files.size(), 2u);
   const RuleSelection s = select_rules(testing::bundled(), specs(), files, false);
   EXPECT_TRUE(s.unproved.empty()) << s.unproved.front();
-  EXPECT_TRUE(s.left_out.empty());
+  // The generated rules Z3 did not prove over their declared shapes are left out, by name.
+  std::size_t not_proved = 0;
+  for (const auto& file : files) {
+    const nlohmann::json library = nlohmann::json::parse(std::ifstream(file));
+    for (const auto& r : library.at("rules")) not_proved += r.at("verification").at("status") != "proved";
+  }
+  EXPECT_EQ(s.left_out.size(), not_proved);
+  for (const auto& why : s.left_out) EXPECT_NE(why.find("generated.verified.json: rule g"), std::string::npos) << why;
   std::set<std::string> ids;
   for (const pcg::Rule& r : s.rules) EXPECT_TRUE(ids.insert(r.id).second) << r.id;
   EXPECT_TRUE(ids.count("fuse_matmul_relu"));

@@ -142,13 +142,69 @@ Obligation obligation_from_declaration_text(const pcg::Rule& rule, const spec::L
     throw LoomError(where + ": the rule's declaration does not check: " + problems.front().message);
   pcg::Rule typed = spec::rule_from_declaration(library, declared);
   if (typed.lhs != rule.lhs || typed.rhs != rule.rhs || typed.symbols != rule.symbols || typed.open_attributes != rule.open_attributes ||
-      typed.literals != rule.literals)
-    throw LoomError(where + ": the rule is not what its declaration types to (its graphs, open attributes or numbers differ)");
+      typed.declared != rule.declared || typed.literals != rule.literals)
+    throw LoomError(where +
+                    ": the rule is not what its declaration types to (its graphs, open attributes, declared shapes or numbers differ)");
   Obligation ob = obligation_from_equation(declared);
   ob.name = rule.id;
   ob.loc.file = file;
   ob.json_path = json_path;
   return ob;
+}
+
+spec::ExprPtr name_expr(const std::string& name) {
+  auto e = std::make_shared<spec::Expr>();
+  e->kind = spec::ExprKind::Name;
+  e->name = name;
+  return e;
+}
+
+spec::ExprPtr both(spec::ExprPtr a, spec::ExprPtr b, spec::BinaryOp op) {
+  if (!a) return b;
+  auto e = std::make_shared<spec::Expr>();
+  e->kind = spec::ExprKind::Binary;
+  e->binary = op;
+  e->args = {std::move(a), std::move(b)};
+  return e;
+}
+
+// The rule's statement over the shapes it declares: each variable's dimensions its symbols and
+// numbers, the symbols its attributes hold fixed at their values, under the statement's
+// where-condition. So the proof covers every shape a match may give the variables
+// (pcg::declared_sizes), not only the sizes the graphs were typed at. None when a variable has no
+// declared shape, or one a binder cannot state (a rank pack, a dimension expression).
+std::optional<spec::Quantifier> declared_quantifier(const pcg::Rule& rule, const std::string& where) {
+  spec::Quantifier q;
+  for (const pcg::Node& node : rule.lhs.nodes()) {
+    if (!node.is_graph_input() || rule.literals.count(node.name)) continue;
+    auto declared = rule.declared.variables.find(node.name);
+    if (declared == rule.declared.variables.end() || declared->second.rank_pack) return std::nullopt;
+    spec::Binder b = tensor_binder(node.name, node.output_shapes.at(0));  // its degrees
+    b.shape->dims.clear();
+    for (const pcg::DeclaredDim& d : declared->second.front) {
+      if (!d.checked) return std::nullopt;
+      auto fixed = rule.declared.fixed.find(d.symbol);
+      if (d.symbol.empty() || fixed != rule.declared.fixed.end())
+        b.shape->dims.push_back({"", number_expr(d.symbol.empty() ? d.size : fixed->second)});
+      else
+        b.shape->dims.push_back({"", name_expr(d.symbol)});
+    }
+    q.binders.push_back(std::move(b));
+  }
+  // A fixed symbol stays a name the where-condition may use.
+  for (const auto& [symbol, value] : rule.declared.fixed) q.binders.insert(q.binders.begin(), int_binder(symbol, value));
+  if (!rule.constraints.empty()) {
+    spec::Module module;
+    try {
+      module = spec::parse_module(rule.text.ends_with(';') ? rule.text : rule.text + ";", where);
+    } catch (const LoomError& e) {
+      throw LoomError(where + ": the rule has side conditions, so its text must be its declaration: " + e.what());
+    }
+    if (module.rules.size() != 1 || !module.rules.front().quantifier.where)
+      throw LoomError(where + ": the rule has side conditions, so its text must be a declaration that states them");
+    q.where = both(q.where, module.rules.front().quantifier.where, spec::BinaryOp::And);
+  }
+  return q;
 }
 
 }  // namespace
@@ -173,9 +229,14 @@ Obligation obligation_from_rule(const pcg::Rule& rule, const spec::Library& libr
   } catch (const LoomError& e) {
     throw LoomError((file.empty() ? "" : file + ": ") + std::string(e.what()));
   }
-  for (const pcg::Node& node : rule.lhs.nodes()) {
-    if (!node.is_graph_input() || rule.literals.count(node.name)) continue;
-    ob.quantifier.binders.push_back(tensor_binder(node.name, node.output_shapes.at(0)));
+  if (auto declared = declared_quantifier(rule, (file.empty() ? "" : file + ": ") + (json_path.empty() ? "rule " + rule.id : json_path))) {
+    ob.quantifier = std::move(*declared);
+    ob.known_dims.clear();  // the graphs' sizes are one instance of the statement, not its sizes
+  } else {
+    for (const pcg::Node& node : rule.lhs.nodes()) {
+      if (!node.is_graph_input() || rule.literals.count(node.name)) continue;
+      ob.quantifier.binders.push_back(tensor_binder(node.name, node.output_shapes.at(0)));
+    }
   }
   ob.key = quantifier_to_string(ob.quantifier) + goals_text(ob.goals, "=>");
   if (rule.text.rfind("rule ", 0) == 0)

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 
 namespace loom::verifier {
 namespace {
@@ -22,7 +23,7 @@ class ShapeFacts {
     const spec::OpDecl* op = vocab_.library().find_op(term.name);
     if (!op) return;
     try {
-      state(*op, encoder_.encode(term, scope_), ranks(term));
+      state(*op, term, encoder_.encode(term, scope_));
     } catch (const LoomError&) {
       // A term the encoder refuses fails the proof elsewhere, with its own message.
     }
@@ -63,6 +64,52 @@ class ShapeFacts {
     return std::nullopt;
   }
 
+  // The length of each rank pack of `op` applied in `term`: from the inputs' known ranks and the
+  // signature's `require rank(p) == axis` at the term's constant attributes.
+  std::map<std::string, std::size_t> pack_lengths(const spec::OpDecl& op, const spec::Term& term) {
+    std::map<std::string, std::size_t> length;
+    spec::IntScope attrs;
+    for (std::size_t i = 0; i < term.attrs.size(); ++i) {
+      const std::string name = !term.attrs[i].name.empty() ? term.attrs[i].name : i < op.attrs.size() ? op.attrs[i].name : "";
+      try {
+        if (!name.empty()) attrs.values[name] = spec::eval_int(*term.attrs[i].value, {});
+      } catch (const LoomError&) {
+        // A symbolic attribute fixes no length.
+      }
+    }
+    for (const spec::OpStmt& st : op.stmts) {
+      const spec::Expr* e = st.expr.get();
+      if (st.kind != spec::OpStmtKind::Require || !e || e->kind != spec::ExprKind::Binary || e->binary != spec::BinaryOp::Eq) continue;
+      const spec::Expr& call = *e->args.at(0);
+      if (call.kind != spec::ExprKind::Call || call.name != "rank" || call.args.size() != 1 || call.args[0]->kind != spec::ExprKind::Name)
+        continue;
+      try {
+        const std::int64_t value = spec::eval_int(*e->args.at(1), attrs);
+        if (value >= 0) length.emplace(call.args[0]->name, static_cast<std::size_t>(value));
+      } catch (const LoomError&) {
+        // Not fixed by constant attributes.
+      }
+    }
+    // An input of known rank with one pack of unknown length fixes it.
+    for (std::size_t j = 0; j < op.inputs.size() && j < term.args.size(); ++j) {
+      if (!op.inputs[j].shape) continue;
+      const Ranks arg = ranks(*term.args[j]);
+      if (arg.empty() || !arg.front()) continue;
+      std::size_t known = 0;
+      std::vector<std::string> unknown;
+      for (const auto& d : op.inputs[j].shape->dims) {
+        if (!d.is_pack())
+          ++known;
+        else if (auto it = length.find(d.pack_name); it != length.end())
+          known += it->second;
+        else if (std::find(unknown.begin(), unknown.end(), d.pack_name) == unknown.end())
+          unknown.push_back(d.pack_name);
+      }
+      if (unknown.size() == 1 && *arg.front() >= known) length.emplace(unknown.front(), *arg.front() - known);
+    }
+    return length;
+  }
+
   Ranks application_ranks(const spec::Term& term) {
     const spec::OpDecl* op = vocab_.library().find_op(term.name);
     if (!op) {
@@ -70,18 +117,7 @@ class ShapeFacts {
       if (vocab_.library().find_parallel(term.name) && !term.args.empty()) return {ranks(*term.args[0]).front()};
       return {std::nullopt};
     }
-    std::map<std::string, std::size_t> pack_length;
-    for (std::size_t j = 0; j < op->inputs.size() && j < term.args.size(); ++j) {
-      if (!op->inputs[j].shape) continue;
-      const auto& dims = op->inputs[j].shape->dims;
-      const auto packs = std::count_if(dims.begin(), dims.end(), [](const spec::DimSpec& d) { return d.is_pack(); });
-      const Ranks arg = ranks(*term.args[j]);
-      if (packs != 1 || arg.empty() || !arg.front()) continue;
-      const std::size_t fixed = dims.size() - 1;
-      if (*arg.front() < fixed) continue;
-      for (const auto& d : dims)
-        if (d.is_pack()) pack_length.emplace(d.pack_name, *arg.front() - fixed);
-    }
+    const std::map<std::string, std::size_t> pack_length = pack_lengths(*op, term);
     Ranks out;
     for (const auto& output : op->outputs) {
       std::size_t rank = 0;
@@ -96,7 +132,34 @@ class ShapeFacts {
     return out;
   }
 
-  void state(const spec::OpDecl& op, const std::vector<z3::expr>& outputs, const Ranks& output_ranks) {
+  // Where each dimension of `dims` starts, counted from the front (or, `from_end`, from the back):
+  // known up to the first pack of unknown length.
+  static std::vector<std::optional<int>> positions(const std::vector<spec::DimSpec>& dims, const std::map<std::string, std::size_t>& length,
+                                                   bool from_end) {
+    std::vector<std::optional<int>> out(dims.size());
+    std::optional<int> at = 0;
+    for (std::size_t n = 0; n < dims.size(); ++n) {
+      const std::size_t i = from_end ? dims.size() - 1 - n : n;
+      if (!dims[i].is_pack()) {
+        out[i] = at;
+        if (at) ++*at;
+        continue;
+      }
+      auto it = length.find(dims[i].pack_name);
+      if (at && it != length.end()) {
+        out[i] = from_end ? std::optional<int>(*at + static_cast<int>(it->second) - 1) : at;
+        *at += static_cast<int>(it->second);
+      } else {
+        at.reset();
+      }
+    }
+    return out;
+  }
+
+  // The sizes the signature gives each output dimension it writes, and the dimensions of a rank
+  // pack an output shares with an input (`ewmul(x: [*s], y: [*s]) -> [*s]`), wherever the packs'
+  // lengths place them.
+  void state(const spec::OpDecl& op, const spec::Term& term, const std::vector<z3::expr>& outputs) {
     if (outputs.empty()) return;
     // Each output is the form applied to the attributes, then the inputs.
     const z3::expr& application = outputs.front();
@@ -113,27 +176,56 @@ class ShapeFacts {
       inputs.binders.push_back(std::move(b));
     }
     bind_dimension_symbols(vocab_, inputs, inner);
+    const std::map<std::string, std::size_t> length = pack_lengths(op, term);
+    const Ranks output_ranks = ranks(term);
+    auto sized = [&](const z3::expr& t, std::optional<int> front, std::optional<int> back, int rank, const z3::expr& size) {
+      if (!front && back && rank >= 0) front = rank - 1 - *back;
+      if (!back && front && rank >= 0) back = rank - 1 - *front;
+      if (front) facts_ = facts_ && vocab_.dim(t, *front) == size;
+      if (back) facts_ = facts_ && vocab_.rdim(t, *back) == size;
+    };
     for (std::size_t k = 0; k < op.outputs.size() && k < outputs.size(); ++k) {
       const auto& dims = op.outputs[k].shape.dims;
-      const auto first_pack = std::find_if(dims.begin(), dims.end(), [](const spec::DimSpec& d) { return d.is_pack(); });
-      const auto after_last_pack = std::find_if(dims.rbegin(), dims.rend(), [](const spec::DimSpec& d) { return d.is_pack(); }).base();
+      const int rank = k < output_ranks.size() && output_ranks[k] ? static_cast<int>(*output_ranks[k]) : -1;
+      const auto front = positions(dims, length, false), back = positions(dims, length, true);
       for (std::size_t i = 0; i < dims.size(); ++i) {
-        if (dims[i].is_pack()) continue;
-        const auto at = dims.begin() + static_cast<std::ptrdiff_t>(i);
-        const int rank = k < output_ranks.size() && output_ranks[k] ? static_cast<int>(*output_ranks[k]) : -1;
-        try {
-          const z3::expr size = encode_int(vocab_.context(), *dims[i].expr, inner);
-          const int from_end = static_cast<int>(dims.size() - 1 - i);
-          if (at < first_pack) {
-            facts_ = facts_ && vocab_.dim(outputs[k], static_cast<int>(i)) == size;
-            if (rank >= 0) facts_ = facts_ && vocab_.rdim(outputs[k], rank - 1 - static_cast<int>(i)) == size;
+        if (!dims[i].is_pack()) {
+          try {
+            const z3::expr size = encode_int(vocab_.context(), *dims[i].expr, inner);
+            sized(outputs[k], front[i], back[i], rank, size);
+          } catch (const LoomError&) {
+            // rank(...) and the like: nothing to state.
           }
-          if (at >= after_last_pack) {
-            facts_ = facts_ && vocab_.rdim(outputs[k], from_end) == size;
-            if (rank >= 0) facts_ = facts_ && vocab_.dim(outputs[k], rank - 1 - from_end) == size;
+          continue;
+        }
+        auto len = length.find(dims[i].pack_name);
+        if (len == length.end()) continue;
+        for (std::size_t j = 0; j < op.inputs.size() && j < term.args.size(); ++j) {
+          if (!op.inputs[j].shape) continue;
+          const auto& in_dims = op.inputs[j].shape->dims;
+          const auto in_front = positions(in_dims, length, false);
+          const auto in_back = positions(in_dims, length, true);
+          const Ranks arg_ranks = ranks(*term.args[j]);
+          const int in_rank = !arg_ranks.empty() && arg_ranks.front() ? static_cast<int>(*arg_ranks.front()) : -1;
+          const z3::expr input = application.arg(attrs + static_cast<unsigned>(j));
+          for (std::size_t d = 0; d < in_dims.size(); ++d) {
+            if (!in_dims[d].is_pack() || in_dims[d].pack_name != dims[i].pack_name) continue;
+            for (int e = 0; e < static_cast<int>(len->second); ++e) {
+              // Element e of the pack: its place from the front and from the back, on each side.
+              auto place = [e](std::optional<int> f, std::optional<int> b, int r) {
+                std::optional<int> pf = f ? std::optional<int>(*f + e) : std::nullopt;
+                std::optional<int> pb = b ? std::optional<int>(*b - e) : std::nullopt;
+                if (!pf && pb && r >= 0) pf = r - 1 - *pb;
+                if (!pb && pf && r >= 0) pb = r - 1 - *pf;
+                return std::pair{pf, pb};
+              };
+              const auto [out_f, out_b] = place(front[i], back[i], rank);
+              const auto [in_f, in_b] = place(in_front[d], in_back[d], in_rank);
+              if (out_f && in_f) facts_ = facts_ && vocab_.dim(outputs[k], *out_f) == vocab_.dim(input, *in_f);
+              if (out_b && in_b) facts_ = facts_ && vocab_.rdim(outputs[k], *out_b) == vocab_.rdim(input, *in_b);
+            }
+            break;
           }
-        } catch (const LoomError&) {
-          // rank(...) and the like: nothing to state.
         }
       }
     }

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "loom/pcg/declared_shape.hpp"
 #include "loom/pcg/graph.hpp"
 
 namespace loom::pcg {
@@ -98,9 +99,11 @@ struct Rule {
   Graph lhs, rhs;
   std::vector<std::string> constraints;  // integer side conditions, in spec syntax
   // Attributes that take their value where the rule applies (see RuleSymbol); the graphs hold the
-  // values the rule was typed at. Empty for generated rules, which hold for their sizes only.
+  // values the rule was typed at. Empty for generated rules, whose attributes keep their values.
   std::vector<RuleSymbol> symbols;
   std::vector<OpenAttribute> open_attributes;
+  // The variables' shapes as the statement writes them: a match keeps to them (declared_sizes).
+  DeclaredShapes declared;
   // Graph inputs that stand for a constant the rule is stated for (a number written in the rule):
   // input name -> value. A match binds such an input only to a rank-0 constant of that value.
   std::map<std::string, double> literals;
@@ -145,7 +148,7 @@ struct RuleLibrary {
 
 // File form: {"format": "loom-rules", "version": 1, "specs": [...], "summary": {...},
 //             "rules": [{"id", "category", "variables", "lhs": <loom-pcg>, "rhs": <loom-pcg>,
-//                        "constraints", "symbols"?, "open_attributes"?, "literals"?, "text", "provenance",
+//                        "constraints", "symbols"?, "open_attributes"?, "declared"?, "literals"?, "text", "provenance",
 //                        "verification"?}, ...]}
 inline constexpr const char* kRuleFormat = "loom-rules";
 inline constexpr int kRuleFormatVersion = 1;

@@ -17,7 +17,7 @@
 namespace loom::superopt {
 
 struct RenderedRule {
-  pcg::Rule rule;             // id, category, lhs, rhs, constraints, text
+  pcg::Rule rule;             // id, category, lhs, rhs, constraints, declared shapes, text
   std::string body;           // the text after `rule <id>: `
   std::string concrete_body;  // the same rule at the example sizes, every size a literal
 };
