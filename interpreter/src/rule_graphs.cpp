@@ -147,8 +147,8 @@ void collect_attribute_names(const Term& t, std::vector<std::string>& names) {
   for (const auto& arg : t.args) collect_attribute_names(*arg, names);
 }
 
-// The shapes the binders give the variables of `typed`'s left-hand side, and the symbols its closed
-// attributes hold at the values of `ints`.
+// The shapes the binders give the variables of `typed`'s left-hand side, and the symbols held at
+// the values of `ints`: those of its closed attributes and of its where-condition.
 pcg::DeclaredShapes declared_shapes(const EquationDecl& rule, const pcg::Rule& typed, const IntScope& ints) {
   pcg::DeclaredShapes out;
   for (const Binder& b : rule.quantifier.binders) {
@@ -175,6 +175,7 @@ pcg::DeclaredShapes declared_shapes(const EquationDecl& rule, const pcg::Rule& t
   std::vector<std::string> names;
   collect_attribute_names(*rule.lhs, names);
   collect_attribute_names(*rule.rhs, names);
+  if (rule.quantifier.where) collect_names(*rule.quantifier.where, names);  // a match cannot check the condition
   for (const auto& name : names) {
     const bool open = std::any_of(typed.symbols.begin(), typed.symbols.end(), [&](const pcg::RuleSymbol& s) { return s.name == name; });
     auto value = ints.values.find(name);

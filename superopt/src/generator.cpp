@@ -93,7 +93,24 @@ GenerateResult generate(const spec::Library& library, const GeneratorOptions& op
   const double render_seconds = since(t);
 
   t = Clock::now();
-  const std::vector<NumericCheck> checks = check_numerically(library, rendered, options, progress);
+  std::vector<NumericCheck> checks = check_numerically(library, rendered, options, progress);
+  // A rule widened past what holds (two sizes it needs equal given symbols of their own) is
+  // stated again with one symbol per example size.
+  std::vector<std::size_t> narrowed;
+  std::vector<RenderedRule> narrow;
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    if (checks[i].passed() || !checks[i].at_example_sizes) continue;
+    RenderedRule again = renderer.render(enumeration.views[pairs[i].lhs], enumeration.views[pairs[i].rhs], rendered[i].rule.id, false);
+    if (again.body == rendered[i].body) continue;
+    narrowed.push_back(i);
+    narrow.push_back(std::move(again));
+  }
+  const std::vector<NumericCheck> narrow_checks = check_numerically(library, narrow, options, progress);
+  for (std::size_t n = 0; n < narrowed.size(); ++n) {
+    if (!narrow_checks[n].passed()) continue;
+    rendered[narrowed[n]] = std::move(narrow[n]);
+    checks[narrowed[n]] = narrow_checks[n];
+  }
   const double check_seconds = since(t);
 
   // Survivors in a stable order: smaller rules first, then by text.

@@ -15,9 +15,10 @@ namespace fs = std::filesystem;
 constexpr const char* kDimNames[] = {"m", "n", "k", "j", "l", "q", "r", "s", "u", "h", "e", "f", "g", "o"};
 constexpr const char* kIntNames[] = {"a", "b", "c", "i", "p", "v2", "v3", "v4", "v5", "v6"};
 
-std::string shape_binder(const std::string& name, const pcg::ParallelShape& shape, const std::function<std::string(std::int64_t)>& size) {
+// `size(k)` writes dimension k.
+std::string shape_binder(const std::string& name, const pcg::ParallelShape& shape, const std::function<std::string(std::size_t)>& size) {
   std::string out = name + ": [";
-  for (std::size_t i = 0; i < shape.rank(); ++i) out += (i ? ", " : "") + size(shape.dims[i]);
+  for (std::size_t i = 0; i < shape.rank(); ++i) out += (i ? ", " : "") + size(i);
   out += "]";
   std::vector<std::string> degrees;
   auto list = [](const std::vector<std::int64_t>& v) {
@@ -52,14 +53,18 @@ RuleRenderer::RuleRenderer(const spec::Library& library, const OpSet& ops, const
                            const GeneratorOptions& options)
     : library_(library), ops_(ops), inputs_(inputs), options_(options) {}
 
-bool RuleRenderer::typed_at(const GraphView& view, const std::map<std::int64_t, std::int64_t>& sizes) const {
+bool RuleRenderer::typed_at(const GraphView& view, const std::map<std::int64_t, std::int64_t>& sizes,
+                            const PositionSizes& positions) const {
   auto map = [&](std::int64_t v) {
     auto it = sizes.find(v);
     return it == sizes.end() ? v : it->second;
   };
   auto input_shape = [&](std::size_t i) {
     pcg::ParallelShape s = inputs_[i].shape;
-    for (auto& d : s.dims) d = map(d);
+    for (std::size_t k = 0; k < s.dims.size(); ++k) {
+      auto at = positions.find({i, k});
+      s.dims[k] = at == positions.end() ? map(s.dims[k]) : at->second;
+    }
     return s;
   };
   std::vector<std::vector<pcg::ParallelShape>> ports;
@@ -126,7 +131,7 @@ pcg::Graph RuleRenderer::graph(const GraphView& view, const std::vector<std::siz
   return g;
 }
 
-RenderedRule RuleRenderer::render(const GraphView& lhs, const GraphView& rhs, const std::string& id) const {
+RenderedRule RuleRenderer::render(const GraphView& lhs, const GraphView& rhs, const std::string& id, bool widen) const {
   // Variables in the order they first appear in the text, left side first.
   std::vector<std::size_t> variables;
   std::function<void(const GraphView&, TensorRef)> collect = [&](const GraphView& view, TensorRef r) {
@@ -183,33 +188,81 @@ RenderedRule RuleRenderer::render(const GraphView& lhs, const GraphView& rhs, co
   while (std::gcd(scale, degree_lcm) != 1) ++scale;
   std::map<std::int64_t, std::int64_t> scaled;
   for (const auto& [value, name] : names) scaled[value] = scale * value;
-  auto both_typed = [&](const std::map<std::int64_t, std::int64_t>& sizes) { return typed_at(lhs, sizes) && typed_at(rhs, sizes); };
-  if (both_typed(scaled)) {
-    for (std::int64_t v : dim_values) {
-      std::int64_t g = std::gcd(v, cap);
-      while (g > 1) {
-        const std::int64_t weaker = g / smallest_prime_factor(g);
-        auto sizes = scaled;
-        sizes[v] = scale * v + weaker;
-        if (!both_typed(sizes)) break;
-        g = weaker;
-      }
-      if (g > 1) constraints.push_back(names[v] + " % " + std::to_string(g) + " == 0");
-    }
-    for (std::int64_t a : attr_values)
-      for (std::int64_t v : dim_values) {
-        if (v <= a) continue;
-        auto sizes = scaled;
-        sizes[v] = scale * a;
-        if (!both_typed(sizes)) constraints.push_back(names[a] + " < " + names[v]);
+  PositionSizes apart;                             // dimensions given a symbol of their own, at their size
+  std::map<Position, std::string> position_names;  // and that symbol
+  auto both_typed = [&](const std::map<std::int64_t, std::int64_t>& sizes, const PositionSizes& positions) {
+    return typed_at(lhs, sizes, positions) && typed_at(rhs, sizes, positions);
+  };
+  const bool typed_scaled = both_typed(scaled, apart);
+
+  // A dimension that has the size of an earlier one only by the example's choice gets its own
+  // symbol, where both sides stay well-typed with it at another size: the rule then states (and
+  // its proof covers) every such pair of sizes, not only equal ones.
+  if (widen && typed_scaled) {
+    std::set<std::int64_t> seen;
+    std::int64_t multiplier = 97;  // odd: keeps each size's divisibility by the degrees
+    auto taken_size = [&](std::int64_t size) {
+      for (const auto& [value, s] : scaled)
+        if (s == size) return true;
+      for (const auto& [at, s] : apart)
+        if (s == size) return true;
+      return false;
+    };
+    for (std::size_t v : variables)
+      for (std::size_t k = 0; k < inputs_[v].shape.dims.size(); ++k) {
+        const std::int64_t d = inputs_[v].shape.dims[k];
+        if (seen.insert(d).second) continue;
+        std::int64_t size = multiplier * d;
+        while (taken_size(size)) size = (multiplier += 2) * d;
+        PositionSizes trial = apart;
+        trial[{v, k}] = size;
+        if (!both_typed(scaled, trial)) continue;
+        apart = std::move(trial);
+        position_names[{v, k}] = next_name(kDimNames, dim_cursor);
+        multiplier += 2;
       }
   }
 
+  if (typed_scaled) {
+    // Each symbol's dimensions at `size`: a size's own symbol moves the attributes of that value too.
+    auto with = [&](std::int64_t value, const Position* own, std::int64_t size) {
+      auto sizes = scaled;
+      auto positions = apart;
+      if (own)
+        positions[*own] = size;
+      else
+        sizes[value] = size;
+      return both_typed(sizes, positions);
+    };
+    auto divisibility = [&](std::int64_t v, std::int64_t base, const Position* own, const std::string& name) {
+      std::int64_t g = std::gcd(v, cap);
+      while (g > 1) {
+        const std::int64_t weaker = g / smallest_prime_factor(g);
+        if (!with(v, own, base + weaker)) break;
+        g = weaker;
+      }
+      if (g > 1) constraints.push_back(name + " % " + std::to_string(g) + " == 0");
+    };
+    for (std::int64_t v : dim_values) divisibility(v, scale * v, nullptr, names[v]);
+    for (const auto& [at, name] : position_names) divisibility(inputs_[at.first].shape.dims[at.second], apart.at(at), &at, name);
+    for (std::int64_t a : attr_values) {
+      for (std::int64_t v : dim_values)
+        if (v > a && !with(v, nullptr, scale * a)) constraints.push_back(names[a] + " < " + names[v]);
+      for (const auto& [at, name] : position_names)
+        if (inputs_[at.first].shape.dims[at.second] > a && !with(0, &at, scale * a)) constraints.push_back(names[a] + " < " + name);
+    }
+  }
+
+  auto dim_name = [&](std::size_t v, std::size_t k) {
+    auto own = position_names.find({v, k});
+    return own != position_names.end() ? own->second : names.at(inputs_[v].shape.dims[k]);
+  };
   std::vector<std::string> binders, concrete_binders;
   for (const auto& [name, value] : int_binders) binders.push_back(name + ": int > 0");
   for (std::size_t v : variables) {
-    binders.push_back(shape_binder(inputs_[v].name, inputs_[v].shape, [&](std::int64_t d) { return names.at(d); }));
-    concrete_binders.push_back(shape_binder(inputs_[v].name, inputs_[v].shape, [](std::int64_t d) { return std::to_string(d); }));
+    const pcg::ParallelShape& shape = inputs_[v].shape;
+    binders.push_back(shape_binder(inputs_[v].name, shape, [&](std::size_t k) { return dim_name(v, k); }));
+    concrete_binders.push_back(shape_binder(inputs_[v].name, shape, [&](std::size_t k) { return std::to_string(shape.dims[k]); }));
   }
   auto quantifier = [](const std::vector<std::string>& list, const std::vector<std::string>& where) {
     if (list.empty()) return std::string();
@@ -232,7 +285,7 @@ RenderedRule RuleRenderer::render(const GraphView& lhs, const GraphView& rhs, co
   out.rule.constraints = constraints;
   for (std::size_t v : variables) {
     pcg::DeclaredShape& shape = out.rule.declared.variables[inputs_[v].name];
-    for (std::int64_t d : inputs_[v].shape.dims) shape.front.push_back(pcg::DeclaredDim::named(names.at(d)));
+    for (std::size_t k = 0; k < inputs_[v].shape.dims.size(); ++k) shape.front.push_back(pcg::DeclaredDim::named(dim_name(v, k)));
   }
   for (std::int64_t a : attr_values) out.rule.declared.fixed[names.at(a)] = a;  // attributes keep their values
   out.rule.text = rule_text(id, out.body);

@@ -86,5 +86,26 @@ TEST(BundledRules, TheDefaultInputsGiveTheLawsOfThreeVariablesAndTwoWeights) {
   EXPECT_TRUE(has("ewadd(matmul(x, w), matmul(y, v))", "matmul(concat<1>(x, y), concat<0>(w, v))"));
 }
 
+// The example inputs share sizes (x, y and u are all [4, 6]); a rule states a dimension with the
+// symbol of another only where its operators need the two equal.
+TEST(BundledRules, ExampleSizesNarrowARuleOnlyWhereItsOperatorsNeedIt) {
+  GeneratorOptions o = small_run({"matmul", "ewadd", "concat"}, {}, 3, "x: [4, 6], y: [4, 6], u: [4, 6], w: [6, 10]");
+  o.attr_domains["axis"] = {0, 1};
+  const GenerateResult r = generate(bundled(), o);
+  auto declared = [&](const std::string& a, const std::string& b) {
+    const pcg::Rule* rule = find_rule(r.rules, a, b);
+    if (!rule) ADD_FAILURE() << a << " => " << b << " not found among\n" << list_rules(r.rules, 400);
+    std::string out;
+    for (const auto& [variable, shape] : rule ? rule->declared.variables : std::map<std::string, pcg::DeclaredShape>{})
+      out += (out.empty() ? "" : ", ") + variable + ": " + pcg::to_string(shape);
+    return out;
+  };
+  // Concatenated columns may have any widths, rows not.
+  EXPECT_EQ(declared("concat<1>(concat<1>(x, y), u)", "concat<1>(x, concat<1>(y, u))"), "u: [m, j], x: [m, n], y: [m, k]");
+  // Operands of an elementwise sum have one shape; a product's inner dimensions are one size.
+  EXPECT_EQ(declared("ewadd(x, y)", "ewadd(y, x)"), "x: [m, n], y: [m, n]");
+  EXPECT_EQ(declared("matmul(ewadd(x, y), w)", "ewadd(matmul(x, w), matmul(y, w))"), "w: [n, k], x: [m, n], y: [m, n]");
+}
+
 }  // namespace
 }  // namespace loom::superopt::test

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/interpreter/library.hpp"
@@ -26,11 +27,17 @@ class RuleRenderer {
  public:
   RuleRenderer(const spec::Library& library, const OpSet& ops, const std::vector<InputTensor>& inputs, const GeneratorOptions& options);
 
-  RenderedRule render(const GraphView& lhs, const GraphView& rhs, const std::string& id) const;
+  // With `widen`, a dimension equal to another only by the example sizes' choice gets a symbol of
+  // its own wherever both sides stay well-typed without the equality; without, one symbol per size.
+  RenderedRule render(const GraphView& lhs, const GraphView& rhs, const std::string& id, bool widen = true) const;
+
+  // (input, dimension) of a variable's shape.
+  using Position = std::pair<std::size_t, std::size_t>;
+  using PositionSizes = std::map<Position, std::int64_t>;
 
   // Whether both sides are well-typed with every example size v replaced by sizes.at(v) (sizes
-  // missing from the map are kept).
-  bool typed_at(const GraphView& view, const std::map<std::int64_t, std::int64_t>& sizes) const;
+  // missing from the map are kept), and the dimensions in `positions` at the sizes given there.
+  bool typed_at(const GraphView& view, const std::map<std::int64_t, std::int64_t>& sizes, const PositionSizes& positions = {}) const;
 
  private:
   std::string term(const GraphView& view, TensorRef ref, const std::map<std::int64_t, std::string>& names) const;
