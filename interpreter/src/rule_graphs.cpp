@@ -134,47 +134,55 @@ class SideBuilder {
   std::map<std::string, double>* literals_ = nullptr;
 };
 
-// Names used inside attribute expressions that are not a bare name (`split<1, n - 1>`).
-void collect_attribute_expression_names(const Term& t, std::vector<std::string>& names) {
+// Names used in attribute expressions; without `bare`, only inside those that are not a bare name
+// (`split<1, n - 1>`).
+void collect_attribute_names(const Term& t, std::vector<std::string>& names, bool bare) {
   for (const auto& a : t.attrs)
-    if (a.value->kind != ExprKind::Name) collect_names(*a.value, names);
-  for (const auto& arg : t.args) collect_attribute_expression_names(*arg, names);
-}
-
-// Names used in any attribute expression.
-void collect_attribute_names(const Term& t, std::vector<std::string>& names) {
-  for (const auto& a : t.attrs) collect_names(*a.value, names);
-  for (const auto& arg : t.args) collect_attribute_names(*arg, names);
+    if (bare || a.value->kind != ExprKind::Name) collect_names(*a.value, names);
+  for (const auto& arg : t.args) collect_attribute_names(*arg, names, bare);
 }
 
 // The shapes the binders give the variables of `typed`'s left-hand side, and the symbols held at
-// the values of `ints`: those of its closed attributes and of its where-condition.
+// the values of `ints`: those of its closed attributes and of its where-condition, and those a
+// match cannot bind from one dimension (inside `2 * n`, between two rank packs, an integer binder's
+// domain).
 pcg::DeclaredShapes declared_shapes(const EquationDecl& rule, const pcg::Rule& typed, const IntScope& ints) {
   pcg::DeclaredShapes out;
+  std::vector<std::string> pinned;  // names a match could not bind from one dimension
+  std::set<std::string> int_binders;
+  for (const Binder& b : rule.quantifier.binders)
+    if (b.is_int) int_binders.insert(b.name);
   for (const Binder& b : rule.quantifier.binders) {
     const auto input = typed.lhs.find(b.name);
     if (b.is_int || !b.shape || !input || !typed.lhs.node(*input).is_graph_input()) continue;
+    const auto& dims = b.shape->dims;
+    const auto is_pack = [](const DimSpec& d) { return d.is_pack(); };
+    const auto first_pack = static_cast<std::size_t>(std::find_if(dims.begin(), dims.end(), is_pack) - dims.begin());
+    const auto after_last_pack = static_cast<std::size_t>(dims.rend() - std::find_if(dims.rbegin(), dims.rend(), is_pack));
     pcg::DeclaredShape shape;
-    for (const auto& d : b.shape->dims) {
-      if (d.is_pack()) {
-        shape.rank_pack = true;
+    shape.rank_pack = first_pack < dims.size();
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i].is_pack()) continue;
+      std::vector<std::string> names;
+      collect_names(*dims[i].expr, names);
+      if (i > first_pack && i < after_last_pack) {  // between two packs: no fixed place
+        pinned.insert(pinned.end(), names.begin(), names.end());
         continue;
       }
-      auto& list = shape.rank_pack ? shape.back : shape.front;
-      std::vector<std::string> names;
-      collect_names(*d.expr, names);
-      if (d.expr->kind == ExprKind::Name)
-        list.push_back(pcg::DeclaredDim::named(d.expr->name));
-      else if (names.empty())
-        list.push_back(pcg::DeclaredDim::number(eval_int(*d.expr, ints)));
-      else
-        list.push_back(pcg::DeclaredDim::unchecked());
+      auto& list = i < first_pack ? shape.front : shape.back;
+      if (dims[i].expr->kind == ExprKind::Name) {
+        list.push_back(pcg::DeclaredDim::named(dims[i].expr->name));
+        if (int_binders.count(dims[i].expr->name)) pinned.push_back(dims[i].expr->name);  // its domain is not checked
+      } else {
+        list.push_back(pcg::DeclaredDim::number(eval_int(*dims[i].expr, ints)));  // `2 * n`: at the typed size
+        pinned.insert(pinned.end(), names.begin(), names.end());
+      }
     }
     out.variables.emplace(b.name, std::move(shape));
   }
-  std::vector<std::string> names;
-  collect_attribute_names(*rule.lhs, names);
-  collect_attribute_names(*rule.rhs, names);
+  std::vector<std::string> names = pinned;
+  collect_attribute_names(*rule.lhs, names, true);
+  collect_attribute_names(*rule.rhs, names, true);
   if (rule.quantifier.where) collect_names(*rule.quantifier.where, names);  // a match cannot check the condition
   for (const auto& name : names) {
     const bool open = std::any_of(typed.symbols.begin(), typed.symbols.end(), [&](const pcg::RuleSymbol& s) { return s.name == name; });
@@ -194,8 +202,8 @@ std::map<std::string, pcg::RuleSymbol> openable_symbols(const EquationDecl& rule
   std::map<std::string, pcg::RuleSymbol> out;
   if (rule.quantifier.where) return out;
   std::vector<std::string> closed, in_types;
-  collect_attribute_expression_names(*rule.lhs, closed);
-  collect_attribute_expression_names(*rule.rhs, closed);
+  collect_attribute_names(*rule.lhs, closed, false);
+  collect_attribute_names(*rule.rhs, closed, false);
   std::set<std::string> int_binders;
   for (const Binder& b : rule.quantifier.binders)
     if (b.is_int) int_binders.insert(b.name);

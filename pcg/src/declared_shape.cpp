@@ -9,27 +9,22 @@ namespace {
 using SizeMap = std::map<std::string, std::int64_t>;
 
 bool bind(SizeMap& sizes, const DeclaredDim& dim, std::int64_t size) {
-  if (!dim.checked) return true;
   if (dim.symbol.empty()) return dim.size == size;
   auto [it, fresh] = sizes.emplace(dim.symbol, size);
   return fresh || it->second == size;
 }
 
-std::string dim_text(const DeclaredDim& d) {
-  if (!d.checked) return "?";
-  return d.symbol.empty() ? std::to_string(d.size) : d.symbol;
-}
+std::string dim_text(const DeclaredDim& d) { return d.symbol.empty() ? std::to_string(d.size) : d.symbol; }
 
 nlohmann::json dim_json(const DeclaredDim& d) {
-  if (d.checked && d.symbol.empty()) return d.size;
-  return dim_text(d);
+  if (d.symbol.empty()) return d.size;
+  return d.symbol;
 }
 
 DeclaredDim dim_from_json(const nlohmann::json& j, const std::string& path) {
   if (j.is_number_integer()) return DeclaredDim::number(j.get<std::int64_t>());
   const std::string text = json_read::read_string(j, path);
-  if (text == "?") return DeclaredDim::unchecked();
-  if (text.empty() || text == "*") json_read::fail(path, "expected a symbol, a number or \"?\", got \"" + text + "\"");
+  if (text.empty() || text == "*") json_read::fail(path, "expected a symbol or a number, got \"" + text + "\"");
   return DeclaredDim::named(text);
 }
 

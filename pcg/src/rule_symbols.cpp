@@ -95,13 +95,17 @@ void check_declared_shapes(const Rule& rule) {
       throw LoomError("\"" + variable + "\" is declared a shape but is not a variable of the left-hand side");
     own.emplace(variable, PortRef{*input, 0});
   }
-  if (!declared_sizes(rule.declared, rule.lhs, own)) {
-    std::string shapes;
-    for (const auto& [variable, shape] : rule.declared.variables)
-      shapes += (shapes.empty() ? "" : ", ") + variable + ": " + to_string(shape) + " (typed " +
-                rule.lhs.shape_of(own.at(variable)).to_string() + ")";
-    throw LoomError("the rule's graphs do not have the shapes it declares: " + shapes);
+  if (declared_sizes(rule.declared, rule.lhs, own)) return;
+  // Name the first variable that does not fit alone, else say they disagree together.
+  for (const auto& [variable, shape] : rule.declared.variables) {
+    DeclaredShapes alone;
+    alone.variables.emplace(variable, shape);
+    alone.fixed = rule.declared.fixed;
+    if (!declared_sizes(alone, rule.lhs, own))
+      throw LoomError("the rule's graphs do not have the shapes it declares: " + variable + " is typed " +
+                      rule.lhs.shape_of(own.at(variable)).to_string() + ", declared " + to_string(shape));
   }
+  throw LoomError("the rule's graphs do not have the shapes it declares: its variables give one symbol two sizes");
 }
 
 void check_open_attributes(const Rule& rule) {

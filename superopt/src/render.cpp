@@ -200,7 +200,11 @@ RenderedRule RuleRenderer::render(const GraphView& lhs, const GraphView& rhs, co
   // its proof covers) every such pair of sizes, not only equal ones.
   if (widen && typed_scaled) {
     std::set<std::int64_t> seen;
-    std::int64_t multiplier = 97;  // odd: keeps each size's divisibility by the degrees
+    std::int64_t multiplier = 97;  // coprime with the degrees: keeps each size's divisibility by them
+    auto next_multiplier = [&] {
+      do multiplier += 2;
+      while (std::gcd(multiplier, degree_lcm) != 1);
+    };
     auto taken_size = [&](std::int64_t size) {
       for (const auto& [value, s] : scaled)
         if (s == size) return true;
@@ -213,13 +217,16 @@ RenderedRule RuleRenderer::render(const GraphView& lhs, const GraphView& rhs, co
         const std::int64_t d = inputs_[v].shape.dims[k];
         if (seen.insert(d).second) continue;
         std::int64_t size = multiplier * d;
-        while (taken_size(size)) size = (multiplier += 2) * d;
+        while (taken_size(size)) {
+          next_multiplier();
+          size = multiplier * d;
+        }
         PositionSizes trial = apart;
         trial[{v, k}] = size;
         if (!both_typed(scaled, trial)) continue;
         apart = std::move(trial);
         position_names[{v, k}] = next_name(kDimNames, dim_cursor);
-        multiplier += 2;
+        next_multiplier();
       }
   }
 

@@ -120,7 +120,7 @@ TEST(Rule, ErrorsNameTheJsonPath) {
   json not_its_own_shape = j;  // the graphs hold x at [4, 6]
   not_its_own_shape["rules"][0]["declared"] = {{"variables", {{"x", {"n", "n"}}}}};
   EXPECT_TRUE(contains(error_of([&] { rule_library_from_json(not_its_own_shape, catalog); }),
-                       "rules[0].declared: the rule's graphs do not have the shapes it declares: x: [n, n] (typed [4, 6])"));
+                       "rules[0].declared: the rule's graphs do not have the shapes it declares: x is typed [4, 6], declared [n, n]"));
 
   json two_packs = j;
   two_packs["rules"][0]["declared"] = {{"variables", {{"x", {"*", "n", "*"}}}}};
@@ -160,7 +160,7 @@ TEST_F(DeclaredSizes, NumbersRanksPacksAndFixedSymbols) {
   DeclaredShapes declared;
   declared.variables["x"].front = {DeclaredDim::number(1), DeclaredDim::named("n")};
   declared.variables["k"].rank_pack = true;
-  declared.variables["k"].back = {DeclaredDim::named("n"), DeclaredDim::unchecked()};
+  declared.variables["k"].back = {DeclaredDim::named("n"), DeclaredDim::named("q")};
   EXPECT_TRUE(sizes_at(declared, {1, 5}, {5, 9}));
   EXPECT_TRUE(sizes_at(declared, {1, 5}, {2, 3, 5, 9}));  // the pack takes any rank
   EXPECT_FALSE(sizes_at(declared, {2, 5}, {5, 9}));       // the number
@@ -170,7 +170,7 @@ TEST_F(DeclaredSizes, NumbersRanksPacksAndFixedSymbols) {
   declared.fixed["n"] = 7;                                // an attribute holds n at 7
   EXPECT_FALSE(sizes_at(declared, {1, 5}, {5, 9}));
   EXPECT_TRUE(sizes_at(declared, {1, 7}, {7, 9}));
-  EXPECT_EQ(to_string(declared.variables["k"]), "[*, n, ?]");
+  EXPECT_EQ(to_string(declared.variables["k"]), "[*, n, q]");
 }
 
 }  // namespace

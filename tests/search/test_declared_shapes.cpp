@@ -51,6 +51,37 @@ TEST(DeclaredShapes, ANumberMatchesThatSizeAndTheRankIsKept) {
   EXPECT_EQ(matches(double_relu({1, 7, 3}), one_row), 0u);
 }
 
+// What a match could not check from one dimension is held at the size the rule was typed at.
+TEST(DeclaredShapes, SymbolsAMatchCannotBindAreHeldAtTheirTypedSizes) {
+  const pcg::Rule doubled = declared_rule("rule doubled: forall x: [n, 2 * n]. relu(relu(x)) => relu(x);");
+  const auto typed = doubled.lhs.node(*doubled.lhs.find("x")).output_shapes.at(0).dims;
+  ASSERT_EQ(typed.size(), 2u);
+  EXPECT_EQ(matches(double_relu(typed), doubled), 1u);
+  EXPECT_EQ(matches(double_relu({3, 5}), doubled), 0u);
+  EXPECT_EQ(matches(double_relu({typed[0] + 1, 2 * (typed[0] + 1)}), doubled), 0u);
+  // An integer binder's domain, and a where-condition, are not checked at a match either.
+  const pcg::Rule rows = declared_rule("rule rows: forall a: int in {2, 4}, x: [a, n]. relu(relu(x)) => relu(x);");
+  const auto rows_typed = rows.lhs.node(*rows.lhs.find("x")).output_shapes.at(0).dims;
+  EXPECT_EQ(matches(double_relu({rows_typed[0], 5}), rows), 1u);
+  EXPECT_EQ(matches(double_relu({3, 5}), rows), 0u);
+  const pcg::Rule wide = declared_rule("rule wide: forall x: [m, n] where m < n. relu(relu(x)) => relu(x);");
+  const auto wide_typed = wide.lhs.node(*wide.lhs.find("x")).output_shapes.at(0).dims;
+  EXPECT_EQ(matches(double_relu(wide_typed), wide), 1u);
+  EXPECT_EQ(matches(double_relu({1, 9}), wide), 0u);
+}
+
+TEST(DeclaredShapes, ARuleAppliedRightToLeftKeepsThem) {
+  const auto back = pcg::reverse_of(declared_rule("rule square: forall x: [n, n]. relu(relu(x)) => relu(x);"));
+  ASSERT_TRUE(back);
+  pcg::Graph rect, square;
+  for (auto [g, dims] : {std::pair{&rect, std::vector<std::int64_t>{4, 6}}, std::pair{&square, std::vector<std::int64_t>{6, 6}}}) {
+    const int x = g->add_input("x", shape(dims));
+    g->mark_output({g->add_node(library(), "relu", {}, {{x, 0}}), 0});
+  }
+  EXPECT_EQ(matches(rect, *back), 0u);
+  EXPECT_EQ(matches(square, *back), 1u);
+}
+
 TEST(DeclaredShapes, ARuleReadBackFromItsLibraryKeepsThem) {
   const pcg::Rule square = declared_rule("rule square: forall x: [n, n]. relu(relu(x)) => relu(x);");
   ASSERT_EQ(square.declared.variables.size(), 1u);

@@ -16,7 +16,7 @@ using pcg::PortRef;
 
 const spec::Library& lib() { return testing::bundled(); }
 
-// split<1, 3>(concat<1>(x, y)).0 => x, for x: [2, 3] and y: [2, 4].
+// split<1, 3>(concat<1>(x, y)).0 => x, for x: [m, 3] and y: [m, k] (typed at [2, 3] and [2, 4]).
 pcg::Rule split_of_concat_rule(std::int64_t at) {
   pcg::Rule rule;
   rule.id = "split_of_concat";
@@ -27,6 +27,8 @@ pcg::Rule split_of_concat_rule(std::int64_t at) {
   rule.lhs.mark_output({s, 0});
   const int rx = rule.rhs.add_input("x", ParallelShape::unpartitioned({2, 3}));
   rule.rhs.mark_output({rx, 0});
+  rule.declared.variables["x"].front = {pcg::DeclaredDim::named("m"), pcg::DeclaredDim::number(3)};
+  rule.declared.variables["y"].front = {pcg::DeclaredDim::named("m"), pcg::DeclaredDim::named("k")};
   return rule;
 }
 
@@ -41,6 +43,7 @@ TEST(RuleLoading, GraphsBecomeTermsOverSharedInputs) {
   const int p = rule.rhs.add_node(lib(), "partition", {{"dim", 0}, {"degree", 2}}, {{rx, 0}});
   const int c = rule.rhs.add_node(lib(), "combine", {{"dim", 0}, {"degree", 2}}, {{p, 0}});
   rule.rhs.mark_output({c, 0});
+  rule.declared.variables["x"].front = {pcg::DeclaredDim::named("m"), pcg::DeclaredDim::named("n")};
 
   const Obligation ob = obligation_from_rule(rule, lib(), "rules[0]", "lib.json");
   ASSERT_EQ(ob.goals.size(), 1u);
@@ -48,11 +51,12 @@ TEST(RuleLoading, GraphsBecomeTermsOverSharedInputs) {
   EXPECT_EQ(term_to_string(*ob.goals[0].rhs), "combine<0, 2>(partition<0, 2>(x))");
   EXPECT_EQ(ob.goals[0].lhs->args[0], ob.goals[0].lhs->args[1]);  // the shared subterm is one term
   ASSERT_EQ(ob.quantifier.binders.size(), 1u);
-  EXPECT_EQ(ob.key, "forall x: [4, 6]. ewadd(relu(x), relu(x)) => combine<0, 2>(partition<0, 2>(x))");
+  // Stated over the shape the rule declares, not the [4, 6] its graphs were typed at.
+  EXPECT_EQ(ob.key, "forall x: [m, n]. ewadd(relu(x), relu(x)) => combine<0, 2>(partition<0, 2>(x))");
   EXPECT_EQ(ob.where(), "lib.json: rules[0]");
-  // Every node output of both sides has its concrete dimensions recorded.
-  EXPECT_EQ(ob.known_dims.size(), 6u);
-  for (const auto& k : ob.known_dims) EXPECT_EQ(k.dims, (std::vector<std::int64_t>{4, 6}));
+  // A variable it declares no shape for is quantified over every shape.
+  rule.declared = {};
+  EXPECT_EQ(obligation_from_rule(rule, lib()).key, "ewadd(relu(x), relu(x)) => combine<0, 2>(partition<0, 2>(x))");
 }
 
 TEST(RuleLoading, InputDegreesBecomeBinderAnnotations) {
@@ -66,8 +70,9 @@ TEST(RuleLoading, InputDegreesBecomeBinderAnnotations) {
   const int rin = rule.rhs.add_input("z", z);
   const int all = rule.rhs.add_node(lib(), "reduce", {{"degree", 2}}, {{rin, 0}});
   rule.rhs.mark_output({all, 0});
+  rule.declared.variables["z"].front = {pcg::DeclaredDim::named("m"), pcg::DeclaredDim::named("n")};
   const Obligation ob = obligation_from_rule(rule, lib());
-  EXPECT_EQ(ob.key, "forall z: [4, 6] {V: 2}. reduce<2>(z) => reduce<2>(z)");
+  EXPECT_EQ(ob.key, "forall z: [m, n] {V: 2}. reduce<2>(z) => reduce<2>(z)");
 }
 
 TEST(RuleLoading, MultiOutputOpsAreProjected) {
@@ -75,7 +80,7 @@ TEST(RuleLoading, MultiOutputOpsAreProjected) {
   EXPECT_EQ(term_to_string(*ob.goals[0].lhs), "split<1, 3>(concat<1>(x, y)).0");
 }
 
-TEST(RuleLoading, SizesFromTheGraphsLetZ3UseSizeAttributes) {
+TEST(RuleLoading, DeclaredSizesLetZ3UseSizeAttributes) {
   // split_concat_first: split<1, n1>(concat<1>(x, y)).first == x, where n1 is x's column count.
   Prover prover(lib(), testing::bundled_axioms());
   const auto proof = prover.prove(obligation_from_rule(split_of_concat_rule(3), lib()), 10000);

@@ -67,7 +67,9 @@ std::string rule_content(const pcg::Rule& rule, const spec::Library& library) {
   }
   for (const pcg::OpenAttribute& a : rule.open_attributes)
     os << "\nopen " << (a.in_rhs ? "right" : "left") << " %" << a.node << ' ' << a.attribute << '=' << a.symbol;
-  // The declared shapes bound what a match may give the variables, as open attributes widen it.
+  // The declared shapes bound what a match may give the variables, as open attributes widen it;
+  // the proof is over them (a record made before it was cannot stand for this one).
+  os << "\nproved over the declared shapes";
   for (const auto& [variable, shape] : rule.declared.variables) os << "\nshape " << variable << ' ' << pcg::to_string(shape);
   for (const auto& [symbol, value] : rule.declared.fixed) os << "\nfixed " << symbol << '=' << value;
   // Which inputs are numbers, and their values, are what the proof is about.

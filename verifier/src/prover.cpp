@@ -71,15 +71,6 @@ struct Prover::Impl {
       }
     }
     if (ob.quantifier.where) facts = facts && encode_condition(context, *ob.quantifier.where, scope);
-    TermEncoder encoder(vocabulary);
-    for (const auto& known : ob.known_dims) {
-      z3::expr t = encoder.encode_single(*known.term, scope);
-      const int rank = static_cast<int>(known.dims.size());
-      for (int i = 0; i < rank; ++i) {
-        const z3::expr size = context.int_val(static_cast<int64_t>(known.dims[static_cast<std::size_t>(i)]));
-        facts = facts && vocabulary.dim(t, i) == size && vocabulary.rdim(t, rank - 1 - i) == size;
-      }
-    }
     return facts && output_shape_facts(vocabulary, ob, scope);
   }
 

@@ -32,7 +32,7 @@ class GraphTerms {
   GraphTerms(const spec::Library& library, std::map<std::string, spec::TermPtr>& variables, const std::map<std::string, double>& literals)
       : library_(library), variables_(variables), literals_(literals) {}
 
-  std::vector<std::vector<spec::TermPtr>> build(const pcg::Graph& graph, const std::string& side, std::vector<KnownDims>& known) {
+  std::vector<std::vector<spec::TermPtr>> build(const pcg::Graph& graph, const std::string& side) {
     std::vector<std::vector<spec::TermPtr>> terms(graph.size());
     for (const pcg::Node& node : graph.nodes()) {
       std::vector<spec::TermPtr>& out = terms[node.id.index()];
@@ -75,7 +75,6 @@ class GraphTerms {
           }
         }
       }
-      for (std::size_t k = 0; k < out.size() && k < node.output_shapes.size(); ++k) known.push_back({out[k], node.output_shapes[k].dims});
     }
     return terms;
   }
@@ -169,26 +168,30 @@ spec::ExprPtr both(spec::ExprPtr a, spec::ExprPtr b, spec::BinaryOp op) {
 }
 
 // The rule's statement over the shapes it declares: each variable's dimensions its symbols and
-// numbers, the symbols its attributes hold fixed at their values, under the statement's
-// where-condition. So the proof covers every shape a match may give the variables
-// (pcg::declared_sizes), not only the sizes the graphs were typed at. None when a variable has no
-// declared shape, or one a binder cannot state (a rank pack, a dimension expression).
-std::optional<spec::Quantifier> declared_quantifier(const pcg::Rule& rule, const std::string& where) {
+// numbers (any rank where a rank pack leaves it open, any shape where it declares none), the
+// symbols it holds fixed at their values, under the statement's where-condition. So the proof
+// covers every shape a match may give the variables (pcg::declared_sizes), not only the sizes the
+// graphs were typed at.
+spec::Quantifier declared_quantifier(const pcg::Rule& rule, const std::string& where) {
   spec::Quantifier q;
+  auto dims_of = [&](const std::vector<pcg::DeclaredDim>& declared, std::vector<spec::DimSpec>& out) {
+    for (const pcg::DeclaredDim& d : declared) {
+      auto fixed = rule.declared.fixed.find(d.symbol);
+      if (d.symbol.empty() || fixed != rule.declared.fixed.end())
+        out.push_back({"", number_expr(d.symbol.empty() ? d.size : fixed->second)});
+      else
+        out.push_back({"", name_expr(d.symbol)});
+    }
+  };
   for (const pcg::Node& node : rule.lhs.nodes()) {
     if (!node.is_graph_input() || rule.literals.count(node.name)) continue;
     auto declared = rule.declared.variables.find(node.name);
-    if (declared == rule.declared.variables.end() || declared->second.rank_pack) return std::nullopt;
+    if (declared == rule.declared.variables.end()) continue;              // implicitly quantified, as a declaration writes it
     spec::Binder b = tensor_binder(node.name, node.output_shapes.at(0));  // its degrees
     b.shape->dims.clear();
-    for (const pcg::DeclaredDim& d : declared->second.front) {
-      if (!d.checked) return std::nullopt;
-      auto fixed = rule.declared.fixed.find(d.symbol);
-      if (d.symbol.empty() || fixed != rule.declared.fixed.end())
-        b.shape->dims.push_back({"", number_expr(d.symbol.empty() ? d.size : fixed->second)});
-      else
-        b.shape->dims.push_back({"", name_expr(d.symbol)});
-    }
+    dims_of(declared->second.front, b.shape->dims);
+    if (declared->second.rank_pack) b.shape->dims.push_back({node.name + "_dims", nullptr});
+    dims_of(declared->second.back, b.shape->dims);
     q.binders.push_back(std::move(b));
   }
   // A fixed symbol stays a name the where-condition may use.
@@ -220,8 +223,8 @@ Obligation obligation_from_rule(const pcg::Rule& rule, const spec::Library& libr
   GraphTerms builder(library, variables, rule.literals);
   const std::string prefix = json_path.empty() ? "" : json_path + ".";
   try {
-    auto lhs = builder.build(rule.lhs, prefix + "lhs", ob.known_dims);
-    auto rhs = builder.build(rule.rhs, prefix + "rhs", ob.known_dims);
+    auto lhs = builder.build(rule.lhs, prefix + "lhs");
+    auto rhs = builder.build(rule.rhs, prefix + "rhs");
     for (std::size_t i = 0; i < rule.lhs.outputs().size() && i < rule.rhs.outputs().size(); ++i) {
       const auto l = rule.lhs.outputs()[i], r = rule.rhs.outputs()[i];
       ob.goals.push_back({lhs[l.node.index()][static_cast<std::size_t>(l.port)], rhs[r.node.index()][static_cast<std::size_t>(r.port)]});
@@ -229,15 +232,7 @@ Obligation obligation_from_rule(const pcg::Rule& rule, const spec::Library& libr
   } catch (const LoomError& e) {
     throw LoomError((file.empty() ? "" : file + ": ") + std::string(e.what()));
   }
-  if (auto declared = declared_quantifier(rule, (file.empty() ? "" : file + ": ") + (json_path.empty() ? "rule " + rule.id : json_path))) {
-    ob.quantifier = std::move(*declared);
-    ob.known_dims.clear();  // the graphs' sizes are one instance of the statement, not its sizes
-  } else {
-    for (const pcg::Node& node : rule.lhs.nodes()) {
-      if (!node.is_graph_input() || rule.literals.count(node.name)) continue;
-      ob.quantifier.binders.push_back(tensor_binder(node.name, node.output_shapes.at(0)));
-    }
-  }
+  ob.quantifier = declared_quantifier(rule, (file.empty() ? "" : file + ": ") + (json_path.empty() ? "rule " + rule.id : json_path));
   ob.key = quantifier_to_string(ob.quantifier) + goals_text(ob.goals, "=>");
   if (rule.text.rfind("rule ", 0) == 0)
     ob.text = rule.text;

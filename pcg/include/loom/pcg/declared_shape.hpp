@@ -14,15 +14,14 @@
 
 namespace loom::pcg {
 
-// One dimension as written: a symbol, a number, or an expression a match does not check.
+// One dimension as written: a symbol, or a number (a dimension written as an expression, `2 * n`,
+// is declared at the size the rule was typed at, its symbols held there).
 struct DeclaredDim {
-  std::string symbol;  // empty: a number (`size`) or, with `checked` false, an expression
+  std::string symbol;  // empty: the number `size`
   std::int64_t size = 0;
-  bool checked = true;
 
-  static DeclaredDim named(std::string symbol) { return {std::move(symbol), 0, true}; }
-  static DeclaredDim number(std::int64_t size) { return {"", size, true}; }
-  static DeclaredDim unchecked() { return {"", 0, false}; }
+  static DeclaredDim named(std::string symbol) { return {std::move(symbol), 0}; }
+  static DeclaredDim number(std::int64_t size) { return {"", size}; }
   bool operator==(const DeclaredDim&) const = default;
 };
 
@@ -49,7 +48,7 @@ struct DeclaredShapes {
 std::optional<std::map<std::string, std::int64_t>> declared_sizes(const DeclaredShapes& declared, const Graph& graph,
                                                                   const std::map<std::string, PortRef>& bindings);
 
-// `[m, 4, *, ?]`: symbols, numbers, `*` for the rank pack and `?` for an unchecked dimension.
+// `[m, 4, *, n]`: symbols, numbers and `*` for the rank pack.
 std::string to_string(const DeclaredShape& shape);
 
 // File form: {"variables": {"k": ["n", "n", "l", "l"], "x": [1, "*", "n"]}, "fixed": {"n": 6}}.

@@ -15,19 +15,12 @@ struct Goal {
   spec::TermPtr lhs, rhs;
 };
 
-// A subterm whose dimensions are known (rules read from PCGs carry concrete shapes).
-struct KnownDims {
-  spec::TermPtr term;
-  std::vector<std::int64_t> dims;
-};
-
 struct Obligation {
   std::string name;
   SourceLocation loc;           // where the rule is written; for JSON rules the file and no line
   std::string json_path;        // for JSON rules, e.g. `rules[4]`
   spec::Quantifier quantifier;  // no binders: the variables are implicitly quantified
   std::vector<Goal> goals;
-  std::vector<KnownDims> known_dims;
   std::string text;  // the rule as the user should see it
   std::string key;   // canonical statement: equal keys mean the same proof obligation
 
