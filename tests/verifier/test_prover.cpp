@@ -47,6 +47,23 @@ TEST(Prover, BundledRulesAreProvedFromTheBundledAxioms) {
   }
 }
 
+// Over symbolic sizes a proof needs the dimensions of results: an elementwise product keeps its
+// inputs' dimensions through its rank pack, and a split's first part is `at` wide whatever the
+// packs around the split axis hold.
+TEST(Prover, ShapeFactsFollowRankPacksThroughOperators) {
+  const spec::Library lib = spec::Library::from_text(
+      "import \"ops/core.loom\";\nimport \"ops/shape.loom\";\n"
+      "rule through_ewmul: forall x: [m, 6], y: [m, 6]. ewmul(x, y) => split<1, 6>(concat<1>(ewmul(y, x), x)).0;\n"
+      "rule split_of_split: forall w: [m, n] where 4 < m. split<0, 4>(concat<0>(w, w)).0 => "
+      "split<0, 4>(concat<0>(split<0, 4>(w).0, split<0, 4>(w).0)).0;\n",
+      "<packs>", spec::Library::default_specs_dir());
+  Prover prover(lib, testing::bundled_axioms());
+  for (const auto& ob : obligations_from_library(lib)) {
+    const auto r = prover.prove(ob, 10000);
+    EXPECT_TRUE(r.proved) << ob.name << ": " << r.reason;
+  }
+}
+
 TEST(Prover, RuleWhoseOnlyAxiomIsRemovedIsNotProved) {
   Prover prover(core_library(), core_axioms());
   const auto rules = obligations_from_library(core_library());
