@@ -231,7 +231,8 @@ RenderedRule RuleRenderer::render(const GraphView& lhs, const GraphView& rhs, co
   }
 
   if (typed_scaled) {
-    // Each symbol's dimensions at `size`: a size's own symbol moves the attributes of that value too.
+    // The dimensions of one symbol at `size`: an example size's symbol (`own` null) takes the
+    // attributes of that value with it; a dimension with a symbol of its own moves alone.
     auto with = [&](std::int64_t value, const Position* own, std::int64_t size) {
       auto sizes = scaled;
       auto positions = apart;
