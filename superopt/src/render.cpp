@@ -156,6 +156,7 @@ RenderedRule RuleRenderer::render(const GraphView& lhs, const GraphView& rhs, co
     }
   };
   std::map<std::int64_t, std::string> names;
+  std::map<std::int64_t, std::string> attr_names;  // how the attributes of each value are written
   std::vector<std::int64_t> dim_values, attr_values;
   std::vector<std::pair<std::string, std::int64_t>> int_binders;
   std::size_t dim_cursor = 0, int_cursor = 0;
@@ -174,6 +175,11 @@ RenderedRule RuleRenderer::render(const GraphView& lhs, const GraphView& rhs, co
         if (!names.count(value)) {
           names[value] = next_name(kIntNames, int_cursor);
           int_binders.emplace_back(names[value], value);
+          attr_names[value] = names[value];
+        } else if (!attr_names.count(value)) {
+          // An attribute equal to a size by the example's choice: widened, it is a symbol of its own.
+          attr_names[value] = widen ? next_name(kIntNames, int_cursor) : names[value];
+          if (widen) int_binders.emplace_back(attr_names[value], value);
         }
       }
 
@@ -255,9 +261,9 @@ RenderedRule RuleRenderer::render(const GraphView& lhs, const GraphView& rhs, co
     for (const auto& [at, name] : position_names) divisibility(inputs_[at.first].shape.dims[at.second], apart.at(at), &at, name);
     for (std::int64_t a : attr_values) {
       for (std::int64_t v : dim_values)
-        if (v > a && !with(v, nullptr, scale * a)) constraints.push_back(names[a] + " < " + names[v]);
+        if (v > a && !with(v, nullptr, scale * a)) constraints.push_back(attr_names[a] + " < " + names[v]);
       for (const auto& [at, name] : position_names)
-        if (inputs_[at.first].shape.dims[at.second] > a && !with(0, &at, scale * a)) constraints.push_back(names[a] + " < " + name);
+        if (inputs_[at.first].shape.dims[at.second] > a && !with(0, &at, scale * a)) constraints.push_back(attr_names[a] + " < " + name);
     }
   }
 
@@ -285,7 +291,7 @@ RenderedRule RuleRenderer::render(const GraphView& lhs, const GraphView& rhs, co
     if (!view.has_two_outputs()) return term(view, view.output, symbols);
     return "(" + term(view, view.output, symbols) + ", " + term(view, view.second, symbols) + ")";
   };
-  out.body = quantifier(binders, constraints) + side(lhs, names) + " => " + side(rhs, names);
+  out.body = quantifier(binders, constraints) + side(lhs, attr_names) + " => " + side(rhs, attr_names);
   out.concrete_body = quantifier(concrete_binders, {}) + side(lhs, {}) + " => " + side(rhs, {});
   out.rule.id = id;
   out.rule.lhs = graph(lhs, variables);
@@ -295,7 +301,7 @@ RenderedRule RuleRenderer::render(const GraphView& lhs, const GraphView& rhs, co
     pcg::DeclaredShape& shape = out.rule.declared.variables[inputs_[v].name];
     for (std::size_t k = 0; k < inputs_[v].shape.dims.size(); ++k) shape.front.push_back(pcg::DeclaredDim::named(dim_name(v, k)));
   }
-  for (std::int64_t a : attr_values) out.rule.declared.fixed[names.at(a)] = a;  // attributes keep their values
+  for (std::int64_t a : attr_values) out.rule.declared.fixed[attr_names.at(a)] = a;  // attributes keep their values
   out.rule.text = rule_text(id, out.body);
   out.rule.category = pcg::classify_rule(out.rule.lhs, out.rule.rhs, [&](const std::string& op) { return is_parallel_form(library_, op); });
   return out;

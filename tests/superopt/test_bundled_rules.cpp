@@ -51,6 +51,7 @@ TEST(BundledRules, AFreshGenerationAtTwoOperatorsEqualsTheBundledRulesOfThatSize
   o.parallel = unity_parallel_forms();
   o.max_ops = 2;
   o.prune_implied = true;
+  o.check_instances = 16;  // as scripts/bundle_rules.sh generates
   o.jobs = 2;
   const GenerateResult fresh = generate(bundled(), o);
   std::set<std::string> found;
