@@ -102,8 +102,8 @@ class ShapeFacts {
           ++known;
         else if (auto it = length.find(d.pack_name); it != length.end())
           known += it->second;
-        else if (std::find(unknown.begin(), unknown.end(), d.pack_name) == unknown.end())
-          unknown.push_back(d.pack_name);
+        else
+          unknown.push_back(d.pack_name);  // a pack written twice counts twice, and fixes nothing alone
       }
       if (unknown.size() == 1 && *arg.front() >= known) length.emplace(unknown.front(), *arg.front() - known);
     }
