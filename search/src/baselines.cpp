@@ -58,7 +58,7 @@ double placement_seconds(const spec::Library& library, const pcg::Graph& graph, 
   for (const Placement& p : placements)
     if (p.first_device < 0 || p.first_device + p.config.tasks() > model.machine().devices()) return infinity;
   try {
-    const PlanCost cost = plan_cost(materialize(graph, placements, library), model);
+    const PlanCost cost = plan_cost(materialize(graph, placements, library, model.moves()), model);
     return cost.fits() ? cost.seconds : infinity;
   } catch (const LoomError&) {
     return infinity;
@@ -82,7 +82,7 @@ SequentialResult sequential_optimization(const spec::Library& library, const pcg
   const CostModel single = model.on(one_device);
   auto single_seconds = [&](const pcg::Graph& g) {
     try {
-      return plan_cost(materialize(g, unsplit_placements(g), library), single).seconds;
+      return plan_cost(materialize(g, unsplit_placements(g), library, single.moves()), single).seconds;
     } catch (const LoomError&) {
       return std::numeric_limits<double>::infinity();
     }

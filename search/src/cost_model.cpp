@@ -23,7 +23,8 @@ CostModel::CostModel(const spec::Library& library, const Machine& machine, const
       machine_(machine),
       profiles_(profiles),
       optimizer_(std::move(optimizer)),
-      update_bytes_per_element_(update_bytes_per_element(optimizer_)) {}
+      update_bytes_per_element_(update_bytes_per_element(optimizer_)),
+      moves_(std::make_shared<const RvdSearch>(library, machine)) {}
 
 TaskEstimate CostModel::compute(const pcg::Graph& graph, const pcg::Node& node) const {
   std::vector<pcg::ParallelShape> inputs;

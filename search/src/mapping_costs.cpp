@@ -1,10 +1,10 @@
 #include "mapping_costs.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "loom/pcg/hash_mix.hpp"
 #include "loom/pcg/task_layout.hpp"
-#include "loom/search/reshard.hpp"
 
 namespace loom::search::mapping {
 namespace {
@@ -26,8 +26,9 @@ double MoveCosts::move(int from, int from_first, int to, int to_first) {
   const Move key{from, from_first, to, to_first};
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const pcg::ParallelShape &a = shapes_.value(from), &b = shapes_.value(to);
-  const double s = kMoveFactor * reshard_seconds(a, pcg::MachineView::contiguous(from_first, a.tasks()), b,
-                                                 pcg::MachineView::contiguous(to_first, b.tasks()), machine_);
+  const auto path =
+      paths_.cheapest(a, pcg::MachineView::contiguous(from_first, a.tasks()), b, pcg::MachineView::contiguous(to_first, b.tasks()));
+  const double s = path ? kMoveFactor * path->seconds : std::numeric_limits<double>::infinity();
   cache_.emplace(key, s);
   return s;
 }

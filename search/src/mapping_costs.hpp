@@ -8,6 +8,7 @@
 
 #include "loom/pcg/parallel_shape.hpp"
 #include "loom/search/machine.hpp"
+#include "loom/search/rvd_search.hpp"
 
 namespace loom::search::mapping {
 
@@ -17,13 +18,13 @@ using ShapeTable = Interner<pcg::ParallelShape>;
 
 class MoveCosts {
  public:
-  explicit MoveCosts(const Machine& machine) : machine_(machine) {}
+  explicit MoveCosts(const RvdSearch& paths) : machine_(paths.machine()), paths_(paths) {}
 
   ShapeTable& shapes() { return shapes_; }
 
   // Seconds to move a value held as shape `from` (a ShapeTable id) on devices from `from_first` to
-  // shape `to` from `to_first` and its gradient back; infinity when no chain of parallel forms
-  // can. Cached.
+  // shape `to` from `to_first` and its gradient back, by the cheapest chain of the library's
+  // forms (RvdSearch); infinity when no chain can. Cached.
   double move(int from, int from_first, int to, int to_first);
 
   // A weight copied to several devices stays with each copy from one iteration to the next; the
@@ -46,6 +47,7 @@ class MoveCosts {
   };
 
   const Machine& machine_;
+  const RvdSearch& paths_;
   ShapeTable shapes_;
   std::unordered_map<Move, double, MoveHash> cache_;
 };

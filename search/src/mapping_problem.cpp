@@ -30,7 +30,7 @@ MachineMapper::Impl::Impl(const spec::Library& library, const CostModel& model, 
       model(model),
       machine(model.machine()),
       options(std::move(opts)),
-      moves(model.machine()),
+      moves(model.moves()),
       config_table(library, model, options, moves.shapes()) {
   if (options.degrees.empty()) options.degrees = mapping_degrees(machine);
 }
@@ -146,7 +146,7 @@ double MachineMapper::Impl::fullest_device_bytes(const std::vector<Choice>& chos
 
 bool MachineMapper::Impl::fits(const pcg::Graph& graph, const std::vector<Placement>& placements) const {
   try {
-    return first_overfull_device(plan_memory(materialize(graph, placements, library), model), machine) < 0;
+    return first_overfull_device(plan_memory(materialize(graph, placements, library, model.moves()), model), machine) < 0;
   } catch (const LoomError&) {
     return false;
   }

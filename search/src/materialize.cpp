@@ -1,11 +1,12 @@
 #include "loom/search/materialize.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_map>
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/hash_mix.hpp"
-#include "loom/search/reshard.hpp"
+#include "loom/search/rvd_search.hpp"
 
 namespace loom::search {
 namespace {
@@ -28,8 +29,8 @@ struct DeliveryHash {
 
 class Materializer {
  public:
-  Materializer(const pcg::Graph& graph, const std::vector<Placement>& placements, const spec::Library& library)
-      : graph_(graph), placements_(placements), catalog_(library), ports_(graph.size()) {}
+  Materializer(const pcg::Graph& graph, const std::vector<Placement>& placements, const spec::Library& library, const RvdSearch& moves)
+      : graph_(graph), placements_(placements), catalog_(library), moves_(moves), ports_(graph.size()) {}
 
   pcg::Graph run() {
     if (placements_.size() != graph_.size())
@@ -79,22 +80,14 @@ class Materializer {
     if (have == shape) return held.port;
     const Delivery key{value, shape, view};
     if (auto it = delivered_.find(key); it != delivered_.end()) return it->second;
-    // Found on the first move, so that a plan with none needs no parallel forms.
-    if (!forms_) forms_ = reshard_forms(catalog_);
-    const auto steps = reshard_steps(*forms_, have, shape);
-    if (!steps)
+    const auto path = moves_.cheapest(have, held.view, shape, view);
+    if (!path)
       throw LoomError(consumer.describe() + ": cannot move " + graph_.node(value.node).describe() + "'s output from " + have.to_string() +
-                      " to " + shape.to_string());
+                      " to " + shape.to_string() + ": no chain of the library's parallel and fused forms does it");
     pcg::PortRef at = held.port;
-    for (const ReshardStep& s : *steps) {
+    for (const ReshardStep& s : path->steps) {
       const int id = out_.add_node(catalog_, s.op, s.attrs, {at});
-      const std::int64_t tasks = out_.node(id).tasks();
-      if (tasks == static_cast<std::int64_t>(view.tasks()))
-        out_.set_view(id, view);
-      else if (tasks == static_cast<std::int64_t>(held.view.tasks()))
-        out_.set_view(id, held.view);
-      else
-        out_.set_view(id, pcg::MachineView::contiguous(view.devices.front(), tasks));
+      out_.set_view(id, step_view(out_.node(id).tasks(), held.view, view, moves_.machine().devices()));
       at = {id, 0};
     }
     delivered_[key] = at;
@@ -104,7 +97,7 @@ class Materializer {
   const pcg::Graph& graph_;
   const std::vector<Placement>& placements_;
   const spec::Library& catalog_;
-  std::optional<ReshardForms> forms_;
+  const RvdSearch& moves_;
   pcg::Graph out_;
   std::vector<std::vector<Held>> ports_;  // input graph node -> port -> where it is in the new graph
   std::unordered_map<Delivery, pcg::PortRef, DeliveryHash> delivered_;
@@ -112,8 +105,26 @@ class Materializer {
 
 }  // namespace
 
+pcg::Graph materialize(const pcg::Graph& graph, const std::vector<Placement>& placements, const spec::Library& library,
+                       const RvdSearch& moves) {
+  return Materializer(graph, placements, library, moves).run();
+}
+
+Machine even_machine(const std::vector<Placement>& placements) {
+  int devices = 1;
+  for (const Placement& p : placements) devices = std::max<int>(devices, p.first_device + static_cast<int>(p.config.tasks()));
+  Machine m;
+  m.name = "even links";
+  m.devices_per_socket = devices;
+  m.device.peak_flops = 1e12;
+  m.device.memory_bandwidth = 1e11;
+  m.device.memory_bytes = 1e12;
+  m.intra_socket = m.inter_socket = m.inter_node = Link(1e10, 1e-6);
+  return m;
+}
+
 pcg::Graph materialize(const pcg::Graph& graph, const std::vector<Placement>& placements, const spec::Library& library) {
-  return Materializer(graph, placements, library).run();
+  return materialize(graph, placements, library, RvdSearch(library, even_machine(placements)));
 }
 
 std::vector<Placement> unsplit_placements(const pcg::Graph& graph) {

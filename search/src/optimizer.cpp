@@ -32,7 +32,7 @@ std::string nothing_fits(const spec::Library& library, const pcg::Graph& graph, 
   std::ostringstream os;
   os << "no plan found fits on " << m.name << " (" << m.devices() << " devices of " << m.device.memory_bytes / (1 << 30) << " GiB)";
   try {
-    const std::vector<double> bytes = plan_memory(materialize(graph, placements, library), model);
+    const std::vector<double> bytes = plan_memory(materialize(graph, placements, library, model.moves()), model);
     os << ": the best plan searched needs " << std::fixed << std::setprecision(1)
        << *std::max_element(bytes.begin(), bytes.end()) / (1 << 30) << " GiB on its fullest device";
   } catch (const LoomError&) {
@@ -141,7 +141,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   report.graph = std::move(best.graph);
   report.placements = std::move(best.placements);
   report_stage("materializing the plan");
-  report.plan = materialize(report.graph, report.placements, library);
+  report.plan = materialize(report.graph, report.placements, library, model.moves());
   report.best_seconds = best.seconds;
   report.chosen = best.name;
   report.pipeline = best.pipeline;

@@ -213,7 +213,7 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
     std::vector<Placement> placements = pipeline_placements(library, graph, stage_of, stages, devices);
     pcg::Graph plan;
     try {
-      plan = materialize(graph, placements, library);
+      plan = materialize(graph, placements, library, model.moves());
     } catch (const LoomError&) {
       continue;
     }

@@ -4,8 +4,11 @@
 #include <map>
 #include <optional>
 
+#include "loom/pcg/collective_groups.hpp"
+#include "loom/pcg/known_collectives.hpp"
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
+#include "loom/search/reshard.hpp"
 #include "task_graph_plan.hpp"
 
 namespace loom::search {
@@ -184,6 +187,12 @@ class ForwardPass {
     for (const Holder& h : sources) from.devices.push_back(h.device);
     const std::vector<pcg::PieceMove> moves = pcg::piece_moves(in, from, out, view);
     const std::optional<TaskEstimate> measured = model_.measured_layout_change(in, out);
+    if (!measured) {
+      const auto collective = pcg::collective_groups(
+          in, out, moves, [&](std::int64_t t) { return from.devices[static_cast<std::size_t>(t)]; },
+          [&](std::int64_t t) { return view.devices[static_cast<std::size_t>(t)]; });
+      if (collective) return run_collective(n, *collective, in, out, sources, held);
+    }
     auto move = moves.begin();
     for (std::int64_t t = 0; t < out.tasks(); ++t) {
       const int device = view.devices[static_cast<std::size_t>(t)];
@@ -238,6 +247,45 @@ class ForwardPass {
         deps = {add(std::move(sum))};
       }
       held.push_back({device, std::move(deps)});
+    }
+  }
+
+  // A change whose pieces move as one collective within groups of devices runs as that
+  // collective, as the runtime runs it: a ring among each group's devices, after every piece of
+  // the group is made, costed as the machine mapping costs it (reshard.hpp).
+  void run_collective(const pcg::Node& n, const pcg::CollectiveGroups& collective, const pcg::ParallelShape& in,
+                      const pcg::ParallelShape& out, const std::vector<Holder>& sources, std::vector<Holder>& held) {
+    held.assign(static_cast<std::size_t>(out.tasks()), Holder{});
+    for (const pcg::CollectiveGroup& g : collective.groups) {
+      const std::size_t k = g.ranks.size();
+      std::vector<int> deps, ring;
+      for (std::int64_t f : g.from) {
+        const Holder& source = sources[static_cast<std::size_t>(f)];
+        deps.insert(deps.end(), source.tasks.begin(), source.tasks.end());
+      }
+      if (k > 1) {
+        const double seconds = collective_seconds(collective, g, in, out, machine_);
+        const pcg::ParallelShape& box = collective.kind == pcg::Collective::all_gather ? out : in;
+        const double box_bytes = static_cast<double>(pcg::piece_elements(box)) * kBytesPerElement;
+        const double steps = collective.kind == pcg::Collective::allreduce ? 2 : 1;
+        for (std::size_t i = 0; i < k; ++i) {
+          SimTask t;
+          t.kind = TaskKind::Communication;
+          t.node = n.id;
+          t.index = g.to[i];
+          t.device = g.ranks[i];
+          t.peer = g.ranks[(i + 1) % k];
+          t.bytes = steps * static_cast<double>(k - 1) / static_cast<double>(k) * box_bytes;
+          t.seconds = seconds;
+          t.deps = deps;
+          t.label = n.op + "#" + pcg::to_string(n.id) + " " + std::string(pcg::collective_name(collective.kind)) + " " +
+                    std::to_string(t.device) + "->" + std::to_string(t.peer);
+          hold_devices(machine_, t, {t.device});
+          ring.push_back(add(std::move(t)));
+        }
+        deps = ring;
+      }
+      for (std::size_t i = 0; i < k; ++i) held[static_cast<std::size_t>(g.to[i])] = {g.ranks[i], deps};
     }
   }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "loom/interpreter/library.hpp"
+#include "loom/search/reshard.hpp"
 #include "loom/search/task_graph.hpp"
 
 // What the task graph moves between devices for data loading, weight shards and graph outputs,
@@ -404,6 +405,35 @@ TEST(TaskGraphTraffic, ACombineThenAReplicateIsOneAllGather) {
   // Only one reading operator besides the replicate: the combine stays on its own.
   g.mark_output({combined, 0});
   EXPECT_GT(tasks_of(task_graph(g), combined), 0);
+}
+
+// A layout change whose pieces move as one collective is charged as that collective's ring among
+// the devices, the seconds the machine mapping charges for the same move (reshard_seconds).
+TEST(TaskGraphTraffic, AnAllreduceIsChargedAsTheRingTheMappingCosts) {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({64, 784}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({784, 512}), true);
+  for (int n : {x, w}) g.set_view(n, kFirst);
+  const int px = add(g, "partition", {{"dim", 1}, {"degree", 2}}, {{x, 0}}, kBoth);
+  const int pw = add(g, "partition", {{"dim", 0}, {"degree", 2}}, {{w, 0}}, kBoth);
+  const int partial = add(g, "matmul", {}, {{px, 0}, {pw, 0}}, kBoth);
+  const int sum = add(g, "allreduce", {{"degree", 2}}, {{partial, 0}}, kBoth);
+  g.mark_output({add(g, "relu", {}, {{sum, 0}}, kBoth), 0});
+
+  const Machine m = load_machine("summit").with_nodes(1).with_devices_per_node(2);
+  const TaskGraph tg = build_task_graph(g, CostModel(library(), m));
+  const double expected = reshard_seconds(g.shape_of({partial, 0}), kBoth, g.shape_of({sum, 0}), kBoth, m);
+  const double bytes = 64 * 512 * 4;
+  int ring = 0;
+  for (const SimTask& t : tg.tasks) {
+    if (t.node != sum || t.kind != TaskKind::Communication || t.backward) continue;
+    ++ring;
+    EXPECT_DOUBLE_EQ(t.seconds, expected);
+    EXPECT_DOUBLE_EQ(t.bytes, bytes);  // 2 (k - 1) / k of the buffer
+    EXPECT_NE(t.label.find("allreduce"), std::string::npos) << t.label;
+  }
+  EXPECT_EQ(ring, 2);
+  EXPECT_DOUBLE_EQ(expected, m.link_between(0, 1).ring_allreduce_seconds(bytes, 2));
 }
 
 }  // namespace

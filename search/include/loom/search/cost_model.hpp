@@ -2,6 +2,7 @@
 // Time and memory of one task of an operator on one device of a machine: a roofline over the
 // FLOPs and bytes derived from the operator's spec, replaced by a measured figure where the
 // profile database has one.
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "loom/pcg/graph.hpp"
 #include "loom/search/machine.hpp"
 #include "loom/search/profile_db.hpp"
+#include "loom/search/rvd_search.hpp"
 
 namespace loom::search {
 
@@ -55,6 +57,9 @@ class CostModel {
   bool is_compute(const pcg::Node& node) const { return !node.is_graph_input() && library_.find_op(node.op) != nullptr; }
 
   const Machine& machine() const { return machine_; }
+  // How values move between parallel shapes on the machine: one search, and its cache, shared by
+  // the copies of this model.
+  const RvdSearch& moves() const { return *moves_; }
   // The same model (library, profiles, optimizer) on another machine.
   CostModel on(const Machine& machine) const { return CostModel(library_, machine, profiles_, optimizer_); }
 
@@ -64,6 +69,7 @@ class CostModel {
   const ProfileDatabase* profiles_;
   std::string optimizer_;
   double update_bytes_per_element_ = 0;
+  std::shared_ptr<const RvdSearch> moves_;
 };
 
 }  // namespace loom::search

@@ -6,7 +6,9 @@
 
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/graph.hpp"
+#include "loom/search/machine.hpp"
 #include "loom/search/parallel_config.hpp"
+#include "loom/search/rvd_search.hpp"
 
 namespace loom::search {
 
@@ -22,8 +24,15 @@ struct Placement {
 // their first reader. Graph
 // outputs are brought back to the shapes `graph` gives them, so the result computes the same
 // values in the same shapes. Throws LoomError naming the node when a value cannot be moved to
-// the shape a consumer needs. The moves are made of the library's parallel forms (reshard_forms).
+// the shape a consumer needs. Each move is the cheapest chain of the library's parallel and fused
+// forms that `moves` finds (a cost model's: CostModel::moves); without it, on a machine whose
+// devices are all joined by equal links (even_machine).
+pcg::Graph materialize(const pcg::Graph& graph, const std::vector<Placement>& placements, const spec::Library& library,
+                       const RvdSearch& moves);
 pcg::Graph materialize(const pcg::Graph& graph, const std::vector<Placement>& placements, const spec::Library& library);
+
+// One socket of as many devices as the placements use, every pair joined by the same link.
+Machine even_machine(const std::vector<Placement>& placements);
 
 // Every node of `graph` unsplit on device 0: the placements of the graph as given.
 std::vector<Placement> unsplit_placements(const pcg::Graph& graph);

@@ -1,0 +1,75 @@
+#pragma once
+// The cheapest way to move a value from the layout its producer gives to the one a consumer needs:
+// a shortest path over the RVD transition graph (SuperScaler). Its states are the value's parallel
+// shapes between the two (each degree a multiple of the smaller and a divisor of the larger of its
+// two ends, and no more tasks than either end has); its edges are the library's parallel and fused
+// forms (layout_forms.hpp) with every attribute value that the library's rules accept, so a
+// `fused ... lowers_to` form that a user declares is one more edge. An edge costs what the runtime
+// does for it (reshard_seconds): one collective within groups of devices where its pieces move as
+// one, else the pieces sent point to point. The search, the materialized plan and so the simulator
+// and the runtime all take their moves from here.
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/pcg/machine_view.hpp"
+#include "loom/pcg/op_catalog.hpp"
+#include "loom/pcg/parallel_shape.hpp"
+#include "loom/search/layout_forms.hpp"
+#include "loom/search/machine.hpp"
+
+namespace loom::search {
+
+struct ReshardStep {
+  std::string op;
+  pcg::AttrMap attrs;
+  bool operator==(const ReshardStep&) const = default;
+};
+
+struct ReshardPath {
+  std::vector<ReshardStep> steps;  // none when the shapes are equal
+  double seconds = 0;              // forward
+};
+
+// The devices of a step's result in a move from `from_view` to `to_view`: the consumer's when it
+// has as many tasks, else the producer's when that has, else a block from the consumer's first
+// device (moved back so that it fits in `devices`).
+pcg::MachineView step_view(std::int64_t tasks, const pcg::MachineView& from_view, const pcg::MachineView& to_view, int devices);
+
+class RvdSearch {
+ public:
+  RvdSearch(const spec::Library& library, const Machine& machine);
+
+  // The cheapest chain of forms that turns `from` on `from_view` into `to` on `to_view`, each
+  // intermediate shape on its step_view; fewer steps among equally cheap chains. nullopt when no
+  // chain of the library's forms does it. Cached.
+  std::optional<ReshardPath> cheapest(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
+                                      const pcg::MachineView& to_view) const;
+
+  const std::vector<LayoutForm>& forms() const { return forms_; }
+  const Machine& machine() const { return machine_; }
+
+ private:
+  // Whether the library's own rules take `in` to `out` by the form (cached).
+  bool accepted(const LayoutForm& form, const pcg::AttrMap& attrs, const pcg::ParallelShape& in, const pcg::ParallelShape& out) const;
+
+  struct Move {
+    pcg::ParallelShape from, to;
+    pcg::MachineView from_view, to_view;
+    bool operator==(const Move&) const = default;
+  };
+  struct MoveHash {
+    std::size_t operator()(const Move& m) const;
+  };
+  std::optional<ReshardPath> search(const Move& move) const;
+
+  const spec::Library& library_;
+  Machine machine_;  // by value: a search outlives the machine it was made from
+  std::vector<LayoutForm> forms_;
+  mutable std::unordered_map<std::string, bool> accepted_;
+  mutable std::unordered_map<Move, std::optional<ReshardPath>, MoveHash> found_;
+};
+
+}  // namespace loom::search

@@ -1,0 +1,193 @@
+#include "loom/search/rvd_search.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <queue>
+#include <unordered_map>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/hash_mix.hpp"
+#include "loom/search/reshard.hpp"
+
+namespace loom::search {
+namespace {
+
+// The degrees of a shape, in a fixed order: D per dimension, then V and R.
+std::vector<std::int64_t> degrees(const pcg::ParallelShape& s) {
+  std::vector<std::int64_t> out = s.D;
+  out.push_back(s.V);
+  out.push_back(s.R);
+  return out;
+}
+
+// The shapes a move from `from` to `to` may pass through.
+class Between {
+ public:
+  Between(const pcg::ParallelShape& from, const pcg::ParallelShape& to)
+      : low_(degrees(from)), high_(degrees(to)), most_tasks_(std::max(from.tasks(), to.tasks())), P_(from.P) {
+    for (std::size_t i = 0; i < low_.size(); ++i) {
+      const std::int64_t g = std::gcd(low_[i], high_[i]), l = std::lcm(low_[i], high_[i]);
+      low_[i] = g;
+      high_[i] = l;
+      span_ = std::lcm(span_, l);
+    }
+  }
+
+  bool contains(const pcg::ParallelShape& s) const {
+    if (s.P != P_ || s.tasks() > most_tasks_) return false;
+    const std::vector<std::int64_t> d = degrees(s);
+    for (std::size_t i = 0; i < d.size(); ++i)
+      if (d[i] % low_[i] != 0 || high_[i] % d[i] != 0) return false;
+    return true;
+  }
+
+  // Every degree a step may change a degree by: the divisors of the largest degree change.
+  std::vector<std::int64_t> amounts() const {
+    std::vector<std::int64_t> out;
+    for (std::int64_t k = 2; k <= span_; ++k)
+      if (span_ % k == 0) out.push_back(k);
+    return out;
+  }
+
+ private:
+  std::vector<std::int64_t> low_, high_;
+  std::int64_t most_tasks_ = 1;
+  std::vector<std::int64_t> P_;
+  std::int64_t span_ = 1;
+};
+
+// Calls `visit` with every assignment of the form's attributes: dimensions below `rank`, degrees
+// among `amounts`.
+void each_assignment(const LayoutForm& form, std::size_t rank, const std::vector<std::int64_t>& amounts,
+                     const std::function<void(const pcg::AttrMap&)>& visit) {
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> choices;
+  for (const std::string& a : form.dim_attrs()) {
+    std::vector<std::int64_t> dims(rank);
+    std::iota(dims.begin(), dims.end(), 0);
+    choices.emplace_back(a, dims);
+  }
+  for (const std::string& a : form.amount_attrs())
+    if (std::none_of(choices.begin(), choices.end(), [&](const auto& c) { return c.first == a; })) choices.emplace_back(a, amounts);
+  pcg::AttrMap attrs;
+  std::function<void(std::size_t)> go = [&](std::size_t i) {
+    if (i == choices.size()) return visit(attrs);
+    for (std::int64_t v : choices[i].second) {
+      attrs[choices[i].first] = v;
+      go(i + 1);
+    }
+  };
+  go(0);
+}
+
+struct Reached {
+  double seconds = 0;
+  std::size_t steps = 0;
+  bool operator<(const Reached& o) const { return seconds != o.seconds ? seconds < o.seconds : steps < o.steps; }
+};
+
+struct Arrival {
+  Reached cost;
+  pcg::ParallelShape shape;
+  bool operator>(const Arrival& o) const { return o.cost < cost; }
+};
+
+struct Came {
+  pcg::ParallelShape before;
+  ReshardStep step;
+};
+
+}  // namespace
+
+pcg::MachineView step_view(std::int64_t tasks, const pcg::MachineView& from_view, const pcg::MachineView& to_view, int devices) {
+  if (tasks == static_cast<std::int64_t>(to_view.tasks())) return to_view;
+  if (tasks == static_cast<std::int64_t>(from_view.tasks())) return from_view;
+  int first = to_view.devices.empty() ? 0 : to_view.devices.front();
+  if (first + tasks > devices) first = static_cast<int>(std::max<std::int64_t>(0, devices - tasks));
+  return pcg::MachineView::contiguous(first, tasks);
+}
+
+RvdSearch::RvdSearch(const spec::Library& library, const Machine& machine)
+    : library_(library), machine_(machine), forms_(layout_forms(library)) {}
+
+bool RvdSearch::accepted(const LayoutForm& form, const pcg::AttrMap& attrs, const pcg::ParallelShape& in,
+                         const pcg::ParallelShape& out) const {
+  std::string key = form.op;
+  for (const auto& [name, value] : attrs) key += " " + name + "=" + std::to_string(value);
+  key += " " + in.to_string();
+  if (auto it = accepted_.find(key); it != accepted_.end()) return it->second;
+  bool ok = false;
+  try {
+    const std::vector<pcg::ParallelShape> result = library_.infer(form.op, attrs, {in});
+    ok = result.size() == 1 && result[0] == out;
+  } catch (const LoomError&) {
+    ok = false;
+  }
+  accepted_.emplace(std::move(key), ok);
+  return ok;
+}
+
+std::size_t RvdSearch::MoveHash::operator()(const Move& m) const {
+  std::uint64_t h = pcg::hash_mix(std::hash<pcg::ParallelShape>{}(m.from), std::hash<pcg::ParallelShape>{}(m.to));
+  h = pcg::hash_mix(h, std::hash<pcg::MachineView>{}(m.from_view));
+  return static_cast<std::size_t>(pcg::hash_mix(h, std::hash<pcg::MachineView>{}(m.to_view)));
+}
+
+std::optional<ReshardPath> RvdSearch::cheapest(const pcg::ParallelShape& from, const pcg::MachineView& from_view,
+                                               const pcg::ParallelShape& to, const pcg::MachineView& to_view) const {
+  Move move{from, to, from_view, to_view};
+  if (auto it = found_.find(move); it != found_.end()) return it->second;
+  std::optional<ReshardPath> path = search(move);
+  found_.emplace(std::move(move), path);
+  return path;
+}
+
+std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
+  const auto& [from, to, from_view, to_view] = move;
+  if (from.dims != to.dims || from.P != to.P) return std::nullopt;
+  const int devices = machine_.devices();
+  const auto view_of = [&](const pcg::ParallelShape& s) {
+    return s == from ? from_view : step_view(s.tasks(), from_view, to_view, devices);
+  };
+  if (from == to) return ReshardPath{{}, reshard_seconds(from, from_view, to, to_view, machine_)};
+  const Between between(from, to);
+  const std::vector<std::int64_t> amounts = between.amounts();
+  std::unordered_map<pcg::ParallelShape, Came> came;
+  std::unordered_map<pcg::ParallelShape, Reached> best{{from, {}}};
+  std::priority_queue<Arrival, std::vector<Arrival>, std::greater<>> queue;
+  queue.push({{}, from});
+  while (!queue.empty()) {
+    const Arrival at = queue.top();
+    queue.pop();
+    if (best.at(at.shape) < at.cost) continue;
+    if (at.shape == to) break;
+    const pcg::MachineView here = view_of(at.shape);
+    for (const LayoutForm& form : forms_) {
+      each_assignment(form, from.rank(), amounts, [&](const pcg::AttrMap& attrs) {
+        const std::optional<pcg::ParallelShape> next = form.apply(attrs, at.shape);
+        if (!next || *next == at.shape || !between.contains(*next)) return;
+        const pcg::MachineView there = view_of(*next);
+        const double seconds = reshard_seconds(at.shape, here, *next, there, machine_);
+        const Reached cost{at.cost.seconds + seconds, at.cost.steps + 1};
+        const auto known = best.find(*next);
+        if (known != best.end() && !(cost < known->second)) return;
+        if (!accepted(form, attrs, at.shape, *next)) return;
+        best[*next] = cost;
+        came[*next] = {at.shape, {form.op, attrs}};
+        queue.push({cost, *next});
+      });
+    }
+  }
+  const auto reached = best.find(to);
+  if (reached == best.end()) return std::nullopt;
+  ReshardPath path{{}, reached->second.seconds};
+  for (pcg::ParallelShape s = to; !(s == from);) {
+    const Came& c = came.at(s);
+    path.steps.push_back(c.step);
+    s = c.before;
+  }
+  std::reverse(path.steps.begin(), path.steps.end());
+  return path;
+}
+
+}  // namespace loom::search

@@ -1,0 +1,306 @@
+// Moves between parallel shapes: the cheapest chain of whatever parallel and fused forms the
+// library declares (the RVD transition graph), against an exhaustive search over the library's
+// own shape rules.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <map>
+#include <numeric>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/search/materialize.hpp"
+#include "loom/search/reshard.hpp"
+#include "loom/search/rvd_search.hpp"
+#include "search_support.hpp"
+
+namespace loom::search {
+namespace {
+
+using test_support::library;
+
+constexpr const char* kRenamedForms = R"(
+parallel cut<axis: int in 0..7, ways: int in 2..64>(x) {
+  require axis < rank;
+  require shape[axis] % (D[axis] * P[axis] * ways) == 0;
+  D[axis] *= ways;
+  values split;
+  backward glue<axis, ways>;
+  lowers_to scatter;
+}
+parallel glue<axis: int in 0..7, ways: int in 2..64>(x) {
+  require axis < rank;
+  require D[axis] % ways == 0;
+  D[axis] /= ways;
+  values concat;
+  backward cut<axis, ways>;
+  lowers_to gather;
+}
+parallel copies<n: int in 2..64>(x) {
+  R *= n;
+  values copy;
+  backward add_up<n>;
+  lowers_to broadcast;
+}
+parallel add_up<n: int in 2..64>(x) {
+  require V % n == 0;
+  V /= n;
+  values sum;
+  backward copies<n>;
+  lowers_to reduce;
+}
+fused move_split<a: int in 0..7, b: int in 0..7, k: int in 2..64>(x) = cut<b, k>(glue<a, k>(x)) lowers_to all_to_all;
+)";
+
+pcg::ParallelShape held(std::vector<std::int64_t> D, std::int64_t V, std::int64_t R) {
+  return pcg::ParallelShape::partitioned({8, 12}, std::move(D), V, R);
+}
+
+std::vector<pcg::ParallelShape> small_shapes(std::int64_t most_tasks) {
+  std::vector<pcg::ParallelShape> out;
+  for (std::int64_t d0 : {1, 2, 4})
+    for (std::int64_t d1 : {1, 2, 4})
+      for (std::int64_t V : {1, 2})
+        for (std::int64_t R : {1, 2})
+          if (d0 * d1 * V * R <= most_tasks) out.push_back(held({d0, d1}, V, R));
+  return out;
+}
+
+// Two sockets of four devices per node, two nodes: three kinds of link.
+Machine two_nodes() { return load_machine("summit").with_nodes(2).with_devices_per_node(8); }
+
+pcg::MachineView on(int first, const pcg::ParallelShape& s) { return pcg::MachineView::contiguous(first, s.tasks()); }
+
+std::vector<std::string> ops_of(const ReshardPath& path) {
+  std::vector<std::string> out;
+  for (const ReshardStep& s : path.steps) out.push_back(s.op);
+  return out;
+}
+
+// Runs the steps through the library's own shape rules and checks they arrive at `to`.
+void expect_arrives(const spec::Library& lib, const ReshardPath& path, const pcg::ParallelShape& from, const pcg::ParallelShape& to) {
+  pcg::ParallelShape at = from;
+  for (const ReshardStep& s : path.steps) at = lib.infer(s.op, s.attrs, {at}).at(0);
+  EXPECT_EQ(at, to) << from.to_string() << " -> " << to.to_string();
+}
+
+// Whether each degree of `s` is a multiple of the smaller and a divisor of the larger of the two
+// ends' (D per dimension, V, R), and `s` has no more tasks than either end.
+bool between(const pcg::ParallelShape& s, const pcg::ParallelShape& from, const pcg::ParallelShape& to) {
+  const auto inside = [](std::int64_t x, std::int64_t a, std::int64_t b) { return x % std::gcd(a, b) == 0 && std::lcm(a, b) % x == 0; };
+  for (std::size_t d = 0; d < s.rank(); ++d)
+    if (!inside(s.D[d], from.D[d], to.D[d])) return false;
+  return inside(s.V, from.V, to.V) && inside(s.R, from.R, to.R) && s.tasks() <= std::max(from.tasks(), to.tasks());
+}
+
+// The cheapest move by exhaustion: every shape between the ends that the library's forms reach
+// from `from` in up to `depth` steps, with every attribute value up to 4, then Bellman-Ford over
+// those steps, each costed by reshard_seconds on its step_view.
+double exhaustive_seconds(const spec::Library& lib, const Machine& machine, const pcg::ParallelShape& from,
+                          const pcg::MachineView& from_view, const pcg::ParallelShape& to, const pcg::MachineView& to_view, int depth) {
+  struct Edge {
+    pcg::ParallelShape a, b;
+  };
+  std::vector<std::string> forms;
+  for (const spec::ParallelDecl* p : lib.parallel_forms()) forms.push_back(p->name);
+  for (const spec::FusedDecl* f : lib.fused_forms()) forms.push_back(f->name);
+  // What the library's rules make of each form, attributes and shape, across calls.
+  static std::map<std::string, std::optional<pcg::ParallelShape>> typed;
+  std::vector<Edge> edges;
+  std::vector<pcg::ParallelShape> frontier{from}, seen{from};
+  for (int level = 0; level < depth; ++level) {
+    std::vector<pcg::ParallelShape> next;
+    for (const pcg::ParallelShape& s : frontier)
+      for (const std::string& form : forms) {
+        const std::vector<spec::AttrParam>& params = *lib.attr_params(form);
+        std::vector<pcg::AttrMap> assignments{{}};
+        for (const spec::AttrParam& a : params) {
+          std::vector<pcg::AttrMap> grown;
+          for (const pcg::AttrMap& m : assignments)
+            for (std::int64_t v = 0; v <= 4; ++v) {
+              pcg::AttrMap g = m;
+              g[a.name] = v;
+              grown.push_back(g);
+            }
+          assignments = grown;
+        }
+        for (const pcg::AttrMap& attrs : assignments) {
+          std::string key = form + s.to_string();
+          for (const auto& [name, value] : attrs) key += " " + std::to_string(value);
+          auto [known, fresh] = typed.try_emplace(key);
+          if (fresh) try {
+              known->second = lib.infer(form, attrs, {s}).at(0);
+            } catch (const LoomError&) {
+            }
+          if (!known->second) continue;
+          const pcg::ParallelShape b = *known->second;
+          if (b == s || !between(b, from, to)) continue;
+          edges.push_back({s, b});
+          if (std::find(seen.begin(), seen.end(), b) == seen.end()) {
+            seen.push_back(b);
+            next.push_back(b);
+          }
+        }
+      }
+    frontier = next;
+  }
+  const auto view_of = [&](const pcg::ParallelShape& s) {
+    return s == from ? from_view : step_view(s.tasks(), from_view, to_view, machine.devices());
+  };
+  std::map<std::string, double> best{{from.to_string(), 0}};
+  const double infinity = std::numeric_limits<double>::infinity();
+  const auto at = [&](const pcg::ParallelShape& s) {
+    auto it = best.find(s.to_string());
+    return it == best.end() ? infinity : it->second;
+  };
+  for (int round = 0; round < depth; ++round) {
+    std::map<std::string, double> after = best;
+    for (const Edge& e : edges) {
+      const double via = at(e.a) + reshard_seconds(e.a, view_of(e.a), e.b, view_of(e.b), machine);
+      auto& slot = after.emplace(e.b.to_string(), infinity).first->second;
+      slot = std::min(slot, via);
+    }
+    best = after;
+  }
+  return from == to ? reshard_seconds(from, from_view, to, to_view, machine) : at(to);
+}
+
+TEST(LayoutForms, TheBundledFormsAreReadFromTheirDeclarations) {
+  std::map<std::string, LayoutForm> by_name;
+  for (const LayoutForm& f : layout_forms(library())) by_name[f.op] = f;
+  for (const char* op : {"partition", "combine", "replicate", "reduce", "allreduce", "reduce_scatter", "all_gather", "all_to_all"})
+    EXPECT_TRUE(by_name.count(op)) << op;
+  const LayoutForm& swap = by_name.at("all_to_all");
+  ASSERT_EQ(swap.changes.size(), 2u);
+  EXPECT_FALSE(swap.changes[0].multiply);
+  EXPECT_EQ(swap.changes[0].dim_attr, "src");
+  EXPECT_TRUE(swap.changes[1].multiply);
+  EXPECT_EQ(swap.changes[1].dim_attr, "dst");
+  EXPECT_EQ(swap.amount_attrs(), std::vector<std::string>{"degree"});
+  EXPECT_EQ(swap.apply({{"src", 0}, {"dst", 1}, {"degree", 2}}, held({2, 1}, 1, 1)), held({1, 2}, 1, 1));
+  EXPECT_FALSE(swap.apply({{"src", 0}, {"dst", 1}, {"degree", 2}}, held({1, 1}, 1, 1)));
+}
+
+TEST(RvdSearch, EveryReshardableMoveArrivesByTheLibrarysOwnRules) {
+  const Machine machine = two_nodes();
+  const RvdSearch search(library(), machine);
+  int moves = 0;
+  for (const pcg::ParallelShape& from : small_shapes(8))
+    for (const pcg::ParallelShape& to : small_shapes(8)) {
+      const auto path = search.cheapest(from, on(0, from), to, on(8, to));
+      ASSERT_EQ(path.has_value(), reshardable(from, to)) << from.to_string() << " -> " << to.to_string();
+      if (!path) continue;
+      expect_arrives(library(), *path, from, to);
+      EXPECT_EQ(path->steps.empty(), from == to);
+      ++moves;
+    }
+  EXPECT_GT(moves, 100);
+}
+
+TEST(RvdSearch, IsAsCheapAsAnExhaustiveSearchOfTheLibrarysForms) {
+  const Machine machine = two_nodes();
+  const RvdSearch search(library(), machine);
+  int compared = 0;
+  for (int to_first : {0, 2, 8})
+    for (const pcg::ParallelShape& from : small_shapes(4))
+      for (const pcg::ParallelShape& to : small_shapes(4)) {
+        if (!reshardable(from, to)) continue;
+        const auto path = search.cheapest(from, on(0, from), to, on(to_first, to));
+        ASSERT_TRUE(path);
+        const double exhaustive = exhaustive_seconds(library(), machine, from, on(0, from), to, on(to_first, to), 3);
+        EXPECT_NEAR(path->seconds, exhaustive, 1e-12 + 1e-9 * exhaustive)
+            << from.to_string() << " -> " << to.to_string() << " to device " << to_first;
+        ++compared;
+      }
+  EXPECT_GT(compared, 50);
+}
+
+TEST(RvdSearch, PartialSumsBecomeCopiesByOneAllreduceCostedAsARing) {
+  const Machine machine = two_nodes();
+  const RvdSearch search(library(), machine);
+  const pcg::ParallelShape from = pcg::ParallelShape::partitioned({1024, 1024}, {}, 4, 1),
+                           to = pcg::ParallelShape::partitioned({1024, 1024}, {}, 1, 4);
+  const auto path = search.cheapest(from, on(0, from), to, on(0, to));
+  ASSERT_TRUE(path);
+  EXPECT_EQ(ops_of(*path), std::vector<std::string>{"allreduce"});
+  const double bytes = 1024 * 1024 * kBytesPerElement;
+  EXPECT_DOUBLE_EQ(path->seconds, machine.link_between(0, 3).ring_allreduce_seconds(bytes, 4));
+  // Summed on one device and copied back, the same move is two steps of point-to-point sends.
+  const pcg::ParallelShape one = pcg::ParallelShape::unpartitioned({1024, 1024});
+  const double by_hand =
+      reshard_seconds(from, on(0, from), one, on(0, one), machine) + reshard_seconds(one, on(0, one), to, on(0, to), machine);
+  EXPECT_LT(path->seconds, by_hand);
+}
+
+TEST(RvdSearch, FormsOfOtherNamesAndAttributesMoveValuesAlike) {
+  const spec::Library lib = spec::Library::from_text(kRenamedForms);
+  const Machine machine = two_nodes();
+  const RvdSearch search(lib, machine);
+  for (const pcg::ParallelShape& from : small_shapes(8))
+    for (const pcg::ParallelShape& to : small_shapes(8)) {
+      const auto path = search.cheapest(from, on(0, from), to, on(0, to));
+      ASSERT_EQ(path.has_value(), reshardable(from, to)) << from.to_string() << " -> " << to.to_string();
+      if (path) expect_arrives(lib, *path, from, to);
+    }
+  const auto swap = search.cheapest(held({2, 1}, 1, 1), on(0, held({2, 1}, 1, 1)), held({1, 2}, 1, 1), on(0, held({1, 2}, 1, 1)));
+  ASSERT_TRUE(swap);
+  ASSERT_EQ(swap->steps.size(), 1u);
+  EXPECT_EQ(swap->steps.front().op, "move_split");
+  EXPECT_EQ(swap->steps.front().attrs, (pcg::AttrMap{{"a", 0}, {"b", 1}, {"k", 2}}));
+}
+
+// A fused form a user declares is one more edge: gathering pieces into copies as collectives
+// replaces joining them on one device and copying the result back out.
+TEST(RvdSearch, AUsersNewFusedFormIsANewEdge) {
+  const pcg::ParallelShape from = held({4, 1}, 1, 1), to = held({1, 1}, 1, 4);
+  const Machine machine = two_nodes();
+  const spec::Library plain = spec::Library::from_text(kRenamedForms);
+  const auto before = RvdSearch(plain, machine).cheapest(from, on(0, from), to, on(0, to));
+  ASSERT_TRUE(before);
+  EXPECT_EQ(ops_of(*before), (std::vector<std::string>{"glue", "copies"}));
+
+  const spec::Library grown = spec::Library::from_text(std::string(kRenamedForms) +
+                                                       "fused gather_all<a: int in 0..7, k: int in 2..64>(x) = copies<k>(glue<a, k>(x)) "
+                                                       "lowers_to all_gather;\n");
+  const auto after = RvdSearch(grown, machine).cheapest(from, on(0, from), to, on(0, to));
+  ASSERT_TRUE(after);
+  ASSERT_FALSE(after->steps.empty());
+  for (const std::string& op : ops_of(*after)) EXPECT_EQ(op, "gather_all");
+  EXPECT_LT(after->seconds, before->seconds);
+  expect_arrives(grown, *after, from, to);
+}
+
+TEST(RvdSearch, WithoutASwapFormASplitMovesByJoiningThenCutting) {
+  std::string text = kRenamedForms;
+  text.resize(text.find("fused move_split"));
+  const spec::Library lib = spec::Library::from_text(text);
+  const Machine machine = two_nodes();
+  const auto path =
+      RvdSearch(lib, machine).cheapest(held({2, 1}, 1, 1), on(0, held({2, 1}, 1, 1)), held({1, 2}, 1, 1), on(0, held({1, 2}, 1, 1)));
+  ASSERT_TRUE(path);
+  EXPECT_EQ(ops_of(*path), (std::vector<std::string>{"glue", "cut"}));
+}
+
+// A plan that moves nothing needs no parallel forms; one that must move a value says that no
+// chain of the library's forms does it.
+TEST(RvdSearch, OnlyAPlanThatMovesValuesNeedsTheForms) {
+  const spec::Library lib = spec::Library::from_text("op twice(x: [n]) -> [n] { out[i] = x[i] * 2; }");
+  pcg::Graph g;
+  const pcg::PortRef x{g.add_input("x", pcg::ParallelShape::unpartitioned({4}), false), 0};
+  const int node = g.add_node(lib, "twice", {}, {x});
+  g.mark_output({node, 0});
+  EXPECT_EQ(materialize(g, unsplit_placements(g), lib).size(), g.size());
+
+  std::vector<Placement> split = unsplit_placements(g);
+  pcg::ParallelShape halves = pcg::ParallelShape::unpartitioned({4});
+  halves.D = {2};
+  split[static_cast<std::size_t>(node)].config = {{halves}, {halves}, "input 0 dim 0 / 2"};
+  try {
+    materialize(g, split, lib);
+    FAIL() << "a split was made without a form that cuts";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("no chain of the library's parallel and fused forms"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace loom::search
