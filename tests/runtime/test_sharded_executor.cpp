@@ -99,6 +99,32 @@ TEST(ShardedExecutor, FusesAChainOfParallelOperatorsThatIsOneCollective) {
   }
 }
 
+// Partial sums that a consumer needs as blocks of rows: the plan's move is the cheapest chain of
+// the library's forms (the RVD search), here the fused reduce_scatter, and the runtime runs it as
+// that one collective among the processes.
+TEST(ShardedExecutor, TheReduceScatterTheMoveSearchChoosesRunsAsOneCollective) {
+  const pcg::Graph model = product_relu_model(64, 8, 256);
+  const search::Machine machine = search::load_machine("summit").with_nodes(1).with_devices_per_node(2);
+  std::vector<search::Placement> placements = search::unsplit_placements(model);
+  const auto split = [](std::vector<std::int64_t> dims, std::vector<std::int64_t> D, std::int64_t V, std::int64_t R) {
+    return pcg::ParallelShape::partitioned(std::move(dims), std::move(D), V, R);
+  };
+  for (const pcg::Node& n : model.nodes()) {
+    if (n.op == "matmul")
+      placements[n.id.index()].config = {
+          {split({64, 8}, {1, 2}, 1, 1), split({8, 256}, {2, 1}, 1, 1)}, {split({64, 256}, {}, 2, 1)}, "sum"};
+    if (n.op == "relu") placements[n.id.index()].config = {{split({64, 256}, {2, 1}, 1, 1)}, {split({64, 256}, {2, 1}, 1, 1)}, "rows"};
+  }
+  const search::CostModel cost(library(), machine);
+  const pcg::Graph plan = search::materialize(model, placements, library(), cost.moves());
+  ASSERT_EQ(nodes_running(plan, "reduce_scatter").size(), 1u);
+  EXPECT_TRUE(nodes_running(plan, "reduce").empty());
+  SilentProcesses processes(2);
+  ShardedExecutor<double> e(library(), plan, builtin_kernels(), processes, {"w"}, 2);
+  EXPECT_EQ(e.collective_nodes(Collective::reduce_scatter), nodes_running(plan, "reduce_scatter"));
+  expect_same_as_logical(model, plan, 2, local);
+}
+
 TEST(LayoutFusion, TheSimulatorChargesTheChainsTheRuntimeFuses) {
   const auto is_layout_change = [](const pcg::Node& n) { return library().find_parallel(n.op) || library().find_fused(n.op); };
   const auto view_of = [](const pcg::Node& n) { return *n.view; };
