@@ -1,5 +1,7 @@
 #include "loom/pcg/collective_groups.hpp"
 
+#include "loom/pcg/task_layout.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -47,6 +49,58 @@ std::optional<Collective> classify(const Region& box, CollectiveGroup& group, co
   return std::nullopt;
 }
 
+// The change as one collective over boxes: allreduce, reduce-scatter or all-gather.
+std::optional<CollectiveGroups> box_groups(const ParallelShape& from, const ParallelShape& to, const std::vector<PieceMove>& moves,
+                                           const std::function<int(std::int64_t)>& from_rank,
+                                           const std::function<int(std::int64_t)>& to_rank);
+
+// The change as all-to-alls: the old and new tasks joined by moves fall into groups in which every
+// old piece gives one equal block to every new piece, one old and one new piece on each process.
+std::optional<CollectiveGroups> all_to_all_groups(const ParallelShape& from, const ParallelShape& to, const std::vector<PieceMove>& moves,
+                                                  const std::function<int(std::int64_t)>& from_rank,
+                                                  const std::function<int(std::int64_t)>& to_rank) {
+  if (from.V != to.V || from.R != to.R || piece_elements(from) != piece_elements(to)) return std::nullopt;
+  std::map<std::int64_t, std::set<std::int64_t>> new_of_old;
+  for (const PieceMove& m : moves) new_of_old[m.from].insert(m.to);
+  CollectiveGroups out;
+  out.kind = Collective::all_to_all;
+  std::set<std::int64_t> placed_old;
+  std::set<int> grouped;
+  std::size_t moved = 0;
+  for (const auto& [old_task, new_tasks] : new_of_old) {
+    if (placed_old.count(old_task)) continue;
+    std::set<std::int64_t> old_tasks;
+    for (const PieceMove& m : moves)
+      if (new_tasks.count(m.to)) old_tasks.insert(m.from);
+    const std::size_t k = new_tasks.size();
+    if (k < 2 || old_tasks.size() != k) return std::nullopt;
+    std::map<int, std::int64_t> old_on, new_on;  // by rank
+    for (std::int64_t f : old_tasks) old_on.emplace(from_rank(f), f);
+    for (std::int64_t t : new_tasks) new_on.emplace(to_rank(t), t);
+    if (old_on.size() != k || new_on.size() != k) return std::nullopt;
+    CollectiveGroup g;
+    for (const auto& [rank, f] : old_on) {
+      const auto t = new_on.find(rank);
+      if (t == new_on.end() || !grouped.insert(rank).second) return std::nullopt;
+      g.ranks.push_back(rank);
+      g.from.push_back(f);
+      g.to.push_back(t->second);
+      placed_old.insert(f);
+    }
+    const std::int64_t block = piece_elements(from) / static_cast<std::int64_t>(k);
+    for (std::size_t i = 0; i < k; ++i)
+      for (std::size_t j = 0; j < k; ++j) {
+        const Region r = intersect(piece_region(from, g.from[i]), piece_region(to, g.to[j]));
+        if (r.elements() != block) return std::nullopt;
+        g.blocks.push_back(r);
+      }
+    moved += k * k;
+    out.groups.push_back(std::move(g));
+  }
+  if (moved != moves.size()) return std::nullopt;
+  return out;
+}
+
 }  // namespace
 
 std::size_t CollectiveGroup::position(int rank) const {
@@ -63,6 +117,15 @@ std::optional<CollectiveGroups> collective_groups(const ParallelShape& from, con
                                                   const std::function<int(std::int64_t)>& from_rank,
                                                   const std::function<int(std::int64_t)>& to_rank) {
   if (moves.empty()) return std::nullopt;
+  if (auto boxes = box_groups(from, to, moves, from_rank, to_rank)) return boxes;
+  return all_to_all_groups(from, to, moves, from_rank, to_rank);
+}
+
+namespace {
+
+std::optional<CollectiveGroups> box_groups(const ParallelShape& from, const ParallelShape& to, const std::vector<PieceMove>& moves,
+                                           const std::function<int(std::int64_t)>& from_rank,
+                                           const std::function<int(std::int64_t)>& to_rank) {
   // Each move carries the whole of the smaller of its two pieces, which lies in the larger: the
   // box the group's pieces cover.
   std::map<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>, BoxMoves> boxes;
@@ -102,11 +165,14 @@ std::optional<CollectiveGroups> collective_groups(const ParallelShape& from, con
   return out;
 }
 
+}  // namespace
+
 Collective transpose(Collective kind) {
   switch (kind) {
     case Collective::reduce_scatter: return Collective::all_gather;
     case Collective::all_gather: return Collective::reduce_scatter;
     case Collective::allreduce: break;
+    case Collective::all_to_all: return Collective::all_to_all;
   }
   return Collective::allreduce;
 }

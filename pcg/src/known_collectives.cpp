@@ -12,10 +12,10 @@ const std::vector<KnownCollective>& known_collectives() {
       {"reduce", std::nullopt},
       {"microbatch", std::nullopt},
       {"accumulate", std::nullopt},
-      {"all_to_all", std::nullopt},
       {"allreduce", Collective::allreduce},
       {"reduce_scatter", Collective::reduce_scatter},
       {"all_gather", Collective::all_gather},
+      {"all_to_all", Collective::all_to_all},
   };
   return all;
 }

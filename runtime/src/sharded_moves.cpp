@@ -71,13 +71,15 @@ void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vect
   Pieces* back = producer.is_graph_input() ? nullptr : &grads[in.node.index()][static_cast<std::size_t>(in.port)];
   if (const CollectiveGroups* c = runs_[id].collective.get()) {
     // Each old piece went into the new pieces of its group: its gradient is the transposed
-    // collective of theirs (allreduce for allreduce, reduce-scatter for all-gather and back).
+    // collective of theirs (allreduce for allreduce, reduce-scatter for all-gather and back, an
+    // all-to-all's blocks back the way they came).
     if (const CollectiveGroup* g = c->containing(transport_.rank())) {
       const std::size_t k = g->position(transport_.rank());
       Tensor<T>& given = out[static_cast<std::size_t>(g->to[k])];
       if (given.data.empty()) given = Tensor<T>(piece_dims(to_shape), T(0));
       run_collective(transport_, pcg::transpose(c->kind), *g, k, given, pcg::piece_region(to_shape, g->to[k]),
-                     (*back)[static_cast<std::size_t>(g->from[k])], pcg::piece_region(from_shape, g->from[k]), piece_dims(from_shape));
+                     (*back)[static_cast<std::size_t>(g->from[k])], pcg::piece_region(from_shape, g->from[k]), piece_dims(from_shape),
+                     true);
     }
     return;
   }

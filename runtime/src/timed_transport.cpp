@@ -23,6 +23,9 @@ void TimedTransport::gather_values(HostValues m, HostValues a, const std::vector
 void TimedTransport::scatter_sums(HostValues a, HostValues m, const std::vector<int>& g) {
   timed([&] { inner_.scatter_sums(a, m, g); });
 }
+void TimedTransport::swap_blocks(HostValues m, HostValues t, const std::vector<int>& g) {
+  timed([&] { inner_.swap_blocks(m, t, g); });
+}
 void TimedTransport::start_sum_values(HostValues v, const std::vector<int>& g) {
   timed([&] { inner_.start_sum_values(v, g); });
 }

@@ -24,10 +24,34 @@ std::string group_text(const std::vector<int>& group) {
 }
 
 void Transport::check_divides(std::size_t count, const std::vector<int>& group) {
-  if (group.empty()) throw LoomError("reduce_scatter over an empty group");
+  if (group.empty()) throw LoomError("a collective over an empty group");
   if (count % group.size() != 0)
-    throw LoomError("reduce_scatter over the group " + group_text(group) + ": " + std::to_string(count) + " values do not split into " +
+    throw LoomError("a collective over the group " + group_text(group) + ": " + std::to_string(count) + " values do not split into " +
                     std::to_string(group.size()) + " equal blocks");
+}
+
+void Transport::check_swap(const HostValues& mine, const HostValues& theirs, const std::vector<int>& group, const char* operation) {
+  if (group.empty()) throw LoomError(std::string(operation) + " over an empty group");
+  if (theirs.type != mine.type || theirs.count != mine.count || mine.count % group.size() != 0)
+    throw LoomError(std::string(operation) + " over the group " + group_text(group) + ": " + std::to_string(mine.count) +
+                    " values given and " + std::to_string(theirs.count) + " expected, in " + std::to_string(group.size()) +
+                    " equal blocks of one element type");
+}
+
+void Transport::swap_blocks(HostValues mine, HostValues theirs, const std::vector<int>& group) {
+  check_swap(mine, theirs, group, "all_to_all");
+  const std::size_t k = group.size(), n = mine.count / k, block_bytes = mine.bytes() / k;
+  const auto block = [&](HostValues v, std::size_t j) { return HostValues{v.type, static_cast<char*>(v.data) + j * block_bytes, n}; };
+  std::vector<Message> sends, receives;
+  for (std::size_t j = 0; j < k; ++j) {
+    if (group[j] == rank()) {
+      if (block_bytes > 0) std::memcpy(block(theirs, j).data, block(mine, j).data, block_bytes);
+      continue;
+    }
+    sends.push_back({group[j], block(mine, j)});
+    receives.push_back({group[j], block(theirs, j)});
+  }
+  move_values(sends, receives);
 }
 
 void Transport::check_blocks(const HostValues& block, const HostValues& whole, const std::vector<int>& group, const char* operation) {

@@ -20,6 +20,8 @@ double collective_seconds(const pcg::CollectiveGroups& collective, const pcg::Co
   const Link& link = machine.link_between(group.ranks.front(), group.ranks.back());
   const pcg::ParallelShape& box = collective.kind == pcg::Collective::all_gather ? to : from;
   const double bytes = static_cast<double>(pcg::piece_elements(box)) * kBytesPerElement;
+  if (collective.kind == pcg::Collective::all_to_all)  // each device sends k - 1 of its k blocks
+    return (k - 1) * link.latency + (k - 1.0) / k * bytes / link.bandwidth;
   const double ring = link.ring_allreduce_seconds(bytes, k);
   return collective.kind == pcg::Collective::allreduce ? ring : ring / 2;
 }

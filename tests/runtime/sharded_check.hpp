@@ -123,6 +123,25 @@ inline pcg::Graph collective_plan(int degree) {
   return g;
 }
 
+// A plan of the product_relu_model on devices 0 to degree - 1: the product's rows split, moved
+// to a split of its columns by the fused all_to_all, relu on each block of columns, the blocks
+// combined on device 0.
+inline pcg::Graph all_to_all_plan(int degree) {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 8}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({8, 12}), true);
+  const int px = g.add_node(library(), "partition", {{"dim", 0}, {"degree", degree}}, {{x, 0}});
+  const int rw = g.add_node(library(), "replicate", {{"degree", degree}}, {{w, 0}});
+  const int mm = g.add_node(library(), "matmul", {}, {{px, 0}, {rw, 0}});
+  const int swap = g.add_node(library(), "all_to_all", {{"src", 0}, {"dst", 1}, {"degree", degree}}, {{mm, 0}});
+  const int act = g.add_node(library(), "relu", {}, {{swap, 0}});
+  const int out = g.add_node(library(), "combine", {{"dim", 1}, {"degree", degree}}, {{act, 0}});
+  for (int n : {px, rw, mm, swap, act}) g.set_view(n, pcg::MachineView::contiguous(0, degree));
+  g.set_view(out, pcg::MachineView::contiguous(0, 1));
+  g.mark_output({out, 0});
+  return g;
+}
+
 // The same on 4 devices as two independent pairs, {0, 2} and {1, 3}, one per block of rows: the
 // partial sums of the product (on devices 0 and 2) split into two blocks of rows, each pair
 // reduce-scatters its block's columns, relu, each pair all-gathers them back.

@@ -86,6 +86,17 @@ TEST(ShardedExecutor, FindsReduceScatterAndAllGatherAmongProcesses) {
   }
 }
 
+TEST(ShardedExecutor, FindsAnAllToAllAmongProcesses) {
+  for (int devices : {2, 4}) {
+    const pcg::Graph plan = all_to_all_plan(devices);
+    SilentProcesses processes(devices);
+    ShardedExecutor<double> e(library(), plan, builtin_kernels(), processes, {"w"}, devices);
+    EXPECT_EQ(e.collective_nodes(Collective::all_to_all), nodes_running(plan, "all_to_all"));
+    EXPECT_TRUE(e.collective_nodes(Collective::all_gather).empty());
+    expect_same_as_logical(product_relu_model(), plan, devices, local);
+  }
+}
+
 TEST(ShardedExecutor, FusesAChainOfParallelOperatorsThatIsOneCollective) {
   for (Collective kind : {Collective::allreduce, Collective::all_gather}) {
     const pcg::Graph plan = chain_plan(2, kind);

@@ -25,6 +25,9 @@ class PassingTransport : public Transport {
   void scatter_sums(HostValues a, HostValues m, const std::vector<int>& g) override {
     pass("reduce_scatter", [&] { inner_.scatter_sums(a, m, g); });
   }
+  void swap_blocks(HostValues m, HostValues t, const std::vector<int>& g) override {
+    pass("all_to_all", [&] { inner_.swap_blocks(m, t, g); });
+  }
   void start_sum_values(HostValues v, const std::vector<int>& g) override {
     pass("start_sum", [&] { inner_.start_sum_values(v, g); });
   }

@@ -59,6 +59,17 @@ TEST(MpiExecution, ReduceScatterAndAllGatherOverEveryProcess) { expect_collectiv
 
 TEST(MpiExecution, ReduceScatterAndAllGatherOverTwoProcesses) { expect_collectives_match_the_model(collective_plan(2)); }
 
+// A split moved from the rows to the columns runs as one all-to-all among the processes, forward
+// and back.
+TEST(MpiExecution, AMovedSplitRunsAsOneAllToAll) {
+  for (int degree : {2, world().size()}) {
+    const pcg::Graph plan = all_to_all_plan(degree);
+    ShardedExecutor<double> e(library(), plan, builtin_kernels(), world(), {"w"}, world().size());
+    EXPECT_EQ(e.collective_nodes(Collective::all_to_all), nodes_running(plan, "all_to_all"));
+    expect_same_as_logical(product_relu_model(), plan, world().size(), world());
+  }
+}
+
 // A reduce then a replicate run as one allreduce, a combine then a replicate as one all-gather,
 // and the plans still give the model's outputs and gradients.
 TEST(MpiExecution, ChainsOfParallelOperatorsRunAsOneCollective) {

@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "loom/pcg/diagnostic.hpp"
 #include "mpi_world.hpp"
+#include "passing_transport.hpp"
 
 namespace loom::runtime {
 namespace {
@@ -111,15 +113,19 @@ TEST(MpiTransport, StartedSumsFinishWithTheirSums) {
   world().finish_sums();  // nothing started: returns at once
 }
 
+// This rank's first `count` given values.
+template <class T>
+std::vector<T> givens(std::size_t count) {
+  std::vector<T> out;
+  for (std::size_t i = 0; i < count; ++i) out.push_back(static_cast<T>(given(world().rank(), i)));
+  return out;
+}
+
 // all_gather over `group`, in float and double, checked against each rank's values laid end to end.
 void expect_all_gather(const std::vector<int>& group) {
   const std::size_t n = 3;
-  std::vector<double> doubles;
-  std::vector<float> floats;
-  for (std::size_t i = 0; i < n; ++i) {
-    doubles.push_back(given(world().rank(), i));
-    floats.push_back(static_cast<float>(given(world().rank(), i)));
-  }
+  std::vector<double> doubles = givens<double>(n);
+  std::vector<float> floats = givens<float>(n);
   world().all_gather(doubles, group);
   world().all_gather(floats, group);
   ASSERT_EQ(doubles.size(), n * group.size());
@@ -134,12 +140,8 @@ void expect_all_gather(const std::vector<int>& group) {
 // reduce_scatter over `group`, in float and double: block k of the sum, k this rank's place.
 void expect_reduce_scatter(const std::vector<int>& group) {
   const std::size_t n = 2, k = static_cast<std::size_t>(std::find(group.begin(), group.end(), world().rank()) - group.begin());
-  std::vector<double> doubles;
-  std::vector<float> floats;
-  for (std::size_t i = 0; i < n * group.size(); ++i) {
-    doubles.push_back(given(world().rank(), i));
-    floats.push_back(static_cast<float>(given(world().rank(), i)));
-  }
+  std::vector<double> doubles = givens<double>(n * group.size());
+  std::vector<float> floats = givens<float>(n * group.size());
   world().reduce_scatter(doubles, group);
   world().reduce_scatter(floats, group);
   ASSERT_EQ(doubles.size(), n);
@@ -150,6 +152,50 @@ void expect_reduce_scatter(const std::vector<int>& group) {
     EXPECT_EQ(doubles[i], sum) << "value " << i;
     EXPECT_FLOAT_EQ(floats[i], static_cast<float>(sum)) << "value " << i;
   }
+}
+
+// all_to_all over `group`, in float and double: block j from this rank goes to group[j], and block
+// j received is what group[j] gave this rank.
+void expect_all_to_all(const std::vector<int>& group) {
+  const std::size_t n = 2, k = static_cast<std::size_t>(std::find(group.begin(), group.end(), world().rank()) - group.begin());
+  std::vector<double> doubles = givens<double>(n * group.size());
+  std::vector<float> floats = givens<float>(n * group.size());
+  world().all_to_all(doubles, group);
+  world().all_to_all(floats, group);
+  ASSERT_EQ(doubles.size(), n * group.size());
+  ASSERT_EQ(floats.size(), n * group.size());
+  for (std::size_t j = 0; j < group.size(); ++j)
+    for (std::size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(doubles[j * n + i], given(group[j], k * n + i)) << "block " << j << " value " << i;
+      EXPECT_EQ(floats[j * n + i], static_cast<float>(given(group[j], k * n + i))) << "block " << j << " value " << i;
+    }
+}
+
+TEST(MpiTransport, AllToAllsOverAllRanksAndOverSubgroups) {
+  std::vector<int> everyone;
+  for (int r = 0; r < world().size(); ++r) everyone.push_back(r);
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    expect_all_to_all(everyone);
+    expect_all_to_all(same_parity());
+  }
+}
+
+// The point-to-point all-to-all a transport without its own gets: the same blocks.
+TEST(MpiTransport, TheDefaultAllToAllByMessagesGivesTheSameBlocks) {
+  struct MessagesOnly final : mpi_test::PassingTransport {
+    using PassingTransport::PassingTransport;
+    void swap_blocks(HostValues m, HostValues t, const std::vector<int>& g) override { Transport::swap_blocks(m, t, g); }
+    void pass(const char*, const std::function<void()>& call) override { call(); }
+  };
+  MessagesOnly messages(world());
+  std::vector<int> everyone;
+  for (int r = 0; r < world().size(); ++r) everyone.push_back(r);
+  const std::size_t n = 3;
+  std::vector<double> by_mpi = givens<double>(n * everyone.size()), by_messages = by_mpi;
+  world().all_to_all(by_mpi, everyone);
+  messages.all_to_all(by_messages, everyone);
+  EXPECT_EQ(by_messages, by_mpi);
 }
 
 TEST(MpiTransport, AllGathersOverAllRanksAndOverSubgroups) {

@@ -231,6 +231,21 @@ TEST(RvdSearch, PartialSumsBecomeCopiesByOneAllreduceCostedAsARing) {
   EXPECT_LT(path->seconds, by_hand);
 }
 
+// A split moved from one dimension to another is one all-to-all: each device sends the other
+// devices their blocks of its piece.
+TEST(RvdSearch, AMovedSplitIsOneAllToAll) {
+  const Machine machine = two_nodes();
+  const RvdSearch search(library(), machine);
+  const pcg::ParallelShape from = pcg::ParallelShape::partitioned({1024, 1024}, {2, 1}),
+                           to = pcg::ParallelShape::partitioned({1024, 1024}, {1, 2});
+  const auto path = search.cheapest(from, on(0, from), to, on(0, to));
+  ASSERT_TRUE(path);
+  EXPECT_EQ(ops_of(*path), std::vector<std::string>{"all_to_all"});
+  const Link& link = machine.link_between(0, 1);
+  const double piece_bytes = 512 * 1024 * kBytesPerElement;
+  EXPECT_DOUBLE_EQ(path->seconds, link.latency + 0.5 * piece_bytes / link.bandwidth);
+}
+
 TEST(RvdSearch, FormsOfOtherNamesAndAttributesMoveValuesAlike) {
   const spec::Library lib = spec::Library::from_text(kRenamedForms);
   const Machine machine = two_nodes();

@@ -188,6 +188,18 @@ void MpiTransport::scatter_sums(HostValues all, HostValues mine, const std::vect
                    "reduce-scatter of " + counted(all.count, "value") + " over the group " + group_text(group));
 }
 
+void MpiTransport::swap_blocks(HostValues mine, HostValues theirs, const std::vector<int>& group) {
+  check_swap(mine, theirs, group, "MpiTransport::all_to_all");
+  const int handle = communicator(group, "all_to_all");
+  const int count = element_count(mine.count / group.size(), "MpiTransport::all_to_all");
+  PendingRequests request;
+  check_mpi(
+      MPI_Ialltoall(mine.data, count, datatype(mine.type), theirs.data, count, datatype(theirs.type), MPI_Comm_f2c(handle), request.add()),
+      "MpiTransport::all_to_all: MPI_Ialltoall");
+  await_collective(request, timeout_, rank_, "MpiTransport::all_to_all: MPI_Testsome",
+                   "all-to-all of " + counted(mine.count, "value") + " over the group " + group_text(group));
+}
+
 int MpiTransport::communicator(const std::vector<int>& group, const char* operation) {
   if (auto it = groups_.find(group); it != groups_.end()) return it->second;
   check_group(group, operation);

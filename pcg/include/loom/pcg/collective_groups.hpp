@@ -5,7 +5,10 @@
 //   allreduce       the old pieces are partial sums of one box and every new piece is all of it;
 //   reduce_scatter  the old pieces are partial sums of one box and the new pieces split it into
 //                   equal blocks;
-//   all_gather      the old pieces split one box into equal blocks and every new piece is all of it.
+//   all_gather      the old pieces split one box into equal blocks and every new piece is all of it;
+//   all_to_all      the old pieces and the new pieces split one box into as many equal pieces two
+//                   different ways, and every old piece gives an equal block to every new piece
+//                   (a split moved from one dimension to another).
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -16,13 +19,14 @@
 
 namespace loom::pcg {
 
-enum class Collective { allreduce, reduce_scatter, all_gather };
+enum class Collective { allreduce, reduce_scatter, all_gather, all_to_all };
 
 struct CollectiveGroup {
   std::vector<int> ranks;              // ascending
   std::vector<std::int64_t> from, to;  // per rank of `ranks`: its old task and its new task
   // Per rank, the block of the box it is given (reduce_scatter: its new piece's region) or gives
-  // (all_gather: its old piece's region); empty for allreduce.
+  // (all_gather: its old piece's region); empty for allreduce. For all_to_all, k * k blocks: block
+  // i * k + j is what position i gives position j (its old piece's part of j's new piece).
   std::vector<Region> blocks;
 
   // The position of `rank` in `ranks`, or ranks.size() when it is not in the group.
@@ -45,7 +49,8 @@ std::optional<CollectiveGroups> collective_groups(const ParallelShape& from, con
                                                   const std::function<int(std::int64_t)>& to_rank);
 
 // The gradient of a collective's result flows back as this collective: the transpose of a
-// reduce-scatter is an all-gather, and the other way round; an allreduce is its own.
+// reduce-scatter is an all-gather, and the other way round; an allreduce and an all-to-all (whose
+// blocks go back the way they came) are their own.
 Collective transpose(Collective kind);
 
 }  // namespace loom::pcg

@@ -19,6 +19,7 @@ class TimedTransport final : public Transport {
   void sum_values(HostValues values, const std::vector<int>* group) override;
   void gather_values(HostValues mine, HostValues all, const std::vector<int>& group) override;
   void scatter_sums(HostValues all, HostValues mine, const std::vector<int>& group) override;
+  void swap_blocks(HostValues mine, HostValues theirs, const std::vector<int>& group) override;
   void start_sum_values(HostValues values, const std::vector<int>& group) override;
   void progress() override;
   void finish_sums() override;

@@ -99,6 +99,16 @@ class Transport {
     scatter_sums(HostValues::of(values), HostValues::of(block), group);
     values = std::move(block);
   }
+  // Every process of `group` (as for sum) gives `values` of group.size() * n elements, n the same
+  // on each, block j for process j of the group; each ends with the block every process gave it,
+  // in group order.
+  template <class T>
+  void all_to_all(std::vector<T>& values, const std::vector<int>& group) {
+    check_divides(values.size(), group);
+    std::vector<T> received(values.size());
+    swap_blocks(HostValues::of(values), HostValues::of(received), group);
+    values = std::move(received);
+  }
   // Sums that overlap other work: start_sum begins the sum of `values` over `group` (as
   // sum(values, group)) and may return before it is done; `values` must stay alive and untouched
   // until finish_sums() returns, which waits for every sum started. Every process of a group
@@ -118,15 +128,22 @@ class Transport {
   virtual void sum_values(HostValues values, const std::vector<int>* group) = 0;
   virtual void gather_values(HostValues mine, HostValues all, const std::vector<int>& group) = 0;
   virtual void scatter_sums(HostValues all, HostValues mine, const std::vector<int>& group) = 0;
+  // `mine` and `theirs` hold group.size() equal blocks. By default, point-to-point messages: block
+  // j to process j of the group, and from it into block j.
+  virtual void swap_blocks(HostValues mine, HostValues theirs, const std::vector<int>& group);
   // By default a sum is done when it is started.
   virtual void start_sum_values(HostValues values, const std::vector<int>& group) { sum_values(values, &group); }
 
   // Throws LoomError unless `whole` holds group.size() blocks of `block`'s length and element
   // type: what gather_values and scatter_sums need, checked by each transport.
   static void check_blocks(const HostValues& block, const HostValues& whole, const std::vector<int>& group, const char* operation);
+  // Throws LoomError unless `mine` and `theirs` are of one element type and length, in
+  // group.size() equal blocks: what swap_blocks needs.
+  static void check_swap(const HostValues& mine, const HostValues& theirs, const std::vector<int>& group, const char* operation);
 
  private:
-  // Throws LoomError unless `count` values split into the group's blocks.
+  // Throws LoomError unless `count` values split into the group's blocks (for reduce_scatter and
+  // all_to_all).
   static void check_divides(std::size_t count, const std::vector<int>& group);
 };
 

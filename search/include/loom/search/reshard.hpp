@@ -14,9 +14,10 @@ namespace loom::search {
 // would need fewer copies or more partial sums than `from` holds, or other pipeline degrees.
 bool reshardable(const pcg::ParallelShape& from, const pcg::ParallelShape& to);
 
-// Seconds one group of a collective takes, as a ring among its devices over the slowest link
-// between them: an allreduce sums the whole piece in 2(k-1) steps; a reduce-scatter or an
-// all-gather is half of that over the box its pieces split.
+// Seconds one group of a collective takes over the slowest link between its devices: an allreduce
+// sums the whole piece as a ring in 2(k-1) steps; a reduce-scatter or an all-gather is half of
+// that over the box its pieces split; in an all-to-all each device sends k - 1 of its piece's k
+// blocks, one message to each other device.
 double collective_seconds(const pcg::CollectiveGroups& collective, const pcg::CollectiveGroup& group, const pcg::ParallelShape& from,
                           const pcg::ParallelShape& to, const Machine& machine);
 

@@ -39,6 +39,7 @@ class MpiTransport final : public Transport {
   void sum_values(HostValues values, const std::vector<int>* group) override;
   void gather_values(HostValues mine, HostValues all, const std::vector<int>& group) override;
   void scatter_sums(HostValues all, HostValues mine, const std::vector<int>& group) override;
+  void swap_blocks(HostValues mine, HostValues theirs, const std::vector<int>& group) override;
   // Started sums are MPI_Iallreduce calls, advanced by progress() and finished under the timeout.
   void start_sum_values(HostValues values, const std::vector<int>& group) override;
   void progress() override;
