@@ -87,7 +87,7 @@ class Materializer {
     pcg::PortRef at = held.port;
     for (const ReshardStep& s : path->steps) {
       const int id = out_.add_node(catalog_, s.op, s.attrs, {at});
-      out_.set_view(id, step_view(out_.node(id).tasks(), held.view, view, moves_.machine().devices()));
+      out_.set_view(id, s.view);
       at = {id, 0};
     }
     delivered_[key] = at;

@@ -86,26 +86,38 @@ struct Reached {
   bool operator<(const Reached& o) const { return seconds != o.seconds ? seconds < o.seconds : steps < o.steps; }
 };
 
+// A shape held on the producer's side (its devices) or the consumer's.
+struct State {
+  pcg::ParallelShape shape;
+  bool consumer = false;
+  bool operator==(const State&) const = default;
+};
+
+struct StateHash {
+  std::size_t operator()(const State& s) const { return std::hash<pcg::ParallelShape>{}(s.shape) * 2 + (s.consumer ? 1 : 0); }
+};
+
 struct Arrival {
   Reached cost;
-  pcg::ParallelShape shape;
+  State state;
   bool operator>(const Arrival& o) const { return o.cost < cost; }
 };
 
 struct Came {
-  pcg::ParallelShape before;
+  State before;
   ReshardStep step;
 };
 
-}  // namespace
-
-pcg::MachineView step_view(std::int64_t tasks, const pcg::MachineView& from_view, const pcg::MachineView& to_view, int devices) {
-  if (tasks == static_cast<std::int64_t>(to_view.tasks())) return to_view;
-  if (tasks == static_cast<std::int64_t>(from_view.tasks())) return from_view;
-  int first = to_view.devices.empty() ? 0 : to_view.devices.front();
+// The devices of `tasks` tasks on a side: the side's own view when it has as many tasks, else a
+// block from its first device, moved back so that it fits in `devices`.
+pcg::MachineView side_view(std::int64_t tasks, const pcg::MachineView& side, int devices) {
+  if (tasks == static_cast<std::int64_t>(side.tasks())) return side;
+  int first = side.devices.empty() ? 0 : side.devices.front();
   if (first + tasks > devices) first = static_cast<int>(std::max<std::int64_t>(0, devices - tasks));
   return pcg::MachineView::contiguous(first, tasks);
 }
+
+}  // namespace
 
 RvdSearch::RvdSearch(const spec::Library& library, const Machine& machine)
     : library_(library), machine_(machine), forms_(layout_forms(library)) {}
@@ -145,43 +157,59 @@ std::optional<ReshardPath> RvdSearch::cheapest(const pcg::ParallelShape& from, c
 std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
   const auto& [from, to, from_view, to_view] = move;
   if (from.dims != to.dims || from.P != to.P) return std::nullopt;
-  const int devices = machine_.devices();
-  const auto view_of = [&](const pcg::ParallelShape& s) {
-    return s == from ? from_view : step_view(s.tasks(), from_view, to_view, devices);
-  };
   if (from == to) return ReshardPath{{}, reshard_seconds(from, from_view, to, to_view, machine_)};
+  const int devices = machine_.devices();
+  // On other devices than the producer's, a chain may change layouts among the producer's devices
+  // before its values cross, or cross at once.
+  const bool two_sides = from_view != to_view;
+  const auto view_of = [&](const State& s) {
+    if (!s.consumer && s.shape == from) return from_view;
+    return s.consumer ? side_view(s.shape.tasks(), to_view, devices) : side_view(s.shape.tasks(), from_view, devices);
+  };
   const Between between(from, to);
   const std::vector<std::int64_t> amounts = between.amounts();
-  std::unordered_map<pcg::ParallelShape, Came> came;
-  std::unordered_map<pcg::ParallelShape, Reached> best{{from, {}}};
+  std::unordered_map<State, Came, StateHash> came;
+  const State start{from, !two_sides};
+  std::unordered_map<State, Reached, StateHash> best{{start, {}}};
   std::priority_queue<Arrival, std::vector<Arrival>, std::greater<>> queue;
-  queue.push({{}, from});
+  queue.push({{}, start});
+  // The cheapest arrival at `to`: on the consumer's side, or on the producer's and read from there.
+  std::optional<std::pair<Reached, State>> arrived;
   while (!queue.empty()) {
     const Arrival at = queue.top();
     queue.pop();
-    if (best.at(at.shape) < at.cost) continue;
-    if (at.shape == to) break;
-    const pcg::MachineView here = view_of(at.shape);
+    if (best.at(at.state) < at.cost) continue;
+    if (arrived && !(at.cost < arrived->first)) break;
+    if (at.state.shape == to) {
+      const double read = at.state.consumer ? 0 : reshard_seconds(to, view_of(at.state), to, to_view, machine_);
+      const Reached total{at.cost.seconds + read, at.cost.steps};
+      if (!arrived || total < arrived->first) arrived = {total, at.state};
+      continue;
+    }
+    const pcg::MachineView here = view_of(at.state);
     for (const LayoutForm& form : forms_) {
       each_assignment(form, from.rank(), amounts, [&](const pcg::AttrMap& attrs) {
-        const std::optional<pcg::ParallelShape> next = form.apply(attrs, at.shape);
-        if (!next || *next == at.shape || !between.contains(*next)) return;
-        const pcg::MachineView there = view_of(*next);
-        const double seconds = reshard_seconds(at.shape, here, *next, there, machine_);
-        const Reached cost{at.cost.seconds + seconds, at.cost.steps + 1};
-        const auto known = best.find(*next);
-        if (known != best.end() && !(cost < known->second)) return;
-        if (!accepted(form, attrs, at.shape, *next)) return;
-        best[*next] = cost;
-        came[*next] = {at.shape, {form.op, attrs}};
-        queue.push({cost, *next});
+        const std::optional<pcg::ParallelShape> shape = form.apply(attrs, at.state.shape);
+        if (!shape || *shape == at.state.shape || !between.contains(*shape)) return;
+        for (bool consumer : {at.state.consumer, true}) {
+          const State next{*shape, consumer};
+          const pcg::MachineView there = view_of(next);
+          const double seconds = reshard_seconds(at.state.shape, here, *shape, there, machine_);
+          const Reached cost{at.cost.seconds + seconds, at.cost.steps + 1};
+          const auto known = best.find(next);
+          if ((known == best.end() || cost < known->second) && accepted(form, attrs, at.state.shape, *shape)) {
+            best[next] = cost;
+            came[next] = {at.state, {form.op, attrs, there}};
+            queue.push({cost, next});
+          }
+          if (consumer) break;
+        }
       });
     }
   }
-  const auto reached = best.find(to);
-  if (reached == best.end()) return std::nullopt;
-  ReshardPath path{{}, reached->second.seconds};
-  for (pcg::ParallelShape s = to; !(s == from);) {
+  if (!arrived) return std::nullopt;
+  ReshardPath path{{}, arrived->first.seconds};
+  for (State s = arrived->second; !(s == start);) {
     const Came& c = came.at(s);
     path.steps.push_back(c.step);
     s = c.before;

@@ -94,7 +94,7 @@ bool between(const pcg::ParallelShape& s, const pcg::ParallelShape& from, const 
 
 // The cheapest move by exhaustion: every shape between the ends that the library's forms reach
 // from `from` in up to `depth` steps, with every attribute value up to 4, then Bellman-Ford over
-// those steps, each costed by reshard_seconds on its step_view.
+// those steps, each costed by reshard_seconds.
 double exhaustive_seconds(const spec::Library& lib, const Machine& machine, const pcg::ParallelShape& from,
                           const pcg::MachineView& from_view, const pcg::ParallelShape& to, const pcg::MachineView& to_view, int depth) {
   struct Edge {
@@ -143,25 +143,37 @@ double exhaustive_seconds(const spec::Library& lib, const Machine& machine, cons
       }
     frontier = next;
   }
-  const auto view_of = [&](const pcg::ParallelShape& s) {
-    return s == from ? from_view : step_view(s.tasks(), from_view, to_view, machine.devices());
+  // Each shape on the producer's devices (side 0) or the consumer's (side 1); the producer's
+  // side only where the two differ. A step may stay on its side or go from the producer's to the
+  // consumer's; a result left on the producer's side is read from there.
+  const auto view_of = [&](const pcg::ParallelShape& s, int side) {
+    const pcg::MachineView& own = side == 0 ? from_view : to_view;
+    if (s.tasks() == static_cast<std::int64_t>(own.tasks())) return own;
+    const int first = std::min<int>(own.devices.front(), machine.devices() - static_cast<int>(s.tasks()));
+    return pcg::MachineView::contiguous(std::max(first, 0), s.tasks());
   };
-  std::map<std::string, double> best{{from.to_string(), 0}};
+  const int start_side = from_view == to_view ? 1 : 0;
+  const auto key = [](const pcg::ParallelShape& s, int side) { return s.to_string() + "@" + std::to_string(side); };
   const double infinity = std::numeric_limits<double>::infinity();
-  const auto at = [&](const pcg::ParallelShape& s) {
-    auto it = best.find(s.to_string());
+  std::map<std::string, double> best{{key(from, start_side), 0}};
+  const auto at = [&](const pcg::ParallelShape& s, int side) {
+    auto it = best.find(key(s, side));
     return it == best.end() ? infinity : it->second;
   };
   for (int round = 0; round < depth; ++round) {
     std::map<std::string, double> after = best;
-    for (const Edge& e : edges) {
-      const double via = at(e.a) + reshard_seconds(e.a, view_of(e.a), e.b, view_of(e.b), machine);
-      auto& slot = after.emplace(e.b.to_string(), infinity).first->second;
-      slot = std::min(slot, via);
-    }
+    for (const Edge& e : edges)
+      for (int side = start_side; side < 2; ++side)
+        for (int next = side; next < 2; ++next) {
+          const pcg::MachineView here = side == 0 && e.a == from ? from_view : view_of(e.a, side);
+          const double via = at(e.a, side) + reshard_seconds(e.a, here, e.b, view_of(e.b, next), machine);
+          auto& slot = after.emplace(key(e.b, next), infinity).first->second;
+          slot = std::min(slot, via);
+        }
     best = after;
   }
-  return from == to ? reshard_seconds(from, from_view, to, to_view, machine) : at(to);
+  if (from == to) return reshard_seconds(from, from_view, to, to_view, machine);
+  return std::min(at(to, 1), at(to, 0) + reshard_seconds(to, view_of(to, 0), to, to_view, machine));
 }
 
 TEST(LayoutForms, TheBundledFormsAreReadFromTheirDeclarations) {
@@ -200,7 +212,7 @@ TEST(RvdSearch, IsAsCheapAsAnExhaustiveSearchOfTheLibrarysForms) {
   const Machine machine = two_nodes();
   const RvdSearch search(library(), machine);
   int compared = 0;
-  for (int to_first : {0, 2, 8})
+  for (int to_first : {0, 2, 4, 8})
     for (const pcg::ParallelShape& from : small_shapes(4))
       for (const pcg::ParallelShape& to : small_shapes(4)) {
         if (!reshardable(from, to)) continue;

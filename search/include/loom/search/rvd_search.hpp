@@ -2,7 +2,8 @@
 // The cheapest way to move a value from the layout its producer gives to the one a consumer needs:
 // a shortest path over the RVD transition graph (SuperScaler). Its states are the value's parallel
 // shapes between the two (each degree a multiple of the smaller and a divisor of the larger of its
-// two ends, and no more tasks than either end has); its edges are the library's parallel and fused
+// two ends, and no more tasks than either end has), on the producer's devices or the consumer's;
+// its edges are the library's parallel and fused
 // forms (layout_forms.hpp) with every attribute value that the library's rules accept, so a
 // `fused ... lowers_to` form that a user declares is one more edge. An edge costs what the runtime
 // does for it (reshard_seconds): one collective within groups of devices where its pieces move as
@@ -25,6 +26,7 @@ namespace loom::search {
 struct ReshardStep {
   std::string op;
   pcg::AttrMap attrs;
+  pcg::MachineView view;  // the devices of its result
   bool operator==(const ReshardStep&) const = default;
 };
 
@@ -33,18 +35,17 @@ struct ReshardPath {
   double seconds = 0;              // forward
 };
 
-// The devices of a step's result in a move from `from_view` to `to_view`: the consumer's when it
-// has as many tasks, else the producer's when that has, else a block from the consumer's first
-// device (moved back so that it fits in `devices`).
-pcg::MachineView step_view(std::int64_t tasks, const pcg::MachineView& from_view, const pcg::MachineView& to_view, int devices);
-
 class RvdSearch {
  public:
   RvdSearch(const spec::Library& library, const Machine& machine);
 
-  // The cheapest chain of forms that turns `from` on `from_view` into `to` on `to_view`, each
-  // intermediate shape on its step_view; fewer steps among equally cheap chains. nullopt when no
-  // chain of the library's forms does it. Cached.
+  // The cheapest chain of forms that turns `from` on `from_view` into `to` on `to_view`; fewer
+  // steps among equally cheap chains. nullopt when no chain of the library's forms does it.
+  // Cached. Each step's result lies on the producer's devices or on the consumer's: on the side's
+  // own view when it has as many tasks, else on a block from the side's first device. A chain
+  // between different devices may change layouts on the producer's side before its values cross
+  // to the consumer's (a step that reads on one side and writes on the other), or cross at once;
+  // a result left on the producer's side is read from there.
   std::optional<ReshardPath> cheapest(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
                                       const pcg::MachineView& to_view) const;
 
