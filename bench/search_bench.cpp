@@ -110,7 +110,8 @@ void figure1() {
   const search::CostModel cost(library(), m);
   const pcg::Graph g = models::build_model(library(), "mlp_fig1");
   auto elements = [&](const pcg::Graph& logical, const std::vector<search::Placement>& placements) {
-    return search::communication_bytes(search::build_task_graph(search::materialize(logical, placements, library()), cost)) / 4;
+    return search::communication_bytes(search::build_task_graph(search::materialize(logical, placements, library(), cost.moves()), cost)) /
+           4;
   };
   auto ops = [](const pcg::Graph& graph) {
     std::string out;

@@ -234,7 +234,8 @@ int main(int argc, char** argv) {
       if (!s.models.empty() && std::find(s.models.begin(), s.models.end(), c.model) == s.models.end()) continue;
       const pcg::Graph graph = models::build_model(library(), c.model, c.sizes);
       const search::CostModel roofline(library(), machine);
-      const pcg::Graph data_parallel = search::materialize(graph, search::data_parallel(library(), graph, machine), library());
+      const pcg::Graph data_parallel =
+          search::materialize(graph, search::data_parallel(library(), graph, machine), library(), roofline.moves());
       search::OptimizeSettings optimize;
       optimize.pipeline = false;  // the trainer runs no pipeline schedule
       optimize.mcmc_iterations = 100;

@@ -1,6 +1,7 @@
 #include "loom/search/rvd_search.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <numeric>
 #include <queue>
@@ -183,18 +184,20 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
     if (at.state.shape == to) {
       const double read = at.state.consumer ? 0 : reshard_seconds(to, view_of(at.state), to, to_view, machine_);
       const Reached total{at.cost.seconds + read, at.cost.steps};
-      if (!arrived || total < arrived->first) arrived = {total, at.state};
-      continue;
+      if (std::isfinite(total.seconds) && (!arrived || total < arrived->first)) arrived = {total, at.state};
+      if (at.state.consumer) continue;
     }
     const pcg::MachineView here = view_of(at.state);
     for (const LayoutForm& form : forms_) {
       each_assignment(form, from.rank(), amounts, [&](const pcg::AttrMap& attrs) {
         const std::optional<pcg::ParallelShape> shape = form.apply(attrs, at.state.shape);
         if (!shape || *shape == at.state.shape || !between.contains(*shape)) return;
-        for (bool consumer : {at.state.consumer, true}) {
+        for (bool consumer : {false, true}) {
+          if (at.state.consumer && !consumer) continue;
           const State next{*shape, consumer};
           const pcg::MachineView there = view_of(next);
           const double seconds = reshard_seconds(at.state.shape, here, *shape, there, machine_);
+          if (!std::isfinite(seconds)) continue;
           const Reached cost{at.cost.seconds + seconds, at.cost.steps + 1};
           const auto known = best.find(next);
           if ((known == best.end() || cost < known->second) && accepted(form, attrs, at.state.shape, *shape)) {
@@ -202,7 +205,6 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
             came[next] = {at.state, {form.op, attrs, there}};
             queue.push({cost, next});
           }
-          if (consumer) break;
         }
       });
     }

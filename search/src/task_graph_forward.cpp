@@ -187,12 +187,10 @@ class ForwardPass {
     for (const Holder& h : sources) from.devices.push_back(h.device);
     const std::vector<pcg::PieceMove> moves = pcg::piece_moves(in, from, out, view);
     const std::optional<TaskEstimate> measured = model_.measured_layout_change(in, out);
-    if (!measured) {
-      const auto collective = pcg::collective_groups(
-          in, out, moves, [&](std::int64_t t) { return from.devices[static_cast<std::size_t>(t)]; },
-          [&](std::int64_t t) { return view.devices[static_cast<std::size_t>(t)]; });
-      if (collective) return run_collective(n, *collective, in, out, sources, held);
-    }
+    const auto collective = pcg::collective_groups(
+        in, out, moves, [&](std::int64_t t) { return from.devices[static_cast<std::size_t>(t)]; },
+        [&](std::int64_t t) { return view.devices[static_cast<std::size_t>(t)]; });
+    if (collective) return run_collective(n, *collective, in, out, sources, measured, held);
     auto move = moves.begin();
     for (std::int64_t t = 0; t < out.tasks(); ++t) {
       const int device = view.devices[static_cast<std::size_t>(t)];
@@ -252,9 +250,12 @@ class ForwardPass {
 
   // A change whose pieces move as one collective within groups of devices runs as that
   // collective, as the runtime runs it: a ring among each group's devices, after every piece of
-  // the group is made, costed as the machine mapping costs it (reshard.hpp).
+  // the group is made, costed as the machine mapping costs it (reshard.hpp). Where the profile
+  // database has the change's work per piece (packing and placing blocks), each piece's work
+  // follows its collective.
   void run_collective(const pcg::Node& n, const pcg::CollectiveGroups& collective, const pcg::ParallelShape& in,
-                      const pcg::ParallelShape& out, const std::vector<Holder>& sources, std::vector<Holder>& held) {
+                      const pcg::ParallelShape& out, const std::vector<Holder>& sources, const std::optional<TaskEstimate>& measured,
+                      std::vector<Holder>& held) {
     held.assign(static_cast<std::size_t>(out.tasks()), Holder{});
     for (const pcg::CollectiveGroup& g : collective.groups) {
       const std::size_t k = g.ranks.size();
@@ -285,7 +286,21 @@ class ForwardPass {
         }
         deps = ring;
       }
-      for (std::size_t i = 0; i < k; ++i) held[static_cast<std::size_t>(g.to[i])] = {g.ranks[i], deps};
+      for (std::size_t i = 0; i < k; ++i) {
+        std::vector<int> after = deps;
+        if (measured) {
+          SimTask work;
+          work.node = n.id;
+          work.index = g.to[i];
+          work.device = g.ranks[i];
+          work.seconds = measured->seconds;
+          work.backward_seconds = measured->backward_seconds;
+          work.deps = deps;
+          work.label = n.op + "#" + pcg::to_string(n.id) + "[" + std::to_string(g.to[i]) + "] layout work";
+          after = {add(std::move(work))};
+        }
+        held[static_cast<std::size_t>(g.to[i])] = {g.ranks[i], std::move(after)};
+      }
     }
   }
 
