@@ -60,8 +60,11 @@ std::optional<CollectiveGroups> all_to_all_groups(const ParallelShape& from, con
                                                   const std::function<int(std::int64_t)>& from_rank,
                                                   const std::function<int(std::int64_t)>& to_rank) {
   if (from.V != to.V || from.R != to.R || piece_elements(from) != piece_elements(to)) return std::nullopt;
-  std::map<std::int64_t, std::set<std::int64_t>> new_of_old;
-  for (const PieceMove& m : moves) new_of_old[m.from].insert(m.to);
+  std::map<std::int64_t, std::set<std::int64_t>> new_of_old, old_of_new;
+  for (const PieceMove& m : moves) {
+    new_of_old[m.from].insert(m.to);
+    old_of_new[m.to].insert(m.from);
+  }
   CollectiveGroups out;
   out.kind = Collective::all_to_all;
   std::set<std::int64_t> placed_old;
@@ -70,8 +73,7 @@ std::optional<CollectiveGroups> all_to_all_groups(const ParallelShape& from, con
   for (const auto& [old_task, new_tasks] : new_of_old) {
     if (placed_old.count(old_task)) continue;
     std::set<std::int64_t> old_tasks;
-    for (const PieceMove& m : moves)
-      if (new_tasks.count(m.to)) old_tasks.insert(m.from);
+    for (std::int64_t t : new_tasks) old_tasks.insert(old_of_new[t].begin(), old_of_new[t].end());
     const std::size_t k = new_tasks.size();
     if (k < 2 || old_tasks.size() != k) return std::nullopt;
     std::map<int, std::int64_t> old_on, new_on;  // by rank

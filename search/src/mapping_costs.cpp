@@ -23,9 +23,17 @@ std::size_t MoveCosts::MoveHash::operator()(const Move& m) const {
 
 double MoveCosts::move(int from, int from_first, int to, int to_first) {
   if (from == to && from_first == to_first) return 0;
+  const pcg::ParallelShape &a = shapes_.value(from), &b = shapes_.value(to);
+  // Whole nodes alike: a move costs the same shifted by whole nodes, where every block of its
+  // search fits in the machine either way.
+  const int most = static_cast<int>(std::max(a.tasks(), b.tasks())), per_node = machine_.devices_per_node();
+  if (from_first + most <= machine_.devices() && to_first + most <= machine_.devices()) {
+    const int shift = std::min(from_first, to_first) / per_node * per_node;
+    from_first -= shift;
+    to_first -= shift;
+  }
   const Move key{from, from_first, to, to_first};
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  const pcg::ParallelShape &a = shapes_.value(from), &b = shapes_.value(to);
   const auto path =
       paths_.cheapest(a, pcg::MachineView::contiguous(from_first, a.tasks()), b, pcg::MachineView::contiguous(to_first, b.tasks()));
   const double s = path ? kMoveFactor * path->seconds : std::numeric_limits<double>::infinity();

@@ -33,7 +33,15 @@ double reshard_seconds(const pcg::ParallelShape& from, const pcg::MachineView& f
   const std::vector<pcg::PieceMove> moves = pcg::piece_moves(from, from_view, to, to_view);
   const auto from_rank = [&](std::int64_t t) { return from_view.devices[static_cast<std::size_t>(t)]; };
   const auto to_rank = [&](std::int64_t t) { return to_view.devices[static_cast<std::size_t>(t)]; };
-  if (const auto collective = pcg::collective_groups(from, to, moves, from_rank, to_rank)) {
+  // A collective has one old and one new piece on each of its devices: as many of each, on the
+  // same devices.
+  const auto devices = [](const pcg::MachineView& v) {
+    std::vector<int> d = v.devices;
+    std::sort(d.begin(), d.end());
+    return d;
+  };
+  const bool may_be_collective = from.tasks() == to.tasks() && devices(from_view) == devices(to_view);
+  if (const auto collective = may_be_collective ? pcg::collective_groups(from, to, moves, from_rank, to_rank) : std::nullopt) {
     double slowest = 0;
     for (const pcg::CollectiveGroup& g : collective->groups)
       slowest = std::max(slowest, collective_seconds(*collective, g, from, to, machine));

@@ -155,6 +155,15 @@ std::optional<ReshardPath> RvdSearch::cheapest(const pcg::ParallelShape& from, c
   return path;
 }
 
+double RvdSearch::step_seconds(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
+                               const pcg::MachineView& to_view) const {
+  Move step{from, to, from_view, to_view};
+  if (auto it = step_seconds_.find(step); it != step_seconds_.end()) return it->second;
+  const double seconds = reshard_seconds(from, from_view, to, to_view, machine_);
+  step_seconds_.emplace(std::move(step), seconds);
+  return seconds;
+}
+
 std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
   const auto& [from, to, from_view, to_view] = move;
   if (from.dims != to.dims || from.P != to.P) return std::nullopt;
@@ -182,7 +191,7 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
     if (best.at(at.state) < at.cost) continue;
     if (arrived && !(at.cost < arrived->first)) break;
     if (at.state.shape == to) {
-      const double read = at.state.consumer ? 0 : reshard_seconds(to, view_of(at.state), to, to_view, machine_);
+      const double read = at.state.consumer ? 0 : step_seconds(to, view_of(at.state), to, to_view);
       const Reached total{at.cost.seconds + read, at.cost.steps};
       if (std::isfinite(total.seconds) && (!arrived || total < arrived->first)) arrived = {total, at.state};
       if (at.state.consumer) continue;
@@ -196,7 +205,7 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
           if (at.state.consumer && !consumer) continue;
           const State next{*shape, consumer};
           const pcg::MachineView there = view_of(next);
-          const double seconds = reshard_seconds(at.state.shape, here, *shape, there, machine_);
+          const double seconds = step_seconds(at.state.shape, here, *shape, there);
           if (!std::isfinite(seconds)) continue;
           const Reached cost{at.cost.seconds + seconds, at.cost.steps + 1};
           const auto known = best.find(next);

@@ -65,12 +65,16 @@ class RvdSearch {
     std::size_t operator()(const Move& m) const;
   };
   std::optional<ReshardPath> search(const Move& move) const;
+  // reshard_seconds of one step (cached: many searches share steps).
+  double step_seconds(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
+                      const pcg::MachineView& to_view) const;
 
   const spec::Library& library_;
   Machine machine_;  // by value: a search outlives the machine it was made from
   std::vector<LayoutForm> forms_;
   mutable std::unordered_map<std::string, bool> accepted_;
   mutable std::unordered_map<Move, std::optional<ReshardPath>, MoveHash> found_;
+  mutable std::unordered_map<Move, double, MoveHash> step_seconds_;
 };
 
 }  // namespace loom::search
