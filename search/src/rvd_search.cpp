@@ -165,7 +165,8 @@ double RvdSearch::step_seconds(const pcg::ParallelShape& from, const pcg::Machin
 }
 
 std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
-  const auto& [from, to, from_view, to_view] = move;
+  const pcg::ParallelShape &from = move.from, &to = move.to;
+  const pcg::MachineView &from_view = move.from_view, &to_view = move.to_view;
   if (from.dims != to.dims || from.P != to.P) return std::nullopt;
   if (from == to) return ReshardPath{{}, reshard_seconds(from, from_view, to, to_view, machine_)};
   const int devices = machine_.devices();
