@@ -43,7 +43,8 @@ class Between {
     return true;
   }
 
-  // Every degree a step may change a degree by: the divisors of the largest degree change.
+  // Every degree a step may change a degree by: the divisors (above 1) of the least common
+  // multiple of the ends' degrees.
   std::vector<std::int64_t> amounts() const {
     std::vector<std::int64_t> out;
     for (std::int64_t k = 2; k <= span_; ++k)
