@@ -13,13 +13,16 @@ bool reshardable(const pcg::ParallelShape& from, const pcg::ParallelShape& to) {
   return from.dims == to.dims && from.P == to.P && to.V <= from.V && from.V % to.V == 0 && to.R >= from.R && to.R % from.R == 0;
 }
 
+double collective_box_bytes(pcg::Collective kind, const pcg::ParallelShape& from, const pcg::ParallelShape& to) {
+  return static_cast<double>(pcg::piece_elements(kind == pcg::Collective::all_gather ? to : from)) * kBytesPerElement;
+}
+
 double collective_seconds(const pcg::CollectiveGroups& collective, const pcg::CollectiveGroup& group, const pcg::ParallelShape& from,
                           const pcg::ParallelShape& to, const Machine& machine) {
   const int k = static_cast<int>(group.ranks.size());
   if (k < 2) return 0;
   const Link& link = machine.link_between(group.ranks.front(), group.ranks.back());
-  const pcg::ParallelShape& box = collective.kind == pcg::Collective::all_gather ? to : from;
-  const double bytes = static_cast<double>(pcg::piece_elements(box)) * kBytesPerElement;
+  const double bytes = collective_box_bytes(collective.kind, from, to);
   if (collective.kind == pcg::Collective::all_to_all)  // each device sends k - 1 of its k blocks
     return (k - 1) * link.latency + (k - 1.0) / k * bytes / link.bandwidth;
   const double ring = link.ring_allreduce_seconds(bytes, k);

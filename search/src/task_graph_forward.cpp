@@ -266,8 +266,7 @@ class ForwardPass {
       }
       if (k > 1) {
         const double seconds = collective_seconds(collective, g, in, out, machine_);
-        const pcg::ParallelShape& box = collective.kind == pcg::Collective::all_gather ? out : in;
-        const double box_bytes = static_cast<double>(pcg::piece_elements(box)) * kBytesPerElement;
+        const double box_bytes = collective_box_bytes(collective.kind, in, out);
         const double steps = collective.kind == pcg::Collective::allreduce ? 2 : 1;
         for (std::size_t i = 0; i < k; ++i) {
           SimTask t;

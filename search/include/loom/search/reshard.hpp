@@ -14,6 +14,10 @@ namespace loom::search {
 // would need fewer copies or more partial sums than `from` holds, or other pipeline degrees.
 bool reshardable(const pcg::ParallelShape& from, const pcg::ParallelShape& to);
 
+// Bytes of the box each device of a collective works over: its new piece for an all-gather, its
+// old piece otherwise.
+double collective_box_bytes(pcg::Collective kind, const pcg::ParallelShape& from, const pcg::ParallelShape& to);
+
 // Seconds one group of a collective takes over the slowest link between its devices: an allreduce
 // sums the whole piece as a ring in 2(k-1) steps; a reduce-scatter or an all-gather is half of
 // that over the box its pieces split; in an all-to-all each device sends k - 1 of its piece's k
