@@ -11,6 +11,7 @@ decl
   | axiomDecl
   | ruleDecl
   | modelDecl
+  | scheduleDecl
   ;
 
 importDecl : 'import' STRING ';' ;
@@ -120,6 +121,22 @@ modelStmt
   | name=ID '=' term ';'                                # modelAssign
   | kind=ID name=ID ('=' term)? ';'                     # modelOutput
   | 'for' var=ID '<' bound=expr '{' modelStmt* '}'      # modelFor
+  ;
+
+// ---- schedules ----------------------------------------------------------------------------
+
+// A plan written by hand, SuperScaler's way: which operators are cut into pieces, where each piece
+// runs, what happens before what, micro-batches and recomputation. A statement is a verb, its
+// targets, and further clauses each led by a word (`split fc1 by j/4 to 0..3;`); the words are read
+// as names, not keywords, and the parser checks them (see docs/language.md).
+scheduleDecl : 'schedule' name=ID 'for' model=ID modelParams? '{' scheduleStmt* '}' ;
+scheduleStmt : verb=ID scheduleClause (word=ID scheduleClause)* ';' ;
+scheduleClause : scheduleItem (',' scheduleItem)* ;
+scheduleItem
+  : lo=INT '..' hi=INT          # rangeItem
+  | INT                          # numberItem
+  | index=ID '/' degree=INT      # splitItem
+  | (ID | STRING)                # nameItem
   ;
 
 // ---- expressions (values, dimensions and conditions share one syntax) ---------------------

@@ -15,5 +15,6 @@ void add_generate_command(CLI::App& app, int& status);
 void add_train_command(CLI::App& app, int& status);
 void add_run_command(CLI::App& app, int& status);
 void add_export_command(CLI::App& app, int& status);
+void add_schedule_command(CLI::App& app, int& status);
 
 }  // namespace loom::cli

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   loom::cli::add_train_command(app, status);
   loom::cli::add_run_command(app, status);
   loom::cli::add_export_command(app, status);
+  loom::cli::add_schedule_command(app, status);
   bool json = false;
   for (int i = 1; i < argc; ++i) json = json || std::string(argv[i]) == "--json";
   try {

@@ -98,8 +98,8 @@ class LibraryLoader {
  private:
   static std::vector<Diagnostic> lib_index(Library& lib) {
     std::vector<Diagnostic> out;
-    // Forms share one namespace; models have their own.
-    std::map<std::string, SourceLocation> names, models;
+    // Forms share one namespace; models and schedules have their own.
+    std::map<std::string, SourceLocation> names, models, schedules;
     auto claim = [&](std::map<std::string, SourceLocation>& taken, const std::string& name, const SourceLocation& loc, const char* what) {
       auto [it, inserted] = taken.emplace(name, loc);
       if (!inserted) out.push_back({loc, std::string(what) + " '" + name + "' is already declared at " + it->second.to_string()});
@@ -119,6 +119,7 @@ class LibraryLoader {
       enter(m.parallels, names, "parallel form", lib.parallel_index_, lib.parallels_);
       enter(m.fused, names, "fused form", lib.fused_index_, lib.fused_);
       enter(m.models, models, "model", lib.model_index_, lib.models_);
+      enter(m.schedules, schedules, "schedule", lib.schedule_index_, lib.schedules_);
       for (auto* list : {&m.axioms, &m.rules}) {
         for (auto& eq : *list) {
           auto [it, inserted] = equations.emplace(eq.name, eq.loc);
@@ -127,6 +128,9 @@ class LibraryLoader {
         }
       }
     }
+    for (const ScheduleDecl* schedule : lib.schedules_)
+      if (!lib.model_index_.count(schedule->model))
+        out.push_back({schedule->loc, "schedule '" + schedule->name + "' is for model '" + schedule->model + "', which no file declares"});
     return out;
   }
 
@@ -187,6 +191,11 @@ std::optional<std::size_t> Library::projected_output(const std::string& form, co
 const ModelDecl* Library::find_model(const std::string& name) const {
   auto it = model_index_.find(name);
   return it == model_index_.end() ? nullptr : it->second;
+}
+
+const ScheduleDecl* Library::find_schedule(const std::string& name) const {
+  auto it = schedule_index_.find(name);
+  return it == schedule_index_.end() ? nullptr : it->second;
 }
 
 const std::vector<AttrParam>* Library::attr_params(const std::string& name) const {

@@ -298,6 +298,44 @@ ParallelSummary summarize_parallelism(const Program& program) {
   return summary;
 }
 
+namespace {
+
+void name_read_indices(const Expr& e, const OpDecl& op, std::vector<std::vector<std::string>>& names) {
+  if (e.kind == ExprKind::Read) {
+    const auto input = std::find_if(op.inputs.begin(), op.inputs.end(), [&](const InputParam& p) { return p.name == e.name; });
+    if (input != op.inputs.end()) {
+      std::vector<std::string>& dims = names[static_cast<std::size_t>(input - op.inputs.begin())];
+      const std::size_t packed = dims.size() + 1 > e.indices.size() ? dims.size() + 1 - e.indices.size() : 0;
+      std::size_t d = 0;
+      for (const IndexArg& a : e.indices) {
+        if (a.is_pack()) {
+          for (std::size_t k = 0; k < packed && d < dims.size(); ++k, ++d)
+            if (dims[d].empty()) dims[d] = a.pack_name + std::to_string(k);
+        } else if (d < dims.size()) {
+          if (dims[d].empty() && a.expr->kind == ExprKind::Name) dims[d] = a.expr->name;
+          ++d;
+        }
+      }
+    }
+  }
+  for (const ExprPtr& a : e.args)
+    if (a) name_read_indices(*a, op, names);
+  for (const IndexArg& a : e.indices)
+    if (a.expr) name_read_indices(*a.expr, op, names);
+  if (e.fallback) name_read_indices(*e.fallback, op, names);
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> input_index_names(const OpDecl& op, const std::vector<std::vector<std::int64_t>>& input_dims) {
+  std::vector<std::vector<std::string>> names;
+  for (const auto& dims : input_dims) names.emplace_back(dims.size());
+  names.resize(op.inputs.size());
+  for (const OpStmt& st : op.stmts)
+    if (st.expr) name_read_indices(*st.expr, op, names);
+  return names;
+}
+
 pcg::ParallelShape apply_parallel_form(const ParallelDecl& form, const pcg::AttrMap& attrs, const pcg::ParallelShape& input) {
   pcg::ParallelShape shape = input;
   IntScope scope;

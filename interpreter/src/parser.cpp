@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 
 #include <antlr4-runtime.h>
@@ -457,6 +458,137 @@ class Builder {
     return st;
   }
 
+  ScheduleDecl schedule(P::ScheduleDeclContext* ctx) const {
+    ScheduleDecl d;
+    d.name = ctx->name->getText();
+    d.model = ctx->model->getText();
+    d.loc = at(ctx->name);
+    if (auto* params = ctx->modelParams())
+      for (auto* p : params->modelParam()) d.sizes.push_back({p->name->getText(), signed_int(p->value), at(p)});
+    for (auto* s : ctx->scheduleStmt()) d.stmts.push_back(schedule_stmt(s));
+    return d;
+  }
+
+  // A statement's clauses by the word that leads them ("" for the verb's own), each word once and
+  // only those the verb takes.
+  std::map<std::string, P::ScheduleClauseContext*> schedule_clauses(P::ScheduleStmtContext* ctx, const std::string& verb,
+                                                                    const std::vector<std::string>& words,
+                                                                    const std::vector<std::string>& required) const {
+    std::map<std::string, P::ScheduleClauseContext*> out{{"", ctx->scheduleClause(0)}};
+    const auto led = ctx->ID();  // the verb, then each clause's word
+    for (std::size_t k = 1; k < led.size(); ++k) {
+      const std::string word = led[k]->getText();
+      if (std::find(words.begin(), words.end(), word) == words.end()) {
+        std::string allowed;
+        for (const auto& w : words) allowed += (allowed.empty() ? "'" : ", '") + w + "'";
+        throw LoomError({{at(led[k]->getSymbol()),
+                          "'" + verb + "' takes " + (allowed.empty() ? "no further clause" : allowed) + ", not '" + word + "'"}});
+      }
+      if (!out.emplace(word, ctx->scheduleClause(k)).second) throw LoomError({{at(led[k]->getSymbol()), "'" + word + "' is given twice"}});
+    }
+    for (const auto& w : required)
+      if (!out.count(w)) throw LoomError({{at(ctx), "'" + verb + "' needs '" + w + " ...'"}});
+    return out;
+  }
+
+  std::vector<std::string> schedule_names(P::ScheduleClauseContext* ctx, const std::string& what) const {
+    std::vector<std::string> out;
+    for (auto* item : ctx->scheduleItem()) {
+      auto* name = dynamic_cast<P::NameItemContext*>(item);
+      if (!name) throw LoomError({{at(item), "expected " + what + ", not '" + item->getText() + "'"}});
+      std::string text = name->getText();
+      if (name->STRING()) text = text.substr(1, text.size() - 2);
+      out.push_back(text);
+    }
+    return out;
+  }
+
+  std::string schedule_name(P::ScheduleClauseContext* ctx, const std::string& what) const {
+    auto names = schedule_names(ctx, what);
+    if (names.size() != 1) throw LoomError({{at(ctx), "expected one " + what}});
+    return names.front();
+  }
+
+  std::vector<int> schedule_devices(P::ScheduleClauseContext* ctx) const {
+    constexpr std::int64_t kMaxDevice = 1 << 20;
+    std::vector<int> out;
+    auto device = [&](antlr4::Token* tok, antlr4::ParserRuleContext* item) {
+      const std::int64_t d = to_int(tok->getText(), item);
+      if (d > kMaxDevice) throw LoomError({{at(tok), "device " + tok->getText() + " is out of range"}});
+      return static_cast<int>(d);
+    };
+    for (auto* item : ctx->scheduleItem()) {
+      if (auto* n = dynamic_cast<P::NumberItemContext*>(item)) {
+        out.push_back(device(n->INT()->getSymbol(), n));
+      } else if (auto* r = dynamic_cast<P::RangeItemContext*>(item)) {
+        const int lo = device(r->lo, r), hi = device(r->hi, r);
+        if (hi < lo) throw LoomError({{at(r), "the range " + r->getText() + " is empty"}});
+        for (int d = lo; d <= hi; ++d) out.push_back(d);
+      } else {
+        throw LoomError({{at(item), "expected devices (3, 0..3 or a list of them), not '" + item->getText() + "'"}});
+      }
+    }
+    return out;
+  }
+
+  std::int64_t schedule_count(P::ScheduleClauseContext* ctx, const std::string& what) const {
+    auto items = ctx->scheduleItem();
+    auto* n = items.size() == 1 ? dynamic_cast<P::NumberItemContext*>(items.front()) : nullptr;
+    if (!n) throw LoomError({{at(ctx), "expected " + what + ", not '" + ctx->getText() + "'"}});
+    const std::int64_t value = to_int(n->getText(), n);
+    if (value < 1) throw LoomError({{at(ctx), what + " must be at least 1"}});
+    return value;
+  }
+
+  ScheduleStmt schedule_stmt(P::ScheduleStmtContext* ctx) const {
+    ScheduleStmt st;
+    st.loc = at(ctx);
+    const std::string verb = ctx->verb->getText();
+    if (verb == "apply") {
+      st.kind = ScheduleStmtKind::Apply;
+      auto c = schedule_clauses(ctx, verb, {"at", "as"}, {"at"});
+      st.rule = schedule_name(c[""], "rule name");
+      st.nodes = schedule_names(c["at"], "an operator's name");
+      if (c.count("as")) st.alias = schedule_name(c["as"], "name for the inserted operators");
+    } else if (verb == "split") {
+      st.kind = ScheduleStmtKind::Split;
+      auto c = schedule_clauses(ctx, verb, {"by", "to"}, {"by"});
+      st.nodes = schedule_names(c[""], "an operator's name");
+      for (auto* item : c["by"]->scheduleItem()) {
+        auto* s = dynamic_cast<P::SplitItemContext*>(item);
+        if (!s)
+          throw LoomError({{at(item), "expected INDEX/DEGREE (an index of the operator's comprehension), not '" + item->getText() + "'"}});
+        const std::int64_t degree = to_int(s->degree->getText(), s);
+        if (degree < 1) throw LoomError({{at(s), "a split's degree must be at least 1"}});
+        st.splits.push_back({s->index->getText(), degree, at(s)});
+      }
+      if (c.count("to")) st.devices = schedule_devices(c["to"]);
+    } else if (verb == "assign") {
+      st.kind = ScheduleStmtKind::Assign;
+      auto c = schedule_clauses(ctx, verb, {"to"}, {"to"});
+      st.nodes = schedule_names(c[""], "an operator's name");
+      st.devices = schedule_devices(c["to"]);
+    } else if (verb == "order") {
+      st.kind = ScheduleStmtKind::Order;
+      auto c = schedule_clauses(ctx, verb, {"before"}, {"before"});
+      st.nodes = schedule_names(c[""], "an operator's name");
+      st.later = schedule_names(c["before"], "an operator's name");
+    } else if (verb == "microbatch" || verb == "stages") {
+      st.kind = verb == "microbatch" ? ScheduleStmtKind::Microbatch : ScheduleStmtKind::Stages;
+      auto c = schedule_clauses(ctx, verb, {}, {});
+      st.count = schedule_count(c[""], verb == "microbatch" ? "a number of micro-batches" : "a number of stages");
+    } else if (verb == "recompute") {
+      st.kind = ScheduleStmtKind::Recompute;
+      auto c = schedule_clauses(ctx, verb, {}, {});
+      st.nodes = schedule_names(c[""], "an operator's name");
+    } else {
+      throw LoomError(
+          {{at(ctx->verb),
+            "expected a schedule statement (apply, split, assign, order, microbatch, stages or recompute), not '" + verb + "'"}});
+    }
+    return st;
+  }
+
   Module module(P::FileContext* ctx) const {
     Module m;
     m.file = file_;
@@ -476,6 +608,8 @@ class Builder {
         m.rules.push_back(equation(r));
       } else if (auto* md = decl->modelDecl()) {
         m.models.push_back(model(md));
+      } else if (auto* sd = decl->scheduleDecl()) {
+        m.schedules.push_back(schedule(sd));
       }
     }
     return m;

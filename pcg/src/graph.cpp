@@ -147,6 +147,14 @@ void Graph::set_view(NodeId node, MachineView view) {
   n.view = std::move(view);
 }
 
+void Graph::set_name(NodeId node, std::string name) {
+  Node& n = nodes_[checked_node(node, "set_name: ").id.index()];
+  if (n.name == name) return;
+  if (name.empty() && n.is_graph_input()) throw LoomError(n.describe() + ": graph inputs and weights need a name");
+  if (!name.empty()) check_name_free(name, "set_name: ");
+  n.name = std::move(name);
+}
+
 const Node& Graph::node(NodeId id) const { return checked_node(id, ""); }
 
 const ParallelShape& Graph::shape_of(PortRef port) const {

@@ -40,7 +40,7 @@ class Materializer {
       if (n.is_graph_input()) {
         // Inputs are loaded and weights kept where their first reader runs.
         const std::vector<pcg::NodeId> readers = graph_.consumers(n.id);
-        const int device = readers.empty() ? 0 : placements_[readers.front().index()].first_device;
+        const int device = readers.empty() ? 0 : placements_[readers.front().index()].view().devices.front();
         const pcg::MachineView view = pcg::MachineView::contiguous(device, n.output_shapes[0].tasks());
         const int id = out_.add_input(n.name, n.output_shapes[0], n.op == pcg::kWeightOp);
         out_.set_view(id, view);
@@ -112,7 +112,8 @@ pcg::Graph materialize(const pcg::Graph& graph, const std::vector<Placement>& pl
 
 Machine even_machine(const std::vector<Placement>& placements) {
   int devices = 1;
-  for (const Placement& p : placements) devices = std::max<int>(devices, p.first_device + static_cast<int>(p.config.tasks()));
+  for (const Placement& p : placements)
+    for (int d : p.view().devices) devices = std::max(devices, d + 1);
   Machine m;
   m.name = "even links";
   m.devices_per_socket = devices;

@@ -43,6 +43,13 @@ json plan_to_json(const Plan& plan) {
   }
   if (plan.include_unverified) out["include_unverified"] = true;
   if (plan.pipeline.enabled()) out["pipeline"] = {{"stages", plan.pipeline.stages}, {"microbatches", plan.pipeline.microbatches}};
+  if (!plan.schedule.empty()) out["schedule"] = plan.schedule;
+  if (!plan.order.empty()) {
+    json order = json::array();
+    for (const OrderEdge& e : plan.order) order.push_back({e.before, e.after});
+    out["order"] = std::move(order);
+  }
+  if (!plan.recompute.empty()) out["recompute"] = plan.recompute;
   return out;
 }
 
@@ -50,7 +57,7 @@ Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
   check_format(j, kPlanFormat, kPlanFormatVersion, "Loom plan");
   reject_unknown_keys(j, "",
                       {"format", "version", "model", "machine", "graph", "substitutions", "source_graph", "rules", "pipeline",
-                       "iteration_seconds", "include_unverified"});
+                       "iteration_seconds", "include_unverified", "schedule", "order", "recompute"});
   Plan plan;
   if (j.contains("model")) plan.model = read_string(j.at("model"), "model");
   const json& machine = require(j, "machine", "");
@@ -97,6 +104,26 @@ Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
   if (j.contains("include_unverified")) {
     if (!j.at("include_unverified").is_boolean()) throw LoomError("include_unverified: expected true or false");
     plan.include_unverified = j.at("include_unverified").get<bool>();
+  }
+  const auto graph_node = [&](const json& value, const std::string& where) {
+    const int id = read_int(value, where);
+    if (id < 0 || static_cast<std::size_t>(id) >= plan.graph.size() || plan.graph.node(id).is_graph_input())
+      throw LoomError(where + ": " + std::to_string(id) + " is not an operator of the plan's graph");
+    return pcg::NodeId(id);
+  };
+  if (j.contains("schedule")) plan.schedule = read_string(j.at("schedule"), "schedule");
+  if (j.contains("order")) {
+    const json& list = require_array(j.at("order"), "order");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string at = indexed("order", i);
+      const json& pair = require_array(list[i], at);
+      if (pair.size() != 2) throw LoomError(at + ": expected [before, after]");
+      plan.order.push_back({graph_node(pair[0], indexed(at, 0)), graph_node(pair[1], indexed(at, 1))});
+    }
+  }
+  if (j.contains("recompute")) {
+    const json& list = require_array(j.at("recompute"), "recompute");
+    for (std::size_t i = 0; i < list.size(); ++i) plan.recompute.push_back(graph_node(list[i], indexed("recompute", i)));
   }
   if (j.contains("iteration_seconds")) plan.iteration_seconds = read_number(j.at("iteration_seconds"), "iteration_seconds");
   return plan;

@@ -261,6 +261,44 @@ struct ModelDecl {
   SourceLocation loc;
 };
 
+// A schedule's statement (SuperScaler's plan primitives). Node lists hold names as written, where a
+// quoted name may hold `*` wildcards.
+enum class ScheduleStmtKind {
+  Apply,       // apply RULE at NODES [as NAME]: rewrite by a proved rule; inserted nodes named NAME, NAME.1, ...
+  Split,       // split NODES by INDEX/DEGREE, ... [to DEVICES]: cut by a split the operator's spec derives
+  Assign,      // assign NODES to DEVICES: piece k runs on the k-th device listed
+  Order,       // order NODES before NODES: every piece of the first ahead of the second's
+  Microbatch,  // microbatch COUNT: the batch runs as COUNT micro-batches
+  Stages,      // stages COUNT: pipeline stages, each on its own equal block of devices
+  Recompute,   // recompute NODES: outputs dropped after the forward, computed again for the backward
+};
+
+struct IndexSplit {
+  std::string index;  // an index of the operator's comprehension
+  std::int64_t degree = 1;
+  SourceLocation loc;
+};
+
+struct ScheduleStmt {
+  ScheduleStmtKind kind;
+  std::vector<std::string> nodes;  // the targets; for Order those that go first
+  std::vector<std::string> later;  // Order: those that go after
+  std::string rule;                // Apply
+  std::string alias;               // Apply: empty when not named
+  std::vector<IndexSplit> splits;  // Split
+  std::vector<int> devices;        // Assign, and Split when it names devices
+  std::int64_t count = 0;          // Microbatch, Stages
+  SourceLocation loc;
+};
+
+struct ScheduleDecl {
+  std::string name;
+  std::string model;
+  std::vector<ModelParamDecl> sizes;  // the model's size parameters as the schedule sets them
+  std::vector<ScheduleStmt> stmts;
+  SourceLocation loc;
+};
+
 struct Module {
   std::string file;
   std::vector<ImportDecl> imports;
@@ -270,6 +308,7 @@ struct Module {
   std::vector<EquationDecl> axioms;
   std::vector<EquationDecl> rules;
   std::vector<ModelDecl> models;
+  std::vector<ScheduleDecl> schedules;
 };
 
 }  // namespace loom::spec

@@ -1,5 +1,5 @@
 #pragma once
-// A loaded, checked spec library: every op, parallel form, fused form, axiom, rule and model of a
+// A loaded, checked spec library: every op, parallel form, fused form, axiom, rule, model and schedule of a
 // set of .loom files and their imports. Loading is all-or-nothing: any error in any file throws, with
 // every diagnostic found, and no library is produced.
 #include <deque>
@@ -45,6 +45,7 @@ class Library : public pcg::OpCatalog {
   const ParallelDecl* find_parallel(const std::string& name) const;
   const FusedDecl* find_fused(const std::string& name) const;
   const ModelDecl* find_model(const std::string& name) const;
+  const ScheduleDecl* find_schedule(const std::string& name) const;
 
   const std::vector<const OpDecl*>& ops() const { return ops_; }
   const std::vector<const ParallelDecl*>& parallel_forms() const { return parallels_; }
@@ -52,6 +53,7 @@ class Library : public pcg::OpCatalog {
   const std::vector<const EquationDecl*>& axioms() const { return axioms_; }
   const std::vector<const EquationDecl*>& rules() const { return rules_; }
   const std::vector<const ModelDecl*>& models() const { return models_; }
+  const std::vector<const ScheduleDecl*>& schedules() const { return schedules_; }
   std::vector<std::string> files() const;
 
   Program instantiate(const std::string& op, const pcg::AttrMap& attrs, const std::vector<std::vector<std::int64_t>>& input_dims) const;
@@ -91,6 +93,8 @@ class Library : public pcg::OpCatalog {
   std::vector<const EquationDecl*> rules_;
   std::map<std::string, const ModelDecl*> model_index_;
   std::vector<const ModelDecl*> models_;
+  std::map<std::string, const ScheduleDecl*> schedule_index_;
+  std::vector<const ScheduleDecl*> schedules_;
   std::unique_ptr<ProgramCache> programs_;
   friend class LibraryLoader;
 };

@@ -37,6 +37,11 @@ ParallelSummary summarize_parallelism(const Program& program);
 // Whether the op accepts them is for derive_output_degrees to say.
 std::vector<pcg::ParallelShape> split_inputs(const Program& program, std::size_t input, std::size_t dim, std::int64_t degree);
 
+// The index through which the comprehension reads each input dimension, by the name it is written
+// with (the k-th dimension a pack `*i` covers reads as i<k>): per input, per dimension, "" where
+// no bare index reads it. The first read of an input decides.
+std::vector<std::vector<std::string>> input_index_names(const OpDecl& op, const std::vector<std::vector<std::int64_t>>& input_dims);
+
 // Applies a parallel form's degree updates to one parallel shape.
 pcg::ParallelShape apply_parallel_form(const ParallelDecl& form, const pcg::AttrMap& attrs, const pcg::ParallelShape& input);
 

@@ -68,6 +68,8 @@ class Graph {
   void mark_output(PortRef port);
   // Throws LoomError unless the view has one device per task of the node.
   void set_view(NodeId node, MachineView view);
+  // Throws LoomError when another node has the name, or a graph input would lose its own.
+  void set_name(NodeId node, std::string name);
 
   const std::vector<Node>& nodes() const { return nodes_; }
   std::size_t size() const { return nodes_.size(); }

@@ -12,12 +12,16 @@
 
 namespace loom::search {
 
-// Where one operator runs: split as `config`, its tasks on devices first_device, first_device + 1, ...
+// Where one operator runs: split as `config`, its tasks on `devices` when given (task k on
+// devices[k]), else on devices first_device, first_device + 1, ...
 struct Placement {
   ParallelConfig config;
   int first_device = 0;
+  std::vector<int> devices{};
 
-  pcg::MachineView view() const { return pcg::MachineView::contiguous(first_device, config.tasks()); }
+  pcg::MachineView view() const {
+    return devices.empty() ? pcg::MachineView::contiguous(first_device, config.tasks()) : pcg::MachineView{devices};
+  }
 };
 
 // `placements` is indexed by node id; graph inputs keep their shape and sit on the first device of

@@ -46,6 +46,14 @@ struct Pipeline {
   bool operator==(const Pipeline&) const = default;
 };
 
+// What runs ahead of what: every task of `before` ahead of every task of `after` (a schedule's
+// `order`), both nodes of the plan's graph.
+struct OrderEdge {
+  pcg::NodeId before;
+  pcg::NodeId after;
+  bool operator==(const OrderEdge&) const = default;
+};
+
 struct Plan {
   std::string model;
   Machine machine;
@@ -56,12 +64,17 @@ struct Plan {
   Pipeline pipeline;
   double iteration_seconds = 0;     // as simulated when the plan was made
   bool include_unverified = false;  // made with rules that were not proved (optimize --include-unverified)
+  // Written by a schedule: its name and place, the order it imposes, and the operators whose
+  // outputs are dropped after the forward pass and computed again for the backward.
+  std::string schedule;
+  std::vector<OrderEdge> order;
+  std::vector<pcg::NodeId> recompute;
 };
 
 // File form: {"format": "loom-plan", "version": 1, "model", "machine": <loom-machine>,
 // "graph": <loom-pcg>, "substitutions": [{"rule", "category", "status", "match"?, "rule_hash"?, "reversed"?}],
 // "source_graph"?: <loom-pcg>, "rules"?: [<rule>], "pipeline"?: {"stages", "microbatches"},
-// "iteration_seconds", "include_unverified"?}.
+// "iteration_seconds", "include_unverified"?, "schedule"?, "order"?: [[before, after]], "recompute"?: [node]}.
 nlohmann::json plan_to_json(const Plan& plan);
 // Rebuilds the graph against `catalog`; throws LoomError naming the JSON path of a problem.
 Plan plan_from_json(const nlohmann::json& json, const pcg::OpCatalog& catalog);

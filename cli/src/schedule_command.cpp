@@ -1,0 +1,154 @@
+#include <algorithm>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "loom/interpreter/library.hpp"
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/search/pipeline.hpp"
+#include "loom/search/plan.hpp"
+#include "loom/search/profile_db.hpp"
+#include "loom/search/schedule_plan.hpp"
+#include "loom/verifier/proof_record.hpp"
+#include "loom/verifier/rule_selection.hpp"
+#include "number_checks.hpp"
+
+namespace loom::cli {
+namespace {
+
+struct ScheduleOptions {
+  std::string file;
+  std::string name;
+  std::string machine = "summit";
+  int nodes = 1;
+  int gpus_per_node = 0;
+  std::vector<std::string> rules;
+  std::vector<std::string> specs;
+  std::string out;
+  bool json = false;
+};
+
+// The schedule FILE declares by `name`, or its only one.
+const spec::ScheduleDecl& chosen_schedule(const spec::Library& library, const ScheduleOptions& opt) {
+  const std::filesystem::path file = std::filesystem::weakly_canonical(opt.file);
+  std::vector<const spec::ScheduleDecl*> in_file;
+  for (const spec::ScheduleDecl* s : library.schedules())
+    if (std::filesystem::weakly_canonical(s->loc.file) == file) in_file.push_back(s);
+  if (!opt.name.empty()) {
+    for (const spec::ScheduleDecl* s : in_file)
+      if (s->name == opt.name) return *s;
+    throw LoomError(opt.file + ": no schedule is called '" + opt.name + "'");
+  }
+  if (in_file.empty()) throw LoomError(opt.file + ": the file declares no schedule");
+  if (in_file.size() > 1) {
+    std::string names;
+    for (const spec::ScheduleDecl* s : in_file) names += (names.empty() ? "" : ", ") + s->name;
+    throw LoomError(opt.file + ": the file declares several schedules (" + names + "): choose one with --name");
+  }
+  return *in_file.front();
+}
+
+// How a plan names its model so that `loom train` and `loom simulate` find it again: a bundled
+// model by its name, one of another file as FILE.loom:NAME.
+std::string model_reference(const spec::Library& library, const spec::ScheduleDecl& schedule) {
+  const std::string& file = library.find_model(schedule.model)->loc.file;
+  const std::string bundled = std::filesystem::weakly_canonical(spec::Library::default_specs_dir()).string() + "/";
+  const std::string canonical = std::filesystem::weakly_canonical(file).string();
+  return canonical.rfind(bundled, 0) == 0 ? schedule.model : file + ":" + schedule.model;
+}
+
+int run_schedule_check(const ScheduleOptions& opt) {
+  std::vector<std::string> specs = spec::Library::paths_or_bundled(opt.specs);
+  specs.push_back(opt.file);
+  const spec::Library library = spec::Library::load(specs);
+  const spec::ScheduleDecl& schedule = chosen_schedule(library, opt);
+  search::Machine machine = search::load_machine(opt.machine).with_nodes(opt.nodes);
+  if (opt.gpus_per_node > 0) machine = machine.with_devices_per_node(opt.gpus_per_node);
+  const std::vector<std::string> rule_files = opt.rules.empty() ? verifier::bundled_rule_libraries() : opt.rules;
+  const verifier::RuleSelection selection = verifier::select_rules(library, specs, rule_files, false);
+  const search::ProfileDatabase no_profiles;
+  const search::CostModel cost_model(library, machine, &no_profiles);
+  search::Plan plan = search::plan_from_schedule(library, schedule, selection.rules, cost_model);
+  plan.model = model_reference(library, schedule);
+  for (search::AppliedSubstitution& s : plan.substitutions)
+    for (const pcg::Rule& r : plan.rules)
+      if (r.id == s.rule) s.rule_hash = verifier::rule_hash(r, library);
+  if (!opt.out.empty()) search::save_plan(plan, opt.out);
+
+  const std::vector<double> memory = search::pipeline_memory(plan.graph, cost_model, plan.pipeline, library);
+  const double peak = memory.empty() ? 0 : *std::max_element(memory.begin(), memory.end());
+  std::size_t split = 0, operators = 0;
+  for (const pcg::Node& n : plan.graph.nodes())
+    if (cost_model.is_compute(n)) {
+      ++operators;
+      split += n.tasks() > 1 ? 1 : 0;
+    }
+  if (opt.json) {
+    nlohmann::json subs = nlohmann::json::array();
+    for (const auto& s : plan.substitutions) subs.push_back({{"rule", s.rule}, {"status", s.status}});
+    std::cout << nlohmann::json{{"ok", true},
+                                {"schedule", schedule.name},
+                                {"model", plan.model},
+                                {"machine", machine.name},
+                                {"devices", machine.devices()},
+                                {"operators", operators},
+                                {"split_operators", split},
+                                {"substitutions", subs},
+                                {"order", plan.order.size()},
+                                {"recompute", plan.recompute.size()},
+                                {"pipeline", {{"stages", plan.pipeline.stages}, {"microbatches", plan.pipeline.microbatches}}},
+                                {"iteration_seconds", plan.iteration_seconds},
+                                {"peak_memory_bytes", peak},
+                                {"out", opt.out.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.out)}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::cout << "schedule " << schedule.name << " (" << schedule.loc.to_string() << ") is valid: " << plan.model << " on " << machine.name
+            << " (" << machine.devices() << " devices)\n"
+            << "  operators:       " << operators << ", " << split << " of them split\n"
+            << "  substitutions:   " << plan.substitutions.size();
+  for (const auto& s : plan.substitutions) std::cout << (&s == &plan.substitutions.front() ? " (" : ", ") << s.rule << " " << s.status;
+  std::cout << (plan.substitutions.empty() ? "\n" : ")\n") << "  order:           " << plan.order.size() << " edge(s), no cycle\n"
+            << "  recompute:       " << plan.recompute.size() << " operator(s)\n"
+            << "  pipeline:        " << plan.pipeline.stages << " stage(s), " << plan.pipeline.microbatches << " micro-batch(es)\n"
+            << "  iteration:       " << std::fixed << std::setprecision(3) << plan.iteration_seconds * 1e3 << " ms (simulated)\n"
+            << "  peak memory:     " << std::setprecision(1) << peak / (1 << 20) << " MiB on one device\n";
+  if (!opt.out.empty())
+    std::cout << "wrote " << opt.out << " (loom simulate --plan " << opt.out << ", loom train --plan " << opt.out << ")\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_schedule_command(CLI::App& app, int& status) {
+  auto* cmd = app.add_subcommand("schedule",
+                                 "Plans written by hand in the spec language (`schedule NAME for MODEL { ... }`): operators cut by "
+                                 "the splits their specs derive or by proved rules, pieces assigned to devices, ordered in time, "
+                                 "micro-batched and recomputed. See docs/language.md, section Schedules.");
+  cmd->require_subcommand(1);
+  auto opt = std::make_shared<ScheduleOptions>();
+  auto* check = cmd->add_subcommand(
+      "check",
+      "Validate a schedule: every name names an operator, every split is one the spec derives, every rule applied is proved "
+      "and matches, every piece has a device, no order runs against the data or closes a cycle (a deadlock, reported with "
+      "its operators and the lines that ordered them), stages follow the data and micro-batches divide the batch. A valid "
+      "schedule becomes a loom-plan (--out) that simulate, train and Studio read like any other.");
+  check->add_option("file", opt->file, "a .loom file declaring the schedule")->required()->check(CLI::ExistingFile);
+  check->add_option("--name", opt->name, "which schedule of the file (default: its only one)");
+  check->add_option("--machine", opt->machine, "a bundled machine (summit, p100, k80, dgx_h100, cpu_host) or a machine file")
+      ->default_val("summit");
+  check->add_option("--nodes", opt->nodes, "number of nodes")->default_val(1)->check(positive_number());
+  check->add_option("--gpus-per-node", opt->gpus_per_node, "devices per node (default: the machine's)")->check(positive_number());
+  check->add_option("--rules", opt->rules,
+                    "verified rule libraries whose proved rules `apply` may name (default: the bundled specs/rules/*.verified.json)");
+  check->add_option("--specs", opt->specs, "spec files or directories (default: the bundled specs/)");
+  check->add_option("-o,--out", opt->out, "write the plan (loom-plan JSON)");
+  check->add_flag("--json", opt->json, "print the result as JSON");
+  check->callback([opt, &status] { status = run_schedule_check(*opt); });
+}
+
+}  // namespace loom::cli

@@ -1,0 +1,413 @@
+#include "loom/search/schedule_plan.hpp"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "loom/interpreter/model_graph.hpp"
+#include "loom/interpreter/parallel_rules.hpp"
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/match.hpp"
+#include "loom/pcg/rewrite.hpp"
+#include "loom/search/materialize.hpp"
+#include "loom/search/pipeline.hpp"
+#include "loom/search/plan_cost.hpp"
+#include "loom/search/replay.hpp"
+
+namespace loom::search {
+namespace {
+
+using spec::ScheduleStmt;
+using spec::ScheduleStmtKind;
+
+std::string join(const std::vector<std::string>& items, std::size_t at_most = 8) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size() && i < at_most; ++i) out += (i ? ", " : "") + items[i];
+  if (items.size() > at_most) out += ", ... (" + std::to_string(items.size()) + " in all)";
+  return out;
+}
+
+std::string node_name(const pcg::Node& n) { return n.name.empty() ? n.describe() : "'" + n.name + "'"; }
+
+// Where each operator's pieces run, and the statement that said so.
+struct Devices {
+  std::vector<int> list;
+  SourceLocation where;
+};
+
+class ScheduleCompiler {
+ public:
+  ScheduleCompiler(const spec::Library& library, const spec::ScheduleDecl& schedule, const std::vector<pcg::Rule>& rules,
+                   const CostModel& model)
+      : library_(library), schedule_(schedule), rules_(rules), model_(model) {}
+
+  Plan run() {
+    spec::ModelSizes sizes;
+    for (const auto& s : schedule_.sizes) sizes[s.name] = s.default_value;
+    const spec::ModelDecl* decl = library_.find_model(schedule_.model);
+    if (!decl) throw LoomError({{schedule_.loc, "no model is called '" + schedule_.model + "'"}});
+    plan_.source = spec::build_model_graph(library_, *decl, sizes);
+    graph_ = plan_.source;
+    apply_rules();
+    configs_.resize(graph_.size());
+    devices_.resize(graph_.size());
+    for (const pcg::Node& n : graph_.nodes()) configs_[n.id.index()] = unsplit_config(graph_, n);
+    for (const ScheduleStmt& st : schedule_.stmts) place(st);
+    check_every_piece_placed();
+    check_order();
+    check_stages();
+    if (!problems_.empty()) throw LoomError(std::move(problems_));
+    return finish();
+  }
+
+ private:
+  void problem(const SourceLocation& where, std::string message) { problems_.push_back({where, std::move(message)}); }
+
+  // The operators `names` name; a name that names none is a problem at `where`.
+  std::vector<pcg::NodeId> select(const std::vector<std::string>& names, const SourceLocation& where) {
+    std::vector<pcg::NodeId> out;
+    for (const std::string& name : names) {
+      std::size_t found = 0;
+      for (const pcg::Node& n : graph_.nodes()) {
+        const bool named = name.find_first_of("*?[") == std::string::npos ? n.name == name : fnmatch(name.c_str(), n.name.c_str(), 0) == 0;
+        if (!named) continue;
+        if (n.is_graph_input()) {
+          if (name == n.name) problem(where, "'" + name + "' is an input or weight of the model, not an operator");
+          continue;
+        }
+        ++found;
+        if (std::find(out.begin(), out.end(), n.id) == out.end()) out.push_back(n.id);
+      }
+      if (found == 0 && !graph_.find(name))
+        problem(where, "no operator of model '" + schedule_.model + "' is called '" + name + "'" +
+                           (plan_.substitutions.empty() ? "" : " (a rule applied may have replaced it)") +
+                           "; its operators: " + join(operator_names()));
+    }
+    return out;
+  }
+
+  std::vector<std::string> operator_names() const {
+    std::vector<std::string> out;
+    for (const pcg::Node& n : graph_.nodes())
+      if (!n.is_graph_input() && !n.name.empty()) out.push_back(n.name);
+    return out;
+  }
+
+  void apply_rules() {
+    bool others_seen = false;
+    for (const ScheduleStmt& st : schedule_.stmts) {
+      if (st.kind != ScheduleStmtKind::Apply) {
+        others_seen = true;
+        continue;
+      }
+      if (others_seen) {
+        problem(st.loc, "'apply' must come before the other statements: it changes the operators they name");
+        continue;
+      }
+      apply_rule(st);
+    }
+  }
+
+  void apply_rule(const ScheduleStmt& st) {
+    const auto rule = std::find_if(rules_.begin(), rules_.end(), [&](const pcg::Rule& r) { return r.id == st.rule && !r.reversed; });
+    if (rule == rules_.end()) {
+      problem(st.loc, "no rule '" + st.rule + "' with a valid proof among the " + std::to_string(rules_.size()) +
+                          " rules given (prove it with `loom verify`, and pass its library with --rules)");
+      return;
+    }
+    const std::vector<pcg::NodeId> at = select(st.nodes, st.loc);
+    if (at.size() != st.nodes.size() && !problems_.empty()) return;
+    const pcg::GraphIndex index(graph_);
+    std::optional<pcg::Match> chosen;
+    for (const pcg::Match& m : pcg::find_matches(index, *rule)) {
+      const std::vector<pcg::NodeId> matched = m.matched_nodes();
+      if (std::all_of(at.begin(), at.end(), [&](pcg::NodeId n) { return std::binary_search(matched.begin(), matched.end(), n); })) {
+        chosen = m;
+        break;
+      }
+    }
+    if (!chosen) {
+      problem(st.loc, "rule '" + st.rule + "' does not match at " + join(st.nodes));
+      return;
+    }
+    pcg::RewriteOutcome outcome = pcg::apply_match(graph_, *rule, *chosen, library_);
+    if (!outcome.rewrite) {
+      problem(st.loc, "rule '" + st.rule + "' cannot be applied at " + join(st.nodes) + ": " + outcome.declined);
+      return;
+    }
+    plan_.substitutions.push_back({rule->id, pcg::category_name(rule->category),
+                                   rule->verification ? pcg::status_name(rule->verification->status) : "unverified", chosen->nodes, "",
+                                   false});
+    graph_ = std::move(outcome.rewrite->graph);
+    if (st.alias.empty()) return;
+    int k = 0;
+    for (pcg::NodeId id : outcome.rewrite->inserted) {
+      if (graph_.node(id).is_graph_input()) continue;
+      const std::string name = k == 0 ? st.alias : st.alias + "." + std::to_string(k);
+      try {
+        graph_.set_name(id, name);
+      } catch (const LoomError& e) {
+        problem(st.loc, e.what());
+      }
+      ++k;
+    }
+  }
+
+  void place(const ScheduleStmt& st) {
+    switch (st.kind) {
+      case ScheduleStmtKind::Apply: return;
+      case ScheduleStmtKind::Split:
+        for (pcg::NodeId id : select(st.nodes, st.loc)) split(id, st);
+        if (!st.devices.empty()) assign(st);
+        return;
+      case ScheduleStmtKind::Assign: return assign(st);
+      case ScheduleStmtKind::Order:
+        for (pcg::NodeId a : select(st.nodes, st.loc))
+          for (pcg::NodeId b : select(st.later, st.loc)) order_.push_back({a, b, st.loc});
+        return;
+      case ScheduleStmtKind::Microbatch:
+        plan_.pipeline.microbatches = static_cast<int>(st.count);
+        microbatch_at_ = st.loc;
+        return;
+      case ScheduleStmtKind::Stages:
+        plan_.pipeline.stages = static_cast<int>(st.count);
+        stages_at_ = st.loc;
+        return;
+      case ScheduleStmtKind::Recompute:
+        for (pcg::NodeId id : select(st.nodes, st.loc))
+          if (std::find(recompute_.begin(), recompute_.end(), id) == recompute_.end()) recompute_.push_back(id);
+        return;
+    }
+  }
+
+  void split(pcg::NodeId id, const ScheduleStmt& st) {
+    const std::size_t before = problems_.size();
+    split_as_written(id, st);
+    if (problems_.size() > before) unsplittable_.insert(id);
+  }
+
+  void split_as_written(pcg::NodeId id, const ScheduleStmt& st) {
+    const pcg::Node& n = graph_.node(id);
+    const spec::OpDecl* op = library_.find_op(n.op);
+    if (!op) {
+      problem(st.loc, node_name(n) + " runs '" + n.op + "', which moves data and is not split");
+      return;
+    }
+    ParallelConfig config = unsplit_config(graph_, n);
+    std::vector<std::vector<std::int64_t>> dims;
+    for (const auto& s : config.inputs) dims.push_back(s.dims);
+    const spec::Program program = library_.instantiate(n.op, n.attrs, dims);
+    const std::vector<std::vector<std::string>> indices = spec::input_index_names(*op, dims);
+    std::vector<std::string> described;
+    for (const spec::IndexSplit& s : st.splits) {
+      std::optional<std::pair<std::size_t, std::size_t>> at;  // (input, dimension) read through the index
+      for (std::size_t i = 0; i < indices.size() && !at; ++i)
+        for (std::size_t d = 0; d < indices[i].size() && !at; ++d)
+          if (indices[i][d] == s.index) at = {i, d};
+      if (!at) {
+        std::set<std::string> known;
+        for (const auto& input : indices)
+          for (const auto& name : input)
+            if (!name.empty()) known.insert(name);
+        problem(s.loc, node_name(n) + " (op " + n.op + ") reads its inputs through no index '" + s.index +
+                           "'; its indices: " + join({known.begin(), known.end()}));
+        return;
+      }
+      const auto [i, dim] = *at;
+      if (dims[i][dim] % s.degree != 0) {
+        problem(s.loc, node_name(n) + ": index '" + s.index + "' runs over " + std::to_string(dims[i][dim]) +
+                           ", which does not divide into " + std::to_string(s.degree));
+        return;
+      }
+      const std::vector<pcg::ParallelShape> parts = spec::split_inputs(program, i, dim, s.degree);
+      for (std::size_t k = 0; k < config.inputs.size(); ++k) {
+        for (std::size_t d = 0; d < config.inputs[k].D.size(); ++d) config.inputs[k].D[d] *= parts[k].D[d];
+        config.inputs[k].V *= parts[k].V;
+        config.inputs[k].R *= parts[k].R;
+      }
+      described.push_back(s.index + "/" + std::to_string(s.degree));
+    }
+    try {
+      config.outputs = library_.infer(n.op, n.attrs, config.inputs);
+    } catch (const LoomError& e) {
+      problem(st.loc, node_name(n) + " (op " + n.op + ") cannot be split by " + join(described) + ": " + e.what());
+      return;
+    }
+    config.split = join(described);
+    configs_[id.index()] = std::move(config);
+  }
+
+  void assign(const ScheduleStmt& st) {
+    const int machine_devices = model_.machine().devices();
+    for (int d : st.devices)
+      if (d >= machine_devices) {
+        problem(st.loc, "device " + std::to_string(d) + " is not on the machine: " + model_.machine().name + " has devices 0.." +
+                            std::to_string(machine_devices - 1) + " (--nodes and --gpus-per-node give it more)");
+        return;
+      }
+    for (pcg::NodeId id : select(st.nodes, st.loc)) devices_[id.index()] = Devices{st.devices, st.loc};
+  }
+
+  void check_every_piece_placed() {
+    std::vector<std::string> unplaced;
+    for (const pcg::Node& n : graph_.nodes()) {
+      if (n.is_graph_input()) continue;
+      const std::optional<Devices>& d = devices_[n.id.index()];
+      const std::int64_t pieces = configs_[n.id.index()].tasks();
+      if (!d) {
+        unplaced.push_back(node_name(n) + (pieces > 1 ? " (" + std::to_string(pieces) + " pieces)" : ""));
+      } else if (static_cast<std::int64_t>(d->list.size()) != pieces && !unsplittable_.count(n.id)) {
+        problem(d->where, node_name(n) + " runs as " + std::to_string(pieces) + " piece(s), but " + std::to_string(d->list.size()) +
+                              " device(s) are given for it: give one device per piece, in piece order");
+      }
+    }
+    if (!unplaced.empty())
+      problem(schedule_.loc, "every piece needs a device, and " + std::to_string(unplaced.size()) + " operator(s) have none: " +
+                                 join(unplaced) + " (`assign NAME to DEVICES`; `assign \"*\" to 0` places every operator first)");
+  }
+
+  struct Ordered {
+    pcg::NodeId before, after;
+    SourceLocation where;
+  };
+
+  // Data edges and order edges together must leave the operators acyclic: a cycle is a deadlock.
+  void check_order() {
+    if (order_.empty()) return;
+    const std::size_t count = graph_.size();
+    std::vector<std::vector<std::pair<pcg::NodeId, const Ordered*>>> next(count);  // null: a data edge
+    for (const pcg::Node& n : graph_.nodes())
+      for (pcg::PortRef in : n.inputs) next[in.node.index()].push_back({n.id, nullptr});
+    for (const Ordered& o : order_) next[o.before.index()].push_back({o.after, &o});
+    enum Color { White, Grey, Black };
+    std::vector<Color> color(count, White);
+    std::vector<std::pair<pcg::NodeId, const Ordered*>> path;  // the DFS stack: each node and the edge that reached it
+    std::function<bool(pcg::NodeId)> visit = [&](pcg::NodeId at) {
+      color[at.index()] = Grey;
+      for (const auto& [to, how] : next[at.index()]) {
+        if (color[to.index()] == Grey) {
+          report_cycle(path, to, how);
+          return true;
+        }
+        if (color[to.index()] == White) {
+          path.push_back({to, how});
+          if (visit(to)) return true;
+          path.pop_back();
+        }
+      }
+      color[at.index()] = Black;
+      return false;
+    };
+    for (const pcg::Node& n : graph_.nodes()) {
+      if (color[n.id.index()] != White) continue;
+      path.assign(1, {n.id, nullptr});
+      if (visit(n.id)) return;
+    }
+  }
+
+  void report_cycle(const std::vector<std::pair<pcg::NodeId, const Ordered*>>& path, pcg::NodeId first, const Ordered* closing) {
+    std::size_t start = 0;
+    while (path[start].first != first) ++start;
+    std::ostringstream os;
+    os << "deadlock: these operators wait for each other in a cycle: " << node_name(graph_.node(first));
+    const Ordered* located = closing;
+    auto step = [&](pcg::NodeId to, const Ordered* how) {
+      os << " -> " << node_name(graph_.node(to)) << (how ? " (ordered at " + how->where.to_string() + ")" : " (reads its output)");
+      if (how && !located) located = how;
+    };
+    for (std::size_t k = start + 1; k < path.size(); ++k) step(path[k].first, path[k].second);
+    step(first, closing);
+    problem(located ? located->where : schedule_.loc, os.str());
+  }
+
+  void check_stages() {
+    const int stages = plan_.pipeline.stages, devices = model_.machine().devices();
+    if (stages <= 1) return;
+    if (devices % stages != 0) {
+      problem(stages_at_, std::to_string(stages) + " stages do not divide the machine's " + std::to_string(devices) + " devices");
+      return;
+    }
+    std::vector<int> stage(graph_.size(), -1);
+    for (const pcg::Node& n : graph_.nodes()) {
+      const std::optional<Devices>& d = devices_[n.id.index()];
+      if (n.is_graph_input() || !d || d->list.empty()) continue;
+      std::set<int> in;
+      for (int device : d->list) in.insert(stage_of_device(device, devices, stages));
+      if (in.size() > 1) {
+        problem(d->where, node_name(n) + " has pieces in " + std::to_string(in.size()) + " stages: each stage is a block of " +
+                              std::to_string(devices / stages) + " devices, and an operator runs within one");
+        continue;
+      }
+      stage[n.id.index()] = *in.begin();
+      for (pcg::PortRef input : n.inputs)
+        if (stage[input.node.index()] > stage[n.id.index()])
+          problem(d->where, node_name(n) + " runs in stage " + std::to_string(stage[n.id.index()]) + " but reads " +
+                                node_name(graph_.node(input.node)) + " of stage " + std::to_string(stage[input.node.index()]) +
+                                ": stages run in the order of the data");
+    }
+  }
+
+  void name_if_unnamed(pcg::NodeId id) {
+    if (graph_.node(id).name.empty()) graph_.set_name(id, graph_.node(id).op + "#" + std::to_string(id.value()));
+  }
+
+  Plan finish() {
+    std::vector<Placement> placements;
+    for (const pcg::Node& n : graph_.nodes()) {
+      Placement p{configs_[n.id.index()], 0, {}};
+      if (const auto& d = devices_[n.id.index()]) p.devices = d->list;
+      placements.push_back(std::move(p));
+    }
+    // Order and recomputation are recorded by name: an unnamed operator they take gets one.
+    for (pcg::NodeId id : recompute_) name_if_unnamed(id);
+    for (const Ordered& o : order_) {
+      name_if_unnamed(o.before);
+      name_if_unnamed(o.after);
+    }
+    plan_.model = schedule_.model;
+    plan_.machine = model_.machine();
+    plan_.graph = materialize(graph_, placements, library_, model_.moves());
+    plan_.schedule = schedule_.name + " (" + schedule_.loc.to_string() + ")";
+    auto in_plan = [&](pcg::NodeId id) { return *plan_.graph.find(graph_.node(id).name); };  // materialize keeps names
+    for (const Ordered& o : order_) plan_.order.push_back({in_plan(o.before), in_plan(o.after)});
+    for (pcg::NodeId id : recompute_) plan_.recompute.push_back(in_plan(id));
+    plan_.rules = rules_used(rules_, plan_.substitutions);
+    if (plan_.pipeline.microbatches > 1) {
+      try {
+        micro_batch_graph(plan_.graph, library_, plan_.pipeline.microbatches);
+      } catch (const LoomError& e) {
+        throw LoomError({{microbatch_at_, std::to_string(plan_.pipeline.microbatches) + " micro-batches do not fit: " + e.what()}});
+      }
+    }
+    plan_.iteration_seconds = pipelined_plan_cost(plan_.graph, model_, plan_.pipeline, library_).seconds;
+    return std::move(plan_);
+  }
+
+  const spec::Library& library_;
+  const spec::ScheduleDecl& schedule_;
+  const std::vector<pcg::Rule>& rules_;
+  const CostModel& model_;
+  std::vector<Diagnostic> problems_;
+  Plan plan_;
+  pcg::Graph graph_;
+  std::vector<ParallelConfig> configs_;
+  std::vector<std::optional<Devices>> devices_;
+  std::vector<Ordered> order_;
+  std::vector<pcg::NodeId> recompute_;
+  std::set<pcg::NodeId> unsplittable_;  // operators whose split was refused: their devices go unchecked
+  SourceLocation microbatch_at_, stages_at_;
+};
+
+}  // namespace
+
+Plan plan_from_schedule(const spec::Library& library, const spec::ScheduleDecl& schedule, const std::vector<pcg::Rule>& rules,
+                        const CostModel& model) {
+  return ScheduleCompiler(library, schedule, rules, model).run();
+}
+
+}  // namespace loom::search
