@@ -1,0 +1,197 @@
+// Schedules written in the spec language become plans: operators cut by the splits their specs
+// derive or by rules, pieces on the devices named, order and recomputation recorded; and every
+// mistake is reported at the statement that makes it.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/search/plan.hpp"
+#include "loom/search/replay.hpp"
+#include "loom/search/schedule_plan.hpp"
+#include "search_support.hpp"
+
+namespace loom::search {
+namespace {
+
+using test_support::outputs_on_random_inputs;
+
+constexpr const char* kModel = R"(
+model m<batch = 8, d = 16> {
+  input x: [batch, d];
+  weight w1: [d, d];
+  weight w2: [d, d];
+  let a = matmul(x, w1);
+  let h = relu(a);
+  let b = matmul(x, w2);
+  output y = ewadd(h, b);
+}
+)";
+
+std::string spec_text(const std::string& schedule) {
+  const std::string ops = spec::Library::default_specs_dir() + "/ops/";
+  return "import \"" + ops + "core.loom\";\nimport \"" + ops + "linalg.loom\";\nimport \"" + ops + "parallel.loom\";\n" + kModel + schedule;
+}
+
+spec::Library library_with(const std::string& schedule) { return spec::Library::from_text(spec_text(schedule), "s.loom"); }
+
+// The line of the spec text that holds `needle`.
+int line_of(const std::string& schedule, const std::string& needle) {
+  std::istringstream in(spec_text(schedule));
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n)
+    if (line.find(needle) != std::string::npos) return n;
+  return -1;
+}
+
+Plan plan_of(const spec::Library& lib, const std::vector<pcg::Rule>& rules = {}) {
+  const CostModel model(lib, load_machine("summit"));
+  return plan_from_schedule(lib, *lib.schedules().front(), rules, model);
+}
+
+const pcg::Node& named(const Plan& plan, const std::string& name) { return plan.graph.node(*plan.graph.find(name)); }
+
+// The problems a schedule is refused with, each as "LINE: message".
+std::vector<std::string> problems(const std::string& schedule, const std::vector<pcg::Rule>& rules = {}) {
+  const spec::Library lib = library_with(schedule);
+  std::vector<std::string> out;
+  try {
+    plan_of(lib, rules);
+  } catch (const LoomError& e) {
+    for (const Diagnostic& d : e.diagnostics()) out.push_back(std::to_string(d.where.line) + ": " + d.message);
+  }
+  return out;
+}
+
+void expect_problem(const std::string& schedule, const std::string& at, const std::string& says, const std::vector<pcg::Rule>& rules = {}) {
+  const std::vector<std::string> found = problems(schedule, rules);
+  const std::string prefix = std::to_string(line_of(schedule, at)) + ": ";
+  bool seen = false;
+  for (const std::string& p : found) seen = seen || (p.rfind(prefix, 0) == 0 && p.find(says) != std::string::npos);
+  std::string all;
+  for (const std::string& p : found) all += "\n  " + p;
+  EXPECT_TRUE(seen) << "expected at line " << line_of(schedule, at) << ": " << says << "\nfound:" << all;
+}
+
+constexpr const char* kMegatron = R"(
+schedule megatron for m {
+  split a by j/2 to 0..1;
+  split h by i1/2 to 0, 1;
+  split b by p/2 to 0..1;
+  assign y to 0;
+}
+)";
+
+TEST(SchedulePlan, SplitsPlacePiecesWhereTheScheduleSaysAndKeepTheValues) {
+  const spec::Library lib = library_with(kMegatron);
+  const Plan plan = plan_of(lib);
+  const pcg::Node& a = named(plan, "a");
+  EXPECT_EQ(a.view->devices, (std::vector<int>{0, 1}));
+  EXPECT_EQ(a.output_shapes[0].D, (std::vector<std::int64_t>{1, 2}));  // j is matmul's output column
+  EXPECT_EQ(named(plan, "h").output_shapes[0].D, (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(named(plan, "b").output_shapes[0].V, 2);  // p is summed: partial sums
+  EXPECT_EQ(named(plan, "y").view->devices, (std::vector<int>{0}));
+  EXPECT_EQ(plan.source.operator_count(), 4u);
+  EXPECT_GT(plan.iteration_seconds, 0);
+  EXPECT_FALSE(value_difference(plan.source, plan.graph, lib));
+  const auto [expected, actual] = outputs_on_random_inputs(plan.source, plan.graph, 3);
+  ASSERT_EQ(expected.size(), actual.size());
+  for (std::size_t i = 0; i < expected[0].data.size(); ++i) EXPECT_NEAR(expected[0].data[i], actual[0].data[i], 1e-12);
+}
+
+TEST(SchedulePlan, SeveralIndicesSplitTogetherAndPiecesMayShareADevice) {
+  const Plan plan = plan_of(library_with(R"(
+schedule s for m {
+  assign "*" to 0;
+  split a by i/2, j/2 to 0..3;
+  split b by j/4 to 1, 1, 2, 2;
+}
+)"));
+  EXPECT_EQ(named(plan, "a").output_shapes[0].D, (std::vector<std::int64_t>{2, 2}));
+  EXPECT_EQ(named(plan, "a").view->devices, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(named(plan, "b").view->devices, (std::vector<int>{1, 1, 2, 2}));  // co-shard: two pieces in turn on a device
+  EXPECT_EQ(named(plan, "h").view->devices, (std::vector<int>{0}));           // placed by the wildcard
+}
+
+TEST(SchedulePlan, OrderStagesMicroBatchesAndRecomputationReachThePlanFile) {
+  const spec::Library lib = library_with(R"(
+schedule s for m {
+  assign a, h, b to 0;
+  assign y to 3;
+  order b before a;
+  stages 2;
+  microbatch 4;
+  recompute h;
+}
+)");
+  const Plan plan = plan_of(lib);
+  ASSERT_EQ(plan.order.size(), 1u);
+  EXPECT_EQ(plan.graph.node(plan.order[0].before).name, "b");
+  EXPECT_EQ(plan.graph.node(plan.order[0].after).name, "a");
+  ASSERT_EQ(plan.recompute.size(), 1u);
+  EXPECT_EQ(plan.graph.node(plan.recompute[0]).name, "h");
+  EXPECT_EQ(plan.pipeline, (Pipeline{2, 4}));
+  EXPECT_NE(plan.schedule.find("s.loom"), std::string::npos);
+  const Plan read = plan_from_json(plan_to_json(plan), lib);
+  EXPECT_EQ(read.order, plan.order);
+  EXPECT_EQ(read.recompute, plan.recompute);
+  EXPECT_EQ(read.schedule, plan.schedule);
+  nlohmann::json broken = plan_to_json(plan);
+  broken["recompute"] = {0};  // the input x
+  EXPECT_THROW(plan_from_json(broken, lib), LoomError);
+}
+
+TEST(SchedulePlan, AnAppliedRuleIsRecordedSoThePlanReplaysAndItsNodesAreNamed) {
+  const spec::Library with = library_with(R"(
+schedule s for m {
+  apply fuse_matmul_relu at a, h as ah;
+  split ah by i/2 to 0..1;
+  assign b, y to 0;
+}
+)");
+  const Plan plan = plan_of(with, test_support::unity_rules());
+  ASSERT_EQ(plan.substitutions.size(), 1u);
+  EXPECT_EQ(plan.substitutions[0].rule, "fuse_matmul_relu");
+  ASSERT_EQ(plan.rules.size(), 1u);
+  EXPECT_EQ(named(plan, "ah").op, "matmul_relu");
+  EXPECT_EQ(named(plan, "ah").view->devices, (std::vector<int>{0, 1}));
+  const std::vector<ReplayStep> steps = replay_plan(plan, with);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_FALSE(value_difference(steps.back().after, plan.graph, with));
+}
+
+TEST(SchedulePlan, EveryMistakeIsReportedAtItsStatement) {
+  expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  split a by q/2 to 0..1;\n}", "split a", "no index 'q'; its indices: i, j, p");
+  expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  split h by i0/3 to 0..2;\n}", "split h", "does not divide into 3");
+  expect_problem("schedule s for m {\n  assign \"*\" to 9;\n}", "assign", "device 9 is not on the machine");
+  expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  assign zz to 0;\n}", "zz", "no operator of model 'm' is called 'zz'");
+  expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  assign x to 0;\n}", "assign x", "is an input or weight");
+  expect_problem("schedule s for m {\n  assign a, h, b to 0;\n}", "schedule s", "1 operator(s) have none: 'y'");
+  expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  assign a to 0..1;\n}", "assign a", "runs as 1 piece(s), but 2 device(s)");
+  expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  apply fuse_matmul_relu at a, h;\n}", "apply", "must come before");
+  expect_problem("schedule s for m {\n  apply no_such_rule at a;\n  assign \"*\" to 0;\n}", "apply", "no rule 'no_such_rule'",
+                 test_support::unity_rules());
+  expect_problem("schedule s for m {\n  apply fuse_matmul_relu at b;\n  assign \"*\" to 0;\n}", "apply", "does not match at b",
+                 test_support::unity_rules());
+  expect_problem("schedule s for m {\n  assign a, h, b to 0;\n  assign y to 0..5;\n  stages 2;\n}", "assign y", "in 2 stages");
+  expect_problem("schedule s for m {\n  assign a, h, b to 3;\n  assign y to 0;\n  stages 2;\n}", "assign y",
+                 "stages run in the order of the data");
+  expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  microbatch 3;\n}", "microbatch", "3 micro-batches do not fit");
+}
+
+TEST(SchedulePlan, AnOrderAgainstTheDataIsADeadlockNamedWithItsLines) {
+  // y reads h, which reads a: ordering y first closes a cycle.
+  const std::string schedule = "schedule s for m {\n  assign \"*\" to 0;\n  order y before a;\n}";
+  expect_problem(schedule, "order y", "deadlock: these operators wait for each other in a cycle: 'a' -> 'h' (reads its output) -> 'y'");
+  // A cycle of two orders between independent branches.
+  const std::string two = "schedule s for m {\n  assign \"*\" to 0;\n  order b before h;\n  order h before b;\n}";
+  const std::vector<std::string> found = problems(two);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].find("ordered at s.loom:" + std::to_string(line_of(two, "order b"))), std::string::npos) << found[0];
+  EXPECT_NE(found[0].find("ordered at s.loom:" + std::to_string(line_of(two, "order h"))), std::string::npos) << found[0];
+  // Orders that agree with the data and each other are accepted.
+  EXPECT_TRUE(problems("schedule s for m {\n  assign \"*\" to 0;\n  order b before a;\n  order a before h;\n}").empty());
+}
+
+}  // namespace
+}  // namespace loom::search
