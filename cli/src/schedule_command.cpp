@@ -8,8 +8,8 @@
 #include "commands.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/diagnostic.hpp"
-#include "loom/search/pipeline.hpp"
 #include "loom/search/plan.hpp"
+#include "loom/search/plan_simulation.hpp"
 #include "loom/search/profile_db.hpp"
 #include "loom/search/schedule_plan.hpp"
 #include "loom/verifier/proof_record.hpp"
@@ -78,7 +78,7 @@ int run_schedule_check(const ScheduleOptions& opt) {
       if (r.id == s.rule) s.rule_hash = verifier::rule_hash(r, library);
   if (!opt.out.empty()) search::save_plan(plan, opt.out);
 
-  const std::vector<double> memory = search::pipeline_memory(plan.graph, cost_model, plan.pipeline, library);
+  const std::vector<double> memory = search::plan_device_memory(plan, cost_model, library);
   const double peak = memory.empty() ? 0 : *std::max_element(memory.begin(), memory.end());
   std::size_t split = 0, operators = 0;
   for (const pcg::Node& n : plan.graph.nodes())

@@ -10,6 +10,7 @@
 #include "loom/search/pipeline.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/plan_cost.hpp"
+#include "loom/search/plan_simulation.hpp"
 #include "loom/search/simulator.hpp"
 #include "loom/verifier/result_cache.hpp"
 #include "model_options.hpp"
@@ -38,11 +39,10 @@ int run_simulate(const SimulateOptions& opt) {
   const search::ProfileDatabase profiles = opt.profile.empty() ? search::ProfileDatabase{} : search::ProfileDatabase::load(opt.profile);
   progress.show("building tasks", std::to_string(plan.graph.size()) + " nodes");
   const search::CostModel model(library, plan.machine, &profiles, opt.optimizer);
-  const search::TaskGraph tasks = plan.pipeline.enabled() ? search::build_pipeline_task_graph(plan.graph, model, plan.pipeline, library)
-                                                          : search::build_task_graph(plan.graph, model);
+  const search::TaskGraph tasks = search::plan_task_graph(plan, model, library);
   progress.show("simulating", std::to_string(tasks.tasks.size()) + " tasks");
   const search::Timeline timeline = search::simulate(tasks);
-  const std::vector<double> memory = search::pipeline_memory(plan.graph, model, plan.pipeline, library);
+  const std::vector<double> memory = search::plan_device_memory(plan, model, library);
   const std::vector<double> busy = timeline.busy_seconds(tasks);
   const int overfull = search::first_overfull_device(memory, plan.machine);
   progress.show("checking the soundness chain", "of the plan's rules");
@@ -82,6 +82,9 @@ int run_simulate(const SimulateOptions& opt) {
     if (plan.pipeline.enabled())
       std::cout << "pipeline: " << plan.pipeline.stages << (plan.pipeline.stages == 1 ? " stage, " : " stages, ")
                 << plan.pipeline.microbatches << " micro-batches (1F1B)\n";
+    if (!plan.schedule.empty())
+      std::cout << "schedule: " << plan.schedule << ", " << plan.order.size() << " order edge(s), " << plan.recompute.size()
+                << " operator(s) recomputed\n";
     std::cout << "soundness " << chain.verdict() << "\n";
     std::cout << "simulated iteration: " << std::setprecision(4) << timeline.makespan * 1e3 << " ms\n";
     std::cout << "device   busy (ms)   memory (MiB)\n";

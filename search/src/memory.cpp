@@ -23,8 +23,10 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
           !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](pcg::NodeId r) { return options.moves_data(graph.node(r)); });
     }
   }
+  std::vector<double> largest_recomputed(bytes.size(), 0);
   for (const pcg::Node& n : graph.nodes()) {
     if (held_by_consumers[n.id.index()]) continue;
+    const bool recomputed = std::find(options.recomputed.begin(), options.recomputed.end(), n.id) != options.recomputed.end();
     const pcg::MachineView view = n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks());
     const bool is_weight = weight[n.id.index()];
     const double copies = is_weight ? 1 + options.weight_state_copies : 1;
@@ -36,10 +38,14 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
           throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + ", but " + machine.name + " has " +
                           std::to_string(machine.devices()) + " devices");
         const bool repeated = !is_weight && !options.activation_copies.empty();
-        bytes[static_cast<std::size_t>(d)] += repeated ? piece * options.activation_copies[static_cast<std::size_t>(d)] : piece;
+        if (recomputed)
+          largest_recomputed[static_cast<std::size_t>(d)] = std::max(largest_recomputed[static_cast<std::size_t>(d)], piece);
+        else
+          bytes[static_cast<std::size_t>(d)] += repeated ? piece * options.activation_copies[static_cast<std::size_t>(d)] : piece;
       }
     }
   }
+  for (std::size_t d = 0; d < bytes.size(); ++d) bytes[d] += largest_recomputed[d];
   return bytes;
 }
 

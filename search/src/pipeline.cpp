@@ -130,6 +130,7 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
             if (copy_of[static_cast<std::size_t>(earlier)][static_cast<std::size_t>(d)] >= 0)
               copy.deps.push_back(copy_of[static_cast<std::size_t>(earlier)][static_cast<std::size_t>(d)]);
       copy.label = "mb" + std::to_string(m) + " " + t.label;
+      copy.microbatch = m;
       out.tasks.push_back(std::move(copy));
       mine[i] = static_cast<int>(out.tasks.size()) - 1;
       if (t.kind == TaskKind::Compute && !weight) {
@@ -164,15 +165,15 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
   return out;
 }
 
-std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline,
-                                    const pcg::OpCatalog& catalog) {
-  if (!pipeline.enabled()) return plan_memory(plan, model);
+std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog,
+                                    const std::vector<pcg::NodeId>& recomputed) {
+  if (!pipeline.enabled()) return plan_memory(plan, model, {}, recomputed);
   const int devices = model.machine().devices();
   std::vector<double> in_flight(static_cast<std::size_t>(devices));
   for (int d = 0; d < devices; ++d)
     in_flight[static_cast<std::size_t>(d)] =
         std::min(pipeline.stages - stage_of_device(d, devices, pipeline.stages), pipeline.microbatches);
-  return plan_memory(micro_batch_graph(plan, catalog, pipeline.microbatches), model, in_flight);
+  return plan_memory(micro_batch_graph(plan, catalog, pipeline.microbatches), model, in_flight, recomputed);
 }
 
 PlanCost pipelined_plan_cost(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog) {

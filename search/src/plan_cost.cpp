@@ -21,9 +21,11 @@ pcg::Graph with_default_views(const pcg::Graph& graph, const Machine& machine) {
   return out;
 }
 
-std::vector<double> plan_memory(const pcg::Graph& graph, const CostModel& model, std::vector<double> activation_copies) {
+std::vector<double> plan_memory(const pcg::Graph& graph, const CostModel& model, std::vector<double> activation_copies,
+                                std::vector<pcg::NodeId> recomputed) {
   MemoryOptions memory;
   memory.activation_copies = std::move(activation_copies);
+  memory.recomputed = std::move(recomputed);
   memory.moves_data = [&](const pcg::Node& n) { return !n.is_graph_input() && !model.is_compute(n); };
   return memory_per_device(graph, model.machine(), memory);
 }

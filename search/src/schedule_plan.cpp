@@ -16,7 +16,7 @@
 #include "loom/pcg/rewrite.hpp"
 #include "loom/search/materialize.hpp"
 #include "loom/search/pipeline.hpp"
-#include "loom/search/plan_cost.hpp"
+#include "loom/search/plan_simulation.hpp"
 #include "loom/search/replay.hpp"
 
 namespace loom::search {
@@ -384,7 +384,7 @@ class ScheduleCompiler {
         throw LoomError({{microbatch_at_, std::to_string(plan_.pipeline.microbatches) + " micro-batches do not fit: " + e.what()}});
       }
     }
-    plan_.iteration_seconds = pipelined_plan_cost(plan_.graph, model_, plan_.pipeline, library_).seconds;
+    plan_.iteration_seconds = simulated_plan_cost(plan_, model_, library_).seconds;
     return std::move(plan_);
   }
 

@@ -7,8 +7,10 @@
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/plan.hpp"
+#include "loom/search/plan_simulation.hpp"
 #include "loom/search/replay.hpp"
 #include "loom/search/schedule_plan.hpp"
+#include "loom/search/simulator.hpp"
 #include "search_support.hpp"
 
 namespace loom::search {
@@ -191,6 +193,29 @@ TEST(SchedulePlan, AnOrderAgainstTheDataIsADeadlockNamedWithItsLines) {
   EXPECT_NE(found[0].find("ordered at s.loom:" + std::to_string(line_of(two, "order h"))), std::string::npos) << found[0];
   // Orders that agree with the data and each other are accepted.
   EXPECT_TRUE(problems("schedule s for m {\n  assign \"*\" to 0;\n  order b before a;\n  order a before h;\n}").empty());
+}
+
+TEST(SchedulePlan, TheSimulatorKeepsTheOrderAndChargesRecomputation) {
+  const std::string placed = "schedule s for m {\n  assign \"*\" to 0;\n";
+  const spec::Library plain_lib = library_with(placed + "}\n");
+  const spec::Library ordered_lib = library_with(placed + "  order b before a;\n  recompute a, h;\n}\n");
+  const Plan plain = plan_of(plain_lib), ordered = plan_of(ordered_lib);
+  const CostModel model(ordered_lib, load_machine("summit"));
+  const TaskGraph tasks = plan_task_graph(ordered, model, ordered_lib);
+  const Timeline timeline = simulate(tasks);
+  const pcg::NodeId a = *ordered.graph.find("a"), b = *ordered.graph.find("b");
+  double b_done = 0, a_start = 1e9;
+  for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
+    const SimTask& t = tasks.tasks[i];
+    if (t.kind != TaskKind::Compute || t.backward) continue;
+    if (t.node == b) b_done = std::max(b_done, timeline.finish[i]);
+    if (t.node == a) a_start = std::min(a_start, timeline.start[i]);
+  }
+  EXPECT_GE(a_start, b_done);  // b runs first although a comes first in the graph
+  // Recomputing a and h runs their forwards again, and keeps only the larger of their outputs.
+  EXPECT_GT(ordered.iteration_seconds, plain.iteration_seconds);
+  const double piece = 8 * 16 * 4;  // a's and h's outputs, float
+  EXPECT_DOUBLE_EQ(plan_device_memory(plain, model, plain_lib)[0] - plan_device_memory(ordered, model, ordered_lib)[0], piece);
 }
 
 }  // namespace

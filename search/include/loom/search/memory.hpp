@@ -19,6 +19,9 @@ struct MemoryOptions {
   std::function<bool(const pcg::Node&)> moves_data;
   // Per device, how many copies of every piece that is not a weight it keeps (empty: one).
   std::vector<double> activation_copies;
+  // Operators whose outputs are dropped after the forward pass and computed again for the backward
+  // (recomputation): a device keeps only the largest such piece of its own, while it is recomputed.
+  std::vector<pcg::NodeId> recomputed;
 };
 
 // Bytes per device, indexed by device; nodes without a machine view use devices 0, 1, ...

@@ -39,6 +39,7 @@ struct SimTask {
   double backward_seconds = 0;  // compute, forward: what its mirror in the backward pass takes
   double bytes = 0;             // communication: bytes moved
   bool backward = false;
+  int microbatch = 0;     // in a pipeline's task graph, the micro-batch the task works on
   std::vector<int> deps;  // tasks that must finish first
   // Communication on devices that do not overlap it: the devices the task holds as well as its
   // link (a message: sender and receiver; a ring step: the device taking part).

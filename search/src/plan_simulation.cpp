@@ -1,0 +1,65 @@
+#include "loom/search/plan_simulation.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "loom/search/memory.hpp"
+#include "loom/search/pipeline.hpp"
+#include "loom/search/simulator.hpp"
+
+namespace loom::search {
+namespace {
+
+bool forward_compute(const SimTask& t) { return t.kind == TaskKind::Compute && !t.backward; }
+
+void impose_order(TaskGraph& tasks, const std::vector<OrderEdge>& order) {
+  for (const OrderEdge& e : order) {
+    std::map<int, std::vector<int>> before;  // per micro-batch
+    for (std::size_t i = 0; i < tasks.tasks.size(); ++i)
+      if (forward_compute(tasks.tasks[i]) && tasks.tasks[i].node == e.before)
+        before[tasks.tasks[i].microbatch].push_back(static_cast<int>(i));
+    for (SimTask& t : tasks.tasks)
+      if (forward_compute(t) && t.node == e.after) {
+        const auto it = before.find(t.microbatch);
+        if (it != before.end()) t.deps.insert(t.deps.end(), it->second.begin(), it->second.end());
+      }
+  }
+}
+
+void impose_recomputation(TaskGraph& tasks, const std::vector<pcg::NodeId>& recompute) {
+  std::map<std::tuple<int, std::int64_t, int>, double> forward;  // (node, task, micro-batch) -> seconds
+  for (const SimTask& t : tasks.tasks)
+    if (forward_compute(t) && std::find(recompute.begin(), recompute.end(), t.node) != recompute.end())
+      forward[{t.node.value(), t.index, t.microbatch}] = t.seconds;
+  for (SimTask& t : tasks.tasks) {
+    if (t.kind != TaskKind::Compute || !t.backward) continue;
+    const auto it = forward.find({t.node.value(), t.index, t.microbatch});
+    if (it == forward.end()) continue;
+    t.seconds += it->second;
+    t.label = "recompute+" + t.label;
+  }
+}
+
+}  // namespace
+
+TaskGraph plan_task_graph(const Plan& plan, const CostModel& model, const pcg::OpCatalog& catalog) {
+  TaskGraph tasks =
+      plan.pipeline.enabled() ? build_pipeline_task_graph(plan.graph, model, plan.pipeline, catalog) : build_task_graph(plan.graph, model);
+  impose_order(tasks, plan.order);
+  impose_recomputation(tasks, plan.recompute);
+  return tasks;
+}
+
+std::vector<double> plan_device_memory(const Plan& plan, const CostModel& model, const pcg::OpCatalog& catalog) {
+  return pipeline_memory(plan.graph, model, plan.pipeline, catalog, plan.recompute);
+}
+
+PlanCost simulated_plan_cost(const Plan& plan, const CostModel& model, const pcg::OpCatalog& catalog) {
+  PlanCost cost;
+  cost.seconds = simulate(plan_task_graph(plan, model, catalog)).makespan;
+  cost.overfull_device = first_overfull_device(plan_device_memory(plan, model, catalog), model.machine());
+  return cost;
+}
+
+}  // namespace loom::search
