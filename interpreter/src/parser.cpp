@@ -537,6 +537,8 @@ class Builder {
     if (!n) throw LoomError({{at(ctx), "expected " + what + ", not '" + ctx->getText() + "'"}});
     const std::int64_t value = to_int(n->getText(), n);
     if (value < 1) throw LoomError({{at(ctx), what + " must be at least 1"}});
+    constexpr std::int64_t kMostCount = 1 << 20;
+    if (value > kMostCount) throw LoomError({{at(ctx), what + " must be at most " + std::to_string(kMostCount)}});
     return value;
   }
 

@@ -61,6 +61,7 @@ class ScheduleCompiler {
     check_every_piece_placed();
     check_order();
     check_stages();
+    check_microbatches();
     if (!problems_.empty()) throw LoomError(std::move(problems_));
     return finish();
   }
@@ -120,8 +121,9 @@ class ScheduleCompiler {
                           " rules given (prove it with `loom verify`, and pass its library with --rules)");
       return;
     }
+    const std::size_t known = problems_.size();
     const std::vector<pcg::NodeId> at = select(st.nodes, st.loc);
-    if (at.size() != st.nodes.size() && !problems_.empty()) return;
+    if (problems_.size() > known) return;
     const pcg::GraphIndex index(graph_);
     std::optional<pcg::Match> chosen;
     for (const pcg::Match& m : pcg::find_matches(index, *rule)) {
@@ -161,15 +163,19 @@ class ScheduleCompiler {
   void place(const ScheduleStmt& st) {
     switch (st.kind) {
       case ScheduleStmtKind::Apply: return;
-      case ScheduleStmtKind::Split:
-        for (pcg::NodeId id : select(st.nodes, st.loc)) split(id, st);
-        if (!st.devices.empty()) assign(st);
+      case ScheduleStmtKind::Split: {
+        const std::vector<pcg::NodeId> targets = select(st.nodes, st.loc);
+        for (pcg::NodeId id : targets) split(id, st);
+        if (!st.devices.empty()) assign(st, targets);
         return;
-      case ScheduleStmtKind::Assign: return assign(st);
-      case ScheduleStmtKind::Order:
-        for (pcg::NodeId a : select(st.nodes, st.loc))
-          for (pcg::NodeId b : select(st.later, st.loc)) order_.push_back({a, b, st.loc});
+      }
+      case ScheduleStmtKind::Assign: return assign(st, select(st.nodes, st.loc));
+      case ScheduleStmtKind::Order: {
+        const std::vector<pcg::NodeId> first = select(st.nodes, st.loc), then = select(st.later, st.loc);
+        for (pcg::NodeId a : first)
+          for (pcg::NodeId b : then) order_.push_back({a, b, st.loc});
         return;
+      }
       case ScheduleStmtKind::Microbatch:
         plan_.pipeline.microbatches = static_cast<int>(st.count);
         microbatch_at_ = st.loc;
@@ -205,6 +211,10 @@ class ScheduleCompiler {
     const std::vector<std::vector<std::string>> indices = spec::input_index_names(*op, dims);
     std::vector<std::string> described;
     for (const spec::IndexSplit& s : st.splits) {
+      if (std::count_if(st.splits.begin(), st.splits.end(), [&](const spec::IndexSplit& o) { return o.index == s.index; }) > 1) {
+        problem(s.loc, "index '" + s.index + "' is split twice: give its degree once");
+        return;
+      }
       std::optional<std::pair<std::size_t, std::size_t>> at;  // (input, dimension) read through the index
       for (std::size_t i = 0; i < indices.size() && !at; ++i)
         for (std::size_t d = 0; d < indices[i].size() && !at; ++d)
@@ -242,7 +252,7 @@ class ScheduleCompiler {
     configs_[id.index()] = std::move(config);
   }
 
-  void assign(const ScheduleStmt& st) {
+  void assign(const ScheduleStmt& st, const std::vector<pcg::NodeId>& targets) {
     const int machine_devices = model_.machine().devices();
     for (int d : st.devices)
       if (d >= machine_devices) {
@@ -250,7 +260,7 @@ class ScheduleCompiler {
                             std::to_string(machine_devices - 1) + " (--nodes and --gpus-per-node give it more)");
         return;
       }
-    for (pcg::NodeId id : select(st.nodes, st.loc)) devices_[id.index()] = Devices{st.devices, st.loc};
+    for (pcg::NodeId id : targets) devices_[id.index()] = Devices{st.devices, st.loc};
   }
 
   void check_every_piece_placed() {
@@ -352,6 +362,15 @@ class ScheduleCompiler {
     }
   }
 
+  void check_microbatches() {
+    if (plan_.pipeline.microbatches <= 1) return;
+    try {
+      micro_batch_graph(graph_, library_, plan_.pipeline.microbatches);
+    } catch (const LoomError& e) {
+      problem(microbatch_at_, std::to_string(plan_.pipeline.microbatches) + " micro-batches do not fit: " + e.what());
+    }
+  }
+
   void name_if_unnamed(pcg::NodeId id) {
     if (graph_.node(id).name.empty()) graph_.set_name(id, graph_.node(id).op + "#" + std::to_string(id.value()));
   }
@@ -377,13 +396,6 @@ class ScheduleCompiler {
     for (const Ordered& o : order_) plan_.order.push_back({in_plan(o.before), in_plan(o.after)});
     for (pcg::NodeId id : recompute_) plan_.recompute.push_back(in_plan(id));
     plan_.rules = rules_used(rules_, plan_.substitutions);
-    if (plan_.pipeline.microbatches > 1) {
-      try {
-        micro_batch_graph(plan_.graph, library_, plan_.pipeline.microbatches);
-      } catch (const LoomError& e) {
-        throw LoomError({{microbatch_at_, std::to_string(plan_.pipeline.microbatches) + " micro-batches do not fit: " + e.what()}});
-      }
-    }
     plan_.iteration_seconds = simulated_plan_cost(plan_, model_, library_).seconds;
     return std::move(plan_);
   }

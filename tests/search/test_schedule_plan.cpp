@@ -102,13 +102,17 @@ TEST(SchedulePlan, SplitsPlacePiecesWhereTheScheduleSaysAndKeepTheValues) {
 }
 
 TEST(SchedulePlan, SeveralIndicesSplitTogetherAndPiecesMayShareADevice) {
-  const Plan plan = plan_of(library_with(R"(
+  const spec::Library lib = library_with(R"(
 schedule s for m {
   assign "*" to 0;
   split a by i/2, j/2 to 0..3;
   split b by j/4 to 1, 1, 2, 2;
 }
-)"));
+)");
+  const Plan plan = plan_of(lib);
+  EXPECT_FALSE(value_difference(plan.source, plan.graph, lib));
+  const auto [expected, actual] = outputs_on_random_inputs(plan.source, plan.graph, 5);
+  for (std::size_t i = 0; i < expected[0].data.size(); ++i) EXPECT_NEAR(expected[0].data[i], actual[0].data[i], 1e-12);
   EXPECT_EQ(named(plan, "a").output_shapes[0].D, (std::vector<std::int64_t>{2, 2}));
   EXPECT_EQ(named(plan, "a").view->devices, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(named(plan, "b").view->devices, (std::vector<int>{1, 1, 2, 2}));  // co-shard: two pieces in turn on a device
@@ -179,6 +183,7 @@ TEST(SchedulePlan, EveryMistakeIsReportedAtItsStatement) {
   expect_problem("schedule s for m {\n  assign a, h, b to 3;\n  assign y to 0;\n  stages 2;\n}", "assign y",
                  "stages run in the order of the data");
   expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  microbatch 3;\n}", "microbatch", "3 micro-batches do not fit");
+  expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  split a by i/2, i/2 to 0..3;\n}", "split a", "index 'i' is split twice");
 }
 
 TEST(SchedulePlan, AnOrderAgainstTheDataIsADeadlockNamedWithItsLines) {
