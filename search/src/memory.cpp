@@ -24,9 +24,13 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
     }
   }
   std::vector<double> largest_recomputed(bytes.size(), 0);
+  // A recomputed operator's output, and the layout changes made of it, are computed again too.
+  std::vector<bool> dropped(graph.size(), false);
   for (const pcg::Node& n : graph.nodes()) {
     if (held_by_consumers[n.id.index()]) continue;
-    const bool recomputed = std::find(options.recomputed.begin(), options.recomputed.end(), n.id) != options.recomputed.end();
+    dropped[n.id.index()] = std::find(options.recomputed.begin(), options.recomputed.end(), n.id) != options.recomputed.end() ||
+                            (options.moves_data && options.moves_data(n) && n.inputs.size() == 1 && dropped[n.inputs[0].node.index()]);
+    const bool recomputed = dropped[n.id.index()];
     const pcg::MachineView view = n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks());
     const bool is_weight = weight[n.id.index()];
     const double copies = is_weight ? 1 + options.weight_state_copies : 1;

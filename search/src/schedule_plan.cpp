@@ -360,6 +360,10 @@ class ScheduleCompiler {
                                 node_name(graph_.node(input.node)) + " of stage " + std::to_string(stage[input.node.index()]) +
                                 ": stages run in the order of the data");
     }
+    for (const Ordered& o : order_)
+      if (stage[o.before.index()] > stage[o.after.index()])
+        problem(o.where, node_name(graph_.node(o.before)) + " is ordered before " + node_name(graph_.node(o.after)) +
+                             ", which runs in an earlier stage: stages run in turn");
   }
 
   void check_microbatches() {

@@ -1,5 +1,7 @@
 #include "loom/search/simulator.hpp"
 
+#include "loom/pcg/diagnostic.hpp"
+
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -46,9 +48,11 @@ Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
   for (std::size_t i = 0; i < n; ++i)
     if (!kept[i] && remaining[i] == 0) queue.emplace(ready[i], static_cast<int>(i));
+  std::size_t scheduled = 0;
   while (!queue.empty()) {
     const auto [at, i] = queue.top();
     queue.pop();
+    ++scheduled;
     const SimTask& t = graph.tasks[static_cast<std::size_t>(i)];
     double start = at;
     for_each_resource(t, graph.devices, [&](std::int64_t r) { start = std::max(start, free_at[r]); });
@@ -60,6 +64,13 @@ Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept
       r = std::max(r, start + t.seconds);
       if (--remaining[static_cast<std::size_t>(d)] == 0) queue.emplace(r, d);
     }
+  }
+  const std::size_t waiting = static_cast<std::size_t>(std::count(kept.begin(), kept.end(), false));
+  if (scheduled < waiting) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (!kept[i] && remaining[i] > 0)
+        throw LoomError("the tasks wait for each other in a cycle (task " + graph.tasks[i].label +
+                        " never becomes ready): an order the plan imposes runs against its data or its pipeline");
   }
   out.makespan = 0;
   for (double f : out.finish) out.makespan = std::max(out.makespan, f);

@@ -3,6 +3,7 @@
 // mistake is reported at the statement that makes it.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 
 #include "loom/pcg/diagnostic.hpp"
@@ -189,7 +190,10 @@ TEST(SchedulePlan, EveryMistakeIsReportedAtItsStatement) {
 TEST(SchedulePlan, AnOrderAgainstTheDataIsADeadlockNamedWithItsLines) {
   // y reads h, which reads a: ordering y first closes a cycle.
   const std::string schedule = "schedule s for m {\n  assign \"*\" to 0;\n  order y before a;\n}";
-  expect_problem(schedule, "order y", "deadlock: these operators wait for each other in a cycle: 'a' -> 'h' (reads its output) -> 'y'");
+  expect_problem(schedule, "order y",
+                 "deadlock: these operators wait for each other in a cycle: 'a' -> 'h' (reads its output) -> 'y' (reads its output) -> "
+                 "'a' (ordered at s.loom:" +
+                     std::to_string(line_of(schedule, "order y")) + ":3)");
   // A cycle of two orders between independent branches.
   const std::string two = "schedule s for m {\n  assign \"*\" to 0;\n  order b before h;\n  order h before b;\n}";
   const std::vector<std::string> found = problems(two);
@@ -221,6 +225,42 @@ TEST(SchedulePlan, TheSimulatorKeepsTheOrderAndChargesRecomputation) {
   EXPECT_GT(ordered.iteration_seconds, plain.iteration_seconds);
   const double piece = 8 * 16 * 4;  // a's and h's outputs, float
   EXPECT_DOUBLE_EQ(plan_device_memory(plain, model, plain_lib)[0] - plan_device_memory(ordered, model, ordered_lib)[0], piece);
+}
+
+TEST(SchedulePlan, AnOrderHoldsWithinEachMicroBatchOfAPipeline) {
+  const spec::Library lib = library_with(R"(
+schedule s for m {
+  assign a, h, b to 0;
+  assign y to 3;
+  order b before a;
+  stages 2;
+  microbatch 2;
+}
+)");
+  const Plan plan = plan_of(lib);
+  const CostModel model(lib, load_machine("summit"));
+  const TaskGraph tasks = plan_task_graph(plan, model, lib);
+  const Timeline timeline = simulate(tasks);
+  const pcg::NodeId a = *plan.graph.find("a"), b = *plan.graph.find("b");
+  std::map<int, double> b_done, a_start;
+  for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
+    const SimTask& t = tasks.tasks[i];
+    if (t.kind != TaskKind::Compute || t.backward) continue;
+    if (t.node == b) b_done[t.microbatch] = std::max(b_done[t.microbatch], timeline.finish[i]);
+    if (t.node == a)
+      a_start[t.microbatch] = a_start.count(t.microbatch) ? std::min(a_start[t.microbatch], timeline.start[i]) : timeline.start[i];
+  }
+  ASSERT_EQ(a_start.size(), 2u);
+  for (const auto& [mb, start] : a_start) EXPECT_GE(start, b_done.at(mb)) << "micro-batch " << mb;
+  // b of the second micro-batch is not held back for a of the first: the order is per micro-batch.
+  EXPECT_LT(b_done.at(1), timeline.makespan);
+  // An order from a later stage to an earlier one is refused; one that the data contradicts in a plan
+  // file (never checked by a schedule) is a cycle the simulator reports instead of a wrong time.
+  expect_problem("schedule s for m {\n  assign a, h, b to 0;\n  assign y to 3;\n  order y before b;\n  stages 2;\n}", "order y",
+                 "which runs in an earlier stage");
+  Plan cyclic = plan;
+  cyclic.order.push_back({*plan.graph.find("y"), a});
+  EXPECT_THROW(simulate(plan_task_graph(cyclic, model, lib)), LoomError);
 }
 
 }  // namespace
