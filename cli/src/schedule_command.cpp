@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "loom/interpreter/library.hpp"
+#include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/plan_simulation.hpp"
@@ -51,15 +52,6 @@ const spec::ScheduleDecl& chosen_schedule(const spec::Library& library, const Sc
   return *in_file.front();
 }
 
-// How a plan names its model so that `loom train` and `loom simulate` find it again: a bundled
-// model by its name, one of another file as FILE.loom:NAME.
-std::string model_reference(const spec::Library& library, const spec::ScheduleDecl& schedule) {
-  const std::string& file = library.find_model(schedule.model)->loc.file;
-  const std::string bundled = std::filesystem::weakly_canonical(spec::Library::default_specs_dir()).string() + "/";
-  const std::string canonical = std::filesystem::weakly_canonical(file).string();
-  return canonical.rfind(bundled, 0) == 0 ? schedule.model : file + ":" + schedule.model;
-}
-
 int run_schedule_check(const ScheduleOptions& opt) {
   std::vector<std::string> specs = spec::Library::paths_or_bundled(opt.specs);
   specs.push_back(opt.file);
@@ -71,8 +63,18 @@ int run_schedule_check(const ScheduleOptions& opt) {
   const verifier::RuleSelection selection = verifier::select_rules(library, specs, rule_files, false);
   const search::ProfileDatabase no_profiles;
   const search::CostModel cost_model(library, machine, &no_profiles);
-  search::Plan plan = search::plan_from_schedule(library, schedule, selection.rules, cost_model);
-  plan.model = model_reference(library, schedule);
+  // A model the spec files declare (this one, or one it imports) before the zoo's of the same name.
+  const spec::ModelDecl* declared = library.find_model(schedule.model);
+  models::ModelRequest request{declared ? declared->loc.file + ":" + schedule.model : schedule.model, {}, {}};
+  for (const auto& s : schedule.sizes) request.params[s.name] = s.default_value;
+  models::LoadedModel model;
+  try {
+    model = models::load_model(library, request);
+  } catch (const LoomError& e) {
+    throw LoomError({{schedule.loc, "schedule '" + schedule.name + "' is for model '" + schedule.model + "': " + e.what()}});
+  }
+  search::Plan plan = search::plan_from_schedule(library, schedule, model.graph, selection.rules, cost_model);
+  plan.model = model.name;
   for (search::AppliedSubstitution& s : plan.substitutions)
     for (const pcg::Rule& r : plan.rules)
       if (r.id == s.rule) s.rule_hash = verifier::rule_hash(r, library);

@@ -128,9 +128,6 @@ class LibraryLoader {
         }
       }
     }
-    for (const ScheduleDecl* schedule : lib.schedules_)
-      if (!lib.model_index_.count(schedule->model))
-        out.push_back({schedule->loc, "schedule '" + schedule->name + "' is for model '" + schedule->model + "', which no file declares"});
     return out;
   }
 

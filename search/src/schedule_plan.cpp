@@ -9,7 +9,6 @@
 #include <set>
 #include <sstream>
 
-#include "loom/interpreter/model_graph.hpp"
 #include "loom/interpreter/parallel_rules.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/match.hpp"
@@ -46,12 +45,8 @@ class ScheduleCompiler {
                    const CostModel& model)
       : library_(library), schedule_(schedule), rules_(rules), model_(model) {}
 
-  Plan run() {
-    spec::ModelSizes sizes;
-    for (const auto& s : schedule_.sizes) sizes[s.name] = s.default_value;
-    const spec::ModelDecl* decl = library_.find_model(schedule_.model);
-    if (!decl) throw LoomError({{schedule_.loc, "no model is called '" + schedule_.model + "'"}});
-    plan_.source = spec::build_model_graph(library_, *decl, sizes);
+  Plan run(const pcg::Graph& model_graph) {
+    plan_.source = model_graph;
     graph_ = plan_.source;
     apply_rules();
     configs_.resize(graph_.size());
@@ -421,9 +416,9 @@ class ScheduleCompiler {
 
 }  // namespace
 
-Plan plan_from_schedule(const spec::Library& library, const spec::ScheduleDecl& schedule, const std::vector<pcg::Rule>& rules,
-                        const CostModel& model) {
-  return ScheduleCompiler(library, schedule, rules, model).run();
+Plan plan_from_schedule(const spec::Library& library, const spec::ScheduleDecl& schedule, const pcg::Graph& model_graph,
+                        const std::vector<pcg::Rule>& rules, const CostModel& model) {
+  return ScheduleCompiler(library, schedule, rules, model).run(model_graph);
 }
 
 }  // namespace loom::search

@@ -92,14 +92,6 @@ TEST(ScheduleParser, AMalformedStatementIsRefusedAtItsPlace) {
   }
 }
 
-TEST(ScheduleParser, AScheduleForAModelNoFileDeclaresIsRefused) {
-  const std::string text = "schedule s for nothing {\n  assign \"*\" to 0;\n}\n";
-  const auto ds = diagnostics_of([&] { Library::from_text(text, "s.loom"); });
-  ASSERT_EQ(ds.size(), 1u);
-  EXPECT_EQ(ds[0].where.line, 1);
-  EXPECT_NE(ds[0].message.find("model 'nothing', which no file declares"), std::string::npos) << ds[0].message;
-}
-
 TEST(ScheduleParser, SplitIndicesAreTheNamesTheComprehensionReadsItsInputsThrough) {
   using Names = std::vector<std::vector<std::string>>;
   EXPECT_EQ(input_index_names(*bundled().find_op("matmul"), {{4, 6}, {6, 8}}), (Names{{"i", "p"}, {"p", "j"}}));

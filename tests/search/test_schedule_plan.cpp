@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "loom/interpreter/model_graph.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/plan_simulation.hpp"
@@ -49,7 +50,10 @@ int line_of(const std::string& schedule, const std::string& needle) {
 
 Plan plan_of(const spec::Library& lib, const std::vector<pcg::Rule>& rules = {}) {
   const CostModel model(lib, load_machine("summit"));
-  return plan_from_schedule(lib, *lib.schedules().front(), rules, model);
+  const spec::ScheduleDecl& schedule = *lib.schedules().front();
+  spec::ModelSizes sizes;
+  for (const auto& s : schedule.sizes) sizes[s.name] = s.default_value;
+  return plan_from_schedule(lib, schedule, spec::build_model_graph(lib, *lib.find_model(schedule.model), sizes), rules, model);
 }
 
 const pcg::Node& named(const Plan& plan, const std::string& name) { return plan.graph.node(*plan.graph.find(name)); }

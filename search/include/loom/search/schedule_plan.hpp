@@ -13,7 +13,8 @@
 
 namespace loom::search {
 
-// Builds and checks `schedule` for the cost model's machine. Every name must name an operator
+// Builds and checks `schedule` over `model_graph` (its model built at its sizes, from the zoo or a
+// `model` declaration) for the cost model's machine. Every name must name an operator
 // (a quoted name may hold `*` wildcards); a rule applied must be one of `rules` and match at the
 // operators named; a split must be one the operator's spec derives; every piece of every
 // operator must be assigned a device of the machine; no order may run against a data dependency
@@ -22,7 +23,7 @@ namespace loom::search {
 // micro-batches must divide the batch. Throws LoomError with every problem found, each at the
 // statement it comes from. The plan records its source graph and substitutions, so it is audited
 // like a searched one, and its simulated iteration time.
-Plan plan_from_schedule(const spec::Library& library, const spec::ScheduleDecl& schedule, const std::vector<pcg::Rule>& rules,
-                        const CostModel& model);
+Plan plan_from_schedule(const spec::Library& library, const spec::ScheduleDecl& schedule, const pcg::Graph& model_graph,
+                        const std::vector<pcg::Rule>& rules, const CostModel& model);
 
 }  // namespace loom::search
