@@ -133,11 +133,13 @@ scheduleDecl : 'schedule' name=ID 'for' model=ID modelParams? '{' scheduleStmt* 
 scheduleStmt : verb=ID scheduleClause (word=ID scheduleClause)* ';' ;
 scheduleClause : scheduleItem (',' scheduleItem)* ;
 scheduleItem
-  : lo=INT '..' hi=INT          # rangeItem
-  | INT                          # numberItem
-  | index=ID '/' degree=INT      # splitItem
-  | (ID | STRING)                # nameItem
+  : lo=INT '..' hi=INT                                  # rangeItem
+  | INT                                                  # numberItem
+  | index=ID '/' degree=INT                              # splitItem
+  | first=operatorName? '..' last=operatorName?          # operatorRangeItem
+  | operatorName                                         # nameItem
   ;
+operatorName : ID | STRING ;
 
 // ---- expressions (values, dimensions and conditions share one syntax) ---------------------
 

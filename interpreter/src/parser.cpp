@@ -491,22 +491,31 @@ class Builder {
     return out;
   }
 
-  std::vector<std::string> schedule_names(P::ScheduleClauseContext* ctx, const std::string& what) const {
-    std::vector<std::string> out;
+  static std::string operator_name(P::OperatorNameContext* ctx) {
+    if (!ctx) return "";
+    std::string text = ctx->getText();
+    return ctx->STRING() ? text.substr(1, text.size() - 2) : text;
+  }
+
+  std::vector<OperatorRef> schedule_operators(P::ScheduleClauseContext* ctx, const std::string& what) const {
+    std::vector<OperatorRef> out;
     for (auto* item : ctx->scheduleItem()) {
-      auto* name = dynamic_cast<P::NameItemContext*>(item);
-      if (!name) throw LoomError({{at(item), "expected " + what + ", not '" + item->getText() + "'"}});
-      std::string text = name->getText();
-      if (name->STRING()) text = text.substr(1, text.size() - 2);
-      out.push_back(text);
+      if (auto* name = dynamic_cast<P::NameItemContext*>(item)) {
+        out.push_back({operator_name(name->operatorName()), false, ""});
+      } else if (auto* range = dynamic_cast<P::OperatorRangeItemContext*>(item)) {
+        out.push_back({operator_name(range->first), true, operator_name(range->last)});
+      } else {
+        throw LoomError({{at(item), "expected " + what + ", not '" + item->getText() + "'"}});
+      }
     }
     return out;
   }
 
   std::string schedule_name(P::ScheduleClauseContext* ctx, const std::string& what) const {
-    auto names = schedule_names(ctx, what);
-    if (names.size() != 1) throw LoomError({{at(ctx), "expected one " + what}});
-    return names.front();
+    auto items = ctx->scheduleItem();
+    auto* name = items.size() == 1 ? dynamic_cast<P::NameItemContext*>(items.front()) : nullptr;
+    if (!name) throw LoomError({{at(ctx), "expected one " + what}});
+    return operator_name(name->operatorName());
   }
 
   std::vector<int> schedule_devices(P::ScheduleClauseContext* ctx) const {
@@ -550,12 +559,12 @@ class Builder {
       st.kind = ScheduleStmtKind::Apply;
       auto c = schedule_clauses(ctx, verb, {"at", "as"}, {"at"});
       st.rule = schedule_name(c[""], "rule name");
-      st.nodes = schedule_names(c["at"], "an operator's name");
+      st.nodes = schedule_operators(c["at"], "an operator's name");
       if (c.count("as")) st.alias = schedule_name(c["as"], "name for the inserted operators");
     } else if (verb == "split") {
       st.kind = ScheduleStmtKind::Split;
       auto c = schedule_clauses(ctx, verb, {"by", "to"}, {"by"});
-      st.nodes = schedule_names(c[""], "an operator's name");
+      st.nodes = schedule_operators(c[""], "an operator's name");
       for (auto* item : c["by"]->scheduleItem()) {
         auto* s = dynamic_cast<P::SplitItemContext*>(item);
         if (!s)
@@ -568,13 +577,13 @@ class Builder {
     } else if (verb == "assign") {
       st.kind = ScheduleStmtKind::Assign;
       auto c = schedule_clauses(ctx, verb, {"to"}, {"to"});
-      st.nodes = schedule_names(c[""], "an operator's name");
+      st.nodes = schedule_operators(c[""], "an operator's name");
       st.devices = schedule_devices(c["to"]);
     } else if (verb == "order") {
       st.kind = ScheduleStmtKind::Order;
       auto c = schedule_clauses(ctx, verb, {"before"}, {"before"});
-      st.nodes = schedule_names(c[""], "an operator's name");
-      st.later = schedule_names(c["before"], "an operator's name");
+      st.nodes = schedule_operators(c[""], "an operator's name");
+      st.later = schedule_operators(c["before"], "an operator's name");
     } else if (verb == "microbatch" || verb == "stages") {
       st.kind = verb == "microbatch" ? ScheduleStmtKind::Microbatch : ScheduleStmtKind::Stages;
       auto c = schedule_clauses(ctx, verb, {}, {});
@@ -582,7 +591,7 @@ class Builder {
     } else if (verb == "recompute") {
       st.kind = ScheduleStmtKind::Recompute;
       auto c = schedule_clauses(ctx, verb, {}, {});
-      st.nodes = schedule_names(c[""], "an operator's name");
+      st.nodes = schedule_operators(c[""], "an operator's name");
     } else {
       throw LoomError(
           {{at(ctx->verb),

@@ -31,6 +31,12 @@ std::string join(const std::vector<std::string>& items, std::size_t at_most = 8)
   return out;
 }
 
+std::vector<std::string> written(const std::vector<spec::OperatorRef>& refs) {
+  std::vector<std::string> out;
+  for (const auto& r : refs) out.push_back(r.to_string());
+  return out;
+}
+
 std::string node_name(const pcg::Node& n) { return n.name.empty() ? n.describe() : "'" + n.name + "'"; }
 
 // Where each operator's pieces run, and the statement that said so.
@@ -64,27 +70,60 @@ class ScheduleCompiler {
  private:
   void problem(const SourceLocation& where, std::string message) { problems_.push_back({where, std::move(message)}); }
 
-  // The operators `names` name; a name that names none is a problem at `where`.
-  std::vector<pcg::NodeId> select(const std::vector<std::string>& names, const SourceLocation& where) {
+  static bool names(const std::string& pattern, const pcg::Node& n) {
+    return pattern.find_first_of("*?[") == std::string::npos ? n.name == pattern : fnmatch(pattern.c_str(), n.name.c_str(), 0) == 0;
+  }
+
+  void no_operator(const std::string& name, const SourceLocation& where) {
+    problem(where, "no operator of model '" + schedule_.model + "' is called '" + name + "'" +
+                       (plan_.substitutions.empty() ? "" : " (a rule applied may have replaced it)") +
+                       "; its operators: " + join(operator_names()));
+  }
+
+  // The operators `refs` name; a reference that names none is a problem at `where`.
+  std::vector<pcg::NodeId> select(const std::vector<spec::OperatorRef>& refs, const SourceLocation& where) {
     std::vector<pcg::NodeId> out;
-    for (const std::string& name : names) {
+    auto add = [&](pcg::NodeId id) {
+      if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+    };
+    for (const spec::OperatorRef& ref : refs) {
+      if (ref.range) {
+        select_range(ref, where, add);
+        continue;
+      }
       std::size_t found = 0;
       for (const pcg::Node& n : graph_.nodes()) {
-        const bool named = name.find_first_of("*?[") == std::string::npos ? n.name == name : fnmatch(name.c_str(), n.name.c_str(), 0) == 0;
-        if (!named) continue;
+        if (!names(ref.name, n)) continue;
         if (n.is_graph_input()) {
-          if (name == n.name) problem(where, "'" + name + "' is an input or weight of the model, not an operator");
+          if (ref.name == n.name) problem(where, "'" + ref.name + "' is an input or weight of the model, not an operator");
           continue;
         }
         ++found;
-        if (std::find(out.begin(), out.end(), n.id) == out.end()) out.push_back(n.id);
+        add(n.id);
       }
-      if (found == 0 && !graph_.find(name))
-        problem(where, "no operator of model '" + schedule_.model + "' is called '" + name + "'" +
-                           (plan_.substitutions.empty() ? "" : " (a rule applied may have replaced it)") +
-                           "; its operators: " + join(operator_names()));
+      if (found == 0 && !graph_.find(ref.name)) no_operator(ref.name, where);
     }
     return out;
+  }
+
+  template <typename Add>
+  void select_range(const spec::OperatorRef& ref, const SourceLocation& where, Add&& add) {
+    std::vector<pcg::NodeId> operators;
+    for (const pcg::Node& n : graph_.nodes())
+      if (!n.is_graph_input()) operators.push_back(n.id);
+    std::size_t first = 0, last = operators.size();  // [first, last)
+    if (!ref.name.empty()) {
+      const auto it = std::find_if(operators.begin(), operators.end(), [&](pcg::NodeId id) { return names(ref.name, graph_.node(id)); });
+      if (it == operators.end()) return no_operator(ref.name, where);
+      first = static_cast<std::size_t>(it - operators.begin());
+    }
+    if (!ref.last.empty()) {
+      const auto it = std::find_if(operators.rbegin(), operators.rend(), [&](pcg::NodeId id) { return names(ref.last, graph_.node(id)); });
+      if (it == operators.rend()) return no_operator(ref.last, where);
+      last = static_cast<std::size_t>(operators.rend() - it);
+    }
+    if (first >= last) return problem(where, "the range " + ref.to_string() + " holds no operator: its end comes before its start");
+    for (std::size_t k = first; k < last; ++k) add(operators[k]);
   }
 
   std::vector<std::string> operator_names() const {
@@ -129,12 +168,12 @@ class ScheduleCompiler {
       }
     }
     if (!chosen) {
-      problem(st.loc, "rule '" + st.rule + "' does not match at " + join(st.nodes));
+      problem(st.loc, "rule '" + st.rule + "' does not match at " + join(written(st.nodes)));
       return;
     }
     pcg::RewriteOutcome outcome = pcg::apply_match(graph_, *rule, *chosen, library_);
     if (!outcome.rewrite) {
-      problem(st.loc, "rule '" + st.rule + "' cannot be applied at " + join(st.nodes) + ": " + outcome.declined);
+      problem(st.loc, "rule '" + st.rule + "' cannot be applied at " + join(written(st.nodes)) + ": " + outcome.declined);
       return;
     }
     plan_.substitutions.push_back({rule->id, pcg::category_name(rule->category),

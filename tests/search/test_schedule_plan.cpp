@@ -124,6 +124,17 @@ schedule s for m {
   EXPECT_EQ(named(plan, "h").view->devices, (std::vector<int>{0}));           // placed by the wildcard
 }
 
+TEST(SchedulePlan, ARangeTakesTheOperatorsBetweenItsEndsInTheGraphsOrder) {
+  // a, h, b, y in creation order: `.. h` is a and h, `b ..` is b and y.
+  const Plan plan = plan_of(library_with("schedule s for m {\n  assign .. h to 0;\n  assign \"b\" .. to 1;\n}\n"));
+  EXPECT_EQ(named(plan, "a").view->devices, (std::vector<int>{0}));
+  EXPECT_EQ(named(plan, "h").view->devices, (std::vector<int>{0}));
+  EXPECT_EQ(named(plan, "b").view->devices, (std::vector<int>{1}));
+  EXPECT_EQ(named(plan, "y").view->devices, (std::vector<int>{1}));
+  expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  assign y .. a to 1;\n}", "assign y", "holds no operator");
+  expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  assign a .. zz to 1;\n}", "assign a", "is called 'zz'");
+}
+
 TEST(SchedulePlan, OrderStagesMicroBatchesAndRecomputationReachThePlanFile) {
   const spec::Library lib = library_with(R"(
 schedule s for m {

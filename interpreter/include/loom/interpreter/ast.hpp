@@ -261,8 +261,7 @@ struct ModelDecl {
   SourceLocation loc;
 };
 
-// A schedule's statement (SuperScaler's plan primitives). Node lists hold names as written, where a
-// quoted name may hold `*` wildcards.
+// A schedule's statement (SuperScaler's plan primitives).
 enum class ScheduleStmtKind {
   Apply,       // apply RULE at NODES [as NAME]: rewrite by a proved rule; inserted nodes named NAME, NAME.1, ...
   Split,       // split NODES by INDEX/DEGREE, ... [to DEVICES]: cut by a split the operator's spec derives
@@ -273,6 +272,20 @@ enum class ScheduleStmtKind {
   Recompute,   // recompute NODES: outputs dropped after the forward, computed again for the backward
 };
 
+// Operators a schedule statement names: a name or a quoted pattern (`*`, `?`, `[...]`), or a range
+// in the graph's order, `A .. B`: every operator from the first that A names to the last that B
+// names (either end left out: from the first operator, to the last).
+struct OperatorRef {
+  std::string name;  // a range's first end, "" when left out
+  bool range = false;
+  std::string last{};  // a range's last end, "" when left out
+
+  std::string to_string() const {
+    return range ? (name.empty() ? "" : "\"" + name + "\" ") + ".." + (last.empty() ? "" : " \"" + last + "\"") : name;
+  }
+  bool operator==(const OperatorRef&) const = default;
+};
+
 struct IndexSplit {
   std::string index;  // an index of the operator's comprehension
   std::int64_t degree = 1;
@@ -281,8 +294,8 @@ struct IndexSplit {
 
 struct ScheduleStmt {
   ScheduleStmtKind kind;
-  std::vector<std::string> nodes;  // the targets; for Order those that go first
-  std::vector<std::string> later;  // Order: those that go after
+  std::vector<OperatorRef> nodes;  // the targets; for Order those that go first
+  std::vector<OperatorRef> later;  // Order: those that go after
   std::string rule;                // Apply
   std::string alias;               // Apply: empty when not named
   std::vector<IndexSplit> splits;  // Split
