@@ -101,7 +101,10 @@ int run_schedule_check(const ScheduleOptions& opt) {
                                 {"substitutions", subs},
                                 {"order", plan.order.size()},
                                 {"recompute", plan.recompute.size()},
-                                {"pipeline", {{"stages", plan.pipeline.stages}, {"microbatches", plan.pipeline.microbatches}}},
+                                {"pipeline",
+                                 {{"stages", plan.pipeline.stages},
+                                  {"microbatches", plan.pipeline.microbatches},
+                                  {"order", plan.pipeline.order == search::PipelineOrder::GPipe ? "gpipe" : "1f1b"}}},
                                 {"iteration_seconds", plan.iteration_seconds},
                                 {"peak_memory_bytes", peak},
                                 {"out", opt.out.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.out)}}
@@ -116,7 +119,8 @@ int run_schedule_check(const ScheduleOptions& opt) {
   for (const auto& s : plan.substitutions) std::cout << (&s == &plan.substitutions.front() ? " (" : ", ") << s.rule << " " << s.status;
   std::cout << (plan.substitutions.empty() ? "\n" : ")\n") << "  order:           " << plan.order.size() << " edge(s), no cycle\n"
             << "  recompute:       " << plan.recompute.size() << " operator(s)\n"
-            << "  pipeline:        " << plan.pipeline.stages << " stage(s), " << plan.pipeline.microbatches << " micro-batch(es)\n"
+            << "  pipeline:        " << plan.pipeline.stages << " stage(s), " << plan.pipeline.microbatches << " micro-batch(es)"
+            << (plan.pipeline.stages > 1 ? (plan.pipeline.order == search::PipelineOrder::GPipe ? ", GPipe" : ", 1F1B") : "") << "\n"
             << "  iteration:       " << std::fixed << std::setprecision(3) << plan.iteration_seconds * 1e3 << " ms (simulated)\n"
             << "  peak memory:     " << std::setprecision(1) << peak / (1 << 20) << " MiB on one device\n";
   if (!opt.out.empty())

@@ -81,7 +81,8 @@ int run_simulate(const SimulateOptions& opt) {
               << plan.machine.devices() << " devices), " << plan.graph.size() << " nodes, " << tasks.tasks.size() << " tasks\n";
     if (plan.pipeline.enabled())
       std::cout << "pipeline: " << plan.pipeline.stages << (plan.pipeline.stages == 1 ? " stage, " : " stages, ")
-                << plan.pipeline.microbatches << " micro-batches (1F1B)\n";
+                << plan.pipeline.microbatches << " micro-batches ("
+                << (plan.pipeline.order == search::PipelineOrder::GPipe ? "GPipe" : "1F1B") << ")\n";
     if (!plan.schedule.empty())
       std::cout << "schedule: " << plan.schedule << ", " << plan.order.size() << " order edge(s), " << plan.recompute.size()
                 << " operator(s) recomputed\n";

@@ -588,6 +588,12 @@ class Builder {
       st.kind = verb == "microbatch" ? ScheduleStmtKind::Microbatch : ScheduleStmtKind::Stages;
       auto c = schedule_clauses(ctx, verb, {}, {});
       st.count = schedule_count(c[""], verb == "microbatch" ? "a number of micro-batches" : "a number of stages");
+    } else if (verb == "pipeline") {
+      st.kind = ScheduleStmtKind::Pipeline;
+      auto c = schedule_clauses(ctx, verb, {}, {});
+      st.order = schedule_name(c[""], "pipeline order, gpipe or \"1f1b\"");
+      if (st.order != "gpipe" && st.order != "1f1b")
+        throw LoomError({{at(ctx), "expected a pipeline order, gpipe or \"1f1b\", not '" + st.order + "'"}});
     } else if (verb == "recompute") {
       st.kind = ScheduleStmtKind::Recompute;
       auto c = schedule_clauses(ctx, verb, {}, {});
@@ -595,7 +601,7 @@ class Builder {
     } else {
       throw LoomError(
           {{at(ctx->verb),
-            "expected a schedule statement (apply, split, assign, order, microbatch, stages or recompute), not '" + verb + "'"}});
+            "expected a schedule statement (apply, split, assign, order, microbatch, stages, pipeline or recompute), not '" + verb + "'"}});
     }
     return st;
   }

@@ -81,8 +81,14 @@ std::vector<bool> weight_traffic(const pcg::Graph& graph, const CostModel& model
   return out;
 }
 
-// The steps of one stage under 1F1B: (micro-batch, backward?) in the order the stage runs them.
-std::vector<std::pair<int, bool>> one_f_one_b(int stage, int stages, int microbatches) {
+// The steps of one stage: (micro-batch, backward?) in the order the stage runs them.
+std::vector<std::pair<int, bool>> stage_steps(PipelineOrder order, int stage, int stages, int microbatches) {
+  if (order == PipelineOrder::GPipe) {
+    std::vector<std::pair<int, bool>> out;
+    for (int m = 0; m < microbatches; ++m) out.push_back({m, false});
+    for (int m = microbatches - 1; m >= 0; --m) out.push_back({m, true});
+    return out;
+  }
   const int warmup = std::min(stages - stage - 1, microbatches);
   std::vector<std::pair<int, bool>> out;
   for (int m = 0; m < warmup; ++m) out.push_back({m, false});
@@ -144,7 +150,7 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
   std::vector<char> in_step(out.tasks.size(), 0), has_dependent(out.tasks.size(), 0);
   for (int s = 0; s < stages; ++s) {
     const std::vector<int>* previous = nullptr;
-    for (const auto& [m, backward] : one_f_one_b(s, stages, count)) {
+    for (const auto& [m, backward] : stage_steps(pipeline.order, s, stages, count)) {
       const std::vector<int>& current = steps[static_cast<std::size_t>(s)][static_cast<std::size_t>(m)][backward ? 1 : 0];
       if (current.empty()) continue;
       if (previous) {
@@ -172,7 +178,9 @@ std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& mod
   std::vector<double> in_flight(static_cast<std::size_t>(devices));
   for (int d = 0; d < devices; ++d)
     in_flight[static_cast<std::size_t>(d)] =
-        std::min(pipeline.stages - stage_of_device(d, devices, pipeline.stages), pipeline.microbatches);
+        pipeline.order == PipelineOrder::GPipe
+            ? pipeline.microbatches
+            : std::min(pipeline.stages - stage_of_device(d, devices, pipeline.stages), pipeline.microbatches);
   return plan_memory(micro_batch_graph(plan, catalog, pipeline.microbatches), model, in_flight, recomputed);
 }
 

@@ -42,7 +42,10 @@ json plan_to_json(const Plan& plan) {
     out["rules"] = std::move(rules);
   }
   if (plan.include_unverified) out["include_unverified"] = true;
-  if (plan.pipeline.enabled()) out["pipeline"] = {{"stages", plan.pipeline.stages}, {"microbatches", plan.pipeline.microbatches}};
+  if (plan.pipeline.enabled()) {
+    out["pipeline"] = {{"stages", plan.pipeline.stages}, {"microbatches", plan.pipeline.microbatches}};
+    if (plan.pipeline.order == PipelineOrder::GPipe) out["pipeline"]["order"] = "gpipe";
+  }
   if (!plan.schedule.empty()) out["schedule"] = plan.schedule;
   if (!plan.order.empty()) {
     json order = json::array();
@@ -96,7 +99,12 @@ Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
   if (j.contains("pipeline")) {
     const json& p = j.at("pipeline");
     require_object(p, "pipeline");
-    reject_unknown_keys(p, "pipeline", {"stages", "microbatches"});
+    reject_unknown_keys(p, "pipeline", {"stages", "microbatches", "order"});
+    if (p.contains("order")) {
+      const std::string order = read_string(p.at("order"), "pipeline.order");
+      if (order != "1f1b" && order != "gpipe") throw LoomError("pipeline.order: expected \"1f1b\" or \"gpipe\", not \"" + order + "\"");
+      plan.pipeline.order = order == "gpipe" ? PipelineOrder::GPipe : PipelineOrder::OneFOneB;
+    }
     plan.pipeline.stages = read_int(require(p, "stages", "pipeline"), "pipeline.stages");
     plan.pipeline.microbatches = read_int(require(p, "microbatches", "pipeline"), "pipeline.microbatches");
     if (plan.pipeline.stages < 1 || plan.pipeline.microbatches < 1) throw LoomError("pipeline: stages and microbatches must be at least 1");

@@ -218,6 +218,7 @@ class ScheduleCompiler {
         plan_.pipeline.stages = static_cast<int>(st.count);
         stages_at_ = st.loc;
         return;
+      case ScheduleStmtKind::Pipeline: plan_.pipeline.order = st.order == "gpipe" ? PipelineOrder::GPipe : PipelineOrder::OneFOneB; return;
       case ScheduleStmtKind::Recompute:
         for (pcg::NodeId id : select(st.nodes, st.loc))
           if (std::find(recompute_.begin(), recompute_.end(), id) == recompute_.end()) recompute_.push_back(id);

@@ -23,6 +23,7 @@ constexpr const char* kSchedule = R"(schedule s for m<batch = 4> {
   order a before b, c;
   microbatch 4;
   stages 2;
+  pipeline gpipe;
   recompute h;
 }
 )";
@@ -36,7 +37,7 @@ TEST(ScheduleParser, EveryStatementReachesTheSyntaxTree) {
   ASSERT_EQ(s.sizes.size(), 1u);
   EXPECT_EQ(s.sizes[0].name, "batch");
   EXPECT_EQ(s.sizes[0].default_value, 4);
-  ASSERT_EQ(s.stmts.size(), 7u);
+  ASSERT_EQ(s.stmts.size(), 8u);
   EXPECT_EQ(s.stmts[0].kind, ScheduleStmtKind::Apply);
   EXPECT_EQ(s.stmts[0].rule, "merge");
   EXPECT_EQ(s.stmts[0].nodes, (std::vector<OperatorRef>{{"q"}, {"k*"}}));
@@ -56,7 +57,9 @@ TEST(ScheduleParser, EveryStatementReachesTheSyntaxTree) {
   EXPECT_EQ(s.stmts[4].count, 4);
   EXPECT_EQ(s.stmts[5].kind, ScheduleStmtKind::Stages);
   EXPECT_EQ(s.stmts[5].count, 2);
-  EXPECT_EQ(s.stmts[6].kind, ScheduleStmtKind::Recompute);
+  EXPECT_EQ(s.stmts[6].kind, ScheduleStmtKind::Pipeline);
+  EXPECT_EQ(s.stmts[6].order, "gpipe");
+  EXPECT_EQ(s.stmts[7].kind, ScheduleStmtKind::Recompute);
 }
 
 struct Mistake {
@@ -67,7 +70,8 @@ struct Mistake {
 
 TEST(ScheduleParser, AMalformedStatementIsRefusedAtItsPlace) {
   const std::vector<Mistake> mistakes = {
-      {"shard a by i/2;", "shard", "expected a schedule statement (apply, split, assign, order, microbatch, stages or recompute)"},
+      {"shard a by i/2;", "shard",
+       "expected a schedule statement (apply, split, assign, order, microbatch, stages, pipeline or recompute)"},
       {"split a along i/2;", "along", "'split' takes 'by', 'to', not 'along'"},
       {"split a to 0;", "split", "'split' needs 'by ...'"},
       {"split a by i;", "i;", "expected INDEX/DEGREE"},
@@ -80,6 +84,7 @@ TEST(ScheduleParser, AMalformedStatementIsRefusedAtItsPlace) {
       {"stages a;", "a;", "expected a number of stages"},
       {"recompute a before b;", "before", "'recompute' takes no further clause, not 'before'"},
       {"apply r, t at a;", "r, t", "expected one rule name"},
+      {"pipeline interlaced;", "pipeline", "expected a pipeline order, gpipe or \"1f1b\", not 'interlaced'"},
   };
   for (const Mistake& m : mistakes) {
     const std::string text = std::string("schedule s for m {\n  ") + m.statement + "\n}\n";

@@ -278,5 +278,29 @@ schedule s for m {
   EXPECT_THROW(simulate(plan_task_graph(cyclic, model, lib)), LoomError);
 }
 
+TEST(SchedulePlan, AGPipeStageRunsEveryForwardBeforeAnyBackwardAndHoldsEveryMicroBatch) {
+  const std::string pipelined = "schedule s for m {\n  assign a, h, b to 0;\n  assign y to 3;\n  stages 2;\n  microbatch 4;\n";
+  const spec::Library gpipe_lib = library_with(pipelined + "  pipeline gpipe;\n}\n");
+  const spec::Library one_lib = library_with(pipelined + "}\n");
+  const Plan gpipe = plan_of(gpipe_lib), one = plan_of(one_lib);
+  EXPECT_EQ(gpipe.pipeline.order, PipelineOrder::GPipe);
+  EXPECT_EQ(plan_from_json(plan_to_json(gpipe), gpipe_lib).pipeline, gpipe.pipeline);
+  const CostModel model(gpipe_lib, load_machine("summit"));
+  const TaskGraph tasks = plan_task_graph(gpipe, model, gpipe_lib);
+  const Timeline timeline = simulate(tasks);
+  double last_forward = 0, first_backward = 1e9;
+  for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
+    const SimTask& t = tasks.tasks[i];
+    if (t.kind != TaskKind::Compute || t.device != 0 || !model.is_compute(gpipe.graph.node(t.node))) continue;
+    if (t.backward)
+      first_backward = std::min(first_backward, timeline.start[i]);
+    else
+      last_forward = std::max(last_forward, timeline.finish[i]);
+  }
+  EXPECT_LE(last_forward, first_backward);
+  // Stage 0 holds 4 micro-batches under GPipe, 2 under 1F1B: its activations take twice the room.
+  EXPECT_GT(plan_device_memory(gpipe, model, gpipe_lib)[0], plan_device_memory(one, model, one_lib)[0]);
+}
+
 }  // namespace
 }  // namespace loom::search

@@ -269,6 +269,7 @@ enum class ScheduleStmtKind {
   Order,       // order NODES before NODES: every piece of the first ahead of the second's
   Microbatch,  // microbatch COUNT: the batch runs as COUNT micro-batches
   Stages,      // stages COUNT: pipeline stages, each on its own equal block of devices
+  Pipeline,    // pipeline ORDER: how a stage orders its micro-batches, 1f1b or gpipe
   Recompute,   // recompute NODES: outputs dropped after the forward, computed again for the backward
 };
 
@@ -301,6 +302,7 @@ struct ScheduleStmt {
   std::vector<IndexSplit> splits;  // Split
   std::vector<int> devices;        // Assign, and Split when it names devices
   std::int64_t count = 0;          // Microbatch, Stages
+  std::string order;               // Pipeline: "1f1b" or "gpipe"
   SourceLocation loc;
 };
 

@@ -35,13 +35,13 @@ std::vector<Placement> pipeline_placements(const spec::Library& library, const p
 int stage_of_device(int device, int devices, int stages);
 
 // One training iteration of a pipelined plan: the micro-batch graph's tasks once per micro-batch,
-// each stage's compute ordered 1F1B, weights sent out before the first micro-batch and their
+// each stage's compute in the pipeline's order (1F1B or GPipe), weights sent out before the first micro-batch and their
 // gradients summed after the last.
 TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline,
                                     const pcg::OpCatalog& catalog);
 
 // Bytes per device: weights (with gradient and optimizer state) once, activations of as many
-// micro-batches as the device's stage holds at once under 1F1B (stages - stage, at most all).
+// micro-batches as the device's stage holds at once (1F1B: stages - stage, at most all; GPipe: all).
 // `recomputed`: operators whose outputs are not kept between the passes (plan_memory).
 std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog,
                                     const std::vector<pcg::NodeId>& recomputed = {});

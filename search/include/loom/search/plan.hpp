@@ -34,13 +34,19 @@ struct AppliedSubstitution {
 // was. Null when no rule has its id, or it has no reverse.
 std::optional<pcg::Rule> rule_applied(const std::vector<pcg::Rule>& rules, const AppliedSubstitution& step);
 
-// Pipeline parallelism (1F1B): the graph's operators fall into `stages` consecutive stages, each
+// Pipeline parallelism: the graph's operators fall into `stages` consecutive stages, each
 // on its own block of devices (the machine views say which); every iteration runs the batch as
 // `microbatches` equal micro-batches, each stage alternating one forward and one backward once
 // its pipeline is full, weight gradients summed once per iteration.
+// In what order a stage runs its micro-batches: 1F1B (one forward, one backward once the pipeline
+// is full; a stage holds at most `stages - stage` micro-batches) or GPipe (every forward, then every
+// backward; each stage holds all of them).
+enum class PipelineOrder { OneFOneB, GPipe };
+
 struct Pipeline {
   int stages = 1;
   int microbatches = 1;
+  PipelineOrder order = PipelineOrder::OneFOneB;
 
   bool enabled() const { return stages > 1 || microbatches > 1; }
   bool operator==(const Pipeline&) const = default;
@@ -73,7 +79,7 @@ struct Plan {
 
 // File form: {"format": "loom-plan", "version": 1, "model", "machine": <loom-machine>,
 // "graph": <loom-pcg>, "substitutions": [{"rule", "category", "status", "match"?, "rule_hash"?, "reversed"?}],
-// "source_graph"?: <loom-pcg>, "rules"?: [<rule>], "pipeline"?: {"stages", "microbatches"},
+// "source_graph"?: <loom-pcg>, "rules"?: [<rule>], "pipeline"?: {"stages", "microbatches", "order"?: "1f1b" | "gpipe"},
 // "iteration_seconds", "include_unverified"?, "schedule"?, "order"?: [[before, after]], "recompute"?: [node]}.
 nlohmann::json plan_to_json(const Plan& plan);
 // Rebuilds the graph against `catalog`; throws LoomError naming the JSON path of a problem.
