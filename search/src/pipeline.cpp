@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <set>
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/baselines.hpp"
@@ -112,6 +113,11 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
 
   TaskGraph out;
   out.devices = one.devices;
+  // An operator with pieces in every stage (interlaced) runs each piece as its data arrive, outside
+  // the stages' steps: in a step it would wait for a stage that waits for it.
+  std::vector<std::set<int>> stages_of(micro.size());
+  for (const SimTask& t : one.tasks)
+    if (t.kind == TaskKind::Compute) stages_of[t.node.index()].insert(stage_of_device(t.device, out.devices, stages));
   std::vector<std::vector<int>> copy_of(static_cast<std::size_t>(count), std::vector<int>(n, -1));
   // Per stage, per micro-batch, forward (0) and backward (1): the compute tasks of that step.
   std::vector<std::vector<std::array<std::vector<int>, 2>>> steps(
@@ -139,7 +145,8 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
       copy.microbatch = m;
       out.tasks.push_back(std::move(copy));
       mine[i] = static_cast<int>(out.tasks.size()) - 1;
-      if (t.kind == TaskKind::Compute && !weight) {
+      const bool interlaced = stages > 1 && static_cast<int>(stages_of[t.node.index()].size()) == stages;
+      if (t.kind == TaskKind::Compute && !weight && !interlaced) {
         const int stage = stage_of_device(t.device, out.devices, stages);
         steps[static_cast<std::size_t>(stage)][static_cast<std::size_t>(m)][t.backward ? 1 : 0].push_back(mine[i]);
       }

@@ -70,8 +70,12 @@ class ScheduleCompiler {
  private:
   void problem(const SourceLocation& where, std::string message) { problems_.push_back({where, std::move(message)}); }
 
+  // An operator the model leaves unnamed answers to OP#ID, e.g. gather_rows#4.
+  static std::string schedule_name(const pcg::Node& n) { return n.name.empty() ? n.op + "#" + std::to_string(n.id.value()) : n.name; }
+
   static bool names(const std::string& pattern, const pcg::Node& n) {
-    return pattern.find_first_of("*?[") == std::string::npos ? n.name == pattern : fnmatch(pattern.c_str(), n.name.c_str(), 0) == 0;
+    const std::string name = n.is_graph_input() ? n.name : schedule_name(n);
+    return pattern.find_first_of("*?[") == std::string::npos ? name == pattern : fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
   }
 
   void no_operator(const std::string& name, const SourceLocation& where) {
@@ -383,9 +387,11 @@ class ScheduleCompiler {
       if (n.is_graph_input() || !d || d->list.empty()) continue;
       std::set<int> in;
       for (int device : d->list) in.insert(stage_of_device(device, devices, stages));
+      if (static_cast<int>(in.size()) == stages) continue;  // interlaced: every stage runs a piece of it in turn
       if (in.size() > 1) {
-        problem(d->where, node_name(n) + " has pieces in " + std::to_string(in.size()) + " stages: each stage is a block of " +
-                              std::to_string(devices / stages) + " devices, and an operator runs within one");
+        problem(d->where, node_name(n) + " has pieces in " + std::to_string(in.size()) + " of the " + std::to_string(stages) +
+                              " stages: each stage is a block of " + std::to_string(devices / stages) +
+                              " devices, and an operator runs within one stage, or has pieces in every stage (interlaced)");
         continue;
       }
       stage[n.id.index()] = *in.begin();
@@ -411,7 +417,7 @@ class ScheduleCompiler {
   }
 
   void name_if_unnamed(pcg::NodeId id) {
-    if (graph_.node(id).name.empty()) graph_.set_name(id, graph_.node(id).op + "#" + std::to_string(id.value()));
+    if (graph_.node(id).name.empty()) graph_.set_name(id, schedule_name(graph_.node(id)));
   }
 
   Plan finish() {

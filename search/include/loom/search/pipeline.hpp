@@ -2,8 +2,10 @@
 // Pipeline parallelism with the 1F1B schedule, applied to the whole graph as Unity's evaluation
 // does: the operators fall into consecutive stages of about equal compute, each stage data
 // parallel on its own block of devices; the batch runs as micro-batches, each stage doing one
-// forward and one backward in turn once its pipeline is full, weight gradients summed once per
-// iteration. A plan records it as Plan::pipeline; its graph is the full-batch PCG.
+// forward and one backward in turn once its pipeline is full (or, in GPipe's order, every forward
+// then every backward), weight gradients summed once per iteration. An operator a schedule cuts
+// into pieces in every stage (SuperScaler's interlaced pipeline) runs each piece as its data
+// arrive. A plan records it as Plan::pipeline; its graph is the full-batch PCG.
 #include <limits>
 #include <vector>
 
