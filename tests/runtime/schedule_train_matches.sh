@@ -1,8 +1,8 @@
 #!/bin/sh
 # Usage: [LOOM_LAUNCH="mpirun -np 6"] schedule_train_matches.sh LOOM SPECS-DIR DATA-DIR
-# Every bundled schedule of Unity's figure-1 MLP is checked and written as a plan, then trained (double, 3 steps; through
-# $LOOM_LAUNCH when set, one process per device): its losses must equal the single-process run of the model to 1e-9 relative.
-# A schedule that orders against the data is refused, non-zero, naming the cycle at its line.
+# Every bundled schedule (specs/schedules/) is checked and written as a plan, then trained (double, 3 steps; through
+# $LOOM_LAUNCH when set, one process per device): its losses must equal the single-process run of its model at the
+# schedule's sizes to 1e-9 relative. A schedule that orders against the data is refused, non-zero, naming the cycle at its line.
 set -e
 loom=$1
 specs=$2
@@ -10,16 +10,30 @@ data=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 losses() { sed -e 's/.*"losses":\[\([^]]*\)\].*/\1/' | tr ',' '\n'; }
-"$loom" train --model "$specs/models/zoo.loom:mlp_fig1" --steps 3 --dtype double --json | losses > "$dir/model"
-for name in mlp_fig1_megatron mlp_fig1_pipeline; do
-  "$loom" schedule check "$specs/schedules/mlp_fig1.loom" --name "$name" -o "$dir/$name.json"
+# FILE NAME MODEL-OPTIONS...: the schedule, and its model as `loom train --model` takes it.
+check() {
+  file=$1 name=$2
+  shift 2
+  "$loom" train "$@" --steps 3 --dtype double --json | losses > "$dir/model"
+  "$loom" schedule check "$specs/schedules/$file" --name "$name" -o "$dir/$name.json"
   # shellcheck disable=SC2086 # LOOM_LAUNCH is a command line
   ${LOOM_LAUNCH:-} "$loom" train --plan "$dir/$name.json" --steps 3 --dtype double --json | losses > "$dir/$name"
   paste "$dir/model" "$dir/$name"
   paste "$dir/model" "$dir/$name" | awk '
     { d = $1 - $2; if (d < 0) d = -d; m = $1 < 0 ? -$1 : $1; if (NF != 2 || d > 1e-9 * m) bad = 1; n++ }
     END { exit (bad || n != 3) }'
-done
+}
+check mlp_fig1.loom mlp_fig1_megatron --model "$specs/models/zoo.loom:mlp_fig1"
+check mlp_fig1.loom mlp_fig1_pipeline --model "$specs/models/zoo.loom:mlp_fig1"
+gpt3="--model gpt3 -p batch=8 -p seq=16 -p hidden=64 -p heads=4 -p layers=4"
+# shellcheck disable=SC2086 # the model's options
+check seed_plans.loom gpt3_1f1b $gpt3
+# shellcheck disable=SC2086
+check seed_plans.loom gpt3_gpipe $gpt3
+check seed_plans.loom swin_coshard --model swin -p batch=2 -p resolution=32 -p window=4 -p hidden=32 -p heads=4 -p layers=2
+check seed_plans.loom bert_recompute --model bert_large -p batch=2 -p seq=16 -p layers=2 -p hidden=64 -p heads=4 -p vocab=100 \
+  -p max_positions=16
+check seed_plans.loom mbart_interlaced --model mbart -p batch=4 -p seq=8 -p layers=2 -p vocab=96 -p hidden=32 -p heads=4
 if "$loom" schedule check "$data/schedule_deadlock.loom" 2> "$dir/err"; then
   echo "a deadlocked schedule was accepted"
   exit 1
