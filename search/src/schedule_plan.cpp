@@ -3,7 +3,6 @@
 #include <fnmatch.h>
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -335,27 +334,31 @@ class ScheduleCompiler {
     for (const Ordered& o : order_) next[o.before.index()].push_back({o.after, &o});
     enum Color { White, Grey, Black };
     std::vector<Color> color(count, White);
-    std::vector<std::pair<pcg::NodeId, const Ordered*>> path;  // the DFS stack: each node and the edge that reached it
-    std::function<bool(pcg::NodeId)> visit = [&](pcg::NodeId at) {
-      color[at.index()] = Grey;
-      for (const auto& [to, how] : next[at.index()]) {
-        if (color[to.index()] == Grey) {
-          report_cycle(path, to, how);
-          return true;
-        }
-        if (color[to.index()] == White) {
-          path.push_back({to, how});
-          if (visit(to)) return true;
-          path.pop_back();
-        }
-      }
-      color[at.index()] = Black;
-      return false;
-    };
+    // Depth first, with an explicit stack (a model may be deep): `path` holds each node on it and
+    // the edge that reached it, `cursor` how many of that node's edges have been followed.
+    std::vector<std::pair<pcg::NodeId, const Ordered*>> path;
+    std::vector<std::size_t> cursor;
     for (const pcg::Node& n : graph_.nodes()) {
       if (color[n.id.index()] != White) continue;
       path.assign(1, {n.id, nullptr});
-      if (visit(n.id)) return;
+      cursor.assign(1, 0);
+      color[n.id.index()] = Grey;
+      while (!path.empty()) {
+        const pcg::NodeId at = path.back().first;
+        if (cursor.back() == next[at.index()].size()) {
+          color[at.index()] = Black;
+          path.pop_back();
+          cursor.pop_back();
+          continue;
+        }
+        const auto [to, how] = next[at.index()][cursor.back()++];
+        if (color[to.index()] == Grey) return report_cycle(path, to, how);
+        if (color[to.index()] == White) {
+          color[to.index()] = Grey;
+          path.push_back({to, how});
+          cursor.push_back(0);
+        }
+      }
     }
   }
 

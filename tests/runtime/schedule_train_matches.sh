@@ -25,6 +25,11 @@ check() {
 }
 check mlp_fig1.loom mlp_fig1_megatron --model "$specs/models/zoo.loom:mlp_fig1"
 check mlp_fig1.loom mlp_fig1_pipeline --model "$specs/models/zoo.loom:mlp_fig1"
+# What the plan holds besides its graph: the pipeline, its order and the operators recomputed.
+"$loom" schedule check "$specs/schedules/mlp_fig1.loom" --name mlp_fig1_pipeline --json > "$dir/summary.json"
+grep -q '"recompute": 1' "$dir/summary.json"
+grep -q '"microbatches": 4' "$dir/summary.json"
+grep -q '"stages": 2' "$dir/summary.json"
 gpt3="--model gpt3 -p batch=8 -p seq=16 -p hidden=64 -p heads=4 -p layers=4"
 # shellcheck disable=SC2086 # the model's options
 check seed_plans.loom gpt3_1f1b $gpt3
