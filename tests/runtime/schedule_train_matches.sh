@@ -25,6 +25,9 @@ check() {
 }
 check mlp_fig1.loom mlp_fig1_megatron --model "$specs/models/zoo.loom:mlp_fig1"
 check mlp_fig1.loom mlp_fig1_pipeline --model "$specs/models/zoo.loom:mlp_fig1"
+# A proved rule applied by the schedule: the plan's soundness chain holds, and `train` audits it before training.
+check mlp_fig1.loom mlp_fig1_fused --model "$specs/models/zoo.loom:mlp_fig1"
+"$loom" verify "$dir/mlp_fig1_fused.json" | grep -q "chain holds: 1 substitution, all proved"
 # What the plan holds besides its graph: the pipeline, its order and the operators recomputed.
 "$loom" schedule check "$specs/schedules/mlp_fig1.loom" --name mlp_fig1_pipeline --json > "$dir/summary.json"
 grep -q '"recompute": 1' "$dir/summary.json"
