@@ -39,6 +39,7 @@ struct OptimizeOptions {
   bool no_cache = false;
   bool no_baselines = false;
   bool no_pipeline = false;
+  bool no_recompute = false;
   bool json = false;
   bool quiet = false;
 };
@@ -85,6 +86,7 @@ int run_optimize(OptimizeOptions opt) {
   opt.settings.joint.mapping.share_cache = !opt.no_cache;
   opt.settings.baselines = !opt.no_baselines;
   opt.settings.pipeline = !opt.no_pipeline;
+  opt.settings.recompute = !opt.no_recompute;
   const search::ProfileDatabase profiles = opt.profile.empty() ? search::ProfileDatabase{} : search::ProfileDatabase::load(opt.profile);
   const search::CostModel cost_model(library, machine, &profiles, opt.optimizer);
   ProgressLine progress(show_progress);
@@ -110,6 +112,7 @@ int run_optimize(OptimizeOptions opt) {
     for (const pcg::Rule& r : plan.rules)
       if (r.id == s.rule) s.rule_hash = verifier::rule_hash(r, library);
   plan.pipeline = report.pipeline;
+  plan.recompute = report.recompute;
   plan.iteration_seconds = report.best_seconds;
   if (!opt.out.empty()) search::save_plan(plan, opt.out);
 
@@ -145,6 +148,7 @@ int run_optimize(OptimizeOptions opt) {
                                 {"pipeline_none_because", report.pipeline_none_because},
                                 {"pipeline", {{"stages", report.pipeline.stages}, {"microbatches", report.pipeline.microbatches}}},
                                 {"cuts", report.joint.cuts},
+                                {"recomputed_operators", report.recompute.size()},
                                 {"baselines", baselines},
                                 {"speedups", speedups},
                                 {"search_seconds", report.search_seconds},
@@ -176,6 +180,9 @@ int run_optimize(OptimizeOptions opt) {
     std::cout << "  best plan:       " << ms(report.best_seconds) << ", found by " << report.chosen;
     if (report.pipeline.enabled())
       std::cout << " (" << report.pipeline.stages << " stages, " << report.pipeline.microbatches << " micro-batches)";
+    if (!report.recompute.empty())
+      std::cout << " (no plan fit in memory: " << report.recompute.size()
+                << " operators recompute their outputs for the backward pass instead of keeping them)";
     std::cout << "\n"
               << "  joint search:    " << report.joint.segments << " segments, " << report.joint.explored << " graphs expanded, "
               << report.joint.rewrites << " reached, " << report.joint.generated << " costed, " << std::setprecision(3)
@@ -252,6 +259,9 @@ void add_optimize_command(CLI::App& app, int& status) {
       ->check(non_negative_number());
   cmd->add_flag("--no-baselines", opt->no_baselines, "skip the baselines");
   cmd->add_flag("--no-pipeline", opt->no_pipeline, "do not try pipeline parallelism (1F1B stages over the whole graph)");
+  cmd->add_flag("--no-recompute", opt->no_recompute,
+                "when no plan fits in the devices' memory, fail instead of trying the plans found with every operator recomputed "
+                "(outputs dropped after the forward pass and computed again for the backward)");
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled specs/)");
   cmd->add_option("-o,--out", opt->out, "write the best plan (loom-plan JSON)");
   cmd->add_flag("--json", opt->json, "print the result as JSON (best_seconds, baselines, search_seconds, substitutions, ...)");

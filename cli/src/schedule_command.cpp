@@ -59,8 +59,11 @@ int run_schedule_check(const ScheduleOptions& opt) {
   const spec::ScheduleDecl& schedule = chosen_schedule(library, opt);
   search::Machine machine = search::load_machine(opt.machine).with_nodes(opt.nodes);
   if (opt.gpus_per_node > 0) machine = machine.with_devices_per_node(opt.gpus_per_node);
+  // Proofs are looked up only for a schedule that applies rules.
+  const bool applies = std::any_of(schedule.stmts.begin(), schedule.stmts.end(),
+                                   [](const spec::ScheduleStmt& st) { return st.kind == spec::ScheduleStmtKind::Apply; });
   const std::vector<std::string> rule_files = opt.rules.empty() ? verifier::bundled_rule_libraries() : opt.rules;
-  const verifier::RuleSelection selection = verifier::select_rules(library, specs, rule_files, false);
+  const verifier::RuleSelection selection = applies ? verifier::select_rules(library, specs, rule_files, false) : verifier::RuleSelection{};
   const search::ProfileDatabase no_profiles;
   const search::CostModel cost_model(library, machine, &no_profiles);
   // A model the spec files declare (this one, or one it imports) before the zoo's of the same name.

@@ -8,6 +8,7 @@
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/plan_cost.hpp"
+#include "loom/search/plan_simulation.hpp"
 
 namespace loom::search {
 namespace {
@@ -75,6 +76,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   report.search_seconds = since(joint_began);
   Candidate best{"joint", report.joint.graph, report.joint.placements, report.joint.sequence, 0, {}};
   best.seconds = report.joint_seconds = report.refined_seconds = placement_seconds(library, best.graph, best.placements, model);
+  std::vector<Candidate> tried{best};  // every plan the searches made, for recomputation when none fits
 
   // FlexFlow's simulator-driven local search from the DP's plan: the DP's objective adds times
   // where the simulator overlaps them, so a few moves judged by the simulator can still pay. For
@@ -107,6 +109,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     PipelineResult p = pipeline_search(library, best.graph, model, settings.pipeline_options);
     report.pipeline_seconds = p.seconds;
     report.pipeline_none_because = p.none_because;
+    if (!p.placements.empty()) tried.push_back({"pipeline", best.graph, p.placements, best.substitutions, p.seconds, p.pipeline});
     if (p.seconds < best.seconds) best = {"pipeline", best.graph, std::move(p.placements), best.substitutions, p.seconds, p.pipeline};
   }
 
@@ -133,8 +136,31 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     SequentialResult s = sequential_optimization(library, graph, rules, model, seq);
     others.push_back({"sequential", std::move(s.graph), std::move(s.placements), std::move(s.substitutions), s.seconds, {}});
     for (Candidate& c : others) {
+      tried.push_back(c);
       report.baselines[c.name] = c.seconds;
       if (c.seconds < best.seconds) best = c;
+    }
+  }
+  std::vector<pcg::NodeId> recompute;
+  if (!std::isfinite(best.seconds) && settings.recompute) {
+    report_stage("recomputation");
+    for (const Candidate& c : tried) {
+      Plan plan;
+      try {
+        plan.graph = materialize(c.graph, c.placements, library, model.moves());
+      } catch (const LoomError&) {
+        continue;  // a plan that cannot be laid out is no candidate
+      }
+      plan.pipeline = c.pipeline;
+      for (const pcg::Node& n : plan.graph.nodes())
+        if (model.is_compute(n)) plan.recompute.push_back(n.id);
+      const PlanCost cost = simulated_plan_cost(plan, model, library);
+      if (cost.fits() && cost.seconds < best.seconds) {
+        best = c;
+        best.name = c.name + "+recompute";
+        best.seconds = cost.seconds;
+        recompute = std::move(plan.recompute);
+      }
     }
   }
   if (!std::isfinite(best.seconds)) throw LoomError(nothing_fits(library, best.graph, best.placements, model));
@@ -145,6 +171,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   report.best_seconds = best.seconds;
   report.chosen = best.name;
   report.pipeline = best.pipeline;
+  report.recompute = std::move(recompute);
   report.substitutions = std::move(best.substitutions);
   close_stage();
   report.total_seconds = since(began);

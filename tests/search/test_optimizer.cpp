@@ -3,6 +3,7 @@
 #include "loom/models/registry.hpp"
 #include "loom/search/baselines.hpp"
 #include "loom/search/optimizer.hpp"
+#include "loom/search/plan_simulation.hpp"
 #include "search_support.hpp"
 
 namespace loom::search {
@@ -30,6 +31,39 @@ TEST(Optimizer, TheRefinementAlsoStartsFromDataParallelismOverTheJointGraph) {
   EXPECT_LE(report.refined_seconds, data);
   EXPECT_EQ(report.best_seconds, report.refined_seconds);
   EXPECT_NEAR(placement_seconds(library(), report.graph, report.placements, model), report.best_seconds, 1e-12);
+}
+
+// On one device whose memory holds the model's weights and all but one of its activations, no plan
+// fits unless the operators recompute their outputs: the optimizer then returns the plan that
+// recomputes, slower by the forward done again, and refuses when told not to recompute.
+TEST(Optimizer, WhenNothingFitsThePlanRecomputesItsActivations) {
+  const pcg::Graph g = models::build_model(library(), "mlp_fig1", {{"batch", 4096}});
+  Machine machine = load_machine("summit").with_devices_per_node(1);
+  OptimizeSettings settings;
+  settings.mcmc_iterations = 3;
+  settings.mcmc_seconds = 0;
+  const OptimizeReport roomy = optimize(library(), g, {}, CostModel(library(), machine), settings);
+  ASSERT_TRUE(roomy.recompute.empty());
+  Plan plan;
+  plan.graph = roomy.plan;
+  const CostModel roomy_model(library(), machine);
+  const double keeping = plan_device_memory(plan, roomy_model, library())[0];
+  for (const pcg::Node& n : plan.graph.nodes())
+    if (roomy_model.is_compute(n)) plan.recompute.push_back(n.id);
+  const double recomputing = plan_device_memory(plan, roomy_model, library())[0];
+  ASSERT_LT(recomputing, keeping);
+  machine.device.memory_bytes = (recomputing + keeping) / 2;
+  const CostModel tight(library(), machine);
+  const OptimizeReport report = optimize(library(), g, {}, tight, settings);
+  EXPECT_NE(report.chosen.find("+recompute"), std::string::npos) << report.chosen;
+  EXPECT_FALSE(report.recompute.empty());
+  EXPECT_GT(report.best_seconds, roomy.best_seconds);
+  Plan chosen;
+  chosen.graph = report.plan;
+  chosen.recompute = report.recompute;
+  EXPECT_TRUE(simulated_plan_cost(chosen, tight, library()).fits());
+  settings.recompute = false;
+  EXPECT_THROW(optimize(library(), g, {}, tight, settings), LoomError);
 }
 
 }  // namespace

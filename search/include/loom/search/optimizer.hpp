@@ -16,6 +16,9 @@ struct OptimizeSettings {
   JointOptions joint;
   bool baselines = true;  // data parallel, expert, FlexFlow MCMC, sequential
   bool pipeline = true;   // also try pipeline parallelism (1F1B) over the whole graph
+  // When no plan fits in memory, try each plan the searches made with every operator recomputed
+  // (its outputs dropped after the forward pass and computed again for the backward).
+  bool recompute = true;
   PipelineOptions pipeline_options;
   std::size_t mcmc_iterations = 300;  // FlexFlow's search, and the refinement of the joint plan
   double mcmc_seconds = 30;           // each of those walks' time bound (McmcOptions::max_seconds); the two refining walks get half each
@@ -34,12 +37,13 @@ struct StageTime {
 };
 
 struct OptimizeReport {
-  pcg::Graph graph;                   // the unsplit graph the plan runs (after substitutions)
-  std::vector<Placement> placements;  // per node of `graph`
-  pcg::Graph plan;                    // `graph` materialized: the PCG with machine views
-  double best_seconds = 0;            // simulated
-  std::string chosen;                 // which search found it: joint, joint+mcmc, joint+data_parallel+mcmc, pipeline, or a baseline's name
-  Pipeline pipeline;                  // the chosen plan's pipeline (none unless `chosen` is pipeline)
+  pcg::Graph graph;                    // the unsplit graph the plan runs (after substitutions)
+  std::vector<Placement> placements;   // per node of `graph`
+  pcg::Graph plan;                     // `graph` materialized: the PCG with machine views
+  double best_seconds = 0;             // simulated
+  std::string chosen;                  // which search found it: joint, joint+mcmc, joint+data_parallel+mcmc, pipeline, or a baseline's name
+  Pipeline pipeline;                   // the chosen plan's pipeline (none unless `chosen` is pipeline)
+  std::vector<pcg::NodeId> recompute;  // nodes of `plan` recomputed: only when nothing fit without (`chosen` ends in +recompute)
   std::vector<AppliedSubstitution> substitutions;
   double joint_seconds = 0;      // the joint search's plan, simulated, before refinement
   double refined_seconds = 0;    // the same after the MCMC refinement (joint_seconds without one)
