@@ -234,10 +234,16 @@ void PlanViewer::set_plan(std::shared_ptr<const spec::Library> library, search::
     emit status_message(qstr(e.what()));
   }
   const search::Machine& m = plan_->machine;
-  const QString pipeline =
-      plan_->pipeline.enabled()
-          ? QString(", pipelined: %1 stages, %2 micro-batches").arg(plan_->pipeline.stages).arg(plan_->pipeline.microbatches)
-          : QString();
+  QString pipeline = plan_->pipeline.enabled() ? QString(", pipelined: %1 stages, %2 micro-batches%3")
+                                                     .arg(plan_->pipeline.stages)
+                                                     .arg(plan_->pipeline.microbatches)
+                                                     .arg(plan_->pipeline.order == search::PipelineOrder::GPipe ? " (GPipe)" : "")
+                                               : QString();
+  if (!plan_->schedule.empty())
+    pipeline += QString(", written as schedule %1, %2 order edges, %3 operators recomputed")
+                    .arg(qstr(plan_->schedule).toHtmlEscaped())
+                    .arg(plan_->order.size())
+                    .arg(plan_->recompute.size());
   title_->setText(QString("<b>%1</b>: %2 on %3 (%4 devices), %5 nodes, %6 substitutions%7, simulated iteration %8 ms")
                       .arg(title.toHtmlEscaped())
                       .arg(qstr(plan_->model.empty() ? "plan" : plan_->model).toHtmlEscaped())
@@ -334,6 +340,8 @@ void PlanViewer::show_step(int step) {
 QString PlanViewer::chain_verdict() const { return audit_ ? qstr(audit_->verdict()) : QString(); }
 
 QString PlanViewer::step_proof() const { return step_proof_->text(); }
+
+QString PlanViewer::title_text() const { return title_->text(); }
 
 QString PlanViewer::replay_message() const { return replay_note_->text(); }
 

@@ -89,6 +89,32 @@ TEST(PlanViewer, APlanWithoutSubstitutionsSaysSo) {
   EXPECT_EQ(viewer.memory_rows(), 4);  // the plan's machine: one socket of four P100s
 }
 
+TEST(PlanViewer, APlanWrittenAsAScheduleSaysSoAndACyclicOrderIsReportedNotFatal) {
+  QTemporaryDir dir;
+  search::Plan plan = search::load_plan(kSource + "/tests/data/plan_data_parallel.json", *base_library());
+  pcg::NodeId first = pcg::kNoNode, last = pcg::kNoNode;
+  for (const pcg::Node& n : plan.graph.nodes())
+    if (base_library()->find_op(n.op)) (first.valid() ? last : first) = n.id;
+  ASSERT_TRUE(last.valid());
+  plan.schedule = "by_hand (s.loom:1:10)";
+  plan.recompute = {first};
+  const std::string path = dir.filePath("scheduled.json").toStdString();
+  search::save_plan(plan, path);
+  PlanViewer viewer;
+  viewer.load(QString::fromStdString(path));
+  EXPECT_TRUE(viewer.title_text().contains("written as schedule by_hand")) << viewer.title_text().toStdString();
+  EXPECT_TRUE(viewer.title_text().contains("1 operators recomputed"));
+  EXPECT_GT(viewer.gantt().drawn_tasks(), 0);
+  // `last` reads what `first` makes: ordering it first is a cycle, which the viewer reports and survives.
+  plan.order = {{last, first}};
+  search::save_plan(plan, path);
+  PlanViewer cyclic;
+  QString said;
+  QObject::connect(&cyclic, &PlanViewer::status_message, [&](const QString& text) { said = text; });
+  cyclic.load(QString::fromStdString(path));
+  EXPECT_TRUE(said.contains("cycle")) << said.toStdString();
+}
+
 TEST(PlanViewer, AMissingPlanIsAnError) {
   PlanViewer viewer;
   EXPECT_THROW(viewer.load(QString::fromStdString(kSource + "/tests/data/no_such_plan.json")), LoomError);

@@ -46,6 +46,8 @@ class PlanViewer : public QWidget {
   void next_step() { show_step(step_ + 1); }
   void previous_step() { show_step(step_ - 1); }
   QString replay_message() const;
+  // The line above the views: the plan's model, machine, pipeline, schedule and simulated time.
+  QString title_text() const;
   // The audit's one-line verdict, and the shown step's rule, proof status and axioms.
   QString chain_verdict() const;
   QString step_proof() const;
