@@ -14,10 +14,10 @@
 #include "loom/search/plan.hpp"
 #include "loom/search/profile_db.hpp"
 #include "loom/search/replay.hpp"
-#include "loom/verifier/proof_record.hpp"
 #include "loom/verifier/rule_selection.hpp"
 #include "model_options.hpp"
 #include "number_checks.hpp"
+#include "plan_chain.hpp"
 #include "progress_line.hpp"
 
 namespace loom::cli {
@@ -108,9 +108,7 @@ int run_optimize(OptimizeOptions opt) {
   plan.include_unverified = opt.include_unverified;
   plan.source = model.graph;
   plan.rules = search::rules_used(rules, report.substitutions);
-  for (search::AppliedSubstitution& s : plan.substitutions)
-    for (const pcg::Rule& r : plan.rules)
-      if (r.id == s.rule) s.rule_hash = verifier::rule_hash(r, library);
+  bind_rule_hashes(plan, library);
   plan.pipeline = report.pipeline;
   plan.recompute = report.recompute;
   plan.iteration_seconds = report.best_seconds;

@@ -13,9 +13,9 @@
 #include "loom/search/plan_simulation.hpp"
 #include "loom/search/profile_db.hpp"
 #include "loom/search/schedule_plan.hpp"
-#include "loom/verifier/proof_record.hpp"
 #include "loom/verifier/rule_selection.hpp"
 #include "number_checks.hpp"
+#include "plan_chain.hpp"
 
 namespace loom::cli {
 namespace {
@@ -78,9 +78,7 @@ int run_schedule_check(const ScheduleOptions& opt) {
   }
   search::Plan plan = search::plan_from_schedule(library, schedule, model.graph, selection.rules, cost_model);
   plan.model = model.name;
-  for (search::AppliedSubstitution& s : plan.substitutions)
-    for (const pcg::Rule& r : plan.rules)
-      if (r.id == s.rule) s.rule_hash = verifier::rule_hash(r, library);
+  bind_rule_hashes(plan, library);
   if (!opt.out.empty()) search::save_plan(plan, opt.out);
 
   const std::vector<double> memory = search::plan_device_memory(plan, cost_model, library);
