@@ -31,10 +31,11 @@ runtime::KernelRegistry kernels_for(const std::string& backend);
 // the plan or all in one.
 struct GraphToRun {
   pcg::Graph graph;
-  std::string model;              // the zoo name or file: --model, else the model the plan records
-  models::NamedValues values;     // the model's values of weights and inputs (an ONNX file's, read again for a plan)
-  std::set<std::string> fixed;    // weights that are constants of the model
-  std::int64_t plan_devices = 0;  // the plan's devices (0 for a model)
+  std::string model;                   // the zoo name or file: --model, else the model the plan records
+  models::NamedValues values;          // the model's values of weights and inputs (an ONNX file's, read again for a plan)
+  std::set<std::string> fixed;         // weights that are constants of the model
+  std::int64_t plan_devices = 0;       // the plan's devices (0 for a model)
+  std::vector<pcg::NodeId> recompute;  // operators the plan recomputes for the backward pass
 };
 
 // `verb` and `gerund` ("train", "training") word the messages. Throws LoomError: a model run by

@@ -43,6 +43,7 @@ int run_simulate(const SimulateOptions& opt) {
   progress.show("simulating", std::to_string(tasks.tasks.size()) + " tasks");
   const search::Timeline timeline = search::simulate(tasks);
   const std::vector<double> memory = search::plan_device_memory(plan, model, library);
+  const std::vector<double> activations = search::plan_device_memory(plan, model, library, true);
   const std::vector<double> busy = timeline.busy_seconds(tasks);
   const int overfull = search::first_overfull_device(memory, plan.machine);
   progress.show("checking the soundness chain", "of the plan's rules");
@@ -52,8 +53,10 @@ int run_simulate(const SimulateOptions& opt) {
   if (opt.json) {
     nlohmann::json devices = nlohmann::json::array();
     for (int d = 0; d < plan.machine.devices(); ++d)
-      devices.push_back(
-          {{"device", d}, {"busy_seconds", busy[static_cast<std::size_t>(d)]}, {"memory_bytes", memory[static_cast<std::size_t>(d)]}});
+      devices.push_back({{"device", d},
+                         {"busy_seconds", busy[static_cast<std::size_t>(d)]},
+                         {"memory_bytes", memory[static_cast<std::size_t>(d)]},
+                         {"activation_bytes", activations[static_cast<std::size_t>(d)]}});
     nlohmann::json rows = nlohmann::json::array();
     for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
       const auto& t = tasks.tasks[i];
@@ -88,10 +91,11 @@ int run_simulate(const SimulateOptions& opt) {
                 << " operator(s) recomputed\n";
     std::cout << "soundness " << chain.verdict() << "\n";
     std::cout << "simulated iteration: " << std::setprecision(4) << timeline.makespan * 1e3 << " ms\n";
-    std::cout << "device   busy (ms)   memory (MiB)\n";
+    std::cout << "device   busy (ms)   memory (MiB)   of which activations (MiB)\n";
     for (int d = 0; d < plan.machine.devices(); ++d)
       std::cout << std::setw(6) << d << std::setw(12) << std::fixed << std::setprecision(3) << busy[static_cast<std::size_t>(d)] * 1e3
-                << std::setw(15) << std::setprecision(1) << memory[static_cast<std::size_t>(d)] / (1024.0 * 1024.0) << "\n";
+                << std::setw(15) << std::setprecision(1) << memory[static_cast<std::size_t>(d)] / (1024.0 * 1024.0) << std::setw(29)
+                << std::setprecision(3) << activations[static_cast<std::size_t>(d)] / (1024.0 * 1024.0) << "\n";
     std::vector<std::size_t> order(tasks.tasks.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return timeline.start[a] < timeline.start[b]; });

@@ -119,6 +119,7 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   s.model_values = std::move(run.values);
   s.fixed_weights = std::move(run.fixed);
   s.plan_devices = run.plan_devices;
+  s.recompute = run.recompute;
   if (!opt.plan.empty()) {
     if (!opt.json && !opt.quiet && transport.rank() == 0)
       std::cerr << "running the plan for " << s.plan_devices << " devices "
@@ -140,6 +141,9 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
     const std::vector<runtime::OperatorTime> times = runtime::summed_over_processes(report.operator_times, transport);
     if (speaks) profiles = record_profile(library, graph, opt, *profile_target, times, transport.size());
   }
+  std::vector<double> peaks(static_cast<std::size_t>(transport.size()), 0.0);
+  peaks[static_cast<std::size_t>(transport.rank())] = static_cast<double>(report.peak_activation_bytes);
+  transport.sum(peaks);
   if (!speaks) return 0;
   if (opt.json) {
     std::cout << nlohmann::json{{"model", s.run_name},
@@ -157,6 +161,7 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
                                 {"processes", transport.size()},
                                 {"backend", opt.backend},
                                 {"interpreted_ops", report.interpreted_ops},
+                                {"peak_activation_bytes", peaks},
                                 {"profile", profile_json(profiles)}}
                      .dump()
               << "\n";

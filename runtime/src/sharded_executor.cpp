@@ -12,6 +12,7 @@
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
 #include "loom/runtime/interpreter_kernel.hpp"
+#include "loom/search/memory.hpp"
 #include "memory_reuse.hpp"
 #include "piece_regions.hpp"
 #include "sharded_steps.hpp"
@@ -85,6 +86,116 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
   sync_ = std::make_unique<GradientSync<T>>(
       graph, transport_,
       pcg::input_reads(graph, fused, is_layout_change, view_of, [this](const pcg::Node& n) { return differentiable_.count(n.name) > 0; }));
+  const std::vector<bool> fed = search::made_from_graph_inputs(graph, [this](const pcg::Node& n) { return runs_[n.id.index()].parallel; });
+  counted_.assign(fed.size(), false);
+  for (std::size_t i = 0; i < fed.size(); ++i) counted_[i] = !fed[i];
+  node_bytes_.assign(graph.size(), 0);
+  recompute({});
+}
+
+template <class T>
+std::vector<pcg::NodeId> ShardedExecutor<T>::reads_of(const pcg::Node& n) const {
+  const NodeRun& run = runs_[n.id.index()];
+  if (!run.parallel) {
+    std::vector<pcg::NodeId> nodes;
+    for (pcg::PortRef in : n.inputs) nodes.push_back(in.node);
+    return nodes;
+  }
+  if (run.fused_away || run.replicates_input) return {};
+  return {run.source.node};
+}
+
+template <class T>
+void ShardedExecutor<T>::recompute(const std::vector<pcg::NodeId>& operators) {
+  dropped_.assign(graph_.size(), false);
+  for (pcg::NodeId id : operators) {
+    if (id.value() < 0 || id.index() >= graph_.size())
+      throw LoomError("recompute: node " + std::to_string(id.value()) + " is not in the graph");
+    const pcg::Node& n = graph_.node(id);
+    if (n.is_graph_input() || runs_[id.index()].parallel) throw LoomError("recompute: " + n.describe() + " is not an operator");
+    dropped_[id.index()] = true;
+  }
+  for (const pcg::Node& n : graph_.nodes()) {
+    const NodeRun& run = runs_[n.id.index()];
+    if (run.parallel) dropped_[n.id.index()] = !run.fused_away && !run.replicates_input && dropped_[run.source.node.index()];
+  }
+  for (std::size_t i = 0; i < graph_.outputs().size(); ++i) {
+    dropped_[graph_.outputs()[i].node.index()] = false;
+    dropped_[held_output(i).node.index()] = false;
+  }
+  last_reader_.clear();
+  for (const pcg::Node& n : graph_.nodes()) last_reader_.push_back(n.id);
+  for (const pcg::Node& n : graph_.nodes())
+    if (!n.is_graph_input() && !runs_[n.id.index()].output_read_at_source)
+      for (pcg::NodeId read : reads_of(n)) last_reader_[read.index()] = n.id;
+}
+
+template <class T>
+void ShardedExecutor<T>::recount(pcg::NodeId node) {
+  const std::size_t id = node.index();
+  std::size_t bytes = 0;
+  const auto add = [&bytes](const std::vector<Pieces>& ports) {
+    for (const Pieces& pieces : ports)
+      for (const Tensor<T>& piece : pieces) bytes += piece.data.size() * sizeof(T);
+  };
+  if (counted_[id]) {
+    if (id < values_.size()) add(values_[id]);
+    if (id < grads_.size()) add(grads_[id]);
+  }
+  if (id < received_.size())
+    for (std::size_t i = 0; i < received_[id].size(); ++i)
+      if (counted_[graph_.node(node).inputs[i].node.index()])
+        for (const Tensor<T>& piece : received_[id][i]) bytes += piece.data.size() * sizeof(T);
+  live_bytes_ = live_bytes_ - node_bytes_[id] + bytes;
+  node_bytes_[id] = bytes;
+  peak_bytes_ = std::max(peak_bytes_, live_bytes_);
+}
+
+template <class T>
+void ShardedExecutor<T>::release_dropped(pcg::NodeId node) {
+  for (Pieces& pieces : values_[node.index()])
+    for (Tensor<T>& piece : pieces) piece = Tensor<T>{};
+  recount(node);
+  for (pcg::NodeId reader : graph_.consumers(node)) {
+    if (reader.index() >= received_.size()) continue;
+    const pcg::Node& r = graph_.node(reader);
+    for (std::size_t i = 0; i < r.inputs.size() && i < received_[reader.index()].size(); ++i)
+      if (r.inputs[i].node == node)
+        for (Tensor<T>& piece : received_[reader.index()][i]) piece = Tensor<T>{};
+    recount(reader);
+  }
+}
+
+template <class T>
+void ShardedExecutor<T>::restore(pcg::NodeId node) {
+  if (!dropped_[node.index()] || restored_[node.index()]) return;
+  restored_[node.index()] = true;
+  const pcg::Node& n = graph_.node(node);
+  for (pcg::NodeId read : reads_of(n)) restore(read);
+  if (runs_[node.index()].parallel)
+    move_pieces(n);
+  else
+    run_operator(n);
+  recount(node);
+}
+
+template <class T>
+void ShardedExecutor<T>::restore_for_backward(const pcg::Node& n) {
+  if (dropped_[n.id.index()]) {
+    restore(n.id);
+    return;
+  }
+  bool read_dropped = false;
+  for (pcg::PortRef in : n.inputs)
+    if (dropped_[in.node.index()]) {
+      restore(in.node);
+      read_dropped = true;
+    }
+  // The copies of dropped inputs it had received were dropped with them.
+  if (read_dropped) {
+    receive_inputs(n);
+    recount(n.id);
+  }
 }
 
 template <class T>
@@ -150,6 +261,9 @@ void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
   feeds_ = &feeds;
   values_.assign(graph_.size(), {});
   received_.assign(graph_.size(), {});
+  grads_.clear();
+  node_bytes_.assign(graph_.size(), 0);
+  live_bytes_ = 0;
   for (const pcg::Node& n : graph_.nodes()) {
     if (n.is_graph_input()) {
       auto it = feeds.find(n.name);
@@ -170,11 +284,15 @@ void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
       });
     else
       run_operator(n);
+    recount(n.id);
+    for (pcg::NodeId read : reads_of(n))
+      if (dropped_[read.index()] && last_reader_[read.index()] == n.id) release_dropped(read);
+    if (dropped_[n.id.index()] && last_reader_[n.id.index()] == n.id) release_dropped(n.id);
   }
 }
 
 template <class T>
-void ShardedExecutor<T>::run_operator(const pcg::Node& n) {
+void ShardedExecutor<T>::receive_inputs(const pcg::Node& n) {
   const auto id = n.id.index();
   const std::int64_t tasks = n.tasks();
   received_[id].assign(n.inputs.size(), Pieces(static_cast<std::size_t>(tasks)));
@@ -194,7 +312,13 @@ void ShardedExecutor<T>::run_operator(const pcg::Node& n) {
     }
   }
   step.run(transport_);
-  for (std::int64_t t = 0; t < tasks; ++t) {
+}
+
+template <class T>
+void ShardedExecutor<T>::run_operator(const pcg::Node& n) {
+  const auto id = n.id.index();
+  receive_inputs(n);
+  for (std::int64_t t = 0; t < n.tasks(); ++t) {
     if (!local(n.id, t)) continue;
     const auto start = std::chrono::steady_clock::now();
     const OpCall<T> call = call_for(n, t);
@@ -267,7 +391,9 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
   if (piece_grads.size() != graph_.outputs().size())
     throw LoomError("backward: gradients of " + std::to_string(piece_grads.size()) + " outputs for " +
                     std::to_string(graph_.outputs().size()) + " graph outputs");
-  std::vector<std::vector<Pieces>> grads(graph_.size());
+  std::vector<std::vector<Pieces>>& grads = grads_;
+  grads.assign(graph_.size(), {});
+  restored_.assign(graph_.size(), false);
   for (const pcg::Node& n : graph_.nodes())
     if (!n.is_graph_input()) grads[n.id.index()].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
   // Filled as contributions arrive: the first one is taken as it is rather than added to zeros.
@@ -305,13 +431,23 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
     const NodeRun& run = runs_[n.id.index()];
     if (!n.is_graph_input() && run.differentiated && !run.fused_away && !run.output_read_at_source) {
       OperatorTime& time = times_[n.id.index()];
-      if (run.parallel)
+      if (run.parallel) {
         time_layout_change(n, time.backward_seconds, time.backward_tasks, [&] { move_backward(n, grads, input_grads); });
-      else
+      } else {
+        restore_for_backward(n);
         operator_backward(n, grads, input_grads);
+      }
+      for (pcg::NodeId read : reads_of(n)) recount(read);
     }
     sync_->start_sums_complete_after(n.id, input_grads);
     if (sync_->sums_in_flight()) transport_.progress();
+    // Nothing later in the backward pass reads this node's values, copies or gradient.
+    if (!n.is_graph_input()) {
+      values_[n.id.index()].clear();
+      received_[n.id.index()].clear();
+      grads[n.id.index()].clear();
+      recount(n.id);
+    }
   }
   for (const std::string& name : differentiable_)
     if (auto id = graph_.find(name); id && input_grads[name].data.empty())

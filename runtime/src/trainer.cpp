@@ -56,6 +56,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
                               s.plan_devices > 0 ? static_cast<int>(s.plan_devices) : devices_used(graph), s.backend);
   const auto data = s.data_file.empty() ? synthetic_data(library, graph, s.loss, s.seed, s.synthetic_batches)
                                         : load_data_file(s.data_file, graph, s.loss);
+  executor.recompute(s.recompute);
   Optimizer<T> optimizer(s.optimizer, std::move(state.optimizer));
   const pcg::PortRef out = graph.outputs().front();
   const bool probabilities = output_is_probabilities(library, graph);
@@ -145,6 +146,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   }
   if (!s.checkpoint.empty()) save(std::max(s.steps, report.first_step));
   report.operator_times = executor.operator_times();
+  report.peak_activation_bytes = executor.peak_activation_bytes();
   for (const auto& [name, time] : update_times)
     if (const auto id = graph.find(name)) {
       report.operator_times.at(static_cast<std::size_t>(*id)).update_seconds = time.update_seconds;

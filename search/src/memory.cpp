@@ -1,11 +1,106 @@
 #include "loom/search/memory.hpp"
 
 #include <algorithm>
+#include <map>
+#include <numeric>
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/task_layout.hpp"
 
 namespace loom::search {
+
+std::vector<bool> made_from_graph_inputs(const pcg::Graph& graph, const std::function<bool(const pcg::Node&)>& moves_data) {
+  std::vector<bool> made(graph.size(), false);
+  for (const pcg::Node& n : graph.nodes())
+    made[n.id.index()] = n.is_graph_input() || (moves_data && moves_data(n) && n.inputs.size() == 1 && made[n.inputs[0].node.index()]);
+  return made;
+}
+
+namespace {
+
+using DeviceBytes = std::vector<std::pair<int, double>>;  // (device, bytes) entries
+
+// The segment each dropped node belongs to: dropped nodes reading each other share one.
+// Per segment (by its root), where the backward pass computes it again: at the first backward (the
+// latest node) that reads one of its outputs or is one of its members.
+std::map<std::size_t, std::size_t> restore_points(const pcg::Graph& graph, const std::vector<bool>& dropped,
+                                                  std::vector<std::size_t>& segment) {
+  segment.resize(graph.size());
+  std::iota(segment.begin(), segment.end(), std::size_t{0});
+  const auto root = [&segment](std::size_t i) {
+    while (segment[i] != i) i = segment[i] = segment[segment[i]];
+    return i;
+  };
+  for (const pcg::Node& n : graph.nodes())
+    if (dropped[n.id.index()])
+      for (pcg::PortRef in : n.inputs)
+        if (dropped[in.node.index()]) segment[root(n.id.index())] = root(in.node.index());
+  std::map<std::size_t, std::size_t> restored_at;
+  for (const pcg::Node& n : graph.nodes()) {
+    segment[n.id.index()] = root(n.id.index());
+    if (!dropped[n.id.index()]) continue;
+    std::size_t latest = n.id.index();
+    for (pcg::NodeId reader : graph.consumers(n.id)) latest = std::max(latest, reader.index());
+    std::size_t& at = restored_at[segment[n.id.index()]];
+    at = std::max(at, latest);
+  }
+  return restored_at;
+}
+
+// Per device, the most the backward pass holds beyond what the forward pass kept. It walks the
+// nodes backwards: it computes a dropped segment again where restore_points says (its `segments`
+// bytes), frees each node's activations (`freed`) once its backward has run, and while a node's
+// tasks on a device run their backward, holds the gradients of their outputs and of the inputs they
+// read there (not those of graph inputs and weights, whose gradients are state).
+std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<bool>& fed, const std::vector<DeviceBytes>& freed,
+                                    const std::vector<std::vector<std::size_t>>& restored_at_node,
+                                    const std::map<std::size_t, DeviceBytes>& segments, const MemoryOptions& options, std::size_t devices) {
+  std::vector<double> excess(devices, 0), held(devices, 0), gradients(devices, 0);
+  std::vector<bool> is_touched(devices, false);
+  std::vector<int> touched;
+  const auto touch = [&](int d) {
+    if (!is_touched[static_cast<std::size_t>(d)]) touched.push_back(d);
+    is_touched[static_cast<std::size_t>(d)] = true;
+  };
+  const auto view_of = [](const pcg::Node& n) { return n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks()); };
+  const auto hold = [&](const pcg::MachineView& view, const pcg::ParallelShape& shape) {
+    const double piece = static_cast<double>(pcg::piece_elements(shape)) * options.bytes_per_element;
+    for (std::size_t t = 0; t < static_cast<std::size_t>(shape.tasks()) && t < view.devices.size(); ++t) {
+      touch(view.devices[t]);
+      gradients[static_cast<std::size_t>(view.devices[t])] += piece;
+    }
+  };
+  for (auto it = graph.nodes().rbegin(); it != graph.nodes().rend(); ++it) {
+    const pcg::Node& n = *it;
+    if (fed[n.id.index()]) continue;  // an input, or a weight's pieces: their gradients are its state
+    touched.clear();
+    for (std::size_t root : restored_at_node[n.id.index()]) {
+      const auto segment = segments.find(root);
+      if (segment == segments.end()) continue;
+      for (const auto& [d, bytes] : segment->second) {
+        touch(d);
+        held[static_cast<std::size_t>(d)] += bytes;
+      }
+    }
+    const pcg::MachineView view = view_of(n);
+    for (const pcg::ParallelShape& s : n.output_shapes) hold(view, s);
+    // An operator's tasks make its inputs' gradients where they run; a layout change moves them
+    // back to where its input lies.
+    const bool moves_data = options.moves_data && options.moves_data(n);
+    for (pcg::PortRef in : n.inputs)
+      if (!fed[in.node.index()]) hold(moves_data ? view_of(graph.node(in.node)) : view, graph.shape_of(in));
+    for (int d : touched) {
+      const auto i = static_cast<std::size_t>(d);
+      excess[i] = std::max(excess[i], held[i] + gradients[i]);
+      gradients[i] = 0;
+      is_touched[i] = false;
+    }
+    for (const auto& [d, bytes] : freed[n.id.index()]) held[static_cast<std::size_t>(d)] -= bytes;
+  }
+  return excess;
+}
+
+}  // namespace
 
 std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& machine, const MemoryOptions& options) {
   std::vector<double> bytes(static_cast<std::size_t>(machine.devices()), 0);
@@ -23,13 +118,23 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
           !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](pcg::NodeId r) { return options.moves_data(graph.node(r)); });
     }
   }
-  std::vector<double> largest_recomputed(bytes.size(), 0);
-  // A recomputed operator's output, and the layout changes made of it, are computed again too.
+  const std::vector<bool> fed = made_from_graph_inputs(graph, options.moves_data);
+  // A recomputed operator's output, and the layout changes made of it, are computed again too;
+  // a graph output is kept.
   std::vector<bool> dropped(graph.size(), false);
+  for (const pcg::Node& n : graph.nodes())
+    dropped[n.id.index()] = !held_by_consumers[n.id.index()] &&
+                            (std::find(options.recomputed.begin(), options.recomputed.end(), n.id) != options.recomputed.end() ||
+                             (options.moves_data && options.moves_data(n) && n.inputs.size() == 1 && dropped[n.inputs[0].node.index()]));
+  for (pcg::PortRef out : graph.outputs()) dropped[out.node.index()] = false;
+  std::vector<std::size_t> segment;
+  const std::map<std::size_t, std::size_t> restored_at = restore_points(graph, dropped, segment);
+  std::vector<std::vector<std::size_t>> restored_at_node(graph.size());
+  for (const auto& [root, node] : restored_at) restored_at_node[node].push_back(root);
+  std::map<std::size_t, DeviceBytes> segments;   // per segment root, its pieces
+  std::vector<DeviceBytes> freed(graph.size());  // per node, the activations the backward pass frees after it
   for (const pcg::Node& n : graph.nodes()) {
-    if (held_by_consumers[n.id.index()]) continue;
-    dropped[n.id.index()] = std::find(options.recomputed.begin(), options.recomputed.end(), n.id) != options.recomputed.end() ||
-                            (options.moves_data && options.moves_data(n) && n.inputs.size() == 1 && dropped[n.inputs[0].node.index()]);
+    if (held_by_consumers[n.id.index()] || (options.activations_only && fed[n.id.index()])) continue;
     const bool recomputed = dropped[n.id.index()];
     const pcg::MachineView view = n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks());
     const bool is_weight = weight[n.id.index()];
@@ -42,14 +147,17 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
           throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + ", but " + machine.name + " has " +
                           std::to_string(machine.devices()) + " devices");
         const bool repeated = !is_weight && !options.activation_copies.empty();
+        const double held = repeated && !recomputed ? piece * options.activation_copies[static_cast<std::size_t>(d)] : piece;
         if (recomputed)
-          largest_recomputed[static_cast<std::size_t>(d)] = std::max(largest_recomputed[static_cast<std::size_t>(d)], piece);
+          segments[segment[n.id.index()]].emplace_back(d, held);
         else
-          bytes[static_cast<std::size_t>(d)] += repeated ? piece * options.activation_copies[static_cast<std::size_t>(d)] : piece;
+          bytes[static_cast<std::size_t>(d)] += held;
+        if (!is_weight && !fed[n.id.index()]) freed[n.id.index()].emplace_back(d, held);
       }
     }
   }
-  for (std::size_t d = 0; d < bytes.size(); ++d) bytes[d] += largest_recomputed[d];
+  const std::vector<double> excess = backward_excess(graph, fed, freed, restored_at_node, segments, options, bytes.size());
+  for (std::size_t d = 0; d < bytes.size(); ++d) bytes[d] += excess[d];
   return bytes;
 }
 

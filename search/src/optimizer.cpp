@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <iomanip>
+#include <set>
 #include <sstream>
 
 #include "loom/pcg/diagnostic.hpp"
@@ -152,14 +153,23 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
         continue;  // a plan that cannot be laid out is no candidate
       }
       plan.pipeline = c.pipeline;
+      std::vector<pcg::NodeId> compute;
       for (const pcg::Node& n : plan.graph.nodes())
-        if (model.is_compute(n)) plan.recompute.push_back(n.id);
-      const PlanCost cost = simulated_plan_cost(plan, model, library);
-      if (cost.fits() && cost.seconds < best.seconds) {
-        best = c;
-        best.name = c.name + "+recompute";
-        best.seconds = cost.seconds;
-        recompute = std::move(plan.recompute);
+        if (model.is_compute(n)) compute.push_back(n.id);
+      // Every k-th operator is kept as a checkpoint, the operators between two are recomputed
+      // together: fewer checkpoints hold less, more recompute less.
+      const auto root = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(compute.size()))));
+      for (std::size_t keep_every : std::set<std::size_t>{2, 3, std::max<std::size_t>(root, 2)}) {
+        plan.recompute.clear();
+        for (std::size_t i = 0; i < compute.size(); ++i)
+          if (i % keep_every != keep_every - 1) plan.recompute.push_back(compute[i]);
+        const PlanCost cost = simulated_plan_cost(plan, model, library);
+        if (cost.fits() && cost.seconds < best.seconds) {
+          best = c;
+          best.name = c.name + "+recompute";
+          best.seconds = cost.seconds;
+          recompute = plan.recompute;
+        }
       }
     }
   }

@@ -179,8 +179,8 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
 }
 
 std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog,
-                                    const std::vector<pcg::NodeId>& recomputed) {
-  if (!pipeline.enabled()) return plan_memory(plan, model, {}, recomputed);
+                                    const std::vector<pcg::NodeId>& recomputed, bool activations_only) {
+  if (!pipeline.enabled()) return plan_memory(plan, model, {}, recomputed, activations_only);
   const int devices = model.machine().devices();
   std::vector<double> in_flight(static_cast<std::size_t>(devices));
   for (int d = 0; d < devices; ++d)
@@ -188,7 +188,7 @@ std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& mod
         pipeline.order == PipelineOrder::GPipe
             ? pipeline.microbatches
             : std::min(pipeline.stages - stage_of_device(d, devices, pipeline.stages), pipeline.microbatches);
-  return plan_memory(micro_batch_graph(plan, catalog, pipeline.microbatches), model, in_flight, recomputed);
+  return plan_memory(micro_batch_graph(plan, catalog, pipeline.microbatches), model, in_flight, recomputed, activations_only);
 }
 
 PlanCost pipelined_plan_cost(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog) {

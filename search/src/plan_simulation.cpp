@@ -51,8 +51,8 @@ TaskGraph plan_task_graph(const Plan& plan, const CostModel& model, const pcg::O
   return tasks;
 }
 
-std::vector<double> plan_device_memory(const Plan& plan, const CostModel& model, const pcg::OpCatalog& catalog) {
-  return pipeline_memory(plan.graph, model, plan.pipeline, catalog, plan.recompute);
+std::vector<double> plan_device_memory(const Plan& plan, const CostModel& model, const pcg::OpCatalog& catalog, bool activations_only) {
+  return pipeline_memory(plan.graph, model, plan.pipeline, catalog, plan.recompute, activations_only);
 }
 
 PlanCost simulated_plan_cost(const Plan& plan, const CostModel& model, const pcg::OpCatalog& catalog) {

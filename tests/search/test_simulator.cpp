@@ -230,9 +230,11 @@ TEST(Memory, CountsPiecesAndWeightState) {
   const pcg::Graph g = data_parallel(m);
   const auto bytes = memory_per_device(g, m);
   // Device 0: x (32), w with gradient and two moments (4 x 16), its pieces of px, rw and mm (16
-  // each) and the combined output (32). Device 1: its pieces of px, rw and mm.
-  EXPECT_EQ(bytes[0], (32 + 4 * 16 + 3 * 16 + 32) * 4.0);
-  EXPECT_EQ(bytes[1], 3 * 16 * 4.0);
+  // each) and the combined output (32). Device 1: its pieces of px, rw and mm. The backward pass
+  // holds besides, at the most, the combined output's gradient and its piece of mm's on device 0
+  // (32 + 16), and mm's output's and both its inputs' on device 1 (3 x 16).
+  EXPECT_EQ(bytes[0], (32 + 4 * 16 + 3 * 16 + 32 + 48) * 4.0);
+  EXPECT_EQ(bytes[1], (3 * 16 + 48) * 4.0);
   EXPECT_EQ(bytes[2], 0);
   EXPECT_EQ(first_overfull_device(bytes, m), -1);
   Machine tiny = m;

@@ -61,6 +61,18 @@ class ShardedExecutor {
   ShardedExecutor(const ShardedExecutor&) = delete;
   ShardedExecutor& operator=(const ShardedExecutor&) = delete;
 
+  // Operators whose outputs this process drops once the forward pass has read them and computes
+  // again when the backward pass needs them (recomputation), with the layout changes made of them;
+  // a graph output is always kept. Dropped operators that read each other are computed again
+  // together, and each piece is freed once its backward has run. Throws LoomError naming a node
+  // that is not an operator of the graph.
+  void recompute(const std::vector<pcg::NodeId>& operators);
+  // The most bytes of activations this process has held at once: the pieces operators and layout
+  // changes make, the copies of them it received from other processes, and their gradients; not
+  // the inputs and weights, the pieces cut from them, or their gradients and optimizer state.
+  // Counted as pieces are stored and freed, over every pass since the executor was made.
+  std::size_t peak_activation_bytes() const { return peak_bytes_; }
+
   void forward(const NamedTensors<T>& feeds);
   // Graph output i, whole, on every process (a collective).
   Tensor<T> output(std::size_t i);
@@ -141,6 +153,18 @@ class ShardedExecutor {
   const Tensor<T>& held(pcg::PortRef port, std::int64_t task) const;
   const Tensor<T>& input_piece(pcg::NodeId node, std::size_t input, std::int64_t task) const;
   void run_operator(const pcg::Node& n);
+  // Receives the pieces of n's inputs that other processes hold, as run_operator needs them.
+  void receive_inputs(const pcg::Node& n);
+  // The nodes whose values n's forward pass reads: an operator's inputs, a layout change's source.
+  std::vector<pcg::NodeId> reads_of(const pcg::Node& n) const;
+  // Runs n's forward pass again, and first those of the dropped values it reads (recomputation).
+  void restore(pcg::NodeId node);
+  // Restores what n's backward reads that was dropped: its inputs, and its own outputs.
+  void restore_for_backward(const pcg::Node& n);
+  // Frees node's pieces and the copies of them received by the nodes reading them.
+  void release_dropped(pcg::NodeId node);
+  // Counts node's pieces, received copies and gradients again into the live and peak bytes.
+  void recount(pcg::NodeId node);
   void move_pieces(const pcg::Node& n);
   void operator_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads);
   void move_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads);
@@ -157,7 +181,14 @@ class ShardedExecutor {
   const NamedTensors<T>* feeds_ = nullptr;
   std::vector<std::vector<Pieces>> values_;    // per node, port, task
   std::vector<std::vector<Pieces>> received_;  // per node, input, task: pieces read from other processes
+  std::vector<std::vector<Pieces>> grads_;     // per node, port, task: in the backward pass
   std::vector<OperatorTime> times_;
+  std::vector<bool> dropped_;             // per node: its values are recomputed, not kept
+  std::vector<pcg::NodeId> last_reader_;  // per node: the last node whose forward pass reads it (itself if none)
+  std::vector<bool> restored_;            // per node: dropped values computed again in this backward pass
+  std::vector<bool> counted_;             // per node: its values are activations (not cut from inputs)
+  std::vector<std::size_t> node_bytes_;   // per node: bytes of its counted pieces, copies and gradients
+  std::size_t live_bytes_ = 0, peak_bytes_ = 0;
   std::unique_ptr<GradientSync<T>> sync_;  // made last in construction, from the fused layout changes
 };
 

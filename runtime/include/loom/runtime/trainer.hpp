@@ -44,6 +44,8 @@ struct TrainSettings {
   NamedTensors<double> model_values;
   // Weights training leaves as they are: the model's constants, not its parameters.
   std::set<std::string> fixed_weights;
+  // Operators whose outputs are computed again for the backward pass instead of kept (a plan's).
+  std::vector<pcg::NodeId> recompute;
 };
 
 struct StepReport {
@@ -64,6 +66,8 @@ struct TrainReport {
   // Per node, this process's task time over the timed steps; a weight's node, the optimizer's
   // updates of it.
   std::vector<OperatorTime> operator_times;
+  // The most bytes of activations this process held at once (ShardedExecutor::peak_activation_bytes).
+  std::size_t peak_activation_bytes = 0;
 };
 
 // Whether cross-entropy reads the graph's (first) output as probabilities rather than logits: the

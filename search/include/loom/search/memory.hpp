@@ -1,7 +1,10 @@
 #pragma once
 // Memory each device needs for one training iteration of a PCG: every piece of every value the
 // graph computes or reads is kept on its device (activations are kept for the backward pass), and
-// each weight piece carries its gradient and optimizer state besides.
+// each weight piece carries its gradient and optimizer state besides. The backward pass, walked
+// node by node from the last, frees a node's activations once its backward has run, and holds
+// meanwhile the gradients of the node's outputs and inputs; the most it holds beyond what the
+// forward pass kept is added.
 #include <functional>
 #include <vector>
 
@@ -20,9 +23,17 @@ struct MemoryOptions {
   // Per device, how many copies of every piece that is not a weight it keeps (empty: one).
   std::vector<double> activation_copies;
   // Operators whose outputs are dropped after the forward pass and computed again for the backward
-  // (recomputation): a device keeps only the largest such piece of its own, while it is recomputed.
+  // (recomputation); a graph output is kept. Dropped operators that read each other form a segment,
+  // computed again together where the backward pass first reads it and freed as it passes them.
   std::vector<pcg::NodeId> recomputed;
+  // Count only what the passes make: leave out graph inputs, weights, and the pieces layout
+  // changes cut from them (which the runtime's measured activation peak leaves out too).
+  bool activations_only = false;
 };
+
+// Per node id: a graph input, or a layout change (`moves_data`) of one node made so, in a chain
+// back to a graph input: values that are fed or cut from what is fed, not computed.
+std::vector<bool> made_from_graph_inputs(const pcg::Graph& graph, const std::function<bool(const pcg::Node&)>& moves_data);
 
 // Bytes per device, indexed by device; nodes without a machine view use devices 0, 1, ...
 std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& machine, const MemoryOptions& options = {});

@@ -16,8 +16,9 @@ struct OptimizeSettings {
   JointOptions joint;
   bool baselines = true;  // data parallel, expert, FlexFlow MCMC, sequential
   bool pipeline = true;   // also try pipeline parallelism (1F1B) over the whole graph
-  // When no plan fits in memory, try each plan the searches made with every operator recomputed
-  // (its outputs dropped after the forward pass and computed again for the backward).
+  // When no plan fits in memory, try each plan the searches made with activation checkpoints: every
+  // 2nd, 3rd or sqrt(n)-th of its n operators keeps its output, those between two checkpoints drop
+  // theirs after the forward pass and compute them again for the backward.
   bool recompute = true;
   PipelineOptions pipeline_options;
   std::size_t mcmc_iterations = 300;  // FlexFlow's search, and the refinement of the joint plan

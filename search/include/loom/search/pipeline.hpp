@@ -44,9 +44,9 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
 
 // Bytes per device: weights (with gradient and optimizer state) once, activations of as many
 // micro-batches as the device's stage holds at once (1F1B: stages - stage, at most all; GPipe: all).
-// `recomputed`: operators whose outputs are not kept between the passes (plan_memory).
+// `recomputed` and `activations_only` as plan_memory takes them.
 std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog,
-                                    const std::vector<pcg::NodeId>& recomputed = {});
+                                    const std::vector<pcg::NodeId>& recomputed = {}, bool activations_only = false);
 
 // plan_cost for a plan that may be pipelined.
 PlanCost pipelined_plan_cost(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog);

@@ -20,9 +20,10 @@ struct PlanCost {
 // Bytes each device keeps for one iteration of a graph whose nodes all have machine views, weights
 // held as the pieces their parallelization operators make. `activation_copies`, when given, says
 // per device how many copies of its activations it keeps (a pipeline stage's micro-batches in flight);
-// `recomputed`, the operators whose outputs are not kept between the passes.
+// `recomputed`, the operators whose outputs are not kept between the passes; `activations_only`:
+// what the passes make, without inputs and weights (MemoryOptions).
 std::vector<double> plan_memory(const pcg::Graph& graph, const CostModel& model, std::vector<double> activation_copies = {},
-                                std::vector<pcg::NodeId> recomputed = {});
+                                std::vector<pcg::NodeId> recomputed = {}, bool activations_only = false);
 
 // Simulates one training iteration of a graph whose nodes all have machine views.
 PlanCost plan_cost(const pcg::Graph& graph, const CostModel& model);

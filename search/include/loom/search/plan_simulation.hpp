@@ -15,8 +15,10 @@ namespace loom::search {
 
 TaskGraph plan_task_graph(const Plan& plan, const CostModel& model, const pcg::OpCatalog& catalog);
 
-// Bytes per device (pipeline_memory, less what recomputation drops).
-std::vector<double> plan_device_memory(const Plan& plan, const CostModel& model, const pcg::OpCatalog& catalog);
+// Bytes per device (pipeline_memory, less what recomputation drops); `activations_only`: only what
+// the passes make, as the runtime's measured activation peak counts it.
+std::vector<double> plan_device_memory(const Plan& plan, const CostModel& model, const pcg::OpCatalog& catalog,
+                                       bool activations_only = false);
 
 PlanCost simulated_plan_cost(const Plan& plan, const CostModel& model, const pcg::OpCatalog& catalog);
 
