@@ -41,6 +41,8 @@ check seed_plans.loom gpt3_gpipe $gpt3
 check seed_plans.loom swin_coshard --model swin -p batch=2 -p resolution=32 -p window=4 -p hidden=32 -p heads=4 -p layers=2
 check seed_plans.loom bert_recompute --model bert_large -p batch=2 -p seq=16 -p layers=2 -p hidden=64 -p heads=4 -p vocab=100 \
   -p max_positions=16
+check seed_plans.loom bert_checkpoints --model bert_large -p batch=2 -p seq=16 -p layers=2 -p hidden=64 -p heads=4 -p vocab=100 \
+  -p max_positions=16
 check seed_plans.loom mbart_interlaced --model mbart -p batch=4 -p seq=8 -p layers=2 -p vocab=96 -p hidden=32 -p heads=4
 if "$loom" schedule check "$data/schedule_deadlock.loom" 2> "$dir/err"; then
   echo "a deadlocked schedule was accepted"
