@@ -133,7 +133,9 @@ void add_simulate_command(CLI::App& app, int& status) {
       ->default_val("sgd")
       ->check(CLI::IsMember({"sgd", "adam"}));
   cmd->add_option("--timeline", opt->timeline_rows, "how many timeline rows to print")->default_val(20);
-  cmd->add_flag("--json", opt->json, "print everything as JSON (iteration_seconds, per_device, fits_memory, timeline)");
+  cmd->add_flag(
+      "--json", opt->json,
+      "print everything as JSON (iteration_seconds, per_device with memory_bytes and of it activation_bytes, fits_memory, timeline)");
   cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
   cmd->callback([opt, &status] { status = run_simulate(*opt); });
 }

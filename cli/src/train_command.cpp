@@ -240,7 +240,10 @@ void add_train_command(CLI::App& app, int& status) {
       "loom-profile database (created if missing, written atomically; `loom simulate --profile` and `loom optimize --profile` read it)");
   cmd->add_option("--profile-machine", opt->profile_machine, "the machine the times are measured on, for the profile's keys and roofline")
       ->default_val("cpu_host");
-  cmd->add_flag("--json", opt->json, "print a JSON line with the losses and seconds_per_step");
+  cmd->add_flag(
+      "--json", opt->json,
+      "print a JSON line with the losses, seconds_per_step and each process's peak_activation_bytes (the most bytes of activations "
+      "and their gradients it held at once)");
   cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
   cmd->callback([opt, &status] {
     if (opt->model.model.empty() && opt->plan.empty()) throw CLI::ValidationError("--model or --plan is required");
