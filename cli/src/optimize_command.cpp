@@ -145,6 +145,7 @@ int run_optimize(OptimizeOptions opt) {
                                 {"pipeline_seconds", seconds_or_null(report.pipeline_seconds)},
                                 {"pipeline_none_because", report.pipeline_none_because},
                                 {"pipeline", {{"stages", report.pipeline.stages}, {"microbatches", report.pipeline.microbatches}}},
+                                {"pipeline_stage_sizes", report.pipeline_stage_sizes},
                                 {"cuts", report.joint.cuts},
                                 {"recomputed_operators", report.recompute.size()},
                                 {"baselines", baselines},
@@ -172,9 +173,16 @@ int run_optimize(OptimizeOptions opt) {
       if (std::isfinite(seconds)) std::cout << "  (best is " << std::setprecision(3) << seconds / report.best_seconds << "x faster)";
       std::cout << "\n";
     }
-    if (opt.settings.pipeline)
+    if (opt.settings.pipeline) {
       std::cout << "  pipeline (1F1B): "
-                << (report.pipeline_none_because.empty() ? ms(report.pipeline_seconds) : "none: " + report.pipeline_none_because) << "\n";
+                << (report.pipeline_none_because.empty() ? ms(report.pipeline_seconds) : "none: " + report.pipeline_none_because);
+      if (report.pipeline_none_because.empty() && !report.pipeline_stage_sizes.empty()) {
+        std::cout << "  (stages of ";
+        for (std::size_t s = 0; s < report.pipeline_stage_sizes.size(); ++s) std::cout << (s ? "/" : "") << report.pipeline_stage_sizes[s];
+        std::cout << " nodes)";
+      }
+      std::cout << "\n";
+    }
     std::cout << "  best plan:       " << ms(report.best_seconds) << ", found by " << report.chosen;
     if (report.pipeline.enabled())
       std::cout << " (" << report.pipeline.stages << " stages, " << report.pipeline.microbatches << " micro-batches)";
@@ -257,6 +265,10 @@ void add_optimize_command(CLI::App& app, int& status) {
       ->check(non_negative_number());
   cmd->add_flag("--no-baselines", opt->no_baselines, "skip the baselines");
   cmd->add_flag("--no-pipeline", opt->no_pipeline, "do not try pipeline parallelism (1F1B stages over the whole graph)");
+  cmd->add_option("--pipeline-moves", opt->settings.pipeline_options.boundary_moves,
+                  "per count of stages, moves of a boundary between pipeline stages tried from stages of equal compute, each kept "
+                  "when it makes the pipeline faster or closer to fitting (0: equal stages)")
+      ->capture_default_str();
   cmd->add_flag("--no-recompute", opt->no_recompute,
                 "when no plan fits in the devices' memory, fail instead of trying the plans found with every operator recomputed "
                 "(outputs dropped after the forward pass and computed again for the backward)");

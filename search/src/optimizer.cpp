@@ -110,6 +110,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     PipelineResult p = pipeline_search(library, best.graph, model, settings.pipeline_options);
     report.pipeline_seconds = p.seconds;
     report.pipeline_none_because = p.none_because;
+    report.pipeline_stage_sizes = p.stage_sizes;
     if (!p.placements.empty()) tried.push_back({"pipeline", best.graph, p.placements, best.substitutions, p.seconds, p.pipeline});
     if (p.seconds < best.seconds) best = {"pipeline", best.graph, std::move(p.placements), best.substitutions, p.seconds, p.pipeline};
   }

@@ -199,6 +199,48 @@ PlanCost pipelined_plan_cost(const pcg::Graph& plan, const CostModel& model, con
   return cost;
 }
 
+namespace {
+
+// Stages cut at `cuts`: the nodes other than graph inputs, in creation order, stage s running from
+// position cuts[s - 1] (0 for the first) to cuts[s] (the last: to the end).
+std::vector<int> stages_at(const pcg::Graph& graph, const std::vector<std::size_t>& cuts) {
+  std::vector<int> out(graph.size(), -1);
+  std::size_t position = 0, stage = 0;
+  for (const pcg::Node& n : graph.nodes()) {
+    if (n.is_graph_input()) continue;
+    while (stage < cuts.size() && position >= cuts[stage]) ++stage;
+    out[n.id.index()] = static_cast<int>(stage);
+    ++position;
+  }
+  return out;
+}
+
+// Where consecutive stages meet, as stages_at takes them.
+std::vector<std::size_t> cuts_of(const pcg::Graph& graph, const std::vector<int>& stage_of) {
+  std::vector<std::size_t> cuts;
+  std::size_t position = 0;
+  int stage = 0;
+  for (const pcg::Node& n : graph.nodes()) {
+    if (n.is_graph_input()) continue;
+    for (; stage < stage_of[n.id.index()]; ++stage) cuts.push_back(position);
+    ++position;
+  }
+  return cuts;
+}
+
+// A pipeline of given stages at its best count of micro-batches: the fastest that fits, else how
+// far the fullest device of the closest is over its memory.
+struct StagesTried {
+  PipelineResult result;
+  double overflow_bytes = std::numeric_limits<double>::infinity();
+  bool better_than(const StagesTried& other) const {
+    if (result.seconds != other.result.seconds) return result.seconds < other.result.seconds;
+    return overflow_bytes < other.overflow_bytes;
+  }
+};
+
+}  // namespace
+
 PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& graph, const CostModel& model,
                                const PipelineOptions& options) {
   const int devices = model.machine().devices();
@@ -207,31 +249,20 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
     for (int s = 2; s <= std::min(8, devices); ++s)
       if (devices % s == 0) stage_counts.push_back(s);
   const std::size_t operators = graph.operator_count();
+  std::size_t nodes = 0;
+  for (const pcg::Node& n : graph.nodes()) nodes += n.is_graph_input() ? 0 : 1;
 
-  PipelineResult best;
   // Why the pipelines tried were not taken, the most telling last.
   std::string shape_problem, batch_problem;
   bool priced = false;
-  for (int stages : stage_counts) {
-    if (stages < 2 || devices % stages != 0) continue;
-    if (static_cast<std::size_t>(stages) > operators) {
-      shape_problem = "the graph has " + std::to_string(operators) + " operators, too few for " + std::to_string(stages) + " stages";
-      continue;
-    }
-    const std::vector<int> stage_of = balanced_stages(graph, model, stages);
-    std::vector<bool> used(static_cast<std::size_t>(stages), false);
-    for (int s : stage_of)
-      if (s >= 0) used[static_cast<std::size_t>(s)] = true;
-    if (std::find(used.begin(), used.end(), false) != used.end()) {
-      shape_problem = "an operator is too heavy to share the work out among " + std::to_string(stages) + " stages";
-      continue;
-    }
+  const auto try_stages = [&](const std::vector<int>& stage_of, int stages) {
+    StagesTried tried;
     std::vector<Placement> placements = pipeline_placements(library, graph, stage_of, stages, devices);
     pcg::Graph plan;
     try {
       plan = materialize(graph, placements, library, model.moves());
     } catch (const LoomError&) {
-      continue;
+      return tried;
     }
     for (int per_stage : options.microbatches_per_stage) {
       const Pipeline pipeline{stages, stages * per_stage};
@@ -243,23 +274,76 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
         continue;
       }
       priced = true;
-      if (!cost.fits() || cost.seconds >= best.seconds) continue;
-      best.pipeline = pipeline;
-      best.placements = placements;
-      best.plan = plan;
-      best.seconds = cost.seconds;
+      if (!cost.fits()) {
+        const std::vector<double> bytes = pipeline_memory(plan, model, pipeline, library);
+        tried.overflow_bytes =
+            std::min(tried.overflow_bytes, *std::max_element(bytes.begin(), bytes.end()) - model.machine().device.memory_bytes);
+        continue;
+      }
+      if (cost.seconds >= tried.result.seconds) continue;
+      tried.result.pipeline = pipeline;
+      tried.result.placements = placements;
+      tried.result.plan = plan;
+      tried.result.seconds = cost.seconds;
     }
+    tried.result.stage_sizes.assign(static_cast<std::size_t>(stages), 0);
+    for (int s : stage_of)
+      if (s >= 0) ++tried.result.stage_sizes[static_cast<std::size_t>(s)];
+    return tried;
+  };
+
+  StagesTried best;
+  for (int stages : stage_counts) {
+    if (stages < 2 || devices % stages != 0) continue;
+    if (static_cast<std::size_t>(stages) > operators) {
+      shape_problem = "the graph has " + std::to_string(operators) + " operators, too few for " + std::to_string(stages) + " stages";
+      continue;
+    }
+    const std::vector<int> balanced = balanced_stages(graph, model, stages);
+    std::vector<bool> used(static_cast<std::size_t>(stages), false);
+    for (int s : balanced)
+      if (s >= 0) used[static_cast<std::size_t>(s)] = true;
+    if (std::find(used.begin(), used.end(), false) != used.end()) {
+      shape_problem = "an operator is too heavy to share the work out among " + std::to_string(stages) + " stages";
+      continue;
+    }
+    // From stages of equal compute, move each boundary while that pays: under 1F1B the first
+    // stages hold more micro-batches, so stages of unequal work can fit or run faster.
+    std::vector<std::size_t> cuts = cuts_of(graph, balanced);
+    StagesTried here = try_stages(balanced, stages);
+    std::size_t step = std::max<std::size_t>(1, nodes / (4 * static_cast<std::size_t>(stages)));
+    std::size_t moves_left = options.boundary_moves;
+    while (step > 0 && moves_left > 0) {
+      bool moved = false;
+      for (std::size_t i = 0; i < cuts.size() && moves_left > 0; ++i)
+        for (const bool later : {false, true}) {
+          const std::size_t low = i == 0 ? 1 : cuts[i - 1] + 1, high = i + 1 < cuts.size() ? cuts[i + 1] - 1 : nodes - 1;
+          if (later ? cuts[i] + step > high : cuts[i] < low + step) continue;
+          if (moves_left == 0) break;
+          --moves_left;
+          std::vector<std::size_t> moved_cuts = cuts;
+          moved_cuts[i] = later ? cuts[i] + step : cuts[i] - step;
+          StagesTried t = try_stages(stages_at(graph, moved_cuts), stages);
+          if (!t.better_than(here)) continue;
+          here = std::move(t);
+          cuts = std::move(moved_cuts);
+          moved = true;
+        }
+      if (!moved) step /= 2;
+    }
+    if (here.better_than(best)) best = std::move(here);
   }
-  if (std::isfinite(best.seconds)) return best;
+  if (std::isfinite(best.result.seconds)) return best.result;
+  PipelineResult none;
   if (priced)
-    best.none_because = "every pipeline tried needs more memory than its devices have";
+    none.none_because = "every pipeline tried needs more memory than its devices have";
   else if (!batch_problem.empty())
-    best.none_because = batch_problem;
+    none.none_because = batch_problem;
   else if (!shape_problem.empty())
-    best.none_because = shape_problem;
+    none.none_because = shape_problem;
   else
-    best.none_because = "no count of stages from 2 to 8 divides the machine's " + std::to_string(devices) + " devices";
-  return best;
+    none.none_because = "no count of stages from 2 to 8 divides the machine's " + std::to_string(devices) + " devices";
+  return none;
 }
 
 }  // namespace loom::search

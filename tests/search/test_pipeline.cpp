@@ -96,6 +96,37 @@ TEST(Pipeline, WeightsMoveOncePerIteration) {
   EXPECT_DOUBLE_EQ(communication_bytes(build_pipeline_task_graph(plan, model, {1, 4}, library())), whole);
 }
 
+// Layers of equal work cut into two stages of equal compute: under 1F1B the first stage holds two
+// micro-batches, the second one. On devices with a tenth less memory than the first stage needs,
+// the equal stages do not fit; moving the boundary earlier gives the first stage fewer layers and fits.
+TEST(Pipeline, MovesTheBoundaryBetweenStagesUntilThePipelineFits) {
+  const pcg::Graph g = mlp(8, 1024, 128);
+  Machine target = instant_links(2);
+  PipelineOptions equal;
+  equal.stage_counts = {2};
+  equal.microbatches_per_stage = {2};
+  equal.boundary_moves = 0;
+  const PipelineResult balanced = pipeline_search(library(), g, CostModel(library(), target), equal);
+  ASSERT_TRUE(std::isfinite(balanced.seconds));
+  EXPECT_EQ(balanced.stage_sizes, (std::vector<int>{8, 8}));
+  const std::vector<double> bytes = pipeline_memory(balanced.plan, CostModel(library(), target), balanced.pipeline, library());
+  ASSERT_GT(bytes[0], 1.3 * bytes[1]);
+  target.device.memory_bytes = 0.9 * bytes[0];
+  const CostModel tight(library(), target);
+  EXPECT_FALSE(std::isfinite(pipeline_search(library(), g, tight, equal).seconds));
+  PipelineOptions moving = equal;
+  moving.boundary_moves = 16;
+  const PipelineResult unequal = pipeline_search(library(), g, tight, moving);
+  ASSERT_TRUE(std::isfinite(unequal.seconds)) << unequal.none_because;
+  ASSERT_EQ(unequal.stage_sizes.size(), 2u);
+  EXPECT_LT(unequal.stage_sizes[0], unequal.stage_sizes[1]);
+  EXPECT_EQ(unequal.stage_sizes[0] + unequal.stage_sizes[1], 16);
+  EXPECT_TRUE(pipelined_plan_cost(unequal.plan, tight, unequal.pipeline, library()).fits());
+  // Where the equal stages fit, moving a boundary is kept only when it is faster.
+  const PipelineResult roomy = pipeline_search(library(), g, CostModel(library(), instant_links(2)), moving);
+  EXPECT_LE(roomy.seconds, balanced.seconds);
+}
+
 TEST(Pipeline, EachStageHoldsTheMicroBatchesItHasInFlight) {
   const pcg::Graph g = two_relus(64);
   const Machine target = instant_links(2);

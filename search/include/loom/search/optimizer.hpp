@@ -38,13 +38,14 @@ struct StageTime {
 };
 
 struct OptimizeReport {
-  pcg::Graph graph;                    // the unsplit graph the plan runs (after substitutions)
-  std::vector<Placement> placements;   // per node of `graph`
-  pcg::Graph plan;                     // `graph` materialized: the PCG with machine views
-  double best_seconds = 0;             // simulated
-  std::string chosen;                  // which search found it: joint, joint+mcmc, joint+data_parallel+mcmc, pipeline, or a baseline's name
-  Pipeline pipeline;                   // the chosen plan's pipeline (none unless `chosen` is pipeline)
-  std::vector<pcg::NodeId> recompute;  // nodes of `plan` recomputed: only when nothing fit without (`chosen` ends in +recompute)
+  pcg::Graph graph;                   // the unsplit graph the plan runs (after substitutions)
+  std::vector<Placement> placements;  // per node of `graph`
+  pcg::Graph plan;                    // `graph` materialized: the PCG with machine views
+  double best_seconds = 0;            // simulated
+  std::string chosen;                 // which search found it: joint, joint+mcmc, joint+data_parallel+mcmc, pipeline, or a baseline's name
+  Pipeline pipeline;                  // the chosen plan's pipeline (none unless `chosen` is pipeline)
+  std::vector<int> pipeline_stage_sizes;  // the best pipeline's nodes per stage (PipelineResult::stage_sizes)
+  std::vector<pcg::NodeId> recompute;     // nodes of `plan` recomputed: only when nothing fit without (`chosen` ends in +recompute)
   std::vector<AppliedSubstitution> substitutions;
   double joint_seconds = 0;      // the joint search's plan, simulated, before refinement
   double refined_seconds = 0;    // the same after the MCMC refinement (joint_seconds without one)

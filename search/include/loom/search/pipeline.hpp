@@ -54,6 +54,9 @@ PlanCost pipelined_plan_cost(const pcg::Graph& plan, const CostModel& model, con
 struct PipelineOptions {
   std::vector<int> stage_counts;  // empty: every divisor of the device count from 2 to 8
   std::vector<int> microbatches_per_stage{1, 2, 4};
+  // Per count of stages, how many moves of a boundary between stages are tried, from stages of
+  // equal compute (each costs a plan's layout and its simulation); 0 keeps them equal.
+  std::size_t boundary_moves = 16;
 };
 
 struct PipelineResult {
@@ -61,12 +64,15 @@ struct PipelineResult {
   std::vector<Placement> placements;                         // per node of the searched graph
   pcg::Graph plan;                                           // the graph materialized with them (full batch)
   double seconds = std::numeric_limits<double>::infinity();  // simulated; infinity when none fits
+  std::vector<int> stage_sizes;                              // nodes per stage (graph inputs aside)
   // When none was found, what stopped every pipeline tried: no count of stages, a batch that does
   // not divide into micro-batches, or the memory of the stages' devices.
   std::string none_because;
 };
 
-// The fastest pipeline of the graph over the stage and micro-batch counts tried.
+// The fastest pipeline of the graph over the stage and micro-batch counts tried, and the boundaries
+// between stages: from stages of equal compute, each boundary moves by a step while that makes
+// the pipeline faster (or, while none fits, closer to fitting); the step halves when no move pays.
 PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& graph, const CostModel& model,
                                const PipelineOptions& options = {});
 
