@@ -1,5 +1,7 @@
 #include "loom/pcg/layout_fusion.hpp"
 
+#include <algorithm>
+
 #include "loom/pcg/collective_groups.hpp"
 #include "loom/pcg/piece_moves.hpp"
 
@@ -32,6 +34,12 @@ LayoutChangeSources fuse_layout_changes(const Graph& graph, const std::function<
     }
   }
   return out;
+}
+
+bool is_unread_output(const Graph& graph, NodeId node, PortRef source) {
+  const auto& outputs = graph.outputs();
+  if (std::find(outputs.begin(), outputs.end(), PortRef{node, 0}) == outputs.end()) return false;
+  return graph.shape_of(source).V == graph.node(node).output_shapes.at(0).V && graph.consumers(node).empty();
 }
 
 }  // namespace loom::pcg

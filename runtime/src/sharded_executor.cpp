@@ -80,8 +80,8 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
   }
   for (pcg::PortRef o : graph.outputs()) {
     NodeRun& run = runs_[o.node.index()];
-    run.output_read_at_source = run.parallel && graph.consumers(o.node).empty() && !graph.node(run.source.node).is_graph_input() &&
-                                graph.shape_of(run.source).V == graph.shape_of(o).V;
+    run.output_read_at_source =
+        run.parallel && !graph.node(run.source.node).is_graph_input() && pcg::is_unread_output(graph, o.node, run.source);
   }
   sync_ = std::make_unique<GradientSync<T>>(
       graph, transport_,
@@ -123,6 +123,13 @@ void ShardedExecutor<T>::recompute(const std::vector<pcg::NodeId>& operators) {
     dropped_[graph_.outputs()[i].node.index()] = false;
     dropped_[held_output(i).node.index()] = false;
   }
+  regions_ = search::piecewise_regions(
+      graph_, [this](const pcg::Node& n) { return runs_[n.id.index()].parallel; }, dropped_);
+  // A region runs when the backward pass reaches its last member, which must take part in it.
+  std::erase_if(regions_, [this](const std::vector<pcg::NodeId>& r) { return !runs_[r.back().index()].differentiated; });
+  region_of_.assign(graph_.size(), -1);
+  for (std::size_t r = 0; r < regions_.size(); ++r)
+    for (pcg::NodeId m : regions_[r]) region_of_[m.index()] = static_cast<int>(r);
   last_reader_.clear();
   for (const pcg::Node& n : graph_.nodes()) last_reader_.push_back(n.id);
   for (const pcg::Node& n : graph_.nodes())
@@ -316,10 +323,15 @@ void ShardedExecutor<T>::receive_inputs(const pcg::Node& n) {
 
 template <class T>
 void ShardedExecutor<T>::run_operator(const pcg::Node& n) {
-  const auto id = n.id.index();
   receive_inputs(n);
+  run_tasks(n);
+}
+
+template <class T>
+void ShardedExecutor<T>::run_tasks(const pcg::Node& n, std::int64_t task) {
+  const auto id = n.id.index();
   for (std::int64_t t = 0; t < n.tasks(); ++t) {
-    if (!local(n.id, t)) continue;
+    if (!local(n.id, t) || (task >= 0 && t != task)) continue;
     const auto start = std::chrono::steady_clock::now();
     const OpCall<T> call = call_for(n, t);
     std::vector<Tensor<T>> out;
@@ -424,6 +436,7 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
     if (next != given.size())
       throw LoomError("backward: " + std::to_string(given.size()) + " gradient pieces for graph output " + std::to_string(k) +
                       ", this process holds " + std::to_string(next));
+    if (!graph_.node(o.node).is_graph_input()) recount(o.node);
   }
   sync_->start_sums_complete_after(-1, input_grads);
   for (auto it = graph_.nodes().rbegin(); it != graph_.nodes().rend(); ++it) {
@@ -431,11 +444,14 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
     const NodeRun& run = runs_[n.id.index()];
     if (!n.is_graph_input() && run.differentiated && !run.fused_away && !run.output_read_at_source) {
       OperatorTime& time = times_[n.id.index()];
+      const int region = region_of_[n.id.index()];
       if (run.parallel) {
         time_layout_change(n, time.backward_seconds, time.backward_tasks, [&] { move_backward(n, grads, input_grads); });
-      } else {
+      } else if (region < 0) {
         restore_for_backward(n);
         operator_backward(n, grads, input_grads);
+      } else if (regions_[static_cast<std::size_t>(region)].back() == n.id) {
+        region_backward(regions_[static_cast<std::size_t>(region)], grads, input_grads);
       }
       for (pcg::NodeId read : reads_of(n)) recount(read);
     }
@@ -457,10 +473,12 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
 }
 
 template <class T>
-void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads) {
+void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads,
+                                           std::int64_t only_task) {
   const auto id = n.id.index();
   Step<T> step;
   for (std::int64_t t = 0; t < n.tasks(); ++t) {
+    if (only_task >= 0 && t != only_task) continue;
     std::vector<Tensor<T>> in_grads;
     // A task's time covers its whole work on this process: the call, the kernel and adding up
     // the gradients it gives (as the simulator's compute task stands for all of it).
@@ -515,6 +533,31 @@ void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::
     }
   }
   step.run(transport_);
+}
+
+template <class T>
+void ShardedExecutor<T>::region_backward(const std::vector<pcg::NodeId>& region, std::vector<std::vector<Pieces>>& grads,
+                                         NamedTensors<T>& input_grads) {
+  // Every member has the same pieces on the same devices, and piece t of a member reads piece t of
+  // the members it reads: the region's backward runs whole for one piece before the next.
+  const std::int64_t tasks = graph_.node(region.front()).tasks();
+  for (std::int64_t t = 0; t < tasks; ++t) {
+    for (pcg::NodeId m : region)
+      if (dropped_[m.index()]) {
+        run_tasks(graph_.node(m), t);
+        recount(m);
+      }
+    for (auto it = region.rbegin(); it != region.rend(); ++it) {
+      const pcg::Node& m = graph_.node(*it);
+      if (runs_[it->index()].differentiated) operator_backward(m, grads, input_grads, t);
+      for (pcg::NodeId read : reads_of(m)) recount(read);
+      // Piece t of m's gradient is spent, and its dropped values are done with.
+      for (Pieces& port : grads[it->index()]) port[static_cast<std::size_t>(t)] = Tensor<T>{};
+      if (dropped_[it->index()])
+        for (Pieces& port : values_[it->index()]) port[static_cast<std::size_t>(t)] = Tensor<T>{};
+      recount(*it);
+    }
+  }
 }
 
 template <class T>

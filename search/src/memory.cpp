@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/layout_fusion.hpp"
 #include "loom/pcg/task_layout.hpp"
 
 namespace loom::search {
@@ -14,6 +15,51 @@ std::vector<bool> made_from_graph_inputs(const pcg::Graph& graph, const std::fun
   for (const pcg::Node& n : graph.nodes())
     made[n.id.index()] = n.is_graph_input() || (moves_data && moves_data(n) && n.inputs.size() == 1 && made[n.inputs[0].node.index()]);
   return made;
+}
+
+std::vector<std::vector<pcg::NodeId>> piecewise_regions(const pcg::Graph& graph, const std::function<bool(const pcg::Node&)>& moves_data,
+                                                        const std::vector<bool>& dropped) {
+  const auto devices_of = [](const pcg::Node& n) { return n.view ? n.view->devices : pcg::MachineView::contiguous(0, n.tasks()).devices; };
+  // Co-sharded: some device runs more than one of its pieces.
+  const auto member = [&](const pcg::Node& n) {
+    if (n.is_graph_input() || (moves_data && moves_data(n))) return false;
+    std::vector<int> devices = devices_of(n);
+    std::sort(devices.begin(), devices.end());
+    return std::adjacent_find(devices.begin(), devices.end()) != devices.end();
+  };
+  std::vector<std::size_t> root(graph.size());
+  std::iota(root.begin(), root.end(), std::size_t{0});
+  const auto find = [&root](std::size_t i) {
+    while (root[i] != i) i = root[i] = root[root[i]];
+    return i;
+  };
+  for (const pcg::Node& n : graph.nodes()) {
+    if (!member(n)) continue;
+    for (pcg::PortRef in : n.inputs) {
+      const pcg::Node& p = graph.node(in.node);
+      if (member(p) && p.tasks() == n.tasks() && devices_of(p) == devices_of(n)) root[find(n.id.index())] = find(in.node.index());
+    }
+  }
+  std::map<std::size_t, std::vector<pcg::NodeId>> groups;
+  for (const pcg::Node& n : graph.nodes())
+    if (member(n)) groups[find(n.id.index())].push_back(n.id);
+  std::vector<std::vector<pcg::NodeId>> regions;
+  for (auto& [r, members] : groups) {
+    const std::size_t last = members.back().index();
+    bool recomputes = false, whole = true;
+    for (pcg::NodeId m : members) {
+      recomputes = recomputes || dropped[m.index()];
+      for (pcg::NodeId reader : graph.consumers(m)) {
+        const bool inside = find(reader.index()) == r && member(graph.node(reader));
+        if (!inside && (reader.index() < last || dropped[m.index()])) whole = false;
+      }
+      if (dropped[m.index()])
+        for (pcg::PortRef in : graph.node(m).inputs)
+          if (dropped[in.node.index()] && find(in.node.index()) != r) whole = false;
+    }
+    if (recomputes && whole) regions.push_back(std::move(members));
+  }
+  return regions;
 }
 
 namespace {
@@ -35,14 +81,16 @@ std::map<std::size_t, std::size_t> restore_points(const pcg::Graph& graph, const
     if (dropped[n.id.index()])
       for (pcg::PortRef in : n.inputs)
         if (dropped[in.node.index()]) segment[root(n.id.index())] = root(in.node.index());
+  std::vector<std::size_t> last_reader(graph.size());
+  std::iota(last_reader.begin(), last_reader.end(), std::size_t{0});
+  for (const pcg::Node& n : graph.nodes())
+    for (pcg::PortRef in : n.inputs) last_reader[in.node.index()] = std::max(last_reader[in.node.index()], n.id.index());
   std::map<std::size_t, std::size_t> restored_at;
   for (const pcg::Node& n : graph.nodes()) {
     segment[n.id.index()] = root(n.id.index());
     if (!dropped[n.id.index()]) continue;
-    std::size_t latest = n.id.index();
-    for (pcg::NodeId reader : graph.consumers(n.id)) latest = std::max(latest, reader.index());
     std::size_t& at = restored_at[segment[n.id.index()]];
-    at = std::max(at, latest);
+    at = std::max(at, last_reader[n.id.index()]);
   }
   return restored_at;
 }
@@ -52,9 +100,14 @@ std::map<std::size_t, std::size_t> restore_points(const pcg::Graph& graph, const
 // bytes), frees each node's activations (`freed`) once its backward has run, and while a node's
 // tasks on a device run their backward, holds the gradients of their outputs and of the inputs they
 // read there (not those of graph inputs and weights, whose gradients are state).
-std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<bool>& fed, const std::vector<DeviceBytes>& freed,
-                                    const std::vector<std::vector<std::size_t>>& restored_at_node,
-                                    const std::map<std::size_t, DeviceBytes>& segments, const MemoryOptions& options, std::size_t devices) {
+std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<bool>& fed, const std::vector<bool>& unread,
+                                    const std::vector<DeviceBytes>& freed, const std::vector<std::vector<std::size_t>>& restored_at_node,
+                                    const std::vector<DeviceBytes>& piece_at_node, const std::map<std::size_t, DeviceBytes>& segments,
+                                    const std::vector<std::vector<pcg::NodeId>>& regions, const MemoryOptions& options,
+                                    std::size_t devices) {
+  std::vector<int> region_of(graph.size(), -1);
+  for (std::size_t r = 0; r < regions.size(); ++r)
+    for (pcg::NodeId m : regions[r]) region_of[m.index()] = static_cast<int>(r);
   std::vector<double> excess(devices, 0), held(devices, 0), gradients(devices, 0);
   std::vector<bool> is_touched(devices, false);
   std::vector<int> touched;
@@ -72,7 +125,7 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
   };
   for (auto it = graph.nodes().rbegin(); it != graph.nodes().rend(); ++it) {
     const pcg::Node& n = *it;
-    if (fed[n.id.index()]) continue;  // an input, or a weight's pieces: their gradients are its state
+    if (fed[n.id.index()] || unread[n.id.index()]) continue;  // an input, a weight's pieces (gradients: state), or not run
     touched.clear();
     for (std::size_t root : restored_at_node[n.id.index()]) {
       const auto segment = segments.find(root);
@@ -82,13 +135,45 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
         held[static_cast<std::size_t>(d)] += bytes;
       }
     }
-    const pcg::MachineView view = view_of(n);
-    for (const pcg::ParallelShape& s : n.output_shapes) hold(view, s);
-    // An operator's tasks make its inputs' gradients where they run; a layout change moves them
-    // back to where its input lies.
-    const bool moves_data = options.moves_data && options.moves_data(n);
-    for (pcg::PortRef in : n.inputs)
-      if (!fed[in.node.index()]) hold(moves_data ? view_of(graph.node(in.node)) : view, graph.shape_of(in));
+    for (const auto& [d, bytes] : piece_at_node[n.id.index()]) {
+      touch(d);
+      held[static_cast<std::size_t>(d)] += bytes;
+    }
+    const int region = region_of[n.id.index()];
+    if (region < 0) {
+      const pcg::MachineView view = view_of(n);
+      for (const pcg::ParallelShape& s : n.output_shapes) hold(view, s);
+      // An operator's tasks make its inputs' gradients where they run; a layout change moves them
+      // back to where its input lies.
+      const bool moves_data = options.moves_data && options.moves_data(n);
+      for (pcg::PortRef in : n.inputs)
+        if (!fed[in.node.index()]) hold(moves_data ? view_of(graph.node(in.node)) : view, graph.shape_of(in));
+    } else if (regions[static_cast<std::size_t>(region)].back() == n.id) {
+      // A co-shard region's backward, piece by piece: besides one piece of its dropped values
+      // (piece_at_node) and the gradients of one member's piece and of what it reads, it holds
+      // the gradients given from outside (spent piece by piece) and those of what it reads from
+      // outside (filled up piece by piece).
+      double largest_piece = 0;
+      for (pcg::NodeId m : regions[static_cast<std::size_t>(region)]) {
+        const pcg::Node& member = graph.node(m);
+        const std::vector<pcg::NodeId> readers = graph.consumers(m);
+        const bool given = std::any_of(readers.begin(), readers.end(), [&](pcg::NodeId r) { return region_of[r.index()] != region; }) ||
+                           std::any_of(graph.outputs().begin(), graph.outputs().end(), [&](pcg::PortRef o) { return o.node == m; });
+        for (const pcg::ParallelShape& s : member.output_shapes)
+          if (given)
+            hold(view_of(member), s);
+          else
+            largest_piece = std::max(largest_piece, static_cast<double>(pcg::piece_elements(s)) * options.bytes_per_element);
+        for (pcg::PortRef in : member.inputs)
+          if (!fed[in.node.index()] && region_of[in.node.index()] != region) hold(view_of(member), graph.shape_of(in));
+      }
+      const std::vector<int> devices_of_pieces = view_of(n).devices;
+      for (int d : devices_of_pieces) {
+        touch(d);
+        const auto pieces_there = std::count(devices_of_pieces.begin(), devices_of_pieces.end(), d);
+        gradients[static_cast<std::size_t>(d)] += 2 * largest_piece / static_cast<double>(pieces_there);
+      }
+    }
     for (int d : touched) {
       const auto i = static_cast<std::size_t>(d);
       excess[i] = std::max(excess[i], held[i] + gradients[i]);
@@ -96,6 +181,7 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
       is_touched[i] = false;
     }
     for (const auto& [d, bytes] : freed[n.id.index()]) held[static_cast<std::size_t>(d)] -= bytes;
+    for (const auto& [d, bytes] : piece_at_node[n.id.index()]) held[static_cast<std::size_t>(d)] -= bytes;
   }
   return excess;
 }
@@ -119,6 +205,13 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
     }
   }
   const std::vector<bool> fed = made_from_graph_inputs(graph, options.moves_data);
+  // Layout changes the runtime never runs: a graph output's gather that the loss reads in pieces.
+  std::vector<bool> unread(graph.size(), false);
+  for (pcg::PortRef out : graph.outputs()) {
+    const pcg::Node& n = graph.node(out.node);
+    unread[n.id.index()] = options.moves_data && options.moves_data(n) && n.inputs.size() == 1 && !fed[n.inputs[0].node.index()] &&
+                           pcg::is_unread_output(graph, n.id, n.inputs[0]);
+  }
   // A recomputed operator's output, and the layout changes made of it, are computed again too;
   // a graph output is kept.
   std::vector<bool> dropped(graph.size(), false);
@@ -127,14 +220,23 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
                             (std::find(options.recomputed.begin(), options.recomputed.end(), n.id) != options.recomputed.end() ||
                              (options.moves_data && options.moves_data(n) && n.inputs.size() == 1 && dropped[n.inputs[0].node.index()]));
   for (pcg::PortRef out : graph.outputs()) dropped[out.node.index()] = false;
+  // Co-shard regions hold one piece of their dropped values at a time, when their last member's turn comes.
+  const std::vector<std::vector<pcg::NodeId>> regions = piecewise_regions(graph, options.moves_data, dropped);
+  std::vector<int> region_of(graph.size(), -1);
+  for (std::size_t r = 0; r < regions.size(); ++r)
+    for (pcg::NodeId m : regions[r])
+      if (dropped[m.index()]) region_of[m.index()] = static_cast<int>(r);
+  std::vector<std::map<std::pair<int, std::size_t>, double>> region_pieces(regions.size());  // by device and piece
+  std::vector<bool> segmented = dropped;
+  for (std::size_t i = 0; i < segmented.size(); ++i) segmented[i] = segmented[i] && region_of[i] < 0;
   std::vector<std::size_t> segment;
-  const std::map<std::size_t, std::size_t> restored_at = restore_points(graph, dropped, segment);
+  const std::map<std::size_t, std::size_t> restored_at = restore_points(graph, segmented, segment);
   std::vector<std::vector<std::size_t>> restored_at_node(graph.size());
   for (const auto& [root, node] : restored_at) restored_at_node[node].push_back(root);
   std::map<std::size_t, DeviceBytes> segments;   // per segment root, its pieces
   std::vector<DeviceBytes> freed(graph.size());  // per node, the activations the backward pass frees after it
   for (const pcg::Node& n : graph.nodes()) {
-    if (held_by_consumers[n.id.index()] || (options.activations_only && fed[n.id.index()])) continue;
+    if (held_by_consumers[n.id.index()] || unread[n.id.index()] || (options.activations_only && fed[n.id.index()])) continue;
     const bool recomputed = dropped[n.id.index()];
     const pcg::MachineView view = n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks());
     const bool is_weight = weight[n.id.index()];
@@ -148,6 +250,11 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
                           std::to_string(machine.devices()) + " devices");
         const bool repeated = !is_weight && !options.activation_copies.empty();
         const double held = repeated && !recomputed ? piece * options.activation_copies[static_cast<std::size_t>(d)] : piece;
+        const int region = region_of[n.id.index()];
+        if (region >= 0) {
+          region_pieces[static_cast<std::size_t>(region)][{d, t}] += held;
+          continue;
+        }
         if (recomputed)
           segments[segment[n.id.index()]].emplace_back(d, held);
         else
@@ -156,7 +263,14 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
       }
     }
   }
-  const std::vector<double> excess = backward_excess(graph, fed, freed, restored_at_node, segments, options, bytes.size());
+  std::vector<DeviceBytes> piece_at_node(graph.size());
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    std::map<int, double> largest;
+    for (const auto& [at, piece_bytes] : region_pieces[r]) largest[at.first] = std::max(largest[at.first], piece_bytes);
+    for (const auto& [d, piece_bytes] : largest) piece_at_node[regions[r].back().index()].emplace_back(d, piece_bytes);
+  }
+  const std::vector<double> excess =
+      backward_excess(graph, fed, unread, freed, restored_at_node, piece_at_node, segments, regions, options, bytes.size());
   for (std::size_t d = 0; d < bytes.size(); ++d) bytes[d] += excess[d];
   return bytes;
 }

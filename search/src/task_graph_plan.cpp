@@ -8,10 +8,7 @@
 
 namespace loom::search {
 
-PlanLayout::PlanLayout(const pcg::Graph& graph, const CostModel& model)
-    : graph_(graph), model_(model), machine_(model.machine()), consumed_(graph.size(), false) {
-  for (const pcg::Node& n : graph.nodes())
-    for (pcg::PortRef in : n.inputs) consumed_[in.node.index()] = true;
+PlanLayout::PlanLayout(const pcg::Graph& graph, const CostModel& model) : graph_(graph), model_(model), machine_(model.machine()) {
   // As the runtime runs them.
   const auto layout_change = [this](const pcg::Node& n) { return is_layout_change(n); };
   const auto view = [this](const pcg::Node& n) { return view_of(n); };
@@ -39,12 +36,7 @@ bool PlanLayout::loads_its_pieces(const pcg::Node& n) const {
   return source.op == pcg::kInputOp || source.op == pcg::kWeightOp;
 }
 
-bool PlanLayout::is_unread_output(const pcg::Node& n) const {
-  const auto& outputs = graph_.outputs();
-  // Partial sums must still be added up before the loss can read them.
-  if (graph_.shape_of(source_of(n)).V != n.output_shapes[0].V) return false;
-  return !consumed_[n.id.index()] && std::find(outputs.begin(), outputs.end(), pcg::PortRef{n.id, 0}) != outputs.end();
-}
+bool PlanLayout::is_unread_output(const pcg::Node& n) const { return pcg::is_unread_output(graph_, n.id, source_of(n)); }
 
 std::set<int> PlanLayout::devices_in_use() const {
   std::set<int> devices;

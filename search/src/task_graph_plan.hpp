@@ -47,7 +47,6 @@ class PlanLayout {
   const pcg::Graph& graph_;
   const CostModel& model_;
   const Machine& machine_;
-  std::vector<bool> consumed_;                    // node -> some node reads it
   std::vector<pcg::PortRef> sources_;             // node -> what a layout change moves from
   std::vector<bool> fused_away_;                  // node -> a layout change fused into the next
   std::map<pcg::NodeId, pcg::InputReads> reads_;  // by weight node

@@ -28,6 +28,7 @@ check() {
 check mlp_fig1.loom mlp_fig1_megatron
 check mlp_fig1.loom mlp_fig1_fused
 check seed_plans.loom swin_coshard
+check seed_plans.loom swin_coshard_recompute
 check seed_plans.loom bert_recompute
 check seed_plans.loom bert_checkpoints
 # The same plan keeping every activation holds more, simulated and measured.

@@ -39,6 +39,7 @@ check seed_plans.loom gpt3_1f1b $gpt3
 # shellcheck disable=SC2086
 check seed_plans.loom gpt3_gpipe $gpt3
 check seed_plans.loom swin_coshard --model swin -p batch=2 -p resolution=32 -p window=4 -p hidden=32 -p heads=4 -p layers=2
+check seed_plans.loom swin_coshard_recompute --model swin -p batch=2 -p resolution=32 -p window=4 -p hidden=32 -p heads=4 -p layers=2
 check seed_plans.loom bert_recompute --model bert_large -p batch=2 -p seq=16 -p layers=2 -p hidden=64 -p heads=4 -p vocab=100 \
   -p max_positions=16
 check seed_plans.loom bert_checkpoints --model bert_large -p batch=2 -p seq=16 -p layers=2 -p hidden=64 -p heads=4 -p vocab=100 \

@@ -24,4 +24,9 @@ struct LayoutChangeSources {
 LayoutChangeSources fuse_layout_changes(const Graph& graph, const std::function<bool(const Node&)>& is_layout_change,
                                         const std::function<MachineView(const Node&)>& view_of, bool fuse = true);
 
+// Whether layout change `node`, moving from `source`, only makes a graph output nobody reads, from
+// pieces with no partial sums to add up: it is not run, and the loss reads the output in the
+// source's pieces (the runtime, the simulator's tasks and its memory alike).
+bool is_unread_output(const Graph& graph, NodeId node, PortRef source);
+
 }  // namespace loom::pcg

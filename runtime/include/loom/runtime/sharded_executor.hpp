@@ -64,8 +64,9 @@ class ShardedExecutor {
   // Operators whose outputs this process drops once the forward pass has read them and computes
   // again when the backward pass needs them (recomputation), with the layout changes made of them;
   // a graph output is always kept. Dropped operators that read each other are computed again
-  // together, and each piece is freed once its backward has run. Throws LoomError naming a node
-  // that is not an operator of the graph.
+  // together, and each piece is freed once its backward has run; in a co-shard region
+  // (search::piecewise_regions) one piece at a time. Throws LoomError naming a node that is not an
+  // operator of the graph.
   void recompute(const std::vector<pcg::NodeId>& operators);
   // The most bytes of activations this process has held at once: the pieces operators and layout
   // changes make, the copies of them it received from other processes, and their gradients; not
@@ -153,6 +154,10 @@ class ShardedExecutor {
   const Tensor<T>& held(pcg::PortRef port, std::int64_t task) const;
   const Tensor<T>& input_piece(pcg::NodeId node, std::size_t input, std::int64_t task) const;
   void run_operator(const pcg::Node& n);
+  // Runs task `task` of n if it is this process's (every task: -1), its inputs at hand.
+  void run_tasks(const pcg::Node& n, std::int64_t task = -1);
+  // The backward pass of a co-shard region, piece by piece (piecewise_regions).
+  void region_backward(const std::vector<pcg::NodeId>& region, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads);
   // Receives the pieces of n's inputs that other processes hold, as run_operator needs them.
   void receive_inputs(const pcg::Node& n);
   // The nodes whose values n's forward pass reads: an operator's inputs, a layout change's source.
@@ -166,7 +171,9 @@ class ShardedExecutor {
   // Counts node's pieces, received copies and gradients again into the live and peak bytes.
   void recount(pcg::NodeId node);
   void move_pieces(const pcg::Node& n);
-  void operator_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads);
+  // Of task `only_task` alone when given.
+  void operator_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads,
+                         std::int64_t only_task = -1);
   void move_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads);
   // Runs `work`, a pass of layout change `n`, adding its time outside the transport to `seconds`
   // and the pieces of n's output this process holds to `tasks`.
@@ -183,11 +190,13 @@ class ShardedExecutor {
   std::vector<std::vector<Pieces>> received_;  // per node, input, task: pieces read from other processes
   std::vector<std::vector<Pieces>> grads_;     // per node, port, task: in the backward pass
   std::vector<OperatorTime> times_;
-  std::vector<bool> dropped_;             // per node: its values are recomputed, not kept
-  std::vector<pcg::NodeId> last_reader_;  // per node: the last node whose forward pass reads it (itself if none)
-  std::vector<bool> restored_;            // per node: dropped values computed again in this backward pass
-  std::vector<bool> counted_;             // per node: its values are activations (not cut from inputs)
-  std::vector<std::size_t> node_bytes_;   // per node: bytes of its counted pieces, copies and gradients
+  std::vector<bool> dropped_;                      // per node: its values are recomputed, not kept
+  std::vector<pcg::NodeId> last_reader_;           // per node: the last node whose forward pass reads it (itself if none)
+  std::vector<bool> restored_;                     // per node: dropped values computed again in this backward pass
+  std::vector<std::vector<pcg::NodeId>> regions_;  // co-shard regions whose backward runs piece by piece
+  std::vector<int> region_of_;                     // per node: its region's index, or -1
+  std::vector<bool> counted_;                      // per node: its values are activations (not cut from inputs)
+  std::vector<std::size_t> node_bytes_;            // per node: bytes of its counted pieces, copies and gradients
   std::size_t live_bytes_ = 0, peak_bytes_ = 0;
   std::unique_ptr<GradientSync<T>> sync_;  // made last in construction, from the fused layout changes
 };

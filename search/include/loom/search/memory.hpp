@@ -31,6 +31,15 @@ struct MemoryOptions {
   bool activations_only = false;
 };
 
+// Co-shard regions whose backward runs piece by piece: connected operators (not layout changes,
+// per `moves_data`) cut into the same pieces on the same devices, some device running several, some of
+// them recomputed (`dropped`, per node id) and read by members only. For each piece in turn, the
+// dropped values of that piece are computed again, the piece's backward runs through the region,
+// and they are freed: a device holds one piece of them at a time. A region must come after every
+// other node reading it. Each region's members in graph order.
+std::vector<std::vector<pcg::NodeId>> piecewise_regions(const pcg::Graph& graph, const std::function<bool(const pcg::Node&)>& moves_data,
+                                                        const std::vector<bool>& dropped);
+
 // Per node id: a graph input, or a layout change (`moves_data`) of one node made so, in a chain
 // back to a graph input: values that are fed or cut from what is fed, not computed.
 std::vector<bool> made_from_graph_inputs(const pcg::Graph& graph, const std::function<bool(const pcg::Node&)>& moves_data);
