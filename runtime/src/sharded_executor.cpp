@@ -450,6 +450,7 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
       } else if (region < 0) {
         restore_for_backward(n);
         operator_backward(n, grads, input_grads);
+        recount(n.id);  // the zero gradients made for outputs nothing read
       } else if (regions_[static_cast<std::size_t>(region)].back() == n.id) {
         region_backward(regions_[static_cast<std::size_t>(region)], grads, input_grads);
       }

@@ -53,9 +53,9 @@ std::vector<std::vector<pcg::NodeId>> piecewise_regions(const pcg::Graph& graph,
         const bool inside = find(reader.index()) == r && member(graph.node(reader));
         if (!inside && (reader.index() < last || dropped[m.index()])) whole = false;
       }
-      if (dropped[m.index()])
-        for (pcg::PortRef in : graph.node(m).inputs)
-          if (dropped[in.node.index()] && find(in.node.index()) != r) whole = false;
+      // What a member reads from outside must still be there when the region runs.
+      for (pcg::PortRef in : graph.node(m).inputs)
+        if (dropped[in.node.index()] && find(in.node.index()) != r) whole = false;
     }
     if (recomputes && whole) regions.push_back(std::move(members));
   }
@@ -219,7 +219,11 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
     dropped[n.id.index()] = !held_by_consumers[n.id.index()] &&
                             (std::find(options.recomputed.begin(), options.recomputed.end(), n.id) != options.recomputed.end() ||
                              (options.moves_data && options.moves_data(n) && n.inputs.size() == 1 && dropped[n.inputs[0].node.index()]));
-  for (pcg::PortRef out : graph.outputs()) dropped[out.node.index()] = false;
+  // A graph output is kept, and so is what an unread gather of one would move from: the loss reads it.
+  for (pcg::PortRef out : graph.outputs()) {
+    dropped[out.node.index()] = false;
+    if (unread[out.node.index()]) dropped[graph.node(out.node).inputs[0].node.index()] = false;
+  }
   // Co-shard regions hold one piece of their dropped values at a time, when their last member's turn comes.
   const std::vector<std::vector<pcg::NodeId>> regions = piecewise_regions(graph, options.moves_data, dropped);
   std::vector<int> region_of(graph.size(), -1);

@@ -249,8 +249,6 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
     for (int s = 2; s <= std::min(8, devices); ++s)
       if (devices % s == 0) stage_counts.push_back(s);
   const std::size_t operators = graph.operator_count();
-  std::size_t nodes = 0;
-  for (const pcg::Node& n : graph.nodes()) nodes += n.is_graph_input() ? 0 : 1;
 
   // Why the pipelines tried were not taken, the most telling last.
   std::string shape_problem, batch_problem;
@@ -311,13 +309,13 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
     // stages hold more micro-batches, so stages of unequal work can fit or run faster.
     std::vector<std::size_t> cuts = cuts_of(graph, balanced);
     StagesTried here = try_stages(balanced, stages);
-    std::size_t step = std::max<std::size_t>(1, nodes / (4 * static_cast<std::size_t>(stages)));
+    std::size_t step = std::max<std::size_t>(1, operators / (4 * static_cast<std::size_t>(stages)));
     std::size_t moves_left = options.boundary_moves;
     while (step > 0 && moves_left > 0) {
       bool moved = false;
       for (std::size_t i = 0; i < cuts.size() && moves_left > 0; ++i)
         for (const bool later : {false, true}) {
-          const std::size_t low = i == 0 ? 1 : cuts[i - 1] + 1, high = i + 1 < cuts.size() ? cuts[i + 1] - 1 : nodes - 1;
+          const std::size_t low = i == 0 ? 1 : cuts[i - 1] + 1, high = i + 1 < cuts.size() ? cuts[i + 1] - 1 : operators - 1;
           if (later ? cuts[i] + step > high : cuts[i] < low + step) continue;
           if (moves_left == 0) break;
           --moves_left;

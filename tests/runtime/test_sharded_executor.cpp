@@ -296,6 +296,13 @@ TEST(CoShardRegions, AreTheCoShardedOperatorsAroundARecomputedOne) {
   EXPECT_TRUE(regions_of(coshard, {}).empty());                            // nothing recomputed
   EXPECT_TRUE(regions_of(relu_chain({0, 1, 2, 3}), {"b"}).empty());        // one piece per device: no co-shard
   EXPECT_TRUE(regions_of(relu_chain({0, 0, 1, 1}, true), {"b"}).empty());  // b is read from outside
+  // The product placed one piece per device is outside the region {a, b, c}: recomputed too, it
+  // would be gone when the region's first member needs it.
+  pcg::Graph spread = relu_chain({0, 0, 1, 1});
+  spread.set_view(*spread.find("m"), pcg::MachineView{{0, 1, 2, 3}});
+  ASSERT_EQ(regions_of(spread, {"b"}).size(), 1u);
+  EXPECT_EQ(regions_of(spread, {"b"})[0].size(), 3u);
+  EXPECT_TRUE(regions_of(spread, {"m", "b"}).empty());
 }
 
 // Co-sharded ReLUs with b recomputed run their backward piece by piece: the gradients are those of
@@ -325,6 +332,29 @@ TEST(ShardedExecutor, RunsACoShardRegionPieceByPiece) {
   const auto [recomputed, recomputed_peak] = run({*g.find("a"), *g.find("b")});
   EXPECT_EQ(recomputed, kept);
   EXPECT_LT(recomputed_peak, kept_peak);
+}
+
+// The last ReLU's pieces are what the loss reads (the gather after it is not run): recomputing it
+// keeps it all the same, in the runtime and in the simulator's memory.
+TEST(ShardedExecutor, KeepsWhatTheLossReadsThoughItIsRecomputed) {
+  const pcg::Graph g = relu_chain({0, 0, 0, 0});
+  search::MemoryOptions memory;
+  memory.moves_data = [](const pcg::Node& n) { return library().find_parallel(n.op) != nullptr; };
+  memory.activations_only = true;
+  const search::Machine machine = search::load_machine("summit").with_devices_per_node(1);
+  const double kept = search::memory_per_device(g, machine, memory)[0];
+  memory.recomputed = {*g.find("c")};
+  EXPECT_EQ(search::memory_per_device(g, machine, memory)[0], kept);
+  const NamedTensors<float> feeds = convert<float>(models::random_values(library(), g, 3));
+  const auto peak = [&](const std::vector<pcg::NodeId>& recompute) {
+    ShardedExecutor<float> e(library(), g, builtin_kernels(), local, {"w"}, 1);
+    e.recompute(recompute);
+    e.forward(feeds);
+    e.backward({e.output(0)});
+    return e.peak_activation_bytes();
+  };
+  EXPECT_EQ(peak({*g.find("c")}), peak({}));
+  EXPECT_LT(peak({*g.find("b")}), peak({}));
 }
 
 TEST(ShardedExecutor, RefusesToRecomputeAnInputOrANodeItLacks) {

@@ -105,7 +105,8 @@ class ShardedExecutor {
   // Operators with a task on this process.
   std::size_t local_operators() const;
   // The first operator (in graph order) whose output holds a NaN or an infinity on any process,
-  // after forward(); every process calls it and gets the same answer.
+  // after forward(), among those it keeps (recomputed outputs are freed by then); every process
+  // calls it and gets the same answer.
   std::optional<pcg::NodeId> first_non_finite();
   // Operators running through the interpreter, for reports.
   std::vector<pcg::NodeId> interpreted_nodes() const;
