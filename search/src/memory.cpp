@@ -7,6 +7,7 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/layout_fusion.hpp"
 #include "loom/pcg/task_layout.hpp"
+#include "loom/pcg/union_find.hpp"
 
 namespace loom::search {
 
@@ -27,17 +28,13 @@ std::vector<std::vector<pcg::NodeId>> piecewise_regions(const pcg::Graph& graph,
     std::sort(devices.begin(), devices.end());
     return std::adjacent_find(devices.begin(), devices.end()) != devices.end();
   };
-  std::vector<std::size_t> root(graph.size());
-  std::iota(root.begin(), root.end(), std::size_t{0});
-  const auto find = [&root](std::size_t i) {
-    while (root[i] != i) i = root[i] = root[root[i]];
-    return i;
-  };
+  pcg::UnionFind sets(graph.size());
+  const auto find = [&sets](std::size_t i) { return sets.find(i); };
   for (const pcg::Node& n : graph.nodes()) {
     if (!member(n)) continue;
     for (pcg::PortRef in : n.inputs) {
       const pcg::Node& p = graph.node(in.node);
-      if (member(p) && p.tasks() == n.tasks() && devices_of(p) == devices_of(n)) root[find(n.id.index())] = find(in.node.index());
+      if (member(p) && p.tasks() == n.tasks() && devices_of(p) == devices_of(n)) sets.unite(n.id.index(), in.node.index());
     }
   }
   std::map<std::size_t, std::vector<pcg::NodeId>> groups;
@@ -71,23 +68,19 @@ using DeviceBytes = std::vector<std::pair<int, double>>;  // (device, bytes) ent
 // latest node) that reads one of its outputs or is one of its members.
 std::map<std::size_t, std::size_t> restore_points(const pcg::Graph& graph, const std::vector<bool>& dropped,
                                                   std::vector<std::size_t>& segment) {
-  segment.resize(graph.size());
-  std::iota(segment.begin(), segment.end(), std::size_t{0});
-  const auto root = [&segment](std::size_t i) {
-    while (segment[i] != i) i = segment[i] = segment[segment[i]];
-    return i;
-  };
+  pcg::UnionFind sets(graph.size());
   for (const pcg::Node& n : graph.nodes())
     if (dropped[n.id.index()])
       for (pcg::PortRef in : n.inputs)
-        if (dropped[in.node.index()]) segment[root(n.id.index())] = root(in.node.index());
+        if (dropped[in.node.index()]) sets.unite(n.id.index(), in.node.index());
+  segment.resize(graph.size());
   std::vector<std::size_t> last_reader(graph.size());
   std::iota(last_reader.begin(), last_reader.end(), std::size_t{0});
   for (const pcg::Node& n : graph.nodes())
     for (pcg::PortRef in : n.inputs) last_reader[in.node.index()] = std::max(last_reader[in.node.index()], n.id.index());
   std::map<std::size_t, std::size_t> restored_at;
   for (const pcg::Node& n : graph.nodes()) {
-    segment[n.id.index()] = root(n.id.index());
+    segment[n.id.index()] = sets.find(n.id.index());
     if (!dropped[n.id.index()]) continue;
     std::size_t& at = restored_at[segment[n.id.index()]];
     at = std::max(at, last_reader[n.id.index()]);

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "loom/pcg/union_find.hpp"
 #include "loom/superopt/fingerprint.hpp"
 #include "loom/superopt/hash.hpp"
 #include "loom/superopt/step_eval.hpp"
@@ -241,22 +242,6 @@ bool canonical_under_renaming(const GraphView& va, const ViewInfo& a, const Grap
   return true;
 }
 
-struct UnionFind {
-  std::vector<std::size_t> parent;
-  explicit UnionFind(std::size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
-  std::size_t find(std::size_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  }
-  bool unite(std::size_t a, std::size_t b) {
-    a = find(a);
-    b = find(b);
-    if (a == b) return false;
-    parent[a] = b;
-    return true;
-  }
-};
-
 }  // namespace
 
 bool rewrites_from(const GraphView& a, const GraphView& b, const OpSet& ops) {
@@ -372,7 +357,7 @@ std::vector<CandidatePair> prune_candidates(const spec::Library& library, const 
       auto total = [&](const CandidatePair& p) { return views[p.lhs].size() + views[p.rhs].size(); };
       std::stable_sort(survivors.begin(), survivors.end(),
                        [&](const CandidatePair& x, const CandidatePair& y) { return total(x) < total(y); });
-      UnionFind classes(end - begin);
+      pcg::UnionFind classes(end - begin);
       for (const auto& p : survivors) {
         if (classes.unite(p.lhs - begin, p.rhs - begin))
           out.kept.push_back(p);
