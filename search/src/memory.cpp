@@ -256,7 +256,8 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
           segments[segment[n.id.index()]].emplace_back(d, held);
         else
           bytes[static_cast<std::size_t>(d)] += held;
-        if (!is_weight && !fed[n.id.index()]) freed[n.id.index()].emplace_back(d, held);
+        // One micro-batch's backward frees its own copy; those in flight stay.
+        if (!is_weight && !fed[n.id.index()]) freed[n.id.index()].emplace_back(d, piece);
       }
     }
   }
