@@ -326,6 +326,7 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
           here = std::move(t);
           cuts = std::move(moved_cuts);
           moved = true;
+          break;  // moving it back would give the stages just left
         }
       if (!moved) step /= 2;
     }

@@ -37,6 +37,8 @@ std::vector<std::string> written(const std::vector<spec::OperatorRef>& refs) {
 }
 
 std::string node_name(const pcg::Node& n) { return n.name.empty() ? n.describe() : "'" + n.name + "'"; }
+// The same with its operator, which describe() already names.
+std::string node_and_op(const pcg::Node& n) { return n.name.empty() ? n.describe() : node_name(n) + " (op " + n.op + ")"; }
 
 // Where each operator's pieces run, and the statement that said so.
 struct Devices {
@@ -262,7 +264,7 @@ class ScheduleCompiler {
         for (const auto& input : indices)
           for (const auto& name : input)
             if (!name.empty()) known.insert(name);
-        problem(s.loc, node_name(n) + " (op " + n.op + ") reads its inputs through no index '" + s.index +
+        problem(s.loc, node_and_op(n) + " reads its inputs through no index '" + s.index +
                            "'; its indices: " + join({known.begin(), known.end()}));
         return;
       }
@@ -283,7 +285,7 @@ class ScheduleCompiler {
     try {
       config.outputs = library_.infer(n.op, n.attrs, config.inputs);
     } catch (const LoomError& e) {
-      problem(st.loc, node_name(n) + " (op " + n.op + ") cannot be split by " + join(described) + ": " + e.what());
+      problem(st.loc, node_and_op(n) + " cannot be split by " + join(described) + ": " + e.what());
       return;
     }
     config.split = join(described);
