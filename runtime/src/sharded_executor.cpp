@@ -125,8 +125,6 @@ void ShardedExecutor<T>::recompute(const std::vector<pcg::NodeId>& operators) {
   }
   regions_ = search::piecewise_regions(
       graph_, [this](const pcg::Node& n) { return runs_[n.id.index()].parallel; }, dropped_);
-  // A region runs when the backward pass reaches its last member, which must take part in it.
-  std::erase_if(regions_, [this](const std::vector<pcg::NodeId>& r) { return !runs_[r.back().index()].differentiated; });
   region_of_.assign(graph_.size(), -1);
   for (std::size_t r = 0; r < regions_.size(); ++r)
     for (pcg::NodeId m : regions_[r]) region_of_[m.index()] = static_cast<int>(r);
@@ -442,17 +440,19 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
   for (auto it = graph_.nodes().rbegin(); it != graph_.nodes().rend(); ++it) {
     const pcg::Node& n = *it;
     const NodeRun& run = runs_[n.id.index()];
-    if (!n.is_graph_input() && run.differentiated && !run.fused_away && !run.output_read_at_source) {
+    const int region = region_of_[n.id.index()];
+    if (region >= 0) {
+      // A co-shard region runs whole at its last member (which members take part is its business).
+      if (regions_[static_cast<std::size_t>(region)].back() == n.id)
+        region_backward(regions_[static_cast<std::size_t>(region)], grads, input_grads);
+    } else if (!n.is_graph_input() && run.differentiated && !run.fused_away && !run.output_read_at_source) {
       OperatorTime& time = times_[n.id.index()];
-      const int region = region_of_[n.id.index()];
       if (run.parallel) {
         time_layout_change(n, time.backward_seconds, time.backward_tasks, [&] { move_backward(n, grads, input_grads); });
-      } else if (region < 0) {
+      } else {
         restore_for_backward(n);
         operator_backward(n, grads, input_grads);
         recount(n.id);  // the zero gradients made for outputs nothing read
-      } else if (regions_[static_cast<std::size_t>(region)].back() == n.id) {
-        region_backward(regions_[static_cast<std::size_t>(region)], grads, input_grads);
       }
       for (pcg::NodeId read : reads_of(n)) recount(read);
     }

@@ -334,6 +334,55 @@ TEST(ShardedExecutor, RunsACoShardRegionPieceByPiece) {
   EXPECT_LT(recomputed_peak, kept_peak);
 }
 
+// A region whose last member takes no part in the backward pass (it reads only the data): p =
+// relu(x) is recomputed for q = p · w, and r = relu(p) comes last. The region still runs piece by
+// piece at r's turn, as the simulator counts it: the same gradient, and the simulator's peak above
+// the measured one by p's gradient pieces at most (it charges a gradient for every activation; p,
+// made of the data alone, gets none).
+TEST(ShardedExecutor, RunsARegionWhoseLastMemberHasNoGradient) {
+  pcg::Graph g;
+  const std::vector<int> devices{0, 0, 0, 0};
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 6}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({6, 6}), true);
+  const int px = g.add_node(library(), "partition", {{"dim", 0}, {"degree", 4}}, {{x, 0}});
+  const int rw = g.add_node(library(), "replicate", {{"degree", 4}}, {{w, 0}});
+  const int p = g.add_node(library(), "relu", {}, {{px, 0}}, "p");
+  const int q = g.add_node(library(), "matmul", {}, {{p, 0}, {rw, 0}}, "q");
+  const int r = g.add_node(library(), "relu", {}, {{p, 0}}, "r");
+  for (int id : {px, rw, p, q, r}) g.set_view(pcg::NodeId(id), pcg::MachineView{devices});
+  for (int value : {q, r}) {
+    const int joined = g.add_node(library(), "combine", {{"dim", 0}, {"degree", 4}}, {{value, 0}});
+    g.set_view(pcg::NodeId(joined), pcg::MachineView::contiguous(0, 1));
+    g.mark_output({joined, 0});
+  }
+  ASSERT_EQ(regions_of(g, {"p"}).size(), 1u);
+  EXPECT_EQ(regions_of(g, {"p"})[0].back(), pcg::NodeId(r));
+  const NamedTensors<double> feeds = models::random_values(library(), g, 5);
+  search::MemoryOptions memory;
+  memory.bytes_per_element = sizeof(double);
+  memory.moves_data = [](const pcg::Node& n) { return library().find_parallel(n.op) != nullptr; };
+  memory.activations_only = true;
+  memory.recomputed = {pcg::NodeId(p)};
+  const double simulated = search::memory_per_device(g, search::load_machine("summit").with_devices_per_node(1), memory)[0];
+  const auto run = [&](const std::vector<pcg::NodeId>& recompute) {
+    ShardedExecutor<double> e(library(), g, builtin_kernels(), local, {"w"}, 1);
+    e.recompute(recompute);
+    e.forward(feeds);
+    std::vector<Tensor<double>> grads{e.output(0), e.output(1)};
+    for (Tensor<double>& t : grads)
+      for (std::size_t k = 0; k < t.data.size(); ++k) t.data[k] = std::sin(static_cast<double>(k) + 1);
+    NamedTensors<double> out = e.backward(grads);
+    return std::pair{out.at("w").data, e.peak_activation_bytes()};
+  };
+  const auto [kept, kept_peak] = run({});
+  const auto [recomputed, recomputed_peak] = run({pcg::NodeId(p)});
+  EXPECT_EQ(recomputed, kept);
+  const double p_gradient_pieces = 2 * 2 * 6 * sizeof(double);  // two of p's 2 x 6 pieces at once
+  EXPECT_GE(simulated, static_cast<double>(recomputed_peak));
+  EXPECT_LE(simulated, static_cast<double>(recomputed_peak) + p_gradient_pieces);
+  EXPECT_LT(recomputed_peak, kept_peak);
+}
+
 // The last ReLU's pieces are what the loss reads (the gather after it is not run): recomputing it
 // keeps it all the same, in the runtime and in the simulator's memory.
 TEST(ShardedExecutor, KeepsWhatTheLossReadsThoughItIsRecomputed) {
