@@ -32,6 +32,8 @@ std::string shapes_text(const std::vector<ParallelShape>& shapes) {
 
 std::int64_t Node::tasks() const { return output_shapes.empty() ? 1 : output_shapes.front().tasks(); }
 
+MachineView Node::view_or_default() const { return view ? *view : MachineView::contiguous(0, tasks()); }
+
 std::string Node::describe() const {
   std::string out = "node " + to_string(id);
   if (!name.empty()) out += " \"" + name + "\"";

@@ -32,7 +32,7 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
   if (transport.size() > 1 && transport.size() != devices)
     throw LoomError("the plan is for " + std::to_string(devices) + " devices, but " + std::to_string(transport.size()) +
                     " processes run it: start one process per device (mpirun -np " + std::to_string(devices) + ")");
-  const auto view_of = [](const pcg::Node& n) { return n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks()); };
+  const auto view_of = [](const pcg::Node& n) { return n.view_or_default(); };
   const auto is_layout_change = [&library](const pcg::Node& n) { return library.find_parallel(n.op) || library.find_fused(n.op); };
   // One process runs no collectives, so it fuses no layout changes.
   const pcg::LayoutChangeSources fused = pcg::fuse_layout_changes(graph, is_layout_change, view_of, transport.size() > 1);

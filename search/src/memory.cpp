@@ -20,21 +20,23 @@ std::vector<bool> made_from_graph_inputs(const pcg::Graph& graph, const std::fun
 
 std::vector<std::vector<pcg::NodeId>> piecewise_regions(const pcg::Graph& graph, const std::function<bool(const pcg::Node&)>& moves_data,
                                                         const std::vector<bool>& dropped) {
-  const auto devices_of = [](const pcg::Node& n) { return n.view ? n.view->devices : pcg::MachineView::contiguous(0, n.tasks()).devices; };
-  // Co-sharded: some device runs more than one of its pieces.
-  const auto member = [&](const pcg::Node& n) {
-    if (n.is_graph_input() || (moves_data && moves_data(n))) return false;
-    std::vector<int> devices = devices_of(n);
+  // Co-sharded operators: some device runs more than one of its pieces.
+  std::vector<bool> coshard(graph.size(), false);
+  for (const pcg::Node& n : graph.nodes()) {
+    if (n.is_graph_input() || (moves_data && moves_data(n))) continue;
+    std::vector<int> devices = n.view_or_default().devices;
     std::sort(devices.begin(), devices.end());
-    return std::adjacent_find(devices.begin(), devices.end()) != devices.end();
-  };
+    coshard[n.id.index()] = std::adjacent_find(devices.begin(), devices.end()) != devices.end();
+  }
+  const auto member = [&coshard](const pcg::Node& n) { return coshard[n.id.index()]; };
   pcg::UnionFind sets(graph.size());
   const auto find = [&sets](std::size_t i) { return sets.find(i); };
   for (const pcg::Node& n : graph.nodes()) {
     if (!member(n)) continue;
     for (pcg::PortRef in : n.inputs) {
       const pcg::Node& p = graph.node(in.node);
-      if (member(p) && p.tasks() == n.tasks() && devices_of(p) == devices_of(n)) sets.unite(n.id.index(), in.node.index());
+      if (member(p) && p.tasks() == n.tasks() && p.view_or_default().devices == n.view_or_default().devices)
+        sets.unite(n.id.index(), in.node.index());
     }
   }
   std::map<std::size_t, std::vector<pcg::NodeId>> groups;
@@ -96,11 +98,8 @@ std::map<std::size_t, std::size_t> restore_points(const pcg::Graph& graph, const
 std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<bool>& fed, const std::vector<bool>& unread,
                                     const std::vector<DeviceBytes>& freed, const std::vector<std::vector<std::size_t>>& restored_at_node,
                                     const std::vector<DeviceBytes>& piece_at_node, const std::map<std::size_t, DeviceBytes>& segments,
-                                    const std::vector<std::vector<pcg::NodeId>>& regions, const MemoryOptions& options,
-                                    std::size_t devices) {
-  std::vector<int> region_of(graph.size(), -1);
-  for (std::size_t r = 0; r < regions.size(); ++r)
-    for (pcg::NodeId m : regions[r]) region_of[m.index()] = static_cast<int>(r);
+                                    const std::vector<std::vector<pcg::NodeId>>& regions, const std::vector<int>& region_of,
+                                    const MemoryOptions& options, std::size_t devices) {
   std::vector<double> excess(devices, 0), held(devices, 0), gradients(devices, 0);
   std::vector<bool> is_touched(devices, false);
   std::vector<int> touched;
@@ -108,7 +107,6 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
     if (!is_touched[static_cast<std::size_t>(d)]) touched.push_back(d);
     is_touched[static_cast<std::size_t>(d)] = true;
   };
-  const auto view_of = [](const pcg::Node& n) { return n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks()); };
   const auto hold = [&](const pcg::MachineView& view, const pcg::ParallelShape& shape) {
     const double piece = static_cast<double>(pcg::piece_elements(shape)) * options.bytes_per_element;
     for (std::size_t t = 0; t < static_cast<std::size_t>(shape.tasks()) && t < view.devices.size(); ++t) {
@@ -134,13 +132,13 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
     }
     const int region = region_of[n.id.index()];
     if (region < 0) {
-      const pcg::MachineView view = view_of(n);
+      const pcg::MachineView view = n.view_or_default();
       for (const pcg::ParallelShape& s : n.output_shapes) hold(view, s);
       // An operator's tasks make its inputs' gradients where they run; a layout change moves them
       // back to where its input lies.
       const bool moves_data = options.moves_data && options.moves_data(n);
       for (pcg::PortRef in : n.inputs)
-        if (!fed[in.node.index()]) hold(moves_data ? view_of(graph.node(in.node)) : view, graph.shape_of(in));
+        if (!fed[in.node.index()]) hold(moves_data ? graph.node(in.node).view_or_default() : view, graph.shape_of(in));
     } else if (regions[static_cast<std::size_t>(region)].back() == n.id) {
       // A co-shard region's backward, piece by piece: besides one piece of its dropped values
       // (piece_at_node) and the gradients of one member's piece and of what it reads, it holds
@@ -154,13 +152,13 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
                            std::any_of(graph.outputs().begin(), graph.outputs().end(), [&](pcg::PortRef o) { return o.node == m; });
         for (const pcg::ParallelShape& s : member.output_shapes)
           if (given)
-            hold(view_of(member), s);
+            hold(member.view_or_default(), s);
           else
             largest_piece = std::max(largest_piece, static_cast<double>(pcg::piece_elements(s)) * options.bytes_per_element);
         for (pcg::PortRef in : member.inputs)
-          if (!fed[in.node.index()] && region_of[in.node.index()] != region) hold(view_of(member), graph.shape_of(in));
+          if (!fed[in.node.index()] && region_of[in.node.index()] != region) hold(member.view_or_default(), graph.shape_of(in));
       }
-      const std::vector<int> devices_of_pieces = view_of(n).devices;
+      const std::vector<int> devices_of_pieces = n.view_or_default().devices;
       for (int d : devices_of_pieces) {
         touch(d);
         const auto pieces_there = std::count(devices_of_pieces.begin(), devices_of_pieces.end(), d);
@@ -221,8 +219,7 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
   const std::vector<std::vector<pcg::NodeId>> regions = piecewise_regions(graph, options.moves_data, dropped);
   std::vector<int> region_of(graph.size(), -1);
   for (std::size_t r = 0; r < regions.size(); ++r)
-    for (pcg::NodeId m : regions[r])
-      if (dropped[m.index()]) region_of[m.index()] = static_cast<int>(r);
+    for (pcg::NodeId m : regions[r]) region_of[m.index()] = static_cast<int>(r);
   std::vector<std::map<std::pair<int, std::size_t>, double>> region_pieces(regions.size());  // by device and piece
   std::vector<bool> segmented = dropped;
   for (std::size_t i = 0; i < segmented.size(); ++i) segmented[i] = segmented[i] && region_of[i] < 0;
@@ -235,7 +232,7 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
   for (const pcg::Node& n : graph.nodes()) {
     if (held_by_consumers[n.id.index()] || unread[n.id.index()] || (options.activations_only && fed[n.id.index()])) continue;
     const bool recomputed = dropped[n.id.index()];
-    const pcg::MachineView view = n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks());
+    const pcg::MachineView view = n.view_or_default();
     const bool is_weight = weight[n.id.index()];
     const double copies = is_weight ? 1 + options.weight_state_copies : 1;
     for (const pcg::ParallelShape& s : n.output_shapes) {
@@ -247,7 +244,7 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
                           std::to_string(machine.devices()) + " devices");
         const bool repeated = !is_weight && !options.activation_copies.empty();
         const double held = repeated && !recomputed ? piece * options.activation_copies[static_cast<std::size_t>(d)] : piece;
-        const int region = region_of[n.id.index()];
+        const int region = recomputed ? region_of[n.id.index()] : -1;
         if (region >= 0) {
           region_pieces[static_cast<std::size_t>(region)][{d, t}] += held;
           continue;
@@ -268,7 +265,7 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
     for (const auto& [d, piece_bytes] : largest) piece_at_node[regions[r].back().index()].emplace_back(d, piece_bytes);
   }
   const std::vector<double> excess =
-      backward_excess(graph, fed, unread, freed, restored_at_node, piece_at_node, segments, regions, options, bytes.size());
+      backward_excess(graph, fed, unread, freed, restored_at_node, piece_at_node, segments, regions, region_of, options, bytes.size());
   for (std::size_t d = 0; d < bytes.size(); ++d) bytes[d] += excess[d];
   return bytes;
 }

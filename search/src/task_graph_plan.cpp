@@ -19,7 +19,7 @@ PlanLayout::PlanLayout(const pcg::Graph& graph, const CostModel& model) : graph_
 }
 
 pcg::MachineView PlanLayout::view_of(const pcg::Node& n) const {
-  pcg::MachineView view = n.view ? *n.view : pcg::MachineView::contiguous(0, n.tasks());
+  pcg::MachineView view = n.view_or_default();
   for (int d : view.devices)
     if (d < 0 || d >= machine_.devices())
       throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + ", but " + machine_.name + " has " +

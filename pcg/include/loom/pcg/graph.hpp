@@ -45,6 +45,8 @@ struct Node {
   bool is_graph_input() const { return op == kInputOp || op == kWeightOp; }
   // Tasks the node runs as: the task count of its first output (1 when it has none).
   std::int64_t tasks() const;
+  // Its machine view, or devices 0, 1, ... one per task when it has none.
+  MachineView view_or_default() const;
   // e.g. `node 3 "fc1" (op matmul)`, for messages.
   std::string describe() const;
 
