@@ -268,6 +268,7 @@ void add_optimize_command(CLI::App& app, int& status) {
   cmd->add_option("--pipeline-moves", opt->settings.pipeline_options.boundary_moves,
                   "per count of stages, moves of a boundary between pipeline stages tried from stages of equal compute, each kept "
                   "when it makes the pipeline faster or closer to fitting (0: equal stages)")
+      ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   cmd->add_flag("--no-recompute", opt->no_recompute,
                 "when no plan fits in the devices' memory, fail instead of trying the plans found with every operator recomputed "
