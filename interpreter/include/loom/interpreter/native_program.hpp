@@ -1,0 +1,66 @@
+#pragma once
+// An operator instance run as machine code: its comprehension written as C++ (native_source),
+// built by the system compiler into a shared object, kept on disk under the source's fingerprint
+// and loaded once per process. The interpreter stays the reference, and the fallback wherever no
+// compiler is found or a build fails.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/interpreter/native_source.hpp"
+#include "loom/interpreter/program.hpp"
+#include "loom/interpreter/tensor.hpp"
+
+namespace loom::spec {
+
+// Where kernels are built and kept, read from the environment:
+// - LOOM_CXX: the compiler (default `c++` on PATH); `none` turns compiled kernels off;
+// - LOOM_KERNEL_CACHE: the cache folder (default $XDG_CACHE_HOME/loom/kernels, else
+//   ~/.cache/loom/kernels).
+struct NativeToolchain {
+  std::string compiler;  // a path; empty when there is none
+  std::string cache_dir;
+  std::string why_none;  // why `compiler` is empty
+
+  static const NativeToolchain& from_environment();
+};
+
+class NativeProgram {
+ public:
+  using Forward = void (*)(void* const*);
+  using Backward = void (*)(void* const*, void* const*);
+
+  NativeProgram(const Program& program, NativeType type, Forward forward, Backward backward);
+
+  NativeType type() const { return type_; }
+
+  // As `evaluate<RealDomain>` and `evaluate_gradient`, computed in T (which must match type()).
+  // Throws LoomError for inputs of the wrong shape or element type.
+  template <class T>
+  std::vector<Tensor<T>> evaluate(const std::vector<const Tensor<T>*>& inputs) const;
+  template <class T>
+  std::vector<Tensor<T>> gradient(const std::vector<const Tensor<T>*>& inputs, const std::vector<const Tensor<T>*>& output_grads) const;
+
+ private:
+  template <class T>
+  std::vector<Tensor<T>> run_forward(const std::vector<const Tensor<T>*>& inputs, std::vector<T*>& pointers) const;
+
+  std::string op_;
+  std::vector<std::vector<std::int64_t>> buffer_dims_;
+  std::vector<int> input_buffers_, output_buffers_;
+  NativeType type_;
+  Forward forward_;
+  Backward backward_;
+};
+
+struct NativeBuild {
+  std::shared_ptr<const NativeProgram> program;  // null when it could not be built
+  std::string why_not;                           // then, the reason
+};
+
+// `program` in `type`: loaded from the cache, or built into it first. Reports a missing compiler
+// or a failed build in `why_not` (the compiler's messages stay in the cache folder), never throws
+// for them.
+NativeBuild build_native(const Program& program, NativeType type, const NativeToolchain& toolchain = NativeToolchain::from_environment());
+
+}  // namespace loom::spec

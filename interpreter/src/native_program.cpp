@@ -1,0 +1,256 @@
+#include "loom/interpreter/native_program.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <type_traits>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/fnv1a.hpp"
+
+extern char** environ;
+
+namespace loom::spec {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string environment(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+std::string on_path(const std::string& program) {
+  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0 ? program : "";
+  std::stringstream path(environment("PATH"));
+  for (std::string dir; std::getline(path, dir, ':');) {
+    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return "";
+}
+
+std::string default_cache_dir() {
+  if (auto dir = environment("LOOM_KERNEL_CACHE"); !dir.empty()) return dir;
+  if (auto xdg = environment("XDG_CACHE_HOME"); !xdg.empty()) return (fs::path(xdg) / "loom" / "kernels").string();
+  if (auto home = environment("HOME"); !home.empty()) return (fs::path(home) / ".cache" / "loom" / "kernels").string();
+  return (fs::temp_directory_path() / "loom-kernels").string();
+}
+
+const std::vector<std::string>& compile_flags() {
+  // Reassociation lets sums vectorize; infinities and NaNs keep their meaning. GCC 12 vectorizes
+  // guarded reads past a tensor's edge wrongly through masked loads (pad_axis at -O3 -march=native
+  // read zeros inside the tensor): loops with such reads stay unconverted.
+  static const std::vector<std::string> flags = {"-std=c++17",         "-O3",
+                                                 "-march=native",      "-fPIC",
+                                                 "-shared",            "-fno-math-errno",
+                                                 "-fno-trapping-math", "-fno-signed-zeros",
+                                                 "-fassociative-math", "-fno-tree-loop-if-convert",
+                                                 "-w"};
+  return flags;
+}
+
+// Runs `argv` with its messages written to `log`; returns its exit status (-1 when it cannot start).
+int run_compiler(const std::vector<std::string>& argv, const std::string& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int started = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (started != 0) return -1;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string first_lines(const std::string& path, int count) {
+  std::ifstream in(path);
+  std::string text, line;
+  for (int i = 0; i < count && std::getline(in, line); ++i) text += (i ? "\n" : "") + line;
+  return text;
+}
+
+// Builds `source` into `<dir>/<key>.so` unless it is there; returns the library's path, or "" with
+// `why` set. Concurrent builders (ranks of one job) each write their own file and rename it.
+std::string built_library(const std::string& source, const std::string& key, const NativeToolchain& tools, std::string& why) {
+  std::error_code ec;
+  fs::create_directories(tools.cache_dir, ec);
+  const fs::path dir(tools.cache_dir);
+  const fs::path library = dir / (key + ".so");
+  if (fs::exists(library, ec)) return library.string();
+  const std::string unique = key + "." + std::to_string(::getpid());
+  const fs::path source_file = dir / (unique + ".cpp"), built = dir / (unique + ".so"), log = dir / (key + ".log");
+  {
+    std::ofstream out(source_file);
+    out << source;
+    if (!out) {
+      why = "cannot write " + source_file.string();
+      return "";
+    }
+  }
+  std::vector<std::string> argv = {tools.compiler};
+  for (const std::string& f : compile_flags()) argv.push_back(f);
+  for (const std::string& a : {source_file.string(), std::string("-o"), built.string()}) argv.push_back(a);
+  const int status = run_compiler(argv, log.string());
+  if (status != 0 || !fs::exists(built, ec)) {
+    why = tools.compiler + " failed (exit " + std::to_string(status) + ", messages in " + log.string() + "): " + first_lines(log.string(), 3);
+    fs::remove(built, ec);
+    return "";
+  }
+  fs::rename(built, library, ec);
+  if (ec) {
+    why = "cannot move " + built.string() + " into the cache: " + ec.message();
+    return "";
+  }
+  fs::rename(source_file, dir / (key + ".cpp"), ec);
+  fs::remove(log, ec);
+  return library.string();
+}
+
+template <class T>
+constexpr NativeType native_type_of() {
+  return std::is_same_v<T, float> ? NativeType::Float : NativeType::Double;
+}
+
+}  // namespace
+
+const NativeToolchain& NativeToolchain::from_environment() {
+  static const NativeToolchain tools = [] {
+    NativeToolchain t;
+    t.cache_dir = default_cache_dir();
+    const std::string wanted = environment("LOOM_CXX");
+    if (wanted == "none") {
+      t.why_none = "LOOM_CXX=none turns compiled kernels off";
+      return t;
+    }
+    t.compiler = on_path(wanted.empty() ? "c++" : wanted);
+    if (t.compiler.empty())
+      t.why_none = wanted.empty() ? "no C++ compiler (c++) on PATH; set LOOM_CXX" : "LOOM_CXX=" + wanted + " is not an executable";
+    return t;
+  }();
+  return tools;
+}
+
+NativeProgram::NativeProgram(const Program& program, NativeType type, Forward forward, Backward backward)
+    : op_(program.op->name),
+      input_buffers_(program.input_buffers),
+      output_buffers_(program.output_buffers),
+      type_(type),
+      forward_(forward),
+      backward_(backward) {
+  for (const Buffer& b : program.buffers) buffer_dims_.push_back(b.dims);
+}
+
+template <class T>
+std::vector<Tensor<T>> NativeProgram::run_forward(const std::vector<const Tensor<T>*>& inputs, std::vector<T*>& pointers) const {
+  if (native_type_of<T>() != type_) throw LoomError(op_ + ": a compiled kernel called with the wrong element type");
+  if (inputs.size() != input_buffers_.size()) throw LoomError(op_ + ": wrong number of input tensors");
+  std::vector<Tensor<T>> owned(buffer_dims_.size());
+  pointers.assign(buffer_dims_.size(), nullptr);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto b = static_cast<std::size_t>(input_buffers_[i]);
+    if (inputs[i]->dims != buffer_dims_[b])
+      throw LoomError(op_ + ": input " + std::to_string(i) + " has shape " + dims_to_string(inputs[i]->dims) + ", the instance expects " +
+                      dims_to_string(buffer_dims_[b]));
+    pointers[b] = const_cast<T*>(inputs[i]->data.data());
+  }
+  for (std::size_t b = 0; b < buffer_dims_.size(); ++b) {
+    if (pointers[b]) continue;
+    owned[b] = Tensor<T>(buffer_dims_[b], T(0));
+    pointers[b] = owned[b].data.data();
+  }
+  forward_(reinterpret_cast<void* const*>(pointers.data()));
+  return owned;
+}
+
+template <class T>
+std::vector<Tensor<T>> NativeProgram::evaluate(const std::vector<const Tensor<T>*>& inputs) const {
+  std::vector<T*> pointers;
+  std::vector<Tensor<T>> buffers = run_forward(inputs, pointers);
+  std::vector<Tensor<T>> outputs;
+  for (int b : output_buffers_) outputs.push_back(std::move(buffers[static_cast<std::size_t>(b)]));
+  return outputs;
+}
+
+template <class T>
+std::vector<Tensor<T>> NativeProgram::gradient(const std::vector<const Tensor<T>*>& inputs,
+                                               const std::vector<const Tensor<T>*>& output_grads) const {
+  if (output_grads.size() != output_buffers_.size())
+    throw LoomError(op_ + ": " + std::to_string(output_grads.size()) + " output gradients for " + std::to_string(output_buffers_.size()) +
+                    " outputs");
+  std::vector<T*> values;
+  const std::vector<Tensor<T>> kept = run_forward(inputs, values);
+  std::vector<Tensor<T>> grads;
+  std::vector<T*> grad_pointers;
+  for (const auto& dims : buffer_dims_) grads.emplace_back(dims, T(0));
+  for (std::size_t k = 0; k < output_grads.size(); ++k) {
+    if (!output_grads[k]) continue;
+    Tensor<T>& g = grads[static_cast<std::size_t>(output_buffers_[k])];
+    if (output_grads[k]->dims != g.dims)
+      throw LoomError(op_ + ": the gradient of output " + std::to_string(k) + " has shape " + dims_to_string(output_grads[k]->dims) +
+                      ", the output has " + dims_to_string(g.dims));
+    g.data = output_grads[k]->data;
+  }
+  for (auto& g : grads) grad_pointers.push_back(g.data.data());
+  backward_(reinterpret_cast<void* const*>(values.data()), reinterpret_cast<void* const*>(grad_pointers.data()));
+  std::vector<Tensor<T>> result;
+  for (int b : input_buffers_) result.push_back(std::move(grads[static_cast<std::size_t>(b)]));
+  return result;
+}
+
+NativeBuild build_native(const Program& program, NativeType type, const NativeToolchain& toolchain) {
+  if (toolchain.compiler.empty()) return {nullptr, toolchain.why_none};
+  std::string source;
+  try {
+    source = native_source(program, type);
+  } catch (const LoomError& e) {
+    return {nullptr, e.what()};
+  }
+  std::ostringstream id;
+  id << toolchain.compiler;
+  for (const std::string& f : compile_flags()) id << ' ' << f;
+  id << '\n' << source;
+  char key[17];
+  std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(pcg::fnv1a(id.str())));
+
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const NativeProgram>> loaded;  // by library path
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = loaded.find((fs::path(toolchain.cache_dir) / key).string()); it != loaded.end()) return {it->second, ""};
+  std::string why;
+  const std::string library = built_library(source, key, toolchain, why);
+  if (library.empty()) return {nullptr, why};
+  void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) return {nullptr, std::string("cannot load ") + library + ": " + ::dlerror()};
+  auto forward = reinterpret_cast<NativeProgram::Forward>(::dlsym(handle, "loom_forward"));
+  auto backward = reinterpret_cast<NativeProgram::Backward>(::dlsym(handle, "loom_backward"));
+  if (!forward || !backward) return {nullptr, library + " lacks loom_forward or loom_backward"};
+  auto built = std::make_shared<const NativeProgram>(program, type, forward, backward);
+  loaded.emplace((fs::path(toolchain.cache_dir) / key).string(), built);
+  return {built, ""};
+}
+
+template std::vector<Tensor<float>> NativeProgram::evaluate(const std::vector<const Tensor<float>*>&) const;
+template std::vector<Tensor<double>> NativeProgram::evaluate(const std::vector<const Tensor<double>*>&) const;
+template std::vector<Tensor<float>> NativeProgram::gradient(const std::vector<const Tensor<float>*>&,
+                                                            const std::vector<const Tensor<float>*>&) const;
+template std::vector<Tensor<double>> NativeProgram::gradient(const std::vector<const Tensor<double>*>&,
+                                                             const std::vector<const Tensor<double>*>&) const;
+
+}  // namespace loom::spec

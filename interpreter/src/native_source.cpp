@@ -1,0 +1,441 @@
+#include "loom/interpreter/native_source.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "loom/pcg/diagnostic.hpp"
+
+namespace loom::spec {
+namespace {
+
+std::string slot(int s) { return "s" + std::to_string(s); }
+
+std::string real_literal(double v) {
+  if (std::isnan(v)) return "T(__builtin_nan(\"\"))";
+  if (std::isinf(v)) return v > 0 ? "T(__builtin_inf())" : "T(-__builtin_inf())";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return "T(" + std::string(text) + ")";
+}
+
+bool reads_values(const CNode& n) {
+  if (n.op == COp::Read) return true;
+  return std::any_of(n.children.begin(), n.children.end(), reads_values);
+}
+
+void used_slots(const CNode& n, std::set<int>& used) {
+  if (n.op == COp::Index) used.insert(n.slot);
+  for (const IndexCalc& calc : n.index) {
+    if (calc.slot >= 0) used.insert(calc.slot);
+    for (const CNode& e : calc.expr) used_slots(e, used);
+  }
+  for (const CNode& c : n.children) used_slots(c, used);
+}
+
+void bound_slots(const CNode& n, std::set<int>& bound) {
+  bound.insert(n.reduce_slots.begin(), n.reduce_slots.end());
+  for (const CNode& c : n.children) bound_slots(c, bound);
+}
+
+// The index slots a reduction's value depends on from outside it.
+std::set<int> free_slots(const CNode& reduce) {
+  std::set<int> used, bound;
+  used_slots(reduce, used);
+  bound_slots(reduce, bound);
+  std::set<int> free;
+  std::set_difference(used.begin(), used.end(), bound.begin(), bound.end(), std::inserter(free, free.end()));
+  return free;
+}
+
+// A reduction computed once per iteration of the statement's first `depth` loops.
+struct Hoist {
+  const CNode* node = nullptr;
+  std::size_t depth = 0;
+  std::string value, adjoint;
+};
+
+class Emitter {
+ public:
+  Emitter(const Program& program, NativeType type) : program_(program), type_(type) {}
+
+  std::string run() {
+    const bool single = type_ == NativeType::Float;
+    out_ << "// " << program_.op->name << ", generated from its comprehension\n";
+    for (const Buffer& b : program_.buffers) out_ << "// buffer " << b.name << " " << dims_to_string(b.dims) << "\n";
+    out_ << "typedef " << (single ? "float" : "double") << " T;\n";
+    out_ << "typedef long long I;\n";
+    out_ << "static inline I floor_div(I a, I b) { return b == 0 ? 0 : a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }\n";
+    out_ << "static inline I floor_mod(I a, I b) { return b == 0 ? 0 : ((a % b) + b) % b; }\n";
+    out_ << "static inline I int_abs(I a) { return a < 0 ? -a : a; }\n";
+    out_ << "static inline I int_min(I a, I b) { return b < a ? b : a; }\n";
+    out_ << "static inline I int_max(I a, I b) { return a < b ? b : a; }\n";
+    const std::string f = single ? "f" : "";
+    for (const char* fn : {"exp", "log", "tanh", "sqrt", "fabs", "erf"})
+      out_ << "static inline T m_" << fn << "(T a) { return __builtin_" << fn << f << "(a); }\n";
+    out_ << "static inline T m_pow(T a, T b) { return __builtin_pow" << f << "(a, b); }\n";
+    out_ << "static inline T m_sigmoid(T a) { return T(1) / (T(1) + m_exp(-a)); }\n";
+
+    out_ << "extern \"C\" void loom_forward(T* const* buffers) {\n";
+    declare_buffers("buffers", "v");
+    for (const Statement& st : program_.statements) forward_statement(st);
+    out_ << "}\n";
+
+    out_ << "extern \"C\" void loom_backward(T* const* values, T* const* grads) {\n";
+    declare_buffers("values", "v");
+    declare_buffers("grads", "g");
+    for (auto st = program_.statements.rbegin(); st != program_.statements.rend(); ++st) backward_statement(*st);
+    out_ << "}\n";
+    return out_.str();
+  }
+
+ private:
+  void declare_buffers(const std::string& array, const std::string& prefix) {
+    for (std::size_t b = 0; b < program_.buffers.size(); ++b)
+      out_ << "  T* __restrict " << prefix << b << " = " << array << "[" << b << "];\n";
+  }
+
+  std::string fresh(const std::string& stem) { return stem + std::to_string(next_++); }
+
+  // --- the statement's loops, and the reductions taken out of them
+
+  void plan_hoists(const Statement& st) {
+    current_ = &st;
+    hoists_.clear();
+    hoisted_.clear();
+    collect_hoists(st, st.body, {});
+  }
+
+  void collect_hoists(const Statement& st, const CNode& n, const std::set<int>& enclosing) {
+    std::set<int> inner = enclosing;
+    inner.insert(n.reduce_slots.begin(), n.reduce_slots.end());
+    for (const CNode& c : n.children) collect_hoists(st, c, inner);
+    if (n.op != COp::Reduce) return;
+    const std::set<int> free = free_slots(n);
+    if (std::any_of(free.begin(), free.end(), [&](int s) { return enclosing.count(s) > 0; })) return;
+    std::size_t depth = 0;
+    for (std::size_t k = 0; k < st.lhs_slots.size(); ++k)
+      if (free.count(st.lhs_slots[k])) depth = k + 1;
+    if (depth == st.lhs_slots.size()) return;
+    Hoist h{&n, depth, fresh("h"), fresh("dh")};
+    hoisted_[&n] = hoists_.size();
+    hoists_.push_back(h);
+  }
+
+  std::string target_offset(const Statement& st) const {
+    std::string offset = "0";
+    for (std::size_t k = 0; k < st.lhs_slots.size(); ++k) {
+      const auto extent = program_.buffers[static_cast<std::size_t>(st.target)].dims[k];
+      offset = "(" + offset + ") * " + std::to_string(extent) + " + " + slot(st.lhs_slots[k]);
+    }
+    return offset;
+  }
+
+  // Opens the statement's loops, calling `at_depth(d)` inside the d-th (0: before the first),
+  // `innermost()` in the last and `closing(d)` at the end of the d-th.
+  template <class AtDepth, class Innermost, class Closing>
+  void loops(const Statement& st, AtDepth&& at_depth, Innermost&& innermost, Closing&& closing) {
+    out_ << "  {\n";
+    at_depth(0);
+    for (std::size_t k = 0; k < st.lhs_slots.size(); ++k) {
+      const int s = st.lhs_slots[k];
+      out_ << "  for (I " << slot(s) << " = 0; " << slot(s) << " < " << st.slot_extents[static_cast<std::size_t>(s)] << "; ++" << slot(s)
+           << ") {\n";
+      at_depth(k + 1);
+    }
+    innermost();
+    for (std::size_t k = st.lhs_slots.size(); k-- > 0;) {
+      closing(k + 1);
+      out_ << "  }\n";
+    }
+    closing(0);
+    out_ << "  }\n";
+  }
+
+  void forward_statement(const Statement& st) {
+    plan_hoists(st);
+    out_ << "  // " << st.body.text << "\n";
+    loops(
+        st, [&](std::size_t depth) { compute_hoists(depth, false); },
+        [&] { out_ << "    v" << st.target << "[" << target_offset(st) << "] = " << value(st.body) << ";\n"; }, [](std::size_t) {});
+  }
+
+  void compute_hoists(std::size_t depth, bool with_adjoints) {
+    for (const Hoist& h : hoists_) {
+      if (h.depth != depth) continue;
+      out_ << "    const T " << h.value << " = " << reduction(*h.node) << ";\n";
+      if (with_adjoints) out_ << "    T " << h.adjoint << " = 0;\n";
+    }
+  }
+
+  void backward_statement(const Statement& st) {
+    plan_hoists(st);
+    out_ << "  // gradient of " << st.body.text << "\n";
+    loops(
+        st, [&](std::size_t depth) { compute_hoists(depth, true); },
+        [&] {
+          out_ << "    { const T d = g" << st.target << "[" << target_offset(st) << "];\n";
+          out_ << "    if (d != T(0)) {\n";
+          backprop(st.body, "d");
+          out_ << "    } }\n";
+        },
+        [&](std::size_t depth) {
+          for (auto h = hoists_.rbegin(); h != hoists_.rend(); ++h)
+            if (h->depth == depth) {
+              out_ << "    if (" << h->adjoint << " != T(0)) {\n";
+              backprop_reduction(*h->node, h->adjoint);
+              out_ << "    }\n";
+            }
+        });
+  }
+
+  // --- integer index expressions, as the interpreter's eval_index computes them
+
+  std::string index(const CNode& n) const {
+    auto arg = [&](std::size_t k) { return index(n.children[k]); };
+    switch (n.op) {
+      case COp::Const: return "I(" + std::to_string(static_cast<std::int64_t>(n.constant)) + ")";
+      case COp::Index: return slot(n.slot);
+      case COp::Neg: return "(-" + arg(0) + ")";
+      case COp::Not: return "I(" + arg(0) + " == 0)";
+      case COp::Select: return "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
+      case COp::Call:
+        if (n.fn == Function::Abs) return "int_abs(" + arg(0) + ")";
+        if (n.fn == Function::Min) return "int_min(" + arg(0) + ", " + arg(1) + ")";
+        if (n.fn == Function::Max) return "int_max(" + arg(0) + ", " + arg(1) + ")";
+        break;
+      case COp::Div: return "floor_div(" + arg(0) + ", " + arg(1) + ")";
+      case COp::Mod: return "floor_mod(" + arg(0) + ", " + arg(1) + ")";
+      default: break;
+    }
+    static const std::map<COp, const char*> binary = {{COp::Add, "+"}, {COp::Sub, "-"}, {COp::Mul, "*"}, {COp::Lt, "<"},
+                                                      {COp::Le, "<="}, {COp::Gt, ">"}, {COp::Ge, ">="}, {COp::Eq, "=="},
+                                                      {COp::Ne, "!="}, {COp::And, "&&"}, {COp::Or, "||"}};
+    if (auto it = binary.find(n.op); it != binary.end()) return "I(" + arg(0) + " " + it->second + " " + arg(1) + ")";
+    throw LoomError("'" + n.text + "' is not an integer index expression");
+  }
+
+  // The read's element offset, and the condition that it lies inside its tensor ("" when every
+  // index is a loop slot within the dimension).
+  std::pair<std::string, std::string> address(const CNode& read) const {
+    const auto& dims = program_.buffers[static_cast<std::size_t>(read.buffer)].dims;
+    std::string offset = "0", inside;
+    for (std::size_t k = 0; k < read.index.size(); ++k) {
+      const IndexCalc& calc = read.index[k];
+      const std::string i = calc.slot >= 0 ? slot(calc.slot) : index(calc.expr[0]);
+      const bool safe = calc.slot >= 0 && current_->slot_extents[static_cast<std::size_t>(calc.slot)] <= dims[k];
+      if (!safe) inside += std::string(inside.empty() ? "" : " && ") + "(I)(" + i + ") >= 0 && (I)(" + i + ") < " + std::to_string(dims[k]);
+      offset = "(" + offset + ") * " + std::to_string(dims[k]) + " + (" + i + ")";
+    }
+    return {offset, inside};
+  }
+
+  // --- values
+
+  std::string value(const CNode& n) {
+    auto arg = [&](std::size_t k) { return value(n.children[k]); };
+    auto truth = [](const std::string& b) { return "T(" + b + ")"; };
+    switch (n.op) {
+      case COp::Const: return real_literal(n.constant);
+      case COp::Index: return "T(" + slot(n.slot) + ")";
+      case COp::Read: {
+        const auto [offset, inside] = address(n);
+        const std::string element = "v" + std::to_string(n.buffer) + "[" + offset + "]";
+        if (inside.empty()) return element;
+        return "((" + inside + ") ? " + element + " : " + (n.has_fallback ? arg(0) : std::string("T(0)")) + ")";
+      }
+      case COp::Reduce:
+        if (auto it = hoisted_.find(&n); it != hoisted_.end()) return hoists_[it->second].value;
+        return reduction(n);
+      case COp::Neg: return "(-" + arg(0) + ")";
+      case COp::Not: return truth(arg(0) + " == T(0)");
+      case COp::Select: return "((" + arg(0) + " != T(0)) ? " + arg(1) + " : " + arg(2) + ")";
+      case COp::And: return truth("(" + arg(0) + " != T(0)) && (" + arg(1) + " != T(0))");
+      case COp::Or: return truth("(" + arg(0) + " != T(0)) || (" + arg(1) + " != T(0))");
+      case COp::Call: return call(n);
+      case COp::Mod: throw LoomError("'" + n.text + "': '%' applies to indices, not values");
+      default: break;
+    }
+    static const std::map<COp, const char*> arithmetic = {{COp::Add, "+"}, {COp::Sub, "-"}, {COp::Mul, "*"}, {COp::Div, "/"}};
+    if (auto it = arithmetic.find(n.op); it != arithmetic.end()) return "(" + arg(0) + " " + it->second + " " + arg(1) + ")";
+    static const std::map<COp, const char*> comparison = {{COp::Lt, "<"}, {COp::Le, "<="}, {COp::Gt, ">"},
+                                                          {COp::Ge, ">="}, {COp::Eq, "=="}, {COp::Ne, "!="}};
+    return truth(arg(0) + " " + comparison.at(n.op) + " " + arg(1));
+  }
+
+  std::string call(const CNode& n) {
+    const std::string a = value(n.children[0]);
+    switch (n.fn) {
+      case Function::Exp: return "m_exp(" + a + ")";
+      case Function::Log: return "m_log(" + a + ")";
+      case Function::Tanh: return "m_tanh(" + a + ")";
+      case Function::Sigmoid: return "m_sigmoid(" + a + ")";
+      case Function::Sqrt: return "m_sqrt(" + a + ")";
+      case Function::Abs: return "m_fabs(" + a + ")";
+      case Function::Erf: return "m_erf(" + a + ")";
+      case Function::Pow: return "m_pow(" + a + ", " + value(n.children[1]) + ")";
+      case Function::Max: return "({ const T a_ = " + a + ", b_ = " + value(n.children[1]) + "; a_ < b_ ? b_ : a_; })";
+      case Function::Min: return "({ const T a_ = " + a + ", b_ = " + value(n.children[1]) + "; b_ < a_ ? b_ : a_; })";
+    }
+    return a;
+  }
+
+  std::string reduce_loops(const CNode& n) const {
+    std::string loops;
+    for (std::size_t k = 0; k < n.reduce_slots.size(); ++k) {
+      const std::string s = slot(n.reduce_slots[k]);
+      loops += "for (I " + s + " = 0; " + s + " < " + std::to_string(n.reduce_extents[k]) + "; ++" + s + ") ";
+    }
+    return loops;
+  }
+
+  // The reduction's value, computed where it stands.
+  std::string reduction(const CNode& n) {
+    const std::string acc = fresh("r"), element = fresh("e");
+    std::string init = n.reducer == Reducer::Sum ? "T(0)" : n.reducer == Reducer::Max ? "-__builtin_inf()" : "__builtin_inf()";
+    std::string step = n.reducer == Reducer::Sum   ? acc + " += " + element + ";"
+                       : n.reducer == Reducer::Max ? "if (" + acc + " < " + element + ") " + acc + " = " + element + ";"
+                                                   : "if (" + element + " < " + acc + ") " + acc + " = " + element + ";";
+    return "({ T " + acc + " = " + init + "; " + reduce_loops(n) + "{ const T " + element + " = " + value(n.children[0]) + "; " + step +
+           " } " + acc + "; })";
+  }
+
+  // --- gradients, as evaluate_gradient derives them
+
+  void backprop(const CNode& n, const std::string& adjoint) {
+    if (!reads_values(n)) return;
+    switch (n.op) {
+      case COp::Read: {
+        const auto [offset, inside] = address(n);
+        const std::string add = "g" + std::to_string(n.buffer) + "[" + offset + "] += " + adjoint + ";\n";
+        if (inside.empty()) {
+          out_ << "    " << add;
+          return;
+        }
+        out_ << "    if (" << inside << ") " << add;
+        if (n.has_fallback) {
+          out_ << "    else {\n";
+          backprop(n.children[0], adjoint);
+          out_ << "    }\n";
+        }
+        return;
+      }
+      case COp::Reduce:
+        if (auto it = hoisted_.find(&n); it != hoisted_.end()) {
+          out_ << "    " << hoists_[it->second].adjoint << " += " << adjoint << ";\n";
+          return;
+        }
+        return backprop_reduction(n, adjoint);
+      case COp::Neg: return backprop(n.children[0], bind("-" + adjoint));
+      case COp::Add:
+        backprop(n.children[0], adjoint);
+        return backprop(n.children[1], adjoint);
+      case COp::Sub:
+        backprop(n.children[0], adjoint);
+        return backprop(n.children[1], bind("-" + adjoint));
+      case COp::Mul: {
+        const std::string a = bind(value(n.children[0])), b = bind(value(n.children[1]));
+        backprop(n.children[0], bind(adjoint + " * " + b));
+        return backprop(n.children[1], bind(adjoint + " * " + a));
+      }
+      case COp::Div: {
+        const std::string a = bind(value(n.children[0])), b = bind(value(n.children[1]));
+        backprop(n.children[0], bind(adjoint + " / " + b));
+        return backprop(n.children[1], bind("-" + adjoint + " * " + a + " / (" + b + " * " + b + ")"));
+      }
+      case COp::Select:
+        out_ << "    if (" << value(n.children[0]) << " != T(0)) {\n";
+        backprop(n.children[1], adjoint);
+        out_ << "    } else {\n";
+        backprop(n.children[2], adjoint);
+        out_ << "    }\n";
+        return;
+      case COp::Call: return backprop_call(n, adjoint);
+      default: return;
+    }
+  }
+
+  void backprop_call(const CNode& n, const std::string& adjoint) {
+    const std::string a = bind(value(n.children[0]));
+    const std::string b = n.children.size() > 1 ? bind(value(n.children[1])) : "T(0)";
+    if (n.fn == Function::Max || n.fn == Function::Min) {
+      out_ << "    if (" << (n.fn == Function::Max ? a + " < " + b : b + " < " + a) << ") {\n";
+      backprop(n.children[1], adjoint);
+      out_ << "    } else {\n";
+      backprop(n.children[0], adjoint);
+      out_ << "    }\n";
+      return;
+    }
+    std::string da = "T(0)", db = "T(0)";
+    switch (n.fn) {
+      case Function::Exp: da = "m_exp(" + a + ")"; break;
+      case Function::Log: da = "T(1) / " + a; break;
+      case Function::Tanh: da = "T(1) - m_tanh(" + a + ") * m_tanh(" + a + ")"; break;
+      case Function::Sigmoid: da = "m_sigmoid(" + a + ") * (T(1) - m_sigmoid(" + a + "))"; break;
+      case Function::Sqrt: da = "T(0.5) / m_sqrt(" + a + ")"; break;
+      case Function::Abs: da = "(" + a + " > T(0) ? T(1) : " + a + " < T(0) ? T(-1) : T(0))"; break;
+      case Function::Erf: da = real_literal(1.1283791670955126) + " * m_exp(-" + a + " * " + a + ")"; break;
+      case Function::Pow:
+        da = b + " * m_pow(" + a + ", " + b + " - T(1))";
+        db = "(" + a + " > T(0) ? m_pow(" + a + ", " + b + ") * m_log(" + a + ") : T(0))";
+        break;
+      default: break;
+    }
+    const std::string da_name = bind(da);
+    out_ << "    if (" << da_name << " != T(0)) {\n";
+    backprop(n.children[0], bind(adjoint + " * " + da_name));
+    out_ << "    }\n";
+    if (n.children.size() > 1) {
+      const std::string db_name = bind(db);
+      out_ << "    if (" << db_name << " != T(0)) {\n";
+      backprop(n.children[1], bind(adjoint + " * " + db_name));
+      out_ << "    }\n";
+    }
+  }
+
+  // A reduction's gradient: every point for a sum, the first point attaining the extreme for
+  // max and min.
+  void backprop_reduction(const CNode& n, const std::string& adjoint) {
+    if (n.reducer == Reducer::Sum) {
+      out_ << "    " << reduce_loops(n) << "{\n";
+      backprop(n.children[0], adjoint);
+      out_ << "    }\n";
+      return;
+    }
+    const std::string found = fresh("found"), best = fresh("best"), element = fresh("e");
+    out_ << "    { bool " << found << " = false; T " << best << " = 0;\n";
+    for (int s : n.reduce_slots) out_ << "    I " << best << "_" << slot(s) << " = 0;\n";
+    out_ << "    " << reduce_loops(n) << "{ const T " << element << " = " << value(n.children[0]) << ";\n";
+    out_ << "      if (!" << found << " || " << (n.reducer == Reducer::Max ? best + " < " + element : element + " < " + best) << ") { "
+         << found << " = true; " << best << " = " << element << ";";
+    for (int s : n.reduce_slots) out_ << " " << best << "_" << slot(s) << " = " << slot(s) << ";";
+    out_ << " } }\n";
+    out_ << "    if (" << found << ") {\n";
+    for (int s : n.reduce_slots) out_ << "    const I " << slot(s) << " = " << best << "_" << slot(s) << ";\n";
+    backprop(n.children[0], adjoint);
+    out_ << "    } }\n";
+  }
+
+  std::string bind(const std::string& expr) {
+    const std::string name = fresh("t");
+    out_ << "    const T " << name << " = " << expr << ";\n";
+    return name;
+  }
+
+  const Program& program_;
+  NativeType type_;
+  std::ostringstream out_;
+  int next_ = 0;
+  const Statement* current_ = nullptr;
+  std::vector<Hoist> hoists_;
+  std::map<const CNode*, std::size_t> hoisted_;
+};
+
+}  // namespace
+
+std::string native_source(const Program& program, NativeType type) { return Emitter(program, type).run(); }
+
+}  // namespace loom::spec

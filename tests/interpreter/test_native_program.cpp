@@ -1,0 +1,207 @@
+// Comprehensions compiled to machine code against the interpreter: values and derived gradients,
+// in double and float, for bodies with every construct the language has (reductions hoisted out
+// of their statement's loops or not, max reductions, reads past the edge with and without a
+// fallback, selects, functions); the disk cache; and a missing or failing compiler reported.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "loom/interpreter/evaluate.hpp"
+#include "loom/interpreter/gradient.hpp"
+#include "loom/interpreter/native_program.hpp"
+#include "test_support.hpp"
+
+namespace loom::spec {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Case {
+  std::string op;
+  pcg::AttrMap attrs;
+  std::vector<std::vector<std::int64_t>> inputs;
+  bool positive = false;  // inputs drawn from (0.1, 2) instead of (-1, 1)
+};
+
+std::ostream& operator<<(std::ostream& os, const Case& c) { return os << c.op; }
+
+Tensor<double> random_tensor(const std::vector<std::int64_t>& dims, std::mt19937_64& rng, double lo = -1, double hi = 1) {
+  Tensor<double> t(dims, 0.0);
+  std::uniform_real_distribution<double> u(lo, hi);
+  for (double& v : t.data) v = u(rng);
+  return t;
+}
+
+template <class T, class From>
+Tensor<T> as(const Tensor<From>& t) {
+  Tensor<T> out(t.dims, T(0));
+  for (std::size_t i = 0; i < t.size(); ++i) out.data[i] = static_cast<T>(t.data[i]);
+  return out;
+}
+
+template <class T>
+std::vector<const Tensor<T>*> pointers_to(const std::vector<Tensor<T>>& ts) {
+  std::vector<const Tensor<T>*> out;
+  for (const auto& t : ts) out.push_back(&t);
+  return out;
+}
+
+// The worst difference, relative above 1 in magnitude; infinities must match exactly.
+template <class T>
+double worst(const Tensor<T>& got, const Tensor<double>& want) {
+  EXPECT_EQ(got.dims, want.dims);
+  double w = 0;
+  for (std::size_t i = 0; i < want.size() && i < got.size(); ++i) {
+    const double g = static_cast<double>(got.data[i]), x = want.data[i];
+    if (!std::isfinite(x) || !std::isfinite(g)) {
+      EXPECT_EQ(g, x) << "element " << i;
+      continue;
+    }
+    w = std::max(w, std::abs(g - x) / std::max(1.0, std::abs(x)));
+  }
+  return w;
+}
+
+template <class T>
+double compiled_against_interpreted(const Case& c) {
+  const Program program = test::bundled().instantiate(c.op, c.attrs, c.inputs);
+  const NativeBuild built = build_native(program, std::is_same_v<T, float> ? NativeType::Float : NativeType::Double);
+  EXPECT_NE(built.program, nullptr) << built.why_not;
+  if (!built.program) return HUGE_VAL;
+  std::mt19937_64 rng(3);
+  std::vector<Tensor<T>> inputs;
+  std::vector<Tensor<double>> inputs_d;
+  for (const auto& dims : c.inputs) {
+    inputs.push_back(as<T>(c.positive ? random_tensor(dims, rng, 0.1, 2) : random_tensor(dims, rng)));
+    inputs_d.push_back(as<double>(inputs.back()));
+  }
+  const auto want = evaluate<RealDomain>(program, pointers_to(inputs_d));
+  const auto got = built.program->evaluate(pointers_to(inputs));
+  EXPECT_EQ(got.size(), want.size());
+  double w = 0;
+  std::vector<Tensor<T>> grads;
+  std::vector<Tensor<double>> grads_d;
+  for (std::size_t k = 0; k < want.size() && k < got.size(); ++k) {
+    w = std::max(w, worst(got[k], want[k]));
+    grads.push_back(as<T>(random_tensor(want[k].dims, rng)));
+    grads_d.push_back(as<double>(grads.back()));
+  }
+  const auto want_grads = evaluate_gradient(program, pointers_to(inputs_d), pointers_to(grads_d));
+  const auto got_grads = built.program->gradient(pointers_to(inputs), pointers_to(grads));
+  EXPECT_EQ(got_grads.size(), want_grads.size());
+  for (std::size_t i = 0; i < want_grads.size() && i < got_grads.size(); ++i) w = std::max(w, worst(got_grads[i], want_grads[i]));
+  return w;
+}
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all = {
+      {"relu", {}, {{3, 5}}},
+      {"gelu", {}, {{4, 6}}},
+      {"erf", {}, {{7}}},
+      {"sigmoid", {}, {{2, 3, 4}}},
+      {"scalar_pow", {}, {{2, 5}, {}}, true},
+      {"clip", {}, {{3, 4}, {}, {}}},
+      {"matmul", {}, {{4, 6}, {6, 5}}},
+      {"batch_matmul", {}, {{2, 3, 4}, {2, 4, 5}}},
+      {"softmax", {}, {{3, 7}}},
+      {"layer_norm", {}, {{4, 8}, {8}, {8}}},
+      {"reduce_mean", {}, {{5, 6}}},
+      {"pool2d_max", {{"kh", 2}, {"kw", 2}, {"stride", 2}, {"pad", 1}}, {{1, 2, 5, 5}}},
+      {"conv2d", {{"stride_h", 1}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}, {"act", 1}}, {{2, 3, 5, 5}, {4, 3, 3, 3}}},
+      {"causal_mask", {}, {{2, 4, 4}}},
+      {"concat", {{"axis", 1}}, {{2, 3}, {2, 4}}},
+      {"split_axis", {{"axis", 1}, {"parts", 2}}, {{2, 4, 3}}},
+      {"pad_axis", {{"axis", 0}, {"before", 1}, {"after", 2}}, {{3, 2}}},
+      {"cyclic_shift", {{"sh", 1}, {"sw", 2}}, {{1, 4, 4, 2}}},
+      {"outer_product_mean", {}, {{3, 4, 2}, {3, 5, 2}}},
+  };
+  return all;
+}
+
+class CompiledOp : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CompiledOp, AgreesWithTheInterpreterInDouble) { EXPECT_LT(compiled_against_interpreted<double>(GetParam()), 1e-9); }
+
+TEST_P(CompiledOp, AgreesWithTheInterpreterInFloat) { EXPECT_LT(compiled_against_interpreted<float>(GetParam()), 1e-4); }
+
+INSTANTIATE_TEST_SUITE_P(BundledOps, CompiledOp, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.op; });
+
+TEST(NativeSource, AReductionOverTheRowIsComputedOncePerRow) {
+  // softmax's denominator depends on the row only: it is taken out of the column loop.
+  const Program softmax = test::bundled().instantiate("softmax", {}, {{3, 7}});
+  const std::string source = native_source(softmax, NativeType::Double);
+  EXPECT_NE(source.find("const T h"), std::string::npos) << source;
+  const Program relu = test::bundled().instantiate("relu", {}, {{3, 7}});
+  EXPECT_EQ(native_source(relu, NativeType::Double).find("const T h"), std::string::npos);
+}
+
+NativeToolchain scratch_toolchain(const std::string& compiler) {
+  NativeToolchain t;
+  t.compiler = compiler;
+  t.cache_dir = (fs::temp_directory_path() / ("loom-native-test-" + std::to_string(::getpid()))).string();
+  fs::remove_all(t.cache_dir);
+  return t;
+}
+
+TEST(NativeBuild, IsKeptOnDiskAndTakenFromThereNextTime) {
+  const NativeToolchain& real = NativeToolchain::from_environment();
+  ASSERT_FALSE(real.compiler.empty()) << real.why_none;
+  // A compiler that counts its runs.
+  NativeToolchain t = scratch_toolchain("");
+  fs::create_directories(t.cache_dir);
+  const fs::path counter = fs::path(t.cache_dir) / "runs", wrapper = fs::path(t.cache_dir) / "cxx";
+  std::ofstream(wrapper) << "#!/bin/sh\necho run >> " << counter.string() << "\nexec " << real.compiler << " \"$@\"\n";
+  fs::permissions(wrapper, fs::perms::owner_all);
+  t.compiler = wrapper.string();
+  auto runs = [&] {
+    std::ifstream in(counter);
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    return n;
+  };
+  const NativeBuild first = build_native(test::bundled().instantiate("ewmul", {}, {{3, 3}, {3, 3}}), NativeType::Double, t);
+  ASSERT_NE(first.program, nullptr) << first.why_not;
+  EXPECT_EQ(runs(), 1u);
+  // Another cache folder holding the same files, as a later process meets them.
+  NativeToolchain later = t;
+  later.cache_dir = t.cache_dir + "-later";
+  fs::remove_all(later.cache_dir);
+  fs::copy(t.cache_dir, later.cache_dir);
+  const NativeBuild again = build_native(test::bundled().instantiate("ewmul", {}, {{3, 3}, {3, 3}}), NativeType::Double, later);
+  ASSERT_NE(again.program, nullptr) << again.why_not;
+  EXPECT_EQ(runs(), 1u) << "the library on disk was built again";
+  Tensor<double> x({3, 3}, 2.0), y({3, 3}, 3.0);
+  EXPECT_EQ(again.program->evaluate<double>({&x, &y}).at(0).data, std::vector<double>(9, 6.0));
+  // Another element type is another library.
+  ASSERT_NE(build_native(test::bundled().instantiate("ewmul", {}, {{3, 3}, {3, 3}}), NativeType::Float, t).program, nullptr);
+  EXPECT_EQ(runs(), 2u);
+  fs::remove_all(t.cache_dir);
+  fs::remove_all(later.cache_dir);
+}
+
+TEST(NativeBuild, AFailingCompilerIsReportedNotThrown) {
+  NativeToolchain t = scratch_toolchain("/bin/false");
+  const NativeBuild built = build_native(test::bundled().instantiate("relu", {}, {{2, 2}}), NativeType::Float, t);
+  EXPECT_EQ(built.program, nullptr);
+  EXPECT_NE(built.why_not.find("/bin/false failed"), std::string::npos) << built.why_not;
+  NativeToolchain none;
+  none.why_none = "no compiler here";
+  EXPECT_EQ(build_native(test::bundled().instantiate("relu", {}, {{2, 2}}), NativeType::Float, none).why_not, "no compiler here");
+  fs::remove_all(t.cache_dir);
+}
+
+TEST(NativeProgram, RefusesInputsOfAnotherShapeOrType) {
+  const NativeBuild built = build_native(test::bundled().instantiate("relu", {}, {{2, 2}}), NativeType::Double);
+  ASSERT_NE(built.program, nullptr) << built.why_not;
+  Tensor<double> wrong({3, 2}, 1.0);
+  EXPECT_THROW(built.program->evaluate<double>({&wrong}), LoomError);
+  Tensor<float> single({2, 2}, 1.0f);
+  EXPECT_THROW(built.program->evaluate<float>({&single}), LoomError);
+}
+
+}  // namespace
+}  // namespace loom::spec
