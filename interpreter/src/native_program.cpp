@@ -15,6 +15,8 @@
 #include <sstream>
 #include <type_traits>
 
+#include <Eigen/Dense>
+
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/fnv1a.hpp"
 
@@ -51,11 +53,16 @@ const std::vector<std::string>& compile_flags() {
   // Reassociation lets sums vectorize; infinities and NaNs keep their meaning. GCC 12 vectorizes
   // guarded reads past a tensor's edge wrongly through masked loads (pad_axis at -O3 -march=native
   // read zeros inside the tensor): loops with such reads stay unconverted.
-  static const std::vector<std::string> flags = {"-std=c++17",         "-O3",
-                                                 "-march=native",      "-fPIC",
-                                                 "-shared",            "-fno-math-errno",
-                                                 "-fno-trapping-math", "-fno-signed-zeros",
-                                                 "-fassociative-math", "-fno-tree-loop-if-convert",
+  static const std::vector<std::string> flags = {"-std=c++17",
+                                                 "-O3",
+                                                 "-march=native",
+                                                 "-fPIC",
+                                                 "-shared",
+                                                 "-fno-math-errno",
+                                                 "-fno-trapping-math",
+                                                 "-fno-signed-zeros",
+                                                 "-fassociative-math",
+                                                 "-fno-tree-loop-if-convert",
                                                  "-w"};
   return flags;
 }
@@ -109,7 +116,8 @@ std::string built_library(const std::string& source, const std::string& key, con
   for (const std::string& a : {source_file.string(), std::string("-o"), built.string()}) argv.push_back(a);
   const int status = run_compiler(argv, log.string());
   if (status != 0 || !fs::exists(built, ec)) {
-    why = tools.compiler + " failed (exit " + std::to_string(status) + ", messages in " + log.string() + "): " + first_lines(log.string(), 3);
+    why =
+        tools.compiler + " failed (exit " + std::to_string(status) + ", messages in " + log.string() + "): " + first_lines(log.string(), 3);
     fs::remove(built, ec);
     return "";
   }
@@ -121,6 +129,26 @@ std::string built_library(const std::string& source, const std::string& key, con
   fs::rename(source_file, dir / (key + ".cpp"), ec);
   fs::remove(log, ec);
   return library.string();
+}
+
+template <class T>
+void eigen_gemm(int trans_a, int trans_b, long long m, long long n, long long k, const T* a, const T* b, T* c) {
+  using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const Eigen::Map<const Matrix> A(a, trans_a ? k : m, trans_a ? m : k), B(b, trans_b ? n : k, trans_b ? k : n);
+  Eigen::Map<Matrix> C(c, m, n);
+  if (trans_a && trans_b)
+    C.noalias() = A.transpose() * B.transpose();
+  else if (trans_a)
+    C.noalias() = A.transpose() * B;
+  else if (trans_b)
+    C.noalias() = A * B.transpose();
+  else
+    C.noalias() = A * B;
+}
+
+template <class T>
+void* gemm_of() {
+  return reinterpret_cast<void*>(static_cast<NativeGemm<T>>(&eigen_gemm<T>));
 }
 
 template <class T>
@@ -175,7 +203,7 @@ std::vector<Tensor<T>> NativeProgram::run_forward(const std::vector<const Tensor
     owned[b] = Tensor<T>(buffer_dims_[b], T(0));
     pointers[b] = owned[b].data.data();
   }
-  forward_(reinterpret_cast<void* const*>(pointers.data()));
+  forward_(reinterpret_cast<void* const*>(pointers.data()), gemm_of<T>());
   return owned;
 }
 
@@ -208,7 +236,7 @@ std::vector<Tensor<T>> NativeProgram::gradient(const std::vector<const Tensor<T>
     g.data = output_grads[k]->data;
   }
   for (auto& g : grads) grad_pointers.push_back(g.data.data());
-  backward_(reinterpret_cast<void* const*>(values.data()), reinterpret_cast<void* const*>(grad_pointers.data()));
+  backward_(reinterpret_cast<void* const*>(values.data()), reinterpret_cast<void* const*>(grad_pointers.data()), gemm_of<T>());
   std::vector<Tensor<T>> result;
   for (int b : input_buffers_) result.push_back(std::move(grads[static_cast<std::size_t>(b)]));
   return result;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -78,13 +79,15 @@ class Emitter {
       out_ << "static inline T m_" << fn << "(T a) { return __builtin_" << fn << f << "(a); }\n";
     out_ << "static inline T m_pow(T a, T b) { return __builtin_pow" << f << "(a, b); }\n";
     out_ << "static inline T m_sigmoid(T a) { return T(1) / (T(1) + m_exp(-a)); }\n";
+    out_ << "typedef void (*Gemm)(int, int, I, I, I, const T*, const T*, T*);\n";
+    out_ << "static inline T* scratch(I n) { return (T*)__builtin_malloc(sizeof(T) * (n > 0 ? n : 1)); }\n";
 
-    out_ << "extern \"C\" void loom_forward(T* const* buffers) {\n";
+    out_ << "extern \"C\" void loom_forward(T* const* buffers, Gemm gemm) {\n";
     declare_buffers("buffers", "v");
     for (const Statement& st : program_.statements) forward_statement(st);
     out_ << "}\n";
 
-    out_ << "extern \"C\" void loom_backward(T* const* values, T* const* grads) {\n";
+    out_ << "extern \"C\" void loom_backward(T* const* values, T* const* grads, Gemm gemm) {\n";
     declare_buffers("values", "v");
     declare_buffers("grads", "g");
     for (auto st = program_.statements.rbegin(); st != program_.statements.rend(); ++st) backward_statement(*st);
@@ -156,6 +159,8 @@ class Emitter {
   }
 
   void forward_statement(const Statement& st) {
+    current_ = &st;
+    if (const auto c = contraction(st)) return forward_contraction(st, *c);
     plan_hoists(st);
     out_ << "  // " << st.body.text << "\n";
     loops(
@@ -172,6 +177,8 @@ class Emitter {
   }
 
   void backward_statement(const Statement& st) {
+    current_ = &st;
+    if (const auto c = contraction(st)) return backward_contraction(st, *c);
     plan_hoists(st);
     out_ << "  // gradient of " << st.body.text << "\n";
     loops(
@@ -190,6 +197,121 @@ class Emitter {
               out_ << "    }\n";
             }
         });
+  }
+
+  // --- contractions: sum(k) a[...] * b[...] over bare indices, run as batched GEMM on packed copies
+
+  struct Contraction {
+    const CNode* a = nullptr;
+    const CNode* b = nullptr;
+    std::vector<int> batch, rows, cols, sums;  // slots: in both and the target, a's, b's, summed
+  };
+
+  std::optional<Contraction> contraction(const Statement& st) const {
+    const CNode& body = st.body;
+    if (body.op != COp::Reduce || body.reducer != Reducer::Sum || body.children[0].op != COp::Mul) return std::nullopt;
+    const CNode& a = body.children[0].children[0];
+    const CNode& b = body.children[0].children[1];
+    std::set<int> in_a, in_b;
+    for (const auto& [read, seen] : {std::pair{&a, &in_a}, std::pair{&b, &in_b}}) {
+      if (read->op != COp::Read || read->has_fallback) return std::nullopt;
+      const auto& dims = program_.buffers[static_cast<std::size_t>(read->buffer)].dims;
+      for (std::size_t k = 0; k < read->index.size(); ++k) {
+        const int s = read->index[k].slot;
+        if (s < 0 || st.slot_extents[static_cast<std::size_t>(s)] != dims[k] || !seen->insert(s).second) return std::nullopt;
+      }
+    }
+    Contraction c{&a, &b, {}, {}, {}, {}};
+    for (int s : st.lhs_slots) {
+      if (in_a.count(s) && in_b.count(s))
+        c.batch.push_back(s);
+      else if (in_a.count(s))
+        c.rows.push_back(s);
+      else if (in_b.count(s))
+        c.cols.push_back(s);
+      else
+        return std::nullopt;  // a broadcast target index
+    }
+    for (int s : body.reduce_slots) {
+      if (!in_a.count(s) || !in_b.count(s)) return std::nullopt;
+      c.sums.push_back(s);
+    }
+    if (in_a.size() != c.batch.size() + c.rows.size() + c.sums.size() || in_b.size() != c.batch.size() + c.cols.size() + c.sums.size())
+      return std::nullopt;
+    for (int s : st.lhs_slots)
+      if (st.slot_extents[static_cast<std::size_t>(s)] == 0) return std::nullopt;
+    return c;
+  }
+
+  std::int64_t extent(const std::vector<int>& slots) const {
+    std::int64_t n = 1;
+    for (int s : slots) n *= current_->slot_extents[static_cast<std::size_t>(s)];
+    return n;
+  }
+
+  // The row-major position of the slots' values among the group's.
+  std::string flat(const std::vector<int>& slots) const {
+    std::string at = "0";
+    for (int s : slots) at = "(" + at + ") * " + std::to_string(current_->slot_extents[static_cast<std::size_t>(s)]) + " + " + slot(s);
+    return at;
+  }
+
+  // Emits `body` inside loops over the slots of every group, in order.
+  void over(const std::vector<std::vector<int>>& groups, const std::string& body) {
+    for (const auto& group : groups)
+      for (int s : group)
+        out_ << "    for (I " << slot(s) << " = 0; " << slot(s) << " < " << current_->slot_extents[static_cast<std::size_t>(s)] << "; ++"
+             << slot(s) << ")\n";
+    out_ << "      " << body << "\n";
+  }
+
+  std::string packed(const std::string& name, const std::vector<int>& outer, const std::vector<int>& inner,
+                     const std::vector<int>& batch) const {
+    return name + "[((" + flat(batch) + ") * " + std::to_string(extent(outer)) + " + " + flat(outer) + ") * " +
+           std::to_string(extent(inner)) + " + " + flat(inner) + "]";
+  }
+
+  std::string element(const std::string& prefix, const CNode& read) const {
+    return prefix + std::to_string(read.buffer) + "[" + address(read).first + "]";
+  }
+
+  void pack_operands(const Contraction& c) {
+    const auto q = std::to_string(extent(c.batch)), m = std::to_string(extent(c.rows)), n = std::to_string(extent(c.cols)),
+               k = std::to_string(extent(c.sums));
+    out_ << "    T* ap = scratch(" << q << " * " << m << " * " << k << ");\n";
+    out_ << "    T* bp = scratch(" << q << " * " << k << " * " << n << ");\n";
+    out_ << "    T* cp = scratch(" << q << " * " << m << " * " << n << ");\n";
+    over({c.batch, c.rows, c.sums}, packed("ap", c.rows, c.sums, c.batch) + " = " + element("v", *c.a) + ";");
+    over({c.batch, c.sums, c.cols}, packed("bp", c.sums, c.cols, c.batch) + " = " + element("v", *c.b) + ";");
+  }
+
+  void forward_contraction(const Statement& st, const Contraction& c) {
+    const auto m = extent(c.rows), n = extent(c.cols), k = extent(c.sums);
+    out_ << "  { // " << st.body.text << ", as GEMM\n";
+    pack_operands(c);
+    out_ << "    for (I q = 0; q < " << extent(c.batch) << "; ++q) gemm(0, 0, " << m << ", " << n << ", " << k << ", ap + q * " << m * k
+         << ", bp + q * " << k * n << ", cp + q * " << m * n << ");\n";
+    std::vector<int> lhs(st.lhs_slots.begin(), st.lhs_slots.end());
+    over({lhs}, "v" + std::to_string(st.target) + "[" + target_offset(st) + "] = " + packed("cp", c.rows, c.cols, c.batch) + ";");
+    out_ << "    __builtin_free(ap); __builtin_free(bp); __builtin_free(cp);\n  }\n";
+  }
+
+  void backward_contraction(const Statement& st, const Contraction& c) {
+    const auto q = extent(c.batch), m = extent(c.rows), n = extent(c.cols), k = extent(c.sums);
+    out_ << "  { // gradient of " << st.body.text << ", as GEMM\n";
+    pack_operands(c);
+    std::vector<int> lhs(st.lhs_slots.begin(), st.lhs_slots.end());
+    over({lhs}, packed("cp", c.rows, c.cols, c.batch) + " = g" + std::to_string(st.target) + "[" + target_offset(st) + "];");
+    // d a = d out . b^T, d b = a^T . d out, batch by batch.
+    out_ << "    T* da = scratch(" << q * m * k << ");\n";
+    out_ << "    for (I q = 0; q < " << q << "; ++q) gemm(0, 1, " << m << ", " << k << ", " << n << ", cp + q * " << m * n << ", bp + q * "
+         << k * n << ", da + q * " << m * k << ");\n";
+    over({c.batch, c.rows, c.sums}, element("g", *c.a) + " += " + packed("da", c.rows, c.sums, c.batch) + ";");
+    out_ << "    T* db = scratch(" << q * k * n << ");\n";
+    out_ << "    for (I q = 0; q < " << q << "; ++q) gemm(1, 0, " << k << ", " << n << ", " << m << ", ap + q * " << m * k << ", cp + q * "
+         << m * n << ", db + q * " << k * n << ");\n";
+    over({c.batch, c.sums, c.cols}, element("g", *c.b) + " += " + packed("db", c.sums, c.cols, c.batch) + ";");
+    out_ << "    __builtin_free(ap); __builtin_free(bp); __builtin_free(cp); __builtin_free(da); __builtin_free(db);\n  }\n";
   }
 
   // --- integer index expressions, as the interpreter's eval_index computes them
@@ -211,8 +333,8 @@ class Emitter {
       case COp::Mod: return "floor_mod(" + arg(0) + ", " + arg(1) + ")";
       default: break;
     }
-    static const std::map<COp, const char*> binary = {{COp::Add, "+"}, {COp::Sub, "-"}, {COp::Mul, "*"}, {COp::Lt, "<"},
-                                                      {COp::Le, "<="}, {COp::Gt, ">"}, {COp::Ge, ">="}, {COp::Eq, "=="},
+    static const std::map<COp, const char*> binary = {{COp::Add, "+"}, {COp::Sub, "-"},  {COp::Mul, "*"}, {COp::Lt, "<"},
+                                                      {COp::Le, "<="}, {COp::Gt, ">"},   {COp::Ge, ">="}, {COp::Eq, "=="},
                                                       {COp::Ne, "!="}, {COp::And, "&&"}, {COp::Or, "||"}};
     if (auto it = binary.find(n.op); it != binary.end()) return "I(" + arg(0) + " " + it->second + " " + arg(1) + ")";
     throw LoomError("'" + n.text + "' is not an integer index expression");
@@ -261,7 +383,7 @@ class Emitter {
     }
     static const std::map<COp, const char*> arithmetic = {{COp::Add, "+"}, {COp::Sub, "-"}, {COp::Mul, "*"}, {COp::Div, "/"}};
     if (auto it = arithmetic.find(n.op); it != arithmetic.end()) return "(" + arg(0) + " " + it->second + " " + arg(1) + ")";
-    static const std::map<COp, const char*> comparison = {{COp::Lt, "<"}, {COp::Le, "<="}, {COp::Gt, ">"},
+    static const std::map<COp, const char*> comparison = {{COp::Lt, "<"},  {COp::Le, "<="}, {COp::Gt, ">"},
                                                           {COp::Ge, ">="}, {COp::Eq, "=="}, {COp::Ne, "!="}};
     return truth(arg(0) + " " + comparison.at(n.op) + " " + arg(1));
   }
@@ -330,12 +452,8 @@ class Emitter {
         }
         return backprop_reduction(n, adjoint);
       case COp::Neg: return backprop(n.children[0], bind("-" + adjoint));
-      case COp::Add:
-        backprop(n.children[0], adjoint);
-        return backprop(n.children[1], adjoint);
-      case COp::Sub:
-        backprop(n.children[0], adjoint);
-        return backprop(n.children[1], bind("-" + adjoint));
+      case COp::Add: backprop(n.children[0], adjoint); return backprop(n.children[1], adjoint);
+      case COp::Sub: backprop(n.children[0], adjoint); return backprop(n.children[1], bind("-" + adjoint));
       case COp::Mul: {
         const std::string a = bind(value(n.children[0])), b = bind(value(n.children[1]));
         backprop(n.children[0], bind(adjoint + " * " + b));

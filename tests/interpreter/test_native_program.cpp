@@ -117,6 +117,9 @@ const std::vector<Case>& cases() {
       {"pad_axis", {{"axis", 0}, {"before", 1}, {"after", 2}}, {{3, 2}}},
       {"cyclic_shift", {{"sh", 1}, {"sw", 2}}, {{1, 4, 4, 2}}},
       {"outer_product_mean", {}, {{3, 4, 2}, {3, 5, 2}}},
+      {"head_proj_nobias", {}, {{2, 3, 4}, {2, 4, 5}}},
+      {"triangle_mult_out", {}, {{2, 3, 3, 2}, {2, 3, 3, 2}}},
+      {"dot_attention", {}, {{2, 4}, {2, 3, 4}}},
   };
   return all;
 }
@@ -137,6 +140,19 @@ TEST(NativeSource, AReductionOverTheRowIsComputedOncePerRow) {
   EXPECT_NE(source.find("const T h"), std::string::npos) << source;
   const Program relu = test::bundled().instantiate("relu", {}, {{3, 7}});
   EXPECT_EQ(native_source(relu, NativeType::Double).find("const T h"), std::string::npos);
+}
+
+TEST(NativeSource, ContractionsCallGemm) {
+  // Rows, columns, batch and summed indices in any order of the target and the operands.
+  for (const Case& c : std::vector<Case>{{"matmul", {}, {{4, 6}, {6, 5}}},
+                                         {"head_proj_nobias", {}, {{2, 3, 4}, {2, 4, 5}}},
+                                         {"triangle_mult_out", {}, {{2, 3, 3, 2}, {2, 3, 3, 2}}}})
+    EXPECT_NE(native_source(test::bundled().instantiate(c.op, c.attrs, c.inputs), NativeType::Float).find("gemm(0, 0"), std::string::npos)
+        << c.op;
+  // Reads past the edge are no contraction.
+  const Program conv = test::bundled().instantiate("conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}},
+                                                   {{1, 2, 4, 4}, {2, 2, 3, 3}});
+  EXPECT_EQ(native_source(conv, NativeType::Float).find("gemm("), std::string::npos);
 }
 
 NativeToolchain scratch_toolchain(const std::string& compiler) {

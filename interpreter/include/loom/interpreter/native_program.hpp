@@ -27,8 +27,8 @@ struct NativeToolchain {
 
 class NativeProgram {
  public:
-  using Forward = void (*)(void* const*);
-  using Backward = void (*)(void* const*, void* const*);
+  using Forward = void (*)(void* const*, void*);
+  using Backward = void (*)(void* const*, void* const*, void*);
 
   NativeProgram(const Program& program, NativeType type, Forward forward, Backward backward);
 

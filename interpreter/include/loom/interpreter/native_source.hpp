@@ -11,14 +11,21 @@ namespace loom::spec {
 
 enum class NativeType { Float, Double };
 
+// C = op(A) op(B) on row-major matrices, C m x n: op(A) is m x k (A stored k x m when `trans_a`),
+// op(B) is k x n (B stored n x k when `trans_b`).
+template <class T>
+using NativeGemm = void (*)(int trans_a, int trans_b, long long m, long long n, long long k, const T* a, const T* b, T* c);
+
 // The source defines, with C linkage:
-//   void loom_forward(T* const* buffers);
+//   void loom_forward(T* const* buffers, Gemm gemm);
 //     every statement in order; `buffers[b]` is buffer b of the program (inputs filled in, `let`s
 //     and outputs written).
-//   void loom_backward(T* const* values, T* const* grads);
+//   void loom_backward(T* const* values, T* const* grads, Gemm gemm);
 //     `values` as a forward pass left them; `grads[b]` zero except the outputs' gradients; adds
 //     into every input's and `let`'s gradient.
-// T is float or double. Throws LoomError for a body the interpreter would refuse too.
+// T is float or double. A statement that is a contraction (`sum(k) a[..] * b[..]`, every index
+// bare and in range) packs its operands and calls `gemm` (NativeGemm), batch by batch. Throws
+// LoomError for a body the interpreter would refuse too.
 std::string native_source(const Program& program, NativeType type);
 
 }  // namespace loom::spec
