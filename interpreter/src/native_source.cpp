@@ -105,14 +105,21 @@ class Emitter {
 
   // --- the statement's loops, and the reductions taken out of them
 
-  void plan_hoists(const Statement& st) {
+  void plan_statement(const Statement& st) {
     current_ = &st;
     hoists_.clear();
     hoisted_.clear();
+    contractions_.clear();
+    contracted_.clear();
     collect_hoists(st, st.body, {});
   }
 
   void collect_hoists(const Statement& st, const CNode& n, const std::set<int>& enclosing) {
+    if (auto c = contraction(st, n)) {
+      contracted_[&n] = contractions_.size();
+      contractions_.push_back(std::move(*c));
+      return;
+    }
     std::set<int> inner = enclosing;
     inner.insert(n.reduce_slots.begin(), n.reduce_slots.end());
     for (const CNode& c : n.children) collect_hoists(st, c, inner);
@@ -159,13 +166,15 @@ class Emitter {
   }
 
   void forward_statement(const Statement& st) {
-    current_ = &st;
-    if (const auto c = contraction(st)) return forward_contraction(st, *c);
-    plan_hoists(st);
-    out_ << "  // " << st.body.text << "\n";
+    plan_statement(st);
+    out_ << "  // " << st.body.text << "\n  {\n";
+    for (const Contraction& c : contractions_) contract(c);
     loops(
         st, [&](std::size_t depth) { compute_hoists(depth, false); },
         [&] { out_ << "    v" << st.target << "[" << target_offset(st) << "] = " << value(st.body) << ";\n"; }, [](std::size_t) {});
+    for (const Contraction& c : contractions_)
+      out_ << "    __builtin_free(" << c.name << "a); __builtin_free(" << c.name << "b); __builtin_free(" << c.name << "c);\n";
+    out_ << "  }\n";
   }
 
   void compute_hoists(std::size_t depth, bool with_adjoints) {
@@ -177,10 +186,13 @@ class Emitter {
   }
 
   void backward_statement(const Statement& st) {
-    current_ = &st;
-    if (const auto c = contraction(st)) return backward_contraction(st, *c);
-    plan_hoists(st);
-    out_ << "  // gradient of " << st.body.text << "\n";
+    plan_statement(st);
+    out_ << "  // gradient of " << st.body.text << "\n  {\n";
+    for (const Contraction& c : contractions_) {
+      contract(c);
+      out_ << "    T* " << c.name << "d = scratch(" << c.size() << ");\n";
+      out_ << "    for (I z = 0; z < " << c.size() << "; ++z) " << c.name << "d[z] = 0;\n";
+    }
     loops(
         st, [&](std::size_t depth) { compute_hoists(depth, true); },
         [&] {
@@ -197,21 +209,29 @@ class Emitter {
               out_ << "    }\n";
             }
         });
+    for (const Contraction& c : contractions_) contract_backward(c);
+    out_ << "  }\n";
   }
 
-  // --- contractions: sum(k) a[...] * b[...] over bare indices, run as batched GEMM on packed copies
+  // --- contractions: `sum(k) a[..] * b[..]` over bare indices in range, whose other indices are
+  // the statement's. Computed before the statement's loops as batched GEMM on packed copies of the
+  // operands into `<name>c` (batch, rows, columns), which the loops read; the backward gathers
+  // their gradient in `<name>d` and runs two GEMMs after the loops.
 
   struct Contraction {
     const CNode* a = nullptr;
     const CNode* b = nullptr;
-    std::vector<int> batch, rows, cols, sums;  // slots: in both and the target, a's, b's, summed
+    std::vector<int> batch, rows, cols, sums;  // slots: read by both, by a alone, by b alone, summed
+    std::int64_t q = 1, m = 1, n = 1, k = 1;   // their extents
+    std::string name;
+
+    std::int64_t size() const { return q * m * n; }
   };
 
-  std::optional<Contraction> contraction(const Statement& st) const {
-    const CNode& body = st.body;
-    if (body.op != COp::Reduce || body.reducer != Reducer::Sum || body.children[0].op != COp::Mul) return std::nullopt;
-    const CNode& a = body.children[0].children[0];
-    const CNode& b = body.children[0].children[1];
+  std::optional<Contraction> contraction(const Statement& st, const CNode& node) {
+    if (node.op != COp::Reduce || node.reducer != Reducer::Sum || node.children[0].op != COp::Mul) return std::nullopt;
+    const CNode& a = node.children[0].children[0];
+    const CNode& b = node.children[0].children[1];
     std::set<int> in_a, in_b;
     for (const auto& [read, seen] : {std::pair{&a, &in_a}, std::pair{&b, &in_b}}) {
       if (read->op != COp::Read || read->has_fallback) return std::nullopt;
@@ -221,25 +241,25 @@ class Emitter {
         if (s < 0 || st.slot_extents[static_cast<std::size_t>(s)] != dims[k] || !seen->insert(s).second) return std::nullopt;
       }
     }
-    Contraction c{&a, &b, {}, {}, {}, {}};
+    Contraction c;
+    c.a = &a;
+    c.b = &b;
+    const std::set<int> free = free_slots(node);
     for (int s : st.lhs_slots) {
-      if (in_a.count(s) && in_b.count(s))
-        c.batch.push_back(s);
-      else if (in_a.count(s))
-        c.rows.push_back(s);
-      else if (in_b.count(s))
-        c.cols.push_back(s);
-      else
-        return std::nullopt;  // a broadcast target index
+      if (!free.count(s)) continue;
+      (in_a.count(s) && in_b.count(s) ? c.batch : in_a.count(s) ? c.rows : c.cols).push_back(s);
     }
-    for (int s : body.reduce_slots) {
+    for (int s : node.reduce_slots) {
       if (!in_a.count(s) || !in_b.count(s)) return std::nullopt;
       c.sums.push_back(s);
     }
-    if (in_a.size() != c.batch.size() + c.rows.size() + c.sums.size() || in_b.size() != c.batch.size() + c.cols.size() + c.sums.size())
+    // Every index of the operands accounted for, and none outside the statement's.
+    if (c.batch.size() + c.rows.size() + c.cols.size() != free.size() || in_a.size() != c.batch.size() + c.rows.size() + c.sums.size() ||
+        in_b.size() != c.batch.size() + c.cols.size() + c.sums.size())
       return std::nullopt;
-    for (int s : st.lhs_slots)
-      if (st.slot_extents[static_cast<std::size_t>(s)] == 0) return std::nullopt;
+    c.q = extent(c.batch), c.m = extent(c.rows), c.n = extent(c.cols), c.k = extent(c.sums);
+    if (c.q * c.m * c.n * c.k == 0) return std::nullopt;
+    c.name = fresh("x");
     return c;
   }
 
@@ -265,8 +285,8 @@ class Emitter {
     out_ << "      " << body << "\n";
   }
 
-  std::string packed(const std::string& name, const std::vector<int>& outer, const std::vector<int>& inner,
-                     const std::vector<int>& batch) const {
+  std::string packed(const std::string& name, const std::vector<int>& batch, const std::vector<int>& outer,
+                     const std::vector<int>& inner) const {
     return name + "[((" + flat(batch) + ") * " + std::to_string(extent(outer)) + " + " + flat(outer) + ") * " +
            std::to_string(extent(inner)) + " + " + flat(inner) + "]";
   }
@@ -275,43 +295,39 @@ class Emitter {
     return prefix + std::to_string(read.buffer) + "[" + address(read).first + "]";
   }
 
-  void pack_operands(const Contraction& c) {
-    const auto q = std::to_string(extent(c.batch)), m = std::to_string(extent(c.rows)), n = std::to_string(extent(c.cols)),
-               k = std::to_string(extent(c.sums));
-    out_ << "    T* ap = scratch(" << q << " * " << m << " * " << k << ");\n";
-    out_ << "    T* bp = scratch(" << q << " * " << k << " * " << n << ");\n";
-    out_ << "    T* cp = scratch(" << q << " * " << m << " * " << n << ");\n";
-    over({c.batch, c.rows, c.sums}, packed("ap", c.rows, c.sums, c.batch) + " = " + element("v", *c.a) + ";");
-    over({c.batch, c.sums, c.cols}, packed("bp", c.sums, c.cols, c.batch) + " = " + element("v", *c.b) + ";");
+  std::string batched_gemm(const std::string& trans, std::int64_t q, std::int64_t m, std::int64_t n, std::int64_t k, const std::string& a,
+                           std::int64_t a_size, const std::string& b, std::int64_t b_size, const std::string& c) const {
+    return "    for (I q = 0; q < " + std::to_string(q) + "; ++q) gemm(" + trans + ", " + std::to_string(m) + ", " + std::to_string(n) +
+           ", " + std::to_string(k) + ", " + a + " + q * " + std::to_string(a_size) + ", " + b + " + q * " + std::to_string(b_size) + ", " +
+           c + " + q * " + std::to_string(m * n) + ");\n";
   }
 
-  void forward_contraction(const Statement& st, const Contraction& c) {
-    const auto m = extent(c.rows), n = extent(c.cols), k = extent(c.sums);
-    out_ << "  { // " << st.body.text << ", as GEMM\n";
-    pack_operands(c);
-    out_ << "    for (I q = 0; q < " << extent(c.batch) << "; ++q) gemm(0, 0, " << m << ", " << n << ", " << k << ", ap + q * " << m * k
-         << ", bp + q * " << k * n << ", cp + q * " << m * n << ");\n";
-    std::vector<int> lhs(st.lhs_slots.begin(), st.lhs_slots.end());
-    over({lhs}, "v" + std::to_string(st.target) + "[" + target_offset(st) + "] = " + packed("cp", c.rows, c.cols, c.batch) + ";");
-    out_ << "    __builtin_free(ap); __builtin_free(bp); __builtin_free(cp);\n  }\n";
+  // Packs the operands into `<name>a` (batch, rows, sums) and `<name>b` (batch, sums, columns), and
+  // computes `<name>c`.
+  void contract(const Contraction& c) {
+    const std::string a = c.name + "a", b = c.name + "b", out = c.name + "c";
+    out_ << "    T* " << a << " = scratch(" << c.q * c.m * c.k << ");\n";
+    out_ << "    T* " << b << " = scratch(" << c.q * c.k * c.n << ");\n";
+    out_ << "    T* " << out << " = scratch(" << c.size() << ");\n";
+    over({c.batch, c.rows, c.sums}, packed(a, c.batch, c.rows, c.sums) + " = " + element("v", *c.a) + ";");
+    over({c.batch, c.sums, c.cols}, packed(b, c.batch, c.sums, c.cols) + " = " + element("v", *c.b) + ";");
+    out_ << batched_gemm("0, 0", c.q, c.m, c.n, c.k, a, c.m * c.k, b, c.k * c.n, out);
   }
 
-  void backward_contraction(const Statement& st, const Contraction& c) {
-    const auto q = extent(c.batch), m = extent(c.rows), n = extent(c.cols), k = extent(c.sums);
-    out_ << "  { // gradient of " << st.body.text << ", as GEMM\n";
-    pack_operands(c);
-    std::vector<int> lhs(st.lhs_slots.begin(), st.lhs_slots.end());
-    over({lhs}, packed("cp", c.rows, c.cols, c.batch) + " = g" + std::to_string(st.target) + "[" + target_offset(st) + "];");
-    // d a = d out . b^T, d b = a^T . d out, batch by batch.
-    out_ << "    T* da = scratch(" << q * m * k << ");\n";
-    out_ << "    for (I q = 0; q < " << q << "; ++q) gemm(0, 1, " << m << ", " << k << ", " << n << ", cp + q * " << m * n << ", bp + q * "
-         << k * n << ", da + q * " << m * k << ");\n";
-    over({c.batch, c.rows, c.sums}, element("g", *c.a) + " += " + packed("da", c.rows, c.sums, c.batch) + ";");
-    out_ << "    T* db = scratch(" << q * k * n << ");\n";
-    out_ << "    for (I q = 0; q < " << q << "; ++q) gemm(1, 0, " << k << ", " << n << ", " << m << ", ap + q * " << m * k << ", cp + q * "
-         << m * n << ", db + q * " << k * n << ");\n";
-    over({c.batch, c.sums, c.cols}, element("g", *c.b) + " += " + packed("db", c.sums, c.cols, c.batch) + ";");
-    out_ << "    __builtin_free(ap); __builtin_free(bp); __builtin_free(cp); __builtin_free(da); __builtin_free(db);\n  }\n";
+  // d a = d c . b^T and d b = a^T . d c, added to the operands' gradients.
+  void contract_backward(const Contraction& c) {
+    const std::string a = c.name + "a", b = c.name + "b", d = c.name + "d", da = c.name + "da", db = c.name + "db";
+    out_ << "    T* " << da << " = scratch(" << c.q * c.m * c.k << ");\n";
+    out_ << batched_gemm("0, 1", c.q, c.m, c.k, c.n, d, c.m * c.n, b, c.k * c.n, da);
+    over({c.batch, c.rows, c.sums}, element("g", *c.a) + " += " + packed(da, c.batch, c.rows, c.sums) + ";");
+    out_ << "    T* " << db << " = scratch(" << c.q * c.k * c.n << ");\n";
+    out_ << batched_gemm("1, 0", c.q, c.k, c.n, c.m, a, c.m * c.k, d, c.m * c.n, db);
+    over({c.batch, c.sums, c.cols}, element("g", *c.b) + " += " + packed(db, c.batch, c.sums, c.cols) + ";");
+    for (const char* part : {"a", "b", "c", "d", "da", "db"}) out_ << "    __builtin_free(" << c.name << part << ");\n";
+  }
+
+  std::string contracted_element(const Contraction& c, const std::string& part) const {
+    return packed(c.name + part, c.batch, c.rows, c.cols);
   }
 
   // --- integer index expressions, as the interpreter's eval_index computes them
@@ -370,6 +386,7 @@ class Emitter {
         return "((" + inside + ") ? " + element + " : " + (n.has_fallback ? arg(0) : std::string("T(0)")) + ")";
       }
       case COp::Reduce:
+        if (auto it = contracted_.find(&n); it != contracted_.end()) return contracted_element(contractions_[it->second], "c");
         if (auto it = hoisted_.find(&n); it != hoisted_.end()) return hoists_[it->second].value;
         return reduction(n);
       case COp::Neg: return "(-" + arg(0) + ")";
@@ -446,6 +463,10 @@ class Emitter {
         return;
       }
       case COp::Reduce:
+        if (auto it = contracted_.find(&n); it != contracted_.end()) {
+          out_ << "    " << contracted_element(contractions_[it->second], "d") << " += " << adjoint << ";\n";
+          return;
+        }
         if (auto it = hoisted_.find(&n); it != hoisted_.end()) {
           out_ << "    " << hoists_[it->second].adjoint << " += " << adjoint << ";\n";
           return;
@@ -550,6 +571,8 @@ class Emitter {
   const Statement* current_ = nullptr;
   std::vector<Hoist> hoists_;
   std::map<const CNode*, std::size_t> hoisted_;
+  std::vector<Contraction> contractions_;
+  std::map<const CNode*, std::size_t> contracted_;
 };
 
 }  // namespace

@@ -120,6 +120,8 @@ const std::vector<Case>& cases() {
       {"head_proj_nobias", {}, {{2, 3, 4}, {2, 4, 5}}},
       {"triangle_mult_out", {}, {{2, 3, 3, 2}, {2, 3, 3, 2}}},
       {"dot_attention", {}, {{2, 4}, {2, 3, 4}}},
+      {"attention_scores", {}, {{2, 3, 4}, {2, 5, 4}}},
+      {"head_proj", {}, {{2, 3, 4}, {2, 4, 5}, {2, 5}}},
   };
   return all;
 }
@@ -149,6 +151,9 @@ TEST(NativeSource, ContractionsCallGemm) {
                                          {"triangle_mult_out", {}, {{2, 3, 3, 2}, {2, 3, 3, 2}}}})
     EXPECT_NE(native_source(test::bundled().instantiate(c.op, c.attrs, c.inputs), NativeType::Float).find("gemm(0, 0"), std::string::npos)
         << c.op;
+  // A contraction inside a larger body (scaled scores, a projection plus its bias).
+  EXPECT_NE(native_source(test::bundled().instantiate("attention_scores", {}, {{2, 3, 4}, {2, 5, 4}}), NativeType::Float).find("gemm(0, 0"),
+            std::string::npos);
   // Reads past the edge are no contraction.
   const Program conv = test::bundled().instantiate("conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}},
                                                    {{1, 2, 4, 4}, {2, 2, 3, 3}});
