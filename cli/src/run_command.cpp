@@ -38,6 +38,7 @@ struct RunOptions {
   std::string checkpoint;
   std::uint64_t seed = 1;
   bool trust_plan = false;
+  bool interpret = false;
   bool json = false;
   bool quiet = false;
 };
@@ -123,6 +124,7 @@ int run_forward(const RunOptions& opt, const spec::Library& library, const pcg::
                                 {"dtype", opt.dtype},
                                 {"processes", transport.size()},
                                 {"seconds", report.seconds},
+                                {"compiled_ops", report.compiled_ops},
                                 {"interpreted_ops", report.interpreted_ops},
                                 {"outputs", outputs}}
                      .dump()
@@ -133,7 +135,7 @@ int run_forward(const RunOptions& opt, const spec::Library& library, const pcg::
     std::cout << name << ": forward pass in " << std::fixed << std::setprecision(2) << report.seconds * 1e3 << " ms ("
               << (transport.size() > 1 ? std::to_string(transport.size()) + " processes" : std::string("one process")) << ", " << opt.dtype
               << ")\n";
-    for (const std::string& op : report.interpreted_ops) std::cout << "  through the interpreter: " << op << "\n";
+    print_kernel_routes(report.compiled_ops, report.interpreted_ops, opt.interpret);
   }
   for (std::size_t i = 0; i < report.outputs.size(); ++i) {
     std::cout << "output " << i << " " << (output_name(i).empty() ? "" : "\"" + output_name(i) + "\" ")
@@ -160,6 +162,7 @@ int run_command(const RunOptions& opt, runtime::Transport& transport) {
   settings.seed = opt.seed;
   settings.checkpoint = opt.checkpoint;
   settings.backend = opt.backend == "cuda" ? runtime::Backend::Cuda : runtime::Backend::Cpu;
+  settings.compile_from_specs = !opt.interpret;
   GraphToRun run = graph_to_run(opt.plan, opt.model, opt.trust_plan, library, transport, !opt.json && !opt.quiet, "run", "running");
   const pcg::Graph& graph = run.graph;
   settings.plan_devices = run.plan_devices;
@@ -192,6 +195,10 @@ void add_run_command(CLI::App& app, int& status) {
   cmd->add_option("--backend", opt->backend, "cpu or cuda, as for `loom train`")->default_val("cpu");
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled library)");
   cmd->add_flag("--json", opt->json, "print a JSON line: the outputs' dims and files (their values without -o) and the time");
+  cmd->add_flag("--interpret", opt->interpret,
+                "run operators without a hand-written kernel through the spec interpreter instead of compiling them to machine code "
+                "(compiling needs a C++ compiler: LOOM_CXX, default c++ on PATH; kernels are kept in LOOM_KERNEL_CACHE, default "
+                "~/.cache/loom/kernels)");
   cmd->add_flag("-q,--quiet", opt->quiet, "print only the outputs' lines");
   cmd->callback([opt, &status] {
     if (opt->model.model.empty() && opt->plan.empty()) throw CLI::ValidationError("--model or --plan is required");

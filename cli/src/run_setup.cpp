@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "loom/interpreter/native_program.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/mpi_transport.hpp"
 #include "loom/search/plan.hpp"
@@ -39,6 +40,13 @@ int run_on_processes(const std::string& backend, const std::function<int(runtime
     std::cerr << "rank " << transport->rank() << " of " << transport->size() << ": " << e.what() << std::endl;
     std::_Exit(1);
   }
+}
+
+void print_kernel_routes(const std::vector<std::string>& compiled, const std::vector<std::string>& interpreted, bool asked_to_interpret) {
+  for (const std::string& op : compiled) std::cout << "  compiled from its spec: " << op << "\n";
+  for (const std::string& op : interpreted) std::cout << "  through the interpreter: " << op << "\n";
+  const std::string& why = spec::NativeToolchain::from_environment().why_none;
+  if (!interpreted.empty() && !asked_to_interpret && !why.empty()) std::cout << "  (not compiled: " << why << ")\n";
 }
 
 runtime::KernelRegistry kernels_for(const std::string& backend) {

@@ -26,6 +26,10 @@ int run_on_processes(const std::string& backend, const std::function<int(runtime
 // The kernels of --backend: the CPU's, or the CPU's with the CUDA kernels in front of them.
 runtime::KernelRegistry kernels_for(const std::string& backend);
 
+// Lists the operators that run compiled from their specs and those the interpreter runs, and,
+// where some are interpreted without --interpret, why nothing compiled them.
+void print_kernel_routes(const std::vector<std::string>& compiled, const std::vector<std::string>& interpreted, bool asked_to_interpret);
+
 // The graph a command runs, with the model's values: --model's, in one process; or --plan's, its
 // soundness chain audited on every process first (unless trusted), on one process per device of
 // the plan or all in one.

@@ -47,6 +47,7 @@ struct TrainOptions {
   bool json = false;
   bool quiet = false;
   bool trust_plan = false;
+  bool interpret = false;
 };
 
 // `step 3/10 [######----] loss 2.3012  12.4 ms/step  5160 samples/s`.
@@ -112,6 +113,7 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   if (!opt.profile.empty())
     profile_target = ProfileTarget{search::load_machine(opt.profile_machine), search::ProfileDatabase::load(opt.profile)};
   s.backend = opt.backend == "cuda" ? runtime::Backend::Cuda : runtime::Backend::Cpu;
+  s.compile_from_specs = !opt.interpret;
 
   GraphToRun run = graph_to_run(opt.plan, opt.model, opt.trust_plan, library, transport, !opt.json && !opt.quiet, "train", "training");
   const pcg::Graph& graph = run.graph;
@@ -160,6 +162,7 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
                                  report.seconds_per_step > 0 ? static_cast<double>(samples) / report.seconds_per_step : 0.0},
                                 {"processes", transport.size()},
                                 {"backend", opt.backend},
+                                {"compiled_ops", report.compiled_ops},
                                 {"interpreted_ops", report.interpreted_ops},
                                 {"peak_activation_bytes", peaks},
                                 {"profile", profile_json(profiles)}}
@@ -173,7 +176,7 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   if (report.timed_steps < static_cast<std::int64_t>(report.losses.size()) - report.first_step)
     std::cout << " (over the " << report.timed_steps << " steps after the warm-up)";
   std::cout << "\n";
-  for (const std::string& op : report.interpreted_ops) std::cout << "  through the interpreter: " << op << "\n";
+  print_kernel_routes(report.compiled_ops, report.interpreted_ops, opt.interpret);
   if (!opt.checkpoint.empty()) std::cout << "wrote " << opt.checkpoint << "\n";
   if (!opt.profile.empty()) {
     std::cout << "profile: " << profiles.size() << " operators, layout changes and weight updates recorded in " << opt.profile
@@ -244,6 +247,10 @@ void add_train_command(CLI::App& app, int& status) {
       "--json", opt->json,
       "print a JSON line with the losses, seconds_per_step and each process's peak_activation_bytes (the most bytes of activations "
       "and their gradients it held at once)");
+  cmd->add_flag("--interpret", opt->interpret,
+                "run operators without a hand-written kernel through the spec interpreter instead of compiling them to machine code "
+                "(compiling needs a C++ compiler: LOOM_CXX, default c++ on PATH; kernels are kept in LOOM_KERNEL_CACHE, default "
+                "~/.cache/loom/kernels)");
   cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
   cmd->callback([opt, &status] {
     if (opt->model.model.empty() && opt->plan.empty()) throw CLI::ValidationError("--model or --plan is required");

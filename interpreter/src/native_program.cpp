@@ -49,21 +49,14 @@ std::string default_cache_dir() {
   return (fs::temp_directory_path() / "loom-kernels").string();
 }
 
-const std::vector<std::string>& compile_flags() {
-  // Reassociation lets sums vectorize; infinities and NaNs keep their meaning. GCC 12 vectorizes
-  // guarded reads past a tensor's edge wrongly through masked loads (pad_axis at -O3 -march=native
-  // read zeros inside the tensor): loops with such reads stay unconverted.
-  static const std::vector<std::string> flags = {"-std=c++17",
-                                                 "-O3",
-                                                 "-march=native",
-                                                 "-fPIC",
-                                                 "-shared",
-                                                 "-fno-math-errno",
-                                                 "-fno-trapping-math",
-                                                 "-fno-signed-zeros",
-                                                 "-fassociative-math",
-                                                 "-fno-tree-loop-if-convert",
-                                                 "-w"};
+// Reassociation lets sums vectorize; infinities and NaNs keep their meaning. GCC 12 vectorizes a
+// loop whose reads are checked against a tensor's edge wrongly (pad_axis at -O3 -march=native read
+// zeros inside the tensor): such kernels keep their conditions unconverted, and so unvectorized.
+std::vector<std::string> compile_flags(bool guarded_reads) {
+  std::vector<std::string> flags = {
+      "-std=c++17",         "-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math", "-fno-signed-zeros",
+      "-fassociative-math", "-w"};
+  if (guarded_reads) flags.push_back("-fno-tree-loop-if-convert");
   return flags;
 }
 
@@ -95,7 +88,7 @@ std::string first_lines(const std::string& path, int count) {
 
 // Builds `source` into `<dir>/<key>.so` unless it is there; returns the library's path, or "" with
 // `why` set. Concurrent builders (ranks of one job) each write their own file and rename it.
-std::string built_library(const std::string& source, const std::string& key, const NativeToolchain& tools, std::string& why) {
+std::string built_library(const NativeSource& source, const std::string& key, const NativeToolchain& tools, std::string& why) {
   std::error_code ec;
   fs::create_directories(tools.cache_dir, ec);
   const fs::path dir(tools.cache_dir);
@@ -105,14 +98,14 @@ std::string built_library(const std::string& source, const std::string& key, con
   const fs::path source_file = dir / (unique + ".cpp"), built = dir / (unique + ".so"), log = dir / (key + ".log");
   {
     std::ofstream out(source_file);
-    out << source;
+    out << source.code;
     if (!out) {
       why = "cannot write " + source_file.string();
       return "";
     }
   }
   std::vector<std::string> argv = {tools.compiler};
-  for (const std::string& f : compile_flags()) argv.push_back(f);
+  for (const std::string& f : compile_flags(source.guarded_reads)) argv.push_back(f);
   for (const std::string& a : {source_file.string(), std::string("-o"), built.string()}) argv.push_back(a);
   const int status = run_compiler(argv, log.string());
   if (status != 0 || !fs::exists(built, ec)) {
@@ -186,7 +179,8 @@ NativeProgram::NativeProgram(const Program& program, NativeType type, Forward fo
 }
 
 template <class T>
-std::vector<Tensor<T>> NativeProgram::run_forward(const std::vector<const Tensor<T>*>& inputs, std::vector<T*>& pointers) const {
+std::vector<Tensor<T>> NativeProgram::run_forward(const std::vector<const Tensor<T>*>& inputs, std::vector<T*>& pointers,
+                                                  bool lets_only) const {
   if (native_type_of<T>() != type_) throw LoomError(op_ + ": a compiled kernel called with the wrong element type");
   if (inputs.size() != input_buffers_.size()) throw LoomError(op_ + ": wrong number of input tensors");
   std::vector<Tensor<T>> owned(buffer_dims_.size());
@@ -203,14 +197,14 @@ std::vector<Tensor<T>> NativeProgram::run_forward(const std::vector<const Tensor
     owned[b] = Tensor<T>(buffer_dims_[b], T(0));
     pointers[b] = owned[b].data.data();
   }
-  forward_(reinterpret_cast<void* const*>(pointers.data()), gemm_of<T>());
+  forward_(reinterpret_cast<void* const*>(pointers.data()), gemm_of<T>(), lets_only ? 1 : 0);
   return owned;
 }
 
 template <class T>
 std::vector<Tensor<T>> NativeProgram::evaluate(const std::vector<const Tensor<T>*>& inputs) const {
   std::vector<T*> pointers;
-  std::vector<Tensor<T>> buffers = run_forward(inputs, pointers);
+  std::vector<Tensor<T>> buffers = run_forward(inputs, pointers, false);
   std::vector<Tensor<T>> outputs;
   for (int b : output_buffers_) outputs.push_back(std::move(buffers[static_cast<std::size_t>(b)]));
   return outputs;
@@ -218,24 +212,38 @@ std::vector<Tensor<T>> NativeProgram::evaluate(const std::vector<const Tensor<T>
 
 template <class T>
 std::vector<Tensor<T>> NativeProgram::gradient(const std::vector<const Tensor<T>*>& inputs,
-                                               const std::vector<const Tensor<T>*>& output_grads) const {
+                                               const std::vector<const Tensor<T>*>& output_grads,
+                                               const std::vector<const Tensor<T>*>& outputs) const {
   if (output_grads.size() != output_buffers_.size())
     throw LoomError(op_ + ": " + std::to_string(output_grads.size()) + " output gradients for " + std::to_string(output_buffers_.size()) +
                     " outputs");
+  const bool given = !outputs.empty();
+  if (given && outputs.size() != output_buffers_.size())
+    throw LoomError(op_ + ": " + std::to_string(outputs.size()) + " outputs given for " + std::to_string(output_buffers_.size()));
+  for (std::size_t k = 0; k < outputs.size(); ++k)
+    if (outputs[k]->dims != buffer_dims_[static_cast<std::size_t>(output_buffers_[k])])
+      throw LoomError(op_ + ": output " + std::to_string(k) + " has shape " + dims_to_string(outputs[k]->dims) + ", the instance gives " +
+                      dims_to_string(buffer_dims_[static_cast<std::size_t>(output_buffers_[k])]));
   std::vector<T*> values;
-  const std::vector<Tensor<T>> kept = run_forward(inputs, values);
-  std::vector<Tensor<T>> grads;
-  std::vector<T*> grad_pointers;
-  for (const auto& dims : buffer_dims_) grads.emplace_back(dims, T(0));
+  const std::vector<Tensor<T>> kept = run_forward(inputs, values, given);
+  for (std::size_t k = 0; k < outputs.size(); ++k)
+    values[static_cast<std::size_t>(output_buffers_[k])] = const_cast<T*>(outputs[k]->data.data());
+  std::vector<Tensor<T>> grads(buffer_dims_.size());
+  std::vector<T*> grad_pointers(buffer_dims_.size(), nullptr);
+  // The outputs' gradients are only read: they are passed as given.
   for (std::size_t k = 0; k < output_grads.size(); ++k) {
     if (!output_grads[k]) continue;
-    Tensor<T>& g = grads[static_cast<std::size_t>(output_buffers_[k])];
-    if (output_grads[k]->dims != g.dims)
+    const auto b = static_cast<std::size_t>(output_buffers_[k]);
+    if (output_grads[k]->dims != buffer_dims_[b])
       throw LoomError(op_ + ": the gradient of output " + std::to_string(k) + " has shape " + dims_to_string(output_grads[k]->dims) +
-                      ", the output has " + dims_to_string(g.dims));
-    g.data = output_grads[k]->data;
+                      ", the output has " + dims_to_string(buffer_dims_[b]));
+    grad_pointers[b] = const_cast<T*>(output_grads[k]->data.data());
   }
-  for (auto& g : grads) grad_pointers.push_back(g.data.data());
+  for (std::size_t b = 0; b < buffer_dims_.size(); ++b) {
+    if (grad_pointers[b]) continue;
+    grads[b] = Tensor<T>(buffer_dims_[b], T(0));
+    grad_pointers[b] = grads[b].data.data();
+  }
   backward_(reinterpret_cast<void* const*>(values.data()), reinterpret_cast<void* const*>(grad_pointers.data()), gemm_of<T>());
   std::vector<Tensor<T>> result;
   for (int b : input_buffers_) result.push_back(std::move(grads[static_cast<std::size_t>(b)]));
@@ -244,7 +252,7 @@ std::vector<Tensor<T>> NativeProgram::gradient(const std::vector<const Tensor<T>
 
 NativeBuild build_native(const Program& program, NativeType type, const NativeToolchain& toolchain) {
   if (toolchain.compiler.empty()) return {nullptr, toolchain.why_none};
-  std::string source;
+  NativeSource source;
   try {
     source = native_source(program, type);
   } catch (const LoomError& e) {
@@ -252,8 +260,8 @@ NativeBuild build_native(const Program& program, NativeType type, const NativeTo
   }
   std::ostringstream id;
   id << toolchain.compiler;
-  for (const std::string& f : compile_flags()) id << ' ' << f;
-  id << '\n' << source;
+  for (const std::string& f : compile_flags(source.guarded_reads)) id << ' ' << f;
+  id << '\n' << source.code;
   char key[17];
   std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(pcg::fnv1a(id.str())));
 
@@ -277,8 +285,10 @@ NativeBuild build_native(const Program& program, NativeType type, const NativeTo
 template std::vector<Tensor<float>> NativeProgram::evaluate(const std::vector<const Tensor<float>*>&) const;
 template std::vector<Tensor<double>> NativeProgram::evaluate(const std::vector<const Tensor<double>*>&) const;
 template std::vector<Tensor<float>> NativeProgram::gradient(const std::vector<const Tensor<float>*>&,
+                                                            const std::vector<const Tensor<float>*>&,
                                                             const std::vector<const Tensor<float>*>&) const;
 template std::vector<Tensor<double>> NativeProgram::gradient(const std::vector<const Tensor<double>*>&,
+                                                             const std::vector<const Tensor<double>*>&,
                                                              const std::vector<const Tensor<double>*>&) const;
 
 }  // namespace loom::spec

@@ -23,6 +23,11 @@ std::string real_literal(double v) {
   return "T(" + std::string(text) + ")";
 }
 
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
+
 bool reads_values(const CNode& n) {
   if (n.op == COp::Read) return true;
   return std::any_of(n.children.begin(), n.children.end(), reads_values);
@@ -82,9 +87,13 @@ class Emitter {
     out_ << "typedef void (*Gemm)(int, int, I, I, I, const T*, const T*, T*);\n";
     out_ << "static inline T* scratch(I n) { return (T*)__builtin_malloc(sizeof(T) * (n > 0 ? n : 1)); }\n";
 
-    out_ << "extern \"C\" void loom_forward(T* const* buffers, Gemm gemm) {\n";
+    out_ << "extern \"C\" void loom_forward(T* const* buffers, Gemm gemm, int lets_only) {\n";
     declare_buffers("buffers", "v");
-    for (const Statement& st : program_.statements) forward_statement(st);
+    for (const Statement& st : program_.statements) {
+      const bool output = program_.buffers[static_cast<std::size_t>(st.target)].kind == BufferKind::Output;
+      if (output) out_ << "  if (!lets_only)\n";
+      forward_statement(st);
+    }
     out_ << "}\n";
 
     out_ << "extern \"C\" void loom_backward(T* const* values, T* const* grads, Gemm gemm) {\n";
@@ -103,6 +112,10 @@ class Emitter {
 
   std::string fresh(const std::string& stem) { return stem + std::to_string(next_++); }
 
+ public:
+  bool guarded_reads() const { return guarded_reads_; }
+
+ private:
   // --- the statement's loops, and the reductions taken out of them
 
   void plan_statement(const Statement& st) {
@@ -167,7 +180,7 @@ class Emitter {
 
   void forward_statement(const Statement& st) {
     plan_statement(st);
-    out_ << "  // " << st.body.text << "\n  {\n";
+    out_ << "  { // " << one_line(st.body.text) << "\n";
     for (const Contraction& c : contractions_) contract(c);
     loops(
         st, [&](std::size_t depth) { compute_hoists(depth, false); },
@@ -187,9 +200,9 @@ class Emitter {
 
   void backward_statement(const Statement& st) {
     plan_statement(st);
-    out_ << "  // gradient of " << st.body.text << "\n  {\n";
+    out_ << "  { // gradient of " << one_line(st.body.text) << "\n";
     for (const Contraction& c : contractions_) {
-      contract(c);
+      contract(c, value_use(st.body, c.node) == Use::Needed);
       out_ << "    T* " << c.name << "d = scratch(" << c.size() << ");\n";
       out_ << "    for (I z = 0; z < " << c.size() << "; ++z) " << c.name << "d[z] = 0;\n";
     }
@@ -198,7 +211,7 @@ class Emitter {
         [&] {
           out_ << "    { const T d = g" << st.target << "[" << target_offset(st) << "];\n";
           out_ << "    if (d != T(0)) {\n";
-          backprop(st.body, "d");
+          backprop(st.body, "d", "v" + std::to_string(st.target) + "[" + target_offset(st) + "]");
           out_ << "    } }\n";
         },
         [&](std::size_t depth) {
@@ -219,6 +232,7 @@ class Emitter {
   // their gradient in `<name>d` and runs two GEMMs after the loops.
 
   struct Contraction {
+    const CNode* node = nullptr;
     const CNode* a = nullptr;
     const CNode* b = nullptr;
     std::vector<int> batch, rows, cols, sums;  // slots: read by both, by a alone, by b alone, summed
@@ -242,6 +256,7 @@ class Emitter {
       }
     }
     Contraction c;
+    c.node = &node;
     c.a = &a;
     c.b = &b;
     const std::set<int> free = free_slots(node);
@@ -304,14 +319,14 @@ class Emitter {
 
   // Packs the operands into `<name>a` (batch, rows, sums) and `<name>b` (batch, sums, columns), and
   // computes `<name>c`.
-  void contract(const Contraction& c) {
+  void contract(const Contraction& c, bool with_product = true) {
     const std::string a = c.name + "a", b = c.name + "b", out = c.name + "c";
     out_ << "    T* " << a << " = scratch(" << c.q * c.m * c.k << ");\n";
     out_ << "    T* " << b << " = scratch(" << c.q * c.k * c.n << ");\n";
     out_ << "    T* " << out << " = scratch(" << c.size() << ");\n";
     over({c.batch, c.rows, c.sums}, packed(a, c.batch, c.rows, c.sums) + " = " + element("v", *c.a) + ";");
     over({c.batch, c.sums, c.cols}, packed(b, c.batch, c.sums, c.cols) + " = " + element("v", *c.b) + ";");
-    out_ << batched_gemm("0, 0", c.q, c.m, c.n, c.k, a, c.m * c.k, b, c.k * c.n, out);
+    if (with_product) out_ << batched_gemm("0, 0", c.q, c.m, c.n, c.k, a, c.m * c.k, b, c.k * c.n, out);
   }
 
   // d a = d c . b^T and d b = a^T . d c, added to the operands' gradients.
@@ -324,6 +339,42 @@ class Emitter {
     out_ << batched_gemm("1, 0", c.q, c.k, c.n, c.m, a, c.m * c.k, d, c.m * c.n, db);
     over({c.batch, c.sums, c.cols}, element("g", *c.b) + " += " + packed(db, c.batch, c.sums, c.cols) + ";");
     for (const char* part : {"a", "b", "c", "d", "da", "db"}) out_ << "    __builtin_free(" << c.name << part << ");\n";
+  }
+
+  enum class Use { Absent, Unread, Needed };
+
+  // Whether the backward pass reads `target`'s value (a subtree of `n`): a product's factor, a
+  // quotient's denominator or a function's argument is read, a sum's term is not.
+  Use value_use(const CNode& n, const CNode* target) const {
+    if (&n == target) return Use::Unread;
+    for (std::size_t i = 0; i < n.children.size(); ++i) {
+      const Use below = value_use(n.children[i], target);
+      if (below != Use::Unread) {
+        if (below == Use::Needed) return below;
+        continue;
+      }
+      switch (n.op) {
+        case COp::Add:
+        case COp::Sub:
+        case COp::Neg:
+        case COp::Read:
+        case COp::Lt:
+        case COp::Le:
+        case COp::Gt:
+        case COp::Ge:
+        case COp::Eq:
+        case COp::Ne:
+        case COp::And:
+        case COp::Or:
+        case COp::Not: return Use::Unread;
+        case COp::Reduce: return n.reducer == Reducer::Sum && !hoisted_.count(&n) ? Use::Unread : Use::Needed;
+        case COp::Mul: return reads_values(n.children[1 - i]) ? Use::Needed : Use::Unread;
+        case COp::Div: return i == 1 || reads_values(n.children[1]) ? Use::Needed : Use::Unread;
+        case COp::Select: return i == 0 ? Use::Needed : Use::Unread;
+        default: return Use::Needed;
+      }
+    }
+    return Use::Absent;
   }
 
   std::string contracted_element(const Contraction& c, const std::string& part) const {
@@ -365,6 +416,7 @@ class Emitter {
       const IndexCalc& calc = read.index[k];
       const std::string i = calc.slot >= 0 ? slot(calc.slot) : index(calc.expr[0]);
       const bool safe = calc.slot >= 0 && current_->slot_extents[static_cast<std::size_t>(calc.slot)] <= dims[k];
+      guarded_reads_ = guarded_reads_ || !safe;
       if (!safe) inside += std::string(inside.empty() ? "" : " && ") + "(I)(" + i + ") >= 0 && (I)(" + i + ") < " + std::to_string(dims[k]);
       offset = "(" + offset + ") * " + std::to_string(dims[k]) + " + (" + i + ")";
     }
@@ -444,7 +496,8 @@ class Emitter {
 
   // --- gradients, as evaluate_gradient derives them
 
-  void backprop(const CNode& n, const std::string& adjoint) {
+  // `self`, when given, is the node's own value, already computed (a statement's target element).
+  void backprop(const CNode& n, const std::string& adjoint, const std::string& self = "") {
     if (!reads_values(n)) return;
     switch (n.op) {
       case COp::Read: {
@@ -492,12 +545,12 @@ class Emitter {
         backprop(n.children[2], adjoint);
         out_ << "    }\n";
         return;
-      case COp::Call: return backprop_call(n, adjoint);
+      case COp::Call: return backprop_call(n, adjoint, self);
       default: return;
     }
   }
 
-  void backprop_call(const CNode& n, const std::string& adjoint) {
+  void backprop_call(const CNode& n, const std::string& adjoint, const std::string& self) {
     const std::string a = bind(value(n.children[0]));
     const std::string b = n.children.size() > 1 ? bind(value(n.children[1])) : "T(0)";
     if (n.fn == Function::Max || n.fn == Function::Min) {
@@ -510,10 +563,12 @@ class Emitter {
     }
     std::string da = "T(0)", db = "T(0)";
     switch (n.fn) {
-      case Function::Exp: da = "m_exp(" + a + ")"; break;
+      case Function::Exp: da = self.empty() ? "m_exp(" + a + ")" : self; break;
       case Function::Log: da = "T(1) / " + a; break;
-      case Function::Tanh: da = "T(1) - m_tanh(" + a + ") * m_tanh(" + a + ")"; break;
-      case Function::Sigmoid: da = "m_sigmoid(" + a + ") * (T(1) - m_sigmoid(" + a + "))"; break;
+      case Function::Tanh: da = self.empty() ? "T(1) - m_tanh(" + a + ") * m_tanh(" + a + ")" : "T(1) - " + self + " * " + self; break;
+      case Function::Sigmoid:
+        da = self.empty() ? "m_sigmoid(" + a + ") * (T(1) - m_sigmoid(" + a + "))" : self + " * (T(1) - " + self + ")";
+        break;
       case Function::Sqrt: da = "T(0.5) / m_sqrt(" + a + ")"; break;
       case Function::Abs: da = "(" + a + " > T(0) ? T(1) : " + a + " < T(0) ? T(-1) : T(0))"; break;
       case Function::Erf: da = real_literal(1.1283791670955126) + " * m_exp(-" + a + " * " + a + ")"; break;
@@ -568,6 +623,7 @@ class Emitter {
   NativeType type_;
   std::ostringstream out_;
   int next_ = 0;
+  mutable bool guarded_reads_ = false;
   const Statement* current_ = nullptr;
   std::vector<Hoist> hoists_;
   std::map<const CNode*, std::size_t> hoisted_;
@@ -577,6 +633,12 @@ class Emitter {
 
 }  // namespace
 
-std::string native_source(const Program& program, NativeType type) { return Emitter(program, type).run(); }
+NativeSource native_source(const Program& program, NativeType type) {
+  Emitter emitter(program, type);
+  NativeSource source;
+  source.code = emitter.run();
+  source.guarded_reads = emitter.guarded_reads();
+  return source;
+}
 
 }  // namespace loom::spec

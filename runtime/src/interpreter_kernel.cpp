@@ -1,13 +1,16 @@
 #include "loom/runtime/interpreter_kernel.hpp"
 
 #include <algorithm>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 #include "loom/interpreter/evaluate.hpp"
 #include "loom/interpreter/gradient.hpp"
+#include "loom/interpreter/native_program.hpp"
 #include "loom/interpreter/piece_program.hpp"
 
 namespace loom::runtime {
@@ -52,6 +55,23 @@ class Programs {
   std::shared_ptr<const spec::Program> pieces;   // null when the pieces' shapes do not compile
   std::shared_ptr<const spec::Program> logical;  // null: compiled from each split call's logical dims
   bool positional = false;                       // the body reads sizes or positions
+  bool compile = false;                          // build programs to machine code where the toolchain can
+
+  // `program` as machine code in T, built once; null where it cannot be built (said once on
+  // stderr), and then the interpreter runs it.
+  template <class T>
+  std::shared_ptr<const spec::NativeProgram> native(const std::shared_ptr<const spec::Program>& program) const {
+    if (!compile) return nullptr;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto [it, fresh] = native_.try_emplace(program.get());
+    if (!fresh) return it->second;
+    const spec::NativeType type = std::is_same_v<T, float> ? spec::NativeType::Float : spec::NativeType::Double;
+    spec::NativeBuild built = spec::build_native(*program, type);
+    if (!built.program && !spec::NativeToolchain::from_environment().compiler.empty())
+      std::cerr << "loom: " << op_ << " runs through the interpreter: " << built.why_not << "\n";
+    it->second = built.program;
+    return it->second;
+  }
 
   template <class T>
   std::shared_ptr<const spec::Program> for_call(const OpCall<T>& call) const {
@@ -84,6 +104,7 @@ class Programs {
   pcg::AttrMap attrs_;
   mutable std::mutex mutex_;
   mutable std::map<std::vector<std::int64_t>, std::shared_ptr<const spec::Program>> placed_;
+  mutable std::map<const spec::Program*, std::shared_ptr<const spec::NativeProgram>> native_;
 };
 
 }  // namespace
@@ -91,9 +112,10 @@ class Programs {
 template <class T>
 Kernel<T> interpreter_kernel(const spec::Library& library, const std::string& op, const pcg::AttrMap& attrs,
                              const std::vector<std::vector<std::int64_t>>& input_dims,
-                             const std::vector<std::vector<std::int64_t>>& logical_input_dims) {
+                             const std::vector<std::vector<std::int64_t>>& logical_input_dims, bool compile) {
   auto programs = std::make_shared<Programs>(library, op, attrs);
   Programs& p = *programs;
+  p.compile = compile && !spec::NativeToolchain::from_environment().compiler.empty();
   if (!logical_input_dims.empty() && logical_input_dims != input_dims) {
     p.logical = std::make_shared<const spec::Program>(library.instantiate(op, attrs, logical_input_dims));
     p.positional = spec::reads_sizes_or_positions(*p.logical);
@@ -105,23 +127,29 @@ Kernel<T> interpreter_kernel(const spec::Library& library, const std::string& op
     p.positional = spec::reads_sizes_or_positions(*p.pieces);
   }
   Kernel<T> k;
+  // A program compiled here tells whether this op's kernels build at all.
+  k.route = p.compile && (p.positional || p.native<T>(p.pieces)) ? KernelRoute::Compiled : KernelRoute::Interpreted;
   k.forward = [programs](const OpCall<T>& call) {
+    const auto program = programs->for_call(call);
+    if (const auto native = programs->native<T>(program)) return native->evaluate(call.inputs);
     const auto inputs = to_double(call.inputs);
-    return from_double<T>(spec::evaluate<spec::RealDomain>(*programs->for_call(call), pointers(inputs)));
+    return from_double<T>(spec::evaluate<spec::RealDomain>(*program, pointers(inputs)));
   };
   k.backward = [programs](const GradCall<T>& g) {
+    const auto program = programs->for_call(g.call);
+    if (const auto native = programs->native<T>(program)) return native->gradient(g.call.inputs, g.output_grads, g.outputs);
     const auto inputs = to_double(g.call.inputs);
     const auto grads = to_double(g.output_grads);
-    return from_double<T>(spec::evaluate_gradient(*programs->for_call(g.call), pointers(inputs), pointers(grads)));
+    return from_double<T>(spec::evaluate_gradient(*program, pointers(inputs), pointers(grads)));
   };
   return k;
 }
 
 template Kernel<float> interpreter_kernel<float>(const spec::Library&, const std::string&, const pcg::AttrMap&,
                                                  const std::vector<std::vector<std::int64_t>>&,
-                                                 const std::vector<std::vector<std::int64_t>>&);
+                                                 const std::vector<std::vector<std::int64_t>>&, bool);
 template Kernel<double> interpreter_kernel<double>(const spec::Library&, const std::string&, const pcg::AttrMap&,
                                                    const std::vector<std::vector<std::int64_t>>&,
-                                                   const std::vector<std::vector<std::int64_t>>&);
+                                                   const std::vector<std::vector<std::int64_t>>&, bool);
 
 }  // namespace loom::runtime

@@ -21,7 +21,8 @@ namespace loom::runtime {
 
 template <class T>
 ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Graph& graph, const KernelRegistry& kernels,
-                                    Transport& transport, std::set<std::string> differentiable, int devices, Backend backend)
+                                    Transport& transport, std::set<std::string> differentiable, int devices, Backend backend,
+                                    bool compile_from_specs)
     : graph_(graph),
       transport_(transport),
       differentiable_(std::move(differentiable)),
@@ -61,10 +62,8 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
       run.replicates_input = graph.node(in.node).is_graph_input() && n.output_shapes.at(0).R == n.output_shapes.at(0).tasks();
     } else if (const Kernel<T>* native = kernels.find<T>(n.op, backend)) {
       run.kernel = *native;
-      run.native = true;
     } else if (const Kernel<T>* cpu = kernels.find<T>(n.op, Backend::Cpu)) {
       run.kernel = *cpu;
-      run.native = true;
     } else {
       std::vector<std::vector<std::int64_t>> dims, logical;
       for (pcg::PortRef in : n.inputs) {
@@ -72,7 +71,7 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
         logical.push_back(graph.shape_of(in).dims);
       }
       try {
-        run.kernel = interpreter_kernel<T>(library, n.op, n.attrs, dims, logical);
+        run.kernel = interpreter_kernel<T>(library, n.op, n.attrs, dims, logical, compile_from_specs);
       } catch (const LoomError& e) {
         throw LoomError(n.describe() + ": " + e.what());
       }
@@ -599,10 +598,10 @@ std::vector<pcg::NodeId> ShardedExecutor<T>::collective_nodes(Collective kind) c
 }
 
 template <class T>
-std::vector<pcg::NodeId> ShardedExecutor<T>::interpreted_nodes() const {
+std::vector<pcg::NodeId> ShardedExecutor<T>::nodes_running(KernelRoute route) const {
   std::vector<pcg::NodeId> ids;
   for (const pcg::Node& n : graph_.nodes())
-    if (!n.is_graph_input() && !runs_[n.id.index()].parallel && !runs_[n.id.index()].native) ids.push_back(n.id);
+    if (!n.is_graph_input() && !runs_[n.id.index()].parallel && runs_[n.id.index()].kernel.route == route) ids.push_back(n.id);
   return ids;
 }
 

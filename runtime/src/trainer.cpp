@@ -53,7 +53,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   // Inputs whose values the model fixes, fed as the model gives them in place of the data's.
   NamedTensors<T> fixed_inputs = convert<T>(model_values_of(graph, s.model_values, pcg::kInputOp));
   ShardedExecutor<T> executor(library, graph, kernels ? *kernels : builtin_kernels(), comm, trainable,
-                              s.plan_devices > 0 ? static_cast<int>(s.plan_devices) : devices_used(graph), s.backend);
+                              s.plan_devices > 0 ? static_cast<int>(s.plan_devices) : devices_used(graph), s.backend, s.compile_from_specs);
   const auto data = s.data_file.empty() ? synthetic_data(library, graph, s.loss, s.seed, s.synthetic_batches)
                                         : load_data_file(s.data_file, graph, s.loss);
   executor.recompute(s.recompute);
@@ -69,7 +69,8 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   report.first_step = state.step;
   report.losses = state.losses;
   report.samples_per_step = graph.shape_of(out).dims.empty() ? 1 : graph.shape_of(out).dims.front();
-  for (pcg::NodeId id : executor.interpreted_nodes()) report.interpreted_ops.push_back(graph.node(id).describe());
+  for (pcg::NodeId id : executor.nodes_running(KernelRoute::Compiled)) report.compiled_ops.push_back(graph.node(id).describe());
+  for (pcg::NodeId id : executor.nodes_running(KernelRoute::Interpreted)) report.interpreted_ops.push_back(graph.node(id).describe());
 
   NamedTensors<T> feeds = std::move(state.weights);
   for (auto& [name, value] : fixed_inputs) feeds.insert_or_assign(name, std::move(value));

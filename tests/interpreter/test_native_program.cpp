@@ -138,10 +138,10 @@ INSTANTIATE_TEST_SUITE_P(BundledOps, CompiledOp, ::testing::ValuesIn(cases()),
 TEST(NativeSource, AReductionOverTheRowIsComputedOncePerRow) {
   // softmax's denominator depends on the row only: it is taken out of the column loop.
   const Program softmax = test::bundled().instantiate("softmax", {}, {{3, 7}});
-  const std::string source = native_source(softmax, NativeType::Double);
+  const std::string source = native_source(softmax, NativeType::Double).code;
   EXPECT_NE(source.find("const T h"), std::string::npos) << source;
   const Program relu = test::bundled().instantiate("relu", {}, {{3, 7}});
-  EXPECT_EQ(native_source(relu, NativeType::Double).find("const T h"), std::string::npos);
+  EXPECT_EQ(native_source(relu, NativeType::Double).code.find("const T h"), std::string::npos);
 }
 
 TEST(NativeSource, ContractionsCallGemm) {
@@ -149,15 +149,17 @@ TEST(NativeSource, ContractionsCallGemm) {
   for (const Case& c : std::vector<Case>{{"matmul", {}, {{4, 6}, {6, 5}}},
                                          {"head_proj_nobias", {}, {{2, 3, 4}, {2, 4, 5}}},
                                          {"triangle_mult_out", {}, {{2, 3, 3, 2}, {2, 3, 3, 2}}}})
-    EXPECT_NE(native_source(test::bundled().instantiate(c.op, c.attrs, c.inputs), NativeType::Float).find("gemm(0, 0"), std::string::npos)
+    EXPECT_NE(native_source(test::bundled().instantiate(c.op, c.attrs, c.inputs), NativeType::Float).code.find("gemm(0, 0"),
+              std::string::npos)
         << c.op;
   // A contraction inside a larger body (scaled scores, a projection plus its bias).
-  EXPECT_NE(native_source(test::bundled().instantiate("attention_scores", {}, {{2, 3, 4}, {2, 5, 4}}), NativeType::Float).find("gemm(0, 0"),
-            std::string::npos);
+  EXPECT_NE(
+      native_source(test::bundled().instantiate("attention_scores", {}, {{2, 3, 4}, {2, 5, 4}}), NativeType::Float).code.find("gemm(0, 0"),
+      std::string::npos);
   // Reads past the edge are no contraction.
   const Program conv = test::bundled().instantiate("conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}},
                                                    {{1, 2, 4, 4}, {2, 2, 3, 3}});
-  EXPECT_EQ(native_source(conv, NativeType::Float).find("gemm("), std::string::npos);
+  EXPECT_EQ(native_source(conv, NativeType::Float).code.find("gemm("), std::string::npos);
 }
 
 NativeToolchain scratch_toolchain(const std::string& compiler) {

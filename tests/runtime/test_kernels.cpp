@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "loom/interpreter/native_program.hpp"
 #include "loom/models/registry.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/interpreter_kernel.hpp"
@@ -139,14 +140,14 @@ std::vector<Tensor<double>> inputs_for(const KernelCase& c, std::uint64_t seed) 
   return inputs;
 }
 
-// Runs the native kernel and the interpreter fallback on the same values (rounded to T) and
-// returns the worst relative difference of outputs and of input gradients.
+// Runs `kernel` and the interpreter on the same values (rounded to T) and returns the worst
+// relative difference of outputs and of input gradients.
 template <class T>
-double worst_difference(const KernelCase& c) {
-  const Kernel<T>* native = builtin_kernels().find<T>(c.op, Backend::Cpu);
+double worst_difference(const KernelCase& c, const Kernel<T>* kernel) {
+  const Kernel<T>* native = kernel;
   EXPECT_NE(native, nullptr);
   if (!native) return HUGE_VAL;
-  const Kernel<double> reference = interpreter_kernel<double>(bundled_library(), c.op, c.attrs, c.inputs);
+  const Kernel<double> reference = interpreter_kernel<double>(bundled_library(), c.op, c.attrs, c.inputs, {}, false);
   std::vector<Tensor<T>> inputs;
   for (const auto& t : inputs_for(c, 7)) inputs.push_back(convert<T>(t));
   std::vector<Tensor<double>> inputs_d;
@@ -184,9 +185,26 @@ double worst_difference(const KernelCase& c) {
 
 class NativeKernel : public ::testing::TestWithParam<KernelCase> {};
 
-TEST_P(NativeKernel, AgreesWithTheInterpreterInDouble) { EXPECT_LT(worst_difference<double>(GetParam()), 1e-9); }
+template <class T>
+double native_difference(const KernelCase& c) {
+  return worst_difference<T>(c, builtin_kernels().find<T>(c.op, Backend::Cpu));
+}
 
-TEST_P(NativeKernel, AgreesWithTheInterpreterInFloat) { EXPECT_LT(worst_difference<float>(GetParam()), 1e-4); }
+// The same operator compiled from its spec, as it runs where no kernel is written for it.
+template <class T>
+double compiled_difference(const KernelCase& c) {
+  const Kernel<T> compiled = interpreter_kernel<T>(bundled_library(), c.op, c.attrs, c.inputs);
+  EXPECT_EQ(compiled.route, KernelRoute::Compiled) << spec::NativeToolchain::from_environment().why_none;
+  return worst_difference<T>(c, &compiled);
+}
+
+TEST_P(NativeKernel, AgreesWithTheInterpreterInDouble) { EXPECT_LT(native_difference<double>(GetParam()), 1e-9); }
+
+TEST_P(NativeKernel, AgreesWithTheInterpreterInFloat) { EXPECT_LT(native_difference<float>(GetParam()), 1e-4); }
+
+TEST_P(NativeKernel, CompiledFromItsSpecAgreesWithTheInterpreterInDouble) { EXPECT_LT(compiled_difference<double>(GetParam()), 1e-9); }
+
+TEST_P(NativeKernel, CompiledFromItsSpecAgreesWithTheInterpreterInFloat) { EXPECT_LT(compiled_difference<float>(GetParam()), 1e-4); }
 
 INSTANTIATE_TEST_SUITE_P(EveryKernel, NativeKernel, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.op + "_" + std::to_string(info.index); });
@@ -282,7 +300,7 @@ void expect_halves_assemble(const std::string& op, const pcg::AttrMap& attrs, co
   std::mt19937_64 rng(3);
   std::vector<Tensor<double>> whole;
   for (const auto& d : dims) whole.push_back(uniform_tensor(d, rng));
-  const Kernel<double> reference = interpreter_kernel<double>(bundled_library(), op, attrs, dims);
+  const Kernel<double> reference = interpreter_kernel<double>(bundled_library(), op, attrs, dims, {}, false);
   const OpCall<double> call{op, attrs, pointers(whole), {}, {}, {}, spec_output_dims(op, attrs, dims)};
   const std::vector<Tensor<double>> want = reference.forward(call);
   const Tensor<double> output_grad = uniform_tensor(want.at(0).dims, rng);

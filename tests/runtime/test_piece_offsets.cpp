@@ -1,6 +1,6 @@
 // Operators run piece by piece, above all those whose body reads a dimension's size or an index's
-// value: every legal split of every input dimension, each task's pieces through the kernel (native
-// and interpreter) with their regions, the pieces assembled (partial sums added) and compared with
+// value: every legal split of every input dimension, each task's pieces through the kernel (native,
+// compiled from the spec, and interpreted) with their regions, the pieces assembled (partial sums added) and compared with
 // the operator on whole values, forward and backward; then random plans of transformer layers.
 #include <gtest/gtest.h>
 
@@ -185,7 +185,7 @@ class PieceOffsets : public ::testing::TestWithParam<PieceCase> {};
 TEST_P(PieceOffsets, PiecesAssembleToTheWholeResultNativeAndInterpreted) {
   const PieceCase& c = GetParam();
   const std::vector<Tensor<double>> inputs = values_for(c, 5);
-  const Kernel<double> whole_kernel = interpreter_kernel<double>(bundled_library(), c.op, c.attrs, c.inputs);
+  const Kernel<double> whole_kernel = interpreter_kernel<double>(bundled_library(), c.op, c.attrs, c.inputs, {}, false);
   const OpCall<double> whole_call{c.op, c.attrs, pointers(inputs), {}, {}, {}, spec_output_dims(c.op, c.attrs, c.inputs)};
   Result want;
   want.outputs = whole_kernel.forward(whole_call);
@@ -201,12 +201,16 @@ TEST_P(PieceOffsets, PiecesAssembleToTheWholeResultNativeAndInterpreted) {
   for (const Split& split : splits) {
     std::vector<std::vector<std::int64_t>> piece_dims;
     for (std::size_t i = 0; i < inputs.size(); ++i) piece_dims.push_back(extents(pcg::piece_region(split.inputs[i], 0)));
-    std::vector<std::pair<std::string, Kernel<double>>> kernels = {
-        {"interpreter", interpreter_kernel<double>(bundled_library(), c.op, c.attrs, piece_dims, c.inputs)}};
-    try {  // without logical dims the pieces' shapes must compile (not so for rows of square scores)
-      kernels.emplace_back("interpreter given logical dims per call",
-                           interpreter_kernel<double>(bundled_library(), c.op, c.attrs, piece_dims));
-    } catch (const LoomError&) {
+    std::vector<std::pair<std::string, Kernel<double>>> kernels;
+    for (const bool compile : {false, true}) {
+      const std::string route = compile ? "compiled" : "interpreter";
+      kernels.emplace_back(route, interpreter_kernel<double>(bundled_library(), c.op, c.attrs, piece_dims, c.inputs, compile));
+      EXPECT_EQ(kernels.back().second.route, compile ? KernelRoute::Compiled : KernelRoute::Interpreted);
+      try {  // without logical dims the pieces' shapes must compile (not so for rows of square scores)
+        kernels.emplace_back(route + " given logical dims per call",
+                             interpreter_kernel<double>(bundled_library(), c.op, c.attrs, piece_dims, {}, compile));
+      } catch (const LoomError&) {
+      }
     }
     if (native) kernels.emplace_back("native", *native);
     for (const auto& [name, kernel] : kernels) {

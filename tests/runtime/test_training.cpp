@@ -8,6 +8,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "loom/interpreter/native_program.hpp"
 #include "loom/models/registry.hpp"
 #include "loom/models/values.hpp"
 #include "loom/runtime/data.hpp"
@@ -238,10 +239,17 @@ TEST(Training, AnOperatorWrittenInTheSpecLanguageTrains) {
   s.optimizer.learning_rate = 0.5;
   s.synthetic_batches = 1;
   const TrainReport r = train<double>(lib, g, s);
+  s.compile_from_specs = false;
+  const TrainReport interpreted = train<double>(lib, g, s);
   std::filesystem::remove_all(dir);
-  ASSERT_EQ(r.interpreted_ops.size(), 1u);
-  EXPECT_NE(r.interpreted_ops[0].find("softsign"), std::string::npos);
+  ASSERT_EQ(r.compiled_ops.size(), 1u) << spec::NativeToolchain::from_environment().why_none;
+  EXPECT_NE(r.compiled_ops[0].find("softsign"), std::string::npos);
+  EXPECT_TRUE(r.interpreted_ops.empty());
+  ASSERT_EQ(interpreted.interpreted_ops.size(), 1u);
+  EXPECT_TRUE(interpreted.compiled_ops.empty());
   EXPECT_LT(r.losses.back(), 0.9 * r.losses.front());
+  ASSERT_EQ(interpreted.losses.size(), r.losses.size());
+  for (std::size_t i = 0; i < r.losses.size(); ++i) EXPECT_NEAR(r.losses[i], interpreted.losses[i], 1e-9 * std::abs(interpreted.losses[i]));
 }
 
 TEST(Training, RealDataFromAFileIsUsedInTurn) {

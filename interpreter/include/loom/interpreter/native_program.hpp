@@ -27,7 +27,7 @@ struct NativeToolchain {
 
 class NativeProgram {
  public:
-  using Forward = void (*)(void* const*, void*);
+  using Forward = void (*)(void* const*, void*, int);
   using Backward = void (*)(void* const*, void* const*, void*);
 
   NativeProgram(const Program& program, NativeType type, Forward forward, Backward backward);
@@ -35,15 +35,17 @@ class NativeProgram {
   NativeType type() const { return type_; }
 
   // As `evaluate<RealDomain>` and `evaluate_gradient`, computed in T (which must match type()).
-  // Throws LoomError for inputs of the wrong shape or element type.
+  // `outputs`, the forward outputs when the caller keeps them, spare computing them again. Throws
+  // LoomError for tensors of the wrong shape or element type.
   template <class T>
   std::vector<Tensor<T>> evaluate(const std::vector<const Tensor<T>*>& inputs) const;
   template <class T>
-  std::vector<Tensor<T>> gradient(const std::vector<const Tensor<T>*>& inputs, const std::vector<const Tensor<T>*>& output_grads) const;
+  std::vector<Tensor<T>> gradient(const std::vector<const Tensor<T>*>& inputs, const std::vector<const Tensor<T>*>& output_grads,
+                                  const std::vector<const Tensor<T>*>& outputs = {}) const;
 
  private:
   template <class T>
-  std::vector<Tensor<T>> run_forward(const std::vector<const Tensor<T>*>& inputs, std::vector<T*>& pointers) const;
+  std::vector<Tensor<T>> run_forward(const std::vector<const Tensor<T>*>& inputs, std::vector<T*>& pointers, bool lets_only) const;
 
   std::string op_;
   std::vector<std::vector<std::int64_t>> buffer_dims_;

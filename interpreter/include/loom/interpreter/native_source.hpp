@@ -17,15 +17,19 @@ template <class T>
 using NativeGemm = void (*)(int trans_a, int trans_b, long long m, long long n, long long k, const T* a, const T* b, T* c);
 
 // The source defines, with C linkage:
-//   void loom_forward(T* const* buffers, Gemm gemm);
-//     every statement in order; `buffers[b]` is buffer b of the program (inputs filled in, `let`s
-//     and outputs written).
+//   void loom_forward(T* const* buffers, Gemm gemm, int lets_only);
+//     every statement in order (only those of `let`s when `lets_only`, as the backward needs);
+//     `buffers[b]` is buffer b of the program (inputs filled in, `let`s and outputs written).
 //   void loom_backward(T* const* values, T* const* grads, Gemm gemm);
-//     `values` as a forward pass left them; `grads[b]` zero except the outputs' gradients; adds
-//     into every input's and `let`'s gradient.
+//     `values` as a forward pass left them (outputs need not be there); `grads[b]` zero except
+//     the outputs' gradients, which it only reads; adds into every input's and `let`'s gradient.
 // T is float or double. A statement that is a contraction (`sum(k) a[..] * b[..]`, every index
 // bare and in range) packs its operands and calls `gemm` (NativeGemm), batch by batch. Throws
 // LoomError for a body the interpreter would refuse too.
-std::string native_source(const Program& program, NativeType type);
+struct NativeSource {
+  std::string code;
+  bool guarded_reads = false;  // some read is checked against its tensor's edge
+};
+NativeSource native_source(const Program& program, NativeType type);
 
 }  // namespace loom::spec

@@ -24,13 +24,15 @@ struct ForwardSettings {
   std::string checkpoint;                          // weights from this checkpoint instead
   std::int64_t plan_devices = 0;                   // devices of the plan the graph comes from (0: those its views use)
   Backend backend = Backend::Cpu;
+  bool compile_from_specs = true;  // operators without a hand-written kernel run compiled (false: interpreted)
 };
 
 template <class T>
 struct ForwardReport {
   std::vector<Tensor<T>> outputs;            // every graph output, whole, in order, on every process
   double seconds = 0;                        // the forward pass, without loading
-  std::vector<std::string> interpreted_ops;  // operators without a native kernel
+  std::vector<std::string> compiled_ops;     // operators without a native kernel, compiled from their specs
+  std::vector<std::string> interpreted_ops;  // operators without a native kernel, run by the interpreter
 };
 
 // Throws LoomError: an input with no value (each named, with its shape), a value for a name that is

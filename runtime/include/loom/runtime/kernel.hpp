@@ -58,12 +58,17 @@ struct GradCall {
   bool wants(std::size_t i) const { return wanted.at(i); }
 };
 
+// How a kernel computes: hand-written for the backend, compiled from the operator's
+// comprehension, or through the spec interpreter.
+enum class KernelRoute { Native, Compiled, Interpreted };
+
 template <class T>
 struct Kernel {
   std::function<std::vector<Tensor<T>>(const OpCall<T>&)> forward;
   // One gradient per input, of the input's shape; an input not wanted may get an empty tensor
   // (no data).
   std::function<std::vector<Tensor<T>>(const GradCall<T>&)> backward;
+  KernelRoute route = KernelRoute::Native;
 };
 
 // Kernels by key, one map per element type the runtime computes in.

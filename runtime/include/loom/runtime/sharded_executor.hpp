@@ -54,9 +54,10 @@ class ShardedExecutor {
  public:
   // Throws LoomError naming a node the library cannot run, or when a process count above one
   // differs from the plan's device count.
-  // Kernels are looked up for `backend` first, then the CPU, then the interpreter runs the op.
+  // Kernels are looked up for `backend` first, then the CPU; an op with neither runs compiled
+  // from its spec (interpreter_kernel), or interpreted when `compile_from_specs` is false.
   ShardedExecutor(const spec::Library& library, const pcg::Graph& graph, const KernelRegistry& kernels, Transport& transport,
-                  std::set<std::string> differentiable, int devices, Backend backend = Backend::Cpu);
+                  std::set<std::string> differentiable, int devices, Backend backend = Backend::Cpu, bool compile_from_specs = true);
   // Its gradient synchronisation refers to its transport: it stays where it is made.
   ShardedExecutor(const ShardedExecutor&) = delete;
   ShardedExecutor& operator=(const ShardedExecutor&) = delete;
@@ -108,8 +109,8 @@ class ShardedExecutor {
   // after forward(), among those it keeps (recomputed outputs are freed by then); every process
   // calls it and gets the same answer.
   std::optional<pcg::NodeId> first_non_finite();
-  // Operators running through the interpreter, for reports.
-  std::vector<pcg::NodeId> interpreted_nodes() const;
+  // Operators whose kernel takes `route` (for reports: compiled from specs, or interpreted).
+  std::vector<pcg::NodeId> nodes_running(KernelRoute route) const;
   // Parallel operators whose layout change, forward and backward, runs as `kind` within groups
   // of processes rather than as messages (none in a single process, which keeps every piece).
   std::vector<pcg::NodeId> collective_nodes(Collective kind) const;
@@ -122,7 +123,6 @@ class ShardedExecutor {
  private:
   struct NodeRun {
     Kernel<T> kernel;
-    bool native = false;
     bool parallel = false;
     bool differentiated = false;
     pcg::MachineView view;

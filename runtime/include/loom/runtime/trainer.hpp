@@ -46,6 +46,8 @@ struct TrainSettings {
   std::set<std::string> fixed_weights;
   // Operators whose outputs are computed again for the backward pass instead of kept (a plan's).
   std::vector<pcg::NodeId> recompute;
+  // Operators without a hand-written kernel run compiled from their specs (false: interpreted).
+  bool compile_from_specs = true;
 };
 
 struct StepReport {
@@ -62,7 +64,8 @@ struct TrainReport {
   std::int64_t timed_steps = 0;  // the steps this process ran after its warm-up steps
   std::int64_t samples_per_step = 0;
   NamedTensors<double> weights;              // final values
-  std::vector<std::string> interpreted_ops;  // operators without a native kernel
+  std::vector<std::string> compiled_ops;     // operators without a native kernel, compiled from their specs
+  std::vector<std::string> interpreted_ops;  // operators without a native kernel, run by the interpreter
   // Per node, this process's task time over the timed steps; a weight's node, the optimizer's
   // updates of it.
   std::vector<OperatorTime> operator_times;
