@@ -155,9 +155,10 @@ int main() {
       {"contraction", "attention_scores", {}, {{16, 256, 64}, {16, 256, 64}}, 2},
   };
   std::cout << "Compiled from the spec vs the hand-written kernel, float, one thread (" << tools.compiler << ")\n\n";
-  std::cout << std::left << std::setw(12) << "class" << std::setw(18) << "operator" << std::setw(32) << "inputs" << std::right << std::setw(10)
-            << "build s" << std::setw(12) << "native fw" << std::setw(12) << "compiled" << std::setw(8) << "ratio" << std::setw(12)
-            << "native bw" << std::setw(12) << "compiled" << std::setw(8) << "ratio" << std::setw(8) << "goal" << "\n";
+  std::cout << std::left << std::setw(12) << "class" << std::setw(18) << "operator" << std::setw(32) << "inputs" << std::right
+            << std::setw(10) << "build s" << std::setw(12) << "native fw" << std::setw(12) << "compiled" << std::setw(8) << "ratio"
+            << std::setw(12) << "native bw" << std::setw(12) << "compiled" << std::setw(8) << "ratio" << std::setw(8) << "goal"
+            << "\n";
   std::mt19937_64 rng(1);
   std::uniform_real_distribution<float> uniform(-1, 1);
   int missed = 0;
@@ -190,11 +191,11 @@ int main() {
     const auto [n, c] = time_both(*native, compiled, call, 15);
     const double fw = c.forward / n.forward, bw = c.backward / n.backward;
     missed += fw > row.target || bw > row.target;
-    std::cout << std::left << std::setw(12) << row.group << std::setw(18) << row.op << std::setw(32) << shapes_text(row.inputs) << std::right
-              << std::fixed << std::setprecision(2) << std::setw(10) << build << std::setprecision(3) << std::setw(10) << n.forward * 1e3
-              << "ms" << std::setw(10) << c.forward * 1e3 << "ms" << std::setprecision(2) << std::setw(7) << fw << "x" << std::setprecision(3)
-              << std::setw(10) << n.backward * 1e3 << "ms" << std::setw(10) << c.backward * 1e3 << "ms" << std::setprecision(2)
-              << std::setw(7) << bw << "x" << std::setw(7) << row.target << "x\n";
+    std::cout << std::left << std::setw(12) << row.group << std::setw(18) << row.op << std::setw(32) << shapes_text(row.inputs)
+              << std::right << std::fixed << std::setprecision(2) << std::setw(10) << build << std::setprecision(3) << std::setw(10)
+              << n.forward * 1e3 << "ms" << std::setw(10) << c.forward * 1e3 << "ms" << std::setprecision(2) << std::setw(7) << fw << "x"
+              << std::setprecision(3) << std::setw(10) << n.backward * 1e3 << "ms" << std::setw(10) << c.backward * 1e3 << "ms"
+              << std::setprecision(2) << std::setw(7) << bw << "x" << std::setw(7) << row.target << "x\n";
   }
   std::cout << "(medians of 15 calls of each, interleaved; " << missed << " of " << rows.size() << " operators above their goal)\n\n";
 

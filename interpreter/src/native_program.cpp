@@ -53,9 +53,17 @@ std::string default_cache_dir() {
 // loop whose reads are checked against a tensor's edge wrongly (pad_axis at -O3 -march=native read
 // zeros inside the tensor): such kernels keep their conditions unconverted, and so unvectorized.
 std::vector<std::string> compile_flags(bool guarded_reads) {
-  std::vector<std::string> flags = {
-      "-std=c++17",         "-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno", "-fno-trapping-math", "-fno-signed-zeros",
-      "-fassociative-math", "-w"};
+  std::vector<std::string> flags = {"-std=c++17",
+                                    "-O3",
+                                    "-march=native",
+                                    "-fPIC",
+                                    "-shared",
+                                    "-fno-math-errno",
+                                    "-fno-trapping-math",
+                                    "-fno-signed-zeros",
+                                    "-fassociative-math",
+                                    "-fopenmp-simd",
+                                    "-w"};
   if (guarded_reads) flags.push_back("-fno-tree-loop-if-convert");
   return flags;
 }
@@ -106,7 +114,7 @@ std::string built_library(const NativeSource& source, const std::string& key, co
   }
   std::vector<std::string> argv = {tools.compiler};
   for (const std::string& f : compile_flags(source.guarded_reads)) argv.push_back(f);
-  for (const std::string& a : {source_file.string(), std::string("-o"), built.string()}) argv.push_back(a);
+  for (const std::string& a : {source_file.string(), std::string("-o"), built.string(), std::string("-lmvec")}) argv.push_back(a);
   const int status = run_compiler(argv, log.string());
   if (status != 0 || !fs::exists(built, ec)) {
     why =

@@ -80,7 +80,11 @@ class Emitter {
     out_ << "static inline I int_min(I a, I b) { return b < a ? b : a; }\n";
     out_ << "static inline I int_max(I a, I b) { return a < b ? b : a; }\n";
     const std::string f = single ? "f" : "";
-    for (const char* fn : {"exp", "log", "tanh", "sqrt", "fabs", "erf"})
+    // exp and log have vector versions in glibc's libmvec, which loops then call.
+    for (const char* fn : {"exp", "log"})
+      out_ << "extern \"C\" T " << fn << f << "(T) __attribute__((__simd__(\"notinbranch\"), __nothrow__, __const__));\n"
+           << "static inline T m_" << fn << "(T a) { return " << fn << f << "(a); }\n";
+    for (const char* fn : {"tanh", "sqrt", "fabs", "erf"})
       out_ << "static inline T m_" << fn << "(T a) { return __builtin_" << fn << f << "(a); }\n";
     out_ << "static inline T m_pow(T a, T b) { return __builtin_pow" << f << "(a, b); }\n";
     out_ << "static inline T m_sigmoid(T a) { return T(1) / (T(1) + m_exp(-a)); }\n";
@@ -124,7 +128,20 @@ class Emitter {
     hoisted_.clear();
     contractions_.clear();
     contracted_.clear();
+    accumulators_.clear();
     collect_hoists(st, st.body, {});
+  }
+
+  // Reads outside reductions whose element stays the same along the innermost loop (a row's
+  // statistic, a scalar): their gradient is gathered in a local and added once per row.
+  void plan_accumulators(const Statement& st, const CNode& n) {
+    if (n.op == COp::Reduce) return;
+    for (const CNode& c : n.children) plan_accumulators(st, c);
+    if (n.op != COp::Read || st.lhs_slots.empty() || !address(n).second.empty()) return;
+    std::set<int> used;
+    used_slots(n, used);
+    const std::set<int> outer(st.lhs_slots.begin(), st.lhs_slots.end() - 1);
+    if (std::all_of(used.begin(), used.end(), [&](int s) { return outer.count(s) > 0; })) accumulators_[&n] = fresh("acc");
   }
 
   void collect_hoists(const Statement& st, const CNode& n, const std::set<int>& enclosing) {
@@ -200,6 +217,7 @@ class Emitter {
 
   void backward_statement(const Statement& st) {
     plan_statement(st);
+    plan_accumulators(st, st.body);
     out_ << "  { // gradient of " << one_line(st.body.text) << "\n";
     for (const Contraction& c : contractions_) {
       contract(c, value_use(st.body, c.node) == Use::Needed);
@@ -207,12 +225,21 @@ class Emitter {
       out_ << "    for (I z = 0; z < " << c.size() << "; ++z) " << c.name << "d[z] = 0;\n";
     }
     loops(
-        st, [&](std::size_t depth) { compute_hoists(depth, true); },
+        st,
+        [&](std::size_t depth) {
+          compute_hoists(depth, true);
+          if (depth + 1 == st.lhs_slots.size())
+            for (const auto& [read, name] : accumulators_) out_ << "    T " << name << " = 0;\n";
+        },
         [&] {
+          // A point whose gradient is zero adds nothing: the interpreter skips it, and here its
+          // additions are zeros, which keeps the loop free of branches.
           out_ << "    { const T d = g" << st.target << "[" << target_offset(st) << "];\n";
-          out_ << "    if (d != T(0)) {\n";
+          out_ << "    const bool live = d != T(0);\n";
+          live_ = "live";
           backprop(st.body, "d", "v" + std::to_string(st.target) + "[" + target_offset(st) + "]");
-          out_ << "    } }\n";
+          live_.clear();
+          out_ << "    }\n";
         },
         [&](std::size_t depth) {
           for (auto h = hoists_.rbegin(); h != hoists_.rend(); ++h)
@@ -221,6 +248,8 @@ class Emitter {
               backprop_reduction(*h->node, h->adjoint);
               out_ << "    }\n";
             }
+          if (depth + 1 == st.lhs_slots.size())
+            for (const auto& [read, name] : accumulators_) out_ << "    " << element("g", *read) << " += " << name << ";\n";
         });
     for (const Contraction& c : contractions_) contract_backward(c);
     out_ << "  }\n";
@@ -488,10 +517,15 @@ class Emitter {
     const std::string acc = fresh("r"), element = fresh("e");
     std::string init = n.reducer == Reducer::Sum ? "T(0)" : n.reducer == Reducer::Max ? "-__builtin_inf()" : "__builtin_inf()";
     std::string step = n.reducer == Reducer::Sum   ? acc + " += " + element + ";"
-                       : n.reducer == Reducer::Max ? "if (" + acc + " < " + element + ") " + acc + " = " + element + ";"
-                                                   : "if (" + element + " < " + acc + ") " + acc + " = " + element + ";";
-    return "({ T " + acc + " = " + init + "; " + reduce_loops(n) + "{ const T " + element + " = " + value(n.children[0]) + "; " + step +
-           " } " + acc + "; })";
+                       : n.reducer == Reducer::Max ? acc + " = " + acc + " < " + element + " ? " + element + " : " + acc + ";"
+                                                   : acc + " = " + element + " < " + acc + " ? " + element + " : " + acc + ";";
+    // Lanes of a max or min skip NaNs as the sequential loop does, so their maximum is the same.
+    const std::string simd = n.reducer == Reducer::Sum
+                                 ? ""
+                                 : "_Pragma(\"omp simd reduction(" + std::string(n.reducer == Reducer::Max ? "max" : "min") + ":" + acc +
+                                       ") collapse(" + std::to_string(n.reduce_slots.size()) + ")\") ";
+    return "({ T " + acc + " = " + init + "; " + simd + reduce_loops(n) + "{ const T " + element + " = " + value(n.children[0]) + "; " +
+           step + " } " + acc + "; })";
   }
 
   // --- gradients, as evaluate_gradient derives them
@@ -502,7 +536,10 @@ class Emitter {
     switch (n.op) {
       case COp::Read: {
         const auto [offset, inside] = address(n);
-        const std::string add = "g" + std::to_string(n.buffer) + "[" + offset + "] += " + adjoint + ";\n";
+        const auto accumulator = accumulators_.find(&n);
+        const std::string add =
+            (accumulator != accumulators_.end() ? accumulator->second : "g" + std::to_string(n.buffer) + "[" + offset + "]") +
+            " += " + sink(adjoint) + ";\n";
         if (inside.empty()) {
           out_ << "    " << add;
           return;
@@ -517,11 +554,11 @@ class Emitter {
       }
       case COp::Reduce:
         if (auto it = contracted_.find(&n); it != contracted_.end()) {
-          out_ << "    " << contracted_element(contractions_[it->second], "d") << " += " << adjoint << ";\n";
+          out_ << "    " << contracted_element(contractions_[it->second], "d") << " += " << sink(adjoint) << ";\n";
           return;
         }
         if (auto it = hoisted_.find(&n); it != hoisted_.end()) {
-          out_ << "    " << hoists_[it->second].adjoint << " += " << adjoint << ";\n";
+          out_ << "    " << hoists_[it->second].adjoint << " += " << sink(adjoint) << ";\n";
           return;
         }
         return backprop_reduction(n, adjoint);
@@ -538,13 +575,12 @@ class Emitter {
         backprop(n.children[0], bind(adjoint + " / " + b));
         return backprop(n.children[1], bind("-" + adjoint + " * " + a + " / (" + b + " * " + b + ")"));
       }
-      case COp::Select:
-        out_ << "    if (" << value(n.children[0]) << " != T(0)) {\n";
-        backprop(n.children[1], adjoint);
-        out_ << "    } else {\n";
-        backprop(n.children[2], adjoint);
-        out_ << "    }\n";
+      case COp::Select: {
+        const std::string taken = bind_bool(value(n.children[0]) + " != T(0)");
+        only_if(taken, [&] { backprop(n.children[1], adjoint); });
+        only_if("!" + taken, [&] { backprop(n.children[2], adjoint); });
         return;
+      }
       case COp::Call: return backprop_call(n, adjoint, self);
       default: return;
     }
@@ -554,11 +590,9 @@ class Emitter {
     const std::string a = bind(value(n.children[0]));
     const std::string b = n.children.size() > 1 ? bind(value(n.children[1])) : "T(0)";
     if (n.fn == Function::Max || n.fn == Function::Min) {
-      out_ << "    if (" << (n.fn == Function::Max ? a + " < " + b : b + " < " + a) << ") {\n";
-      backprop(n.children[1], adjoint);
-      out_ << "    } else {\n";
-      backprop(n.children[0], adjoint);
-      out_ << "    }\n";
+      const std::string second = bind_bool(n.fn == Function::Max ? a + " < " + b : b + " < " + a);
+      only_if(second, [&] { backprop(n.children[1], adjoint); });
+      only_if("!" + second, [&] { backprop(n.children[0], adjoint); });
       return;
     }
     std::string da = "T(0)", db = "T(0)";
@@ -578,15 +612,12 @@ class Emitter {
         break;
       default: break;
     }
+    // A zero derivative passes nothing on, as the interpreter skips it.
     const std::string da_name = bind(da);
-    out_ << "    if (" << da_name << " != T(0)) {\n";
-    backprop(n.children[0], bind(adjoint + " * " + da_name));
-    out_ << "    }\n";
+    only_if(da_name + " != T(0)", [&] { backprop(n.children[0], bind(adjoint + " * " + da_name)); });
     if (n.children.size() > 1) {
       const std::string db_name = bind(db);
-      out_ << "    if (" << db_name << " != T(0)) {\n";
-      backprop(n.children[1], bind(adjoint + " * " + db_name));
-      out_ << "    }\n";
+      only_if(db_name + " != T(0)", [&] { backprop(n.children[1], bind(adjoint + " * " + db_name)); });
     }
   }
 
@@ -613,6 +644,24 @@ class Emitter {
     out_ << "    } }\n";
   }
 
+  // What a gradient sink adds: the adjoint where the point is live, else zero.
+  std::string sink(const std::string& adjoint) const { return live_.empty() ? adjoint : "(" + live_ + " ? " + adjoint + " : T(0))"; }
+
+  // Runs `emit` with the sinks live only where `condition` also holds.
+  template <class Emit>
+  void only_if(const std::string& condition, Emit&& emit) {
+    const std::string outer = live_;
+    live_ = bind_bool(outer.empty() ? condition : outer + " && " + condition);
+    emit();
+    live_ = outer;
+  }
+
+  std::string bind_bool(const std::string& expr) {
+    const std::string name = fresh("c");
+    out_ << "    const bool " << name << " = " << expr << ";\n";
+    return name;
+  }
+
   std::string bind(const std::string& expr) {
     const std::string name = fresh("t");
     out_ << "    const T " << name << " = " << expr << ";\n";
@@ -624,6 +673,8 @@ class Emitter {
   std::ostringstream out_;
   int next_ = 0;
   mutable bool guarded_reads_ = false;
+  std::string live_;  // when the gradient sinks add: empty for always
+  std::map<const CNode*, std::string> accumulators_;
   const Statement* current_ = nullptr;
   std::vector<Hoist> hoists_;
   std::map<const CNode*, std::size_t> hoisted_;
