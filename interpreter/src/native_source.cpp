@@ -74,6 +74,10 @@ class Emitter {
     for (const Buffer& b : program_.buffers) out_ << "// buffer " << b.name << " " << dims_to_string(b.dims) << "\n";
     out_ << "typedef " << (single ? "float" : "double") << " T;\n";
     out_ << "typedef long long I;\n";
+    out_ << "typedef " << (single ? "unsigned int" : "unsigned long long") << " U;\n";
+    // x where c holds, else +0, by masking its bits: a select the compiler keeps branch-free, even
+    // in a reduction.
+    out_ << "static inline T keep(bool c, T x) { return __builtin_bit_cast(T, __builtin_bit_cast(U, x) & (U)-(U)c); }\n";
     out_ << "static inline I floor_div(I a, I b) { return b == 0 ? 0 : a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }\n";
     out_ << "static inline I floor_mod(I a, I b) { return b == 0 ? 0 : ((a % b) + b) % b; }\n";
     out_ << "static inline I int_abs(I a) { return a < 0 ? -a : a; }\n";
@@ -645,7 +649,7 @@ class Emitter {
   }
 
   // What a gradient sink adds: the adjoint where the point is live, else zero.
-  std::string sink(const std::string& adjoint) const { return live_.empty() ? adjoint : "(" + live_ + " ? " + adjoint + " : T(0))"; }
+  std::string sink(const std::string& adjoint) const { return live_.empty() ? adjoint : "keep(" + live_ + ", " + adjoint + ")"; }
 
   // Runs `emit` with the sinks live only where `condition` also holds.
   template <class Emit>
