@@ -20,7 +20,9 @@
 #include "loom/gui/graph_view.hpp"
 #include "loom/gui/rule_sources.hpp"
 #include "loom/gui/titled.hpp"
+#include "loom/interpreter/native_program.hpp"
 #include "loom/models/load.hpp"
+#include "loom/runtime/kernel_routes.hpp"
 #include "loom/search/plan_model.hpp"
 #include "loom/verifier/rule_selection.hpp"
 
@@ -70,6 +72,7 @@ PlanViewer::PlanViewer(QWidget* parent)
       step_list_(new QListWidget),
       replay_note_(new QLabel),
       chain_(new QLabel),
+      kernels_(new QLabel),
       step_proof_(new QLabel),
       previous_(new QPushButton("◀ Previous")),
       next_(new QPushButton("Next ▶")),
@@ -131,6 +134,8 @@ PlanViewer::PlanViewer(QWidget* parent)
   layout->addWidget(title_);
   chain_->setWordWrap(true);
   layout->addWidget(chain_);
+  kernels_->setWordWrap(true);
+  layout->addWidget(kernels_);
   layout->addLayout(top);
   layout->addWidget(main, 1);
 
@@ -191,6 +196,7 @@ void PlanViewer::load_model(const QString& model) {
   steps_.clear();
   model_->setText(model);
   title_->setText(QString("<b>%1</b>: %2 nodes, no plan").arg(model.toHtmlEscaped()).arg(plan.graph.size()));
+  show_kernel_routes(plan.graph);
   GraphStyle style;
   style.is_parallel = [this](const std::string& op) { return is_parallel(op); };
   style.edge_labels = plan.graph.size() <= kEdgeLabelLimit;
@@ -254,6 +260,7 @@ void PlanViewer::set_plan(std::shared_ptr<const spec::Library> library, search::
                       .arg(pipeline)
                       .arg(analysis_ ? analysis_->timeline.makespan * 1e3 : plan_->iteration_seconds * 1e3, 0, 'f', 3));
 
+  show_kernel_routes(plan_->graph);
   GraphStyle style;
   style.is_parallel = [this](const std::string& op) { return is_parallel(op); };
   style.color_by_device = true;
@@ -336,6 +343,26 @@ void PlanViewer::show_step(int step) {
                            ? proof_text(audit_->substitutions[static_cast<std::size_t>(step)])
                            : QString());
 }
+
+void PlanViewer::show_kernel_routes(const pcg::Graph& graph) {
+  const runtime::KernelRoutes routes = runtime::kernel_routes(*library_, graph);
+  const auto names = [](const std::vector<std::string>& ops) {
+    QStringList list;
+    for (const std::string& op : ops) list << qstr(op).toHtmlEscaped();
+    return list.isEmpty() ? QString("none") : list.join(", ");
+  };
+  QString text = QString("kernels on the CPU: hand-written for %1 operator%2; compiled from their specs: %3")
+                     .arg(routes.native.size())
+                     .arg(routes.native.size() == 1 ? "" : "s")
+                     .arg(names(routes.compiled));
+  if (!routes.interpreted.empty())
+    text += QString("; <span style='color:#c0392b'>interpreted: %1 (%2)</span>")
+                .arg(names(routes.interpreted))
+                .arg(qstr(spec::NativeToolchain::from_environment().why_none).toHtmlEscaped());
+  kernels_->setText(text);
+}
+
+QString PlanViewer::kernels_text() const { return kernels_->text(); }
 
 QString PlanViewer::chain_verdict() const { return audit_ ? qstr(audit_->verdict()) : QString(); }
 

@@ -132,6 +132,9 @@ TEST(PlanViewer, ShowsAModelOfTheSpecLanguageWithItsOwnOperator) {
   viewer.load_model(QString::fromStdString(kSource + "/docs/examples/glu.loom:glu_mlp"));
   // x, then two layers of two weights and a glu, then the classifier's weight and matmul.
   EXPECT_EQ(viewer.final_view().drawn_nodes(), 9);
+  // The user's operator runs compiled from its spec; matmul has a hand-written kernel.
+  EXPECT_TRUE(viewer.kernels_text().contains("hand-written for 1 operator; compiled from their specs: glu"))
+      << viewer.kernels_text().toStdString();
   EXPECT_THROW(viewer.load_model(QString::fromStdString(kSource + "/docs/examples/glu.loom:nonesuch")), LoomError);
 }
 

@@ -51,6 +51,9 @@ class PlanViewer : public QWidget {
   // The audit's one-line verdict, and the shown step's rule, proof status and axioms.
   QString chain_verdict() const;
   QString step_proof() const;
+  // How the graph's operators run on the CPU: hand-written kernels, compiled from their specs,
+  // interpreted.
+  QString kernels_text() const;
 
   const GraphView& before_view() const { return *before_; }
   const GraphView& after_view() const { return *after_; }
@@ -66,6 +69,7 @@ class PlanViewer : public QWidget {
   void show_analysis();
   void open_dialog();
   bool is_parallel(const std::string& op) const;
+  void show_kernel_routes(const pcg::Graph& graph);
 
   std::shared_ptr<const spec::Library> library_;
   std::optional<search::Plan> plan_;
@@ -80,6 +84,7 @@ class PlanViewer : public QWidget {
   QListWidget* step_list_;
   QLabel* replay_note_;
   QLabel* chain_;
+  QLabel* kernels_;
   QLabel* step_proof_;
   QPushButton* previous_;
   QPushButton* next_;
