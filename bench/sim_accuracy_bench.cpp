@@ -1,5 +1,6 @@
 // How close the simulator's iteration time is to a real run on this host. For small instances of
-// four zoo models, under data parallelism and under the plan `search::optimize` finds for the
+// four zoo models and of the GLU classifier of docs/examples/glu.loom (a user-written operator,
+// compiled from its spec), under data parallelism and under the plan `search::optimize` finds for the
 // cpu_host machine with one device per rank, each training run of a warm-up step and N timed
 // steps gives:
 //   (a) per operator the task time per task over the timed steps, every rank's tasks together,
@@ -29,7 +30,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
-#include "loom/models/registry.hpp"
+#include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/mpi_transport.hpp"
 #include "loom/runtime/operator_profile.hpp"
@@ -44,21 +45,35 @@ namespace {
 
 using namespace loom;
 
-using bench::library;
+const std::string& glu_model() {
+  static const std::string model = std::string(LOOM_EXAMPLES_DIR) + "/glu.loom:glu_mlp";
+  return model;
+}
+
+// The bundled library with the GLU example's operator.
+const spec::Library& library() {
+  static const spec::Library lib = spec::Library::load(models::spec_paths_for({spec::Library::default_specs_dir()}, glu_model()));
+  return lib;
+}
+
 const std::vector<pcg::Rule>& rules() { return bench::unity_rules(); }
 
 struct Case {
-  std::string model;
+  std::string name;
+  std::string model;  // as --model takes it
   models::ParamValues sizes;
 };
 
 // Small enough for a few steps on two cores, large enough that kernels take measurable time.
 const std::vector<Case>& cases() {
   static const std::vector<Case> all = {
-      {"mlp_fig1", {{"batch", 64}, {"in", 256}, {"hidden", 512}, {"out", 16}}},
-      {"bert_large", {{"batch", 4}, {"seq", 32}, {"layers", 1}, {"hidden", 64}, {"heads", 4}, {"vocab", 128}, {"max_positions", 32}}},
-      {"alexnet", {{"batch", 8}, {"image", 63}, {"classes", 10}, {"width_div", 8}}},
-      {"dlrm", {{"batch", 64}, {"dim", 16}, {"tables", 4}, {"rows", 1000}}},
+      {"mlp_fig1", "mlp_fig1", {{"batch", 64}, {"in", 256}, {"hidden", 512}, {"out", 16}}},
+      {"bert_large",
+       "bert_large",
+       {{"batch", 4}, {"seq", 32}, {"layers", 1}, {"hidden", 64}, {"heads", 4}, {"vocab", 128}, {"max_positions", 32}}},
+      {"alexnet", "alexnet", {{"batch", 8}, {"image", 63}, {"classes", 10}, {"width_div", 8}}},
+      {"dlrm", "dlrm", {{"batch", 64}, {"dim", 16}, {"tables", 4}, {"rows", 1000}}},
+      {"glu_mlp", glu_model(), {{"batch", 64}, {"in_features", 256}, {"hidden", 512}, {"depth", 2}, {"classes", 16}}},
   };
   return all;
 }
@@ -116,7 +131,7 @@ struct Run {
   double tasks = 0;                                  // seconds per iteration in the slowest rank's operator tasks, layout work and updates
   double waiting = 0;                                // seconds per iteration the slowest rank spent in the transport
   double backward_over_forward = 0;                  // of the measured task time
-  std::size_t interpreted = 0;
+  std::size_t interpreted = 0, compiled = 0;
 
   double error() const { return simulated / measured - 1; }
   double roofline_error() const { return roofline / measured - 1; }
@@ -171,6 +186,7 @@ Run run_plan(const pcg::Graph& plan, const search::Machine& machine, const Setti
   row.roofline = search::simulate(search::build_task_graph(plan, search::CostModel(library(), machine))).makespan;
   row.backward_over_forward = forward > 0 ? backward / forward : 0;
   row.interpreted = run.interpreted_ops.size();
+  row.compiled = run.compiled_ops.size();
   return row;
 }
 
@@ -210,6 +226,7 @@ void print_table(const std::vector<Row>& rows) {
               << std::setw(13) << figure([](const Run& x) { return x.roofline; }) * 1e3 << std::setw(9)
               << percent(figure([](const Run& x) { return x.roofline_error(); })) << std::setw(10) << std::setprecision(2)
               << figure([](const Run& x) { return x.backward_over_forward; });
+    if (r.runs.front().compiled) std::cout << "  (" << r.runs.front().compiled << " ops compiled from their specs)";
     if (r.runs.front().interpreted) std::cout << "  (" << r.runs.front().interpreted << " interpreted ops)";
     std::cout << "\n";
   }
@@ -231,8 +248,11 @@ int main(int argc, char** argv) {
     search::ProfileDatabase database;
     std::vector<Row> rows;  // each model's plans
     for (const Case& c : cases()) {
-      if (!s.models.empty() && std::find(s.models.begin(), s.models.end(), c.model) == s.models.end()) continue;
-      const pcg::Graph graph = models::build_model(library(), c.model, c.sizes);
+      if (!s.models.empty() && std::find(s.models.begin(), s.models.end(), c.name) == s.models.end()) continue;
+      models::ModelRequest request;
+      request.model = c.model;
+      request.params = c.sizes;
+      const pcg::Graph graph = models::load_model(library(), request).graph;
       const search::CostModel roofline(library(), machine);
       const pcg::Graph data_parallel =
           search::materialize(graph, search::data_parallel(library(), graph, machine), library(), roofline.moves());
@@ -240,8 +260,8 @@ int main(int argc, char** argv) {
       optimize.pipeline = false;  // the trainer runs no pipeline schedule
       optimize.mcmc_iterations = 100;
       const search::OptimizeReport searched = search::optimize(library(), graph, rules(), roofline, optimize);
-      rows.push_back({c.model, "data parallel", data_parallel, {}});
-      rows.push_back({c.model, "searched (" + searched.chosen + ")", searched.plan, {}});
+      rows.push_back({c.name, "data parallel", data_parallel, {}});
+      rows.push_back({c.name, "searched (" + searched.chosen + ")", searched.plan, {}});
     }
     // The plans take turns, so that a spell in which the host is slower falls on all of them.
     for (int round = 1; round <= s.repeats; ++round) {
