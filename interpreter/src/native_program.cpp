@@ -103,7 +103,7 @@ std::string built_library(const NativeSource& source, const std::string& key, co
   const fs::path library = dir / (key + ".so");
   if (fs::exists(library, ec)) return library.string();
   const std::string unique = key + "." + std::to_string(::getpid());
-  const fs::path source_file = dir / (unique + ".cpp"), built = dir / (unique + ".so"), log = dir / (key + ".log");
+  const fs::path source_file = dir / (unique + ".cpp"), built = dir / (unique + ".so"), log = dir / (unique + ".log");
   {
     std::ofstream out(source_file);
     out << source.code;
