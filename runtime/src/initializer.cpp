@@ -4,6 +4,7 @@
 #include <random>
 
 #include "loom/interpreter/input_notes.hpp"
+#include "loom/pcg/fnv1a.hpp"
 
 namespace loom::runtime {
 namespace {
@@ -27,8 +28,7 @@ std::vector<pcg::Use> compute_readers(const spec::Library& library, const pcg::G
 }  // namespace
 
 std::uint64_t named_seed(std::uint64_t seed, std::string_view name) {
-  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
-  for (unsigned char c : name) h = (h ^ c) * 1099511628211ULL;
+  const std::uint64_t h = pcg::fnv1a(name);
   std::seed_seq seq{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32), static_cast<std::uint32_t>(h),
                     static_cast<std::uint32_t>(h >> 32)};
   std::uint32_t words[2];

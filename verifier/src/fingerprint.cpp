@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "loom/interpreter/int_eval.hpp"
+#include "loom/pcg/fnv1a.hpp"
 #include "loom/verifier/term_text.hpp"
 
 namespace loom::verifier {
@@ -48,11 +49,7 @@ void write_inputs(std::ostream& os, const std::vector<spec::InputParam>& inputs)
 }  // namespace
 
 std::string fingerprint(std::string_view text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
+  const std::uint64_t h = pcg::fnv1a(text);
   char out[17];
   std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
   return out;
