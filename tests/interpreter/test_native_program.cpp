@@ -24,6 +24,7 @@ struct Case {
   pcg::AttrMap attrs;
   std::vector<std::vector<std::int64_t>> inputs;
   bool positive = false;  // inputs drawn from (0.1, 2) instead of (-1, 1)
+  bool ties = false;      // inputs drawn from {-1, 0, 1}: maxima attained more than once
 };
 
 std::ostream& operator<<(std::ostream& os, const Case& c) { return os << c.op; }
@@ -76,6 +77,8 @@ double compiled_against_interpreted(const Case& c) {
   std::vector<Tensor<double>> inputs_d;
   for (const auto& dims : c.inputs) {
     inputs.push_back(as<T>(c.positive ? random_tensor(dims, rng, 0.1, 2) : random_tensor(dims, rng)));
+    if (c.ties)
+      for (T& v : inputs.back().data) v = std::round(v);
     inputs_d.push_back(as<double>(inputs.back()));
   }
   const auto want = evaluate<RealDomain>(program, pointers_to(inputs_d));
@@ -110,6 +113,7 @@ const std::vector<Case>& cases() {
       {"layer_norm", {}, {{4, 8}, {8}, {8}}},
       {"reduce_mean", {}, {{5, 6}}},
       {"pool2d_max", {{"kh", 2}, {"kw", 2}, {"stride", 2}, {"pad", 1}}, {{1, 2, 5, 5}}},
+      {"pool2d_max", {{"kh", 3}, {"kw", 3}, {"stride", 1}, {"pad", 1}}, {{1, 2, 5, 5}}, false, true},
       {"conv2d", {{"stride_h", 1}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}, {"act", 1}}, {{2, 3, 5, 5}, {4, 3, 3, 3}}},
       {"causal_mask", {}, {{2, 4, 4}}},
       {"concat", {{"axis", 1}}, {{2, 3}, {2, 4}}},
@@ -133,7 +137,7 @@ TEST_P(CompiledOp, AgreesWithTheInterpreterInDouble) { EXPECT_LT(compiled_agains
 TEST_P(CompiledOp, AgreesWithTheInterpreterInFloat) { EXPECT_LT(compiled_against_interpreted<float>(GetParam()), 1e-4); }
 
 INSTANTIATE_TEST_SUITE_P(BundledOps, CompiledOp, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.op; });
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.op + "_" + std::to_string(info.index); });
 
 TEST(NativeSource, AReductionOverTheRowIsComputedOncePerRow) {
   // softmax's denominator depends on the row only: it is taken out of the column loop.
