@@ -634,16 +634,40 @@ class Emitter {
       out_ << "    }\n";
       return;
     }
-    const std::string found = fresh("found"), best = fresh("best"), element = fresh("e");
-    out_ << "    { bool " << found << " = false; T " << best << " = 0;\n";
-    for (int s : n.reduce_slots) out_ << "    I " << best << "_" << slot(s) << " = 0;\n";
+    // The interpreter keeps the first point, then any point beyond the best so far: the first
+    // point when it is NaN (nothing is beyond a NaN), else the first attaining the extreme of the
+    // points that are not NaN. That extreme is one vectorized pass (`reduction`); a second finds
+    // where it is first attained.
+    for (std::int64_t extent : n.reduce_extents)
+      if (extent <= 0) return;
+    const std::string extreme = fresh("m"), found = fresh("found"), first = fresh("e");
+    out_ << "    { const T " << extreme << " = " << reduction(n) << ";\n";
+    out_ << "    bool " << found << " = false;\n";
+    for (int s : n.reduce_slots) out_ << "    I " << found << "_" << slot(s) << " = 0;\n";
+    out_ << "    {\n";
+    for (int s : n.reduce_slots) out_ << "    const I " << slot(s) << " = 0;\n";
+    out_ << "    const T " << first << " = " << value(n.children[0]) << ";\n";
+    out_ << "    " << found << " = " << first << " != " << first << ";\n";
+    out_ << "    }\n";
+    std::string loops;
+    for (std::size_t k = 0; k < n.reduce_slots.size(); ++k) {
+      const std::string v = slot(n.reduce_slots[k]);
+      loops += "for (I " + v + " = 0; " + v + " < " + std::to_string(n.reduce_extents[k]) + " && !" + found + "; ++" + v + ") ";
+    }
+    out_ << "    " << loops << "if (" << value(n.children[0]) << " == " << extreme << ") { " << found << " = true;";
+    for (int s : n.reduce_slots) out_ << " " << found << "_" << slot(s) << " = " << slot(s) << ";";
+    out_ << " }\n";
+    // Should the two passes round the element differently, the sequential search decides.
+    out_ << "    if (!" << found << ") {\n";
+    const std::string best = fresh("best"), element = fresh("e");
+    out_ << "    T " << best << " = 0;\n";
     out_ << "    " << reduce_loops(n) << "{ const T " << element << " = " << value(n.children[0]) << ";\n";
     out_ << "      if (!" << found << " || " << (n.reducer == Reducer::Max ? best + " < " + element : element + " < " + best) << ") { "
          << found << " = true; " << best << " = " << element << ";";
-    for (int s : n.reduce_slots) out_ << " " << best << "_" << slot(s) << " = " << slot(s) << ";";
-    out_ << " } }\n";
-    out_ << "    if (" << found << ") {\n";
-    for (int s : n.reduce_slots) out_ << "    const I " << slot(s) << " = " << best << "_" << slot(s) << ";\n";
+    for (int s : n.reduce_slots) out_ << " " << found << "_" << slot(s) << " = " << slot(s) << ";";
+    out_ << " } }\n    }\n";
+    out_ << "    {\n";
+    for (int s : n.reduce_slots) out_ << "    const I " << slot(s) << " = " << found << "_" << slot(s) << ";\n";
     backprop(n.children[0], adjoint);
     out_ << "    } }\n";
   }
