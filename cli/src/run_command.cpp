@@ -195,10 +195,7 @@ void add_run_command(CLI::App& app, int& status) {
   cmd->add_option("--backend", opt->backend, "cpu or cuda, as for `loom train`")->default_val("cpu");
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled library)");
   cmd->add_flag("--json", opt->json, "print a JSON line: the outputs' dims and files (their values without -o) and the time");
-  cmd->add_flag("--interpret", opt->interpret,
-                "run operators without a hand-written kernel through the spec interpreter instead of compiling them to machine code "
-                "(compiling needs a C++ compiler: LOOM_CXX, default c++ on PATH; kernels are kept in LOOM_KERNEL_CACHE, default "
-                "~/.cache/loom/kernels)");
+  cmd->add_flag("--interpret", opt->interpret, kInterpretHelp);
   cmd->add_flag("-q,--quiet", opt->quiet, "print only the outputs' lines");
   cmd->callback([opt, &status] {
     if (opt->model.model.empty() && opt->plan.empty()) throw CLI::ValidationError("--model or --plan is required");

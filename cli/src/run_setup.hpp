@@ -26,6 +26,12 @@ int run_on_processes(const std::string& backend, const std::function<int(runtime
 // The kernels of --backend: the CPU's, or the CPU's with the CUDA kernels in front of them.
 runtime::KernelRegistry kernels_for(const std::string& backend);
 
+// What --interpret does, for the commands that run kernels.
+inline constexpr const char* kInterpretHelp =
+    "run operators without a hand-written kernel through the spec interpreter instead of compiling them to machine code "
+    "(compiling needs a C++ compiler: LOOM_CXX, default c++ on PATH; kernels are kept in LOOM_KERNEL_CACHE, default "
+    "$XDG_CACHE_HOME/loom/kernels or ~/.cache/loom/kernels)";
+
 // Lists the operators that run compiled from their specs and those the interpreter runs, and,
 // where some are interpreted without --interpret, why nothing compiled them.
 void print_kernel_routes(const std::vector<std::string>& compiled, const std::vector<std::string>& interpreted, bool asked_to_interpret);

@@ -247,10 +247,7 @@ void add_train_command(CLI::App& app, int& status) {
       "--json", opt->json,
       "print a JSON line with the losses, seconds_per_step and each process's peak_activation_bytes (the most bytes of activations "
       "and their gradients it held at once)");
-  cmd->add_flag("--interpret", opt->interpret,
-                "run operators without a hand-written kernel through the spec interpreter instead of compiling them to machine code "
-                "(compiling needs a C++ compiler: LOOM_CXX, default c++ on PATH; kernels are kept in LOOM_KERNEL_CACHE, default "
-                "~/.cache/loom/kernels)");
+  cmd->add_flag("--interpret", opt->interpret, kInterpretHelp);
   cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
   cmd->callback([opt, &status] {
     if (opt->model.model.empty() && opt->plan.empty()) throw CLI::ValidationError("--model or --plan is required");

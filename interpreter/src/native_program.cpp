@@ -3,15 +3,19 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <type_traits>
 
@@ -19,6 +23,7 @@
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/fnv1a.hpp"
+#include "loom/pcg/user_cache.hpp"
 
 extern char** environ;
 
@@ -44,15 +49,29 @@ std::string on_path(const std::string& program) {
 
 std::string default_cache_dir() {
   if (auto dir = environment("LOOM_KERNEL_CACHE"); !dir.empty()) return dir;
-  if (auto xdg = environment("XDG_CACHE_HOME"); !xdg.empty()) return (fs::path(xdg) / "loom" / "kernels").string();
-  if (auto home = environment("HOME"); !home.empty()) return (fs::path(home) / ".cache" / "loom" / "kernels").string();
-  return (fs::temp_directory_path() / "loom-kernels").string();
+  return (fs::path(pcg::user_cache_dir()) / "kernels").string();
 }
 
-// Reassociation lets sums vectorize; infinities and NaNs keep their meaning. GCC 12 vectorizes a
-// loop whose reads are checked against a tensor's edge wrongly (pad_axis at -O3 -march=native read
-// zeros inside the tensor): such kernels keep their conditions unconverted, and so unvectorized.
-std::vector<std::string> compile_flags(bool guarded_reads) {
+// The processor the kernels are built for (-march=native): a cache shared by machines of other
+// processors keeps their kernels apart.
+std::string processor() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string text, line;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0 || line.rfind("flags", 0) == 0) {
+      text += line + "\n";
+      if (line.rfind("flags", 0) == 0) break;
+    }
+  return text;
+}
+
+// Reassociation lets sums vectorize, as the hand-written kernels' Eigen reductions do: a sum
+// may round differently from the interpreter's, and an expression like (x + y) - y may become x.
+// GCC 12's loop vectorizer gets a loop with a read guarded by a bounds check wrong at -O3
+// -march=native: `y[i*2+j] = (i-1 >= 0 && i-1 < 3) ? x[(i-1)*2+j] : 0` over 6 x 2 leaves zeros
+// where x has values (pad_axis; Clang and -O2 are right). Such kernels keep their conditions
+// unconverted, and so those loops unvectorized.
+std::vector<std::string> compile_flags(const NativeToolchain& tools, bool guarded_reads) {
   std::vector<std::string> flags = {"-std=c++17",
                                     "-O3",
                                     "-march=native",
@@ -64,12 +83,19 @@ std::vector<std::string> compile_flags(bool guarded_reads) {
                                     "-fassociative-math",
                                     "-fopenmp-simd",
                                     "-w"};
-  if (guarded_reads) flags.push_back("-fno-tree-loop-if-convert");
+  if (guarded_reads && !tools.clang) flags.push_back("-fno-tree-loop-if-convert");
   return flags;
 }
 
-// Runs `argv` with its messages written to `log`; returns its exit status (-1 when it cannot start).
-int run_compiler(const std::vector<std::string>& argv, const std::string& log) {
+std::string first_lines(const std::string& path, int count) {
+  std::ifstream in(path);
+  std::string text, line;
+  for (int i = 0; i < count && std::getline(in, line); ++i) text += (i ? "\n" : "") + line;
+  return text;
+}
+
+// Runs `argv` with its messages written to `log`; returns "" when it exits 0, else what happened.
+std::string run_compiler(const std::vector<std::string>& argv, const std::string& log) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -80,29 +106,48 @@ int run_compiler(const std::vector<std::string>& argv, const std::string& log) {
   pid_t pid = 0;
   const int started = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (started != 0) return -1;
+  if (started != 0) return std::string("could not start: ") + std::strerror(started);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (errno != EINTR) return std::string("could not be waited for: ") + std::strerror(errno);
+  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "failed (exit " + std::to_string(WEXITSTATUS(status)) + ")";
+  return "";
 }
 
-std::string first_lines(const std::string& path, int count) {
-  std::ifstream in(path);
-  std::string text, line;
-  for (int i = 0; i < count && std::getline(in, line); ++i) text += (i ? "\n" : "") + line;
-  return text;
+// Whether `compiler --version` names Clang (`c++` may be either).
+bool says_clang(const std::string& compiler) {
+  std::error_code ec;
+  const fs::path out = fs::temp_directory_path(ec) / ("loom-cxx-version." + std::to_string(::getpid()));
+  if (ec || !run_compiler({compiler, "--version"}, out.string()).empty()) return false;
+  const bool clang = first_lines(out.string(), 1).find("clang") != std::string::npos;
+  fs::remove(out, ec);
+  return clang;
+}
+
+// A name no other process, here or on another host sharing the folder, makes at the same time.
+std::string unique_suffix() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  static std::mt19937_64 rng{std::random_device{}()};
+  return std::string(host) + "." + std::to_string(::getpid()) + "." + std::to_string(rng() % 1000000007ULL);
 }
 
 // Builds `source` into `<dir>/<key>.so` unless it is there; returns the library's path, or "" with
 // `why` set. Concurrent builders (ranks of one job) each write their own file and rename it.
 std::string built_library(const NativeSource& source, const std::string& key, const NativeToolchain& tools, std::string& why) {
   std::error_code ec;
-  fs::create_directories(tools.cache_dir, ec);
   const fs::path dir(tools.cache_dir);
+  if (fs::create_directories(dir, ec)) fs::permissions(dir, fs::perms::owner_all, ec);
+  // Shared objects in the folder are loaded: it must be this user's and writable by no one else.
+  struct stat info {};
+  if (::stat(dir.c_str(), &info) != 0 || info.st_uid != ::getuid() || (info.st_mode & (S_IWGRP | S_IWOTH))) {
+    why = "the kernel cache " + dir.string() + " is missing, another user's, or writable by others";
+    return "";
+  }
   const fs::path library = dir / (key + ".so");
   if (fs::exists(library, ec)) return library.string();
-  const std::string unique = key + "." + std::to_string(::getpid());
+  const std::string unique = key + "." + unique_suffix();
   const fs::path source_file = dir / (unique + ".cpp"), built = dir / (unique + ".so"), log = dir / (unique + ".log");
   {
     std::ofstream out(source_file);
@@ -113,12 +158,12 @@ std::string built_library(const NativeSource& source, const std::string& key, co
     }
   }
   std::vector<std::string> argv = {tools.compiler};
-  for (const std::string& f : compile_flags(source.guarded_reads)) argv.push_back(f);
+  for (const std::string& f : compile_flags(tools, source.guarded_reads)) argv.push_back(f);
   for (const std::string& a : {source_file.string(), std::string("-o"), built.string(), std::string("-lmvec")}) argv.push_back(a);
-  const int status = run_compiler(argv, log.string());
-  if (status != 0 || !fs::exists(built, ec)) {
-    why =
-        tools.compiler + " failed (exit " + std::to_string(status) + ", messages in " + log.string() + "): " + first_lines(log.string(), 3);
+  const std::string failure = run_compiler(argv, log.string());
+  if (!failure.empty() || !fs::exists(built, ec)) {
+    why = tools.compiler + " " + (failure.empty() ? "wrote no library" : failure) + " (messages in " + log.string() +
+          "): " + first_lines(log.string(), 3);
     fs::remove(built, ec);
     return "";
   }
@@ -152,11 +197,6 @@ void* gemm_of() {
   return reinterpret_cast<void*>(static_cast<NativeGemm<T>>(&eigen_gemm<T>));
 }
 
-template <class T>
-constexpr NativeType native_type_of() {
-  return std::is_same_v<T, float> ? NativeType::Float : NativeType::Double;
-}
-
 }  // namespace
 
 const NativeToolchain& NativeToolchain::from_environment() {
@@ -169,8 +209,11 @@ const NativeToolchain& NativeToolchain::from_environment() {
       return t;
     }
     t.compiler = on_path(wanted.empty() ? "c++" : wanted);
-    if (t.compiler.empty())
+    if (t.compiler.empty()) {
       t.why_none = wanted.empty() ? "no C++ compiler (c++) on PATH; set LOOM_CXX" : "LOOM_CXX=" + wanted + " is not an executable";
+      return t;
+    }
+    t.clang = says_clang(t.compiler);
     return t;
   }();
   return tools;
@@ -186,6 +229,13 @@ NativeProgram::NativeProgram(const Program& program, NativeType type, Forward fo
   for (const Buffer& b : program.buffers) buffer_dims_.push_back(b.dims);
 }
 
+void NativeProgram::check_dims(const std::string& what, std::size_t index, const std::vector<std::int64_t>& got, int buffer) const {
+  const auto& want = buffer_dims_[static_cast<std::size_t>(buffer)];
+  if (got != want)
+    throw LoomError(op_ + ": " + what + " " + std::to_string(index) + " has shape " + dims_to_string(got) + ", the instance's is " +
+                    dims_to_string(want));
+}
+
 template <class T>
 std::vector<Tensor<T>> NativeProgram::run_forward(const std::vector<const Tensor<T>*>& inputs, std::vector<T*>& pointers,
                                                   bool lets_only) const {
@@ -194,11 +244,8 @@ std::vector<Tensor<T>> NativeProgram::run_forward(const std::vector<const Tensor
   std::vector<Tensor<T>> owned(buffer_dims_.size());
   pointers.assign(buffer_dims_.size(), nullptr);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const auto b = static_cast<std::size_t>(input_buffers_[i]);
-    if (inputs[i]->dims != buffer_dims_[b])
-      throw LoomError(op_ + ": input " + std::to_string(i) + " has shape " + dims_to_string(inputs[i]->dims) + ", the instance expects " +
-                      dims_to_string(buffer_dims_[b]));
-    pointers[b] = const_cast<T*>(inputs[i]->data.data());
+    check_dims("input", i, inputs[i]->dims, input_buffers_[i]);
+    pointers[static_cast<std::size_t>(input_buffers_[i])] = const_cast<T*>(inputs[i]->data.data());
   }
   for (std::size_t b = 0; b < buffer_dims_.size(); ++b) {
     if (pointers[b]) continue;
@@ -228,10 +275,7 @@ std::vector<Tensor<T>> NativeProgram::gradient(const std::vector<const Tensor<T>
   const bool given = !outputs.empty();
   if (given && outputs.size() != output_buffers_.size())
     throw LoomError(op_ + ": " + std::to_string(outputs.size()) + " outputs given for " + std::to_string(output_buffers_.size()));
-  for (std::size_t k = 0; k < outputs.size(); ++k)
-    if (outputs[k]->dims != buffer_dims_[static_cast<std::size_t>(output_buffers_[k])])
-      throw LoomError(op_ + ": output " + std::to_string(k) + " has shape " + dims_to_string(outputs[k]->dims) + ", the instance gives " +
-                      dims_to_string(buffer_dims_[static_cast<std::size_t>(output_buffers_[k])]));
+  for (std::size_t k = 0; k < outputs.size(); ++k) check_dims("output", k, outputs[k]->dims, output_buffers_[k]);
   std::vector<T*> values;
   const std::vector<Tensor<T>> kept = run_forward(inputs, values, given);
   for (std::size_t k = 0; k < outputs.size(); ++k)
@@ -241,11 +285,8 @@ std::vector<Tensor<T>> NativeProgram::gradient(const std::vector<const Tensor<T>
   // The outputs' gradients are only read: they are passed as given.
   for (std::size_t k = 0; k < output_grads.size(); ++k) {
     if (!output_grads[k]) continue;
-    const auto b = static_cast<std::size_t>(output_buffers_[k]);
-    if (output_grads[k]->dims != buffer_dims_[b])
-      throw LoomError(op_ + ": the gradient of output " + std::to_string(k) + " has shape " + dims_to_string(output_grads[k]->dims) +
-                      ", the output has " + dims_to_string(buffer_dims_[b]));
-    grad_pointers[b] = const_cast<T*>(output_grads[k]->data.data());
+    check_dims("the gradient of output", k, output_grads[k]->dims, output_buffers_[k]);
+    grad_pointers[static_cast<std::size_t>(output_buffers_[k])] = const_cast<T*>(output_grads[k]->data.data());
   }
   for (std::size_t b = 0; b < buffer_dims_.size(); ++b) {
     if (grad_pointers[b]) continue;
@@ -267,8 +308,8 @@ NativeBuild build_native(const Program& program, NativeType type, const NativeTo
     return {nullptr, e.what()};
   }
   std::ostringstream id;
-  id << toolchain.compiler;
-  for (const std::string& f : compile_flags(source.guarded_reads)) id << ' ' << f;
+  id << toolchain.compiler << '\n' << processor();
+  for (const std::string& f : compile_flags(toolchain, source.guarded_reads)) id << ' ' << f;
   id << '\n' << source.code;
   char key[17];
   std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(pcg::fnv1a(id.str())));
@@ -278,13 +319,26 @@ NativeBuild build_native(const Program& program, NativeType type, const NativeTo
   const std::lock_guard<std::mutex> lock(mutex);
   if (auto it = loaded.find((fs::path(toolchain.cache_dir) / key).string()); it != loaded.end()) return {it->second, ""};
   std::string why;
-  const std::string library = built_library(source, key, toolchain, why);
-  if (library.empty()) return {nullptr, why};
-  void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) return {nullptr, std::string("cannot load ") + library + ": " + ::dlerror()};
+  void* handle = nullptr;
+  std::string library;
+  // A library in the cache that does not load (cut short, say) is built again, once.
+  for (int attempt = 0; attempt < 2 && !handle; ++attempt) {
+    library = built_library(source, key, toolchain, why);
+    if (library.empty()) return {nullptr, why};
+    handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      why = std::string("cannot load ") + library + ": " + ::dlerror();
+      std::error_code ec;
+      fs::remove(library, ec);
+    }
+  }
+  if (!handle) return {nullptr, why};
   auto forward = reinterpret_cast<NativeProgram::Forward>(::dlsym(handle, "loom_forward"));
   auto backward = reinterpret_cast<NativeProgram::Backward>(::dlsym(handle, "loom_backward"));
-  if (!forward || !backward) return {nullptr, library + " lacks loom_forward or loom_backward"};
+  if (!forward || !backward) {
+    ::dlclose(handle);
+    return {nullptr, library + " lacks loom_forward or loom_backward"};
+  }
   auto built = std::make_shared<const NativeProgram>(program, type, forward, backward);
   loaded.emplace((fs::path(toolchain.cache_dir) / key).string(), built);
   return {built, ""};

@@ -93,9 +93,10 @@ class Emitter {
     out_ << "static inline T m_pow(T a, T b) { return __builtin_pow" << f << "(a, b); }\n";
     out_ << "static inline T m_sigmoid(T a) { return T(1) / (T(1) + m_exp(-a)); }\n";
     out_ << "typedef void (*Gemm)(int, int, I, I, I, const T*, const T*, T*);\n";
-    out_ << "static inline T* scratch(I n) { return (T*)__builtin_malloc(sizeof(T) * (n > 0 ? n : 1)); }\n";
+    out_ << "static inline T* scratch(I n) { return (T*)__builtin_calloc(n > 0 ? n : 1, sizeof(T)); }\n";
 
-    out_ << "extern \"C\" void loom_forward(T* const* buffers, Gemm gemm, int lets_only) {\n";
+    out_ << "extern \"C\" void loom_forward(void* const* buffers_, void* gemm_, int lets_only) {\n";
+    out_ << "  T* const* buffers = (T* const*)buffers_;\n  const Gemm gemm = (Gemm)gemm_;\n";
     declare_buffers("buffers", "v");
     for (const Statement& st : program_.statements) {
       const bool output = program_.buffers[static_cast<std::size_t>(st.target)].kind == BufferKind::Output;
@@ -104,7 +105,8 @@ class Emitter {
     }
     out_ << "}\n";
 
-    out_ << "extern \"C\" void loom_backward(T* const* values, T* const* grads, Gemm gemm) {\n";
+    out_ << "extern \"C\" void loom_backward(void* const* values_, void* const* grads_, void* gemm_) {\n";
+    out_ << "  T* const* values = (T* const*)values_;\n  T* const* grads = (T* const*)grads_;\n  const Gemm gemm = (Gemm)gemm_;\n";
     declare_buffers("values", "v");
     declare_buffers("grads", "g");
     for (auto st = program_.statements.rbegin(); st != program_.statements.rend(); ++st) backward_statement(*st);
@@ -374,15 +376,15 @@ class Emitter {
     for (const char* part : {"a", "b", "c", "d", "da", "db"}) out_ << "    __builtin_free(" << c.name << part << ");\n";
   }
 
-  enum class Use { Absent, Unread, Needed };
+  enum class Use { Absent, PassesThrough, Needed };
 
   // Whether the backward pass reads `target`'s value (a subtree of `n`): a product's factor, a
   // quotient's denominator or a function's argument is read, a sum's term is not.
   Use value_use(const CNode& n, const CNode* target) const {
-    if (&n == target) return Use::Unread;
+    if (&n == target) return Use::PassesThrough;
     for (std::size_t i = 0; i < n.children.size(); ++i) {
       const Use below = value_use(n.children[i], target);
-      if (below != Use::Unread) {
+      if (below != Use::PassesThrough) {
         if (below == Use::Needed) return below;
         continue;
       }
@@ -399,11 +401,11 @@ class Emitter {
         case COp::Ne:
         case COp::And:
         case COp::Or:
-        case COp::Not: return Use::Unread;
-        case COp::Reduce: return n.reducer == Reducer::Sum && !hoisted_.count(&n) ? Use::Unread : Use::Needed;
-        case COp::Mul: return reads_values(n.children[1 - i]) ? Use::Needed : Use::Unread;
-        case COp::Div: return i == 1 || reads_values(n.children[1]) ? Use::Needed : Use::Unread;
-        case COp::Select: return i == 0 ? Use::Needed : Use::Unread;
+        case COp::Not: return Use::PassesThrough;
+        case COp::Reduce: return n.reducer == Reducer::Sum && !hoisted_.count(&n) ? Use::PassesThrough : Use::Needed;
+        case COp::Mul: return reads_values(n.children[1 - i]) ? Use::Needed : Use::PassesThrough;
+        case COp::Div: return i == 1 || reads_values(n.children[1]) ? Use::Needed : Use::PassesThrough;
+        case COp::Select: return i == 0 ? Use::Needed : Use::PassesThrough;
         default: return Use::Needed;
       }
     }
@@ -485,9 +487,15 @@ class Emitter {
     }
     static const std::map<COp, const char*> arithmetic = {{COp::Add, "+"}, {COp::Sub, "-"}, {COp::Mul, "*"}, {COp::Div, "/"}};
     if (auto it = arithmetic.find(n.op); it != arithmetic.end()) return "(" + arg(0) + " " + it->second + " " + arg(1) + ")";
-    static const std::map<COp, const char*> comparison = {{COp::Lt, "<"},  {COp::Le, "<="}, {COp::Gt, ">"},
-                                                          {COp::Ge, ">="}, {COp::Eq, "=="}, {COp::Ne, "!="}};
-    return truth(arg(0) + " " + comparison.at(n.op) + " " + arg(1));
+    // As the interpreter orders values: a <= b is !(b < a), which a NaN satisfies.
+    switch (n.op) {
+      case COp::Lt: return truth(arg(0) + " < " + arg(1));
+      case COp::Gt: return truth(arg(1) + " < " + arg(0));
+      case COp::Le: return truth("!(" + arg(1) + " < " + arg(0) + ")");
+      case COp::Ge: return truth("!(" + arg(0) + " < " + arg(1) + ")");
+      case COp::Eq: return truth(arg(0) + " == " + arg(1));
+      default: return truth(arg(0) + " != " + arg(1));
+    }
   }
 
   std::string call(const CNode& n) {

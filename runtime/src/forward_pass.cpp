@@ -67,8 +67,8 @@ ForwardReport<T> forward_pass(const spec::Library& library, const pcg::Graph& gr
   ShardedExecutor<T> executor(library, graph, kernels ? *kernels : builtin_kernels(), comm, {},
                               s.plan_devices > 0 ? static_cast<int>(s.plan_devices) : devices_used(graph), s.backend, s.compile_from_specs);
   ForwardReport<T> report;
-  for (pcg::NodeId id : executor.nodes_running(KernelRoute::Compiled)) report.compiled_ops.push_back(graph.node(id).describe());
-  for (pcg::NodeId id : executor.nodes_running(KernelRoute::Interpreted)) report.interpreted_ops.push_back(graph.node(id).describe());
+  report.compiled_ops = executor.operators_running(KernelRoute::Compiled);
+  report.interpreted_ops = executor.operators_running(KernelRoute::Interpreted);
   const auto start = std::chrono::steady_clock::now();
   executor.forward(feeds);
   for (std::size_t i = 0; i < graph.outputs().size(); ++i) report.outputs.push_back(executor.output(i));

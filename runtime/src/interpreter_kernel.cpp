@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <type_traits>
 
@@ -57,18 +58,21 @@ class Programs {
   bool positional = false;                       // the body reads sizes or positions
   bool compile = false;                          // build programs to machine code where the toolchain can
 
-  // `program` as machine code in T, built once; null where it cannot be built (said once on
-  // stderr), and then the interpreter runs it.
+  // `program` as machine code in T, built once; null where it cannot be built (said on stderr once
+  // per operator and process), and then the interpreter runs it.
   template <class T>
   std::shared_ptr<const spec::NativeProgram> native(const std::shared_ptr<const spec::Program>& program) const {
     if (!compile) return nullptr;
     const std::lock_guard<std::mutex> lock(mutex_);
     auto [it, fresh] = native_.try_emplace(program.get());
     if (!fresh) return it->second;
-    const spec::NativeType type = std::is_same_v<T, float> ? spec::NativeType::Float : spec::NativeType::Double;
-    spec::NativeBuild built = spec::build_native(*program, type);
-    if (!built.program && !spec::NativeToolchain::from_environment().compiler.empty())
-      std::cerr << "loom: " << op_ << " runs through the interpreter: " << built.why_not << "\n";
+    spec::NativeBuild built = spec::build_native(*program, spec::native_type_of<T>());
+    static std::set<std::string> told;
+    static std::mutex told_mutex;
+    if (!built.program) {
+      const std::lock_guard<std::mutex> told_lock(told_mutex);
+      if (told.insert(op_).second) std::cerr << "loom: " << op_ << " runs through the interpreter: " << built.why_not << "\n";
+    }
     it->second = built.program;
     return it->second;
   }
@@ -127,8 +131,10 @@ Kernel<T> interpreter_kernel(const spec::Library& library, const std::string& op
     p.positional = spec::reads_sizes_or_positions(*p.pieces);
   }
   Kernel<T> k;
-  // A program compiled here tells whether this op's kernels build at all.
-  k.route = p.compile && (p.positional || p.native<T>(p.pieces)) ? KernelRoute::Compiled : KernelRoute::Interpreted;
+  // A program built here tells whether this op's kernels build at all (for an op that reads
+  // positions, the logical program stands for the placed ones its calls build).
+  const auto probe = p.pieces ? p.pieces : p.logical;
+  k.route = p.compile && probe && p.native<T>(probe) ? KernelRoute::Compiled : KernelRoute::Interpreted;
   k.forward = [programs](const OpCall<T>& call) {
     const auto program = programs->for_call(call);
     if (const auto native = programs->native<T>(program)) return native->evaluate(call.inputs);

@@ -598,11 +598,12 @@ std::vector<pcg::NodeId> ShardedExecutor<T>::collective_nodes(Collective kind) c
 }
 
 template <class T>
-std::vector<pcg::NodeId> ShardedExecutor<T>::nodes_running(KernelRoute route) const {
-  std::vector<pcg::NodeId> ids;
+std::vector<std::string> ShardedExecutor<T>::operators_running(KernelRoute route) const {
+  std::vector<std::string> described;
   for (const pcg::Node& n : graph_.nodes())
-    if (!n.is_graph_input() && !runs_[n.id.index()].parallel && runs_[n.id.index()].kernel.route == route) ids.push_back(n.id);
-  return ids;
+    if (!n.is_graph_input() && !runs_[n.id.index()].parallel && runs_[n.id.index()].kernel.route == route)
+      described.push_back(n.describe());
+  return described;
 }
 
 int devices_used(const pcg::Graph& graph) {

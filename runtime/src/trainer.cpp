@@ -69,8 +69,8 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   report.first_step = state.step;
   report.losses = state.losses;
   report.samples_per_step = graph.shape_of(out).dims.empty() ? 1 : graph.shape_of(out).dims.front();
-  for (pcg::NodeId id : executor.nodes_running(KernelRoute::Compiled)) report.compiled_ops.push_back(graph.node(id).describe());
-  for (pcg::NodeId id : executor.nodes_running(KernelRoute::Interpreted)) report.interpreted_ops.push_back(graph.node(id).describe());
+  report.compiled_ops = executor.operators_running(KernelRoute::Compiled);
+  report.interpreted_ops = executor.operators_running(KernelRoute::Interpreted);
 
   NamedTensors<T> feeds = std::move(state.weights);
   for (auto& [name, value] : fixed_inputs) feeds.insert_or_assign(name, std::move(value));

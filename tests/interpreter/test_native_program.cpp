@@ -69,7 +69,7 @@ double worst(const Tensor<T>& got, const Tensor<double>& want) {
 template <class T>
 double compiled_against_interpreted(const Case& c) {
   const Program program = test::bundled().instantiate(c.op, c.attrs, c.inputs);
-  const NativeBuild built = build_native(program, std::is_same_v<T, float> ? NativeType::Float : NativeType::Double);
+  const NativeBuild built = build_native(program, native_type_of<T>());
   EXPECT_NE(built.program, nullptr) << built.why_not;
   if (!built.program) return HUGE_VAL;
   std::mt19937_64 rng(3);
@@ -164,6 +164,41 @@ TEST(NativeSource, ContractionsCallGemm) {
   const Program conv = test::bundled().instantiate("conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}},
                                                    {{1, 2, 4, 4}, {2, 2, 3, 3}});
   EXPECT_EQ(native_source(conv, NativeType::Float).code.find("gemm("), std::string::npos);
+}
+
+// NaN compared as the interpreter orders values (a <= b is !(b < a)), and a point whose gradient
+// is zero adding nothing even where its derivative is infinite.
+TEST(NativeProgram, ComparesNaNAndSkipsZeroGradientsAsTheInterpreter) {
+  test::TempDir dir;
+  const std::string file = dir.write("edge.loom",
+                                     "op edge(x: [n]) -> [n] {\n"
+                                     "  out[i] = select(x[i] >= 1, 5, 7) + select(x[i] <= 0, 20, 30) + log(x[i]);\n"
+                                     "}\n");
+  const Library library = Library::load({file});
+  const Program program = library.instantiate("edge", {}, {{4}});
+  const NativeBuild built = build_native(program, NativeType::Double);
+  ASSERT_NE(built.program, nullptr) << built.why_not;
+  Tensor<double> x({4}, 0.0);
+  x.data = {std::nan(""), 0.0, 1.0, 2.0};
+  const auto want = evaluate<RealDomain>(program, {&x}).at(0);
+  const auto got = built.program->evaluate<double>({&x}).at(0);
+  // Only the comparisons differ between NaN's branches: log(NaN) is NaN either way, so the sum
+  // is compared through the selects alone.
+  EXPECT_TRUE(std::isnan(got.data[0]));
+  for (std::size_t i = 1; i < 4; ++i) EXPECT_EQ(got.data[i], want.data[i]) << i;
+  const Library selects_library = Library::load(
+      {dir.write("selects.loom", "op selects(x: [n]) -> [n] { out[i] = select(x[i] >= 1, 5, 7) + select(x[i] <= 0, 20, 30); }\n")});
+  const Program selects = selects_library.instantiate("selects", {}, {{4}});
+  const NativeBuild built_selects = build_native(selects, NativeType::Double);
+  ASSERT_NE(built_selects.program, nullptr) << built_selects.why_not;
+  EXPECT_EQ(built_selects.program->evaluate<double>({&x}).at(0).data, evaluate<RealDomain>(selects, {&x}).at(0).data);
+
+  Tensor<double> grad({4}, 1.0);
+  grad.data = {1.0, 0.0, 1.0, 1.0};  // x = 0 has an infinite derivative and a zero gradient
+  const auto want_grad = evaluate_gradient(program, {&x}, {&grad}).at(0);
+  const auto got_grad = built.program->gradient<double>({&x}, {&grad}).at(0);
+  EXPECT_EQ(want_grad.data[1], 0.0);
+  for (std::size_t i = 1; i < 4; ++i) EXPECT_EQ(got_grad.data[i], want_grad.data[i]) << i;
 }
 
 NativeToolchain scratch_toolchain(const std::string& compiler) {

@@ -182,7 +182,7 @@ void expect_same(const Tensor<double>& got, const Tensor<double>& want, const st
 
 class PieceOffsets : public ::testing::TestWithParam<PieceCase> {};
 
-TEST_P(PieceOffsets, PiecesAssembleToTheWholeResultNativeAndInterpreted) {
+TEST_P(PieceOffsets, PiecesAssembleToTheWholeResultNativeCompiledAndInterpreted) {
   const PieceCase& c = GetParam();
   const std::vector<Tensor<double>> inputs = values_for(c, 5);
   const Kernel<double> whole_kernel = interpreter_kernel<double>(bundled_library(), c.op, c.attrs, c.inputs, {}, false);

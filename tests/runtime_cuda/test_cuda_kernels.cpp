@@ -346,7 +346,7 @@ TEST(CudaKernels, SlicesPiecesOfOtherAxesAndRefusesPiecesOfTheSlicedAxis) {
 
   if (const auto reason = cuda_unavailable_reason()) GTEST_SKIP() << *reason;
   const OpCall<double> of_batch{"slice_axis", attrs, pointers(piece), {pcg::Region{{2, 0, 0}, {4, 5, 3}}}, {{6, 5, 3}}, {}, {}};
-  const Kernel<double> reference = interpreter_kernel<double>(bundled_library(), "slice_axis", attrs, {{2, 5, 3}});
+  const Kernel<double> reference = interpreter_kernel<double>(bundled_library(), "slice_axis", attrs, {{2, 5, 3}}, {}, false);
   const OpCall<double> whole{"slice_axis", attrs, pointers(piece), {}, {}, {}, {}};
   const auto expected = reference.forward(whole);
   const auto actual = gpu->forward(of_batch);

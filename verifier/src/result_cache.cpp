@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/user_cache.hpp"
 #include "loom/verifier/fingerprint.hpp"
 #include "loom/verifier/proof_record.hpp"
 
@@ -54,11 +55,7 @@ ResultCache ResultCache::load(const std::string& path) {
   return cache;
 }
 
-std::string ResultCache::default_path() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return (fs::path(xdg) / "loom" / "verify-cache.json").string();
-  if (const char* home = std::getenv("HOME"); home && *home) return (fs::path(home) / ".cache" / "loom" / "verify-cache.json").string();
-  return (fs::temp_directory_path() / "loom-verify-cache.json").string();
-}
+std::string ResultCache::default_path() { return (fs::path(pcg::user_cache_dir()) / "verify-cache.json").string(); }
 
 std::optional<pcg::Verification> ResultCache::lookup(const std::string& rule_key, const CacheContext& context) const {
   auto it = entries_.find(entry_key(rule_key, context));

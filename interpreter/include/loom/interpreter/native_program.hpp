@@ -15,12 +15,14 @@ namespace loom::spec {
 
 // Where kernels are built and kept, read from the environment:
 // - LOOM_CXX: the compiler (default `c++` on PATH); `none` turns compiled kernels off;
-// - LOOM_KERNEL_CACHE: the cache folder (default $XDG_CACHE_HOME/loom/kernels, else
-//   ~/.cache/loom/kernels).
+// - LOOM_KERNEL_CACHE: the cache folder (default `kernels` in pcg::user_cache_dir(): under
+//   $XDG_CACHE_HOME/loom, else ~/.cache/loom); it must be the user's own and not writable by
+//   others, since the libraries in it are loaded.
 struct NativeToolchain {
   std::string compiler;  // a path; empty when there is none
   std::string cache_dir;
   std::string why_none;  // why `compiler` is empty
+  bool clang = false;    // the compiler is Clang (else taken for GCC)
 
   static const NativeToolchain& from_environment();
 };
@@ -44,6 +46,7 @@ class NativeProgram {
                                   const std::vector<const Tensor<T>*>& outputs = {}) const;
 
  private:
+  void check_dims(const std::string& what, std::size_t index, const std::vector<std::int64_t>& got, int buffer) const;
   template <class T>
   std::vector<Tensor<T>> run_forward(const std::vector<const Tensor<T>*>& inputs, std::vector<T*>& pointers, bool lets_only) const;
 

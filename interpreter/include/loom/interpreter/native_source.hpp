@@ -4,6 +4,7 @@
 // `evaluate_gradient`), at native speed. A reduction that does not depend on the inner indices of
 // its statement is computed once, outside those loops, and its gradient gathered there too.
 #include <string>
+#include <type_traits>
 
 #include "loom/interpreter/program.hpp"
 
@@ -11,21 +12,31 @@ namespace loom::spec {
 
 enum class NativeType { Float, Double };
 
+template <class T>
+constexpr NativeType native_type_of() {
+  return std::is_same_v<T, float> ? NativeType::Float : NativeType::Double;
+}
+
 // C = op(A) op(B) on row-major matrices, C m x n: op(A) is m x k (A stored k x m when `trans_a`),
 // op(B) is k x n (B stored n x k when `trans_b`).
 template <class T>
 using NativeGemm = void (*)(int trans_a, int trans_b, long long m, long long n, long long k, const T* a, const T* b, T* c);
 
-// The source defines, with C linkage:
-//   void loom_forward(T* const* buffers, Gemm gemm, int lets_only);
+// The source defines, with C linkage (the pointers are T* and NativeGemm<T>):
+//   void loom_forward(void* const* buffers, void* gemm, int lets_only);
 //     every statement in order (only those of `let`s when `lets_only`, as the backward needs);
 //     `buffers[b]` is buffer b of the program (inputs filled in, `let`s and outputs written).
-//   void loom_backward(T* const* values, T* const* grads, Gemm gemm);
-//     `values` as a forward pass left them (outputs need not be there); `grads[b]` zero except
-//     the outputs' gradients, which it only reads; adds into every input's and `let`'s gradient.
-// T is float or double. A statement that is a contraction (`sum(k) a[..] * b[..]`, every index
-// bare and in range) packs its operands and calls `gemm` (NativeGemm), batch by batch. Throws
-// LoomError for a body the interpreter would refuse too.
+//   void loom_backward(void* const* values, void* const* grads, void* gemm);
+//     `values` as a forward pass left them, outputs included; `grads[b]` zero except the
+//     outputs' gradients, which it only reads; adds into every input's and `let`'s gradient.
+// T is float or double. A contraction (`sum(k) a[..] * b[..]`, every index bare and in range,
+// its other indices the statement's), a whole body or part of one, packs its operands and calls
+// `gemm`, batch by batch. Throws LoomError for a body the interpreter would refuse too.
+//
+// Where the interpreter skips a point whose gradient is zero, the compiled gradient adds zeros
+// instead; the two differ only where a partial derivative is infinite or NaN: through a
+// contraction (its GEMM multiplies the zeros in), or through a reduction taken out of the loops
+// (whose points' gradients are summed before they pass through it).
 struct NativeSource {
   std::string code;
   bool guarded_reads = false;  // some read is checked against its tensor's edge

@@ -109,8 +109,9 @@ class ShardedExecutor {
   // after forward(), among those it keeps (recomputed outputs are freed by then); every process
   // calls it and gets the same answer.
   std::optional<pcg::NodeId> first_non_finite();
-  // Operators whose kernel takes `route` (for reports: compiled from specs, or interpreted).
-  std::vector<pcg::NodeId> nodes_running(KernelRoute route) const;
+  // The operators whose kernel takes `route` (compiled from specs, or interpreted), described
+  // for reports.
+  std::vector<std::string> operators_running(KernelRoute route) const;
   // Parallel operators whose layout change, forward and backward, runs as `kind` within groups
   // of processes rather than as messages (none in a single process, which keeps every piece).
   std::vector<pcg::NodeId> collective_nodes(Collective kind) const;

@@ -35,7 +35,7 @@ class ResultCache {
   // Reads `path`; a missing file is an empty cache. Throws LoomError naming the file (and the
   // JSON path) when it exists but is not a Loom verification cache.
   static ResultCache load(const std::string& path);
-  // $XDG_CACHE_HOME/loom/verify-cache.json, else ~/.cache/loom/verify-cache.json.
+  // verify-cache.json in the user's cache folder (pcg::user_cache_dir).
   static std::string default_path();
 
   std::optional<pcg::Verification> lookup(const std::string& rule_key, const CacheContext& context) const;
