@@ -237,6 +237,15 @@ void NativeProgram::check_dims(const std::string& what, std::size_t index, const
 }
 
 template <class T>
+void NativeProgram::zero_the_rest(std::vector<T*>& pointers, std::vector<Tensor<T>>& owned) const {
+  for (std::size_t b = 0; b < buffer_dims_.size(); ++b) {
+    if (pointers[b]) continue;
+    owned[b] = Tensor<T>(buffer_dims_[b], T(0));
+    pointers[b] = owned[b].data.data();
+  }
+}
+
+template <class T>
 std::vector<Tensor<T>> NativeProgram::run_forward(const std::vector<const Tensor<T>*>& inputs, std::vector<T*>& pointers,
                                                   bool lets_only) const {
   if (native_type_of<T>() != type_) throw LoomError(op_ + ": a compiled kernel called with the wrong element type");
@@ -247,11 +256,7 @@ std::vector<Tensor<T>> NativeProgram::run_forward(const std::vector<const Tensor
     check_dims("input", i, inputs[i]->dims, input_buffers_[i]);
     pointers[static_cast<std::size_t>(input_buffers_[i])] = const_cast<T*>(inputs[i]->data.data());
   }
-  for (std::size_t b = 0; b < buffer_dims_.size(); ++b) {
-    if (pointers[b]) continue;
-    owned[b] = Tensor<T>(buffer_dims_[b], T(0));
-    pointers[b] = owned[b].data.data();
-  }
+  zero_the_rest(pointers, owned);
   forward_(reinterpret_cast<void* const*>(pointers.data()), gemm_of<T>(), lets_only ? 1 : 0);
   return owned;
 }
@@ -288,11 +293,7 @@ std::vector<Tensor<T>> NativeProgram::gradient(const std::vector<const Tensor<T>
     check_dims("the gradient of output", k, output_grads[k]->dims, output_buffers_[k]);
     grad_pointers[static_cast<std::size_t>(output_buffers_[k])] = const_cast<T*>(output_grads[k]->data.data());
   }
-  for (std::size_t b = 0; b < buffer_dims_.size(); ++b) {
-    if (grad_pointers[b]) continue;
-    grads[b] = Tensor<T>(buffer_dims_[b], T(0));
-    grad_pointers[b] = grads[b].data.data();
-  }
+  zero_the_rest(grad_pointers, grads);
   backward_(reinterpret_cast<void* const*>(values.data()), reinterpret_cast<void* const*>(grad_pointers.data()), gemm_of<T>());
   std::vector<Tensor<T>> result;
   for (int b : input_buffers_) result.push_back(std::move(grads[static_cast<std::size_t>(b)]));

@@ -47,6 +47,9 @@ class NativeProgram {
 
  private:
   void check_dims(const std::string& what, std::size_t index, const std::vector<std::int64_t>& got, int buffer) const;
+  // Points every buffer without a pointer yet at a zero tensor of its shape, kept in `owned`.
+  template <class T>
+  void zero_the_rest(std::vector<T*>& pointers, std::vector<Tensor<T>>& owned) const;
   template <class T>
   std::vector<Tensor<T>> run_forward(const std::vector<const Tensor<T>*>& inputs, std::vector<T*>& pointers, bool lets_only) const;
 
