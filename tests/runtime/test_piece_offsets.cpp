@@ -265,8 +265,8 @@ pcg::Graph small_causal_transformer() {
                              {{"batch", 2}, {"seq", 4}, {"layers", 1}, {"hidden", 8}, {"heads", 2}, {"embeddings", 1}, {"vocab", 16}});
 }
 
-// The plan with every operator run through the interpreter gives the outputs and gradients of the
-// model run whole through it.
+// The plan with no hand-written kernel (every operator compiled from its spec) gives the outputs
+// and gradients of the model run whole that way.
 void expect_interpreted_plan_same_as_logical(const pcg::Graph& model, std::uint64_t seed) {
   const KernelRegistry none;
   const pcg::Graph plan = search::materialize(model, sharded_test::random_placements(model, 4, seed), sharded_test::library());

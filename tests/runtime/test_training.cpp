@@ -1,6 +1,6 @@
 // Training runs: the figure-1 MLP learns; a resumed run equals an uninterrupted one; a planted NaN
 // is reported with its step and operator; a data-parallel plan trains exactly like the model; an
-// operator written in the spec language trains through the interpreter.
+// operator written in the spec language trains compiled from its spec, and interpreted, alike.
 #include <gtest/gtest.h>
 
 #include <cmath>
