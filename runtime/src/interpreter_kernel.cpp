@@ -31,6 +31,14 @@ std::vector<Tensor<T>> from_double(std::vector<Tensor<double>> tensors) {
   return out;
 }
 
+// Tells on stderr, once per operator and process, why it runs through the interpreter.
+void say_once_interpreted(const std::string& op, const std::string& why) {
+  static std::mutex mutex;
+  static std::set<std::string> told;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (told.insert(op).second) std::cerr << "loom: " << op << " runs through the interpreter: " << why << "\n";
+}
+
 bool at_origin(const pcg::Region& r) {
   return std::all_of(r.lo.begin(), r.lo.end(), [](std::int64_t v) { return v == 0; });
 }
@@ -67,12 +75,7 @@ class Programs {
     auto [it, fresh] = native_.try_emplace(program.get());
     if (!fresh) return it->second;
     spec::NativeBuild built = spec::build_native(*program, spec::native_type_of<T>());
-    static std::set<std::string> told;
-    static std::mutex told_mutex;
-    if (!built.program) {
-      const std::lock_guard<std::mutex> told_lock(told_mutex);
-      if (told.insert(op_).second) std::cerr << "loom: " << op_ << " runs through the interpreter: " << built.why_not << "\n";
-    }
+    if (!built.program) say_once_interpreted(op_, built.why_not);
     it->second = built.program;
     return it->second;
   }
