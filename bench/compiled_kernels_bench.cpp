@@ -2,7 +2,8 @@
 // (float, one process, one thread): forward and backward time per call and their ratio, with the
 // build time of each compiled kernel (the cache starts empty). Then the GLU classifier of
 // docs/examples/glu.loom trained with its user-written `glu` compiled and interpreted, against the
-// same model written with native operators (matmul, sigmoid, ewmul). Prints peak memory.
+// same model written with native operators (matmul, sigmoid, ewmul). Prints peak memory. Freed
+// memory stays in the process, as in every run of the runtime (runtime::keep_freed_memory).
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "loom/models/load.hpp"
 #include "loom/runtime/interpreter_kernel.hpp"
 #include "loom/runtime/kernel_registry.hpp"
+#include "loom/runtime/memory_reuse.hpp"
 #include "loom/runtime/trainer.hpp"
 
 namespace {
@@ -131,6 +133,7 @@ std::string peak_memory() {
 
 int main() {
   namespace fs = std::filesystem;
+  runtime::keep_freed_memory();
   const fs::path cache = fs::temp_directory_path() / ("loom-compiled-bench-" + std::to_string(::getpid()));
   ::setenv("LOOM_KERNEL_CACHE", cache.c_str(), 1);
   const auto& tools = spec::NativeToolchain::from_environment();

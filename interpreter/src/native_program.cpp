@@ -67,6 +67,8 @@ std::string processor() {
 
 // Reassociation lets sums vectorize, as the hand-written kernels' Eigen reductions do: a sum
 // may round differently from the interpreter's, and an expression like (x + y) - y may become x.
+// Reciprocals let a division by a row's statistic (softmax's sum, layer norm's deviation) become
+// one division per row and a product per element, as the hand-written kernels compute it.
 // GCC 12's loop vectorizer gets a loop with a read guarded by a bounds check wrong at -O3
 // -march=native: `y[i*2+j] = (i-1 >= 0 && i-1 < 3) ? x[(i-1)*2+j] : 0` over 6 x 2 leaves zeros
 // where x has values (pad_axis; Clang and -O2 are right). Such kernels keep their conditions
@@ -81,6 +83,7 @@ std::vector<std::string> compile_flags(const NativeToolchain& tools, bool guarde
                                     "-fno-trapping-math",
                                     "-fno-signed-zeros",
                                     "-fassociative-math",
+                                    "-freciprocal-math",
                                     "-fopenmp-simd",
                                     "-w"};
   if (guarded_reads && !tools.clang) flags.push_back("-fno-tree-loop-if-convert");

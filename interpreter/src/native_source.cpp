@@ -95,29 +95,40 @@ class Emitter {
     out_ << "typedef void (*Gemm)(int, int, I, I, I, const T*, const T*, T*);\n";
     out_ << "static inline T* scratch(I n) { return (T*)__builtin_calloc(n > 0 ? n : 1, sizeof(T)); }\n";
 
-    out_ << "extern \"C\" void loom_forward(void* const* buffers_, void* gemm_, int lets_only) {\n";
-    out_ << "  T* const* buffers = (T* const*)buffers_;\n  const Gemm gemm = (Gemm)gemm_;\n";
-    declare_buffers("buffers", "v");
+    // The loops run in functions whose buffers are `__restrict` parameters: GCC trusts that of a
+    // parameter, not of a local pointer, and loops over several buffers vectorize only then.
+    out_ << "static void forward_body(" << parameters("v") << ", Gemm gemm, int lets_only) {\n";
     for (const Statement& st : program_.statements) {
       const bool output = program_.buffers[static_cast<std::size_t>(st.target)].kind == BufferKind::Output;
       if (output) out_ << "  if (!lets_only)\n";
       forward_statement(st);
     }
     out_ << "}\n";
+    out_ << "extern \"C\" void loom_forward(void* const* buffers_, void* gemm_, int lets_only) {\n";
+    out_ << "  T* const* buffers = (T* const*)buffers_;\n";
+    out_ << "  forward_body(" << arguments("buffers") << ", (Gemm)gemm_, lets_only);\n}\n";
 
-    out_ << "extern \"C\" void loom_backward(void* const* values_, void* const* grads_, void* gemm_) {\n";
-    out_ << "  T* const* values = (T* const*)values_;\n  T* const* grads = (T* const*)grads_;\n  const Gemm gemm = (Gemm)gemm_;\n";
-    declare_buffers("values", "v");
-    declare_buffers("grads", "g");
+    out_ << "static void backward_body(" << parameters("v") << ", " << parameters("g") << ", Gemm gemm) {\n";
     for (auto st = program_.statements.rbegin(); st != program_.statements.rend(); ++st) backward_statement(*st);
     out_ << "}\n";
+    out_ << "extern \"C\" void loom_backward(void* const* values_, void* const* grads_, void* gemm_) {\n";
+    out_ << "  T* const* values = (T* const*)values_;\n  T* const* grads = (T* const*)grads_;\n";
+    out_ << "  backward_body(" << arguments("values") << ", " << arguments("grads") << ", (Gemm)gemm_);\n}\n";
     return out_.str();
   }
 
  private:
-  void declare_buffers(const std::string& array, const std::string& prefix) {
+  // Every buffer as a parameter named PREFIX and its number, or as its element of ARRAY.
+  std::string parameters(const std::string& prefix) const {
+    std::string list;
     for (std::size_t b = 0; b < program_.buffers.size(); ++b)
-      out_ << "  T* __restrict " << prefix << b << " = " << array << "[" << b << "];\n";
+      list += (b ? ", T* __restrict " : "T* __restrict ") + prefix + std::to_string(b);
+    return list;
+  }
+  std::string arguments(const std::string& array) const {
+    std::string list;
+    for (std::size_t b = 0; b < program_.buffers.size(); ++b) list += (b ? ", " : "") + array + "[" + std::to_string(b) + "]";
+    return list;
   }
 
   std::string fresh(const std::string& stem) { return stem + std::to_string(next_++); }
@@ -251,7 +262,7 @@ class Emitter {
           for (auto h = hoists_.rbegin(); h != hoists_.rend(); ++h)
             if (h->depth == depth) {
               out_ << "    if (" << h->adjoint << " != T(0)) {\n";
-              backprop_reduction(*h->node, h->adjoint);
+              backprop_reduction(*h->node, h->adjoint, h->value);
               out_ << "    }\n";
             }
           if (depth + 1 == st.lhs_slots.size())
@@ -573,19 +584,24 @@ class Emitter {
           out_ << "    " << hoists_[it->second].adjoint << " += " << sink(adjoint) << ";\n";
           return;
         }
-        return backprop_reduction(n, adjoint);
+        return backprop_reduction(n, adjoint, self);
       case COp::Neg: return backprop(n.children[0], bind("-" + adjoint));
       case COp::Add: backprop(n.children[0], adjoint); return backprop(n.children[1], adjoint);
       case COp::Sub: backprop(n.children[0], adjoint); return backprop(n.children[1], bind("-" + adjoint));
       case COp::Mul: {
-        const std::string a = bind(value(n.children[0])), b = bind(value(n.children[1]));
-        backprop(n.children[0], bind(adjoint + " * " + b));
-        return backprop(n.children[1], bind(adjoint + " * " + a));
+        // A factor's value is computed only where the other factor passes a gradient on.
+        const bool to_a = reads_values(n.children[0]), to_b = reads_values(n.children[1]);
+        const std::string a = to_b ? bind(value(n.children[0])) : "", b = to_a ? bind(value(n.children[1])) : "";
+        if (to_a) backprop(n.children[0], bind(adjoint + " * " + b));
+        if (to_b) backprop(n.children[1], bind(adjoint + " * " + a));
+        return;
       }
       case COp::Div: {
-        const std::string a = bind(value(n.children[0])), b = bind(value(n.children[1]));
-        backprop(n.children[0], bind(adjoint + " / " + b));
-        return backprop(n.children[1], bind("-" + adjoint + " * " + a + " / (" + b + " * " + b + ")"));
+        const bool to_a = reads_values(n.children[0]), to_b = reads_values(n.children[1]);
+        const std::string a = to_b ? bind(value(n.children[0])) : "", b = bind(value(n.children[1]));
+        if (to_a) backprop(n.children[0], bind(adjoint + " / " + b));
+        if (to_b) backprop(n.children[1], bind("-" + adjoint + " * " + a + " / (" + b + " * " + b + ")"));
+        return;
       }
       case COp::Select: {
         const std::string taken = bind_bool(value(n.children[0]) + " != T(0)");
@@ -634,8 +650,8 @@ class Emitter {
   }
 
   // A reduction's gradient: every point for a sum, the first point attaining the extreme for
-  // max and min.
-  void backprop_reduction(const CNode& n, const std::string& adjoint) {
+  // max and min. `self`, when given, is the extreme the forward pass computed.
+  void backprop_reduction(const CNode& n, const std::string& adjoint, const std::string& self) {
     if (n.reducer == Reducer::Sum) {
       out_ << "    " << reduce_loops(n) << "{\n";
       backprop(n.children[0], adjoint);
@@ -644,12 +660,12 @@ class Emitter {
     }
     // The interpreter keeps the first point, then any point beyond the best so far: the first
     // point when it is NaN (nothing is beyond a NaN), else the first attaining the extreme of the
-    // points that are not NaN. That extreme is one vectorized pass (`reduction`); a second finds
-    // where it is first attained.
+    // points that are not NaN. That extreme is the statement's value, or one vectorized pass
+    // (`reduction`); a second vectorized pass finds where it is first attained.
     for (std::int64_t extent : n.reduce_extents)
       if (extent <= 0) return;
     const std::string extreme = fresh("m"), found = fresh("found"), first = fresh("e");
-    out_ << "    { const T " << extreme << " = " << reduction(n) << ";\n";
+    out_ << "    { const T " << extreme << " = " << (self.empty() ? reduction(n) : self) << ";\n";
     out_ << "    bool " << found << " = false;\n";
     for (int s : n.reduce_slots) out_ << "    I " << found << "_" << slot(s) << " = 0;\n";
     out_ << "    {\n";
@@ -657,14 +673,27 @@ class Emitter {
     out_ << "    const T " << first << " = " << value(n.children[0]) << ";\n";
     out_ << "    " << found << " = " << first << " != " << first << ";\n";
     out_ << "    }\n";
-    std::string loops;
+    // The first point equal to the extreme, as the least row-major position: a vectorized pass.
+    std::int64_t points = 1;
+    std::string position = "I(0)";
     for (std::size_t k = 0; k < n.reduce_slots.size(); ++k) {
-      const std::string v = slot(n.reduce_slots[k]);
-      loops += "for (I " + v + " = 0; " + v + " < " + std::to_string(n.reduce_extents[k]) + " && !" + found + "; ++" + v + ") ";
+      points *= n.reduce_extents[k];
+      position = "(" + position + ") * " + std::to_string(n.reduce_extents[k]) + " + " + slot(n.reduce_slots[k]);
     }
-    out_ << "    " << loops << "if (" << value(n.children[0]) << " == " << extreme << ") { " << found << " = true;";
-    for (int s : n.reduce_slots) out_ << " " << found << "_" << slot(s) << " = " << slot(s) << ";";
-    out_ << " }\n";
+    const std::string at = fresh("at"), here = fresh("p");
+    out_ << "    if (!" << found << ") {\n";
+    out_ << "    I " << at << " = " << points << ";\n";
+    out_ << "    _Pragma(\"omp simd reduction(min:" << at << ") collapse(" << n.reduce_slots.size() << ")\") " << reduce_loops(n)
+         << "{ const I " << here << " = " << position << "; " << at << " = " << value(n.children[0]) << " == " << extreme << " && " << here
+         << " < " << at << " ? " << here << " : " << at << "; }\n";
+    out_ << "    if (" << at << " < " << points << ") {\n";
+    out_ << "    " << found << " = true;\n";
+    for (std::size_t k = n.reduce_slots.size(); k-- > 0;) {
+      const std::string extent = std::to_string(n.reduce_extents[k]);
+      out_ << "    " << found << "_" << slot(n.reduce_slots[k]) << " = " << at << " % " << extent << "; " << at << " /= " << extent
+           << ";\n";
+    }
+    out_ << "    } }\n";
     // Should the two passes round the element differently, the sequential search decides.
     out_ << "    if (!" << found << ") {\n";
     const std::string best = fresh("best"), element = fresh("e");

@@ -1,4 +1,4 @@
-#include "memory_reuse.hpp"
+#include "loom/runtime/memory_reuse.hpp"
 
 #include <cstdlib>  // defines __GLIBC__ where glibc is the C library
 

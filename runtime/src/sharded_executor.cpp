@@ -12,8 +12,8 @@
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
 #include "loom/runtime/interpreter_kernel.hpp"
+#include "loom/runtime/memory_reuse.hpp"
 #include "loom/search/memory.hpp"
-#include "memory_reuse.hpp"
 #include "piece_regions.hpp"
 #include "sharded_steps.hpp"
 
