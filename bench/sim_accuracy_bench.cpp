@@ -7,8 +7,10 @@
 //       becomes a profile database entry (with the roofline figure for the same task), and so
 //       does each layout change's work per piece outside the messages and collectives, and each
 //       weight's optimizer step over the box a rank updates;
-//   (b) the plan simulated with the cost model over that database (and, for comparison, over the
-//       roofline alone);
+//   (b) the plan simulated with the cost model over that database; for comparison, with the cost
+//       model measuring each distinct operator task alone before it costs it, as `loom optimize`
+//       does with no profile (runtime::LocalTaskMeasurer; layout changes and updates by the
+//       roofline), and over the roofline alone;
 //   (c) the real iteration (batch, forward, loss, backward, optimizer step): the mean of the timed
 //       steps, the slowest rank's.
 // The task times and the iteration come from the same steps, so a host that is slower for a while
@@ -34,6 +36,7 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/mpi_transport.hpp"
 #include "loom/runtime/operator_profile.hpp"
+#include "loom/runtime/task_measurement.hpp"
 #include "loom/runtime/timed_transport.hpp"
 #include "loom/runtime/trainer.hpp"
 #include "loom/search/baselines.hpp"
@@ -127,13 +130,14 @@ double max_over_ranks(double value, runtime::Transport& transport) {
 
 // One training run of a plan and its simulation.
 struct Run {
-  double measured = 0, simulated = 0, roofline = 0;  // seconds per iteration
-  double tasks = 0;                                  // seconds per iteration in the slowest rank's operator tasks, layout work and updates
-  double waiting = 0;                                // seconds per iteration the slowest rank spent in the transport
-  double backward_over_forward = 0;                  // of the measured task time
+  double measured = 0, simulated = 0, automatic = 0, roofline = 0;  // seconds per iteration
+  double tasks = 0;                  // seconds per iteration in the slowest rank's operator tasks, layout work and updates
+  double waiting = 0;                // seconds per iteration the slowest rank spent in the transport
+  double backward_over_forward = 0;  // of the measured task time
   std::size_t interpreted = 0, compiled = 0;
 
   double error() const { return simulated / measured - 1; }
+  double automatic_error() const { return automatic / measured - 1; }
   double roofline_error() const { return roofline / measured - 1; }
 };
 
@@ -144,7 +148,7 @@ struct Row {
 };
 
 Run run_plan(const pcg::Graph& plan, const search::Machine& machine, const Settings& s, runtime::Transport& transport,
-             search::ProfileDatabase& database) {
+             search::ProfileDatabase& database, const search::CostModel& measuring_first) {
   runtime::TrainSettings train;
   train.loss = runtime::LossKind::MeanSquaredError;
   train.optimizer.learning_rate = 1e-4;
@@ -183,6 +187,7 @@ Run run_plan(const pcg::Graph& plan, const search::Machine& machine, const Setti
   row.tasks = max_over_ranks(own_task_seconds / steps, transport);
   row.waiting = max_over_ranks(waiting / steps, transport);
   row.simulated = search::simulate(search::build_task_graph(plan, search::CostModel(library(), machine, &plan_profile))).makespan;
+  row.automatic = search::simulate(search::build_task_graph(plan, measuring_first)).makespan;
   row.roofline = search::simulate(search::build_task_graph(plan, search::CostModel(library(), machine))).makespan;
   row.backward_over_forward = forward > 0 ? backward / forward : 0;
   row.interpreted = run.interpreted_ops.size();
@@ -209,21 +214,28 @@ std::string percent(double fraction) {
 void print_table(const std::vector<Row>& rows) {
   std::cout << std::left << std::setw(12) << "model" << std::setw(30) << "plan" << std::right << std::setw(13) << "measured ms"
             << std::setw(12) << "tasks ms" << std::setw(12) << "waiting ms" << std::setw(14) << "simulated ms" << std::setw(9) << "error"
-            << std::setw(18) << "error range" << std::setw(13) << "roofline ms" << std::setw(9) << "error" << std::setw(10) << "bwd/fwd"
+            << std::setw(18) << "error range" << std::setw(16) << "measured 1st ms" << std::setw(9) << "error" << std::setw(18)
+            << "error range" << std::setw(13) << "roofline ms" << std::setw(9) << "error" << std::setw(10) << "bwd/fwd"
             << "\n";
   for (const Row& r : rows) {
     const auto figure = [&](auto field) { return median(r.runs, field); };
-    double lowest = r.runs.front().error(), highest = lowest;
-    for (const Run& run : r.runs) {
-      lowest = std::min(lowest, run.error());
-      highest = std::max(highest, run.error());
-    }
+    const auto range = [&](auto error) {
+      double lowest = error(r.runs.front()), highest = lowest;
+      for (const Run& run : r.runs) {
+        lowest = std::min(lowest, error(run));
+        highest = std::max(highest, error(run));
+      }
+      return percent(lowest) + " .. " + percent(highest);
+    };
     std::cout << std::left << std::setw(12) << r.model << std::setw(30) << r.plan << std::right << std::fixed << std::setprecision(3)
               << std::setw(13) << figure([](const Run& x) { return x.measured; }) * 1e3 << std::setw(12)
               << figure([](const Run& x) { return x.tasks; }) * 1e3 << std::setw(12) << figure([](const Run& x) { return x.waiting; }) * 1e3
               << std::setw(14) << figure([](const Run& x) { return x.simulated; }) * 1e3 << std::setw(9)
-              << percent(figure([](const Run& x) { return x.error(); })) << std::setw(18) << percent(lowest) + " .. " + percent(highest)
-              << std::setw(13) << figure([](const Run& x) { return x.roofline; }) * 1e3 << std::setw(9)
+              << percent(figure([](const Run& x) { return x.error(); })) << std::setw(18) << range([](const Run& x) { return x.error(); })
+              << std::setw(16) << figure([](const Run& x) { return x.automatic; }) * 1e3 << std::setw(9)
+              << percent(figure([](const Run& x) { return x.automatic_error(); })) << std::setw(18)
+              << range([](const Run& x) { return x.automatic_error(); }) << std::setw(13)
+              << figure([](const Run& x) { return x.roofline; }) * 1e3 << std::setw(9)
               << percent(figure([](const Run& x) { return x.roofline_error(); })) << std::setw(10) << std::setprecision(2)
               << figure([](const Run& x) { return x.backward_over_forward; });
     if (r.runs.front().compiled) std::cout << "  (" << r.runs.front().compiled << " ops compiled from their specs)";
@@ -233,7 +245,8 @@ void print_table(const std::vector<Row>& rows) {
   std::cout << "Medians over the runs. tasks: the slowest rank's time per step in operator tasks, in layout\n"
                "changes outside the transport and in weight updates; waiting: the slowest rank's time in messages\n"
                "and collectives per step; simulated: the cost model over the measured task times, forward and\n"
-               "backward, and updates; roofline: the cost model alone; error: against measured, per run (the\n"
+               "backward, and updates; measured 1st: the cost model measuring each operator task alone first,\n"
+               "as `loom optimize` does; roofline: the cost model alone; error: against measured, per run (the\n"
                "range: the lowest and highest run); bwd/fwd: measured backward over forward task time.\n";
 }
 
@@ -245,7 +258,9 @@ int main(int argc, char** argv) {
   try {
     const Settings s = parse(argc, argv);
     const search::Machine machine = search::load_machine(s.machine).with_nodes(1).with_devices_per_node(transport.size());
-    search::ProfileDatabase database;
+    search::ProfileDatabase database, measured_first;
+    runtime::LocalTaskMeasurer measurer(library());
+    const search::CostModel measuring_first(library(), machine, std::make_shared<search::MeasuringProfiles>(measured_first, measurer));
     std::vector<Row> rows;  // each model's plans
     for (const Case& c : cases()) {
       if (!s.models.empty() && std::find(s.models.begin(), s.models.end(), c.name) == s.models.end()) continue;
@@ -265,7 +280,7 @@ int main(int argc, char** argv) {
     }
     // The plans take turns, so that a spell in which the host is slower falls on all of them.
     for (int round = 1; round <= s.repeats; ++round) {
-      for (Row& row : rows) row.runs.push_back(run_plan(row.graph, machine, s, transport, database));
+      for (Row& row : rows) row.runs.push_back(run_plan(row.graph, machine, s, transport, database, measuring_first));
       if (printer) std::cerr << "round " << round << " of " << s.repeats << ": done\n";
     }
     if (!printer) return 0;

@@ -15,6 +15,7 @@
 #include "loom/search/profile_db.hpp"
 #include "loom/search/replay.hpp"
 #include "loom/verifier/rule_selection.hpp"
+#include "measured_costs.hpp"
 #include "model_options.hpp"
 #include "number_checks.hpp"
 #include "plan_chain.hpp"
@@ -26,7 +27,7 @@ namespace {
 struct OptimizeOptions {
   ModelOptions model;
   std::string machine = "summit";
-  std::string profile;
+  MeasureOptions costs;
   std::string optimizer = "sgd";
   int nodes = 1;
   int gpus_per_node = 0;
@@ -87,8 +88,8 @@ int run_optimize(OptimizeOptions opt) {
   opt.settings.baselines = !opt.no_baselines;
   opt.settings.pipeline = !opt.no_pipeline;
   opt.settings.recompute = !opt.no_recompute;
-  const search::ProfileDatabase profiles = opt.profile.empty() ? search::ProfileDatabase{} : search::ProfileDatabase::load(opt.profile);
-  const search::CostModel cost_model(library, machine, &profiles, opt.optimizer);
+  MeasuredCosts costs(library, machine, opt.costs);
+  const search::CostModel cost_model = costs.cost_model(machine, opt.optimizer);
   ProgressLine progress(show_progress);
   const search::OptimizeReport report =
       search::optimize(library, model.graph, rules, cost_model, opt.settings, [&](const search::OptimizeProgress& p) {
@@ -99,6 +100,7 @@ int run_optimize(OptimizeOptions opt) {
                       static_cast<double>(p.joint.segment) / static_cast<double>(p.joint.segments));
       });
   progress.clear();
+  costs.save();
 
   search::Plan plan;
   plan.model = model.name;
@@ -133,8 +135,10 @@ int run_optimize(OptimizeOptions opt) {
                                 {"devices", machine.devices()},
                                 {"rules", rules.size()},
                                 {"include_unverified", opt.include_unverified},
-                                {"profile", opt.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.profile)},
-                                {"profile_entries", profiles.size()},
+                                {"profile", costs.path().empty() ? nlohmann::json(nullptr) : nlohmann::json(costs.path())},
+                                {"profile_entries", costs.entries()},
+                                {"measured_tasks", costs.measured()},
+                                {"measure_seconds", costs.measure_seconds()},
                                 {"single_device_seconds", report.initial_seconds},
                                 {"best_seconds", report.best_seconds},
                                 {"chosen", report.chosen},
@@ -164,9 +168,7 @@ int run_optimize(OptimizeOptions opt) {
               << "\n";
   } else {
     std::cout << model.name << " on " << machine.name << " (" << machine.devices() << " devices), " << rules.size() << " rules\n";
-    if (!opt.profile.empty())
-      std::cout << "  costs:           measured where " << opt.profile << " has the task (" << profiles.size()
-                << " entries), else the roofline\n";
+    std::cout << "  costs:           " << costs.summary() << "\n";
     std::cout << "  one device:      " << ms(report.initial_seconds) << " per iteration (simulated)\n";
     for (const auto& [name, seconds] : report.baselines) {
       std::cout << "  " << std::left << std::setw(16) << (name + ":") << std::right << ms(seconds);
@@ -221,11 +223,7 @@ void add_optimize_command(CLI::App& app, int& status) {
       "with --out.");
   add_model_options(*cmd, opt->model)->required();
   cmd->add_option("--machine", opt->machine, "a bundled machine (summit, p100, k80, dgx_h100) or a machine file")->default_val("summit");
-  cmd->add_option("--profile", opt->profile,
-                  "measured task times (loom-profile JSON, as `loom train --profile` writes them) that replace the roofline wherever "
-                  "they hold the task on this machine's devices: record them with `loom train --profile DB --profile-machine M` and "
-                  "optimize for --machine M")
-      ->check(CLI::ExistingFile);
+  add_measure_options(cmd, opt->costs);
   cmd->add_option("--optimizer", opt->optimizer,
                   "the step that updates the weights each iteration, sgd or adam, as `loom train --optimizer` will run it: what "
                   "it reads and writes, or its measured updates in --profile")

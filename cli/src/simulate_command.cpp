@@ -13,6 +13,7 @@
 #include "loom/search/plan_simulation.hpp"
 #include "loom/search/simulator.hpp"
 #include "loom/verifier/result_cache.hpp"
+#include "measured_costs.hpp"
 #include "model_options.hpp"
 #include "plan_chain.hpp"
 #include "progress_line.hpp"
@@ -23,7 +24,7 @@ namespace {
 struct SimulateOptions {
   std::string plan;
   std::vector<std::string> specs;
-  std::string profile;
+  MeasureOptions costs;
   std::string optimizer = "sgd";
   bool json = false;
   bool quiet = false;
@@ -36,10 +37,12 @@ int run_simulate(const SimulateOptions& opt) {
   const auto specs = ModelOptions{}.spec_paths(opt.specs, opt.plan);
   const spec::Library library = spec::Library::load(specs);
   const search::Plan plan = search::load_plan(opt.plan, library);
-  const search::ProfileDatabase profiles = opt.profile.empty() ? search::ProfileDatabase{} : search::ProfileDatabase::load(opt.profile);
-  progress.show("building tasks", std::to_string(plan.graph.size()) + " nodes");
-  const search::CostModel model(library, plan.machine, &profiles, opt.optimizer);
+  MeasuredCosts costs(library, plan.machine, opt.costs);
+  progress.show("building tasks",
+                std::to_string(plan.graph.size()) + " nodes" + (costs.measures() ? ", measuring what the profile lacks" : ""));
+  const search::CostModel model = costs.cost_model(plan.machine, opt.optimizer);
   const search::TaskGraph tasks = search::plan_task_graph(plan, model, library);
+  costs.save();
   progress.show("simulating", std::to_string(tasks.tasks.size()) + " tasks");
   const search::Timeline timeline = search::simulate(tasks);
   const std::vector<double> memory = search::plan_device_memory(plan, model, library);
@@ -73,6 +76,9 @@ int run_simulate(const SimulateOptions& opt) {
                                 {"devices", plan.machine.devices()},
                                 {"iteration_seconds", timeline.makespan},
                                 {"tasks", tasks.tasks.size()},
+                                {"profile", costs.path().empty() ? nlohmann::json(nullptr) : nlohmann::json(costs.path())},
+                                {"measured_tasks", costs.measured()},
+                                {"measure_seconds", costs.measure_seconds()},
                                 {"per_device", devices},
                                 {"fits_memory", overfull < 0},
                                 {"chain", {{"holds", chain.holds()}, {"verdict", chain.verdict()}}},
@@ -90,6 +96,7 @@ int run_simulate(const SimulateOptions& opt) {
       std::cout << "schedule: " << plan.schedule << ", " << plan.order.size() << " order edge(s), " << plan.recompute.size()
                 << " operator(s) recomputed\n";
     std::cout << "soundness " << chain.verdict() << "\n";
+    std::cout << "costs: " << costs.summary() << "\n";
     std::cout << "simulated iteration: " << std::setprecision(4) << timeline.makespan * 1e3 << " ms\n";
     std::cout << "device   busy (ms)   memory (MiB)   of which activations (MiB)\n";
     for (int d = 0; d < plan.machine.devices(); ++d)
@@ -126,7 +133,7 @@ void add_simulate_command(CLI::App& app, int& status) {
                          "device's busy time and memory, and the task timeline. Exits non-zero when the plan does not fit in memory.");
   cmd->add_option("--plan", opt->plan, "the plan file")->required();
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled specs/)");
-  cmd->add_option("--profile", opt->profile, "measured operator times (loom-profile JSON) to use instead of the roofline");
+  add_measure_options(cmd, opt->costs);
   cmd->add_option("--optimizer", opt->optimizer,
                   "the step that updates the weights each iteration, sgd or adam: what it reads and writes, or its measured "
                   "updates in --profile")

@@ -26,6 +26,12 @@ CostModel::CostModel(const spec::Library& library, const Machine& machine, const
       update_bytes_per_element_(update_bytes_per_element(optimizer_)),
       moves_(std::make_shared<const RvdSearch>(library, machine)) {}
 
+CostModel::CostModel(const spec::Library& library, const Machine& machine, std::shared_ptr<MeasuringProfiles> measuring,
+                     std::string optimizer)
+    : CostModel(library, machine, measuring ? &measuring->database() : nullptr, std::move(optimizer)) {
+  measuring_ = std::move(measuring);
+}
+
 TaskEstimate CostModel::compute(const pcg::Graph& graph, const pcg::Node& node) const {
   std::vector<pcg::ParallelShape> inputs;
   for (pcg::PortRef in : node.inputs) inputs.push_back(graph.shape_of(in));
@@ -38,16 +44,18 @@ TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::Pa
   const pcg::TaskCost cost = library_.task_cost(node.op, node.attrs, inputs);
   est.flops = cost.flops;
   est.bytes = cost.bytes_read + cost.bytes_written;
-  if (profiles_) {
-    if (const ProfileEntry* measured = profiles_->find(ProfileKey{node.op, node.attrs, inputs, machine_.device.kind})) {
-      est.seconds = measured->measured_seconds + machine_.device.dispatch_overhead;
-      est.backward_seconds = measured->backward_seconds.value_or(2 * measured->measured_seconds) + machine_.device.dispatch_overhead;
-      est.measured = true;
-      return est;
-    }
-  }
   const DeviceSpec& d = machine_.device;
   const double kernel = std::max(est.flops / d.peak_flops, est.bytes / d.memory_bandwidth) + d.kernel_overhead;
+  const ProfileKey key{node.op, node.attrs, inputs, d.kind};
+  const ProfileEntry* measured = measuring_  ? measuring_->find_or_measure(key, node, inputs, kernel + d.dispatch_overhead)
+                                 : profiles_ ? profiles_->find(key)
+                                             : nullptr;
+  if (measured) {
+    est.seconds = measured->measured_seconds + d.dispatch_overhead;
+    est.backward_seconds = measured->backward_seconds.value_or(2 * measured->measured_seconds) + d.dispatch_overhead;
+    est.measured = true;
+    return est;
+  }
   est.seconds = kernel + d.dispatch_overhead;
   est.backward_seconds = 2 * kernel + d.dispatch_overhead;
   return est;

@@ -1,7 +1,7 @@
 #pragma once
 // Time and memory of one task of an operator on one device of a machine: a roofline over the
 // FLOPs and bytes derived from the operator's spec, replaced by a measured figure where the
-// profile database has one.
+// profile database has one, or where a measurer can run the task on a device of this kind.
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +11,7 @@
 #include "loom/search/machine.hpp"
 #include "loom/search/profile_db.hpp"
 #include "loom/search/rvd_search.hpp"
+#include "loom/search/task_measurer.hpp"
 
 namespace loom::search {
 
@@ -29,6 +30,11 @@ class CostModel {
   // `optimizer`: the step that updates the weights after each backward pass, "sgd" or "adam";
   // throws LoomError naming any other.
   CostModel(const spec::Library& library, const Machine& machine, const ProfileDatabase* profiles = nullptr, std::string optimizer = "sgd");
+  // Operator tasks neither `profiles` nor `measuring`'s database holds are measured by it the first
+  // time they are costed, where its measurer runs this machine's device kind; the figures go to
+  // its database. Copies of the model (on()) share it.
+  CostModel(const spec::Library& library, const Machine& machine, std::shared_ptr<MeasuringProfiles> measuring,
+            std::string optimizer = "sgd");
 
   // One task of an operator node. Parallelization operators, fused forms and graph inputs run no
   // kernel: what they cost is communication.
@@ -61,12 +67,17 @@ class CostModel {
   // the copies of this model.
   const RvdSearch& moves() const { return *moves_; }
   // The same model (library, profiles, optimizer) on another machine.
-  CostModel on(const Machine& machine) const { return CostModel(library_, machine, profiles_, optimizer_); }
+  CostModel on(const Machine& machine) const {
+    CostModel model(library_, machine, profiles_, optimizer_);
+    model.measuring_ = measuring_;
+    return model;
+  }
 
  private:
   const spec::Library& library_;
   Machine machine_;  // by value: a model may be made from a machine built on the spot
   const ProfileDatabase* profiles_;
+  std::shared_ptr<MeasuringProfiles> measuring_;
   std::string optimizer_;
   double update_bytes_per_element_ = 0;
   std::shared_ptr<const RvdSearch> moves_;

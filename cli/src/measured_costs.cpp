@@ -1,0 +1,72 @@
+#include "measured_costs.hpp"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <sstream>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/user_cache.hpp"
+
+namespace loom::cli {
+
+void add_measure_options(CLI::App* cmd, MeasureOptions& opt) {
+  cmd->add_option("--profile", opt.profile,
+                  "the profile database (loom-profile JSON) of measured task times, which replace the roofline wherever it holds a "
+                  "task on the machine's device kind; `loom train --profile` records them too. Tasks measured here are added to "
+                  "it. Default: this user's database for the machine, in the cache folder (~/.cache/loom/profiles/MACHINE.json)");
+  cmd->add_flag("--no-measure", opt.no_measure,
+                "do not measure the operator tasks the database lacks: cost them by the roofline. Without it, where the "
+                "machine's devices are of this host's kind (cpu, as on cpu_host), each distinct task (operator, attributes, "
+                "piece shapes) is run alone on this host, forward and backward, the first time the search costs it");
+  cmd->add_flag("--interpret", opt.interpret,
+                "measure operators without a hand-written kernel through the interpreter, as `loom train --interpret` runs "
+                "them, instead of compiled from their specs");
+}
+
+MeasuredCosts::MeasuredCosts(const spec::Library& library, const search::Machine& machine, const MeasureOptions& opt)
+    : library_(library), given_(!opt.profile.empty()) {
+  runtime::TaskMeasurementSettings settings;
+  settings.compile_from_specs = !opt.interpret;
+  path_ = given_ ? opt.profile : (std::filesystem::path(pcg::user_cache_dir()) / "profiles" / (machine.name + ".json")).string();
+  const bool measure = !opt.no_measure && machine.device.kind == settings.device_kind;
+  if (given_ && !measure && !std::filesystem::exists(path_))
+    throw LoomError("--profile " + path_ + ": no such file (it is made only where tasks are measured: on a machine of this host's " +
+                    "device kind, " + settings.device_kind + ", without --no-measure)");
+  database_ = search::ProfileDatabase::load(path_);
+  if (!measure) {
+    if (!given_) path_.clear();  // nothing to read or write there without measuring
+    return;
+  }
+  measurer_ = std::make_unique<runtime::LocalTaskMeasurer>(library, settings);
+  measuring_ = std::make_shared<search::MeasuringProfiles>(database_, *measurer_);
+}
+
+search::CostModel MeasuredCosts::cost_model(const search::Machine& machine, const std::string& optimizer) const {
+  if (measuring_) return search::CostModel(library_, machine, measuring_, optimizer);
+  return search::CostModel(library_, machine, &database_, optimizer);
+}
+
+void MeasuredCosts::save() const {
+  if (measured() == 0 || path_.empty()) return;
+  std::filesystem::create_directories(std::filesystem::path(path_).parent_path());
+  database_.save(path_);
+}
+
+std::string MeasuredCosts::summary() const {
+  std::ostringstream os;
+  if (measuring_) {
+    os << "measured where " << path_ << " has the task (" << database_.size() << " entries, " << measured()
+       << " of them measured on this host now, in " << std::fixed;
+    os.precision(2);
+    os << measure_seconds() << " s)";
+    if (measuring_->not_measurable() > 0) os << ", " << measuring_->not_measurable() << " tasks that cannot run alone by the roofline";
+    os << ", else the roofline";
+  } else if (!path_.empty()) {
+    os << "measured where " << path_ << " has the task (" << database_.size() << " entries), else the roofline";
+  } else {
+    os << "the roofline";
+  }
+  return os.str();
+}
+
+}  // namespace loom::cli

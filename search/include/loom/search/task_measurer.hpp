@@ -1,0 +1,62 @@
+#pragma once
+// Measuring before searching, as FlexFlow does: the cost model asks a measurer for the time of
+// each distinct operator task the profile database lacks, the first time it needs it, and keeps
+// the figure in the database. The runtime implements the measurer (it runs the task); the search
+// only sees this interface.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/pcg/graph.hpp"
+#include "loom/search/profile_db.hpp"
+
+namespace loom::search {
+
+struct MeasuredTask {
+  double forward_seconds = 0;
+  std::optional<double> backward_seconds;  // none when no input of the task takes a gradient
+  std::int64_t samples = 0;                // runs the means are over
+};
+
+class TaskMeasurer {
+ public:
+  virtual ~TaskMeasurer() = default;
+  // The device kind (a machine file's `device.kind`) whose tasks it can run, e.g. "cpu".
+  virtual std::string device_kind() const = 0;
+  // One task of `node` reading input pieces of `inputs`' shapes; nullopt when the task cannot be
+  // run alone (the cost model then keeps its roofline). Throws LoomError only on a fault of the
+  // measurer itself.
+  virtual std::optional<MeasuredTask> measure(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs) = 0;
+};
+
+// A profile database that measures what it lacks: shared by every copy of a cost model.
+class MeasuringProfiles {
+ public:
+  // `database` receives every measurement; both must outlive this object.
+  MeasuringProfiles(ProfileDatabase& database, TaskMeasurer& measurer) : database_(database), measurer_(measurer) {}
+
+  // The entry for `key`, measured first when the database lacks it and the key is for the
+  // measurer's device kind. `roofline`: the simulated figure recorded beside the measurement.
+  const ProfileEntry* find_or_measure(const ProfileKey& key, const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs,
+                                      double roofline);
+  const ProfileDatabase& database() const { return database_; }
+
+  // Tasks measured so far, the seconds it took, and the tasks that could not be run alone.
+  std::int64_t measured() const { return measured_; }
+  double seconds() const { return seconds_; }
+  std::int64_t not_measurable() const { return refused_.size(); }
+  // Called after each measurement with the tasks measured so far, for progress lines.
+  std::function<void(std::int64_t)> on_measured;
+
+ private:
+  ProfileDatabase& database_;
+  TaskMeasurer& measurer_;
+  std::int64_t measured_ = 0;
+  double seconds_ = 0;
+  std::vector<std::string> refused_;  // keys, sorted
+};
+
+}  // namespace loom::search

@@ -1,0 +1,29 @@
+#include "loom/search/task_measurer.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace loom::search {
+
+const ProfileEntry* MeasuringProfiles::find_or_measure(const ProfileKey& key, const pcg::Node& node,
+                                                       const std::vector<pcg::ParallelShape>& inputs, double roofline) {
+  if (const ProfileEntry* entry = database_.find(key)) return entry;
+  if (key.device != measurer_.device_kind()) return nullptr;
+  const std::string text = key.to_string();
+  auto refused = std::lower_bound(refused_.begin(), refused_.end(), text);
+  if (refused != refused_.end() && *refused == text) return nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  const std::optional<MeasuredTask> task = measurer_.measure(node, inputs);
+  seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!task || task->samples < 1 || !(task->forward_seconds > 0)) {
+    refused_.insert(refused, text);
+    return nullptr;
+  }
+  database_.record(key, task->forward_seconds, roofline, task->samples);
+  if (task->backward_seconds && *task->backward_seconds > 0) database_.record_backward(key, *task->backward_seconds, task->samples);
+  ++measured_;
+  if (on_measured) on_measured(measured_);
+  return database_.find(key);
+}
+
+}  // namespace loom::search

@@ -1,0 +1,91 @@
+// One operator task run alone and timed, as `loom optimize` measures before it searches.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "loom/runtime/task_measurement.hpp"
+#include "sharded_check.hpp"
+
+namespace loom::runtime {
+namespace {
+
+using namespace sharded_test;
+
+// The node `op` reading inputs of `shapes`, in a graph of its own.
+pcg::Node node_of(const spec::Library& lib, const std::string& op, const std::vector<pcg::ParallelShape>& shapes, pcg::AttrMap attrs = {}) {
+  pcg::Graph g;
+  std::vector<pcg::PortRef> ports;
+  for (std::size_t i = 0; i < shapes.size(); ++i) ports.push_back({g.add_input("in" + std::to_string(i), shapes[i]), 0});
+  return g.node(g.add_node(lib, op, std::move(attrs), ports));
+}
+
+pcg::ParallelShape whole(std::vector<std::int64_t> dims) { return pcg::ParallelShape::unpartitioned(std::move(dims)); }
+
+TEST(TaskMeasurement, TimesTheForwardAndBackwardOfOneTaskAndMoreWorkTakesLonger) {
+  LocalTaskMeasurer measurer(library());
+  EXPECT_EQ(measurer.device_kind(), "cpu");
+  const auto small_shapes = std::vector<pcg::ParallelShape>{whole({32, 128}), whole({128, 128})};
+  const auto large_shapes = std::vector<pcg::ParallelShape>{whole({512, 128}), whole({128, 128})};
+  const auto small = measurer.measure(node_of(library(), "matmul", small_shapes), small_shapes);
+  const auto large = measurer.measure(node_of(library(), "matmul", large_shapes), large_shapes);
+  ASSERT_TRUE(small && large);
+  EXPECT_GE(small->samples, 3);
+  EXPECT_GT(small->forward_seconds, 0);
+  ASSERT_TRUE(small->backward_seconds.has_value());
+  EXPECT_GT(*small->backward_seconds, 0);
+  // 16 times the rows: 16 times the multiply-adds.
+  EXPECT_GT(large->forward_seconds, 3 * small->forward_seconds);
+  EXPECT_GT(*large->backward_seconds, 3 * *small->backward_seconds);
+}
+
+TEST(TaskMeasurement, ATaskOfASplitOperatorRunsOnItsPieces) {
+  LocalTaskMeasurer measurer(library());
+  // Rows cut in 8, the weight replicated: each task multiplies 64 of the 512 rows.
+  const pcg::ParallelShape rows = pcg::ParallelShape::partitioned({512, 128}, {8, 1});
+  const auto split = std::vector<pcg::ParallelShape>{rows, pcg::ParallelShape::partitioned({128, 128}, {}, 1, 8)};
+  const auto whole_shapes = std::vector<pcg::ParallelShape>{whole({512, 128}), whole({128, 128})};
+  const auto piece = measurer.measure(node_of(library(), "matmul", split), split);
+  const auto all = measurer.measure(node_of(library(), "matmul", whole_shapes), whole_shapes);
+  ASSERT_TRUE(piece && all);
+  EXPECT_LT(piece->forward_seconds, all->forward_seconds / 2);
+}
+
+TEST(TaskMeasurement, LookupIdsAreRowsOfTheirTableAndTakeNoGradient) {
+  LocalTaskMeasurer measurer(library());
+  const auto shapes = std::vector<pcg::ParallelShape>{whole({64}), whole({1000, 32})};
+  const auto lookup = measurer.measure(node_of(library(), "embedding", shapes), shapes);
+  ASSERT_TRUE(lookup);
+  EXPECT_GT(lookup->forward_seconds, 0);
+  EXPECT_TRUE(lookup->backward_seconds.has_value());  // the table's gradient
+}
+
+TEST(TaskMeasurement, PiecesAnOperatorDoesNotAcceptWholeAreNotMeasured) {
+  LocalTaskMeasurer measurer(library());
+  // Rows of square scores cut in two: a [2, 4, 8] piece is not a causal_mask input.
+  const auto shapes = std::vector<pcg::ParallelShape>{pcg::ParallelShape::partitioned({2, 8, 8}, {1, 2, 1})};
+  EXPECT_FALSE(measurer.measure(node_of(library(), "causal_mask", {whole({2, 8, 8})}), shapes).has_value());
+}
+
+TEST(TaskMeasurement, AnOperatorWrittenInTheSpecLanguageIsMeasuredCompiledOrInterpreted) {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("loom-measured-specs-" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/softsign.loom") << "op softsign(x: [*s]) -> [*s] { out[*i] = x[*i] / (1 + abs(x[*i])); }\n";
+  const spec::Library lib = spec::Library::load({spec::Library::default_specs_dir(), dir});
+  const auto shapes = std::vector<pcg::ParallelShape>{whole({64, 256})};
+  LocalTaskMeasurer compiled(lib);
+  TaskMeasurementSettings interpreting;
+  interpreting.compile_from_specs = false;
+  LocalTaskMeasurer interpreted(lib, interpreting);
+  const auto fast = compiled.measure(node_of(lib, "softsign", shapes), shapes);
+  const auto slow = interpreted.measure(node_of(lib, "softsign", shapes), shapes);
+  ASSERT_TRUE(fast && slow);
+  // The interpreter walks the comprehension's tree per element: many times slower.
+  EXPECT_GT(slow->forward_seconds, 5 * fast->forward_seconds);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace loom::runtime

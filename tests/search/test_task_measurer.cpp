@@ -1,0 +1,102 @@
+#include <gtest/gtest.h>
+
+#include "loom/search/cost_model.hpp"
+#include "loom/search/task_measurer.hpp"
+#include "search_support.hpp"
+
+namespace loom::search {
+namespace {
+
+using namespace test_support;
+
+// Times each task as a fixed figure per element of its first input, and counts its calls.
+class FakeMeasurer final : public TaskMeasurer {
+ public:
+  std::string device_kind() const override { return "cpu"; }
+  std::optional<MeasuredTask> measure(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs) override {
+    ++calls;
+    asked.push_back(node.op);
+    if (node.op == "relu") return std::nullopt;  // as a task that cannot run alone
+    std::int64_t elements = 1;
+    for (std::int64_t d : inputs.at(0).piece_dims()) elements *= d;
+    return MeasuredTask{1e-9 * static_cast<double>(elements), 3e-9 * static_cast<double>(elements), 5};
+  }
+  int calls = 0;
+  std::vector<std::string> asked;
+};
+
+// x[m, k] * w[k, n], then relu, unsplit.
+pcg::Graph matmul_relu(std::int64_t m, std::int64_t k, std::int64_t n) {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({m, k}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({k, n}), true);
+  const int mm = g.add_node(library(), "matmul", {}, {{x, 0}, {w, 0}});
+  g.mark_output({g.add_node(library(), "relu", {}, {{mm, 0}}), 0});
+  return g;
+}
+
+TEST(MeasuringProfiles, MeasuresEachDistinctTaskOnceAndKeepsItInTheDatabase) {
+  Machine machine = load_machine("cpu_host");
+  ProfileDatabase db;
+  FakeMeasurer measurer;
+  auto measuring = std::make_shared<MeasuringProfiles>(db, measurer);
+  const CostModel model(library(), machine, measuring);
+  const pcg::Graph g = matmul_relu(64, 32, 16);
+  const TaskEstimate first = model.compute(g, g.node(2));
+  EXPECT_TRUE(first.measured);
+  EXPECT_DOUBLE_EQ(first.seconds, 64 * 32 * 1e-9 + machine.device.dispatch_overhead);
+  EXPECT_DOUBLE_EQ(first.backward_seconds, 64 * 32 * 3e-9 + machine.device.dispatch_overhead);
+  // Asked again, by this model or a copy on another machine of the same kind: no new measurement.
+  EXPECT_DOUBLE_EQ(model.compute(g, g.node(2)).seconds, first.seconds);
+  EXPECT_DOUBLE_EQ(model.on(machine.with_devices_per_node(4)).compute(g, g.node(2)).seconds, first.seconds);
+  EXPECT_EQ(measurer.calls, 1);
+  EXPECT_EQ(measuring->measured(), 1);
+  // The database holds it, with the roofline beside it, and the samples it is over.
+  const ProfileEntry* entry = db.find(ProfileKey{"matmul", {}, {g.shape_of(g.node(2).inputs[0]), g.shape_of(g.node(2).inputs[1])}, "cpu"});
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry->samples, 5);
+  ASSERT_TRUE(entry->simulated_seconds.has_value());
+  EXPECT_DOUBLE_EQ(*entry->simulated_seconds, CostModel(library(), machine).compute(g, g.node(2)).seconds);
+  // Other shapes are another task.
+  const pcg::Graph bigger = matmul_relu(128, 32, 16);
+  EXPECT_DOUBLE_EQ(model.compute(bigger, bigger.node(2)).seconds, 128 * 32 * 1e-9 + machine.device.dispatch_overhead);
+  EXPECT_EQ(measurer.calls, 2);
+}
+
+TEST(MeasuringProfiles, ATaskThatCannotRunAloneKeepsItsRooflineAndIsNotAskedAgain) {
+  const Machine machine = load_machine("cpu_host");
+  ProfileDatabase db;
+  FakeMeasurer measurer;
+  auto measuring = std::make_shared<MeasuringProfiles>(db, measurer);
+  const CostModel model(library(), machine, measuring);
+  const pcg::Graph g = matmul_relu(64, 32, 16);
+  const TaskEstimate relu = model.compute(g, g.node(3));
+  EXPECT_FALSE(relu.measured);
+  EXPECT_DOUBLE_EQ(relu.seconds, CostModel(library(), machine).compute(g, g.node(3)).seconds);
+  model.compute(g, g.node(3));
+  EXPECT_EQ(measurer.calls, 1);
+  EXPECT_EQ(measuring->not_measurable(), 1);
+  EXPECT_EQ(measuring->measured(), 0);
+  EXPECT_EQ(db.size(), 0u);
+}
+
+TEST(MeasuringProfiles, MachinesOfAnotherDeviceKindAreNotMeasuredButUseWhatTheDatabaseHolds) {
+  ProfileDatabase db;
+  FakeMeasurer measurer;
+  auto measuring = std::make_shared<MeasuringProfiles>(db, measurer);
+  const Machine summit = load_machine("summit");
+  const CostModel model(library(), summit, measuring);
+  const pcg::Graph g = matmul_relu(64, 32, 16);
+  EXPECT_FALSE(model.compute(g, g.node(2)).measured);
+  EXPECT_EQ(measurer.calls, 0);
+  // A figure recorded for that kind (by `loom train --profile` on it) is used.
+  const pcg::Node& mm = g.node(2);
+  db.record(ProfileKey{mm.op, mm.attrs, {g.shape_of(mm.inputs[0]), g.shape_of(mm.inputs[1])}, summit.device.kind}, 2e-3);
+  const TaskEstimate recorded = model.compute(g, mm);
+  EXPECT_TRUE(recorded.measured);
+  EXPECT_DOUBLE_EQ(recorded.seconds, 2e-3 + summit.device.dispatch_overhead);
+  EXPECT_EQ(measurer.calls, 0);
+}
+
+}  // namespace
+}  // namespace loom::search
