@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/gradient_flow.hpp"
 #include "loom/search/cost_model.hpp"
 #include "loom/search/task_graph.hpp"
 
@@ -65,9 +66,11 @@ std::vector<OperatorProfile> operator_profiles(const spec::Library& library, con
     p.node = n.id;
     p.op = n.op;
     if (roofline.is_compute(n)) {
-      p.key = search::ProfileKey{n.op, n.attrs, {}, machine.device.kind};
-      for (pcg::PortRef in : n.inputs) p.key.inputs.push_back(graph.shape_of(in));
-      p.simulated_seconds = roofline.compute(n, p.key.inputs).seconds;
+      std::vector<pcg::ParallelShape> inputs;
+      for (pcg::PortRef in : n.inputs) inputs.push_back(graph.shape_of(in));
+      const std::vector<bool> gradients = pcg::inputs_taking_gradients(graph, n);
+      p.key = search::task_key(n.op, n.attrs, inputs, gradients, machine.device.kind);
+      p.simulated_seconds = roofline.compute(n, inputs, gradients).seconds;
     } else {
       // One process runs each layout change of a chain by itself: it fuses none.
       const pcg::PortRef from = processes > 1 ? sources[n.id.index()] : n.inputs.at(0);

@@ -7,28 +7,44 @@
 #include "loom/runtime/data.hpp"
 #include "loom/runtime/initializer.hpp"
 #include "loom/runtime/kernel_registry.hpp"
+#include "loom/runtime/optimizer.hpp"
 #include "loom/runtime/sharded_executor.hpp"
 #include "loom/runtime/transport.hpp"
+#include "piece_regions.hpp"
 
 namespace loom::runtime {
 
-std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs) {
+template <class Run>
+std::int64_t LocalTaskMeasurer::repeat(Run&& run) const {
+  const auto start = std::chrono::steady_clock::now();
+  std::int64_t runs = 0;
+  for (; runs < settings_.max_runs; ++runs) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (runs >= settings_.min_runs && elapsed >= settings_.min_seconds) break;
+    run();
+  }
+  return runs;
+}
+
+std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::ProfileKey& task) {
+  const std::vector<pcg::ParallelShape>& inputs = task.inputs;
   pcg::Graph graph;
   std::vector<pcg::PortRef> ports;
   for (std::size_t i = 0; i < inputs.size(); ++i)
     ports.push_back({graph.add_input("input" + std::to_string(i), pcg::ParallelShape::unpartitioned(inputs[i].piece_dims())), 0});
-  pcg::NodeId task;
+  pcg::NodeId node;
   try {
-    task = graph.add_node(library_, node.op, node.attrs, ports, "task");
+    node = graph.add_node(library_, task.op, task.attrs, ports, "task");
   } catch (const LoomError&) {
     return std::nullopt;
   }
-  for (std::size_t k = 0; k < graph.node(task).output_shapes.size(); ++k) graph.mark_output({task, static_cast<int>(k)});
+  for (std::size_t k = 0; k < graph.node(node).output_shapes.size(); ++k) graph.mark_output({node, static_cast<int>(k)});
 
   std::set<std::string> differentiable;
-  for (pcg::PortRef in : ports) {
-    const InputRole role = input_role(library_, graph, in.node);
-    if (role == InputRole::Data || role == InputRole::Matrix) differentiable.insert(graph.node(in.node).name);
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    const InputRole role = input_role(library_, graph, ports[i].node);
+    const bool taken = task.gradients.empty() || task.gradients.at(i);
+    if (taken && (role == InputRole::Data || role == InputRole::Matrix)) differentiable.insert(graph.node(ports[i].node).name);
   }
   LocalTransport transport;
   std::optional<ShardedExecutor<float>> executor;
@@ -51,17 +67,39 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const pcg::Node& 
   };
   run();
   executor->restart_operator_times();
-  const auto start = std::chrono::steady_clock::now();
-  for (int runs = 0; runs < settings_.max_runs; ++runs) {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (runs >= settings_.min_runs && elapsed >= settings_.min_seconds) break;
-    run();
-  }
-  const OperatorTime& time = executor->operator_times()[task.index()];
+  repeat(run);
+  const OperatorTime& time = executor->operator_times()[node.index()];
   search::MeasuredTask measured;
   measured.forward_seconds = time.forward_per_task();
   measured.samples = time.forward_tasks;
   if (time.backward_tasks > 0) measured.backward_seconds = time.backward_per_task();
+  return measured;
+}
+
+std::optional<search::MeasuredTask> LocalTaskMeasurer::measure_update(const std::string& optimizer, const std::vector<std::int64_t>& box,
+                                                                      const std::vector<std::int64_t>& whole) {
+  if (box.size() != whole.size()) return std::nullopt;
+  pcg::Region region = pcg::whole_region(box);
+  const pcg::Region all = pcg::whole_region(whole);
+  for (std::size_t d = 0; d < box.size(); ++d)
+    if (box[d] > whole[d]) return std::nullopt;
+  ElementRanges only;
+  std::vector<ElementRange>& runs = only["w"];
+  for_each_run_in_box(all, region, [&](std::size_t at, std::size_t, std::size_t n) { runs.push_back({at, at + n}); });
+  NamedTensors<float> params, grads;
+  params.emplace("w", Tensor<float>(whole));
+  Tensor<float> gradient(whole);
+  for (float& g : gradient.data) g = 1e-3f;
+  grads.emplace("w", std::move(gradient));
+  Optimizer<float> step(optimizer_from_name(optimizer));
+  std::map<std::string, double> seconds;
+  const auto run = [&] { step.step(params, grads, &only, &seconds); };
+  run();
+  seconds.clear();
+  const std::int64_t runs_made = repeat(run);
+  search::MeasuredTask measured;
+  measured.forward_seconds = seconds["w"] / static_cast<double>(runs_made);
+  measured.samples = runs_made;
   return measured;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/gradient_flow.hpp"
 #include "loom/pcg/piece_moves.hpp"
 
 namespace loom::search {
@@ -35,10 +36,11 @@ CostModel::CostModel(const spec::Library& library, const Machine& machine, std::
 TaskEstimate CostModel::compute(const pcg::Graph& graph, const pcg::Node& node) const {
   std::vector<pcg::ParallelShape> inputs;
   for (pcg::PortRef in : node.inputs) inputs.push_back(graph.shape_of(in));
-  return compute(node, inputs);
+  return compute(node, inputs, is_compute(node) ? pcg::inputs_taking_gradients(graph, node) : std::vector<bool>{});
 }
 
-TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs) const {
+TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs,
+                                const std::vector<bool>& gradients) const {
   TaskEstimate est;
   if (!is_compute(node)) return est;
   const pcg::TaskCost cost = library_.task_cost(node.op, node.attrs, inputs);
@@ -46,8 +48,8 @@ TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::Pa
   est.bytes = cost.bytes_read + cost.bytes_written;
   const DeviceSpec& d = machine_.device;
   const double kernel = std::max(est.flops / d.peak_flops, est.bytes / d.memory_bandwidth) + d.kernel_overhead;
-  const ProfileKey key{node.op, node.attrs, inputs, d.kind};
-  const ProfileEntry* measured = measuring_  ? measuring_->find_or_measure(key, node, inputs, kernel + d.dispatch_overhead)
+  const ProfileKey key = task_key(node.op, node.attrs, inputs, gradients, d.kind);
+  const ProfileEntry* measured = measuring_  ? measuring_->find_or_measure(key, kernel + d.dispatch_overhead)
                                  : profiles_ ? profiles_->find(key)
                                              : nullptr;
   if (measured) {
@@ -87,13 +89,16 @@ std::optional<TaskEstimate> CostModel::measured_layout_change(const pcg::Paralle
 TaskEstimate CostModel::weight_update(const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole) const {
   TaskEstimate est;
   est.bytes = static_cast<double>(pcg::whole_region(box).elements()) * update_bytes_per_element_;
-  if (profiles_)
-    if (const ProfileEntry* measured = profiles_->find(weight_update_key(optimizer_, box, whole, machine_.device.kind))) {
-      est.seconds = measured->measured_seconds;
-      est.measured = true;
-      return est;
-    }
-  est.seconds = est.bytes / machine_.device.memory_bandwidth;
+  const double roofline = est.bytes / machine_.device.memory_bandwidth;
+  const ProfileEntry* measured = measuring_  ? measuring_->find_or_measure_update(optimizer_, box, whole, machine_.device.kind, roofline)
+                                 : profiles_ ? profiles_->find(weight_update_key(optimizer_, box, whole, machine_.device.kind))
+                                             : nullptr;
+  if (measured) {
+    est.seconds = measured->measured_seconds;
+    est.measured = true;
+    return est;
+  }
+  est.seconds = roofline;
   return est;
 }
 

@@ -1,5 +1,6 @@
 #include "mapping_choices.hpp"
 
+#include "loom/pcg/gradient_flow.hpp"
 #include "loom/pcg/task_layout.hpp"
 
 namespace loom::search::mapping {
@@ -14,7 +15,7 @@ std::uint64_t mix_shapes(std::uint64_t h, const std::vector<pcg::ParallelShape>&
 }  // namespace
 
 NodeSignature NodeSignature::of(const pcg::Graph& graph, const pcg::Node& node) {
-  NodeSignature s{node.op, node.attrs, {}, {}};
+  NodeSignature s{node.op, node.attrs, {}, {}, pcg::inputs_taking_gradients(graph, node)};
   for (pcg::PortRef in : node.inputs) {
     s.inputs.push_back(graph.shape_of(in));
     s.weights.push_back(graph.node(in.node).op == pcg::kWeightOp);
@@ -28,6 +29,7 @@ std::size_t NodeSignatureHash::operator()(const NodeSignature& s) const {
     h = pcg::hash_mix(pcg::hash_mix(h, std::hash<std::string>{}(name)), static_cast<std::uint64_t>(value));
   h = mix_shapes(h, s.inputs);
   for (bool w : s.weights) h = pcg::hash_mix(h, w ? 1 : 0);
+  for (bool g : s.gradients) h = pcg::hash_mix(h, g ? 3 : 2);
   return static_cast<std::size_t>(h);
 }
 
@@ -42,7 +44,7 @@ const ConfigTable::Kind& ConfigTable::kind_of(const pcg::Graph& graph, const pcg
   for (ParallelConfig& c : node_configs(library_, graph, n, options_.degrees)) {
     if (!out.empty() && options_.admit && !options_.admit(n, c)) continue;
     ConfigInfo info;
-    const TaskEstimate estimate = model_.compute(n, c.inputs);
+    const TaskEstimate estimate = model_.compute(n, c.inputs, signature.gradients);
     info.seconds = estimate.seconds + estimate.backward_seconds;
     info.backward_seconds = estimate.backward_seconds;
     for (std::size_t i = 0; i < c.inputs.size(); ++i) {

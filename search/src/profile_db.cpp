@@ -58,6 +58,14 @@ ProfileKey weight_update_key(const std::string& optimizer, const std::vector<std
   return ProfileKey{optimizer + "_update", {}, {pcg::ParallelShape::unpartitioned(box), pcg::ParallelShape::unpartitioned(whole)}, device};
 }
 
+ProfileKey task_key(const std::string& op, const pcg::AttrMap& attrs, std::vector<pcg::ParallelShape> inputs,
+                    const std::vector<bool>& gradients, const std::string& device) {
+  ProfileKey key{op, attrs, std::move(inputs), device};
+  for (bool taken : gradients)
+    if (!taken) key.gradients = gradients;
+  return key;
+}
+
 std::string ProfileKey::to_string() const {
   std::string out = op + "{";
   bool first = true;
@@ -67,6 +75,10 @@ std::string ProfileKey::to_string() const {
   }
   out += "}";
   for (const auto& s : inputs) out += " " + s.to_string();
+  std::string without;
+  for (std::size_t i = 0; i < gradients.size(); ++i)
+    if (!gradients[i]) without += (without.empty() ? "" : ",") + std::to_string(i);
+  if (!without.empty()) out += " no-grad " + without;
   return out + " on " + device;
 }
 

@@ -5,15 +5,15 @@
 
 namespace loom::search {
 
-const ProfileEntry* MeasuringProfiles::find_or_measure(const ProfileKey& key, const pcg::Node& node,
-                                                       const std::vector<pcg::ParallelShape>& inputs, double roofline) {
+template <class Measure>
+const ProfileEntry* MeasuringProfiles::find_or(const ProfileKey& key, double roofline, Measure&& measure) {
   if (const ProfileEntry* entry = database_.find(key)) return entry;
   if (key.device != measurer_.device_kind()) return nullptr;
   const std::string text = key.to_string();
   auto refused = std::lower_bound(refused_.begin(), refused_.end(), text);
   if (refused != refused_.end() && *refused == text) return nullptr;
   const auto start = std::chrono::steady_clock::now();
-  const std::optional<MeasuredTask> task = measurer_.measure(node, inputs);
+  const std::optional<MeasuredTask> task = measure();
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!task || task->samples < 1 || !(task->forward_seconds > 0)) {
     refused_.insert(refused, text);
@@ -24,6 +24,17 @@ const ProfileEntry* MeasuringProfiles::find_or_measure(const ProfileKey& key, co
   ++measured_;
   if (on_measured) on_measured(measured_);
   return database_.find(key);
+}
+
+const ProfileEntry* MeasuringProfiles::find_or_measure(const ProfileKey& key, double roofline) {
+  return find_or(key, roofline, [&] { return measurer_.measure(key); });
+}
+
+const ProfileEntry* MeasuringProfiles::find_or_measure_update(const std::string& optimizer, const std::vector<std::int64_t>& box,
+                                                              const std::vector<std::int64_t>& whole, const std::string& device,
+                                                              double roofline) {
+  return find_or(weight_update_key(optimizer, box, whole, device), roofline,
+                 [&] { return measurer_.measure_update(optimizer, box, whole); });
 }
 
 }  // namespace loom::search

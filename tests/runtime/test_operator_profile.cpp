@@ -6,6 +6,7 @@
 #include <set>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/gradient_flow.hpp"
 #include "loom/runtime/operator_profile.hpp"
 #include "loom/search/task_graph.hpp"
 #include "sharded_check.hpp"
@@ -35,6 +36,11 @@ std::vector<pcg::ParallelShape> input_shapes(const pcg::Graph& g, const pcg::Nod
   std::vector<pcg::ParallelShape> out;
   for (pcg::PortRef in : n.inputs) out.push_back(g.shape_of(in));
   return out;
+}
+
+// The key the cost model looks the plan's node `n` up by.
+search::ProfileKey key_of(const pcg::Node& n, const std::string& device) {
+  return search::task_key(n.op, n.attrs, input_shapes(plan(), n), pcg::inputs_taking_gradients(plan(), n), device);
 }
 
 // max(FLOPs / peak, bytes / bandwidth) + overheads, from the spec's task cost.
@@ -97,7 +103,7 @@ TEST(OperatorProfile, CoversEveryOperatorAndLayoutChangeTheProcessRan) {
     const OperatorTime& t = executor.operator_times()[p.node.index()];
     EXPECT_DOUBLE_EQ(p.measured_seconds, t.forward_seconds / static_cast<double>(t.forward_tasks));
     if (search::is_compute_node(library(), n)) {
-      EXPECT_EQ(p.key.to_string(), (search::ProfileKey{n.op, n.attrs, input_shapes(plan(), n), "cpu"}.to_string()));
+      EXPECT_EQ(p.key.to_string(), (key_of(n, "cpu").to_string()));
       ASSERT_TRUE(p.simulated_seconds);
       EXPECT_DOUBLE_EQ(*p.simulated_seconds, roofline(plan(), n));
     } else {
@@ -122,7 +128,7 @@ TEST(OperatorProfile, ARecordedDatabaseReplacesTheRooflineInThePlansCost) {
     // The runtime's dispatch outside the kernel comes on top of the kernel's time.
     EXPECT_DOUBLE_EQ(est.seconds, (n.id + 1) * 1e-3 + host().device.dispatch_overhead);
     EXPECT_FALSE(estimated.compute(plan(), n).measured);
-    const search::ProfileEntry* e = db.find(search::ProfileKey{n.op, n.attrs, input_shapes(plan(), n), host().device.kind});
+    const search::ProfileEntry* e = db.find(key_of(n, host().device.kind));
     ASSERT_NE(e, nullptr);
     EXPECT_EQ(e->samples, 2 * n.tasks());
     ASSERT_TRUE(e->simulated_seconds);
@@ -152,7 +158,7 @@ TEST(OperatorProfile, RecordingAgainAveragesOverTaskRuns) {
   record_profiles(operator_profiles(library(), plan(), host(), times), db);
   for (const pcg::Node& n : plan().nodes()) {
     if (!search::is_compute_node(library(), n)) continue;
-    EXPECT_DOUBLE_EQ(*db.seconds(search::ProfileKey{n.op, n.attrs, input_shapes(plan(), n), "cpu"}), 2 * (n.id + 1) * 1e-3) << n.describe();
+    EXPECT_DOUBLE_EQ(*db.seconds(key_of(n, "cpu")), 2 * (n.id + 1) * 1e-3) << n.describe();
   }
 }
 

@@ -14,12 +14,10 @@ namespace {
 
 using namespace sharded_test;
 
-// The node `op` reading inputs of `shapes`, in a graph of its own.
-pcg::Node node_of(const spec::Library& lib, const std::string& op, const std::vector<pcg::ParallelShape>& shapes, pcg::AttrMap attrs = {}) {
-  pcg::Graph g;
-  std::vector<pcg::PortRef> ports;
-  for (std::size_t i = 0; i < shapes.size(); ++i) ports.push_back({g.add_input("in" + std::to_string(i), shapes[i]), 0});
-  return g.node(g.add_node(lib, op, std::move(attrs), ports));
+// One task of `op` reading pieces of `shapes`, every input taking its gradient unless `gradients`
+// says otherwise.
+search::ProfileKey task(const std::string& op, std::vector<pcg::ParallelShape> shapes, std::vector<bool> gradients = {}) {
+  return search::task_key(op, {}, std::move(shapes), gradients, "cpu");
 }
 
 pcg::ParallelShape whole(std::vector<std::int64_t> dims) { return pcg::ParallelShape::unpartitioned(std::move(dims)); }
@@ -29,8 +27,8 @@ TEST(TaskMeasurement, TimesTheForwardAndBackwardOfOneTaskAndMoreWorkTakesLonger)
   EXPECT_EQ(measurer.device_kind(), "cpu");
   const auto small_shapes = std::vector<pcg::ParallelShape>{whole({32, 128}), whole({128, 128})};
   const auto large_shapes = std::vector<pcg::ParallelShape>{whole({512, 128}), whole({128, 128})};
-  const auto small = measurer.measure(node_of(library(), "matmul", small_shapes), small_shapes);
-  const auto large = measurer.measure(node_of(library(), "matmul", large_shapes), large_shapes);
+  const auto small = measurer.measure(task("matmul", small_shapes));
+  const auto large = measurer.measure(task("matmul", large_shapes));
   ASSERT_TRUE(small && large);
   EXPECT_GE(small->samples, 3);
   EXPECT_GT(small->forward_seconds, 0);
@@ -41,14 +39,40 @@ TEST(TaskMeasurement, TimesTheForwardAndBackwardOfOneTaskAndMoreWorkTakesLonger)
   EXPECT_GT(*large->backward_seconds, 3 * *small->backward_seconds);
 }
 
+TEST(TaskMeasurement, AnInputThatTakesNoGradientIsNotDifferentiated) {
+  LocalTaskMeasurer measurer(library());
+  const auto shapes = std::vector<pcg::ParallelShape>{whole({256, 256}), whole({256, 256})};
+  const auto both = measurer.measure(task("matmul", shapes));
+  const auto weight_only = measurer.measure(task("matmul", shapes, {false, true}));
+  const auto neither = measurer.measure(task("matmul", shapes, {false, false}));
+  ASSERT_TRUE(both && weight_only && neither);
+  ASSERT_TRUE(both->backward_seconds && weight_only->backward_seconds);
+  // One product in the backward instead of two.
+  EXPECT_LT(*weight_only->backward_seconds, 0.8 * *both->backward_seconds);
+  EXPECT_FALSE(neither->backward_seconds.has_value());
+}
+
+TEST(TaskMeasurement, AnOptimizersStepOverABoxOfAWeightTakesLessThanOverAllOfIt) {
+  LocalTaskMeasurer measurer(library());
+  const auto all = measurer.measure_update("sgd", {512, 512}, {512, 512});
+  const auto eighth = measurer.measure_update("sgd", {512, 64}, {512, 512});  // 512 strided runs
+  const auto adam = measurer.measure_update("adam", {512, 512}, {512, 512});
+  ASSERT_TRUE(all && eighth && adam);
+  EXPECT_GE(all->samples, 3);
+  EXPECT_FALSE(all->backward_seconds.has_value());
+  EXPECT_LT(eighth->forward_seconds, 0.5 * all->forward_seconds);
+  EXPECT_GT(adam->forward_seconds, all->forward_seconds);  // two moments more to read and write
+  EXPECT_FALSE(measurer.measure_update("sgd", {600, 64}, {512, 512}).has_value());
+}
+
 TEST(TaskMeasurement, ATaskOfASplitOperatorRunsOnItsPieces) {
   LocalTaskMeasurer measurer(library());
   // Rows cut in 8, the weight replicated: each task multiplies 64 of the 512 rows.
   const pcg::ParallelShape rows = pcg::ParallelShape::partitioned({512, 128}, {8, 1});
   const auto split = std::vector<pcg::ParallelShape>{rows, pcg::ParallelShape::partitioned({128, 128}, {}, 1, 8)};
   const auto whole_shapes = std::vector<pcg::ParallelShape>{whole({512, 128}), whole({128, 128})};
-  const auto piece = measurer.measure(node_of(library(), "matmul", split), split);
-  const auto all = measurer.measure(node_of(library(), "matmul", whole_shapes), whole_shapes);
+  const auto piece = measurer.measure(task("matmul", split));
+  const auto all = measurer.measure(task("matmul", whole_shapes));
   ASSERT_TRUE(piece && all);
   EXPECT_LT(piece->forward_seconds, all->forward_seconds / 2);
 }
@@ -56,7 +80,7 @@ TEST(TaskMeasurement, ATaskOfASplitOperatorRunsOnItsPieces) {
 TEST(TaskMeasurement, LookupIdsAreRowsOfTheirTableAndTakeNoGradient) {
   LocalTaskMeasurer measurer(library());
   const auto shapes = std::vector<pcg::ParallelShape>{whole({64}), whole({1000, 32})};
-  const auto lookup = measurer.measure(node_of(library(), "embedding", shapes), shapes);
+  const auto lookup = measurer.measure(task("embedding", shapes));
   ASSERT_TRUE(lookup);
   EXPECT_GT(lookup->forward_seconds, 0);
   EXPECT_TRUE(lookup->backward_seconds.has_value());  // the table's gradient
@@ -66,7 +90,7 @@ TEST(TaskMeasurement, PiecesAnOperatorDoesNotAcceptWholeAreNotMeasured) {
   LocalTaskMeasurer measurer(library());
   // Rows of square scores cut in two: a [2, 4, 8] piece is not a causal_mask input.
   const auto shapes = std::vector<pcg::ParallelShape>{pcg::ParallelShape::partitioned({2, 8, 8}, {1, 2, 1})};
-  EXPECT_FALSE(measurer.measure(node_of(library(), "causal_mask", {whole({2, 8, 8})}), shapes).has_value());
+  EXPECT_FALSE(measurer.measure(task("causal_mask", shapes)).has_value());
 }
 
 TEST(TaskMeasurement, AnOperatorWrittenInTheSpecLanguageIsMeasuredCompiledOrInterpreted) {
@@ -79,8 +103,8 @@ TEST(TaskMeasurement, AnOperatorWrittenInTheSpecLanguageIsMeasuredCompiledOrInte
   TaskMeasurementSettings interpreting;
   interpreting.compile_from_specs = false;
   LocalTaskMeasurer interpreted(lib, interpreting);
-  const auto fast = compiled.measure(node_of(lib, "softsign", shapes), shapes);
-  const auto slow = interpreted.measure(node_of(lib, "softsign", shapes), shapes);
+  const auto fast = compiled.measure(task("softsign", shapes));
+  const auto slow = interpreted.measure(task("softsign", shapes));
   ASSERT_TRUE(fast && slow);
   // The interpreter walks the comprehension's tree per element: many times slower.
   EXPECT_GT(slow->forward_seconds, 5 * fast->forward_seconds);

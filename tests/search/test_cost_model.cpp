@@ -48,7 +48,8 @@ TEST(CostModel, AMeasuredProfileOverridesTheRoofline) {
   const pcg::Graph g = data_parallel_matmul(64, 32, 16);
   ProfileDatabase db;
   const pcg::Node& mm = g.node(4);
-  db.record(ProfileKey{mm.op, mm.attrs, {g.shape_of(mm.inputs[0]), g.shape_of(mm.inputs[1])}, "P100"}, 1.5e-3);
+  // x is data: the task's backward takes no gradient for it, and its key says so.
+  db.record(task_key(mm.op, mm.attrs, {g.shape_of(mm.inputs[0]), g.shape_of(mm.inputs[1])}, {false, true}, "P100"), 1.5e-3);
   const TaskEstimate est = CostModel(library(), machine, &db).compute(g, mm);
   EXPECT_TRUE(est.measured);
   EXPECT_DOUBLE_EQ(est.seconds, 1.5e-3);
@@ -70,7 +71,7 @@ TEST(CostModel, AMeasuredBackwardAndTheDispatchOverheadArePartOfTheEstimate) {
 
   machine.device.dispatch_overhead = 2e-5;
   ProfileDatabase db;
-  const ProfileKey key{mm.op, mm.attrs, {g.shape_of(mm.inputs[0]), g.shape_of(mm.inputs[1])}, "P100"};
+  const ProfileKey key = task_key(mm.op, mm.attrs, {g.shape_of(mm.inputs[0]), g.shape_of(mm.inputs[1])}, {false, true}, "P100");
   db.record(key, 1e-3);
   db.record_backward(key, 1.7e-3);
   const TaskEstimate measured = CostModel(library(), machine, &db).compute(g, mm);

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "loom/pcg/gradient_flow.hpp"
+#include "loom/pcg/piece_moves.hpp"
 #include "loom/search/cost_model.hpp"
 #include "loom/search/task_measurer.hpp"
 #include "search_support.hpp"
@@ -13,16 +15,22 @@ using namespace test_support;
 class FakeMeasurer final : public TaskMeasurer {
  public:
   std::string device_kind() const override { return "cpu"; }
-  std::optional<MeasuredTask> measure(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs) override {
+  std::optional<MeasuredTask> measure(const ProfileKey& task) override {
     ++calls;
-    asked.push_back(node.op);
-    if (node.op == "relu") return std::nullopt;  // as a task that cannot run alone
+    asked.push_back(task);
+    if (task.op == "relu") return std::nullopt;  // as a task that cannot run alone
     std::int64_t elements = 1;
-    for (std::int64_t d : inputs.at(0).piece_dims()) elements *= d;
+    for (std::int64_t d : task.inputs.at(0).piece_dims()) elements *= d;
     return MeasuredTask{1e-9 * static_cast<double>(elements), 3e-9 * static_cast<double>(elements), 5};
   }
-  int calls = 0;
-  std::vector<std::string> asked;
+  std::optional<MeasuredTask> measure_update(const std::string& optimizer, const std::vector<std::int64_t>& box,
+                                             const std::vector<std::int64_t>&) override {
+    ++update_calls;
+    EXPECT_EQ(optimizer, "sgd");
+    return MeasuredTask{2e-9 * static_cast<double>(pcg::whole_region(box).elements()), std::nullopt, 4};
+  }
+  int calls = 0, update_calls = 0;
+  std::vector<ProfileKey> asked;
 };
 
 // x[m, k] * w[k, n], then relu, unsplit.
@@ -52,7 +60,11 @@ TEST(MeasuringProfiles, MeasuresEachDistinctTaskOnceAndKeepsItInTheDatabase) {
   EXPECT_EQ(measurer.calls, 1);
   EXPECT_EQ(measuring->measured(), 1);
   // The database holds it, with the roofline beside it, and the samples it is over.
-  const ProfileEntry* entry = db.find(ProfileKey{"matmul", {}, {g.shape_of(g.node(2).inputs[0]), g.shape_of(g.node(2).inputs[1])}, "cpu"});
+  // The data input x takes no gradient: the task is measured and keyed without it.
+  ASSERT_EQ(measurer.asked.size(), 1u);
+  EXPECT_EQ(measurer.asked[0].gradients, (std::vector<bool>{false, true}));
+  const ProfileEntry* entry =
+      db.find(task_key("matmul", {}, {g.shape_of(g.node(2).inputs[0]), g.shape_of(g.node(2).inputs[1])}, {false, true}, "cpu"));
   ASSERT_NE(entry, nullptr);
   EXPECT_EQ(entry->samples, 5);
   ASSERT_TRUE(entry->simulated_seconds.has_value());
@@ -61,6 +73,32 @@ TEST(MeasuringProfiles, MeasuresEachDistinctTaskOnceAndKeepsItInTheDatabase) {
   const pcg::Graph bigger = matmul_relu(128, 32, 16);
   EXPECT_DOUBLE_EQ(model.compute(bigger, bigger.node(2)).seconds, 128 * 32 * 1e-9 + machine.device.dispatch_overhead);
   EXPECT_EQ(measurer.calls, 2);
+}
+
+TEST(MeasuringProfiles, AnOptimizersStepOverABoxIsMeasuredOnce) {
+  const Machine machine = load_machine("cpu_host");
+  ProfileDatabase db;
+  FakeMeasurer measurer;
+  const CostModel model(library(), machine, std::make_shared<MeasuringProfiles>(db, measurer));
+  const TaskEstimate half = model.weight_update({32, 16}, {64, 16});
+  EXPECT_TRUE(half.measured);
+  EXPECT_DOUBLE_EQ(half.seconds, 2e-9 * 32 * 16);
+  EXPECT_DOUBLE_EQ(model.weight_update({32, 16}, {64, 16}).seconds, half.seconds);
+  EXPECT_EQ(measurer.update_calls, 1);
+  const ProfileEntry* entry = db.find(weight_update_key("sgd", {32, 16}, {64, 16}, "cpu"));
+  ASSERT_NE(entry, nullptr);
+  EXPECT_DOUBLE_EQ(*entry->simulated_seconds, CostModel(library(), machine).weight_update({32, 16}, {64, 16}).seconds);
+  EXPECT_EQ(measurer.calls, 0);
+}
+
+TEST(TaskKey, NamesTheInputsThatTakeNoGradientAndOnlyThose) {
+  const pcg::Graph g = matmul_relu(64, 32, 16);
+  EXPECT_EQ(pcg::inputs_taking_gradients(g, g.node(2)), (std::vector<bool>{false, true}));
+  EXPECT_EQ(pcg::inputs_taking_gradients(g, g.node(3)), (std::vector<bool>{true}));  // made from the weight
+  const std::vector<pcg::ParallelShape> shapes = {g.shape_of(g.node(2).inputs[0]), g.shape_of(g.node(2).inputs[1])};
+  EXPECT_EQ(task_key("matmul", {}, shapes, {false, true}, "cpu").to_string(), "matmul{} [64, 32] [32, 16] no-grad 0 on cpu");
+  EXPECT_EQ(task_key("matmul", {}, shapes, {true, true}, "cpu").to_string(), "matmul{} [64, 32] [32, 16] on cpu");
+  EXPECT_TRUE(task_key("matmul", {}, shapes, {true, true}, "cpu").gradients.empty());
 }
 
 TEST(MeasuringProfiles, ATaskThatCannotRunAloneKeepsItsRooflineAndIsNotAskedAgain) {
@@ -91,7 +129,7 @@ TEST(MeasuringProfiles, MachinesOfAnotherDeviceKindAreNotMeasuredButUseWhatTheDa
   EXPECT_EQ(measurer.calls, 0);
   // A figure recorded for that kind (by `loom train --profile` on it) is used.
   const pcg::Node& mm = g.node(2);
-  db.record(ProfileKey{mm.op, mm.attrs, {g.shape_of(mm.inputs[0]), g.shape_of(mm.inputs[1])}, summit.device.kind}, 2e-3);
+  db.record(task_key(mm.op, mm.attrs, {g.shape_of(mm.inputs[0]), g.shape_of(mm.inputs[1])}, {false, true}, summit.device.kind), 2e-3);
   const TaskEstimate recorded = model.compute(g, mm);
   EXPECT_TRUE(recorded.measured);
   EXPECT_DOUBLE_EQ(recorded.seconds, 2e-3 + summit.device.dispatch_overhead);

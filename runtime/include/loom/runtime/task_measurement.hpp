@@ -4,7 +4,8 @@
 // pieces become whole inputs of a graph of the operator alone, filled as training data is
 // (lookup ids are rows of their table), and the operator runs on the kernel training would give
 // it: hand-written, compiled from its spec, or interpreted. Its forward and backward are timed
-// after a warm-up run that builds kernels and buffers.
+// after a warm-up run that builds kernels and buffers. An optimizer's step over a box of a weight
+// is timed the same way.
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,9 +32,18 @@ class LocalTaskMeasurer final : public search::TaskMeasurer {
   // Float, as `loom train` runs by default. Nullopt when the operator does not accept its pieces
   // as whole inputs (pieces of an operator whose shapes must agree, e.g. rows of square scores)
   // or no kernel runs it.
-  std::optional<search::MeasuredTask> measure(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs) override;
+  std::optional<search::MeasuredTask> measure(const search::ProfileKey& task) override;
+  // The optimizer's step (runtime::Optimizer, float) over the box's elements, in strided runs
+  // where the box is not all of the weight, as a process of a distributed run updates them.
+  std::optional<search::MeasuredTask> measure_update(const std::string& optimizer, const std::vector<std::int64_t>& box,
+                                                     const std::vector<std::int64_t>& whole) override;
 
  private:
+  // Calls `run` at least min_runs times and until min_seconds have passed, at most max_runs;
+  // returns how many times.
+  template <class Run>
+  std::int64_t repeat(Run&& run) const;
+
   const spec::Library& library_;
   TaskMeasurementSettings settings_;
 };

@@ -39,8 +39,9 @@ class CostModel {
   // One task of an operator node. Parallelization operators, fused forms and graph inputs run no
   // kernel: what they cost is communication.
   TaskEstimate compute(const pcg::Graph& graph, const pcg::Node& node) const;
-  // The same for the node reading inputs of the given parallel shapes (a split the node may take).
-  TaskEstimate compute(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs) const;
+  // The same for the node reading inputs of the given parallel shapes (a split the node may take);
+  // `gradients`: which inputs take a gradient (pcg::inputs_taking_gradients; empty: all).
+  TaskEstimate compute(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs, const std::vector<bool>& gradients = {}) const;
 
   // One piece's work on its device in a layout change between the two shapes, outside the
   // messages and collectives, where the profile database has it measured; otherwise none (the

@@ -23,10 +23,20 @@ struct ProfileKey {
   pcg::AttrMap attrs;
   std::vector<pcg::ParallelShape> inputs;
   std::string device;
+  // Per input, whether the task's backward computes its gradient (pcg::inputs_taking_gradients);
+  // empty: every input's.
+  std::vector<bool> gradients = {};
 
-  // e.g. `matmul{} [64/2, 512] [512, 10]{R2} on V100`: the stable text the database is keyed by.
+  // e.g. `matmul{} [64/2, 512] [512, 10]{R2} on V100`, or `matmul{} [64, 512] [512, 10] no-grad 0
+  // on V100` for a first layer, whose data input takes no gradient: the stable text the database
+  // is keyed by.
   std::string to_string() const;
 };
+
+// The key of one task of operator `op` with `attrs` over input pieces of `inputs`' shapes on a
+// `device`; `gradients` as ProfileKey's, kept only where some input takes no gradient.
+ProfileKey task_key(const std::string& op, const pcg::AttrMap& attrs, std::vector<pcg::ParallelShape> inputs,
+                    const std::vector<bool>& gradients, const std::string& device);
 
 // The key of a layout change's work on one device per piece of its new layout, outside the
 // messages and collectives: `layout_change{} FROM TO on DEVICE`, the shapes it changes between.

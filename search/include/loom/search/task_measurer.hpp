@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "loom/pcg/graph.hpp"
 #include "loom/search/profile_db.hpp"
 
 namespace loom::search {
@@ -26,10 +25,15 @@ class TaskMeasurer {
   virtual ~TaskMeasurer() = default;
   // The device kind (a machine file's `device.kind`) whose tasks it can run, e.g. "cpu".
   virtual std::string device_kind() const = 0;
-  // One task of `node` reading input pieces of `inputs`' shapes; nullopt when the task cannot be
+  // One task of the key's operator and attributes, reading input pieces of its shapes, its
+  // backward computing the gradients of the inputs the key says; nullopt when the task cannot be
   // run alone (the cost model then keeps its roofline). Throws LoomError only on a fault of the
   // measurer itself.
-  virtual std::optional<MeasuredTask> measure(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs) = 0;
+  virtual std::optional<MeasuredTask> measure(const ProfileKey& task) = 0;
+  // The step of `optimizer` ("sgd", "adam") over `box` (its extent, from the origin) of a weight of
+  // dims `whole`; the forward figure is the step. Nullopt when the measurer cannot run it.
+  virtual std::optional<MeasuredTask> measure_update(const std::string& optimizer, const std::vector<std::int64_t>& box,
+                                                     const std::vector<std::int64_t>& whole) = 0;
 };
 
 // A profile database that measures what it lacks: shared by every copy of a cost model.
@@ -40,8 +44,10 @@ class MeasuringProfiles {
 
   // The entry for `key`, measured first when the database lacks it and the key is for the
   // measurer's device kind. `roofline`: the simulated figure recorded beside the measurement.
-  const ProfileEntry* find_or_measure(const ProfileKey& key, const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs,
-                                      double roofline);
+  const ProfileEntry* find_or_measure(const ProfileKey& key, double roofline);
+  // The same for an optimizer's step over a box of a weight (weight_update_key).
+  const ProfileEntry* find_or_measure_update(const std::string& optimizer, const std::vector<std::int64_t>& box,
+                                             const std::vector<std::int64_t>& whole, const std::string& device, double roofline);
   const ProfileDatabase& database() const { return database_; }
 
   // Tasks measured so far, the seconds it took, and the tasks that could not be run alone.
@@ -56,6 +62,9 @@ class MeasuringProfiles {
   TaskMeasurer& measurer_;
   std::int64_t measured_ = 0;
   double seconds_ = 0;
+  template <class Measure>
+  const ProfileEntry* find_or(const ProfileKey& key, double roofline, Measure&& measure);
+
   std::vector<std::string> refused_;  // keys, sorted
 };
 
