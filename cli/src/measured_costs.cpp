@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <iostream>
 #include <sstream>
 
 #include "loom/pcg/diagnostic.hpp"
@@ -15,7 +16,7 @@ void add_measure_options(CLI::App* cmd, MeasureOptions& opt) {
                   "task on the machine's device kind; `loom train --profile` records them too. Tasks measured here are added to "
                   "it. Default: this user's database for the machine, in the cache folder (~/.cache/loom/profiles/MACHINE.json)");
   cmd->add_flag("--no-measure", opt.no_measure,
-                "do not measure the operator tasks the database lacks: cost them by the roofline. Without it, where the "
+                "measure nothing: read only --profile, if given, and cost the tasks it lacks by the roofline. Without it, where the "
                 "machine's devices are of this host's kind (cpu, as on cpu_host), each distinct task (operator, attributes, "
                 "piece shapes) is run alone on this host, forward and backward, the first time the search costs it");
   cmd->add_flag("--interpret", opt.interpret,
@@ -32,11 +33,12 @@ MeasuredCosts::MeasuredCosts(const spec::Library& library, const search::Machine
   if (given_ && !measure && !std::filesystem::exists(path_))
     throw LoomError("--profile " + path_ + ": no such file (it is made only where tasks are measured: on a machine of this host's " +
                     "device kind, " + settings.device_kind + ", without --no-measure)");
-  database_ = search::ProfileDatabase::load(path_);
-  if (!measure) {
-    if (!given_) path_.clear();  // nothing to read or write there without measuring
+  if (!measure && !given_) {
+    path_.clear();  // the roofline alone: this user's database is neither read nor written
     return;
   }
+  database_ = search::ProfileDatabase::load(path_);
+  if (!measure) return;
   measurer_ = std::make_unique<runtime::LocalTaskMeasurer>(library, settings);
   measuring_ = std::make_shared<search::MeasuringProfiles>(database_, *measurer_);
 }
@@ -48,8 +50,12 @@ search::CostModel MeasuredCosts::cost_model(const search::Machine& machine, cons
 
 void MeasuredCosts::save() const {
   if (measured() == 0 || path_.empty()) return;
-  std::filesystem::create_directories(std::filesystem::path(path_).parent_path());
-  database_.save(path_);
+  try {
+    std::filesystem::create_directories(std::filesystem::path(path_).parent_path());
+    database_.save(path_);
+  } catch (const std::exception& e) {
+    std::cerr << "warning: the " << measured() << " tasks measured could not be kept in " << path_ << ": " << e.what() << "\n";
+  }
 }
 
 std::string MeasuredCosts::summary() const {

@@ -35,7 +35,8 @@ class MeasuredCosts {
   MeasuredCosts& operator=(const MeasuredCosts&) = delete;
 
   search::CostModel cost_model(const search::Machine& machine, const std::string& optimizer) const;
-  // Writes the database when something was measured.
+  // Writes the database when something was measured; a failure is a warning on stderr, as the
+  // command's own result does not depend on it.
   void save() const;
 
   bool measures() const { return measuring_ != nullptr; }

@@ -100,7 +100,6 @@ int run_optimize(OptimizeOptions opt) {
                       static_cast<double>(p.joint.segment) / static_cast<double>(p.joint.segments));
       });
   progress.clear();
-  costs.save();
 
   search::Plan plan;
   plan.model = model.name;
@@ -115,6 +114,7 @@ int run_optimize(OptimizeOptions opt) {
   plan.recompute = report.recompute;
   plan.iteration_seconds = report.best_seconds;
   if (!opt.out.empty()) search::save_plan(plan, opt.out);
+  costs.save();
 
   nlohmann::json subs = nlohmann::json::array();
   for (const auto& s : report.substitutions)

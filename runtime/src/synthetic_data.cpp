@@ -16,7 +16,8 @@ namespace {
 class SyntheticData final : public DataSource {
  public:
   SyntheticData(const spec::Library& library, const pcg::Graph& graph, LossKind loss, std::uint64_t seed, std::int64_t batches) {
-    const std::int64_t classes = graph.shape_of(graph.outputs().at(0)).dims.back();
+    const std::vector<std::int64_t>& output = graph.shape_of(graph.outputs().at(0)).dims;
+    const std::int64_t classes = output.empty() ? 1 : output.back();
     for (std::int64_t b = 0; b < batches; ++b) {
       const std::uint64_t batch_seed = seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(b + 1);
       Batch batch;

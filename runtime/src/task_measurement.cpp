@@ -28,6 +28,7 @@ std::int64_t LocalTaskMeasurer::repeat(Run&& run) const {
 
 std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::ProfileKey& task) {
   const std::vector<pcg::ParallelShape>& inputs = task.inputs;
+  if (!task.gradients.empty() && task.gradients.size() != inputs.size()) return std::nullopt;
   pcg::Graph graph;
   std::vector<pcg::PortRef> ports;
   for (std::size_t i = 0; i < inputs.size(); ++i)
@@ -53,7 +54,12 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::Pro
   } catch (const LoomError&) {
     return std::nullopt;
   }
-  const NamedTensors<float> feeds = convert<float>(synthetic_data(library_, graph, LossKind::MeanSquaredError, 1, 1)->batch(0).inputs);
+  NamedTensors<float> feeds;
+  try {
+    feeds = convert<float>(synthetic_data(library_, graph, LossKind::MeanSquaredError, 1, 1)->batch(0).inputs);
+  } catch (const LoomError&) {
+    return std::nullopt;
+  }
   std::vector<Tensor<float>> output_grads;
   for (pcg::PortRef out : graph.outputs()) {
     Tensor<float> ones(graph.shape_of(out).dims);
@@ -65,9 +71,13 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::Pro
     executor->forward(feeds);
     if (backward) executor->backward(output_grads);
   };
-  run();
-  executor->restart_operator_times();
-  repeat(run);
+  try {
+    run();
+    executor->restart_operator_times();
+    repeat(run);
+  } catch (const LoomError&) {
+    return std::nullopt;  // the kernel refuses these pieces
+  }
   const OperatorTime& time = executor->operator_times()[node.index()];
   search::MeasuredTask measured;
   measured.forward_seconds = time.forward_per_task();

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "loom/pcg/diagnostic.hpp"
-#include "loom/pcg/gradient_flow.hpp"
 #include "loom/pcg/piece_moves.hpp"
+#include "loom/search/gradient_flow.hpp"
 
 namespace loom::search {
 namespace {
@@ -36,7 +36,7 @@ CostModel::CostModel(const spec::Library& library, const Machine& machine, std::
 TaskEstimate CostModel::compute(const pcg::Graph& graph, const pcg::Node& node) const {
   std::vector<pcg::ParallelShape> inputs;
   for (pcg::PortRef in : node.inputs) inputs.push_back(graph.shape_of(in));
-  return compute(node, inputs, is_compute(node) ? pcg::inputs_taking_gradients(graph, node) : std::vector<bool>{});
+  return compute(node, inputs, is_compute(node) ? inputs_taking_gradients(graph, node) : std::vector<bool>{});
 }
 
 TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs,
@@ -52,14 +52,16 @@ TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::Pa
   const ProfileEntry* measured = measuring_  ? measuring_->find_or_measure(key, kernel + d.dispatch_overhead)
                                  : profiles_ ? profiles_->find(key)
                                              : nullptr;
+  // A task none of whose inputs takes a gradient runs no backward.
+  const bool backward = gradients.empty() || std::find(gradients.begin(), gradients.end(), true) != gradients.end();
   if (measured) {
     est.seconds = measured->measured_seconds + d.dispatch_overhead;
-    est.backward_seconds = measured->backward_seconds.value_or(2 * measured->measured_seconds) + d.dispatch_overhead;
+    est.backward_seconds = backward ? measured->backward_seconds.value_or(2 * measured->measured_seconds) + d.dispatch_overhead : 0;
     est.measured = true;
     return est;
   }
   est.seconds = kernel + d.dispatch_overhead;
-  est.backward_seconds = 2 * kernel + d.dispatch_overhead;
+  est.backward_seconds = backward ? 2 * kernel + d.dispatch_overhead : 0;
   return est;
 }
 

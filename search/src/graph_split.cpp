@@ -4,6 +4,7 @@
 #include <map>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/search/gradient_flow.hpp"
 #include "loom/search/replay.hpp"
 
 namespace loom::search {
@@ -29,6 +30,9 @@ std::vector<std::size_t> cut_points(const pcg::Graph& graph, const std::vector<i
   return cuts;
 }
 
+// The name of a segment's input standing for a value with a gradient begins so.
+const std::string kWithGradient = "segment_input_with_gradient_";
+
 Segment extract(const pcg::Graph& graph, const std::vector<int>& members) {
   Segment s;
   std::map<int, bool> inside;
@@ -40,7 +44,8 @@ Segment extract(const pcg::Graph& graph, const std::vector<int>& members) {
     for (pcg::PortRef in : n.inputs) {
       if (!local.count(in)) {
         const pcg::Node& p = graph.node(in.node);
-        const std::string name = p.is_graph_input() ? p.name : "segment_input_" + pcg::to_string(in.node) + "_" + std::to_string(in.port);
+        const std::string kind = takes_gradient(graph, in) ? kWithGradient : "segment_input_";
+        const std::string name = p.is_graph_input() ? p.name : kind + pcg::to_string(in.node) + "_" + std::to_string(in.port);
         local[in] = {s.graph.add_input(name, graph.shape_of(in), p.op == pcg::kWeightOp), 0};
         s.reads[name] = in;
         s.origin.push_back(in.node);
@@ -66,6 +71,10 @@ Segment extract(const pcg::Graph& graph, const std::vector<int>& members) {
 }
 
 }  // namespace
+
+bool stands_for_a_value_with_gradient(const pcg::Node& input) {
+  return input.op == pcg::kInputOp && input.name.rfind(kWithGradient, 0) == 0;
+}
 
 std::vector<Segment> split_graph(const pcg::Graph& graph, std::size_t min_nodes) {
   const std::vector<int> order = operators_of(graph);

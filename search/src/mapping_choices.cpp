@@ -1,7 +1,7 @@
 #include "mapping_choices.hpp"
 
-#include "loom/pcg/gradient_flow.hpp"
 #include "loom/pcg/task_layout.hpp"
+#include "loom/search/gradient_flow.hpp"
 
 namespace loom::search::mapping {
 namespace {
@@ -15,7 +15,7 @@ std::uint64_t mix_shapes(std::uint64_t h, const std::vector<pcg::ParallelShape>&
 }  // namespace
 
 NodeSignature NodeSignature::of(const pcg::Graph& graph, const pcg::Node& node) {
-  NodeSignature s{node.op, node.attrs, {}, {}, pcg::inputs_taking_gradients(graph, node)};
+  NodeSignature s{node.op, node.attrs, {}, {}, inputs_taking_gradients(graph, node)};
   for (pcg::PortRef in : node.inputs) {
     s.inputs.push_back(graph.shape_of(in));
     s.weights.push_back(graph.node(in.node).op == pcg::kWeightOp);

@@ -42,7 +42,7 @@ struct NodeSignature {
   pcg::AttrMap attrs;
   std::vector<pcg::ParallelShape> inputs;
   std::vector<bool> weights;
-  std::vector<bool> gradients;  // per input, whether it takes one (pcg::inputs_taking_gradients)
+  std::vector<bool> gradients;  // per input, whether it takes one (inputs_taking_gradients)
 
   static NodeSignature of(const pcg::Graph& graph, const pcg::Node& node);
   bool operator==(const NodeSignature&) const = default;

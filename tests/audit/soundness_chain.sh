@@ -96,7 +96,7 @@ PY
     run 1 "" "$mpiexec" -np 4 --output-filename "$work/ranks" \
       "$loom" train --plan "$work/plan.json" --steps 2 --checkpoint "$work/ckpt"
     grep -qs "^rank [0-3] of 4: .*refusing to train: substitution 1 (rule relu_drop) is refuted" \
-      "$work"/ranks/1/rank.*/stderr || fail "no rank refused the plan"
+      "$work"/ranks/*/rank.*/stderr || fail "no rank refused the plan"
     untrained
     run 0 "warning: .*--trust-plan" "$loom" train --plan "$work/plan.json" --steps 1 --trust-plan -q
     ;;

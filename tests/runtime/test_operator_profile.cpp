@@ -6,8 +6,8 @@
 #include <set>
 
 #include "loom/pcg/diagnostic.hpp"
-#include "loom/pcg/gradient_flow.hpp"
 #include "loom/runtime/operator_profile.hpp"
+#include "loom/search/gradient_flow.hpp"
 #include "loom/search/task_graph.hpp"
 #include "sharded_check.hpp"
 
@@ -40,7 +40,7 @@ std::vector<pcg::ParallelShape> input_shapes(const pcg::Graph& g, const pcg::Nod
 
 // The key the cost model looks the plan's node `n` up by.
 search::ProfileKey key_of(const pcg::Node& n, const std::string& device) {
-  return search::task_key(n.op, n.attrs, input_shapes(plan(), n), pcg::inputs_taking_gradients(plan(), n), device);
+  return search::task_key(n.op, n.attrs, input_shapes(plan(), n), search::inputs_taking_gradients(plan(), n), device);
 }
 
 // max(FLOPs / peak, bytes / bandwidth) + overheads, from the spec's task cost.

@@ -25,8 +25,8 @@ pcg::ParallelShape whole(std::vector<std::int64_t> dims) { return pcg::ParallelS
 TEST(TaskMeasurement, TimesTheForwardAndBackwardOfOneTaskAndMoreWorkTakesLonger) {
   LocalTaskMeasurer measurer(library());
   EXPECT_EQ(measurer.device_kind(), "cpu");
-  const auto small_shapes = std::vector<pcg::ParallelShape>{whole({32, 128}), whole({128, 128})};
-  const auto large_shapes = std::vector<pcg::ParallelShape>{whole({512, 128}), whole({128, 128})};
+  const auto small_shapes = std::vector<pcg::ParallelShape>{whole({64, 256}), whole({256, 256})};
+  const auto large_shapes = std::vector<pcg::ParallelShape>{whole({1024, 256}), whole({256, 256})};
   const auto small = measurer.measure(task("matmul", small_shapes));
   const auto large = measurer.measure(task("matmul", large_shapes));
   ASSERT_TRUE(small && large);
@@ -48,7 +48,7 @@ TEST(TaskMeasurement, AnInputThatTakesNoGradientIsNotDifferentiated) {
   ASSERT_TRUE(both && weight_only && neither);
   ASSERT_TRUE(both->backward_seconds && weight_only->backward_seconds);
   // One product in the backward instead of two.
-  EXPECT_LT(*weight_only->backward_seconds, 0.8 * *both->backward_seconds);
+  EXPECT_LT(*weight_only->backward_seconds, 0.85 * *both->backward_seconds);
   EXPECT_FALSE(neither->backward_seconds.has_value());
 }
 

@@ -26,13 +26,15 @@ second=$("$loom" optimize $model --machine cpu_host --json)
 [ "$(echo "$second" | field measured_tasks)" -eq 0 ] || fail "the second run measured again"
 [ "$(echo "$second" | field best_seconds)" = "$(echo "$first" | field best_seconds)" ] || fail "the same figures gave another plan"
 
-"$loom" simulate --plan "$dir/plan.json" | grep -q "^costs: measured where $db has the task (.*0 of them measured on this host now" ||
+"$loom" simulate --plan "$dir/plan.json" | grep -q "^costs: measured where $db has the task ([0-9]* entries, 0 of them measured on this host now" ||
   fail "simulate does not say it used the measured figures"
 
-rm "$db"
-none=$("$loom" optimize $model --machine cpu_host --json --no-measure)
+echo "not a database" > "$db"
+none=$("$loom" optimize $model --machine cpu_host --json --no-measure) || fail "--no-measure read this user's database"
 [ "$(echo "$none" | field measured_tasks)" -eq 0 ] || fail "--no-measure measured"
-[ ! -e "$db" ] || fail "--no-measure wrote a database"
+[ "$(echo "$none" | field profile_entries)" -eq 0 ] || fail "--no-measure used a database"
+[ "$(cat "$db")" = "not a database" ] || fail "--no-measure wrote the database"
+rm "$db"
 summit=$("$loom" optimize $model --machine summit --json)
 [ "$(echo "$summit" | field measured_tasks)" -eq 0 ] || fail "summit's V100 tasks were measured on this host"
 

@@ -1,8 +1,9 @@
 #include <gtest/gtest.h>
 
-#include "loom/pcg/gradient_flow.hpp"
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/search/cost_model.hpp"
+#include "loom/search/gradient_flow.hpp"
+#include "loom/search/graph_split.hpp"
 #include "loom/search/task_measurer.hpp"
 #include "search_support.hpp"
 
@@ -93,12 +94,48 @@ TEST(MeasuringProfiles, AnOptimizersStepOverABoxIsMeasuredOnce) {
 
 TEST(TaskKey, NamesTheInputsThatTakeNoGradientAndOnlyThose) {
   const pcg::Graph g = matmul_relu(64, 32, 16);
-  EXPECT_EQ(pcg::inputs_taking_gradients(g, g.node(2)), (std::vector<bool>{false, true}));
-  EXPECT_EQ(pcg::inputs_taking_gradients(g, g.node(3)), (std::vector<bool>{true}));  // made from the weight
+  EXPECT_EQ(inputs_taking_gradients(g, g.node(2)), (std::vector<bool>{false, true}));
+  EXPECT_EQ(inputs_taking_gradients(g, g.node(3)), (std::vector<bool>{true}));  // made from the weight
   const std::vector<pcg::ParallelShape> shapes = {g.shape_of(g.node(2).inputs[0]), g.shape_of(g.node(2).inputs[1])};
   EXPECT_EQ(task_key("matmul", {}, shapes, {false, true}, "cpu").to_string(), "matmul{} [64, 32] [32, 16] no-grad 0 on cpu");
   EXPECT_EQ(task_key("matmul", {}, shapes, {true, true}, "cpu").to_string(), "matmul{} [64, 32] [32, 16] on cpu");
   EXPECT_TRUE(task_key("matmul", {}, shapes, {true, true}, "cpu").gradients.empty());
+}
+
+TEST(TaskKey, ATaskNoInputOfWhichTakesAGradientRunsNoBackward) {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({64, 32}));
+  const int r = g.add_node(library(), "relu", {}, {{x, 0}});
+  g.mark_output({r, 0});
+  const CostModel model(library(), load_machine("cpu_host"));
+  EXPECT_GT(model.compute(g, g.node(r)).seconds, 0);
+  EXPECT_EQ(model.compute(g, g.node(r)).backward_seconds, 0);
+  EXPECT_GT(model.compute(g.node(r), {g.shape_of({x, 0})}).backward_seconds, 0);  // not said: every input's
+}
+
+TEST(TaskKey, ASegmentsInputTakesTheGradientItsValueTakesInTheWholeGraph) {
+  // x -> relu -> matmul(w) -> relu -> matmul(v) -> relu, cut into segments of two operators.
+  pcg::Graph g;
+  pcg::PortRef h{g.add_input("x", pcg::ParallelShape::unpartitioned({64, 32})), 0};
+  h = {g.add_node(library(), "relu", {}, {h}), 0};
+  h = {g.add_node(library(), "relu", {}, {h}), 0};
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({32, 32}), true);
+  h = {g.add_node(library(), "matmul", {}, {h, {w, 0}}), 0};
+  h = {g.add_node(library(), "relu", {}, {h}), 0};
+  const int v = g.add_input("v", pcg::ParallelShape::unpartitioned({32, 32}), true);
+  h = {g.add_node(library(), "matmul", {}, {h, {v, 0}}), 0};
+  g.mark_output({g.add_node(library(), "relu", {}, {h}), 0});
+  const std::vector<Segment> segments = split_graph(g, 2);
+  ASSERT_GE(segments.size(), 2u);
+  int checked = 0;
+  for (const Segment& s : segments)
+    for (const pcg::Node& n : s.graph.nodes()) {
+      if (n.is_graph_input()) continue;
+      const pcg::Node& original = g.node(s.origin[n.id.index()]);
+      EXPECT_EQ(inputs_taking_gradients(s.graph, n), inputs_taking_gradients(g, original)) << original.describe();
+      ++checked;
+    }
+  EXPECT_EQ(checked, 6);
 }
 
 TEST(MeasuringProfiles, ATaskThatCannotRunAloneKeepsItsRooflineAndIsNotAskedAgain) {

@@ -40,7 +40,7 @@ class CostModel {
   // kernel: what they cost is communication.
   TaskEstimate compute(const pcg::Graph& graph, const pcg::Node& node) const;
   // The same for the node reading inputs of the given parallel shapes (a split the node may take);
-  // `gradients`: which inputs take a gradient (pcg::inputs_taking_gradients; empty: all).
+  // `gradients`: which inputs take a gradient (inputs_taking_gradients; empty: all).
   TaskEstimate compute(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs, const std::vector<bool>& gradients = {}) const;
 
   // One piece's work on its device in a layout change between the two shapes, outside the

@@ -22,6 +22,10 @@ struct Segment {
   std::vector<pcg::NodeId> origin;            // per node of `graph`: the original node (for an input, the one it reads)
 };
 
+// Whether a segment's graph input stands for a value computed outside the segment from weights,
+// whose gradient training computes (search::takes_gradient).
+bool stands_for_a_value_with_gradient(const pcg::Node& input);
+
 // Cuts `graph` at the nodes no edge jumps over, into segments of at least `min_nodes` operators
 // (the last may hold up to twice that). One segment when the graph is too small to cut.
 std::vector<Segment> split_graph(const pcg::Graph& graph, std::size_t min_nodes);

@@ -23,7 +23,7 @@ struct ProfileKey {
   pcg::AttrMap attrs;
   std::vector<pcg::ParallelShape> inputs;
   std::string device;
-  // Per input, whether the task's backward computes its gradient (pcg::inputs_taking_gradients);
+  // Per input, whether the task's backward computes its gradient (search::inputs_taking_gradients);
   // empty: every input's.
   std::vector<bool> gradients = {};
 

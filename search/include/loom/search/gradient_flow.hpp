@@ -1,0 +1,18 @@
+#pragma once
+// Which values take a gradient in training: those computed, through any chain of nodes, from a
+// weight. A value made from data inputs alone takes none, so an operator reading it computes no
+// gradient for that input (a first layer's data input). In a segment of a graph cut for the search,
+// an input standing for a value computed from weights outside the segment takes one too. The cost
+// model and the profiles key a task's backward by it.
+#include <vector>
+
+#include "loom/pcg/graph.hpp"
+
+namespace loom::search {
+
+bool takes_gradient(const pcg::Graph& graph, pcg::PortRef port);
+
+// Per input of `node`, in order.
+std::vector<bool> inputs_taking_gradients(const pcg::Graph& graph, const pcg::Node& node);
+
+}  // namespace loom::search

@@ -1,0 +1,28 @@
+#include "loom/search/gradient_flow.hpp"
+
+#include <set>
+
+#include "loom/search/graph_split.hpp"
+
+namespace loom::search {
+
+bool takes_gradient(const pcg::Graph& graph, pcg::PortRef port) {
+  std::vector<pcg::NodeId> todo{port.node};
+  std::set<pcg::NodeId> seen{port.node};
+  while (!todo.empty()) {
+    const pcg::Node& n = graph.node(todo.back());
+    todo.pop_back();
+    if (n.op == pcg::kWeightOp || stands_for_a_value_with_gradient(n)) return true;
+    for (pcg::PortRef in : n.inputs)
+      if (seen.insert(in.node).second) todo.push_back(in.node);
+  }
+  return false;
+}
+
+std::vector<bool> inputs_taking_gradients(const pcg::Graph& graph, const pcg::Node& node) {
+  std::vector<bool> taken;
+  for (pcg::PortRef in : node.inputs) taken.push_back(takes_gradient(graph, in));
+  return taken;
+}
+
+}  // namespace loom::search
