@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "loom/pcg/diagnostic.hpp"
-#include "loom/pcg/user_cache.hpp"
 
 namespace loom::cli {
 
@@ -28,7 +27,7 @@ MeasuredCosts::MeasuredCosts(const spec::Library& library, const search::Machine
     : library_(library), given_(!opt.profile.empty()) {
   runtime::TaskMeasurementSettings settings;
   settings.compile_from_specs = !opt.interpret;
-  path_ = given_ ? opt.profile : (std::filesystem::path(pcg::user_cache_dir()) / "profiles" / (machine.name + ".json")).string();
+  path_ = given_ ? opt.profile : search::user_profile_path(machine.name);
   const bool measure = !opt.no_measure && machine.device.kind == settings.device_kind;
   if (given_ && !measure && !std::filesystem::exists(path_))
     throw LoomError("--profile " + path_ + ": no such file (it is made only where tasks are measured: on a machine of this host's " +

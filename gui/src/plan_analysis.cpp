@@ -1,5 +1,7 @@
 #include "loom/gui/plan_analysis.hpp"
 
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/runtime/task_measurement.hpp"
 #include "loom/search/memory.hpp"
 #include "loom/search/pipeline.hpp"
 #include "loom/search/plan_simulation.hpp"
@@ -9,7 +11,13 @@ namespace loom::gui {
 
 PlanAnalysis analyze_plan(const search::Plan& plan, const spec::Library& library) {
   PlanAnalysis out;
-  const search::CostModel model(library, plan.machine);
+  search::ProfileDatabase measured;
+  if (plan.machine.device.kind == runtime::TaskMeasurementSettings{}.device_kind) try {
+      measured = search::ProfileDatabase::load(search::user_profile_path(plan.machine.name));
+    } catch (const LoomError&) {
+      measured = {};  // a damaged database: the roofline alone, as a drawing must not fail on it
+    }
+  const search::CostModel model(library, plan.machine, &measured);
   out.tasks = search::plan_task_graph(plan, model, library);
   out.memory_bytes = search::plan_device_memory(plan, model, library);
   out.timeline = search::simulate(out.tasks);

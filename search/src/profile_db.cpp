@@ -1,5 +1,6 @@
 #include "loom/search/profile_db.hpp"
 
+#include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -7,6 +8,7 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/file_io.hpp"
 #include "loom/pcg/json_read.hpp"
+#include "loom/pcg/user_cache.hpp"
 
 namespace loom::search {
 
@@ -64,6 +66,10 @@ ProfileKey task_key(const std::string& op, const pcg::AttrMap& attrs, std::vecto
   for (bool taken : gradients)
     if (!taken) key.gradients = gradients;
   return key;
+}
+
+std::string user_profile_path(const std::string& machine_name) {
+  return (std::filesystem::path(pcg::user_cache_dir()) / "profiles" / (machine_name + ".json")).string();
 }
 
 std::string ProfileKey::to_string() const {

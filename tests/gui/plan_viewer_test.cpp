@@ -2,14 +2,20 @@
 
 #include <QTemporaryDir>
 
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "loom/gui/gantt_chart.hpp"
 #include "loom/gui/graph_view.hpp"
+#include "loom/gui/plan_analysis.hpp"
 #include "loom/gui/rule_sources.hpp"
 #include "loom/models/registry.hpp"
 #include "loom/pcg/match.hpp"
 #include "loom/pcg/rewrite.hpp"
+#include "loom/search/gradient_flow.hpp"
+#include "loom/search/profile_db.hpp"
 
 namespace loom::gui {
 namespace {
@@ -113,6 +119,39 @@ TEST(PlanViewer, APlanWrittenAsAScheduleSaysSoAndACyclicOrderIsReportedNotFatal)
   QObject::connect(&cyclic, &PlanViewer::status_message, [&](const QString& text) { said = text; });
   cyclic.load(QString::fromStdString(path));
   EXPECT_TRUE(said.contains("cycle")) << said.toStdString();
+}
+
+TEST(PlanAnalysis, CostsTasksAsLoomSimulateDoesFromThisUsersMeasuredProfile) {
+  QTemporaryDir cache;
+  const QByteArray before = qgetenv("XDG_CACHE_HOME");
+  qputenv("XDG_CACHE_HOME", cache.path().toUtf8());
+  search::Plan plan = search::load_plan(kSource + "/tests/data/plan_data_parallel.json", *base_library());
+  plan.machine = search::load_machine("cpu_host").with_devices_per_node(4);
+  const double roofline = analyze_plan(plan, *base_library()).timeline.makespan;
+  // Every operator task measured at half a second, as `loom simulate` would have kept them.
+  search::ProfileDatabase slow;
+  for (const pcg::Node& n : plan.graph.nodes()) {
+    if (n.is_graph_input() || !base_library()->find_op(n.op)) continue;
+    std::vector<pcg::ParallelShape> inputs;
+    for (pcg::PortRef in : n.inputs) inputs.push_back(plan.graph.shape_of(in));
+    slow.record(search::task_key(n.op, n.attrs, inputs, search::inputs_taking_gradients(plan.graph, n), plan.machine.device.kind), 0.5);
+  }
+  const std::string path = search::user_profile_path(plan.machine.name);
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  slow.save(path);
+  const double measured = analyze_plan(plan, *base_library()).timeline.makespan;
+  EXPECT_LT(roofline, 0.1);
+  EXPECT_GT(measured, 0.5);
+  // Another machine kind does not read it; a damaged database is the roofline, not a failure.
+  search::Plan p100 = search::load_plan(kSource + "/tests/data/plan_data_parallel.json", *base_library());
+  std::filesystem::copy_file(path, search::user_profile_path(p100.machine.name));
+  EXPECT_LT(analyze_plan(p100, *base_library()).timeline.makespan, 0.1);
+  std::ofstream(path) << "{ not json";
+  EXPECT_DOUBLE_EQ(analyze_plan(plan, *base_library()).timeline.makespan, roofline);
+  if (before.isNull())
+    qunsetenv("XDG_CACHE_HOME");
+  else
+    qputenv("XDG_CACHE_HOME", before);
 }
 
 TEST(PlanViewer, AMissingPlanIsAnError) {

@@ -1,7 +1,9 @@
 #pragma once
 // What `loom simulate` computes for a plan, kept for drawing: the task graph of one training
 // iteration (pipelined plans run their micro-batches 1F1B), its simulated timeline, each device's
-// busy time and memory.
+// busy time and memory. Tasks are costed as `loom simulate` costs them: on a machine of this host's
+// device kind, measured where this user's profile database for it has them
+// (search::user_profile_path; Studio measures nothing itself), else by the roofline.
 #include <vector>
 
 #include "loom/interpreter/library.hpp"

@@ -48,6 +48,11 @@ ProfileKey layout_change_key(const pcg::ParallelShape& from, const pcg::Parallel
 ProfileKey weight_update_key(const std::string& optimizer, const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole,
                              const std::string& device);
 
+// This user's profile database for the machine called `machine_name`, where `loom optimize` and
+// `loom simulate` keep the tasks they measure: MACHINE.json in the `profiles` folder of the user's
+// cache folder (pcg::user_cache_dir).
+std::string user_profile_path(const std::string& machine_name);
+
 struct ProfileEntry {
   std::string op, device;
   double measured_seconds = 0;              // mean over the samples
