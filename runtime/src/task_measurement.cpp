@@ -47,49 +47,39 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::Pro
     const bool taken = task.gradients.empty() || task.gradients.at(i);
     if (taken && (role == InputRole::Data || role == InputRole::Matrix)) differentiable.insert(graph.node(ports[i].node).name);
   }
-  LocalTransport transport;
-  std::optional<ShardedExecutor<float>> executor;
-  try {
-    executor.emplace(library_, graph, builtin_kernels(), transport, differentiable, 1, Backend::Cpu, settings_.compile_from_specs);
-  } catch (const LoomError&) {
-    return std::nullopt;
-  }
-  NamedTensors<float> feeds;
-  try {
-    feeds = convert<float>(synthetic_data(library_, graph, LossKind::MeanSquaredError, 1, 1)->batch(0).inputs);
-  } catch (const LoomError&) {
-    return std::nullopt;
-  }
   std::vector<Tensor<float>> output_grads;
   for (pcg::PortRef out : graph.outputs()) {
     Tensor<float> ones(graph.shape_of(out).dims);
     for (float& v : ones.data) v = 1;
     output_grads.push_back(std::move(ones));
   }
-  const bool backward = !differentiable.empty();
-  auto run = [&] {
-    executor->forward(feeds);
-    if (backward) executor->backward(output_grads);
-  };
-  try {
+  try {  // no kernel for the op, data it cannot be fed, or a kernel refusing these pieces: no figure
+    LocalTransport transport;
+    ShardedExecutor<float> executor(library_, graph, builtin_kernels(), transport, differentiable, 1, Backend::Cpu,
+                                    settings_.compile_from_specs);
+    const NamedTensors<float> feeds = convert<float>(synthetic_data(library_, graph, LossKind::MeanSquaredError, 1, 1)->batch(0).inputs);
+    const auto run = [&] {
+      executor.forward(feeds);
+      if (!differentiable.empty()) executor.backward(output_grads);
+    };
     run();
-    executor->restart_operator_times();
+    executor.restart_operator_times();
     repeat(run);
+    const OperatorTime& time = executor.operator_times()[node.index()];
+    search::MeasuredTask measured;
+    measured.forward_seconds = time.forward_per_task();
+    measured.samples = time.forward_tasks;
+    if (time.backward_tasks > 0) measured.backward_seconds = time.backward_per_task();
+    return measured;
   } catch (const LoomError&) {
-    return std::nullopt;  // the kernel refuses these pieces
+    return std::nullopt;
   }
-  const OperatorTime& time = executor->operator_times()[node.index()];
-  search::MeasuredTask measured;
-  measured.forward_seconds = time.forward_per_task();
-  measured.samples = time.forward_tasks;
-  if (time.backward_tasks > 0) measured.backward_seconds = time.backward_per_task();
-  return measured;
 }
 
 std::optional<search::MeasuredTask> LocalTaskMeasurer::measure_update(const std::string& optimizer, const std::vector<std::int64_t>& box,
                                                                       const std::vector<std::int64_t>& whole) {
   if (box.size() != whole.size()) return std::nullopt;
-  pcg::Region region = pcg::whole_region(box);
+  const pcg::Region region = pcg::whole_region(box);
   const pcg::Region all = pcg::whole_region(whole);
   for (std::size_t d = 0; d < box.size(); ++d)
     if (box[d] > whole[d]) return std::nullopt;
@@ -107,6 +97,7 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure_update(const std:
   run();
   seconds.clear();
   const std::int64_t runs_made = repeat(run);
+  if (runs_made == 0) return std::nullopt;
   search::MeasuredTask measured;
   measured.forward_seconds = seconds["w"] / static_cast<double>(runs_made);
   measured.samples = runs_made;
