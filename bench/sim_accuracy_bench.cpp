@@ -20,7 +20,7 @@
 //
 //   mpirun --oversubscribe -np 2 loom_sim_accuracy_bench [--steps N] [--repeats R]
 //                                                        [--machine NAME|PATH] [--models a,b]
-//                                                        [--profile-out FILE]
+//                                                        [--profile-out FILE] [--measured-out FILE]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -86,7 +86,8 @@ struct Settings {
   int repeats = 5;
   std::string machine = "cpu_host";
   std::vector<std::string> models;  // empty: all
-  std::string profile_out;
+  std::string profile_out;          // the task times recorded in training
+  std::string measured_out;         // the tasks measured alone before simulating
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -113,8 +114,10 @@ Settings parse(int argc, char** argv) {
       s.models = split_list(value);
     else if (arg == "--profile-out")
       s.profile_out = value;
+    else if (arg == "--measured-out")
+      s.measured_out = value;
     else
-      throw LoomError("unknown option " + arg + " (expected --steps, --repeats, --machine, --models or --profile-out)");
+      throw LoomError("unknown option " + arg + " (expected --steps, --repeats, --machine, --models, --profile-out or --measured-out)");
   }
   if (s.steps < 1) throw LoomError("--steps must be at least 1");
   if (s.repeats < 1) throw LoomError("--repeats must be at least 1");
@@ -285,6 +288,7 @@ int main(int argc, char** argv) {
     }
     if (!printer) return 0;
     if (!s.profile_out.empty()) database.save(s.profile_out);
+    if (!s.measured_out.empty()) measured_first.save(s.measured_out);
     std::cout << "Simulator accuracy on " << machine.name << ", " << transport.size() << " ranks, " << s.repeats
               << " runs of each plan, each the mean of " << s.steps << " steps after a warm-up step (float, SGD, MSE loss)\n";
     print_table(rows);

@@ -1,5 +1,6 @@
 #include "loom/runtime/task_measurement.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -13,6 +14,17 @@
 #include "piece_regions.hpp"
 
 namespace loom::runtime {
+
+namespace {
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+}  // namespace
 
 template <class Run>
 std::int64_t LocalTaskMeasurer::repeat(Run&& run) const {
@@ -63,13 +75,18 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::Pro
       if (!differentiable.empty()) executor.backward(output_grads);
     };
     run();
-    executor.restart_operator_times();
-    repeat(run);
-    const OperatorTime& time = executor.operator_times()[node.index()];
+    std::vector<double> forward, backward;
+    const std::int64_t runs = repeat([&] {
+      executor.restart_operator_times();
+      run();
+      const OperatorTime& time = executor.operator_times()[node.index()];
+      forward.push_back(time.forward_per_task());
+      if (time.backward_tasks > 0) backward.push_back(time.backward_per_task());
+    });
     search::MeasuredTask measured;
-    measured.forward_seconds = time.forward_per_task();
-    measured.samples = time.forward_tasks;
-    if (time.backward_tasks > 0) measured.backward_seconds = time.backward_per_task();
+    measured.forward_seconds = median(forward);
+    measured.samples = runs;
+    if (!backward.empty()) measured.backward_seconds = median(backward);
     return measured;
   } catch (const LoomError&) {
     return std::nullopt;
@@ -93,13 +110,16 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure_update(const std:
   grads.emplace("w", std::move(gradient));
   Optimizer<float> step(optimizer_from_name(optimizer));
   std::map<std::string, double> seconds;
-  const auto run = [&] { step.step(params, grads, &only, &seconds); };
-  run();
-  seconds.clear();
-  const std::int64_t runs_made = repeat(run);
+  step.step(params, grads, &only, &seconds);
+  std::vector<double> each;
+  const std::int64_t runs_made = repeat([&] {
+    seconds.clear();
+    step.step(params, grads, &only, &seconds);
+    each.push_back(seconds["w"]);
+  });
   if (runs_made == 0) return std::nullopt;
   search::MeasuredTask measured;
-  measured.forward_seconds = seconds["w"] / static_cast<double>(runs_made);
+  measured.forward_seconds = median(each);
   measured.samples = runs_made;
   return measured;
 }

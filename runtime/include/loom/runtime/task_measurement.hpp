@@ -5,7 +5,8 @@
 // (lookup ids are rows of their table), and the operator runs on the kernel training would give
 // it: hand-written, compiled from its spec, or interpreted. Its forward and backward are timed
 // after a warm-up run that builds kernels and buffers. An optimizer's step over a box of a weight
-// is timed the same way.
+// is timed the same way. A figure is the median of the timed runs, so a spell of other work on a
+// shared host moves it less than it moves a mean.
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,7 +21,7 @@ struct TaskMeasurementSettings {
   bool compile_from_specs = true;   // as `loom train`; false: operators without kernels are interpreted
   int min_runs = 3;                 // timed runs, at least
   int max_runs = 50;                // and at most
-  double min_seconds = 0.02;        // timed runs go on until they add up to this much
+  double min_seconds = 0.02;        // and until this much time has passed
 };
 
 class LocalTaskMeasurer final : public search::TaskMeasurer {

@@ -17,7 +17,7 @@ namespace loom::search {
 struct MeasuredTask {
   double forward_seconds = 0;
   std::optional<double> backward_seconds;  // none when no input of the task takes a gradient
-  std::int64_t samples = 0;                // runs the means are over
+  std::int64_t samples = 0;                // timed runs the figures are the medians of
 };
 
 class TaskMeasurer {
