@@ -5,6 +5,10 @@
 //   kernel overhead the runtime's relu kernel on one element (what every task pays)
 //   dispatch        the executor's own time per task outside its task times, forward and backward,
 //                   over a chain of relus on a few elements
+//   achieved fraction per kernel shape (contraction, convolution, reduction, elementwise), the
+//                   median over a few tasks of the shape, each measured alone forward and backward
+//                   as `loom optimize` measures (runtime::LocalTaskMeasurer), of the roofline's
+//                   time over the measured one
 //   links           ping-pong between ranks 0 and 1 through the runtime's MPI transport, and sums
 //                   of a buffer through it (the allreduce figures), waited in or started and
 //                   overlapped with other work (the started allreduce figures): median times over
@@ -12,10 +16,14 @@
 //                   64 KiB), each fitted as latency plus bytes over bandwidth with the least
 //                   relative error
 // Run as `mpirun -np 2 loom_calibrate_host`; with one process the links are left out of the
-// measurement and copy the memory figures.
+// measurement and copy the memory figures. `loom_calibrate_host --fractions-for MACHINE` measures
+// only the achieved fractions, against MACHINE's device figures (a bundled name or a file), and
+// prints MACHINE with them.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -29,7 +37,9 @@
 #include "bench_support.hpp"
 #include "loom/runtime/kernel_registry.hpp"
 #include "loom/runtime/mpi_transport.hpp"
+#include "loom/runtime/roofline_calibration.hpp"
 #include "loom/runtime/sharded_executor.hpp"
+#include "loom/runtime/task_measurement.hpp"
 #include "loom/search/machine.hpp"
 
 namespace {
@@ -232,9 +242,57 @@ loom::search::Link measure_link(loom::runtime::Transport& transport) {
   return link;
 }
 
+// Tasks of each kernel shape at the sizes small models train with, measured to calibrate the
+// roofline; other sizes than the accuracy bench's models.
+const std::vector<loom::runtime::CalibrationTask>& calibration_tasks() {
+  static const std::vector<loom::runtime::CalibrationTask> tasks = {
+      {"matmul", {}, {{128, 384}, {384, 256}}},
+      {"matmul", {}, {{32, 1024}, {1024, 128}}},
+      {"linear", {}, {{96, 512}, {512, 384}, {384}}},
+      {"batch_matmul", {}, {{8, 48, 32}, {8, 32, 48}}},
+      {"conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}}, {{4, 16, 12, 12}, {32, 16, 3, 3}}},
+      {"conv2d", {{"stride_h", 2}, {"stride_w", 2}, {"pad_h", 2}, {"pad_w", 2}, {"act", 0}}, {{4, 3, 40, 40}, {12, 3, 5, 5}}},
+      {"softmax", {}, {{96, 384}}},
+      {"layer_norm", {}, {{96, 384}, {384}, {384}}},
+      {"pool2d_max", {{"kh", 3}, {"kw", 3}, {"stride", 2}, {"pad", 0}}, {{4, 16, 21, 21}}},
+      {"relu", {}, {{96, 384}}},
+      {"ewadd", {}, {{96, 384}, {96, 384}}},
+      {"gelu", {}, {{96, 384}}},
+      {"sigmoid", {}, {{96, 384}}},
+  };
+  return tasks;
+}
+
 }  // namespace
 
+std::array<double, loom::pcg::kKernelShapes.size()> achieved_fractions(const loom::search::DeviceSpec& device) {
+  loom::runtime::LocalTaskMeasurer measurer(loom::bench::library());
+  const loom::runtime::ShapeCalibration c = loom::runtime::calibrate_shapes(loom::bench::library(), device, measurer, calibration_tasks());
+  for (loom::pcg::KernelShape shape : loom::pcg::kKernelShapes)
+    std::cerr << loom::pcg::to_string(shape) << ": " << device.achieved(shape) << " -> "
+              << c.achieved_fraction[static_cast<std::size_t>(shape)] << " of the roofline (" << c.tasks[static_cast<std::size_t>(shape)]
+              << " tasks)\n";
+  return c.achieved_fraction;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--fractions-for") {
+    try {
+      std::string path = argv[2];
+      if (path.find('/') == std::string::npos && !path.ends_with(".json")) path = loom::search::machines_dir() + "/" + path + ".json";
+      std::ifstream in(path);
+      if (!in) throw loom::LoomError(path + ": cannot open the machine file");
+      nlohmann::json doc = nlohmann::json::parse(in);  // kept as it is but for the fractions
+      loom::search::Machine m = loom::search::machine_from_json(doc);
+      m.device.achieved_fraction = achieved_fractions(m.device);
+      doc["device"]["achieved_fraction"] = loom::search::machine_to_json(m)["device"]["achieved_fraction"];
+      std::cout << doc.dump(2) << "\n";
+      return 0;
+    } catch (const std::exception& e) {  // a LoomError or malformed JSON
+      std::cerr << "loom_calibrate_host: " << e.what() << "\n";
+      return 1;
+    }
+  }
   loom::runtime::MpiTransport transport(&argc, &argv);
   const bool linked = transport.size() >= 2;
   loom::search::Link measured;
@@ -253,6 +311,7 @@ int main(int argc, char** argv) {
   m.device.kernel_overhead = kernel_overhead();
   m.device.dispatch_overhead = dispatch_overhead();
   m.device.overlaps_communication = false;  // a rank's core moves its messages and sums itself
+  m.device.achieved_fraction = achieved_fractions(m.device);
   // Without a second rank, a link is a copy in memory: each byte read once and written once.
   const loom::search::Link link = linked ? measured : loom::search::Link{m.device.memory_bandwidth / 2, 0};
   m.intra_socket = m.inter_socket = m.inter_node = link;
@@ -260,7 +319,8 @@ int main(int argc, char** argv) {
   doc["description"] =
       "This host (" + std::to_string(m.devices_per_socket) +
       " cores), one CPU core per rank as a device: single-threaded Eigen float GEMM, memcpy bandwidth (bytes read plus written), the "
-      "runtime's per-kernel overhead and its per-task dispatch outside kernels, and for every link ping-pong and sums between two "
+      "runtime's per-kernel overhead and its per-task dispatch outside kernels, the fraction of that roofline tasks of each kernel shape "
+      "achieve (measured alone, median of a few tasks each), and for every link ping-pong and sums between two "
       "ranks through the MPI transport, waited in or started beside other work (median times, fitted over 4 B to 4 MiB, started "
       "sums from 64 KiB). Measured by loom_calibrate_host (mpirun -np 2).";
   std::cout << doc.dump(2) << "\n";

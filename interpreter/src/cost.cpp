@@ -1,5 +1,10 @@
 #include "loom/interpreter/cost.hpp"
 
+#include <algorithm>
+#include <set>
+#include <utility>
+#include <vector>
+
 namespace loom::spec {
 namespace {
 
@@ -23,21 +28,68 @@ double node_flops(const CNode& n) {
   return own + children;
 }
 
+// The buffers and bare index slots (-1 where computed) of the reads within `n`.
+using ReadSites = std::set<std::pair<int, std::vector<int>>>;
+void collect_reads(const CNode& n, ReadSites& sites) {
+  if (n.op == COp::Read) {
+    std::vector<int> slots;
+    for (const IndexCalc& i : n.index) slots.push_back(i.slot);
+    sites.emplace(n.buffer, std::move(slots));
+  }
+  for (const auto& c : n.children) collect_reads(c, sites);
+}
+
+bool reads_at_computed_index(const CNode& n) {
+  if (n.op == COp::Read)
+    for (const IndexCalc& i : n.index)
+      if (i.slot < 0) return true;
+  for (const auto& c : n.children)
+    if (reads_at_computed_index(c)) return true;
+  return false;
+}
+
+// Whether `n` multiplies two values read from different buffers or places (not a square).
+bool multiplies_reads(const CNode& n) {
+  if (n.op == COp::Mul && n.children.size() == 2) {
+    ReadSites left, right;
+    collect_reads(n.children[0], left);
+    collect_reads(n.children[1], right);
+    if (!left.empty() && !right.empty() && left != right) return true;
+  }
+  for (const auto& c : n.children)
+    if (multiplies_reads(c)) return true;
+  return false;
+}
+
+// The heaviest shape of the reductions within `n`, or elementwise when there are none.
+pcg::KernelShape shape_of(const CNode& n) {
+  auto shape = pcg::KernelShape::Elementwise;
+  if (n.op == COp::Reduce) {
+    shape = pcg::KernelShape::Reduction;
+    if (n.reducer == Reducer::Sum && multiplies_reads(n))
+      shape = reads_at_computed_index(n) ? pcg::KernelShape::Convolution : pcg::KernelShape::Contraction;
+  }
+  for (const auto& c : n.children) shape = std::max(shape, shape_of(c));
+  return shape;
+}
+
 double shard_elements(const pcg::ParallelShape& s) {
   double n = 1;
   for (std::size_t i = 0; i < s.dims.size(); ++i) n *= static_cast<double>(s.dims[i]) / static_cast<double>(s.D[i] * s.P[i]);
   return n;
 }
 
+double statement_flops(const Program& program, const Statement& st) {
+  double elements = 1;
+  for (auto d : program.buffers[static_cast<std::size_t>(st.target)].dims) elements *= static_cast<double>(d);
+  return elements * node_flops(st.body);
+}
+
 }  // namespace
 
 double total_flops(const Program& program) {
   double total = 0;
-  for (const auto& st : program.statements) {
-    double elements = 1;
-    for (auto d : program.buffers[static_cast<std::size_t>(st.target)].dims) elements *= static_cast<double>(d);
-    total += elements * node_flops(st.body);
-  }
+  for (const auto& st : program.statements) total += statement_flops(program, st);
   return total;
 }
 
@@ -51,6 +103,12 @@ pcg::TaskCost task_cost(const Program& program, const std::vector<pcg::ParallelS
     for (std::size_t i = 0; i < o.D.size(); ++i) pieces *= static_cast<double>(o.D[i] * o.P[i]);
   }
   cost.flops = total_flops(program) / pieces;
+  double heaviest = -1;
+  for (const auto& st : program.statements)
+    if (const double flops = statement_flops(program, st); flops > heaviest) {
+      heaviest = flops;
+      cost.shape = shape_of(st.body);
+    }
   for (const auto& in : inputs) cost.bytes_read += shard_elements(in) * kElementBytes;
   for (const auto& out : outputs) cost.bytes_written += shard_elements(out) * kElementBytes;
   return cost;

@@ -1,6 +1,5 @@
 #include "loom/runtime/task_measurement.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -11,20 +10,10 @@
 #include "loom/runtime/optimizer.hpp"
 #include "loom/runtime/sharded_executor.hpp"
 #include "loom/runtime/transport.hpp"
+#include "median.hpp"
 #include "piece_regions.hpp"
 
 namespace loom::runtime {
-
-namespace {
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-}  // namespace
 
 template <class Run>
 std::int64_t LocalTaskMeasurer::repeat(Run&& run) const {

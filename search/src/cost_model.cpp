@@ -47,7 +47,7 @@ TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::Pa
   est.flops = cost.flops;
   est.bytes = cost.bytes_read + cost.bytes_written;
   const DeviceSpec& d = machine_.device;
-  const double kernel = std::max(est.flops / d.peak_flops, est.bytes / d.memory_bandwidth) + d.kernel_overhead;
+  const double kernel = std::max(est.flops / d.peak_flops, est.bytes / d.memory_bandwidth) / d.achieved(cost.shape) + d.kernel_overhead;
   const ProfileKey key = task_key(node.op, node.attrs, inputs, gradients, d.kind);
   const ProfileEntry* measured = measuring_  ? measuring_->find_or_measure(key, kernel + d.dispatch_overhead)
                                  : profiles_ ? profiles_->find(key)

@@ -128,9 +128,9 @@ Machine machine_from_json(const json& j) {
   m.devices_per_socket = read_count(j, "devices_per_socket");
   const json& d = require(j, "device", "");
   require_object(d, "device");
-  reject_unknown_keys(
-      d, "device",
-      {"kind", "peak_tflops", "memory_gbps", "memory_gib", "kernel_overhead_us", "dispatch_overhead_us", "overlaps_communication"});
+  reject_unknown_keys(d, "device",
+                      {"kind", "peak_tflops", "memory_gbps", "memory_gib", "kernel_overhead_us", "dispatch_overhead_us",
+                       "overlaps_communication", "achieved_fraction"});
   m.device.kind = read_string(require(d, "kind", "device"), "device.kind");
   m.device.peak_flops = read_number(require(d, "peak_tflops", "device"), "device.peak_tflops", true) * 1e12;
   m.device.memory_bandwidth = read_number(require(d, "memory_gbps", "device"), "device.memory_gbps", true) * 1e9;
@@ -141,6 +141,18 @@ Machine machine_from_json(const json& j) {
     m.device.dispatch_overhead = read_number(d.at("dispatch_overhead_us"), "device.dispatch_overhead_us") * 1e-6;
   if (d.contains("overlaps_communication"))
     m.device.overlaps_communication = read_bool(d.at("overlaps_communication"), "device.overlaps_communication");
+  if (d.contains("achieved_fraction")) {
+    const json& fractions = d.at("achieved_fraction");
+    require_object(fractions, "device.achieved_fraction");
+    for (const auto& [name, value] : fractions.items()) {
+      const std::optional<pcg::KernelShape> shape = pcg::kernel_shape_named(name);
+      const std::string path = "device.achieved_fraction." + name;
+      if (!shape) fail(path, "not a kernel shape (expected elementwise, reduction, contraction or convolution)");
+      const double fraction = read_number(value, path, true);
+      if (fraction > 1) fail(path, "a fraction of the roofline must be at most 1, got " + value.dump());
+      m.device.achieved_fraction[static_cast<std::size_t>(*shape)] = fraction;
+    }
+  }
   const json& links = require(j, "links", "");
   require_object(links, "links");
   reject_unknown_keys(links, "links", {"intra_socket", "inter_socket", "inter_node"});
@@ -151,24 +163,29 @@ Machine machine_from_json(const json& j) {
 }
 
 json machine_to_json(const Machine& m) {
-  return {{"format", kMachineFormat},
-          {"version", kMachineFormatVersion},
-          {"name", m.name},
-          {"nodes", m.nodes},
-          {"sockets_per_node", m.sockets_per_node},
-          {"devices_per_socket", m.devices_per_socket},
-          {"device",
-           {{"kind", m.device.kind},
-            {"peak_tflops", m.device.peak_flops / 1e12},
-            {"memory_gbps", m.device.memory_bandwidth / 1e9},
-            {"memory_gib", m.device.memory_bytes / kGiB},
-            {"kernel_overhead_us", m.device.kernel_overhead * 1e6},
-            {"dispatch_overhead_us", m.device.dispatch_overhead * 1e6},
-            {"overlaps_communication", m.device.overlaps_communication}}},
-          {"links",
-           {{"intra_socket", link_json(m.intra_socket)},
-            {"inter_socket", link_json(m.inter_socket)},
-            {"inter_node", link_json(m.inter_node)}}}};
+  json fractions = json::object();
+  for (pcg::KernelShape shape : pcg::kKernelShapes)
+    if (m.device.achieved(shape) != 1) fractions[pcg::to_string(shape)] = m.device.achieved(shape);
+  json out = {{"format", kMachineFormat},
+              {"version", kMachineFormatVersion},
+              {"name", m.name},
+              {"nodes", m.nodes},
+              {"sockets_per_node", m.sockets_per_node},
+              {"devices_per_socket", m.devices_per_socket},
+              {"device",
+               {{"kind", m.device.kind},
+                {"peak_tflops", m.device.peak_flops / 1e12},
+                {"memory_gbps", m.device.memory_bandwidth / 1e9},
+                {"memory_gib", m.device.memory_bytes / kGiB},
+                {"kernel_overhead_us", m.device.kernel_overhead * 1e6},
+                {"dispatch_overhead_us", m.device.dispatch_overhead * 1e6},
+                {"overlaps_communication", m.device.overlaps_communication}}},
+              {"links",
+               {{"intra_socket", link_json(m.intra_socket)},
+                {"inter_socket", link_json(m.inter_socket)},
+                {"inter_node", link_json(m.inter_node)}}}};
+  if (!fractions.empty()) out["device"]["achieved_fraction"] = fractions;
+  return out;
 }
 
 std::string machines_dir() { return spec::Library::default_specs_dir() + "/machines"; }

@@ -367,6 +367,33 @@ TEST(Cost, OtherOpsTotalFlops) {
   EXPECT_DOUBLE_EQ(total_flops(bundled().instantiate("softmax", {}, {{rows, n}})), static_cast<double>(rows * (n + 2 * n + n * (1 + n))));
 }
 
+TEST(Cost, TheKernelShapeIsReadOffTheHeaviestStatement) {
+  using pcg::KernelShape;
+  EXPECT_EQ(bundled().task_cost("matmul", {}, {pshape({4, 6}), pshape({6, 8})}).shape, KernelShape::Contraction);
+  EXPECT_EQ(bundled().task_cost("linear", {}, {pshape({4, 6}), pshape({6, 8}), pshape({8})}).shape, KernelShape::Contraction);
+  EXPECT_EQ(bundled()
+                .task_cost("conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}},
+                           {pshape({2, 3, 5, 5}), pshape({4, 3, 3, 3})})
+                .shape,
+            KernelShape::Convolution);
+  EXPECT_EQ(bundled().task_cost("pool2d_max", {{"kh", 3}, {"kw", 3}, {"stride", 1}, {"pad", 0}}, {pshape({2, 3, 8, 8})}).shape,
+            KernelShape::Reduction);
+  EXPECT_EQ(bundled().task_cost("relu", {}, {pshape({4, 6})}).shape, KernelShape::Elementwise);
+  EXPECT_EQ(bundled().task_cost("ewadd", {}, {pshape({4, 6}), pshape({4, 6})}).shape, KernelShape::Elementwise);
+  // A user's operator is classified from its own comprehension: a sum of products of two values
+  // is a contraction, at a computed index a convolution; a sum of squares is a reduction.
+  const Library user = Library::from_text(R"(
+op sum_squares(x: [m, n]) -> [m] { out[i] = sum(j) (x[i, j] * x[i, j] + 1); }
+op dot_rows(x: [m, n], y: [m, n]) -> [m] { out[i] = sum(j) (x[i, j] * y[i, j]); }
+op shifted_dot(x: [m, n], w: [k]) -> [m, n - k + 1] { out[i, j] = sum(p) (x[i, j + p] * w[p]); }
+op scale(x: [m, n]) -> [m, n] { out[i, j] = 2 * x[i, j]; }
+)");
+  EXPECT_EQ(user.task_cost("dot_rows", {}, {pshape({4, 6}), pshape({4, 6})}).shape, KernelShape::Contraction);
+  EXPECT_EQ(user.task_cost("shifted_dot", {}, {pshape({4, 6}), pshape({3})}).shape, KernelShape::Convolution);
+  EXPECT_EQ(user.task_cost("scale", {}, {pshape({4, 6})}).shape, KernelShape::Elementwise);
+  EXPECT_EQ(user.task_cost("sum_squares", {}, {pshape({4, 6})}).shape, KernelShape::Reduction);  // a square, not a product of two values
+}
+
 TEST(Cost, TaskCostSplitsFlopsAndShards) {
   const double m = 4, k = 6, n = 8, total = 2 * m * k * n;
   auto whole = bundled().task_cost("matmul", {}, {pshape({4, 6}), pshape({6, 8})});

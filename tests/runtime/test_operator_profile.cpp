@@ -47,7 +47,8 @@ search::ProfileKey key_of(const pcg::Node& n, const std::string& device) {
 double roofline(const pcg::Graph& g, const pcg::Node& n) {
   const pcg::TaskCost c = library().task_cost(n.op, n.attrs, input_shapes(g, n));
   const search::DeviceSpec& d = host().device;
-  return std::max(c.flops / d.peak_flops, (c.bytes_read + c.bytes_written) / d.memory_bandwidth) + d.kernel_overhead + d.dispatch_overhead;
+  return std::max(c.flops / d.peak_flops, (c.bytes_read + c.bytes_written) / d.memory_bandwidth) / d.achieved(c.shape) + d.kernel_overhead +
+         d.dispatch_overhead;
 }
 
 bool is_layout_change(const pcg::Node& n) { return !n.is_graph_input() && !search::is_compute_node(library(), n); }

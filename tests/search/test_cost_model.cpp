@@ -43,6 +43,30 @@ TEST(CostModel, RooflineOfAComputeBoundAndAMemoryBoundTask) {
   EXPECT_EQ(model.compute(big, big.node(0)).seconds, 0);
 }
 
+TEST(CostModel, TheRooflineIsDividedByTheFractionItsKernelShapeAchieves) {
+  Machine calibrated = load_machine("summit");
+  const Machine plain = calibrated;
+  calibrated.device.achieved_fraction[static_cast<std::size_t>(pcg::KernelShape::Contraction)] = 0.5;
+  calibrated.device.achieved_fraction[static_cast<std::size_t>(pcg::KernelShape::Elementwise)] = 0.25;
+  const pcg::Graph big = data_parallel_matmul(1024, 1024, 1024);
+  const TaskEstimate before = CostModel(library(), plain).compute(big, big.node(4));
+  const TaskEstimate after = CostModel(library(), calibrated).compute(big, big.node(4));
+  const double overheads = plain.device.kernel_overhead + plain.device.dispatch_overhead;
+  EXPECT_DOUBLE_EQ(after.seconds - overheads, 2 * (before.seconds - overheads));
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({512, 512}));
+  const int relu = g.add_node(library(), "relu", {}, {{x, 0}});
+  const int pool = g.add_node(library(), "pool2d_max", {{"kh", 3}, {"kw", 3}, {"stride", 1}, {"pad", 0}},
+                              {{g.add_input("image", pcg::ParallelShape::unpartitioned({2, 4, 32, 32})), 0}});
+  g.mark_output({relu, 0});
+  g.mark_output({pool, 0});
+  EXPECT_DOUBLE_EQ(CostModel(library(), calibrated).compute(g, g.node(relu)).seconds - overheads,
+                   4 * (CostModel(library(), plain).compute(g, g.node(relu)).seconds - overheads));
+  // A reduction's fraction was not calibrated: its roofline is unchanged.
+  EXPECT_DOUBLE_EQ(CostModel(library(), calibrated).compute(g, g.node(pool)).seconds,
+                   CostModel(library(), plain).compute(g, g.node(pool)).seconds);
+}
+
 TEST(CostModel, AMeasuredProfileOverridesTheRoofline) {
   const Machine machine = load_machine("p100");
   const pcg::Graph g = data_parallel_matmul(64, 32, 16);

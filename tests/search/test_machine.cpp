@@ -85,6 +85,22 @@ TEST(Link, RingAllreduceUsesTheMeasuredSumWhereThereIsOne) {
   EXPECT_DOUBLE_EQ(link.ring_allreduce_seconds(8e6, 4), 6 * 5e-6 + 1.5 * 8e6 / 4e9);
 }
 
+TEST(Machine, TheFractionsOfTheRooflineEachKernelShapeAchievesRoundTrip) {
+  Machine m = load_machine("p100");
+  for (pcg::KernelShape shape : pcg::kKernelShapes) EXPECT_EQ(m.device.achieved(shape), 1) << pcg::to_string(shape);
+  EXPECT_FALSE(machine_to_json(m)["device"].contains("achieved_fraction"));  // uncalibrated
+  m.device.achieved_fraction[static_cast<std::size_t>(pcg::KernelShape::Convolution)] = 0.3;
+  const Machine back = machine_from_json(machine_to_json(m));
+  EXPECT_DOUBLE_EQ(back.device.achieved(pcg::KernelShape::Convolution), 0.3);
+  EXPECT_DOUBLE_EQ(back.device.achieved(pcg::KernelShape::Contraction), 1);
+  // The calibrated host carries its fractions, each below 1 for shapes slower than the roofline.
+  const Machine host = load_machine("cpu_host");
+  for (pcg::KernelShape shape : pcg::kKernelShapes) {
+    EXPECT_GT(host.device.achieved(shape), 0) << pcg::to_string(shape);
+    EXPECT_LT(host.device.achieved(shape), 1) << pcg::to_string(shape);
+  }
+}
+
 TEST(Machine, DevicesPerNodeSpreadOverSockets) {
   const Machine m = load_machine("summit");
   const Machine four = m.with_devices_per_node(4);
@@ -115,6 +131,14 @@ TEST(Machine, ErrorsNameTheFieldAndFile) {
   bad = j;
   bad["device"]["overlaps_communication"] = "no";
   EXPECT_NE(error_of(bad).find("device.overlaps_communication: expected true or false"), std::string::npos) << error_of(bad);
+  bad = j;
+  bad["device"]["achieved_fraction"] = {{"gemm", 0.5}};
+  EXPECT_NE(error_of(bad).find("device.achieved_fraction.gemm: not a kernel shape"), std::string::npos) << error_of(bad);
+  bad["device"]["achieved_fraction"] = {{"contraction", 1.5}};
+  EXPECT_NE(error_of(bad).find("device.achieved_fraction.contraction: a fraction of the roofline must be at most 1"), std::string::npos)
+      << error_of(bad);
+  bad["device"]["achieved_fraction"] = {{"reduction", 0}};
+  EXPECT_NE(error_of(bad).find("device.achieved_fraction.reduction: expected a positive number"), std::string::npos) << error_of(bad);
   bad = j;
   bad["nodes"] = 0;
   EXPECT_NE(error_of(bad).find("nodes: expected a count of at least 1"), std::string::npos) << error_of(bad);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/pcg/kernel_shape.hpp"
 #include "loom/pcg/parallel_shape.hpp"
 
 namespace loom::pcg {
@@ -15,6 +16,7 @@ struct TaskCost {
   double flops = 0;
   double bytes_read = 0;
   double bytes_written = 0;
+  KernelShape shape = KernelShape::Elementwise;  // of the statement doing the most arithmetic
 };
 
 // What the graph layer needs to know about operators. The spec library implements it, so the

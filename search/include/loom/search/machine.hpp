@@ -1,10 +1,13 @@
 #pragma once
 // The machine a plan runs on: nodes of sockets of identical devices, and the links between them
 // (FlexFlow's device topology, as Unity's evaluation uses it). Loaded from specs/machines/*.json.
+#include <array>
 #include <cstdint>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "loom/pcg/kernel_shape.hpp"
 
 namespace loom::search {
 
@@ -28,6 +31,11 @@ struct DeviceSpec {
   // own communication streams), or waits in them (a process that sends and receives in line, as
   // the runtime's CPU ranks do).
   bool overlaps_communication = true;
+  // Per kernel shape (pcg::KernelShape), the fraction of the roofline (peak FLOP/s or bandwidth,
+  // whichever bounds the task) such kernels achieve on the device: 1 where not calibrated.
+  std::array<double, pcg::kKernelShapes.size()> achieved_fraction = {1, 1, 1, 1};
+
+  double achieved(pcg::KernelShape shape) const { return achieved_fraction[static_cast<std::size_t>(shape)]; }
 };
 
 // The measured rate of one kind of sum among devices, as the steps of a ring: bytes each device

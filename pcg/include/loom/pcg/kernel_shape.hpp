@@ -1,0 +1,25 @@
+#pragma once
+// The loop shape of an operator's task, read off its comprehension: how close a kernel of that
+// shape comes to a device's peak FLOP/s or bandwidth differs by shape, so the roofline is
+// calibrated per shape (search::DeviceSpec::achieved_fraction).
+#include <array>
+#include <optional>
+#include <string>
+
+namespace loom::pcg {
+
+enum class KernelShape {
+  Elementwise,  // no reduction: each output element from a few input elements
+  Reduction,    // a sum, max or min over an index of a value (softmax, norms, pooling)
+  Contraction,  // a sum over an index of a product of two values read at bare indices (GEMM)
+  Convolution,  // such a sum where a read's index is computed (a sliding window)
+};
+
+inline constexpr std::array<KernelShape, 4> kKernelShapes = {KernelShape::Elementwise, KernelShape::Reduction, KernelShape::Contraction,
+                                                             KernelShape::Convolution};
+
+// "elementwise", "reduction", "contraction", "convolution": as machine files name them.
+std::string to_string(KernelShape shape);
+std::optional<KernelShape> kernel_shape_named(const std::string& name);
+
+}  // namespace loom::pcg

@@ -1,0 +1,21 @@
+#include "loom/pcg/kernel_shape.hpp"
+
+namespace loom::pcg {
+
+std::string to_string(KernelShape shape) {
+  switch (shape) {
+    case KernelShape::Elementwise: return "elementwise";
+    case KernelShape::Reduction: return "reduction";
+    case KernelShape::Contraction: return "contraction";
+    case KernelShape::Convolution: return "convolution";
+  }
+  return "elementwise";
+}
+
+std::optional<KernelShape> kernel_shape_named(const std::string& name) {
+  for (KernelShape shape : kKernelShapes)
+    if (to_string(shape) == name) return shape;
+  return std::nullopt;
+}
+
+}  // namespace loom::pcg

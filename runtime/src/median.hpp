@@ -1,0 +1,15 @@
+#pragma once
+#include <algorithm>
+#include <vector>
+
+namespace loom::runtime {
+
+// The median of `values`; 0 when there are none.
+inline double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+}  // namespace loom::runtime
