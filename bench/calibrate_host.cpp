@@ -9,6 +9,8 @@
 //                   median over a few tasks of the shape, each measured alone forward and backward
 //                   as `loom optimize` measures (runtime::LocalTaskMeasurer), of the roofline's
 //                   time over the measured one
+//   busy node slowdown those tasks' time on rank 0 while rank 1 runs them too, over their time
+//                   while rank 1 sleeps (median of three pairs)
 //   links           ping-pong between ranks 0 and 1 through the runtime's MPI transport, and sums
 //                   of a buffer through it (the allreduce figures), waited in or started and
 //                   overlapped with other work (the started allreduce figures): median times over
@@ -16,15 +18,16 @@
 //                   64 KiB), each fitted as latency plus bytes over bandwidth with the least
 //                   relative error
 // Run as `mpirun -np 2 loom_calibrate_host`; with one process the links are left out of the
-// measurement and copy the memory figures. `loom_calibrate_host --fractions-for MACHINE` measures
-// only the achieved fractions, against MACHINE's device figures (a bundled name or a file), and
-// prints MACHINE with them.
+// measurement and copy the memory figures. `[mpirun -np 2] loom_calibrate_host --only-for MACHINE`
+// measures only the achieved fractions, against MACHINE's device figures (a bundled name or a
+// file), and with two ranks the busy node slowdown, and prints MACHINE with them.
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -263,8 +266,6 @@ const std::vector<loom::runtime::CalibrationTask>& calibration_tasks() {
   return tasks;
 }
 
-}  // namespace
-
 std::array<double, loom::pcg::kKernelShapes.size()> achieved_fractions(const loom::search::DeviceSpec& device) {
   loom::runtime::LocalTaskMeasurer measurer(loom::bench::library());
   const loom::runtime::ShapeCalibration c = loom::runtime::calibrate_shapes(loom::bench::library(), device, measurer, calibration_tasks());
@@ -275,30 +276,82 @@ std::array<double, loom::pcg::kKernelShapes.size()> achieved_fractions(const loo
   return c.achieved_fraction;
 }
 
+// Seconds the calibration tasks take on this process, forward and backward, measured alone.
+double calibration_tasks_seconds() {
+  loom::runtime::LocalTaskMeasurer measurer(loom::bench::library());
+  double total = 0;
+  for (const loom::runtime::CalibrationTask& task : calibration_tasks()) {
+    std::vector<loom::pcg::ParallelShape> inputs;
+    for (const auto& dims : task.inputs) inputs.push_back(loom::pcg::ParallelShape::unpartitioned(dims));
+    if (const auto t = measurer.measure(loom::search::task_key(task.op, task.attrs, inputs, {}, "cpu")))
+      total += t->forward_seconds + t->backward_seconds.value_or(0);
+  }
+  return total;
+}
+
+// How many times longer the calibration tasks take on rank 0 while rank 1 runs them too than
+// while rank 1 sleeps: the median of three such pairs. Ranks 0 and 1 take part.
+double busy_node_slowdown(loom::runtime::Transport& transport) {
+  constexpr double kAloneSpell = 3.0;  // seconds rank 1 sleeps, longer than rank 0's measuring
+  std::vector<double> ratios;
+  for (int pair = 0; pair < 3; ++pair) {
+    double alone = 0;
+    if (transport.rank() == 0) {
+      const auto start = Clock::now();
+      alone = calibration_tasks_seconds();
+      if (seconds_since(start) > kAloneSpell) std::cerr << "busy node slowdown: measuring alone outlasted the other rank's sleep\n";
+    } else {
+      std::this_thread::sleep_for(std::chrono::duration<double>(kAloneSpell));
+    }
+    std::vector<double> sync{0};
+    transport.sum(sync);
+    const double busy = calibration_tasks_seconds();
+    transport.sum(sync);
+    if (transport.rank() == 0 && alone > 0) ratios.push_back(std::max(1.0, busy / alone));
+  }
+  if (ratios.empty()) return 1;
+  std::sort(ratios.begin(), ratios.end());
+  return ratios[ratios.size() / 2];
+}
+
+// The machine file at `name_or_path` as it is, but for the figures measured here: the achieved
+// fractions, and the busy node slowdown where `slowdown` was measured.
+nlohmann::json recalibrated(const std::string& name_or_path, std::optional<double> slowdown) {
+  std::string path = name_or_path;
+  if (path.find('/') == std::string::npos && !path.ends_with(".json")) path = loom::search::machines_dir() + "/" + path + ".json";
+  std::ifstream in(path);
+  if (!in) throw loom::LoomError(path + ": cannot open the machine file");
+  nlohmann::json doc = nlohmann::json::parse(in);
+  loom::search::Machine m = loom::search::machine_from_json(doc);
+  m.device.achieved_fraction = achieved_fractions(m.device);
+  doc["device"]["achieved_fraction"] = loom::search::machine_to_json(m)["device"]["achieved_fraction"];
+  if (slowdown) doc["device"]["busy_node_slowdown"] = *slowdown;
+  return doc;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  if (argc == 3 && std::string(argv[1]) == "--fractions-for") {
+  loom::runtime::MpiTransport transport(&argc, &argv);
+  const std::string only_for = argc == 3 && std::string(argv[1]) == "--only-for" ? argv[2] : "";
+  if (argc > 1 && only_for.empty()) {
+    if (transport.rank() == 0) std::cerr << "usage: [mpirun -np 2] loom_calibrate_host [--only-for MACHINE]\n";
+    return 1;
+  }
+  const bool linked = transport.size() >= 2;
+  loom::search::Link measured;
+  if (only_for.empty() && linked && transport.rank() < 2) measured = measure_link(transport);
+  const double slowdown = linked && transport.rank() < 2 ? busy_node_slowdown(transport) : 1;
+  if (transport.rank() != 0) return 0;
+  if (!only_for.empty()) {
     try {
-      std::string path = argv[2];
-      if (path.find('/') == std::string::npos && !path.ends_with(".json")) path = loom::search::machines_dir() + "/" + path + ".json";
-      std::ifstream in(path);
-      if (!in) throw loom::LoomError(path + ": cannot open the machine file");
-      nlohmann::json doc = nlohmann::json::parse(in);  // kept as it is but for the fractions
-      loom::search::Machine m = loom::search::machine_from_json(doc);
-      m.device.achieved_fraction = achieved_fractions(m.device);
-      doc["device"]["achieved_fraction"] = loom::search::machine_to_json(m)["device"]["achieved_fraction"];
-      std::cout << doc.dump(2) << "\n";
+      std::cout << recalibrated(only_for, linked ? std::optional<double>(slowdown) : std::nullopt).dump(2) << "\n";
       return 0;
     } catch (const std::exception& e) {  // a LoomError or malformed JSON
       std::cerr << "loom_calibrate_host: " << e.what() << "\n";
       return 1;
     }
   }
-  loom::runtime::MpiTransport transport(&argc, &argv);
-  const bool linked = transport.size() >= 2;
-  loom::search::Link measured;
-  if (linked && transport.rank() < 2) measured = measure_link(transport);
-  if (transport.rank() != 0) return 0;
-
   loom::search::Machine m;
   m.name = "cpu_host";
   m.nodes = 1;
@@ -312,6 +365,7 @@ int main(int argc, char** argv) {
   m.device.dispatch_overhead = dispatch_overhead();
   m.device.overlaps_communication = false;  // a rank's core moves its messages and sums itself
   m.device.achieved_fraction = achieved_fractions(m.device);
+  m.device.busy_node_slowdown = slowdown;
   // Without a second rank, a link is a copy in memory: each byte read once and written once.
   const loom::search::Link link = linked ? measured : loom::search::Link{m.device.memory_bandwidth / 2, 0};
   m.intra_socket = m.inter_socket = m.inter_node = link;
@@ -320,7 +374,8 @@ int main(int argc, char** argv) {
       "This host (" + std::to_string(m.devices_per_socket) +
       " cores), one CPU core per rank as a device: single-threaded Eigen float GEMM, memcpy bandwidth (bytes read plus written), the "
       "runtime's per-kernel overhead and its per-task dispatch outside kernels, the fraction of that roofline tasks of each kernel shape "
-      "achieve (measured alone, median of a few tasks each), and for every link ping-pong and sums between two "
+      "achieve (measured alone, median of a few tasks each) and how much slower they run while the other rank runs them too, and for every "
+      "link ping-pong and sums between two "
       "ranks through the MPI transport, waited in or started beside other work (median times, fitted over 4 B to 4 MiB, started "
       "sums from 64 KiB). Measured by loom_calibrate_host (mpirun -np 2).";
   std::cout << doc.dump(2) << "\n";

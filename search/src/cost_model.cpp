@@ -33,6 +33,10 @@ CostModel::CostModel(const spec::Library& library, const Machine& machine, std::
   measuring_ = std::move(measuring);
 }
 
+double CostModel::alone_to_busy(bool measured_alone) const {
+  return measured_alone && machine_.devices_per_node() > 1 ? machine_.device.busy_node_slowdown : 1;
+}
+
 TaskEstimate CostModel::compute(const pcg::Graph& graph, const pcg::Node& node) const {
   std::vector<pcg::ParallelShape> inputs;
   for (pcg::PortRef in : node.inputs) inputs.push_back(graph.shape_of(in));
@@ -55,13 +59,15 @@ TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::Pa
   // A task none of whose inputs takes a gradient runs no backward.
   const bool backward = gradients.empty() || std::find(gradients.begin(), gradients.end(), true) != gradients.end();
   if (measured) {
-    est.seconds = measured->measured_seconds + d.dispatch_overhead;
-    est.backward_seconds = backward ? measured->backward_seconds.value_or(2 * measured->measured_seconds) + d.dispatch_overhead : 0;
+    const double busy = alone_to_busy(measured->alone);
+    est.seconds = busy * measured->measured_seconds + d.dispatch_overhead;
+    est.backward_seconds = backward ? busy * measured->backward_seconds.value_or(2 * measured->measured_seconds) + d.dispatch_overhead : 0;
     est.measured = true;
     return est;
   }
-  est.seconds = kernel + d.dispatch_overhead;
-  est.backward_seconds = backward ? 2 * kernel + d.dispatch_overhead : 0;
+  const double busy = alone_to_busy(true);
+  est.seconds = busy * kernel + d.dispatch_overhead;
+  est.backward_seconds = backward ? busy * 2 * kernel + d.dispatch_overhead : 0;
   return est;
 }
 
@@ -96,11 +102,11 @@ TaskEstimate CostModel::weight_update(const std::vector<std::int64_t>& box, cons
                                  : profiles_ ? profiles_->find(weight_update_key(optimizer_, box, whole, machine_.device.kind))
                                              : nullptr;
   if (measured) {
-    est.seconds = measured->measured_seconds;
+    est.seconds = alone_to_busy(measured->alone) * measured->measured_seconds;
     est.measured = true;
     return est;
   }
-  est.seconds = roofline;
+  est.seconds = alone_to_busy(true) * roofline;
   return est;
 }
 

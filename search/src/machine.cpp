@@ -130,7 +130,7 @@ Machine machine_from_json(const json& j) {
   require_object(d, "device");
   reject_unknown_keys(d, "device",
                       {"kind", "peak_tflops", "memory_gbps", "memory_gib", "kernel_overhead_us", "dispatch_overhead_us",
-                       "overlaps_communication", "achieved_fraction"});
+                       "overlaps_communication", "achieved_fraction", "busy_node_slowdown"});
   m.device.kind = read_string(require(d, "kind", "device"), "device.kind");
   m.device.peak_flops = read_number(require(d, "peak_tflops", "device"), "device.peak_tflops", true) * 1e12;
   m.device.memory_bandwidth = read_number(require(d, "memory_gbps", "device"), "device.memory_gbps", true) * 1e9;
@@ -141,6 +141,11 @@ Machine machine_from_json(const json& j) {
     m.device.dispatch_overhead = read_number(d.at("dispatch_overhead_us"), "device.dispatch_overhead_us") * 1e-6;
   if (d.contains("overlaps_communication"))
     m.device.overlaps_communication = read_bool(d.at("overlaps_communication"), "device.overlaps_communication");
+  if (d.contains("busy_node_slowdown")) {
+    m.device.busy_node_slowdown = read_number(d.at("busy_node_slowdown"), "device.busy_node_slowdown", true);
+    if (m.device.busy_node_slowdown < 1)
+      fail("device.busy_node_slowdown", "a slowdown is at least 1, got " + d.at("busy_node_slowdown").dump());
+  }
   if (d.contains("achieved_fraction")) {
     const json& fractions = d.at("achieved_fraction");
     require_object(fractions, "device.achieved_fraction");
@@ -185,6 +190,7 @@ json machine_to_json(const Machine& m) {
                 {"inter_socket", link_json(m.inter_socket)},
                 {"inter_node", link_json(m.inter_node)}}}};
   if (!fractions.empty()) out["device"]["achieved_fraction"] = fractions;
+  if (m.device.busy_node_slowdown != 1) out["device"]["busy_node_slowdown"] = m.device.busy_node_slowdown;
   return out;
 }
 

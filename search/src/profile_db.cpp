@@ -32,7 +32,8 @@ ProfileEntry read_entry(const json& j, const std::string& at, int version) {
     reject_unknown_keys(j, at, {"key", "op", "device", "measured_seconds", "simulated_seconds", "samples"});
   else
     reject_unknown_keys(
-        j, at, {"key", "op", "device", "measured_seconds", "simulated_seconds", "samples", "backward_seconds", "backward_samples"});
+        j, at,
+        {"key", "op", "device", "measured_seconds", "simulated_seconds", "samples", "backward_seconds", "backward_samples", "alone"});
   ProfileEntry e;
   e.op = read_string(require(j, "op", at), member(at, "op"));
   e.device = read_string(require(j, "device", at), member(at, "device"));
@@ -46,6 +47,7 @@ ProfileEntry read_entry(const json& j, const std::string& at, int version) {
     if (e.backward_samples < 1)
       fail(member(at, "backward_samples"), "expected a count of at least 1, got " + std::to_string(e.backward_samples));
   }
+  if (j.contains("alone")) e.alone = read_bool(j.at("alone"), member(at, "alone"));
   return e;
 }
 
@@ -128,6 +130,7 @@ void ProfileDatabase::save(const std::string& path) const {
       entry["backward_seconds"] = *e.backward_seconds;
       entry["backward_samples"] = e.backward_samples;
     }
+    if (e.alone) entry["alone"] = true;
     entries.push_back(std::move(entry));
   }
   const json doc = {{"format", kProfileFormat}, {"version", kProfileFormatVersion}, {"entries", std::move(entries)}};
@@ -166,16 +169,17 @@ double pooled_mean(double mean, std::int64_t count, double seconds, std::int64_t
 
 }  // namespace
 
-void ProfileDatabase::record(const ProfileKey& key, double measured_seconds, std::optional<double> simulated_seconds,
-                             std::int64_t samples) {
+void ProfileDatabase::record(const ProfileKey& key, double measured_seconds, std::optional<double> simulated_seconds, std::int64_t samples,
+                             bool alone) {
   const std::string text = key.to_string();
   check_sample(measured_seconds, samples, text);
   if (simulated_seconds && !(*simulated_seconds > 0))
     throw LoomError("a simulated time must be positive, got " + std::to_string(*simulated_seconds) + " for " + text);
   auto [it, added] =
-      entries_.try_emplace(text, ProfileEntry{key.op, key.device, measured_seconds, simulated_seconds, samples, std::nullopt, 0});
+      entries_.try_emplace(text, ProfileEntry{key.op, key.device, measured_seconds, simulated_seconds, samples, std::nullopt, 0, alone});
   if (added) return;
   ProfileEntry& e = it->second;
+  e.alone = e.alone && alone;
   e.measured_seconds = pooled_mean(e.measured_seconds, e.samples, measured_seconds, samples);
   e.samples += samples;
   if (simulated_seconds) e.simulated_seconds = simulated_seconds;

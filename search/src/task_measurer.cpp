@@ -19,7 +19,7 @@ const ProfileEntry* MeasuringProfiles::find_or(const ProfileKey& key, double roo
     refused_.insert(refused, text);
     return nullptr;
   }
-  database_.record(key, task->forward_seconds, roofline, task->samples);
+  database_.record(key, task->forward_seconds, roofline, task->samples, /*alone=*/true);
   if (task->backward_seconds && *task->backward_seconds > 0) database_.record_backward(key, *task->backward_seconds, task->samples);
   ++measured_;
   if (on_measured) on_measured(measured_);

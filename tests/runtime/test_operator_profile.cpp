@@ -47,7 +47,10 @@ search::ProfileKey key_of(const pcg::Node& n, const std::string& device) {
 double roofline(const pcg::Graph& g, const pcg::Node& n) {
   const pcg::TaskCost c = library().task_cost(n.op, n.attrs, input_shapes(g, n));
   const search::DeviceSpec& d = host().device;
-  return std::max(c.flops / d.peak_flops, (c.bytes_read + c.bytes_written) / d.memory_bandwidth) / d.achieved(c.shape) + d.kernel_overhead +
+  // The host's devices share its node: each kernel slower than alone.
+  const double busy = host().devices_per_node() > 1 ? d.busy_node_slowdown : 1;
+  return busy * (std::max(c.flops / d.peak_flops, (c.bytes_read + c.bytes_written) / d.memory_bandwidth) / d.achieved(c.shape) +
+                 d.kernel_overhead) +
          d.dispatch_overhead;
 }
 

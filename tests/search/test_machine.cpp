@@ -85,7 +85,7 @@ TEST(Link, RingAllreduceUsesTheMeasuredSumWhereThereIsOne) {
   EXPECT_DOUBLE_EQ(link.ring_allreduce_seconds(8e6, 4), 6 * 5e-6 + 1.5 * 8e6 / 4e9);
 }
 
-TEST(Machine, TheFractionsOfTheRooflineEachKernelShapeAchievesRoundTrip) {
+TEST(Machine, TheRooflineFractionsAndTheBusyNodeSlowdownRoundTrip) {
   Machine m = load_machine("p100");
   for (pcg::KernelShape shape : pcg::kKernelShapes) EXPECT_EQ(m.device.achieved(shape), 1) << pcg::to_string(shape);
   EXPECT_FALSE(machine_to_json(m)["device"].contains("achieved_fraction"));  // uncalibrated
@@ -93,8 +93,13 @@ TEST(Machine, TheFractionsOfTheRooflineEachKernelShapeAchievesRoundTrip) {
   const Machine back = machine_from_json(machine_to_json(m));
   EXPECT_DOUBLE_EQ(back.device.achieved(pcg::KernelShape::Convolution), 0.3);
   EXPECT_DOUBLE_EQ(back.device.achieved(pcg::KernelShape::Contraction), 1);
-  // The calibrated host carries its fractions, each below 1 for shapes slower than the roofline.
+  EXPECT_EQ(back.device.busy_node_slowdown, 1);
+  m.device.busy_node_slowdown = 1.2;
+  EXPECT_DOUBLE_EQ(machine_from_json(machine_to_json(m)).device.busy_node_slowdown, 1.2);
+  // The calibrated host carries its fractions, each below 1 for shapes slower than the roofline,
+  // and the slowdown of its ranks computing side by side.
   const Machine host = load_machine("cpu_host");
+  EXPECT_GT(host.device.busy_node_slowdown, 1);
   for (pcg::KernelShape shape : pcg::kKernelShapes) {
     EXPECT_GT(host.device.achieved(shape), 0) << pcg::to_string(shape);
     EXPECT_LT(host.device.achieved(shape), 1) << pcg::to_string(shape);
@@ -139,6 +144,9 @@ TEST(Machine, ErrorsNameTheFieldAndFile) {
       << error_of(bad);
   bad["device"]["achieved_fraction"] = {{"reduction", 0}};
   EXPECT_NE(error_of(bad).find("device.achieved_fraction.reduction: expected a positive number"), std::string::npos) << error_of(bad);
+  bad = j;
+  bad["device"]["busy_node_slowdown"] = 0.9;
+  EXPECT_NE(error_of(bad).find("device.busy_node_slowdown: a slowdown is at least 1"), std::string::npos) << error_of(bad);
   bad = j;
   bad["nodes"] = 0;
   EXPECT_NE(error_of(bad).find("nodes: expected a count of at least 1"), std::string::npos) << error_of(bad);

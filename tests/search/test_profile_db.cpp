@@ -122,6 +122,20 @@ TEST_F(ProfileFile, SavesAndLoadsVersion3) {
   EXPECT_EQ(back.seconds(matmul), 7e-6);
   EXPECT_FALSE(back.find(matmul)->simulated_seconds);
   EXPECT_FALSE(back.backward_seconds(matmul));
+  EXPECT_FALSE(e->alone);
+}
+
+TEST_F(ProfileFile, AFigureMeasuredAloneStaysSoUntilARunOfTheNodeAddsToIt) {
+  ProfileDatabase db;
+  db.record(kRelu, 2e-5, std::nullopt, 3, /*alone=*/true);
+  db.save(path());
+  ProfileDatabase back = ProfileDatabase::load(path());
+  ASSERT_NE(back.find(kRelu), nullptr);
+  EXPECT_TRUE(back.find(kRelu)->alone);
+  back.record(kRelu, 4e-5, std::nullopt, 3, /*alone=*/true);
+  EXPECT_TRUE(back.find(kRelu)->alone);
+  back.record(kRelu, 4e-5, std::nullopt, 3);  // recorded in training
+  EXPECT_FALSE(back.find(kRelu)->alone);
 }
 
 TEST_F(ProfileFile, ReadsVersion2WithoutBackwardFigures) {

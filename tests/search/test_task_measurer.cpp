@@ -45,7 +45,7 @@ pcg::Graph matmul_relu(std::int64_t m, std::int64_t k, std::int64_t n) {
 }
 
 TEST(MeasuringProfiles, MeasuresEachDistinctTaskOnceAndKeepsItInTheDatabase) {
-  Machine machine = load_machine("cpu_host");
+  const Machine machine = load_machine("cpu_host").with_devices_per_node(1);  // a device alone in its node
   ProfileDatabase db;
   FakeMeasurer measurer;
   auto measuring = std::make_shared<MeasuringProfiles>(db, measurer);
@@ -57,7 +57,7 @@ TEST(MeasuringProfiles, MeasuresEachDistinctTaskOnceAndKeepsItInTheDatabase) {
   EXPECT_DOUBLE_EQ(first.backward_seconds, 64 * 32 * 3e-9 + machine.device.dispatch_overhead);
   // Asked again, by this model or a copy on another machine of the same kind: no new measurement.
   EXPECT_DOUBLE_EQ(model.compute(g, g.node(2)).seconds, first.seconds);
-  EXPECT_DOUBLE_EQ(model.on(machine.with_devices_per_node(4)).compute(g, g.node(2)).seconds, first.seconds);
+  EXPECT_DOUBLE_EQ(model.on(machine.with_nodes(4)).compute(g, g.node(2)).seconds, first.seconds);
   EXPECT_EQ(measurer.calls, 1);
   EXPECT_EQ(measuring->measured(), 1);
   // The database holds it, with the roofline beside it, and the samples it is over.
@@ -76,8 +76,34 @@ TEST(MeasuringProfiles, MeasuresEachDistinctTaskOnceAndKeepsItInTheDatabase) {
   EXPECT_EQ(measurer.calls, 2);
 }
 
+TEST(MeasuringProfiles, AFigureMeasuredAloneIsSlowedWhereTheNodesOtherDevicesComputeToo) {
+  Machine shared = load_machine("cpu_host").with_devices_per_node(2);
+  shared.device.busy_node_slowdown = 1.25;
+  const Machine alone = shared.with_devices_per_node(1);
+  ProfileDatabase db;
+  FakeMeasurer measurer;
+  auto measuring = std::make_shared<MeasuringProfiles>(db, measurer);
+  const pcg::Graph g = matmul_relu(64, 32, 16);
+  const double overhead = shared.device.dispatch_overhead;
+  const TaskEstimate by_itself = CostModel(library(), alone, measuring).compute(g, g.node(2));
+  const TaskEstimate beside = CostModel(library(), shared, measuring).compute(g, g.node(2));
+  EXPECT_DOUBLE_EQ(by_itself.seconds, 64 * 32 * 1e-9 + overhead);
+  EXPECT_DOUBLE_EQ(beside.seconds, 1.25 * 64 * 32 * 1e-9 + overhead);
+  EXPECT_DOUBLE_EQ(beside.backward_seconds, 1.25 * 64 * 32 * 3e-9 + overhead);
+  EXPECT_EQ(measurer.calls, 1);
+  const auto update = CostModel(library(), shared, measuring).weight_update({32, 16}, {32, 16});
+  EXPECT_DOUBLE_EQ(update.seconds, 1.25 * 2e-9 * 32 * 16);
+  // The roofline was measured alone too; a figure recorded in a run of the whole node was not.
+  const TaskEstimate relu_alone = CostModel(library(), alone).compute(g, g.node(3));
+  EXPECT_DOUBLE_EQ(CostModel(library(), shared).compute(g, g.node(3)).seconds - overhead, 1.25 * (relu_alone.seconds - overhead));
+  ProfileDatabase recorded;
+  recorded.record(task_key("matmul", {}, {g.shape_of(g.node(2).inputs[0]), g.shape_of(g.node(2).inputs[1])}, {false, true}, "cpu"), 4e-6,
+                  std::nullopt, 10);
+  EXPECT_DOUBLE_EQ(CostModel(library(), shared, &recorded).compute(g, g.node(2)).seconds, 4e-6 + overhead);
+}
+
 TEST(MeasuringProfiles, AnOptimizersStepOverABoxIsMeasuredOnce) {
-  const Machine machine = load_machine("cpu_host");
+  const Machine machine = load_machine("cpu_host").with_devices_per_node(1);
   ProfileDatabase db;
   FakeMeasurer measurer;
   const CostModel model(library(), machine, std::make_shared<MeasuringProfiles>(db, measurer));

@@ -75,6 +75,10 @@ class CostModel {
   }
 
  private:
+  // The factor a figure measured alone (or the roofline: `measured_alone` true) takes on this
+  // machine: the device's busy_node_slowdown where a node has several devices, else 1.
+  double alone_to_busy(bool measured_alone) const;
+
   const spec::Library& library_;
   Machine machine_;  // by value: a model may be made from a machine built on the spot
   const ProfileDatabase* profiles_;

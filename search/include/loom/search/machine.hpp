@@ -35,6 +35,12 @@ struct DeviceSpec {
   // whichever bounds the task) such kernels achieve on the device: 1 where not calibrated.
   std::array<double, pcg::kKernelShapes.size()> achieved_fraction = {1, 1, 1, 1};
 
+  // How many times longer a device's kernels take when every device of its node computes at once
+  // than when it runs alone (cores, caches and memory bandwidth shared): figures measured alone
+  // (ProfileEntry::alone) and the roofline, whose peak and fractions are measured alone, are
+  // multiplied by it where a node has several devices. 1 where not calibrated.
+  double busy_node_slowdown = 1;
+
   double achieved(pcg::KernelShape shape) const { return achieved_fraction[static_cast<std::size_t>(shape)]; }
 };
 

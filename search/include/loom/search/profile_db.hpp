@@ -60,6 +60,9 @@ struct ProfileEntry {
   std::int64_t samples = 1;                 // task runs the mean is over
   std::optional<double> backward_seconds;   // the task's backward, mean over its own samples
   std::int64_t backward_samples = 0;
+  // Measured with the task alone on the host, as `loom optimize` measures before searching, not
+  // in a run where the node's other devices compute at the same time (DeviceSpec::busy_node_slowdown).
+  bool alone = false;
 
   // measured / simulated - 1: how far the roofline is below (negative) or above the measurement.
   std::optional<double> roofline_error() const;
@@ -69,8 +72,8 @@ class ProfileDatabase {
  public:
   // File form (version 3): {"format": "loom-profile", "version": 3, "entries": [{"key", "op",
   // "device", "measured_seconds", "simulated_seconds"?, "samples", "backward_seconds"?,
-  // "backward_samples"?}, ...]}. Version 2 files have no backward figures; version 1 files, whose
-  // entries hold "seconds" instead of "measured_seconds" to "samples", are read as one sample
+  // "backward_samples"?, "alone"?}, ...]}. Version 2 files have no backward figures; version 1
+  // files, whose entries hold "seconds" instead of "measured_seconds" to "samples", are read as one sample
   // without a simulated figure. A missing file is an empty database; a malformed one throws
   // LoomError naming the file and the JSON path.
   static ProfileDatabase load(const std::string& path);
@@ -82,10 +85,11 @@ class ProfileDatabase {
   std::optional<double> backward_seconds(const ProfileKey& key) const;
   const ProfileEntry* find(const ProfileKey& key) const;
   // Adds `samples` task runs averaging `measured_seconds`: a key already present keeps the mean
-  // over all its samples, and the newest simulated figure given. Throws LoomError on a time that
-  // is not positive or a sample count below one.
+  // over all its samples, and the newest simulated figure given; `alone` as ProfileEntry's, an
+  // entry staying alone only while every record of it is. Throws LoomError on a time that is not
+  // positive or a sample count below one.
   void record(const ProfileKey& key, double measured_seconds, std::optional<double> simulated_seconds = std::nullopt,
-              std::int64_t samples = 1);
+              std::int64_t samples = 1, bool alone = false);
   // Adds `samples` backward runs of a task whose forward is recorded; the same checks, and a
   // LoomError when the key has no forward entry.
   void record_backward(const ProfileKey& key, double measured_seconds, std::int64_t samples = 1);
