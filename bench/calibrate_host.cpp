@@ -10,7 +10,7 @@
 //                   as `loom optimize` measures (runtime::LocalTaskMeasurer), of the roofline's
 //                   time over the measured one
 //   busy node slowdown those tasks' time on rank 0 while rank 1 runs them too, over their time
-//                   while rank 1 sleeps (median of three pairs)
+//                   while rank 1 sleeps (median of three pairs): a figure for two devices of a node
 //   links           ping-pong between ranks 0 and 1 through the runtime's MPI transport, and sums
 //                   of a buffer through it (the allreduce figures), waited in or started and
 //                   overlapped with other work (the started allreduce figures): median times over
@@ -270,7 +270,7 @@ std::array<double, loom::pcg::kKernelShapes.size()> achieved_fractions(const loo
   loom::runtime::LocalTaskMeasurer measurer(loom::bench::library());
   const loom::runtime::ShapeCalibration c = loom::runtime::calibrate_shapes(loom::bench::library(), device, measurer, calibration_tasks());
   for (loom::pcg::KernelShape shape : loom::pcg::kKernelShapes)
-    std::cerr << loom::pcg::to_string(shape) << ": " << device.achieved(shape) << " -> "
+    std::cerr << loom::pcg::kernel_shape_name(shape) << ": " << device.achieved(shape) << " -> "
               << c.achieved_fraction[static_cast<std::size_t>(shape)] << " of the roofline (" << c.tasks[static_cast<std::size_t>(shape)]
               << " tasks)\n";
   return c.achieved_fraction;
@@ -283,31 +283,33 @@ double calibration_tasks_seconds() {
   for (const loom::runtime::CalibrationTask& task : calibration_tasks()) {
     std::vector<loom::pcg::ParallelShape> inputs;
     for (const auto& dims : task.inputs) inputs.push_back(loom::pcg::ParallelShape::unpartitioned(dims));
-    if (const auto t = measurer.measure(loom::search::task_key(task.op, task.attrs, inputs, {}, "cpu")))
+    if (const auto t = measurer.measure(loom::search::task_key(task.op, task.attrs, inputs, {}, measurer.device_kind())))
       total += t->forward_seconds + t->backward_seconds.value_or(0);
   }
   return total;
 }
 
 // How many times longer the calibration tasks take on rank 0 while rank 1 runs them too than
-// while rank 1 sleeps: the median of three such pairs. Ranks 0 and 1 take part.
+// while rank 1 sleeps: the median of three such pairs. Ranks 0 and 1 take part. Rank 1 sleeps
+// rather than wait in a sum, since a waiting rank polls its core for a while before it sleeps.
 double busy_node_slowdown(loom::runtime::Transport& transport) {
-  constexpr double kAloneSpell = 3.0;  // seconds rank 1 sleeps, longer than rank 0's measuring
+  constexpr double kAloneSpell = 3.0;  // seconds rank 1 sleeps: longer than rank 0 measures
+  const std::vector<int> pair_of_ranks = {0, 1};
   std::vector<double> ratios;
   for (int pair = 0; pair < 3; ++pair) {
+    std::vector<double> sync{0};
     double alone = 0;
     if (transport.rank() == 0) {
       const auto start = Clock::now();
       alone = calibration_tasks_seconds();
-      if (seconds_since(start) > kAloneSpell) std::cerr << "busy node slowdown: measuring alone outlasted the other rank's sleep\n";
+      if (seconds_since(start) > kAloneSpell) alone = 0;  // rank 1 woke before the end: not alone throughout
     } else {
       std::this_thread::sleep_for(std::chrono::duration<double>(kAloneSpell));
     }
-    std::vector<double> sync{0};
-    transport.sum(sync);
+    transport.sum(sync, pair_of_ranks);
     const double busy = calibration_tasks_seconds();
-    transport.sum(sync);
-    if (transport.rank() == 0 && alone > 0) ratios.push_back(std::max(1.0, busy / alone));
+    transport.sum(sync, pair_of_ranks);
+    if (alone > 0) ratios.push_back(std::max(1.0, busy / alone));
   }
   if (ratios.empty()) return 1;
   std::sort(ratios.begin(), ratios.end());
@@ -317,14 +319,17 @@ double busy_node_slowdown(loom::runtime::Transport& transport) {
 // The machine file at `name_or_path` as it is, but for the figures measured here: the achieved
 // fractions, and the busy node slowdown where `slowdown` was measured.
 nlohmann::json recalibrated(const std::string& name_or_path, std::optional<double> slowdown) {
-  std::string path = name_or_path;
-  if (path.find('/') == std::string::npos && !path.ends_with(".json")) path = loom::search::machines_dir() + "/" + path + ".json";
+  const std::string path = loom::search::machine_file_path(name_or_path);
   std::ifstream in(path);
-  if (!in) throw loom::LoomError(path + ": cannot open the machine file");
-  nlohmann::json doc = nlohmann::json::parse(in);
-  loom::search::Machine m = loom::search::machine_from_json(doc);
-  m.device.achieved_fraction = achieved_fractions(m.device);
-  doc["device"]["achieved_fraction"] = loom::search::machine_to_json(m)["device"]["achieved_fraction"];
+  nlohmann::json doc = nlohmann::json::parse(in);  // load_machine has read it already
+  const loom::search::Machine m = loom::search::load_machine(path);
+  loom::search::Machine calibrated = m;
+  calibrated.device.achieved_fraction = achieved_fractions(m.device);
+  const nlohmann::json device = loom::search::machine_to_json(calibrated)["device"];
+  if (device.contains("achieved_fraction"))
+    doc["device"]["achieved_fraction"] = device["achieved_fraction"];
+  else
+    doc["device"].erase("achieved_fraction");
   if (slowdown) doc["device"]["busy_node_slowdown"] = *slowdown;
   return doc;
 }
@@ -338,6 +343,17 @@ int main(int argc, char** argv) {
     if (transport.rank() == 0) std::cerr << "usage: [mpirun -np 2] loom_calibrate_host [--only-for MACHINE]\n";
     return 1;
   }
+  if (!only_for.empty()) {
+    try {  // before measuring: a bad file is reported at once
+      const loom::search::Machine m = loom::search::load_machine(only_for);
+      if (m.device.kind != "cpu")
+        throw loom::LoomError(loom::search::machine_file_path(only_for) + ": its devices are " + m.device.kind +
+                              ", not this host's cpu: their roofline cannot be calibrated here");
+    } catch (const loom::LoomError& e) {
+      if (transport.rank() == 0) std::cerr << "loom_calibrate_host: " << e.what() << "\n";
+      return 1;
+    }
+  }
   const bool linked = transport.size() >= 2;
   loom::search::Link measured;
   if (only_for.empty() && linked && transport.rank() < 2) measured = measure_link(transport);
@@ -347,7 +363,7 @@ int main(int argc, char** argv) {
     try {
       std::cout << recalibrated(only_for, linked ? std::optional<double>(slowdown) : std::nullopt).dump(2) << "\n";
       return 0;
-    } catch (const std::exception& e) {  // a LoomError or malformed JSON
+    } catch (const loom::LoomError& e) {
       std::cerr << "loom_calibrate_host: " << e.what() << "\n";
       return 1;
     }

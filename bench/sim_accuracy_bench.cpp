@@ -9,8 +9,8 @@
 //       weight's optimizer step over the box a rank updates;
 //   (b) the plan simulated with the cost model over that database; for comparison, with the cost
 //       model measuring each distinct operator task alone before it costs it, as `loom optimize`
-//       does with no profile (runtime::LocalTaskMeasurer; layout changes and updates by the
-//       roofline), and over the roofline alone;
+//       does with no profile (runtime::LocalTaskMeasurer, on rank 0 while the other ranks wait;
+//       layout changes by the roofline), and over the roofline alone;
 //   (c) the real iteration (batch, forward, loss, backward, optimizer step): the mean of the timed
 //       steps, the slowest rank's.
 // The task times and the iteration come from the same steps, so a host that is slower for a while
@@ -190,7 +190,9 @@ Run run_plan(const pcg::Graph& plan, const search::Machine& machine, const Setti
   row.tasks = max_over_ranks(own_task_seconds / steps, transport);
   row.waiting = max_over_ranks(waiting / steps, transport);
   row.simulated = search::simulate(search::build_task_graph(plan, search::CostModel(library(), machine, &plan_profile))).makespan;
-  row.automatic = search::simulate(search::build_task_graph(plan, measuring_first)).makespan;
+  // Rank 0 measures the tasks while the other ranks wait, so that each is measured alone, as
+  // `loom optimize` measures it; only rank 0 prints.
+  if (transport.rank() == 0) row.automatic = search::simulate(search::build_task_graph(plan, measuring_first)).makespan;
   row.roofline = search::simulate(search::build_task_graph(plan, search::CostModel(library(), machine))).makespan;
   row.backward_over_forward = forward > 0 ? backward / forward : 0;
   row.interpreted = run.interpreted_ops.size();

@@ -39,12 +39,25 @@ void collect_reads(const CNode& n, ReadSites& sites) {
   for (const auto& c : n.children) collect_reads(c, sites);
 }
 
-bool reads_at_computed_index(const CNode& n) {
+void collect_index_slots(const CNode& n, std::set<int>& slots) {
+  if (n.op == COp::Index) slots.insert(n.slot);
+  for (const auto& c : n.children) collect_index_slots(c, slots);
+}
+
+// Whether a read within `n` slides a window: an index computed from both a summed index (one of
+// `summed`) and an index of the result, as a convolution's `x[i * stride + r]`.
+bool reads_through_a_window(const CNode& n, const std::vector<int>& summed) {
   if (n.op == COp::Read)
-    for (const IndexCalc& i : n.index)
-      if (i.slot < 0) return true;
+    for (const IndexCalc& i : n.index) {
+      if (i.slot >= 0) continue;
+      std::set<int> slots;
+      for (const CNode& e : i.expr) collect_index_slots(e, slots);
+      bool of_sum = false, of_result = false;
+      for (int slot : slots) (std::find(summed.begin(), summed.end(), slot) != summed.end() ? of_sum : of_result) = true;
+      if (of_sum && of_result) return true;
+    }
   for (const auto& c : n.children)
-    if (reads_at_computed_index(c)) return true;
+    if (reads_through_a_window(c, summed)) return true;
   return false;
 }
 
@@ -67,7 +80,7 @@ pcg::KernelShape shape_of(const CNode& n) {
   if (n.op == COp::Reduce) {
     shape = pcg::KernelShape::Reduction;
     if (n.reducer == Reducer::Sum && multiplies_reads(n))
-      shape = reads_at_computed_index(n) ? pcg::KernelShape::Convolution : pcg::KernelShape::Contraction;
+      shape = reads_through_a_window(n, n.reduce_slots) ? pcg::KernelShape::Convolution : pcg::KernelShape::Contraction;
   }
   for (const auto& c : n.children) shape = std::max(shape, shape_of(c));
   return shape;
@@ -93,6 +106,17 @@ double total_flops(const Program& program) {
   return total;
 }
 
+pcg::KernelShape kernel_shape(const Program& program) {
+  auto shape = pcg::KernelShape::Elementwise;
+  double heaviest = -1;
+  for (const auto& st : program.statements)
+    if (const double flops = statement_flops(program, st); flops > heaviest) {
+      heaviest = flops;
+      shape = shape_of(st.body);
+    }
+  return shape;
+}
+
 pcg::TaskCost task_cost(const Program& program, const std::vector<pcg::ParallelShape>& inputs,
                         const std::vector<pcg::ParallelShape>& outputs) {
   pcg::TaskCost cost;
@@ -103,12 +127,7 @@ pcg::TaskCost task_cost(const Program& program, const std::vector<pcg::ParallelS
     for (std::size_t i = 0; i < o.D.size(); ++i) pieces *= static_cast<double>(o.D[i] * o.P[i]);
   }
   cost.flops = total_flops(program) / pieces;
-  double heaviest = -1;
-  for (const auto& st : program.statements)
-    if (const double flops = statement_flops(program, st); flops > heaviest) {
-      heaviest = flops;
-      cost.shape = shape_of(st.body);
-    }
+  cost.shape = program.shape;
   for (const auto& in : inputs) cost.bytes_read += shard_elements(in) * kElementBytes;
   for (const auto& out : outputs) cost.bytes_written += shard_elements(out) * kElementBytes;
   return cost;

@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "loom/interpreter/cost.hpp"
+
 namespace loom::spec {
 
 std::string dims_to_string(const std::vector<std::int64_t>& dims) {
@@ -475,7 +477,9 @@ class Compiler {
 }  // namespace
 
 Program compile(const OpDecl& op, const pcg::AttrMap& attrs, const std::vector<std::vector<std::int64_t>>& input_dims) {
-  return Compiler(op, attrs, input_dims).run();
+  Program program = Compiler(op, attrs, input_dims).run();
+  program.shape = kernel_shape(program);
+  return program;
 }
 
 }  // namespace loom::spec

@@ -2,7 +2,7 @@
 
 namespace loom::pcg {
 
-std::string to_string(KernelShape shape) {
+std::string kernel_shape_name(KernelShape shape) {
   switch (shape) {
     case KernelShape::Elementwise: return "elementwise";
     case KernelShape::Reduction: return "reduction";
@@ -12,9 +12,9 @@ std::string to_string(KernelShape shape) {
   return "elementwise";
 }
 
-std::optional<KernelShape> kernel_shape_named(const std::string& name) {
+std::optional<KernelShape> kernel_shape_from_name(const std::string& name) {
   for (KernelShape shape : kKernelShapes)
-    if (to_string(shape) == name) return shape;
+    if (kernel_shape_name(shape) == name) return shape;
   return std::nullopt;
 }
 

@@ -23,9 +23,10 @@ ShapeCalibration calibrate_shapes(const spec::Library& library, const search::De
     const std::optional<search::MeasuredTask> measured = measurer.measure(search::task_key(task.op, task.attrs, inputs, {}, device.kind));
     if (!measured) continue;
     const double kernel = std::max(cost.flops / device.peak_flops, (cost.bytes_read + cost.bytes_written) / device.memory_bandwidth);
-    // The roofline charges a backward twice the forward.
+    // The roofline charges a backward twice the forward, kernel overheads included; measured
+    // figures hold the kernel overhead but not the dispatch, which the cost model adds to both.
     const int passes = measured->backward_seconds ? 3 : 1;
-    const double overheads = (measured->backward_seconds ? 2 : 1) * (device.kernel_overhead + device.dispatch_overhead);
+    const double overheads = passes * device.kernel_overhead;
     const double seconds = measured->forward_seconds + measured->backward_seconds.value_or(0) - overheads;
     if (seconds <= 0) continue;
     fractions[static_cast<std::size_t>(cost.shape)].push_back(std::min(1.0, passes * kernel / seconds));

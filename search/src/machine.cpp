@@ -150,7 +150,7 @@ Machine machine_from_json(const json& j) {
     const json& fractions = d.at("achieved_fraction");
     require_object(fractions, "device.achieved_fraction");
     for (const auto& [name, value] : fractions.items()) {
-      const std::optional<pcg::KernelShape> shape = pcg::kernel_shape_named(name);
+      const std::optional<pcg::KernelShape> shape = pcg::kernel_shape_from_name(name);
       const std::string path = "device.achieved_fraction." + name;
       if (!shape) fail(path, "not a kernel shape (expected elementwise, reduction, contraction or convolution)");
       const double fraction = read_number(value, path, true);
@@ -170,7 +170,7 @@ Machine machine_from_json(const json& j) {
 json machine_to_json(const Machine& m) {
   json fractions = json::object();
   for (pcg::KernelShape shape : pcg::kKernelShapes)
-    if (m.device.achieved(shape) != 1) fractions[pcg::to_string(shape)] = m.device.achieved(shape);
+    if (m.device.achieved(shape) != 1) fractions[pcg::kernel_shape_name(shape)] = m.device.achieved(shape);
   json out = {{"format", kMachineFormat},
               {"version", kMachineFormatVersion},
               {"name", m.name},
@@ -196,11 +196,23 @@ json machine_to_json(const Machine& m) {
 
 std::string machines_dir() { return spec::Library::default_specs_dir() + "/machines"; }
 
+namespace {
+
+bool names_a_bundled_machine(const std::string& name_or_path) {
+  return name_or_path.find('/') == std::string::npos && std::filesystem::path(name_or_path).extension() != ".json";
+}
+
+}  // namespace
+
+std::string machine_file_path(const std::string& name_or_path) {
+  if (!names_a_bundled_machine(name_or_path)) return name_or_path;
+  return (std::filesystem::path(machines_dir()) / (name_or_path + ".json")).string();
+}
+
 Machine load_machine(const std::string& name_or_path) {
   namespace fs = std::filesystem;
-  fs::path path = name_or_path;
-  const bool is_name = name_or_path.find('/') == std::string::npos && path.extension() != ".json";
-  if (is_name) path = fs::path(machines_dir()) / (name_or_path + ".json");
+  const fs::path path = machine_file_path(name_or_path);
+  const bool is_name = names_a_bundled_machine(name_or_path);
   std::ifstream in(path);
   if (!in) {
     std::string known;

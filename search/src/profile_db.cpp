@@ -30,6 +30,9 @@ ProfileEntry read_entry_v1(const json& j, const std::string& at) {
 ProfileEntry read_entry(const json& j, const std::string& at, int version) {
   if (version == 2)
     reject_unknown_keys(j, at, {"key", "op", "device", "measured_seconds", "simulated_seconds", "samples"});
+  else if (version == 3)
+    reject_unknown_keys(
+        j, at, {"key", "op", "device", "measured_seconds", "simulated_seconds", "samples", "backward_seconds", "backward_samples"});
   else
     reject_unknown_keys(
         j, at,
@@ -101,7 +104,7 @@ ProfileDatabase ProfileDatabase::load(const std::string& path) {
   if (!in) return db;
   try {
     const json j = json::parse(in);
-    const int version = j.is_object() && j.contains("version") && (j.at("version") == 1 || j.at("version") == 2)
+    const int version = j.is_object() && j.contains("version") && (j.at("version") == 1 || j.at("version") == 2 || j.at("version") == 3)
                             ? j.at("version").get<int>()
                             : kProfileFormatVersion;
     check_format(j, kProfileFormat, version, "Loom profile database");

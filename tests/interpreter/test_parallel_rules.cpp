@@ -379,6 +379,8 @@ TEST(Cost, TheKernelShapeIsReadOffTheHeaviestStatement) {
   EXPECT_EQ(bundled().task_cost("pool2d_max", {{"kh", 3}, {"kw", 3}, {"stride", 1}, {"pad", 0}}, {pshape({2, 3, 8, 8})}).shape,
             KernelShape::Reduction);
   EXPECT_EQ(bundled().task_cost("relu", {}, {pshape({4, 6})}).shape, KernelShape::Elementwise);
+  // Computed indices that slide no window (an output index split in two): still a contraction.
+  EXPECT_EQ(bundled().task_cost("outer_product_mean", {}, {pshape({2, 3, 4, 2}), pshape({2, 3, 5, 2})}).shape, KernelShape::Contraction);
   EXPECT_EQ(bundled().task_cost("ewadd", {}, {pshape({4, 6}), pshape({4, 6})}).shape, KernelShape::Elementwise);
   // A user's operator is classified from its own comprehension: a sum of products of two values
   // is a contraction, at a computed index a convolution; a sum of squares is a reduction.

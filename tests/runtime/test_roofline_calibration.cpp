@@ -23,10 +23,11 @@ class SlowerThanTheRoofline final : public search::TaskMeasurer {
     if (!slowdown_.count(task.op)) return std::nullopt;
     const pcg::TaskCost cost = library().task_cost(task.op, task.attrs, task.inputs);
     const double kernel = std::max(cost.flops / device_.peak_flops, (cost.bytes_read + cost.bytes_written) / device_.memory_bandwidth);
-    const double overhead = device_.kernel_overhead + device_.dispatch_overhead;
+    // As the roofline charges it, the kernel overhead in each pass.
+    const double forward = slowdown_.at(task.op) * kernel + device_.kernel_overhead;
     search::MeasuredTask t;
-    t.forward_seconds = slowdown_.at(task.op) * kernel + overhead;
-    t.backward_seconds = slowdown_.at(task.op) * 2 * kernel + overhead;
+    t.forward_seconds = forward;
+    t.backward_seconds = 2 * forward;
     t.samples = 3;
     return t;
   }
@@ -96,11 +97,10 @@ TEST(RooflineCalibration, OnThisHostATaskOfEachShapeIsMeasuredThroughTheRuntime)
                                                {"conv2d", kConv, {{2, 4, 8, 8}, {8, 4, 3, 3}}},
                                                {"pool2d_max", {{"kh", 3}, {"kw", 3}, {"stride", 1}, {"pad", 0}}, {{2, 4, 10, 10}}},
                                                {"relu", {}, {{64, 128}}}});
-  for (pcg::KernelShape shape : pcg::kKernelShapes) {
-    EXPECT_EQ(c.tasks[static_cast<std::size_t>(shape)], 1) << pcg::to_string(shape);
-    EXPECT_GT(c.achieved_fraction[static_cast<std::size_t>(shape)], 0) << pcg::to_string(shape);
-    EXPECT_LE(c.achieved_fraction[static_cast<std::size_t>(shape)], 1) << pcg::to_string(shape);
-  }
+  for (pcg::KernelShape shape : pcg::kKernelShapes) EXPECT_EQ(c.tasks[static_cast<std::size_t>(shape)], 1) << pcg::kernel_shape_name(shape);
+  // A GEMM comes nearer its peak than a relu comes to the memory's bandwidth.
+  EXPECT_GT(c.achieved_fraction[static_cast<std::size_t>(pcg::KernelShape::Contraction)],
+            c.achieved_fraction[static_cast<std::size_t>(pcg::KernelShape::Elementwise)]);
 }
 
 }  // namespace

@@ -87,7 +87,7 @@ TEST(Link, RingAllreduceUsesTheMeasuredSumWhereThereIsOne) {
 
 TEST(Machine, TheRooflineFractionsAndTheBusyNodeSlowdownRoundTrip) {
   Machine m = load_machine("p100");
-  for (pcg::KernelShape shape : pcg::kKernelShapes) EXPECT_EQ(m.device.achieved(shape), 1) << pcg::to_string(shape);
+  for (pcg::KernelShape shape : pcg::kKernelShapes) EXPECT_EQ(m.device.achieved(shape), 1) << pcg::kernel_shape_name(shape);
   EXPECT_FALSE(machine_to_json(m)["device"].contains("achieved_fraction"));  // uncalibrated
   m.device.achieved_fraction[static_cast<std::size_t>(pcg::KernelShape::Convolution)] = 0.3;
   const Machine back = machine_from_json(machine_to_json(m));
@@ -101,8 +101,8 @@ TEST(Machine, TheRooflineFractionsAndTheBusyNodeSlowdownRoundTrip) {
   const Machine host = load_machine("cpu_host");
   EXPECT_GT(host.device.busy_node_slowdown, 1);
   for (pcg::KernelShape shape : pcg::kKernelShapes) {
-    EXPECT_GT(host.device.achieved(shape), 0) << pcg::to_string(shape);
-    EXPECT_LT(host.device.achieved(shape), 1) << pcg::to_string(shape);
+    EXPECT_GT(host.device.achieved(shape), 0) << pcg::kernel_shape_name(shape);
+    EXPECT_LT(host.device.achieved(shape), 1) << pcg::kernel_shape_name(shape);
   }
 }
 

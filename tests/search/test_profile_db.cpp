@@ -99,7 +99,7 @@ TEST(ProfileDatabase, BackwardTimesPoolTheirOwnSamples) {
   EXPECT_THROW(db.record_backward(kRelu, 1e-5, 0), LoomError);
 }
 
-TEST_F(ProfileFile, SavesAndLoadsVersion3) {
+TEST_F(ProfileFile, SavesAndLoadsVersion4) {
   EXPECT_EQ(ProfileDatabase::load(path()).size(), 0u);  // a missing file is an empty database
   ProfileDatabase db;
   db.record(kRelu, 2e-5, 1.5e-5, 3);
@@ -109,7 +109,7 @@ TEST_F(ProfileFile, SavesAndLoadsVersion3) {
   db.save(path());
   std::ifstream in(path());
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("\"version\": 3"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"version\": 4"), std::string::npos) << text;
   const ProfileDatabase back = ProfileDatabase::load(path());
   ASSERT_EQ(back.size(), 2u);
   const ProfileEntry* e = back.find(kRelu);
@@ -136,6 +136,13 @@ TEST_F(ProfileFile, AFigureMeasuredAloneStaysSoUntilARunOfTheNodeAddsToIt) {
   EXPECT_TRUE(back.find(kRelu)->alone);
   back.record(kRelu, 4e-5, std::nullopt, 3);  // recorded in training
   EXPECT_FALSE(back.find(kRelu)->alone);
+  // The mark is version 4's, and a mark is true or false.
+  write(
+      R"({"format": "loom-profile", "version": 3, "entries": [{"key": "k", "op": "relu", "device": "cpu", "measured_seconds": 1e-5, "samples": 1, "alone": true}]})");
+  EXPECT_NE(load_error().find("entries[0].alone: unknown key"), std::string::npos) << load_error();
+  write(
+      R"({"format": "loom-profile", "version": 4, "entries": [{"key": "k", "op": "relu", "device": "cpu", "measured_seconds": 1e-5, "samples": 1, "alone": "yes"}]})");
+  EXPECT_NE(load_error().find("entries[0].alone: expected true or false"), std::string::npos) << load_error();
 }
 
 TEST_F(ProfileFile, ReadsVersion2WithoutBackwardFigures) {
@@ -162,7 +169,7 @@ TEST_F(ProfileFile, ReadsVersion1AsOneSampleWithoutASimulatedFigure) {
   EXPECT_EQ(e->samples, 1);
   EXPECT_FALSE(e->simulated_seconds);
   EXPECT_FALSE(e->roofline_error());
-  // Recording on top of it averages with its one sample; saving writes version 3.
+  // Recording on top of it averages with its one sample; saving writes version 4.
   db.record(kRelu, 1e-5, 2e-5);
   EXPECT_DOUBLE_EQ(db.find(kRelu)->measured_seconds, 2e-5);
   db.save(path());
@@ -185,8 +192,8 @@ TEST_F(ProfileFile, ErrorsNameTheFileAndJsonPath) {
   write(
       R"({"format": "loom-profile", "version": 3, "entries": [{"key": "k", "op": "relu", "device": "V100", "measured_seconds": 1e-5, "samples": 1, "backward_seconds": 1e-5}]})");
   EXPECT_NE(load_error().find("profile.json: entries[0]: missing \"backward_samples\""), std::string::npos) << load_error();
-  write(R"({"format": "loom-profile", "version": 4, "entries": []})");
-  EXPECT_NE(load_error().find("profile.json: version: unsupported version 4"), std::string::npos) << load_error();
+  write(R"({"format": "loom-profile", "version": 5, "entries": []})");
+  EXPECT_NE(load_error().find("profile.json: version: unsupported version 5"), std::string::npos) << load_error();
 }
 
 }  // namespace

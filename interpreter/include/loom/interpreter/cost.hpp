@@ -10,8 +10,15 @@ namespace loom::spec {
 // /, comparison, function and reduction step; reads and constants are free).
 double total_flops(const Program& program);
 
+// The loop shape of the statement doing the most arithmetic (pcg::KernelShape): a sum of a
+// product of two different reads is a contraction, a convolution where a read slides a window (an
+// index computed from both a summed index and an index of the result); any other sum, max or min
+// a reduction; no reduction, elementwise.
+pcg::KernelShape kernel_shape(const Program& program);
+
 // Work per task when the instance runs on these parallel shapes: flops split evenly over the
-// pieces of the output, bytes of the shards each task reads and writes (4-byte elements).
+// pieces of the output, bytes of the shards each task reads and writes (4-byte elements), and the
+// program's kernel shape (Program::shape, which compile() sets).
 pcg::TaskCost task_cost(const Program& program, const std::vector<pcg::ParallelShape>& inputs,
                         const std::vector<pcg::ParallelShape>& outputs);
 

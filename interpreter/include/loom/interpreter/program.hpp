@@ -70,6 +70,7 @@ struct Program {
   std::vector<Buffer> buffers;
   std::vector<int> input_buffers, output_buffers;
   std::vector<Statement> statements;
+  pcg::KernelShape shape = pcg::KernelShape::Elementwise;  // kernel_shape(), set by compile()
 };
 
 // Instantiates `op`: checks the attributes against their domains, matches the input shapes,

@@ -19,7 +19,15 @@ inline constexpr std::array<KernelShape, 4> kKernelShapes = {KernelShape::Elemen
                                                              KernelShape::Convolution};
 
 // "elementwise", "reduction", "contraction", "convolution": as machine files name them.
-std::string to_string(KernelShape shape);
-std::optional<KernelShape> kernel_shape_named(const std::string& name);
+std::string kernel_shape_name(KernelShape shape);
+std::optional<KernelShape> kernel_shape_from_name(const std::string& name);
+
+// One `value` per kernel shape.
+template <class T>
+constexpr std::array<T, kKernelShapes.size()> per_kernel_shape(T value) {
+  std::array<T, kKernelShapes.size()> out{};
+  out.fill(value);
+  return out;
+}
 
 }  // namespace loom::pcg

@@ -25,10 +25,10 @@ struct CalibrationTask {
 
 struct ShapeCalibration {
   // Per pcg::KernelShape: the median over its tasks of the roofline's time over the measured one
-  // (forward plus backward, the per-task overheads taken off), at most 1; 1 where no task of the
+  // (forward plus backward, the kernel overheads taken off), at most 1; 1 where no task of the
   // shape was measured.
-  std::array<double, pcg::kKernelShapes.size()> achieved_fraction = {1, 1, 1, 1};
-  std::array<int, pcg::kKernelShapes.size()> tasks = {0, 0, 0, 0};  // measured, per shape
+  std::array<double, pcg::kKernelShapes.size()> achieved_fraction = pcg::per_kernel_shape(1.0);
+  std::array<int, pcg::kKernelShapes.size()> tasks = pcg::per_kernel_shape(0);  // measured, per shape
 };
 
 // Measures each task with `measurer` (every input taking its gradient) on `device`, whose peak,

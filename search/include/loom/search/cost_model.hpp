@@ -51,7 +51,8 @@ class CostModel {
 
   // The optimizer step over `box` (its extent) of a weight of dims `whole` on one device: measured
   // where the profile database has it (weight_update_key), otherwise the bytes the step reads and
-  // writes at memory bandwidth (no launch cost: the task graph adds one per device).
+  // writes at memory bandwidth (no launch cost: the task graph adds one per device); either slowed
+  // by the device's busy_node_slowdown as compute() says.
   TaskEstimate weight_update(const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole) const;
 
   // A quick estimate of a node's whole cost on one device, forward and backward, for ranking

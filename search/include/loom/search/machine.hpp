@@ -33,7 +33,7 @@ struct DeviceSpec {
   bool overlaps_communication = true;
   // Per kernel shape (pcg::KernelShape), the fraction of the roofline (peak FLOP/s or bandwidth,
   // whichever bounds the task) such kernels achieve on the device: 1 where not calibrated.
-  std::array<double, pcg::kKernelShapes.size()> achieved_fraction = {1, 1, 1, 1};
+  std::array<double, pcg::kKernelShapes.size()> achieved_fraction = pcg::per_kernel_shape(1.0);
 
   // How many times longer a device's kernels take when every device of its node computes at once
   // than when it runs alone (cores, caches and memory bandwidth shared): figures measured alone
@@ -109,7 +109,9 @@ std::string level_name(LinkLevel level);
 
 // File form: {"format": "loom-machine", "version": 1, "name", "nodes", "sockets_per_node",
 //   "devices_per_socket", "device": {"kind", "peak_tflops", "memory_gbps", "memory_gib",
-//   "kernel_overhead_us"?, "dispatch_overhead_us"?, "overlaps_communication"? (default true)}, "links": {"intra_socket" | "inter_socket" |
+//   "kernel_overhead_us"?, "dispatch_overhead_us"?, "overlaps_communication"? (default true),
+//   "achieved_fraction"?: {SHAPE: fraction, ...} (pcg::kernel_shape_name), "busy_node_slowdown"?},
+//   "links": {"intra_socket" | "inter_socket" |
 //   "inter_node":
 //   {"gbps", "latency_us", "allreduce_gbps"?, "allreduce_latency_us"?, "started_allreduce_gbps"?,
 //   "started_allreduce_latency_us"?}}} (each pair of sum figures together or neither). Throws
@@ -120,6 +122,8 @@ nlohmann::json machine_to_json(const Machine& machine);
 // A bundled machine by name (specs/machines/NAME.json) or a path to a machine file; errors name
 // the file.
 Machine load_machine(const std::string& name_or_path);
+// The file load_machine reads for `name_or_path`.
+std::string machine_file_path(const std::string& name_or_path);
 // Names of the bundled machines.
 std::string machines_dir();
 

@@ -16,7 +16,7 @@ namespace loom::search {
 
 // The profile database's "format" and its current "version" (older versions are read too).
 inline constexpr const char* kProfileFormat = "loom-profile";
-inline constexpr int kProfileFormatVersion = 3;
+inline constexpr int kProfileFormatVersion = 4;
 
 struct ProfileKey {
   std::string op;
@@ -55,7 +55,7 @@ std::string user_profile_path(const std::string& machine_name);
 
 struct ProfileEntry {
   std::string op, device;
-  double measured_seconds = 0;              // mean over the samples
+  double measured_seconds = 0;              // mean over the samples (each a median where measured alone)
   std::optional<double> simulated_seconds;  // the roofline for the same task; absent in version-1 files
   std::int64_t samples = 1;                 // task runs the mean is over
   std::optional<double> backward_seconds;   // the task's backward, mean over its own samples
@@ -70,14 +70,15 @@ struct ProfileEntry {
 
 class ProfileDatabase {
  public:
-  // File form (version 3): {"format": "loom-profile", "version": 3, "entries": [{"key", "op",
+  // File form (version 4): {"format": "loom-profile", "version": 4, "entries": [{"key", "op",
   // "device", "measured_seconds", "simulated_seconds"?, "samples", "backward_seconds"?,
-  // "backward_samples"?, "alone"?}, ...]}. Version 2 files have no backward figures; version 1
+  // "backward_samples"?, "alone"?}, ...]}. Version 3 files have no "alone" (their entries are
+  // read as recorded in runs, not alone); version 2 files have no backward figures; version 1
   // files, whose entries hold "seconds" instead of "measured_seconds" to "samples", are read as one sample
   // without a simulated figure. A missing file is an empty database; a malformed one throws
   // LoomError naming the file and the JSON path.
   static ProfileDatabase load(const std::string& path);
-  // Writes version 3 to a temporary file first, so an interrupted write loses nothing already there.
+  // Writes version 4 to a temporary file first, so an interrupted write loses nothing already there.
   void save(const std::string& path) const;
 
   // The measured time of one task, forward and (where measured) backward.
