@@ -222,11 +222,12 @@ const NativeToolchain& NativeToolchain::from_environment() {
   return tools;
 }
 
-NativeProgram::NativeProgram(const Program& program, NativeType type, Forward forward, Backward backward)
+NativeProgram::NativeProgram(const Program& program, NativeType type, std::vector<std::int64_t> sizes, Forward forward, Backward backward)
     : op_(program.op->name),
       input_buffers_(program.input_buffers),
       output_buffers_(program.output_buffers),
       type_(type),
+      sizes_(sizes.begin(), sizes.end()),
       forward_(forward),
       backward_(backward) {
   for (const Buffer& b : program.buffers) buffer_dims_.push_back(b.dims);
@@ -260,7 +261,7 @@ std::vector<Tensor<T>> NativeProgram::run_forward(const std::vector<const Tensor
     pointers[static_cast<std::size_t>(input_buffers_[i])] = const_cast<T*>(inputs[i]->data.data());
   }
   zero_the_rest(pointers, owned);
-  forward_(reinterpret_cast<void* const*>(pointers.data()), gemm_of<T>(), lets_only ? 1 : 0);
+  forward_(reinterpret_cast<void* const*>(pointers.data()), sizes_.data(), gemm_of<T>(), lets_only ? 1 : 0);
   return owned;
 }
 
@@ -297,19 +298,20 @@ std::vector<Tensor<T>> NativeProgram::gradient(const std::vector<const Tensor<T>
     grad_pointers[static_cast<std::size_t>(output_buffers_[k])] = const_cast<T*>(output_grads[k]->data.data());
   }
   zero_the_rest(grad_pointers, grads);
-  backward_(reinterpret_cast<void* const*>(values.data()), reinterpret_cast<void* const*>(grad_pointers.data()), gemm_of<T>());
+  backward_(reinterpret_cast<void* const*>(values.data()), reinterpret_cast<void* const*>(grad_pointers.data()), sizes_.data(),
+            gemm_of<T>());
   std::vector<Tensor<T>> result;
   for (int b : input_buffers_) result.push_back(std::move(grads[static_cast<std::size_t>(b)]));
   return result;
 }
 
 NativeBuild build_native(const Program& program, NativeType type, const NativeToolchain& toolchain) {
-  if (toolchain.compiler.empty()) return {nullptr, toolchain.why_none};
+  if (toolchain.compiler.empty()) return {nullptr, toolchain.why_none, ""};
   NativeSource source;
   try {
     source = native_source(program, type);
   } catch (const LoomError& e) {
-    return {nullptr, e.what()};
+    return {nullptr, e.what(), ""};
   }
   std::ostringstream id;
   id << toolchain.compiler << '\n' << processor();
@@ -318,17 +320,25 @@ NativeBuild build_native(const Program& program, NativeType type, const NativeTo
   char key[17];
   std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(pcg::fnv1a(id.str())));
 
+  struct Entries {
+    NativeProgram::Forward forward;
+    NativeProgram::Backward backward;
+    std::string library;
+  };
   static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const NativeProgram>> loaded;  // by library path
+  static std::map<std::string, Entries> loaded;  // by cache folder and key
   const std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = loaded.find((fs::path(toolchain.cache_dir) / key).string()); it != loaded.end()) return {it->second, ""};
+  const std::string where = (fs::path(toolchain.cache_dir) / key).string();
+  if (auto it = loaded.find(where); it != loaded.end())
+    return {std::make_shared<const NativeProgram>(program, type, source.sizes, it->second.forward, it->second.backward), "",
+            it->second.library};
   std::string why;
   void* handle = nullptr;
   std::string library;
   // A library in the cache that does not load (cut short, say) is built again, once.
   for (int attempt = 0; attempt < 2 && !handle; ++attempt) {
     library = built_library(source, key, toolchain, why);
-    if (library.empty()) return {nullptr, why};
+    if (library.empty()) return {nullptr, why, ""};
     handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
       why = std::string("cannot load ") + library + ": " + ::dlerror();
@@ -336,16 +346,15 @@ NativeBuild build_native(const Program& program, NativeType type, const NativeTo
       fs::remove(library, ec);
     }
   }
-  if (!handle) return {nullptr, why};
+  if (!handle) return {nullptr, why, ""};
   auto forward = reinterpret_cast<NativeProgram::Forward>(::dlsym(handle, "loom_forward"));
   auto backward = reinterpret_cast<NativeProgram::Backward>(::dlsym(handle, "loom_backward"));
   if (!forward || !backward) {
     ::dlclose(handle);
-    return {nullptr, library + " lacks loom_forward or loom_backward"};
+    return {nullptr, library + " lacks loom_forward or loom_backward", library};
   }
-  auto built = std::make_shared<const NativeProgram>(program, type, forward, backward);
-  loaded.emplace((fs::path(toolchain.cache_dir) / key).string(), built);
-  return {built, ""};
+  loaded.emplace(where, Entries{forward, backward, library});
+  return {std::make_shared<const NativeProgram>(program, type, source.sizes, forward, backward), "", library};
 }
 
 template std::vector<Tensor<float>> NativeProgram::evaluate(const std::vector<const Tensor<float>*>&) const;

@@ -71,7 +71,7 @@ class Emitter {
   std::string run() {
     const bool single = type_ == NativeType::Float;
     out_ << "// " << program_.op->name << ", generated from its comprehension\n";
-    for (const Buffer& b : program_.buffers) out_ << "// buffer " << b.name << " " << dims_to_string(b.dims) << "\n";
+    for (const Buffer& b : program_.buffers) out_ << "// buffer " << b.name << " of rank " << b.dims.size() << "\n";
     out_ << "typedef " << (single ? "float" : "double") << " T;\n";
     out_ << "typedef long long I;\n";
     out_ << "typedef " << (single ? "unsigned int" : "unsigned long long") << " U;\n";
@@ -97,25 +97,30 @@ class Emitter {
 
     // The loops run in functions whose buffers are `__restrict` parameters: GCC trusts that of a
     // parameter, not of a local pointer, and loops over several buffers vectorize only then.
-    out_ << "static void forward_body(" << parameters("v") << ", Gemm gemm, int lets_only) {\n";
-    for (const Statement& st : program_.statements) {
-      const bool output = program_.buffers[static_cast<std::size_t>(st.target)].kind == BufferKind::Output;
-      if (output) out_ << "  if (!lets_only)\n";
-      forward_statement(st);
-    }
-    out_ << "}\n";
-    out_ << "extern \"C\" void loom_forward(void* const* buffers_, void* gemm_, int lets_only) {\n";
+    const std::string forward = captured([&] {
+      for (const Statement& st : program_.statements) {
+        const bool output = program_.buffers[static_cast<std::size_t>(st.target)].kind == BufferKind::Output;
+        if (output) out_ << "  if (!lets_only)\n";
+        forward_statement(st);
+      }
+    });
+    const std::string backward = captured([&] {
+      for (auto st = program_.statements.rbegin(); st != program_.statements.rend(); ++st) backward_statement(*st);
+    });
+    out_ << "static void forward_body(" << parameters("v") << ", const I* __restrict N, Gemm gemm, int lets_only) {\n"
+         << sizes_as_locals() << forward << "}\n";
+    out_ << "extern \"C\" void loom_forward(void* const* buffers_, const long long* sizes, void* gemm_, int lets_only) {\n";
     out_ << "  T* const* buffers = (T* const*)buffers_;\n";
-    out_ << "  forward_body(" << arguments("buffers") << ", (Gemm)gemm_, lets_only);\n}\n";
-
-    out_ << "static void backward_body(" << parameters("v") << ", " << parameters("g") << ", Gemm gemm) {\n";
-    for (auto st = program_.statements.rbegin(); st != program_.statements.rend(); ++st) backward_statement(*st);
-    out_ << "}\n";
-    out_ << "extern \"C\" void loom_backward(void* const* values_, void* const* grads_, void* gemm_) {\n";
+    out_ << "  forward_body(" << arguments("buffers") << ", sizes, (Gemm)gemm_, lets_only);\n}\n";
+    out_ << "static void backward_body(" << parameters("v") << ", " << parameters("g") << ", const I* __restrict N, Gemm gemm) {\n"
+         << sizes_as_locals() << backward << "}\n";
+    out_ << "extern \"C\" void loom_backward(void* const* values_, void* const* grads_, const long long* sizes, void* gemm_) {\n";
     out_ << "  T* const* values = (T* const*)values_;\n  T* const* grads = (T* const*)grads_;\n";
-    out_ << "  backward_body(" << arguments("values") << ", " << arguments("grads") << ", (Gemm)gemm_);\n}\n";
+    out_ << "  backward_body(" << arguments("values") << ", " << arguments("grads") << ", sizes, (Gemm)gemm_);\n}\n";
     return out_.str();
   }
+
+  const std::vector<std::int64_t>& sizes() const { return sizes_; }
 
  private:
   // Every buffer as a parameter named PREFIX and its number, or as its element of ARRAY.
@@ -133,6 +138,30 @@ class Emitter {
 
   std::string fresh(const std::string& stem) { return stem + std::to_string(next_++); }
 
+  // A number that depends on the instance (a size, an attribute, a piece's offset), written as the
+  // next of the kernel's size parameters: instances whose loops differ only in such numbers write
+  // the same source, and so share one built kernel.
+  std::string num(std::int64_t value) const {
+    sizes_.push_back(value);
+    return "n" + std::to_string(sizes_.size() - 1);
+  }
+
+  std::string sizes_as_locals() const {
+    std::string locals;
+    for (std::size_t k = 0; k < sizes_.size(); ++k) locals += "  const I n" + std::to_string(k) + " = N[" + std::to_string(k) + "];\n";
+    return locals;
+  }
+
+  // What `emit` writes, taken out of the main stream.
+  template <class Emit>
+  std::string captured(Emit&& emit) {
+    std::ostringstream text;
+    out_.swap(text);
+    emit();
+    out_.swap(text);
+    return text.str();
+  }
+
  public:
   bool guarded_reads() const { return guarded_reads_; }
 
@@ -146,6 +175,7 @@ class Emitter {
     contractions_.clear();
     contracted_.clear();
     accumulators_.clear();
+    accumulator_order_.clear();
     collect_hoists(st, st.body, {});
   }
 
@@ -158,7 +188,10 @@ class Emitter {
     std::set<int> used;
     used_slots(n, used);
     const std::set<int> outer(st.lhs_slots.begin(), st.lhs_slots.end() - 1);
-    if (std::all_of(used.begin(), used.end(), [&](int s) { return outer.count(s) > 0; })) accumulators_[&n] = fresh("acc");
+    if (std::all_of(used.begin(), used.end(), [&](int s) { return outer.count(s) > 0; })) {
+      accumulators_[&n] = fresh("acc");
+      accumulator_order_.push_back(&n);
+    }
   }
 
   void collect_hoists(const Statement& st, const CNode& n, const std::set<int>& enclosing) {
@@ -186,7 +219,7 @@ class Emitter {
     std::string offset = "0";
     for (std::size_t k = 0; k < st.lhs_slots.size(); ++k) {
       const auto extent = program_.buffers[static_cast<std::size_t>(st.target)].dims[k];
-      offset = "(" + offset + ") * " + std::to_string(extent) + " + " + slot(st.lhs_slots[k]);
+      offset = "(" + offset + ") * " + num(extent) + " + " + slot(st.lhs_slots[k]);
     }
     return offset;
   }
@@ -199,8 +232,8 @@ class Emitter {
     at_depth(0);
     for (std::size_t k = 0; k < st.lhs_slots.size(); ++k) {
       const int s = st.lhs_slots[k];
-      out_ << "  for (I " << slot(s) << " = 0; " << slot(s) << " < " << st.slot_extents[static_cast<std::size_t>(s)] << "; ++" << slot(s)
-           << ") {\n";
+      out_ << "  for (I " << slot(s) << " = 0; " << slot(s) << " < " << num(st.slot_extents[static_cast<std::size_t>(s)]) << "; ++"
+           << slot(s) << ") {\n";
       at_depth(k + 1);
     }
     innermost();
@@ -238,15 +271,15 @@ class Emitter {
     out_ << "  { // gradient of " << one_line(st.body.text) << "\n";
     for (const Contraction& c : contractions_) {
       contract(c, value_use(st.body, c.node) == Use::Needed);
-      out_ << "    T* " << c.name << "d = scratch(" << c.size() << ");\n";
-      out_ << "    for (I z = 0; z < " << c.size() << "; ++z) " << c.name << "d[z] = 0;\n";
+      out_ << "    T* " << c.name << "d = scratch(" << num(c.size()) << ");\n";
+      out_ << "    for (I z = 0; z < " << num(c.size()) << "; ++z) " << c.name << "d[z] = 0;\n";
     }
     loops(
         st,
         [&](std::size_t depth) {
           compute_hoists(depth, true);
           if (depth + 1 == st.lhs_slots.size())
-            for (const auto& [read, name] : accumulators_) out_ << "    T " << name << " = 0;\n";
+            for (const CNode* read : accumulator_order_) out_ << "    T " << accumulators_.at(read) << " = 0;\n";
         },
         [&] {
           // A point whose gradient is zero adds nothing: the interpreter skips it, and here its
@@ -266,7 +299,8 @@ class Emitter {
               out_ << "    }\n";
             }
           if (depth + 1 == st.lhs_slots.size())
-            for (const auto& [read, name] : accumulators_) out_ << "    " << element("g", *read) << " += " << name << ";\n";
+            for (const CNode* read : accumulator_order_)
+              out_ << "    " << element("g", *read) << " += " << accumulators_.at(read) << ";\n";
         });
     for (const Contraction& c : contractions_) contract_backward(c);
     out_ << "  }\n";
@@ -333,7 +367,7 @@ class Emitter {
   // The row-major position of the slots' values among the group's.
   std::string flat(const std::vector<int>& slots) const {
     std::string at = "0";
-    for (int s : slots) at = "(" + at + ") * " + std::to_string(current_->slot_extents[static_cast<std::size_t>(s)]) + " + " + slot(s);
+    for (int s : slots) at = "(" + at + ") * " + num(current_->slot_extents[static_cast<std::size_t>(s)]) + " + " + slot(s);
     return at;
   }
 
@@ -341,15 +375,15 @@ class Emitter {
   void over(const std::vector<std::vector<int>>& groups, const std::string& body) {
     for (const auto& group : groups)
       for (int s : group)
-        out_ << "    for (I " << slot(s) << " = 0; " << slot(s) << " < " << current_->slot_extents[static_cast<std::size_t>(s)] << "; ++"
-             << slot(s) << ")\n";
+        out_ << "    for (I " << slot(s) << " = 0; " << slot(s) << " < " << num(current_->slot_extents[static_cast<std::size_t>(s)])
+             << "; ++" << slot(s) << ")\n";
     out_ << "      " << body << "\n";
   }
 
   std::string packed(const std::string& name, const std::vector<int>& batch, const std::vector<int>& outer,
                      const std::vector<int>& inner) const {
-    return name + "[((" + flat(batch) + ") * " + std::to_string(extent(outer)) + " + " + flat(outer) + ") * " +
-           std::to_string(extent(inner)) + " + " + flat(inner) + "]";
+    return name + "[((" + flat(batch) + ") * " + num(extent(outer)) + " + " + flat(outer) + ") * " + num(extent(inner)) + " + " +
+           flat(inner) + "]";
   }
 
   std::string element(const std::string& prefix, const CNode& read) const {
@@ -358,18 +392,17 @@ class Emitter {
 
   std::string batched_gemm(const std::string& trans, std::int64_t q, std::int64_t m, std::int64_t n, std::int64_t k, const std::string& a,
                            std::int64_t a_size, const std::string& b, std::int64_t b_size, const std::string& c) const {
-    return "    for (I q = 0; q < " + std::to_string(q) + "; ++q) gemm(" + trans + ", " + std::to_string(m) + ", " + std::to_string(n) +
-           ", " + std::to_string(k) + ", " + a + " + q * " + std::to_string(a_size) + ", " + b + " + q * " + std::to_string(b_size) + ", " +
-           c + " + q * " + std::to_string(m * n) + ");\n";
+    return "    for (I q = 0; q < " + num(q) + "; ++q) gemm(" + trans + ", " + num(m) + ", " + num(n) + ", " + num(k) + ", " + a +
+           " + q * " + num(a_size) + ", " + b + " + q * " + num(b_size) + ", " + c + " + q * " + num(m * n) + ");\n";
   }
 
   // Packs the operands into `<name>a` (batch, rows, sums) and `<name>b` (batch, sums, columns), and
   // computes `<name>c`.
   void contract(const Contraction& c, bool with_product = true) {
     const std::string a = c.name + "a", b = c.name + "b", out = c.name + "c";
-    out_ << "    T* " << a << " = scratch(" << c.q * c.m * c.k << ");\n";
-    out_ << "    T* " << b << " = scratch(" << c.q * c.k * c.n << ");\n";
-    out_ << "    T* " << out << " = scratch(" << c.size() << ");\n";
+    out_ << "    T* " << a << " = scratch(" << num(c.q * c.m * c.k) << ");\n";
+    out_ << "    T* " << b << " = scratch(" << num(c.q * c.k * c.n) << ");\n";
+    out_ << "    T* " << out << " = scratch(" << num(c.size()) << ");\n";
     over({c.batch, c.rows, c.sums}, packed(a, c.batch, c.rows, c.sums) + " = " + element("v", *c.a) + ";");
     over({c.batch, c.sums, c.cols}, packed(b, c.batch, c.sums, c.cols) + " = " + element("v", *c.b) + ";");
     if (with_product) out_ << batched_gemm("0, 0", c.q, c.m, c.n, c.k, a, c.m * c.k, b, c.k * c.n, out);
@@ -378,10 +411,10 @@ class Emitter {
   // d a = d c . b^T and d b = a^T . d c, added to the operands' gradients.
   void contract_backward(const Contraction& c) {
     const std::string a = c.name + "a", b = c.name + "b", d = c.name + "d", da = c.name + "da", db = c.name + "db";
-    out_ << "    T* " << da << " = scratch(" << c.q * c.m * c.k << ");\n";
+    out_ << "    T* " << da << " = scratch(" << num(c.q * c.m * c.k) << ");\n";
     out_ << batched_gemm("0, 1", c.q, c.m, c.k, c.n, d, c.m * c.n, b, c.k * c.n, da);
     over({c.batch, c.rows, c.sums}, element("g", *c.a) + " += " + packed(da, c.batch, c.rows, c.sums) + ";");
-    out_ << "    T* " << db << " = scratch(" << c.q * c.k * c.n << ");\n";
+    out_ << "    T* " << db << " = scratch(" << num(c.q * c.k * c.n) << ");\n";
     out_ << batched_gemm("1, 0", c.q, c.k, c.n, c.m, a, c.m * c.k, d, c.m * c.n, db);
     over({c.batch, c.sums, c.cols}, element("g", *c.b) + " += " + packed(db, c.batch, c.sums, c.cols) + ";");
     for (const char* part : {"a", "b", "c", "d", "da", "db"}) out_ << "    __builtin_free(" << c.name << part << ");\n";
@@ -432,7 +465,7 @@ class Emitter {
   std::string index(const CNode& n) const {
     auto arg = [&](std::size_t k) { return index(n.children[k]); };
     switch (n.op) {
-      case COp::Const: return "I(" + std::to_string(static_cast<std::int64_t>(n.constant)) + ")";
+      case COp::Const: return n.sized ? num(static_cast<std::int64_t>(n.constant)) : "I(" + std::to_string(static_cast<std::int64_t>(n.constant)) + ")";
       case COp::Index: return slot(n.slot);
       case COp::Neg: return "(-" + arg(0) + ")";
       case COp::Not: return "I(" + arg(0) + " == 0)";
@@ -463,8 +496,8 @@ class Emitter {
       const std::string i = calc.slot >= 0 ? slot(calc.slot) : index(calc.expr[0]);
       const bool safe = calc.slot >= 0 && current_->slot_extents[static_cast<std::size_t>(calc.slot)] <= dims[k];
       guarded_reads_ = guarded_reads_ || !safe;
-      if (!safe) inside += std::string(inside.empty() ? "" : " && ") + "(I)(" + i + ") >= 0 && (I)(" + i + ") < " + std::to_string(dims[k]);
-      offset = "(" + offset + ") * " + std::to_string(dims[k]) + " + (" + i + ")";
+      if (!safe) inside += std::string(inside.empty() ? "" : " && ") + "(I)(" + i + ") >= 0 && (I)(" + i + ") < " + num(dims[k]);
+      offset = "(" + offset + ") * " + num(dims[k]) + " + (" + i + ")";
     }
     return {offset, inside};
   }
@@ -475,7 +508,7 @@ class Emitter {
     auto arg = [&](std::size_t k) { return value(n.children[k]); };
     auto truth = [](const std::string& b) { return "T(" + b + ")"; };
     switch (n.op) {
-      case COp::Const: return real_literal(n.constant);
+      case COp::Const: return n.sized ? "T(" + num(static_cast<std::int64_t>(n.constant)) + ")" : real_literal(n.constant);
       case COp::Index: return "T(" + slot(n.slot) + ")";
       case COp::Read: {
         const auto [offset, inside] = address(n);
@@ -530,7 +563,7 @@ class Emitter {
     std::string loops;
     for (std::size_t k = 0; k < n.reduce_slots.size(); ++k) {
       const std::string s = slot(n.reduce_slots[k]);
-      loops += "for (I " + s + " = 0; " + s + " < " + std::to_string(n.reduce_extents[k]) + "; ++" + s + ") ";
+      loops += "for (I " + s + " = 0; " + s + " < " + num(n.reduce_extents[k]) + "; ++" + s + ") ";
     }
     return loops;
   }
@@ -678,18 +711,19 @@ class Emitter {
     std::string position = "I(0)";
     for (std::size_t k = 0; k < n.reduce_slots.size(); ++k) {
       points *= n.reduce_extents[k];
-      position = "(" + position + ") * " + std::to_string(n.reduce_extents[k]) + " + " + slot(n.reduce_slots[k]);
+      position = "(" + position + ") * " + num(n.reduce_extents[k]) + " + " + slot(n.reduce_slots[k]);
     }
     const std::string at = fresh("at"), here = fresh("p");
     out_ << "    if (!" << found << ") {\n";
-    out_ << "    I " << at << " = " << points << ";\n";
+    const std::string all_points = num(points);
+    out_ << "    I " << at << " = " << all_points << ";\n";
     out_ << "    _Pragma(\"omp simd reduction(min:" << at << ") collapse(" << n.reduce_slots.size() << ")\") " << reduce_loops(n)
          << "{ const I " << here << " = " << position << "; " << at << " = " << value(n.children[0]) << " == " << extreme << " && " << here
          << " < " << at << " ? " << here << " : " << at << "; }\n";
-    out_ << "    if (" << at << " < " << points << ") {\n";
+    out_ << "    if (" << at << " < " << all_points << ") {\n";
     out_ << "    " << found << " = true;\n";
     for (std::size_t k = n.reduce_slots.size(); k-- > 0;) {
-      const std::string extent = std::to_string(n.reduce_extents[k]);
+      const std::string extent = num(n.reduce_extents[k]);
       out_ << "    " << found << "_" << slot(n.reduce_slots[k]) << " = " << at << " % " << extent << "; " << at << " /= " << extent
            << ";\n";
     }
@@ -738,8 +772,10 @@ class Emitter {
   std::ostringstream out_;
   int next_ = 0;
   mutable bool guarded_reads_ = false;
+  mutable std::vector<std::int64_t> sizes_;
   std::string live_;  // when the gradient sinks add: empty for always
   std::map<const CNode*, std::string> accumulators_;
+  std::vector<const CNode*> accumulator_order_;  // in the order they were planned: the source must not depend on addresses
   const Statement* current_ = nullptr;
   std::vector<Hoist> hoists_;
   std::map<const CNode*, std::size_t> hoisted_;
@@ -754,6 +790,7 @@ NativeSource native_source(const Program& program, NativeType type) {
   NativeSource source;
   source.code = emitter.run();
   source.guarded_reads = emitter.guarded_reads();
+  source.sizes = emitter.sizes();
   return source;
 }
 

@@ -91,11 +91,13 @@ class Placer {
   // Reductions range over their indices' parts; an index's value reads as its logical position.
   static void place(CNode& n, const std::vector<Span>& spans) {
     if (n.op == COp::Index) {
+      // Every piece gets its shift, the first one's 0 too: the pieces' programs then differ only in
+      // numbers, and share one compiled kernel.
       const std::int64_t offset = spans[static_cast<std::size_t>(n.slot)].lo;
-      if (offset == 0) return;
       CNode shift;
       shift.op = COp::Const;
       shift.constant = static_cast<double>(offset);
+      shift.sized = true;
       shift.text = std::to_string(offset);
       CNode sum;
       sum.op = COp::Add;

@@ -338,6 +338,7 @@ class Compiler {
         if (auto it = program_.scope.values.find(e.name); it != program_.scope.values.end()) {
           CNode n = node(COp::Const, e);
           n.constant = static_cast<double>(it->second);
+          n.sized = true;
           return n;
         }
         fail(e.loc, "unknown name '" + e.name + "'");

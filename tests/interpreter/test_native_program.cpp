@@ -12,6 +12,7 @@
 #include "loom/interpreter/evaluate.hpp"
 #include "loom/interpreter/gradient.hpp"
 #include "loom/interpreter/native_program.hpp"
+#include "loom/interpreter/piece_program.hpp"
 #include "test_support.hpp"
 
 namespace loom::spec {
@@ -66,16 +67,18 @@ double worst(const Tensor<T>& got, const Tensor<double>& want) {
   return w;
 }
 
+// The worst difference between `built` and the interpreter running `program`, values and
+// gradients.
 template <class T>
-double compiled_against_interpreted(const Case& c) {
-  const Program program = test::bundled().instantiate(c.op, c.attrs, c.inputs);
-  const NativeBuild built = build_native(program, native_type_of<T>());
+double against_interpreted(const Program& program, const NativeBuild& built, const Case& c) {
   EXPECT_NE(built.program, nullptr) << built.why_not;
   if (!built.program) return HUGE_VAL;
   std::mt19937_64 rng(3);
   std::vector<Tensor<T>> inputs;
   std::vector<Tensor<double>> inputs_d;
-  for (const auto& dims : c.inputs) {
+  std::vector<std::vector<std::int64_t>> dims_of_inputs;
+  for (int b : program.input_buffers) dims_of_inputs.push_back(program.buffers[static_cast<std::size_t>(b)].dims);
+  for (const auto& dims : dims_of_inputs) {
     inputs.push_back(as<T>(c.positive ? random_tensor(dims, rng, 0.1, 2) : random_tensor(dims, rng)));
     if (c.ties)
       for (T& v : inputs.back().data) v = std::round(v);
@@ -97,6 +100,12 @@ double compiled_against_interpreted(const Case& c) {
   EXPECT_EQ(got_grads.size(), want_grads.size());
   for (std::size_t i = 0; i < want_grads.size() && i < got_grads.size(); ++i) w = std::max(w, worst(got_grads[i], want_grads[i]));
   return w;
+}
+
+template <class T>
+double compiled_against_interpreted(const Case& c) {
+  const Program program = test::bundled().instantiate(c.op, c.attrs, c.inputs);
+  return against_interpreted<T>(program, build_native(program, native_type_of<T>()), c);
 }
 
 const std::vector<Case>& cases() {
@@ -209,22 +218,34 @@ NativeToolchain scratch_toolchain(const std::string& compiler) {
   return t;
 }
 
-TEST(NativeBuild, IsKeptOnDiskAndTakenFromThereNextTime) {
-  const NativeToolchain& real = NativeToolchain::from_environment();
-  ASSERT_FALSE(real.compiler.empty()) << real.why_none;
-  // A compiler that counts its runs.
-  NativeToolchain t = scratch_toolchain("");
-  fs::create_directories(t.cache_dir);
-  const fs::path counter = fs::path(t.cache_dir) / "runs", wrapper = fs::path(t.cache_dir) / "cxx";
-  std::ofstream(wrapper) << "#!/bin/sh\necho run >> " << counter.string() << "\nexec " << real.compiler << " \"$@\"\n";
-  fs::permissions(wrapper, fs::perms::owner_all);
-  t.compiler = wrapper.string();
-  auto runs = [&] {
+// The system compiler behind a script that counts its runs, building into a scratch cache.
+struct CountingToolchain {
+  NativeToolchain tools = scratch_toolchain("");
+  fs::path counter = fs::path(tools.cache_dir) / "runs";
+
+  CountingToolchain() {
+    const NativeToolchain& real = NativeToolchain::from_environment();
+    fs::create_directories(tools.cache_dir);
+    const fs::path wrapper = fs::path(tools.cache_dir) / "cxx";
+    std::ofstream(wrapper) << "#!/bin/sh\necho run >> " << counter.string() << "\nexec " << real.compiler << " \"$@\"\n";
+    fs::permissions(wrapper, fs::perms::owner_all);
+    tools.compiler = wrapper.string();
+  }
+  ~CountingToolchain() { fs::remove_all(tools.cache_dir); }
+
+  std::size_t runs() const {
     std::ifstream in(counter);
     std::size_t n = 0;
     for (std::string line; std::getline(in, line);) ++n;
     return n;
-  };
+  }
+};
+
+TEST(NativeBuild, IsKeptOnDiskAndTakenFromThereNextTime) {
+  ASSERT_FALSE(NativeToolchain::from_environment().compiler.empty()) << NativeToolchain::from_environment().why_none;
+  CountingToolchain counting;
+  const NativeToolchain& t = counting.tools;
+  auto runs = [&] { return counting.runs(); };
   const NativeBuild first = build_native(test::bundled().instantiate("ewmul", {}, {{3, 3}, {3, 3}}), NativeType::Double, t);
   ASSERT_NE(first.program, nullptr) << first.why_not;
   EXPECT_EQ(runs(), 1u);
@@ -241,8 +262,44 @@ TEST(NativeBuild, IsKeptOnDiskAndTakenFromThereNextTime) {
   // Another element type is another library.
   ASSERT_NE(build_native(test::bundled().instantiate("ewmul", {}, {{3, 3}, {3, 3}}), NativeType::Float, t).program, nullptr);
   EXPECT_EQ(runs(), 2u);
-  fs::remove_all(t.cache_dir);
   fs::remove_all(later.cache_dir);
+}
+
+// Instances differing only in sizes, attribute values or a piece's place run one kernel, each
+// with its own numbers, and each agrees with the interpreter.
+TEST(NativeBuild, InstancesOfOneShapeClassShareOneKernel) {
+  ASSERT_FALSE(NativeToolchain::from_environment().compiler.empty()) << NativeToolchain::from_environment().why_none;
+  CountingToolchain counting;
+  const std::vector<std::vector<Case>> classes = {
+      {{"layer_norm", {}, {{4, 8}, {8}, {8}}}, {"layer_norm", {}, {{6, 5}, {5}, {5}}}, {"layer_norm", {}, {{1, 17}, {17}, {17}}}},
+      {{"matmul", {}, {{4, 6}, {6, 5}}}, {"matmul", {}, {{3, 2}, {2, 7}}}},
+      {{"pool2d_max", {{"kh", 2}, {"kw", 2}, {"stride", 2}, {"pad", 1}}, {{1, 2, 5, 5}}},
+       {"pool2d_max", {{"kh", 3}, {"kw", 2}, {"stride", 1}, {"pad", 1}}, {{2, 3, 6, 4}}}},
+  };
+  std::size_t kernels = 0;
+  for (const auto& shape_class : classes) {
+    std::string library;
+    for (const Case& c : shape_class) {
+      const Program program = test::bundled().instantiate(c.op, c.attrs, c.inputs);
+      const NativeBuild built = build_native(program, NativeType::Double, counting.tools);
+      EXPECT_LT(against_interpreted<double>(program, built, c), 1e-9) << c.op << " " << dims_to_string(c.inputs[0]);
+      if (library.empty()) library = built.library;
+      EXPECT_EQ(built.library, library) << c.op << " " << dims_to_string(c.inputs[0]) << " has a kernel of its own";
+    }
+    EXPECT_EQ(counting.runs(), ++kernels) << shape_class[0].op;
+  }
+  // The pieces of a positional operator (causal_mask reads its indices' values) split by rows.
+  const Program logical = test::bundled().instantiate("causal_mask", {}, {{2, 6, 6}});
+  std::string library;
+  for (std::int64_t lo : {0, 2, 4}) {
+    const pcg::Region rows{{0, lo, 0}, {2, lo + 2, 6}};
+    const Program piece = place_piece(logical, {{rows}, {rows}});
+    const NativeBuild built = build_native(piece, NativeType::Double, counting.tools);
+    EXPECT_LT(against_interpreted<double>(piece, built, {"causal_mask", {}, {}}), 1e-9) << "rows from " << lo;
+    if (library.empty()) library = built.library;
+    EXPECT_EQ(built.library, library) << "rows from " << lo;
+  }
+  EXPECT_EQ(counting.runs(), kernels + 1);
 }
 
 TEST(NativeBuild, AFailingCompilerIsReportedNotThrown) {

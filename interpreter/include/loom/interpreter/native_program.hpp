@@ -1,7 +1,9 @@
 #pragma once
 // An operator instance run as machine code: its comprehension written as C++ (native_source),
 // built by the system compiler into a shared object, kept on disk under the source's fingerprint
-// and loaded once per process. The interpreter stays the reference, and the fallback wherever no
+// and loaded once per process. The source is that of the instance's shape class, so instances
+// differing only in sizes, attribute values or a piece's offsets share one kernel, each passing
+// its own numbers. The interpreter stays the reference, and the fallback wherever no
 // compiler is found or a build fails.
 #include <memory>
 #include <string>
@@ -29,10 +31,10 @@ struct NativeToolchain {
 
 class NativeProgram {
  public:
-  using Forward = void (*)(void* const*, void*, int);
-  using Backward = void (*)(void* const*, void* const*, void*);
+  using Forward = void (*)(void* const*, const long long*, void*, int);
+  using Backward = void (*)(void* const*, void* const*, const long long*, void*);
 
-  NativeProgram(const Program& program, NativeType type, Forward forward, Backward backward);
+  NativeProgram(const Program& program, NativeType type, std::vector<std::int64_t> sizes, Forward forward, Backward backward);
 
   NativeType type() const { return type_; }
 
@@ -57,6 +59,7 @@ class NativeProgram {
   std::vector<std::vector<std::int64_t>> buffer_dims_;
   std::vector<int> input_buffers_, output_buffers_;
   NativeType type_;
+  std::vector<long long> sizes_;  // NativeSource::sizes
   Forward forward_;
   Backward backward_;
 };
@@ -64,6 +67,7 @@ class NativeProgram {
 struct NativeBuild {
   std::shared_ptr<const NativeProgram> program;  // null when it could not be built
   std::string why_not;                           // then, the reason
+  std::string library;                           // the shared object it runs, shared by its shape class
 };
 
 // `program` in `type`: loaded from the cache, or built into it first. Reports a missing compiler

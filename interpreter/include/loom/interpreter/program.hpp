@@ -27,6 +27,7 @@ struct IndexCalc {
 struct CNode {
   COp op = COp::Const;
   double constant = 0;
+  bool sized = false;            // Const: from an attribute, a dimension symbol or a piece's offset, not a literal
   int slot = -1;                 // Index
   int buffer = -1;               // Read
   std::vector<IndexCalc> index;  // Read
