@@ -38,6 +38,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_support.hpp"
+#include "loom/pcg/median.hpp"
 #include "loom/runtime/kernel_registry.hpp"
 #include "loom/runtime/mpi_transport.hpp"
 #include "loom/runtime/roofline_calibration.hpp"
@@ -134,8 +135,7 @@ double median_of(int repeats, Body body) {
     body();
     seconds.push_back(seconds_since(start));
   }
-  std::nth_element(seconds.begin(), seconds.begin() + repeats / 2, seconds.end());
-  return seconds[static_cast<std::size_t>(repeats / 2)];
+  return loom::pcg::median(seconds);
 }
 
 // Seconds for one message of `floats` floats between ranks 0 and 1, half of the median round trip.
@@ -312,8 +312,7 @@ double busy_node_slowdown(loom::runtime::Transport& transport) {
     if (alone > 0) ratios.push_back(std::max(1.0, busy / alone));
   }
   if (ratios.empty()) return 1;
-  std::sort(ratios.begin(), ratios.end());
-  return ratios[ratios.size() / 2];
+  return loom::pcg::median(ratios);
 }
 
 // The machine file at `name_or_path` as it is, but for the figures measured here: the achieved

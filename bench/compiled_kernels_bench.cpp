@@ -19,6 +19,7 @@
 
 #include "loom/interpreter/native_program.hpp"
 #include "loom/models/load.hpp"
+#include "loom/pcg/median.hpp"
 #include "loom/runtime/interpreter_kernel.hpp"
 #include "loom/runtime/kernel_registry.hpp"
 #include "loom/runtime/memory_reuse.hpp"
@@ -37,11 +38,6 @@ struct Row {
 };
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 struct Timing {
   double forward = 0, backward = 0;
@@ -82,7 +78,7 @@ std::pair<Timing, Timing> time_both(const runtime::Kernel<float>& a, const runti
     ab.push_back(first.backward());
     bb.push_back(second.backward());
   }
-  return {{median(af), median(ab)}, {median(bf), median(bb)}};
+  return {{pcg::median(af), pcg::median(ab)}, {pcg::median(bf), pcg::median(bb)}};
 }
 
 std::string shapes_text(const std::vector<std::vector<std::int64_t>>& shapes) {
@@ -98,8 +94,7 @@ double step_ms(const spec::Library& library, const pcg::Graph& graph, bool compi
   std::vector<double> seconds;
   runtime::train<float>(library, graph, settings, [&](const runtime::StepReport& r) { seconds.push_back(r.seconds); });
   seconds.erase(seconds.begin());  // the first step builds kernels and buffers
-  std::sort(seconds.begin(), seconds.end());
-  return seconds[seconds.size() / 2] * 1e3;
+  return pcg::median(seconds) * 1e3;
 }
 
 // The GLU classifier with native operators only: the same weights, (x w) * sigmoid(x v) per layer.

@@ -34,6 +34,7 @@
 #include "bench_support.hpp"
 #include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/median.hpp"
 #include "loom/runtime/mpi_transport.hpp"
 #include "loom/runtime/operator_profile.hpp"
 #include "loom/runtime/task_measurement.hpp"
@@ -205,9 +206,7 @@ template <class Figure>
 double median(const std::vector<Run>& runs, Figure figure) {
   std::vector<double> values;
   for (const Run& r : runs) values.push_back(figure(r));
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return pcg::median(values);
 }
 
 std::string percent(double fraction) {

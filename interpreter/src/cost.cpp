@@ -1,5 +1,7 @@
 #include "loom/interpreter/cost.hpp"
 
+#include "loom/interpreter/gradient.hpp"
+
 #include <algorithm>
 #include <set>
 #include <utility>
@@ -86,6 +88,39 @@ pcg::KernelShape shape_of(const CNode& n) {
   return shape;
 }
 
+// A sum of a product of two reads, each addressed by bare indices: run as a matrix product, whose
+// gradient is two more products of the same size.
+bool is_contraction(const CNode& n) {
+  if (n.op != COp::Reduce || n.reducer != Reducer::Sum || n.children[0].op != COp::Mul) return false;
+  const auto bare_read = [](const CNode& r) {
+    return r.op == COp::Read && !r.has_fallback && std::all_of(r.index.begin(), r.index.end(), [](const IndexCalc& i) { return i.slot >= 0; });
+  };
+  return bare_read(n.children[0].children[0]) && bare_read(n.children[0].children[1]);
+}
+
+// Arithmetic of one point's derived gradient through `n`: twice the forward's for each operation
+// (its partial derivative, and the product with the incoming gradient), and for a contraction its
+// two gradient products, plus the product itself again where the gradient reads its value
+// (`value_read`: a factor of another product, a function's argument).
+// At a statement's root, a function of a single value (relu's `max(.., 0)`, a sigmoid) takes its
+// derivative from the output the forward pass kept, as the hand-written kernels do: its argument
+// is not computed again.
+double node_gradient_flops(const CNode& n, bool value_read, bool root = false) {
+  if (is_contraction(n)) return (value_read ? 3 : 2) * node_flops(n);
+  const bool of_one_value =
+      root && n.op == COp::Call && std::count_if(n.children.begin(), n.children.end(), [](const CNode& c) { return reads_values(c); }) == 1;
+  double children = 0;
+  for (std::size_t i = 0; i < n.children.size(); ++i)
+    children += node_gradient_flops(n.children[i], !of_one_value && gradient_reads_operand(n, i));
+  const double own = n.op == COp::Const || n.op == COp::Index || n.op == COp::Read ? 0 : 2;
+  if (n.op == COp::Reduce) {
+    double steps = 1;
+    for (auto e : n.reduce_extents) steps *= static_cast<double>(e);
+    return steps * (children + own);
+  }
+  return own + children;
+}
+
 double shard_elements(const pcg::ParallelShape& s) {
   double n = 1;
   for (std::size_t i = 0; i < s.dims.size(); ++i) n *= static_cast<double>(s.dims[i]) / static_cast<double>(s.D[i] * s.P[i]);
@@ -103,6 +138,18 @@ double statement_flops(const Program& program, const Statement& st) {
 double total_flops(const Program& program) {
   double total = 0;
   for (const auto& st : program.statements) total += statement_flops(program, st);
+  return total;
+}
+
+double gradient_flops(const Program& program) {
+  double total = 0;
+  for (const auto& st : program.statements) {
+    const Buffer& target = program.buffers[static_cast<std::size_t>(st.target)];
+    double elements = 1;
+    for (auto d : target.dims) elements *= static_cast<double>(d);
+    total += elements * node_gradient_flops(st.body, false, true);
+    if (target.kind == BufferKind::Let) total += statement_flops(program, st);  // computed again for the gradient
+  }
   return total;
 }
 
@@ -127,6 +174,7 @@ pcg::TaskCost task_cost(const Program& program, const std::vector<pcg::ParallelS
     for (std::size_t i = 0; i < o.D.size(); ++i) pieces *= static_cast<double>(o.D[i] * o.P[i]);
   }
   cost.flops = total_flops(program) / pieces;
+  cost.backward_flops = gradient_flops(program) / pieces;
   cost.shape = program.shape;
   for (const auto& in : inputs) cost.bytes_read += shard_elements(in) * kElementBytes;
   for (const auto& out : outputs) cost.bytes_written += shard_elements(out) * kElementBytes;

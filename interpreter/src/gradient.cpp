@@ -1,5 +1,6 @@
 #include "loom/interpreter/gradient.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <optional>
@@ -9,6 +10,34 @@
 #include "loom/interpreter/evaluate.hpp"
 
 namespace loom::spec {
+
+bool reads_values(const CNode& n) {
+  if (n.op == COp::Read) return true;
+  return std::any_of(n.children.begin(), n.children.end(), [](const CNode& c) { return reads_values(c); });
+}
+
+bool gradient_reads_operand(const CNode& parent, std::size_t i) {
+  switch (parent.op) {
+    case COp::Add:
+    case COp::Sub:
+    case COp::Neg:
+    case COp::Read:
+    case COp::Lt:
+    case COp::Le:
+    case COp::Gt:
+    case COp::Ge:
+    case COp::Eq:
+    case COp::Ne:
+    case COp::And:
+    case COp::Or:
+    case COp::Not: return false;
+    case COp::Reduce: return parent.reducer != Reducer::Sum;
+    case COp::Mul: return reads_values(parent.children[1 - i]);
+    case COp::Div: return i == 1 || reads_values(parent.children[1]);
+    case COp::Select: return i == 0;
+    default: return true;
+  }
+}
 namespace {
 
 // Every buffer's value: the inputs as given, the `let`s and outputs from one forward evaluation.

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "loom/interpreter/gradient.hpp"
 #include "loom/pcg/diagnostic.hpp"
 
 namespace loom::spec {
@@ -26,11 +27,6 @@ std::string real_literal(double v) {
 std::string one_line(std::string text) {
   std::replace(text.begin(), text.end(), '\n', ' ');
   return text;
-}
-
-bool reads_values(const CNode& n) {
-  if (n.op == COp::Read) return true;
-  return std::any_of(n.children.begin(), n.children.end(), reads_values);
 }
 
 void used_slots(const CNode& n, std::set<int>& used) {
@@ -432,26 +428,9 @@ class Emitter {
         if (below == Use::Needed) return below;
         continue;
       }
-      switch (n.op) {
-        case COp::Add:
-        case COp::Sub:
-        case COp::Neg:
-        case COp::Read:
-        case COp::Lt:
-        case COp::Le:
-        case COp::Gt:
-        case COp::Ge:
-        case COp::Eq:
-        case COp::Ne:
-        case COp::And:
-        case COp::Or:
-        case COp::Not: return Use::PassesThrough;
-        case COp::Reduce: return n.reducer == Reducer::Sum && !hoisted_.count(&n) ? Use::PassesThrough : Use::Needed;
-        case COp::Mul: return reads_values(n.children[1 - i]) ? Use::Needed : Use::PassesThrough;
-        case COp::Div: return i == 1 || reads_values(n.children[1]) ? Use::Needed : Use::PassesThrough;
-        case COp::Select: return i == 0 ? Use::Needed : Use::PassesThrough;
-        default: return Use::Needed;
-      }
+      // A hoisted sum's gradient is spread from its value's row, which it then needs.
+      if (n.op == COp::Reduce && hoisted_.count(&n)) return Use::Needed;
+      return gradient_reads_operand(n, i) ? Use::Needed : Use::PassesThrough;
     }
     return Use::Absent;
   }

@@ -3,8 +3,9 @@
 #include <algorithm>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/median.hpp"
+#include "loom/search/cost_model.hpp"
 #include "loom/search/profile_db.hpp"
-#include "median.hpp"
 
 namespace loom::runtime {
 
@@ -22,19 +23,20 @@ ShapeCalibration calibrate_shapes(const spec::Library& library, const search::De
     }
     const std::optional<search::MeasuredTask> measured = measurer.measure(search::task_key(task.op, task.attrs, inputs, {}, device.kind));
     if (!measured) continue;
-    const double kernel = std::max(cost.flops / device.peak_flops, (cost.bytes_read + cost.bytes_written) / device.memory_bandwidth);
-    // The roofline charges a backward twice the forward, kernel overheads included; measured
-    // figures hold the kernel overhead but not the dispatch, which the cost model adds to both.
-    const int passes = measured->backward_seconds ? 3 : 1;
-    const double overheads = passes * device.kernel_overhead;
+    const search::Roofline bare = search::bare_roofline(cost, device);
+    // The roofline charges a backward two kernel overheads; measured figures hold the kernel
+    // overheads but not the dispatch, which the cost model adds to both.
+    const bool with_backward = measured->backward_seconds.has_value();
+    const double overheads = (with_backward ? 3 : 1) * device.kernel_overhead;
     const double seconds = measured->forward_seconds + measured->backward_seconds.value_or(0) - overheads;
     if (seconds <= 0) continue;
-    fractions[static_cast<std::size_t>(cost.shape)].push_back(std::min(1.0, passes * kernel / seconds));
+    const double roofline = bare.forward + (with_backward ? bare.backward : 0);
+    fractions[static_cast<std::size_t>(cost.shape)].push_back(std::min(1.0, roofline / seconds));
   }
   ShapeCalibration out;
   for (std::size_t s = 0; s < fractions.size(); ++s) {
     out.tasks[s] = static_cast<int>(fractions[s].size());
-    if (!fractions[s].empty()) out.achieved_fraction[s] = median(fractions[s]);
+    if (!fractions[s].empty()) out.achieved_fraction[s] = pcg::median(fractions[s]);
   }
   return out;
 }

@@ -4,13 +4,13 @@
 #include <set>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/median.hpp"
 #include "loom/runtime/data.hpp"
 #include "loom/runtime/initializer.hpp"
 #include "loom/runtime/kernel_registry.hpp"
 #include "loom/runtime/optimizer.hpp"
 #include "loom/runtime/sharded_executor.hpp"
 #include "loom/runtime/transport.hpp"
-#include "median.hpp"
 #include "piece_regions.hpp"
 
 namespace loom::runtime {
@@ -73,9 +73,9 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::Pro
       if (time.backward_tasks > 0) backward.push_back(time.backward_per_task());
     });
     search::MeasuredTask measured;
-    measured.forward_seconds = median(forward);
+    measured.forward_seconds = pcg::median(forward);
     measured.samples = runs;
-    if (!backward.empty()) measured.backward_seconds = median(backward);
+    if (!backward.empty()) measured.backward_seconds = pcg::median(backward);
     return measured;
   } catch (const LoomError&) {
     return std::nullopt;
@@ -108,7 +108,7 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure_update(const std:
   });
   if (runs_made == 0) return std::nullopt;
   search::MeasuredTask measured;
-  measured.forward_seconds = median(each);
+  measured.forward_seconds = pcg::median(each);
   measured.samples = runs_made;
   return measured;
 }

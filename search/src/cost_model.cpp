@@ -19,6 +19,12 @@ double update_bytes_per_element(const std::string& optimizer) {
 
 }  // namespace
 
+Roofline bare_roofline(const pcg::TaskCost& cost, const DeviceSpec& device) {
+  const double bytes = cost.bytes_read + cost.bytes_written;
+  return {std::max(cost.flops / device.peak_flops, bytes / device.memory_bandwidth),
+          std::max(cost.backward_flops / device.peak_flops, 2 * bytes / device.memory_bandwidth)};
+}
+
 CostModel::CostModel(const spec::Library& library, const Machine& machine, const ProfileDatabase* profiles, std::string optimizer)
     : library_(library),
       machine_(machine),
@@ -51,7 +57,10 @@ TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::Pa
   est.flops = cost.flops;
   est.bytes = cost.bytes_read + cost.bytes_written;
   const DeviceSpec& d = machine_.device;
-  const double kernel = std::max(est.flops / d.peak_flops, est.bytes / d.memory_bandwidth) / d.achieved(cost.shape) + d.kernel_overhead;
+  const Roofline bare = bare_roofline(cost, d);
+  const double achieved = d.achieved(cost.shape);
+  const double kernel = bare.forward / achieved + d.kernel_overhead;
+  const double backward_kernel = bare.backward / achieved + 2 * d.kernel_overhead;
   const ProfileKey key = task_key(node.op, node.attrs, inputs, gradients, d.kind);
   const ProfileEntry* measured = measuring_  ? measuring_->find_or_measure(key, kernel + d.dispatch_overhead)
                                  : profiles_ ? profiles_->find(key)
@@ -61,13 +70,15 @@ TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::Pa
   if (measured) {
     const double busy = alone_to_busy(measured->alone);
     est.seconds = busy * measured->measured_seconds + d.dispatch_overhead;
-    est.backward_seconds = backward ? busy * measured->backward_seconds.value_or(2 * measured->measured_seconds) + d.dispatch_overhead : 0;
+    const double forward_to_backward = kernel > 0 ? backward_kernel / kernel : 2;
+    est.backward_seconds =
+        backward ? busy * measured->backward_seconds.value_or(forward_to_backward * measured->measured_seconds) + d.dispatch_overhead : 0;
     est.measured = true;
     return est;
   }
   const double busy = alone_to_busy(true);
   est.seconds = busy * kernel + d.dispatch_overhead;
-  est.backward_seconds = backward ? busy * 2 * kernel + d.dispatch_overhead : 0;
+  est.backward_seconds = backward ? busy * backward_kernel + d.dispatch_overhead : 0;
   return est;
 }
 

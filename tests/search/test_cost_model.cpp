@@ -43,6 +43,32 @@ TEST(CostModel, RooflineOfAComputeBoundAndAMemoryBoundTask) {
   EXPECT_EQ(model.compute(big, big.node(0)).seconds, 0);
 }
 
+// The backward follows the arithmetic of the gradient the spec derives: twice the forward for a
+// matrix product, three times for a gated linear unit, whose gradient computes both products again.
+TEST(CostModel, TheBackwardRooflineIsTheDerivedGradients) {
+  const Machine machine = load_machine("summit");
+  const DeviceSpec& d = machine.device;
+  const pcg::Graph big = data_parallel_matmul(4096, 4096, 4096);
+  const TaskEstimate mm = CostModel(library(), machine).compute(big, big.node(4));
+  EXPECT_DOUBLE_EQ(mm.backward_seconds - d.dispatch_overhead, 2 * (mm.seconds - d.dispatch_overhead));
+
+  const spec::Library gated = spec::Library::from_text("import \"" + spec::Library::default_specs_dir() + "/ops/core.loom\";\n" + R"(
+op glu(x: [b, k], w: [k, n], v: [k, n]) -> [b, n] {
+  out[i, j] = sum(p) (x[i, p] * w[p, j]) * sigmoid(sum(q) (x[i, q] * v[q, j]));
+}
+)");
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({2048, 2048}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({2048, 2048}), true);
+  const int v = g.add_input("v", pcg::ParallelShape::unpartitioned({2048, 2048}), true);
+  g.mark_output({g.add_node(gated, "glu", {}, {{x, 0}, {w, 0}, {v, 0}}), 0});
+  const TaskEstimate glu = CostModel(gated, machine).compute(g, g.node(3));
+  const double forward = glu.flops / d.peak_flops;  // compute-bound
+  EXPECT_DOUBLE_EQ(glu.seconds, forward + d.kernel_overhead + d.dispatch_overhead);
+  // Six products of 2 x 2048^3 against the forward's two, and the elementwise parts.
+  EXPECT_NEAR((glu.backward_seconds - 2 * d.kernel_overhead - d.dispatch_overhead) / forward, 3, 0.01);
+}
+
 TEST(CostModel, TheRooflineIsDividedByTheFractionItsKernelShapeAchieves) {
   Machine calibrated = load_machine("summit");
   const Machine plain = calibrated;

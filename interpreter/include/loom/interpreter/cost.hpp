@@ -10,14 +10,20 @@ namespace loom::spec {
 // /, comparison, function and reduction step; reads and constants are free).
 double total_flops(const Program& program);
 
+// Arithmetic of the instance's derived gradient (evaluate_gradient, and the compiled backward):
+// twice the forward's for each operation, a contraction's two gradient products (and the product
+// again where the gradient reads its value, as GLU's gated product does), and every `let`
+// computed again. A matrix product's gradient is twice its forward; GLU's, three times.
+double gradient_flops(const Program& program);
+
 // The loop shape of the statement doing the most arithmetic (pcg::KernelShape): a sum of a
 // product of two different reads is a contraction, a convolution where a read slides a window (an
 // index computed from both a summed index and an index of the result); any other sum, max or min
 // a reduction; no reduction, elementwise.
 pcg::KernelShape kernel_shape(const Program& program);
 
-// Work per task when the instance runs on these parallel shapes: flops split evenly over the
-// pieces of the output, bytes of the shards each task reads and writes (4-byte elements), and the
+// Work per task when the instance runs on these parallel shapes: flops (forward, and its gradient's)
+// split evenly over the pieces of the output, bytes of the shards each task reads and writes (4-byte elements), and the
 // program's kernel shape (Program::shape, which compile() sets).
 pcg::TaskCost task_cost(const Program& program, const std::vector<pcg::ParallelShape>& inputs,
                         const std::vector<pcg::ParallelShape>& outputs);

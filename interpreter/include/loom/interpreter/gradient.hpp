@@ -17,4 +17,14 @@ namespace loom::spec {
 std::vector<Tensor<double>> evaluate_gradient(const Program& program, const std::vector<const Tensor<double>*>& inputs,
                                               const std::vector<const Tensor<double>*>& output_grads);
 
+// Whether the derived gradient through `parent` reads the value of its child `i`: a product's
+// factor where the other factor reads tensors, a quotient's denominator (and its numerator where
+// the denominator reads tensors), a select's condition, a max or min reduction's body, a
+// function's argument. A sum's terms, a sum reduction's body and the operands of comparisons
+// pass the gradient on without their values.
+bool gradient_reads_operand(const CNode& parent, std::size_t i);
+
+// Whether `n` reads a tensor anywhere below it.
+bool reads_values(const CNode& n);
+
 }  // namespace loom::spec

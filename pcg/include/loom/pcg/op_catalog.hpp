@@ -14,6 +14,7 @@ using AttrMap = std::map<std::string, std::int64_t>;
 // Work one task of an operator does, for the cost model.
 struct TaskCost {
   double flops = 0;
+  double backward_flops = 0;  // of the gradient with respect to every input
   double bytes_read = 0;
   double bytes_written = 0;
   KernelShape shape = KernelShape::Elementwise;  // of the statement doing the most arithmetic

@@ -15,10 +15,19 @@
 
 namespace loom::search {
 
+// A task's time at its device's peak: the larger of its arithmetic at peak_flops and its bytes at
+// memory bandwidth, for the forward and for the gradient (its arithmetic as the spec derives it,
+// pcg::TaskCost::backward_flops; twice the forward's bytes), before the achieved fraction of its
+// kernel shape and the kernel overheads.
+struct Roofline {
+  double forward = 0, backward = 0;
+};
+Roofline bare_roofline(const pcg::TaskCost& cost, const DeviceSpec& device);
+
 struct TaskEstimate {
   double seconds = 0;
-  // The task's backward: measured where the profile database has it, otherwise twice the forward
-  // (a gradient for each input and weight, each as costly as the forward).
+  // The task's backward: measured where the profile database has it; otherwise the roofline of the
+  // derived gradient, or, for a forward measured alone, the forward scaled as that roofline is.
   double backward_seconds = 0;
   double flops = 0;
   double bytes = 0;       // read plus written

@@ -2,7 +2,8 @@
 // FlexFlow's task graph of one training iteration of a PCG on a machine: a compute task per task
 // of every operator on the device its machine view names, a communication task for every piece
 // of data that must move between devices, then the backward pass mirrored (compute as long as the
-// profile database measured, or twice the forward; the same bytes moving the other way), then the
+// profile database measured, or the roofline of the gradient the spec derives; the same bytes
+// moving the other way), then the
 // weights: the devices reading the same box of a weight sum their gradients (a ring allreduce per
 // group of devices and node completing them, of their packed boxes, and one per large whole
 // gradient summed in place) and every device updates the elements it holds. As in training, nothing moves

@@ -1,0 +1,75 @@
+// The arithmetic of an operator's derived gradient, as the cost model's backward roofline reads
+// it, against counts made by hand from each comprehension.
+#include <gtest/gtest.h>
+
+#include "loom/interpreter/cost.hpp"
+#include "test_support.hpp"
+
+namespace loom::spec {
+namespace {
+
+TEST(GradientFlops, AMatrixProductsGradientIsTwoProductsOfItsSize) {
+  const std::int64_t m = 8, k = 16, n = 4;
+  const Program mm = test::bundled().instantiate("matmul", {}, {{m, k}, {k, n}});
+  // Forward: m n points, each k multiplications and k additions; gradient: dx = dy w^T and
+  // dw = x^T dy, each as many.
+  EXPECT_DOUBLE_EQ(total_flops(mm), 2.0 * m * n * k);
+  EXPECT_DOUBLE_EQ(gradient_flops(mm), 2 * 2.0 * m * n * k);
+}
+
+TEST(GradientFlops, AnElementwiseOperatorsGradientIsTwiceItsForward) {
+  const Program relu = test::bundled().instantiate("relu", {}, {{6, 5}});
+  ASSERT_GT(total_flops(relu), 0);
+  EXPECT_DOUBLE_EQ(gradient_flops(relu), 2 * total_flops(relu));
+}
+
+TEST(GradientFlops, AGatedProductComputesBothProductsAgain) {
+  const Library lib = Library::from_text(test::bundled_imports() + R"(
+op glu(x: [b, k], w: [k, n], v: [k, n]) -> [b, n] {
+  out[i, j] = sum(p) (x[i, p] * w[p, j]) * sigmoid(sum(q) (x[i, q] * v[q, j]));
+}
+)",
+                                         "glu.loom");
+  const std::int64_t b = 4, k = 32, n = 8;
+  const Program glu = lib.instantiate("glu", {}, {{b, k}, {k, n}, {k, n}});
+  // Per point, forward: two products of 2k, the sigmoid, the gating multiplication.
+  EXPECT_DOUBLE_EQ(total_flops(glu), b * n * (2 * 2.0 * k + 2));
+  // Gradient: each product again (the other factor's gradient reads it) and its two gradient
+  // products, 3 x 2k each; the multiplication's and the sigmoid's derivatives, 2 each.
+  EXPECT_DOUBLE_EQ(gradient_flops(glu), b * n * (2 * 3 * 2.0 * k + 2 * 2));
+  EXPECT_NEAR(gradient_flops(glu) / total_flops(glu), 3, 0.05);
+}
+
+TEST(GradientFlops, AFunctionOfOneValueAtTheRootTakesItsDerivativeFromTheOutput) {
+  // matmul_relu = max(x w, 0): relu's derivative comes from the kept output, so the product is
+  // not computed again; its gradient is the two products, as the matmul's.
+  const std::int64_t m = 8, k = 16, n = 4;
+  const Program fused = test::bundled().instantiate("matmul_relu", {}, {{m, k}, {k, n}});
+  EXPECT_DOUBLE_EQ(total_flops(fused), m * n * (2.0 * k + 1));
+  EXPECT_DOUBLE_EQ(gradient_flops(fused), m * n * (2 * 2.0 * k + 2));
+}
+
+TEST(GradientFlops, LetsAreComputedAgainForTheGradient) {
+  const Library lib = Library::from_text(test::bundled_imports() + R"(
+op scaled_exp(x: [r, c]) -> [r, c] {
+  let e[i, j] = exp(x[i, j]);
+  out[i, j] = e[i, j] * 2;
+}
+)",
+                                         "lets.loom");
+  const Program p = lib.instantiate("scaled_exp", {}, {{3, 5}});
+  // Forward: exp, then the multiplication. Gradient: the multiplication's and exp's derivatives
+  // (2 each), and the `let` again.
+  EXPECT_DOUBLE_EQ(total_flops(p), 15 * 2.0);
+  EXPECT_DOUBLE_EQ(gradient_flops(p), 15 * (2.0 + 2.0 + 1.0));
+}
+
+TEST(GradientFlops, TheTaskCostSplitsItOverThePieces) {
+  const pcg::TaskCost whole = test::bundled().task_cost("matmul", {}, {test::pshape({8, 16}), test::pshape({16, 4})});
+  const pcg::TaskCost half = test::bundled().task_cost("matmul", {}, {test::pshape({8, 16}, {2, 1}), test::pshape({16, 4}, {1, 1}, 1, 2)});
+  EXPECT_DOUBLE_EQ(whole.backward_flops, 2 * whole.flops);
+  EXPECT_DOUBLE_EQ(half.backward_flops, whole.backward_flops / 2);
+}
+
+}  // namespace
+}  // namespace loom::spec
