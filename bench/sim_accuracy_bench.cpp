@@ -89,7 +89,20 @@ struct Settings {
   std::vector<std::string> models;  // empty: all
   std::string profile_out;          // the task times recorded in training
   std::string measured_out;         // the tasks measured alone before simulating
+  bool help = false;
 };
+
+const char* const kUsage =
+    "usage: [mpirun --oversubscribe -np RANKS] loom_sim_accuracy_bench [options]\n"
+    "Trains small zoo models and the GLU classifier under data parallelism and under the searched plan, and prints\n"
+    "per plan the measured step against the simulator's estimate: over task times recorded in the same runs, over\n"
+    "tasks measured alone first (as `loom optimize` does), and over the calibrated roofline alone.\n"
+    "  --steps N            timed steps per training run (default 30)\n"
+    "  --repeats R          runs per plan, the plans taking turns (default 5)\n"
+    "  --machine NAME|PATH  the machine file (default cpu_host), one device per rank\n"
+    "  --models a,b         only these rows (mlp_fig1, bert_large, alexnet, dlrm, glu_mlp)\n"
+    "  --profile-out FILE   write the task times recorded in training\n"
+    "  --measured-out FILE  write the tasks measured alone before simulating\n";
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -103,7 +116,11 @@ Settings parse(int argc, char** argv) {
   Settings s;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (i + 1 >= argc) throw LoomError("option " + arg + " needs a value");
+    if (arg == "--help" || arg == "-h") {
+      s.help = true;
+      return s;
+    }
+    if (i + 1 >= argc) throw LoomError("option " + arg + " needs a value (--help lists the options)");
     const std::string value = argv[++i];
     if (arg == "--steps")
       s.steps = std::stoll(value);
@@ -261,6 +278,10 @@ int main(int argc, char** argv) {
   const bool printer = transport.rank() == 0;
   try {
     const Settings s = parse(argc, argv);
+    if (s.help) {
+      if (printer) std::cout << kUsage;
+      return 0;
+    }
     const search::Machine machine = search::load_machine(s.machine).with_nodes(1).with_devices_per_node(transport.size());
     search::ProfileDatabase database, measured_first;
     runtime::LocalTaskMeasurer measurer(library());
