@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -191,6 +193,19 @@ void add_generate_command(CLI::App& app, int& status) {
   cmd->add_option("--check-max-dim", opt->generator.check_max_dim, "largest size drawn by the check at random sizes")
       ->default_val(8)
       ->check(positive_number());
+  cmd->add_option("--id-prefix", opt->generator.id_prefix,
+                  "what the rules' ids start with, before their number: libraries generated apart keep apart ids when "
+                  "loaded together")
+      ->default_val("g")
+      ->check(CLI::Validator(
+          [](const std::string& prefix) -> std::string {
+            // Not ending in a digit, so that no id of one prefix reads as another prefix's (g1 + 0001 = g + 10001).
+            const bool name = !prefix.empty() && std::isalpha(static_cast<unsigned char>(prefix[0])) &&
+                              !std::isdigit(static_cast<unsigned char>(prefix.back())) &&
+                              std::all_of(prefix.begin(), prefix.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+            return name ? "" : "'" + prefix + "' is not a name that starts with a letter and does not end in a digit";
+          },
+          "NAME"));
   cmd->add_option("-o,--out", opt->out, "rule library JSON (format loom-rules)")->default_val("rules.json");
   cmd->add_option("--out-spec", opt->out_spec, "the same rules in spec syntax (default: --out with extension .loom)");
   cmd->add_flag("--json", opt->json, "print the summary as JSON (graphs, candidates, pruning, rules, by_category, seconds, ...)");

@@ -102,16 +102,19 @@ bool is_contraction(const CNode& n) {
 // (its partial derivative, and the product with the incoming gradient), and for a contraction its
 // two gradient products, plus the product itself again where the gradient reads its value
 // (`value_read`: a factor of another product, a function's argument).
-// At a statement's root, a function of a single value (relu's `max(.., 0)`, a sigmoid) takes its
-// derivative from the output the forward pass kept, as the hand-written kernels do: its argument
-// is not computed again.
+// A value the gradient reads needs its operands' values too, down to the contractions, which are
+// computed again. At a statement's root, a function of a single value (relu's `max(.., 0)`, a
+// sigmoid) takes its derivative from the output the forward pass kept, as the hand-written
+// kernels do: its argument is not computed again (a compiled kernel computes it again where its
+// comparison needs it: for `max(x·w, 0)` written as a user's operator it runs one product more
+// than counted here).
 double node_gradient_flops(const CNode& n, bool value_read, bool root = false) {
   if (is_contraction(n)) return (value_read ? 3 : 2) * node_flops(n);
   const bool of_one_value =
       root && n.op == COp::Call && std::count_if(n.children.begin(), n.children.end(), [](const CNode& c) { return reads_values(c); }) == 1;
   double children = 0;
   for (std::size_t i = 0; i < n.children.size(); ++i)
-    children += node_gradient_flops(n.children[i], !of_one_value && gradient_reads_operand(n, i));
+    children += node_gradient_flops(n.children[i], !of_one_value && (value_read || gradient_reads_operand(n, i)));
   const double own = n.op == COp::Const || n.op == COp::Index || n.op == COp::Read ? 0 : 2;
   if (n.op == COp::Reduce) {
     double steps = 1;

@@ -40,6 +40,22 @@ op glu(x: [b, k], w: [k, n], v: [k, n]) -> [b, n] {
   EXPECT_NEAR(gradient_flops(glu) / total_flops(glu), 3, 0.05);
 }
 
+TEST(GradientFlops, AProductReadThroughASumIsComputedAgain) {
+  // The gate's factors are a product plus a bias: the gradient of each reads the other factor's
+  // value, so both products are computed again, through the additions.
+  const Library lib = Library::from_text(test::bundled_imports() + R"(
+op glu_bias(x: [b, k], w: [k, n], v: [k, n], c: [n], d: [n]) -> [b, n] {
+  out[i, j] = (sum(p) (x[i, p] * w[p, j]) + c[j]) * sigmoid(sum(q) (x[i, q] * v[q, j]) + d[j]);
+}
+)",
+                                         "glu_bias.loom");
+  const std::int64_t b = 4, k = 32, n = 8;
+  const Program p = lib.instantiate("glu_bias", {}, {{b, k}, {k, n}, {k, n}, {n}, {n}});
+  EXPECT_DOUBLE_EQ(total_flops(p), b * n * (2 * 2.0 * k + 4));
+  // The multiplication, the two additions and the sigmoid: 2 each; each product 3 x 2k.
+  EXPECT_DOUBLE_EQ(gradient_flops(p), b * n * (2 * 3 * 2.0 * k + 4 * 2));
+}
+
 TEST(GradientFlops, AFunctionOfOneValueAtTheRootTakesItsDerivativeFromTheOutput) {
   // matmul_relu = max(x w, 0): relu's derivative comes from the kept output, so the product is
   // not computed again; its gradient is the two products, as the matmul's.

@@ -1,6 +1,6 @@
-// The bundled library of generated rules (specs/rules/generated.verified.json, made by
-// scripts/bundle_rules.sh) is what the generator finds: a fresh generation on the same defaults
-// at 2 operators gives exactly the bundled rules of that size.
+// The bundled libraries of generated rules (specs/rules/generated.verified.json and
+// feature_maps.verified.json, made by scripts/bundle_rules.sh) are what the generator finds: a
+// fresh generation on the same options at 2 operators gives exactly the bundled rules of that size.
 #include <fstream>
 #include <set>
 
@@ -25,12 +25,16 @@ std::string content(const pcg::Rule& r) {
   return out;
 }
 
-TEST(BundledRules, AFreshGenerationAtTwoOperatorsEqualsTheBundledRulesOfThatSize) {
-  const std::string path = spec::Library::default_specs_dir() + "/rules/generated.verified.json";
+// The bundled library `file` (in specs/rules/) against a fresh generation with `o` at 2 operators:
+// the same rules of that size, each with its proof record; more than `min_bundled` rules bundled and
+// `min_fresh` found, and at least the share `min_proved` of the bundled ones proved.
+void expect_bundled_equals_generation(const std::string& file, GeneratorOptions o, std::size_t min_bundled, std::size_t min_fresh,
+                                      double min_proved) {
+  const std::string path = spec::Library::default_specs_dir() + "/rules/" + file;
   std::ifstream in(path);
   ASSERT_TRUE(in) << path;
   const pcg::RuleLibrary bundled_rules = pcg::rule_library_from_json(nlohmann::json::parse(in), bundled());
-  ASSERT_GT(bundled_rules.rules.size(), 1000u);
+  ASSERT_GT(bundled_rules.rules.size(), min_bundled);
   std::set<std::string> shipped;
   std::size_t proved = 0;
   for (const pcg::Rule& r : bundled_rules.rules) {
@@ -44,19 +48,19 @@ TEST(BundledRules, AFreshGenerationAtTwoOperatorsEqualsTheBundledRulesOfThatSize
     if (operators(r.lhs) <= 2 && operators(r.rhs) <= 2) shipped.insert(content(r));
   }
   EXPECT_EQ(proved, bundled_rules.summary["verification"]["proved"].get<std::size_t>());
-  EXPECT_GT(proved, bundled_rules.rules.size() * 9 / 10);
+  EXPECT_GE(static_cast<double>(proved), min_proved * static_cast<double>(bundled_rules.rules.size()));
 
-  GeneratorOptions o;
-  o.ops = unity_ops();
-  o.parallel = unity_parallel_forms();
   o.max_ops = 2;
   o.prune_implied = true;
   o.check_instances = 16;  // as scripts/bundle_rules.sh generates
   o.jobs = 2;
   const GenerateResult fresh = generate(bundled(), o);
   std::set<std::string> found;
-  for (const pcg::Rule& r : fresh.rules.rules) found.insert(content(r));
-  EXPECT_GT(found.size(), 100u);
+  for (const pcg::Rule& r : fresh.rules.rules) {
+    found.insert(content(r));
+    EXPECT_EQ(r.id.substr(0, o.id_prefix.size()), o.id_prefix) << r.id;
+  }
+  EXPECT_GT(found.size(), min_fresh);
 
   std::string missing, extra;
   for (const std::string& c : found)
@@ -65,6 +69,23 @@ TEST(BundledRules, AFreshGenerationAtTwoOperatorsEqualsTheBundledRulesOfThatSize
     if (!found.count(c)) extra += "\n  " + c;
   EXPECT_TRUE(missing.empty()) << "generated now but not bundled (run scripts/bundle_rules.sh):" << missing;
   EXPECT_TRUE(extra.empty()) << "bundled but no longer generated (run scripts/bundle_rules.sh):" << extra;
+}
+
+TEST(BundledRules, AFreshGenerationAtTwoOperatorsEqualsTheBundledRulesOfThatSize) {
+  GeneratorOptions o;
+  o.ops = unity_ops();
+  o.parallel = unity_parallel_forms();
+  expect_bundled_equals_generation("generated.verified.json", o, 1000, 100, 0.9);
+}
+
+// The feature-map library: ReLU, addition and concatenation over rank-4 inputs, every rule proved.
+TEST(BundledRules, TheFeatureMapLibraryIsWhatTheGeneratorFindsAndAllProved) {
+  GeneratorOptions o;
+  o.ops = {"relu", "ewadd", "concat"};
+  o.parallel = {};
+  o.inputs = parse_inputs("x: [2, 4, 3, 5], y: [2, 4, 3, 5], u: [2, 4, 3, 5]");  // as scripts/bundle_rules.sh
+  o.id_prefix = "f";
+  expect_bundled_equals_generation("feature_maps.verified.json", o, 400, 20, 1.0);
 }
 
 TEST(BundledRules, TheDefaultInputsGiveTheLawsOfThreeVariablesAndTwoWeights) {

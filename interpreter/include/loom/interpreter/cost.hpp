@@ -10,10 +10,12 @@ namespace loom::spec {
 // /, comparison, function and reduction step; reads and constants are free).
 double total_flops(const Program& program);
 
-// Arithmetic of the instance's derived gradient (evaluate_gradient, and the compiled backward):
-// twice the forward's for each operation, a contraction's two gradient products (and the product
-// again where the gradient reads its value, as GLU's gated product does), and every `let`
-// computed again. A matrix product's gradient is twice its forward; GLU's, three times.
+// Arithmetic of the instance's derived gradient (evaluate_gradient, as a kernel runs it): twice the
+// forward's for each operation, a contraction's two gradient products (and the product again where
+// the gradient reads its value, as GLU's gated product does), and every `let` computed again; a
+// function of one value at a statement's root takes its derivative from the kept output, as
+// hand-written kernels do. A matrix product's gradient is twice its forward, a fused matmul-ReLU's
+// too; GLU's, three times.
 double gradient_flops(const Program& program);
 
 // The loop shape of the statement doing the most arithmetic (pcg::KernelShape): a sum of a
