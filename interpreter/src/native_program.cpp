@@ -71,7 +71,9 @@ std::string processor() {
 // one division per row and a product per element, as the hand-written kernels compute it.
 // GCC 12's loop vectorizer gets a loop with a read guarded by a bounds check wrong at -O3
 // -march=native: `y[i*2+j] = (i-1 >= 0 && i-1 < 3) ? x[(i-1)*2+j] : 0` over 6 x 2 leaves zeros
-// where x has values (pad_axis; Clang and -O2 are right). Such kernels keep their conditions
+// where x has values (pad_axis; Clang and -O2 are right), and so does a read in a select's
+// branch: `y[i, r, c] = c <= r + off ? x[i, r, c] : -inf` over rows of 6 passes rows 0 and 2 of
+// 2 x 2 x 6 pieces as -inf (causal_mask). Kernels with such reads keep their conditions
 // unconverted, and so those loops unvectorized.
 std::vector<std::string> compile_flags(const NativeToolchain& tools, bool guarded_reads) {
   std::vector<std::string> flags = {"-std=c++17",

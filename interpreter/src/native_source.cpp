@@ -142,6 +142,11 @@ class Emitter {
     return "n" + std::to_string(sizes_.size() - 1);
   }
 
+  // The extent of the innermost loop or dimension of several (a row's length), or of a reduction,
+  // written as it is: the compiler vectorizes and unrolls what it knows. Instances with other such
+  // extents get another kernel; a vector's length stays a parameter.
+  static std::string literal_size(std::int64_t value) { return "I(" + std::to_string(value) + ")"; }
+
   std::string sizes_as_locals() const {
     std::string locals;
     for (std::size_t k = 0; k < sizes_.size(); ++k) locals += "  const I n" + std::to_string(k) + " = N[" + std::to_string(k) + "];\n";
@@ -215,7 +220,8 @@ class Emitter {
     std::string offset = "0";
     for (std::size_t k = 0; k < st.lhs_slots.size(); ++k) {
       const auto extent = program_.buffers[static_cast<std::size_t>(st.target)].dims[k];
-      offset = "(" + offset + ") * " + num(extent) + " + " + slot(st.lhs_slots[k]);
+      offset = "(" + offset + ") * " + (k > 0 && k + 1 == st.lhs_slots.size() ? literal_size(extent) : num(extent)) + " + " +
+               slot(st.lhs_slots[k]);
     }
     return offset;
   }
@@ -228,7 +234,8 @@ class Emitter {
     at_depth(0);
     for (std::size_t k = 0; k < st.lhs_slots.size(); ++k) {
       const int s = st.lhs_slots[k];
-      out_ << "  for (I " << slot(s) << " = 0; " << slot(s) << " < " << num(st.slot_extents[static_cast<std::size_t>(s)]) << "; ++"
+      const std::int64_t extent = st.slot_extents[static_cast<std::size_t>(s)];
+      out_ << "  for (I " << slot(s) << " = 0; " << slot(s) << " < " << (k > 0 && k + 1 == st.lhs_slots.size() ? literal_size(extent) : num(extent)) << "; ++"
            << slot(s) << ") {\n";
       at_depth(k + 1);
     }
@@ -476,7 +483,7 @@ class Emitter {
       const bool safe = calc.slot >= 0 && current_->slot_extents[static_cast<std::size_t>(calc.slot)] <= dims[k];
       guarded_reads_ = guarded_reads_ || !safe;
       if (!safe) inside += std::string(inside.empty() ? "" : " && ") + "(I)(" + i + ") >= 0 && (I)(" + i + ") < " + num(dims[k]);
-      offset = "(" + offset + ") * " + num(dims[k]) + " + (" + i + ")";
+      offset = "(" + offset + ") * " + (k > 0 && k + 1 == read.index.size() ? literal_size(dims[k]) : num(dims[k])) + " + (" + i + ")";
     }
     return {offset, inside};
   }
@@ -501,7 +508,10 @@ class Emitter {
         return reduction(n);
       case COp::Neg: return "(-" + arg(0) + ")";
       case COp::Not: return truth(arg(0) + " == T(0)");
-      case COp::Select: return "((" + arg(0) + " != T(0)) ? " + arg(1) + " : " + arg(2) + ")";
+      case COp::Select:
+        // A branch that reads a tensor reads it only where the condition says.
+        guarded_reads_ = guarded_reads_ || reads_values(n.children[1]) || reads_values(n.children[2]);
+        return "((" + arg(0) + " != T(0)) ? " + arg(1) + " : " + arg(2) + ")";
       case COp::And: return truth("(" + arg(0) + " != T(0)) && (" + arg(1) + " != T(0))");
       case COp::Or: return truth("(" + arg(0) + " != T(0)) || (" + arg(1) + " != T(0))");
       case COp::Call: return call(n);
@@ -542,7 +552,8 @@ class Emitter {
     std::string loops;
     for (std::size_t k = 0; k < n.reduce_slots.size(); ++k) {
       const std::string s = slot(n.reduce_slots[k]);
-      loops += "for (I " + s + " = 0; " + s + " < " + num(n.reduce_extents[k]) + "; ++" + s + ") ";
+      loops += "for (I " + s + " = 0; " + s + " < " + (k + 1 == n.reduce_slots.size() ? literal_size(n.reduce_extents[k]) : num(n.reduce_extents[k])) +
+               "; ++" + s + ") ";
     }
     return loops;
   }

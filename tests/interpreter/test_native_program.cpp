@@ -265,16 +265,18 @@ TEST(NativeBuild, IsKeptOnDiskAndTakenFromThereNextTime) {
   fs::remove_all(later.cache_dir);
 }
 
-// Instances differing only in sizes, attribute values or a piece's place run one kernel, each
-// with its own numbers, and each agrees with the interpreter.
+// Instances differing only in outer sizes, attribute values or a piece's place run one kernel, each
+// with its own numbers, and each agrees with the interpreter; another innermost extent is another
+// kernel.
 TEST(NativeBuild, InstancesOfOneShapeClassShareOneKernel) {
   ASSERT_FALSE(NativeToolchain::from_environment().compiler.empty()) << NativeToolchain::from_environment().why_none;
   CountingToolchain counting;
   const std::vector<std::vector<Case>> classes = {
-      {{"layer_norm", {}, {{4, 8}, {8}, {8}}}, {"layer_norm", {}, {{6, 5}, {5}, {5}}}, {"layer_norm", {}, {{1, 17}, {17}, {17}}}},
-      {{"matmul", {}, {{4, 6}, {6, 5}}}, {"matmul", {}, {{3, 2}, {2, 7}}}},
+      {{"layer_norm", {}, {{4, 8}, {8}, {8}}}, {"layer_norm", {}, {{6, 8}, {8}, {8}}}, {"layer_norm", {}, {{1, 8}, {8}, {8}}}},
+      {{"layer_norm", {}, {{4, 5}, {5}, {5}}}},  // rows of another length
+      {{"matmul", {}, {{4, 6}, {6, 5}}}, {"matmul", {}, {{9, 6}, {6, 5}}}},
       {{"pool2d_max", {{"kh", 2}, {"kw", 2}, {"stride", 2}, {"pad", 1}}, {{1, 2, 5, 5}}},
-       {"pool2d_max", {{"kh", 3}, {"kw", 2}, {"stride", 1}, {"pad", 1}}, {{2, 3, 6, 4}}}},
+       {"pool2d_max", {{"kh", 3}, {"kw", 2}, {"stride", 2}, {"pad", 1}}, {{2, 3, 7, 5}}}},
   };
   std::size_t kernels = 0;
   for (const auto& shape_class : classes) {

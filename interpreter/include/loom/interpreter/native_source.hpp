@@ -37,10 +37,12 @@ using NativeGemm = void (*)(int trans_a, int trans_b, long long m, long long n, 
 //
 // Every number that depends on the instance (the extents, strides and sizes, and the constants
 // compiled from attributes, dimension symbols and a piece's offsets: CNode::sized) is read from
-// `sizes`, which NativeSource::sizes holds for this instance. The source is the same for every
-// instance of the operator's shape class: those whose loops have the same structure (the same
-// ranks, the same reads guarded against their tensor's edge, the same reductions taken out of the
-// loops, the same contractions) and differ only in such numbers. One kernel serves them all.
+// `sizes`, which NativeSource::sizes holds for this instance, except the extents of innermost
+// loops and dimensions, which are written out so that the compiler vectorizes and unrolls with
+// them. The source is the same for every instance of the operator's shape class: those whose loops
+// have the same structure (the same ranks, the same reads guarded against their tensor's edge,
+// the same reductions taken out of the loops, the same contractions) and the same innermost
+// extents, and differ only in other numbers. One kernel serves them all.
 //
 // Where the interpreter skips a point whose gradient is zero, the compiled gradient adds zeros
 // instead; the two differ only where a partial derivative is infinite or NaN: through a
@@ -48,7 +50,7 @@ using NativeGemm = void (*)(int trans_a, int trans_b, long long m, long long n, 
 // (whose points' gradients are summed before they pass through it).
 struct NativeSource {
   std::string code;
-  bool guarded_reads = false;  // some read is checked against its tensor's edge
+  bool guarded_reads = false;  // some read happens only under a condition: its tensor's edge, a select's
   std::vector<std::int64_t> sizes;  // the instance's numbers, in the order the source reads them
 };
 NativeSource native_source(const Program& program, NativeType type);
