@@ -200,9 +200,10 @@ void add_generate_command(CLI::App& app, int& status) {
       ->check(CLI::Validator(
           [](const std::string& prefix) -> std::string {
             // Not ending in a digit, so that no id of one prefix reads as another prefix's (g1 + 0001 = g + 10001).
-            const bool name = !prefix.empty() && std::isalpha(static_cast<unsigned char>(prefix[0])) &&
-                              !std::isdigit(static_cast<unsigned char>(prefix.back())) &&
-                              std::all_of(prefix.begin(), prefix.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+            const bool name =
+                !prefix.empty() && std::isalpha(static_cast<unsigned char>(prefix[0])) &&
+                !std::isdigit(static_cast<unsigned char>(prefix.back())) &&
+                std::all_of(prefix.begin(), prefix.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
             return name ? "" : "'" + prefix + "' is not a name that starts with a letter and does not end in a digit";
           },
           "NAME"));

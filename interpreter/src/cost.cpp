@@ -93,7 +93,8 @@ pcg::KernelShape shape_of(const CNode& n) {
 bool is_contraction(const CNode& n) {
   if (n.op != COp::Reduce || n.reducer != Reducer::Sum || n.children[0].op != COp::Mul) return false;
   const auto bare_read = [](const CNode& r) {
-    return r.op == COp::Read && !r.has_fallback && std::all_of(r.index.begin(), r.index.end(), [](const IndexCalc& i) { return i.slot >= 0; });
+    return r.op == COp::Read && !r.has_fallback &&
+           std::all_of(r.index.begin(), r.index.end(), [](const IndexCalc& i) { return i.slot >= 0; });
   };
   return bare_read(n.children[0].children[0]) && bare_read(n.children[0].children[1]);
 }

@@ -235,8 +235,8 @@ class Emitter {
     for (std::size_t k = 0; k < st.lhs_slots.size(); ++k) {
       const int s = st.lhs_slots[k];
       const std::int64_t extent = st.slot_extents[static_cast<std::size_t>(s)];
-      out_ << "  for (I " << slot(s) << " = 0; " << slot(s) << " < " << (k > 0 && k + 1 == st.lhs_slots.size() ? literal_size(extent) : num(extent)) << "; ++"
-           << slot(s) << ") {\n";
+      out_ << "  for (I " << slot(s) << " = 0; " << slot(s) << " < "
+           << (k > 0 && k + 1 == st.lhs_slots.size() ? literal_size(extent) : num(extent)) << "; ++" << slot(s) << ") {\n";
       at_depth(k + 1);
     }
     innermost();
@@ -302,8 +302,7 @@ class Emitter {
               out_ << "    }\n";
             }
           if (depth + 1 == st.lhs_slots.size())
-            for (const CNode* read : accumulator_order_)
-              out_ << "    " << element("g", *read) << " += " << accumulators_.at(read) << ";\n";
+            for (const CNode* read : accumulator_order_) out_ << "    " << element("g", *read) << " += " << accumulators_.at(read) << ";\n";
         });
     for (const Contraction& c : contractions_) contract_backward(c);
     out_ << "  }\n";
@@ -451,7 +450,8 @@ class Emitter {
   std::string index(const CNode& n) const {
     auto arg = [&](std::size_t k) { return index(n.children[k]); };
     switch (n.op) {
-      case COp::Const: return n.sized ? num(static_cast<std::int64_t>(n.constant)) : "I(" + std::to_string(static_cast<std::int64_t>(n.constant)) + ")";
+      case COp::Const:
+        return n.sized ? num(static_cast<std::int64_t>(n.constant)) : "I(" + std::to_string(static_cast<std::int64_t>(n.constant)) + ")";
       case COp::Index: return slot(n.slot);
       case COp::Neg: return "(-" + arg(0) + ")";
       case COp::Not: return "I(" + arg(0) + " == 0)";
@@ -552,8 +552,8 @@ class Emitter {
     std::string loops;
     for (std::size_t k = 0; k < n.reduce_slots.size(); ++k) {
       const std::string s = slot(n.reduce_slots[k]);
-      loops += "for (I " + s + " = 0; " + s + " < " + (k + 1 == n.reduce_slots.size() ? literal_size(n.reduce_extents[k]) : num(n.reduce_extents[k])) +
-               "; ++" + s + ") ";
+      loops += "for (I " + s + " = 0; " + s + " < " +
+               (k + 1 == n.reduce_slots.size() ? literal_size(n.reduce_extents[k]) : num(n.reduce_extents[k])) + "; ++" + s + ") ";
     }
     return loops;
   }

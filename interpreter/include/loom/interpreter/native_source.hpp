@@ -50,7 +50,7 @@ using NativeGemm = void (*)(int trans_a, int trans_b, long long m, long long n, 
 // (whose points' gradients are summed before they pass through it).
 struct NativeSource {
   std::string code;
-  bool guarded_reads = false;  // some read happens only under a condition: its tensor's edge, a select's
+  bool guarded_reads = false;       // some read happens only under a condition: its tensor's edge, a select's
   std::vector<std::int64_t> sizes;  // the instance's numbers, in the order the source reads them
 };
 NativeSource native_source(const Program& program, NativeType type);
