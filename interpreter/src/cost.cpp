@@ -102,13 +102,11 @@ bool is_contraction(const CNode& n) {
 // Arithmetic of one point's derived gradient through `n`: twice the forward's for each operation
 // (its partial derivative, and the product with the incoming gradient), and for a contraction its
 // two gradient products, plus the product itself again where the gradient reads its value
-// (`value_read`: a factor of another product, a function's argument).
-// A value the gradient reads needs its operands' values too, down to the contractions, which are
-// computed again. At a statement's root, a function of a single value (relu's `max(.., 0)`, a
-// sigmoid) takes its derivative from the output the forward pass kept, as the hand-written
-// kernels do: its argument is not computed again (a compiled kernel computes it again where its
-// comparison needs it: for `max(x·w, 0)` written as a user's operator it runs one product more
-// than counted here).
+// (`value_read`: a factor of another product, a function's argument, or an operand of such a
+// value). At a statement's root, a function of a single value (relu's `max(.., 0)`, a sigmoid)
+// takes its derivative from the output the forward pass kept, as the hand-written kernels do, so
+// its argument is not computed again (a compiled kernel does compute it again where a comparison
+// needs it: for `max(x·w, 0)` written as a user's operator it runs one product more than counted).
 double node_gradient_flops(const CNode& n, bool value_read, bool root = false) {
   if (is_contraction(n)) return (value_read ? 3 : 2) * node_flops(n);
   const bool of_one_value =

@@ -185,7 +185,7 @@ class Emitter {
   void plan_accumulators(const Statement& st, const CNode& n) {
     if (n.op == COp::Reduce) return;
     for (const CNode& c : n.children) plan_accumulators(st, c);
-    if (n.op != COp::Read || st.lhs_slots.empty() || !address(n).second.empty()) return;
+    if (n.op != COp::Read || st.lhs_slots.empty() || needs_bounds_check(n)) return;
     std::set<int> used;
     used_slots(n, used);
     const std::set<int> outer(st.lhs_slots.begin(), st.lhs_slots.end() - 1);
@@ -274,8 +274,7 @@ class Emitter {
     out_ << "  { // gradient of " << one_line(st.body.text) << "\n";
     for (const Contraction& c : contractions_) {
       contract(c, value_use(st.body, c.node) == Use::Needed);
-      out_ << "    T* " << c.name << "d = scratch(" << num(c.size()) << ");\n";
-      out_ << "    for (I z = 0; z < " << num(c.size()) << "; ++z) " << c.name << "d[z] = 0;\n";
+      out_ << "    T* " << c.name << "d = scratch(" << num(c.size()) << ");\n";  // zeroed
     }
     loops(
         st,
@@ -287,10 +286,11 @@ class Emitter {
         [&] {
           // A point whose gradient is zero adds nothing: the interpreter skips it, and here its
           // additions are zeros, which keeps the loop free of branches.
-          out_ << "    { const T d = g" << st.target << "[" << target_offset(st) << "];\n";
+          const std::string at = target_offset(st);
+          out_ << "    { const T d = g" << st.target << "[" << at << "];\n";
           out_ << "    const bool live = d != T(0);\n";
           live_ = "live";
-          backprop(st.body, "d", "v" + std::to_string(st.target) + "[" + target_offset(st) + "]");
+          backprop(st.body, "d", "v" + std::to_string(st.target) + "[" + at + "]");
           live_.clear();
           out_ << "    }\n";
         },
@@ -480,12 +480,24 @@ class Emitter {
     for (std::size_t k = 0; k < read.index.size(); ++k) {
       const IndexCalc& calc = read.index[k];
       const std::string i = calc.slot >= 0 ? slot(calc.slot) : index(calc.expr[0]);
-      const bool safe = calc.slot >= 0 && current_->slot_extents[static_cast<std::size_t>(calc.slot)] <= dims[k];
+      const bool safe = index_in_range(read, k);
       guarded_reads_ = guarded_reads_ || !safe;
       if (!safe) inside += std::string(inside.empty() ? "" : " && ") + "(I)(" + i + ") >= 0 && (I)(" + i + ") < " + num(dims[k]);
       offset = "(" + offset + ") * " + (k > 0 && k + 1 == read.index.size() ? literal_size(dims[k]) : num(dims[k])) + " + (" + i + ")";
     }
     return {offset, inside};
+  }
+
+  // Whether index k of the read is a loop slot within its dimension, needing no bounds check.
+  bool index_in_range(const CNode& read, std::size_t k) const {
+    const int s = read.index[k].slot;
+    return s >= 0 && current_->slot_extents[static_cast<std::size_t>(s)] <= program_.buffers[static_cast<std::size_t>(read.buffer)].dims[k];
+  }
+
+  bool needs_bounds_check(const CNode& read) const {
+    for (std::size_t k = 0; k < read.index.size(); ++k)
+      if (!index_in_range(read, k)) return true;
+    return false;
   }
 
   // --- values
@@ -581,11 +593,13 @@ class Emitter {
     if (!reads_values(n)) return;
     switch (n.op) {
       case COp::Read: {
+        // A read with an accumulator needs no bounds check (plan_accumulators).
+        if (const auto accumulator = accumulators_.find(&n); accumulator != accumulators_.end()) {
+          out_ << "    " << accumulator->second << " += " << sink(adjoint) << ";\n";
+          return;
+        }
         const auto [offset, inside] = address(n);
-        const auto accumulator = accumulators_.find(&n);
-        const std::string add =
-            (accumulator != accumulators_.end() ? accumulator->second : "g" + std::to_string(n.buffer) + "[" + offset + "]") +
-            " += " + sink(adjoint) + ";\n";
+        const std::string add = "g" + std::to_string(n.buffer) + "[" + offset + "] += " + sink(adjoint) + ";\n";
         if (inside.empty()) {
           out_ << "    " << add;
           return;
