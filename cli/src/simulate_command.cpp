@@ -64,7 +64,7 @@ int run_simulate(const SimulateOptions& opt) {
     for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
       const auto& t = tasks.tasks[i];
       nlohmann::json row = {{"task", t.label},
-                            {"kind", t.kind == search::TaskKind::Compute ? "compute" : "communication"},
+                            {"kind", search::task_kind_name(t.kind)},
                             {"device", t.device},
                             {"start", timeline.start[i]},
                             {"finish", timeline.finish[i]}};

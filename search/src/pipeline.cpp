@@ -169,7 +169,15 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
         for (int t : *previous)
           if (!has_dependent[static_cast<std::size_t>(t)]) last.push_back(t);
         for (int t : *previous) in_step[static_cast<std::size_t>(t)] = has_dependent[static_cast<std::size_t>(t)] = 0;
-        for (int t : current)
+        // Only the step's first tasks wait for them: the rest follow those through their data.
+        for (int t : current) in_step[static_cast<std::size_t>(t)] = 1;
+        std::vector<int> first;
+        for (int t : current) {
+          const std::vector<int>& deps = out.tasks[static_cast<std::size_t>(t)].deps;
+          if (std::none_of(deps.begin(), deps.end(), [&](int d) { return in_step[static_cast<std::size_t>(d)] != 0; })) first.push_back(t);
+        }
+        for (int t : current) in_step[static_cast<std::size_t>(t)] = 0;
+        for (int t : first)
           out.tasks[static_cast<std::size_t>(t)].deps.insert(out.tasks[static_cast<std::size_t>(t)].deps.end(), last.begin(), last.end());
       }
       previous = &current;
@@ -264,25 +272,26 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
     }
     for (int per_stage : options.microbatches_per_stage) {
       const Pipeline pipeline{stages, stages * per_stage};
-      PlanCost cost;
+      // Memory first: a pipeline that does not fit is not simulated.
+      std::vector<double> bytes;
       try {
-        cost = pipelined_plan_cost(plan, model, pipeline, library);
+        bytes = pipeline_memory(plan, model, pipeline, library);
       } catch (const LoomError& e) {
         if (batch_problem.empty()) batch_problem = std::string("the batch cannot be cut into micro-batches: ") + e.what();
         continue;
       }
       priced = true;
-      if (!cost.fits()) {
-        const std::vector<double> bytes = pipeline_memory(plan, model, pipeline, library);
+      if (first_overfull_device(bytes, model.machine()) >= 0) {
         tried.overflow_bytes =
             std::min(tried.overflow_bytes, *std::max_element(bytes.begin(), bytes.end()) - model.machine().device.memory_bytes);
         continue;
       }
-      if (cost.seconds >= tried.result.seconds) continue;
+      const double seconds = simulate(build_pipeline_task_graph(plan, model, pipeline, library)).makespan;
+      if (seconds >= tried.result.seconds) continue;
       tried.result.pipeline = pipeline;
       tried.result.placements = placements;
       tried.result.plan = plan;
-      tried.result.seconds = cost.seconds;
+      tried.result.seconds = seconds;
     }
     tried.result.stage_sizes.assign(static_cast<std::size_t>(stages), 0);
     for (int s : stage_of)

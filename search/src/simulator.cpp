@@ -12,11 +12,51 @@
 namespace loom::search {
 namespace {
 
-// Calls `visit` with each resource the task occupies: its own, then the devices it holds.
-template <class Visit>
-void for_each_resource(const SimTask& t, int devices, Visit&& visit) {
-  visit(t.resource(devices));
-  for (int d : t.holds) visit(static_cast<std::int64_t>(d));
+// Each task's resources (its own unless it is a join, then the devices it holds) as dense indices: `of[i]` to
+// `of[i + 1]` in `index`, `count` in all. The event loop then keeps a resource's free time in a
+// vector rather than a map.
+struct Resources {
+  std::vector<std::size_t> of;
+  std::vector<int> index;
+  std::size_t count = 0;
+};
+
+Resources dense_resources(const TaskGraph& graph) {
+  Resources r;
+  r.of.reserve(graph.tasks.size() + 1);
+  r.of.push_back(0);
+  std::unordered_map<std::int64_t, int> dense;
+  auto add = [&](std::int64_t resource) {
+    const auto [it, added] = dense.emplace(resource, static_cast<int>(dense.size()));
+    r.index.push_back(it->second);
+  };
+  for (const SimTask& t : graph.tasks) {
+    if (t.kind != TaskKind::Join) add(t.resource(graph.devices));
+    for (int d : t.holds) add(static_cast<std::int64_t>(d));
+    r.of.push_back(r.index.size());
+  }
+  r.count = dense.size();
+  return r;
+}
+
+// The tasks that wait for each task, `of[i]` to `of[i + 1]` in `task`.
+struct Dependents {
+  std::vector<std::size_t> of;
+  std::vector<int> task;
+};
+
+Dependents dependents_of(const TaskGraph& graph) {
+  const std::size_t n = graph.tasks.size();
+  Dependents out;
+  out.of.assign(n + 1, 0);
+  for (const SimTask& t : graph.tasks)
+    for (int d : t.deps) ++out.of[static_cast<std::size_t>(d) + 1];
+  for (std::size_t i = 0; i < n; ++i) out.of[i + 1] += out.of[i];
+  out.task.resize(out.of[n]);
+  std::vector<std::size_t> next(out.of.begin(), out.of.end() - 1);
+  for (std::size_t i = 0; i < n; ++i)
+    for (int d : graph.tasks[i].deps) out.task[next[static_cast<std::size_t>(d)]++] = static_cast<int>(i);
+  return out;
 }
 
 // The event loop shared by the full and the delta simulation. Tasks marked `kept` already have
@@ -27,22 +67,23 @@ Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept
   out.finish.resize(n, 0);
   std::vector<int> remaining(n, 0);
   std::vector<double> ready(n, 0);
-  std::vector<std::vector<int>> dependents(n);
-  std::unordered_map<std::int64_t, double> free_at;
+  const Dependents dependents = dependents_of(graph);
+  const Resources resources = dense_resources(graph);
+  std::vector<double> free_at(resources.count, 0);
   for (std::size_t i = 0; i < n; ++i) {
+    if (kept[i]) {
+      for (std::size_t k = resources.of[i]; k < resources.of[i + 1]; ++k) {
+        double& f = free_at[static_cast<std::size_t>(resources.index[k])];
+        f = std::max(f, out.finish[i]);
+      }
+      continue;
+    }
     for (int d : graph.tasks[i].deps) {
-      dependents[static_cast<std::size_t>(d)].push_back(static_cast<int>(i));
-      if (kept[i]) continue;
       if (kept[static_cast<std::size_t>(d)])
         ready[i] = std::max(ready[i], out.finish[static_cast<std::size_t>(d)]);
       else
         ++remaining[i];
     }
-    if (kept[i])
-      for_each_resource(graph.tasks[i], graph.devices, [&](std::int64_t r) {
-        auto& f = free_at[r];
-        f = std::max(f, out.finish[i]);
-      });
   }
   using Entry = std::tuple<double, int>;  // ready time, task (lower index first on ties)
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
@@ -53,16 +94,19 @@ Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept
     const auto [at, i] = queue.top();
     queue.pop();
     ++scheduled;
-    const SimTask& t = graph.tasks[static_cast<std::size_t>(i)];
+    const auto task = static_cast<std::size_t>(i);
     double start = at;
-    for_each_resource(t, graph.devices, [&](std::int64_t r) { start = std::max(start, free_at[r]); });
-    out.start[static_cast<std::size_t>(i)] = start;
-    out.finish[static_cast<std::size_t>(i)] = start + t.seconds;
-    for_each_resource(t, graph.devices, [&](std::int64_t r) { free_at[r] = start + t.seconds; });
-    for (int d : dependents[static_cast<std::size_t>(i)]) {
-      auto& r = ready[static_cast<std::size_t>(d)];
-      r = std::max(r, start + t.seconds);
-      if (--remaining[static_cast<std::size_t>(d)] == 0) queue.emplace(r, d);
+    for (std::size_t k = resources.of[task]; k < resources.of[task + 1]; ++k)
+      start = std::max(start, free_at[static_cast<std::size_t>(resources.index[k])]);
+    const double finish = start + graph.tasks[task].seconds;
+    out.start[task] = start;
+    out.finish[task] = finish;
+    for (std::size_t k = resources.of[task]; k < resources.of[task + 1]; ++k)
+      free_at[static_cast<std::size_t>(resources.index[k])] = finish;
+    for (std::size_t k = dependents.of[task]; k < dependents.of[task + 1]; ++k) {
+      const auto d = static_cast<std::size_t>(dependents.task[k]);
+      ready[d] = std::max(ready[d], finish);
+      if (--remaining[d] == 0) queue.emplace(ready[d], static_cast<int>(d));
     }
   }
   const std::size_t waiting = static_cast<std::size_t>(std::count(kept.begin(), kept.end(), false));

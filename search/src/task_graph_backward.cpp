@@ -2,6 +2,7 @@
 // gradient sums, run as the runtime runs them, and the weight updates.
 #include <limits>
 #include <map>
+#include <string>
 #include <tuple>
 
 #include "loom/pcg/task_layout.hpp"
@@ -35,6 +36,18 @@ std::vector<int> mirror_backward(TaskGraph& out) {
     mirror[static_cast<std::size_t>(i)] = add_task(out, std::move(b));
   }
   return mirror;
+}
+
+// A task that finishes once `deps` have, for the tasks that wait for all of them.
+int add_join(TaskGraph& out, pcg::NodeId node, std::vector<int> deps, std::string label) {
+  SimTask join;
+  join.kind = TaskKind::Join;
+  join.node = node;
+  join.device = -1;
+  join.backward = true;
+  join.deps = std::move(deps);
+  join.label = std::move(label);
+  return add_task(out, std::move(join));
 }
 
 // A ring allreduce of packed boxes, or of one whole gradient summed in place.
@@ -113,6 +126,7 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
     const std::vector<int>& devices = key.devices;
     const auto k = static_cast<double>(devices.size());
     std::vector<int> packs, ring;
+    const int computed = add_join(out, g.node, std::move(g.deps), "gradients computed");
     if (key.in_place < 0) {  // a gradient summed in place is not packed
       for (int d : devices) {
         SimTask pack;
@@ -120,12 +134,12 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
         pack.device = d;
         pack.backward = true;
         pack.seconds = kGradientPackPasses * g.bytes / machine.device.memory_bandwidth;
-        pack.deps = g.deps;
+        pack.deps = {computed};
         pack.label = "gradient pack on " + std::to_string(d);
         packs.push_back(add_task(out, std::move(pack)));
       }
     }
-    g.deps.insert(g.deps.end(), packs.begin(), packs.end());
+    const int ring_ready = packs.empty() ? computed : add_join(out, g.node, std::move(packs), "gradients packed");
     for (std::size_t i = 0; i < devices.size(); ++i) {
       SimTask t;
       t.kind = TaskKind::Communication;
@@ -136,12 +150,13 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
       // Each device sends (k-1)/k of the buffer twice: reduce-scatter, then all-gather.
       t.bytes = 2 * (k - 1) / k * g.bytes;
       t.seconds = machine.link_between(t.device, t.peer).started_ring_allreduce_seconds(g.bytes, static_cast<int>(devices.size()));
-      t.deps = g.deps;
+      t.deps = {ring_ready};
       t.label = "gradient allreduce " + std::to_string(t.device) + "->" + std::to_string(t.peer);
       hold_devices(machine, t, {t.device});
       ring.push_back(add_task(out, std::move(t)));
     }
-    for (int d : devices) updates[d].deps.insert(updates[d].deps.end(), ring.begin(), ring.end());
+    const int summed = add_join(out, g.node, std::move(ring), "gradients summed");
+    for (int d : devices) updates[d].deps.push_back(summed);
   }
   for (auto& [device, u] : updates) {
     SimTask t;

@@ -67,6 +67,26 @@ TEST(Simulator, CommunicationHoldsTheDevicesItNames) {
   EXPECT_EQ(simulate_delta(g, held, {1}).finish, held.finish);
 }
 
+SimTask join(std::vector<int> deps) {
+  SimTask t;
+  t.kind = TaskKind::Join;
+  t.deps = std::move(deps);
+  return t;
+}
+
+TEST(Simulator, AJoinFinishesWithItsLastDependencyAndHoldsNothing) {
+  // B keeps device 0 busy until 5; the join of A (device 1, until 1) names device 0 all the same
+  // and finishes at 1; C waits for the join alone.
+  TaskGraph g;
+  g.devices = 2;
+  g.tasks = {compute(0, 5), compute(1, 1), join({1}), compute(1, 2, {2})};
+  g.tasks[2].device = 0;
+  const Timeline t = simulate(g);
+  EXPECT_EQ(t.start, (std::vector<double>{0, 0, 1, 1}));
+  EXPECT_EQ(t.finish, (std::vector<double>{5, 1, 1, 3}));
+  EXPECT_EQ(t.busy_seconds(g), (std::vector<double>{5, 3}));
+}
+
 TEST(Simulator, DeltaSimulationEqualsFullSimulation) {
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 200; ++trial) {
@@ -79,7 +99,8 @@ TEST(Simulator, DeltaSimulationEqualsFullSimulation) {
         if (rng() % 5 == 0) deps.push_back(j);
       const int a = static_cast<int>(rng() % 3), b = static_cast<int>((a + 1 + rng() % 2) % 3);
       const double seconds = 1 + static_cast<double>(rng() % 7);
-      g.tasks.push_back(rng() % 3 == 0 ? transfer(a, b, seconds, deps) : compute(a, seconds, deps));
+      const auto kind = rng() % 6;
+      g.tasks.push_back(kind == 0 ? join(deps) : kind < 3 ? transfer(a, b, seconds, deps) : compute(a, seconds, deps));
       if (g.tasks.back().kind == TaskKind::Communication && rng() % 2 == 0) g.tasks.back().holds = {a, b};
     }
     const Timeline before = simulate(g);

@@ -28,6 +28,37 @@ TaskGraph task_graph(const pcg::Graph& g) {
   return build_task_graph(g, CostModel(library(), m));
 }
 
+// The tasks `task` waits for, joins replaced by what they wait for.
+std::set<int> waits_for(const TaskGraph& tg, const SimTask& task) {
+  std::set<int> out, seen;
+  std::vector<int> open = task.deps;
+  while (!open.empty()) {
+    const int d = open.back();
+    open.pop_back();
+    if (!seen.insert(d).second) continue;
+    const SimTask& t = tg.tasks[static_cast<std::size_t>(d)];
+    if (t.kind == TaskKind::Join)
+      open.insert(open.end(), t.deps.begin(), t.deps.end());
+    else
+      out.insert(d);
+  }
+  return out;
+}
+
+// Every task that finishes before `task` starts, through any chain of dependencies.
+std::set<int> all_before(const TaskGraph& tg, const SimTask& task) {
+  std::set<int> out;
+  std::vector<int> open = task.deps;
+  while (!open.empty()) {
+    const int d = open.back();
+    open.pop_back();
+    if (!out.insert(d).second) continue;
+    const std::vector<int>& deps = tg.tasks[static_cast<std::size_t>(d)].deps;
+    open.insert(open.end(), deps.begin(), deps.end());
+  }
+  return out;
+}
+
 double bytes_of(const TaskGraph& tg, bool backward) {
   double bytes = 0;
   for (const SimTask& t : tg.tasks)
@@ -108,13 +139,16 @@ TEST(TaskGraphTraffic, EachWeightsGradientIsSummedAsSoonAsTheBackwardPassHasMade
     if (t.kind != TaskKind::Communication) continue;
     // A task's dependencies, followed back through the gradient packing tasks before it.
     std::set<int> before;
-    std::vector<int> open = t.deps;
+    const std::set<int> direct = waits_for(tg, t);
+    std::vector<int> open(direct.begin(), direct.end());
     while (!open.empty()) {
       const int d = open.back();
       open.pop_back();
       if (!before.insert(d).second) continue;
-      if (tg.tasks[static_cast<std::size_t>(d)].label.rfind("gradient pack", 0) == 0)
-        open.insert(open.end(), tg.tasks[static_cast<std::size_t>(d)].deps.begin(), tg.tasks[static_cast<std::size_t>(d)].deps.end());
+      if (tg.tasks[static_cast<std::size_t>(d)].label.rfind("gradient pack", 0) == 0) {
+        const std::set<int> packed = waits_for(tg, tg.tasks[static_cast<std::size_t>(d)]);
+        open.insert(open.end(), packed.begin(), packed.end());
+      }
     }
     const bool after_first_layer =
         std::any_of(first_layer_backward.begin(), first_layer_backward.end(), [&](int b) { return before.count(b) > 0; });
@@ -163,7 +197,7 @@ TEST(TaskGraphTraffic, LargeWholeGradientsAreSummedInPlaceAndSmallOnesPacked) {
     for (const SimTask& t : tg.tasks) {
       if (t.kind != TaskKind::Communication) continue;
       ++ring_tasks[t.bytes];
-      for (int d : t.deps)
+      for (int d : waits_for(tg, t))
         if (tg.tasks[static_cast<std::size_t>(d)].label.rfind("gradient pack", 0) == 0) {
           ++packed[t.bytes];
           break;
@@ -287,12 +321,12 @@ TEST(TaskGraphTraffic, ReplicatedWeightGradientsAreAllreducedThenEachReplicaUpda
   ASSERT_EQ(ring.size(), 2u);
   ASSERT_EQ(relu_backward.size(), 2u);
   for (int r : ring)
-    for (int b : relu_backward) EXPECT_NE(std::find(tg.tasks[r].deps.begin(), tg.tasks[r].deps.end(), b), tg.tasks[r].deps.end());
+    for (int b : relu_backward) EXPECT_EQ(all_before(tg, tg.tasks[static_cast<std::size_t>(r)]).count(b), 1u);
   int updates = 0;
   for (const SimTask& t : tg.tasks) {
     if (t.label.rfind("weight update", 0) != 0) continue;
     ++updates;
-    EXPECT_EQ(t.deps.size(), 2u) << "after both ring transfers";
+    EXPECT_EQ(waits_for(tg, t), std::set<int>(ring.begin(), ring.end())) << "after both ring transfers";
     EXPECT_GT(t.seconds, 0);
   }
   EXPECT_EQ(updates, 2);

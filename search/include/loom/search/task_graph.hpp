@@ -28,7 +28,18 @@
 
 namespace loom::search {
 
-enum class TaskKind { Compute, Communication };
+// A join does no work and occupies nothing: it finishes when its dependencies have, so that many
+// tasks can wait for many others through one task instead of each for each.
+enum class TaskKind { Compute, Communication, Join };
+
+inline const char* task_kind_name(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::Compute: return "compute";
+    case TaskKind::Communication: return "communication";
+    case TaskKind::Join: break;
+  }
+  return "join";
+}
 
 struct SimTask {
   TaskKind kind = TaskKind::Compute;
