@@ -63,7 +63,7 @@ int run_simulate(const SimulateOptions& opt) {
     nlohmann::json rows = nlohmann::json::array();
     for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
       const auto& t = tasks.tasks[i];
-      nlohmann::json row = {{"task", t.label},
+      nlohmann::json row = {{"task", tasks.label_of(i)},
                             {"kind", search::task_kind_name(t.kind)},
                             {"device", t.device},
                             {"start", timeline.start[i]},
@@ -111,7 +111,7 @@ int run_simulate(const SimulateOptions& opt) {
     for (std::size_t k = 0; k < shown; ++k) {
       const std::size_t i = order[k];
       std::cout << "  " << std::setw(10) << std::setprecision(4) << timeline.start[i] * 1e3 << " - " << std::setw(10)
-                << timeline.finish[i] * 1e3 << " ms  " << tasks.tasks[i].label << "\n";
+                << timeline.finish[i] * 1e3 << " ms  " << tasks.label_of(i) << "\n";
     }
   }
   if (overfull >= 0) {

@@ -99,7 +99,7 @@ void GanttChart::draw() {
     const QColor color = compute ? (task.backward ? kBackward : kForward) : (task.backward ? kTransferBackward : kTransfer);
     auto* rect = s->addRect(x, y, w, kLane - 2, QPen(color.darker(130), 0), QBrush(color));
     rect->setToolTip(QString("%1\n%2 – %3 ms%4")
-                         .arg(QString::fromStdString(task.label))
+                         .arg(QString::fromStdString(tasks.label_of(i)))
                          .arg(timeline.start[i] * 1e3, 0, 'f', 4)
                          .arg(timeline.finish[i] * 1e3, 0, 'f', 4)
                          .arg(compute ? QString() : QString("\n%1 bytes to device %2").arg(task.bytes, 0, 'g', 6).arg(task.peer)));

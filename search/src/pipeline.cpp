@@ -113,6 +113,8 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
 
   TaskGraph out;
   out.devices = one.devices;
+  out.microbatches = count;
+  out.tasks.reserve(n * static_cast<std::size_t>(count));
   // An operator with pieces in every stage (interlaced) runs each piece as its data arrive, outside
   // the stages' steps: in a step it would wait for a stage that waits for it.
   std::vector<std::set<int>> stages_of(micro.size());
@@ -141,7 +143,6 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
           for (int d : t.deps)
             if (copy_of[static_cast<std::size_t>(earlier)][static_cast<std::size_t>(d)] >= 0)
               copy.deps.push_back(copy_of[static_cast<std::size_t>(earlier)][static_cast<std::size_t>(d)]);
-      copy.label = "mb" + std::to_string(m) + " " + t.label;
       copy.microbatch = m;
       out.tasks.push_back(std::move(copy));
       mine[i] = static_cast<int>(out.tasks.size()) - 1;

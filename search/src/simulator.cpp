@@ -113,7 +113,7 @@ Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept
   if (scheduled < waiting) {
     for (std::size_t i = 0; i < n; ++i)
       if (!kept[i] && remaining[i] > 0)
-        throw LoomError("the tasks wait for each other in a cycle (task " + graph.tasks[i].label +
+        throw LoomError("the tasks wait for each other in a cycle (task " + graph.label_of(i) +
                         " never becomes ready): an order the plan imposes runs against its data or its pipeline");
   }
   out.makespan = 0;

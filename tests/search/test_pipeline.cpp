@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "loom/interpreter/graph_eval.hpp"
 #include "loom/interpreter/library.hpp"
@@ -80,11 +81,16 @@ TEST(Pipeline, OneFOneBTimelineOfTwoStagesMatchesTheHandWorkedSchedule) {
   const double t = model.compute(micro, micro.node(*micro.find("a"))).seconds;
   const TaskGraph tasks = build_pipeline_task_graph(plan, model, pipeline, library());
   const Timeline timeline = simulate(tasks);
+  std::set<std::string> named;  // each task's label names its micro-batch
+  for (std::size_t i = 0; i < tasks.tasks.size(); ++i) named.insert(tasks.label_of(i).substr(0, 4));
+  EXPECT_EQ(named, (std::set<std::string>{"mb0 ", "mb1 "}));
   const double u = model.weight_update({64, 256}, {64, 256}).seconds + target.device.kernel_overhead;
   EXPECT_NEAR(timeline.makespan, 9 * t + u, 1e-9 * t);
   // Without the pipeline the whole batch runs through the stages one after the other: T + T + 2T + 2T.
   const double whole = model.compute(plan, plan.node(*plan.find("a"))).seconds;
-  EXPECT_NEAR(simulate(build_task_graph(plan, model, RunWork::LeftOut)).makespan, 6 * whole + u, 1e-9 * whole);
+  const TaskGraph unpipelined = build_task_graph(plan, model, RunWork::LeftOut);
+  EXPECT_NEAR(simulate(unpipelined).makespan, 6 * whole + u, 1e-9 * whole);
+  EXPECT_EQ(unpipelined.label_of(0), unpipelined.tasks[0].label);
 }
 
 TEST(Pipeline, WeightsMoveOncePerIteration) {

@@ -66,7 +66,14 @@ struct SimTask {
 
 struct TaskGraph {
   int devices = 0;
+  int microbatches = 1;  // a pipeline's: its tasks are labelled without their micro-batch
   std::vector<SimTask> tasks;
+
+  // Task i's label, with its micro-batch in a pipeline (e.g. "mb2 matmul#3[1]").
+  std::string label_of(std::size_t i) const {
+    const SimTask& t = tasks[i];
+    return microbatches > 1 ? "mb" + std::to_string(t.microbatch) + " " + t.label : t.label;
+  }
 };
 
 // Whether the task graph includes the loss a training run's processes take between the passes. A
