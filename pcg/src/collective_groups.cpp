@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 namespace loom::pcg {
@@ -60,11 +61,22 @@ std::optional<CollectiveGroups> all_to_all_groups(const ParallelShape& from, con
                                                   const std::function<int(std::int64_t)>& from_rank,
                                                   const std::function<int(std::int64_t)>& to_rank) {
   if (from.V != to.V || from.R != to.R || piece_elements(from) != piece_elements(to)) return std::nullopt;
-  std::map<std::int64_t, std::set<std::int64_t>> new_of_old, old_of_new;
+  // Lists rather than sets, and each move's region looked up rather than intersected again: a
+  // change among 192 tasks has 192 * 192 moves.
+  std::map<std::int64_t, std::vector<std::int64_t>> new_of_old;
+  std::unordered_map<std::int64_t, std::vector<std::int64_t>> old_of_new;
+  std::unordered_map<std::int64_t, const Region*> region_of;  // by old task * new tasks + new task
+  const std::int64_t new_tasks_count = to.tasks();
   for (const PieceMove& m : moves) {
-    new_of_old[m.from].insert(m.to);
-    old_of_new[m.to].insert(m.from);
+    new_of_old[m.from].push_back(m.to);
+    old_of_new[m.to].push_back(m.from);
+    region_of.emplace(m.from * new_tasks_count + m.to, &m.region);
   }
+  const auto sorted_unique = [](std::vector<std::int64_t>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  };
+  for (auto& [old_task, tasks] : new_of_old) sorted_unique(tasks);
   CollectiveGroups out;
   out.kind = Collective::all_to_all;
   std::set<std::int64_t> placed_old;
@@ -72,8 +84,9 @@ std::optional<CollectiveGroups> all_to_all_groups(const ParallelShape& from, con
   std::size_t moved = 0;
   for (const auto& [old_task, new_tasks] : new_of_old) {
     if (placed_old.count(old_task)) continue;
-    std::set<std::int64_t> old_tasks;
-    for (std::int64_t t : new_tasks) old_tasks.insert(old_of_new[t].begin(), old_of_new[t].end());
+    std::vector<std::int64_t> old_tasks;
+    for (std::int64_t t : new_tasks) old_tasks.insert(old_tasks.end(), old_of_new[t].begin(), old_of_new[t].end());
+    sorted_unique(old_tasks);
     const std::size_t k = new_tasks.size();
     if (k < 2 || old_tasks.size() != k) return std::nullopt;
     std::map<int, std::int64_t> old_on, new_on;  // by rank
@@ -92,9 +105,10 @@ std::optional<CollectiveGroups> all_to_all_groups(const ParallelShape& from, con
     const std::int64_t block = piece_elements(from) / static_cast<std::int64_t>(k);
     for (std::size_t i = 0; i < k; ++i)
       for (std::size_t j = 0; j < k; ++j) {
-        const Region r = intersect(piece_region(from, g.from[i]), piece_region(to, g.to[j]));
+        const auto found = region_of.find(g.from[i] * new_tasks_count + g.to[j]);
+        Region r = found != region_of.end() ? *found->second : intersect(piece_region(from, g.from[i]), piece_region(to, g.to[j]));
         if (r.elements() != block) return std::nullopt;
-        g.blocks.push_back(r);
+        g.blocks.push_back(std::move(r));
       }
     moved += k * k;
     out.groups.push_back(std::move(g));

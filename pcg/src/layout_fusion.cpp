@@ -7,12 +7,17 @@
 
 namespace loom::pcg {
 
+bool moves_as_one_collective(const ParallelShape& from, const MachineView& from_view, const ParallelShape& to, const MachineView& to_view) {
+  const auto device = [](const MachineView& v) { return [&v](std::int64_t t) { return v.devices[static_cast<std::size_t>(t)]; }; };
+  return collective_groups(from, to, piece_moves(from, from_view, to, to_view), device(from_view), device(to_view)).has_value();
+}
+
 LayoutChangeSources fuse_layout_changes(const Graph& graph, const std::function<bool(const Node&)>& is_layout_change,
-                                        const std::function<MachineView(const Node&)>& view_of, bool fuse) {
+                                        const std::function<MachineView(const Node&)>& view_of, bool fuse,
+                                        const CollectiveTest& one_collective) {
   LayoutChangeSources out;
   out.source.assign(graph.size(), {});
   out.fused_away.assign(graph.size(), false);
-  const auto device = [](const MachineView& v) { return [&v](std::int64_t t) { return v.devices[static_cast<std::size_t>(t)]; }; };
   for (const Node& n : graph.nodes()) {
     if (n.is_graph_input() || !is_layout_change(n)) continue;
     out.source[n.id.index()] = n.inputs.at(0);
@@ -26,8 +31,7 @@ LayoutChangeSources fuse_layout_changes(const Graph& graph, const std::function<
       const Node& from = graph.node(in.node);
       if (from.is_graph_input()) continue;
       const MachineView from_view = view_of(from);
-      const std::vector<PieceMove> moves = piece_moves(graph.shape_of(in), from_view, n.output_shapes.at(0), view);
-      if (!collective_groups(graph.shape_of(in), n.output_shapes.at(0), moves, device(from_view), device(view))) continue;
+      if (!one_collective(graph.shape_of(in), from_view, n.output_shapes.at(0), view)) continue;
       for (NodeId id : chain) out.fused_away[id.index()] = true;
       chain.clear();
       out.source[n.id.index()] = in;

@@ -9,6 +9,7 @@
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/hash_mix.hpp"
+#include "loom/pcg/layout_fusion.hpp"
 #include "loom/search/reshard.hpp"
 
 namespace loom::search {
@@ -163,6 +164,15 @@ double RvdSearch::step_seconds(const pcg::ParallelShape& from, const pcg::Machin
   const double seconds = reshard_seconds(from, from_view, to, to_view, machine_);
   step_seconds_.emplace(std::move(step), seconds);
   return seconds;
+}
+
+bool RvdSearch::moves_as_one_collective(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
+                                        const pcg::MachineView& to_view) const {
+  Move move{from, to, from_view, to_view};
+  if (auto it = one_collective_.find(move); it != one_collective_.end()) return it->second;
+  const bool one = pcg::moves_as_one_collective(from, from_view, to, to_view);
+  one_collective_.emplace(std::move(move), one);
+  return one;
 }
 
 std::optional<ReshardPath> RvdSearch::search(const Move& move) const {

@@ -12,7 +12,11 @@ PlanLayout::PlanLayout(const pcg::Graph& graph, const CostModel& model) : graph_
   // As the runtime runs them.
   const auto layout_change = [this](const pcg::Node& n) { return is_layout_change(n); };
   const auto view = [this](const pcg::Node& n) { return view_of(n); };
-  pcg::LayoutChangeSources fused = pcg::fuse_layout_changes(graph_, layout_change, view);
+  const RvdSearch& moves = model_.moves();
+  pcg::LayoutChangeSources fused = pcg::fuse_layout_changes(
+      graph_, layout_change, view, true,
+      [&moves](const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
+               const pcg::MachineView& to_view) { return moves.moves_as_one_collective(from, from_view, to, to_view); });
   reads_ = pcg::input_reads(graph_, fused, layout_change, view, [](const pcg::Node& n) { return n.op == pcg::kWeightOp; });
   sources_ = std::move(fused.source);
   fused_away_ = std::move(fused.fused_away);

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/layout_fusion.hpp"
 #include "loom/search/materialize.hpp"
 #include "loom/search/reshard.hpp"
 #include "loom/search/rvd_search.hpp"
@@ -256,6 +257,23 @@ TEST(RvdSearch, AMovedSplitIsOneAllToAll) {
   const Link& link = machine.link_between(0, 1);
   const double piece_bytes = 512 * 1024 * kBytesPerElement;
   EXPECT_DOUBLE_EQ(path->seconds, link.latency + 0.5 * piece_bytes / link.bandwidth);
+}
+
+// The plan layout asks this of every chain of layout changes, for every plan a search costs.
+TEST(RvdSearch, TellsAsTheLayoutFusionDoesWhetherAChangeIsOneCollective) {
+  const Machine machine = two_nodes();
+  const RvdSearch search(library(), machine);
+  const pcg::ParallelShape rows = pcg::ParallelShape::partitioned({1024, 1024}, {2, 1}),
+                           columns = pcg::ParallelShape::partitioned({1024, 1024}, {1, 2}),
+                           quarters = pcg::ParallelShape::partitioned({1024, 1024}, {1, 4});
+  const pcg::MachineView elsewhere{{2, 3}};
+  for (int asked = 0; asked < 2; ++asked) {  // the second time from the cache
+    EXPECT_TRUE(search.moves_as_one_collective(rows, on(0, rows), columns, on(0, columns)));
+    EXPECT_FALSE(search.moves_as_one_collective(rows, on(0, rows), columns, elsewhere));
+    EXPECT_FALSE(search.moves_as_one_collective(rows, on(0, rows), quarters, on(0, quarters)));
+  }
+  EXPECT_EQ(pcg::moves_as_one_collective(rows, on(0, rows), columns, on(0, columns)), true);
+  EXPECT_EQ(pcg::moves_as_one_collective(rows, on(0, rows), columns, elsewhere), false);
 }
 
 TEST(RvdSearch, FormsOfOtherNamesAndAttributesMoveValuesAlike) {

@@ -10,6 +10,7 @@
 
 #include "loom/pcg/graph.hpp"
 #include "loom/pcg/machine_view.hpp"
+#include "loom/pcg/parallel_shape.hpp"
 
 namespace loom::pcg {
 
@@ -18,11 +19,19 @@ struct LayoutChangeSources {
   std::vector<bool> fused_away;  // per node id: a layout change folded into the one reading it
 };
 
+// Whether the change of a value from one layout on its devices to another on theirs moves as one
+// collective among the devices (collective_groups over its piece_moves).
+bool moves_as_one_collective(const ParallelShape& from, const MachineView& from_view, const ParallelShape& to, const MachineView& to_view);
+
+using CollectiveTest = std::function<bool(const ParallelShape&, const MachineView&, const ParallelShape&, const MachineView&)>;
+
 // `is_layout_change` tells the layout changes among the graph's nodes, `view_of` each node's
 // devices. Without `fuse`, every layout change moves from its own input (a single process, which
-// runs no collectives).
+// runs no collectives). `one_collective` answers moves_as_one_collective (a caller that asks often
+// passes a cached one).
 LayoutChangeSources fuse_layout_changes(const Graph& graph, const std::function<bool(const Node&)>& is_layout_change,
-                                        const std::function<MachineView(const Node&)>& view_of, bool fuse = true);
+                                        const std::function<MachineView(const Node&)>& view_of, bool fuse = true,
+                                        const CollectiveTest& one_collective = moves_as_one_collective);
 
 // Whether layout change `node`, moving from `source`, only makes a graph output nobody reads, from
 // pieces with no partial sums to add up: it is not run, and the loss reads the output in the

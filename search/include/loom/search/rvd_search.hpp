@@ -49,6 +49,10 @@ class RvdSearch {
   std::optional<ReshardPath> cheapest(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
                                       const pcg::MachineView& to_view) const;
 
+  // pcg::moves_as_one_collective, cached.
+  bool moves_as_one_collective(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
+                               const pcg::MachineView& to_view) const;
+
   const std::vector<LayoutForm>& forms() const { return forms_; }
   const Machine& machine() const { return machine_; }
 
@@ -75,6 +79,7 @@ class RvdSearch {
   mutable std::unordered_map<std::string, bool> accepted_;
   mutable std::unordered_map<Move, std::optional<ReshardPath>, MoveHash> found_;
   mutable std::unordered_map<Move, double, MoveHash> step_seconds_;
+  mutable std::unordered_map<Move, bool, MoveHash> one_collective_;
 };
 
 }  // namespace loom::search
