@@ -65,9 +65,9 @@ int run_simulate(const SimulateOptions& opt) {
       const auto& t = tasks.tasks[i];
       nlohmann::json row = {{"task", tasks.label_of(i)},
                             {"kind", search::task_kind_name(t.kind)},
-                            {"device", t.device},
                             {"start", timeline.start[i]},
                             {"finish", timeline.finish[i]}};
+      if (t.kind != search::TaskKind::Join) row["device"] = t.device;
       if (t.kind == search::TaskKind::Communication) row["peer"] = t.peer;
       rows.push_back(std::move(row));
     }

@@ -91,7 +91,7 @@ void GanttChart::draw() {
   // Tasks: compute in the device's upper lane, transfers in the sender's lower lane.
   for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
     const search::SimTask& task = tasks.tasks[i];
-    if (task.device < 0 || task.device >= tasks.devices) continue;
+    if (task.kind == search::TaskKind::Join || task.device < 0 || task.device >= tasks.devices) continue;
     const bool compute = task.kind == search::TaskKind::Compute;
     const double x = kLeft + timeline.start[i] * scale;
     const double w = std::max(0.6, (timeline.finish[i] - timeline.start[i]) * scale);

@@ -113,7 +113,7 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
 
   TaskGraph out;
   out.devices = one.devices;
-  out.microbatches = count;
+  out.pipelined = true;
   out.tasks.reserve(n * static_cast<std::size_t>(count));
   // An operator with pieces in every stage (interlaced) runs each piece as its data arrive, outside
   // the stages' steps: in a step it would wait for a stage that waits for it.
@@ -287,7 +287,13 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
             std::min(tried.overflow_bytes, *std::max_element(bytes.begin(), bytes.end()) - model.machine().device.memory_bytes);
         continue;
       }
-      const double seconds = simulate(build_pipeline_task_graph(plan, model, pipeline, library)).makespan;
+      double seconds = 0;
+      try {
+        seconds = simulate(build_pipeline_task_graph(plan, model, pipeline, library)).makespan;
+      } catch (const LoomError& e) {
+        if (batch_problem.empty()) batch_problem = std::string("the pipeline cannot be simulated: ") + e.what();
+        continue;
+      }
       if (seconds >= tried.result.seconds) continue;
       tried.result.pipeline = pipeline;
       tried.result.placements = placements;

@@ -12,7 +12,7 @@
 namespace loom::search {
 namespace {
 
-// Each task's resources (its own unless it is a join, then the devices it holds) as dense indices: `of[i]` to
+// Each task's resources (its own, then the devices it holds; a join's none) as dense indices: `of[i]` to
 // `of[i + 1]` in `index`, `count` in all. The event loop then keeps a resource's free time in a
 // vector rather than a map.
 struct Resources {
@@ -31,8 +31,10 @@ Resources dense_resources(const TaskGraph& graph) {
     r.index.push_back(it->second);
   };
   for (const SimTask& t : graph.tasks) {
-    if (t.kind != TaskKind::Join) add(t.resource(graph.devices));
-    for (int d : t.holds) add(static_cast<std::int64_t>(d));
+    if (t.kind != TaskKind::Join) {
+      add(t.resource(graph.devices));
+      for (int d : t.holds) add(static_cast<std::int64_t>(d));
+    }
     r.of.push_back(r.index.size());
   }
   r.count = dense.size();

@@ -126,7 +126,9 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
     const std::vector<int>& devices = key.devices;
     const auto k = static_cast<double>(devices.size());
     std::vector<int> packs, ring;
-    const int computed = add_join(out, g.node, std::move(g.deps), "gradients computed");
+    const std::string group =
+        "gradients of weight#" + pcg::to_string(g.node) + " and those summed with it on " + std::to_string(devices.size()) + " devices";
+    const int computed = add_join(out, g.node, std::move(g.deps), group + " computed");
     if (key.in_place < 0) {  // a gradient summed in place is not packed
       for (int d : devices) {
         SimTask pack;
@@ -139,7 +141,7 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
         packs.push_back(add_task(out, std::move(pack)));
       }
     }
-    const int ring_ready = packs.empty() ? computed : add_join(out, g.node, std::move(packs), "gradients packed");
+    const int ring_ready = packs.empty() ? computed : add_join(out, g.node, std::move(packs), group + " packed");
     for (std::size_t i = 0; i < devices.size(); ++i) {
       SimTask t;
       t.kind = TaskKind::Communication;
@@ -155,7 +157,7 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
       hold_devices(machine, t, {t.device});
       ring.push_back(add_task(out, std::move(t)));
     }
-    const int summed = add_join(out, g.node, std::move(ring), "gradients summed");
+    const int summed = add_join(out, g.node, std::move(ring), group + " summed");
     for (int d : devices) updates[d].deps.push_back(summed);
   }
   for (auto& [device, u] : updates) {

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+#include <string>
+#include <tuple>
 
 #include "loom/interpreter/graph_eval.hpp"
 #include "loom/interpreter/library.hpp"
@@ -91,6 +94,33 @@ TEST(Pipeline, OneFOneBTimelineOfTwoStagesMatchesTheHandWorkedSchedule) {
   const TaskGraph unpipelined = build_task_graph(plan, model, RunWork::LeftOut);
   EXPECT_NEAR(simulate(unpipelined).makespan, 6 * whole + u, 1e-9 * whole);
   EXPECT_EQ(unpipelined.label_of(0), unpipelined.tasks[0].label);
+}
+
+TEST(Pipeline, EachStageRunsItsStepsInOneFOneBOrder) {
+  // Two stages, four micro-batches. Stage 0 runs F0 F1 B0 F2 B1 F3 B2 B3, stage 1 F0 B0 F1 B1 F2
+  // B2 F3 B3; left to their data alone, the first stage would run all its forwards first.
+  const pcg::Graph g = two_relus(64, true);
+  const Machine target = instant_links(2);
+  const CostModel model(library(), target);
+  const pcg::Graph plan = materialize(g, pipeline_placements(library(), g, balanced_stages(g, model, 2), 2, 2), library());
+  const TaskGraph tasks = build_pipeline_task_graph(plan, model, Pipeline{2, 4}, library());
+  const Timeline timeline = simulate(tasks);
+  const std::map<pcg::NodeId, int> stage_of{{*plan.find("a"), 0}, {*plan.find("b"), 1}};
+  std::vector<std::vector<std::tuple<double, int, bool>>> steps(2);  // per stage: (start, micro-batch, backward)
+  for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
+    const SimTask& t = tasks.tasks[i];
+    const auto stage = stage_of.find(t.node);
+    if (t.kind == TaskKind::Compute && stage != stage_of.end())
+      steps[static_cast<std::size_t>(stage->second)].emplace_back(timeline.start[i], t.microbatch, t.backward);
+  }
+  const auto order = [](std::vector<std::tuple<double, int, bool>> s) {
+    std::sort(s.begin(), s.end());
+    std::string out;
+    for (const auto& [start, m, backward] : s) out += (backward ? "B" : "F") + std::to_string(m) + " ";
+    return out;
+  };
+  EXPECT_EQ(order(steps[0]), "F0 F1 B0 F2 B1 F3 B2 B3 ");
+  EXPECT_EQ(order(steps[1]), "F0 B0 F1 B1 F2 B2 F3 B3 ");
 }
 
 TEST(Pipeline, WeightsMoveOncePerIteration) {

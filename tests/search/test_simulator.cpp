@@ -75,12 +75,13 @@ SimTask join(std::vector<int> deps) {
 }
 
 TEST(Simulator, AJoinFinishesWithItsLastDependencyAndHoldsNothing) {
-  // B keeps device 0 busy until 5; the join of A (device 1, until 1) names device 0 all the same
-  // and finishes at 1; C waits for the join alone.
+  // B keeps device 0 busy until 5; the join of A (device 1, until 1) names device 0 and holds it,
+  // all the same it finishes at 1; C waits for the join alone.
   TaskGraph g;
   g.devices = 2;
   g.tasks = {compute(0, 5), compute(1, 1), join({1}), compute(1, 2, {2})};
   g.tasks[2].device = 0;
+  g.tasks[2].holds = {0};
   const Timeline t = simulate(g);
   EXPECT_EQ(t.start, (std::vector<double>{0, 0, 1, 1}));
   EXPECT_EQ(t.finish, (std::vector<double>{5, 1, 1, 3}));

@@ -1,6 +1,7 @@
 #pragma once
 // Simulates a task graph: each task starts when its dependencies have finished and its resource
-// (device or directed link) is free, resources serving tasks in the order they became ready.
+// (device or directed link) is free, resources serving tasks in the order they became ready. A
+// join holds no resource: it finishes when its dependencies have.
 #include <vector>
 
 #include "loom/search/task_graph.hpp"

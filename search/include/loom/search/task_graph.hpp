@@ -66,13 +66,13 @@ struct SimTask {
 
 struct TaskGraph {
   int devices = 0;
-  int microbatches = 1;  // a pipeline's: its tasks are labelled without their micro-batch
+  bool pipelined = false;  // a pipeline's tasks are labelled without their micro-batch
   std::vector<SimTask> tasks;
 
   // Task i's label, with its micro-batch in a pipeline (e.g. "mb2 matmul#3[1]").
   std::string label_of(std::size_t i) const {
     const SimTask& t = tasks[i];
-    return microbatches > 1 ? "mb" + std::to_string(t.microbatch) + " " + t.label : t.label;
+    return pipelined ? "mb" + std::to_string(t.microbatch) + " " + t.label : t.label;
   }
 };
 
