@@ -200,14 +200,6 @@ std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& mod
   return plan_memory(micro_batch_graph(plan, catalog, pipeline.microbatches), model, in_flight, recomputed, activations_only);
 }
 
-PlanCost pipelined_plan_cost(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog) {
-  if (!pipeline.enabled()) return plan_cost(plan, model);
-  PlanCost cost;
-  cost.seconds = simulate(build_pipeline_task_graph(plan, model, pipeline, catalog)).makespan;
-  cost.overfull_device = first_overfull_device(pipeline_memory(plan, model, pipeline, catalog), model.machine());
-  return cost;
-}
-
 namespace {
 
 // Stages cut at `cuts`: the nodes other than graph inputs, in creation order, stage s running from

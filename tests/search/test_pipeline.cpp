@@ -14,6 +14,7 @@
 #include "loom/pcg/task_layout.hpp"
 #include "loom/search/baselines.hpp"
 #include "loom/search/pipeline.hpp"
+#include "loom/search/plan_simulation.hpp"
 #include "loom/search/simulator.hpp"
 #include "search_support.hpp"
 
@@ -43,6 +44,14 @@ pcg::Graph mlp(int layers, std::int64_t batch, std::int64_t width) {
   }
   g.mark_output({at, 0});
   return g;
+}
+
+// A pipeline search's plan as a plan file holds it, costed as `loom simulate` costs it.
+PlanCost simulated_cost(const PipelineResult& r, const CostModel& model) {
+  Plan plan;
+  plan.graph = r.plan;
+  plan.pipeline = r.pipeline;
+  return simulated_plan_cost(plan, model, library());
 }
 
 // Devices joined by links that take no time, so that a timeline is compute alone.
@@ -161,7 +170,7 @@ TEST(Pipeline, MovesTheBoundaryBetweenStagesUntilThePipelineFits) {
   ASSERT_EQ(unequal.stage_sizes.size(), 2u);
   EXPECT_LT(unequal.stage_sizes[0], unequal.stage_sizes[1]);
   EXPECT_EQ(unequal.stage_sizes[0] + unequal.stage_sizes[1], 16);
-  EXPECT_TRUE(pipelined_plan_cost(unequal.plan, tight, unequal.pipeline, library()).fits());
+  EXPECT_TRUE(simulated_cost(unequal, tight).fits());
   // Where the equal stages fit, moving a boundary is kept only when it is faster.
   const PipelineResult roomy = pipeline_search(library(), g, CostModel(library(), instant_links(2)), moving);
   EXPECT_LE(roomy.seconds, balanced.seconds);
@@ -198,7 +207,7 @@ TEST(Pipeline, SearchFindsAPlanThatKeepsValuesAndPlacesStagesApart) {
   ASSERT_TRUE(std::isfinite(r.seconds));
   EXPECT_GE(r.pipeline.stages, 2);
   EXPECT_EQ(r.pipeline.microbatches % r.pipeline.stages, 0);
-  EXPECT_DOUBLE_EQ(pipelined_plan_cost(r.plan, model, r.pipeline, library()).seconds, r.seconds);
+  EXPECT_DOUBLE_EQ(simulated_cost(r, model).seconds, r.seconds);
   // Each compute operator runs inside one stage's block, later operators in later stages.
   const int per_stage = 4 / r.pipeline.stages;
   int last_stage = 0;

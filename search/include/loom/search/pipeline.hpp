@@ -48,9 +48,6 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
 std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog,
                                     const std::vector<pcg::NodeId>& recomputed = {}, bool activations_only = false);
 
-// plan_cost for a plan that may be pipelined.
-PlanCost pipelined_plan_cost(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog);
-
 struct PipelineOptions {
   std::vector<int> stage_counts;  // empty: every divisor of the device count from 2 to 8
   std::vector<int> microbatches_per_stage{1, 2, 4};
