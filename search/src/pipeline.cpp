@@ -254,7 +254,8 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
   // Why the pipelines tried were not taken, the most telling last.
   std::string shape_problem, batch_problem;
   bool priced = false;
-  const auto try_stages = [&](const std::vector<int>& stage_of, int stages) {
+  // `only_microbatches` (0: each of the options' counts) bounds the micro-batch counts simulated.
+  const auto try_stages = [&](const std::vector<int>& stage_of, int stages, int only_microbatches) {
     StagesTried tried;
     std::vector<Placement> placements = pipeline_placements(library, graph, stage_of, stages, devices);
     pcg::Graph plan;
@@ -265,6 +266,7 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
     }
     for (int per_stage : options.microbatches_per_stage) {
       const Pipeline pipeline{stages, stages * per_stage};
+      if (only_microbatches > 0 && pipeline.microbatches != only_microbatches) continue;
       // Memory first: a pipeline that does not fit is not simulated.
       std::vector<double> bytes;
       try {
@@ -316,7 +318,11 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
     // From stages of equal compute, move each boundary while that pays: under 1F1B the first
     // stages hold more micro-batches, so stages of unequal work can fit or run faster.
     std::vector<std::size_t> cuts = cuts_of(graph, balanced);
-    StagesTried here = try_stages(balanced, stages);
+    StagesTried here = try_stages(balanced, stages, 0);
+    // A moved boundary is priced at the count of micro-batches best so far (every count while none
+    // fits), and the stages it ends at at every count once more: a third of the simulations.
+    const auto microbatches_now = [&] { return std::isfinite(here.result.seconds) ? here.result.pipeline.microbatches : 0; };
+    bool moved_any = false;
     std::size_t step = std::max<std::size_t>(1, operators / (4 * static_cast<std::size_t>(stages)));
     std::size_t moves_left = options.boundary_moves;
     while (step > 0 && moves_left > 0) {
@@ -329,14 +335,18 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
           --moves_left;
           std::vector<std::size_t> moved_cuts = cuts;
           moved_cuts[i] = later ? cuts[i] + step : cuts[i] - step;
-          StagesTried t = try_stages(stages_at(graph, moved_cuts), stages);
+          StagesTried t = try_stages(stages_at(graph, moved_cuts), stages, microbatches_now());
           if (!t.better_than(here)) continue;
           here = std::move(t);
           cuts = std::move(moved_cuts);
-          moved = true;
+          moved = moved_any = true;
           break;  // moving it back would give the stages just left
         }
       if (!moved) step /= 2;
+    }
+    if (moved_any && microbatches_now() > 0) {
+      StagesTried every_count = try_stages(stages_at(graph, cuts), stages, 0);
+      if (every_count.better_than(here)) here = std::move(every_count);
     }
     if (here.better_than(best)) best = std::move(here);
   }

@@ -176,6 +176,30 @@ TEST(Pipeline, MovesTheBoundaryBetweenStagesUntilThePipelineFits) {
   EXPECT_LE(roomy.seconds, balanced.seconds);
 }
 
+// Moved boundaries are priced at one count of micro-batches; the stages they end at are priced at
+// every count once more, so the pipeline returned is the fastest of its stages at any count.
+TEST(Pipeline, TheStagesFoundRunAtTheirBestCountOfMicroBatches) {
+  const pcg::Graph g = mlp(8, 1024, 128);
+  Machine target = load_machine("summit").with_devices_per_node(2);
+  target.device.memory_bytes = 1e12;
+  const CostModel model(library(), target);
+  PipelineOptions options;
+  options.stage_counts = {2};
+  options.microbatches_per_stage = {1, 2, 4, 8};
+  const PipelineResult r = pipeline_search(library(), g, model, options);
+  ASSERT_TRUE(std::isfinite(r.seconds)) << r.none_because;
+  ASSERT_EQ(r.stage_sizes.size(), 2u);
+  std::vector<int> stage_of(g.size(), -1);
+  int position = 0;
+  for (const pcg::Node& n : g.nodes())
+    if (!n.is_graph_input()) stage_of[n.id.index()] = position++ < r.stage_sizes[0] ? 0 : 1;
+  const pcg::Graph plan = materialize(g, pipeline_placements(library(), g, stage_of, 2, 2), library(), model.moves());
+  for (int per_stage : options.microbatches_per_stage) {
+    const Pipeline p{2, 2 * per_stage};
+    EXPECT_LE(r.seconds, simulate(build_pipeline_task_graph(plan, model, p, library())).makespan) << p.microbatches << " micro-batches";
+  }
+}
+
 TEST(Pipeline, EachStageHoldsTheMicroBatchesItHasInFlight) {
   const pcg::Graph g = two_relus(64);
   const Machine target = instant_links(2);

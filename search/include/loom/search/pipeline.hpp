@@ -52,7 +52,8 @@ struct PipelineOptions {
   std::vector<int> stage_counts;  // empty: every divisor of the device count from 2 to 8
   std::vector<int> microbatches_per_stage{1, 2, 4};
   // Per count of stages, how many moves of a boundary between stages are tried, from stages of
-  // equal compute (each costs a plan's layout and its simulation); 0 keeps them equal.
+  // equal compute (each costs a plan's layout and its simulation at the count of micro-batches best
+  // so far); 0 keeps them equal.
   std::size_t boundary_moves = 16;
 };
 
