@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <numeric>
 
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
@@ -17,22 +18,32 @@ double collective_box_bytes(pcg::Collective kind, const pcg::ParallelShape& from
   return static_cast<double>(pcg::piece_elements(kind == pcg::Collective::all_gather ? to : from)) * kBytesPerElement;
 }
 
-double collective_seconds(const pcg::CollectiveGroups& collective, const pcg::CollectiveGroup& group, const pcg::ParallelShape& from,
-                          const pcg::ParallelShape& to, const Machine& machine) {
-  const int k = static_cast<int>(group.ranks.size());
+double collective_seconds(pcg::Collective kind, int devices, const Link& link, double box_bytes) {
+  const int k = devices;
   if (k < 2) return 0;
-  const Link& link = machine.link_between(group.ranks.front(), group.ranks.back());
-  const double bytes = collective_box_bytes(collective.kind, from, to);
-  if (collective.kind == pcg::Collective::all_to_all)  // each device sends k - 1 of its k blocks
-    return (k - 1) * link.latency + (k - 1.0) / k * bytes / link.bandwidth;
-  const double ring = link.ring_allreduce_seconds(bytes, k);
-  return collective.kind == pcg::Collective::allreduce ? ring : ring / 2;
+  if (kind == pcg::Collective::all_to_all)  // each device sends k - 1 of its k blocks
+    return (k - 1) * link.latency + (k - 1.0) / k * box_bytes / link.bandwidth;
+  const double ring = link.ring_allreduce_seconds(box_bytes, k);
+  return kind == pcg::Collective::allreduce ? ring : ring / 2;
 }
 
-double reshard_seconds(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
-                       const pcg::MachineView& to_view, const Machine& machine) {
-  if (!reshardable(from, to)) return std::numeric_limits<double>::infinity();
-  if (from == to && from_view == to_view) return 0;
+double collective_seconds(const pcg::CollectiveGroups& collective, const pcg::CollectiveGroup& group, const pcg::ParallelShape& from,
+                          const pcg::ParallelShape& to, const Machine& machine) {
+  if (group.ranks.size() < 2) return 0;
+  return collective_seconds(collective.kind, static_cast<int>(group.ranks.size()),
+                            machine.link_between(group.ranks.front(), group.ranks.back()), collective_box_bytes(collective.kind, from, to));
+}
+
+ReshardPattern reshard_pattern(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
+                               const pcg::MachineView& to_view, const Machine& machine) {
+  ReshardPattern pattern;
+  pattern.reshardable = reshardable(from, to);
+  pattern.elements = static_cast<double>(from.elements());
+  if (!pattern.reshardable) return pattern;
+  if (from == to && from_view == to_view) {
+    pattern.nothing_moves = true;
+    return pattern;
+  }
   const std::vector<pcg::PieceMove> moves = pcg::piece_moves(from, from_view, to, to_view);
   const auto from_rank = [&](std::int64_t t) { return from_view.devices[static_cast<std::size_t>(t)]; };
   const auto to_rank = [&](std::int64_t t) { return to_view.devices[static_cast<std::size_t>(t)]; };
@@ -45,25 +56,68 @@ double reshard_seconds(const pcg::ParallelShape& from, const pcg::MachineView& f
   };
   const bool may_be_collective = from.tasks() == to.tasks() && devices(from_view) == devices(to_view);
   if (const auto collective = may_be_collective ? pcg::collective_groups(from, to, moves, from_rank, to_rank) : std::nullopt) {
-    double slowest = 0;
-    for (const pcg::CollectiveGroup& g : collective->groups)
-      slowest = std::max(slowest, collective_seconds(*collective, g, from, to, machine));
-    return slowest;
+    pattern.collective = collective->kind;
+    std::map<std::pair<int, const Link*>, bool> seen;
+    for (const pcg::CollectiveGroup& g : collective->groups) {
+      if (g.ranks.size() < 2) continue;
+      const Link& link = machine.link_between(g.ranks.front(), g.ranks.back());
+      if (seen.emplace(std::pair{static_cast<int>(g.ranks.size()), &link}, true).second)
+        pattern.groups.push_back({static_cast<int>(g.ranks.size()), link});
+    }
+    return pattern;
   }
-  std::map<std::pair<int, int>, double> pair_bytes;
+  std::map<std::pair<int, int>, double> pair_elements;
   for (const pcg::PieceMove& m : moves) {
     const int source = from_rank(m.from), device = to_rank(m.to);
-    if (source != device) pair_bytes[{source, device}] += static_cast<double>(m.region.elements()) * kBytesPerElement;
+    if (source != device) pair_elements[{source, device}] += static_cast<double>(m.region.elements());
+  }
+  std::map<const Link*, double> most;
+  for (const auto& [pair, elements] : pair_elements) {
+    double& m = most[&machine.link_between(pair.first, pair.second)];
+    m = std::max(m, elements);
+  }
+  for (const auto& [link, elements] : most) pattern.link_elements.push_back({*link, elements});
+  return pattern;
+}
+
+double ReshardPattern::seconds(const pcg::ParallelShape& from, const pcg::ParallelShape& to, const Machine& machine) const {
+  if (!reshardable) return std::numeric_limits<double>::infinity();
+  if (nothing_moves) return 0;
+  if (collective) {
+    double slowest = 0;
+    for (const Group& g : groups)
+      slowest = std::max(slowest, collective_seconds(*collective, g.devices, g.link, collective_box_bytes(*collective, from, to)));
+    return slowest;
   }
   double sum_seconds = 0;
   if (from.V > to.V) {  // every receiving device reads its partial pieces and writes their sum
     const double bytes = static_cast<double>((from.V / to.V + 1) * pcg::piece_elements(to)) * kBytesPerElement;
     sum_seconds = bytes / machine.device.memory_bandwidth + machine.device.kernel_overhead;
   }
+  const double scale = elements > 0 ? static_cast<double>(from.elements()) / elements : 0;
   double move_seconds = 0;
-  for (const auto& [pair, bytes] : pair_bytes)
-    move_seconds = std::max(move_seconds, machine.link_between(pair.first, pair.second).transfer_seconds(bytes));
+  for (const auto& [link, pattern_elements] : link_elements)
+    move_seconds = std::max(move_seconds, link.transfer_seconds(pattern_elements * scale * kBytesPerElement));
   return move_seconds + sum_seconds;
+}
+
+std::optional<std::pair<pcg::ParallelShape, pcg::ParallelShape>> evenly_divided_shapes(const pcg::ParallelShape& from,
+                                                                                       const pcg::ParallelShape& to) {
+  if (from.dims != to.dims || from.D.size() != from.dims.size() || to.D.size() != to.dims.size() || from.P != to.P ||
+      from.P.size() != from.dims.size())
+    return std::nullopt;
+  std::pair<pcg::ParallelShape, pcg::ParallelShape> out{from, to};
+  for (std::size_t i = 0; i < from.dims.size(); ++i) {
+    const std::int64_t least = std::lcm(from.D[i] * from.P[i], to.D[i] * to.P[i]);
+    if (least <= 0 || from.dims[i] % least != 0) return std::nullopt;
+    out.first.dims[i] = out.second.dims[i] = least;
+  }
+  return out;
+}
+
+double reshard_seconds(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
+                       const pcg::MachineView& to_view, const Machine& machine) {
+  return reshard_pattern(from, from_view, to, to_view, machine).seconds(from, to, machine);
 }
 
 }  // namespace loom::search

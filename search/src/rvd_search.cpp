@@ -160,10 +160,16 @@ std::optional<ReshardPath> RvdSearch::cheapest(const pcg::ParallelShape& from, c
 double RvdSearch::step_seconds(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
                                const pcg::MachineView& to_view) const {
   Move step{from, to, from_view, to_view};
-  if (auto it = step_seconds_.find(step); it != step_seconds_.end()) return it->second;
-  const double seconds = reshard_seconds(from, from_view, to, to_view, machine_);
-  step_seconds_.emplace(std::move(step), seconds);
-  return seconds;
+  if (auto even = evenly_divided_shapes(from, to)) {
+    step.from = std::move(even->first);
+    step.to = std::move(even->second);
+  }
+  auto it = patterns_.find(step);
+  if (it == patterns_.end()) {
+    ReshardPattern pattern = reshard_pattern(step.from, from_view, step.to, to_view, machine_);
+    it = patterns_.emplace(std::move(step), std::move(pattern)).first;
+  }
+  return it->second.seconds(from, to, machine_);
 }
 
 bool RvdSearch::moves_as_one_collective(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,

@@ -3,6 +3,7 @@
 // own shape rules.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -225,6 +226,50 @@ TEST(RvdSearch, IsAsCheapAsAnExhaustiveSearchOfTheLibrarysForms) {
         ++compared;
       }
   EXPECT_GT(compared, 50);
+}
+
+// A layout change's pattern worked out on the least evenly divided value prices a larger value of
+// the same degrees and views exactly as the pattern worked out on that value itself.
+TEST(ReshardPattern, PricesEveryValueOfItsDegreesAsThatValuesOwn) {
+  const Machine machine = two_nodes();
+  int compared = 0;
+  for (const std::vector<std::int64_t>& dims : {std::vector<std::int64_t>{8, 12}, {24, 60}, {4 * 1024, 12 * 7}})
+    for (int to_first : {0, 3, 8})
+      for (const pcg::ParallelShape& small_from : small_shapes(4))
+        for (const pcg::ParallelShape& small_to : small_shapes(4)) {
+          pcg::ParallelShape from = small_from, to = small_to;
+          from.dims = to.dims = dims;
+          const auto least = evenly_divided_shapes(from, to);
+          ASSERT_TRUE(least) << from.to_string() << " -> " << to.to_string();
+          EXPECT_LE(least->first.elements(), from.elements());
+          const double own = reshard_pattern(from, on(0, from), to, on(to_first, to), machine).seconds(from, to, machine);
+          const double shared =
+              reshard_pattern(least->first, on(0, from), least->second, on(to_first, to), machine).seconds(from, to, machine);
+          EXPECT_DOUBLE_EQ(shared, own) << from.to_string() << " -> " << to.to_string() << " to device " << to_first;
+          if (std::isfinite(own) && own > 0) ++compared;
+        }
+  EXPECT_GT(compared, 300);
+}
+
+// A search that has priced the steps of a small value prices a large one of the same degrees as a
+// fresh search does.
+TEST(RvdSearch, StepsPricedOnASmallValueServeALargeOne) {
+  const Machine machine = two_nodes();
+  const RvdSearch warmed(library(), machine);
+  for (const pcg::ParallelShape& from : small_shapes(4))
+    for (const pcg::ParallelShape& to : small_shapes(4))
+      if (reshardable(from, to)) warmed.cheapest(from, on(0, from), to, on(8, to));
+  for (const pcg::ParallelShape& small_from : small_shapes(4))
+    for (const pcg::ParallelShape& small_to : small_shapes(4)) {
+      if (!reshardable(small_from, small_to)) continue;
+      pcg::ParallelShape from = small_from, to = small_to;
+      from.dims = to.dims = {8 * 96, 12 * 40};
+      const RvdSearch fresh(library(), machine);
+      const auto a = warmed.cheapest(from, on(0, from), to, on(8, to)), b = fresh.cheapest(from, on(0, from), to, on(8, to));
+      ASSERT_TRUE(a && b);
+      EXPECT_DOUBLE_EQ(a->seconds, b->seconds) << from.to_string() << " -> " << to.to_string();
+      EXPECT_EQ(a->steps, b->steps);
+    }
 }
 
 TEST(RvdSearch, PartialSumsBecomeCopiesByOneAllreduceCostedAsARing) {

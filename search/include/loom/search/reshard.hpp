@@ -2,6 +2,8 @@
 // What one layout change costs on a machine: the parallelization operator or fused form that
 // turns a value held as one parallel shape into another, as the runtime runs it.
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "loom/pcg/collective_groups.hpp"
 #include "loom/pcg/machine_view.hpp"
@@ -24,6 +26,39 @@ double collective_box_bytes(pcg::Collective kind, const pcg::ParallelShape& from
 // blocks, one message to each other device.
 double collective_seconds(const pcg::CollectiveGroups& collective, const pcg::CollectiveGroup& group, const pcg::ParallelShape& from,
                           const pcg::ParallelShape& to, const Machine& machine);
+
+// Seconds one collective of `devices` devices over `link` takes on boxes of `box_bytes`, as above.
+double collective_seconds(pcg::Collective kind, int devices, const Link& link, double box_bytes);
+
+// What a layout change moves, apart from how large the value is: the collective its pieces move
+// as (per group, its count of devices and the slowest link between them), else per kind of link
+// the most elements one directed pair of devices sends over it. Worked out on one value and
+// priced on another of the same degrees and views (seconds): where the pieces of both layouts
+// divide every dimension evenly, each piece and each overlap of two pieces is the same fraction
+// of the value whatever its size, so the pattern worked out on evenly_divided_shapes prices them all.
+struct ReshardPattern {
+  struct Group {
+    int devices = 0;
+    Link link;
+  };
+  bool reshardable = false;
+  bool nothing_moves = false;  // the same layout on the same devices
+  std::optional<pcg::Collective> collective;
+  std::vector<Group> groups;                           // a collective's
+  std::vector<std::pair<Link, double>> link_elements;  // point to point: per kind of link, the most elements a pair sends
+  double elements = 0;                                 // of the value it was worked out on
+
+  // What the change takes forward for a value held as `from` and wanted as `to`.
+  double seconds(const pcg::ParallelShape& from, const pcg::ParallelShape& to, const Machine& machine) const;
+};
+
+ReshardPattern reshard_pattern(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
+                               const pcg::MachineView& to_view, const Machine& machine);
+
+// `from` and `to` at the least dimensions of the same degrees (each the least common multiple of
+// the two layouts' pieces along it), when every dimension divides evenly among both; else nullopt.
+std::optional<std::pair<pcg::ParallelShape, pcg::ParallelShape>> evenly_divided_shapes(const pcg::ParallelShape& from,
+                                                                                       const pcg::ParallelShape& to);
 
 // Seconds the change takes forward. Where its pieces move as one collective (change_collective),
 // the slowest group's collective, as the runtime runs it; else every receiving task gathers the

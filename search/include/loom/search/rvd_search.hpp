@@ -20,6 +20,7 @@
 #include "loom/pcg/parallel_shape.hpp"
 #include "loom/search/layout_forms.hpp"
 #include "loom/search/machine.hpp"
+#include "loom/search/reshard.hpp"
 
 namespace loom::search {
 
@@ -69,7 +70,7 @@ class RvdSearch {
     std::size_t operator()(const Move& m) const;
   };
   std::optional<ReshardPath> search(const Move& move) const;
-  // reshard_seconds of one step (cached: many searches share steps).
+  // reshard_seconds of one step (its pattern cached: many searches share steps).
   double step_seconds(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
                       const pcg::MachineView& to_view) const;
 
@@ -78,7 +79,9 @@ class RvdSearch {
   std::vector<LayoutForm> forms_;
   mutable std::unordered_map<std::string, bool> accepted_;
   mutable std::unordered_map<Move, std::optional<ReshardPath>, MoveHash> found_;
-  mutable std::unordered_map<Move, double, MoveHash> step_seconds_;
+  // Per step, its shapes at their evenly divided dimensions where they have them: steps of the
+  // same degrees and views on values of other sizes share one pattern.
+  mutable std::unordered_map<Move, ReshardPattern, MoveHash> patterns_;
   mutable std::unordered_map<Move, bool, MoveHash> one_collective_;
 };
 
