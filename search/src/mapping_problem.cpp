@@ -63,12 +63,13 @@ int MachineMapper::Impl::prepare(const pcg::Graph& graph, const Pins& pinned) {
 std::vector<Choice> MachineMapper::Impl::choices(int node, Resource r) const {
   std::vector<Choice> out;
   const auto& list = *configs[static_cast<std::size_t>(node)];
+  const double limit = memory_limit(list);
+  std::vector<int> offsets;
   for (std::size_t c = 0; c < list.size(); ++c) {
     const int tasks = static_cast<int>(list[c].config.tasks());
-    if (tasks > r.count || list[c].memory > memory_limit(list)) continue;
-    std::vector<int> offsets;
-    for (int o = r.first; o + tasks <= r.first + r.count; ++o)
-      if (o % tasks == 0) offsets.push_back(o);
+    if (tasks > r.count || list[c].memory > limit) continue;
+    offsets.clear();  // the multiples of `tasks` from which its tasks fit in r
+    for (int o = (r.first + tasks - 1) / tasks * tasks; o + tasks <= r.first + r.count; o += tasks) offsets.push_back(o);
     if (offsets.empty()) offsets.push_back(r.first);
     const std::size_t keep = std::min(options.max_views, offsets.size());
     for (std::size_t k = 0; k < keep; ++k) out.push_back({static_cast<int>(c), offsets[k * offsets.size() / keep]});
