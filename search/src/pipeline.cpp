@@ -300,31 +300,48 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
     return tried;
   };
 
-  StagesTried best;
+  // Every count of stages at stages of equal compute first.
+  struct Balanced {
+    int stages;
+    std::vector<int> stage_of;
+    StagesTried tried;
+  };
+  std::vector<Balanced> balanced;
+  double best_balanced = std::numeric_limits<double>::infinity();
   for (int stages : stage_counts) {
     if (stages < 2 || devices % stages != 0) continue;
     if (static_cast<std::size_t>(stages) > operators) {
       shape_problem = "the graph has " + std::to_string(operators) + " operators, too few for " + std::to_string(stages) + " stages";
       continue;
     }
-    const std::vector<int> balanced = balanced_stages(graph, model, stages);
+    std::vector<int> stage_of = balanced_stages(graph, model, stages);
     std::vector<bool> used(static_cast<std::size_t>(stages), false);
-    for (int s : balanced)
+    for (int s : stage_of)
       if (s >= 0) used[static_cast<std::size_t>(s)] = true;
     if (std::find(used.begin(), used.end(), false) != used.end()) {
       shape_problem = "an operator is too heavy to share the work out among " + std::to_string(stages) + " stages";
       continue;
     }
+    StagesTried tried = try_stages(stage_of, stages, 0);
+    best_balanced = std::min(best_balanced, tried.result.seconds);
+    balanced.push_back({stages, std::move(stage_of), std::move(tried)});
+  }
+
+  StagesTried best;
+  for (Balanced& b : balanced) {
+    const int stages = b.stages;
+    StagesTried here = std::move(b.tried);
     // From stages of equal compute, move each boundary while that pays: under 1F1B the first
-    // stages hold more micro-batches, so stages of unequal work can fit or run faster.
-    std::vector<std::size_t> cuts = cuts_of(graph, balanced);
-    StagesTried here = try_stages(balanced, stages, 0);
+    // stages hold more micro-batches, so stages of unequal work can fit or run faster. Only the
+    // counts of stages that run near the best at equal stages, or that do not fit yet, are worth it.
+    const bool worth_moving = !std::isfinite(here.result.seconds) || here.result.seconds <= options.moved_within * best_balanced;
+    std::vector<std::size_t> cuts = cuts_of(graph, b.stage_of);
     // A moved boundary is priced at the count of micro-batches best so far (every count while none
     // fits), and the stages it ends at at every count once more: a third of the simulations.
     const auto microbatches_now = [&] { return std::isfinite(here.result.seconds) ? here.result.pipeline.microbatches : 0; };
     bool moved_any = false;
     std::size_t step = std::max<std::size_t>(1, operators / (4 * static_cast<std::size_t>(stages)));
-    std::size_t moves_left = options.boundary_moves;
+    std::size_t moves_left = worth_moving ? options.boundary_moves : 0;
     while (step > 0 && moves_left > 0) {
       bool moved = false;
       for (std::size_t i = 0; i < cuts.size() && moves_left > 0; ++i)

@@ -55,6 +55,10 @@ struct PipelineOptions {
   // equal compute (each costs a plan's layout and its simulation at the count of micro-batches best
   // so far); 0 keeps them equal.
   std::size_t boundary_moves = 16;
+  // Boundaries are moved only for the counts of stages whose equal stages run within this factor
+  // of the best equal stages (or do not fit): on the zoo's models a moved boundary gains at most
+  // about 18 %.
+  double moved_within = 1.2;
 };
 
 struct PipelineResult {
