@@ -16,7 +16,7 @@ std::vector<std::string> specs() { return {spec::Library::default_specs_dir()}; 
 
 TEST(RuleSelection, TheBundledLibrariesAreProvedWithDistinctIds) {
   const std::vector<std::string> files = bundled_rule_libraries();
-  ASSERT_EQ(files.size(), 2u);
+  ASSERT_EQ(files.size(), 3u);
   const RuleSelection s = select_rules(testing::bundled(), specs(), files, false);
   EXPECT_TRUE(s.unproved.empty()) << s.unproved.front();
   // The generated rules Z3 did not prove over their declared shapes are left out, by name.
@@ -30,6 +30,7 @@ TEST(RuleSelection, TheBundledLibrariesAreProvedWithDistinctIds) {
   std::set<std::string> ids;
   for (const pcg::Rule& r : s.rules) EXPECT_TRUE(ids.insert(r.id).second) << r.id;
   EXPECT_TRUE(ids.count("fuse_matmul_relu"));
+  EXPECT_TRUE(ids.count("f0055"));  // ReLUs of concatenated feature maps
   EXPECT_GT(ids.size(), 1000u);
 }
 

@@ -12,7 +12,7 @@ namespace loom::verifier {
 
 std::vector<std::string> bundled_rule_libraries() {
   const std::string rules = spec::Library::default_specs_dir() + "/rules/";
-  return {rules + "unity.verified.json", rules + "generated.verified.json"};
+  return {rules + "unity.verified.json", rules + "generated.verified.json", rules + "feature_maps.verified.json"};
 }
 
 std::string bundled_import_rule_library() { return spec::Library::default_specs_dir() + "/rules/onnx.verified.json"; }

@@ -21,10 +21,10 @@ struct RuleSelection {
 };
 
 // The bundled verified rule libraries, which `loom optimize` uses when given no rules: the
-// hand-written rules proved (specs/rules/unity.verified.json) and the generated ones over Unity's
-// op set on matrices (specs/rules/generated.verified.json, made by scripts/bundle_rules.sh). The
-// bundled specs/rules/feature_maps.verified.json is taken only when asked for (--rules): it slows
-// the search on convolutional networks far more than its rewrites gain.
+// hand-written rules proved (specs/rules/unity.verified.json), the generated ones over Unity's
+// op set on matrices (specs/rules/generated.verified.json) and over ReLU, addition and
+// concatenation of rank-4 feature maps (specs/rules/feature_maps.verified.json), both made by
+// scripts/bundle_rules.sh.
 std::vector<std::string> bundled_rule_libraries();
 
 // The bundled import rules (specs/rules/onnx.verified.json): the proved fusions of the patterns
