@@ -40,6 +40,7 @@ struct OptimizeOptions {
   bool no_cache = false;
   bool no_baselines = false;
   bool no_pipeline = false;
+  bool pipeline_unbounded = false;
   bool no_recompute = false;
   bool json = false;
   bool quiet = false;
@@ -87,6 +88,7 @@ int run_optimize(OptimizeOptions opt) {
   opt.settings.joint.mapping.share_cache = !opt.no_cache;
   opt.settings.baselines = !opt.no_baselines;
   opt.settings.pipeline = !opt.no_pipeline;
+  opt.settings.pipeline_options.bounded = !opt.pipeline_unbounded;
   opt.settings.recompute = !opt.no_recompute;
   MeasuredCosts costs(library, machine, opt.costs);
   const search::CostModel cost_model = costs.cost_model(machine, opt.optimizer);
@@ -270,6 +272,10 @@ void add_optimize_command(CLI::App& app, int& status) {
                   "when it makes the pipeline faster or closer to fitting (0: equal stages)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
+  cmd->add_flag("--pipeline-unbounded", opt->pipeline_unbounded,
+                "move pipeline boundaries for every count of stages, pricing each move at every count of micro-batches "
+                "(by default only counts of stages within 1.2x of the best at equal stages move, each move priced at the count "
+                "of micro-batches best so far: about a third of the time, and it can miss a pipeline the full search finds)");
   cmd->add_flag("--no-recompute", opt->no_recompute,
                 "when no plan fits in the devices' memory, fail instead of trying the plans found with every operator recomputed "
                 "(outputs dropped after the forward pass and computed again for the backward)");

@@ -334,12 +334,13 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
     // From stages of equal compute, move each boundary while that pays: under 1F1B the first
     // stages hold more micro-batches, so stages of unequal work can fit or run faster. Only the
     // counts of stages that run near the best at equal stages, or that do not fit yet, are worth it.
-    const bool worth_moving = !std::isfinite(here.result.seconds) || here.result.seconds <= options.moved_within * best_balanced;
+    const bool worth_moving =
+        !options.bounded || !std::isfinite(here.result.seconds) || here.result.seconds <= options.moved_within * best_balanced;
     std::vector<std::size_t> cuts = cuts_of(graph, b.stage_of);
     // A moved boundary is priced at the count of micro-batches best so far (every count while none
     // fits), and the stages it ends at at every count once more: a third of the simulations.
     const auto microbatches_now = [&] { return std::isfinite(here.result.seconds) ? here.result.pipeline.microbatches : 0; };
-    bool moved_any = false;
+    bool moved_at_one_count = false;
     std::size_t step = std::max<std::size_t>(1, operators / (4 * static_cast<std::size_t>(stages)));
     std::size_t moves_left = worth_moving ? options.boundary_moves : 0;
     while (step > 0 && moves_left > 0) {
@@ -352,16 +353,18 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
           --moves_left;
           std::vector<std::size_t> moved_cuts = cuts;
           moved_cuts[i] = later ? cuts[i] + step : cuts[i] - step;
-          StagesTried t = try_stages(stages_at(graph, moved_cuts), stages, microbatches_now());
+          const int at_count = options.bounded ? microbatches_now() : 0;
+          StagesTried t = try_stages(stages_at(graph, moved_cuts), stages, at_count);
           if (!t.better_than(here)) continue;
           here = std::move(t);
           cuts = std::move(moved_cuts);
-          moved = moved_any = true;
+          moved = true;
+          moved_at_one_count = moved_at_one_count || at_count > 0;
           break;  // moving it back would give the stages just left
         }
       if (!moved) step /= 2;
     }
-    if (moved_any && microbatches_now() > 0) {
+    if (moved_at_one_count) {
       StagesTried every_count = try_stages(stages_at(graph, cuts), stages, 0);
       if (every_count.better_than(here)) here = std::move(every_count);
     }

@@ -109,7 +109,7 @@ std::optional<std::pair<pcg::ParallelShape, pcg::ParallelShape>> evenly_divided_
   std::pair<pcg::ParallelShape, pcg::ParallelShape> out{from, to};
   for (std::size_t i = 0; i < from.dims.size(); ++i) {
     const std::int64_t least = std::lcm(from.D[i] * from.P[i], to.D[i] * to.P[i]);
-    if (least <= 0 || from.dims[i] % least != 0) return std::nullopt;
+    if (least <= 0 || from.dims[i] <= 0 || from.dims[i] % least != 0) return std::nullopt;
     out.first.dims[i] = out.second.dims[i] = least;
   }
   return out;

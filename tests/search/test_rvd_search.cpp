@@ -234,31 +234,37 @@ TEST(ReshardPattern, PricesEveryValueOfItsDegreesAsThatValuesOwn) {
   const Machine machine = two_nodes();
   int compared = 0;
   for (const std::vector<std::int64_t>& dims : {std::vector<std::int64_t>{8, 12}, {24, 60}, {4 * 1024, 12 * 7}})
-    for (int to_first : {0, 3, 8})
-      for (const pcg::ParallelShape& small_from : small_shapes(4))
-        for (const pcg::ParallelShape& small_to : small_shapes(4)) {
-          pcg::ParallelShape from = small_from, to = small_to;
-          from.dims = to.dims = dims;
-          const auto least = evenly_divided_shapes(from, to);
-          ASSERT_TRUE(least) << from.to_string() << " -> " << to.to_string();
-          EXPECT_LE(least->first.elements(), from.elements());
-          const double own = reshard_pattern(from, on(0, from), to, on(to_first, to), machine).seconds(from, to, machine);
-          const double shared =
-              reshard_pattern(least->first, on(0, from), least->second, on(to_first, to), machine).seconds(from, to, machine);
-          EXPECT_DOUBLE_EQ(shared, own) << from.to_string() << " -> " << to.to_string() << " to device " << to_first;
-          if (std::isfinite(own) && own > 0) ++compared;
-        }
-  EXPECT_GT(compared, 300);
+    for (std::int64_t stages : {1, 2})
+      for (int to_first : {0, 3, 8})
+        for (const pcg::ParallelShape& small_from : small_shapes(4))
+          for (const pcg::ParallelShape& small_to : small_shapes(4)) {
+            pcg::ParallelShape from = small_from, to = small_to;
+            from.dims = to.dims = dims;
+            from.P = to.P = {stages, 1};  // pipeline stages split the first dimension too
+            const auto least = evenly_divided_shapes(from, to);
+            ASSERT_TRUE(least) << from.to_string() << " -> " << to.to_string();
+            EXPECT_LE(least->first.elements(), from.elements());
+            const double own = reshard_pattern(from, on(0, from), to, on(to_first, to), machine).seconds(from, to, machine);
+            const double shared =
+                reshard_pattern(least->first, on(0, from), least->second, on(to_first, to), machine).seconds(from, to, machine);
+            EXPECT_EQ(shared, own) << from.to_string() << " -> " << to.to_string() << " to device " << to_first;
+            if (std::isfinite(own) && own > 0) ++compared;
+          }
+  EXPECT_GT(compared, 600);
 }
 
 // A search that has priced the steps of a small value prices a large one of the same degrees as a
-// fresh search does.
+// fresh search does, each step as reshard_seconds prices it on the large value itself.
 TEST(RvdSearch, StepsPricedOnASmallValueServeALargeOne) {
   const Machine machine = two_nodes();
   const RvdSearch warmed(library(), machine);
   for (const pcg::ParallelShape& from : small_shapes(4))
     for (const pcg::ParallelShape& to : small_shapes(4))
-      if (reshardable(from, to)) warmed.cheapest(from, on(0, from), to, on(8, to));
+      if (reshardable(from, to)) {
+        warmed.cheapest(from, on(0, from), to, on(8, to));
+        if (from.tasks() == to.tasks()) warmed.cheapest(from, on(0, from), to, on(0, from));
+      }
+  int same_devices = 0;
   for (const pcg::ParallelShape& small_from : small_shapes(4))
     for (const pcg::ParallelShape& small_to : small_shapes(4)) {
       if (!reshardable(small_from, small_to)) continue;
@@ -269,7 +275,23 @@ TEST(RvdSearch, StepsPricedOnASmallValueServeALargeOne) {
       ASSERT_TRUE(a && b);
       EXPECT_DOUBLE_EQ(a->seconds, b->seconds) << from.to_string() << " -> " << to.to_string();
       EXPECT_EQ(a->steps, b->steps);
+      // On the same devices each step is read where it lands: the path costs its steps' sum.
+      if (from.tasks() != to.tasks()) continue;
+      ++same_devices;
+      const auto same = warmed.cheapest(from, on(0, from), to, on(0, from));
+      ASSERT_TRUE(same);
+      double summed = 0;
+      pcg::ParallelShape at = from;
+      pcg::MachineView at_view = on(0, from);
+      for (const ReshardStep& step : same->steps) {
+        const pcg::ParallelShape next = library().infer(step.op, step.attrs, {at}).at(0);
+        summed += reshard_seconds(at, at_view, next, step.view, machine);
+        at = next;
+        at_view = step.view;
+      }
+      EXPECT_DOUBLE_EQ(same->seconds, summed) << from.to_string() << " -> " << to.to_string();
     }
+  EXPECT_GT(same_devices, 20);
 }
 
 TEST(RvdSearch, PartialSumsBecomeCopiesByOneAllreduceCostedAsARing) {
