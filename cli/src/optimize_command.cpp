@@ -273,9 +273,9 @@ void add_optimize_command(CLI::App& app, int& status) {
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   cmd->add_flag("--pipeline-unbounded", opt->pipeline_unbounded,
-                "move pipeline boundaries for every count of stages, pricing each move at every count of micro-batches "
-                "(by default only counts of stages within 1.2x of the best at equal stages move, each move priced at the count "
-                "of micro-batches best so far: about a third of the time, and it can miss a pipeline the full search finds)");
+                "move pipeline boundaries for every count of stages (by default only for the counts of stages whose equal "
+                "stages run within 1.2x of the best equal stages, or do not fit: less time, and it can miss a pipeline that "
+                "this full search finds)");
   cmd->add_flag("--no-recompute", opt->no_recompute,
                 "when no plan fits in the devices' memory, fail instead of trying the plans found with every operator recomputed "
                 "(outputs dropped after the forward pass and computed again for the backward)");

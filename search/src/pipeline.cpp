@@ -254,8 +254,7 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
   // Why the pipelines tried were not taken, the most telling last.
   std::string shape_problem, batch_problem;
   bool priced = false;
-  // `only_microbatches` (0: each of the options' counts) bounds the micro-batch counts simulated.
-  const auto try_stages = [&](const std::vector<int>& stage_of, int stages, int only_microbatches) {
+  const auto try_stages = [&](const std::vector<int>& stage_of, int stages) {
     StagesTried tried;
     std::vector<Placement> placements = pipeline_placements(library, graph, stage_of, stages, devices);
     pcg::Graph plan;
@@ -266,7 +265,6 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
     }
     for (int per_stage : options.microbatches_per_stage) {
       const Pipeline pipeline{stages, stages * per_stage};
-      if (only_microbatches > 0 && pipeline.microbatches != only_microbatches) continue;
       // Memory first: a pipeline that does not fit is not simulated.
       std::vector<double> bytes;
       try {
@@ -322,7 +320,7 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
       shape_problem = "an operator is too heavy to share the work out among " + std::to_string(stages) + " stages";
       continue;
     }
-    StagesTried tried = try_stages(stage_of, stages, 0);
+    StagesTried tried = try_stages(stage_of, stages);
     best_balanced = std::min(best_balanced, tried.result.seconds);
     balanced.push_back({stages, std::move(stage_of), std::move(tried)});
   }
@@ -337,10 +335,6 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
     const bool worth_moving =
         !options.bounded || !std::isfinite(here.result.seconds) || here.result.seconds <= options.moved_within * best_balanced;
     std::vector<std::size_t> cuts = cuts_of(graph, b.stage_of);
-    // A moved boundary is priced at the count of micro-batches best so far (every count while none
-    // fits), and the stages it ends at at every count once more: a third of the simulations.
-    const auto microbatches_now = [&] { return std::isfinite(here.result.seconds) ? here.result.pipeline.microbatches : 0; };
-    bool moved_at_one_count = false;
     std::size_t step = std::max<std::size_t>(1, operators / (4 * static_cast<std::size_t>(stages)));
     std::size_t moves_left = worth_moving ? options.boundary_moves : 0;
     while (step > 0 && moves_left > 0) {
@@ -353,20 +347,14 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
           --moves_left;
           std::vector<std::size_t> moved_cuts = cuts;
           moved_cuts[i] = later ? cuts[i] + step : cuts[i] - step;
-          const int at_count = options.bounded ? microbatches_now() : 0;
-          StagesTried t = try_stages(stages_at(graph, moved_cuts), stages, at_count);
+          StagesTried t = try_stages(stages_at(graph, moved_cuts), stages);
           if (!t.better_than(here)) continue;
           here = std::move(t);
           cuts = std::move(moved_cuts);
           moved = true;
-          moved_at_one_count = moved_at_one_count || at_count > 0;
           break;  // moving it back would give the stages just left
         }
       if (!moved) step /= 2;
-    }
-    if (moved_at_one_count) {
-      StagesTried every_count = try_stages(stages_at(graph, cuts), stages, 0);
-      if (every_count.better_than(here)) here = std::move(every_count);
     }
     if (here.better_than(best)) best = std::move(here);
   }

@@ -52,15 +52,13 @@ struct PipelineOptions {
   std::vector<int> stage_counts;  // empty: every divisor of the device count from 2 to 8
   std::vector<int> microbatches_per_stage{1, 2, 4};
   // Per count of stages, how many moves of a boundary between stages are tried, from stages of
-  // equal compute (each costs a plan's layout and its simulation at the count of micro-batches best
-  // so far); 0 keeps them equal.
+  // equal compute (each costs a plan's layout and its simulation); 0 keeps them equal.
   std::size_t boundary_moves = 16;
   // Boundaries are moved only for the counts of stages whose equal stages run within this factor
   // of the best equal stages (or do not fit): on the zoo's models a moved boundary gains at most
   // about 18 %.
   double moved_within = 1.2;
-  // False: boundaries moved for every count of stages, each move priced at every count of
-  // micro-batches (moved_within and the count best so far ignored).
+  // False: boundaries moved for every count of stages (moved_within ignored).
   bool bounded = true;
 };
 
