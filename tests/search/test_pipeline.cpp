@@ -177,9 +177,9 @@ TEST(Pipeline, MovesTheBoundaryBetweenStagesUntilThePipelineFits) {
   EXPECT_LE(roomy.seconds, balanced.seconds);
 }
 
-// Moved boundaries are priced at one count of micro-batches; the stages they end at are priced at
-// every count once more, so the pipeline returned is the fastest of its stages at any count that
-// fits. Equal stages fit at no count here (as in the test above), so boundaries move.
+// Each move of a boundary is priced at every count of micro-batches, so the pipeline returned is
+// the fastest of its stages at any count that fits. Equal stages fit at no count here (as in the
+// test above), so boundaries move.
 TEST(Pipeline, TheStagesFoundRunAtTheirBestCountOfMicroBatches) {
   const pcg::Graph g = mlp(8, 1024, 128);
   Machine target = instant_links(2);
