@@ -237,8 +237,8 @@ void add_optimize_command(CLI::App& app, int& status) {
                   "verified rule libraries (loom-rules JSON, as `loom verify -o` writes; only rules whose proof still holds are used) "
                   "(default: the bundled specs/rules/unity.verified.json, the hand-written rules; specs/rules/generated.verified.json, "
                   "the rules `loom generate` finds over Unity's op set at up to 3 operators; and specs/rules/feature_maps.verified.json, "
-                  "those it finds for ReLU, addition and concatenation over rank-4 feature maps; all proved; scripts/bundle_rules.sh "
-                  "makes the generated ones again)");
+                  "those it finds for ReLU, addition and concatenation over rank-4 feature maps; only their proved rules are used; "
+                  "scripts/bundle_rules.sh makes the generated ones again)");
   cmd->add_flag("--include-unverified", opt->include_unverified,
                 "also use rules without a valid proof (stale records, .loom rule files); refuted and unknown rules are never used. "
                 "The plan records it, and `loom train` audits such a plan before training it");

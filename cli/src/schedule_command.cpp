@@ -151,7 +151,8 @@ void add_schedule_command(CLI::App& app, int& status) {
   check->add_option("--nodes", opt->nodes, "number of nodes")->default_val(1)->check(positive_number());
   check->add_option("--gpus-per-node", opt->gpus_per_node, "devices per node (default: the machine's)")->check(positive_number());
   check->add_option("--rules", opt->rules,
-                    "verified rule libraries whose proved rules `apply` may name (default: the bundled specs/rules/*.verified.json)");
+                    "verified rule libraries whose proved rules `apply` may name (default: those of `loom optimize`, the bundled "
+                    "specs/rules/unity, generated and feature_maps.verified.json)");
   check->add_option("--specs", opt->specs, "spec files or directories (default: the bundled specs/)");
   check->add_option("-o,--out", opt->out, "write the plan (loom-plan JSON)");
   check->add_flag("--json", opt->json, "print the result as JSON");
