@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
@@ -57,12 +58,11 @@ ReshardPattern reshard_pattern(const pcg::ParallelShape& from, const pcg::Machin
   const bool may_be_collective = from.tasks() == to.tasks() && devices(from_view) == devices(to_view);
   if (const auto collective = may_be_collective ? pcg::collective_groups(from, to, moves, from_rank, to_rank) : std::nullopt) {
     pattern.collective = collective->kind;
-    std::map<std::pair<int, const Link*>, bool> seen;
+    std::set<std::pair<int, const Link*>> seen;  // (devices, link) of the groups kept
     for (const pcg::CollectiveGroup& g : collective->groups) {
       if (g.ranks.size() < 2) continue;
       const Link& link = machine.link_between(g.ranks.front(), g.ranks.back());
-      if (seen.emplace(std::pair{static_cast<int>(g.ranks.size()), &link}, true).second)
-        pattern.groups.push_back({static_cast<int>(g.ranks.size()), link});
+      if (seen.emplace(static_cast<int>(g.ranks.size()), &link).second) pattern.groups.push_back({static_cast<int>(g.ranks.size()), link});
     }
     return pattern;
   }
