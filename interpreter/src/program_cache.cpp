@@ -4,10 +4,9 @@ namespace loom::spec {
 
 std::shared_ptr<const Program> ProgramCache::get(const OpDecl& op, const pcg::AttrMap& attrs,
                                                  const std::vector<std::vector<std::int64_t>>& input_dims) {
-  Key key{&op, attrs, input_dims};
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = programs_.find(key); it != programs_.end()) {
+    if (auto it = programs_.find(std::forward_as_tuple(&op, attrs, input_dims)); it != programs_.end()) {
       if (it->second.error) throw *it->second.error;
       return it->second.program;
     }
@@ -22,7 +21,7 @@ std::shared_ptr<const Program> ProgramCache::get(const OpDecl& op, const pcg::At
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (programs_.size() >= capacity_) programs_.clear();
-  const Entry& kept = programs_.emplace(std::move(key), std::move(entry)).first->second;
+  const Entry& kept = programs_.emplace(Key{&op, attrs, input_dims}, std::move(entry)).first->second;
   if (kept.error) throw *kept.error;
   return kept.program;
 }

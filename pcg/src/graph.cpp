@@ -198,6 +198,16 @@ std::vector<NodeId> Graph::consumers(NodeId node) const {
   return out;
 }
 
+std::vector<std::vector<NodeId>> Graph::all_consumers() const {
+  std::vector<std::vector<NodeId>> out(nodes_.size());
+  for (const Node& n : nodes_)
+    for (PortRef in : n.inputs) {
+      std::vector<NodeId>& readers = out[in.node.index()];
+      if (readers.empty() || readers.back() != n.id) readers.push_back(n.id);
+    }
+  return out;
+}
+
 std::vector<Use> Graph::uses(PortRef port) const {
   check_port(port, "");
   std::vector<Use> out;

@@ -36,10 +36,11 @@ class Materializer {
     if (placements_.size() != graph_.size())
       throw LoomError("a placement is needed for each of the graph's " + std::to_string(graph_.size()) + " nodes, " +
                       std::to_string(placements_.size()) + " given");
+    const std::vector<std::vector<pcg::NodeId>> consumers = graph_.all_consumers();
     for (const pcg::Node& n : graph_.nodes()) {
       if (n.is_graph_input()) {
         // Inputs are loaded and weights kept where their first reader runs.
-        const std::vector<pcg::NodeId> readers = graph_.consumers(n.id);
+        const std::vector<pcg::NodeId>& readers = consumers[n.id.index()];
         const int device = readers.empty() ? 0 : placements_[readers.front().index()].view().devices.front();
         const pcg::MachineView view = pcg::MachineView::contiguous(device, n.output_shapes[0].tasks());
         const int id = out_.add_input(n.name, n.output_shapes[0], n.op == pcg::kWeightOp);

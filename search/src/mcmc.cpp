@@ -20,17 +20,27 @@ class Proposer {
 
   bool empty() const { return compute_.empty(); }
 
-  // `current` with one random compute node given a random configuration and first device.
-  std::vector<Placement> propose(const std::vector<Placement>& current) {
-    std::vector<Placement> next = current;
+  struct Change {
+    std::size_t node = 0;
+    Placement before;
+  };
+
+  // Gives one random compute node of `placements` a random configuration and first device, and
+  // says what it held before, for undo().
+  Change propose(std::vector<Placement>& placements) {
     const int id = compute_[pick(compute_.size())];
     const std::vector<ParallelConfig>& configs = configs_of(id);
-    Placement& p = next[static_cast<std::size_t>(id)];
+    Change change{static_cast<std::size_t>(id), {}};
+    Placement& p = placements[change.node];
+    change.before = std::move(p);
+    p = Placement{};
     p.config = configs[pick(configs.size())];
     const std::int64_t slots = std::max<std::int64_t>(1, devices_ / p.config.tasks());
     p.first_device = static_cast<int>(p.config.tasks() * static_cast<std::int64_t>(pick(static_cast<std::size_t>(slots))));
-    return next;
+    return change;
   }
+
+  static void undo(std::vector<Placement>& placements, Change& change) { placements[change.node] = std::move(change.before); }
 
   // Uniform in [0, 1).
   double uniform() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng_); }
@@ -78,13 +88,19 @@ McmcResult mcmc_search(const spec::Library& library, const pcg::Graph& graph, co
     return std::chrono::duration<double>(now - began).count() > options.max_seconds ||
            std::chrono::duration<double>(now - last_improved).count() > options.max_seconds / 2;
   };
-  for (std::size_t step = 0; step < options.iterations && !out_of_time(); ++step) {
-    std::vector<Placement> next = proposer.propose(current);
-    const double seconds = placement_seconds(library, graph, next, model);
+  for (std::size_t step = 0; step < options.iterations; ++step) {
+    if (out_of_time()) {
+      result.stopped_by_time = true;
+      break;
+    }
+    Proposer::Change change = proposer.propose(current);
+    const double seconds = placement_seconds(library, graph, current, model);
     ++result.steps;
-    if (!accept(current_seconds, seconds, options.beta, proposer)) continue;
+    if (!accept(current_seconds, seconds, options.beta, proposer)) {
+      Proposer::undo(current, change);
+      continue;
+    }
     ++result.accepted;
-    current = std::move(next);
     current_seconds = seconds;
     if (current_seconds < result.seconds) {
       result.seconds = current_seconds;

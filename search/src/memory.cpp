@@ -184,13 +184,14 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
   // A weight, or a piece of one a parallelization operator made from it directly.
   std::vector<bool> weight(graph.size(), false);
   std::vector<bool> held_by_consumers(graph.size(), false);
+  const std::vector<std::vector<pcg::NodeId>> consumers = graph.all_consumers();
   for (const pcg::Node& n : graph.nodes()) {
     weight[n.id.index()] = n.op == pcg::kWeightOp;
     if (!options.moves_data) continue;
     if (options.moves_data(n) && n.inputs.size() == 1 && graph.node(n.inputs[0].node).is_graph_input())
       weight[n.id.index()] = weight[n.inputs[0].node.index()];
     if (n.is_graph_input()) {
-      const std::vector<pcg::NodeId> readers = graph.consumers(n.id);
+      const std::vector<pcg::NodeId>& readers = consumers[n.id.index()];
       held_by_consumers[n.id.index()] =
           !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](pcg::NodeId r) { return options.moves_data(graph.node(r)); });
     }

@@ -216,6 +216,9 @@ TEST(Graph, ConsumersAndUses) {
   EXPECT_EQ(g.consumers(x), (std::vector<NodeId>{sq, r}));  // once each, though sq reads x twice
   EXPECT_EQ(g.consumers(sq), (std::vector<NodeId>{s}));
   EXPECT_EQ(g.consumers(r), std::vector<NodeId>{});
+  const std::vector<std::vector<NodeId>> all = g.all_consumers();
+  ASSERT_EQ(all.size(), g.size());
+  for (const Node& n : g.nodes()) EXPECT_EQ(all[n.id.index()], g.consumers(n.id)) << n.id;
   EXPECT_EQ(g.uses({x, 0}), (std::vector<Use>{{sq, 0}, {sq, 1}, {r, 0}}));
   EXPECT_EQ(g.uses({s, 0}), std::vector<Use>{});
   EXPECT_EQ(g.uses({s, 1}), (std::vector<Use>{{r1, 0}}));

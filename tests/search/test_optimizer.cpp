@@ -33,6 +33,40 @@ TEST(Optimizer, TheRefinementAlsoStartsFromDataParallelismOverTheJointGraph) {
   EXPECT_NEAR(placement_seconds(library(), report.graph, report.placements, model), report.best_seconds, 1e-12);
 }
 
+// With no rules the joint graph is the graph as given, and FlexFlow's walk from data parallelism
+// is the refining walk from there: the baseline reports what a walk of its own finds, step for
+// step.
+TEST(Optimizer, FlexFlowsBaselineIsTheWalkItsSettingsMake) {
+  const pcg::Graph g = models::build_model(library(), "mlp_fig1", {{"batch", 1024}});
+  const Machine machine = load_machine("summit").with_devices_per_node(4);
+  const CostModel model(library(), machine);
+  OptimizeSettings settings;
+  settings.pipeline = false;
+  settings.mcmc_iterations = 40;
+  settings.mcmc_seconds = 0;
+  settings.seed = 7;
+  const OptimizeReport report = optimize(library(), g, {}, model, settings);
+  ASSERT_EQ(report.graph, g);
+  McmcOptions own;
+  own.iterations = settings.mcmc_iterations;
+  own.seed = settings.seed;
+  const McmcResult walked = mcmc_search(library(), g, model, own);
+  ASSERT_EQ(walked.steps, own.iterations);
+  EXPECT_FALSE(walked.stopped_by_time);
+  EXPECT_EQ(report.baselines.at("flexflow_mcmc"), walked.seconds);
+}
+
+TEST(Optimizer, AWalkOutOfTimeSaysSo) {
+  const pcg::Graph g = models::build_model(library(), "mlp_fig1", {{"batch", 1024}});
+  const CostModel model(library(), load_machine("summit").with_devices_per_node(4));
+  McmcOptions bounded;
+  bounded.iterations = 1000000;
+  bounded.max_seconds = 1e-9;
+  const McmcResult r = mcmc_search(library(), g, model, bounded);
+  EXPECT_TRUE(r.stopped_by_time);
+  EXPECT_LT(r.steps, bounded.iterations);
+}
+
 // On one device whose memory holds the model's weights and three quarters of what its activations
 // need, no plan fits unless operators recompute their outputs: the optimizer then returns a plan
 // with activation checkpoints, slower by the forwards done again, and refuses when told not to

@@ -122,6 +122,11 @@ ProofChecker::ProofChecker(const spec::Library& library) : library_(library) {
 }
 
 std::optional<pcg::Verification> ProofChecker::standing(const pcg::Rule& rule) const {
+  if (!rule.verification || rule.verification->status != pcg::VerificationStatus::Proved) return rule.verification;
+  return standing(rule, rule_hash(rule, library_));
+}
+
+std::optional<pcg::Verification> ProofChecker::standing(const pcg::Rule& rule, const std::string& content_hash) const {
   if (!rule.verification) return std::nullopt;
   pcg::Verification v = *rule.verification;
   if (v.status != pcg::VerificationStatus::Proved) return v;
@@ -135,7 +140,7 @@ std::optional<pcg::Verification> ProofChecker::standing(const pcg::Rule& rule) c
   if (v.loom_version != loom_version())
     return stale("proved by Loom " + (v.loom_version.empty() ? "of unknown version" : v.loom_version) + ", not by this Loom " +
                  loom_version());
-  const std::string now = rule_hash(rule, library_);
+  const std::string& now = content_hash;
   if (now != v.rule_hash)
     return stale("the rule has changed since it was proved (its content hashes to " + now + ", the proof was for " + v.rule_hash + ")");
   std::set<std::string> recorded;

@@ -59,7 +59,7 @@ RuleSelection select_rules(const spec::Library& library, const std::vector<std::
         throw LoomError(file + ": rule " + rule.id + " is also the id of another rule in " + it->second.first +
                         ": plans name rules by id, so the libraries given together need distinct ids");
       }
-      rule.verification = checker.standing(rule);
+      rule.verification = checker.standing(rule, hash);
       const std::string named = file + ": rule " + rule.id + " is " + standing_name(rule.verification);
       const auto status = rule.verification ? rule.verification->status : pcg::VerificationStatus::Stale;
       if (status == pcg::VerificationStatus::Proved) {

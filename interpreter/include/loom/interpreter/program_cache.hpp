@@ -33,7 +33,7 @@ class ProgramCache {
   };
   std::size_t capacity_;
   std::mutex mutex_;
-  std::map<Key, Entry> programs_;
+  std::map<Key, Entry, std::less<>> programs_;  // looked up without copying a key
 };
 
 }  // namespace loom::spec

@@ -85,6 +85,8 @@ class Graph {
   std::vector<NodeId> topological_order() const;
   // Ids of the nodes that read any output of `node`, ascending, each once.
   std::vector<NodeId> consumers(NodeId node) const;
+  // consumers() of every node, indexed by node id, found in one pass over the graph.
+  std::vector<std::vector<NodeId>> all_consumers() const;
   // Whether `reader` alone reads `node`'s outputs and none of them is a graph output.
   bool read_only_by(NodeId node, NodeId reader) const;
   // Every input slot that reads `port`, in node order.

@@ -67,8 +67,9 @@ struct McmcResult {
   std::vector<Placement> placements;  // the best found
   double seconds = 0;
   double initial_seconds = 0;
-  std::size_t steps = 0;     // proposals simulated
-  std::size_t accepted = 0;  // proposals accepted
+  std::size_t steps = 0;         // proposals simulated
+  std::size_t accepted = 0;      // proposals accepted
+  bool stopped_by_time = false;  // max_seconds ended the walk before its iterations did
 };
 
 // FlexFlow's MCMC search (FlexFlow section 6): from the initial placements, repeatedly changes one

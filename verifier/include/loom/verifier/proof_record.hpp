@@ -43,6 +43,8 @@ class ProofChecker {
   // the rule's content, the current axioms or this Loom comes back Stale, with the reason. A rule
   // without a record comes back empty.
   std::optional<pcg::Verification> standing(const pcg::Rule& rule) const;
+  // The same, for a caller that has worked out rule_hash(rule, library) already.
+  std::optional<pcg::Verification> standing(const pcg::Rule& rule, const std::string& content_hash) const;
 
   const std::map<std::string, std::string>& axiom_hashes() const { return axiom_hashes_; }
 
