@@ -240,6 +240,7 @@ std::vector<pcg::ParallelShape> Library::infer(const std::string& name, const pc
     }
   }
   if (const auto* op = find_op(name)) {
+    if (programs_) return programs_->output_shapes(*op, attrs, inputs);
     std::vector<std::vector<std::int64_t>> dims;
     for (const auto& s : inputs) dims.push_back(s.dims);
     return derive_output_degrees(*compiled(*op, attrs, dims), inputs);

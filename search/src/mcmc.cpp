@@ -94,7 +94,9 @@ McmcResult mcmc_search(const spec::Library& library, const pcg::Graph& graph, co
       break;
     }
     Proposer::Change change = proposer.propose(current);
-    const double seconds = placement_seconds(library, graph, current, model);
+    // A proposal that drew what the node holds already costs what the current plan costs.
+    const bool same = current[change.node] == change.before;
+    const double seconds = same ? current_seconds : placement_seconds(library, graph, current, model);
     ++result.steps;
     if (!accept(current_seconds, seconds, options.beta, proposer)) {
       Proposer::undo(current, change);

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "loom/interpreter/parallel_rules.hpp"
 #include "loom/interpreter/program_cache.hpp"
 #include "test_support.hpp"
 
@@ -37,6 +38,39 @@ TEST(ProgramCache, AnInstanceThatDoesNotCompileThrowsTheSameErrorEachTime) {
   EXPECT_FALSE(first.empty()) << "inner dimensions 3 and 4 differ";
   EXPECT_EQ(first, again);
   EXPECT_NO_THROW(cache.get(matmul, {}, {{2, 3}, {3, 5}}));
+}
+
+// The output shapes kept for a split are those derive_output_degrees gives, split by split; a
+// split the operator refuses is refused again with the same words.
+TEST(ProgramCache, KeepsTheOutputShapesOfEachSplit) {
+  ProgramCache cache;
+  const OpDecl& matmul = *test::bundled().find_op("matmul");
+  const auto program = compile(matmul, {}, {{8, 6}, {6, 4}});
+  using pcg::ParallelShape;
+  const std::vector<std::vector<ParallelShape>> splits{
+      {ParallelShape::partitioned({8, 6}, {2, 1}), ParallelShape::partitioned({6, 4}, {1, 1}, 1, 2)},
+      {ParallelShape::partitioned({8, 6}, {1, 3}), ParallelShape::partitioned({6, 4}, {3, 1})},
+      {ParallelShape::unpartitioned({8, 6}), ParallelShape::unpartitioned({6, 4})}};
+  for (int round = 0; round < 2; ++round)
+    for (const auto& inputs : splits) EXPECT_EQ(cache.output_shapes(matmul, {}, inputs), derive_output_degrees(program, inputs));
+  EXPECT_NE(cache.output_shapes(matmul, {}, splits[0]), cache.output_shapes(matmul, {}, splits[1]));
+  const std::vector<ParallelShape> refused{ParallelShape::partitioned({8, 6}, {1, 3}), ParallelShape::unpartitioned({6, 4})};
+  std::string first;
+  try {
+    derive_output_degrees(program, refused);
+  } catch (const LoomError& e) {
+    first = e.what();
+  }
+  ASSERT_FALSE(first.empty()) << "the contracted dimension split on one side only";
+  for (int round = 0; round < 2; ++round) {
+    std::string said;
+    try {
+      cache.output_shapes(matmul, {}, refused);
+    } catch (const LoomError& e) {
+      said = e.what();
+    }
+    EXPECT_EQ(said, first) << "round " << round;
+  }
 }
 
 }  // namespace

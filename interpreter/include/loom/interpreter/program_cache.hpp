@@ -1,6 +1,6 @@
 #pragma once
-// Compiled instances of operators, kept so that the search, which asks for the same operator at
-// the same shapes many thousands of times, compiles each instance once.
+// Compiled instances of operators, and the parallel shapes they output, kept so that the search,
+// which asks for the same operator at the same shapes many thousands of times, works each out once.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -12,6 +12,7 @@
 
 #include "loom/interpreter/program.hpp"
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/parallel_shape.hpp"
 
 namespace loom::spec {
 
@@ -25,6 +26,10 @@ class ProgramCache {
   // threads.
   std::shared_ptr<const Program> get(const OpDecl& op, const pcg::AttrMap& attrs, const std::vector<std::vector<std::int64_t>>& input_dims);
 
+  // derive_output_degrees of the instance the inputs' dims make, kept in the same way: a plan's
+  // layout is inferred anew for every plan the search costs.
+  std::vector<pcg::ParallelShape> output_shapes(const OpDecl& op, const pcg::AttrMap& attrs, const std::vector<pcg::ParallelShape>& inputs);
+
  private:
   using Key = std::tuple<const OpDecl*, pcg::AttrMap, std::vector<std::vector<std::int64_t>>>;
   struct Entry {
@@ -34,6 +39,12 @@ class ProgramCache {
   std::size_t capacity_;
   std::mutex mutex_;
   std::map<Key, Entry, std::less<>> programs_;  // looked up without copying a key
+  using ShapesKey = std::tuple<const OpDecl*, pcg::AttrMap, std::vector<pcg::ParallelShape>>;
+  struct Shapes {
+    std::vector<pcg::ParallelShape> outputs;
+    std::optional<LoomError> error;
+  };
+  std::map<ShapesKey, Shapes, std::less<>> shapes_;
 };
 
 }  // namespace loom::spec

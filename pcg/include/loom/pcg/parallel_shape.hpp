@@ -1,4 +1,5 @@
 #pragma once
+#include <compare>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -37,6 +38,7 @@ struct ParallelShape {
   std::string to_string() const;
 
   bool operator==(const ParallelShape&) const = default;
+  auto operator<=>(const ParallelShape&) const = default;
 };
 
 void to_json(nlohmann::json& j, const ParallelShape& s);

@@ -67,7 +67,7 @@ struct McmcResult {
   std::vector<Placement> placements;  // the best found
   double seconds = 0;
   double initial_seconds = 0;
-  std::size_t steps = 0;         // proposals simulated
+  std::size_t steps = 0;         // proposals made
   std::size_t accepted = 0;      // proposals accepted
   bool stopped_by_time = false;  // max_seconds ended the walk before its iterations did
 };

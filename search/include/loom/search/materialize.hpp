@@ -22,6 +22,7 @@ struct Placement {
   pcg::MachineView view() const {
     return devices.empty() ? pcg::MachineView::contiguous(first_device, config.tasks()) : pcg::MachineView{devices};
   }
+  bool operator==(const Placement&) const = default;
 };
 
 // `placements` is indexed by node id; graph inputs keep their shape and sit on the first device of
