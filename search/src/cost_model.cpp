@@ -61,10 +61,11 @@ TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::Pa
   const double achieved = d.achieved(cost.shape);
   const double kernel = bare.forward / achieved + d.kernel_overhead;
   const double backward_kernel = bare.backward / achieved + 2 * d.kernel_overhead;
-  const ProfileKey key = task_key(node.op, node.attrs, inputs, gradients, d.kind);
-  const ProfileEntry* measured = measuring_  ? measuring_->find_or_measure(key, kernel + d.dispatch_overhead)
-                                 : profiles_ ? profiles_->find(key)
-                                             : nullptr;
+  const ProfileEntry* measured = nullptr;
+  if (measuring_ || (profiles_ && profiles_->size() > 0)) {
+    const ProfileKey key = task_key(node.op, node.attrs, inputs, gradients, d.kind);
+    measured = measuring_ ? measuring_->find_or_measure(key, kernel + d.dispatch_overhead) : profiles_->find(key);
+  }
   // A task none of whose inputs takes a gradient runs no backward.
   const bool backward = gradients.empty() || std::find(gradients.begin(), gradients.end(), true) != gradients.end();
   if (measured) {
@@ -95,7 +96,7 @@ double CostModel::local_seconds(const pcg::Graph& graph, const pcg::Node& node) 
 }
 
 std::optional<TaskEstimate> CostModel::measured_layout_change(const pcg::ParallelShape& from, const pcg::ParallelShape& to) const {
-  if (!profiles_) return std::nullopt;
+  if (!profiles_ || profiles_->size() == 0) return std::nullopt;
   const ProfileEntry* measured = profiles_->find(layout_change_key(from, to, machine_.device.kind));
   if (!measured) return std::nullopt;
   TaskEstimate est;
@@ -109,9 +110,10 @@ TaskEstimate CostModel::weight_update(const std::vector<std::int64_t>& box, cons
   TaskEstimate est;
   est.bytes = static_cast<double>(pcg::whole_region(box).elements()) * update_bytes_per_element_;
   const double roofline = est.bytes / machine_.device.memory_bandwidth;
-  const ProfileEntry* measured = measuring_  ? measuring_->find_or_measure_update(optimizer_, box, whole, machine_.device.kind, roofline)
-                                 : profiles_ ? profiles_->find(weight_update_key(optimizer_, box, whole, machine_.device.kind))
-                                             : nullptr;
+  const ProfileEntry* measured = measuring_ ? measuring_->find_or_measure_update(optimizer_, box, whole, machine_.device.kind, roofline)
+                                 : profiles_ && profiles_->size() > 0
+                                     ? profiles_->find(weight_update_key(optimizer_, box, whole, machine_.device.kind))
+                                     : nullptr;
   if (measured) {
     est.seconds = alone_to_busy(measured->alone) * measured->measured_seconds;
     est.measured = true;
