@@ -1,5 +1,6 @@
 #include "loom/search/baselines.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "loom/interpreter/parallel_rules.hpp"
@@ -93,8 +94,8 @@ SequentialResult sequential_optimization(const spec::Library& library, const pcg
   SearchResult rewritten = search_substitutions(graph, algebraic_rules(rules), library, single_seconds, substitution);
   McmcOptions mcmc = options.mcmc;
   mcmc.initial.clear();
-  const McmcResult placed =
-      rewritten.sequence.empty() && options.placed_as_given ? *options.placed_as_given : mcmc_search(library, rewritten.best, model, mcmc);
+  const auto walked = std::find_if(options.walked.begin(), options.walked.end(), [&](const auto& w) { return w.first == rewritten.best; });
+  const McmcResult placed = walked != options.walked.end() ? walked->second : mcmc_search(library, rewritten.best, model, mcmc);
   SequentialResult out;
   out.single_device_seconds = rewritten.best_seconds;
   out.graph = std::move(rewritten.best);

@@ -141,7 +141,9 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     SequentialOptions seq;
     seq.substitution = settings.joint.substitution;
     seq.mcmc = mcmc;
-    seq.placed_as_given = std::move(flexflow);
+    seq.walked.emplace_back(graph, std::move(flexflow));
+    if (walked_from_data_parallel && !walked_from_data_parallel->stopped_by_time)
+      seq.walked.emplace_back(report.joint.graph, *walked_from_data_parallel);
     SequentialResult s = sequential_optimization(library, graph, rules, model, seq);
     others.push_back({"sequential", std::move(s.graph), std::move(s.placements), std::move(s.substitutions), s.seconds, {}});
     for (Candidate& c : others) {

@@ -351,6 +351,27 @@ TEST(Mcmc, ImprovesOnEverythingOnOneDevice) {
   EXPECT_TRUE(changed);
 }
 
+// The second stage reuses a walk already made over the graph the first stage rewrote to, and
+// only over that graph: a walk of one step from one device stands out by its result.
+TEST(SequentialOptimization, ReusesAWalkOverTheGraphItMadeAndNoOther) {
+  const pcg::Graph graph = models::build_model(library(), "mlp_fig1", {{"batch", 1024}});
+  const std::string specs = spec::Library::default_specs_dir();
+  const auto rules = spec::load_rule_file(library(), {specs}, specs + "/rules/unity.loom");
+  const CostModel cost(library(), machine(2));
+  SequentialOptions options;
+  options.mcmc.iterations = 30;
+  const SequentialResult own = sequential_optimization(library(), graph, rules, cost, options);
+  ASSERT_NE(own.graph, graph) << "the first stage should rewrite this model";
+  const McmcResult marker = mcmc_search(library(), own.graph, cost, mcmc_options(1, 99, unsplit_placements(own.graph)));
+  ASSERT_NE(marker.seconds, own.seconds) << "the two walks should end in different plans";
+  options.walked = {{graph, marker}};
+  EXPECT_EQ(sequential_optimization(library(), graph, rules, cost, options).seconds, own.seconds);
+  options.walked.emplace_back(own.graph, marker);
+  const SequentialResult reused = sequential_optimization(library(), graph, rules, cost, options);
+  EXPECT_EQ(reused.seconds, marker.seconds);
+  EXPECT_EQ(reused.placements, marker.placements);
+}
+
 TEST(SequentialOptimization, FusesMatmulReluWhereItPaysOnOneDevice) {
   const pcg::Graph graph = model("mlp_fig1");
   const std::string specs = spec::Library::default_specs_dir();

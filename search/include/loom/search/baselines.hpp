@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "loom/interpreter/library.hpp"
@@ -81,9 +82,10 @@ McmcResult mcmc_search(const spec::Library& library, const pcg::Graph& graph, co
 struct SequentialOptions {
   SearchOptions substitution;
   McmcOptions mcmc;  // its initial placements are ignored: data_parallel() of the rewritten graph
-  // FlexFlow's MCMC already run on the graph as given with `mcmc`: reused when the algebraic
-  // stage rewrites nothing, where the second stage would repeat it step for step.
-  std::optional<McmcResult> placed_as_given;
+  // Walks already made from data parallelism with `mcmc`'s seed and steps, each over its graph and
+  // none stopped by a time bound tighter than `mcmc`'s: the second stage reuses the one over the
+  // graph the first stage made, which it would repeat step for step.
+  std::vector<std::pair<pcg::Graph, McmcResult>> walked;
 };
 
 struct SequentialResult {
