@@ -3,54 +3,52 @@
 #include "loom/interpreter/parallel_rules.hpp"
 
 namespace loom::spec {
+namespace {
 
-std::shared_ptr<const Program> ProgramCache::get(const OpDecl& op, const pcg::AttrMap& attrs,
-                                                 const std::vector<std::vector<std::int64_t>>& input_dims) {
+// The `value` that `map` keeps under `lookup` (a tuple of references to the key's parts), worked
+// out by `work_out` outside the lock and kept, error and all, when it is not there yet.
+template <class Map, class Value, class Lookup, class WorkOut>
+Value kept(std::mutex& mutex, std::size_t capacity, Map& map, Value Map::mapped_type::*value, const Lookup& lookup,
+           const WorkOut& work_out) {
+  using Kept = typename Map::mapped_type;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = programs_.find(std::forward_as_tuple(&op, attrs, input_dims)); it != programs_.end()) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = map.find(lookup); it != map.end()) {
       if (it->second.error) throw *it->second.error;
-      return it->second.program;
+      return it->second.*value;
     }
   }
-  // Compiled outside the lock: another thread may compile the same instance meanwhile, and the
+  // Worked out outside the lock: another thread may work out the same entry meanwhile, and the
   // first one kept wins; both are equal.
-  Entry entry;
+  Kept entry;
   try {
-    entry.program = std::make_shared<const Program>(compile(op, attrs, input_dims));
+    entry.*value = work_out();
   } catch (const LoomError& e) {
     entry.error = e;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (programs_.size() >= capacity_) programs_.clear();
-  const Entry& kept = programs_.emplace(Key{&op, attrs, input_dims}, std::move(entry)).first->second;
-  if (kept.error) throw *kept.error;
-  return kept.program;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (map.size() >= capacity) map.clear();
+  const Kept& stored = map.emplace(typename Map::key_type(lookup), std::move(entry)).first->second;
+  if (stored.error) throw *stored.error;
+  return stored.*value;
+}
+
+}  // namespace
+
+std::shared_ptr<const Program> ProgramCache::get(const OpDecl& op, const pcg::AttrMap& attrs,
+                                                 const std::vector<std::vector<std::int64_t>>& input_dims) {
+  return kept(mutex_, capacity_, programs_, &Entry::program, std::forward_as_tuple(&op, attrs, input_dims),
+              [&] { return std::make_shared<const Program>(compile(op, attrs, input_dims)); });
 }
 
 std::vector<pcg::ParallelShape> ProgramCache::output_shapes(const OpDecl& op, const pcg::AttrMap& attrs,
                                                             const std::vector<pcg::ParallelShape>& inputs) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = shapes_.find(std::forward_as_tuple(&op, attrs, inputs)); it != shapes_.end()) {
-      if (it->second.error) throw *it->second.error;
-      return it->second.outputs;
-    }
-  }
-  Shapes entry;
-  try {
+  return kept(mutex_, capacity_, shapes_, &Shapes::outputs, std::forward_as_tuple(&op, attrs, inputs), [&] {
     std::vector<std::vector<std::int64_t>> dims;
     dims.reserve(inputs.size());
     for (const pcg::ParallelShape& s : inputs) dims.push_back(s.dims);
-    entry.outputs = derive_output_degrees(*get(op, attrs, dims), inputs);
-  } catch (const LoomError& e) {
-    entry.error = e;
-  }
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (shapes_.size() >= capacity_) shapes_.clear();
-  const Shapes& kept = shapes_.emplace(ShapesKey{&op, attrs, inputs}, std::move(entry)).first->second;
-  if (kept.error) throw *kept.error;
-  return kept.outputs;
+    return derive_output_degrees(*get(op, attrs, dims), inputs);
+  });
 }
 
 }  // namespace loom::spec

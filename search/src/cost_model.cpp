@@ -17,6 +17,10 @@ double update_bytes_per_element(const std::string& optimizer) {
   throw LoomError("cost model: unknown optimizer '" + optimizer + "' (expected sgd or adam)");
 }
 
+// The profile database to look a task up in: none where there is none or it is empty, so that no
+// key is built for nothing, on the search's hot path.
+const ProfileDatabase* searched(const ProfileDatabase* profiles) { return profiles && profiles->size() > 0 ? profiles : nullptr; }
+
 }  // namespace
 
 Roofline bare_roofline(const pcg::TaskCost& cost, const DeviceSpec& device) {
@@ -61,10 +65,11 @@ TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::Pa
   const double achieved = d.achieved(cost.shape);
   const double kernel = bare.forward / achieved + d.kernel_overhead;
   const double backward_kernel = bare.backward / achieved + 2 * d.kernel_overhead;
+  const ProfileDatabase* profiles = searched(profiles_);
   const ProfileEntry* measured = nullptr;
-  if (measuring_ || (profiles_ && profiles_->size() > 0)) {
+  if (measuring_ || profiles) {
     const ProfileKey key = task_key(node.op, node.attrs, inputs, gradients, d.kind);
-    measured = measuring_ ? measuring_->find_or_measure(key, kernel + d.dispatch_overhead) : profiles_->find(key);
+    measured = measuring_ ? measuring_->find_or_measure(key, kernel + d.dispatch_overhead) : profiles->find(key);
   }
   // A task none of whose inputs takes a gradient runs no backward.
   const bool backward = gradients.empty() || std::find(gradients.begin(), gradients.end(), true) != gradients.end();
@@ -96,8 +101,9 @@ double CostModel::local_seconds(const pcg::Graph& graph, const pcg::Node& node) 
 }
 
 std::optional<TaskEstimate> CostModel::measured_layout_change(const pcg::ParallelShape& from, const pcg::ParallelShape& to) const {
-  if (!profiles_ || profiles_->size() == 0) return std::nullopt;
-  const ProfileEntry* measured = profiles_->find(layout_change_key(from, to, machine_.device.kind));
+  const ProfileDatabase* profiles = searched(profiles_);
+  if (!profiles) return std::nullopt;
+  const ProfileEntry* measured = profiles->find(layout_change_key(from, to, machine_.device.kind));
   if (!measured) return std::nullopt;
   TaskEstimate est;
   est.seconds = measured->measured_seconds;
@@ -110,10 +116,10 @@ TaskEstimate CostModel::weight_update(const std::vector<std::int64_t>& box, cons
   TaskEstimate est;
   est.bytes = static_cast<double>(pcg::whole_region(box).elements()) * update_bytes_per_element_;
   const double roofline = est.bytes / machine_.device.memory_bandwidth;
+  const ProfileDatabase* profiles = searched(profiles_);
   const ProfileEntry* measured = measuring_ ? measuring_->find_or_measure_update(optimizer_, box, whole, machine_.device.kind, roofline)
-                                 : profiles_ && profiles_->size() > 0
-                                     ? profiles_->find(weight_update_key(optimizer_, box, whole, machine_.device.kind))
-                                     : nullptr;
+                                 : profiles ? profiles->find(weight_update_key(optimizer_, box, whole, machine_.device.kind))
+                                            : nullptr;
   if (measured) {
     est.seconds = alone_to_busy(measured->alone) * measured->measured_seconds;
     est.measured = true;

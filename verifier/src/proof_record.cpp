@@ -140,9 +140,9 @@ std::optional<pcg::Verification> ProofChecker::standing(const pcg::Rule& rule, c
   if (v.loom_version != loom_version())
     return stale("proved by Loom " + (v.loom_version.empty() ? "of unknown version" : v.loom_version) + ", not by this Loom " +
                  loom_version());
-  const std::string& now = content_hash;
-  if (now != v.rule_hash)
-    return stale("the rule has changed since it was proved (its content hashes to " + now + ", the proof was for " + v.rule_hash + ")");
+  if (content_hash != v.rule_hash)
+    return stale("the rule has changed since it was proved (its content hashes to " + content_hash + ", the proof was for " + v.rule_hash +
+                 ")");
   std::set<std::string> recorded;
   for (const auto& a : v.axioms) recorded.insert(a.name);
   for (const auto& name : v.core)
