@@ -26,7 +26,7 @@ std::vector<pcg::Rule> load_rule_file(const Library& library, const std::vector<
     return rules;
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw LoomError(path + ": cannot open the rule library");
+  if (!in || !std::filesystem::is_regular_file(path)) throw LoomError(path + ": cannot open the rule library (not a readable file)");
   // Parsed from memory: nlohmann reads a stream a character at a time, several times slower on
   // the bundled libraries' megabytes.
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

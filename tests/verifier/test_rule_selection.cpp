@@ -57,5 +57,27 @@ TEST(RuleSelection, TheSameRuleTwiceIsTakenOnceAndTwoRulesUnderOneIdAreRefused) 
   std::filesystem::remove(path);
 }
 
+// A rule library that is no file, or is cut short, is refused with its path and the cause.
+TEST(RuleSelection, AnUnreadableOrBrokenLibraryIsRefusedByName) {
+  const auto directory = std::filesystem::temp_directory_path() / ("loom_rule_dir_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(directory);
+  const auto cut = std::filesystem::temp_directory_path() / ("loom_rule_cut_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(cut) << R"({"format": "loom-rules", "version": 1, "rules": [)";
+  const std::vector<std::pair<std::string, std::string>> cases{{directory.string(), "cannot open the rule library"},
+                                                               {cut.string(), "not valid JSON"}};
+  for (const auto& [path, cause] : cases) {
+    try {
+      select_rules(testing::bundled(), specs(), {path}, false);
+      ADD_FAILURE() << path << " was taken";
+    } catch (const LoomError& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
+      EXPECT_NE(message.find(cause), std::string::npos) << message;
+    }
+  }
+  std::filesystem::remove(directory);
+  std::filesystem::remove(cut);
+}
+
 }  // namespace
 }  // namespace loom::verifier
