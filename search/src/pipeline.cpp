@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "loom/pcg/diagnostic.hpp"
@@ -106,10 +107,14 @@ std::vector<std::pair<int, bool>> stage_steps(PipelineOrder order, int stage, in
 TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline,
                                     const pcg::OpCatalog& catalog) {
   const pcg::Graph micro = micro_batch_graph(plan, catalog, pipeline.microbatches);
-  const TaskGraph one = build_task_graph(micro, model, RunWork::LeftOut);
+  TaskGraph one = build_task_graph(micro, model, RunWork::LeftOut);
   const std::vector<bool> weights = weight_traffic(micro, model);
   const int count = pipeline.microbatches, stages = pipeline.stages;
   const std::size_t n = one.tasks.size();
+  // Every micro-batch's copy of a task gets dependencies of its own: the one graph's are kept
+  // apart so that copying a task does not copy them too.
+  std::vector<std::vector<int>> one_deps(n);
+  for (std::size_t i = 0; i < n; ++i) one_deps[i] = std::move(one.tasks[i].deps);
 
   TaskGraph out;
   out.devices = one.devices;
@@ -134,13 +139,14 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
         continue;
       }
       if (weight && t.backward && m + 1 < count) continue;  // gradients are summed after the last
+      const std::vector<int>& deps = one_deps[i];
       SimTask copy = t;
-      copy.deps.clear();
-      for (int d : t.deps)
+      copy.deps.reserve(deps.size());
+      for (int d : deps)
         if (mine[static_cast<std::size_t>(d)] >= 0) copy.deps.push_back(mine[static_cast<std::size_t>(d)]);
       if (weight && t.backward)  // the gradient of every micro-batch
         for (int earlier = 0; earlier + 1 < count; ++earlier)
-          for (int d : t.deps)
+          for (int d : deps)
             if (copy_of[static_cast<std::size_t>(earlier)][static_cast<std::size_t>(d)] >= 0)
               copy.deps.push_back(copy_of[static_cast<std::size_t>(earlier)][static_cast<std::size_t>(d)]);
       copy.microbatch = m;
@@ -254,8 +260,11 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
   // Why the pipelines tried were not taken, the most telling last.
   std::string shape_problem, batch_problem;
   bool priced = false;
+  // Moving boundaries can come back to stages already tried; each is priced once.
+  std::map<std::vector<int>, StagesTried> tried_before;
   const auto try_stages = [&](const std::vector<int>& stage_of, int stages) {
-    StagesTried tried;
+    if (auto it = tried_before.find(stage_of); it != tried_before.end()) return it->second;
+    StagesTried& tried = tried_before[stage_of];
     std::vector<Placement> placements = pipeline_placements(library, graph, stage_of, stages, devices);
     pcg::Graph plan;
     try {
