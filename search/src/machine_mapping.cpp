@@ -21,9 +21,13 @@ std::vector<std::int64_t> mapping_degrees(const Machine& machine) {
   return out;
 }
 
-MemoKey MachineMapper::Impl::key(const Tree& t, Resource r) const {
-  MemoKey k{t.content_id, r.first, r.count, std::bit_cast<std::uint64_t>(memory_scale), {}};
-  k.boundary.reserve(2 * t.boundary.size());
+const MemoKey& MachineMapper::Impl::key(const Tree& t, Resource r) const {
+  MemoKey& k = scratch_key;
+  k.content = t.content_id;
+  k.first = r.first;
+  k.count = r.count;
+  k.memory_scale = std::bit_cast<std::uint64_t>(memory_scale);
+  k.boundary.clear();
   for (int b : t.boundary) {
     const Choice c = fixed[static_cast<std::size_t>(b)];
     k.boundary.push_back(info(b, c).content);
@@ -35,20 +39,20 @@ MemoKey MachineMapper::Impl::key(const Tree& t, Resource r) const {
 double MachineMapper::Impl::solve(int index, Resource r) {
   if (index < 0) return 0;
   const Tree& t = trees[static_cast<std::size_t>(index)];
-  MemoKey k = key(t, r);
-  if (auto it = memo.find(k); it != memo.end()) {
+  if (auto it = memo.find(key(t, r)); it != memo.end()) {
     ++stats.cache_hits;
     return it->second.cost;
   }
+  MemoKey k = scratch_key;  // the scratch key is reused by the sub-problems below
   ++stats.solved;
   Entry e;
   if (t.kind == Tree::Parallel) {
     e.cost = solve_parts(t, 0, r, e.split_sizes);
   } else {
-    std::vector<Choice> options_here = choices(t.node, r);
-    if (t.kind == Tree::Series && t.boundary.size() > options.max_boundary && !options_here.empty())
-      options_here = {best_alone(t.node, options_here)};
-    for (Choice c : options_here) {
+    const std::vector<Choice>& all_here = choices(t.node, r);
+    std::vector<Choice> alone;
+    if (t.kind == Tree::Series && t.boundary.size() > options.max_boundary && !all_here.empty()) alone = {best_alone(t.node, all_here)};
+    for (Choice c : alone.empty() ? all_here : alone) {
       double cost = leaf_cost(t.node, c);
       if (cost >= e.cost) continue;
       if (t.kind == Tree::Series) {

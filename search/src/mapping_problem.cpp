@@ -1,5 +1,7 @@
 #include "mapping_problem.hpp"
 
+#include <bit>
+
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/memory.hpp"
 #include "loom/search/plan_cost.hpp"
@@ -16,6 +18,12 @@ std::vector<int> mapping::split_sizes_of(int count) {
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+std::size_t mapping::ChoicesKeyHash::operator()(const ChoicesKey& k) const {
+  const std::uint64_t h = pcg::hash_mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.kind)), k.memory_scale);
+  return static_cast<std::size_t>(
+      pcg::hash_mix(h, (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.first)) << 32) | static_cast<std::uint32_t>(k.count)));
 }
 
 std::size_t mapping::MemoKeyHash::operator()(const MemoKey& k) const {
@@ -60,8 +68,11 @@ int MachineMapper::Impl::prepare(const pcg::Graph& graph, const Pins& pinned) {
   return members.empty() ? -1 : decompose(g, std::move(members), contents, trees);
 }
 
-std::vector<Choice> MachineMapper::Impl::choices(int node, Resource r) const {
-  std::vector<Choice> out;
+const std::vector<Choice>& MachineMapper::Impl::choices(int node, Resource r) const {
+  const ChoicesKey key{g.signature_id[static_cast<std::size_t>(node)], r.first, r.count, std::bit_cast<std::uint64_t>(memory_scale)};
+  auto [it, added] = choices_of.try_emplace(key);
+  std::vector<Choice>& out = it->second;
+  if (!added) return out;
   const auto& list = *configs[static_cast<std::size_t>(node)];
   const double limit = memory_limit(list);
   std::vector<int> offsets;

@@ -43,6 +43,19 @@ struct MemoKeyHash {
   std::size_t operator()(const MemoKey& k) const;
 };
 
+// The choices of a kind of node on a block of devices under a memory scale.
+struct ChoicesKey {
+  int kind = 0;
+  int first = 0, count = 0;
+  std::uint64_t memory_scale = 0;  // the double's bits
+
+  bool operator==(const ChoicesKey&) const = default;
+};
+
+struct ChoicesKeyHash {
+  std::size_t operator()(const ChoicesKey& k) const;
+};
+
 // A sub-problem's result: its least cost and what achieves it.
 struct Entry {
   double cost = kNoPlan;
@@ -72,6 +85,7 @@ struct MachineMapper::Impl {
   mapping::ConfigTable config_table;
   mapping::TreeContents contents;
   std::unordered_map<MemoKey, mapping::Entry, mapping::MemoKeyHash> memo;
+  mutable std::unordered_map<mapping::ChoicesKey, std::vector<Choice>, mapping::ChoicesKeyHash> choices_of;
 
   // The graph being mapped.
   mapping::MappedGraph g;
@@ -83,8 +97,8 @@ struct MachineMapper::Impl {
   // Sets up `graph` for mapping; returns its root tree, -1 when it has no decision node.
   int prepare(const pcg::Graph& graph, const Pins& pinned);
 
-  // The node's choices on the devices of `r`.
-  std::vector<Choice> choices(int node, Resource r) const;
+  // The node's choices on the devices of `r` (kept per kind of node: nodes of a kind share them).
+  const std::vector<Choice>& choices(int node, Resource r) const;
   double memory_limit(const std::vector<ConfigInfo>& list) const;
   const ConfigInfo& info(int node, Choice c) const {
     return (*configs[static_cast<std::size_t>(node)])[static_cast<std::size_t>(c.config)];
@@ -97,7 +111,10 @@ struct MachineMapper::Impl {
   double solve_parts(const Tree& t, std::size_t k, Resource r, std::vector<int>& sizes);
   Choice best_alone(int node, const std::vector<Choice>& among);
   void reconstruct(int index, Resource r, std::vector<Choice>& out);
-  MemoKey key(const Tree& t, Resource r) const;
+  // The sub-problem's key, in a scratch key that the next call overwrites: most lookups find
+  // their sub-problem solved, and so build no key of their own.
+  const MemoKey& key(const Tree& t, Resource r) const;
+  mutable MemoKey scratch_key;
 
   // Every choice of every node and every division of devices, with `done` called on the
   // objective of each complete combination.

@@ -200,5 +200,31 @@ TEST(MachineMapping, WeightsAreCopiedWhenThePlanFitsThoughTheUnsplitGraphDoesNot
   EXPECT_LE(*std::max_element(mapped.begin(), mapped.end()), machine.device.memory_bytes);
 }
 
+// Four layers whose fastest mapping needs a tenth more than a device holds: mapped without shares
+// first, it does not fit; mapped again with each layer held to its share of a device, it does.
+// The same mapper's choices under the shares are not those it had without them.
+TEST(MachineMapping, UnderMemorySharesTheChoicesAreThoseTheSharesAllow) {
+  pcg::Graph g;
+  int at = g.add_input("x", shape({4096, 2048}));
+  for (int layer = 0; layer < 4; ++layer) {
+    const int w = g.add_input("w" + std::to_string(layer), shape({2048, 2048}), true);
+    at = g.add_node(library(), "matmul", {}, {{at, 0}, {w, 0}}, "m" + std::to_string(layer));
+  }
+  g.mark_output({at, 0});
+  Machine machine = small_machine(4);
+  const CostModel roomy(library(), machine);
+  MachineMapper unbounded(library(), roomy);
+  const Mapping fastest = unbounded.map(g);
+  const std::vector<double> fastest_bytes = plan_memory(materialize(g, fastest.placements, library()), roomy);
+  machine.device.memory_bytes = 0.9 * *std::max_element(fastest_bytes.begin(), fastest_bytes.end());
+  const CostModel tight(library(), machine);
+  MachineMapper mapper(library(), tight);
+  const Mapping found = mapper.map(g);
+  ASSERT_TRUE(std::isfinite(found.estimate));
+  EXPECT_GT(found.estimate, fastest.estimate);
+  const std::vector<double> bytes = plan_memory(materialize(g, found.placements, library()), tight);
+  EXPECT_LE(*std::max_element(bytes.begin(), bytes.end()), machine.device.memory_bytes);
+}
+
 }  // namespace
 }  // namespace loom::search
