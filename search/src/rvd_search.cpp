@@ -44,14 +44,9 @@ class Between {
     return true;
   }
 
-  // Every degree a step may change a degree by: the divisors (above 1) of the least common
-  // multiple of the ends' degrees.
-  std::vector<std::int64_t> amounts() const {
-    std::vector<std::int64_t> out;
-    for (std::int64_t k = 2; k <= span_; ++k)
-      if (span_ % k == 0) out.push_back(k);
-    return out;
-  }
+  // The least common multiple of the ends' degrees: a step may change a degree by any of its
+  // divisors above 1.
+  std::int64_t span() const { return span_; }
 
  private:
   std::vector<std::int64_t> low_, high_;
@@ -142,6 +137,30 @@ bool RvdSearch::accepted(const LayoutForm& form, const pcg::AttrMap& attrs, cons
   return ok;
 }
 
+std::size_t RvdSearch::EdgesKeyHash::operator()(const EdgesKey& k) const {
+  return static_cast<std::size_t>(pcg::hash_mix(std::hash<pcg::ParallelShape>{}(k.shape), static_cast<std::uint64_t>(k.span)));
+}
+
+const std::vector<RvdSearch::Edge>& RvdSearch::edges_from(const pcg::ParallelShape& shape, std::int64_t span) const {
+  auto [it, added] = edges_.try_emplace(EdgesKey{shape, span});
+  std::vector<Edge>& out = it->second;
+  if (!added) return out;
+  std::vector<std::int64_t> amounts;
+  for (std::int64_t k = 2; k <= span; ++k)
+    if (span % k == 0) amounts.push_back(k);
+  for (std::size_t f = 0; f < forms_.size(); ++f)
+    each_assignment(forms_[f], shape.rank(), amounts, [&](const pcg::AttrMap& attrs) {
+      std::optional<pcg::ParallelShape> next = forms_[f].apply(attrs, shape);
+      if (next && *next != shape) out.push_back({f, attrs, std::move(*next)});
+    });
+  return out;
+}
+
+bool RvdSearch::accepted(const Edge& edge, const pcg::ParallelShape& in) const {
+  if (edge.accepted < 0) edge.accepted = accepted(forms_[edge.form], edge.attrs, in, edge.shape) ? 1 : 0;
+  return edge.accepted != 0;
+}
+
 std::size_t RvdSearch::MoveHash::operator()(const Move& m) const {
   std::uint64_t h = pcg::hash_mix(std::hash<pcg::ParallelShape>{}(m.from), std::hash<pcg::ParallelShape>{}(m.to));
   h = pcg::hash_mix(h, std::hash<pcg::MachineView>{}(m.from_view));
@@ -195,7 +214,6 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
     return s.consumer ? side_view(s.shape.tasks(), to_view, devices) : side_view(s.shape.tasks(), from_view, devices);
   };
   const Between between(from, to);
-  const std::vector<std::int64_t> amounts = between.amounts();
   std::unordered_map<State, Came, StateHash> came;
   const State start{from, !two_sides};
   std::unordered_map<State, Reached, StateHash> best{{start, {}}};
@@ -215,25 +233,22 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
       if (at.state.consumer) continue;
     }
     const pcg::MachineView here = view_of(at.state);
-    for (const LayoutForm& form : forms_) {
-      each_assignment(form, from.rank(), amounts, [&](const pcg::AttrMap& attrs) {
-        const std::optional<pcg::ParallelShape> shape = form.apply(attrs, at.state.shape);
-        if (!shape || *shape == at.state.shape || !between.contains(*shape)) return;
-        for (bool consumer : {false, true}) {
-          if (at.state.consumer && !consumer) continue;
-          const State next{*shape, consumer};
-          const pcg::MachineView there = view_of(next);
-          const double seconds = step_seconds(at.state.shape, here, *shape, there);
-          if (!std::isfinite(seconds)) continue;
-          const Reached cost{at.cost.seconds + seconds, at.cost.steps + 1};
-          const auto known = best.find(next);
-          if ((known == best.end() || cost < known->second) && accepted(form, attrs, at.state.shape, *shape)) {
-            best[next] = cost;
-            came[next] = {at.state, {form.op, attrs, there}};
-            queue.push({cost, next});
-          }
+    for (const Edge& edge : edges_from(at.state.shape, between.span())) {
+      if (!between.contains(edge.shape)) continue;
+      for (bool consumer : {false, true}) {
+        if (at.state.consumer && !consumer) continue;
+        const State next{edge.shape, consumer};
+        const pcg::MachineView there = view_of(next);
+        const double seconds = step_seconds(at.state.shape, here, edge.shape, there);
+        if (!std::isfinite(seconds)) continue;
+        const Reached cost{at.cost.seconds + seconds, at.cost.steps + 1};
+        const auto known = best.find(next);
+        if ((known == best.end() || cost < known->second) && accepted(edge, at.state.shape)) {
+          best[next] = cost;
+          came[next] = {at.state, {forms_[edge.form].op, edge.attrs, there}};
+          queue.push({cost, next});
         }
-      });
+      }
     }
   }
   if (!arrived) return std::nullopt;

@@ -70,6 +70,26 @@ class RvdSearch {
     std::size_t operator()(const Move& m) const;
   };
   std::optional<ReshardPath> search(const Move& move) const;
+
+  // A step out of a shape: a form at one assignment of its attributes, and the shape it makes.
+  struct Edge {
+    std::size_t form = 0;
+    pcg::AttrMap attrs;
+    pcg::ParallelShape shape;
+    mutable signed char accepted = -1;  // whether the library's rules take the step; -1: not asked yet
+  };
+  struct EdgesKey {
+    pcg::ParallelShape shape;
+    std::int64_t span = 1;  // the degrees a step may change a degree by: the divisors of span
+    bool operator==(const EdgesKey&) const = default;
+  };
+  struct EdgesKeyHash {
+    std::size_t operator()(const EdgesKey& k) const;
+  };
+  // The steps out of `shape` that change it, in the order of the forms and their assignments
+  // (cached: searches between different views pass through the same shapes).
+  const std::vector<Edge>& edges_from(const pcg::ParallelShape& shape, std::int64_t span) const;
+  bool accepted(const Edge& edge, const pcg::ParallelShape& in) const;
   // reshard_seconds of one step (its pattern cached: many searches share steps).
   double step_seconds(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
                       const pcg::MachineView& to_view) const;
@@ -83,6 +103,7 @@ class RvdSearch {
   // same degrees and views on values of other sizes share one pattern.
   mutable std::unordered_map<Move, ReshardPattern, MoveHash> patterns_;
   mutable std::unordered_map<Move, bool, MoveHash> one_collective_;
+  mutable std::unordered_map<EdgesKey, std::vector<Edge>, EdgesKeyHash> edges_;
 };
 
 }  // namespace loom::search
