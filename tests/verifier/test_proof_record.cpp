@@ -38,6 +38,22 @@ std::string core_library_text() {
   return text.str();
 }
 
+// One checker hashes many rules over a few forms, each form's definition worked out once: every
+// rule's hash is still the one worked out for it alone, whatever rules came before it.
+TEST(ProofRecord, ACheckersContentHashIsTheRulesOwnHashInAnyOrder) {
+  const spec::Library& library = testing::bundled();
+  std::vector<pcg::Rule> rules;
+  for (const auto* decl : library.rules()) rules.push_back(rule_of_declaration(library, *decl));
+  ASSERT_GT(rules.size(), 3u);
+  for (const bool reversed : {false, true}) {
+    const ProofChecker checker(library);
+    for (std::size_t i = 0; i < rules.size(); ++i) {
+      const pcg::Rule& rule = rules[reversed ? rules.size() - 1 - i : i];
+      EXPECT_EQ(checker.content_hash(rule), rule_hash(rule, library)) << rule.id;
+    }
+  }
+}
+
 TEST(ProofRecord, BindsTheRuleHashEveryCoreAxiomWithItsNumericCheckAndTheVersion) {
   const pcg::Rule rule = proved_rule(testing::core_library(), testing::core_axioms(), "relu_rows");
   const pcg::Verification& v = *rule.verification;

@@ -94,6 +94,12 @@ std::string form_definition(const spec::Library& library, const std::string& nam
   return os.str();
 }
 
+const std::string& FormDefinitions::of(const std::string& name) {
+  auto it = known_.find(name);
+  if (it == known_.end()) it = known_.emplace(name, form_definition(library_, name)).first;
+  return it->second;
+}
+
 std::string forms_fingerprint(const spec::Library& library) {
   std::ostringstream os;
   for (const auto* op : library.ops()) os << form_definition(library, op->name) << '\n';

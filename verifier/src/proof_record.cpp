@@ -23,9 +23,9 @@ void collect_form(const spec::Library& library, const std::string& name, std::se
   if (const auto* fused = library.find_fused(name)) collect_term_forms(library, *fused->body, forms);
 }
 
-std::string definitions(const spec::Library& library, const std::set<std::string>& forms) {
+std::string definitions(FormDefinitions& known, const std::set<std::string>& forms) {
   std::string out;
-  for (const auto& f : forms) out += "\n" + form_definition(library, f);
+  for (const auto& f : forms) out += "\n" + known.of(f);
   return out;
 }
 
@@ -51,7 +51,8 @@ void write_side(std::ostream& os, const pcg::Graph& graph) {
 
 std::string loom_version() { return LOOM_VERSION; }
 
-std::string rule_content(const pcg::Rule& rule, const spec::Library& library) {
+std::string rule_content(const pcg::Rule& rule, FormDefinitions& known) {
+  const spec::Library& library = known.library();
   std::ostringstream os;
   os << "rule " << rule.id << "\nleft\n";
   write_side(os, rule.lhs);
@@ -79,9 +80,16 @@ std::string rule_content(const pcg::Rule& rule, const spec::Library& library) {
   for (const pcg::Graph* side : {&rule.lhs, &rule.rhs})
     for (const pcg::Node& n : side->nodes())
       if (!n.is_graph_input()) collect_form(library, n.op, forms);
-  os << definitions(library, forms);
+  os << definitions(known, forms);
   return os.str();
 }
+
+std::string rule_content(const pcg::Rule& rule, const spec::Library& library) {
+  FormDefinitions known(library);
+  return rule_content(rule, known);
+}
+
+std::string rule_hash(const pcg::Rule& rule, FormDefinitions& definitions) { return fingerprint(rule_content(rule, definitions)); }
 
 std::string rule_hash(const pcg::Rule& rule, const spec::Library& library) { return fingerprint(rule_content(rule, library)); }
 
@@ -89,7 +97,8 @@ std::string axiom_hash(const spec::EquationDecl& axiom, const spec::Library& lib
   std::set<std::string> forms;
   collect_term_forms(library, *axiom.lhs, forms);
   collect_term_forms(library, *axiom.rhs, forms);
-  return fingerprint("axiom " + axiom.name + ": " + equation_to_string(axiom, "==") + "\nforms" + definitions(library, forms));
+  FormDefinitions known(library);
+  return fingerprint("axiom " + axiom.name + ": " + equation_to_string(axiom, "==") + "\nforms" + definitions(known, forms));
 }
 
 void bind_record(pcg::Verification& verification, const pcg::Rule& rule, const spec::Library& library, const AxiomSet& axioms) {
@@ -117,14 +126,16 @@ std::optional<std::string> stale_axiom(const std::vector<pcg::AxiomUse>& used, c
   return std::nullopt;
 }
 
-ProofChecker::ProofChecker(const spec::Library& library) : library_(library) {
+ProofChecker::ProofChecker(const spec::Library& library) : definitions_(library) {
   for (const auto* a : library.axioms()) axiom_hashes_[a->name] = axiom_hash(*a, library);
 }
 
 std::optional<pcg::Verification> ProofChecker::standing(const pcg::Rule& rule) const {
   if (!rule.verification || rule.verification->status != pcg::VerificationStatus::Proved) return rule.verification;
-  return standing(rule, rule_hash(rule, library_));
+  return standing(rule, content_hash(rule));
 }
+
+std::string ProofChecker::content_hash(const pcg::Rule& rule) const { return rule_hash(rule, definitions_); }
 
 std::optional<pcg::Verification> ProofChecker::standing(const pcg::Rule& rule, const std::string& content_hash) const {
   if (!rule.verification) return std::nullopt;

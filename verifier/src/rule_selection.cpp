@@ -53,7 +53,7 @@ RuleSelection select_rules(const spec::Library& library, const std::vector<std::
   std::map<std::string, std::pair<std::string, std::string>> seen;  // id -> file, content hash
   for (const std::string& file : files) {
     for (pcg::Rule& rule : spec::load_rule_file(library, specs, file, rule_of_declaration)) {
-      const std::string hash = rule_hash(rule, library);
+      const std::string hash = checker.content_hash(rule);
       if (auto [it, fresh] = seen.emplace(rule.id, std::make_pair(file, hash)); !fresh) {
         if (it->second.second == hash) continue;
         throw LoomError(file + ": rule " + rule.id + " is also the id of another rule in " + it->second.first +

@@ -12,6 +12,7 @@
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/rule.hpp"
 #include "loom/verifier/axiom_set.hpp"
+#include "loom/verifier/fingerprint.hpp"
 
 namespace loom::verifier {
 
@@ -22,6 +23,9 @@ std::string loom_version();
 // node by node, side conditions, spec text, and the definitions of every form it uses.
 std::string rule_content(const pcg::Rule& rule, const spec::Library& library);
 std::string rule_hash(const pcg::Rule& rule, const spec::Library& library);
+// The same, with the forms' definitions taken from `definitions`.
+std::string rule_content(const pcg::Rule& rule, FormDefinitions& definitions);
+std::string rule_hash(const pcg::Rule& rule, FormDefinitions& definitions);
 
 // An axiom's statement with its side conditions, and the definitions of every form it mentions:
 // what its numeric check was run on.
@@ -45,12 +49,14 @@ class ProofChecker {
   std::optional<pcg::Verification> standing(const pcg::Rule& rule) const;
   // The same, for a caller that has worked out rule_hash(rule, library) already.
   std::optional<pcg::Verification> standing(const pcg::Rule& rule, const std::string& content_hash) const;
+  // rule_hash(rule, library), each form's definition worked out once for all the rules checked.
+  std::string content_hash(const pcg::Rule& rule) const;
 
   const std::map<std::string, std::string>& axiom_hashes() const { return axiom_hashes_; }
 
  private:
-  const spec::Library& library_;
   std::map<std::string, std::string> axiom_hashes_;
+  mutable FormDefinitions definitions_;  // so a checker is for one thread at a time
 };
 
 // "proved", "refuted", "unknown", "stale", or "unverified" for a rule without a record.
