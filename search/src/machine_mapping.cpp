@@ -21,7 +21,7 @@ std::vector<std::int64_t> mapping_degrees(const Machine& machine) {
   return out;
 }
 
-const MemoKey& MachineMapper::Impl::key(const Tree& t, Resource r) const {
+const MemoKey& MachineMapper::Impl::key_in_scratch(const Tree& t, Resource r) {
   MemoKey& k = scratch_key;
   k.content = t.content_id;
   k.first = r.first;
@@ -39,7 +39,7 @@ const MemoKey& MachineMapper::Impl::key(const Tree& t, Resource r) const {
 double MachineMapper::Impl::solve(int index, Resource r) {
   if (index < 0) return 0;
   const Tree& t = trees[static_cast<std::size_t>(index)];
-  if (auto it = memo.find(key(t, r)); it != memo.end()) {
+  if (auto it = memo.find(key_in_scratch(t, r)); it != memo.end()) {
     ++stats.cache_hits;
     return it->second.cost;
   }
@@ -52,7 +52,8 @@ double MachineMapper::Impl::solve(int index, Resource r) {
     const std::vector<Choice>& all_here = choices(t.node, r);
     std::vector<Choice> alone;
     if (t.kind == Tree::Series && t.boundary.size() > options.max_boundary && !all_here.empty()) alone = {best_alone(t.node, all_here)};
-    for (Choice c : alone.empty() ? all_here : alone) {
+    const std::vector<Choice>& options_here = alone.empty() ? all_here : alone;
+    for (Choice c : options_here) {
       double cost = leaf_cost(t.node, c);
       if (cost >= e.cost) continue;
       if (t.kind == Tree::Series) {
@@ -114,7 +115,7 @@ double MachineMapper::Impl::solve_parts(const Tree& t, std::size_t k, Resource r
 void MachineMapper::Impl::reconstruct(int index, Resource r, std::vector<Choice>& out) {
   if (index < 0) return;
   const Tree& t = trees[static_cast<std::size_t>(index)];
-  const Entry& e = memo.at(key(t, r));
+  const Entry& e = memo.at(key_in_scratch(t, r));
   if (t.kind == Tree::Parallel) {
     for (std::size_t k = 0; k < t.children.size(); ++k) {
       const int share = e.split_sizes[k];

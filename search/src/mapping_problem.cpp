@@ -20,15 +20,23 @@ std::vector<int> mapping::split_sizes_of(int count) {
   return out;
 }
 
+namespace {
+
+// A hash of what keys of sub-problems and of choices share: an id, a block of devices and a memory
+// scale.
+std::uint64_t hash_of_block(int id, int first, int count, std::uint64_t memory_scale) {
+  const std::uint64_t h = pcg::hash_mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(id)), memory_scale);
+  return pcg::hash_mix(h, (static_cast<std::uint64_t>(static_cast<std::uint32_t>(first)) << 32) | static_cast<std::uint32_t>(count));
+}
+
+}  // namespace
+
 std::size_t mapping::ChoicesKeyHash::operator()(const ChoicesKey& k) const {
-  const std::uint64_t h = pcg::hash_mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.kind)), k.memory_scale);
-  return static_cast<std::size_t>(
-      pcg::hash_mix(h, (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.first)) << 32) | static_cast<std::uint32_t>(k.count)));
+  return static_cast<std::size_t>(hash_of_block(k.kind, k.first, k.count, k.memory_scale));
 }
 
 std::size_t mapping::MemoKeyHash::operator()(const MemoKey& k) const {
-  std::uint64_t h = pcg::hash_mix(static_cast<std::uint64_t>(k.content), k.memory_scale);
-  h = pcg::hash_mix(h, (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.first)) << 32) | static_cast<std::uint32_t>(k.count));
+  std::uint64_t h = hash_of_block(k.content, k.first, k.count, k.memory_scale);
   for (int b : k.boundary) h = pcg::hash_mix(h, static_cast<std::uint32_t>(b));
   return static_cast<std::size_t>(h);
 }
@@ -64,15 +72,17 @@ int MachineMapper::Impl::prepare(const pcg::Graph& graph, const Pins& pinned) {
   double total = 0;
   for (int m : members) total += configs[static_cast<std::size_t>(m)]->front().memory;
   memory_scale = total > machine.device.memory_bytes ? machine.device.memory_bytes / total : 1;
-  if (!options.share_cache) memo.clear();
+  if (!options.share_cache) {
+    memo.clear();
+    choices_of.clear();
+  }
   return members.empty() ? -1 : decompose(g, std::move(members), contents, trees);
 }
 
-const std::vector<Choice>& MachineMapper::Impl::choices(int node, Resource r) const {
+const std::vector<Choice>& MachineMapper::Impl::choices(int node, Resource r) {
   const ChoicesKey key{g.signature_id[static_cast<std::size_t>(node)], r.first, r.count, std::bit_cast<std::uint64_t>(memory_scale)};
-  auto [it, added] = choices_of.try_emplace(key);
-  std::vector<Choice>& out = it->second;
-  if (!added) return out;
+  if (auto it = choices_of.find(key); it != choices_of.end()) return it->second;
+  std::vector<Choice> out;
   const auto& list = *configs[static_cast<std::size_t>(node)];
   const double limit = memory_limit(list);
   std::vector<int> offsets;
@@ -85,7 +95,7 @@ const std::vector<Choice>& MachineMapper::Impl::choices(int node, Resource r) co
     const std::size_t keep = std::min(options.max_views, offsets.size());
     for (std::size_t k = 0; k < keep; ++k) out.push_back({static_cast<int>(c), offsets[k * offsets.size() / keep]});
   }
-  return out;
+  return choices_of.emplace(key, std::move(out)).first->second;
 }
 
 // What one task of the node may keep. When the whole graph does not fit on one device, each node

@@ -85,7 +85,7 @@ struct MachineMapper::Impl {
   mapping::ConfigTable config_table;
   mapping::TreeContents contents;
   std::unordered_map<MemoKey, mapping::Entry, mapping::MemoKeyHash> memo;
-  mutable std::unordered_map<mapping::ChoicesKey, std::vector<Choice>, mapping::ChoicesKeyHash> choices_of;
+  std::unordered_map<mapping::ChoicesKey, std::vector<Choice>, mapping::ChoicesKeyHash> choices_of;
 
   // The graph being mapped.
   mapping::MappedGraph g;
@@ -98,7 +98,7 @@ struct MachineMapper::Impl {
   int prepare(const pcg::Graph& graph, const Pins& pinned);
 
   // The node's choices on the devices of `r` (kept per kind of node: nodes of a kind share them).
-  const std::vector<Choice>& choices(int node, Resource r) const;
+  const std::vector<Choice>& choices(int node, Resource r);
   double memory_limit(const std::vector<ConfigInfo>& list) const;
   const ConfigInfo& info(int node, Choice c) const {
     return (*configs[static_cast<std::size_t>(node)])[static_cast<std::size_t>(c.config)];
@@ -111,10 +111,10 @@ struct MachineMapper::Impl {
   double solve_parts(const Tree& t, std::size_t k, Resource r, std::vector<int>& sizes);
   Choice best_alone(int node, const std::vector<Choice>& among);
   void reconstruct(int index, Resource r, std::vector<Choice>& out);
-  // The sub-problem's key, in a scratch key that the next call overwrites: most lookups find
-  // their sub-problem solved, and so build no key of their own.
-  const MemoKey& key(const Tree& t, Resource r) const;
-  mutable MemoKey scratch_key;
+  // The sub-problem's key, written into scratch_key, which the next call overwrites: most
+  // lookups find their sub-problem solved, and so build no key of their own.
+  const MemoKey& key_in_scratch(const Tree& t, Resource r);
+  MemoKey scratch_key;
 
   // Every choice of every node and every division of devices, with `done` called on the
   // objective of each complete combination.

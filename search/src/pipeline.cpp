@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <map>
 #include <set>
+#include <utility>
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/baselines.hpp"
@@ -114,7 +114,7 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
   // Every micro-batch's copy of a task gets dependencies of its own: the one graph's are kept
   // apart so that copying a task does not copy them too.
   std::vector<std::vector<int>> one_deps(n);
-  for (std::size_t i = 0; i < n; ++i) one_deps[i] = std::move(one.tasks[i].deps);
+  for (std::size_t i = 0; i < n; ++i) one_deps[i] = std::exchange(one.tasks[i].deps, {});
 
   TaskGraph out;
   out.devices = one.devices;
@@ -260,11 +260,8 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
   // Why the pipelines tried were not taken, the most telling last.
   std::string shape_problem, batch_problem;
   bool priced = false;
-  // Moving boundaries can come back to stages already tried; each is priced once.
-  std::map<std::vector<int>, StagesTried> tried_before;
   const auto try_stages = [&](const std::vector<int>& stage_of, int stages) {
-    if (auto it = tried_before.find(stage_of); it != tried_before.end()) return it->second;
-    StagesTried& tried = tried_before[stage_of];
+    StagesTried tried;
     std::vector<Placement> placements = pipeline_placements(library, graph, stage_of, stages, devices);
     pcg::Graph plan;
     try {
@@ -344,6 +341,7 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
     const bool worth_moving =
         !options.bounded || !std::isfinite(here.result.seconds) || here.result.seconds <= options.moved_within * best_balanced;
     std::vector<std::size_t> cuts = cuts_of(graph, b.stage_of);
+    std::set<std::vector<int>> priced_stages{b.stage_of};
     std::size_t step = std::max<std::size_t>(1, operators / (4 * static_cast<std::size_t>(stages)));
     std::size_t moves_left = worth_moving ? options.boundary_moves : 0;
     while (step > 0 && moves_left > 0) {
@@ -356,7 +354,11 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
           --moves_left;
           std::vector<std::size_t> moved_cuts = cuts;
           moved_cuts[i] = later ? cuts[i] + step : cuts[i] - step;
-          StagesTried t = try_stages(stages_at(graph, moved_cuts), stages);
+          std::vector<int> moved_stages = stages_at(graph, moved_cuts);
+          // Stages priced before lost then to stages no better than those kept now: the kept
+          // stages only get faster (or closer to fitting).
+          if (!priced_stages.insert(moved_stages).second) continue;
+          StagesTried t = try_stages(moved_stages, stages);
           if (!t.better_than(here)) continue;
           here = std::move(t);
           cuts = std::move(moved_cuts);

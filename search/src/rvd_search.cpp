@@ -142,23 +142,23 @@ std::size_t RvdSearch::EdgesKeyHash::operator()(const EdgesKey& k) const {
 }
 
 const std::vector<RvdSearch::Edge>& RvdSearch::edges_from(const pcg::ParallelShape& shape, std::int64_t span) const {
-  auto [it, added] = edges_.try_emplace(EdgesKey{shape, span});
-  std::vector<Edge>& out = it->second;
-  if (!added) return out;
+  EdgesKey key{shape, span};
+  if (auto it = edges_.find(key); it != edges_.end()) return it->second;
+  std::vector<Edge> out;
   std::vector<std::int64_t> amounts;
   for (std::int64_t k = 2; k <= span; ++k)
     if (span % k == 0) amounts.push_back(k);
   for (std::size_t f = 0; f < forms_.size(); ++f)
     each_assignment(forms_[f], shape.rank(), amounts, [&](const pcg::AttrMap& attrs) {
       std::optional<pcg::ParallelShape> next = forms_[f].apply(attrs, shape);
-      if (next && *next != shape) out.push_back({f, attrs, std::move(*next)});
+      if (next && *next != shape) out.push_back({f, attrs, std::move(*next), std::nullopt});
     });
-  return out;
+  return edges_.emplace(std::move(key), std::move(out)).first->second;
 }
 
-bool RvdSearch::accepted(const Edge& edge, const pcg::ParallelShape& in) const {
-  if (edge.accepted < 0) edge.accepted = accepted(forms_[edge.form], edge.attrs, in, edge.shape) ? 1 : 0;
-  return edge.accepted != 0;
+bool RvdSearch::edge_accepted(const Edge& edge, const pcg::ParallelShape& from) const {
+  if (!edge.accepted) edge.accepted = accepted(forms_[edge.form], edge.attrs, from, edge.shape);
+  return *edge.accepted;
 }
 
 std::size_t RvdSearch::MoveHash::operator()(const Move& m) const {
@@ -243,7 +243,7 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
         if (!std::isfinite(seconds)) continue;
         const Reached cost{at.cost.seconds + seconds, at.cost.steps + 1};
         const auto known = best.find(next);
-        if ((known == best.end() || cost < known->second) && accepted(edge, at.state.shape)) {
+        if ((known == best.end() || cost < known->second) && edge_accepted(edge, at.state.shape)) {
           best[next] = cost;
           came[next] = {at.state, {forms_[edge.form].op, edge.attrs, there}};
           queue.push({cost, next});

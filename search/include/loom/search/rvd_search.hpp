@@ -76,7 +76,7 @@ class RvdSearch {
     std::size_t form = 0;
     pcg::AttrMap attrs;
     pcg::ParallelShape shape;
-    mutable signed char accepted = -1;  // whether the library's rules take the step; -1: not asked yet
+    mutable std::optional<bool> accepted;  // whether the library's rules take the step, once asked
   };
   struct EdgesKey {
     pcg::ParallelShape shape;
@@ -87,9 +87,11 @@ class RvdSearch {
     std::size_t operator()(const EdgesKey& k) const;
   };
   // The steps out of `shape` that change it, in the order of the forms and their assignments
-  // (cached: searches between different views pass through the same shapes).
+  // (cached: searches between different views pass through the same shapes). Kept for every shape
+  // and span a search visits, a few thousand on Unity's models.
   const std::vector<Edge>& edges_from(const pcg::ParallelShape& shape, std::int64_t span) const;
-  bool accepted(const Edge& edge, const pcg::ParallelShape& in) const;
+  // Whether the library's rules take `edge`, one of edges_from(from, ...) (cached in the edge).
+  bool edge_accepted(const Edge& edge, const pcg::ParallelShape& from) const;
   // reshard_seconds of one step (its pattern cached: many searches share steps).
   double step_seconds(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
                       const pcg::MachineView& to_view) const;
