@@ -95,7 +95,8 @@ SequentialResult sequential_optimization(const spec::Library& library, const pcg
   McmcOptions mcmc = options.mcmc;
   mcmc.initial.clear();
   const auto walked = std::find_if(options.walked.begin(), options.walked.end(), [&](const auto& w) { return w.first == rewritten.best; });
-  const McmcResult placed = walked != options.walked.end() ? walked->second : mcmc_search(library, rewritten.best, model, mcmc);
+  if (walked != options.walked.end()) mcmc.resume = &walked->second;
+  const McmcResult placed = mcmc_search(library, rewritten.best, model, mcmc);
   SequentialResult out;
   out.single_device_seconds = rewritten.best_seconds;
   out.graph = std::move(rewritten.best);

@@ -45,6 +45,9 @@ class Proposer {
   // Uniform in [0, 1).
   double uniform() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng_); }
 
+  const std::mt19937_64& rng() const { return rng_; }
+  void set_rng(const std::mt19937_64& rng) { rng_ = rng; }
+
  private:
   std::size_t pick(std::size_t count) { return std::uniform_int_distribution<std::size_t>(0, count - 1)(rng_); }
 
@@ -72,25 +75,45 @@ bool accept(double current, double proposed, double beta, Proposer& proposer) {
 }  // namespace
 
 McmcResult mcmc_search(const spec::Library& library, const pcg::Graph& graph, const CostModel& model, const McmcOptions& options) {
-  McmcResult result;
-  result.placements = options.initial.empty() ? data_parallel(library, graph, model.machine()) : options.initial;
-  result.initial_seconds = result.seconds = placement_seconds(library, graph, result.placements, model);
-  Proposer proposer(library, graph, model.machine().devices(), options.seed);
-  if (proposer.empty()) return result;
-  std::vector<Placement> current = result.placements;
-  double current_seconds = result.seconds;
   using Clock = std::chrono::steady_clock;
-  const auto began = Clock::now();
-  auto last_improved = began;
+  const auto ago = [](double seconds) {
+    return Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  };
+  if (options.resume && !options.resume->left_off) return *options.resume;  // it ran every step
+  McmcResult result;
+  Proposer proposer(library, graph, model.machine().devices(), options.seed);
+  std::vector<Placement> current;
+  double current_seconds = 0;
+  std::size_t first_step = 0;
+  Clock::time_point began, last_improved;
+  if (options.resume) {
+    result = *options.resume;
+    const std::shared_ptr<const McmcWalkState> at = std::move(result.left_off);
+    result.stopped_by_time = false;
+    current = at->current;
+    current_seconds = at->current_seconds;
+    proposer.set_rng(at->rng);
+    first_step = at->step;
+    began = ago(at->elapsed_seconds);
+    last_improved = ago(at->since_improved_seconds);
+  } else {
+    result.placements = options.initial.empty() ? data_parallel(library, graph, model.machine()) : options.initial;
+    result.initial_seconds = result.seconds = placement_seconds(library, graph, result.placements, model);
+    if (proposer.empty()) return result;
+    current = result.placements;
+    current_seconds = result.seconds;
+    began = last_improved = Clock::now();
+  }
+  const auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   auto out_of_time = [&] {
     if (options.max_seconds <= 0) return false;
-    const auto now = Clock::now();
-    return std::chrono::duration<double>(now - began).count() > options.max_seconds ||
-           std::chrono::duration<double>(now - last_improved).count() > options.max_seconds / 2;
+    return seconds_since(began) > options.max_seconds || seconds_since(last_improved) > options.max_seconds / 2;
   };
-  for (std::size_t step = 0; step < options.iterations; ++step) {
+  for (std::size_t step = first_step; step < options.iterations; ++step) {
     if (out_of_time()) {
       result.stopped_by_time = true;
+      result.left_off = std::make_shared<const McmcWalkState>(
+          McmcWalkState{current, current_seconds, proposer.rng(), step, seconds_since(began), seconds_since(last_improved)});
       break;
     }
     Proposer::Change change = proposer.propose(current);

@@ -85,7 +85,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   // the same reason the DP's plan can lose to plain data parallelism over the graph it chose, and
   // a short walk depends much on where it starts: a second walk starts from data parallelism.
   report.refinement_start = "none";
-  std::optional<McmcResult> walked_from_data_parallel;  // over the joint graph, every step run
+  std::optional<McmcResult> walked_from_data_parallel;  // over the joint graph
   if (settings.mcmc_iterations > 0) {
     report_stage("refining the joint plan");
     McmcOptions refine;
@@ -97,7 +97,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     for (const auto& [start, placements] : starts) {
       refine.initial = placements;
       const McmcResult r = mcmc_search(library, best.graph, model, refine);
-      if (start == "data_parallel" && !r.stopped_by_time) walked_from_data_parallel = r;
+      if (start == "data_parallel") walked_from_data_parallel = r;
       if (r.seconds < best.seconds) {
         best.placements = r.placements;
         best.seconds = report.refined_seconds = r.seconds;
@@ -132,10 +132,11 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     mcmc.max_seconds = settings.mcmc_seconds;
     mcmc.seed = settings.seed;
     // Over the graph as given, from data parallelism with the same seed, FlexFlow's walk repeats
-    // the refining walk step for step when the joint search rewrote nothing and that walk ran all
-    // its steps: its own, looser, time bound could only have stopped it earlier.
-    const bool repeats_refinement = walked_from_data_parallel && report.joint.graph == graph;
-    McmcResult flexflow = repeats_refinement ? *walked_from_data_parallel : mcmc_search(library, graph, model, mcmc);
+    // the refining walk step for step when the joint search rewrote nothing: it goes on from where
+    // that walk's tighter time bound stopped it, if it did.
+    McmcOptions flexflow_walk = mcmc;
+    if (walked_from_data_parallel && report.joint.graph == graph) flexflow_walk.resume = &*walked_from_data_parallel;
+    McmcResult flexflow = mcmc_search(library, graph, model, flexflow_walk);
     others.push_back({"flexflow_mcmc", graph, flexflow.placements, {}, flexflow.seconds, {}});
     report_stage("baseline: sequential");
     SequentialOptions seq;

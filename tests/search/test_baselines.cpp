@@ -2,6 +2,7 @@
 // computes the same values as its input, with the structure its strategy promises.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <set>
@@ -336,6 +337,45 @@ TEST(Mcmc, NeverSlowerThanItsStartAndDeterministicForASeed) {
       EXPECT_EQ(a.placements[i].config, b.placements[i].config);
       EXPECT_EQ(a.placements[i].first_device, b.placements[i].first_device);
     }
+  }
+}
+
+void expect_same_walk(const McmcResult& a, const McmcResult& b) {
+  EXPECT_EQ(a.seconds, b.seconds);
+  EXPECT_EQ(a.steps, b.steps);
+  EXPECT_EQ(a.accepted, b.accepted);
+  ASSERT_EQ(a.placements.size(), b.placements.size());
+  for (std::size_t i = 0; i < a.placements.size(); ++i) {
+    EXPECT_EQ(a.placements[i].config, b.placements[i].config);
+    EXPECT_EQ(a.placements[i].first_device, b.placements[i].first_device);
+  }
+}
+
+// A walk stopped by its time bound and then resumed without one is the walk it would have been:
+// the same steps, acceptances and plan, wherever it stopped.
+TEST(Mcmc, AWalkStoppedByItsTimeBoundGoesOnAsTheSameWalk) {
+  const pcg::Graph graph = model("mlp");
+  const CostModel cost(library(), machine(4));
+  McmcOptions options = mcmc_options(80, 7, data_parallel(library(), graph, machine(4)));
+  const auto began = std::chrono::steady_clock::now();
+  const McmcResult whole = mcmc_search(library(), graph, cost, options);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  ASSERT_FALSE(whole.stopped_by_time);
+  ASSERT_GT(whole.accepted, 0u);
+  for (const double bound : {1e-12, took / 4, took / 2}) {
+    McmcOptions bounded = options;
+    bounded.max_seconds = bound;
+    const McmcResult stopped = mcmc_search(library(), graph, cost, bounded);
+    EXPECT_EQ(stopped.left_off != nullptr, stopped.stopped_by_time) << bound;
+    if (bound == 1e-12) {
+      ASSERT_TRUE(stopped.stopped_by_time);
+      EXPECT_EQ(stopped.steps, 0u);
+    }
+    McmcOptions going_on = options;
+    going_on.resume = &stopped;
+    const McmcResult resumed = mcmc_search(library(), graph, cost, going_on);
+    EXPECT_FALSE(resumed.stopped_by_time) << bound;
+    expect_same_walk(resumed, whole);
   }
 }
 

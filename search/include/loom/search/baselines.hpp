@@ -7,7 +7,9 @@
 // an unsplit graph, indexed by node id, for materialize().
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -52,6 +54,8 @@ std::vector<Placement> expert_strategy(const spec::Library& library, const pcg::
 double placement_seconds(const spec::Library& library, const pcg::Graph& graph, const std::vector<Placement>& placements,
                          const CostModel& model);
 
+struct McmcResult;
+
 struct McmcOptions {
   std::size_t iterations = 1000;
   std::uint64_t seed = 1;
@@ -62,15 +66,28 @@ struct McmcOptions {
   // As FlexFlow bounds its search: stop after this many seconds, or once the best has not improved
   // for half of them (0: the iterations alone bound it).
   double max_seconds = 0;
+  // A walk made with these options but a tighter time bound: this walk is that one, gone on from
+  // where its bound stopped it (its clock too) as if it had not stopped. Not owned.
+  const McmcResult* resume = nullptr;
+};
+
+// Where a walk stopped: what going on with it needs.
+struct McmcWalkState {
+  std::vector<Placement> current;
+  double current_seconds = 0;
+  std::mt19937_64 rng;
+  std::size_t step = 0;  // the next step
+  double elapsed_seconds = 0, since_improved_seconds = 0;
 };
 
 struct McmcResult {
   std::vector<Placement> placements;  // the best found
   double seconds = 0;
   double initial_seconds = 0;
-  std::size_t steps = 0;         // proposals made
-  std::size_t accepted = 0;      // proposals accepted
-  bool stopped_by_time = false;  // max_seconds ended the walk before its iterations did
+  std::size_t steps = 0;                          // proposals made
+  std::size_t accepted = 0;                       // proposals accepted
+  bool stopped_by_time = false;                   // max_seconds ended the walk before its iterations did
+  std::shared_ptr<const McmcWalkState> left_off;  // when stopped by time
 };
 
 // FlexFlow's MCMC search (FlexFlow section 6): from the initial placements, repeatedly changes one
@@ -82,9 +99,9 @@ McmcResult mcmc_search(const spec::Library& library, const pcg::Graph& graph, co
 struct SequentialOptions {
   SearchOptions substitution;
   McmcOptions mcmc;  // its initial placements are ignored: data_parallel() of the rewritten graph
-  // Walks already made from data parallelism with `mcmc`'s seed and steps, each over its graph and
-  // none stopped by a time bound tighter than `mcmc`'s: the second stage reuses the one over the
-  // graph the first stage made, which it would repeat step for step.
+  // Walks already made from data parallelism with `mcmc`'s seed and steps, each over its graph,
+  // under `mcmc`'s time bound or a tighter one: the second stage goes on with the one over the
+  // graph the first stage made (McmcOptions::resume), which it would repeat step for step.
   std::vector<std::pair<pcg::Graph, McmcResult>> walked;
 };
 
