@@ -319,6 +319,17 @@ TEST(ExpertStrategy, IsDataParallelForAModelWithoutThatStructure) {
   }
 }
 
+void expect_same_walk(const McmcResult& a, const McmcResult& b) {
+  EXPECT_EQ(a.seconds, b.seconds);
+  EXPECT_EQ(a.steps, b.steps);
+  EXPECT_EQ(a.accepted, b.accepted);
+  ASSERT_EQ(a.placements.size(), b.placements.size());
+  for (std::size_t i = 0; i < a.placements.size(); ++i) {
+    EXPECT_EQ(a.placements[i].config, b.placements[i].config);
+    EXPECT_EQ(a.placements[i].first_device, b.placements[i].first_device);
+  }
+}
+
 TEST(Mcmc, NeverSlowerThanItsStartAndDeterministicForASeed) {
   const pcg::Graph graph = model("mlp");
   const CostModel cost(library(), machine(4));
@@ -330,24 +341,7 @@ TEST(Mcmc, NeverSlowerThanItsStartAndDeterministicForASeed) {
     EXPECT_LE(a.seconds, a.initial_seconds);
     EXPECT_DOUBLE_EQ(a.seconds, placement_seconds(library(), graph, a.placements, cost));
     EXPECT_GT(a.accepted, 0u);
-    EXPECT_EQ(a.seconds, b.seconds);
-    EXPECT_EQ(a.accepted, b.accepted);
-    ASSERT_EQ(a.placements.size(), b.placements.size());
-    for (std::size_t i = 0; i < a.placements.size(); ++i) {
-      EXPECT_EQ(a.placements[i].config, b.placements[i].config);
-      EXPECT_EQ(a.placements[i].first_device, b.placements[i].first_device);
-    }
-  }
-}
-
-void expect_same_walk(const McmcResult& a, const McmcResult& b) {
-  EXPECT_EQ(a.seconds, b.seconds);
-  EXPECT_EQ(a.steps, b.steps);
-  EXPECT_EQ(a.accepted, b.accepted);
-  ASSERT_EQ(a.placements.size(), b.placements.size());
-  for (std::size_t i = 0; i < a.placements.size(); ++i) {
-    EXPECT_EQ(a.placements[i].config, b.placements[i].config);
-    EXPECT_EQ(a.placements[i].first_device, b.placements[i].first_device);
+    expect_same_walk(a, b);
   }
 }
 
