@@ -3,6 +3,7 @@
 #include <iomanip>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -125,7 +126,8 @@ int run_optimize(OptimizeOptions opt) {
   nlohmann::json joint_subs = nlohmann::json::array();
   for (const auto& s : report.joint.sequence) joint_subs.push_back({{"rule", s.rule}, {"reversed", s.reversed}});
   nlohmann::json stages = nlohmann::json::array();
-  for (const search::StageTime& t : report.stages) stages.push_back({{"stage", t.stage}, {"seconds", t.seconds}});
+  for (const search::StageTime& t : report.stages)
+    stages.push_back({{"stage", t.stage}, {"seconds", t.seconds}, {"alongside_previous", t.alongside}});
   if (opt.json) {
     nlohmann::json baselines = nlohmann::json::object(), speedups = nlohmann::json::object();
     for (const auto& [name, seconds] : report.baselines) {
@@ -200,8 +202,8 @@ int run_optimize(OptimizeOptions opt) {
               << "  time by stage:  ";
     for (const search::StageTime& t : report.stages)
       std::cout << " " << t.stage << " " << std::setprecision(t.seconds < 1 ? 2 : 3) << t.seconds << " s (" << std::setprecision(0)
-                << std::fixed << 100 * t.seconds / std::max(report.total_seconds, 1e-9) << "%)" << std::defaultfloat
-                << (&t == &report.stages.back() ? "\n" : ",");
+                << std::fixed << 100 * t.seconds / std::max(report.total_seconds, 1e-9) << (t.alongside ? "%, alongside" : "%") << ")"
+                << std::defaultfloat << (&t == &report.stages.back() ? "\n" : ",");
     std::cout << "  substitutions:   " << report.substitutions.size() << "\n";
     for (std::size_t k = 0; k < report.joint.cuts.size(); ++k)
       if (!report.joint.cuts[k].empty()) std::cout << "  cut " << k + 1 << " crossed as " << report.joint.cuts[k] << "\n";
@@ -259,6 +261,12 @@ void add_optimize_command(CLI::App& app, int& status) {
       ->check(positive_number());
   cmd->add_option("--mcmc-iterations", opt->settings.mcmc_iterations, "steps of FlexFlow's MCMC (baseline and refinement)")
       ->default_val(300);
+  opt->settings.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  cmd->add_option("-j,--jobs", opt->settings.jobs,
+                  "threads: the two walks refining the joint plan and the pipeline search run at once, each costing plans on "
+                  "its own (default: the number of cores; the plan is the same with any number, unless a walk stops at "
+                  "--mcmc-seconds; a model measuring its tasks runs them one after another)")
+      ->check(positive_number());
   cmd->add_option("--mcmc-seconds", opt->settings.mcmc_seconds,
                   "time bound of each MCMC walk, as FlexFlow's: it also stops once its best has not improved for half of it; "
                   "the two walks refining the joint plan (from the DP's plan and from data parallelism) get half of it each "

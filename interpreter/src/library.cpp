@@ -230,15 +230,21 @@ std::shared_ptr<const Program> Library::compiled(const OpDecl& op, const pcg::At
   return programs_->get(op, attrs, input_dims);
 }
 
+namespace {
+
+void check_input_shape(const std::string& op, std::size_t i, const pcg::ParallelShape& input) {
+  try {
+    input.validate();
+  } catch (const LoomError& e) {
+    throw LoomError(op + ": input " + std::to_string(i) + " is not a valid parallel shape: " + e.what());
+  }
+}
+
+}  // namespace
+
 std::vector<pcg::ParallelShape> Library::infer(const std::string& name, const pcg::AttrMap& attrs,
                                                const std::vector<pcg::ParallelShape>& inputs) const {
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    try {
-      inputs[i].validate();
-    } catch (const LoomError& e) {
-      throw LoomError(name + ": input " + std::to_string(i) + " is not a valid parallel shape: " + e.what());
-    }
-  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) check_input_shape(name, i, inputs[i]);
   if (const auto* op = find_op(name)) {
     if (programs_) return programs_->output_shapes(*op, attrs, inputs);
     std::vector<std::vector<std::int64_t>> dims;
@@ -263,8 +269,13 @@ std::vector<pcg::ParallelShape> Library::infer(const std::string& name, const pc
 }
 
 pcg::TaskCost Library::task_cost(const std::string& name, const pcg::AttrMap& attrs, const std::vector<pcg::ParallelShape>& inputs) const {
+  const OpDecl* op = find_op(name);
+  if (op && programs_) {
+    for (std::size_t i = 0; i < inputs.size(); ++i) check_input_shape(name, i, inputs[i]);
+    return programs_->task_cost(*op, attrs, inputs);
+  }
   auto outputs = infer(name, attrs, inputs);
-  if (const auto* op = find_op(name)) {
+  if (op) {
     std::vector<std::vector<std::int64_t>> dims;
     for (const auto& s : inputs) dims.push_back(s.dims);
     return spec::task_cost(*compiled(*op, attrs, dims), inputs, outputs);

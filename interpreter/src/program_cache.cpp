@@ -1,6 +1,11 @@
 #include "loom/interpreter/program_cache.hpp"
 
+#include <functional>
+#include <string_view>
+
+#include "loom/interpreter/cost.hpp"
 #include "loom/interpreter/parallel_rules.hpp"
+#include "loom/pcg/hash_mix.hpp"
 
 namespace loom::spec {
 namespace {
@@ -35,6 +40,28 @@ Value kept(std::mutex& mutex, std::size_t capacity, Map& map, Value Map::mapped_
 
 }  // namespace
 
+std::uint64_t ProgramCache::hash_part(const pcg::AttrMap& attrs) {
+  std::uint64_t h = attrs.size();
+  for (const auto& [name, value] : attrs)
+    h = pcg::hash_mix(pcg::hash_mix(h, std::hash<std::string_view>{}(name)), static_cast<std::uint64_t>(value));
+  return h;
+}
+
+std::uint64_t ProgramCache::hash_part(const std::vector<std::vector<std::int64_t>>& dims) {
+  std::uint64_t h = dims.size();
+  for (const auto& d : dims) {
+    h = pcg::hash_mix(h, d.size());
+    for (std::int64_t n : d) h = pcg::hash_mix(h, static_cast<std::uint64_t>(n));
+  }
+  return h;
+}
+
+std::uint64_t ProgramCache::hash_part(const std::vector<pcg::ParallelShape>& shapes) {
+  std::uint64_t h = shapes.size();
+  for (const pcg::ParallelShape& s : shapes) h = pcg::hash_mix(h, std::hash<pcg::ParallelShape>{}(s));
+  return h;
+}
+
 std::shared_ptr<const Program> ProgramCache::get(const OpDecl& op, const pcg::AttrMap& attrs,
                                                  const std::vector<std::vector<std::int64_t>>& input_dims) {
   return kept(mutex_, capacity_, programs_, &Entry::program, std::forward_as_tuple(&op, attrs, input_dims),
@@ -48,6 +75,15 @@ std::vector<pcg::ParallelShape> ProgramCache::output_shapes(const OpDecl& op, co
     dims.reserve(inputs.size());
     for (const pcg::ParallelShape& s : inputs) dims.push_back(s.dims);
     return derive_output_degrees(*get(op, attrs, dims), inputs);
+  });
+}
+
+pcg::TaskCost ProgramCache::task_cost(const OpDecl& op, const pcg::AttrMap& attrs, const std::vector<pcg::ParallelShape>& inputs) {
+  return kept(mutex_, capacity_, costs_, &Costs::cost, std::forward_as_tuple(&op, attrs, inputs), [&] {
+    std::vector<std::vector<std::int64_t>> dims;
+    dims.reserve(inputs.size());
+    for (const pcg::ParallelShape& s : inputs) dims.push_back(s.dims);
+    return spec::task_cost(*get(op, attrs, dims), inputs, output_shapes(op, attrs, inputs));
   });
 }
 

@@ -4,11 +4,14 @@
 #include <chrono>
 #include <cmath>
 #include <iomanip>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/run_concurrently.hpp"
 #include "loom/search/plan_cost.hpp"
 #include "loom/search/plan_simulation.hpp"
 
@@ -51,16 +54,20 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
                         const OptimizeSettings& settings, const std::function<void(const OptimizeProgress&)>& progress) {
   const auto began = std::chrono::steady_clock::now();
   OptimizeReport report;
-  // Each stage's clock runs from its announcement to the next one's (or the end).
+  // Each stage's clock runs from its announcement to the next one's (or the end), except for the
+  // stages that run alongside each other, which are timed as they run.
   auto stage_began = began;
+  bool stage_open = false;
   auto close_stage = [&] {
     const auto now = std::chrono::steady_clock::now();
-    if (!report.stages.empty()) report.stages.back().seconds = std::chrono::duration<double>(now - stage_began).count();
+    if (stage_open) report.stages.back().seconds = std::chrono::duration<double>(now - stage_began).count();
+    stage_open = false;
     stage_began = now;
   };
   auto report_stage = [&](const std::string& stage) {
     close_stage();
     report.stages.push_back({stage, 0});
+    stage_open = true;
     if (progress) progress({stage, {}});
   };
   report_stage("single-device cost");
@@ -84,38 +91,83 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   // where the simulator overlaps them, so a few moves judged by the simulator can still pay. For
   // the same reason the DP's plan can lose to plain data parallelism over the graph it chose, and
   // a short walk depends much on where it starts: a second walk starts from data parallelism.
+  // The two walks and the pipeline search wait on nothing but the joint search, so they run at
+  // once where settings.jobs allows; their results are taken in the same order either way.
   report.refinement_start = "none";
+  std::vector<std::pair<std::string, std::vector<Placement>>> starts;
+  if (settings.mcmc_iterations > 0)
+    starts = {{"joint", best.placements}, {"data_parallel", data_parallel(library, best.graph, model.machine())}};
+  McmcOptions refine;
+  refine.iterations = settings.mcmc_iterations;
+  refine.max_seconds = settings.mcmc_seconds / 2;  // the two walks share one walk's time bound
+  refine.seed = settings.seed;
+  std::vector<McmcResult> walks(starts.size());
+  PipelineResult piped;
+  const std::size_t tasks = starts.size() + (settings.pipeline ? 1 : 0);
+  const int jobs = model.measures() ? 1 : settings.jobs;
+  struct Span {
+    std::chrono::steady_clock::time_point began, ended;
+  };
+  std::vector<Span> spans(tasks);
+  close_stage();
+  if (progress && tasks > 0)
+    progress({starts.empty()       ? "pipeline parallelism"
+              : !settings.pipeline ? "refining the joint plan"
+              : jobs > 1           ? "refining the joint plan, and pipeline parallelism alongside"
+                                   : "refining the joint plan, then pipeline parallelism",
+              {}});
+  // The calling thread costs with `model`; each other thread with a model of its own, since a
+  // model's cache of layout moves is not shared between threads.
+  const std::thread::id caller = std::this_thread::get_id();
+  pcg::run_concurrently(
+      jobs, tasks, [&] { return std::this_thread::get_id() == caller ? nullptr : std::make_unique<CostModel>(model.on(model.machine())); },
+      [&](const std::unique_ptr<CostModel>& own, std::size_t i) {
+        const CostModel& costs = own ? *own : model;
+        spans[i].began = std::chrono::steady_clock::now();
+        if (i < starts.size()) {
+          McmcOptions walk = refine;
+          walk.initial = starts[i].second;
+          walks[i] = mcmc_search(library, best.graph, costs, walk);
+        } else {
+          piped = pipeline_search(library, best.graph, costs, settings.pipeline_options);
+        }
+        spans[i].ended = std::chrono::steady_clock::now();
+      });
+  auto stage_of = [&](const std::string& stage, std::size_t first, std::size_t last, bool alongside) {
+    const auto from =
+        std::min_element(spans.begin() + static_cast<std::ptrdiff_t>(first), spans.begin() + static_cast<std::ptrdiff_t>(last),
+                         [](const Span& a, const Span& b) { return a.began < b.began; })
+            ->began;
+    const auto to = std::max_element(spans.begin() + static_cast<std::ptrdiff_t>(first), spans.begin() + static_cast<std::ptrdiff_t>(last),
+                                     [](const Span& a, const Span& b) { return a.ended < b.ended; })
+                        ->ended;
+    report.stages.push_back({stage, std::chrono::duration<double>(to - from).count(), alongside});
+  };
+  if (!starts.empty()) stage_of("refining the joint plan", 0, starts.size(), false);
+  if (settings.pipeline) stage_of("pipeline parallelism", starts.size(), tasks, !starts.empty() && jobs > 1);
+
   std::optional<McmcResult> walked_from_data_parallel;  // over the joint graph
-  if (settings.mcmc_iterations > 0) {
-    report_stage("refining the joint plan");
-    McmcOptions refine;
-    refine.iterations = settings.mcmc_iterations;
-    refine.max_seconds = settings.mcmc_seconds / 2;  // the two walks share one walk's time bound
-    refine.seed = settings.seed;
-    const std::vector<std::pair<std::string, std::vector<Placement>>> starts{
-        {"joint", best.placements}, {"data_parallel", data_parallel(library, best.graph, model.machine())}};
-    for (const auto& [start, placements] : starts) {
-      refine.initial = placements;
-      const McmcResult r = mcmc_search(library, best.graph, model, refine);
-      if (start == "data_parallel") walked_from_data_parallel = r;
-      if (r.seconds < best.seconds) {
-        best.placements = r.placements;
-        best.seconds = report.refined_seconds = r.seconds;
-        best.name = start == "joint" ? "joint+mcmc" : "joint+data_parallel+mcmc";
-        report.refinement_start = start;
-      }
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const McmcResult& r = walks[i];
+    const std::string& start = starts[i].first;
+    if (start == "data_parallel") walked_from_data_parallel = r;
+    if (r.seconds < best.seconds) {
+      best.placements = r.placements;
+      best.seconds = report.refined_seconds = r.seconds;
+      best.name = start == "joint" ? "joint+mcmc" : "joint+data_parallel+mcmc";
+      report.refinement_start = start;
     }
   }
 
   report.pipeline_seconds = std::numeric_limits<double>::infinity();
   if (settings.pipeline) {
-    report_stage("pipeline parallelism");
-    PipelineResult p = pipeline_search(library, best.graph, model, settings.pipeline_options);
-    report.pipeline_seconds = p.seconds;
-    report.pipeline_none_because = p.none_because;
-    report.pipeline_stage_sizes = p.stage_sizes;
-    if (!p.placements.empty()) tried.push_back({"pipeline", best.graph, p.placements, best.substitutions, p.seconds, p.pipeline});
-    if (p.seconds < best.seconds) best = {"pipeline", best.graph, std::move(p.placements), best.substitutions, p.seconds, p.pipeline};
+    report.pipeline_seconds = piped.seconds;
+    report.pipeline_none_because = piped.none_because;
+    report.pipeline_stage_sizes = piped.stage_sizes;
+    if (!piped.placements.empty())
+      tried.push_back({"pipeline", best.graph, piped.placements, best.substitutions, piped.seconds, piped.pipeline});
+    if (piped.seconds < best.seconds)
+      best = {"pipeline", best.graph, std::move(piped.placements), best.substitutions, piped.seconds, piped.pipeline};
   }
 
   if (settings.baselines) {

@@ -3,11 +3,11 @@
 // which asks for the same operator at the same shapes many thousands of times, works each out once.
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "loom/interpreter/program.hpp"
@@ -30,7 +30,34 @@ class ProgramCache {
   // layout is inferred anew for every plan the search costs.
   std::vector<pcg::ParallelShape> output_shapes(const OpDecl& op, const pcg::AttrMap& attrs, const std::vector<pcg::ParallelShape>& inputs);
 
+  // spec::task_cost of the instance on these parallel shapes and the shapes it outputs, kept in
+  // the same way: the simulator costs every task of every plan the search tries.
+  pcg::TaskCost task_cost(const OpDecl& op, const pcg::AttrMap& attrs, const std::vector<pcg::ParallelShape>& inputs);
+
+  // Parts of an instance's key, hashed; keys are looked up as tuples of references to their parts.
+  static std::uint64_t hash_part(const pcg::AttrMap& attrs);
+  static std::uint64_t hash_part(const std::vector<std::vector<std::int64_t>>& dims);
+  static std::uint64_t hash_part(const std::vector<pcg::ParallelShape>& shapes);
+
  private:
+  struct InstanceHash {
+    using is_transparent = void;
+    template <class Tuple>
+    std::size_t operator()(const Tuple& key) const {
+      const auto op = reinterpret_cast<std::uintptr_t>(std::get<0>(key));
+      return static_cast<std::size_t>(hash_part(std::get<1>(key)) ^ (hash_part(std::get<2>(key)) * 31) ^ (op * 0x9e3779b97f4a7c15ULL));
+    }
+  };
+  struct InstanceEqual {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return std::get<0>(a) == std::get<0>(b) && std::get<2>(a) == std::get<2>(b) && std::get<1>(a) == std::get<1>(b);
+    }
+  };
+  template <class Key, class Value>
+  using Kept = std::unordered_map<Key, Value, InstanceHash, InstanceEqual>;
+
   using Key = std::tuple<const OpDecl*, pcg::AttrMap, std::vector<std::vector<std::int64_t>>>;
   struct Entry {
     std::shared_ptr<const Program> program;
@@ -38,13 +65,18 @@ class ProgramCache {
   };
   std::size_t capacity_;
   std::mutex mutex_;
-  std::map<Key, Entry, std::less<>> programs_;  // looked up without copying a key
+  Kept<Key, Entry> programs_;  // looked up without copying a key
   using ShapesKey = std::tuple<const OpDecl*, pcg::AttrMap, std::vector<pcg::ParallelShape>>;
   struct Shapes {
     std::vector<pcg::ParallelShape> outputs;
     std::optional<LoomError> error;
   };
-  std::map<ShapesKey, Shapes, std::less<>> shapes_;
+  Kept<ShapesKey, Shapes> shapes_;
+  struct Costs {
+    pcg::TaskCost cost;
+    std::optional<LoomError> error;
+  };
+  Kept<ShapesKey, Costs> costs_;
 };
 
 }  // namespace loom::spec

@@ -74,10 +74,14 @@ class CostModel {
   bool is_compute(const pcg::Node& node) const { return !node.is_graph_input() && library_.find_op(node.op) != nullptr; }
 
   const Machine& machine() const { return machine_; }
+  // Whether costing a task may measure it (and so write to the shared profile database).
+  bool measures() const { return measuring_ != nullptr; }
   // How values move between parallel shapes on the machine: one search, and its cache, shared by
-  // the copies of this model.
+  // the copies of this model (not by the models on() makes, which search anew). The cache is not
+  // locked: threads costing at once each need a model of their own, made by on().
   const RvdSearch& moves() const { return *moves_; }
-  // The same model (library, profiles, optimizer) on another machine.
+  // The same model (library, profiles, optimizer) on another machine, with a search of layout
+  // moves of its own.
   CostModel on(const Machine& machine) const {
     CostModel model(library_, machine, profiles_, optimizer_);
     model.measuring_ = measuring_;

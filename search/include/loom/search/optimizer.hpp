@@ -24,6 +24,11 @@ struct OptimizeSettings {
   std::size_t mcmc_iterations = 300;  // FlexFlow's search, and the refinement of the joint plan
   double mcmc_seconds = 30;           // each of those walks' time bound (McmcOptions::max_seconds); the two refining walks get half each
   std::uint64_t seed = 1;
+  // Threads for the work that does not wait on other work: the two refining walks and the pipeline
+  // search run at once when this is above 1 (each with its own cache of layout moves). The plan
+  // does not depend on it, unless a walk stops at its time bound. A model that measures its tasks
+  // runs them one after another.
+  int jobs = 1;
 };
 
 struct OptimizeProgress {
@@ -31,10 +36,11 @@ struct OptimizeProgress {
   JointProgress joint;
 };
 
-// The wall clock one stage of `optimize` took, in the order the stages ran.
+// The wall clock one stage of `optimize` took, in the order the stages began.
 struct StageTime {
   std::string stage;
   double seconds = 0;
+  bool alongside = false;  // ran at the same time as the stage before it (OptimizeSettings::jobs)
 };
 
 struct OptimizeReport {
@@ -57,7 +63,7 @@ struct OptimizeReport {
   double initial_seconds = 0;               // the graph as given, on one device
   double search_seconds = 0;                // wall clock of the joint search alone
   double total_seconds = 0;                 // wall clock of everything
-  std::vector<StageTime> stages;            // each stage's share of total_seconds
+  std::vector<StageTime> stages;            // each stage's share of total_seconds (more than all of it where stages ran alongside)
   JointResult joint;
 };
 
