@@ -4,7 +4,9 @@
 For each model and GPU count (Summit nodes of 6 V100s; each model's default batch per GPU times
 the GPUs, as in Unity's evaluation) it runs the whole command in a process of its own, with the
 default rule libraries unless --rules is given, and prints the wall clock, peak memory, each
-stage's share, the substitutions the plan applies and the plan's simulated iteration time.
+stage's share (the refining walks and the pipeline search run alongside each other on the
+command's default --jobs, the number of cores; `-- -j1` runs them one after another), the
+substitutions the plan applies and the plan's simulated iteration time.
 
   bench/search_command.py [--loom build/cli/loom] [--models dlrm,resnext50] [--gpus 6,48]
                           [--rules LIB.json ...] [--timeout 900] [-- extra optimize options]
@@ -79,7 +81,9 @@ def main():
                 print(f"{model:<13} {gpus:>4} {r.get('wall', float('nan')):>9.1f}  {r['error']}{tail}", flush=True)
                 continue
             rep = r["report"]
-            stages = ", ".join(f"{s['stage']} {100 * s['seconds'] / r['wall']:.0f}%" for s in rep["stages"] if s["seconds"] >= 0.005 * r["wall"])
+            # A stage run alongside the one before it (loom optimize --jobs) shares the wall clock with it.
+            stages = ", ".join(f"{s['stage']} {100 * s['seconds'] / r['wall']:.0f}%{' alongside' if s.get('alongside_previous') else ''}"
+                               for s in rep["stages"] if s["seconds"] >= 0.005 * r["wall"])
             load = r["wall"] - rep["total_seconds"]
             print(f"{model:<13} {gpus:>4} {r['wall']:>9.1f} {r['peak_mib']:>9.0f} {1e3 * rep['best_seconds']:>10.2f} {rep['chosen']:<14} "
                   f"{len(rep['substitutions']):>5}  loading {100 * load / r['wall']:.0f}%, {stages}{tail}", flush=True)

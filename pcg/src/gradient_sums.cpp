@@ -24,7 +24,7 @@ std::vector<GradientShare> InputReads::sums(const Region& whole, int devices) co
 std::map<NodeId, InputReads> input_reads(const Graph& graph, const LayoutChangeSources& fused,
                                          const std::function<bool(const Node&)>& is_layout_change,
                                          const std::function<MachineView(const Node&)>& view_of,
-                                         const std::function<bool(const Node&)>& summed) {
+                                         const std::function<bool(const Node&)>& summed, const PieceMovesOf& moves_of) {
   std::map<NodeId, InputReads> out;
   const auto note = [&](const Node& input, const Region& box, int device, NodeId reader) {
     if (!summed(input)) return;
@@ -40,8 +40,11 @@ std::map<NodeId, InputReads> input_reads(const Graph& graph, const LayoutChangeS
       const PortRef source = fused.source[n.id.index()];
       const Node& producer = graph.node(source.node);
       if (fused.fused_away[n.id.index()] || !producer.is_graph_input()) continue;
-      for (const PieceMove& m : piece_moves(graph.shape_of(source), view_of(producer), n.output_shapes.at(0), view))
-        note(producer, m.region, view.devices[static_cast<std::size_t>(m.to)], n.id);
+      std::vector<PieceMove> worked_out;
+      const std::vector<PieceMove>& moves =
+          moves_of ? moves_of(graph.shape_of(source), view_of(producer), n.output_shapes.at(0), view)
+                   : (worked_out = piece_moves(graph.shape_of(source), view_of(producer), n.output_shapes.at(0), view));
+      for (const PieceMove& m : moves) note(producer, m.region, view.devices[static_cast<std::size_t>(m.to)], n.id);
       continue;
     }
     for (PortRef in : n.inputs) {

@@ -10,6 +10,8 @@ namespace loom::pcg {
 
 namespace {
 
+std::size_t name_hash(std::string_view name) { return name.empty() ? 0 : std::hash<std::string_view>{}(name); }
+
 std::string port_text(PortRef port) { return "port " + std::to_string(port.port) + " of node " + pcg::to_string(port.node); }
 
 // Re-throws a LoomError with `context` in front of each of its messages.
@@ -47,6 +49,11 @@ const Node& Graph::checked_node(NodeId id, const std::string& context) const {
   return nodes_[id.index()];
 }
 
+bool Graph::port_exists(PortRef port) const {
+  return port.node >= 0 && port.node.index() < nodes_.size() && port.port >= 0 &&
+         static_cast<std::size_t>(port.port) < nodes_[port.node.index()].output_shapes.size();
+}
+
 void Graph::check_port(PortRef port, const std::string& context) const {
   const Node& n = checked_node(port.node, context);
   if (port.port < 0 || static_cast<std::size_t>(port.port) >= n.output_shapes.size()) {
@@ -75,6 +82,7 @@ NodeId Graph::add_input(std::string name, ParallelShape shape, bool is_weight) {
     rethrow_with_context(e, n.describe() + ": invalid shape");
   }
   n.output_shapes.push_back(std::move(shape));
+  name_hashes_.push_back(name_hash(n.name));
   nodes_.push_back(std::move(n));
   return nodes_.back().id;
 }
@@ -84,20 +92,21 @@ NodeId Graph::add_node(const OpCatalog& catalog, std::string op, AttrMap attrs, 
   n.id = static_cast<int>(nodes_.size());
   n.op = std::move(op);
   n.name = std::move(name);
-  const std::string context = n.describe() + ": ";
+  // Only a problem found needs the words: most nodes are added by searches that cost many plans.
+  const auto context = [&n] { return n.describe() + ": "; };
   if (n.is_graph_input()) {
-    throw LoomError(context + "graph inputs and weights are added with add_input");
+    throw LoomError(context() + "graph inputs and weights are added with add_input");
   }
-  if (!catalog.has_op(n.op)) throw LoomError(context + "unknown operator \"" + n.op + "\"");
-  if (!n.name.empty()) check_name_free(n.name, context);
+  if (!catalog.has_op(n.op)) throw LoomError(context() + "unknown operator \"" + n.op + "\"");
+  if (!n.name.empty() && find(n.name)) check_name_free(n.name, context());
   const std::size_t expected = catalog.input_count(n.op);
   if (inputs.size() != expected) {
-    throw LoomError(context + n.op + " takes " + std::to_string(expected) + " input(s), got " + std::to_string(inputs.size()));
+    throw LoomError(context() + n.op + " takes " + std::to_string(expected) + " input(s), got " + std::to_string(inputs.size()));
   }
   std::vector<ParallelShape> input_shapes;
   input_shapes.reserve(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    check_port(inputs[i], context + "input " + std::to_string(i) + ": ");
+    if (!port_exists(inputs[i])) check_port(inputs[i], context() + "input " + std::to_string(i) + ": ");
     input_shapes.push_back(shape_of(inputs[i]));
   }
   try {
@@ -106,11 +115,12 @@ NodeId Graph::add_node(const OpCatalog& catalog, std::string op, AttrMap attrs, 
     rethrow_with_context(e, n.describe());
   }
   if (n.output_shapes.size() != catalog.output_count(n.op)) {
-    throw LoomError(context + "the catalog inferred " + std::to_string(n.output_shapes.size()) + " output shape(s), but " + n.op + " has " +
-                    std::to_string(catalog.output_count(n.op)) + " output(s)");
+    throw LoomError(context() + "the catalog inferred " + std::to_string(n.output_shapes.size()) + " output shape(s), but " + n.op +
+                    " has " + std::to_string(catalog.output_count(n.op)) + " output(s)");
   }
   n.attrs = std::move(attrs);
   n.inputs = std::move(inputs);
+  name_hashes_.push_back(name_hash(n.name));
   nodes_.push_back(std::move(n));
   return nodes_.back().id;
 }
@@ -121,13 +131,15 @@ NodeId Graph::add_node_with_shapes(std::string op, AttrMap attrs, std::vector<Po
   n.id = static_cast<int>(nodes_.size());
   n.op = std::move(op);
   n.name = std::move(name);
-  const std::string context = n.describe() + ": ";
-  if (n.is_graph_input()) throw LoomError(context + "graph inputs and weights are added with add_input");
-  if (!n.name.empty()) check_name_free(n.name, context);
-  for (std::size_t i = 0; i < inputs.size(); ++i) check_port(inputs[i], context + "input " + std::to_string(i) + ": ");
+  const auto context = [&n] { return n.describe() + ": "; };
+  if (n.is_graph_input()) throw LoomError(context() + "graph inputs and weights are added with add_input");
+  if (!n.name.empty() && find(n.name)) check_name_free(n.name, context());
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (!port_exists(inputs[i])) check_port(inputs[i], context() + "input " + std::to_string(i) + ": ");
   n.attrs = std::move(attrs);
   n.inputs = std::move(inputs);
   n.output_shapes = std::move(output_shapes);
+  name_hashes_.push_back(name_hash(n.name));
   nodes_.push_back(std::move(n));
   return nodes_.back().id;
 }
@@ -154,6 +166,7 @@ void Graph::set_name(NodeId node, std::string name) {
   if (n.name == name) return;
   if (name.empty() && n.is_graph_input()) throw LoomError(n.describe() + ": graph inputs and weights need a name");
   if (!name.empty()) check_name_free(name, "set_name: ");
+  name_hashes_[n.id.index()] = name_hash(name);
   n.name = std::move(name);
 }
 
@@ -166,9 +179,9 @@ const ParallelShape& Graph::shape_of(PortRef port) const {
 
 std::optional<NodeId> Graph::find(std::string_view name) const {
   if (name.empty()) return std::nullopt;
-  for (const Node& n : nodes_) {
-    if (n.name == name) return n.id;
-  }
+  const std::size_t hash = name_hash(name);
+  for (std::size_t i = 0; i < nodes_.size(); ++i)
+    if (name_hashes_[i] == hash && nodes_[i].name == name) return nodes_[i].id;
   return std::nullopt;
 }
 

@@ -34,7 +34,7 @@ double MoveCosts::move(int from, int from_first, int to, int to_first) {
   }
   const Move key{from, from_first, to, to_first};
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  const auto path =
+  const std::optional<ReshardPath>& path =
       paths_.cheapest(a, pcg::MachineView::contiguous(from_first, a.tasks()), b, pcg::MachineView::contiguous(to_first, b.tasks()));
   const double s = path ? kMoveFactor * path->seconds : std::numeric_limits<double>::infinity();
   cache_.emplace(key, s);

@@ -167,13 +167,12 @@ std::size_t RvdSearch::MoveHash::operator()(const Move& m) const {
   return static_cast<std::size_t>(pcg::hash_mix(h, std::hash<pcg::MachineView>{}(m.to_view)));
 }
 
-std::optional<ReshardPath> RvdSearch::cheapest(const pcg::ParallelShape& from, const pcg::MachineView& from_view,
-                                               const pcg::ParallelShape& to, const pcg::MachineView& to_view) const {
+const std::optional<ReshardPath>& RvdSearch::cheapest(const pcg::ParallelShape& from, const pcg::MachineView& from_view,
+                                                      const pcg::ParallelShape& to, const pcg::MachineView& to_view) const {
   Move move{from, to, from_view, to_view};
   if (auto it = found_.find(move); it != found_.end()) return it->second;
   std::optional<ReshardPath> path = search(move);
-  found_.emplace(std::move(move), path);
-  return path;
+  return found_.emplace(std::move(move), std::move(path)).first->second;
 }
 
 double RvdSearch::step_seconds(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
@@ -193,11 +192,18 @@ double RvdSearch::step_seconds(const pcg::ParallelShape& from, const pcg::Machin
 
 bool RvdSearch::moves_as_one_collective(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
                                         const pcg::MachineView& to_view) const {
+  return laid_out(from, from_view, to, to_view).collective.has_value();
+}
+
+const RvdSearch::LaidOutChange& RvdSearch::laid_out(const pcg::ParallelShape& from, const pcg::MachineView& from_view,
+                                                    const pcg::ParallelShape& to, const pcg::MachineView& to_view) const {
   Move move{from, to, from_view, to_view};
-  if (auto it = one_collective_.find(move); it != one_collective_.end()) return it->second;
-  const bool one = pcg::moves_as_one_collective(from, from_view, to, to_view);
-  one_collective_.emplace(std::move(move), one);
-  return one;
+  if (auto it = laid_out_.find(move); it != laid_out_.end()) return it->second;
+  LaidOutChange change;
+  change.moves = pcg::piece_moves(from, from_view, to, to_view);
+  const auto device = [](const pcg::MachineView& v) { return [&v](std::int64_t t) { return v.devices[static_cast<std::size_t>(t)]; }; };
+  change.collective = pcg::collective_groups(from, to, change.moves, device(from_view), device(to_view));
+  return laid_out_.emplace(std::move(move), std::move(change)).first->second;
 }
 
 std::optional<ReshardPath> RvdSearch::search(const Move& move) const {

@@ -185,12 +185,10 @@ class ForwardPass {
     auto& held = holders_[n.id.index()][0];
     pcg::MachineView from;
     for (const Holder& h : sources) from.devices.push_back(h.device);
-    const std::vector<pcg::PieceMove> moves = pcg::piece_moves(in, from, out, view);
+    const RvdSearch::LaidOutChange& change = model_.moves().laid_out(in, from, out, view);
+    const std::vector<pcg::PieceMove>& moves = change.moves;
     const std::optional<TaskEstimate> measured = model_.measured_layout_change(in, out);
-    const auto collective = pcg::collective_groups(
-        in, out, moves, [&](std::int64_t t) { return from.devices[static_cast<std::size_t>(t)]; },
-        [&](std::int64_t t) { return view.devices[static_cast<std::size_t>(t)]; });
-    if (collective) return run_collective(n, *collective, in, out, sources, measured, held);
+    if (change.collective) return run_collective(n, *change.collective, in, out, sources, measured, held);
     auto move = moves.begin();
     for (std::int64_t t = 0; t < out.tasks(); ++t) {
       const int device = view.devices[static_cast<std::size_t>(t)];

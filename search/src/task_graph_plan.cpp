@@ -17,7 +17,12 @@ PlanLayout::PlanLayout(const pcg::Graph& graph, const CostModel& model) : graph_
       graph_, layout_change, view, true,
       [&moves](const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
                const pcg::MachineView& to_view) { return moves.moves_as_one_collective(from, from_view, to, to_view); });
-  reads_ = pcg::input_reads(graph_, fused, layout_change, view, [](const pcg::Node& n) { return n.op == pcg::kWeightOp; });
+  reads_ = pcg::input_reads(
+      graph_, fused, layout_change, view, [](const pcg::Node& n) { return n.op == pcg::kWeightOp; },
+      [&moves](const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
+               const pcg::MachineView& to_view) -> const std::vector<pcg::PieceMove>& {
+        return moves.laid_out(from, from_view, to, to_view).moves;
+      });
   sources_ = std::move(fused.source);
   fused_away_ = std::move(fused.fused_away);
 }

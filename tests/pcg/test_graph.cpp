@@ -157,6 +157,32 @@ TEST(Graph, NamesMustBeUniqueAndInputsNamed) {
   EXPECT_EQ(g.find(""), std::nullopt);
 }
 
+// A node renamed is found by its new name only, and its old name is free again; graphs built
+// with the same names in the same places are equal.
+TEST(Graph, ARenamedNodeIsFoundByItsNewName) {
+  const FakeCatalog catalog;
+  Graph g;
+  const int x = g.add_input("x", shape({8}));
+  const int r = g.add_node(catalog, "relu", {}, {{x, 0}}, "r");
+  const int s = g.add_node(catalog, "relu", {}, {{r, 0}});
+  g.set_name(r, "hidden");
+  EXPECT_EQ(g.find("hidden"), r);
+  EXPECT_EQ(g.find("r"), std::nullopt);
+  g.set_name(s, "r");
+  EXPECT_EQ(g.find("r"), s);
+  EXPECT_TRUE(contains(error_of([&] { g.set_name(s, "hidden"); }), "already used by node 1"));
+  g.set_name(r, "");
+  EXPECT_EQ(g.find("hidden"), std::nullopt);
+  EXPECT_TRUE(contains(error_of([&] { g.add_node(catalog, "relu", {}, {{s, 0}}, "r"); }), "already used by node 2"));
+  EXPECT_TRUE(contains(error_of([&] { g.add_node(catalog, "relu", {}, {{7, 0}}, "t"); }), "input 0: node 7 does not exist"));
+
+  Graph same;
+  same.add_input("x", shape({8}));
+  same.add_node(catalog, "relu", {}, {{x, 0}});
+  same.add_node(catalog, "relu", {}, {{r, 0}}, "r");
+  EXPECT_EQ(same, g);
+}
+
 TEST(Graph, InputShapesAreValidated) {
   Graph g;
   ParallelShape bad = shape({6});

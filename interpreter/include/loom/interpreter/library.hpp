@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "loom/interpreter/ast.hpp"
@@ -83,9 +84,10 @@ class Library : public pcg::OpCatalog {
  private:
   void index();
   std::deque<Module> modules_;
-  std::map<std::string, const OpDecl*> op_index_;
-  std::map<std::string, const ParallelDecl*> parallel_index_;
-  std::map<std::string, const FusedDecl*> fused_index_;
+  // Looked up by name for every node of every plan the search costs.
+  std::unordered_map<std::string, const OpDecl*> op_index_;
+  std::unordered_map<std::string, const ParallelDecl*> parallel_index_;
+  std::unordered_map<std::string, const FusedDecl*> fused_index_;
   std::vector<const OpDecl*> ops_;
   std::vector<const ParallelDecl*> parallels_;
   std::vector<const FusedDecl*> fused_;

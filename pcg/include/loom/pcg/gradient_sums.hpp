@@ -46,10 +46,15 @@ struct InputReads {
   std::vector<GradientShare> sums(const Region& whole, int devices) const;
 };
 
-// Per graph input node for which `summed` holds, its reads (only those read somewhere).
+// piece_moves(from, from_view, to, to_view), from a cache that outlives the call.
+using PieceMovesOf =
+    std::function<const std::vector<PieceMove>&(const ParallelShape&, const MachineView&, const ParallelShape&, const MachineView&)>;
+
+// Per graph input node for which `summed` holds, its reads (only those read somewhere). A layout
+// change's moves come from `moves_of` where given, else from piece_moves.
 std::map<NodeId, InputReads> input_reads(const Graph& graph, const LayoutChangeSources& fused,
                                          const std::function<bool(const Node&)>& is_layout_change,
                                          const std::function<MachineView(const Node&)>& view_of,
-                                         const std::function<bool(const Node&)>& summed);
+                                         const std::function<bool(const Node&)>& summed, const PieceMovesOf& moves_of = {});
 
 }  // namespace loom::pcg

@@ -101,11 +101,14 @@ class Graph {
 
  private:
   const Node& checked_node(NodeId id, const std::string& context) const;
+  bool port_exists(PortRef port) const;
   void check_port(PortRef port, const std::string& context) const;
   void check_name_free(const std::string& name, const std::string& context) const;
 
   std::vector<Node> nodes_;
   std::vector<PortRef> outputs_;
+  // By node, the hash of its name (0 when it has none): find() compares the names of few nodes.
+  std::vector<std::size_t> name_hashes_;
 };
 
 }  // namespace loom::pcg

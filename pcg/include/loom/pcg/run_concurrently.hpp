@@ -49,7 +49,8 @@ void run_concurrently(int jobs, std::size_t count, MakeState&& make_state, Task&
 template <class Task>
 void run_concurrently(int jobs, std::size_t count, Task&& task) {
   struct None {};
-  run_concurrently(jobs, count, [] { return None{}; }, [&](None&, std::size_t i) { task(i); });
+  run_concurrently(
+      jobs, count, [] { return None{}; }, [&](None&, std::size_t i) { task(i); });
 }
 
 }  // namespace loom::pcg

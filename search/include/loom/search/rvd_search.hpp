@@ -15,9 +15,11 @@
 #include <vector>
 
 #include "loom/interpreter/library.hpp"
+#include "loom/pcg/collective_groups.hpp"
 #include "loom/pcg/machine_view.hpp"
 #include "loom/pcg/op_catalog.hpp"
 #include "loom/pcg/parallel_shape.hpp"
+#include "loom/pcg/piece_moves.hpp"
 #include "loom/search/layout_forms.hpp"
 #include "loom/search/machine.hpp"
 #include "loom/search/reshard.hpp"
@@ -42,17 +44,26 @@ class RvdSearch {
 
   // The cheapest chain of forms that turns `from` on `from_view` into `to` on `to_view`; fewer
   // steps among equally cheap chains. nullopt when no chain of the library's forms does it.
-  // Cached. Each step's result lies on the producer's devices or on the consumer's: on the side's
-  // own view when it has as many tasks, else on a block from the side's first device. A chain
-  // between different devices may change layouts on the producer's side before its values cross
-  // to the consumer's (a step that reads on one side and writes on the other), or cross at once;
-  // a result left on the producer's side is read from there.
-  std::optional<ReshardPath> cheapest(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
-                                      const pcg::MachineView& to_view) const;
+  // Cached (the reference stays valid while this search lives). Each step's result lies on the producer's devices or on the consumer's: on
+  // the side's own view when it has as many tasks, else on a block from the side's first device. A chain between different devices may
+  // change layouts on the producer's side before its values cross to the consumer's (a step that reads on one side and writes on the
+  // other), or cross at once; a result left on the producer's side is read from there.
+  const std::optional<ReshardPath>& cheapest(const pcg::ParallelShape& from, const pcg::MachineView& from_view,
+                                             const pcg::ParallelShape& to, const pcg::MachineView& to_view) const;
 
   // pcg::moves_as_one_collective, cached.
   bool moves_as_one_collective(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
                                const pcg::MachineView& to_view) const;
+  // The change's pcg::piece_moves, and the collective groups they make (pcg::collective_groups, each
+  // task's rank the device its view puts it on), worked out once per change: each plan a walk
+  // costs lays out again the changes of the plan before it. The reference stays valid while this
+  // search lives.
+  struct LaidOutChange {
+    std::vector<pcg::PieceMove> moves;
+    std::optional<pcg::CollectiveGroups> collective;
+  };
+  const LaidOutChange& laid_out(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
+                                const pcg::MachineView& to_view) const;
 
   const std::vector<LayoutForm>& forms() const { return forms_; }
   const Machine& machine() const { return machine_; }
@@ -104,7 +115,7 @@ class RvdSearch {
   // Per step, its shapes at their evenly divided dimensions where they have them: steps of the
   // same degrees and views on values of other sizes share one pattern.
   mutable std::unordered_map<Move, ReshardPattern, MoveHash> patterns_;
-  mutable std::unordered_map<Move, bool, MoveHash> one_collective_;
+  mutable std::unordered_map<Move, LaidOutChange, MoveHash> laid_out_;
   mutable std::unordered_map<EdgesKey, std::vector<Edge>, EdgesKeyHash> edges_;
 };
 
