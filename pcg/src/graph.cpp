@@ -68,6 +68,17 @@ void Graph::check_name_free(const std::string& name, const std::string& context)
   }
 }
 
+NodeId Graph::append(Node node) {
+  name_hashes_.push_back(name_hash(node.name));
+  try {
+    nodes_.push_back(std::move(node));
+  } catch (...) {
+    name_hashes_.pop_back();
+    throw;
+  }
+  return nodes_.back().id;
+}
+
 NodeId Graph::add_input(std::string name, ParallelShape shape, bool is_weight) {
   Node n;
   n.id = static_cast<int>(nodes_.size());
@@ -82,9 +93,7 @@ NodeId Graph::add_input(std::string name, ParallelShape shape, bool is_weight) {
     rethrow_with_context(e, n.describe() + ": invalid shape");
   }
   n.output_shapes.push_back(std::move(shape));
-  name_hashes_.push_back(name_hash(n.name));
-  nodes_.push_back(std::move(n));
-  return nodes_.back().id;
+  return append(std::move(n));
 }
 
 NodeId Graph::add_node(const OpCatalog& catalog, std::string op, AttrMap attrs, std::vector<PortRef> inputs, std::string name) {
@@ -120,9 +129,7 @@ NodeId Graph::add_node(const OpCatalog& catalog, std::string op, AttrMap attrs, 
   }
   n.attrs = std::move(attrs);
   n.inputs = std::move(inputs);
-  name_hashes_.push_back(name_hash(n.name));
-  nodes_.push_back(std::move(n));
-  return nodes_.back().id;
+  return append(std::move(n));
 }
 
 NodeId Graph::add_node_with_shapes(std::string op, AttrMap attrs, std::vector<PortRef> inputs, std::vector<ParallelShape> output_shapes,
@@ -139,9 +146,7 @@ NodeId Graph::add_node_with_shapes(std::string op, AttrMap attrs, std::vector<Po
   n.attrs = std::move(attrs);
   n.inputs = std::move(inputs);
   n.output_shapes = std::move(output_shapes);
-  name_hashes_.push_back(name_hash(n.name));
-  nodes_.push_back(std::move(n));
-  return nodes_.back().id;
+  return append(std::move(n));
 }
 
 void Graph::mark_output(PortRef port) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <iomanip>
 #include <memory>
 #include <optional>
@@ -91,8 +92,10 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   // where the simulator overlaps them, so a few moves judged by the simulator can still pay. For
   // the same reason the DP's plan can lose to plain data parallelism over the graph it chose, and
   // a short walk depends much on where it starts: a second walk starts from data parallelism.
-  // The two walks and the pipeline search wait on nothing but the joint search, so they run at
-  // once where settings.jobs allows; their results are taken in the same order either way.
+  // The two walks, the pipeline search and, over a graph the joint search rewrote, FlexFlow's
+  // walk wait on nothing but the joint search, so they run at once where settings.jobs allows;
+  // their results are taken in the same order either way.
+  close_stage();
   report.refinement_start = "none";
   std::vector<std::pair<std::string, std::vector<Placement>>> starts;
   if (settings.mcmc_iterations > 0)
@@ -101,50 +104,66 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   refine.iterations = settings.mcmc_iterations;
   refine.max_seconds = settings.mcmc_seconds / 2;  // the two walks share one walk's time bound
   refine.seed = settings.seed;
+  McmcOptions flexflow_walk;
+  flexflow_walk.iterations = settings.mcmc_iterations;
+  flexflow_walk.max_seconds = settings.mcmc_seconds;
+  flexflow_walk.seed = settings.seed;
   std::vector<McmcResult> walks(starts.size());
+  std::optional<McmcResult> flexflow;
   PipelineResult piped;
-  const std::size_t tasks = starts.size() + (settings.pipeline ? 1 : 0);
-  const int jobs = model.measures() ? 1 : settings.jobs;
-  struct Span {
-    std::chrono::steady_clock::time_point began, ended;
+  struct Task {
+    std::string stage;
+    std::function<void(const CostModel&)> run;
   };
-  std::vector<Span> spans(tasks);
-  close_stage();
-  if (progress && tasks > 0)
-    progress({starts.empty()       ? "pipeline parallelism"
-              : !settings.pipeline ? "refining the joint plan"
-              : jobs > 1           ? "refining the joint plan, and pipeline parallelism alongside"
-                                   : "refining the joint plan, then pipeline parallelism",
-              {}});
+  std::vector<Task> group;
+  for (std::size_t i = 0; i < starts.size(); ++i)
+    group.push_back({"refining the joint plan", [&, i](const CostModel& costs) {
+                       McmcOptions walk = refine;
+                       walk.initial = starts[i].second;
+                       walks[i] = mcmc_search(library, best.graph, costs, walk);
+                     }});
+  if (settings.pipeline)
+    group.push_back({"pipeline parallelism",
+                     [&](const CostModel& costs) { piped = pipeline_search(library, best.graph, costs, settings.pipeline_options); }});
+  // Over the graph as given, FlexFlow's walk repeats the refining walk from data parallelism when
+  // the joint search rewrote nothing, and then waits for it (below).
+  if (settings.baselines && report.joint.graph != graph)
+    group.push_back(
+        {"baseline: flexflow_mcmc", [&](const CostModel& costs) { flexflow = mcmc_search(library, graph, costs, flexflow_walk); }});
+  const int jobs = model.measures() ? 1 : settings.jobs;
+  std::vector<std::string> stages;
+  for (const Task& t : group)
+    if (std::find(stages.begin(), stages.end(), t.stage) == stages.end()) stages.push_back(t.stage);
+  if (progress && !stages.empty()) {
+    std::string said = stages.front();
+    for (std::size_t k = 1; k < stages.size(); ++k) said += (k + 1 == stages.size() ? ", and " : ", ") + stages[k];
+    if (stages.size() > 1) said += jobs > 1 ? ", at once" : ", one after another";
+    progress({said, {}});
+  }
   // The calling thread costs with `model`; each other thread with a model of its own, since a
   // model's cache of layout moves is not shared between threads.
   const std::thread::id caller = std::this_thread::get_id();
+  struct Span {
+    std::chrono::steady_clock::time_point began, ended;
+  };
+  std::vector<Span> spans(group.size());
   pcg::run_concurrently(
-      jobs, tasks, [&] { return std::this_thread::get_id() == caller ? nullptr : std::make_unique<CostModel>(model.on(model.machine())); },
+      jobs, group.size(),
+      [&] { return std::this_thread::get_id() == caller ? nullptr : std::make_unique<CostModel>(model.on(model.machine())); },
       [&](const std::unique_ptr<CostModel>& own, std::size_t i) {
-        const CostModel& costs = own ? *own : model;
         spans[i].began = std::chrono::steady_clock::now();
-        if (i < starts.size()) {
-          McmcOptions walk = refine;
-          walk.initial = starts[i].second;
-          walks[i] = mcmc_search(library, best.graph, costs, walk);
-        } else {
-          piped = pipeline_search(library, best.graph, costs, settings.pipeline_options);
-        }
+        group[i].run(own ? *own : model);
         spans[i].ended = std::chrono::steady_clock::now();
       });
-  auto stage_of = [&](const std::string& stage, std::size_t first, std::size_t last, bool alongside) {
-    const auto from =
-        std::min_element(spans.begin() + static_cast<std::ptrdiff_t>(first), spans.begin() + static_cast<std::ptrdiff_t>(last),
-                         [](const Span& a, const Span& b) { return a.began < b.began; })
-            ->began;
-    const auto to = std::max_element(spans.begin() + static_cast<std::ptrdiff_t>(first), spans.begin() + static_cast<std::ptrdiff_t>(last),
-                                     [](const Span& a, const Span& b) { return a.ended < b.ended; })
-                        ->ended;
-    report.stages.push_back({stage, std::chrono::duration<double>(to - from).count(), alongside});
-  };
-  if (!starts.empty()) stage_of("refining the joint plan", 0, starts.size(), false);
-  if (settings.pipeline) stage_of("pipeline parallelism", starts.size(), tasks, !starts.empty() && jobs > 1);
+  for (const std::string& stage : stages) {
+    std::chrono::steady_clock::time_point from = std::chrono::steady_clock::time_point::max(), to{};
+    for (std::size_t i = 0; i < group.size(); ++i)
+      if (group[i].stage == stage) {
+        from = std::min(from, spans[i].began);
+        to = std::max(to, spans[i].ended);
+      }
+    report.stages.push_back({stage, std::chrono::duration<double>(to - from).count(), stage != stages.front() && jobs > 1});
+  }
 
   std::optional<McmcResult> walked_from_data_parallel;  // over the joint graph
   for (std::size_t i = 0; i < starts.size(); ++i) {
@@ -178,23 +197,20 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     report_stage("baseline: expert");
     others.push_back({"expert", graph, expert_strategy(library, graph, model.machine()), {}, 0, {}});
     others.back().seconds = placement_seconds(library, graph, others.back().placements, model);
-    report_stage("baseline: flexflow_mcmc");
-    McmcOptions mcmc;
-    mcmc.iterations = settings.mcmc_iterations;
-    mcmc.max_seconds = settings.mcmc_seconds;
-    mcmc.seed = settings.seed;
-    // Over the graph as given, from data parallelism with the same seed, FlexFlow's walk repeats
-    // the refining walk step for step when the joint search rewrote nothing: it goes on from where
-    // that walk's tighter time bound stopped it, if it did.
-    McmcOptions flexflow_walk = mcmc;
-    if (walked_from_data_parallel && report.joint.graph == graph) flexflow_walk.resume = &*walked_from_data_parallel;
-    McmcResult flexflow = mcmc_search(library, graph, model, flexflow_walk);
-    others.push_back({"flexflow_mcmc", graph, flexflow.placements, {}, flexflow.seconds, {}});
+    if (!flexflow) {
+      report_stage("baseline: flexflow_mcmc");
+      // From data parallelism with the same seed, FlexFlow's walk is the refining walk step for
+      // step: it goes on from where that walk's tighter time bound stopped it, if it did.
+      if (walked_from_data_parallel) flexflow_walk.resume = &*walked_from_data_parallel;
+      flexflow = mcmc_search(library, graph, model, flexflow_walk);
+    }
+    others.push_back({"flexflow_mcmc", graph, flexflow->placements, {}, flexflow->seconds, {}});
     report_stage("baseline: sequential");
     SequentialOptions seq;
     seq.substitution = settings.joint.substitution;
-    seq.mcmc = mcmc;
-    seq.walked.emplace_back(graph, std::move(flexflow));
+    seq.mcmc = flexflow_walk;
+    seq.mcmc.resume = nullptr;
+    seq.walked.emplace_back(graph, std::move(*flexflow));
     if (walked_from_data_parallel) seq.walked.emplace_back(report.joint.graph, *walked_from_data_parallel);
     SequentialResult s = sequential_optimization(library, graph, rules, model, seq);
     others.push_back({"sequential", std::move(s.graph), std::move(s.placements), std::move(s.substitutions), s.seconds, {}});

@@ -60,37 +60,44 @@ TEST(Optimizer, FlexFlowsBaselineIsTheWalkItsSettingsMake) {
   EXPECT_EQ(report.baselines.at("flexflow_mcmc"), walked.seconds);
 }
 
-// The refining walks and the pipeline search run on several threads when asked, each costing
-// with a model of its own: the plan and every figure of the report are those of one thread.
-TEST(Optimizer, WalksAndThePipelineSearchOnSeveralThreadsMakeTheSamePlan) {
+// The refining walks, the pipeline search and, over a rewritten graph, FlexFlow's walk run on
+// several threads when asked, each costing with a model of its own: the plan and every figure of
+// the report are those of one thread.
+TEST(Optimizer, TheWalksAndThePipelineSearchOnSeveralThreadsMakeTheSamePlan) {
   const pcg::Graph g = models::build_model(library(), "mlp_fig1", {{"batch", 1024}});
   const CostModel model(library(), load_machine("summit").with_devices_per_node(4));
-  OptimizeSettings settings;
-  settings.mcmc_iterations = 30;
-  settings.mcmc_seconds = 0;
-  settings.seed = 3;
-  settings.jobs = 1;
-  const OptimizeReport one = optimize(library(), g, {}, model, settings);
-  for (int jobs : {2, 3}) {
-    settings.jobs = jobs;
-    const OptimizeReport many = optimize(library(), g, {}, model, settings);
-    EXPECT_EQ(many.chosen, one.chosen) << jobs << " jobs";
-    EXPECT_EQ(many.best_seconds, one.best_seconds) << jobs << " jobs";
-    EXPECT_EQ(many.refined_seconds, one.refined_seconds) << jobs << " jobs";
-    EXPECT_EQ(many.refinement_start, one.refinement_start) << jobs << " jobs";
-    EXPECT_EQ(many.pipeline_seconds, one.pipeline_seconds) << jobs << " jobs";
-    EXPECT_EQ(many.baselines, one.baselines) << jobs << " jobs";
-    EXPECT_EQ(many.placements, one.placements) << jobs << " jobs";
-    EXPECT_EQ(many.plan, one.plan) << jobs << " jobs";
-    std::vector<std::string> stages;
-    for (const StageTime& t : many.stages) {
-      stages.push_back(t.stage);
-      EXPECT_EQ(t.alongside, t.stage == "pipeline parallelism") << t.stage;
+  for (bool rewrite : {false, true}) {
+    const std::vector<pcg::Rule> rules = rewrite ? unity_rules() : std::vector<pcg::Rule>{};
+    OptimizeSettings settings;
+    settings.mcmc_iterations = 30;
+    settings.mcmc_seconds = 0;
+    settings.seed = 3;
+    settings.jobs = 1;
+    const OptimizeReport one = optimize(library(), g, rules, model, settings);
+    ASSERT_EQ(one.graph != g, rewrite) << "the rules should rewrite the MLP, and only they";
+    for (const StageTime& t : one.stages) EXPECT_FALSE(t.alongside) << t.stage;
+    for (int jobs : {2, 3}) {
+      settings.jobs = jobs;
+      const OptimizeReport many = optimize(library(), g, rules, model, settings);
+      const std::string context = std::to_string(jobs) + " jobs" + (rewrite ? ", rewritten" : "");
+      EXPECT_EQ(many.chosen, one.chosen) << context;
+      EXPECT_EQ(many.best_seconds, one.best_seconds) << context;
+      EXPECT_EQ(many.refined_seconds, one.refined_seconds) << context;
+      EXPECT_EQ(many.refinement_start, one.refinement_start) << context;
+      EXPECT_EQ(many.pipeline_seconds, one.pipeline_seconds) << context;
+      EXPECT_EQ(many.baselines, one.baselines) << context;
+      EXPECT_EQ(many.placements, one.placements) << context;
+      EXPECT_EQ(many.plan, one.plan) << context;
+      std::vector<std::string> stages;
+      for (const StageTime& t : many.stages) {
+        stages.push_back(t.stage);
+        const bool beside = t.stage == "pipeline parallelism" || (rewrite && t.stage == "baseline: flexflow_mcmc");
+        EXPECT_EQ(t.alongside, beside) << t.stage << ", " << context;
+      }
+      for (const char* stage : {"refining the joint plan", "pipeline parallelism", "baseline: flexflow_mcmc", "baseline: sequential"})
+        EXPECT_EQ(std::count(stages.begin(), stages.end(), stage), 1) << stage << ", " << context;
     }
-    EXPECT_NE(std::find(stages.begin(), stages.end(), "refining the joint plan"), stages.end());
-    EXPECT_NE(std::find(stages.begin(), stages.end(), "pipeline parallelism"), stages.end());
   }
-  for (const StageTime& t : one.stages) EXPECT_FALSE(t.alongside) << t.stage;
 }
 
 TEST(Optimizer, AWalkOutOfTimeSaysSo) {

@@ -12,6 +12,7 @@
 
 #include "loom/interpreter/program.hpp"
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/hash_mix.hpp"
 #include "loom/pcg/parallel_shape.hpp"
 
 namespace loom::spec {
@@ -34,18 +35,17 @@ class ProgramCache {
   // the same way: the simulator costs every task of every plan the search tries.
   pcg::TaskCost task_cost(const OpDecl& op, const pcg::AttrMap& attrs, const std::vector<pcg::ParallelShape>& inputs);
 
+ private:
   // Parts of an instance's key, hashed; keys are looked up as tuples of references to their parts.
   static std::uint64_t hash_part(const pcg::AttrMap& attrs);
   static std::uint64_t hash_part(const std::vector<std::vector<std::int64_t>>& dims);
   static std::uint64_t hash_part(const std::vector<pcg::ParallelShape>& shapes);
-
- private:
   struct InstanceHash {
     using is_transparent = void;
     template <class Tuple>
     std::size_t operator()(const Tuple& key) const {
       const auto op = reinterpret_cast<std::uintptr_t>(std::get<0>(key));
-      return static_cast<std::size_t>(hash_part(std::get<1>(key)) ^ (hash_part(std::get<2>(key)) * 31) ^ (op * 0x9e3779b97f4a7c15ULL));
+      return static_cast<std::size_t>(pcg::hash_mix(pcg::hash_mix(op, hash_part(std::get<1>(key))), hash_part(std::get<2>(key))));
     }
   };
   struct InstanceEqual {

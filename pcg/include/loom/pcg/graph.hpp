@@ -101,6 +101,8 @@ class Graph {
 
  private:
   const Node& checked_node(NodeId id, const std::string& context) const;
+  // Adds a checked node, and its name's hash.
+  NodeId append(Node node);
   bool port_exists(PortRef port) const;
   void check_port(PortRef port, const std::string& context) const;
   void check_name_free(const std::string& name, const std::string& context) const;

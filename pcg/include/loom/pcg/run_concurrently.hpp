@@ -33,6 +33,7 @@ void run_concurrently(int jobs, std::size_t count, MakeState&& make_state, Task&
   };
   const std::size_t threads = std::clamp<std::size_t>(static_cast<std::size_t>(std::max(jobs, 1)), 1, count);
   std::vector<std::thread> pool;
+  pool.reserve(threads - 1);
   for (std::size_t t = 1; t < threads; ++t) {
     try {
       pool.emplace_back(worker);
@@ -43,14 +44,6 @@ void run_concurrently(int jobs, std::size_t count, MakeState&& make_state, Task&
   worker();
   for (std::thread& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
-}
-
-// The same for tasks that need no state of their own: task(i).
-template <class Task>
-void run_concurrently(int jobs, std::size_t count, Task&& task) {
-  struct None {};
-  run_concurrently(
-      jobs, count, [] { return None{}; }, [&](None&, std::size_t i) { task(i); });
 }
 
 }  // namespace loom::pcg

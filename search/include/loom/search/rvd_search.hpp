@@ -44,10 +44,12 @@ class RvdSearch {
 
   // The cheapest chain of forms that turns `from` on `from_view` into `to` on `to_view`; fewer
   // steps among equally cheap chains. nullopt when no chain of the library's forms does it.
-  // Cached (the reference stays valid while this search lives). Each step's result lies on the producer's devices or on the consumer's: on
-  // the side's own view when it has as many tasks, else on a block from the side's first device. A chain between different devices may
-  // change layouts on the producer's side before its values cross to the consumer's (a step that reads on one side and writes on the
-  // other), or cross at once; a result left on the producer's side is read from there.
+  // Cached (the reference stays valid while this search lives). Each step's result lies on the
+  // producer's devices or on the consumer's: on the side's own view when it has as many tasks,
+  // else on a block from the side's first device. A chain between different devices may change
+  // layouts on the producer's side before its values cross to the consumer's (a step that reads
+  // on one side and writes on the other), or cross at once; a result left on the producer's side
+  // is read from there.
   const std::optional<ReshardPath>& cheapest(const pcg::ParallelShape& from, const pcg::MachineView& from_view,
                                              const pcg::ParallelShape& to, const pcg::MachineView& to_view) const;
 
