@@ -7,9 +7,14 @@
 
 namespace loom::pcg {
 
-bool moves_as_one_collective(const ParallelShape& from, const MachineView& from_view, const ParallelShape& to, const MachineView& to_view) {
+std::optional<CollectiveGroups> collective_groups_on_views(const ParallelShape& from, const MachineView& from_view, const ParallelShape& to,
+                                                           const MachineView& to_view, const std::vector<PieceMove>& moves) {
   const auto device = [](const MachineView& v) { return [&v](std::int64_t t) { return v.devices[static_cast<std::size_t>(t)]; }; };
-  return collective_groups(from, to, piece_moves(from, from_view, to, to_view), device(from_view), device(to_view)).has_value();
+  return collective_groups(from, to, moves, device(from_view), device(to_view));
+}
+
+bool moves_as_one_collective(const ParallelShape& from, const MachineView& from_view, const ParallelShape& to, const MachineView& to_view) {
+  return collective_groups_on_views(from, from_view, to, to_view, piece_moves(from, from_view, to, to_view)).has_value();
 }
 
 LayoutChangeSources fuse_layout_changes(const Graph& graph, const std::function<bool(const Node&)>& is_layout_change,

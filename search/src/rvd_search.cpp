@@ -201,8 +201,7 @@ const RvdSearch::LaidOutChange& RvdSearch::laid_out(const pcg::ParallelShape& fr
   if (auto it = laid_out_.find(move); it != laid_out_.end()) return it->second;
   LaidOutChange change;
   change.moves = pcg::piece_moves(from, from_view, to, to_view);
-  const auto device = [](const pcg::MachineView& v) { return [&v](std::int64_t t) { return v.devices[static_cast<std::size_t>(t)]; }; };
-  change.collective = pcg::collective_groups(from, to, change.moves, device(from_view), device(to_view));
+  change.collective = pcg::collective_groups_on_views(from, from_view, to, to_view, change.moves);
   return laid_out_.emplace(std::move(move), std::move(change)).first->second;
 }
 

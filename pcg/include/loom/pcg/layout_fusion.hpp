@@ -6,11 +6,14 @@
 // input is taken), and the changes before it in the chain run not at all. Unity fuses parallel
 // operators at run time the same way: a reduce then a replicate is one allreduce.
 #include <functional>
+#include <optional>
 #include <vector>
 
+#include "loom/pcg/collective_groups.hpp"
 #include "loom/pcg/graph.hpp"
 #include "loom/pcg/machine_view.hpp"
 #include "loom/pcg/parallel_shape.hpp"
+#include "loom/pcg/piece_moves.hpp"
 
 namespace loom::pcg {
 
@@ -18,6 +21,11 @@ struct LayoutChangeSources {
   std::vector<PortRef> source;   // per node id: what a layout change moves from (its input unless fused)
   std::vector<bool> fused_away;  // per node id: a layout change folded into the one reading it
 };
+
+// The collective groups (collective_groups) that `moves`, the change's piece_moves, make when each
+// task's rank is the device its view puts it on.
+std::optional<CollectiveGroups> collective_groups_on_views(const ParallelShape& from, const MachineView& from_view, const ParallelShape& to,
+                                                           const MachineView& to_view, const std::vector<PieceMove>& moves);
 
 // Whether the change of a value from one layout on its devices to another on theirs moves as one
 // collective among the devices (collective_groups over its piece_moves).
