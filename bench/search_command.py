@@ -4,8 +4,8 @@
 For each model and GPU count (Summit nodes of 6 V100s; each model's default batch per GPU times
 the GPUs, as in Unity's evaluation) it runs the whole command in a process of its own, with the
 default rule libraries unless --rules is given, and prints the wall clock, peak memory, each
-stage's share (the refining walks and the pipeline search run alongside each other on the
-command's default --jobs, the number of cores; `-- -j1` runs them one after another), the
+stage's share (stages marked "alongside" ran beside the one before them on the command's
+default --jobs, the number of cores; `-- -j1` runs them one after another), the
 substitutions the plan applies and the plan's simulated iteration time.
 
   bench/search_command.py [--loom build/cli/loom] [--models dlrm,resnext50] [--gpus 6,48]

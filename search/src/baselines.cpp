@@ -77,8 +77,8 @@ std::vector<pcg::Rule> algebraic_rules(const std::vector<pcg::Rule>& rules) {
 
 }  // namespace
 
-SequentialResult sequential_optimization(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules,
-                                         const CostModel& model, const SequentialOptions& options) {
+SearchResult sequential_rewrite(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules,
+                                const CostModel& model, const SearchOptions& substitution) {
   const Machine one_device = model.machine().with_nodes(1).with_devices_per_node(1);
   const CostModel single = model.on(one_device);
   auto single_seconds = [&](const pcg::Graph& g) {
@@ -88,10 +88,15 @@ SequentialResult sequential_optimization(const spec::Library& library, const pcg
       return std::numeric_limits<double>::infinity();
     }
   };
-  SearchOptions substitution = options.substitution;
-  if (!substitution.node_seconds)
-    substitution.node_seconds = [&single](const pcg::Graph& g, const pcg::Node& n) { return single.local_seconds(g, n); };
-  SearchResult rewritten = search_substitutions(graph, algebraic_rules(rules), library, single_seconds, substitution);
+  SearchOptions options = substitution;
+  if (!options.node_seconds)
+    options.node_seconds = [&single](const pcg::Graph& g, const pcg::Node& n) { return single.local_seconds(g, n); };
+  return search_substitutions(graph, algebraic_rules(rules), library, single_seconds, options);
+}
+
+SequentialResult sequential_optimization(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules,
+                                         const CostModel& model, const SequentialOptions& options) {
+  SearchResult rewritten = options.rewritten ? *options.rewritten : sequential_rewrite(library, graph, rules, model, options.substitution);
   McmcOptions mcmc = options.mcmc;
   mcmc.initial.clear();
   const auto walked = std::find_if(options.walked.begin(), options.walked.end(), [&](const auto& w) { return w.first == rewritten.best; });

@@ -2,8 +2,12 @@
 
 #include <chrono>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
 
+#include "loom/pcg/run_concurrently.hpp"
 #include "loom/search/graph_split.hpp"
 
 namespace loom::search {
@@ -79,58 +83,102 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
   }
   auto states = [&](std::size_t cut) { return std::max<std::size_t>(1, partitionings[cut].size()); };
 
-  // Viterbi over the segments: best[b] is the least cost of segments 0..i with the cut after
-  // segment i partitioned as b; each segment searched once per partitioning of its two cuts.
+  // Each segment is searched once, then costed under every partitioning of its two cuts. The
+  // segments wait on nothing but their cuts' partitionings, so they are searched at once on up
+  // to options.jobs threads, the calling thread with `mapper`, each other one with a cost model
+  // and a mapper of its own, since their caches are not shared between threads.
+  struct OwnMapper {
+    OwnMapper(const spec::Library& library, const CostModel& like, const MappingOptions& options)
+        : model(like.on(like.machine())), mapper(library, model, options) {}
+    CostModel model;
+    MachineMapper mapper;
+  };
+  struct ThreadCosts {
+    const CostModel* model;
+    MachineMapper* mapper;
+  };
+  struct SearchedSegment {
+    SearchResult found;
+    std::vector<std::vector<SegmentChoice>> choices;  // [a][b]
+  };
+  std::vector<SearchedSegment> searched_segments(segments.size());
+  std::mutex shared;  // guards own_mappers, the progress callback and its counts
+  std::vector<std::unique_ptr<OwnMapper>> own_mappers;
+  std::size_t segments_done = 0, explored_done = 0;
+  const std::thread::id caller = std::this_thread::get_id();
   const auto began = std::chrono::steady_clock::now();
-  std::vector<double> best{0};
-  std::vector<std::vector<std::size_t>> came_from;               // per segment, per b: the a chosen
-  std::vector<std::vector<std::vector<SegmentChoice>>> choices;  // per segment, [a][b]
-  for (std::size_t i = 0; i < segments.size(); ++i) {
-    const std::size_t ins = i == 0 ? 1 : states(i - 1);
-    const std::size_t outs = i + 1 == segments.size() ? 1 : states(i);
-    SearchOptions per_segment = options.substitution;
-    if (!per_segment.node_seconds)
-      per_segment.node_seconds = [&model](const pcg::Graph& g, const pcg::Node& n) { return model.local_seconds(g, n); };
-    if (per_segment.max_seconds > 0) {
-      const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-      per_segment.max_seconds = std::max(0.001, (options.substitution.max_seconds - used) / static_cast<double>(segments.size() - i));
-    }
-    // The rewrites do not depend on how the cuts are partitioned, only their costs do: the
-    // segment is searched once with its cuts unpinned, and the graph found competes with the
-    // segment as given under every partitioning of its two cuts.
-    SearchResult found = search_substitutions(
-        segments[i].graph, searched, library, [&](const pcg::Graph& g) { return mapper.map(g).estimate; }, per_segment,
-        [&](const SearchStep& s) {
-          if (progress) progress({i + 1, segments.size(), result.explored + s.explored});
-        });
-    result.explored += found.explored;
-    result.generated += found.generated;
-    result.rewrites += found.rewrites;
-    std::vector<std::pair<const pcg::Graph*, const std::vector<AppliedSubstitution>*>> contenders{{&segments[i].graph, nullptr}};
-    if (!found.sequence.empty()) contenders.push_back({&found.best, &found.sequence});
+  pcg::run_concurrently(
+      model.measures() ? 1 : options.jobs, segments.size(),
+      [&] {
+        if (std::this_thread::get_id() == caller) return ThreadCosts{&model, &mapper};
+        auto own = std::make_unique<OwnMapper>(library, model, options.mapping);
+        const ThreadCosts costs{&own->model, &own->mapper};
+        const std::lock_guard<std::mutex> lock(shared);
+        own_mappers.push_back(std::move(own));
+        return costs;
+      },
+      [&](const ThreadCosts& costs, std::size_t i) {
+        const std::size_t ins = i == 0 ? 1 : states(i - 1);
+        const std::size_t outs = i + 1 == segments.size() ? 1 : states(i);
+        SearchOptions per_segment = options.substitution;
+        if (!per_segment.node_seconds)
+          per_segment.node_seconds = [&costs](const pcg::Graph& g, const pcg::Node& n) { return costs.model->local_seconds(g, n); };
+        if (per_segment.max_seconds > 0) {
+          const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+          per_segment.max_seconds = std::max(0.001, (options.substitution.max_seconds - used) / static_cast<double>(segments.size() - i));
+        }
+        // The rewrites do not depend on how the cuts are partitioned, only their costs do: the
+        // segment is searched once with its cuts unpinned, and the graph found competes with the
+        // segment as given under every partitioning of its two cuts.
+        SearchedSegment& out = searched_segments[i];
+        out.found = search_substitutions(
+            segments[i].graph, searched, library, [&](const pcg::Graph& g) { return costs.mapper->map(g).estimate; }, per_segment,
+            [&](const SearchStep& s) {
+              if (!progress) return;
+              const std::lock_guard<std::mutex> lock(shared);
+              progress({segments_done + 1, segments.size(), explored_done + s.explored});
+            });
+        std::vector<std::pair<const pcg::Graph*, const std::vector<AppliedSubstitution>*>> contenders{{&segments[i].graph, nullptr}};
+        if (!out.found.sequence.empty()) contenders.push_back({&out.found.best, &out.found.sequence});
+        out.choices.assign(ins, std::vector<SegmentChoice>(outs));
+        for (std::size_t a = 0; a < ins; ++a)
+          for (std::size_t b = 0; b < outs; ++b) {
+            Pins pins;
+            if (i > 0 && cuts[i - 1]) pins.inputs[cuts[i - 1]->input] = partitionings[i - 1][a];
+            if (i + 1 < segments.size() && cuts[i]) pins.outputs[cuts[i]->output] = partitionings[i][b];
+            SegmentChoice& c = out.choices[a][b];
+            for (const auto& [contender, sequence] : contenders) {
+              const double seconds = costs.mapper->map(*contender, pins).estimate;
+              if (seconds < c.seconds) {
+                c.seconds = seconds;
+                c.sequence = sequence ? *sequence : std::vector<AppliedSubstitution>{};
+              }
+            }
+          }
+        const std::lock_guard<std::mutex> lock(shared);
+        ++segments_done;
+        explored_done += out.found.explored;
+      });
 
-    choices.emplace_back(ins, std::vector<SegmentChoice>(outs));
+  // Viterbi over the segments: best[b] is the least cost of segments 0..i with the cut after
+  // segment i partitioned as b.
+  std::vector<double> best{0};
+  std::vector<std::vector<std::size_t>> came_from;  // per segment, per b: the a chosen
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    const SearchedSegment& segment = searched_segments[i];
+    result.explored += segment.found.explored;
+    result.generated += segment.found.generated;
+    result.rewrites += segment.found.rewrites;
+    const std::size_t outs = segment.choices.front().size();
     std::vector<double> next(outs, kInf);
     came_from.emplace_back(outs, 0);
-    for (std::size_t a = 0; a < ins; ++a) {
+    for (std::size_t a = 0; a < segment.choices.size(); ++a) {
       if (best[a] == kInf) continue;
-      for (std::size_t b = 0; b < outs; ++b) {
-        Pins pins;
-        if (i > 0 && cuts[i - 1]) pins.inputs[cuts[i - 1]->input] = partitionings[i - 1][a];
-        if (i + 1 < segments.size() && cuts[i]) pins.outputs[cuts[i]->output] = partitionings[i][b];
-        SegmentChoice& c = choices[i][a][b];
-        for (const auto& [graph, sequence] : contenders) {
-          const double seconds = mapper.map(*graph, pins).estimate;
-          if (seconds < c.seconds) {
-            c.seconds = seconds;
-            c.sequence = sequence ? *sequence : std::vector<AppliedSubstitution>{};
-          }
-        }
-        if (best[a] + c.seconds < next[b]) {
-          next[b] = best[a] + c.seconds;
+      for (std::size_t b = 0; b < outs; ++b)
+        if (best[a] + segment.choices[a][b].seconds < next[b]) {
+          next[b] = best[a] + segment.choices[a][b].seconds;
           came_from[i][b] = a;
         }
-      }
     }
     best = std::move(next);
   }
@@ -141,7 +189,7 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
   std::size_t b = 0;
   for (std::size_t i = segments.size(); i-- > 0;) {
     const std::size_t a = came_from[i][b];
-    sequences[i] = std::move(choices[i][a][b].sequence);
+    sequences[i] = std::move(searched_segments[i].choices[a][b].sequence);
     if (i + 1 < segments.size() && cuts[i]) {
       const Pin& p = partitionings[i][b];
       result.cuts[i] = p.shape.to_string() + " on " + p.view().to_string();
@@ -153,6 +201,10 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
   result.placements = mapping.placements;
   result.estimate = mapping.estimate;
   result.mapping = mapper.stats();
+  for (const std::unique_ptr<OwnMapper>& own : own_mappers) {
+    result.mapping.solved += own->mapper.stats().solved;
+    result.mapping.cache_hits += own->mapper.stats().cache_hits;
+  }
   return result;
 }
 

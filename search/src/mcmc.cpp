@@ -89,7 +89,6 @@ McmcResult mcmc_search(const spec::Library& library, const pcg::Graph& graph, co
   if (options.resume) {
     result = *options.resume;
     const std::shared_ptr<const McmcWalkState> at = std::move(result.left_off);
-    result.stopped_by_time = false;
     current = at->current;
     current_seconds = at->current_seconds;
     proposer.set_rng(at->rng);
@@ -111,7 +110,6 @@ McmcResult mcmc_search(const spec::Library& library, const pcg::Graph& graph, co
   };
   for (std::size_t step = first_step; step < options.iterations; ++step) {
     if (out_of_time()) {
-      result.stopped_by_time = true;
       result.left_off = std::make_shared<const McmcWalkState>(
           McmcWalkState{current, current_seconds, proposer.rng(), step, seconds_since(began), seconds_since(last_improved)});
       break;

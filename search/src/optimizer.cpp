@@ -1,6 +1,7 @@
 #include "loom/search/optimizer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -78,14 +79,47 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     report.initial_seconds = placement_seconds(library, graph, unsplit_placements(graph), single);
   }
 
+  // Work run at once (settings.jobs) costs on the calling thread with `model`, on each other
+  // thread with a model of its own, since a model's cache of layout moves is not shared between
+  // threads; where tasks are measured, all runs on one thread.
+  const int jobs = model.measures() ? 1 : settings.jobs;
+  const std::thread::id caller = std::this_thread::get_id();
+  auto own_model = [&] { return std::this_thread::get_id() == caller ? nullptr : std::make_unique<CostModel>(model.on(model.machine())); };
+  struct Span {
+    std::chrono::steady_clock::time_point began, ended;
+    double seconds() const { return std::chrono::duration<double>(ended - began).count(); }
+  };
+
   report_stage("joint search");
-  const auto joint_began = std::chrono::steady_clock::now();
-  report.joint = joint_search(library, graph, rules, model, settings.joint, [&](const JointProgress& p) {
-    if (progress) progress({"joint search", p});
-  });
-  report.search_seconds = since(joint_began);
-  Candidate best{"joint", report.joint.graph, report.joint.placements, report.joint.sequence, 0, {}};
-  best.seconds = report.joint_seconds = report.refined_seconds = placement_seconds(library, best.graph, best.placements, model);
+  // The sequential baseline's rewriting on one device (TASO's stage) waits on nothing: with more
+  // than one job it runs beside the joint search.
+  const bool rewrite_beside = settings.baselines && jobs > 1;
+  SearchResult sequentially_rewritten;
+  std::array<Span, 2> first_spans;
+  pcg::run_concurrently(rewrite_beside ? 2 : 1, rewrite_beside ? 2 : 1, own_model,
+                        [&](const std::unique_ptr<CostModel>& own, std::size_t i) {
+                          first_spans[i].began = std::chrono::steady_clock::now();
+                          if (i == 0) {
+                            const CostModel& costs = own ? *own : model;
+                            JointOptions joint = settings.joint;
+                            joint.jobs = jobs;
+                            report.joint = joint_search(library, graph, rules, costs, joint, [&](const JointProgress& p) {
+                              if (progress) progress({"joint search", p});
+                            });
+                            report.search_seconds = since(first_spans[0].began);
+                            report.joint_seconds = placement_seconds(library, report.joint.graph, report.joint.placements, costs);
+                          } else {
+                            sequentially_rewritten = sequential_rewrite(library, graph, rules, model, settings.joint.substitution);
+                          }
+                          first_spans[i].ended = std::chrono::steady_clock::now();
+                        });
+  close_stage();
+  if (rewrite_beside) {
+    report.stages.back().seconds = first_spans[0].seconds();
+    report.stages.push_back({"baseline: sequential, rewriting", first_spans[1].seconds(), true});
+  }
+  Candidate best{"joint", report.joint.graph, report.joint.placements, report.joint.sequence, report.joint_seconds, {}};
+  report.refined_seconds = report.joint_seconds;
   std::vector<Candidate> tried{best};  // every plan the searches made, for recomputation when none fits
 
   // FlexFlow's simulator-driven local search from the DP's plan: the DP's objective adds times
@@ -95,7 +129,6 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   // The two walks, the pipeline search and, over a graph the joint search rewrote, FlexFlow's
   // walk wait on nothing but the joint search, so they run at once where settings.jobs allows;
   // their results are taken in the same order either way.
-  close_stage();
   report.refinement_start = "none";
   std::vector<std::pair<std::string, std::vector<Placement>>> starts;
   if (settings.mcmc_iterations > 0)
@@ -130,7 +163,17 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   if (settings.baselines && report.joint.graph != graph)
     group.push_back(
         {"baseline: flexflow_mcmc", [&](const CostModel& costs) { flexflow = mcmc_search(library, graph, costs, flexflow_walk); }});
-  const int jobs = model.measures() ? 1 : settings.jobs;
+  SequentialOptions sequential;
+  sequential.substitution = settings.joint.substitution;
+  sequential.mcmc = flexflow_walk;
+  if (rewrite_beside) sequential.rewritten = &sequentially_rewritten;
+  // Over a graph no other walk walks, the sequential baseline's walk waits on nothing either.
+  std::unique_ptr<SequentialResult> sequential_result;
+  if (rewrite_beside && sequentially_rewritten.best != graph && sequentially_rewritten.best != report.joint.graph)
+    group.push_back({"baseline: sequential", [&](const CostModel& costs) {
+                       sequential_result =
+                           std::make_unique<SequentialResult>(sequential_optimization(library, graph, rules, costs, sequential));
+                     }});
   std::vector<std::string> stages;
   for (const Task& t : group)
     if (std::find(stages.begin(), stages.end(), t.stage) == stages.end()) stages.push_back(t.stage);
@@ -140,21 +183,12 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     if (stages.size() > 1) said += jobs > 1 ? ", at once" : ", one after another";
     progress({said, {}});
   }
-  // The calling thread costs with `model`; each other thread with a model of its own, since a
-  // model's cache of layout moves is not shared between threads.
-  const std::thread::id caller = std::this_thread::get_id();
-  struct Span {
-    std::chrono::steady_clock::time_point began, ended;
-  };
   std::vector<Span> spans(group.size());
-  pcg::run_concurrently(
-      jobs, group.size(),
-      [&] { return std::this_thread::get_id() == caller ? nullptr : std::make_unique<CostModel>(model.on(model.machine())); },
-      [&](const std::unique_ptr<CostModel>& own, std::size_t i) {
-        spans[i].began = std::chrono::steady_clock::now();
-        group[i].run(own ? *own : model);
-        spans[i].ended = std::chrono::steady_clock::now();
-      });
+  pcg::run_concurrently(jobs, group.size(), own_model, [&](const std::unique_ptr<CostModel>& own, std::size_t i) {
+    spans[i].began = std::chrono::steady_clock::now();
+    group[i].run(own ? *own : model);
+    spans[i].ended = std::chrono::steady_clock::now();
+  });
   for (const std::string& stage : stages) {
     std::chrono::steady_clock::time_point from = std::chrono::steady_clock::time_point::max(), to{};
     for (std::size_t i = 0; i < group.size(); ++i)
@@ -205,14 +239,14 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
       flexflow = mcmc_search(library, graph, model, flexflow_walk);
     }
     others.push_back({"flexflow_mcmc", graph, flexflow->placements, {}, flexflow->seconds, {}});
-    report_stage("baseline: sequential");
-    SequentialOptions seq;
-    seq.substitution = settings.joint.substitution;
-    seq.mcmc = flexflow_walk;
-    seq.mcmc.resume = nullptr;
-    seq.walked.emplace_back(graph, std::move(*flexflow));
-    if (walked_from_data_parallel) seq.walked.emplace_back(report.joint.graph, *walked_from_data_parallel);
-    SequentialResult s = sequential_optimization(library, graph, rules, model, seq);
+    if (!sequential_result) {
+      report_stage("baseline: sequential");
+      sequential.mcmc.resume = nullptr;
+      sequential.walked.emplace_back(graph, std::move(*flexflow));
+      if (walked_from_data_parallel) sequential.walked.emplace_back(report.joint.graph, *walked_from_data_parallel);
+      sequential_result = std::make_unique<SequentialResult>(sequential_optimization(library, graph, rules, model, sequential));
+    }
+    SequentialResult& s = *sequential_result;
     others.push_back({"sequential", std::move(s.graph), std::move(s.placements), std::move(s.substitutions), s.seconds, {}});
     for (Candidate& c : others) {
       tried.push_back(c);

@@ -98,5 +98,48 @@ TEST(JointSearch, SegmentsJoinBackIntoTheSameGraph) {
   for (std::size_t i = 0; i < a[0].data.size(); ++i) EXPECT_NEAR(a[0].data[i], b[0].data[i], 1e-12);
 }
 
+// Segments searched on several threads, each with a cost model and a mapper of its own, give the
+// result the segments searched one after another give: the rules rewrite every segment, and the
+// cuts between them are partitioned by the Viterbi pass over all the segments' costs.
+TEST(JointSearch, SegmentsSearchedOnSeveralThreadsGiveTheSameResult) {
+  pcg::Graph g;
+  int at = g.add_input("x", shape({256, 64}));
+  for (int layer = 0; layer < 12; ++layer) {
+    const int w = g.add_input("w" + std::to_string(layer), shape({64, 64}), true);
+    const int m = g.add_node(library(), "matmul", {}, {{at, 0}, {w, 0}});
+    at = g.add_node(library(), "relu", {}, {{m, 0}});
+  }
+  g.mark_output({at, 0});
+  const CostModel model(library(), load_machine("summit").with_devices_per_node(4));
+  JointOptions options;
+  options.min_segment = 5;
+  const JointResult one = joint_search(library(), g, unity_rules(), model, options);
+  ASSERT_EQ(one.segments, 4u);
+  ASSERT_NE(one.graph, g) << "the rules should rewrite the layers";
+  for (int jobs : {2, 3}) {
+    options.jobs = jobs;
+    std::size_t calls = 0;
+    const JointResult many = joint_search(library(), g, unity_rules(), model, options, [&](const JointProgress& p) {
+      ++calls;
+      EXPECT_GE(p.segment, 1u);
+      EXPECT_LE(p.segment, p.segments);
+    });
+    EXPECT_GT(calls, 0u);
+    EXPECT_EQ(many.graph, one.graph) << jobs << " jobs";
+    EXPECT_EQ(many.placements, one.placements) << jobs << " jobs";
+    EXPECT_EQ(many.estimate, one.estimate) << jobs << " jobs";
+    EXPECT_EQ(many.cuts, one.cuts) << jobs << " jobs";
+    ASSERT_EQ(many.sequence.size(), one.sequence.size()) << jobs << " jobs";
+    for (std::size_t k = 0; k < one.sequence.size(); ++k) {
+      EXPECT_EQ(many.sequence[k].rule, one.sequence[k].rule) << jobs << " jobs, step " << k;
+      EXPECT_EQ(many.sequence[k].match, one.sequence[k].match) << jobs << " jobs, step " << k;
+      EXPECT_EQ(many.sequence[k].reversed, one.sequence[k].reversed) << jobs << " jobs, step " << k;
+    }
+    EXPECT_EQ(many.explored, one.explored) << jobs << " jobs";
+    EXPECT_EQ(many.generated, one.generated) << jobs << " jobs";
+    EXPECT_EQ(many.rewrites, one.rewrites) << jobs << " jobs";
+  }
+}
+
 }  // namespace
 }  // namespace loom::search

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -56,32 +57,52 @@ TEST(Optimizer, FlexFlowsBaselineIsTheWalkItsSettingsMake) {
   own.seed = settings.seed;
   const McmcResult walked = mcmc_search(library(), g, model, own);
   ASSERT_EQ(walked.steps, own.iterations);
-  EXPECT_FALSE(walked.stopped_by_time);
+  EXPECT_FALSE(walked.stopped_by_time());
   EXPECT_EQ(report.baselines.at("flexflow_mcmc"), walked.seconds);
 }
 
 // The refining walks, the pipeline search and, over a rewritten graph, FlexFlow's walk run on
 // several threads when asked, each costing with a model of its own: the plan and every figure of
 // the report are those of one thread.
+// The sequential baseline's rewriting runs beside the joint search, and its walk beside the
+// refining walks where no other walk walks its graph: on CANDLE-Uno the generated rules make the
+// sequential baseline's graph differ from both the model's and the joint search's.
 TEST(Optimizer, TheWalksAndThePipelineSearchOnSeveralThreadsMakeTheSamePlan) {
-  const pcg::Graph g = models::build_model(library(), "mlp_fig1", {{"batch", 1024}});
+  const std::string rules_dir = spec::Library::default_specs_dir() + "/rules/";
+  std::vector<pcg::Rule> unity_and_generated = unity_rules();
+  for (pcg::Rule& r : spec::load_rule_file(library(), {spec::Library::default_specs_dir()}, rules_dir + "generated.verified.json"))
+    if (r.id == "g0365") unity_and_generated.push_back(std::move(r));
+  struct Case {
+    std::string model;
+    std::map<std::string, std::int64_t> params;
+    std::vector<pcg::Rule> rules;
+  };
+  const std::vector<Case> cases{{"mlp_fig1", {{"batch", 1024}}, {}},
+                                {"mlp_fig1", {{"batch", 1024}}, unity_rules()},
+                                {"candle_uno", {{"batch", 256}, {"feature_layers", 2}, {"dense_layers", 2}}, unity_and_generated}};
   const CostModel model(library(), load_machine("summit").with_devices_per_node(4));
-  for (bool rewrite : {false, true}) {
-    const std::vector<pcg::Rule> rules = rewrite ? unity_rules() : std::vector<pcg::Rule>{};
+  bool sequential_walk_beside_seen = false;
+  for (const Case& c : cases) {
+    const pcg::Graph g = models::build_model(library(), c.model, c.params);
     OptimizeSettings settings;
     settings.mcmc_iterations = 30;
     settings.mcmc_seconds = 0;
     settings.seed = 3;
     settings.jobs = 1;
-    const OptimizeReport one = optimize(library(), g, rules, model, settings);
-    ASSERT_EQ(one.graph != g, rewrite) << "the rules should rewrite the MLP, and only they";
+    const OptimizeReport one = optimize(library(), g, c.rules, model, settings);
+    const bool rewrite = !c.rules.empty();
+    ASSERT_EQ(one.joint.graph != g, rewrite) << c.model << ": the rules should rewrite the graph, and only they";
     for (const StageTime& t : one.stages) EXPECT_FALSE(t.alongside) << t.stage;
+    const pcg::Graph sequential_graph = sequential_rewrite(library(), g, c.rules, model, settings.joint.substitution).best;
+    const bool sequential_walk_beside = sequential_graph != g && sequential_graph != one.joint.graph;
+    sequential_walk_beside_seen = sequential_walk_beside_seen || sequential_walk_beside;
     for (int jobs : {2, 3}) {
       settings.jobs = jobs;
-      const OptimizeReport many = optimize(library(), g, rules, model, settings);
-      const std::string context = std::to_string(jobs) + " jobs" + (rewrite ? ", rewritten" : "");
+      const OptimizeReport many = optimize(library(), g, c.rules, model, settings);
+      const std::string context = c.model + ", " + std::to_string(jobs) + " jobs" + (rewrite ? ", rewritten" : "");
       EXPECT_EQ(many.chosen, one.chosen) << context;
       EXPECT_EQ(many.best_seconds, one.best_seconds) << context;
+      EXPECT_EQ(many.joint_seconds, one.joint_seconds) << context;
       EXPECT_EQ(many.refined_seconds, one.refined_seconds) << context;
       EXPECT_EQ(many.refinement_start, one.refinement_start) << context;
       EXPECT_EQ(many.pipeline_seconds, one.pipeline_seconds) << context;
@@ -91,13 +112,17 @@ TEST(Optimizer, TheWalksAndThePipelineSearchOnSeveralThreadsMakeTheSamePlan) {
       std::vector<std::string> stages;
       for (const StageTime& t : many.stages) {
         stages.push_back(t.stage);
-        const bool beside = t.stage == "pipeline parallelism" || (rewrite && t.stage == "baseline: flexflow_mcmc");
+        const bool beside = t.stage == "pipeline parallelism" || t.stage == "baseline: sequential, rewriting" ||
+                            (rewrite && t.stage == "baseline: flexflow_mcmc") ||
+                            (sequential_walk_beside && t.stage == "baseline: sequential");
         EXPECT_EQ(t.alongside, beside) << t.stage << ", " << context;
       }
-      for (const char* stage : {"refining the joint plan", "pipeline parallelism", "baseline: flexflow_mcmc", "baseline: sequential"})
+      for (const char* stage : {"refining the joint plan", "pipeline parallelism", "baseline: flexflow_mcmc", "baseline: sequential",
+                                "baseline: sequential, rewriting"})
         EXPECT_EQ(std::count(stages.begin(), stages.end(), stage), 1) << stage << ", " << context;
     }
   }
+  EXPECT_TRUE(sequential_walk_beside_seen) << "no case ran the sequential baseline's walk beside the others";
 }
 
 TEST(Optimizer, AWalkOutOfTimeSaysSo) {
@@ -107,7 +132,7 @@ TEST(Optimizer, AWalkOutOfTimeSaysSo) {
   bounded.iterations = 1000000;
   bounded.max_seconds = 1e-9;
   const McmcResult r = mcmc_search(library(), g, model, bounded);
-  EXPECT_TRUE(r.stopped_by_time);
+  EXPECT_TRUE(r.stopped_by_time());
   EXPECT_LT(r.steps, bounded.iterations);
 }
 

@@ -86,8 +86,10 @@ struct McmcResult {
   double initial_seconds = 0;
   std::size_t steps = 0;                          // proposals made
   std::size_t accepted = 0;                       // proposals accepted
-  bool stopped_by_time = false;                   // max_seconds ended the walk before its iterations did
   std::shared_ptr<const McmcWalkState> left_off;  // when stopped by time
+
+  // Whether max_seconds ended the walk before its iterations did.
+  bool stopped_by_time() const { return left_off != nullptr; }
 };
 
 // FlexFlow's MCMC search (FlexFlow section 6): from the initial placements, repeatedly changes one
@@ -103,6 +105,9 @@ struct SequentialOptions {
   // under `mcmc`'s time bound or a tighter one: the second stage goes on with the one over the
   // graph the first stage made (McmcOptions::resume), which it would repeat step for step.
   std::vector<std::pair<pcg::Graph, McmcResult>> walked;
+  // The first stage's result, when sequential_rewrite found it beforehand with `substitution`
+  // (alongside the joint search, say). Not owned.
+  const SearchResult* rewritten = nullptr;
 };
 
 struct SequentialResult {
@@ -113,9 +118,15 @@ struct SequentialResult {
   double single_device_seconds = 0;  // of the rewritten graph, what the first stage minimized
 };
 
-// TASO then FlexFlow: search_substitutions with only the algebraic rules of `rules`, costing a
-// graph by its simulated time on one device of the machine (memory ignored, as TASO does), then
-// mcmc_search of the result on the whole machine.
+// The first stage of sequential optimization, TASO's: search_substitutions with only the
+// algebraic rules of `rules`, costing a graph by its simulated time on one device of `model`'s
+// machine (memory ignored, as TASO does). It costs with a model of its own, so it may run on
+// another thread than `model`'s user.
+SearchResult sequential_rewrite(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules,
+                                const CostModel& model, const SearchOptions& substitution = {});
+
+// TASO then FlexFlow: sequential_rewrite (or options.rewritten), then mcmc_search of the result
+// on the whole machine.
 SequentialResult sequential_optimization(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules,
                                          const CostModel& model, const SequentialOptions& options = {});
 

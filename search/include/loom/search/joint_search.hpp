@@ -19,6 +19,10 @@ struct JointOptions {
   MappingOptions mapping;
   bool split = true;             // level 3 (--no-split turns it off)
   std::size_t min_segment = 10;  // operators per segment at least (k)
+  // Threads searching segments at once, each costing with a model of its own: the result is the
+  // same with any number, unless max_seconds bounds the search. Where the model measures tasks
+  // (CostModel::measures()), one.
+  int jobs = 1;
 };
 
 struct JointProgress {
