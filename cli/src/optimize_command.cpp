@@ -262,10 +262,12 @@ void add_optimize_command(CLI::App& app, int& status) {
   cmd->add_option("--mcmc-iterations", opt->settings.mcmc_iterations, "steps of FlexFlow's MCMC (baseline and refinement)")
       ->default_val(300);
   cmd->add_option("-j,--jobs", opt->settings.jobs,
-                  "threads: the sequential baseline's rewriting runs beside the joint search; then the two walks refining the "
+                  "threads: the joint search's segments are searched at once, and the sequential baseline's rewriting beside "
+                  "them; then the two walks refining the "
                   "joint plan, the pipeline search and, over a graph no other walk walks, FlexFlow's and the sequential "
                   "baseline's walks run at once, each costing plans on its own (default: the number of cores; the plan "
-                  "is the same with any number, unless a walk stops at --mcmc-seconds; where tasks are measured, they run one "
+                  "is the same with any number, unless a walk stops at --mcmc-seconds or the joint search at --max-seconds; where "
+                  "tasks are measured, they run one "
                   "after another)")
       ->default_val(std::max(1u, std::thread::hardware_concurrency()))
       ->check(positive_number());
