@@ -1,5 +1,6 @@
 #include "loom/search/joint_search.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <memory>
@@ -104,11 +105,13 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
   std::vector<SearchedSegment> searched_segments(segments.size());
   std::mutex shared;  // guards own_mappers, the progress callback and its counts
   std::vector<std::unique_ptr<OwnMapper>> own_mappers;
-  std::size_t segments_done = 0, explored_done = 0;
+  std::size_t segments_done = 0, explored_done = 0, explored_shown = 0;
+  const std::size_t threads = std::clamp<std::size_t>(static_cast<std::size_t>(std::max(model.measures() ? 1 : options.jobs, 1)), 1,
+                                                      std::max<std::size_t>(segments.size(), 1));
   const std::thread::id caller = std::this_thread::get_id();
   const auto began = std::chrono::steady_clock::now();
   pcg::run_concurrently(
-      model.measures() ? 1 : options.jobs, segments.size(),
+      static_cast<int>(threads), segments.size(),
       [&] {
         if (std::this_thread::get_id() == caller) return ThreadCosts{&model, &mapper};
         auto own = std::make_unique<OwnMapper>(library, model, options.mapping);
@@ -125,7 +128,9 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
           per_segment.node_seconds = [&costs](const pcg::Graph& g, const pcg::Node& n) { return costs.model->local_seconds(g, n); };
         if (per_segment.max_seconds > 0) {
           const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-          per_segment.max_seconds = std::max(0.001, (options.substitution.max_seconds - used) / static_cast<double>(segments.size() - i));
+          // What is left is shared by the rounds of segments still to be searched, `threads` at a time.
+          const std::size_t rounds = (segments.size() - i + threads - 1) / threads;
+          per_segment.max_seconds = std::max(0.001, (options.substitution.max_seconds - used) / static_cast<double>(rounds));
         }
         // The rewrites do not depend on how the cuts are partitioned, only their costs do: the
         // segment is searched once with its cuts unpinned, and the graph found competes with the
@@ -136,7 +141,9 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
             [&](const SearchStep& s) {
               if (!progress) return;
               const std::lock_guard<std::mutex> lock(shared);
-              progress({segments_done + 1, segments.size(), explored_done + s.explored});
+              // Segments searched at once each count their own graphs: the count shown never goes back.
+              explored_shown = std::max(explored_shown, explored_done + s.explored);
+              progress({segments_done + 1, segments.size(), explored_shown});
             });
         std::vector<std::pair<const pcg::Graph*, const std::vector<AppliedSubstitution>*>> contenders{{&segments[i].graph, nullptr}};
         if (!out.found.sequence.empty()) contenders.push_back({&out.found.best, &out.found.sequence});

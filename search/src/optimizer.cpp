@@ -92,7 +92,8 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
 
   report_stage("joint search");
   // The sequential baseline's rewriting on one device (TASO's stage) waits on nothing: with more
-  // than one job it runs beside the joint search.
+  // than one job it runs beside the joint search, whose segments take `jobs` threads too (the
+  // rewriting is the shorter, and a segment's search gains more from a thread than it loses).
   const bool rewrite_beside = settings.baselines && jobs > 1;
   SearchResult sequentially_rewritten;
   std::array<Span, 2> first_spans;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "loom/interpreter/graph_eval.hpp"
 #include "loom/interpreter/library.hpp"
@@ -77,15 +78,22 @@ TEST(JointSearch, Figure1SequentialFusesAndDataParallelismMovesBothWeights) {
   EXPECT_LT(joint_bytes * 6, sequential_bytes);  // the figure's sixfold saving, at least
 }
 
-TEST(JointSearch, SegmentsJoinBackIntoTheSameGraph) {
+// Layers of matmul then relu over a [rows, widths[0]] input, layer l taking widths[l] features
+// to widths[l + 1] with its own weight.
+pcg::Graph dense_relu_chain(std::int64_t rows, const std::vector<std::int64_t>& widths) {
   pcg::Graph g;
-  int at = g.add_input("x", shape({8, 8}));
-  for (int layer = 0; layer < 12; ++layer) {
-    const int w = g.add_input("w" + std::to_string(layer), shape({8, 8}), true);
+  int at = g.add_input("x", shape({rows, widths.front()}));
+  for (std::size_t layer = 0; layer + 1 < widths.size(); ++layer) {
+    const int w = g.add_input("w" + std::to_string(layer), shape({widths[layer], widths[layer + 1]}), true);
     const int m = g.add_node(library(), "matmul", {}, {{at, 0}, {w, 0}});
     at = g.add_node(library(), "relu", {}, {{m, 0}});
   }
   g.mark_output({at, 0});
+  return g;
+}
+
+TEST(JointSearch, SegmentsJoinBackIntoTheSameGraph) {
+  const pcg::Graph g = dense_relu_chain(8, std::vector<std::int64_t>(13, 8));
   const auto segments = split_graph(g, 5);
   EXPECT_EQ(segments.size(), 4u);
   for (const Segment& s : segments) EXPECT_GE(s.graph.size() - s.reads.size(), 5u);
@@ -102,14 +110,8 @@ TEST(JointSearch, SegmentsJoinBackIntoTheSameGraph) {
 // result the segments searched one after another give: the rules rewrite every segment, and the
 // cuts between them are partitioned by the Viterbi pass over all the segments' costs.
 TEST(JointSearch, SegmentsSearchedOnSeveralThreadsGiveTheSameResult) {
-  pcg::Graph g;
-  int at = g.add_input("x", shape({256, 64}));
-  for (int layer = 0; layer < 12; ++layer) {
-    const int w = g.add_input("w" + std::to_string(layer), shape({64, 64}), true);
-    const int m = g.add_node(library(), "matmul", {}, {{at, 0}, {w, 0}});
-    at = g.add_node(library(), "relu", {}, {{m, 0}});
-  }
-  g.mark_output({at, 0});
+  // Layers of different widths, so that no segment's result could stand for another's.
+  const pcg::Graph g = dense_relu_chain(256, {64, 96, 128, 64, 32, 96, 64, 128, 96, 32, 64, 128, 64});
   const CostModel model(library(), load_machine("summit").with_devices_per_node(4));
   JointOptions options;
   options.min_segment = 5;

@@ -89,10 +89,14 @@ TEST(Optimizer, TheWalksAndThePipelineSearchOnSeveralThreadsMakeTheSamePlan) {
     settings.mcmc_seconds = 0;
     settings.seed = 3;
     settings.jobs = 1;
+    settings.joint.min_segment = 5;
     const OptimizeReport one = optimize(library(), g, c.rules, model, settings);
     const bool rewrite = !c.rules.empty();
     ASSERT_EQ(one.joint.graph != g, rewrite) << c.model << ": the rules should rewrite the graph, and only they";
     for (const StageTime& t : one.stages) EXPECT_FALSE(t.alongside) << t.stage;
+    if (c.model == "candle_uno") {
+      EXPECT_GT(one.joint.segments, 1u) << "the joint search's segments should be searched at once";
+    }
     const pcg::Graph sequential_graph = sequential_rewrite(library(), g, c.rules, model, settings.joint.substitution).best;
     const bool sequential_walk_beside = sequential_graph != g && sequential_graph != one.joint.graph;
     sequential_walk_beside_seen = sequential_walk_beside_seen || sequential_walk_beside;

@@ -19,9 +19,12 @@ struct JointOptions {
   MappingOptions mapping;
   bool split = true;             // level 3 (--no-split turns it off)
   std::size_t min_segment = 10;  // operators per segment at least (k)
-  // Threads searching segments at once, each costing with a model of its own: the result is the
-  // same with any number, unless max_seconds bounds the search. Where the model measures tasks
-  // (CostModel::measures()), one.
+  // Threads searching segments at once, each costing with a model and a mapper of its own (their
+  // caches, and so the memory they hold, grow with the threads): the result is the same with any
+  // number, unless max_seconds bounds the search. Where the model measures tasks
+  // (CostModel::measures()), one. With more than one, substitution.node_seconds and mapping.admit
+  // are called from several threads at once, and the progress callback from any of them, one
+  // call at a time.
   int jobs = 1;
 };
 
