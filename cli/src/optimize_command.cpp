@@ -249,8 +249,10 @@ void add_optimize_command(CLI::App& app, int& status) {
                   "graphs costed per segment by the machine mapping: each rewrite waits with an estimate (its parent's cost plus the "
                   "change in the one-device time of the nodes it replaces and inserts) and is costed when its turn comes")
       ->default_val(20);
-  cmd->add_option("--max-seconds", opt->settings.joint.substitution.max_seconds, "wall-clock limit of the substitution search (0: none)")
-      ->default_val(0);
+  cmd->add_option("--max-seconds", opt->settings.joint.substitution.max_seconds,
+                  "wall-clock limit of the joint search's substitution search, shared by its segments (0: none)")
+      ->default_val(0)
+      ->check(non_negative_number());
   cmd->add_flag("--no-split", opt->no_split, "search the whole graph at once instead of segment by segment");
   cmd->add_option("--min-segment", opt->settings.joint.min_segment, "operators per segment at least")
       ->default_val(10)
