@@ -64,6 +64,29 @@ TEST(Prover, ShapeFactsFollowRankPacksThroughOperators) {
   }
 }
 
+// A rule applies only where both sides are well-typed, so the requirements of its operators hold:
+// a split at 6 of a concatenation leaves 6 < m + k, whichever operand the split falls in. A
+// parallelization form keeps its input's sizes, so the split's condition carries through `reduce`.
+// The false variant (another operand after x) stays unproved.
+TEST(Prover, OperatorRequirementsAndParallelFormsStateSizes) {
+  const spec::Library lib = spec::Library::from_text(
+      "import \"ops/core.loom\";\nimport \"ops/shape.loom\";\nimport \"ops/parallel.loom\";\n"
+      "rule prefix_by_typing: forall x: [m, n], y: [k, n], u: [j, n]. "
+      "split<0, 6>(concat<0>(x, y)).0 => split<0, 6>(concat<0>(x, concat<0>(y, u))).0;\n"
+      "rule through_reduce: forall z: [m, n] {V: 2}, x: [m, k] where 4 < n. "
+      "reduce<2>(split<1, 4>(z).0) => split<1, 4>(concat<1>(reduce<2>(z), x)).0;\n"
+      "rule false_prefix: forall x: [m, n], y: [k, n], u: [k, n]. "
+      "split<0, 6>(concat<0>(x, y)).0 => split<0, 6>(concat<0>(x, concat<0>(u, y))).0;\n",
+      "<requirements>", spec::Library::default_specs_dir());
+  Prover prover(lib, testing::bundled_axioms());
+  const auto rules = obligations_from_library(lib);
+  for (const std::string name : {"prefix_by_typing", "through_reduce"}) {
+    const auto r = prover.prove(find_obligation(rules, name), 10000);
+    EXPECT_TRUE(r.proved) << name << ": " << r.reason;
+  }
+  EXPECT_FALSE(prover.prove(find_obligation(rules, "false_prefix"), 10000).proved);
+}
+
 TEST(Prover, RuleWhoseOnlyAxiomIsRemovedIsNotProved) {
   Prover prover(core_library(), core_axioms());
   const auto rules = obligations_from_library(core_library());

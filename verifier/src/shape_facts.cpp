@@ -21,9 +21,14 @@ class ShapeFacts {
     for (const auto& arg : term.args) visit(*arg);
     if (term.kind != spec::TermKind::Apply) return;
     const spec::OpDecl* op = vocab_.library().find_op(term.name);
-    if (!op) return;
+    const bool parallel_form = !op && vocab_.library().find_parallel(term.name) && term.args.size() == 1;
+    if (!op && !parallel_form) return;
     try {
-      state(*op, term, encoder_.encode(term, scope_));
+      const std::vector<z3::expr> outputs = encoder_.encode(term, scope_);
+      if (parallel_form)
+        state_logical_shape_kept(term, outputs);
+      else
+        state(*op, term, outputs);
     } catch (const LoomError&) {
       // A term the encoder refuses fails the proof elsewhere, with its own message.
     }
@@ -156,6 +161,48 @@ class ShapeFacts {
     return out;
   }
 
+  // A parallelization form changes degrees only: its output has its input's sizes.
+  void state_logical_shape_kept(const spec::Term& term, const std::vector<z3::expr>& outputs) {
+    const Ranks input = ranks(*term.args[0]);
+    if (outputs.size() != 1 || input.empty() || !input.front()) return;
+    const z3::expr& application = outputs.front();
+    const z3::expr value = application.arg(application.num_args() - 1);
+    for (int i = 0; i < static_cast<int>(*input.front()); ++i) facts_ = facts_ && vocab_.dim(application, i) == vocab_.dim(value, i);
+  }
+
+  // A size symbol between rank packs (`split`'s `n` in `[*p, n, *q]`), placed by the packs' lengths
+  // at this application.
+  void bind_between_packs(const spec::OpDecl& op, const spec::Term& term, const z3::expr& application, unsigned attrs,
+                          const std::map<std::string, std::size_t>& length, EncodingScope& inner) {
+    for (std::size_t j = 0; j < op.inputs.size() && j < term.args.size(); ++j) {
+      if (!op.inputs[j].shape) continue;
+      const auto& dims = op.inputs[j].shape->dims;
+      const auto front = positions(dims, length, false), back = positions(dims, length, true);
+      const z3::expr input = application.arg(attrs + static_cast<unsigned>(j));
+      for (std::size_t i = 0; i < dims.size(); ++i) {
+        if (dims[i].is_pack() || dims[i].expr->kind != spec::ExprKind::Name || inner.ints.count(dims[i].expr->name)) continue;
+        if (front[i])
+          inner.ints.emplace(dims[i].expr->name, vocab_.dim(input, *front[i]));
+        else if (back[i])
+          inner.ints.emplace(dims[i].expr->name, vocab_.rdim(input, *back[i]));
+      }
+    }
+  }
+
+  // A rewrite builds the side it produces through the operators' signatures, which refuse sizes
+  // their requirements exclude, and matches the other in a typed graph: both sides of a rule that
+  // applies are well-typed, so every requirement of an application in them holds.
+  void state_requirements(const spec::OpDecl& op, const EncodingScope& inner) {
+    for (const spec::OpStmt& st : op.stmts) {
+      if (st.kind != spec::OpStmtKind::Require || !st.expr) continue;
+      try {
+        facts_ = facts_ && encode_condition(vocab_.context(), *st.expr, inner);
+      } catch (const LoomError&) {
+        // rank(...), or a symbol bound only by a let: nothing to state.
+      }
+    }
+  }
+
   // The sizes the signature gives each output dimension it writes, and the dimensions of a rank
   // pack an output shares with an input (`ewmul(x: [*s], y: [*s]) -> [*s]`), wherever the packs'
   // lengths place them.
@@ -177,6 +224,8 @@ class ShapeFacts {
     }
     bind_dimension_symbols(vocab_, inputs, inner);
     const std::map<std::string, std::size_t> length = pack_lengths(op, term);
+    bind_between_packs(op, term, application, attrs, length, inner);
+    state_requirements(op, inner);
     const Ranks output_ranks = ranks(term);
     auto sized = [&](const z3::expr& t, std::optional<int> front, std::optional<int> back, int rank, const z3::expr& size) {
       if (!front && back && rank >= 0) front = rank - 1 - *back;
