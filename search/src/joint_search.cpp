@@ -90,7 +90,7 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
   // and a mapper of its own, since their caches are not shared between threads.
   struct OwnMapper {
     OwnMapper(const spec::Library& library, const CostModel& like, const MappingOptions& options)
-        : model(like.on(like.machine())), mapper(library, model, options) {}
+        : model(like.for_another_thread()), mapper(library, model, options) {}
     CostModel model;
     MachineMapper mapper;
   };

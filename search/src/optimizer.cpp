@@ -84,7 +84,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   // threads; where tasks are measured, all runs on one thread.
   const int jobs = model.measures() ? 1 : settings.jobs;
   const std::thread::id caller = std::this_thread::get_id();
-  auto own_model = [&] { return std::this_thread::get_id() == caller ? nullptr : std::make_unique<CostModel>(model.on(model.machine())); };
+  auto own_model = [&] { return std::this_thread::get_id() == caller ? nullptr : std::make_unique<CostModel>(model.for_another_thread()); };
   struct Span {
     std::chrono::steady_clock::time_point began, ended;
     double seconds() const { return std::chrono::duration<double>(ended - began).count(); }

@@ -87,6 +87,28 @@ TEST(Prover, OperatorRequirementsAndParallelFormsStateSizes) {
   EXPECT_FALSE(prover.prove(find_obligation(rules, "false_prefix"), 10000).proved);
 }
 
+// The bundled axioms split feature maps (rank 4) along any axis, as they concatenate them: splits
+// along the inner axes pass through concatenations and elementwise operators. The false variant
+// stays unproved.
+TEST(Prover, FeatureMapsSplitAlongEveryAxis) {
+  const spec::Library lib = spec::Library::from_text(
+      "import \"ops/core.loom\";\nimport \"ops/shape.loom\";\n"
+      "rule prefix_on_axis_3: forall x: [m, n, k, j], y: [m, n, k, l], u: [m, n, k, q]. "
+      "split<3, 6>(concat<3>(x, y)).0 => split<3, 6>(concat<3>(x, concat<3>(y, u))).0;\n"
+      "rule across_axes: forall x: [m, n, k, j], y: [m, n, l, j] where 2 < j. "
+      "split<3, 2>(concat<2>(relu(x), ewmul(y, y))).1 => concat<2>(relu(split<3, 2>(x).1), ewmul(split<3, 2>(y).1, split<3, 2>(y).1));\n"
+      "rule false_on_axis_3: forall x: [m, n, k, j], y: [m, n, k, l], u: [m, n, k, l]. "
+      "split<3, 6>(concat<3>(x, y)).0 => split<3, 6>(concat<3>(x, concat<3>(u, y))).0;\n",
+      "<feature maps>", spec::Library::default_specs_dir());
+  Prover prover(lib, testing::bundled_axioms());
+  const auto rules = obligations_from_library(lib);
+  for (const std::string name : {"prefix_on_axis_3", "across_axes"}) {
+    const auto r = prover.prove(find_obligation(rules, name), 10000);
+    EXPECT_TRUE(r.proved) << name << ": " << r.reason;
+  }
+  EXPECT_FALSE(prover.prove(find_obligation(rules, "false_on_axis_3"), 10000).proved);
+}
+
 TEST(Prover, RuleWhoseOnlyAxiomIsRemovedIsNotProved) {
   Prover prover(core_library(), core_axioms());
   const auto rules = obligations_from_library(core_library());

@@ -78,7 +78,7 @@ class CostModel {
   bool measures() const { return measuring_ != nullptr; }
   // How values move between parallel shapes on the machine: one search, and its cache, shared by
   // the copies of this model (not by the models on() makes, which search anew). The cache is not
-  // locked: threads costing at once each need a model of their own, made by on().
+  // locked: threads costing at once each need a model of their own, made by for_another_thread().
   const RvdSearch& moves() const { return *moves_; }
   // The same model (library, profiles, optimizer) on another machine, with a search of layout
   // moves of its own.
@@ -87,6 +87,8 @@ class CostModel {
     model.measuring_ = measuring_;
     return model;
   }
+  // The same model with caches of its own, for a thread costing beside the one using this model.
+  CostModel for_another_thread() const { return on(machine()); }
 
  private:
   // The factor a figure measured alone (or the roofline: `measured_alone` true) takes on this
