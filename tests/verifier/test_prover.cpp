@@ -47,21 +47,36 @@ TEST(Prover, BundledRulesAreProvedFromTheBundledAxioms) {
   }
 }
 
+// Proves each rule of `rules` (spec text after the imports of the operators it uses) from the
+// bundled axioms: a rule named false_... must stay unproved, every other one must be proved.
+void expect_proofs_from_bundled_axioms(const std::string& rules, const std::string& where) {
+  const spec::Library lib =
+      spec::Library::from_text("import \"ops/core.loom\";\nimport \"ops/shape.loom\";\nimport \"ops/parallel.loom\";\n" + rules, where,
+                               spec::Library::default_specs_dir());
+  Prover prover(lib, testing::bundled_axioms());
+  const auto obligations = obligations_from_library(lib);
+  std::size_t written = 0;
+  for (std::size_t at = rules.find("rule "); at != std::string::npos; at = rules.find("rule ", at + 1)) ++written;
+  ASSERT_EQ(obligations.size(), written);
+  for (const auto& ob : obligations) {
+    const auto r = prover.prove(ob, 10000);
+    if (ob.name.starts_with("false_")) {
+      EXPECT_FALSE(r.proved) << ob.name;
+    } else {
+      EXPECT_TRUE(r.proved) << ob.name << ": " << r.reason;
+    }
+  }
+}
+
 // Over symbolic sizes a proof needs the dimensions of results: an elementwise product keeps its
 // inputs' dimensions through its rank pack, and a split's first part is `at` wide whatever the
 // packs around the split axis hold.
 TEST(Prover, ShapeFactsFollowRankPacksThroughOperators) {
-  const spec::Library lib = spec::Library::from_text(
-      "import \"ops/core.loom\";\nimport \"ops/shape.loom\";\n"
+  expect_proofs_from_bundled_axioms(
       "rule through_ewmul: forall x: [m, 6], y: [m, 6]. ewmul(x, y) => split<1, 6>(concat<1>(ewmul(y, x), x)).0;\n"
       "rule split_of_split: forall w: [m, n] where 4 < m. split<0, 4>(concat<0>(w, w)).0 => "
       "split<0, 4>(concat<0>(split<0, 4>(w).0, split<0, 4>(w).0)).0;\n",
-      "<packs>", spec::Library::default_specs_dir());
-  Prover prover(lib, testing::bundled_axioms());
-  for (const auto& ob : obligations_from_library(lib)) {
-    const auto r = prover.prove(ob, 10000);
-    EXPECT_TRUE(r.proved) << ob.name << ": " << r.reason;
-  }
+      "<packs>");
 }
 
 // A rule applies only where both sides are well-typed, so the requirements of its operators hold:
@@ -69,44 +84,28 @@ TEST(Prover, ShapeFactsFollowRankPacksThroughOperators) {
 // parallelization form keeps its input's sizes, so the split's condition carries through `reduce`.
 // The false variant (another operand after x) stays unproved.
 TEST(Prover, OperatorRequirementsAndParallelFormsStateSizes) {
-  const spec::Library lib = spec::Library::from_text(
-      "import \"ops/core.loom\";\nimport \"ops/shape.loom\";\nimport \"ops/parallel.loom\";\n"
+  expect_proofs_from_bundled_axioms(
       "rule prefix_by_typing: forall x: [m, n], y: [k, n], u: [j, n]. "
       "split<0, 6>(concat<0>(x, y)).0 => split<0, 6>(concat<0>(x, concat<0>(y, u))).0;\n"
       "rule through_reduce: forall z: [m, n] {V: 2}, x: [m, k] where 4 < n. "
       "reduce<2>(split<1, 4>(z).0) => split<1, 4>(concat<1>(reduce<2>(z), x)).0;\n"
       "rule false_prefix: forall x: [m, n], y: [k, n], u: [k, n]. "
       "split<0, 6>(concat<0>(x, y)).0 => split<0, 6>(concat<0>(x, concat<0>(u, y))).0;\n",
-      "<requirements>", spec::Library::default_specs_dir());
-  Prover prover(lib, testing::bundled_axioms());
-  const auto rules = obligations_from_library(lib);
-  for (const std::string name : {"prefix_by_typing", "through_reduce"}) {
-    const auto r = prover.prove(find_obligation(rules, name), 10000);
-    EXPECT_TRUE(r.proved) << name << ": " << r.reason;
-  }
-  EXPECT_FALSE(prover.prove(find_obligation(rules, "false_prefix"), 10000).proved);
+      "<requirements>");
 }
 
 // The bundled axioms split feature maps (rank 4) along any axis, as they concatenate them: splits
 // along the inner axes pass through concatenations and elementwise operators. The false variant
 // stays unproved.
 TEST(Prover, FeatureMapsSplitAlongEveryAxis) {
-  const spec::Library lib = spec::Library::from_text(
-      "import \"ops/core.loom\";\nimport \"ops/shape.loom\";\n"
+  expect_proofs_from_bundled_axioms(
       "rule prefix_on_axis_3: forall x: [m, n, k, j], y: [m, n, k, l], u: [m, n, k, q]. "
       "split<3, 6>(concat<3>(x, y)).0 => split<3, 6>(concat<3>(x, concat<3>(y, u))).0;\n"
       "rule across_axes: forall x: [m, n, k, j], y: [m, n, l, j] where 2 < j. "
       "split<3, 2>(concat<2>(relu(x), ewmul(y, y))).1 => concat<2>(relu(split<3, 2>(x).1), ewmul(split<3, 2>(y).1, split<3, 2>(y).1));\n"
       "rule false_on_axis_3: forall x: [m, n, k, j], y: [m, n, k, l], u: [m, n, k, l]. "
       "split<3, 6>(concat<3>(x, y)).0 => split<3, 6>(concat<3>(x, concat<3>(u, y))).0;\n",
-      "<feature maps>", spec::Library::default_specs_dir());
-  Prover prover(lib, testing::bundled_axioms());
-  const auto rules = obligations_from_library(lib);
-  for (const std::string name : {"prefix_on_axis_3", "across_axes"}) {
-    const auto r = prover.prove(find_obligation(rules, name), 10000);
-    EXPECT_TRUE(r.proved) << name << ": " << r.reason;
-  }
-  EXPECT_FALSE(prover.prove(find_obligation(rules, "false_on_axis_3"), 10000).proved);
+      "<feature maps>");
 }
 
 TEST(Prover, RuleWhoseOnlyAxiomIsRemovedIsNotProved) {
