@@ -108,6 +108,15 @@ TEST(Prover, FeatureMapsSplitAlongEveryAxis) {
       "<feature maps>");
 }
 
+// GELU passes through splits and concatenations along any axis, at any rank.
+TEST(Prover, GeluPassesThroughSplitsAndConcatenations) {
+  expect_proofs_from_bundled_axioms(
+      "rule vector_half: forall g: [m], c: [m]. gelu(g) => split<0, m>(gelu(concat<0>(c, g))).1;\n"
+      "rule inner_axis: forall x: [m, n, k] where 2 < k. gelu(split<2, 2>(x).1) => split<2, 2>(gelu(x)).1;\n"
+      "rule false_vector_half: forall g: [m], c: [m]. gelu(g) => split<0, m>(gelu(concat<0>(g, c))).1;\n",
+      "<gelu>");
+}
+
 TEST(Prover, RuleWhoseOnlyAxiomIsRemovedIsNotProved) {
   Prover prover(core_library(), core_axioms());
   const auto rules = obligations_from_library(core_library());
