@@ -32,7 +32,9 @@ RewriteOutcome apply_match(const Graph& graph, const Rule& rule, const Match& ma
   const Graph& rhs = rule.rhs;
   RewriteOutcome outcome;
 
-  // The RHS on the bound inputs, to infer its shapes.
+  // The RHS on the bound inputs, to infer its shapes. The catalog refuses sizes an operator's
+  // requirements exclude, and proofs rely on it: a rule is proved only where both sides are
+  // well-typed (the verifier states every requirement of both sides as a fact).
   Graph scratch;
   std::vector<PortRef> rhs_input_port(rhs.size());  // bound graph port of each RHS graph input
   try {

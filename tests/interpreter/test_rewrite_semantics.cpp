@@ -209,5 +209,34 @@ TEST(RuleDeclarations, ARuleThatNeverTypeChecksIsReported) {
   }
 }
 
+// Proofs assume both sides of a rule well-typed where it applies (the verifier states every
+// operator's requirements), so the side a rewrite builds must meet its operators' requirements:
+// `split<0, 6>(concat<0>(x, concat<0>(y, u))).0 => split<0, 6>(concat<0>(x, y)).0` is true only
+// where 6 < rows(x) + rows(y). Where the built split would not fit, the match is declined.
+TEST(RewriteSemantics, AMatchWhoseBuiltSideBreaksARequirementIsDeclined) {
+  const pcg::AttrMap rows{{"axis", 0}};
+  const pcg::AttrMap at_6{{"axis", 0}, {"at", 6}};
+  Side l, r;
+  const int lx = l.in("x", pshape({4, 4})), ly = l.in("y", pshape({4, 4})), lu = l.in("u", pshape({4, 4}));
+  const int rx = r.in("x", pshape({4, 4})), ry = r.in("y", pshape({4, 4}));
+  const int lhs_out = l.op("split", {l.op("concat", {lx, l.op("concat", {ly, lu}, rows)}, rows)}, at_6);
+  const int rhs_out = r.op("split", {r.op("concat", {rx, ry}, rows)}, at_6);
+  const Rule prefix = rule("prefix", l, lhs_out, r, rhs_out);
+  auto outcome_at = [&](std::int64_t x_rows, std::int64_t y_rows) {
+    Side g;
+    const int x = g.in("x", pshape({x_rows, 4})), y = g.in("y", pshape({y_rows, 4})), u = g.in("u", pshape({4, 4}));
+    g.g.mark_output({g.op("split", {g.op("concat", {x, g.op("concat", {y, u}, rows)}, rows)}, at_6), 0});
+    const pcg::GraphIndex index(g.g);
+    const auto matches = pcg::find_matches(index, prefix);
+    EXPECT_EQ(matches.size(), 1u);
+    return matches.empty() ? pcg::RewriteOutcome{} : pcg::apply_match(g.g, prefix, matches.front(), bundled());
+  };
+  const auto fits = outcome_at(4, 4);
+  EXPECT_TRUE(fits.rewrite.has_value()) << fits.declined;
+  const auto does_not_fit = outcome_at(2, 2);
+  EXPECT_FALSE(does_not_fit.rewrite.has_value());
+  EXPECT_NE(does_not_fit.declined.find("requirement"), std::string::npos) << does_not_fit.declined;
+}
+
 }  // namespace
 }  // namespace loom::spec

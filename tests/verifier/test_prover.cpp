@@ -90,7 +90,10 @@ TEST(Prover, OperatorRequirementsAndParallelFormsStateSizes) {
       "rule through_reduce: forall z: [m, n] {V: 2}, x: [m, k] where 4 < n. "
       "reduce<2>(split<1, 4>(z).0) => split<1, 4>(concat<1>(reduce<2>(z), x)).0;\n"
       "rule false_prefix: forall x: [m, n], y: [k, n], u: [k, n]. "
-      "split<0, 6>(concat<0>(x, y)).0 => split<0, 6>(concat<0>(x, concat<0>(u, y))).0;\n",
+      "split<0, 6>(concat<0>(x, y)).0 => split<0, 6>(concat<0>(x, concat<0>(u, y))).0;\n"
+      // 4 < n is all the split's requirement says; bound to the 2 or the 3 beside n, it would
+      // contradict itself and prove anything.
+      "rule false_axis_binding: forall x: [2, n, 3]. split<1, 4>(x).0 => split<1, 4>(relu(x)).0;\n",
       "<requirements>");
 }
 

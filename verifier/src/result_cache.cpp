@@ -18,7 +18,7 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kFormat = "loom-verify-cache";
-constexpr int kVersion = 2;
+constexpr int kVersion = 3;  // 3: operators' requirements and parallel forms' sizes are facts of a proof
 
 std::string entry_key(const std::string& rule_key, const CacheContext& context) {
   return fingerprint(rule_key + "\n" + context.forms + "\n" + loom_version());

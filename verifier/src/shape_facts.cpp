@@ -167,7 +167,10 @@ class ShapeFacts {
     if (outputs.size() != 1 || input.empty() || !input.front()) return;
     const z3::expr& application = outputs.front();
     const z3::expr value = application.arg(application.num_args() - 1);
-    for (int i = 0; i < static_cast<int>(*input.front()); ++i) facts_ = facts_ && vocab_.dim(application, i) == vocab_.dim(value, i);
+    for (int i = 0; i < static_cast<int>(*input.front()); ++i) {
+      facts_ = facts_ && vocab_.dim(application, i) == vocab_.dim(value, i);
+      facts_ = facts_ && vocab_.rdim(application, i) == vocab_.rdim(value, i);
+    }
   }
 
   // A size symbol between rank packs (`split`'s `n` in `[*p, n, *q]`), placed by the packs' lengths
@@ -198,7 +201,7 @@ class ShapeFacts {
       try {
         facts_ = facts_ && encode_condition(vocab_.context(), *st.expr, inner);
       } catch (const LoomError&) {
-        // rank(...), or a symbol bound only by a let: nothing to state.
+        // rank(...), or a size Z3 cannot place (between packs of unknown length): nothing to state.
       }
     }
   }

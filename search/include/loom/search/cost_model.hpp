@@ -88,6 +88,7 @@ class CostModel {
     return model;
   }
   // The same model with caches of its own, for a thread costing beside the one using this model.
+  // Measuring is not locked: where the model measures tasks, callers cost on one thread.
   CostModel for_another_thread() const { return on(machine()); }
 
  private:
