@@ -106,8 +106,8 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
   std::mutex shared;  // guards own_mappers, the progress callback and its counts
   std::vector<std::unique_ptr<OwnMapper>> own_mappers;
   std::size_t segments_done = 0, explored_done = 0, explored_shown = 0;
-  const std::size_t threads = std::clamp<std::size_t>(static_cast<std::size_t>(std::max(model.measures() ? 1 : options.jobs, 1)), 1,
-                                                      std::max<std::size_t>(segments.size(), 1));
+  const std::size_t threads =
+      std::min(static_cast<std::size_t>(std::max(model.measures() ? 1 : options.jobs, 1)), std::max<std::size_t>(segments.size(), 1));
   const std::thread::id caller = std::this_thread::get_id();
   const auto began = std::chrono::steady_clock::now();
   pcg::run_concurrently(
