@@ -21,56 +21,55 @@ std::vector<std::int64_t> mapping_degrees(const Machine& machine) {
   return out;
 }
 
-const MemoKey& MachineMapper::Impl::key_in_scratch(const Tree& t, Resource r) {
-  MemoKey& k = scratch_key;
-  k.content = t.content_id;
-  k.first = r.first;
-  k.count = r.count;
-  k.memory_scale = std::bit_cast<std::uint64_t>(memory_scale);
-  k.boundary.clear();
+SubProblem MachineMapper::Impl::sub_problem(const Tree& t, Resource r) {
+  scratch_boundary.clear();
   for (int b : t.boundary) {
     const Choice c = fixed[static_cast<std::size_t>(b)];
-    k.boundary.push_back(info(b, c).content);
-    k.boundary.push_back(c.first);
+    scratch_boundary.push_back(info(b, c).content);
+    scratch_boundary.push_back(c.first);
   }
-  return k;
+  SubProblem p{t.content_id, r.first, r.count, std::bit_cast<std::uint64_t>(memory_scale), scratch_boundary};
+  return p.hashed();
 }
 
 double MachineMapper::Impl::solve(int index, Resource r) {
   if (index < 0) return 0;
   const Tree& t = trees[static_cast<std::size_t>(index)];
-  if (auto it = memo.find(key_in_scratch(t, r)); it != memo.end()) {
+  const SubProblem p = sub_problem(t, r);
+  if (auto found = memo.find(p)) {
     ++stats.cache_hits;
-    return it->second.cost;
+    return found->cost;
   }
-  MemoKey k = scratch_key;  // the scratch key is reused by the sub-problems below
+  const Memo::Key key = memo.enter(p);  // the parts below overwrite the probe's boundary
   ++stats.solved;
-  Entry e;
   if (t.kind == Tree::Parallel) {
-    e.cost = solve_parts(t, 0, r, e.split_sizes);
-  } else {
-    const std::vector<Choice>& all_here = choices(t.node, r);
-    std::vector<Choice> alone;
-    if (t.kind == Tree::Series && t.boundary.size() > options.max_boundary && !all_here.empty()) alone = {best_alone(t.node, all_here)};
-    const std::vector<Choice>& options_here = alone.empty() ? all_here : alone;
-    for (Choice c : options_here) {
-      double cost = leaf_cost(t.node, c);
-      if (cost >= e.cost) continue;
-      if (t.kind == Tree::Series) {
-        fixed[t.node.index()] = c;
-        cost = one_after_another(cost, solve(t.children[0], r));
-        if (cost < e.cost) cost = one_after_another(cost, solve(t.children[1], r));
-        fixed[t.node.index()] = {};
-      }
-      if (cost < e.cost) {
-        e.cost = cost;
-        e.choice = c;
-      }
+    std::vector<int> sizes;
+    const double cost = solve_parts(t, 0, r, sizes);
+    memo.settle(key, cost, {}, sizes);
+    return cost;
+  }
+  double best = kNoPlan;
+  Choice best_choice;
+  const std::vector<Choice>& all_here = choices(t.node, r);
+  std::vector<Choice> alone;
+  if (t.kind == Tree::Series && t.boundary.size() > options.max_boundary && !all_here.empty()) alone = {best_alone(t.node, all_here)};
+  const std::vector<Choice>& options_here = alone.empty() ? all_here : alone;
+  for (Choice c : options_here) {
+    double cost = leaf_cost(t.node, c);
+    if (cost >= best) continue;
+    if (t.kind == Tree::Series) {
+      fixed[t.node.index()] = c;
+      cost = one_after_another(cost, solve(t.children[0], r));
+      if (cost < best) cost = one_after_another(cost, solve(t.children[1], r));
+      fixed[t.node.index()] = {};
+    }
+    if (cost < best) {
+      best = cost;
+      best_choice = c;
     }
   }
-  const double cost = e.cost;
-  memo.emplace(std::move(k), std::move(e));
-  return cost;
+  memo.settle(key, best, best_choice);
+  return best;
 }
 
 // The choice that costs least given the decided nodes alone.
@@ -115,18 +114,19 @@ double MachineMapper::Impl::solve_parts(const Tree& t, std::size_t k, Resource r
 void MachineMapper::Impl::reconstruct(int index, Resource r, std::vector<Choice>& out) {
   if (index < 0) return;
   const Tree& t = trees[static_cast<std::size_t>(index)];
-  const Entry& e = memo.at(key_in_scratch(t, r));
+  const std::optional<Solution> e = memo.find(sub_problem(t, r));
+  if (!e) throw LoomError("internal: the mapping of a sub-problem was not kept");
   if (t.kind == Tree::Parallel) {
     for (std::size_t k = 0; k < t.children.size(); ++k) {
-      const int share = e.split_sizes[k];
+      const int share = e->split_sizes[k];
       reconstruct(t.children[k], share == 0 ? r : Resource{r.first, share}, out);
       if (share != 0) r = {r.first + share, r.count - share};
     }
     return;
   }
-  out[t.node.index()] = e.choice;
+  out[t.node.index()] = e->choice;
   if (t.kind == Tree::Series) {
-    fixed[t.node.index()] = e.choice;
+    fixed[t.node.index()] = e->choice;
     reconstruct(t.children[0], r, out);
     reconstruct(t.children[1], r, out);
     fixed[t.node.index()] = {};

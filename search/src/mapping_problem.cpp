@@ -35,12 +35,6 @@ std::size_t mapping::ChoicesKeyHash::operator()(const ChoicesKey& k) const {
   return static_cast<std::size_t>(hash_of_block(k.kind, k.first, k.count, k.memory_scale));
 }
 
-std::size_t mapping::MemoKeyHash::operator()(const MemoKey& k) const {
-  std::uint64_t h = hash_of_block(k.content, k.first, k.count, k.memory_scale);
-  for (int b : k.boundary) h = pcg::hash_mix(h, static_cast<std::uint32_t>(b));
-  return static_cast<std::size_t>(h);
-}
-
 MachineMapper::Impl::Impl(const spec::Library& library, const CostModel& model, MappingOptions opts)
     : library(library),
       model(model),

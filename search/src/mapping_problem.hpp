@@ -13,12 +13,11 @@
 #include "loom/search/machine_mapping.hpp"
 #include "mapping_choices.hpp"
 #include "mapping_costs.hpp"
+#include "mapping_memo.hpp"
 #include "mapping_tree.hpp"
 
 namespace loom::search {
 namespace mapping {
-
-inline constexpr double kNoPlan = std::numeric_limits<double>::infinity();
 
 // How the costs of parts add up: parts on the same devices run one after the other, parts on
 // divided devices side by side.
@@ -27,21 +26,6 @@ inline double side_by_side(double a, double b) { return std::max(a, b); }
 
 // The part sizes of a block of `count` devices divided in two: into halves, thirds or quarters.
 std::vector<int> split_sizes_of(int count);
-
-// A sub-problem of the DP: a tree's content on a block of devices under a memory scale, with the
-// choices of the decided nodes at its boundary (split content and first device, in turn).
-struct MemoKey {
-  int content = 0;
-  int first = 0, count = 0;
-  std::uint64_t memory_scale = 0;  // the double's bits
-  std::vector<int> boundary;
-
-  bool operator==(const MemoKey&) const = default;
-};
-
-struct MemoKeyHash {
-  std::size_t operator()(const MemoKey& k) const;
-};
 
 // The choices of a kind of node on a block of devices under a memory scale.
 struct ChoicesKey {
@@ -56,13 +40,6 @@ struct ChoicesKeyHash {
   std::size_t operator()(const ChoicesKey& k) const;
 };
 
-// A sub-problem's result: its least cost and what achieves it.
-struct Entry {
-  double cost = kNoPlan;
-  Choice choice;                 // Leaf and Series: the decided node's choice
-  std::vector<int> split_sizes;  // Parallel: per part, 0 to share the devices, else its share
-};
-
 }  // namespace mapping
 
 struct MachineMapper::Impl {
@@ -70,7 +47,6 @@ struct MachineMapper::Impl {
   using ConfigInfo = mapping::ConfigInfo;
   using Resource = mapping::Resource;
   using Tree = mapping::Tree;
-  using MemoKey = mapping::MemoKey;
 
   Impl(const spec::Library& library, const CostModel& model, MappingOptions options);
 
@@ -84,7 +60,7 @@ struct MachineMapper::Impl {
   mapping::MoveCosts moves;
   mapping::ConfigTable config_table;
   mapping::TreeContents contents;
-  std::unordered_map<MemoKey, mapping::Entry, mapping::MemoKeyHash> memo;
+  mapping::Memo memo;
   std::unordered_map<mapping::ChoicesKey, std::vector<Choice>, mapping::ChoicesKeyHash> choices_of;
 
   // The graph being mapped.
@@ -111,10 +87,10 @@ struct MachineMapper::Impl {
   double solve_parts(const Tree& t, std::size_t k, Resource r, std::vector<int>& sizes);
   Choice best_alone(int node, const std::vector<Choice>& among);
   void reconstruct(int index, Resource r, std::vector<Choice>& out);
-  // The sub-problem's key, written into scratch_key, which the next call overwrites: most
-  // lookups find their sub-problem solved, and so build no key of their own.
-  const MemoKey& key_in_scratch(const Tree& t, Resource r);
-  MemoKey scratch_key;
+  // The tree's sub-problem on `r` given the decided nodes; its boundary is kept in
+  // scratch_boundary, which the next call overwrites.
+  mapping::SubProblem sub_problem(const Tree& t, Resource r);
+  std::vector<int> scratch_boundary;
 
   // Every choice of every node and every division of devices, with `done` called on the
   // objective of each complete combination.

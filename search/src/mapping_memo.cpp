@@ -1,0 +1,65 @@
+#include "mapping_memo.hpp"
+
+#include <algorithm>
+
+#include "loom/pcg/hash_mix.hpp"
+
+namespace loom::search::mapping {
+
+SubProblem& SubProblem::hashed() {
+  std::uint64_t h = pcg::hash_mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(content)), memory_scale);
+  h = pcg::hash_mix(h, (static_cast<std::uint64_t>(static_cast<std::uint32_t>(first)) << 32) | static_cast<std::uint32_t>(count));
+  for (int b : boundary) h = pcg::hash_mix(h, static_cast<std::uint32_t>(b));
+  hash = h;
+  return *this;
+}
+
+bool Memo::Equal::operator()(const Key& a, const Key& b) const {
+  if (a.hash != b.hash || a.content != b.content || a.first != b.first || a.count != b.count || a.memory_scale != b.memory_scale ||
+      a.boundary_size != b.boundary_size)
+    return false;
+  const int* data = boundaries->data();
+  return std::equal(data + a.boundary_at, data + a.boundary_at + a.boundary_size, data + b.boundary_at);
+}
+
+bool Memo::Equal::operator()(const Key& a, const SubProblem* b) const {
+  if (a.hash != b->hash || a.content != b->content || a.first != b->first || a.count != b->count || a.memory_scale != b->memory_scale ||
+      a.boundary_size != b->boundary.size())
+    return false;
+  const int* data = boundaries->data() + a.boundary_at;
+  return std::equal(b->boundary.begin(), b->boundary.end(), data);
+}
+
+std::optional<Solution> Memo::find(const SubProblem& p) const {
+  auto it = table_.find(&p);
+  if (it == table_.end()) return std::nullopt;
+  const Value& v = it->second;
+  return Solution{v.cost, v.choice, std::span<const int>(sizes_.data() + v.sizes_at, v.sizes_size)};
+}
+
+Memo::Key Memo::enter(const SubProblem& p) {
+  const Key key{p.hash,
+                p.content,
+                p.first,
+                p.count,
+                p.memory_scale,
+                static_cast<std::uint32_t>(boundaries_.size()),
+                static_cast<std::uint32_t>(p.boundary.size())};
+  boundaries_.insert(boundaries_.end(), p.boundary.begin(), p.boundary.end());
+  table_.emplace(key, Value{kNoPlan, Choice{}, 0, 0});
+  return key;
+}
+
+void Memo::settle(const Key& key, double cost, Choice choice, std::span<const int> split_sizes) {
+  Value& v = table_.find(key)->second;
+  v = {cost, choice, static_cast<std::uint32_t>(sizes_.size()), static_cast<std::uint32_t>(split_sizes.size())};
+  sizes_.insert(sizes_.end(), split_sizes.begin(), split_sizes.end());
+}
+
+void Memo::clear() {
+  table_.clear();
+  boundaries_.clear();
+  sizes_.clear();
+}
+
+}  // namespace loom::search::mapping

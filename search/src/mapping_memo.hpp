@@ -1,0 +1,85 @@
+#pragma once
+// The results of the mapping's sub-problems. The DP looks up tens of millions of them, most found
+// solved, so a key is probed without building it, and keys and results are kept inline in one
+// open-addressed table, their boundaries and part sizes in shared arrays: solving a sub-problem
+// allocates nothing of its own, and dropping the memo frees a few arrays.
+#include <absl/container/flat_hash_map.h>
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "mapping_choices.hpp"
+
+namespace loom::search::mapping {
+
+inline constexpr double kNoPlan = std::numeric_limits<double>::infinity();
+
+// A sub-problem of the DP: a tree's content on a block of devices under a memory scale, with the
+// choices of the decided nodes at its boundary (split content and first device, in turn).
+struct SubProblem {
+  int content = 0;
+  int first = 0, count = 0;
+  std::uint64_t memory_scale = 0;  // the double's bits
+  std::span<const int> boundary;
+  std::uint64_t hash = 0;  // of the fields above, set by `hashed`
+
+  SubProblem& hashed();
+};
+
+// A sub-problem's result: its least cost and what achieves it.
+struct Solution {
+  double cost = kNoPlan;
+  Choice choice;                     // Leaf and Series: the decided node's choice
+  std::span<const int> split_sizes;   // Parallel: per part, 0 to share the devices, else its share
+};
+
+class Memo {
+ public:
+  Memo() = default;
+  Memo(const Memo&) = delete;
+  Memo& operator=(const Memo&) = delete;
+
+  // The solution of `p` (hashed), if it has been solved; its part sizes stay valid until the next
+  // settle.
+  std::optional<Solution> find(const SubProblem& p) const;
+  // A sub-problem being solved: entered before its parts are solved (which overwrite the probe it
+  // was found by), and given its solution once they are.
+  struct Key {
+    std::uint64_t hash;
+    int content, first, count;
+    std::uint64_t memory_scale;
+    std::uint32_t boundary_at, boundary_size;  // in the memo's array of boundaries
+  };
+  Key enter(const SubProblem& p);
+  void settle(const Key& key, double cost, Choice choice, std::span<const int> split_sizes = {});
+  void clear();
+  std::size_t size() const { return table_.size(); }
+
+ private:
+  struct Value {
+    double cost;
+    Choice choice;
+    std::uint32_t sizes_at, sizes_size;
+  };
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(const Key& k) const { return static_cast<std::size_t>(k.hash); }
+    std::size_t operator()(const SubProblem* p) const { return static_cast<std::size_t>(p->hash); }
+  };
+  struct Equal {
+    using is_transparent = void;
+    const std::vector<int>* boundaries;
+    bool operator()(const Key& a, const Key& b) const;
+    bool operator()(const Key& a, const SubProblem* b) const;
+    bool operator()(const SubProblem* a, const Key& b) const { return (*this)(b, a); }
+  };
+
+  std::vector<int> boundaries_;
+  std::vector<int> sizes_;
+  absl::flat_hash_map<Key, Value, Hash, Equal> table_{0, Hash{}, Equal{&boundaries_}};
+};
+
+}  // namespace loom::search::mapping
