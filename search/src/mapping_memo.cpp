@@ -15,7 +15,7 @@ SubProblem& SubProblem::hashed() {
 }
 
 bool Memo::Equal::operator()(const Key& a, const Key& b) const {
-  if (a.hash != b.hash || a.content != b.content || a.first != b.first || a.count != b.count || a.memory_scale != b.memory_scale ||
+  if (a.hash != b.hash || a.first != b.first || a.count != b.count || a.memory_scale != b.memory_scale ||
       a.boundary_size != b.boundary_size)
     return false;
   const int* data = boundaries->data();
@@ -23,7 +23,7 @@ bool Memo::Equal::operator()(const Key& a, const Key& b) const {
 }
 
 bool Memo::Equal::operator()(const Key& a, const SubProblem* b) const {
-  if (a.hash != b->hash || a.content != b->content || a.first != b->first || a.count != b->count || a.memory_scale != b->memory_scale ||
+  if (a.hash != b->hash || a.first != b->first || a.count != b->count || a.memory_scale != b->memory_scale ||
       a.boundary_size != b->boundary.size())
     return false;
   const int* data = boundaries->data() + a.boundary_at;
@@ -31,8 +31,10 @@ bool Memo::Equal::operator()(const Key& a, const SubProblem* b) const {
 }
 
 std::optional<Solution> Memo::find(const SubProblem& p) const {
-  auto it = table_.find(&p);
-  if (it == table_.end()) return std::nullopt;
+  if (static_cast<std::size_t>(p.content) >= tables_.size()) return std::nullopt;
+  const Table& table = tables_[static_cast<std::size_t>(p.content)];
+  auto it = table.find(&p);
+  if (it == table.end()) return std::nullopt;
   const Value& v = it->second;
   return Solution{v.cost, v.choice, std::span<const int>(sizes_.data() + v.sizes_at, v.sizes_size)};
 }
@@ -46,18 +48,21 @@ Memo::Key Memo::enter(const SubProblem& p) {
                 static_cast<std::uint32_t>(boundaries_.size()),
                 static_cast<std::uint32_t>(p.boundary.size())};
   boundaries_.insert(boundaries_.end(), p.boundary.begin(), p.boundary.end());
-  table_.emplace(key, Value{kNoPlan, Choice{}, 0, 0});
+  const auto content = static_cast<std::size_t>(p.content);
+  while (tables_.size() <= content) tables_.emplace_back(0, Hash{}, Equal{&boundaries_});
+  size_ += tables_[content].emplace(key, Value{kNoPlan, Choice{}, 0, 0}).second ? 1 : 0;
   return key;
 }
 
 void Memo::settle(const Key& key, double cost, Choice choice, std::span<const int> split_sizes) {
-  Value& v = table_.find(key)->second;
+  Value& v = tables_[static_cast<std::size_t>(key.content)].find(key)->second;
   v = {cost, choice, static_cast<std::uint32_t>(sizes_.size()), static_cast<std::uint32_t>(split_sizes.size())};
   sizes_.insert(sizes_.end(), split_sizes.begin(), split_sizes.end());
 }
 
 void Memo::clear() {
-  table_.clear();
+  tables_.clear();
+  size_ = 0;
   boundaries_.clear();
   sizes_.clear();
 }

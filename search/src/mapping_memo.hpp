@@ -1,8 +1,10 @@
 #pragma once
 // The results of the mapping's sub-problems. The DP looks up tens of millions of them, most found
-// solved, so a key is probed without building it, and keys and results are kept inline in one
-// open-addressed table, their boundaries and part sizes in shared arrays: solving a sub-problem
-// allocates nothing of its own, and dropping the memo frees a few arrays.
+// solved, so a key is probed without building it, and keys and results are kept inline in
+// open-addressed tables, their boundaries and part sizes in shared arrays: solving a sub-problem
+// allocates nothing of its own, and dropping the memo frees a few arrays. Each tree content has a
+// table of its own: the DP looks up the same tree under the choices around it in turn, and a
+// small table stays in the processor's caches.
 #include <absl/container/flat_hash_map.h>
 
 #include <cstdint>
@@ -33,7 +35,7 @@ struct SubProblem {
 struct Solution {
   double cost = kNoPlan;
   Choice choice;                     // Leaf and Series: the decided node's choice
-  std::span<const int> split_sizes;   // Parallel: per part, 0 to share the devices, else its share
+  std::span<const int> split_sizes;  // Parallel: per part, 0 to share the devices, else its share
 };
 
 class Memo {
@@ -49,14 +51,14 @@ class Memo {
   // was found by), and given its solution once they are.
   struct Key {
     std::uint64_t hash;
-    int content, first, count;
+    int content, first, count;  // content: the table's
     std::uint64_t memory_scale;
     std::uint32_t boundary_at, boundary_size;  // in the memo's array of boundaries
   };
   Key enter(const SubProblem& p);
   void settle(const Key& key, double cost, Choice choice, std::span<const int> split_sizes = {});
   void clear();
-  std::size_t size() const { return table_.size(); }
+  std::size_t size() const { return size_; }
 
  private:
   struct Value {
@@ -79,7 +81,9 @@ class Memo {
 
   std::vector<int> boundaries_;
   std::vector<int> sizes_;
-  absl::flat_hash_map<Key, Value, Hash, Equal> table_{0, Hash{}, Equal{&boundaries_}};
+  using Table = absl::flat_hash_map<Key, Value, Hash, Equal>;
+  std::vector<Table> tables_;  // by tree content
+  std::size_t size_ = 0;
 };
 
 }  // namespace loom::search::mapping
