@@ -41,11 +41,16 @@ double MoveCosts::move(int from, int from_first, int to, int to_first) {
   return s;
 }
 
-double MoveCosts::weight_sum_seconds(const pcg::ParallelShape& need, int first) const {
-  if (need.R <= 1) return 0;
-  const double bytes = static_cast<double>(pcg::piece_elements(need)) * kBytesPerElement;
-  return machine_.link_between(first, first + static_cast<int>(need.tasks()) - 1)
-      .started_ring_allreduce_seconds(bytes, static_cast<int>(need.R));
+double MoveCosts::weight_sum_seconds(int need, int first) {
+  const pcg::ParallelShape& shape = shapes_.value(need);
+  if (shape.R <= 1) return 0;
+  const Move key{need, first, 0, 0};
+  if (auto it = sums_.find(key); it != sums_.end()) return it->second;
+  const double bytes = static_cast<double>(pcg::piece_elements(shape)) * kBytesPerElement;
+  const double s = machine_.link_between(first, first + static_cast<int>(shape.tasks()) - 1)
+                       .started_ring_allreduce_seconds(bytes, static_cast<int>(shape.R));
+  sums_.emplace(key, s);
+  return s;
 }
 
 double MoveCosts::exposed_sum_seconds(double sums, double backward_seconds) const {

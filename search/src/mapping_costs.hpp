@@ -2,7 +2,7 @@
 // What the machine mapping charges for moving values: a value taken from one split and block of
 // devices to another (forward, and its gradient back), and the part of a copied weight's
 // gradient sums that the backward pass does not hide.
-#include <unordered_map>
+#include <absl/container/flat_hash_map.h>
 
 #include "interner.hpp"
 
@@ -29,8 +29,8 @@ class MoveCosts {
 
   // A weight copied to several devices stays with each copy from one iteration to the next; the
   // copies' gradients are summed by a ring allreduce that starts once the backward pass has made
-  // them, as the simulator's task graph has it.
-  double weight_sum_seconds(const pcg::ParallelShape& need, int first) const;
+  // them, as the simulator's task graph has it. `need` is a ShapeTable id. Cached.
+  double weight_sum_seconds(int need, int first);
 
   // Layer after layer, the backward pass and the sums of the weights it has made run as a
   // pipeline whose step is the longer of the two: what a node's sums add beyond its own backward
@@ -49,7 +49,8 @@ class MoveCosts {
   const Machine& machine_;
   const RvdSearch& paths_;
   ShapeTable shapes_;
-  std::unordered_map<Move, double, MoveHash> cache_;
+  absl::flat_hash_map<Move, double, MoveHash> cache_;
+  absl::flat_hash_map<Move, double, MoveHash> sums_;  // by need and first device (from, from_first)
 };
 
 }  // namespace loom::search::mapping
