@@ -175,8 +175,6 @@ void Graph::set_name(NodeId node, std::string name) {
   n.name = std::move(name);
 }
 
-const Node& Graph::node(NodeId id) const { return checked_node(id, ""); }
-
 const ParallelShape& Graph::shape_of(PortRef port) const {
   check_port(port, "");
   return nodes_[port.node.index()].output_shapes[static_cast<std::size_t>(port.port)];

@@ -75,7 +75,13 @@ class Graph {
 
   const std::vector<Node>& nodes() const { return nodes_; }
   std::size_t size() const { return nodes_.size(); }
-  const Node& node(NodeId id) const;
+  // Throws LoomError when the graph has no such node. Inline: the searches call it in their
+  // innermost loops.
+  const Node& node(NodeId id) const {
+    if (id < 0 || id.index() >= nodes_.size()) [[unlikely]]
+      return checked_node(id, "");
+    return nodes_[id.index()];
+  }
   const std::vector<PortRef>& outputs() const { return outputs_; }
   const ParallelShape& shape_of(PortRef port) const;
   std::optional<NodeId> find(std::string_view name) const;
