@@ -1,7 +1,9 @@
 #include "mapping_memo.hpp"
 
 #include <algorithm>
+#include <limits>
 
+#include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/hash_mix.hpp"
 
 namespace loom::search::mapping {
@@ -40,6 +42,8 @@ std::optional<Solution> Memo::find(const SubProblem& p) const {
 }
 
 Memo::Key Memo::enter(const SubProblem& p) {
+  if (boundaries_.size() + p.boundary.size() > std::numeric_limits<std::uint32_t>::max())
+    throw LoomError("the machine mapping kept more sub-problems than it can index; map fewer devices or a smaller graph at once");
   const Key key{p.hash,
                 p.content,
                 p.first,
