@@ -1,7 +1,7 @@
 // The mapping's dynamic program over the problem tree (mapping_tree.hpp): a series tree tries
 // each choice of its split node and solves the parts before and after it given that choice; a
 // parallel tree runs its parts one after another on its devices or side by side on a division of
-// them. Sub-results are kept by their MemoKey.
+// them. Sub-results are kept in the Memo (mapping_memo.hpp).
 #include "loom/search/machine_mapping.hpp"
 
 #include <bit>
@@ -115,7 +115,8 @@ void MachineMapper::Impl::reconstruct(int index, Resource r, std::vector<Choice>
   if (index < 0) return;
   const Tree& t = trees[static_cast<std::size_t>(index)];
   const std::optional<Solution> e = memo.find(sub_problem(t, r));
-  if (!e) throw LoomError("internal: the mapping of a sub-problem was not kept");
+  if (!e || (t.kind == Tree::Parallel && e->split_sizes.size() != t.children.size()))
+    throw LoomError("internal: the mapping of a sub-problem was not kept");
   if (t.kind == Tree::Parallel) {
     for (std::size_t k = 0; k < t.children.size(); ++k) {
       const int share = e->split_sizes[k];

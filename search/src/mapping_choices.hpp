@@ -2,6 +2,7 @@
 // The machine mapping's choices for one node: its splits (from the spec, through node_configs)
 // with what one task of each costs in time and memory, computed once per kind of node and shared
 // by every graph the mapper sees.
+#include <limits>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "mapping_costs.hpp"
 
 namespace loom::search::mapping {
+
+inline constexpr double kNoPlan = std::numeric_limits<double>::infinity();
 
 // A block of devices: first, first + 1, ..., first + count - 1.
 struct Resource {

@@ -44,7 +44,7 @@ double MoveCosts::move(int from, int from_first, int to, int to_first) {
 double MoveCosts::weight_sum_seconds(int need, int first) {
   const pcg::ParallelShape& shape = shapes_.value(need);
   if (shape.R <= 1) return 0;
-  const Move key{need, first, 0, 0};
+  const Sum key{need, first};
   if (auto it = sums_.find(key); it != sums_.end()) return it->second;
   const double bytes = static_cast<double>(pcg::piece_elements(shape)) * kBytesPerElement;
   const double s = machine_.link_between(first, first + static_cast<int>(shape.tasks()) - 1)

@@ -46,11 +46,20 @@ class MoveCosts {
     std::size_t operator()(const Move& m) const;
   };
 
+  struct Sum {
+    int need = 0, first = 0;
+    bool operator==(const Sum&) const = default;
+    template <class H>
+    friend H AbslHashValue(H h, const Sum& s) {
+      return H::combine(std::move(h), s.need, s.first);
+    }
+  };
+
   const Machine& machine_;
   const RvdSearch& paths_;
   ShapeTable shapes_;
   absl::flat_hash_map<Move, double, MoveHash> cache_;
-  absl::flat_hash_map<Move, double, MoveHash> sums_;  // by need and first device (from, from_first)
+  absl::flat_hash_map<Sum, double> sums_;
 };
 
 }  // namespace loom::search::mapping

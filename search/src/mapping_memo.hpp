@@ -1,14 +1,13 @@
 #pragma once
 // The results of the mapping's sub-problems. The DP looks up tens of millions of them, most found
 // solved, so a key is probed without building it, and keys and results are kept inline in
-// open-addressed tables, their boundaries and part sizes in shared arrays: solving a sub-problem
-// allocates nothing of its own, and dropping the memo frees a few arrays. Each tree content has a
-// table of its own: the DP looks up the same tree under the choices around it in turn, and a
-// small table stays in the processor's caches.
+// open-addressed tables, their boundaries and part sizes in shared arrays: the memo allocates
+// nothing per sub-problem, and dropping it frees a few arrays. Each tree content has a table of
+// its own: the DP looks up the same tree under the choices around it in turn, and a small table
+// stays in the processor's caches.
 #include <absl/container/flat_hash_map.h>
 
 #include <cstdint>
-#include <limits>
 #include <optional>
 #include <span>
 #include <vector>
@@ -17,7 +16,9 @@
 
 namespace loom::search::mapping {
 
-inline constexpr double kNoPlan = std::numeric_limits<double>::infinity();
+// A hash of what keys of sub-problems and of choices share: an id, a block of devices and a memory
+// scale.
+std::uint64_t hash_of_block(int id, int first, int count, std::uint64_t memory_scale);
 
 // A sub-problem of the DP: a tree's content on a block of devices under a memory scale, with the
 // choices of the decided nodes at its boundary (split content and first device, in turn).
@@ -48,7 +49,8 @@ class Memo {
   // settle.
   std::optional<Solution> find(const SubProblem& p) const;
   // A sub-problem being solved: entered before its parts are solved (which overwrite the probe it
-  // was found by), and given its solution once they are.
+  // was found by), and given its solution once they are. Throws LoomError when the arrays would
+  // outgrow their 32-bit indices.
   struct Key {
     std::uint64_t hash;
     int content, first, count;  // content: the table's
@@ -58,7 +60,9 @@ class Memo {
   Key enter(const SubProblem& p);
   void settle(const Key& key, double cost, Choice choice, std::span<const int> split_sizes = {});
   void clear();
-  std::size_t size() const { return size_; }
+  // Whether every sub-problem entered has been settled: an exception thrown while solving leaves
+  // some that were not, which the memo must not serve.
+  bool settled() const { return open_ == 0; }
 
  private:
   struct Value {
@@ -83,7 +87,7 @@ class Memo {
   std::vector<int> sizes_;
   using Table = absl::flat_hash_map<Key, Value, Hash, Equal>;
   std::vector<Table> tables_;  // by tree content
-  std::size_t size_ = 0;
+  std::size_t open_ = 0;
 };
 
 }  // namespace loom::search::mapping

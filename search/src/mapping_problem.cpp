@@ -20,17 +20,6 @@ std::vector<int> mapping::split_sizes_of(int count) {
   return out;
 }
 
-namespace {
-
-// A hash of what keys of sub-problems and of choices share: an id, a block of devices and a memory
-// scale.
-std::uint64_t hash_of_block(int id, int first, int count, std::uint64_t memory_scale) {
-  const std::uint64_t h = pcg::hash_mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(id)), memory_scale);
-  return pcg::hash_mix(h, (static_cast<std::uint64_t>(static_cast<std::uint32_t>(first)) << 32) | static_cast<std::uint32_t>(count));
-}
-
-}  // namespace
-
 std::size_t mapping::ChoicesKeyHash::operator()(const ChoicesKey& k) const {
   return static_cast<std::size_t>(hash_of_block(k.kind, k.first, k.count, k.memory_scale));
 }
@@ -66,7 +55,7 @@ int MachineMapper::Impl::prepare(const pcg::Graph& graph, const Pins& pinned) {
   double total = 0;
   for (int m : members) total += configs[static_cast<std::size_t>(m)]->front().memory;
   memory_scale = total > machine.device.memory_bytes ? machine.device.memory_bytes / total : 1;
-  if (!options.share_cache) {
+  if (!options.share_cache || !memo.settled()) {
     memo.clear();
     choices_of.clear();
   }

@@ -102,11 +102,8 @@ std::vector<std::pair<int, bool>> stage_steps(PipelineOrder order, int stage, in
   return out;
 }
 
-}  // namespace
-
-TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline,
-                                    const pcg::OpCatalog& catalog) {
-  const pcg::Graph micro = micro_batch_graph(plan, catalog, pipeline.microbatches);
+// The pipeline's task graph from its plan's micro-batch graph.
+TaskGraph pipeline_task_graph_of(const pcg::Graph& micro, const CostModel& model, const Pipeline& pipeline) {
   TaskGraph one = build_task_graph(micro, model, RunWork::LeftOut);
   const std::vector<bool> weights = weight_traffic(micro, model);
   const int count = pipeline.microbatches, stages = pipeline.stages;
@@ -193,9 +190,9 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
   return out;
 }
 
-std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog,
-                                    const std::vector<pcg::NodeId>& recomputed, bool activations_only) {
-  if (!pipeline.enabled()) return plan_memory(plan, model, {}, recomputed, activations_only);
+// What each device keeps running the pipeline, from its plan's micro-batch graph.
+std::vector<double> pipeline_memory_of(const pcg::Graph& micro, const CostModel& model, const Pipeline& pipeline,
+                                       const std::vector<pcg::NodeId>& recomputed, bool activations_only) {
   const int devices = model.machine().devices();
   std::vector<double> in_flight(static_cast<std::size_t>(devices));
   for (int d = 0; d < devices; ++d)
@@ -203,7 +200,20 @@ std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& mod
         pipeline.order == PipelineOrder::GPipe
             ? pipeline.microbatches
             : std::min(pipeline.stages - stage_of_device(d, devices, pipeline.stages), pipeline.microbatches);
-  return plan_memory(micro_batch_graph(plan, catalog, pipeline.microbatches), model, in_flight, recomputed, activations_only);
+  return plan_memory(micro, model, in_flight, recomputed, activations_only);
+}
+
+}  // namespace
+
+TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline,
+                                    const pcg::OpCatalog& catalog) {
+  return pipeline_task_graph_of(micro_batch_graph(plan, catalog, pipeline.microbatches), model, pipeline);
+}
+
+std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog,
+                                    const std::vector<pcg::NodeId>& recomputed, bool activations_only) {
+  if (!pipeline.enabled()) return plan_memory(plan, model, {}, recomputed, activations_only);
+  return pipeline_memory_of(micro_batch_graph(plan, catalog, pipeline.microbatches), model, pipeline, recomputed, activations_only);
 }
 
 namespace {
@@ -272,9 +282,11 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
     for (int per_stage : options.microbatches_per_stage) {
       const Pipeline pipeline{stages, stages * per_stage};
       // Memory first: a pipeline that does not fit is not simulated.
+      pcg::Graph micro;
       std::vector<double> bytes;
       try {
-        bytes = pipeline_memory(plan, model, pipeline, library);
+        micro = micro_batch_graph(plan, library, pipeline.microbatches);
+        bytes = pipeline_memory_of(micro, model, pipeline, {}, false);
       } catch (const LoomError& e) {
         if (batch_problem.empty()) batch_problem = std::string("the batch cannot be cut into micro-batches: ") + e.what();
         continue;
@@ -287,7 +299,7 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
       }
       double seconds = 0;
       try {
-        seconds = simulate(build_pipeline_task_graph(plan, model, pipeline, library)).makespan;
+        seconds = simulate(pipeline_task_graph_of(micro, model, pipeline)).makespan;
       } catch (const LoomError& e) {
         if (batch_problem.empty()) batch_problem = std::string("the pipeline cannot be simulated: ") + e.what();
         continue;
