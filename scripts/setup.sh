@@ -15,7 +15,7 @@ packages=(
   python3
   libonnx-dev protobuf-compiler libprotobuf-dev libonnx-testdata
   libxtensor-dev
-  libabsl-dev
+  libabsl-dev libmimalloc-dev
 )
 
 missing=()
