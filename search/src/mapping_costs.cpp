@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "loom/pcg/hash_mix.hpp"
 #include "loom/pcg/task_layout.hpp"
 
 namespace loom::search::mapping {
@@ -13,13 +12,6 @@ namespace {
 constexpr double kMoveFactor = 2;
 
 }  // namespace
-
-std::size_t MoveCosts::MoveHash::operator()(const Move& m) const {
-  const std::uint64_t h =
-      pcg::hash_mix((static_cast<std::uint64_t>(static_cast<std::uint32_t>(m.from)) << 32) | static_cast<std::uint32_t>(m.from_first),
-                    (static_cast<std::uint64_t>(static_cast<std::uint32_t>(m.to)) << 32) | static_cast<std::uint32_t>(m.to_first));
-  return static_cast<std::size_t>(h);
-}
 
 double MoveCosts::move(int from, int from_first, int to, int to_first) {
   if (from == to && from_first == to_first) return 0;

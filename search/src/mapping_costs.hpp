@@ -41,11 +41,11 @@ class MoveCosts {
   struct Move {
     int from = 0, from_first = 0, to = 0, to_first = 0;
     bool operator==(const Move&) const = default;
+    template <class H>
+    friend H AbslHashValue(H h, const Move& m) {
+      return H::combine(std::move(h), m.from, m.from_first, m.to, m.to_first);
+    }
   };
-  struct MoveHash {
-    std::size_t operator()(const Move& m) const;
-  };
-
   struct Sum {
     int need = 0, first = 0;
     bool operator==(const Sum&) const = default;
@@ -58,7 +58,7 @@ class MoveCosts {
   const Machine& machine_;
   const RvdSearch& paths_;
   ShapeTable shapes_;
-  absl::flat_hash_map<Move, double, MoveHash> cache_;
+  absl::flat_hash_map<Move, double> cache_;
   absl::flat_hash_map<Sum, double> sums_;
 };
 

@@ -33,20 +33,18 @@ SubProblem& SubProblem::hashed() {
   return *this;
 }
 
-bool Memo::Equal::operator()(const Key& a, const Key& b) const {
-  if (a.hash != b.hash || a.first != b.first || a.count != b.count || a.memory_scale != b.memory_scale ||
-      a.boundary_size != b.boundary_size)
-    return false;
-  const int* data = boundaries->data();
-  return std::equal(data + a.boundary_at, data + a.boundary_at + a.boundary_size, data + b.boundary_at);
-}
-
 bool Memo::Equal::operator()(const Key& a, const SubProblem* b) const {
   if (a.hash != b->hash || a.first != b->first || a.count != b->count || a.memory_scale != b->memory_scale ||
       a.boundary_size != b->boundary.size())
     return false;
   const int* data = boundaries->data() + a.boundary_at;
   return std::equal(b->boundary.begin(), b->boundary.end(), data);
+}
+
+bool Memo::Equal::operator()(const Key& a, const Key& b) const {
+  const SubProblem kept{
+      b.content, b.first, b.count, b.memory_scale, std::span<const int>(boundaries->data() + b.boundary_at, b.boundary_size), b.hash};
+  return (*this)(a, &kept);
 }
 
 std::optional<Solution> Memo::find(const SubProblem& p) const {
