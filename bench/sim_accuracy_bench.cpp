@@ -1,8 +1,9 @@
 // How close the simulator's iteration time is to a real run on this host. For small instances of
 // four zoo models and of the GLU classifier of docs/examples/glu.loom (a user-written operator,
-// compiled from its spec), under data parallelism and under the plan `search::optimize` finds for the
-// cpu_host machine with one device per rank, each training run of a warm-up step and N timed
-// steps gives:
+// compiled from its spec), under data parallelism, under the plan `search::optimize` finds for the
+// cpu_host machine with one device per rank, and, on several ranks, as a 1F1B pipeline of a stage
+// per rank and two micro-batches per stage, each training run of a warm-up step and N timed steps
+// gives:
 //   (a) per operator the task time per task over the timed steps, every rank's tasks together,
 //       becomes a profile database entry (with the roofline figure for the same task), and so
 //       does each layout change's work per piece outside the messages and collectives, and each
@@ -42,6 +43,7 @@
 #include "loom/runtime/trainer.hpp"
 #include "loom/search/baselines.hpp"
 #include "loom/search/optimizer.hpp"
+#include "loom/search/pipeline.hpp"
 #include "loom/search/simulator.hpp"
 #include "loom/search/task_graph.hpp"
 
@@ -166,11 +168,19 @@ struct Row {
   std::string model, plan;
   pcg::Graph graph;
   std::vector<Run> runs;
+  search::Pipeline pipeline;  // none but for a pipelined plan
 };
 
-Run run_plan(const pcg::Graph& plan, const search::Machine& machine, const Settings& s, runtime::Transport& transport,
-             search::ProfileDatabase& database, const search::CostModel& measuring_first) {
+// One iteration of the plan, simulated with `model`'s costs.
+double simulated_seconds(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::CostModel& model) {
+  if (pipeline.microbatches > 1) return search::simulate(search::build_pipeline_task_graph(plan, model, pipeline, library())).makespan;
+  return search::simulate(search::build_task_graph(plan, model)).makespan;
+}
+
+Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::Machine& machine, const Settings& s,
+             runtime::Transport& transport, search::ProfileDatabase& database, const search::CostModel& measuring_first) {
   runtime::TrainSettings train;
+  train.pipeline = pipeline;
   train.loss = runtime::LossKind::MeanSquaredError;
   train.optimizer.learning_rate = 1e-4;
   train.plan_devices = machine.devices();
@@ -193,8 +203,10 @@ Run run_plan(const pcg::Graph& plan, const search::Machine& machine, const Setti
   const std::vector<runtime::OperatorTime> times = runtime::summed_over_processes(run.operator_times, transport);
 
   search::ProfileDatabase plan_profile;
+  // A pipelined run times the tasks of its micro-batch graph.
+  const pcg::Graph timed_graph = pipeline.microbatches > 1 ? search::micro_batch_graph(plan, library(), pipeline.microbatches) : plan;
   const std::vector<runtime::OperatorProfile> profiles =
-      runtime::operator_profiles(library(), plan, machine, times, runtime::optimizer_name(train.optimizer.kind), transport.size());
+      runtime::operator_profiles(library(), timed_graph, machine, times, runtime::optimizer_name(train.optimizer.kind), transport.size());
   runtime::record_profiles(profiles, plan_profile);
   runtime::record_profiles(profiles, database);
   double forward = 0, backward = 0;
@@ -207,11 +219,11 @@ Run run_plan(const pcg::Graph& plan, const search::Machine& machine, const Setti
   row.measured = max_over_ranks(run.seconds_per_step, transport);
   row.tasks = max_over_ranks(own_task_seconds / steps, transport);
   row.waiting = max_over_ranks(waiting / steps, transport);
-  row.simulated = search::simulate(search::build_task_graph(plan, search::CostModel(library(), machine, &plan_profile))).makespan;
+  row.simulated = simulated_seconds(plan, pipeline, search::CostModel(library(), machine, &plan_profile));
   // Rank 0 measures the tasks while the other ranks wait, so that each is measured alone, as
   // `loom optimize` measures it; only rank 0 prints.
-  if (transport.rank() == 0) row.automatic = search::simulate(search::build_task_graph(plan, measuring_first)).makespan;
-  row.roofline = search::simulate(search::build_task_graph(plan, search::CostModel(library(), machine))).makespan;
+  if (transport.rank() == 0) row.automatic = simulated_seconds(plan, pipeline, measuring_first);
+  row.roofline = simulated_seconds(plan, pipeline, search::CostModel(library(), machine));
   row.backward_over_forward = forward > 0 ? backward / forward : 0;
   row.interpreted = run.interpreted_ops.size();
   row.compiled = run.compiled_ops.size();
@@ -297,15 +309,27 @@ int main(int argc, char** argv) {
       const pcg::Graph data_parallel =
           search::materialize(graph, search::data_parallel(library(), graph, machine), library(), roofline.moves());
       search::OptimizeSettings optimize;
-      optimize.pipeline = false;  // the trainer runs no pipeline schedule
+      optimize.pipeline = false;  // the pipeline below is measured on its own
       optimize.mcmc_iterations = 100;
       const search::OptimizeReport searched = search::optimize(library(), graph, rules(), roofline, optimize);
-      rows.push_back({c.name, "data parallel", data_parallel, {}});
-      rows.push_back({c.name, "searched (" + searched.chosen + ")", searched.plan, {}});
+      rows.push_back({c.name, "data parallel", data_parallel, {}, {}});
+      rows.push_back({c.name, "searched (" + searched.chosen + ")", searched.plan, {}, {}});
+      // A stage per rank, two micro-batches per stage, 1F1B: where the batch divides.
+      const int stages = transport.size();
+      const search::Pipeline pipeline{stages, 2 * stages, search::PipelineOrder::OneFOneB};
+      if (stages > 1) try {
+          const pcg::Graph pipelined = search::materialize(
+              graph, search::pipeline_placements(library(), graph, search::balanced_stages(graph, roofline, stages), stages, stages),
+              library(), roofline.moves());
+          search::micro_batch_graph(pipelined, library(), pipeline.microbatches);
+          rows.push_back({c.name, "1F1B, " + std::to_string(pipeline.microbatches) + " micro-batches", pipelined, {}, pipeline});
+        } catch (const LoomError& e) {
+          if (printer) std::cerr << c.name << ": no pipeline (" << e.what() << ")\n";
+        }
     }
     // The plans take turns, so that a spell in which the host is slower falls on all of them.
     for (int round = 1; round <= s.repeats; ++round) {
-      for (Row& row : rows) row.runs.push_back(run_plan(row.graph, machine, s, transport, database, measuring_first));
+      for (Row& row : rows) row.runs.push_back(run_plan(row.graph, row.pipeline, machine, s, transport, database, measuring_first));
       if (printer) std::cerr << "round " << round << " of " << s.repeats << ": done\n";
     }
     if (!printer) return 0;

@@ -10,6 +10,7 @@
 #include "loom/models/load.hpp"
 #include "loom/runtime/kernel_registry.hpp"
 #include "loom/runtime/transport.hpp"
+#include "loom/search/plan.hpp"
 #include "model_options.hpp"
 
 namespace loom::cli {
@@ -46,6 +47,7 @@ struct GraphToRun {
   std::set<std::string> fixed;         // weights that are constants of the model
   std::int64_t plan_devices = 0;       // the plan's devices (0 for a model)
   std::vector<pcg::NodeId> recompute;  // operators the plan recomputes for the backward pass
+  search::Pipeline pipeline;           // the plan's (none for a model)
 };
 
 // `verb` and `gerund` ("train", "training") word the messages. Throws LoomError: a model run by

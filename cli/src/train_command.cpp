@@ -16,6 +16,7 @@
 #include "loom/runtime/operator_profile.hpp"
 #include "loom/runtime/trainer.hpp"
 #include "loom/search/machine.hpp"
+#include "loom/search/pipeline.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/profile_db.hpp"
 #include "model_options.hpp"
@@ -48,6 +49,7 @@ struct TrainOptions {
   bool quiet = false;
   bool trust_plan = false;
   bool interpret = false;
+  bool whole_batch = false;
 };
 
 // `step 3/10 [######----] loss 2.3012  12.4 ms/step  5160 samples/s`.
@@ -122,12 +124,17 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   s.fixed_weights = std::move(run.fixed);
   s.plan_devices = run.plan_devices;
   s.recompute = run.recompute;
+  if (!opt.whole_batch) s.pipeline = run.pipeline;
   if (!opt.plan.empty()) {
-    if (!opt.json && !opt.quiet && transport.rank() == 0)
+    if (!opt.json && !opt.quiet && transport.rank() == 0) {
       std::cerr << "running the plan for " << s.plan_devices << " devices "
                 << (transport.size() > 1 ? "on " + std::to_string(transport.size()) + " processes, one per device"
                                          : std::string("in one process (every device's tasks here)"))
                 << "\n";
+      if (s.pipeline.microbatches > 1)
+        std::cerr << "pipeline: " << s.pipeline.stages << " stages, each step's batch as " << s.pipeline.microbatches
+                  << " micro-batches in " << (s.pipeline.order == search::PipelineOrder::GPipe ? "GPipe's" : "1F1B") << " order\n";
+    }
   }
   const bool speaks = transport.rank() == 0;
   const std::int64_t samples =
@@ -141,7 +148,10 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   std::vector<runtime::OperatorProfile> profiles;
   if (!opt.profile.empty()) {
     const std::vector<runtime::OperatorTime> times = runtime::summed_over_processes(report.operator_times, transport);
-    if (speaks) profiles = record_profile(library, graph, opt, *profile_target, times, transport.size());
+    // A pipelined step times the tasks of the micro-batch graph.
+    const pcg::Graph timed =
+        s.pipeline.microbatches > 1 ? search::micro_batch_graph(graph, library, s.pipeline.microbatches) : pcg::Graph(graph);
+    if (speaks) profiles = record_profile(library, timed, opt, *profile_target, times, transport.size());
   }
   std::vector<double> peaks(static_cast<std::size_t>(transport.size()), 0.0);
   peaks[static_cast<std::size_t>(transport.rank())] = static_cast<double>(report.peak_activation_bytes);
@@ -248,9 +258,13 @@ void add_train_command(CLI::App& app, int& status) {
       "print a JSON line with the losses, seconds_per_step and each process's peak_activation_bytes (the most bytes of activations "
       "and their gradients it held at once)");
   cmd->add_flag("--interpret", opt->interpret, kInterpretHelp);
+  cmd->add_flag("--whole-batch", opt->whole_batch,
+                "run a pipelined plan's batch at once rather than as its micro-batches in its stages' order (the losses are the same "
+                "but for rounding, and for operators whose output depends on the whole batch, such as batch normalization)");
   cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
   cmd->callback([opt, &status] {
     if (opt->model.model.empty() && opt->plan.empty()) throw CLI::ValidationError("--model or --plan is required");
+    if (opt->whole_batch && opt->plan.empty()) throw CLI::ValidationError("--whole-batch: only a plan has micro-batches (give --plan)");
     status = run_on_processes(opt->backend, [&](runtime::Transport& transport) { return run_train(*opt, transport); });
   });
 }

@@ -150,9 +150,9 @@ void ShardedExecutor<T>::recount(pcg::NodeId node) {
     for (std::size_t i = 0; i < received_[id].size(); ++i)
       if (counted_[graph_.node(node).inputs[i].node.index()])
         for (const Tensor<T>& piece : received_[id][i]) bytes += piece.data.size() * sizeof(T);
-  live_bytes_ = live_bytes_ - node_bytes_[id] + bytes;
+  meter_->live = meter_->live - node_bytes_[id] + bytes;
   node_bytes_[id] = bytes;
-  peak_bytes_ = std::max(peak_bytes_, live_bytes_);
+  meter_->peak = std::max(meter_->peak, meter_->live);
 }
 
 template <class T>
@@ -262,12 +262,13 @@ void ShardedExecutor<T>::time_layout_change(const pcg::Node& n, double& seconds,
 
 template <class T>
 void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
+  transport_.use_channel(channel_);
   feeds_ = &feeds;
   values_.assign(graph_.size(), {});
   received_.assign(graph_.size(), {});
   grads_.clear();
+  for (std::size_t bytes : node_bytes_) meter_->live -= bytes;
   node_bytes_.assign(graph_.size(), 0);
-  live_bytes_ = 0;
   for (const pcg::Node& n : graph_.nodes()) {
     if (n.is_graph_input()) {
       auto it = feeds.find(n.name);
@@ -345,6 +346,7 @@ void ShardedExecutor<T>::run_tasks(const pcg::Node& n, std::int64_t task) {
 
 template <class T>
 Tensor<T> ShardedExecutor<T>::output(std::size_t i) {
+  transport_.use_channel(channel_);
   const pcg::PortRef o = graph_.outputs().at(i);
   if (graph_.node(o.node).is_graph_input() || runs_[o.node.index()].replicates_input) return held(o, 0);
   const std::vector<std::int64_t>& dims = graph_.shape_of(o).dims;
@@ -400,6 +402,7 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
   if (piece_grads.size() != graph_.outputs().size())
     throw LoomError("backward: gradients of " + std::to_string(piece_grads.size()) + " outputs for " +
                     std::to_string(graph_.outputs().size()) + " graph outputs");
+  transport_.use_channel(channel_);
   std::vector<std::vector<Pieces>>& grads = grads_;
   grads.assign(graph_.size(), {});
   restored_.assign(graph_.size(), false);

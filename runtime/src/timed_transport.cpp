@@ -35,5 +35,8 @@ void TimedTransport::progress() {
 void TimedTransport::finish_sums() {
   timed([&] { inner_.finish_sums(); });
 }
+void TimedTransport::finish_sends() {
+  timed([&] { inner_.finish_sends(); });
+}
 
 }  // namespace loom::runtime

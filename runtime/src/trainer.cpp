@@ -2,12 +2,15 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <string_view>
 
 #include "loom/runtime/checkpoint.hpp"
 #include "loom/runtime/data.hpp"
 #include "loom/runtime/initializer.hpp"
+#include "loom/runtime/microbatches.hpp"
 #include "loom/runtime/model_values.hpp"
+#include "loom/search/pipeline.hpp"
 
 namespace loom::runtime {
 namespace {
@@ -40,6 +43,34 @@ bool output_is_probabilities(const spec::Library& library, const pcg::Graph& gra
   return producer && port < producer->outputs.size() && producer->outputs[port].noted("probabilities");
 }
 
+namespace {
+
+// The loss of one pass over a batch or micro-batch, on this process, with the gradients of the
+// graph's outputs that backward() takes; the loss and gradients weighted by `weight`.
+template <class T>
+struct LossTaken {
+  double loss = 0;  // this process's share when taken where the output lies, else the whole loss
+  std::vector<std::vector<Tensor<T>>> piece_grads;
+  std::vector<Tensor<T>> whole_grads;
+};
+
+template <class T>
+void scale(Tensor<T>& t, double weight) {
+  if (weight == 1) return;
+  for (T& v : t.data) v = static_cast<T>(v * weight);
+}
+
+template <class T>
+void add_into(NamedTensors<T>& sum, NamedTensors<T>&& more) {
+  for (auto& [name, value] : more) {
+    auto [it, fresh] = sum.try_emplace(name, std::move(value));
+    if (fresh) continue;
+    for (std::size_t i = 0; i < value.data.size(); ++i) it->second.data[i] += value.data[i];
+  }
+}
+
+}  // namespace
+
 template <class T>
 TrainReport train(const spec::Library& library, const pcg::Graph& graph, const TrainSettings& s,
                   const std::function<void(const StepReport&)>& progress, Transport* transport, const KernelRegistry* kernels) {
@@ -52,18 +83,37 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   for (const std::string& name : s.fixed_weights) trainable.erase(name);
   // Inputs whose values the model fixes, fed as the model gives them in place of the data's.
   NamedTensors<T> fixed_inputs = convert<T>(model_values_of(graph, s.model_values, pcg::kInputOp));
-  ShardedExecutor<T> executor(library, graph, kernels ? *kernels : builtin_kernels(), comm, trainable,
-                              s.plan_devices > 0 ? static_cast<int>(s.plan_devices) : devices_used(graph), s.backend, s.compile_from_specs);
+  // A pipelined plan runs the graph of one micro-batch, once per micro-batch, each in an executor
+  // of its own that keeps the micro-batch's values from its forward pass to its backward.
+  const int microbatches = std::max(1, s.pipeline.microbatches);
+  const bool pipelined = microbatches > 1;
+  const pcg::Graph micro = pipelined ? search::micro_batch_graph(graph, library, microbatches) : pcg::Graph{};
+  const pcg::Graph& run_graph = pipelined ? micro : graph;
+  const int devices = s.plan_devices > 0 ? static_cast<int>(s.plan_devices) : devices_used(graph);
+  std::vector<std::unique_ptr<ShardedExecutor<T>>> executors;
+  for (int m = 0; m < microbatches; ++m) {
+    executors.push_back(std::make_unique<ShardedExecutor<T>>(library, run_graph, kernels ? *kernels : builtin_kernels(), comm, trainable,
+                                                             devices, s.backend, s.compile_from_specs));
+    executors.back()->recompute(s.recompute);
+    executors.back()->count_activations_with(*executors.front());
+    executors.back()->use_message_channel(m % Transport::kChannels);
+  }
+  ShardedExecutor<T>& executor = *executors.front();
+  const std::vector<std::pair<int, bool>> passes =
+      pipelined ? process_passes(library, run_graph, s.pipeline, comm.rank(), comm.size(), devices) : std::vector<std::pair<int, bool>>{};
+  if (pipelined) comm.send_ahead(true);
   const auto data = s.data_file.empty() ? synthetic_data(library, graph, s.loss, s.seed, s.synthetic_batches)
                                         : load_data_file(s.data_file, graph, s.loss);
-  executor.recompute(s.recompute);
   Optimizer<T> optimizer(s.optimizer, std::move(state.optimizer));
   const pcg::PortRef out = graph.outputs().front();
   const bool probabilities = output_is_probabilities(library, graph);
   // Each process takes the loss of the output boxes it holds, and one sum of a number makes it
   // whole; only cross-entropy over a class axis split among devices needs the output assembled.
-  const std::vector<std::int64_t> out_dims = graph.shape_of(out).dims;
+  const std::vector<std::int64_t> out_dims = run_graph.shape_of(out).dims;
   const bool loss_where_output_lies = s.loss == LossKind::MeanSquaredError || out_dims.empty() || executor.output_layout(0).D.back() == 1;
+  if (pipelined && (out_dims.empty() || out_dims.front() * microbatches != graph.shape_of(out).dims.front()))
+    throw LoomError("the pipeline's " + std::to_string(microbatches) + " micro-batches do not cut the output " +
+                    graph.node(out.node).describe() + " along its first dimension, so its loss cannot be taken per micro-batch");
 
   TrainReport report;
   report.first_step = state.step;
@@ -90,51 +140,100 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     const OptimizerState<T> state = whole_state();
     if (comm.rank() == 0) save_checkpoint<T>(s.checkpoint, {describe_run(s), done, report.losses, weights, state});
   };
+  // The loss of the pass `ex` has just run forward, its target `target`, weighted by `weight`.
+  const auto take_loss = [&](ShardedExecutor<T>& ex, const Tensor<double>& target, double weight) {
+    LossTaken<T> taken;
+    taken.piece_grads.resize(graph.outputs().size());
+    if (loss_where_output_lies) {
+      for (const auto& piece : ex.output_pieces(0)) {
+        LossValue<T> share = compute_loss<T>(s.loss, *piece.value, piece.box, out_dims, target, probabilities);
+        taken.loss += share.loss * weight;
+        scale(share.grad, weight);
+        taken.piece_grads[0].push_back(std::move(share.grad));
+      }
+      for (std::size_t i = 1; i < graph.outputs().size(); ++i)
+        for (const auto& piece : ex.output_pieces(i)) taken.piece_grads[i].emplace_back(piece.value->dims, T(0));
+    } else {
+      LossValue<T> whole = compute_loss<T>(s.loss, ex.output(0), target, probabilities);
+      taken.loss = whole.loss * weight;
+      scale(whole.grad, weight);
+      taken.whole_grads.push_back(std::move(whole.grad));
+      for (std::size_t i = 1; i < graph.outputs().size(); ++i)
+        taken.whole_grads.emplace_back(run_graph.shape_of(run_graph.outputs()[i]).dims, T(0));
+    }
+    return taken;
+  };
+  const auto backward = [&](ShardedExecutor<T>& ex, LossTaken<T>&& taken) {
+    return loss_where_output_lies ? ex.backward_from_pieces(std::move(taken.piece_grads)) : ex.backward(taken.whole_grads);
+  };
+  // The whole loss from this process's share.
+  const auto whole_loss = [&](double mine) {
+    if (!loss_where_output_lies) return mine;
+    std::vector<double> total{mine};
+    comm.sum(total);
+    return total[0];
+  };
+  const auto refuse_non_finite = [&](std::int64_t step, double loss, const std::string& where) {
+    throw LoomError("step " + std::to_string(step + 1) + ": the loss is " + std::to_string(loss) + "; " + where);
+  };
+  // A pipelined step's micro-batches: their feeds, which their executors read until their backward.
+  std::vector<NamedTensors<T>> micro_feeds(static_cast<std::size_t>(microbatches));
+  std::vector<LossTaken<T>> micro_losses(static_cast<std::size_t>(microbatches));
+  const auto is_data_input = [&](const std::string& name) {
+    const auto id = graph.find(name);
+    return id && graph.node(*id).op == pcg::kInputOp;
+  };
   const std::int64_t to_run = std::max<std::int64_t>(0, s.steps - report.first_step);
   const std::int64_t timed_from = report.first_step + (to_run > s.warmup_steps ? std::max<std::int64_t>(0, s.warmup_steps) : 0);
   for (std::int64_t step = report.first_step; step < s.steps; ++step) {
     if (step == timed_from) {
-      executor.restart_operator_times();
+      for (auto& ex : executors) ex->restart_operator_times();
       update_times.clear();
     }
     const auto start = std::chrono::steady_clock::now();
     Batch batch = data->batch(step);
     for (auto& [name, value] : batch.inputs)
       if (!fixed_inputs.count(name)) feeds.insert_or_assign(name, convert<T>(value));
-    executor.forward(feeds);
     double loss = 0;
-    std::vector<std::vector<Tensor<T>>> piece_grads(graph.outputs().size());  // when the loss is taken where the output lies
-    std::vector<Tensor<T>> whole_grads;                                       // when it is taken of the assembled output
-    if (loss_where_output_lies) {
-      for (const auto& piece : executor.output_pieces(0)) {
-        LossValue<T> share = compute_loss<T>(s.loss, *piece.value, piece.box, out_dims, batch.target, probabilities);
-        loss += share.loss;
-        piece_grads[0].push_back(std::move(share.grad));
+    NamedTensors<T> grads;
+    if (!pipelined) {
+      executor.forward(feeds);
+      LossTaken<T> taken = take_loss(executor, batch.target, 1.0);
+      loss = whole_loss(taken.loss);
+      if (!std::isfinite(loss)) {
+        const auto bad = executor.first_non_finite();
+        refuse_non_finite(step, loss,
+                          bad ? "the first operator whose output went non-finite is " + graph.node(*bad).describe()
+                              : std::string("every operator's output is finite (the loss itself overflowed)"));
       }
-      std::vector<double> total{loss};
-      comm.sum(total);
-      loss = total[0];
+      grads = backward(executor, std::move(taken));
     } else {
-      LossValue<T> whole = compute_loss<T>(s.loss, executor.output(0), batch.target, probabilities);
-      loss = whole.loss;
-      whole_grads.push_back(std::move(whole.grad));
-    }
-    if (!std::isfinite(loss)) {
-      const auto bad = executor.first_non_finite();
-      throw LoomError("step " + std::to_string(step + 1) + ": the loss is " + std::to_string(loss) + "; " +
-                      (bad ? "the first operator whose output went non-finite is " + graph.node(*bad).describe()
-                           : std::string("every operator's output is finite (the loss itself overflowed)")));
-    }
-    for (std::size_t i = 1; i < graph.outputs().size(); ++i) {
-      if (loss_where_output_lies) {
-        for (const auto& piece : executor.output_pieces(i)) piece_grads[i].emplace_back(piece.value->dims, T(0));
-      } else {
-        whole_grads.emplace_back(graph.shape_of(graph.outputs()[i]).dims, T(0));
+      const double weight = 1.0 / microbatches;
+      double mine = 0;
+      for (const auto& [m, backward_pass] : passes) {
+        const auto i = static_cast<std::size_t>(m);
+        if (backward_pass) {
+          add_into(grads, backward(*executors[i], std::move(micro_losses[i])));
+          micro_feeds[i].clear();
+          continue;
+        }
+        micro_feeds[i].clear();
+        for (const auto& [name, value] : feeds)
+          micro_feeds[i].emplace(name, is_data_input(name) ? batch_rows(value, m, microbatches) : value);
+        executors[i]->forward(micro_feeds[i]);
+        micro_losses[i] = take_loss(*executors[i], batch_rows(batch.target, m, microbatches), weight);
+        mine += micro_losses[i].loss;
       }
+      comm.finish_sends();
+      comm.use_channel(0);
+      loss = whole_loss(mine);
+      if (!std::isfinite(loss))
+        refuse_non_finite(step, loss,
+                          "a micro-batch's values are freed once its backward pass has run: train the plan without its pipeline "
+                          "to find the first operator whose output went non-finite");
     }
     std::map<std::string, double> update_seconds;
-    optimizer.step(feeds, loss_where_output_lies ? executor.backward_from_pieces(std::move(piece_grads)) : executor.backward(whole_grads),
-                   executor.exact_elements(), &update_seconds);
+    optimizer.step(feeds, std::move(grads), executor.exact_elements(), &update_seconds);
     for (const auto& [name, seconds] : update_seconds) {
       update_times[name].update_seconds += seconds;
       ++update_times[name].updates;
@@ -145,8 +244,18 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     if (progress) progress({step + 1, s.steps, loss, seconds});
     if (!s.checkpoint.empty() && s.checkpoint_every > 0 && (step + 1) % s.checkpoint_every == 0) save(step + 1);
   }
+  if (pipelined) comm.send_ahead(false);
   if (!s.checkpoint.empty()) save(std::max(s.steps, report.first_step));
   report.operator_times = executor.operator_times();
+  for (std::size_t m = 1; m < executors.size(); ++m)
+    for (std::size_t i = 0; i < report.operator_times.size(); ++i) {
+      const OperatorTime& more = executors[m]->operator_times()[i];
+      OperatorTime& sum = report.operator_times[i];
+      sum.forward_seconds += more.forward_seconds;
+      sum.backward_seconds += more.backward_seconds;
+      sum.forward_tasks += more.forward_tasks;
+      sum.backward_tasks += more.backward_tasks;
+    }
   report.peak_activation_bytes = executor.peak_activation_bytes();
   for (const auto& [name, time] : update_times)
     if (const auto id = graph.find(name)) {

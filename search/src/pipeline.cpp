@@ -9,6 +9,7 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/baselines.hpp"
 #include "loom/search/memory.hpp"
+#include "loom/search/pipeline_order.hpp"
 #include "loom/search/simulator.hpp"
 
 namespace loom::search {
@@ -72,18 +73,6 @@ std::vector<Placement> pipeline_placements(const spec::Library& library, const p
 
 int stage_of_device(int device, int devices, int stages) { return device / std::max(1, devices / stages); }
 
-namespace {
-
-// Weights and the pieces parallelization operators make of them: what moves once per iteration.
-std::vector<bool> weight_traffic(const pcg::Graph& graph, const CostModel& model) {
-  std::vector<bool> out(graph.size(), false);
-  for (const pcg::Node& n : graph.nodes())
-    out[n.id.index()] =
-        n.op == pcg::kWeightOp || (!n.is_graph_input() && !model.is_compute(n) && n.inputs.size() == 1 && out[n.inputs[0].node.index()]);
-  return out;
-}
-
-// The steps of one stage: (micro-batch, backward?) in the order the stage runs them.
 std::vector<std::pair<int, bool>> stage_steps(PipelineOrder order, int stage, int stages, int microbatches) {
   if (order == PipelineOrder::GPipe) {
     std::vector<std::pair<int, bool>> out;
@@ -99,6 +88,17 @@ std::vector<std::pair<int, bool>> stage_steps(PipelineOrder order, int stage, in
     out.push_back({k, true});
   }
   for (int m = microbatches - warmup; m < microbatches; ++m) out.push_back({m, true});
+  return out;
+}
+
+namespace {
+
+// Weights and the pieces parallelization operators make of them: what moves once per iteration.
+std::vector<bool> weight_traffic(const pcg::Graph& graph, const CostModel& model) {
+  std::vector<bool> out(graph.size(), false);
+  for (const pcg::Node& n : graph.nodes())
+    out[n.id.index()] =
+        n.op == pcg::kWeightOp || (!n.is_graph_input() && !model.is_compute(n) && n.inputs.size() == 1 && out[n.inputs[0].node.index()]);
   return out;
 }
 

@@ -1,10 +1,10 @@
 #!/bin/sh
 # Usage: [LOOM_LAUNCH="mpirun -np 6"] schedule_memory_matches.sh LOOM SPECS-DIR
-# Bundled schedules that recompute, co-shard or split (specs/schedules/) are written as plans and trained (float, 2
-# steps; through $LOOM_LAUNCH when set, one process per device). On every device, the activation peak each process
-# measures (`loom train --json`, peak_activation_bytes) must be the simulator's activation memory (`loom simulate
-# --json`, activation_bytes) within 10 %; the plan recomputing activations must hold less than the same plan keeping
-# them, in both. Pipelined schedules are left out: the runtime runs the whole batch at once.
+# Bundled schedules that recompute, co-shard, split or pipeline (specs/schedules/) are written as plans and trained
+# (float, 2 steps; through $LOOM_LAUNCH when set, one process per device). On every device, the activation peak each
+# process measures (`loom train --json`, peak_activation_bytes) must be the simulator's activation memory (`loom
+# simulate --json`, activation_bytes) within 10 %; the plan recomputing activations must hold less than the same plan
+# keeping them, and a 1F1B pipeline's first stage less than GPipe's, in both.
 set -e
 loom=$1
 specs=$2
@@ -31,6 +31,11 @@ check seed_plans.loom swin_coshard
 check seed_plans.loom swin_coshard_recompute
 check seed_plans.loom bert_recompute
 check seed_plans.loom bert_checkpoints
+check mlp_fig1.loom mlp_fig1_pipeline
+check seed_plans.loom gpt3_1f1b
+check seed_plans.loom gpt3_gpipe
+awk -v s1="$(head -1 "$dir/gpt3_1f1b.simulated")" -v m1="$(head -1 "$dir/gpt3_1f1b.measured")" \
+  -v sg="$(head -1 "$dir/gpt3_gpipe.simulated")" -v mg="$(head -1 "$dir/gpt3_gpipe.measured")" 'BEGIN { exit !(s1 < sg && m1 < mg) }'
 # The same plan keeping every activation holds more, simulated and measured.
 sizes=$(sed -n 's/^schedule bert_checkpoints for \(bert_large<[^>]*>\).*/\1/p' "$specs/schedules/seed_plans.loom")
 printf 'schedule bert_kept for %s {\n  assign "*" to 0;\n}\n' "$sizes" > "$dir/kept.loom"

@@ -27,6 +27,45 @@ TEST(ShardedTraining, FloatFollowsTheSingleProcessRun) {
   }
 }
 
+// A pipelined plan runs each step's batch as micro-batches, in 1F1B's or GPipe's order, and its
+// losses and weights are the whole batch's.
+TEST(ShardedTraining, PipelinedPlansFollowTheSingleProcessRun) {
+  LocalTransport local;
+  for (const SuiteModel& model : suite_models())
+    for (search::PipelineOrder order : {search::PipelineOrder::OneFOneB, search::PipelineOrder::GPipe}) {
+      SCOPED_TRACE(model.name + (order == search::PipelineOrder::GPipe ? ", GPipe" : ", 1F1B"));
+      const int stages = pipeline_stages_for(model.graph, 4, 2);
+      expect_training_matches<double>(model, pipelined_plan(model.graph, 4, stages), 4, local, 1e-9, 10, Backend::Cpu, nullptr,
+                                      search::Pipeline{stages, 2, order});
+    }
+}
+
+// In one process the first stage's order runs: 1F1B keeps two of the four micro-batches' values at
+// once, GPipe all four, and one micro-batch at a time (a pipeline of one stage) fewer still.
+TEST(ShardedTraining, OneFOneBHoldsFewerMicroBatchesThanGPipe) {
+  const SuiteModel model = suite_models().front();
+  const pcg::Graph plan = pipelined_plan(model.graph, 2, 2);
+  const auto peak = [&](search::Pipeline pipeline) {
+    TrainSettings s;
+    s.steps = 2;
+    s.run_name = model.name;
+    s.plan_devices = 2;
+    s.pipeline = pipeline;
+    const TrainReport report = train<double>(library(), plan, s);
+    return report.peak_activation_bytes;
+  };
+  const std::size_t gpipe = peak({2, 4, search::PipelineOrder::GPipe});
+  const std::size_t one_f_one_b = peak({2, 4, search::PipelineOrder::OneFOneB});
+  const std::size_t one_at_a_time = peak({1, 4, search::PipelineOrder::OneFOneB});
+  const std::size_t whole = peak({});
+  const std::string figures = "GPipe " + std::to_string(gpipe) + " B, 1F1B " + std::to_string(one_f_one_b) + " B, one at a time " +
+                              std::to_string(one_at_a_time) + " B, the whole batch " + std::to_string(whole) + " B";
+  EXPECT_LT(one_f_one_b, gpipe) << figures;
+  EXPECT_LT(one_at_a_time, one_f_one_b) << figures;
+  EXPECT_LT(gpipe, 2 * whole) << figures;
+  EXPECT_GT(gpipe, whole / 2) << figures;
+}
+
 // The plans differ from the model: the suite would prove nothing if every plan were the model.
 TEST(ShardedTraining, EveryPlanSplitsSomething) {
   for (const SuiteModel& model : suite_models())

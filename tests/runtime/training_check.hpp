@@ -10,6 +10,7 @@
 #include "loom/interpreter/rule_files.hpp"
 #include "loom/runtime/trainer.hpp"
 #include "loom/search/optimizer.hpp"
+#include "loom/search/pipeline.hpp"
 #include "sharded_check.hpp"
 
 namespace loom::runtime::sharded_test {
@@ -97,6 +98,23 @@ inline pcg::Graph plan_graph(PlanKind kind, const pcg::Graph& model, int devices
   return model;
 }
 
+// A pipeline of `stages` stages of about equal compute over `devices` devices, each operator split
+// along its batch over its stage's block, as the optimizer's pipeline search lays one out.
+inline pcg::Graph pipelined_plan(const pcg::Graph& model, int devices, int stages) {
+  const search::CostModel cost(library(), machine_of(devices));
+  const std::vector<int> stage_of = search::balanced_stages(model, cost, stages);
+  return search::materialize(model, search::pipeline_placements(library(), model, stage_of, stages, devices), library());
+}
+
+// The fewest stages (at least two, dividing `devices`) whose blocks of devices can split a
+// micro-batch of `model` along its batch (the first dimension of its first output).
+inline int pipeline_stages_for(const pcg::Graph& model, int devices, int microbatches) {
+  const std::int64_t micro_batch = model.shape_of(model.outputs().front()).dims.front() / microbatches;
+  for (int stages = 2; stages < devices; ++stages)
+    if (devices % stages == 0 && micro_batch % (devices / stages) == 0) return stages;
+  return devices;
+}
+
 inline void expect_relatively_near(double got, double want, double tolerance, const std::string& what) {
   EXPECT_LE(std::abs(got - want), tolerance * std::max(1.0, std::abs(want))) << what << ": got " << got << ", want " << want;
 }
@@ -106,7 +124,8 @@ inline void expect_relatively_near(double got, double want, double tolerance, co
 // `tolerance` (relative).
 template <class T>
 void expect_training_matches(const SuiteModel& model, const pcg::Graph& plan, int devices, Transport& transport, double tolerance,
-                             std::int64_t steps = 20, Backend backend = Backend::Cpu, const KernelRegistry* kernels = nullptr) {
+                             std::int64_t steps = 20, Backend backend = Backend::Cpu, const KernelRegistry* kernels = nullptr,
+                             const search::Pipeline& pipeline = {}) {
   TrainSettings s;
   s.steps = steps;
   s.loss = model.loss;
@@ -114,6 +133,7 @@ void expect_training_matches(const SuiteModel& model, const pcg::Graph& plan, in
   const TrainReport whole = train<T>(library(), model.graph, s);
   s.plan_devices = devices;
   s.backend = backend;
+  s.pipeline = pipeline;
   const TrainReport planned = train<T>(library(), plan, s, {}, &transport, kernels);
   ASSERT_EQ(planned.losses.size(), whole.losses.size());
   for (std::size_t i = 0; i < whole.losses.size(); ++i)

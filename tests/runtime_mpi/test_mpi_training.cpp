@@ -31,6 +31,19 @@ TEST_P(MpiTraining, FollowsTheSingleProcessRunInDouble) {
 
 INSTANTIATE_TEST_SUITE_P(Plans, MpiTraining, all_plan_kinds, plan_test_name);
 
+// Each process runs its stage's passes: the first stage fills the pipeline while the last
+// already sends gradients back, and the losses and weights are still the single process's.
+TEST(MpiTraining, PipelinedPlansFollowTheSingleProcessRun) {
+  for (const SuiteModel& model : suite_models())
+    for (search::PipelineOrder order : {search::PipelineOrder::OneFOneB, search::PipelineOrder::GPipe}) {
+      const int stages = pipeline_stages_for(model.graph, world().size(), 2);
+      SCOPED_TRACE(model.name + (order == search::PipelineOrder::GPipe ? ", GPipe, " : ", 1F1B, ") + std::to_string(world().size()) +
+                   " processes");
+      expect_training_matches<double>(model, pipelined_plan(model.graph, world().size(), stages), world().size(), world(), 1e-9, 10,
+                                      Backend::Cpu, nullptr, search::Pipeline{stages, 2, order});
+    }
+}
+
 TEST(MpiTraining, FloatFollowsTheSingleProcessRun) {
   for (const SuiteModel& model : suite_models()) {
     SCOPED_TRACE(model.name);

@@ -50,6 +50,30 @@ TEST(MpiTransport, ExchangesAroundARing) {
   EXPECT_EQ(from_previous, (std::vector<double>{1.0 * previous, 10.0 * previous}));
 }
 
+// Two processes sending to each other at once, each before it receives: with sends ahead neither
+// waits for the other to receive, whatever the messages' size (large ones are not buffered by MPI).
+TEST(MpiTransport, SendsAheadDoNotWaitForTheirReceivers) {
+  const int rank = world().rank();
+  const int peer = rank ^ 1;
+  if (peer >= world().size()) GTEST_FAIL() << "start it with an even number of processes";
+  const std::size_t count = 1 << 20;
+  world().send_ahead(true);
+  for (int round = 0; round < 3; ++round) {
+    std::vector<Outgoing<double>> sends{{peer, std::vector<double>(count, 100.0 * rank + round)}};
+    std::vector<Incoming<double>> none;
+    world().exchange(sends, none);
+    sends.front().data.assign(count, -1.0);  // the message went from a copy
+    std::vector<double> got(count);
+    std::vector<Outgoing<double>> no_sends;
+    std::vector<Incoming<double>> receives{{peer, &got}};
+    world().exchange(no_sends, receives);
+    EXPECT_EQ(got.front(), 100.0 * peer + round);
+    EXPECT_EQ(got.back(), 100.0 * peer + round);
+  }
+  world().finish_sends();
+  world().send_ahead(false);
+}
+
 TEST(MpiTransport, SumsOverAllRanks) {
   const int n = world().size();
   std::vector<float> values{static_cast<float>(world().rank() + 1), 0.5f};

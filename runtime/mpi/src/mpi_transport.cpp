@@ -84,6 +84,7 @@ MpiTransport::~MpiTransport() {
     // A destructor cannot throw; MPI_Finalize meets the ranks anyway.
   }
   started_sums_.reset();  // its requests go back to MPI while MPI still runs
+  sent_.reset();
   for (auto& [group, handle] : groups_) {
     MPI_Comm comm = MPI_Comm_f2c(handle);
     MPI_Comm_free(&comm);
@@ -120,15 +121,45 @@ void MpiTransport::move_values(const std::vector<Message>& sends, const std::vec
   PendingRequests requests;
   for (const Message& r : receives)
     check_mpi(MPI_Irecv(r.values.data, element_count(r.values.count, "MpiTransport::exchange"), datatype(r.values.type), r.peer,
-                        message_tag, MPI_COMM_WORLD, requests.add()),
+                        message_tag + channel_, MPI_COMM_WORLD, requests.add()),
               "MpiTransport::exchange: MPI_Irecv");
-  for (const Message& s : sends)
-    check_mpi(MPI_Isend(s.values.data, element_count(s.values.count, "MpiTransport::exchange"), datatype(s.values.type), s.peer,
-                        message_tag, MPI_COMM_WORLD, requests.add()),
+  for (const Message& s : sends) {
+    void* values = s.values.data;
+    MPI_Request* request = nullptr;
+    if (send_ahead_) {
+      const char* from = static_cast<const char*>(s.values.data);
+      values = sent_values_.emplace_back(from, from + s.values.bytes()).data();
+      if (!sent_) sent_ = std::make_unique<PendingRequests>();
+      request = sent_->add();
+      sent_to_.push_back(s.peer);
+    } else {
+      request = requests.add();
+    }
+    check_mpi(MPI_Isend(values, element_count(s.values.count, "MpiTransport::exchange"), datatype(s.values.type), s.peer,
+                        message_tag + channel_, MPI_COMM_WORLD, request),
               "MpiTransport::exchange: MPI_Isend");
+  }
   if (requests.wait(timeout_, "MpiTransport::exchange: MPI_Testsome")) return;
-  end_job(rank_, missing_messages(requests, receive_from, send_to) + " after " + seconds_text(timeout_) + " (exchange of " +
-                     counted(sends.size() + receives.size(), "message") + ")");
+  end_job(rank_, missing_messages(requests, receive_from, send_ahead_ ? std::vector<int>{} : send_to) + " after " + seconds_text(timeout_) +
+                     " (exchange of " + counted(sends.size() + receives.size(), "message") + ")");
+}
+
+void MpiTransport::use_channel(int channel) {
+  if (channel < 0 || channel >= kChannels)
+    throw LoomError("MpiTransport::use_channel: channel " + std::to_string(channel) + " is not one of 0 to " +
+                    std::to_string(kChannels - 1));
+  channel_ = channel;
+}
+
+void MpiTransport::finish_sends() {
+  if (!sent_) return;
+  if (!sent_->wait(timeout_, "MpiTransport::finish_sends: MPI_Testsome")) {
+    end_job(rank_, missing_messages(*sent_, {}, sent_to_) + " after " + seconds_text(timeout_) + " (" +
+                       counted(sent_->pending().size(), "message") + " sent ahead)");
+  }
+  sent_.reset();
+  sent_values_.clear();
+  sent_to_.clear();
 }
 
 void MpiTransport::sum_values(HostValues values, const std::vector<int>* group) {

@@ -73,7 +73,13 @@ class ShardedExecutor {
   // changes make, the copies of them it received from other processes, and their gradients; not
   // the inputs and weights, the pieces cut from them, or their gradients and optimizer state.
   // Counted as pieces are stored and freed, over every pass since the executor was made.
-  std::size_t peak_activation_bytes() const { return peak_bytes_; }
+  std::size_t peak_activation_bytes() const { return meter_->peak; }
+  // Counts this executor's activations with `other`'s, so that the peak is what both hold at once
+  // (the executors of a pipeline's micro-batches in flight together).
+  void count_activations_with(const ShardedExecutor& other) { meter_ = other.meter_; }
+  // The transport channel its passes' messages take (Transport::use_channel): each executor of a
+  // pipeline's micro-batches takes its own.
+  void use_message_channel(int channel) { channel_ = channel; }
 
   void forward(const NamedTensors<T>& feeds);
   // Graph output i, whole, on every process (a collective).
@@ -199,7 +205,11 @@ class ShardedExecutor {
   std::vector<int> region_of_;                     // per node: its region's index, or -1
   std::vector<bool> counted_;                      // per node: its values are activations (not cut from inputs)
   std::vector<std::size_t> node_bytes_;            // per node: bytes of its counted pieces, copies and gradients
-  std::size_t live_bytes_ = 0, peak_bytes_ = 0;
+  struct ActivationMeter {
+    std::size_t live = 0, peak = 0;
+  };
+  std::shared_ptr<ActivationMeter> meter_ = std::make_shared<ActivationMeter>();
+  int channel_ = 0;
   std::unique_ptr<GradientSync<T>> sync_;  // made last in construction, from the fused layout changes
 };
 

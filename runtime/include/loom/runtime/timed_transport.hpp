@@ -23,6 +23,9 @@ class TimedTransport final : public Transport {
   void start_sum_values(HostValues values, const std::vector<int>& group) override;
   void progress() override;
   void finish_sums() override;
+  void send_ahead(bool on) override { inner_.send_ahead(on); }
+  void use_channel(int channel) override { inner_.use_channel(channel); }
+  void finish_sends() override;
 
  private:
   template <class Call>

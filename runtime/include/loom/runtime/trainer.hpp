@@ -17,6 +17,7 @@
 #include "loom/runtime/sharded_executor.hpp"
 #include "loom/runtime/tensor.hpp"
 #include "loom/runtime/transport.hpp"
+#include "loom/search/plan.hpp"
 
 namespace loom::runtime {
 
@@ -48,6 +49,12 @@ struct TrainSettings {
   std::vector<pcg::NodeId> recompute;
   // Operators without a hand-written kernel run compiled from their specs (false: interpreted).
   bool compile_from_specs = true;
+  // A plan's pipeline. With more than one micro-batch, each step cuts the batch into them and runs
+  // the graph made for one (search::micro_batch_graph); each process runs its passes in its
+  // stage's order (search::stage_steps, as the simulator orders them), every process in one order
+  // when an operator has pieces in several stages; the loss and gradients are the whole batch's
+  // (each micro-batch's share weighted by its size) and one optimizer step follows the last pass.
+  search::Pipeline pipeline;
 };
 
 struct StepReport {

@@ -121,6 +121,18 @@ class Transport {
   }
   virtual void progress() {}
   virtual void finish_sums() {}
+  // Sends that do not wait for their receivers. While on, an exchange returns once this process's
+  // receives are done: its sends are copied and left in flight until finish_sends(). The processes
+  // of a pipeline run different micro-batches' passes at once, and two of them sending to each
+  // other at one time would otherwise each wait for the other to receive.
+  virtual void send_ahead(bool /*on*/) {}
+  virtual void finish_sends() {}
+  // Messages sent on one channel are received only on that channel, in the order they were sent.
+  // A pipeline's micro-batches each take their own: the processes of two stages run their passes
+  // in different orders, so the messages of one micro-batch's backward can come between those of
+  // the next one's forward. Channel 0 until set; at most kChannels.
+  static constexpr int kChannels = 4096;
+  virtual void use_channel(int /*channel*/) {}
 
   // What a transport implements, once for every element type. Receives are sized by the caller;
   // a null group is every process; `all` holds group.size() blocks of `mine`'s length.

@@ -44,6 +44,11 @@ class MpiTransport final : public Transport {
   void start_sum_values(HostValues values, const std::vector<int>& group) override;
   void progress() override;
   void finish_sums() override;
+  // Sends ahead are MPI_Isend calls from copies of their values, finished under the timeout.
+  void send_ahead(bool on) override { send_ahead_ = on; }
+  // A channel is a message tag.
+  void use_channel(int channel) override;
+  void finish_sends() override;
 
  private:
   // A communicator per group of ranks, made the first time the group runs a collective (`operation`
@@ -56,6 +61,11 @@ class MpiTransport final : public Transport {
   std::map<std::vector<int>, int> groups_;
   std::unique_ptr<PendingRequests> started_sums_;  // null when none is in flight
   std::vector<std::string> started_what_;          // per started sum, what it sums, for a timeout's message
+  bool send_ahead_ = false;
+  int channel_ = 0;
+  std::vector<std::vector<char>> sent_values_;  // copies of the sends in flight, which MPI reads until they are done
+  std::unique_ptr<PendingRequests> sent_;       // null when no send is in flight
+  std::vector<int> sent_to_;                    // per send in flight, its receiver
   Seconds timeout_;
   int rank_ = 0;
   int size_ = 1;

@@ -1,0 +1,27 @@
+#pragma once
+// What a pipelined plan's training step needs beyond a plain one: the batch cut into micro-batches,
+// and the order in which a process runs their passes.
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/pcg/graph.hpp"
+#include "loom/runtime/tensor.hpp"
+#include "loom/search/plan.hpp"
+
+namespace loom::runtime {
+
+// Rows [part * n / parts, (part + 1) * n / parts) of `t` along its first dimension of n. Throws
+// LoomError when t has no dimension or `parts` does not divide n.
+template <class T>
+Tensor<T> batch_rows(const Tensor<T>& t, int part, int parts);
+
+// The passes (micro-batch, backward?) process `rank` of `processes` runs, in order. Each process
+// of a distributed run takes the order of its device's stage; a single process, or a plan with an
+// operator whose pieces lie in several stages, runs the first stage's order everywhere (that
+// operator would otherwise wait on a stage that waits for it). `devices`: the plan's.
+std::vector<std::pair<int, bool>> process_passes(const spec::Library& library, const pcg::Graph& graph, const search::Pipeline& pipeline,
+                                                 int rank, int processes, int devices);
+
+}  // namespace loom::runtime

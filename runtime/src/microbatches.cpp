@@ -1,0 +1,44 @@
+#include "loom/runtime/microbatches.hpp"
+
+#include <set>
+#include <string>
+
+#include "loom/pcg/diagnostic.hpp"
+#include "loom/search/baselines.hpp"
+#include "loom/search/pipeline.hpp"
+#include "loom/search/pipeline_order.hpp"
+
+namespace loom::runtime {
+
+template <class T>
+Tensor<T> batch_rows(const Tensor<T>& t, int part, int parts) {
+  if (t.dims.empty()) throw LoomError("a scalar cannot be cut into micro-batches");
+  const std::int64_t rows = t.dims.front();
+  if (parts < 1 || rows % parts != 0)
+    throw LoomError("a batch of " + std::to_string(rows) + " does not divide into " + std::to_string(parts) + " micro-batches");
+  Tensor<T> out = t;
+  out.dims.front() = rows / parts;
+  const std::size_t size = Tensor<T>::element_count(out.dims);
+  const auto first = t.data.begin() + static_cast<std::ptrdiff_t>(size * static_cast<std::size_t>(part));
+  out.data.assign(first, first + static_cast<std::ptrdiff_t>(size));
+  return out;
+}
+
+std::vector<std::pair<int, bool>> process_passes(const spec::Library& library, const pcg::Graph& graph, const search::Pipeline& pipeline,
+                                                 int rank, int processes, int devices) {
+  bool one_order = processes == 1;
+  for (const pcg::Node& n : graph.nodes()) {
+    if (one_order) break;
+    if (!search::is_compute_node(library, n)) continue;
+    std::set<int> stages;
+    for (int d : n.view_or_default().devices) stages.insert(search::stage_of_device(d, devices, pipeline.stages));
+    one_order = stages.size() > 1;
+  }
+  const int stage = one_order ? 0 : search::stage_of_device(rank, devices, pipeline.stages);
+  return search::stage_steps(pipeline.order, stage, pipeline.stages, pipeline.microbatches);
+}
+
+template Tensor<float> batch_rows(const Tensor<float>&, int, int);
+template Tensor<double> batch_rows(const Tensor<double>&, int, int);
+
+}  // namespace loom::runtime
