@@ -140,7 +140,7 @@ void MpiTransport::move_values(const std::vector<Message>& sends, const std::vec
               "MpiTransport::exchange: MPI_Isend");
   }
   if (requests.wait(timeout_, "MpiTransport::exchange: MPI_Testsome")) return;
-  end_job(rank_, missing_messages(requests, receive_from, send_ahead_ ? std::vector<int>{} : send_to) + " after " + seconds_text(timeout_) +
+  end_job(rank_, missing_messages(requests, receive_from, send_to) + " after " + seconds_text(timeout_) +
                      " (exchange of " + counted(sends.size() + receives.size(), "message") + ")");
 }
 
