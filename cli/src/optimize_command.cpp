@@ -154,6 +154,7 @@ int run_optimize(OptimizeOptions opt) {
                                 {"pipeline_none_because", report.pipeline_none_because},
                                 {"pipeline", {{"stages", report.pipeline.stages}, {"microbatches", report.pipeline.microbatches}}},
                                 {"pipeline_stage_sizes", report.pipeline_stage_sizes},
+                                {"pipeline_interlaced", report.pipeline_interlaced},
                                 {"cuts", report.joint.cuts},
                                 {"recomputed_operators", report.recompute.size()},
                                 {"baselines", baselines},
@@ -185,7 +186,7 @@ int run_optimize(OptimizeOptions opt) {
       if (report.pipeline_none_because.empty() && !report.pipeline_stage_sizes.empty()) {
         std::cout << "  (stages of ";
         for (std::size_t s = 0; s < report.pipeline_stage_sizes.size(); ++s) std::cout << (s ? "/" : "") << report.pipeline_stage_sizes[s];
-        std::cout << " nodes)";
+        std::cout << " nodes" << (report.pipeline_interlaced ? "; the operators sharing a weight across stages interlaced" : "") << ")";
       }
       std::cout << "\n";
     }

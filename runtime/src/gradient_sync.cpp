@@ -92,6 +92,12 @@ void GradientSync<T>::start_sums(const std::vector<std::string>& complete, Named
 }
 
 template <class T>
+void GradientSync<T>::sum_all(NamedTensors<T>& grads) {
+  for (const auto& [node, complete] : complete_after_) start_sums(complete, grads);
+  finish_sums();
+}
+
+template <class T>
 void GradientSync<T>::finish_sums() {
   transport_.finish_sums();
   for (const StartedSum& sum : started_) {

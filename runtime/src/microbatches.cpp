@@ -16,7 +16,8 @@ Tensor<T> batch_rows(const Tensor<T>& t, int part, int parts) {
   const std::int64_t rows = t.dims.front();
   if (parts < 1 || rows % parts != 0)
     throw LoomError("a batch of " + std::to_string(rows) + " does not divide into " + std::to_string(parts) + " micro-batches");
-  Tensor<T> out = t;
+  Tensor<T> out;
+  out.dims = t.dims;
   out.dims.front() = rows / parts;
   const std::size_t size = Tensor<T>::element_count(out.dims);
   const auto first = t.data.begin() + static_cast<std::ptrdiff_t>(size * static_cast<std::size_t>(part));
@@ -25,8 +26,11 @@ Tensor<T> batch_rows(const Tensor<T>& t, int part, int parts) {
 }
 
 std::vector<std::pair<int, bool>> process_passes(const spec::Library& library, const pcg::Graph& graph, const search::Pipeline& pipeline,
-                                                 int rank, int processes, int devices) {
-  bool one_order = processes == 1;
+                                                 int rank, int processes, int devices, bool one_order) {
+  if (pipeline.stages < 1 || devices < 1 || devices % pipeline.stages != 0 || pipeline.microbatches < 1)
+    throw LoomError("a pipeline of " + std::to_string(pipeline.stages) + " stages and " + std::to_string(pipeline.microbatches) +
+                    " micro-batches cannot run on " + std::to_string(devices) + " devices: each stage takes an equal block of them");
+  one_order = one_order || processes == 1;
   for (const pcg::Node& n : graph.nodes()) {
     if (one_order) break;
     if (!search::is_compute_node(library, n)) continue;

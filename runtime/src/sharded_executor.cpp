@@ -232,9 +232,9 @@ bool ShardedExecutor<T>::local(pcg::NodeId node, std::int64_t task) const {
 template <class T>
 const Tensor<T>& ShardedExecutor<T>::held(pcg::PortRef port, std::int64_t task) const {
   const pcg::Node& n = graph_.node(port.node);
-  if (n.is_graph_input()) return feeds_->at(n.name);
+  if (n.is_graph_input()) return fed(n.name);
   const NodeRun& run = runs_[port.node.index()];
-  if (run.replicates_input) return feeds_->at(graph_.node(run.source.node).name);
+  if (run.replicates_input) return fed(graph_.node(run.source.node).name);
   return values_[port.node.index()][static_cast<std::size_t>(port.port)][static_cast<std::size_t>(task)];
 }
 
@@ -261,9 +261,17 @@ void ShardedExecutor<T>::time_layout_change(const pcg::Node& n, double& seconds,
 }
 
 template <class T>
-void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
+const Tensor<T>& ShardedExecutor<T>::fed(const std::string& name) const {
+  if (batch_)
+    if (auto it = batch_->find(name); it != batch_->end()) return it->second;
+  return feeds_->at(name);
+}
+
+template <class T>
+void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds, const NamedTensors<T>* batch) {
   transport_.use_channel(channel_);
   feeds_ = &feeds;
+  batch_ = batch;
   values_.assign(graph_.size(), {});
   received_.assign(graph_.size(), {});
   grads_.clear();
@@ -271,10 +279,10 @@ void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
   node_bytes_.assign(graph_.size(), 0);
   for (const pcg::Node& n : graph_.nodes()) {
     if (n.is_graph_input()) {
-      auto it = feeds.find(n.name);
-      if (it == feeds.end()) throw LoomError(n.describe() + ": no value given");
-      if (it->second.dims != n.output_shapes.front().dims)
-        throw LoomError(n.describe() + ": the value has shape " + spec::dims_to_string(it->second.dims) + ", the graph expects " +
+      if (!feeds.count(n.name) && !(batch && batch->count(n.name))) throw LoomError(n.describe() + ": no value given");
+      const Tensor<T>& value = fed(n.name);
+      if (value.dims != n.output_shapes.front().dims)
+        throw LoomError(n.describe() + ": the value has shape " + spec::dims_to_string(value.dims) + ", the graph expects " +
                         spec::dims_to_string(n.output_shapes.front().dims));
       continue;
     }
@@ -438,7 +446,7 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
                       ", this process holds " + std::to_string(next));
     if (!graph_.node(o.node).is_graph_input()) recount(o.node);
   }
-  sync_->start_sums_complete_after(-1, input_grads);
+  if (!sum_later_) sync_->start_sums_complete_after(-1, input_grads);
   for (auto it = graph_.nodes().rbegin(); it != graph_.nodes().rend(); ++it) {
     const pcg::Node& n = *it;
     const NodeRun& run = runs_[n.id.index()];
@@ -458,7 +466,7 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
       }
       for (pcg::NodeId read : reads_of(n)) recount(read);
     }
-    sync_->start_sums_complete_after(n.id, input_grads);
+    if (!sum_later_) sync_->start_sums_complete_after(n.id, input_grads);
     if (sync_->sums_in_flight()) transport_.progress();
     // Nothing later in the backward pass reads this node's values, copies or gradient.
     if (!n.is_graph_input()) {
@@ -471,7 +479,7 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
   for (const std::string& name : differentiable_)
     if (auto id = graph_.find(name); id && input_grads[name].data.empty())
       input_grads[name] = Tensor<T>(graph_.node(*id).output_shapes[0].dims, T(0));
-  sync_->finish_sums();
+  if (!sum_later_) sync_->finish_sums();
   return input_grads;
 }
 

@@ -97,11 +97,9 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     executors.back()->recompute(s.recompute);
     executors.back()->count_activations_with(*executors.front());
     executors.back()->use_message_channel(m % Transport::kChannels);
+    executors.back()->sum_gradients_later(pipelined);
   }
   ShardedExecutor<T>& executor = *executors.front();
-  const std::vector<std::pair<int, bool>> passes =
-      pipelined ? process_passes(library, run_graph, s.pipeline, comm.rank(), comm.size(), devices) : std::vector<std::pair<int, bool>>{};
-  if (pipelined) comm.send_ahead(true);
   const auto data = s.data_file.empty() ? synthetic_data(library, graph, s.loss, s.seed, s.synthetic_batches)
                                         : load_data_file(s.data_file, graph, s.loss);
   Optimizer<T> optimizer(s.optimizer, std::move(state.optimizer));
@@ -114,6 +112,27 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   if (pipelined && (out_dims.empty() || out_dims.front() * microbatches != graph.shape_of(out).dims.front()))
     throw LoomError("the pipeline's " + std::to_string(microbatches) + " micro-batches do not cut the output " +
                     graph.node(out.node).describe() + " along its first dimension, so its loss cannot be taken per micro-batch");
+  // Each process runs its stage's order where the transport sends ahead and no collective in a
+  // pass spans stages; the assembled output is such a collective.
+  const std::vector<std::pair<int, bool>> passes = pipelined ? process_passes(library, run_graph, s.pipeline, comm.rank(), comm.size(),
+                                                                              devices, !loss_where_output_lies || !comm.can_send_ahead())
+                                                             : std::vector<std::pair<int, bool>>{};
+  // Sending ahead while the pipeline runs, each micro-batch on its channel; the transport is left as
+  // it was found, whatever ends the run.
+  struct PipelineTransport {
+    Transport& comm;
+    bool on;
+    PipelineTransport(Transport& c, bool pipelined) : comm(c), on(pipelined) {
+      if (on) comm.send_ahead(true);
+    }
+    ~PipelineTransport() {
+      if (!on) return;
+      comm.use_channel(0);
+      comm.send_ahead(false);
+    }
+    PipelineTransport(const PipelineTransport&) = delete;
+    PipelineTransport& operator=(const PipelineTransport&) = delete;
+  } pipeline_transport(comm, pipelined);
 
   TrainReport report;
   report.first_step = state.step;
@@ -176,13 +195,14 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   const auto refuse_non_finite = [&](std::int64_t step, double loss, const std::string& where) {
     throw LoomError("step " + std::to_string(step + 1) + ": the loss is " + std::to_string(loss) + "; " + where);
   };
-  // A pipelined step's micro-batches: their feeds, which their executors read until their backward.
+  // A pipelined step's micro-batches: their rows of the inputs the micro-batch graph cuts, which
+  // their executors read (the weights from `feeds`) until their backward.
   std::vector<NamedTensors<T>> micro_feeds(static_cast<std::size_t>(microbatches));
   std::vector<LossTaken<T>> micro_losses(static_cast<std::size_t>(microbatches));
-  const auto is_data_input = [&](const std::string& name) {
-    const auto id = graph.find(name);
-    return id && graph.node(*id).op == pcg::kInputOp;
-  };
+  std::set<std::string> cut_inputs;
+  if (pipelined)
+    for (const pcg::Node& n : graph.nodes())
+      if (n.op == pcg::kInputOp && run_graph.node(n.id).output_shapes != n.output_shapes) cut_inputs.insert(n.name);
   const std::int64_t to_run = std::max<std::int64_t>(0, s.steps - report.first_step);
   const std::int64_t timed_from = report.first_step + (to_run > s.warmup_steps ? std::max<std::int64_t>(0, s.warmup_steps) : 0);
   for (std::int64_t step = report.first_step; step < s.steps; ++step) {
@@ -218,14 +238,14 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
           continue;
         }
         micro_feeds[i].clear();
-        for (const auto& [name, value] : feeds)
-          micro_feeds[i].emplace(name, is_data_input(name) ? batch_rows(value, m, microbatches) : value);
-        executors[i]->forward(micro_feeds[i]);
+        for (const std::string& name : cut_inputs) micro_feeds[i].emplace(name, batch_rows(feeds.at(name), m, microbatches));
+        executors[i]->forward(feeds, &micro_feeds[i]);
         micro_losses[i] = take_loss(*executors[i], batch_rows(batch.target, m, microbatches), weight);
         mine += micro_losses[i].loss;
       }
       comm.finish_sends();
       comm.use_channel(0);
+      executor.sum_gradients(grads);
       loss = whole_loss(mine);
       if (!std::isfinite(loss))
         refuse_non_finite(step, loss,
@@ -244,7 +264,6 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     if (progress) progress({step + 1, s.steps, loss, seconds});
     if (!s.checkpoint.empty() && s.checkpoint_every > 0 && (step + 1) % s.checkpoint_every == 0) save(step + 1);
   }
-  if (pipelined) comm.send_ahead(false);
   if (!s.checkpoint.empty()) save(std::max(s.steps, report.first_step));
   report.operator_times = executor.operator_times();
   for (std::size_t m = 1; m < executors.size(); ++m)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -245,6 +246,68 @@ std::vector<std::size_t> cuts_of(const pcg::Graph& graph, const std::vector<int>
   return cuts;
 }
 
+// The stages' placements with the operators that share a weight across stages interlaced: a
+// weight read in more than one stage (an embedding table and the LM head tied to it), directly
+// or through operators reading weights alone, has every such reader cut into pieces in every
+// stage (on every device where the dimension divides so, else on as many of each stage's first
+// devices as it takes), along the longest dimension of the input the weight reaches it by, as
+// SuperScaler shares mBART's embedding across its pipeline. The weight is then held once,
+// cut, instead of whole in each stage that reads it. Nothing when no weight is read in two stages,
+// or a reader cannot be cut so.
+std::optional<std::vector<Placement>> interlaced_placements(const spec::Library& library, const pcg::Graph& graph,
+                                                            const std::vector<int>& stage_of, std::vector<Placement> placements, int stages,
+                                                            int devices) {
+  std::vector<bool> of_weights(graph.size(), false);  // a weight, or computed from weights alone
+  for (const pcg::Node& n : graph.nodes())
+    of_weights[n.id.index()] = n.op == pcg::kWeightOp || (!n.is_graph_input() && !n.inputs.empty() &&
+                                                          std::all_of(n.inputs.begin(), n.inputs.end(),
+                                                                      [&](pcg::PortRef in) { return of_weights[in.node.index()]; }));
+  std::vector<int> reached_by(graph.size(), -1);  // per interlaced operator: the input a shared weight reaches it by
+  for (const pcg::Node& w : graph.nodes()) {
+    if (w.op != pcg::kWeightOp) continue;
+    std::vector<std::pair<pcg::NodeId, int>> readers;  // (operator, input)
+    std::set<int> stages_reading;
+    std::vector<pcg::NodeId> todo{w.id};
+    while (!todo.empty()) {
+      const pcg::NodeId at = todo.back();
+      todo.pop_back();
+      for (const pcg::Use& use : graph.uses({at, 0})) {
+        if (!is_compute_node(library, graph.node(use.node))) continue;
+        readers.push_back({use.node, use.input});
+        stages_reading.insert(stage_of[use.node.index()]);
+        if (of_weights[use.node.index()]) todo.push_back(use.node);
+      }
+    }
+    if (stages_reading.size() > 1)
+      for (const auto& [reader, input] : readers) reached_by[reader.index()] = input;
+  }
+  const int per_stage = devices / stages;
+  bool any = false;
+  for (const pcg::Node& n : graph.nodes()) {
+    const int input = reached_by[n.id.index()];
+    if (input < 0) continue;
+    const std::vector<std::int64_t>& dims = graph.shape_of(n.inputs[static_cast<std::size_t>(input)]).dims;
+    if (dims.empty()) return std::nullopt;
+    const auto longest = static_cast<std::size_t>(std::max_element(dims.begin(), dims.end()) - dims.begin());
+    // The most pieces the dimension takes: `each` on the first devices of every stage.
+    std::optional<Placement> cut;
+    for (int each = per_stage; each >= 1 && !cut; --each) {
+      if (per_stage % each != 0) continue;
+      auto c = split_config(library, graph, n, static_cast<std::size_t>(input), longest, {static_cast<std::int64_t>(stages) * each});
+      if (!c) continue;
+      std::vector<int> on;
+      for (int s = 0; s < stages; ++s)
+        for (int k = 0; k < each; ++k) on.push_back(s * per_stage + k);
+      cut = Placement{std::move(*c), 0, std::move(on)};
+    }
+    if (!cut) return std::nullopt;
+    placements[n.id.index()] = std::move(*cut);
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  return placements;
+}
+
 // A pipeline of given stages at its best count of micro-batches: the fastest that fits, else how
 // far the fullest device of the closest is over its memory.
 struct StagesTried {
@@ -272,43 +335,48 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
   bool priced = false;
   const auto try_stages = [&](const std::vector<int>& stage_of, int stages) {
     StagesTried tried;
-    std::vector<Placement> placements = pipeline_placements(library, graph, stage_of, stages, devices);
-    pcg::Graph plan;
-    try {
-      plan = materialize(graph, placements, library, model.moves());
-    } catch (const LoomError&) {
-      return tried;
-    }
-    for (int per_stage : options.microbatches_per_stage) {
-      const Pipeline pipeline{stages, stages * per_stage};
-      // Memory first: a pipeline that does not fit is not simulated.
-      pcg::Graph micro;
-      std::vector<double> bytes;
+    std::vector<std::vector<Placement>> layouts{pipeline_placements(library, graph, stage_of, stages, devices)};
+    if (auto interlaced = interlaced_placements(library, graph, stage_of, layouts.front(), stages, devices))
+      layouts.push_back(std::move(*interlaced));
+    for (const std::vector<Placement>& placements : layouts) {
+      pcg::Graph plan;
       try {
-        micro = micro_batch_graph(plan, library, pipeline.microbatches);
-        bytes = pipeline_memory_of(micro, model, pipeline, {}, false);
-      } catch (const LoomError& e) {
-        if (batch_problem.empty()) batch_problem = std::string("the batch cannot be cut into micro-batches: ") + e.what();
+        plan = materialize(graph, placements, library, model.moves());
+      } catch (const LoomError&) {
         continue;
       }
-      priced = true;
-      if (first_overfull_device(bytes, model.machine()) >= 0) {
-        tried.overflow_bytes =
-            std::min(tried.overflow_bytes, *std::max_element(bytes.begin(), bytes.end()) - model.machine().device.memory_bytes);
-        continue;
+      for (int per_stage : options.microbatches_per_stage) {
+        const Pipeline pipeline{stages, stages * per_stage};
+        // Memory first: a pipeline that does not fit is not simulated.
+        pcg::Graph micro;
+        std::vector<double> bytes;
+        try {
+          micro = micro_batch_graph(plan, library, pipeline.microbatches);
+          bytes = pipeline_memory_of(micro, model, pipeline, {}, false);
+        } catch (const LoomError& e) {
+          if (batch_problem.empty()) batch_problem = std::string("the batch cannot be cut into micro-batches: ") + e.what();
+          continue;
+        }
+        priced = true;
+        if (first_overfull_device(bytes, model.machine()) >= 0) {
+          tried.overflow_bytes =
+              std::min(tried.overflow_bytes, *std::max_element(bytes.begin(), bytes.end()) - model.machine().device.memory_bytes);
+          continue;
+        }
+        double seconds = 0;
+        try {
+          seconds = simulate(pipeline_task_graph_of(micro, model, pipeline)).makespan;
+        } catch (const LoomError& e) {
+          if (batch_problem.empty()) batch_problem = std::string("the pipeline cannot be simulated: ") + e.what();
+          continue;
+        }
+        if (seconds >= tried.result.seconds) continue;
+        tried.result.pipeline = pipeline;
+        tried.result.placements = placements;
+        tried.result.plan = plan;
+        tried.result.seconds = seconds;
+        tried.result.interlaced = &placements != &layouts.front();
       }
-      double seconds = 0;
-      try {
-        seconds = simulate(pipeline_task_graph_of(micro, model, pipeline)).makespan;
-      } catch (const LoomError& e) {
-        if (batch_problem.empty()) batch_problem = std::string("the pipeline cannot be simulated: ") + e.what();
-        continue;
-      }
-      if (seconds >= tried.result.seconds) continue;
-      tried.result.pipeline = pipeline;
-      tried.result.placements = placements;
-      tried.result.plan = plan;
-      tried.result.seconds = seconds;
     }
     tried.result.stage_sizes.assign(static_cast<std::size_t>(stages), 0);
     for (int s : stage_of)

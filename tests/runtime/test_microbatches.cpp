@@ -35,6 +35,8 @@ TEST(Microbatches, EachProcessRunsItsStagesOrderUnlessAnOperatorSpansStages) {
   EXPECT_EQ(process_passes(library(), plan, pipeline, 1, 4, 4), first);
   EXPECT_EQ(process_passes(library(), plan, pipeline, 2, 4, 4), second);
   EXPECT_EQ(process_passes(library(), plan, pipeline, 0, 1, 4), first);  // one process runs every stage
+  EXPECT_EQ(process_passes(library(), plan, pipeline, 2, 4, 4, true), first);
+  EXPECT_THROW(process_passes(library(), plan, {3, 3, search::PipelineOrder::OneFOneB}, 2, 4, 4), LoomError);
   // An operator with a piece in each stage, as an interlaced pipeline's shared embedding has.
   for (const pcg::Node& n : plan.nodes())
     if (search::is_compute_node(library(), n) && n.view_or_default().tasks() == 2) {

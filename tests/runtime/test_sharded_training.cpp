@@ -40,6 +40,15 @@ TEST(ShardedTraining, PipelinedPlansFollowTheSingleProcessRun) {
     }
 }
 
+// The lookups and LM head sharing GPT-3's embedding table, interlaced across the stages.
+TEST(ShardedTraining, AnInterlacedPipelineFollowsTheSingleProcessRun) {
+  LocalTransport local;
+  const SuiteModel model = tied_gpt3();
+  const search::PipelineResult r = interlaced_pipeline(model.graph, 4);
+  ASSERT_TRUE(r.interlaced) << r.none_because;
+  expect_training_matches<double>(model, r.plan, 4, local, 1e-9, 10, Backend::Cpu, nullptr, r.pipeline);
+}
+
 // In one process the first stage's order runs: 1F1B keeps two of the four micro-batches' values at
 // once, GPipe all four, and one micro-batch at a time (a pipeline of one stage) fewer still.
 TEST(ShardedTraining, OneFOneBHoldsFewerMicroBatchesThanGPipe) {

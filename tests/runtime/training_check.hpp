@@ -4,6 +4,7 @@
 // model trained whole in one process.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -104,6 +105,30 @@ inline pcg::Graph pipelined_plan(const pcg::Graph& model, int devices, int stage
   const search::CostModel cost(library(), machine_of(devices));
   const std::vector<int> stage_of = search::balanced_stages(model, cost, stages);
   return search::materialize(model, search::pipeline_placements(library(), model, stage_of, stages, devices), library());
+}
+
+// GPT-3 with its LM head tied to the embedding table, cut into a two-stage pipeline whose
+// devices cannot hold the table in both stages, so the pipeline search interlaces the lookups and
+// the head: each device holds a piece of the table, the output is cut along its classes.
+inline SuiteModel tied_gpt3() {
+  return {"gpt3 (tied)",
+          models::build_model(library(), "gpt3",
+                              {{"batch", 8}, {"seq", 4}, {"hidden", 64}, {"heads", 4}, {"layers", 2}, {"embeddings", 1}, {"vocab", 512}}),
+          LossKind::CrossEntropy};
+}
+
+inline search::PipelineResult interlaced_pipeline(const pcg::Graph& model, int devices) {
+  search::Machine machine = machine_of(devices);
+  search::PipelineOptions options;
+  options.stage_counts = {2};
+  options.microbatches_per_stage = {1};
+  options.boundary_moves = 0;
+  const search::CostModel roomy(library(), machine);
+  const pcg::Graph in_stages = search::materialize(
+      model, search::pipeline_placements(library(), model, search::balanced_stages(model, roomy, 2), 2, devices), library(), roomy.moves());
+  const std::vector<double> bytes = search::pipeline_memory(in_stages, roomy, {2, 2}, library());
+  machine.device.memory_bytes = *std::max_element(bytes.begin(), bytes.end()) - 1;
+  return search::pipeline_search(library(), model, search::CostModel(library(), machine), options);
 }
 
 // The fewest stages (at least two, dividing `devices`) whose blocks of devices can split a

@@ -37,6 +37,12 @@ class PassingTransport : public Transport {
   void finish_sums() override {
     pass("finish_sums", [&] { inner_.finish_sums(); });
   }
+  void send_ahead(bool on) override { inner_.send_ahead(on); }
+  void finish_sends() override {
+    pass("finish_sends", [&] { inner_.finish_sends(); });
+  }
+  bool can_send_ahead() const override { return inner_.can_send_ahead(); }
+  void use_channel(int channel) override { inner_.use_channel(channel); }
 
  protected:
   virtual void pass(const char* call, const std::function<void()>& run) = 0;

@@ -44,6 +44,16 @@ TEST(MpiTraining, PipelinedPlansFollowTheSingleProcessRun) {
     }
 }
 
+// The lookups and LM head sharing GPT-3's embedding table are cut across both stages: the loss is
+// taken of the output assembled from the classes every process holds, and the table's gradient is
+// summed over the stages once per step.
+TEST(MpiTraining, AnInterlacedPipelineFollowsTheSingleProcessRun) {
+  const SuiteModel model = tied_gpt3();
+  const search::PipelineResult r = interlaced_pipeline(model.graph, world().size());
+  ASSERT_TRUE(r.interlaced) << r.none_because;
+  expect_training_matches<double>(model, r.plan, world().size(), world(), 1e-9, 10, Backend::Cpu, nullptr, r.pipeline);
+}
+
 TEST(MpiTraining, FloatFollowsTheSingleProcessRun) {
   for (const SuiteModel& model : suite_models()) {
     SCOPED_TRACE(model.name);

@@ -9,6 +9,7 @@
 
 #include "loom/interpreter/graph_eval.hpp"
 #include "loom/interpreter/library.hpp"
+#include "loom/models/registry.hpp"
 #include "loom/models/values.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/task_layout.hpp"
@@ -263,6 +264,43 @@ TEST(Pipeline, SearchFindsAPlanThatKeepsValuesAndPlacesStagesApart) {
 }
 
 // When no pipeline is found, the search says what stopped it rather than that none fits.
+// GPT-3 with its LM head tied to a large embedding table: cut into two stages, the lookups hold
+// the table whole in the first and the head in the last; interlaced, the operators reading it are
+// cut by vocabulary over every device, which then holds a quarter of it. Where the stages' devices
+// cannot hold the table twice, the search interlaces them.
+TEST(Pipeline, InterlacesTheOperatorsSharingAWeightWhereTheStagesDoNotFit) {
+  const pcg::Graph g = models::build_model(
+      library(), "gpt3", {{"batch", 8}, {"seq", 8}, {"hidden", 32}, {"heads", 4}, {"layers", 2}, {"embeddings", 1}, {"vocab", 4096}});
+  Machine machine = load_machine("summit").with_devices_per_node(4);
+  PipelineOptions options;
+  options.stage_counts = {2};
+  options.microbatches_per_stage = {1};
+  options.boundary_moves = 0;
+  const CostModel roomy(library(), machine);
+  const Pipeline pipeline{2, 2};
+  const pcg::Graph in_stages =
+      materialize(g, pipeline_placements(library(), g, balanced_stages(g, roomy, 2), 2, 4), library(), roomy.moves());
+  const std::vector<double> stage_bytes = pipeline_memory(in_stages, roomy, pipeline, library());
+  const double fullest = *std::max_element(stage_bytes.begin(), stage_bytes.end());
+
+  machine.device.memory_bytes = fullest - 1;
+  const CostModel tight(library(), machine);
+  const PipelineResult r = pipeline_search(library(), g, tight, options);
+  ASSERT_TRUE(std::isfinite(r.seconds)) << r.none_because;
+  EXPECT_TRUE(r.interlaced);
+  for (const char* name : {"lm_head"}) {
+    std::set<int> stages;
+    for (int d : r.plan.node(*r.plan.find(name)).view_or_default().devices) stages.insert(stage_of_device(d, 4, 2));
+    EXPECT_EQ(stages.size(), 2u) << name << " is not in every stage";
+  }
+  const std::vector<double> bytes = pipeline_memory(r.plan, tight, r.pipeline, library());
+  EXPECT_LT(*std::max_element(bytes.begin(), bytes.end()), fullest);
+  // With room for the table twice, the faster of the two is kept, and it is priced like any plan.
+  const PipelineResult either = pipeline_search(library(), g, roomy, options);
+  ASSERT_TRUE(std::isfinite(either.seconds));
+  EXPECT_NEAR(simulated_cost(either, roomy).seconds, either.seconds, 1e-9 * either.seconds);
+}
+
 TEST(Pipeline, NoPipelineSaysWhatStoppedIt) {
   const Machine target = load_machine("summit").with_devices_per_node(4);
   const CostModel model(library(), target);

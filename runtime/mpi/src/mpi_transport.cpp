@@ -18,6 +18,9 @@ namespace {
 constexpr int message_tag = 0;
 constexpr int group_creation_tag = 1;
 constexpr int group_meeting_tag = 2;
+// The messages of channel c > 0 (Transport::use_channel) take tag channel_tags + c.
+constexpr int channel_tags = 16;
+int message_tag_of(int channel) { return channel == 0 ? message_tag : channel_tags + channel; }
 
 MPI_Datatype datatype(ElementType type) { return type == ElementType::Float32 ? MPI_FLOAT : MPI_DOUBLE; }
 
@@ -121,7 +124,7 @@ void MpiTransport::move_values(const std::vector<Message>& sends, const std::vec
   PendingRequests requests;
   for (const Message& r : receives)
     check_mpi(MPI_Irecv(r.values.data, element_count(r.values.count, "MpiTransport::exchange"), datatype(r.values.type), r.peer,
-                        message_tag + channel_, MPI_COMM_WORLD, requests.add()),
+                        message_tag_of(channel_), MPI_COMM_WORLD, requests.add()),
               "MpiTransport::exchange: MPI_Irecv");
   for (const Message& s : sends) {
     void* values = s.values.data;
@@ -136,12 +139,12 @@ void MpiTransport::move_values(const std::vector<Message>& sends, const std::vec
       request = requests.add();
     }
     check_mpi(MPI_Isend(values, element_count(s.values.count, "MpiTransport::exchange"), datatype(s.values.type), s.peer,
-                        message_tag + channel_, MPI_COMM_WORLD, request),
+                        message_tag_of(channel_), MPI_COMM_WORLD, request),
               "MpiTransport::exchange: MPI_Isend");
   }
   if (requests.wait(timeout_, "MpiTransport::exchange: MPI_Testsome")) return;
-  end_job(rank_, missing_messages(requests, receive_from, send_to) + " after " + seconds_text(timeout_) +
-                     " (exchange of " + counted(sends.size() + receives.size(), "message") + ")");
+  end_job(rank_, missing_messages(requests, receive_from, send_to) + " after " + seconds_text(timeout_) + " (exchange of " +
+                     counted(sends.size() + receives.size(), "message") + ")");
 }
 
 void MpiTransport::use_channel(int channel) {

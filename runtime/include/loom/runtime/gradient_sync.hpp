@@ -30,6 +30,9 @@ class GradientSync {
   bool sums_in_flight() const { return in_flight_; }
   // Waits for the started sums and writes them into the gradients.
   void finish_sums();
+  // Sums every gradient now, as start_sums_complete_after over the whole backward pass and
+  // finish_sums do.
+  void sum_all(NamedTensors<T>& grads);
   // Values that each process keeps exact only on the boxes it reads made whole and equal on every
   // process, each box taken from the first process that reads it; a collective every process
   // calls. Names that are not differentiable graph inputs are left as they are.

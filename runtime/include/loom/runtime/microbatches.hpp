@@ -18,10 +18,12 @@ template <class T>
 Tensor<T> batch_rows(const Tensor<T>& t, int part, int parts);
 
 // The passes (micro-batch, backward?) process `rank` of `processes` runs, in order. Each process
-// of a distributed run takes the order of its device's stage; a single process, or a plan with an
-// operator whose pieces lie in several stages, runs the first stage's order everywhere (that
-// operator would otherwise wait on a stage that waits for it). `devices`: the plan's.
+// of a distributed run takes the order of its device's stage; every process runs the first
+// stage's order in one process, with `one_order`, or when an operator's pieces lie in several
+// stages (that operator would otherwise wait on a stage that waits for it, and its collectives
+// would meet in different orders). `devices`: the plan's. Throws LoomError when the stages do not
+// divide the devices.
 std::vector<std::pair<int, bool>> process_passes(const spec::Library& library, const pcg::Graph& graph, const search::Pipeline& pipeline,
-                                                 int rank, int processes, int devices);
+                                                 int rank, int processes, int devices, bool one_order = false);
 
 }  // namespace loom::runtime

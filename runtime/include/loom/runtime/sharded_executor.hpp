@@ -80,8 +80,16 @@ class ShardedExecutor {
   // The transport channel its passes' messages take (Transport::use_channel): each executor of a
   // pipeline's micro-batches takes its own.
   void use_message_channel(int channel) { channel_ = channel; }
+  // While on, backward() leaves the gradients of inputs and weights unsummed among the processes
+  // that read them, and sum_gradients() sums them: a pipeline sums its micro-batches' gradients
+  // once per step. A collective every process calls.
+  void sum_gradients_later(bool on) { sum_later_ = on; }
+  void sum_gradients(NamedTensors<T>& grads) { sync_->sum_all(grads); }
 
-  void forward(const NamedTensors<T>& feeds);
+  // `batch`, when given, holds values of graph inputs that take the place of those `feeds` has (a
+  // micro-batch's rows, the weights staying in `feeds`). Both must stay alive and unchanged until
+  // the backward pass has run.
+  void forward(const NamedTensors<T>& feeds, const NamedTensors<T>* batch = nullptr);
   // Graph output i, whole, on every process (a collective).
   Tensor<T> output(std::size_t i);
   // A box of a graph output that this process holds after forward().
@@ -194,6 +202,10 @@ class ShardedExecutor {
   int devices_;
   std::vector<NodeRun> runs_;
   const NamedTensors<T>* feeds_ = nullptr;
+  const NamedTensors<T>* batch_ = nullptr;  // in front of feeds_, when given
+  // The value fed to graph input `name`.
+  const Tensor<T>& fed(const std::string& name) const;
+  bool sum_later_ = false;
   std::vector<std::vector<Pieces>> values_;    // per node, port, task
   std::vector<std::vector<Pieces>> received_;  // per node, input, task: pieces read from other processes
   std::vector<std::vector<Pieces>> grads_;     // per node, port, task: in the backward pass

@@ -25,6 +25,7 @@ class TimedTransport final : public Transport {
   void finish_sums() override;
   void send_ahead(bool on) override { inner_.send_ahead(on); }
   void use_channel(int channel) override { inner_.use_channel(channel); }
+  bool can_send_ahead() const override { return inner_.can_send_ahead(); }
   void finish_sends() override;
 
  private:

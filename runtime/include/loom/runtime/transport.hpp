@@ -127,6 +127,9 @@ class Transport {
   // other at one time would otherwise each wait for the other to receive.
   virtual void send_ahead(bool /*on*/) {}
   virtual void finish_sends() {}
+  // Whether send_ahead does anything: where it does not, a pipeline's processes run their passes in
+  // one order.
+  virtual bool can_send_ahead() const { return false; }
   // Messages sent on one channel are received only on that channel, in the order they were sent.
   // A pipeline's micro-batches each take their own: the processes of two stages run their passes
   // in different orders, so the messages of one micro-batch's backward can come between those of

@@ -51,6 +51,7 @@ struct OptimizeReport {
   std::string chosen;                 // which search found it: joint, joint+mcmc, joint+data_parallel+mcmc, pipeline, or a baseline's name
   Pipeline pipeline;                  // the chosen plan's pipeline (none unless `chosen` is pipeline)
   std::vector<int> pipeline_stage_sizes;  // the best pipeline's nodes per stage (PipelineResult::stage_sizes)
+  bool pipeline_interlaced = false;       // the best pipeline's (PipelineResult::interlaced)
   std::vector<pcg::NodeId> recompute;     // nodes of `plan` recomputed: only when nothing fit without (`chosen` ends in +recompute)
   std::vector<AppliedSubstitution> substitutions;
   double joint_seconds = 0;      // the joint search's plan, simulated, before refinement

@@ -68,6 +68,9 @@ struct PipelineResult {
   pcg::Graph plan;                                           // the graph materialized with them (full batch)
   double seconds = std::numeric_limits<double>::infinity();  // simulated; infinity when none fits
   std::vector<int> stage_sizes;                              // nodes per stage (graph inputs aside)
+  // Whether the operators sharing a weight across stages (a tied embedding and LM head) are cut
+  // into pieces in every stage (SuperScaler's interlaced pipeline) rather than each in its stage.
+  bool interlaced = false;
   // When none was found, what stopped every pipeline tried: no count of stages, a batch that does
   // not divide into micro-batches, or the memory of the stages' devices.
   std::string none_because;

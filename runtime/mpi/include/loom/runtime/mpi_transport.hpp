@@ -46,6 +46,7 @@ class MpiTransport final : public Transport {
   void finish_sums() override;
   // Sends ahead are MPI_Isend calls from copies of their values, finished under the timeout.
   void send_ahead(bool on) override { send_ahead_ = on; }
+  bool can_send_ahead() const override { return true; }
   // A channel is a message tag.
   void use_channel(int channel) override;
   void finish_sends() override;
