@@ -93,7 +93,9 @@ void GradientSync<T>::start_sums(const std::vector<std::string>& complete, Named
 
 template <class T>
 void GradientSync<T>::sum_all(NamedTensors<T>& grads) {
-  for (const auto& [node, complete] : complete_after_) start_sums(complete, grads);
+  std::vector<std::string> every;
+  for (const auto& [node, complete] : complete_after_) every.insert(every.end(), complete.begin(), complete.end());
+  start_sums(every, grads);
   finish_sums();
 }
 

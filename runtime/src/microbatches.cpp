@@ -1,10 +1,8 @@
 #include "loom/runtime/microbatches.hpp"
 
-#include <set>
 #include <string>
 
 #include "loom/pcg/diagnostic.hpp"
-#include "loom/search/baselines.hpp"
 #include "loom/search/pipeline.hpp"
 #include "loom/search/pipeline_order.hpp"
 
@@ -25,19 +23,12 @@ Tensor<T> batch_rows(const Tensor<T>& t, int part, int parts) {
   return out;
 }
 
-std::vector<std::pair<int, bool>> process_passes(const spec::Library& library, const pcg::Graph& graph, const search::Pipeline& pipeline,
-                                                 int rank, int processes, int devices, bool one_order) {
-  if (pipeline.stages < 1 || devices < 1 || devices % pipeline.stages != 0 || pipeline.microbatches < 1)
+std::vector<std::pair<int, bool>> process_passes(const pcg::Graph& graph, const search::Pipeline& pipeline, int rank, int processes,
+                                                 int devices, bool one_order) {
+  if (pipeline.stages < 1 || pipeline.microbatches < 1 || (processes > 1 && (devices < 1 || devices % pipeline.stages != 0)))
     throw LoomError("a pipeline of " + std::to_string(pipeline.stages) + " stages and " + std::to_string(pipeline.microbatches) +
                     " micro-batches cannot run on " + std::to_string(devices) + " devices: each stage takes an equal block of them");
-  one_order = one_order || processes == 1;
-  for (const pcg::Node& n : graph.nodes()) {
-    if (one_order) break;
-    if (!search::is_compute_node(library, n)) continue;
-    std::set<int> stages;
-    for (int d : n.view_or_default().devices) stages.insert(search::stage_of_device(d, devices, pipeline.stages));
-    one_order = stages.size() > 1;
-  }
+  one_order = one_order || processes == 1 || search::runs_in_one_order(graph, pipeline.stages, devices);
   const int stage = one_order ? 0 : search::stage_of_device(rank, devices, pipeline.stages);
   return search::stage_steps(pipeline.order, stage, pipeline.stages, pipeline.microbatches);
 }

@@ -114,8 +114,8 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
                     graph.node(out.node).describe() + " along its first dimension, so its loss cannot be taken per micro-batch");
   // Each process runs its stage's order where the transport sends ahead and no collective in a
   // pass spans stages; the assembled output is such a collective.
-  const std::vector<std::pair<int, bool>> passes = pipelined ? process_passes(library, run_graph, s.pipeline, comm.rank(), comm.size(),
-                                                                              devices, !loss_where_output_lies || !comm.can_send_ahead())
+  const std::vector<std::pair<int, bool>> passes = pipelined ? process_passes(run_graph, s.pipeline, comm.rank(), comm.size(), devices,
+                                                                              !loss_where_output_lies || !comm.can_send_ahead())
                                                              : std::vector<std::pair<int, bool>>{};
   // Sending ahead while the pipeline runs, each micro-batch on its channel; the transport is left as
   // it was found, whatever ends the run.
@@ -238,7 +238,8 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
           continue;
         }
         micro_feeds[i].clear();
-        for (const std::string& name : cut_inputs) micro_feeds[i].emplace(name, batch_rows(feeds.at(name), m, microbatches));
+        for (const std::string& name : cut_inputs)
+          if (auto fed = feeds.find(name); fed != feeds.end()) micro_feeds[i].emplace(name, batch_rows(fed->second, m, microbatches));
         executors[i]->forward(feeds, &micro_feeds[i]);
         micro_losses[i] = take_loss(*executors[i], batch_rows(batch.target, m, microbatches), weight);
         mine += micro_losses[i].loss;

@@ -92,6 +92,17 @@ std::vector<std::pair<int, bool>> stage_steps(PipelineOrder order, int stage, in
   return out;
 }
 
+bool runs_in_one_order(const pcg::Graph& plan, int stages, int devices) {
+  for (const pcg::Node& n : plan.nodes()) {
+    if (n.is_graph_input() || !n.view) continue;
+    const std::vector<int>& on = n.view->devices;
+    if (std::any_of(on.begin(), on.end(),
+                    [&](int d) { return stage_of_device(d, devices, stages) != stage_of_device(on.front(), devices, stages); }))
+      return true;
+  }
+  return false;
+}
+
 namespace {
 
 // Weights and the pieces parallelization operators make of them: what moves once per iteration.
@@ -160,9 +171,10 @@ TaskGraph pipeline_task_graph_of(const pcg::Graph& micro, const CostModel& model
 
   // 1F1B: a stage starts a step only when its previous step has finished.
   std::vector<char> in_step(out.tasks.size(), 0), has_dependent(out.tasks.size(), 0);
+  const bool one_order = runs_in_one_order(micro, stages, out.devices);
   for (int s = 0; s < stages; ++s) {
     const std::vector<int>* previous = nullptr;
-    for (const auto& [m, backward] : stage_steps(pipeline.order, s, stages, count)) {
+    for (const auto& [m, backward] : stage_steps(pipeline.order, one_order ? 0 : s, stages, count)) {
       const std::vector<int>& current = steps[static_cast<std::size_t>(s)][static_cast<std::size_t>(m)][backward ? 1 : 0];
       if (current.empty()) continue;
       if (previous) {
@@ -195,12 +207,13 @@ TaskGraph pipeline_task_graph_of(const pcg::Graph& micro, const CostModel& model
 std::vector<double> pipeline_memory_of(const pcg::Graph& micro, const CostModel& model, const Pipeline& pipeline,
                                        const std::vector<pcg::NodeId>& recomputed, bool activations_only) {
   const int devices = model.machine().devices();
+  const bool one_order = runs_in_one_order(micro, pipeline.stages, devices);
   std::vector<double> in_flight(static_cast<std::size_t>(devices));
   for (int d = 0; d < devices; ++d)
     in_flight[static_cast<std::size_t>(d)] =
         pipeline.order == PipelineOrder::GPipe
             ? pipeline.microbatches
-            : std::min(pipeline.stages - stage_of_device(d, devices, pipeline.stages), pipeline.microbatches);
+            : std::min(pipeline.stages - (one_order ? 0 : stage_of_device(d, devices, pipeline.stages)), pipeline.microbatches);
   return plan_memory(micro, model, in_flight, recomputed, activations_only);
 }
 
@@ -271,12 +284,13 @@ std::optional<std::vector<Placement>> interlaced_placements(const spec::Library&
     while (!todo.empty()) {
       const pcg::NodeId at = todo.back();
       todo.pop_back();
-      for (const pcg::Use& use : graph.uses({at, 0})) {
-        if (!is_compute_node(library, graph.node(use.node))) continue;
-        readers.push_back({use.node, use.input});
-        stages_reading.insert(stage_of[use.node.index()]);
-        if (of_weights[use.node.index()]) todo.push_back(use.node);
-      }
+      for (std::size_t port = 0; port < graph.node(at).output_shapes.size(); ++port)
+        for (const pcg::Use& use : graph.uses({at, static_cast<int>(port)})) {
+          if (!is_compute_node(library, graph.node(use.node))) continue;
+          readers.push_back({use.node, use.input});
+          stages_reading.insert(stage_of[use.node.index()]);
+          if (of_weights[use.node.index()]) todo.push_back(use.node);
+        }
     }
     if (stages_reading.size() > 1)
       for (const auto& [reader, input] : readers) reached_by[reader.index()] = input;

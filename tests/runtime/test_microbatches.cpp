@@ -32,18 +32,18 @@ TEST(Microbatches, EachProcessRunsItsStagesOrderUnlessAnOperatorSpansStages) {
   const auto first = search::stage_steps(pipeline.order, 0, 2, 3);
   const auto second = search::stage_steps(pipeline.order, 1, 2, 3);
   ASSERT_NE(first, second);
-  EXPECT_EQ(process_passes(library(), plan, pipeline, 1, 4, 4), first);
-  EXPECT_EQ(process_passes(library(), plan, pipeline, 2, 4, 4), second);
-  EXPECT_EQ(process_passes(library(), plan, pipeline, 0, 1, 4), first);  // one process runs every stage
-  EXPECT_EQ(process_passes(library(), plan, pipeline, 2, 4, 4, true), first);
-  EXPECT_THROW(process_passes(library(), plan, {3, 3, search::PipelineOrder::OneFOneB}, 2, 4, 4), LoomError);
+  EXPECT_EQ(process_passes(plan, pipeline, 1, 4, 4), first);
+  EXPECT_EQ(process_passes(plan, pipeline, 2, 4, 4), second);
+  EXPECT_EQ(process_passes(plan, pipeline, 0, 1, 4), first);  // one process runs every stage
+  EXPECT_EQ(process_passes(plan, pipeline, 2, 4, 4, true), first);
+  EXPECT_THROW(process_passes(plan, {3, 3, search::PipelineOrder::OneFOneB}, 2, 4, 4), LoomError);
   // An operator with a piece in each stage, as an interlaced pipeline's shared embedding has.
   for (const pcg::Node& n : plan.nodes())
     if (search::is_compute_node(library(), n) && n.view_or_default().tasks() == 2) {
       plan.set_view(n.id, pcg::MachineView{{0, 2}});
       break;
     }
-  EXPECT_EQ(process_passes(library(), plan, pipeline, 2, 4, 4), first);
+  EXPECT_EQ(process_passes(plan, pipeline, 2, 4, 4), first);
 }
 
 }  // namespace

@@ -44,14 +44,26 @@ TEST(MpiTraining, PipelinedPlansFollowTheSingleProcessRun) {
     }
 }
 
-// The lookups and LM head sharing GPT-3's embedding table are cut across both stages: the loss is
-// taken of the output assembled from the classes every process holds, and the table's gradient is
-// summed over the stages once per step.
+// The lookups and LM head sharing GPT-3's embedding table are cut by vocabulary across both
+// stages: the loss is taken of the output assembled from the classes every process holds, so every
+// process runs one order.
 TEST(MpiTraining, AnInterlacedPipelineFollowsTheSingleProcessRun) {
   const SuiteModel model = tied_gpt3();
   const search::PipelineResult r = interlaced_pipeline(model.graph, world().size());
   ASSERT_TRUE(r.interlaced) << r.none_because;
   expect_training_matches<double>(model, r.plan, world().size(), world(), 1e-9, 10, Backend::Cpu, nullptr, r.pipeline);
+}
+
+// GPT-3's embedding table read by the lookups in the first stage and by the LM head in the last:
+// each process runs its own stage's order, and the table's gradient is summed over the two stages
+// once, after the last pass.
+TEST(MpiTraining, AWeightReadInTwoStagesFollowsTheSingleProcessRun) {
+  const SuiteModel model = tied_gpt3();
+  for (search::PipelineOrder order : {search::PipelineOrder::OneFOneB, search::PipelineOrder::GPipe}) {
+    SCOPED_TRACE(order == search::PipelineOrder::GPipe ? "GPipe" : "1F1B");
+    expect_training_matches<double>(model, pipelined_plan(model.graph, world().size(), 2), world().size(), world(), 1e-9, 10, Backend::Cpu,
+                                    nullptr, search::Pipeline{2, 2, order});
+  }
 }
 
 TEST(MpiTraining, FloatFollowsTheSingleProcessRun) {

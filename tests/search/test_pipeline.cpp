@@ -263,7 +263,6 @@ TEST(Pipeline, SearchFindsAPlanThatKeepsValuesAndPlacesStagesApart) {
   for (std::size_t i = 0; i < a[0].data.size(); ++i) EXPECT_NEAR(a[0].data[i], b[0].data[i], 1e-9);
 }
 
-// When no pipeline is found, the search says what stopped it rather than that none fits.
 // GPT-3 with its LM head tied to a large embedding table: cut into two stages, the lookups hold
 // the table whole in the first and the head in the last; interlaced, the operators reading it are
 // cut by vocabulary over every device, which then holds a quarter of it. Where the stages' devices
@@ -301,6 +300,7 @@ TEST(Pipeline, InterlacesTheOperatorsSharingAWeightWhereTheStagesDoNotFit) {
   EXPECT_NEAR(simulated_cost(either, roomy).seconds, either.seconds, 1e-9 * either.seconds);
 }
 
+// When no pipeline is found, the search says what stopped it rather than that none fits.
 TEST(Pipeline, NoPipelineSaysWhatStoppedIt) {
   const Machine target = load_machine("summit").with_devices_per_node(4);
   const CostModel model(library(), target);

@@ -147,6 +147,14 @@ void MpiTransport::move_values(const std::vector<Message>& sends, const std::vec
                      counted(sends.size() + receives.size(), "message") + ")");
 }
 
+void MpiTransport::send_ahead(bool on) {
+  send_ahead_ = on;
+  if (on) return;
+  sent_.reset();  // cancels and frees the requests before their buffers go
+  sent_values_.clear();
+  sent_to_.clear();
+}
+
 void MpiTransport::use_channel(int channel) {
   if (channel < 0 || channel >= kChannels)
     throw LoomError("MpiTransport::use_channel: channel " + std::to_string(channel) + " is not one of 0 to " +

@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "loom/interpreter/library.hpp"
 #include "loom/pcg/graph.hpp"
 #include "loom/runtime/tensor.hpp"
 #include "loom/search/plan.hpp"
@@ -19,11 +18,10 @@ Tensor<T> batch_rows(const Tensor<T>& t, int part, int parts);
 
 // The passes (micro-batch, backward?) process `rank` of `processes` runs, in order. Each process
 // of a distributed run takes the order of its device's stage; every process runs the first
-// stage's order in one process, with `one_order`, or when an operator's pieces lie in several
-// stages (that operator would otherwise wait on a stage that waits for it, and its collectives
-// would meet in different orders). `devices`: the plan's. Throws LoomError when the stages do not
-// divide the devices.
-std::vector<std::pair<int, bool>> process_passes(const spec::Library& library, const pcg::Graph& graph, const search::Pipeline& pipeline,
-                                                 int rank, int processes, int devices, bool one_order = false);
+// stage's order in one process, with `one_order`, or where the plan runs in one order
+// (search::runs_in_one_order: a node's pieces lie in several stages). `devices`: the plan's.
+// Throws LoomError when a distributed run's stages do not divide the devices.
+std::vector<std::pair<int, bool>> process_passes(const pcg::Graph& graph, const search::Pipeline& pipeline, int rank, int processes,
+                                                 int devices, bool one_order = false);
 
 }  // namespace loom::runtime

@@ -45,7 +45,8 @@ class MpiTransport final : public Transport {
   void progress() override;
   void finish_sums() override;
   // Sends ahead are MPI_Isend calls from copies of their values, finished under the timeout.
-  void send_ahead(bool on) override { send_ahead_ = on; }
+  // Turning it off cancels those that finish_sends did not finish (an error ended the step).
+  void send_ahead(bool on) override;
   bool can_send_ahead() const override { return true; }
   // A channel is a message tag.
   void use_channel(int channel) override;
