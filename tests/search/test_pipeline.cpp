@@ -16,6 +16,7 @@
 #include "loom/search/baselines.hpp"
 #include "loom/search/memory.hpp"
 #include "loom/search/pipeline.hpp"
+#include "loom/search/pipeline_order.hpp"
 #include "loom/search/plan_simulation.hpp"
 #include "loom/search/simulator.hpp"
 #include "search_support.hpp"
@@ -294,6 +295,9 @@ TEST(Pipeline, InterlacesTheOperatorsSharingAWeightWhereTheStagesDoNotFit) {
   }
   const std::vector<double> bytes = pipeline_memory(r.plan, tight, r.pipeline, library());
   EXPECT_LT(*std::max_element(bytes.begin(), bytes.end()), fullest);
+  // A process runs a micro-batch's pass whole, so the interlaced pipeline runs in one order.
+  EXPECT_TRUE(runs_in_one_order(r.plan, 2, 4));
+  EXPECT_FALSE(runs_in_one_order(in_stages, 2, 4));
   // With room for the table twice, the faster of the two is kept, and it is priced like any plan.
   const PipelineResult either = pipeline_search(library(), g, roomy, options);
   ASSERT_TRUE(std::isfinite(either.seconds));
