@@ -11,6 +11,7 @@
 #include "loom/runtime/microbatches.hpp"
 #include "loom/runtime/model_values.hpp"
 #include "loom/search/pipeline.hpp"
+#include "sharded_steps.hpp"
 
 namespace loom::runtime {
 namespace {
@@ -61,12 +62,8 @@ void scale(Tensor<T>& t, double weight) {
 }
 
 template <class T>
-void add_into(NamedTensors<T>& sum, NamedTensors<T>&& more) {
-  for (auto& [name, value] : more) {
-    auto [it, fresh] = sum.try_emplace(name, std::move(value));
-    if (fresh) continue;
-    for (std::size_t i = 0; i < value.data.size(); ++i) it->second.data[i] += value.data[i];
-  }
+void add_gradients(NamedTensors<T>& sum, NamedTensors<T>&& more) {
+  for (auto& [name, value] : more) add_into(sum[name], std::move(value));
 }
 
 }  // namespace
@@ -233,7 +230,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
       for (const auto& [m, backward_pass] : passes) {
         const auto i = static_cast<std::size_t>(m);
         if (backward_pass) {
-          add_into(grads, backward(*executors[i], std::move(micro_losses[i])));
+          add_gradients(grads, backward(*executors[i], std::move(micro_losses[i])));
           micro_feeds[i].clear();
           continue;
         }
