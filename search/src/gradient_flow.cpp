@@ -5,6 +5,12 @@
 #include "loom/search/graph_split.hpp"
 
 namespace loom::search {
+namespace {
+
+// Where gradients start: weights, and segment inputs standing for values made from them.
+bool gradient_source(const pcg::Node& n) { return n.op == pcg::kWeightOp || stands_for_a_value_with_gradient(n); }
+
+}  // namespace
 
 bool takes_gradient(const pcg::Graph& graph, pcg::PortRef port) {
   std::vector<pcg::NodeId> todo{port.node};
@@ -12,11 +18,21 @@ bool takes_gradient(const pcg::Graph& graph, pcg::PortRef port) {
   while (!todo.empty()) {
     const pcg::Node& n = graph.node(todo.back());
     todo.pop_back();
-    if (n.op == pcg::kWeightOp || stands_for_a_value_with_gradient(n)) return true;
+    if (gradient_source(n)) return true;
     for (pcg::PortRef in : n.inputs)
       if (seen.insert(in.node).second) todo.push_back(in.node);
   }
   return false;
+}
+
+std::vector<bool> values_taking_gradients(const pcg::Graph& graph) {
+  std::vector<bool> taken(graph.size(), false);
+  for (const pcg::Node& n : graph.nodes()) {
+    bool t = gradient_source(n);
+    for (pcg::PortRef in : n.inputs) t = t || taken[in.node.index()];
+    taken[n.id.index()] = t;
+  }
+  return taken;
 }
 
 std::vector<bool> inputs_taking_gradients(const pcg::Graph& graph, const pcg::Node& node) {

@@ -8,6 +8,7 @@
 #include "loom/pcg/layout_fusion.hpp"
 #include "loom/pcg/task_layout.hpp"
 #include "loom/pcg/union_find.hpp"
+#include "loom/search/gradient_flow.hpp"
 
 namespace loom::search {
 
@@ -94,13 +95,22 @@ std::map<std::size_t, std::size_t> restore_points(const pcg::Graph& graph, const
 // nodes backwards: it computes a dropped segment again where restore_points says (its `segments`
 // bytes), frees each node's activations (`freed`) once its backward has run, and while a node's
 // tasks on a device run their backward, holds the gradients of their outputs and of the inputs they
-// read there (not those of graph inputs and weights, whose gradients are state).
+// read there (not those of graph inputs and weights, whose gradients are state, nor of values made
+// from the data alone, which take none).
 std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<bool>& fed, const std::vector<bool>& unread,
                                     const std::vector<DeviceBytes>& freed, const std::vector<std::vector<std::size_t>>& restored_at_node,
                                     const std::vector<DeviceBytes>& piece_at_node, const std::map<std::size_t, DeviceBytes>& segments,
                                     const std::vector<std::vector<pcg::NodeId>>& regions, const std::vector<int>& region_of,
                                     const MemoryOptions& options, std::size_t devices) {
   std::vector<double> excess(devices, 0), held(devices, 0), gradients(devices, 0);
+  // Values made from weights take gradients; so do the graph's outputs, whose gradients the loss
+  // gives (to the pieces an output's gather that never runs would have joined).
+  std::vector<bool> takes_gradient = values_taking_gradients(graph);
+  for (pcg::PortRef o : graph.outputs()) {
+    takes_gradient[o.node.index()] = true;
+    if (unread[o.node.index()])
+      for (pcg::PortRef in : graph.node(o.node).inputs) takes_gradient[in.node.index()] = true;
+  }
   std::vector<bool> is_touched(devices, false);
   std::vector<int> touched;
   const auto touch = [&](int d) {
@@ -131,15 +141,16 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
       held[static_cast<std::size_t>(d)] += bytes;
     }
     const int region = region_of[n.id.index()];
-    if (region < 0) {
+    if (region < 0 && takes_gradient[n.id.index()]) {
       const pcg::MachineView view = n.view_or_default();
       for (const pcg::ParallelShape& s : n.output_shapes) hold(view, s);
       // An operator's tasks make its inputs' gradients where they run; a layout change moves them
       // back to where its input lies.
       const bool moves_data = options.moves_data && options.moves_data(n);
       for (pcg::PortRef in : n.inputs)
-        if (!fed[in.node.index()]) hold(moves_data ? graph.node(in.node).view_or_default() : view, graph.shape_of(in));
-    } else if (regions[static_cast<std::size_t>(region)].back() == n.id) {
+        if (!fed[in.node.index()] && takes_gradient[in.node.index()])
+          hold(moves_data ? graph.node(in.node).view_or_default() : view, graph.shape_of(in));
+    } else if (region >= 0 && regions[static_cast<std::size_t>(region)].back() == n.id) {
       // A co-shard region's backward, piece by piece: besides one piece of its dropped values
       // (piece_at_node) and the gradients of one member's piece and of what it reads, it holds
       // the gradients given from outside (spent piece by piece) and those of what it reads from
@@ -147,6 +158,7 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
       double largest_piece = 0;
       for (pcg::NodeId m : regions[static_cast<std::size_t>(region)]) {
         const pcg::Node& member = graph.node(m);
+        if (!takes_gradient[m.index()]) continue;
         const std::vector<pcg::NodeId> readers = graph.consumers(m);
         const bool given = std::any_of(readers.begin(), readers.end(), [&](pcg::NodeId r) { return region_of[r.index()] != region; }) ||
                            std::any_of(graph.outputs().begin(), graph.outputs().end(), [&](pcg::PortRef o) { return o.node == m; });
@@ -156,7 +168,8 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
           else
             largest_piece = std::max(largest_piece, static_cast<double>(pcg::piece_elements(s)) * options.bytes_per_element);
         for (pcg::PortRef in : member.inputs)
-          if (!fed[in.node.index()] && region_of[in.node.index()] != region) hold(member.view_or_default(), graph.shape_of(in));
+          if (!fed[in.node.index()] && takes_gradient[in.node.index()] && region_of[in.node.index()] != region)
+            hold(member.view_or_default(), graph.shape_of(in));
       }
       const std::vector<int> devices_of_pieces = n.view_or_default().devices;
       for (int d : devices_of_pieces) {

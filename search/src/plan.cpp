@@ -6,6 +6,7 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/file_io.hpp"
 #include "loom/pcg/graph_json.hpp"
+#include "loom/pcg/graph_order.hpp"
 #include "loom/pcg/json_read.hpp"
 
 namespace loom::search {
@@ -134,7 +135,18 @@ Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
     for (std::size_t i = 0; i < list.size(); ++i) plan.recompute.push_back(graph_node(list[i], indexed("recompute", i)));
   }
   if (j.contains("iteration_seconds")) plan.iteration_seconds = read_number(j.at("iteration_seconds"), "iteration_seconds");
+  at_path("order", [&] { run_order_in_graph(plan); });
   return plan;
+}
+
+void run_order_in_graph(Plan& plan) {
+  if (plan.order.empty()) return;
+  std::vector<pcg::RunsAhead> constraints;
+  for (const OrderEdge& e : plan.order) constraints.push_back({e.before, e.after});
+  std::vector<pcg::NodeId> new_ids;
+  plan.graph = pcg::ordered_by(plan.graph, constraints, &new_ids);
+  for (OrderEdge& e : plan.order) e = {new_ids[e.before.index()], new_ids[e.after.index()]};
+  for (pcg::NodeId& id : plan.recompute) id = new_ids[id.index()];
 }
 
 Plan load_plan(const std::string& path, const pcg::OpCatalog& catalog) {

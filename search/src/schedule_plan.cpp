@@ -445,6 +445,7 @@ class ScheduleCompiler {
     auto in_plan = [&](pcg::NodeId id) { return *plan_.graph.find(graph_.node(id).name); };  // materialize keeps names
     for (const Ordered& o : order_) plan_.order.push_back({in_plan(o.before), in_plan(o.after)});
     for (pcg::NodeId id : recompute_) plan_.recompute.push_back(in_plan(id));
+    run_order_in_graph(plan_);
     plan_.rules = rules_used(rules_, plan_.substitutions);
     plan_.iteration_seconds = simulated_plan_cost(plan_, model_, library_).seconds;
     return std::move(plan_);

@@ -150,6 +150,8 @@ schedule s for m {
   ASSERT_EQ(plan.order.size(), 1u);
   EXPECT_EQ(plan.graph.node(plan.order[0].before).name, "b");
   EXPECT_EQ(plan.graph.node(plan.order[0].after).name, "a");
+  // The graph's order, which every pass follows, runs b (and the layout changes it reads) ahead of a.
+  EXPECT_LT(plan.order[0].before, plan.order[0].after);
   ASSERT_EQ(plan.recompute.size(), 1u);
   EXPECT_EQ(plan.graph.node(plan.recompute[0]).name, "h");
   EXPECT_EQ(plan.pipeline, (Pipeline{2, 4}));
@@ -161,6 +163,34 @@ schedule s for m {
   nlohmann::json broken = plan_to_json(plan);
   broken["recompute"] = {0};  // the input x
   EXPECT_THROW(plan_from_json(broken, lib), LoomError);
+}
+
+TEST(SchedulePlan, APlanFileWhoseGraphDoesNotHonorItsOrderIsRenumberedOnLoad) {
+  const spec::Library lib = library_with("schedule s for m {\n  assign \"*\" to 0;\n  recompute h;\n}\n");
+  const Plan unordered = plan_of(lib);
+  const pcg::NodeId a = *unordered.graph.find("a"), b = *unordered.graph.find("b"), h = *unordered.graph.find("h");
+  ASSERT_LT(a, b);
+  nlohmann::json file = plan_to_json(unordered);
+  file["order"] = {{b.value(), a.value()}};
+  const Plan read = plan_from_json(file, lib);
+  ASSERT_EQ(read.order.size(), 1u);
+  EXPECT_EQ(read.graph.node(read.order[0].before).name, "b");
+  EXPECT_EQ(read.graph.node(read.order[0].after).name, "a");
+  EXPECT_LT(read.order[0].before, read.order[0].after);
+  ASSERT_EQ(read.recompute.size(), 1u);
+  EXPECT_EQ(read.graph.node(read.recompute[0]).name, "h");
+  EXPECT_FALSE(value_difference(unordered.graph, read.graph, lib));
+  const auto [expected, actual] = outputs_on_random_inputs(unordered.graph, read.graph, 7);
+  ASSERT_EQ(expected.size(), actual.size());
+  for (std::size_t i = 0; i < expected[0].data.size(); ++i) EXPECT_EQ(expected[0].data[i], actual[0].data[i]);
+  // An order the data contradicts is refused where the file says it.
+  file["order"] = {{h.value(), a.value()}};
+  try {
+    plan_from_json(file, lib);
+    ADD_FAILURE() << "a cyclic order was read";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("order: the order asked for and the data close a cycle"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SchedulePlan, AnAppliedRuleIsRecordedSoThePlanReplaysAndItsNodesAreNamed) {

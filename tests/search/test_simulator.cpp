@@ -254,9 +254,9 @@ TEST(Memory, CountsPiecesAndWeightState) {
   // Device 0: x (32), w with gradient and two moments (4 x 16), its pieces of px, rw and mm (16
   // each) and the combined output (32). Device 1: its pieces of px, rw and mm. The backward pass
   // holds besides, at the most, the combined output's gradient and its piece of mm's on device 0
-  // (32 + 16), and mm's output's and both its inputs' on device 1 (3 x 16).
+  // (32 + 16), and mm's output's and rw's on device 1 (2 x 16; px, cut from the data, takes none).
   EXPECT_EQ(bytes[0], (32 + 4 * 16 + 3 * 16 + 32 + 48) * 4.0);
-  EXPECT_EQ(bytes[1], (3 * 16 + 48) * 4.0);
+  EXPECT_EQ(bytes[1], (3 * 16 + 32) * 4.0);
   EXPECT_EQ(bytes[2], 0);
   EXPECT_EQ(first_overfull_device(bytes, m), -1);
   Machine tiny = m;

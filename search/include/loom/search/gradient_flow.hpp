@@ -12,6 +12,9 @@ namespace loom::search {
 
 bool takes_gradient(const pcg::Graph& graph, pcg::PortRef port);
 
+// Per node id, whether its values take a gradient: takes_gradient of every node, in one pass.
+std::vector<bool> values_taking_gradients(const pcg::Graph& graph);
+
 // Per input of `node`, in order.
 std::vector<bool> inputs_taking_gradients(const pcg::Graph& graph, const pcg::Node& node);
 

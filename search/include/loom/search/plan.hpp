@@ -77,6 +77,13 @@ struct Plan {
   std::vector<pcg::NodeId> recompute;
 };
 
+// Renumbers the plan's graph so that its creation order, which the runtime's passes and the memory
+// model follow, runs each order edge's `before` ahead of its `after` (SuperScaler's op-order, kept
+// by every process); the order edges and the recomputed operators are renumbered with it. A graph
+// that already honors its order is left as it is. Throws LoomError when the order and the data
+// close a cycle.
+void run_order_in_graph(Plan& plan);
+
 // File form: {"format": "loom-plan", "version": 1, "model", "machine": <loom-machine>,
 // "graph": <loom-pcg>, "substitutions": [{"rule", "category", "status", "match"?, "rule_hash"?, "reversed"?}],
 // "source_graph"?: <loom-pcg>, "rules"?: [<rule>], "pipeline"?: {"stages", "microbatches", "order"?: "1f1b" | "gpipe"},
