@@ -146,7 +146,11 @@ void run_order_in_graph(Plan& plan) {
   std::vector<pcg::NodeId> new_ids;
   plan.graph = pcg::ordered_by(plan.graph, constraints, &new_ids);
   for (OrderEdge& e : plan.order) e = {new_ids[e.before.index()], new_ids[e.after.index()]};
-  for (pcg::NodeId& id : plan.recompute) id = new_ids[id.index()];
+  for (pcg::NodeId& id : plan.recompute) {
+    if (id.value() < 0 || id.index() >= new_ids.size())
+      throw LoomError("recompute: node " + std::to_string(id.value()) + " is not in the plan's graph");
+    id = new_ids[id.index()];
+  }
 }
 
 Plan load_plan(const std::string& path, const pcg::OpCatalog& catalog) {

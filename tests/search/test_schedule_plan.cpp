@@ -305,7 +305,8 @@ schedule s for m {
   // b of the second micro-batch is not held back for a of the first: the order is per micro-batch.
   EXPECT_LT(b_done.at(1), timeline.makespan);
   // An order from a later stage to an earlier one is refused; one that the data contradicts in a plan
-  // file (never checked by a schedule) is a cycle the simulator reports instead of a wrong time.
+  // built in memory (a file's is refused as it is read) is a cycle the simulator reports instead of a
+  // wrong time.
   expect_problem("schedule s for m {\n  assign a, h, b to 0;\n  assign y to 3;\n  order y before b;\n  stages 2;\n}", "order y",
                  "which runs in an earlier stage");
   Plan cyclic = plan;
