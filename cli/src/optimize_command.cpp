@@ -43,6 +43,7 @@ struct OptimizeOptions {
   bool no_pipeline = false;
   bool pipeline_unbounded = false;
   bool no_recompute = false;
+  bool no_coshard = false;
   bool json = false;
   bool quiet = false;
 };
@@ -91,6 +92,7 @@ int run_optimize(OptimizeOptions opt) {
   opt.settings.pipeline = !opt.no_pipeline;
   opt.settings.pipeline_options.bounded = !opt.pipeline_unbounded;
   opt.settings.recompute = !opt.no_recompute;
+  opt.settings.coshard = !opt.no_coshard;
   MeasuredCosts costs(library, machine, opt.costs);
   const search::CostModel cost_model = costs.cost_model(machine, opt.optimizer);
   ProgressLine progress(show_progress);
@@ -157,6 +159,8 @@ int run_optimize(OptimizeOptions opt) {
                                 {"pipeline_interlaced", report.pipeline_interlaced},
                                 {"cuts", report.joint.cuts},
                                 {"recomputed_operators", report.recompute.size()},
+                                {"coshard",
+                                 {{"pieces_per_device", report.coshard.pieces_per_device}, {"operators", report.coshard.operators}}},
                                 {"baselines", baselines},
                                 {"speedups", speedups},
                                 {"search_seconds", report.search_seconds},
@@ -195,7 +199,11 @@ int run_optimize(OptimizeOptions opt) {
       std::cout << " (" << report.pipeline.stages << " stages, " << report.pipeline.microbatches << " micro-batches)";
     if (!report.recompute.empty())
       std::cout << " (no plan fit in memory: " << report.recompute.size()
-                << " operators recompute their outputs for the backward pass instead of keeping them)";
+                << " operators recompute their outputs for the backward pass instead of keeping them"
+                << (report.coshard.operators ? "; " + std::to_string(report.coshard.operators) + " operators co-sharded, each in " +
+                                                   std::to_string(report.coshard.pieces_per_device) + " pieces in turn per device"
+                                             : std::string())
+                << ")";
     std::cout << "\n"
               << "  joint search:    " << report.joint.segments << " segments, " << report.joint.explored << " graphs expanded, "
               << report.joint.rewrites << " reached, " << report.joint.generated << " costed, " << std::setprecision(3)
@@ -294,6 +302,10 @@ void add_optimize_command(CLI::App& app, int& status) {
   cmd->add_flag("--no-recompute", opt->no_recompute,
                 "when no plan fits in the devices' memory, fail instead of trying the plans found with every operator recomputed "
                 "(outputs dropped after the forward pass and computed again for the backward)");
+  cmd->add_flag("--no-coshard", opt->no_coshard,
+                "when even recomputation does not fit, fail instead of trying those plans co-sharded: every operator that can be "
+                "cut 2 or 4 times finer along the dimension it is split by, the pieces of each former piece run in turn on its "
+                "device, so that the backward pass computes again and holds one piece of the dropped values at a time");
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled specs/)");
   cmd->add_option("-o,--out", opt->out, "write the best plan (loom-plan JSON)");
   cmd->add_flag("--json", opt->json, "print the result as JSON (best_seconds, baselines, search_seconds, substitutions, ...)");

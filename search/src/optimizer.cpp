@@ -14,6 +14,7 @@
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/run_concurrently.hpp"
+#include "loom/search/coshard.hpp"
 #include "loom/search/plan_cost.hpp"
 #include "loom/search/plan_simulation.hpp"
 
@@ -33,16 +34,26 @@ struct Candidate {
   Pipeline pipeline;
 };
 
+// e.g. "16 GiB", "19.5 MiB": three significant digits in the larger unit that keeps them above 1.
+std::string memory_text(double bytes) {
+  std::ostringstream os;
+  os << std::setprecision(3);
+  if (bytes >= (1 << 30))
+    os << bytes / (1 << 30) << " GiB";
+  else
+    os << bytes / (1 << 20) << " MiB";
+  return os.str();
+}
+
 // Why no plan was returned: what the joint plan needs of its fullest device.
 std::string nothing_fits(const spec::Library& library, const pcg::Graph& graph, const std::vector<Placement>& placements,
                          const CostModel& model) {
   const Machine& m = model.machine();
   std::ostringstream os;
-  os << "no plan found fits on " << m.name << " (" << m.devices() << " devices of " << m.device.memory_bytes / (1 << 30) << " GiB)";
+  os << "no plan found fits on " << m.name << " (" << m.devices() << " devices of " << memory_text(m.device.memory_bytes) << ")";
   try {
     const std::vector<double> bytes = plan_memory(materialize(graph, placements, library, model.moves()), model);
-    os << ": the best plan searched needs " << std::fixed << std::setprecision(1)
-       << *std::max_element(bytes.begin(), bytes.end()) / (1 << 30) << " GiB on its fullest device";
+    os << ": the best plan searched needs " << memory_text(*std::max_element(bytes.begin(), bytes.end())) << " on its fullest device";
   } catch (const LoomError&) {
     // the need cannot be told: the message stays without it
   }
@@ -257,35 +268,56 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     }
   }
   std::vector<pcg::NodeId> recompute;
-  if (!std::isfinite(best.seconds) && settings.recompute) {
-    report_stage("recomputation");
-    for (const Candidate& c : tried) {
-      Plan plan;
-      try {
-        plan.graph = materialize(c.graph, c.placements, library, model.moves());
-      } catch (const LoomError&) {
-        continue;  // a plan that cannot be laid out is no candidate
-      }
-      plan.pipeline = c.pipeline;
-      std::vector<pcg::NodeId> compute;
-      for (const pcg::Node& n : plan.graph.nodes())
-        if (model.is_compute(n)) compute.push_back(n.id);
-      // Every k-th operator is kept as a checkpoint, the operators between two are recomputed
-      // together: fewer checkpoints hold less, more recompute less.
-      const auto root = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(compute.size()))));
-      for (std::size_t keep_every : std::set<std::size_t>{2, 3, std::max<std::size_t>(root, 2)}) {
-        plan.recompute.clear();
-        for (std::size_t i = 0; i < compute.size(); ++i)
-          if (i % keep_every != keep_every - 1) plan.recompute.push_back(compute[i]);
-        const PlanCost cost = simulated_plan_cost(plan, model, library);
-        if (cost.fits() && cost.seconds < best.seconds) {
-          best = c;
-          best.name = c.name + "+recompute";
-          best.seconds = cost.seconds;
-          recompute = plan.recompute;
-        }
+  // Each plan tried again with activation checkpoints: every k-th operator is kept as a checkpoint,
+  // the operators between two are recomputed together (fewer checkpoints hold less, more recompute
+  // less). Co-sharded, a plan also tries keeping the last operator alone: its regions compute
+  // again one piece at a time. The fastest that fits replaces `best`.
+  const auto checkpointed = [&](const Candidate& c, const std::vector<Placement>& placements, const std::string& how, bool coshard) {
+    Plan plan;
+    try {
+      plan.graph = materialize(c.graph, placements, library, model.moves());
+    } catch (const LoomError&) {
+      return;  // a plan that cannot be laid out is no candidate
+    }
+    plan.pipeline = c.pipeline;
+    std::vector<pcg::NodeId> compute;
+    for (const pcg::Node& n : plan.graph.nodes())
+      if (model.is_compute(n)) compute.push_back(n.id);
+    const auto root = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(compute.size()))));
+    std::set<std::size_t> keep{2, 3, std::max<std::size_t>(root, 2)};
+    if (coshard) keep.insert(std::max<std::size_t>(compute.size(), 2));
+    for (std::size_t keep_every : keep) {
+      plan.recompute.clear();
+      for (std::size_t i = 0; i < compute.size(); ++i)
+        if (i % keep_every != keep_every - 1) plan.recompute.push_back(compute[i]);
+      const PlanCost cost = simulated_plan_cost(plan, model, library);
+      if (cost.fits() && cost.seconds < best.seconds) {
+        best = c;
+        best.placements = placements;
+        best.name = c.name + how;
+        best.seconds = cost.seconds;
+        recompute = plan.recompute;
       }
     }
+  };
+  if (!std::isfinite(best.seconds) && settings.recompute) {
+    report_stage("recomputation");
+    for (const Candidate& c : tried) checkpointed(c, c.placements, "+recompute", false);
+  }
+  // Co-shard, as SuperScaler pairs it with recomputation: each operator cut into 2 or 4 times as
+  // many pieces on the same devices, so that the backward pass computes again and holds one piece
+  // of the dropped values at a time.
+  if (!std::isfinite(best.seconds) && settings.recompute && settings.coshard) {
+    report_stage("co-shard");
+    for (const Candidate& c : tried)
+      for (int pieces_per_device : {2, 4}) {
+        std::size_t coshards = 0;
+        const std::vector<Placement> placements = coshard_placements(library, c.graph, c.placements, pieces_per_device, &coshards);
+        if (coshards == 0) continue;
+        const double before = best.seconds;
+        checkpointed(c, placements, "+coshard+recompute", true);
+        if (best.seconds < before) report.coshard = {pieces_per_device, coshards};
+      }
   }
   if (!std::isfinite(best.seconds)) throw LoomError(nothing_fits(library, best.graph, best.placements, model));
   report.graph = std::move(best.graph);

@@ -1,12 +1,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "loom/models/registry.hpp"
 #include "loom/search/baselines.hpp"
+#include "loom/search/coshard.hpp"
 #include "loom/search/optimizer.hpp"
 #include "loom/search/plan_simulation.hpp"
 #include "search_support.hpp"
@@ -169,6 +171,58 @@ TEST(Optimizer, WhenNothingFitsThePlanRecomputesItsActivations) {
   chosen.recompute = report.recompute;
   EXPECT_TRUE(simulated_plan_cost(chosen, tight, library()).fits());
   settings.recompute = false;
+  EXPECT_THROW(optimize(library(), g, {}, tight, settings), LoomError);
+}
+
+// Where even activation checkpoints need more than a device holds, co-sharding the same plan, each
+// operator in more pieces run in turn, lets its backward pass compute again and hold one piece of a
+// segment at a time: the optimizer returns that plan, and refuses when told not to co-shard.
+TEST(Optimizer, WhenRecomputationDoesNotFitThePlanIsCoShardedToo) {
+  const pcg::Graph g = models::build_model(library(), "mlp", {{"batch", 4096}, {"in", 64}, {"hidden", 512}, {"layers", 8}});
+  Machine machine = load_machine("summit").with_devices_per_node(1);
+  OptimizeSettings settings;
+  settings.mcmc_iterations = 3;
+  settings.mcmc_seconds = 0;
+  const OptimizeReport roomy = optimize(library(), g, {}, CostModel(library(), machine), settings);
+  const CostModel roomy_model(library(), machine);
+  // The least the plan needs with any spacing of checkpoints, and with checkpoints co-sharded.
+  const auto least = [&](const std::vector<Placement>& placements) {
+    Plan plan;
+    plan.graph = materialize(roomy.graph, placements, library());
+    std::vector<pcg::NodeId> compute;
+    for (const pcg::Node& n : plan.graph.nodes())
+      if (roomy_model.is_compute(n)) compute.push_back(n.id);
+    double bytes = std::numeric_limits<double>::infinity();
+    for (std::size_t keep_every = 2; keep_every <= compute.size(); ++keep_every) {
+      plan.recompute.clear();
+      for (std::size_t i = 0; i < compute.size(); ++i)
+        if (i % keep_every != keep_every - 1) plan.recompute.push_back(compute[i]);
+      bytes = std::min(bytes, plan_device_memory(plan, roomy_model, library())[0]);
+    }
+    return bytes;
+  };
+  const double recomputing = least(roomy.placements);
+  const double coshard = std::min(least(coshard_placements(library(), roomy.graph, roomy.placements, 2)),
+                                  least(coshard_placements(library(), roomy.graph, roomy.placements, 4)));
+  ASSERT_LT(coshard, recomputing);
+  machine.device.memory_bytes = (coshard + recomputing) / 2;
+  const CostModel tight(library(), machine);
+  const OptimizeReport report = optimize(library(), g, {}, tight, settings);
+  EXPECT_NE(report.chosen.find("+coshard+recompute"), std::string::npos) << report.chosen;
+  EXPECT_GT(report.coshard.operators, 0u);
+  EXPECT_FALSE(report.recompute.empty());
+  Plan chosen;
+  chosen.graph = report.plan;
+  chosen.recompute = report.recompute;
+  EXPECT_TRUE(simulated_plan_cost(chosen, tight, library()).fits());
+  bool shares_a_device = false;
+  for (const pcg::Node& n : report.plan.nodes()) {
+    std::vector<int> devices = n.view_or_default().devices;
+    std::sort(devices.begin(), devices.end());
+    shares_a_device = shares_a_device || std::adjacent_find(devices.begin(), devices.end()) != devices.end();
+  }
+  EXPECT_TRUE(shares_a_device);
+  settings.coshard = false;
   EXPECT_THROW(optimize(library(), g, {}, tight, settings), LoomError);
 }
 

@@ -20,6 +20,9 @@ struct OptimizeSettings {
   // 2nd, 3rd or sqrt(n)-th of its n operators keeps its output, those between two checkpoints drop
   // theirs after the forward pass and compute them again for the backward.
   bool recompute = true;
+  // When even that does not fit, try them co-sharded too (coshard_placements: each operator in 2 or
+  // 4 times as many pieces on the same devices), with the same checkpoints.
+  bool coshard = true;
   PipelineOptions pipeline_options;
   std::size_t mcmc_iterations = 300;  // FlexFlow's search, and the refinement of the joint plan
   double mcmc_seconds = 30;           // each of those walks' time bound (McmcOptions::max_seconds); the two refining walks get half each
@@ -53,6 +56,12 @@ struct OptimizeReport {
   std::vector<int> pipeline_stage_sizes;  // the best pipeline's nodes per stage (PipelineResult::stage_sizes)
   bool pipeline_interlaced = false;       // the best pipeline's (PipelineResult::interlaced)
   std::vector<pcg::NodeId> recompute;     // nodes of `plan` recomputed: only when nothing fit without (`chosen` ends in +recompute)
+  // When the plan is co-sharded (`chosen` ends in +coshard+recompute): pieces per device of each
+  // operator cut finer, and how many operators were.
+  struct Coshard {
+    int pieces_per_device = 0;
+    std::size_t operators = 0;
+  } coshard;
   std::vector<AppliedSubstitution> substitutions;
   double joint_seconds = 0;      // the joint search's plan, simulated, before refinement
   double refined_seconds = 0;    // the same after the MCMC refinement (joint_seconds without one)
