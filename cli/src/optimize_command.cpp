@@ -124,6 +124,9 @@ int run_optimize(OptimizeOptions opt) {
   nlohmann::json subs = nlohmann::json::array();
   for (const auto& s : report.substitutions)
     subs.push_back({{"rule", s.rule}, {"category", s.category}, {"status", s.status}, {"reversed", s.reversed}});
+  const nlohmann::json coshard = report.coshard.operators == 0 ? nlohmann::json(nullptr)
+                                                               : nlohmann::json{{"pieces_per_device", report.coshard.pieces_per_device},
+                                                                                {"operators", report.coshard.operators}};
   auto seconds_or_null = [](double s) { return std::isfinite(s) ? nlohmann::json(s) : nlohmann::json(nullptr); };
   nlohmann::json joint_subs = nlohmann::json::array();
   for (const auto& s : report.joint.sequence) joint_subs.push_back({{"rule", s.rule}, {"reversed", s.reversed}});
@@ -159,8 +162,7 @@ int run_optimize(OptimizeOptions opt) {
                                 {"pipeline_interlaced", report.pipeline_interlaced},
                                 {"cuts", report.joint.cuts},
                                 {"recomputed_operators", report.recompute.size()},
-                                {"coshard",
-                                 {{"pieces_per_device", report.coshard.pieces_per_device}, {"operators", report.coshard.operators}}},
+                                {"coshard", coshard},
                                 {"baselines", baselines},
                                 {"speedups", speedups},
                                 {"search_seconds", report.search_seconds},

@@ -252,15 +252,16 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
     const double copies = is_weight ? 1 + options.weight_state_copies : 1;
     for (const pcg::ParallelShape& s : n.output_shapes) {
       const double piece = static_cast<double>(pcg::piece_elements(s)) * options.bytes_per_element * copies;
-      // A device keeps one copy of each part of a weight, with its state, however many of its
-      // pieces (co-sharded replicas) read it.
+      // A device keeps one copy of a replicated weight, with its state, however many of its
+      // replicas (co-sharded pieces reading it) it runs: the runtime reads them all in place.
       std::set<std::pair<int, std::vector<std::int64_t>>> weight_parts;
       for (std::size_t t = 0; t < static_cast<std::size_t>(s.tasks()) && t < view.devices.size(); ++t) {
         const int d = view.devices[t];
         if (d < 0 || d >= machine.devices())
           throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + ", but " + machine.name + " has " +
                           std::to_string(machine.devices()) + " devices");
-        if (is_weight && !weight_parts.emplace(d, pcg::task_piece(s, static_cast<std::int64_t>(t)).block).second) continue;
+        if (is_weight && s.R == s.tasks() && !weight_parts.emplace(d, pcg::task_piece(s, static_cast<std::int64_t>(t)).block).second)
+          continue;
         const bool repeated = !is_weight && !options.activation_copies.empty();
         const double held = repeated && !recomputed ? piece * options.activation_copies[static_cast<std::size_t>(d)] : piece;
         const int region = recomputed ? region_of[n.id.index()] : -1;

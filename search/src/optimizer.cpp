@@ -34,10 +34,10 @@ struct Candidate {
   Pipeline pipeline;
 };
 
-// e.g. "16 GiB", "19.5 MiB": three significant digits in the larger unit that keeps them above 1.
+// e.g. "16.0 GiB", "19.5 MiB": GiB from one GiB up, MiB below.
 std::string memory_text(double bytes) {
   std::ostringstream os;
-  os << std::setprecision(3);
+  os << std::fixed << std::setprecision(1);
   if (bytes >= (1 << 30))
     os << bytes / (1 << 30) << " GiB";
   else
@@ -290,7 +290,12 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
       plan.recompute.clear();
       for (std::size_t i = 0; i < compute.size(); ++i)
         if (i % keep_every != keep_every - 1) plan.recompute.push_back(compute[i]);
-      const PlanCost cost = simulated_plan_cost(plan, model, library);
+      PlanCost cost;
+      try {
+        cost = simulated_plan_cost(plan, model, library);
+      } catch (const LoomError&) {
+        return;  // e.g. a finer cut that its micro-batches do not divide
+      }
       if (cost.fits() && cost.seconds < best.seconds) {
         best = c;
         best.placements = placements;

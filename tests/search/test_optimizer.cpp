@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <string>
@@ -185,15 +186,18 @@ TEST(Optimizer, WhenRecomputationDoesNotFitThePlanIsCoShardedToo) {
   settings.mcmc_seconds = 0;
   const OptimizeReport roomy = optimize(library(), g, {}, CostModel(library(), machine), settings);
   const CostModel roomy_model(library(), machine);
-  // The least the plan needs with any spacing of checkpoints, and with checkpoints co-sharded.
-  const auto least = [&](const std::vector<Placement>& placements) {
+  // The least the plan needs with any spacing of checkpoints; co-sharded, with the spacings the
+  // optimizer tries (every 2nd, 3rd or sqrt(n)-th operator kept, or the last alone).
+  const auto least = [&](const std::vector<Placement>& placements, bool any_spacing) {
     Plan plan;
     plan.graph = materialize(roomy.graph, placements, library());
     std::vector<pcg::NodeId> compute;
     for (const pcg::Node& n : plan.graph.nodes())
       if (roomy_model.is_compute(n)) compute.push_back(n.id);
     double bytes = std::numeric_limits<double>::infinity();
+    const auto root = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(compute.size()))));
     for (std::size_t keep_every = 2; keep_every <= compute.size(); ++keep_every) {
+      if (!any_spacing && keep_every != 2 && keep_every != 3 && keep_every != root && keep_every != compute.size()) continue;
       plan.recompute.clear();
       for (std::size_t i = 0; i < compute.size(); ++i)
         if (i % keep_every != keep_every - 1) plan.recompute.push_back(compute[i]);
@@ -201,9 +205,9 @@ TEST(Optimizer, WhenRecomputationDoesNotFitThePlanIsCoShardedToo) {
     }
     return bytes;
   };
-  const double recomputing = least(roomy.placements);
-  const double coshard = std::min(least(coshard_placements(library(), roomy.graph, roomy.placements, 2)),
-                                  least(coshard_placements(library(), roomy.graph, roomy.placements, 4)));
+  const double recomputing = least(roomy.placements, true);
+  const double coshard = std::min(least(coshard_placements(library(), roomy.graph, roomy.placements, 2), false),
+                                  least(coshard_placements(library(), roomy.graph, roomy.placements, 4), false));
   ASSERT_LT(coshard, recomputing);
   machine.device.memory_bytes = (coshard + recomputing) / 2;
   const CostModel tight(library(), machine);
