@@ -140,7 +140,9 @@ Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
 }
 
 void run_order_in_graph(Plan& plan) {
-  if (plan.order.empty()) return;
+  // A graph whose order already runs every `before` first (as Loom writes them) is kept as it is.
+  const auto honored = [&](const OrderEdge& e) { return e.before.valid() && e.before < e.after && e.after.index() < plan.graph.size(); };
+  if (std::all_of(plan.order.begin(), plan.order.end(), honored)) return;
   std::vector<pcg::RunsAhead> constraints;
   for (const OrderEdge& e : plan.order) constraints.push_back({e.before, e.after});
   std::vector<pcg::NodeId> new_ids;
