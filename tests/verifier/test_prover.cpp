@@ -120,6 +120,28 @@ TEST(Prover, GeluPassesThroughSplitsAndConcatenations) {
       "<gelu>");
 }
 
+// Softmax and layer norm reduce over the last axis only, and the scores, batched products and head
+// projections are computed row by row and column by column: at rank 3 they pass through splits and
+// concatenations along the other axes; a rank-1 layer norm is linear in its scale and shift. Along
+// the reduced axis the same steps are false and stay unproved.
+TEST(Prover, RowWiseAttentionOperatorsPassThroughSplitsAndConcatenations) {
+  expect_proofs_from_bundled_axioms(
+      "import \"ops/models.loom\";\nimport \"ops/linalg.loom\";\n"
+      "rule softmax_rows: forall x: [m, n, k]. softmax(x) => split<0, m>(softmax(concat<0>(x, x))).0;\n"
+      "rule layer_norm_rows: forall x: [m, n, k], g: [k]. layer_norm(x, g, g) => split<1, n>(layer_norm(concat<1>(x, x), g, g)).1;\n"
+      "rule scores_queries: forall w: [m, n, k], v: [m, n, k]. "
+      "attention_scores(w, v) => split<1, n>(attention_scores(concat<1>(v, w), v)).1;\n"
+      "rule projection_features: forall x: [m, n, k], w: [m, k, j], v: [m, k, j]. "
+      "head_proj_nobias(x, w) => split<3, j>(head_proj_nobias(x, concat<2>(v, w))).1;\n"
+      "rule product_columns: forall a: int > 0, x: [m, n, k], w: [m, k, j] where a < j. "
+      "split<2, a>(batch_matmul(x, w)).1 => batch_matmul(x, split<2, a>(w).1);\n"
+      "rule layer_norm_scales: forall g: [m], c: [m]. layer_norm(g, ewadd(c, c), c) => layer_norm(g, c, layer_norm(g, c, c));\n"
+      "rule false_softmax_last_axis: forall x: [m, n, k]. softmax(x) => split<2, k>(softmax(concat<2>(x, x))).0;\n"
+      "rule false_scores_queries: forall w: [m, n, k], v: [m, n, k]. "
+      "attention_scores(w, v) => split<1, n>(attention_scores(concat<1>(w, v), v)).1;\n",
+      "<attention>");
+}
+
 TEST(Prover, RuleWhoseOnlyAxiomIsRemovedIsNotProved) {
   Prover prover(core_library(), core_axioms());
   const auto rules = obligations_from_library(core_library());
