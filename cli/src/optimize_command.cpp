@@ -94,7 +94,8 @@ int run_optimize(OptimizeOptions opt) {
   opt.settings.recompute = !opt.no_recompute;
   opt.settings.coshard = !opt.no_coshard;
   MeasuredCosts costs(library, machine, opt.costs);
-  const search::CostModel cost_model = costs.cost_model(machine, opt.optimizer);
+  search::CostModel cost_model = costs.cost_model(machine, opt.optimizer);
+  cost_model.keep_fixed(model.fixed);
   ProgressLine progress(show_progress);
   const search::OptimizeReport report =
       search::optimize(library, model.graph, rules, cost_model, opt.settings, [&](const search::OptimizeProgress& p) {

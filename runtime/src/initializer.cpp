@@ -4,28 +4,10 @@
 #include <random>
 
 #include "loom/interpreter/input_notes.hpp"
+#include "loom/interpreter/input_roles.hpp"
 #include "loom/pcg/fnv1a.hpp"
 
 namespace loom::runtime {
-namespace {
-
-// The operators that read a port, looking through parallelization operators, which only move it:
-// a weight of a plan has the role it has in the model.
-std::vector<pcg::Use> compute_readers(const spec::Library& library, const pcg::Graph& graph, pcg::PortRef port) {
-  std::vector<pcg::Use> out;
-  for (const pcg::Use& use : graph.uses(port)) {
-    const std::string& op = graph.node(use.node).op;
-    if (!library.find_parallel(op) && !library.find_fused(op)) {
-      out.push_back(use);
-      continue;
-    }
-    const std::vector<pcg::Use> further = compute_readers(library, graph, {use.node, 0});
-    out.insert(out.end(), further.begin(), further.end());
-  }
-  return out;
-}
-
-}  // namespace
 
 std::uint64_t named_seed(std::uint64_t seed, std::string_view name) {
   const std::uint64_t h = pcg::fnv1a(name);
@@ -45,20 +27,8 @@ const spec::InputParam* declared_input(const spec::Library& library, const pcg::
 
 }  // namespace
 
-InputRole input_role(const spec::Library& library, const pcg::Graph& graph, pcg::NodeId node) {
-  const auto uses = compute_readers(library, graph, {node, 0});
-  const pcg::Node& self = graph.node(node);
-  if (uses.empty()) return self.op == pcg::kWeightOp ? InputRole::Matrix : InputRole::Data;
-  const spec::InputParam* declared = declared_input(library, graph, uses.front());
-  if (declared && declared->note("index")) return InputRole::LookupIds;
-  if (self.op == pcg::kInputOp) return InputRole::Data;
-  if (declared && declared->note("statistic")) return InputRole::Statistic;
-  if (declared && declared->note("init")) return InputRole::Constant;
-  return InputRole::Matrix;
-}
-
 double initial_constant(const spec::Library& library, const pcg::Graph& graph, pcg::NodeId node) {
-  const auto uses = compute_readers(library, graph, {node, 0});
+  const auto uses = spec::compute_readers(library, graph, {node, 0});
   const spec::InputParam* declared = uses.empty() ? nullptr : declared_input(library, graph, uses.front());
   const spec::Note* init = declared ? declared->note("init") : nullptr;
   return init ? std::stod(init->arg) : 0.0;
@@ -66,7 +36,7 @@ double initial_constant(const spec::Library& library, const pcg::Graph& graph, p
 
 std::int64_t lookup_rows(const spec::Library& library, const pcg::Graph& graph, pcg::NodeId node) {
   std::int64_t rows = 0;
-  for (const pcg::Use& use : compute_readers(library, graph, {node, 0})) {
+  for (const pcg::Use& use : spec::compute_readers(library, graph, {node, 0})) {
     const spec::InputParam* declared = declared_input(library, graph, use);
     const std::optional<std::size_t> table =
         declared ? spec::indexed_table(*library.find_op(graph.node(use.node).op), *declared) : std::nullopt;
@@ -79,23 +49,13 @@ std::int64_t lookup_rows(const spec::Library& library, const pcg::Graph& graph, 
 
 std::int64_t fan_in(const spec::Library& library, const pcg::Graph& graph, pcg::NodeId node) {
   const std::vector<std::int64_t>& dims = graph.node(node).output_shapes.front().dims;
-  const auto uses = compute_readers(library, graph, {node, 0});
+  const auto uses = spec::compute_readers(library, graph, {node, 0});
   if (!uses.empty())
     if (const spec::OpDecl* op = library.find_op(graph.node(uses.front().node).op))
       if (const std::int64_t summed = spec::summed_extent(*op, static_cast<std::size_t>(uses.front().input), dims); summed > 0)
         return summed;
   if (dims.empty()) return 1;
   return dims.size() >= 2 ? dims[dims.size() - 2] : dims.front();
-}
-
-std::set<std::string> trainable_weights(const spec::Library& library, const pcg::Graph& graph) {
-  std::set<std::string> names;
-  for (const pcg::Node& n : graph.nodes()) {
-    if (n.op != pcg::kWeightOp) continue;
-    const InputRole role = input_role(library, graph, n.id);
-    if (role != InputRole::Statistic && role != InputRole::LookupIds) names.insert(n.name);
-  }
-  return names;
 }
 
 NamedTensors<double> initial_weights(const spec::Library& library, const pcg::Graph& graph, std::uint64_t seed) {

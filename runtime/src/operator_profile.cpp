@@ -7,7 +7,6 @@
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/cost_model.hpp"
-#include "loom/search/gradient_flow.hpp"
 #include "loom/search/task_graph.hpp"
 
 namespace loom::runtime {
@@ -68,7 +67,7 @@ std::vector<OperatorProfile> operator_profiles(const spec::Library& library, con
     if (roofline.is_compute(n)) {
       std::vector<pcg::ParallelShape> inputs;
       for (pcg::PortRef in : n.inputs) inputs.push_back(graph.shape_of(in));
-      const std::vector<bool> gradients = search::inputs_taking_gradients(graph, n);
+      const std::vector<bool> gradients = roofline.gradient_inputs(graph, n);
       p.key = search::task_key(n.op, n.attrs, inputs, gradients, machine.device.kind);
       p.simulated_seconds = roofline.compute(n, inputs, gradients).seconds;
     } else {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "loom/interpreter/input_roles.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/search/gradient_flow.hpp"
@@ -50,7 +51,15 @@ double CostModel::alone_to_busy(bool measured_alone) const {
 TaskEstimate CostModel::compute(const pcg::Graph& graph, const pcg::Node& node) const {
   std::vector<pcg::ParallelShape> inputs;
   for (pcg::PortRef in : node.inputs) inputs.push_back(graph.shape_of(in));
-  return compute(node, inputs, is_compute(node) ? inputs_taking_gradients(graph, node) : std::vector<bool>{});
+  return compute(node, inputs, is_compute(node) ? gradient_inputs(graph, node) : std::vector<bool>{});
+}
+
+bool CostModel::trains(const pcg::Graph& graph, const pcg::Node& node) const {
+  return spec::trained_weight(library_, graph, node.id) && !(fixed_ && fixed_->count(node.name));
+}
+
+std::vector<bool> CostModel::gradient_inputs(const pcg::Graph& graph, const pcg::Node& node) const {
+  return inputs_taking_gradients(graph, node, [&](const pcg::Node& w) { return trains(graph, w); });
 }
 
 TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs,

@@ -1,7 +1,6 @@
 #include "mapping_choices.hpp"
 
 #include "loom/pcg/task_layout.hpp"
-#include "loom/search/gradient_flow.hpp"
 
 namespace loom::search::mapping {
 namespace {
@@ -14,8 +13,8 @@ std::uint64_t mix_shapes(std::uint64_t h, const std::vector<pcg::ParallelShape>&
 
 }  // namespace
 
-NodeSignature NodeSignature::of(const pcg::Graph& graph, const pcg::Node& node) {
-  NodeSignature s{node.op, node.attrs, {}, {}, inputs_taking_gradients(graph, node)};
+NodeSignature NodeSignature::of(const pcg::Graph& graph, const pcg::Node& node, const CostModel& model) {
+  NodeSignature s{node.op, node.attrs, {}, {}, model.gradient_inputs(graph, node)};
   for (pcg::PortRef in : node.inputs) {
     s.inputs.push_back(graph.shape_of(in));
     s.weights.push_back(graph.node(in.node).op == pcg::kWeightOp);
@@ -38,7 +37,7 @@ std::size_t SplitShapesHash::operator()(const SplitShapes& s) const {
 }
 
 const ConfigTable::Kind& ConfigTable::kind_of(const pcg::Graph& graph, const pcg::Node& n) {
-  NodeSignature signature = NodeSignature::of(graph, n);
+  NodeSignature signature = NodeSignature::of(graph, n, model_);
   if (auto it = by_signature_.find(signature); it != by_signature_.end()) return it->second;
   std::vector<ConfigInfo> out;
   for (ParallelConfig& c : node_configs(library_, graph, n, options_.degrees)) {

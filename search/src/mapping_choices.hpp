@@ -47,7 +47,7 @@ struct NodeSignature {
   std::vector<bool> weights;
   std::vector<bool> gradients;  // per input, whether it takes one (inputs_taking_gradients)
 
-  static NodeSignature of(const pcg::Graph& graph, const pcg::Node& node);
+  static NodeSignature of(const pcg::Graph& graph, const pcg::Node& node, const CostModel& model);
   bool operator==(const NodeSignature&) const = default;
 };
 

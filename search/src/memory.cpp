@@ -106,7 +106,7 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
   std::vector<double> excess(devices, 0), held(devices, 0), gradients(devices, 0);
   // Values made from weights take gradients; so do the graph's outputs, whose gradients the loss
   // gives (to the pieces an output's gather that never runs would have joined).
-  std::vector<bool> takes_gradient = values_taking_gradients(graph);
+  std::vector<bool> takes_gradient = values_taking_gradients(graph, options.trained);
   for (pcg::PortRef o : graph.outputs()) {
     takes_gradient[o.node.index()] = true;
     if (unread[o.node.index()])
@@ -195,15 +195,19 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
 
 std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& machine, const MemoryOptions& options) {
   std::vector<double> bytes(static_cast<std::size_t>(machine.devices()), 0);
-  // A weight, or a piece of one a parallelization operator made from it directly.
-  std::vector<bool> weight(graph.size(), false);
+  // A weight, or a piece of one a parallelization operator made from it directly; and whether it
+  // carries a gradient and optimizer state.
+  std::vector<bool> weight(graph.size(), false), with_state(graph.size(), false);
   std::vector<bool> held_by_consumers(graph.size(), false);
   const std::vector<std::vector<pcg::NodeId>> consumers = graph.all_consumers();
   for (const pcg::Node& n : graph.nodes()) {
     weight[n.id.index()] = n.op == pcg::kWeightOp;
+    with_state[n.id.index()] = weight[n.id.index()] && (!options.trained || options.trained(n));
     if (!options.moves_data) continue;
-    if (options.moves_data(n) && n.inputs.size() == 1 && graph.node(n.inputs[0].node).is_graph_input())
+    if (options.moves_data(n) && n.inputs.size() == 1 && graph.node(n.inputs[0].node).is_graph_input()) {
       weight[n.id.index()] = weight[n.inputs[0].node.index()];
+      with_state[n.id.index()] = with_state[n.inputs[0].node.index()];
+    }
     if (n.is_graph_input()) {
       const std::vector<pcg::NodeId>& readers = consumers[n.id.index()];
       held_by_consumers[n.id.index()] =
@@ -249,7 +253,7 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
     const bool recomputed = dropped[n.id.index()];
     const pcg::MachineView view = n.view_or_default();
     const bool is_weight = weight[n.id.index()];
-    const double copies = is_weight ? 1 + options.weight_state_copies : 1;
+    const double copies = with_state[n.id.index()] ? 1 + options.weight_state_copies : 1;
     for (const pcg::ParallelShape& s : n.output_shapes) {
       const double piece = static_cast<double>(pcg::piece_elements(s)) * options.bytes_per_element * copies;
       // A device keeps one copy of a replicated weight, with its state, however many of its

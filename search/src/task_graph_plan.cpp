@@ -18,7 +18,7 @@ PlanLayout::PlanLayout(const pcg::Graph& graph, const CostModel& model) : graph_
       [&moves](const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
                const pcg::MachineView& to_view) { return moves.moves_as_one_collective(from, from_view, to, to_view); });
   reads_ = pcg::input_reads(
-      graph_, fused, layout_change, view, [](const pcg::Node& n) { return n.op == pcg::kWeightOp; },
+      graph_, fused, layout_change, view, [this](const pcg::Node& n) { return model_.trains(graph_, n); },
       [&moves](const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
                const pcg::MachineView& to_view) -> const std::vector<pcg::PieceMove>& {
         return moves.laid_out(from, from_view, to, to_view).moves;

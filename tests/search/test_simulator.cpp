@@ -7,6 +7,7 @@
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/memory.hpp"
+#include "loom/search/plan_cost.hpp"
 #include "loom/search/simulator.hpp"
 #include "loom/search/task_graph.hpp"
 #include "search_support.hpp"
@@ -262,6 +263,55 @@ TEST(Memory, CountsPiecesAndWeightState) {
   Machine tiny = m;
   tiny.device.memory_bytes = 500;
   EXPECT_EQ(first_overfull_device(bytes, tiny), 0);
+}
+
+// A weight the run keeps fixed (an imported model's constant) is costed as the runtime treats it:
+// no gradient of it is summed or stored, no optimizer step updates it, and the product reading it
+// with the data computes no gradient for either.
+TEST(TaskGraph, AWeightKeptFixedTakesNoGradientSumUpdateNorState) {
+  const Machine m = load_machine("p100").with_nodes(1);
+  const pcg::Graph g = data_parallel(m);
+  const CostModel trained(library(), m);
+  CostModel fixed(library(), m);
+  fixed.keep_fixed({"w"});
+  EXPECT_TRUE(trained.trains(g, g.node(1)));
+  EXPECT_FALSE(fixed.trains(g, g.node(1)));
+  EXPECT_FALSE(fixed.trains(g, g.node(0)));  // data
+  EXPECT_EQ(trained.gradient_inputs(g, g.node(4)), (std::vector<bool>{false, true}));
+  EXPECT_EQ(fixed.gradient_inputs(g, g.node(4)), (std::vector<bool>{false, false}));
+  const auto summary = [&](const CostModel& model) {
+    double backward_bytes = 0;
+    int updates = 0;
+    for (const SimTask& t : build_task_graph(g, model).tasks) {
+      if (t.kind != TaskKind::Compute && t.backward) backward_bytes += t.bytes;
+      if (t.label.find("weight update") != std::string::npos) ++updates;
+    }
+    return std::make_pair(backward_bytes, updates);
+  };
+  EXPECT_EQ(summary(trained), std::make_pair(2.0 * 16 * 4, 2));
+  EXPECT_EQ(summary(fixed), std::make_pair(0.0, 0));
+  // Each device keeps its replica of w as the replicate makes it: trained, with its gradient and
+  // two moments (3 x 16 floats more); fixed, the replica alone.
+  const std::vector<double> with_state = plan_memory(g, trained), without = plan_memory(g, fixed);
+  EXPECT_EQ(with_state[0] - without[0], 3 * 16 * 4.0);
+  EXPECT_EQ(with_state[1] - without[1], 3 * 16 * 4.0);
+}
+
+// Batch norm's running statistics are weights its spec notes `@statistic`: they take no gradient.
+TEST(CostModel, SpecNotedStatisticsAreNotTrained) {
+  const Machine m = load_machine("p100").with_nodes(1);
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({2, 3, 4, 4}));
+  std::vector<pcg::PortRef> in{{x, 0}};
+  for (const char* name : {"scale", "bias", "mean", "var"})
+    in.push_back({g.add_input(name, pcg::ParallelShape::unpartitioned({3}), true), 0});
+  g.mark_output({g.add_node(library(), "batchnorm", {}, in), 0});
+  const CostModel model(library(), m);
+  std::set<std::string> trains;
+  for (const pcg::Node& n : g.nodes())
+    if (model.trains(g, n)) trains.insert(n.name);
+  EXPECT_EQ(trains, (std::set<std::string>{"bias", "scale"}));
+  EXPECT_EQ(model.gradient_inputs(g, g.node(5)), (std::vector<bool>{false, true, true, false, false}));
 }
 
 TEST(TaskGraph, ViewsOutsideTheMachineAreRefused) {

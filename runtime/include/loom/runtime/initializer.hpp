@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "loom/interpreter/input_roles.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/graph.hpp"
 #include "loom/runtime/tensor.hpp"
@@ -16,20 +17,16 @@ namespace loom::runtime {
 // The seed of the tensor called `name` in a run seeded with `seed`.
 std::uint64_t named_seed(std::uint64_t seed, std::string_view name);
 
-// The weights training updates: every weight except those the spec of their reader notes as
-// `@statistic` (batch-norm running means and variances) or `@index` (lookup ids).
-std::set<std::string> trainable_weights(const spec::Library& library, const pcg::Graph& graph);
+// The weights training updates, and the roles of inputs (loom/interpreter/input_roles.hpp).
+using spec::input_role;
+using spec::InputRole;
+using spec::trainable_weights;
 
 // Every weight of the graph: those noted `@init(v)` in their reader's spec start at v (scales 1,
 // shifts 0, running means 0 and variances 1); lookup ids are rows of their table; the rest are
 // uniform in +-1/sqrt(fan-in).
 NamedTensors<double> initial_weights(const spec::Library& library, const pcg::Graph& graph, std::uint64_t seed);
 
-// The role of a graph input or weight, from the notes that the spec of the first operator reading
-// it puts on that input (behind the parallelization operators of a plan, so a weight has the same
-// role in every plan): `@index` ids, `@statistic` or `@init` constants, else data or a matrix.
-enum class InputRole { Data, LookupIds, Constant, Statistic, Matrix };
-InputRole input_role(const spec::Library& library, const pcg::Graph& graph, pcg::NodeId node);
 // The value an `@init` input starts at (0 without the note).
 double initial_constant(const spec::Library& library, const pcg::Graph& graph, pcg::NodeId node);
 // Rows of the table that lookup ids index (for InputRole::LookupIds): the first dimension of the

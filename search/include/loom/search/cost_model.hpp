@@ -4,6 +4,7 @@
 // profile database has one, or where a measurer can run the task on a device of this kind.
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "loom/interpreter/library.hpp"
@@ -70,6 +71,15 @@ class CostModel {
   // the device. Zero for a graph input.
   double local_seconds(const pcg::Graph& graph, const pcg::Node& node) const;
 
+  // Weights the run keeps fixed besides those their readers' specs note `@statistic` or `@index`
+  // (an imported model's constants): they take no gradient, sum or optimizer state.
+  void keep_fixed(std::set<std::string> weights) { fixed_ = std::make_shared<const std::set<std::string>>(std::move(weights)); }
+  // Whether training updates weight node `node` of `graph` (spec::trained_weight, and not kept fixed).
+  bool trains(const pcg::Graph& graph, const pcg::Node& node) const;
+  // Per input of `node`, whether its gradient is computed (inputs_taking_gradients over the
+  // weights this model trains).
+  std::vector<bool> gradient_inputs(const pcg::Graph& graph, const pcg::Node& node) const;
+
   // Whether the node runs a kernel (an operator of the library), rather than moving data.
   bool is_compute(const pcg::Node& node) const { return !node.is_graph_input() && library_.find_op(node.op) != nullptr; }
 
@@ -85,6 +95,7 @@ class CostModel {
   CostModel on(const Machine& machine) const {
     CostModel model(library_, machine, profiles_, optimizer_);
     model.measuring_ = measuring_;
+    model.fixed_ = fixed_;
     return model;
   }
   // The same model with caches of its own, for a thread costing beside the one using this model.
@@ -103,6 +114,7 @@ class CostModel {
   std::string optimizer_;
   double update_bytes_per_element_ = 0;
   std::shared_ptr<const RvdSearch> moves_;
+  std::shared_ptr<const std::set<std::string>> fixed_;
 };
 
 }  // namespace loom::search

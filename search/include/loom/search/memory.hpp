@@ -20,6 +20,9 @@ struct MemoryOptions {
   // only by such nodes is kept as the pieces they make, where they put them, not whole on its own
   // device; and those pieces of a weight carry its gradient and optimizer state.
   std::function<bool(const pcg::Node&)> moves_data;
+  // Whether training updates a weight (CostModel::trains; empty: every weight). One it keeps
+  // fixed holds no gradient or optimizer state, and values made from it alone take no gradient.
+  std::function<bool(const pcg::Node&)> trained;
   // Per device, how many copies of every piece that is not a weight it keeps (empty: one).
   std::vector<double> activation_copies;
   // Operators whose outputs are dropped after the forward pass and computed again for the backward
