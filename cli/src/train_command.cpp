@@ -86,10 +86,10 @@ struct ProfileTarget {
 // Adds the run's measured time per task of each operator, layout change and weight update, with
 // the roofline the simulator would use instead, to the database and writes it back.
 std::vector<runtime::OperatorProfile> record_profile(const spec::Library& library, const pcg::Graph& graph, const TrainOptions& opt,
-                                                     ProfileTarget& target, const std::vector<runtime::OperatorTime>& times,
-                                                     int processes) {
+                                                     ProfileTarget& target, const std::vector<runtime::OperatorTime>& times, int processes,
+                                                     const std::set<std::string>& fixed) {
   const std::vector<runtime::OperatorProfile> profiles =
-      runtime::operator_profiles(library, graph, target.machine, times, opt.optimizer, processes);
+      runtime::operator_profiles(library, graph, target.machine, times, opt.optimizer, processes, fixed);
   runtime::record_profiles(profiles, target.database);
   target.database.save(opt.profile);
   return profiles;
@@ -151,7 +151,7 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
     // A pipelined step times the tasks of the micro-batch graph.
     const pcg::Graph timed =
         s.pipeline.microbatches > 1 ? search::micro_batch_graph(graph, library, s.pipeline.microbatches) : pcg::Graph(graph);
-    if (speaks) profiles = record_profile(library, timed, opt, *profile_target, times, transport.size());
+    if (speaks) profiles = record_profile(library, timed, opt, *profile_target, times, transport.size(), s.fixed_weights);
   }
   std::vector<double> peaks(static_cast<std::size_t>(transport.size()), 0.0);
   peaks[static_cast<std::size_t>(transport.rank())] = static_cast<double>(report.peak_activation_bytes);

@@ -48,11 +48,13 @@ std::optional<OperatorProfile> update_profile(const pcg::Node& n, const Operator
 }  // namespace
 
 std::vector<OperatorProfile> operator_profiles(const spec::Library& library, const pcg::Graph& graph, const search::Machine& machine,
-                                               const std::vector<OperatorTime>& times, const std::string& optimizer, int processes) {
+                                               const std::vector<OperatorTime>& times, const std::string& optimizer, int processes,
+                                               const std::set<std::string>& fixed) {
   if (times.size() != graph.size())
     throw LoomError("operator profiles: " + std::to_string(times.size()) + " operator times for a graph of " +
                     std::to_string(graph.size()) + " nodes");
-  const search::CostModel roofline(library, machine, nullptr, optimizer);
+  search::CostModel roofline(library, machine, nullptr, optimizer);
+  roofline.keep_fixed(fixed);
   const std::vector<pcg::PortRef> sources = search::layout_change_sources(graph, roofline);
   const auto update_boxes = search::weight_update_boxes(graph, roofline);
   std::vector<OperatorProfile> out;

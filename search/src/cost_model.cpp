@@ -36,7 +36,8 @@ CostModel::CostModel(const spec::Library& library, const Machine& machine, const
       profiles_(profiles),
       optimizer_(std::move(optimizer)),
       update_bytes_per_element_(update_bytes_per_element(optimizer_)),
-      moves_(std::make_shared<const RvdSearch>(library, machine)) {}
+      moves_(std::make_shared<const RvdSearch>(library, machine)),
+      trained_(std::make_shared<std::unordered_map<std::string, bool>>()) {}
 
 CostModel::CostModel(const spec::Library& library, const Machine& machine, std::shared_ptr<MeasuringProfiles> measuring,
                      std::string optimizer)
@@ -55,7 +56,11 @@ TaskEstimate CostModel::compute(const pcg::Graph& graph, const pcg::Node& node) 
 }
 
 bool CostModel::trains(const pcg::Graph& graph, const pcg::Node& node) const {
-  return spec::trained_weight(library_, graph, node.id) && !(fixed_ && fixed_->count(node.name));
+  if (node.op != pcg::kWeightOp || (fixed_ && fixed_->count(node.name))) return false;
+  // Finding a weight's reader scans the graph; the rewrites keep the operator whose notes decide.
+  const auto [known, fresh] = trained_->try_emplace(node.name, false);
+  if (fresh) known->second = spec::trained_weight(library_, graph, node.id);
+  return known->second;
 }
 
 std::vector<bool> CostModel::gradient_inputs(const pcg::Graph& graph, const pcg::Node& node) const {

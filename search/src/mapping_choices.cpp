@@ -47,8 +47,10 @@ const ConfigTable::Kind& ConfigTable::kind_of(const pcg::Graph& graph, const pcg
     info.seconds = estimate.seconds + estimate.backward_seconds;
     info.backward_seconds = estimate.backward_seconds;
     for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+      // A trained weight keeps its gradient and two moments beside it; a fixed one its value alone.
       const bool weight = signature.weights[i];
-      const double bytes = static_cast<double>(pcg::piece_elements(c.inputs[i])) * kBytesPerElement * (weight ? 4 : 1);
+      const bool state = weight && signature.gradients[i];
+      const double bytes = static_cast<double>(pcg::piece_elements(c.inputs[i])) * kBytesPerElement * (state ? 4 : 1);
       info.memory += bytes;
       if (weight) info.kept += bytes;
     }

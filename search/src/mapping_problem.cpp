@@ -103,7 +103,7 @@ double MachineMapper::Impl::leaf_cost(int node, Choice c) {
     const pcg::PortRef in = n.inputs[i];
     const pcg::Node& p = graph.node(in.node);
     if (p.is_graph_input()) {
-      if (p.op == pcg::kWeightOp) sums += moves.weight_sum_seconds(mine.inputs[i], c.first);
+      if (p.op == pcg::kWeightOp && model.trains(graph, p)) sums += moves.weight_sum_seconds(mine.inputs[i], c.first);
       if (auto pin = g.pins.inputs.find(in.node); pin != g.pins.inputs.end())
         cost += moves.move(moves.shapes().id(pin->second.shape), pin->second.first_device, mine.inputs[i], c.first);
       continue;

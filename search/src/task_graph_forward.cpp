@@ -153,7 +153,7 @@ class ForwardPass {
     const std::optional<TaskEstimate> measured = model_.measured_layout_change(graph_.shape_of(plan_.source_of(n)), out);
     if (out.R == out.tasks() && !measured) return;  // every piece is the whole value, read where it is
     const pcg::Node& source = graph_.node(plan_.source_of(n).node);
-    const bool weight = source.op == pcg::kWeightOp;
+    const bool weight = model_.trains(graph_, source);
     const double piece_bytes = static_cast<double>(pcg::piece_elements(out)) * kBytesPerElement;
     const double whole_bytes = static_cast<double>(pcg::whole_region(out.dims).elements()) * kBytesPerElement;
     std::set<int> zeroed;  // devices whose whole gradient of the weight is already counted

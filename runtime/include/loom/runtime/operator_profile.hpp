@@ -6,6 +6,7 @@
 // (search::layout_change_key); per weight, the optimizer's step over the box of it a device
 // updates (search::weight_update_key).
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,10 +39,12 @@ struct OperatorProfile {
 // as it fuses none. A weight's updates are keyed by the box each device updates
 // (search::weight_update_boxes) where every device updating it holds one box of the same extent,
 // and are left out otherwise; a run of one `processes` updates whole weights. `optimizer`: the
-// one the run stepped with. Throws LoomError when `times` does not match the graph.
+// one the run stepped with; `fixed`: the weights the run kept fixed besides those their readers'
+// specs note (search::CostModel::keep_fixed), so tasks are keyed by the gradients the search asks
+// for. Throws LoomError when `times` does not match the graph.
 std::vector<OperatorProfile> operator_profiles(const spec::Library& library, const pcg::Graph& graph, const search::Machine& machine,
                                                const std::vector<OperatorTime>& times, const std::string& optimizer = "sgd",
-                                               int processes = 1);
+                                               int processes = 1, const std::set<std::string>& fixed = {});
 
 // Every process's times added up, so each process holds the whole run's. Collective: every
 // process of `transport` calls it with times of the same graph.

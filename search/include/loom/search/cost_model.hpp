@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/graph.hpp"
@@ -74,7 +75,9 @@ class CostModel {
   // Weights the run keeps fixed besides those their readers' specs note `@statistic` or `@index`
   // (an imported model's constants): they take no gradient, sum or optimizer state.
   void keep_fixed(std::set<std::string> weights) { fixed_ = std::make_shared<const std::set<std::string>>(std::move(weights)); }
-  // Whether training updates weight node `node` of `graph` (spec::trained_weight, and not kept fixed).
+  // Whether training updates weight node `node` of `graph` (spec::trained_weight, and not kept
+  // fixed). Known by the weight's name once asked: the graphs one model costs are rewrites of one
+  // model, which keep the operator that reads a weight.
   bool trains(const pcg::Graph& graph, const pcg::Node& node) const;
   // Per input of `node`, whether its gradient is computed (inputs_taking_gradients over the
   // weights this model trains).
@@ -115,6 +118,7 @@ class CostModel {
   double update_bytes_per_element_ = 0;
   std::shared_ptr<const RvdSearch> moves_;
   std::shared_ptr<const std::set<std::string>> fixed_;
+  std::shared_ptr<std::unordered_map<std::string, bool>> trained_;  // by weight name, as trains() found it
 };
 
 }  // namespace loom::search

@@ -11,6 +11,7 @@
 #include "loom/pcg/graph.hpp"
 #include "loom/pcg/op_catalog.hpp"
 #include "loom/pcg/rule.hpp"
+#include "loom/search/gradient_flow.hpp"
 #include "loom/search/plan.hpp"
 
 namespace loom::search {
@@ -27,8 +28,9 @@ struct Segment {
 bool stands_for_a_value_with_gradient(const pcg::Node& input);
 
 // Cuts `graph` at the nodes no edge jumps over, into segments of at least `min_nodes` operators
-// (the last may hold up to twice that). One segment when the graph is too small to cut.
-std::vector<Segment> split_graph(const pcg::Graph& graph, std::size_t min_nodes);
+// (the last may hold up to twice that). One segment when the graph is too small to cut. `trained`:
+// the weights training updates (CostModel::trains; empty: every weight).
+std::vector<Segment> split_graph(const pcg::Graph& graph, std::size_t min_nodes, const TrainedWeight& trained = {});
 
 // The original graph with every segment replaced by its (possibly rewritten) graph. Segments must
 // come in the order split_graph gave them, each still providing its ports in order.
