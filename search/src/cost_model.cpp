@@ -64,7 +64,7 @@ bool CostModel::trains(const pcg::Graph& graph, const pcg::Node& node) const {
 }
 
 std::vector<bool> CostModel::gradient_inputs(const pcg::Graph& graph, const pcg::Node& node) const {
-  return inputs_taking_gradients(graph, node, [&](const pcg::Node& w) { return trains(graph, w); });
+  return inputs_taking_gradients(graph, node, trained_in(graph));
 }
 
 TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs,

@@ -10,6 +10,7 @@
 
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/graph.hpp"
+#include "loom/search/gradient_flow.hpp"
 #include "loom/search/machine.hpp"
 #include "loom/search/profile_db.hpp"
 #include "loom/search/rvd_search.hpp"
@@ -79,6 +80,10 @@ class CostModel {
   // fixed). Known by the weight's name once asked: the graphs one model costs are rewrites of one
   // model, which keep the operator that reads a weight.
   bool trains(const pcg::Graph& graph, const pcg::Node& node) const;
+  // trains() over the weights of `graph`, which must outlive what it returns.
+  TrainedWeight trained_in(const pcg::Graph& graph) const {
+    return [this, &graph](const pcg::Node& w) { return trains(graph, w); };
+  }
   // Per input of `node`, whether its gradient is computed (inputs_taking_gradients over the
   // weights this model trains).
   std::vector<bool> gradient_inputs(const pcg::Graph& graph, const pcg::Node& node) const;
