@@ -7,6 +7,7 @@
 
 #include "loom/interpreter/native_program.hpp"
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/runtime/gpu_placement.hpp"
 #include "loom/runtime/mpi_transport.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/verifier/result_cache.hpp"
@@ -27,7 +28,16 @@ int run_on_processes(const std::string& backend, const std::function<int(runtime
   }
   std::unique_ptr<runtime::Transport> transport;
 #ifdef LOOM_HAVE_CUDA
-  if (backend == "cuda") transport = std::make_unique<runtime::NcclTransport>(nullptr, nullptr);
+  if (backend == "cuda") {
+    const runtime::GpuPlacement place = runtime::place_on_gpus(runtime::node_ranks_from_environment(runtime::visible_cuda_devices()));
+    if (place.nccl) {
+      transport = std::make_unique<runtime::NcclTransport>(nullptr, nullptr);
+    } else {
+      runtime::use_cuda_device(place.device);
+      transport = std::make_unique<runtime::MpiTransport>(nullptr, nullptr);
+      if (transport->rank() == 0) std::cerr << "loom: " << place.why_not_nccl << ": values move through MPI, in host memory\n";
+    }
+  }
 #else
   (void)backend;
 #endif

@@ -1,6 +1,6 @@
 #pragma once
-// What the CUDA kernel tests share: the registry of the CUDA backend's kernels alone, and how a
-// case is named in a failure.
+// What the CUDA tests share: the registry of the CUDA backend's kernels alone, the one training
+// runs with (the CPU's kernels beside them), and how a case is named in a failure.
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -15,6 +15,16 @@ namespace loom::runtime::testing {
 inline const KernelRegistry& cuda_registry() {
   static const KernelRegistry registry = [] {
     KernelRegistry r;
+    add_cuda_kernels(r);
+    return r;
+  }();
+  return registry;
+}
+
+// The CUDA kernels where there are some and the CPU's elsewhere, as `loom train --backend cuda` runs.
+inline const KernelRegistry& cuda_training_registry() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r = builtin_kernels();
     add_cuda_kernels(r);
     return r;
   }();

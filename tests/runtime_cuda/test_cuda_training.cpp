@@ -1,5 +1,6 @@
 // The training correctness suite on the CUDA backend: each model trained through each plan with
 // the CUDA kernels (in one process, every device's tasks here) follows the CPU's single-process run.
+#include "cuda_test_support.hpp"
 #include "loom/runtime/cuda/cuda_kernels.hpp"
 #include "training_check.hpp"
 
@@ -7,15 +8,7 @@ namespace loom::runtime {
 namespace {
 
 using namespace sharded_test;
-
-const KernelRegistry& cuda_registry() {
-  static const KernelRegistry registry = [] {
-    KernelRegistry r = builtin_kernels();
-    add_cuda_kernels(r);
-    return r;
-  }();
-  return registry;
-}
+const KernelRegistry& cuda_registry() { return testing::cuda_training_registry(); }
 
 // The suite trains with CUDA kernels where there are some and the CPU's elsewhere; this needs no GPU.
 TEST(CudaTrainingRegistry, HoldsCudaKernelsBesideTheCpuKernels) {

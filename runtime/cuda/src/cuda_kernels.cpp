@@ -436,4 +436,11 @@ std::optional<std::string> cuda_unavailable_reason() {
   return std::nullopt;
 }
 
+int visible_cuda_devices() {
+  int devices = 0;
+  return cudaGetDeviceCount(&devices) == cudaSuccess ? devices : 0;
+}
+
+void use_cuda_device(int device) { cuda::check_cuda(cudaSetDevice(device), "cudaSetDevice"); }
+
 }  // namespace loom::runtime

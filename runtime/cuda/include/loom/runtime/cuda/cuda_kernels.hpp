@@ -16,4 +16,9 @@ void add_cuda_kernels(KernelRegistry& registry);
 // Null when a CUDA device this build can run on is present; otherwise why not.
 std::optional<std::string> cuda_unavailable_reason();
 
+// The CUDA devices this process sees (0 when none or when the driver cannot be asked).
+int visible_cuda_devices();
+// Makes `device` the calling thread's current device, where its kernels run; throws CudaError.
+void use_cuda_device(int device);
+
 }  // namespace loom::runtime
