@@ -118,6 +118,7 @@ int run_optimize(OptimizeOptions opt) {
   bind_rule_hashes(plan, library);
   plan.pipeline = report.pipeline;
   plan.recompute = report.recompute;
+  plan.fixed_weights = search::fixed_weights_in(plan.graph, model.fixed);
   plan.iteration_seconds = report.best_seconds;
   if (!opt.out.empty()) search::save_plan(plan, opt.out);
   costs.save();

@@ -65,7 +65,7 @@ int run_schedule_check(const ScheduleOptions& opt) {
   const std::vector<std::string> rule_files = opt.rules.empty() ? verifier::bundled_rule_libraries() : opt.rules;
   const verifier::RuleSelection selection = applies ? verifier::select_rules(library, specs, rule_files, false) : verifier::RuleSelection{};
   const search::ProfileDatabase no_profiles;
-  const search::CostModel cost_model(library, machine, &no_profiles);
+  search::CostModel cost_model(library, machine, &no_profiles);
   // A model the spec files declare (this one, or one it imports) before the zoo's of the same name.
   const spec::ModelDecl* declared = library.find_model(schedule.model);
   models::ModelRequest request{declared ? declared->loc.file + ":" + schedule.model : schedule.model, {}, {}};
@@ -76,8 +76,10 @@ int run_schedule_check(const ScheduleOptions& opt) {
   } catch (const LoomError& e) {
     throw LoomError({{schedule.loc, "schedule '" + schedule.name + "' is for model '" + schedule.model + "': " + e.what()}});
   }
+  cost_model.keep_fixed(model.fixed);
   search::Plan plan = search::plan_from_schedule(library, schedule, model.graph, selection.rules, cost_model);
   plan.model = model.name;
+  plan.fixed_weights = search::fixed_weights_in(plan.graph, model.fixed);
   bind_rule_hashes(plan, library);
   if (!opt.out.empty()) search::save_plan(plan, opt.out);
 

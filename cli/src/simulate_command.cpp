@@ -40,7 +40,8 @@ int run_simulate(const SimulateOptions& opt) {
   MeasuredCosts costs(library, plan.machine, opt.costs);
   progress.show("building tasks",
                 std::to_string(plan.graph.size()) + " nodes" + (costs.measures() ? ", measuring what the profile lacks" : ""));
-  const search::CostModel model = costs.cost_model(plan.machine, opt.optimizer);
+  search::CostModel model = costs.cost_model(plan.machine, opt.optimizer);
+  model.keep_fixed(plan.fixed_weights);
   const search::TaskGraph tasks = search::plan_task_graph(plan, model, library);
   costs.save();
   progress.show("simulating", std::to_string(tasks.tasks.size()) + " tasks");

@@ -17,7 +17,8 @@ PlanAnalysis analyze_plan(const search::Plan& plan, const spec::Library& library
     } catch (const LoomError&) {
       measured = {};  // a damaged database: the roofline alone, as a drawing must not fail on it
     }
-  const search::CostModel model(library, plan.machine, &measured);
+  search::CostModel model(library, plan.machine, &measured);
+  model.keep_fixed(plan.fixed_weights);
   out.tasks = search::plan_task_graph(plan, model, library);
   out.memory_bytes = search::plan_device_memory(plan, model, library);
   out.timeline = search::simulate(out.tasks);

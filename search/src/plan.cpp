@@ -20,6 +20,13 @@ std::optional<pcg::Rule> rule_applied(const std::vector<pcg::Rule>& rules, const
   return step.reversed ? pcg::reverse_of(*it) : std::optional<pcg::Rule>(*it);
 }
 
+std::set<std::string> fixed_weights_in(const pcg::Graph& graph, const std::set<std::string>& fixed) {
+  std::set<std::string> out;
+  for (const std::string& name : fixed)
+    if (const std::optional<pcg::NodeId> id = graph.find(name); id && graph.node(*id).is_graph_input()) out.insert(name);
+  return out;
+}
+
 json plan_to_json(const Plan& plan) {
   json subs = json::array();
   for (const auto& s : plan.substitutions) {
@@ -54,6 +61,7 @@ json plan_to_json(const Plan& plan) {
     out["order"] = std::move(order);
   }
   if (!plan.recompute.empty()) out["recompute"] = plan.recompute;
+  if (!plan.fixed_weights.empty()) out["fixed_weights"] = plan.fixed_weights;
   return out;
 }
 
@@ -61,7 +69,7 @@ Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
   check_format(j, kPlanFormat, kPlanFormatVersion, "Loom plan");
   reject_unknown_keys(j, "",
                       {"format", "version", "model", "machine", "graph", "substitutions", "source_graph", "rules", "pipeline",
-                       "iteration_seconds", "include_unverified", "schedule", "order", "recompute"});
+                       "iteration_seconds", "include_unverified", "schedule", "order", "recompute", "fixed_weights"});
   Plan plan;
   if (j.contains("model")) plan.model = read_string(j.at("model"), "model");
   const json& machine = require(j, "machine", "");
@@ -133,6 +141,16 @@ Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
   if (j.contains("recompute")) {
     const json& list = require_array(j.at("recompute"), "recompute");
     for (std::size_t i = 0; i < list.size(); ++i) plan.recompute.push_back(graph_node(list[i], indexed("recompute", i)));
+  }
+  if (j.contains("fixed_weights")) {
+    const json& list = require_array(j.at("fixed_weights"), "fixed_weights");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string at = indexed("fixed_weights", i);
+      const std::string name = read_string(list[i], at);
+      const std::optional<pcg::NodeId> id = plan.graph.find(name);
+      if (!id || !plan.graph.node(*id).is_graph_input()) throw LoomError(at + ": '" + name + "' is not a graph input of the plan's graph");
+      plan.fixed_weights.insert(name);
+    }
   }
   if (j.contains("iteration_seconds")) plan.iteration_seconds = read_number(j.at("iteration_seconds"), "iteration_seconds");
   at_path("order", [&] { run_order_in_graph(plan); });

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "../interpreter/test_support.hpp"
 #include "../models/support.hpp"
 #include "cli_runner.hpp"
@@ -77,6 +79,32 @@ TEST_F(OnnxWeightsCli, ExportRefusesAModelThatIsNoOnnxFile) {
   EXPECT_NE(loom("export --model mlp_fig1 --checkpoint " + path("run.ckpt") + " -o " + path("out.onnx")), 0);
   EXPECT_NE(loom.output().find("writes weights back into an ONNX file"), std::string::npos) << loom.output();
   EXPECT_FALSE(std::filesystem::exists(path("out.onnx")));
+}
+
+// A model's scalar constants take no gradient: the plan `loom optimize` writes records them, so
+// `loom simulate` charges the plan as the search did; a name that is no graph input is refused.
+TEST_F(OnnxWeightsCli, APlanRecordsTheModelsFixedWeightsAndSimulateReadsThem) {
+  OnnxModel m;
+  m.input("x", {8, 6});
+  m.initializer("w", {6, 4}, models::test::floats(models::test::random_tensor({6, 4}, 4)));
+  m.initializer("scale", {}, {0.5f});
+  m.node("MatMul", {"x", "w"}, {"h"});
+  m.node("Mul", {"h", "scale"}, {"y"});
+  m.output("y");
+  std::ofstream(path("scaled.onnx"), std::ios::binary) << m.bytes();
+  ASSERT_EQ(loom("optimize --model " + path("scaled.onnx") + " --machine p100 --gpus-per-node 2 -q -o " + path("plan.json")), 0)
+      << loom.output();
+  nlohmann::json plan = nlohmann::json::parse(std::ifstream(path("plan.json")));
+  ASSERT_TRUE(plan.contains("fixed_weights")) << plan.dump();
+  // The scale is the only scalar constant: one fixed weight, read by the multiplication.
+  ASSERT_EQ(plan.at("fixed_weights").size(), 1u) << plan.at("fixed_weights");
+  EXPECT_NE(plan.at("fixed_weights")[0].get<std::string>().find("operand"), std::string::npos) << plan.at("fixed_weights");
+  ASSERT_EQ(loom("simulate --plan " + path("plan.json") + " --json -q"), 0) << loom.output();
+
+  plan["fixed_weights"] = nlohmann::json::array({"h"});
+  std::ofstream(path("bad.json")) << plan.dump();
+  EXPECT_NE(loom("simulate --plan " + path("bad.json") + " --json -q"), 0);
+  EXPECT_NE(loom.output().find("fixed_weights[0]: 'h' is not a graph input of the plan's graph"), std::string::npos) << loom.output();
 }
 
 }  // namespace

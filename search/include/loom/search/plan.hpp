@@ -3,6 +3,7 @@
 // it was made for, and the substitutions that produced it. One versioned JSON format that
 // `loom optimize` writes, `loom simulate` and the runtime execute and the GUI replays.
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -75,7 +76,14 @@ struct Plan {
   std::string schedule;
   std::vector<OrderEdge> order;
   std::vector<pcg::NodeId> recompute;
+  // Weights the model keeps fixed (an imported model's constants): they take no gradient and no
+  // optimizer state, so the plan's costs leave them out (CostModel::keep_fixed). Graph inputs of
+  // the plan's graph, by name.
+  std::set<std::string> fixed_weights;
 };
+
+// The names among `fixed` that are graph inputs of `graph`: the fixed weights a plan of it records.
+std::set<std::string> fixed_weights_in(const pcg::Graph& graph, const std::set<std::string>& fixed);
 
 // Renumbers the plan's graph so that its creation order, which the runtime's passes and the memory
 // model follow, runs each order edge's `before` ahead of its `after` (SuperScaler's op-order, kept
