@@ -1,6 +1,9 @@
 #include "loom/gui/gantt_chart.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include <QGraphicsRectItem>
 #include <QGraphicsSimpleTextItem>
@@ -19,6 +22,8 @@ const QColor kForward(0x3b, 0x7d, 0xd8);
 const QColor kBackward(0x1f, 0x4e, 0x96);
 const QColor kTransfer(0xf0, 0x8c, 0x2e);
 const QColor kTransferBackward(0xc2, 0x62, 0x0f);
+const QColor kRecompute(0x8e, 0x44, 0xad);
+const QColor kOrder(0xc0, 0x39, 0x2b);
 
 // A round step for the axis: 1, 2 or 5 times a power of ten, giving about `ticks` ticks.
 double tick_step(double span, int ticks) {
@@ -44,7 +49,7 @@ void GanttChart::clear_chart(const QString& message) {
   tasks_ = {};
   timeline_ = {};
   scene()->clear();
-  drawn_tasks_ = 0;
+  drawn_tasks_ = drawn_recomputations_ = drawn_order_links_ = 0;
   auto* text = scene()->addSimpleText(message);
   scene()->setSceneRect(text->boundingRect().adjusted(-20, -20, 20, 20));
   resetTransform();
@@ -89,6 +94,11 @@ void GanttChart::draw() {
   }
 
   // Tasks: compute in the device's upper lane, transfers in the sender's lower lane.
+  drawn_recomputations_ = 0;
+  drawn_order_links_ = 0;
+  const auto lane_middle = [&](const search::SimTask& task) {
+    return kTop + task.device * row_height + (task.kind == search::TaskKind::Compute ? 0 : kLane) + kLane / 2;
+  };
   for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
     const search::SimTask& task = tasks.tasks[i];
     if (task.kind == search::TaskKind::Join || task.device < 0 || task.device >= tasks.devices) continue;
@@ -104,15 +114,43 @@ void GanttChart::draw() {
                          .arg(timeline.finish[i] * 1e3, 0, 'f', 4)
                          .arg(compute ? QString() : QString("\n%1 bytes to device %2").arg(task.bytes, 0, 'g', 6).arg(task.peer)));
     ++drawn_tasks_;
+    if (compute && task.recompute_seconds > 0) {
+      // The forward computed again opens the backward task.
+      auto* again =
+          s->addRect(x, y, std::min(w, std::max(0.6, task.recompute_seconds * scale)), kLane - 2, QPen(Qt::NoPen), QBrush(kRecompute));
+      again->setToolTip(rect->toolTip() + QString("\nrecomputes its forward first: %1 ms").arg(task.recompute_seconds * 1e3, 0, 'f', 4));
+      ++drawn_recomputations_;
+    }
+  }
+
+  // Orders: a dashed link from the last task an order puts ahead to the task it holds back.
+  QPen order_pen(kOrder, 1, Qt::DashLine);
+  order_pen.setCosmetic(true);
+  for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
+    const search::SimTask& task = tasks.tasks[i];
+    if (task.ordered_after.empty() || task.device < 0 || task.device >= tasks.devices) continue;
+    int last = -1;
+    for (int d : task.ordered_after)
+      if (d >= 0 && static_cast<std::size_t>(d) < tasks.tasks.size() && (last < 0 || timeline.finish[d] > timeline.finish[last])) last = d;
+    if (last < 0 || tasks.tasks[last].device < 0 || tasks.tasks[last].device >= tasks.devices) continue;
+    const double x0 = kLeft + timeline.finish[last] * scale, y0 = lane_middle(tasks.tasks[last]);
+    const double x1 = kLeft + timeline.start[i] * scale, y1 = lane_middle(task);
+    auto* link = s->addLine(x0, y0, x1, y1, order_pen);
+    link->setToolTip(QString("order: %1 runs after %2")
+                         .arg(QString::fromStdString(tasks.label_of(i)))
+                         .arg(QString::fromStdString(tasks.label_of(static_cast<std::size_t>(last)))));
+    s->addEllipse(x1 - 2, y1 - 2, 4, 4, QPen(Qt::NoPen), QBrush(kOrder));
+    ++drawn_order_links_;
   }
 
   // Legend.
   double lx = kLeft;
   const double ly = bottom + 8;
-  for (const auto& [color, text] : std::initializer_list<std::pair<QColor, QString>>{{kForward, "forward compute"},
-                                                                                     {kBackward, "backward compute"},
-                                                                                     {kTransfer, "transfer"},
-                                                                                     {kTransferBackward, "backward transfer"}}) {
+  std::vector<std::pair<QColor, QString>> legend{
+      {kForward, "forward compute"}, {kBackward, "backward compute"}, {kTransfer, "transfer"}, {kTransferBackward, "backward transfer"}};
+  if (drawn_recomputations_ > 0) legend.emplace_back(kRecompute, "forward recomputed");
+  if (drawn_order_links_ > 0) legend.emplace_back(kOrder, "order");
+  for (const auto& [color, text] : legend) {
     s->addRect(lx, ly, 12, 10, QPen(Qt::NoPen), QBrush(color));
     auto* label = s->addSimpleText(text, small);
     label->setPos(lx + 16, ly - 2);

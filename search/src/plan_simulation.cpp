@@ -22,7 +22,9 @@ void impose_order(TaskGraph& tasks, const std::vector<OrderEdge>& order) {
     for (SimTask& t : tasks.tasks)
       if (forward_compute(t) && t.node == e.after) {
         const auto it = before.find(t.microbatch);
-        if (it != before.end()) t.deps.insert(t.deps.end(), it->second.begin(), it->second.end());
+        if (it == before.end()) continue;
+        t.deps.insert(t.deps.end(), it->second.begin(), it->second.end());
+        t.ordered_after.insert(t.ordered_after.end(), it->second.begin(), it->second.end());
       }
   }
 }
@@ -37,6 +39,7 @@ void impose_recomputation(TaskGraph& tasks, const std::vector<pcg::NodeId>& reco
     const auto it = forward.find({t.node.value(), t.index, t.microbatch});
     if (it == forward.end()) continue;
     t.seconds += it->second;
+    t.recompute_seconds += it->second;
     t.label = "recompute+" + t.label;
   }
 }

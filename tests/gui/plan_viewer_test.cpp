@@ -111,6 +111,13 @@ TEST(PlanViewer, APlanWrittenAsAScheduleSaysSoAndACyclicOrderIsRefusedNotFatal) 
   EXPECT_TRUE(viewer.title_text().contains("written as schedule by_hand")) << viewer.title_text().toStdString();
   EXPECT_TRUE(viewer.title_text().contains("1 operators recomputed"));
   EXPECT_GT(viewer.gantt().drawn_tasks(), 0);
+  // Each backward task of the recomputed operator opens with its forward again; there is no order.
+  EXPECT_GT(viewer.gantt().drawn_recomputations(), 0);
+  EXPECT_EQ(viewer.gantt().drawn_order_links(), 0);
+  plan.order = {{first, last}};
+  search::save_plan(plan, path);
+  viewer.load(QString::fromStdString(path));
+  EXPECT_GT(viewer.gantt().drawn_order_links(), 0);
   // `last` reads what `first` makes: ordering it first is a cycle, refused as the file is read with
   // the file named (Studio shows it), and the viewer keeps the plan it showed.
   plan.order = {{last, first}};

@@ -266,6 +266,19 @@ TEST(SchedulePlan, TheSimulatorKeepsTheOrderAndChargesRecomputation) {
     if (t.node == a) a_start = std::min(a_start, timeline.start[i]);
   }
   EXPECT_GE(a_start, b_done);  // b runs first although a comes first in the graph
+  // What the order and the recomputation add is marked for drawing: a's forward waits on b's by the
+  // order, and the backward tasks of a and h open with their forward computed again.
+  for (const SimTask& t : tasks.tasks) {
+    if (t.kind != TaskKind::Compute) continue;
+    const bool a_forward = t.node == a && !t.backward;
+    EXPECT_EQ(t.ordered_after.empty(), !a_forward) << t.label;
+    for (int d : t.ordered_after) EXPECT_EQ(tasks.tasks[static_cast<std::size_t>(d)].node, b) << t.label;
+    const bool recomputed = t.backward && (t.node == a || t.node == *ordered.graph.find("h"));
+    EXPECT_EQ(t.recompute_seconds > 0, recomputed) << t.label;
+    if (recomputed) {
+      EXPECT_LT(t.recompute_seconds, t.seconds) << t.label;
+    }
+  }
   // Recomputing a and h runs their forwards again. Both are computed again when the backward pass
   // starts (y's backward reads h), so the peak is as high as when they are kept; recomputing a
   // alone, its output comes back only at h's backward, once y and b have freed theirs: one piece less.

@@ -1,6 +1,7 @@
 #pragma once
 // A simulated training iteration as a Gantt chart: one row per device, its compute tasks (forward
-// and backward) above and the transfers it sends below, against a time axis in milliseconds.
+// and backward, a recomputed forward marked at the start of its backward) above and the transfers
+// it sends below, against a time axis in milliseconds; the plan's orders drawn as links.
 #include <QGraphicsView>
 
 #include "loom/search/simulator.hpp"
@@ -18,6 +19,9 @@ class GanttChart : public QGraphicsView {
   void show_timeline(const search::TaskGraph& tasks, const search::Timeline& timeline);
   void clear_chart(const QString& message);
   int drawn_tasks() const { return drawn_tasks_; }
+  // Backward tasks drawn with the forward they compute again, and links drawn for the plan's orders.
+  int drawn_recomputations() const { return drawn_recomputations_; }
+  int drawn_order_links() const { return drawn_order_links_; }
 
  protected:
   void wheelEvent(QWheelEvent* event) override;
@@ -29,6 +33,8 @@ class GanttChart : public QGraphicsView {
   search::TaskGraph tasks_;
   search::Timeline timeline_;
   int drawn_tasks_ = 0;
+  int drawn_recomputations_ = 0;
+  int drawn_order_links_ = 0;
   bool zoomed_ = false;
 };
 

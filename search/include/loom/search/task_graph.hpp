@@ -57,6 +57,12 @@ struct SimTask {
   // link (a message: sender and receiver; a ring step: the device taking part).
   std::vector<int> holds;
   std::string label;  // e.g. "matmul#3[1]" or "partition#2[0] 0->3"
+  // Compute, backward: the part of `seconds`, at its start, that computes the forward again
+  // (recomputation); zero where nothing is recomputed.
+  double recompute_seconds = 0;
+  // Compute: the tasks among `deps` that an order of the plan (a schedule's `order`) puts ahead of
+  // this one rather than the data.
+  std::vector<int> ordered_after;
 
   // The resource the task occupies: a device, or a directed device pair.
   std::int64_t resource(int devices) const {
