@@ -5,8 +5,10 @@
 #include <utility>
 #include <vector>
 
+#include <QGraphicsPathItem>
 #include <QGraphicsRectItem>
 #include <QGraphicsSimpleTextItem>
+#include <QPainterPath>
 #include <QWheelEvent>
 
 namespace loom::gui {
@@ -24,6 +26,7 @@ const QColor kTransfer(0xf0, 0x8c, 0x2e);
 const QColor kTransferBackward(0xc2, 0x62, 0x0f);
 const QColor kRecompute(0x8e, 0x44, 0xad);
 const QColor kOrder(0xc0, 0x39, 0x2b);
+const QColor kMemory(0x27, 0xae, 0x60);
 
 // A round step for the axis: 1, 2 or 5 times a power of ten, giving about `ticks` ticks.
 double tick_step(double span, int ticks) {
@@ -48,16 +51,19 @@ GanttChart::GanttChart(QWidget* parent) : QGraphicsView(parent) {
 void GanttChart::clear_chart(const QString& message) {
   tasks_ = {};
   timeline_ = {};
+  memory_ = {};
   scene()->clear();
-  drawn_tasks_ = drawn_recomputations_ = drawn_order_links_ = 0;
+  drawn_tasks_ = drawn_recomputations_ = drawn_order_links_ = drawn_memory_curves_ = 0;
   auto* text = scene()->addSimpleText(message);
   scene()->setSceneRect(text->boundingRect().adjusted(-20, -20, 20, 20));
   resetTransform();
 }
 
-void GanttChart::show_timeline(const search::TaskGraph& tasks, const search::Timeline& timeline) {
+void GanttChart::show_timeline(const search::TaskGraph& tasks, const search::Timeline& timeline,
+                               const std::vector<std::vector<search::MemoryPoint>>& memory) {
   tasks_ = tasks;
   timeline_ = timeline;
+  memory_ = memory;
   zoomed_ = false;
   resetTransform();
   draw();
@@ -73,7 +79,12 @@ void GanttChart::draw() {
   const double makespan = timeline.makespan > 0 ? timeline.makespan : 1e-9;
   const double ms = makespan * 1e3;
   const double scale = width / makespan;
-  const double row_height = 2 * kLane + kRowGap;
+  // A third lane per device for its memory, when there is a curve to draw.
+  double most_bytes = 0;
+  for (const auto& curve : memory_)
+    for (const search::MemoryPoint& p : curve) most_bytes = std::max(most_bytes, p.bytes);
+  const int lanes = most_bytes > 0 ? 3 : 2;
+  const double row_height = lanes * kLane + kRowGap;
   QFont small = font();
   small.setPointSizeF(7.5);
 
@@ -88,7 +99,7 @@ void GanttChart::draw() {
   }
   for (int d = 0; d < tasks.devices; ++d) {
     const double y = kTop + d * row_height;
-    s->addRect(kLeft, y, width, 2 * kLane, QPen(Qt::NoPen), QBrush(d % 2 ? QColor(0xf7, 0xf7, 0xf7) : QColor(0xfc, 0xfc, 0xfc)));
+    s->addRect(kLeft, y, width, lanes * kLane, QPen(Qt::NoPen), QBrush(d % 2 ? QColor(0xf7, 0xf7, 0xf7) : QColor(0xfc, 0xfc, 0xfc)));
     auto* name = s->addSimpleText(QString("device %1").arg(d), small);
     name->setPos(4, y + kLane - name->boundingRect().height() / 2);
   }
@@ -123,6 +134,29 @@ void GanttChart::draw() {
     }
   }
 
+  // Memory: each device's bytes as a step curve in its third lane, one scale for every device.
+  drawn_memory_curves_ = 0;
+  QPen memory_pen(kMemory, 1.2);
+  memory_pen.setCosmetic(true);
+  for (int d = 0; d < tasks.devices && most_bytes > 0 && static_cast<std::size_t>(d) < memory_.size(); ++d) {
+    const std::vector<search::MemoryPoint>& curve = memory_[static_cast<std::size_t>(d)];
+    double peak = 0;
+    for (const search::MemoryPoint& p : curve) peak = std::max(peak, p.bytes);
+    if (peak <= 0) continue;  // a device the plan leaves idle
+    const double base = kTop + d * row_height + 3 * kLane - 1;
+    const auto height = [&](double bytes) { return base - (kLane - 3) * bytes / most_bytes; };
+    QPainterPath path(QPointF(kLeft, height(curve.front().bytes)));
+    for (const search::MemoryPoint& p : curve) {
+      const double x = kLeft + p.seconds * scale;
+      path.lineTo(x, path.currentPosition().y());
+      path.lineTo(x, height(p.bytes));
+    }
+    path.lineTo(kLeft + width, path.currentPosition().y());
+    auto* line = s->addPath(path, memory_pen);
+    line->setToolTip(QString("device %1: memory over the iteration, at most %2 MiB").arg(d).arg(peak / (1024.0 * 1024.0), 0, 'f', 2));
+    ++drawn_memory_curves_;
+  }
+
   // Orders: a dashed link from the last task an order puts ahead to the task it holds back.
   QPen order_pen(kOrder, 1, Qt::DashLine);
   order_pen.setCosmetic(true);
@@ -150,6 +184,8 @@ void GanttChart::draw() {
       {kForward, "forward compute"}, {kBackward, "backward compute"}, {kTransfer, "transfer"}, {kTransferBackward, "backward transfer"}};
   if (drawn_recomputations_ > 0) legend.emplace_back(kRecompute, "forward recomputed");
   if (drawn_order_links_ > 0) legend.emplace_back(kOrder, "order");
+  if (drawn_memory_curves_ > 0)
+    legend.emplace_back(kMemory, QString("memory (lane height: %1 MiB)").arg(most_bytes / (1024.0 * 1024.0), 0, 'f', 2));
   for (const auto& [color, text] : legend) {
     s->addRect(lx, ly, 12, 10, QPen(Qt::NoPen), QBrush(color));
     auto* label = s->addSimpleText(text, small);

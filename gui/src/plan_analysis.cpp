@@ -23,6 +23,7 @@ PlanAnalysis analyze_plan(const search::Plan& plan, const spec::Library& library
   out.memory_bytes = search::plan_device_memory(plan, model, library);
   out.timeline = search::simulate(out.tasks);
   out.busy_seconds = out.timeline.busy_seconds(out.tasks);
+  out.memory_over_time = search::plan_memory_over_time(plan, model, library, out.tasks, out.timeline);
   out.overfull_device = search::first_overfull_device(out.memory_bytes, plan.machine);
   return out;
 }

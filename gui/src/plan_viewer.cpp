@@ -287,7 +287,7 @@ void PlanViewer::show_analysis() {
     gantt_->clear_chart("the plan could not be simulated");
     return;
   }
-  gantt_->show_timeline(analysis_->tasks, analysis_->timeline);
+  gantt_->show_timeline(analysis_->tasks, analysis_->timeline, analysis_->memory_over_time);
   const double capacity = plan_->machine.device.memory_bytes;
   const int devices = plan_->machine.devices();
   memory_->setRowCount(devices);

@@ -102,7 +102,8 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
                                     const std::vector<DeviceBytes>& freed, const std::vector<std::vector<std::size_t>>& restored_at_node,
                                     const std::vector<DeviceBytes>& piece_at_node, const std::map<std::size_t, DeviceBytes>& segments,
                                     const std::vector<std::vector<pcg::NodeId>>& regions, const std::vector<int>& region_of,
-                                    const MemoryOptions& options, std::size_t devices) {
+                                    const MemoryOptions& options, const std::vector<double>& kept) {
+  const std::size_t devices = kept.size();
   std::vector<double> excess(devices, 0), held(devices, 0), gradients(devices, 0);
   // Values made from weights take gradients; so do the graph's outputs, whose gradients the loss
   // gives (to the pieces an output's gather that never runs would have joined).
@@ -178,6 +179,11 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
         const auto pieces_there = std::count(devices_of_pieces.begin(), devices_of_pieces.end(), d);
         gradients[static_cast<std::size_t>(d)] += 2 * largest_piece / static_cast<double>(pieces_there);
       }
+    }
+    if (options.trace) {
+      MemoryStep step{n.id, true, kept};
+      for (std::size_t d = 0; d < devices; ++d) step.bytes[d] += held[d] + gradients[d];
+      options.trace->push_back(std::move(step));
     }
     for (int d : touched) {
       const auto i = static_cast<std::size_t>(d);
@@ -281,6 +287,7 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
         if (!is_weight && !fed[n.id.index()]) freed[n.id.index()].emplace_back(d, piece);
       }
     }
+    if (options.trace) options.trace->push_back({n.id, false, bytes});
   }
   std::vector<DeviceBytes> piece_at_node(graph.size());
   for (std::size_t r = 0; r < regions.size(); ++r) {
@@ -289,7 +296,7 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
     for (const auto& [d, piece_bytes] : largest) piece_at_node[regions[r].back().index()].emplace_back(d, piece_bytes);
   }
   const std::vector<double> excess =
-      backward_excess(graph, fed, unread, freed, restored_at_node, piece_at_node, segments, regions, region_of, options, bytes.size());
+      backward_excess(graph, fed, unread, freed, restored_at_node, piece_at_node, segments, regions, region_of, options, bytes);
   for (std::size_t d = 0; d < bytes.size(); ++d) bytes[d] += excess[d];
   return bytes;
 }

@@ -205,7 +205,8 @@ TaskGraph pipeline_task_graph_of(const pcg::Graph& micro, const CostModel& model
 
 // What each device keeps running the pipeline, from its plan's micro-batch graph.
 std::vector<double> pipeline_memory_of(const pcg::Graph& micro, const CostModel& model, const Pipeline& pipeline,
-                                       const std::vector<pcg::NodeId>& recomputed, bool activations_only) {
+                                       const std::vector<pcg::NodeId>& recomputed, bool activations_only,
+                                       std::vector<MemoryStep>* trace = nullptr) {
   const int devices = model.machine().devices();
   const bool one_order = runs_in_one_order(micro, pipeline.stages, devices);
   std::vector<double> in_flight(static_cast<std::size_t>(devices));
@@ -214,7 +215,7 @@ std::vector<double> pipeline_memory_of(const pcg::Graph& micro, const CostModel&
         pipeline.order == PipelineOrder::GPipe
             ? pipeline.microbatches
             : std::min(pipeline.stages - (one_order ? 0 : stage_of_device(d, devices, pipeline.stages)), pipeline.microbatches);
-  return plan_memory(micro, model, in_flight, recomputed, activations_only);
+  return plan_memory(micro, model, in_flight, recomputed, activations_only, trace);
 }
 
 }  // namespace
@@ -225,9 +226,9 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
 }
 
 std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog,
-                                    const std::vector<pcg::NodeId>& recomputed, bool activations_only) {
-  if (!pipeline.enabled()) return plan_memory(plan, model, {}, recomputed, activations_only);
-  return pipeline_memory_of(micro_batch_graph(plan, catalog, pipeline.microbatches), model, pipeline, recomputed, activations_only);
+                                    const std::vector<pcg::NodeId>& recomputed, bool activations_only, std::vector<MemoryStep>* trace) {
+  if (!pipeline.enabled()) return plan_memory(plan, model, {}, recomputed, activations_only, trace);
+  return pipeline_memory_of(micro_batch_graph(plan, catalog, pipeline.microbatches), model, pipeline, recomputed, activations_only, trace);
 }
 
 namespace {

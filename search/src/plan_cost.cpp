@@ -22,8 +22,9 @@ pcg::Graph with_default_views(const pcg::Graph& graph, const Machine& machine) {
 }
 
 std::vector<double> plan_memory(const pcg::Graph& graph, const CostModel& model, std::vector<double> activation_copies,
-                                std::vector<pcg::NodeId> recomputed, bool activations_only) {
+                                std::vector<pcg::NodeId> recomputed, bool activations_only, std::vector<MemoryStep>* trace) {
   MemoryOptions memory;
+  memory.trace = trace;
   memory.activations_only = activations_only;
   memory.activation_copies = std::move(activation_copies);
   memory.recomputed = std::move(recomputed);

@@ -113,6 +113,7 @@ TEST(PlanViewer, APlanWrittenAsAScheduleSaysSoAndACyclicOrderIsRefusedNotFatal) 
   EXPECT_GT(viewer.gantt().drawn_tasks(), 0);
   // Each backward task of the recomputed operator opens with its forward again; there is no order.
   EXPECT_GT(viewer.gantt().drawn_recomputations(), 0);
+  EXPECT_GT(viewer.gantt().drawn_memory_curves(), 0);
   EXPECT_EQ(viewer.gantt().drawn_order_links(), 0);
   plan.order = {{first, last}};
   search::save_plan(plan, path);

@@ -290,6 +290,39 @@ TEST(SchedulePlan, TheSimulatorKeepsTheOrderAndChargesRecomputation) {
   EXPECT_DOUBLE_EQ(plain_bytes - plan_device_memory(plan_of(a_lib), model, a_lib)[0], piece);
 }
 
+// The memory model's walk placed on the timeline: each device's curve rises through the forward
+// pass and falls through the backward, its times follow the iteration, and its most is the device's
+// memory as plan_device_memory gives it: kept, recomputed, and pipelined alike.
+TEST(SchedulePlan, MemoryOverTimeFollowsTheTimelineAndPeaksAtTheDevicesMemory) {
+  const std::string placed = "schedule s for m {\n  assign \"*\" to 0;\n";
+  for (const std::string& extra :
+       {std::string(), std::string("  recompute a, h;\n"), std::string("  assign y to 3;\n  stages 2;\n  microbatch 2;\n")}) {
+    SCOPED_TRACE(extra.empty() ? "kept" : extra);
+    const spec::Library lib = library_with(placed + extra + "}\n");
+    const Plan plan = plan_of(lib);
+    const CostModel model(lib, load_machine("summit"));
+    const TaskGraph tasks = plan_task_graph(plan, model, lib);
+    const Timeline timeline = simulate(tasks);
+    const std::vector<double> peak = plan_device_memory(plan, model, lib);
+    const std::vector<std::vector<MemoryPoint>> curves = plan_memory_over_time(plan, model, lib, tasks, timeline);
+    ASSERT_EQ(curves.size(), peak.size());
+    for (std::size_t d = 0; d < curves.size(); ++d) {
+      double most = 0, last = 0;
+      for (const MemoryPoint& p : curves[d]) {
+        EXPECT_GE(p.seconds, last) << "device " << d;
+        EXPECT_LE(p.seconds, timeline.makespan) << "device " << d;
+        last = p.seconds;
+        most = std::max(most, p.bytes);
+      }
+      EXPECT_DOUBLE_EQ(most, peak[d]) << "device " << d;
+    }
+    // Device 0 computes: its memory changes during the iteration, not only at its start.
+    ASSERT_GE(curves[0].size(), 3u);
+    EXPECT_GT(curves[0].back().seconds, 0);
+    EXPECT_LT(curves[0].back().bytes, peak[0]) << "the backward pass frees activations";
+  }
+}
+
 TEST(SchedulePlan, AnOrderHoldsWithinEachMicroBatchOfAPipeline) {
   const spec::Library lib = library_with(R"(
 schedule s for m {

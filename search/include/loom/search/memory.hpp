@@ -13,6 +13,14 @@
 
 namespace loom::search {
 
+// One step of the memory model's walk: a node's forward (its pieces made and kept) or its backward
+// (the most the device holds while it runs), with every device's bytes then.
+struct MemoryStep {
+  pcg::NodeId node;
+  bool backward = false;
+  std::vector<double> bytes;  // per device
+};
+
 struct MemoryOptions {
   double bytes_per_element = 4;
   double weight_state_copies = 3;  // gradient plus Adam's two moments
@@ -32,6 +40,9 @@ struct MemoryOptions {
   // Count only what the passes make: leave out graph inputs, weights, and the pieces layout
   // changes cut from them (which the runtime's measured activation peak leaves out too).
   bool activations_only = false;
+  // When given, receives every step of the walk: the forward pass node by node in graph order, then
+  // the backward pass from the last node. The most of each device's steps is what it needs.
+  std::vector<MemoryStep>* trace = nullptr;
 };
 
 // Co-shard regions whose backward runs piece by piece: connected operators (not layout changes,

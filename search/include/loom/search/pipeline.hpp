@@ -44,9 +44,11 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
 
 // Bytes per device: weights (with gradient and optimizer state) once, activations of as many
 // micro-batches as the device's stage holds at once (1F1B: stages - stage, at most all; GPipe: all).
-// `recomputed` and `activations_only` as plan_memory takes them.
+// `recomputed`, `activations_only` and `trace` as plan_memory takes them; a pipeline's steps are of
+// its micro-batch graph (micro_batch_graph), whose nodes its task graph runs.
 std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog,
-                                    const std::vector<pcg::NodeId>& recomputed = {}, bool activations_only = false);
+                                    const std::vector<pcg::NodeId>& recomputed = {}, bool activations_only = false,
+                                    std::vector<MemoryStep>* trace = nullptr);
 
 struct PipelineOptions {
   std::vector<int> stage_counts;  // empty: every divisor of the device count from 2 to 8

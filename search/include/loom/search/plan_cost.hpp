@@ -4,6 +4,7 @@
 
 #include "loom/pcg/graph.hpp"
 #include "loom/search/cost_model.hpp"
+#include "loom/search/memory.hpp"
 
 namespace loom::search {
 
@@ -21,9 +22,11 @@ struct PlanCost {
 // held as the pieces their parallelization operators make. `activation_copies`, when given, says
 // per device how many copies of its activations it keeps (a pipeline stage's micro-batches in flight);
 // `recomputed`, the operators whose outputs are not kept between the passes; `activations_only`:
-// what the passes make, without inputs and weights (MemoryOptions).
+// what the passes make, without inputs and weights (MemoryOptions); `trace`, when given, receives the
+// walk's steps (MemoryOptions::trace).
 std::vector<double> plan_memory(const pcg::Graph& graph, const CostModel& model, std::vector<double> activation_copies = {},
-                                std::vector<pcg::NodeId> recomputed = {}, bool activations_only = false);
+                                std::vector<pcg::NodeId> recomputed = {}, bool activations_only = false,
+                                std::vector<MemoryStep>* trace = nullptr);
 
 // Simulates one training iteration of a graph whose nodes all have machine views.
 PlanCost plan_cost(const pcg::Graph& graph, const CostModel& model);

@@ -9,6 +9,7 @@
 #include "loom/search/cost_model.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/plan_cost.hpp"
+#include "loom/search/simulator.hpp"
 #include "loom/search/task_graph.hpp"
 
 namespace loom::search {
@@ -19,6 +20,21 @@ TaskGraph plan_task_graph(const Plan& plan, const CostModel& model, const pcg::O
 // the passes make, as the runtime's measured activation peak counts it.
 std::vector<double> plan_device_memory(const Plan& plan, const CostModel& model, const pcg::OpCatalog& catalog,
                                        bool activations_only = false);
+
+// One point of a device's memory over an iteration: from `seconds` on, it holds `bytes`.
+struct MemoryPoint {
+  double seconds = 0;
+  double bytes = 0;
+};
+
+// Per device, its memory over one training iteration: the memory model's walk (plan_device_memory,
+// MemoryOptions::trace), each step placed at the time the node's tasks of that pass finish on that
+// device in `timeline` (simulated from `tasks`, plan_task_graph's): a forward step when its first
+// task does (a pipeline's first micro-batch), a backward step when its last does; a step whose
+// node has no task there, or would go back in time, keeps the time of the step before. The most of each device's points is
+// plan_device_memory's.
+std::vector<std::vector<MemoryPoint>> plan_memory_over_time(const Plan& plan, const CostModel& model, const pcg::OpCatalog& catalog,
+                                                            const TaskGraph& tasks, const Timeline& timeline);
 
 PlanCost simulated_plan_cost(const Plan& plan, const CostModel& model, const pcg::OpCatalog& catalog);
 
