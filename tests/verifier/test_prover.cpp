@@ -142,6 +142,22 @@ TEST(Prover, RowWiseAttentionOperatorsPassThroughSplitsAndConcatenations) {
       "<attention>");
 }
 
+// A convolution passes through a split of its batch or of its output channels (the generator's
+// rules with a split that cuts what a concatenation joined); concatenated input channels add up.
+TEST(Prover, ConvolutionsPassThroughSplitsOfTheBatchAndTheOutputChannels) {
+  expect_proofs_from_bundled_axioms(
+      "import \"ops/conv.loom\";\n"
+      "rule batch: forall w: [m, m, n, n], v: [m, m, n, n]. "
+      "conv2d<1, 1, 1, 1, 0>(w, v) => split<0, m>(conv2d<1, 1, 1, 1, 0>(concat<0>(v, w), v)).1;\n"
+      "rule output_channels: forall w: [m, m, n, n], v: [m, m, n, n]. "
+      "conv2d<1, 1, 1, 1, 1>(w, v) => split<1, m>(conv2d<1, 1, 1, 1, 1>(w, concat<0>(w, v))).1;\n"
+      "rule split_kernels: forall a: int > 0, x: [m, k, n, n], w: [j, k, 3, 3] where a < j. "
+      "split<1, a>(conv2d<1, 1, 1, 1, 2>(x, w)).0 => conv2d<1, 1, 1, 1, 2>(x, split<0, a>(w).0);\n"
+      "rule false_input_channels: forall w: [m, m, n, n], v: [m, m, n, n]. "
+      "conv2d<1, 1, 1, 1, 0>(w, v) => conv2d<1, 1, 1, 1, 0>(concat<1>(w, w), concat<1>(v, v));\n",
+      "<convolution>");
+}
+
 TEST(Prover, RuleWhoseOnlyAxiomIsRemovedIsNotProved) {
   Prover prover(core_library(), core_axioms());
   const auto rules = obligations_from_library(core_library());
