@@ -23,6 +23,7 @@ for so in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9 libncc
   libdirs="$libdirs:$(dirname "$found")"
 done
 export LD_LIBRARY_PATH="$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LOOM_SPECS="$here/specs"
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$out/gpu.txt"
 
@@ -45,11 +46,11 @@ for np in 2 4; do
 done
 # loom train with a two- and four-device plan of Unity's figure-1 MLP: the processes on the GPU give
 # the single process's losses (double).
-losses() { sed -e 's/.*"losses":\[\([^]]*\)\].*/\1/' | tr ',' '\n'; }
+losses() { sed -n 's/.*"losses":\[\([^]]*\)\].*/\1/p' | tr ',' '\n'; }
 for np in 2 4; do
   plan="$out/mlp_fig1_$np.json"
   "$stage/loom" optimize --model mlp_fig1 --machine p100 --gpus-per-node "$np" --json -q -o "$plan" >/dev/null 2>&1 || status=1
-  timeout 120 "$stage/loom" train --model mlp_fig1 --plan "$plan" --backend cuda --steps 3 --dtype double --json -q 2>"$out/train_np1.err" |
+  timeout 120 "$stage/loom" train --model mlp_fig1 --plan "$plan" --backend cuda --steps 3 --dtype double --json -q 2>"$out/train_np1_$np.err" |
     losses >"$out/losses_np1_$np"
   timeout 120 mpirun --oversubscribe -np "$np" "$stage/loom" train --model mlp_fig1 --plan "$plan" --backend cuda --steps 3 --dtype double \
     --json -q 2>"$out/train_np$np.err" | losses >"$out/losses_np$np"
@@ -104,7 +105,6 @@ PY
 }
 
 echo "== loom train, CUDA backend against the CPU backend ($(nproc) cores)"
-export LOOM_SPECS="$here/specs"
 train=()
 # The large models would take seconds to minutes per step on the CPU backend: only the small MLP runs on both.
 for model in "mlp" "alexnet --batch 64" "bert_large -p layers=1 --loss mse" "mlp_fig1 --batch 256"; do

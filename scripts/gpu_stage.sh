@@ -21,13 +21,17 @@ for binary in tests/runtime_cuda/loom_runtime_cuda_tests tests/runtime_cuda/loom
 done
 
 # OpenMPI's launcher as this machine has it, every file under its absolute path.
+command -v mpirun >/dev/null || { echo "gpu_stage: no mpirun here: install OpenMPI (scripts/setup.sh)" >&2; exit 1; }
 mpirun=$(readlink -f "$(command -v mpirun)")
-openmpi=$(dirname "$(readlink -f "$(find /usr/lib -name libmpi.so.40 -print -quit)")")
-launcher=("$mpirun" "$(dirname "$mpirun")/orted" /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/pmix2 /usr/share/openmpi /etc/openmpi)
-plugins=$(find "${launcher[@]}" -name '*.so*' -type f 2>/dev/null)
+libmpi=$(find /usr/lib -name libmpi.so.40 -print -quit)
+[ -n "$libmpi" ] || { echo "gpu_stage: no libmpi.so.40 under /usr/lib: OpenMPI 4 is expected" >&2; exit 1; }
+launcher=("$mpirun" /usr/bin/mpirun "$(dirname "$(readlink -f "$libmpi")")"/libmpi.so.40*)
+for path in "$(dirname "$mpirun")/orted" /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/pmix2 /usr/share/openmpi /etc/openmpi; do
+  [ -e "$path" ] && launcher+=("$path")
+done
+plugins=$(find "${launcher[@]}" -name '*.so*' -type f)
 libraries=$(for f in "$mpirun" $plugins; do ldd "$f" 2>/dev/null | awk '$3 ~ /^\// {print $3}'; done | sort -u |
   { grep -Ev '/(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' || true; })
 for lib in $libraries; do launcher+=("$lib" "$(readlink -f "$lib")"); done
-launcher+=(/usr/bin/mpirun "$openmpi"/libmpi.so.40*)
-tar -cJhf "$stage/openmpi-launcher.tar.xz" --absolute-names "${launcher[@]}" 2>/dev/null
+tar -cJhf "$stage/openmpi-launcher.tar.xz" --absolute-names "${launcher[@]}"
 du -sh "$stage"

@@ -7,13 +7,13 @@
 
 #include "loom/interpreter/native_program.hpp"
 #include "loom/pcg/diagnostic.hpp"
-#include "loom/runtime/gpu_placement.hpp"
 #include "loom/runtime/mpi_transport.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/verifier/result_cache.hpp"
 #include "plan_chain.hpp"
 #ifdef LOOM_HAVE_CUDA
 #include "loom/runtime/cuda/cuda_kernels.hpp"
+#include "loom/runtime/cuda/gpu_processes.hpp"
 #include "loom/runtime/cuda/nccl_transport.hpp"
 #endif
 
@@ -26,22 +26,26 @@ int run_on_processes(const std::string& backend, const std::function<int(runtime
     runtime::LocalTransport local;
     return command(local);
   }
-  std::unique_ptr<runtime::Transport> transport;
+  // MPI first: it starts and ends MPI, and a GPU run's NCCL transport, made after it and ended
+  // before it, runs inside.
+  const auto mpi = std::make_unique<runtime::MpiTransport>(nullptr, nullptr);
+  runtime::Transport* transport = mpi.get();
 #ifdef LOOM_HAVE_CUDA
+  std::unique_ptr<runtime::Transport> nccl;
   if (backend == "cuda") {
-    const runtime::GpuPlacement place = runtime::place_on_gpus(runtime::node_ranks_from_environment(runtime::visible_cuda_devices()));
+    if (const auto reason = runtime::cuda_unavailable_reason()) throw LoomError("--backend cuda: " + *reason);
+    const runtime::GpuPlacement place = runtime::place_processes_on_gpus();
+    runtime::use_cuda_device(place.device);
     if (place.nccl) {
-      transport = std::make_unique<runtime::NcclTransport>(nullptr, nullptr);
-    } else {
-      runtime::use_cuda_device(place.device);
-      transport = std::make_unique<runtime::MpiTransport>(nullptr, nullptr);
-      if (transport->rank() == 0) std::cerr << "loom: " << place.why_not_nccl << ": values move through MPI, in host memory\n";
+      nccl = std::make_unique<runtime::NcclTransport>(nullptr, nullptr, place.device);
+      transport = nccl.get();
+    } else if (place.first_on_node) {
+      std::cerr << "loom: rank " << mpi->rank() << ": " << place.why_not_nccl << ": values move through MPI, in host memory\n";
     }
   }
 #else
   (void)backend;
 #endif
-  if (!transport) transport = std::make_unique<runtime::MpiTransport>(nullptr, nullptr);
   try {
     return command(*transport);
   } catch (const std::exception& e) {

@@ -20,10 +20,23 @@ std::optional<pcg::Rule> rule_applied(const std::vector<pcg::Rule>& rules, const
   return step.reversed ? pcg::reverse_of(*it) : std::optional<pcg::Rule>(*it);
 }
 
+namespace {
+
+// Why `name` cannot be a fixed weight of `graph`, or nothing when it can.
+std::optional<std::string> not_a_weight(const pcg::Graph& graph, const std::string& name) {
+  const std::optional<pcg::NodeId> id = graph.find(name);
+  if (!id) return "no node of the plan's graph is named '" + name + "'";
+  if (graph.node(*id).op != pcg::kWeightOp)
+    return "'" + name + "' is not a weight of the plan's graph (" + graph.node(*id).describe() + ")";
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::set<std::string> fixed_weights_in(const pcg::Graph& graph, const std::set<std::string>& fixed) {
   std::set<std::string> out;
   for (const std::string& name : fixed)
-    if (const std::optional<pcg::NodeId> id = graph.find(name); id && graph.node(*id).is_graph_input()) out.insert(name);
+    if (!not_a_weight(graph, name)) out.insert(name);
   return out;
 }
 
@@ -147,8 +160,7 @@ Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       const std::string at = indexed("fixed_weights", i);
       const std::string name = read_string(list[i], at);
-      const std::optional<pcg::NodeId> id = plan.graph.find(name);
-      if (!id || !plan.graph.node(*id).is_graph_input()) throw LoomError(at + ": '" + name + "' is not a graph input of the plan's graph");
+      if (const std::optional<std::string> why = not_a_weight(plan.graph, name)) throw LoomError(at + ": " + *why);
       plan.fixed_weights.insert(name);
     }
   }

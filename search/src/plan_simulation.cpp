@@ -62,28 +62,28 @@ std::vector<std::vector<MemoryPoint>> plan_memory_over_time(const Plan& plan, co
                                                             const TaskGraph& tasks, const Timeline& timeline) {
   std::vector<MemoryStep> steps;
   const std::vector<double> peak = pipeline_memory(plan.graph, model, plan.pipeline, catalog, plan.recompute, false, &steps);
-  // When each node's tasks of each pass finish on each device: the forward's first (a pipeline's
-  // first micro-batch keeps its activations from then on), the backward's last (the last micro-batch
-  // frees them then).
-  std::map<std::tuple<int, bool, int>, double> finish;
+  // When each node's step begins on each device: a forward's pieces are kept from when its first
+  // task there finishes (a pipeline's first micro-batch), a backward holds its gradients from when
+  // its first task there starts. A transfer counts on the device it leaves and the one it reaches.
+  std::map<std::tuple<int, bool, int>, double> begins;
   for (std::size_t i = 0; i < tasks.tasks.size() && i < timeline.finish.size(); ++i) {
     const SimTask& t = tasks.tasks[i];
     if (t.kind == TaskKind::Join) continue;
-    const auto [at, first] = finish.try_emplace({t.node.value(), t.backward, t.device}, timeline.finish[i]);
-    if (!first) at->second = t.backward ? std::max(at->second, timeline.finish[i]) : std::min(at->second, timeline.finish[i]);
+    const double at = t.backward ? timeline.start[i] : timeline.finish[i];
+    for (int device : {t.device, t.kind == TaskKind::Communication ? t.peer : -1}) {
+      if (device < 0) continue;
+      const auto [it, first] = begins.try_emplace({t.node.value(), t.backward, device}, at);
+      if (!first) it->second = std::min(it->second, at);
+    }
   }
   std::vector<std::vector<MemoryPoint>> out(peak.size());
   for (std::size_t d = 0; d < out.size(); ++d) {
     double now = 0;
     for (const MemoryStep& step : steps) {
-      const auto it = finish.find({step.node.value(), step.backward, static_cast<int>(d)});
-      if (it != finish.end()) now = std::max(now, it->second);
+      const auto it = begins.find({step.node.value(), step.backward, static_cast<int>(d)});
+      if (it != begins.end()) now = std::max(now, it->second);
       const double bytes = step.bytes.at(d);
-      if (!out[d].empty() && out[d].back().bytes == bytes) continue;
-      if (!out[d].empty() && out[d].back().seconds == now)
-        out[d].back().bytes = std::max(out[d].back().bytes, bytes);
-      else
-        out[d].push_back({now, bytes});
+      if (out[d].empty() || out[d].back().bytes != bytes) out[d].push_back({now, bytes});
     }
   }
   return out;

@@ -1,11 +1,11 @@
 // Several processes on one GPU: launched by mpirun, the processes share the node's GPUs (each takes
-// the one place_on_gpus gives it), run the CUDA kernels there and move their values through MPI.
-// Each model trained through each plan follows the CPU's single-process run.
+// the one place_processes_on_gpus gives it), run the CUDA kernels there and move their values
+// through MPI. Each model trained through each plan follows the CPU's single-process run.
 #include <iostream>
 
 #include "../runtime_mpi/mpi_world.hpp"
 #include "cuda_test_support.hpp"
-#include "loom/runtime/gpu_placement.hpp"
+#include "loom/runtime/cuda/gpu_processes.hpp"
 #include "training_check.hpp"
 
 namespace loom::runtime {
@@ -18,10 +18,10 @@ class CudaMpiTraining : public ::testing::TestWithParam<PlanKind> {
  protected:
   void SetUp() override {
     if (const auto reason = cuda_unavailable_reason()) GTEST_SKIP() << *reason;
-    const GpuPlacement place = place_on_gpus(node_ranks_from_environment(visible_cuda_devices()));
+    static const GpuPlacement place = place_processes_on_gpus();  // a collective: once, by every process
     use_cuda_device(place.device);
     static bool told = false;
-    if (world().rank() == 0 && !place.nccl && !told) std::cout << "[          ] " << place.why_not_nccl << "\n";
+    if (place.first_on_node && !place.nccl && !told) std::cout << "[          ] " << place.why_not_nccl << "\n";
     told = true;
   }
 };

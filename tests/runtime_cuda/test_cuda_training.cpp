@@ -8,11 +8,11 @@ namespace loom::runtime {
 namespace {
 
 using namespace sharded_test;
-const KernelRegistry& cuda_registry() { return testing::cuda_training_registry(); }
+using testing::cuda_training_registry;
 
 // The suite trains with CUDA kernels where there are some and the CPU's elsewhere; this needs no GPU.
 TEST(CudaTrainingRegistry, HoldsCudaKernelsBesideTheCpuKernels) {
-  const KernelRegistry& r = cuda_registry();
+  const KernelRegistry& r = cuda_training_registry();
   EXPECT_NE(r.find<double>("matmul", Backend::Cuda), nullptr);
   EXPECT_NE(r.find<float>("conv2d", Backend::Cuda), nullptr);
   EXPECT_NE(r.find<double>("lstm_cell", Backend::Cpu), nullptr);
@@ -26,7 +26,8 @@ TEST_P(CudaTraining, FollowsTheCpuRunInDouble) {
   LocalTransport local;
   for (const SuiteModel& model : suite_models()) {
     SCOPED_TRACE(model.name + ", " + plan_name(GetParam()));
-    expect_training_matches<double>(model, plan_graph(GetParam(), model.graph, 4), 4, local, 1e-9, 20, Backend::Cuda, &cuda_registry());
+    expect_training_matches<double>(model, plan_graph(GetParam(), model.graph, 4), 4, local, 1e-9, 20, Backend::Cuda,
+                                    &cuda_training_registry());
   }
 }
 
@@ -35,7 +36,8 @@ TEST_P(CudaTraining, FollowsTheCpuRunInFloat) {
   LocalTransport local;
   for (const SuiteModel& model : suite_models()) {
     SCOPED_TRACE(model.name + ", " + plan_name(GetParam()));
-    expect_training_matches<float>(model, plan_graph(GetParam(), model.graph, 4), 4, local, 1e-4, 20, Backend::Cuda, &cuda_registry());
+    expect_training_matches<float>(model, plan_graph(GetParam(), model.graph, 4), 4, local, 1e-4, 20, Backend::Cuda,
+                                   &cuda_training_registry());
   }
 }
 

@@ -53,19 +53,24 @@ TEST(Plan, FileRoundTrip) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(Plan, FixedWeightsRoundTripAndMustBeGraphInputs) {
+TEST(Plan, FixedWeightsRoundTripAndMustBeWeights) {
   Plan plan = sample_plan();
-  plan.fixed_weights = fixed_weights_in(plan.graph, {"x", "not_there"});
-  EXPECT_EQ(plan.fixed_weights, (std::set<std::string>{"x"}));
+  plan.graph.add_input("scale", pcg::ParallelShape::unpartitioned({}), true);
+  plan.fixed_weights = fixed_weights_in(plan.graph, {"scale", "x", "not_there"});
+  EXPECT_EQ(plan.fixed_weights, (std::set<std::string>{"scale"})) << "x is the data, not a weight";
   EXPECT_EQ(plan_from_json(plan_to_json(plan), library()).fixed_weights, plan.fixed_weights);
   EXPECT_FALSE(plan_to_json(sample_plan()).contains("fixed_weights")) << "a plan without fixed weights writes none";
-  nlohmann::json j = plan_to_json(plan);
-  j["fixed_weights"] = nlohmann::json::array({"x", "relu_of_x"});
-  try {
-    plan_from_json(j, library());
-    ADD_FAILURE() << "a fixed weight that is no graph input was accepted";
-  } catch (const LoomError& e) {
-    EXPECT_NE(std::string(e.what()).find("fixed_weights[1]: 'relu_of_x' is not a graph input"), std::string::npos) << e.what();
+  for (const auto& [name, why] :
+       std::vector<std::pair<std::string, std::string>>{{"x", "fixed_weights[1]: 'x' is not a weight of the plan's graph"},
+                                                        {"nowhere", "fixed_weights[1]: no node of the plan's graph is named 'nowhere'"}}) {
+    nlohmann::json j = plan_to_json(plan);
+    j["fixed_weights"] = nlohmann::json::array({"scale", name});
+    try {
+      plan_from_json(j, library());
+      ADD_FAILURE() << name << " was accepted as a fixed weight";
+    } catch (const LoomError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
   }
 }
 

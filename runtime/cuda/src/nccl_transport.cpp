@@ -48,7 +48,7 @@ ncclUniqueId shared_unique_id(MPI_Comm comm) {
 
 }  // namespace
 
-NcclTransport::NcclTransport(int* argc, char*** argv) {
+NcclTransport::NcclTransport(int* argc, char*** argv, int device) {
   int running = 0;
   MPI_Initialized(&running);
   if (!running) {
@@ -61,8 +61,12 @@ NcclTransport::NcclTransport(int* argc, char*** argv) {
   int devices = 0;
   cuda::check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
   if (devices == 0) throw cuda::CudaError("NcclTransport: cudaGetDeviceCount found no CUDA device");
-  context_ = std::make_unique<cuda::CudaContext>(rank_ % devices);
-  sum_context_ = std::make_unique<cuda::CudaContext>(rank_ % devices);
+  if (device < 0) device = rank_ % devices;
+  if (device >= devices)
+    throw cuda::CudaError("NcclTransport: device " + std::to_string(device) + " asked for, but " + std::to_string(devices) +
+                          " CUDA devices are visible");
+  context_ = std::make_unique<cuda::CudaContext>(device);
+  sum_context_ = std::make_unique<cuda::CudaContext>(device);
   const ncclUniqueId id = shared_unique_id(MPI_COMM_WORLD);
   check_nccl(ncclCommInitRank(&world_, size_, id, rank_), "ncclCommInitRank");
 }

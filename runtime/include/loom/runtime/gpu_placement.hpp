@@ -1,30 +1,24 @@
 #pragma once
 // Which GPU each process of a run takes, and whether NCCL can move the processes' values: NCCL
-// needs a device of its own per process, so processes that share a GPU move their values through
-// MPI instead, staged in host memory.
+// needs a GPU of its own per process, so processes that share one move their values through MPI
+// instead, staged in host memory.
 #include <string>
+#include <vector>
 
 namespace loom::runtime {
 
-// The processes on this node, as the MPI launcher numbers them, and the GPUs they see.
-struct NodeRanks {
-  int local_rank = 0;
-  int local_ranks = 1;
-  int devices = 1;
-};
-
 struct GpuPlacement {
-  int device = 0;  // local_rank modulo the devices
+  int device = 0;  // among the GPUs this process sees
   bool nccl = true;
-  std::string why_not_nccl;  // empty when nccl
+  std::string why_not_nccl;   // empty when nccl
+  bool first_on_node = true;  // the process that speaks for its node
 };
 
-// Throws LoomError when there are no devices or the numbering is out of range.
-GpuPlacement place_on_gpus(const NodeRanks& node);
-
-// This process's place among the node's processes from the launcher's variables (OpenMPI's
-// OMPI_COMM_WORLD_LOCAL_RANK / _LOCAL_SIZE, or MPICH's MPI_LOCALRANKID / MPI_LOCALNRANKS); the only
-// process when none is set. `devices` is taken as given.
-NodeRanks node_ranks_from_environment(int devices);
+// This process's placement from the GPUs the processes on its node take: `gpus_on_node[i]` names
+// the physical GPU (e.g. its PCI bus id) that local process i takes, whatever numbering each
+// process sees (CUDA_VISIBLE_DEVICES may give each its own), and `local_rank` is this process's
+// index there; `device` is the GPU it takes among those it sees. NCCL is used when no two
+// processes take the same GPU. Throws LoomError for an empty list or a rank outside it.
+GpuPlacement place_on_gpus(const std::vector<std::string>& gpus_on_node, int local_rank, int device);
 
 }  // namespace loom::runtime

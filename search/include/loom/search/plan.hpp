@@ -77,12 +77,12 @@ struct Plan {
   std::vector<OrderEdge> order;
   std::vector<pcg::NodeId> recompute;
   // Weights the model keeps fixed (an imported model's constants): they take no gradient and no
-  // optimizer state, so the plan's costs leave them out (CostModel::keep_fixed). Graph inputs of
-  // the plan's graph, by name.
+  // optimizer state, so the plan's costs leave them out (CostModel::keep_fixed). Weights of the
+  // plan's graph, by name.
   std::set<std::string> fixed_weights;
 };
 
-// The names among `fixed` that are graph inputs of `graph`: the fixed weights a plan of it records.
+// The names among `fixed` that are weights of `graph`: the fixed weights a plan of it records.
 std::set<std::string> fixed_weights_in(const pcg::Graph& graph, const std::set<std::string>& fixed);
 
 // Renumbers the plan's graph so that its creation order, which the runtime's passes and the memory

@@ -28,10 +28,11 @@ struct MemoryPoint {
 };
 
 // Per device, its memory over one training iteration: the memory model's walk (plan_device_memory,
-// MemoryOptions::trace), each step placed at the time the node's tasks of that pass finish on that
-// device in `timeline` (simulated from `tasks`, plan_task_graph's): a forward step when its first
-// task does (a pipeline's first micro-batch), a backward step when its last does; a step whose
-// node has no task there, or would go back in time, keeps the time of the step before. The most of each device's points is
+// MemoryOptions::trace), each step placed on that device's time in `timeline` (simulated from
+// `tasks`, plan_task_graph's): a forward step when the node's first task there finishes (a
+// pipeline's first micro-batch), a backward step when its first backward task there starts (a
+// transfer counts on both its devices); a step whose node has no task there, or that would go back
+// in time, keeps the time of the step before. Points at one time follow the walk's order. The most of each device's points is
 // plan_device_memory's.
 std::vector<std::vector<MemoryPoint>> plan_memory_over_time(const Plan& plan, const CostModel& model, const pcg::OpCatalog& catalog,
                                                             const TaskGraph& tasks, const Timeline& timeline);

@@ -1,6 +1,6 @@
 #pragma once
-// The transport of a GPU run launched with mpirun: one process per device (device = rank modulo
-// the visible devices), values moved by NCCL between device buffers. MPI only starts the processes
+// The transport of a GPU run launched with mpirun: one process per device (the one it is given, by
+// default its rank modulo the visible devices), values moved by NCCL between device buffers. MPI only starts the processes
 // and hands every communicator's ncclUniqueId around. Host vectors are staged through the
 // device: exchange() is ncclSend / ncclRecv in one group, sum() ncclAllReduce, all_gather()
 // ncclAllGather, reduce_scatter() ncclReduceScatter, and a group's collectives run on a
@@ -24,8 +24,9 @@ namespace loom::runtime {
 
 class NcclTransport final : public Transport {
  public:
-  // Starts MPI unless it is running already (it is then left running on destruction).
-  NcclTransport(int* argc, char*** argv);
+  // Starts MPI unless it is running already (it is then left running on destruction). `device`:
+  // the GPU this process takes (place_processes_on_gpus), or -1 for its rank modulo the GPUs.
+  NcclTransport(int* argc, char*** argv, int device = -1);
   ~NcclTransport() override;
   NcclTransport(const NcclTransport&) = delete;
   NcclTransport& operator=(const NcclTransport&) = delete;
