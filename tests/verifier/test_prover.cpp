@@ -136,6 +136,12 @@ TEST(Prover, RowWiseAttentionOperatorsPassThroughSplitsAndConcatenations) {
       "rule product_columns: forall a: int > 0, x: [m, n, k], w: [m, k, j] where a < j. "
       "split<2, a>(batch_matmul(x, w)).1 => batch_matmul(x, split<2, a>(w).1);\n"
       "rule layer_norm_scales: forall g: [m], c: [m]. layer_norm(g, ewadd(c, c), c) => layer_norm(g, c, layer_norm(g, c, c));\n"
+      "rule scores_features_swapped: forall w: [m, n, k], v: [m, n, j]. "
+      "attention_scores(concat<2>(w, v), concat<2>(v, w)) => attention_scores(concat<2>(v, w), concat<2>(w, v));\n"
+      "rule product_inner_swapped: forall x: [m, n, k], v: [m, n, j], w: [m, k, n], u: [m, j, n]. "
+      "batch_matmul(concat<2>(x, v), concat<1>(w, u)) => batch_matmul(concat<2>(v, x), concat<1>(u, w));\n"
+      "rule false_scores_features_mismatched: forall w: [m, n, k], v: [m, n, k]. "
+      "attention_scores(concat<2>(w, v), concat<2>(w, v)) => attention_scores(concat<2>(v, w), concat<2>(w, v));\n"
       "rule false_softmax_last_axis: forall x: [m, n, k]. softmax(x) => split<2, k>(softmax(concat<2>(x, x))).0;\n"
       "rule false_scores_queries: forall w: [m, n, k], v: [m, n, k]. "
       "attention_scores(w, v) => split<1, n>(attention_scores(concat<1>(w, v), v)).1;\n",
@@ -143,7 +149,9 @@ TEST(Prover, RowWiseAttentionOperatorsPassThroughSplitsAndConcatenations) {
 }
 
 // A convolution passes through a split of its batch or of its output channels (the generator's
-// rules with a split that cuts what a concatenation joined); concatenated input channels add up.
+// rules with a split that cuts what a concatenation joined); it sums its input channels in any order
+// both operands list them (from the axioms of concatenated channels and of fused activations), and
+// concatenated input channels add up.
 TEST(Prover, ConvolutionsPassThroughSplitsOfTheBatchAndTheOutputChannels) {
   expect_proofs_from_bundled_axioms(
       "import \"ops/conv.loom\";\n"
@@ -153,6 +161,8 @@ TEST(Prover, ConvolutionsPassThroughSplitsOfTheBatchAndTheOutputChannels) {
       "conv2d<1, 1, 1, 1, 1>(w, v) => split<1, m>(conv2d<1, 1, 1, 1, 1>(w, concat<0>(w, v))).1;\n"
       "rule split_kernels: forall a: int > 0, x: [m, k, n, n], w: [j, k, 3, 3] where a < j. "
       "split<1, a>(conv2d<1, 1, 1, 1, 2>(x, w)).0 => conv2d<1, 1, 1, 1, 2>(x, split<0, a>(w).0);\n"
+      "rule input_channels_swapped: forall x: [m, k, n, n], z: [m, j, n, n], w: [m, k, 3, 3], v: [m, j, 3, 3]. "
+      "conv2d<1, 1, 1, 1, 1>(concat<1>(x, z), concat<1>(w, v)) => conv2d<1, 1, 1, 1, 1>(concat<1>(z, x), concat<1>(v, w));\n"
       "rule false_input_channels: forall w: [m, m, n, n], v: [m, m, n, n]. "
       "conv2d<1, 1, 1, 1, 0>(w, v) => conv2d<1, 1, 1, 1, 0>(concat<1>(w, w), concat<1>(v, v));\n",
       "<convolution>");
