@@ -1,5 +1,7 @@
 #include "loom/gui/plan_analysis.hpp"
 
+#include <algorithm>
+
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/task_measurement.hpp"
 #include "loom/search/memory.hpp"
@@ -20,10 +22,15 @@ PlanAnalysis analyze_plan(const search::Plan& plan, const spec::Library& library
   search::CostModel model(library, plan.machine, &measured);
   model.keep_fixed(plan.fixed_weights);
   out.tasks = search::plan_task_graph(plan, model, library);
-  out.memory_bytes = search::plan_device_memory(plan, model, library);
   out.timeline = search::simulate(out.tasks);
   out.busy_seconds = out.timeline.busy_seconds(out.tasks);
+  // The memory model's walk once: each device's need is the most of its curve (plan_device_memory's).
   out.memory_over_time = search::plan_memory_over_time(plan, model, library, out.tasks, out.timeline);
+  for (const std::vector<search::MemoryPoint>& curve : out.memory_over_time) {
+    double most = 0;
+    for (const search::MemoryPoint& p : curve) most = std::max(most, p.bytes);
+    out.memory_bytes.push_back(most);
+  }
   out.overfull_device = search::first_overfull_device(out.memory_bytes, plan.machine);
   return out;
 }

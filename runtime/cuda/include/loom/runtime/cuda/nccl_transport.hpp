@@ -1,7 +1,7 @@
 #pragma once
 // The transport of a GPU run launched with mpirun: one process per device (the one it is given, by
-// default its rank modulo the visible devices), values moved by NCCL between device buffers. MPI only starts the processes
-// and hands every communicator's ncclUniqueId around. Host vectors are staged through the
+// default its rank modulo the visible devices), values moved by NCCL between device buffers. MPI
+// only starts the processes and hands every communicator's ncclUniqueId around. Host vectors are staged through the
 // device: exchange() is ncclSend / ncclRecv in one group, sum() ncclAllReduce, all_gather()
 // ncclAllGather, reduce_scatter() ncclReduceScatter, and a group's collectives run on a
 // communicator of its own, made the first time the group runs one.
