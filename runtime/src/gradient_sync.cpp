@@ -39,12 +39,12 @@ GradientSync<T>::GradientSync(const pcg::Graph& graph, Transport& transport, con
 }
 
 template <class T>
-void GradientSync<T>::start_sums_complete_after(pcg::NodeId node, NamedTensors<T>& grads) {
+void GradientSync<T>::start_sums_complete_after(pcg::NodeId node, NamedValues<T>& grads) {
   if (auto it = complete_after_.find(node); it != complete_after_.end()) start_sums(it->second, grads);
 }
 
 template <class T>
-void GradientSync<T>::start_sums(const std::vector<std::string>& complete, NamedTensors<T>& grads) {
+void GradientSync<T>::start_sums(const std::vector<std::string>& complete, NamedValues<T>& grads) {
   if (transport_.size() == 1) return;
   struct Group {
     std::vector<typename StartedSum::Part> packed;
@@ -57,8 +57,10 @@ void GradientSync<T>::start_sums(const std::vector<std::string>& complete, Named
   std::iota(everyone.begin(), everyone.end(), 0);
   for (const std::string& name : complete) {
     const Shares& shares = shares_.at(name);
-    Tensor<T>& grad = grads[name];
-    if (grad.data.empty()) grad = Tensor<T>(graph_.node(*graph_.find(name)).output_shapes[0].dims, T(0));
+    // Summed through host memory: the transport sends host arrays.
+    Value<T>& held = grads[name];
+    if (held.empty()) held = Value<T>(Tensor<T>(graph_.node(*graph_.find(name)).output_shapes[0].dims, T(0)));
+    Tensor<T>& grad = held.host_mut();
     const pcg::Region all = pcg::whole_region(grad.dims);
     const auto add_part = [&](const std::vector<int>& ranks, const pcg::Region& box) {
       Group& group = groups[ranks];
@@ -92,7 +94,7 @@ void GradientSync<T>::start_sums(const std::vector<std::string>& complete, Named
 }
 
 template <class T>
-void GradientSync<T>::sum_all(NamedTensors<T>& grads) {
+void GradientSync<T>::sum_all(NamedValues<T>& grads) {
   std::vector<std::string> every;
   for (const auto& [node, complete] : complete_after_) every.insert(every.end(), complete.begin(), complete.end());
   start_sums(every, grads);
@@ -114,15 +116,16 @@ void GradientSync<T>::finish_sums() {
 }
 
 template <class T>
-void GradientSync<T>::assemble(NamedTensors<T>& values) {
+void GradientSync<T>::assemble(NamedValues<T>& values) {
   if (transport_.size() == 1) return;
   // Each process keeps the boxes it is the first reader of (rank 0 also what nobody reads, and
   // whatever is summed whole), zeroes the rest, and one sum puts the pieces together.
   std::vector<T> all;
   std::vector<Tensor<T>*> order;
-  for (auto& [name, value] : values) {
+  for (auto& [name, held] : values) {
     auto it = shares_.find(name);
     if (it == shares_.end()) continue;
+    Tensor<T>& value = held.host_mut();
     const Shares& shares = it->second;
     const pcg::Region whole = pcg::whole_region(value.dims);
     Tensor<T> mine(value.dims, T(0));

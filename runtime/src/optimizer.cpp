@@ -16,38 +16,64 @@ OptimizerSettings optimizer_from_name(const std::string& name) {
 std::string optimizer_name(OptimizerKind kind) { return kind == OptimizerKind::Sgd ? "sgd" : "adam"; }
 
 template <class T>
-void Optimizer<T>::step(NamedTensors<T>& params, const NamedTensors<T>& grads, const ElementRanges* only,
+void Optimizer<T>::step(NamedValues<T>& params, const NamedValues<T>& grads, const ElementRanges* only,
                         std::map<std::string, double>* seconds) {
-  ++state_.steps;
+  ++steps_;
   const T lr = static_cast<T>(settings_.learning_rate);
-  const T b1 = static_cast<T>(settings_.beta1), b2 = static_cast<T>(settings_.beta2), eps = static_cast<T>(settings_.epsilon);
-  const T correction1 = T(1) - static_cast<T>(std::pow(settings_.beta1, static_cast<double>(state_.steps)));
-  const T correction2 = T(1) - static_cast<T>(std::pow(settings_.beta2, static_cast<double>(state_.steps)));
+  const AdamStep<T> adam{lr,
+                         static_cast<T>(settings_.beta1),
+                         static_cast<T>(settings_.beta2),
+                         static_cast<T>(settings_.epsilon),
+                         T(1) - static_cast<T>(std::pow(settings_.beta1, static_cast<double>(steps_))),
+                         T(1) - static_cast<T>(std::pow(settings_.beta2, static_cast<double>(steps_)))};
   for (const auto& [name, g] : grads) {
     auto it = params.find(name);
     if (it == params.end()) throw LoomError("optimizer: no parameter '" + name + "' for its gradient");
     const auto start = std::chrono::steady_clock::now();
-    std::vector<T>& w = it->second.data;
+    Value<T>& w = it->second;
     std::vector<ElementRange> ranges{{0, w.size()}};
     if (only) {
       auto listed = only->find(name);
       ranges = listed == only->end() ? std::vector<ElementRange>{} : listed->second;
     }
-    if (settings_.kind == OptimizerKind::Sgd) {
-      for (const ElementRange& r : ranges)
-        for (std::size_t i = r.begin; i < r.end; ++i) w[i] -= lr * g.data[i];
+    // Adam's moments start at zero, where the parameter lies.
+    const auto moment = [&](NamedValues<T>& moments) -> Value<T>& {
+      auto [at, made] = moments.try_emplace(name);
+      if (made) at->second = zeros_like(g.dims(), &w);
+      return at->second;
+    };
+    if (const DeviceArray<T>* held = w.device()) {
+      const DeviceMemory<T>& memory = held->memory();
+      const DeviceArray<T>& grad = g.on(memory);
+      DeviceArray<T>& weights = w.on_mut(memory);
+      if (settings_.kind == OptimizerKind::Sgd) {
+        for (const ElementRange& r : ranges) memory.sgd(weights, grad, lr, r);
+      } else {
+        DeviceArray<T>& m = moment(first_moment_).on_mut(memory);
+        DeviceArray<T>& v = moment(second_moment_).on_mut(memory);
+        for (const ElementRange& r : ranges) memory.adam(weights, grad, m, v, adam, r);
+      }
     } else {
-      auto& m = state_.first_moment.try_emplace(name, g.dims, T(0)).first->second.data;
-      auto& v = state_.second_moment.try_emplace(name, g.dims, T(0)).first->second.data;
-      for (const ElementRange& r : ranges)
-        for (std::size_t i = r.begin; i < r.end; ++i) {
-          m[i] = b1 * m[i] + (T(1) - b1) * g.data[i];
-          v[i] = b2 * v[i] + (T(1) - b2) * g.data[i] * g.data[i];
-          w[i] -= lr * (m[i] / correction1) / (std::sqrt(v[i] / correction2) + eps);
-        }
+      T* weights = w.host_mut().data.data();
+      const T* grad = g.host().data.data();
+      if (settings_.kind == OptimizerKind::Sgd) {
+        for (const ElementRange& r : ranges) sgd_update(weights, grad, lr, r);
+      } else {
+        T* m = moment(first_moment_).host_mut().data.data();
+        T* v = moment(second_moment_).host_mut().data.data();
+        for (const ElementRange& r : ranges) adam_update(weights, grad, m, v, adam, r);
+      }
     }
     if (seconds && !ranges.empty()) (*seconds)[name] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
+}
+
+template <class T>
+void Optimizer<T>::step(NamedTensors<T>& params, const NamedTensors<T>& grads, const ElementRanges* only,
+                        std::map<std::string, double>* seconds) {
+  NamedValues<T> values = to_values(std::move(params));
+  step(values, to_values(grads), only, seconds);
+  params = to_host(values);
 }
 
 template class Optimizer<float>;

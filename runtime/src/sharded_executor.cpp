@@ -140,7 +140,7 @@ void ShardedExecutor<T>::recount(pcg::NodeId node) {
   std::size_t bytes = 0;
   const auto add = [&bytes](const std::vector<Pieces>& ports) {
     for (const Pieces& pieces : ports)
-      for (const Tensor<T>& piece : pieces) bytes += piece.data.size() * sizeof(T);
+      for (const Value<T>& piece : pieces) bytes += piece.size() * sizeof(T);
   };
   if (counted_[id]) {
     if (id < values_.size()) add(values_[id]);
@@ -149,7 +149,7 @@ void ShardedExecutor<T>::recount(pcg::NodeId node) {
   if (id < received_.size())
     for (std::size_t i = 0; i < received_[id].size(); ++i)
       if (counted_[graph_.node(node).inputs[i].node.index()])
-        for (const Tensor<T>& piece : received_[id][i]) bytes += piece.data.size() * sizeof(T);
+        for (const Value<T>& piece : received_[id][i]) bytes += piece.size() * sizeof(T);
   meter_->live = meter_->live - node_bytes_[id] + bytes;
   node_bytes_[id] = bytes;
   meter_->peak = std::max(meter_->peak, meter_->live);
@@ -158,14 +158,14 @@ void ShardedExecutor<T>::recount(pcg::NodeId node) {
 template <class T>
 void ShardedExecutor<T>::release_dropped(pcg::NodeId node) {
   for (Pieces& pieces : values_[node.index()])
-    for (Tensor<T>& piece : pieces) piece = Tensor<T>{};
+    for (Value<T>& piece : pieces) piece = Value<T>{};
   recount(node);
   for (pcg::NodeId reader : graph_.consumers(node)) {
     if (reader.index() >= received_.size()) continue;
     const pcg::Node& r = graph_.node(reader);
     for (std::size_t i = 0; i < r.inputs.size() && i < received_[reader.index()].size(); ++i)
       if (r.inputs[i].node == node)
-        for (Tensor<T>& piece : received_[reader.index()][i]) piece = Tensor<T>{};
+        for (Value<T>& piece : received_[reader.index()][i]) piece = Value<T>{};
     recount(reader);
   }
 }
@@ -202,12 +202,26 @@ void ShardedExecutor<T>::restore_for_backward(const pcg::Node& n) {
   }
 }
 
+namespace {
+
+// A value as a kernel of the form `Held` reads it: itself, or its elements in host memory.
+template <class Held, class T>
+const Held& as_held(const Value<T>& v) {
+  if constexpr (std::is_same_v<Held, Value<T>>)
+    return v;
+  else
+    return v.host();
+}
+
+}  // namespace
+
 template <class T>
-OpCall<T> ShardedExecutor<T>::call_for(const pcg::Node& n, std::int64_t task) const {
-  OpCall<T> call{n.op, n.attrs, {}, {}, {}, {}, {}};
+template <class Held>
+OpCall<T, Held> ShardedExecutor<T>::call_for(const pcg::Node& n, std::int64_t task) const {
+  OpCall<T, Held> call{n.op, n.attrs, {}, {}, {}, {}, {}};
   for (std::size_t i = 0; i < n.inputs.size(); ++i) {
     const pcg::ParallelShape& shape = graph_.shape_of(n.inputs[i]);
-    call.inputs.push_back(&input_piece(n.id, i, task));
+    call.inputs.push_back(&as_held<Held>(input_piece(n.id, i, task)));
     call.regions.push_back(graph_.node(n.inputs[i].node).is_graph_input() ? pcg::whole_region(shape.dims) : pcg::piece_region(shape, task));
     call.logical_dims.push_back(shape.dims);
   }
@@ -230,7 +244,7 @@ bool ShardedExecutor<T>::local(pcg::NodeId node, std::int64_t task) const {
 }
 
 template <class T>
-const Tensor<T>& ShardedExecutor<T>::held(pcg::PortRef port, std::int64_t task) const {
+const Value<T>& ShardedExecutor<T>::held(pcg::PortRef port, std::int64_t task) const {
   const pcg::Node& n = graph_.node(port.node);
   if (n.is_graph_input()) return fed(n.name);
   const NodeRun& run = runs_[port.node.index()];
@@ -239,11 +253,11 @@ const Tensor<T>& ShardedExecutor<T>::held(pcg::PortRef port, std::int64_t task) 
 }
 
 template <class T>
-const Tensor<T>& ShardedExecutor<T>::input_piece(pcg::NodeId node, std::size_t input, std::int64_t task) const {
+const Value<T>& ShardedExecutor<T>::input_piece(pcg::NodeId node, std::size_t input, std::int64_t task) const {
   const pcg::PortRef in = graph_.node(node).inputs[input];
-  const Tensor<T>& mine = held(in, task);
+  const Value<T>& mine = held(in, task);
   if (graph_.node(in.node).is_graph_input() || runs_[in.node.index()].replicates_input) return mine;
-  if (!mine.data.empty() || local(in.node, task)) return mine;
+  if (!mine.empty() || local(in.node, task)) return mine;
   return received_[node.index()][input][static_cast<std::size_t>(task)];
 }
 
@@ -261,14 +275,21 @@ void ShardedExecutor<T>::time_layout_change(const pcg::Node& n, double& seconds,
 }
 
 template <class T>
-const Tensor<T>& ShardedExecutor<T>::fed(const std::string& name) const {
+const Value<T>& ShardedExecutor<T>::fed(const std::string& name) const {
   if (batch_)
     if (auto it = batch_->find(name); it != batch_->end()) return it->second;
   return feeds_->at(name);
 }
 
 template <class T>
-void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds, const NamedTensors<T>* batch) {
+void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
+  copied_feeds_.clear();
+  for (const auto& [name, value] : feeds) copied_feeds_.emplace(name, Value<T>(value));
+  forward(copied_feeds_);
+}
+
+template <class T>
+void ShardedExecutor<T>::forward(const NamedValues<T>& feeds, const NamedValues<T>* batch) {
   transport_.use_channel(channel_);
   feeds_ = &feeds;
   batch_ = batch;
@@ -280,9 +301,9 @@ void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds, const NamedTensor
   for (const pcg::Node& n : graph_.nodes()) {
     if (n.is_graph_input()) {
       if (!feeds.count(n.name) && !(batch && batch->count(n.name))) throw LoomError(n.describe() + ": no value given");
-      const Tensor<T>& value = fed(n.name);
-      if (value.dims != n.output_shapes.front().dims)
-        throw LoomError(n.describe() + ": the value has shape " + spec::dims_to_string(value.dims) + ", the graph expects " +
+      const Value<T>& value = fed(n.name);
+      if (value.dims() != n.output_shapes.front().dims)
+        throw LoomError(n.describe() + ": the value has shape " + spec::dims_to_string(value.dims()) + ", the graph expects " +
                         spec::dims_to_string(n.output_shapes.front().dims));
       continue;
     }
@@ -316,11 +337,17 @@ void ShardedExecutor<T>::receive_inputs(const pcg::Node& n) {
     for (std::int64_t t = 0; t < tasks; ++t) {
       const int src = rank_of(in.node, t), dst = rank_of(n.id, t);
       if (src == dst) continue;
-      if (src == transport_.rank()) step.sends.push_back({dst, input_piece(n.id, i, t).data});
+      if (src == transport_.rank()) step.sends.push_back({dst, input_piece(n.id, i, t).host().data});
       if (dst == transport_.rank()) {
-        Tensor<T>& into = received_[id][i][static_cast<std::size_t>(t)];
-        into.dims = piece_dims(graph_.shape_of(in));
-        step.receive(src, Tensor<T>::element_count(into.dims), [&into](std::vector<T>& data) { into.data = std::move(data); });
+        Value<T>& into = received_[id][i][static_cast<std::size_t>(t)];
+        std::vector<std::int64_t> dims = piece_dims(graph_.shape_of(in));
+        const std::size_t elements = Tensor<T>::element_count(dims);
+        step.receive(src, elements, [&into, dims = std::move(dims)](std::vector<T>& data) {
+          Tensor<T> piece;
+          piece.dims = dims;
+          piece.data = std::move(data);
+          into = Value<T>(std::move(piece));
+        });
       }
     }
   }
@@ -339,10 +366,13 @@ void ShardedExecutor<T>::run_tasks(const pcg::Node& n, std::int64_t task) {
   for (std::int64_t t = 0; t < n.tasks(); ++t) {
     if (!local(n.id, t) || (task >= 0 && t != task)) continue;
     const auto start = std::chrono::steady_clock::now();
-    const OpCall<T> call = call_for(n, t);
-    std::vector<Tensor<T>> out;
+    const Kernel<T>& kernel = runs_[id].kernel;
+    std::vector<Value<T>> out;
     try {
-      out = runs_[id].kernel.forward(call);
+      if (kernel.forward_values)
+        out = kernel.forward_values(call_for<Value<T>>(n, t));
+      else
+        for (Tensor<T>& made : kernel.forward(call_for<Tensor<T>>(n, t))) out.emplace_back(std::move(made));
     } catch (const LoomError& e) {
       throw LoomError(n.describe() + ": " + e.what());
     }
@@ -356,11 +386,11 @@ template <class T>
 Tensor<T> ShardedExecutor<T>::output(std::size_t i) {
   transport_.use_channel(channel_);
   const pcg::PortRef o = graph_.outputs().at(i);
-  if (graph_.node(o.node).is_graph_input() || runs_[o.node.index()].replicates_input) return held(o, 0);
+  if (graph_.node(o.node).is_graph_input() || runs_[o.node.index()].replicates_input) return held(o, 0).host();
   const std::vector<std::int64_t>& dims = graph_.shape_of(o).dims;
   const pcg::Region all = pcg::whole_region(dims);
   Tensor<T> whole(dims, T(0));
-  for (const OutputPiece& p : output_pieces(i)) add_box(whole, all, p.box, p.value->data);
+  for (const OutputPiece& p : output_pieces(i)) add_box(whole, all, p.box, p.value->host().data);
   transport_.sum(whole.data);
   return whole;
 }
@@ -388,7 +418,7 @@ std::vector<typename ShardedExecutor<T>::OutputPiece> ShardedExecutor<T>::output
 }
 
 template <class T>
-NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& output_grads) {
+NamedValues<T> ShardedExecutor<T>::backward_values(const std::vector<Tensor<T>>& output_grads) {
   if (output_grads.size() != graph_.outputs().size())
     throw LoomError("backward: " + std::to_string(output_grads.size()) + " output gradients for " +
                     std::to_string(graph_.outputs().size()) + " graph outputs");
@@ -397,7 +427,7 @@ NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& outpu
     const pcg::Region all = pcg::whole_region(graph_.shape_of(graph_.outputs()[k]).dims);
     for (const OutputPiece& p : output_pieces(k)) {
       Tensor<T> piece;
-      piece.dims = p.value->dims;
+      piece.dims = p.value->dims();
       piece.data = read_box(output_grads[k], all, p.box);
       piece_grads[k].push_back(std::move(piece));
     }
@@ -406,7 +436,7 @@ NamedTensors<T> ShardedExecutor<T>::backward(const std::vector<Tensor<T>>& outpu
 }
 
 template <class T>
-NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector<Tensor<T>>> piece_grads) {
+NamedValues<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector<Tensor<T>>> piece_grads) {
   if (piece_grads.size() != graph_.outputs().size())
     throw LoomError("backward: gradients of " + std::to_string(piece_grads.size()) + " outputs for " +
                     std::to_string(graph_.outputs().size()) + " graph outputs");
@@ -417,7 +447,7 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
   for (const pcg::Node& n : graph_.nodes())
     if (!n.is_graph_input()) grads[n.id.index()].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
   // Filled as contributions arrive: the first one is taken as it is rather than added to zeros.
-  NamedTensors<T> input_grads;
+  NamedValues<T> input_grads;
 
   for (std::size_t k = 0; k < piece_grads.size(); ++k) {
     const pcg::PortRef o = held_output(k);
@@ -433,13 +463,13 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
     if (graph_.node(o.node).is_graph_input()) {
       if (transport_.rank() == 0) {
         Tensor<T>&& whole = take();
-        if (differentiable_.count(graph_.node(o.node).name)) add_into(input_grads[graph_.node(o.node).name], std::move(whole));
+        if (differentiable_.count(graph_.node(o.node).name)) add_into(input_grads[graph_.node(o.node).name], Value<T>(std::move(whole)));
       }
     } else {
       // The loss reads one copy of a replicated output; every partial sum takes the whole gradient.
       for (std::int64_t t = 0; t < shape.tasks(); ++t)
         if (local(o.node, t) && pcg::task_piece(shape, t).replica == 0)
-          add_into(grads[o.node.index()][static_cast<std::size_t>(o.port)][static_cast<std::size_t>(t)], take());
+          add_into(grads[o.node.index()][static_cast<std::size_t>(o.port)][static_cast<std::size_t>(t)], Value<T>(take()));
     }
     if (next != given.size())
       throw LoomError("backward: " + std::to_string(given.size()) + " gradient pieces for graph output " + std::to_string(k) +
@@ -477,36 +507,53 @@ NamedTensors<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector
     }
   }
   for (const std::string& name : differentiable_)
-    if (auto id = graph_.find(name); id && input_grads[name].data.empty())
-      input_grads[name] = Tensor<T>(graph_.node(*id).output_shapes[0].dims, T(0));
+    if (auto id = graph_.find(name); id && input_grads[name].empty())
+      input_grads[name] = Value<T>(Tensor<T>(graph_.node(*id).output_shapes[0].dims, T(0)));
   if (!sum_later_) sync_->finish_sums();
   return input_grads;
 }
 
 template <class T>
-void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads,
+std::vector<Value<T>> ShardedExecutor<T>::task_backward(const pcg::Node& n, std::int64_t t, std::vector<std::vector<Pieces>>& grads) {
+  const auto id = n.id.index();
+  const auto task = static_cast<std::size_t>(t);
+  std::vector<bool> wanted;
+  for (pcg::PortRef in : n.inputs) wanted.push_back(runs_[in.node.index()].differentiated);
+  for (std::size_t p = 0; p < n.output_shapes.size(); ++p) {
+    Value<T>& og = grads[id][p][task];
+    if (og.empty()) og = zeros_like(piece_dims(n.output_shapes[p]), &values_[id][p][task]);
+  }
+  const auto run = [&]<class Held>(const auto& backward) {
+    const OpCall<T, Held> call = call_for<Held>(n, t);
+    GradCall<T, Held> g{call, {}, {}, wanted};
+    for (std::size_t p = 0; p < n.output_shapes.size(); ++p) {
+      g.outputs.push_back(&as_held<Held>(values_[id][p][task]));
+      g.output_grads.push_back(&as_held<Held>(grads[id][p][task]));
+    }
+    std::vector<Value<T>> in_grads;
+    for (auto& made : backward(g)) in_grads.emplace_back(std::move(made));
+    return in_grads;
+  };
+  const Kernel<T>& kernel = runs_[id].kernel;
+  if (kernel.backward_values) return run.template operator()<Value<T>>(kernel.backward_values);
+  return run.template operator()<Tensor<T>>(kernel.backward);
+}
+
+template <class T>
+void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedValues<T>& input_grads,
                                            std::int64_t only_task) {
   const auto id = n.id.index();
   Step<T> step;
   for (std::int64_t t = 0; t < n.tasks(); ++t) {
     if (only_task >= 0 && t != only_task) continue;
-    std::vector<Tensor<T>> in_grads;
+    std::vector<Value<T>> in_grads;
     // A task's time covers its whole work on this process: the call, the kernel and adding up
     // the gradients it gives (as the simulator's compute task stands for all of it).
     const bool runs_here = local(n.id, t);
     const auto start = std::chrono::steady_clock::now();
     if (runs_here) {
-      const OpCall<T> call = call_for(n, t);
-      GradCall<T> g{call, {}, {}, {}};
-      for (std::size_t p = 0; p < n.output_shapes.size(); ++p) {
-        Tensor<T>& og = grads[id][p][static_cast<std::size_t>(t)];
-        if (og.data.empty()) og = Tensor<T>(piece_dims(n.output_shapes[p]), T(0));
-        g.outputs.push_back(&values_[id][p][static_cast<std::size_t>(t)]);
-        g.output_grads.push_back(&og);
-      }
-      for (pcg::PortRef in : n.inputs) g.wanted.push_back(runs_[in.node.index()].differentiated);
       try {
-        in_grads = runs_[id].kernel.backward(g);
+        in_grads = task_backward(n, t, grads);
       } catch (const LoomError& e) {
         throw LoomError(n.describe() + " (backward): " + e.what());
       }
@@ -517,24 +564,25 @@ void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::
       const pcg::Node& producer = graph_.node(in.node);
       const int here = rank_of(n.id, t);
       if (producer.is_graph_input()) {
-        if (here == transport_.rank() && !in_grads.at(i).data.empty()) add_into(input_grads[producer.name], std::move(in_grads[i]));
+        if (here == transport_.rank() && !in_grads.at(i).empty()) add_into(input_grads[producer.name], std::move(in_grads[i]));
         continue;
       }
       const int there = rank_of(in.node, t);
-      Tensor<T>& target = grads[in.node.index()][static_cast<std::size_t>(in.port)][static_cast<std::size_t>(t)];
+      Value<T>& target = grads[in.node.index()][static_cast<std::size_t>(in.port)][static_cast<std::size_t>(t)];
       if (here == transport_.rank() && there == transport_.rank()) {
-        if (!in_grads.at(i).data.empty()) add_into(target, std::move(in_grads[i]));
+        if (!in_grads.at(i).empty()) add_into(target, std::move(in_grads[i]));
       } else if (here == transport_.rank()) {
-        Tensor<T> g = std::move(in_grads.at(i));
-        if (g.data.empty()) g = Tensor<T>(piece_dims(graph_.shape_of(in)), T(0));
-        step.sends.push_back({there, std::move(g.data)});
+        Value<T>& g = in_grads.at(i);
+        std::vector<T> sent =
+            g.empty() ? std::vector<T>(Tensor<T>::element_count(piece_dims(graph_.shape_of(in))), T(0)) : std::move(g.host_mut().data);
+        step.sends.push_back({there, std::move(sent)});
       } else if (there == transport_.rank()) {
         const std::vector<std::int64_t> dims = piece_dims(graph_.shape_of(in));
         step.receive(here, Tensor<T>::element_count(dims), [&target, dims](std::vector<T>& data) {
           Tensor<T> g;
           g.dims = dims;
           g.data = std::move(data);
-          add_into(target, std::move(g));
+          add_into(target, Value<T>(std::move(g)));
         });
       }
     }
@@ -548,7 +596,7 @@ void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::
 
 template <class T>
 void ShardedExecutor<T>::region_backward(const std::vector<pcg::NodeId>& region, std::vector<std::vector<Pieces>>& grads,
-                                         NamedTensors<T>& input_grads) {
+                                         NamedValues<T>& input_grads) {
   // Every member has the same pieces on the same devices, and piece t of a member reads piece t of
   // the members it reads: the region's backward runs whole for one piece before the next.
   const std::int64_t tasks = graph_.node(region.front()).tasks();
@@ -563,9 +611,9 @@ void ShardedExecutor<T>::region_backward(const std::vector<pcg::NodeId>& region,
       if (runs_[it->index()].differentiated) operator_backward(m, grads, input_grads, t);
       for (pcg::NodeId read : reads_of(m)) recount(read);
       // Piece t of m's gradient is spent, and its dropped values are done with.
-      for (Pieces& port : grads[it->index()]) port[static_cast<std::size_t>(t)] = Tensor<T>{};
+      for (Pieces& port : grads[it->index()]) port[static_cast<std::size_t>(t)] = Value<T>{};
       if (dropped_[it->index()])
-        for (Pieces& port : values_[it->index()]) port[static_cast<std::size_t>(t)] = Tensor<T>{};
+        for (Pieces& port : values_[it->index()]) port[static_cast<std::size_t>(t)] = Value<T>{};
       recount(*it);
     }
   }
@@ -591,8 +639,8 @@ std::optional<pcg::NodeId> ShardedExecutor<T>::first_non_finite() {
   for (const pcg::Node& n : graph_.nodes()) {
     if (n.is_graph_input()) continue;
     for (const Pieces& port : values_[n.id.index()])
-      for (const Tensor<T>& piece : port)
-        if (!all_finite(piece)) bad[n.id.index()] = T(1);
+      for (const Value<T>& piece : port)
+        if (!piece.empty() && !all_finite(piece.host())) bad[n.id.index()] = T(1);
   }
   transport_.sum(bad);
   for (std::size_t id = 0; id < bad.size(); ++id)

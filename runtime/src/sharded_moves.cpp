@@ -31,8 +31,8 @@ void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
   if (const CollectiveGroups* c = runs_[id].collective.get()) {
     if (const CollectiveGroup* g = c->containing(transport_.rank())) {
       const std::size_t k = g->position(transport_.rank());
-      run_collective(transport_, c->kind, *g, k, held(in, g->from[k]), pcg::piece_region(from_shape, g->from[k]),
-                     out[static_cast<std::size_t>(g->to[k])], pcg::piece_region(to_shape, g->to[k]), piece_dims(to_shape));
+      run_collective(transport_, c->kind, *g, k, held(in, g->from[k]).host(), pcg::piece_region(from_shape, g->from[k]),
+                     out[static_cast<std::size_t>(g->to[k])].host_mut(), pcg::piece_region(to_shape, g->to[k]), piece_dims(to_shape));
     }
     return;
   }
@@ -42,13 +42,13 @@ void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
     const int dst = rank_of(n.id, m.to);
     const int src = from_input ? dst : rank_of(in.node, m.from);
     const pcg::Region src_region = pcg::piece_region(from_shape, m.from), dst_region = pcg::piece_region(to_shape, m.to);
-    const Tensor<T>& source = held(in, m.from);
+    const Tensor<T>& source = held(in, m.from).host();
     if (src == transport_.rank() && dst == transport_.rank()) {
-      place_box(out[static_cast<std::size_t>(m.to)], dims, dst_region, m.region, read_box(source, src_region, m.region));
+      place_box(out[static_cast<std::size_t>(m.to)].host_mut(), dims, dst_region, m.region, read_box(source, src_region, m.region));
     } else if (src == transport_.rank()) {
       step.sends.push_back({dst, read_box(source, src_region, m.region)});
     } else if (dst == transport_.rank()) {
-      Tensor<T>& into = out[static_cast<std::size_t>(m.to)];
+      Tensor<T>& into = out[static_cast<std::size_t>(m.to)].host_mut();
       step.receive(src, static_cast<std::size_t>(m.region.elements()), [&into, &dims, dst_region, box = m.region](std::vector<T>& data) {
         place_box(into, dims, dst_region, box, std::move(data));
       });
@@ -56,11 +56,11 @@ void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
   }
   step.run(transport_);
   for (std::int64_t t = 0; t < to_shape.tasks(); ++t)
-    if (local(n.id, t) && out[static_cast<std::size_t>(t)].data.empty()) out[static_cast<std::size_t>(t)] = Tensor<T>(dims, T(0));
+    if (local(n.id, t) && out[static_cast<std::size_t>(t)].empty()) out[static_cast<std::size_t>(t)] = Value<T>(Tensor<T>(dims, T(0)));
 }
 
 template <class T>
-void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads) {
+void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedValues<T>& input_grads) {
   const auto id = n.id.index();
   const pcg::PortRef in = runs_[id].source;
   const pcg::ParallelShape& from_shape = graph_.shape_of(in);
@@ -75,11 +75,11 @@ void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vect
     // all-to-all's blocks back the way they came).
     if (const CollectiveGroup* g = c->containing(transport_.rank())) {
       const std::size_t k = g->position(transport_.rank());
-      Tensor<T>& given = out[static_cast<std::size_t>(g->to[k])];
-      if (given.data.empty()) given = Tensor<T>(piece_dims(to_shape), T(0));
-      run_collective(transport_, pcg::transpose(c->kind), *g, k, given, pcg::piece_region(to_shape, g->to[k]),
-                     (*back)[static_cast<std::size_t>(g->from[k])], pcg::piece_region(from_shape, g->from[k]), piece_dims(from_shape),
-                     true);
+      Value<T>& given = out[static_cast<std::size_t>(g->to[k])];
+      if (given.empty()) given = Value<T>(Tensor<T>(piece_dims(to_shape), T(0)));
+      run_collective(transport_, pcg::transpose(c->kind), *g, k, given.host(), pcg::piece_region(to_shape, g->to[k]),
+                     (*back)[static_cast<std::size_t>(g->from[k])].host_mut(), pcg::piece_region(from_shape, g->from[k]),
+                     piece_dims(from_shape), true);
     }
     return;
   }
@@ -91,16 +91,17 @@ void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vect
     const pcg::Region dst_region = pcg::piece_region(to_shape, m.to);
     auto add_back = [&, m](std::vector<T>& data) {
       if (!back) {
-        if (differentiable_.count(producer.name)) place_box(input_grads[producer.name], from_shape.dims, all, m.region, std::move(data));
+        if (differentiable_.count(producer.name))
+          place_box(input_grads[producer.name].host_mut(), from_shape.dims, all, m.region, std::move(data));
         return;
       }
-      place_box((*back)[static_cast<std::size_t>(m.from)], piece_dims(from_shape), pcg::piece_region(from_shape, m.from), m.region,
-                std::move(data));
+      place_box((*back)[static_cast<std::size_t>(m.from)].host_mut(), piece_dims(from_shape), pcg::piece_region(from_shape, m.from),
+                m.region, std::move(data));
     };
     if (holder == transport_.rank()) {
-      Tensor<T>& g = out[static_cast<std::size_t>(m.to)];
-      if (g.data.empty()) g = Tensor<T>(piece_dims(to_shape), T(0));
-      std::vector<T> box = read_box(g, dst_region, m.region);
+      Value<T>& g = out[static_cast<std::size_t>(m.to)];
+      if (g.empty()) g = Value<T>(Tensor<T>(piece_dims(to_shape), T(0)));
+      std::vector<T> box = read_box(g.host(), dst_region, m.region);
       if (target == transport_.rank())
         add_back(box);
       else
@@ -115,12 +116,12 @@ void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vect
 template std::shared_ptr<const CollectiveGroups> ShardedExecutor<float>::collective_groups_of(const pcg::Node&, pcg::PortRef,
                                                                                               const std::vector<pcg::PieceMove>&) const;
 template void ShardedExecutor<float>::move_pieces(const pcg::Node&);
-template void ShardedExecutor<float>::move_backward(const pcg::Node&, std::vector<std::vector<std::vector<Tensor<float>>>>&,
-                                                    NamedTensors<float>&);
+template void ShardedExecutor<float>::move_backward(const pcg::Node&, std::vector<std::vector<std::vector<Value<float>>>>&,
+                                                    NamedValues<float>&);
 template std::shared_ptr<const CollectiveGroups> ShardedExecutor<double>::collective_groups_of(const pcg::Node&, pcg::PortRef,
                                                                                                const std::vector<pcg::PieceMove>&) const;
 template void ShardedExecutor<double>::move_pieces(const pcg::Node&);
-template void ShardedExecutor<double>::move_backward(const pcg::Node&, std::vector<std::vector<std::vector<Tensor<double>>>>&,
-                                                     NamedTensors<double>&);
+template void ShardedExecutor<double>::move_backward(const pcg::Node&, std::vector<std::vector<std::vector<Value<double>>>>&,
+                                                     NamedValues<double>&);
 
 }  // namespace loom::runtime

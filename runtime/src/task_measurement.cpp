@@ -58,10 +58,11 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::Pro
     LocalTransport transport;
     ShardedExecutor<float> executor(library_, graph, builtin_kernels(), transport, differentiable, 1, Backend::Cpu,
                                     settings_.compile_from_specs);
-    const NamedTensors<float> feeds = convert<float>(synthetic_data(library_, graph, LossKind::MeanSquaredError, 1, 1)->batch(0).inputs);
+    const NamedValues<float> feeds =
+        to_values(convert<float>(synthetic_data(library_, graph, LossKind::MeanSquaredError, 1, 1)->batch(0).inputs));
     const auto run = [&] {
       executor.forward(feeds);
-      if (!differentiable.empty()) executor.backward(output_grads);
+      if (!differentiable.empty()) executor.backward_values(output_grads);
     };
     run();
     std::vector<double> forward, backward;
@@ -92,7 +93,7 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure_update(const std:
   ElementRanges only;
   std::vector<ElementRange>& runs = only["w"];
   for_each_run_in_box(all, region, [&](std::size_t at, std::size_t, std::size_t n) { runs.push_back({at, at + n}); });
-  NamedTensors<float> params, grads;
+  NamedValues<float> params, grads;
   params.emplace("w", Tensor<float>(whole));
   Tensor<float> gradient(whole);
   for (float& g : gradient.data) g = 1e-3f;

@@ -62,7 +62,7 @@ void scale(Tensor<T>& t, double weight) {
 }
 
 template <class T>
-void add_gradients(NamedTensors<T>& sum, NamedTensors<T>&& more) {
+void add_gradients(NamedValues<T>& sum, NamedValues<T>&& more) {
   for (auto& [name, value] : more) add_into(sum[name], std::move(value));
 }
 
@@ -138,22 +138,23 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   report.compiled_ops = executor.operators_running(KernelRoute::Compiled);
   report.interpreted_ops = executor.operators_running(KernelRoute::Interpreted);
 
-  NamedTensors<T> feeds = std::move(state.weights);
-  for (auto& [name, value] : fixed_inputs) feeds.insert_or_assign(name, std::move(value));
+  // Weights, fixed inputs and the batch's inputs, where the backend keeps them between steps.
+  NamedValues<T> feeds = to_values(std::move(state.weights));
+  for (auto& [name, value] : fixed_inputs) feeds.insert_or_assign(name, Value<T>(std::move(value)));
   double total_seconds = 0;
   std::map<std::string, OperatorTime> update_times;  // by weight, over the timed steps
   // Each process updates the weights exactly only where it reads them: a checkpoint and the report
   // take each box from a process that reads it.
-  const auto whole_state = [&] {
-    OptimizerState<T> state = optimizer.state();
-    executor.assemble(state.first_moment);
-    executor.assemble(state.second_moment);
-    return state;
+  const auto whole = [&](NamedTensors<T> values) {
+    NamedValues<T> held = to_values(std::move(values));
+    executor.assemble(held);
+    return to_host(held);
   };
   const auto save = [&](std::int64_t done) {
-    NamedTensors<T> weights = feeds;
-    executor.assemble(weights);
-    const OptimizerState<T> state = whole_state();
+    const NamedTensors<T> weights = whole(to_host(feeds));
+    OptimizerState<T> state = optimizer.state();
+    state.first_moment = whole(std::move(state.first_moment));
+    state.second_moment = whole(std::move(state.second_moment));
     if (comm.rank() == 0) save_checkpoint<T>(s.checkpoint, {describe_run(s), done, report.losses, weights, state});
   };
   // The loss of the pass `ex` has just run forward, its target `target`, weighted by `weight`.
@@ -162,13 +163,13 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     taken.piece_grads.resize(graph.outputs().size());
     if (loss_where_output_lies) {
       for (const auto& piece : ex.output_pieces(0)) {
-        LossValue<T> share = compute_loss<T>(s.loss, *piece.value, piece.box, out_dims, target, probabilities);
+        LossValue<T> share = compute_loss<T>(s.loss, piece.value->host(), piece.box, out_dims, target, probabilities);
         taken.loss += share.loss * weight;
         scale(share.grad, weight);
         taken.piece_grads[0].push_back(std::move(share.grad));
       }
       for (std::size_t i = 1; i < graph.outputs().size(); ++i)
-        for (const auto& piece : ex.output_pieces(i)) taken.piece_grads[i].emplace_back(piece.value->dims, T(0));
+        for (const auto& piece : ex.output_pieces(i)) taken.piece_grads[i].emplace_back(piece.value->dims(), T(0));
     } else {
       LossValue<T> whole = compute_loss<T>(s.loss, ex.output(0), target, probabilities);
       taken.loss = whole.loss * weight;
@@ -180,7 +181,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     return taken;
   };
   const auto backward = [&](ShardedExecutor<T>& ex, LossTaken<T>&& taken) {
-    return loss_where_output_lies ? ex.backward_from_pieces(std::move(taken.piece_grads)) : ex.backward(taken.whole_grads);
+    return loss_where_output_lies ? ex.backward_from_pieces(std::move(taken.piece_grads)) : ex.backward_values(taken.whole_grads);
   };
   // The whole loss from this process's share.
   const auto whole_loss = [&](double mine) {
@@ -194,7 +195,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   };
   // A pipelined step's micro-batches: their rows of the inputs the micro-batch graph cuts, which
   // their executors read (the weights from `feeds`) until their backward.
-  std::vector<NamedTensors<T>> micro_feeds(static_cast<std::size_t>(microbatches));
+  std::vector<NamedValues<T>> micro_feeds(static_cast<std::size_t>(microbatches));
   std::vector<LossTaken<T>> micro_losses(static_cast<std::size_t>(microbatches));
   std::set<std::string> cut_inputs;
   if (pipelined)
@@ -210,9 +211,9 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     const auto start = std::chrono::steady_clock::now();
     Batch batch = data->batch(step);
     for (auto& [name, value] : batch.inputs)
-      if (!fixed_inputs.count(name)) feeds.insert_or_assign(name, convert<T>(value));
+      if (!fixed_inputs.count(name)) feeds.insert_or_assign(name, Value<T>(convert<T>(value)));
     double loss = 0;
-    NamedTensors<T> grads;
+    NamedValues<T> grads;
     if (!pipelined) {
       executor.forward(feeds);
       LossTaken<T> taken = take_loss(executor, batch.target, 1.0);
@@ -236,7 +237,8 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
         }
         micro_feeds[i].clear();
         for (const std::string& name : cut_inputs)
-          if (auto fed = feeds.find(name); fed != feeds.end()) micro_feeds[i].emplace(name, batch_rows(fed->second, m, microbatches));
+          if (auto fed = feeds.find(name); fed != feeds.end())
+            micro_feeds[i].emplace(name, Value<T>(batch_rows(fed->second.host(), m, microbatches)));
         executors[i]->forward(feeds, &micro_feeds[i]);
         micro_losses[i] = take_loss(*executors[i], batch_rows(batch.target, m, microbatches), weight);
         mine += micro_losses[i].loss;
@@ -251,11 +253,13 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
                           "to find the first operator whose output went non-finite");
     }
     std::map<std::string, double> update_seconds;
-    optimizer.step(feeds, std::move(grads), executor.exact_elements(), &update_seconds);
+    optimizer.step(feeds, grads, executor.exact_elements(), &update_seconds);
     for (const auto& [name, seconds] : update_seconds) {
       update_times[name].update_seconds += seconds;
       ++update_times[name].updates;
     }
+    // A step's time includes the device work it queued.
+    finish_devices(feeds);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (step >= timed_from) total_seconds += seconds;
     report.losses.push_back(loss);
@@ -283,7 +287,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   report.timed_steps = std::max<std::int64_t>(0, s.steps - timed_from);
   report.seconds_per_step = report.timed_steps > 0 ? total_seconds / static_cast<double>(report.timed_steps) : 0;
   for (const pcg::Node& n : graph.nodes())
-    if (n.op == pcg::kWeightOp) report.weights.emplace(n.name, convert<double>(feeds.at(n.name)));
+    if (n.op == pcg::kWeightOp) report.weights.emplace(n.name, convert<double>(feeds.at(n.name).host()));
   return report;
 }
 

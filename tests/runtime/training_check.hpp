@@ -144,22 +144,9 @@ inline void expect_relatively_near(double got, double want, double tolerance, co
   EXPECT_LE(std::abs(got - want), tolerance * std::max(1.0, std::abs(want))) << what << ": got " << got << ", want " << want;
 }
 
-// Trains `model` whole in one process on the CPU and `plan` over `transport` with the kernels of
-// `backend` for `steps` steps from the same seed; the losses and final weights agree to
-// `tolerance` (relative).
-template <class T>
-void expect_training_matches(const SuiteModel& model, const pcg::Graph& plan, int devices, Transport& transport, double tolerance,
-                             std::int64_t steps = 20, Backend backend = Backend::Cpu, const KernelRegistry* kernels = nullptr,
-                             const search::Pipeline& pipeline = {}) {
-  TrainSettings s;
-  s.steps = steps;
-  s.loss = model.loss;
-  s.run_name = model.name;
-  const TrainReport whole = train<T>(library(), model.graph, s);
-  s.plan_devices = devices;
-  s.backend = backend;
-  s.pipeline = pipeline;
-  const TrainReport planned = train<T>(library(), plan, s, {}, &transport, kernels);
+// The losses and final weights of `planned` agree with those of `whole` to `tolerance` (relative),
+// and the run trained.
+inline void expect_same_run(const TrainReport& planned, const TrainReport& whole, double tolerance) {
   ASSERT_EQ(planned.losses.size(), whole.losses.size());
   for (std::size_t i = 0; i < whole.losses.size(); ++i)
     expect_relatively_near(planned.losses[i], whole.losses[i], tolerance, "loss of step " + std::to_string(i + 1));
@@ -177,6 +164,36 @@ void expect_training_matches(const SuiteModel& model, const pcg::Graph& plan, in
     EXPECT_LE(worst, tolerance) << "weight " << name << "[" << at << "]";
   }
   EXPECT_NE(whole.losses.front(), whole.losses.back()) << "the model did not train";
+}
+
+// Trains `model` whole in one process on the CPU and `plan` over `transport` with the kernels of
+// `backend` for `steps` steps from the same seed; the losses and final weights agree to
+// `tolerance` (relative).
+template <class T>
+void expect_training_matches(const SuiteModel& model, const pcg::Graph& plan, int devices, Transport& transport, double tolerance,
+                             std::int64_t steps = 20, Backend backend = Backend::Cpu, const KernelRegistry* kernels = nullptr,
+                             const search::Pipeline& pipeline = {}) {
+  TrainSettings s;
+  s.steps = steps;
+  s.loss = model.loss;
+  s.run_name = model.name;
+  const TrainReport whole = train<T>(library(), model.graph, s);
+  s.plan_devices = devices;
+  s.backend = backend;
+  s.pipeline = pipeline;
+  expect_same_run(train<T>(library(), plan, s, {}, &transport, kernels), whole, tolerance);
+}
+
+// Trains `model` whole with `settings` on the CPU and again with the kernels of `backend`: the
+// same losses and final weights to `tolerance`.
+template <class T>
+void expect_backend_matches_cpu(const SuiteModel& model, TrainSettings settings, Backend backend, const KernelRegistry& kernels,
+                                double tolerance) {
+  settings.loss = model.loss;
+  settings.run_name = model.name;
+  const TrainReport cpu = train<T>(library(), model.graph, settings);
+  settings.backend = backend;
+  expect_same_run(train<T>(library(), model.graph, settings, {}, nullptr, &kernels), cpu, tolerance);
 }
 
 }  // namespace loom::runtime::sharded_test

@@ -162,7 +162,7 @@ class RecordingTransport final : public PassingTransport {
 // every weight is summed once, whole.
 // The gradients of the data-parallel plan of `model`, run forward and backward (output gradients
 // of ones) through `recording`, which keeps what the backward pass called alone.
-NamedTensors<double> data_parallel_backward(const pcg::Graph& model, RecordingTransport& recording) {
+NamedValues<double> data_parallel_backward(const pcg::Graph& model, RecordingTransport& recording) {
   const search::Machine m = search::load_machine("summit").with_devices_per_node(world().size());
   const pcg::Graph plan = search::materialize(model, search::data_parallel(library(), model, m), library());
   ShardedExecutor<double> e(library(), plan, builtin_kernels(), recording, weights_of(model), world().size());
@@ -173,7 +173,7 @@ NamedTensors<double> data_parallel_backward(const pcg::Graph& model, RecordingTr
   recording.calls.clear();
   recording.started_sizes.clear();
   recording.started_data.clear();
-  return e.backward(output_grads);
+  return e.backward_values(output_grads);
 }
 
 TEST(MpiExecution, GradientSumsStartDuringTheBackwardPass) {
@@ -217,12 +217,12 @@ TEST(MpiExecution, LargeGradientsAreSummedWhereTheyLieAndSmallOnesPacked) {
   expect_same_as_logical(g, search::data_parallel(library(), g, m), world().size(), world());
 
   RecordingTransport recording(world());
-  const NamedTensors<double> grads = data_parallel_backward(g, recording);
+  const NamedValues<double> grads = data_parallel_backward(g, recording);
   ASSERT_GE(pcg::kGradientSumInPlaceElements, 64);
   ASSERT_LE(pcg::kGradientSumInPlaceElements, 128 * 64);
   ASSERT_EQ(recording.started_sizes, (std::vector<std::size_t>{64, 128 * 64}));
-  EXPECT_EQ(recording.started_data[1], grads.at("w").data.data());
-  EXPECT_NE(recording.started_data[0], grads.at("b").data.data());
+  EXPECT_EQ(recording.started_data[1], grads.at("w").host().data.data());
+  EXPECT_NE(recording.started_data[0], grads.at("b").host().data.data());
 }
 
 // Data parallelism's forward pass moves nothing: each process reads its rows of the batch and its

@@ -4,6 +4,7 @@
 #include <functional>
 #include <set>
 
+#include "../runtime/host_device.hpp"
 #include "../runtime/training_check.hpp"
 #include "loom/runtime/initializer.hpp"
 #include "loom/runtime/operator_profile.hpp"
@@ -71,6 +72,21 @@ TEST(MpiTraining, FloatFollowsTheSingleProcessRun) {
     SCOPED_TRACE(model.name);
     expect_training_matches<float>(model, plan_graph(PlanKind::DataParallel, model.graph, world().size()), world().size(), world(), 1e-4);
   }
+}
+
+// Values a backend keeps in device memory are staged through the host for the messages and
+// collectives between processes: each process's device runs its tasks, and the run follows the
+// single-process run on the CPU.
+TEST(MpiTraining, ValuesOnADeviceFollowTheSingleProcessRun) {
+  testing::HostDevice<double> device;
+  const KernelRegistry kernels = testing::host_device_registry(device);
+  for (const SuiteModel& model : suite_models())
+    for (PlanKind kind : {PlanKind::DataParallel, PlanKind::Megatron}) {
+      SCOPED_TRACE(model.name + ", " + plan_name(kind));
+      expect_training_matches<double>(model, plan_graph(kind, model.graph, world().size()), world().size(), world(), 1e-9, 10,
+                                      Backend::Cuda, &kernels);
+    }
+  EXPECT_GT(device.copies_to_host, 0u);
 }
 
 // Adam keeps moments per element; each process updates only the weight elements it reads, so a

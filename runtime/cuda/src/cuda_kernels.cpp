@@ -30,40 +30,40 @@ namespace {
 template <class T>
 Kernel<T> dense_kernel(bool has_bias, bool relu) {
   Kernel<T> k;
-  k.forward = [=](const OpCall<T>& c) {
-    const Tensor<T>& x = c.input(0);
-    const Tensor<T>& w = c.input(1);
-    const std::int64_t inner = w.dims.at(0), n = w.dims.at(1), rows = count(x) / inner;
-    auto X = upload(x), W = upload(w);
+  k.forward_values = [=](const ValueCall<T>& c) {
+    const Value<T>& x = c.input(0);
+    const Value<T>& w = c.input(1);
+    const std::int64_t inner = w.dims().at(0), n = w.dims().at(1), rows = count(x) / inner;
+    const auto &X = device_buffer(x), &W = device_buffer(w);
     auto Y = scratch<T>(static_cast<std::size_t>(rows * n));
     cuda::gemm<T>(context(), false, false, rows, n, inner, X.data(), W.data(), Y.data());
-    if (has_bias) cuda::bias_add_forward<T>(context(), rows, n, Y.data(), upload(c.input(2)).data(), Y.data());
+    if (has_bias) cuda::bias_add_forward<T>(context(), rows, n, Y.data(), in(c.input(2)), Y.data());
     if (relu) cuda::activation_forward<T>(context(), cuda::Activation::Relu, rows * n, Y.data());
-    std::vector<std::int64_t> dims = x.dims;
+    std::vector<std::int64_t> dims = x.dims();
     dims.back() = n;
-    return Tensors<T>{download(Y, dims)};
+    return Values<T>{hold(std::move(Y), dims)};
   };
-  k.backward = [=](const GradCall<T>& g) {
-    const Tensor<T>& x = g.input(0);
-    const Tensor<T>& w = g.input(1);
-    const std::int64_t inner = w.dims.at(0), n = w.dims.at(1), rows = count(x) / inner;
-    auto dZ = upload(g.grad(0));
-    if (relu) cuda::activation_backward<T>(context(), cuda::Activation::Relu, rows * n, upload(g.output(0)).data(), dZ.data(), dZ.data());
-    Tensors<T> grads(has_bias ? 3 : 2);
+  k.backward_values = [=](const ValueGradCall<T>& g) {
+    const Value<T>& x = g.input(0);
+    const Value<T>& w = g.input(1);
+    const std::int64_t inner = w.dims().at(0), n = w.dims().at(1), rows = count(x) / inner;
+    auto dZ = device_copy(g.grad(0));
+    if (relu) cuda::activation_backward<T>(context(), cuda::Activation::Relu, rows * n, in(g.output(0)), dZ.data(), dZ.data());
+    Values<T> grads(has_bias ? 3 : 2);
     if (g.wants(0)) {
       auto dX = scratch<T>(x.size());
-      cuda::gemm<T>(context(), false, true, rows, inner, n, dZ.data(), upload(w).data(), dX.data());
-      grads[0] = download(dX, x.dims);
+      cuda::gemm<T>(context(), false, true, rows, inner, n, dZ.data(), in(w), dX.data());
+      grads[0] = hold(std::move(dX), x.dims());
     }
     if (g.wants(1)) {
       auto dW = scratch<T>(w.size());
-      cuda::gemm<T>(context(), true, false, inner, n, rows, upload(x).data(), dZ.data(), dW.data());
-      grads[1] = download(dW, w.dims);
+      cuda::gemm<T>(context(), true, false, inner, n, rows, in(x), dZ.data(), dW.data());
+      grads[1] = hold(std::move(dW), w.dims());
     }
     if (has_bias && g.wants(2)) {
       auto dB = scratch<T>(static_cast<std::size_t>(n));
       cuda::column_sums<T>(context(), rows, n, dZ.data(), nullptr, dB.data());
-      grads[2] = download(dB, g.input(2).dims);
+      grads[2] = hold(std::move(dB), g.input(2).dims());
     }
     return grads;
   };
@@ -76,36 +76,35 @@ Kernel<T> batch_matmul_kernel() {
   struct Shape {
     std::int64_t m, inner, n, batches;
   };
-  auto shape_of = [](const Tensor<T>& x, const Tensor<T>& y) {
+  auto shape_of = [](const Value<T>& x, const Value<T>& y) {
     const std::size_t r = x.rank();
     if (r < 2 || y.rank() != r) throw LoomError("batch_matmul: the CUDA kernel needs two inputs of the same rank, at least 2");
-    Shape s{x.dims[r - 2], x.dims[r - 1], y.dims[r - 1], 1};
-    for (std::size_t i = 0; i + 2 < r; ++i) s.batches *= x.dims[i];
+    Shape s{x.dims()[r - 2], x.dims()[r - 1], y.dims()[r - 1], 1};
+    for (std::size_t i = 0; i + 2 < r; ++i) s.batches *= x.dims()[i];
     return s;
   };
   Kernel<T> k;
-  k.forward = [shape_of](const OpCall<T>& c) {
+  k.forward_values = [shape_of](const ValueCall<T>& c) {
     const Shape s = shape_of(c.input(0), c.input(1));
     auto out = scratch<T>(static_cast<std::size_t>(s.batches * s.m * s.n));
-    cuda::gemm_batched<T>(context(), false, false, s.m, s.n, s.inner, s.batches, upload(c.input(0)).data(), upload(c.input(1)).data(),
-                          out.data());
-    std::vector<std::int64_t> dims = c.input(0).dims;
+    cuda::gemm_batched<T>(context(), false, false, s.m, s.n, s.inner, s.batches, in(c.input(0)), in(c.input(1)), out.data());
+    std::vector<std::int64_t> dims = c.input(0).dims();
     dims.back() = s.n;
-    return Tensors<T>{download(out, dims)};
+    return Values<T>{hold(std::move(out), dims)};
   };
-  k.backward = [shape_of](const GradCall<T>& g) {
+  k.backward_values = [shape_of](const ValueGradCall<T>& g) {
     const Shape s = shape_of(g.input(0), g.input(1));
-    auto dO = upload(g.grad(0));
-    Tensors<T> grads(2);
+    const auto& dO = device_buffer(g.grad(0));
+    Values<T> grads(2);
     if (g.wants(0)) {
       auto dX = scratch<T>(g.input(0).size());
-      cuda::gemm_batched<T>(context(), false, true, s.m, s.inner, s.n, s.batches, dO.data(), upload(g.input(1)).data(), dX.data());
-      grads[0] = download(dX, g.input(0).dims);
+      cuda::gemm_batched<T>(context(), false, true, s.m, s.inner, s.n, s.batches, dO.data(), in(g.input(1)), dX.data());
+      grads[0] = hold(std::move(dX), g.input(0).dims());
     }
     if (g.wants(1)) {
       auto dY = scratch<T>(g.input(1).size());
-      cuda::gemm_batched<T>(context(), true, false, s.inner, s.n, s.m, s.batches, upload(g.input(0)).data(), dO.data(), dY.data());
-      grads[1] = download(dY, g.input(1).dims);
+      cuda::gemm_batched<T>(context(), true, false, s.inner, s.n, s.m, s.batches, in(g.input(0)), dO.data(), dY.data());
+      grads[1] = hold(std::move(dY), g.input(1).dims());
     }
     return grads;
   };
@@ -115,17 +114,17 @@ Kernel<T> batch_matmul_kernel() {
 template <class T>
 Kernel<T> bias_add_kernel() {
   Kernel<T> k;
-  k.forward = [](const OpCall<T>& c) {
-    const Tensor<T>& x = c.input(0);
-    auto Y = upload(x);
-    cuda::bias_add_forward<T>(context(), leading_rows(x.dims), last_dim(x.dims), Y.data(), upload(c.input(1)).data(), Y.data());
-    return Tensors<T>{download(Y, x.dims)};
+  k.forward_values = [](const ValueCall<T>& c) {
+    const Value<T>& x = c.input(0);
+    auto Y = device_copy(x);
+    cuda::bias_add_forward<T>(context(), leading_rows(x.dims()), last_dim(x.dims()), Y.data(), in(c.input(1)), Y.data());
+    return Values<T>{hold(std::move(Y), x.dims())};
   };
-  k.backward = [](const GradCall<T>& g) {
-    const Tensor<T>& dy = g.grad(0);
+  k.backward_values = [](const ValueGradCall<T>& g) {
+    const Value<T>& dy = g.grad(0);
     auto dB = scratch<T>(g.input(1).size());
-    cuda::column_sums<T>(context(), leading_rows(dy.dims), last_dim(dy.dims), upload(dy).data(), nullptr, dB.data());
-    return Tensors<T>{dy, download(dB, g.input(1).dims)};
+    cuda::column_sums<T>(context(), leading_rows(dy.dims()), last_dim(dy.dims()), in(dy), nullptr, dB.data());
+    return Values<T>{dy, hold(std::move(dB), g.input(1).dims())};
   };
   return k;
 }
@@ -135,30 +134,30 @@ Kernel<T> bias_add_kernel() {
 // need nothing of their logical position.
 template <class T>
 Kernel<T> bias_add_axis_kernel() {
-  auto shape_of = [](const OpCall<T>& c) {
+  auto shape_of = [](const ValueCall<T>& c) {
     const std::size_t axis = axis_of(c);
-    const std::vector<std::int64_t>& x = c.input(0).dims;
+    const std::vector<std::int64_t>& x = c.input(0).dims();
     require_rank(c, 1, 1);
-    if (c.input(1).dims[0] != x[axis])
-      throw LoomError(c.op + ": the bias has " + std::to_string(c.input(1).dims[0]) + " entries, axis " + std::to_string(axis) +
+    if (c.input(1).dims()[0] != x[axis])
+      throw LoomError(c.op + ": the bias has " + std::to_string(c.input(1).dims()[0]) + " entries, axis " + std::to_string(axis) +
                       " of the input " + std::to_string(x[axis]));
     return cuda::AxisShape{product(x, 0, axis), x[axis], product(x, axis + 1, x.size())};
   };
   Kernel<T> k;
-  k.forward = [shape_of](const OpCall<T>& c) {
+  k.forward_values = [shape_of](const ValueCall<T>& c) {
     const cuda::AxisShape s = shape_of(c);
-    auto Y = upload(c.input(0));
-    cuda::axis_bias_forward<T>(context(), s, Y.data(), upload(c.input(1)).data(), Y.data());
-    return Tensors<T>{download(Y, c.input(0).dims)};
+    auto Y = device_copy(c.input(0));
+    cuda::axis_bias_forward<T>(context(), s, Y.data(), in(c.input(1)), Y.data());
+    return Values<T>{hold(std::move(Y), c.input(0).dims())};
   };
-  k.backward = [shape_of](const GradCall<T>& g) {
+  k.backward_values = [shape_of](const ValueGradCall<T>& g) {
     const cuda::AxisShape s = shape_of(g.call);
-    Tensors<T> grads(2);
+    Values<T> grads(2);
     if (g.wants(0)) grads[0] = g.grad(0);
     if (g.wants(1)) {
       auto dB = scratch<T>(g.input(1).size());
-      cuda::axis_sums<T>(context(), s, upload(g.grad(0)).data(), dB.data());
-      grads[1] = download(dB, g.input(1).dims);
+      cuda::axis_sums<T>(context(), s, in(g.grad(0)), dB.data());
+      grads[1] = hold(std::move(dB), g.input(1).dims());
     }
     return grads;
   };
@@ -168,17 +167,17 @@ Kernel<T> bias_add_axis_kernel() {
 template <class T>
 Kernel<T> unary_kernel(cuda::Unary f) {
   Kernel<T> k;
-  k.forward = [f](const OpCall<T>& c) {
-    const Tensor<T>& x = c.input(0);
+  k.forward_values = [f](const ValueCall<T>& c) {
+    const Value<T>& x = c.input(0);
     auto Y = scratch<T>(x.size());
-    cuda::unary_forward<T>(context(), f, count(x), upload(x).data(), Y.data());
-    return Tensors<T>{download(Y, x.dims)};
+    cuda::unary_forward<T>(context(), f, count(x), in(x), Y.data());
+    return Values<T>{hold(std::move(Y), x.dims())};
   };
-  k.backward = [f](const GradCall<T>& g) {
-    const Tensor<T>& x = g.input(0);
+  k.backward_values = [f](const ValueGradCall<T>& g) {
+    const Value<T>& x = g.input(0);
     auto dX = scratch<T>(x.size());
-    cuda::unary_backward<T>(context(), f, count(x), upload(x).data(), upload(g.output(0)).data(), upload(g.grad(0)).data(), dX.data());
-    return Tensors<T>{download(dX, x.dims)};
+    cuda::unary_backward<T>(context(), f, count(x), in(x), in(g.output(0)), in(g.grad(0)), dX.data());
+    return Values<T>{hold(std::move(dX), x.dims())};
   };
   return k;
 }
@@ -186,20 +185,19 @@ Kernel<T> unary_kernel(cuda::Unary f) {
 template <class T>
 Kernel<T> binary_kernel(cuda::Arith op) {
   Kernel<T> k;
-  k.forward = [op](const OpCall<T>& c) {
-    const Tensor<T>& a = c.input(0);
-    if (c.input(1).dims != a.dims) throw LoomError(c.op + ": the CUDA kernel needs both inputs of the same shape");
+  k.forward_values = [op](const ValueCall<T>& c) {
+    const Value<T>& a = c.input(0);
+    if (c.input(1).dims() != a.dims()) throw LoomError(c.op + ": the CUDA kernel needs both inputs of the same shape");
     auto Y = scratch<T>(a.size());
-    cuda::binary_forward<T>(context(), op, count(a), upload(a).data(), upload(c.input(1)).data(), Y.data());
-    return Tensors<T>{download(Y, a.dims)};
+    cuda::binary_forward<T>(context(), op, count(a), in(a), in(c.input(1)), Y.data());
+    return Values<T>{hold(std::move(Y), a.dims())};
   };
-  k.backward = [op](const GradCall<T>& g) {
-    const Tensor<T>& a = g.input(0);
+  k.backward_values = [op](const ValueGradCall<T>& g) {
+    const Value<T>& a = g.input(0);
     auto dA = scratch<T>(a.size());
     auto dB = scratch<T>(a.size());
-    cuda::binary_backward<T>(context(), op, count(a), upload(a).data(), upload(g.input(1)).data(), upload(g.grad(0)).data(), dA.data(),
-                             dB.data());
-    return Tensors<T>{download(dA, a.dims), download(dB, g.input(1).dims)};
+    cuda::binary_backward<T>(context(), op, count(a), in(a), in(g.input(1)), in(g.grad(0)), dA.data(), dB.data());
+    return Values<T>{hold(std::move(dA), a.dims()), hold(std::move(dB), g.input(1).dims())};
   };
   return k;
 }
@@ -208,21 +206,21 @@ Kernel<T> binary_kernel(cuda::Arith op) {
 template <class T>
 Kernel<T> scalar_kernel(cuda::Arith op) {
   Kernel<T> k;
-  k.forward = [op](const OpCall<T>& c) {
-    const Tensor<T>& x = c.input(0);
+  k.forward_values = [op](const ValueCall<T>& c) {
+    const Value<T>& x = c.input(0);
     if (c.input(1).size() != 1) throw LoomError(c.op + ": the scalar input must hold one value");
     auto Y = scratch<T>(x.size());
-    cuda::scalar_forward<T>(context(), op, count(x), upload(x).data(), upload(c.input(1)).data(), Y.data());
-    return Tensors<T>{download(Y, x.dims)};
+    cuda::scalar_forward<T>(context(), op, count(x), in(x), in(c.input(1)), Y.data());
+    return Values<T>{hold(std::move(Y), x.dims())};
   };
-  k.backward = [op](const GradCall<T>& g) {
-    const Tensor<T>& x = g.input(0);
-    auto dY = upload(g.grad(0)), X = upload(x);
+  k.backward_values = [op](const ValueGradCall<T>& g) {
+    const Value<T>& x = g.input(0);
+    const auto &dY = device_buffer(g.grad(0)), &X = device_buffer(x);
     auto dX = scratch<T>(x.size());
     auto dS = scratch<T>(1);
-    cuda::scalar_backward<T>(context(), op, count(x), upload(g.input(1)).data(), dY.data(), dX.data());
+    cuda::scalar_backward<T>(context(), op, count(x), in(g.input(1)), dY.data(), dX.data());
     cuda::sum_all<T>(context(), count(x), dY.data(), op == cuda::Arith::Mul ? X.data() : nullptr, dS.data());
-    return Tensors<T>{download(dX, x.dims), download(dS, g.input(1).dims)};
+    return Values<T>{hold(std::move(dX), x.dims()), hold(std::move(dS), g.input(1).dims())};
   };
   return k;
 }
@@ -230,17 +228,17 @@ Kernel<T> scalar_kernel(cuda::Arith op) {
 template <class T>
 Kernel<T> softmax_kernel() {
   Kernel<T> k;
-  k.forward = [](const OpCall<T>& c) {
-    const Tensor<T>& x = c.input(0);
+  k.forward_values = [](const ValueCall<T>& c) {
+    const Value<T>& x = c.input(0);
     auto Y = scratch<T>(x.size());
-    cuda::softmax_forward<T>(context(), leading_rows(x.dims), last_dim(x.dims), upload(x).data(), Y.data());
-    return Tensors<T>{download(Y, x.dims)};
+    cuda::softmax_forward<T>(context(), leading_rows(x.dims()), last_dim(x.dims()), in(x), Y.data());
+    return Values<T>{hold(std::move(Y), x.dims())};
   };
-  k.backward = [](const GradCall<T>& g) {
-    const Tensor<T>& y = g.output(0);
+  k.backward_values = [](const ValueGradCall<T>& g) {
+    const Value<T>& y = g.output(0);
     auto dX = scratch<T>(y.size());
-    cuda::softmax_backward<T>(context(), leading_rows(y.dims), last_dim(y.dims), upload(y).data(), upload(g.grad(0)).data(), dX.data());
-    return Tensors<T>{download(dX, y.dims)};
+    cuda::softmax_backward<T>(context(), leading_rows(y.dims()), last_dim(y.dims()), in(y), in(g.grad(0)), dX.data());
+    return Values<T>{hold(std::move(dX), y.dims())};
   };
   return k;
 }
@@ -248,22 +246,21 @@ Kernel<T> softmax_kernel() {
 template <class T>
 Kernel<T> layer_norm_kernel() {
   Kernel<T> k;
-  k.forward = [](const OpCall<T>& c) {
-    const Tensor<T>& x = c.input(0);
+  k.forward_values = [](const ValueCall<T>& c) {
+    const Value<T>& x = c.input(0);
     auto Y = scratch<T>(x.size());
-    cuda::layer_norm_forward<T>(context(), leading_rows(x.dims), last_dim(x.dims), upload(x).data(), upload(c.input(1)).data(),
-                                upload(c.input(2)).data(), Y.data());
-    return Tensors<T>{download(Y, x.dims)};
+    cuda::layer_norm_forward<T>(context(), leading_rows(x.dims()), last_dim(x.dims()), in(x), in(c.input(1)), in(c.input(2)), Y.data());
+    return Values<T>{hold(std::move(Y), x.dims())};
   };
-  k.backward = [](const GradCall<T>& g) {
-    const Tensor<T>& x = g.input(0);
-    const std::int64_t n = last_dim(x.dims);
+  k.backward_values = [](const ValueGradCall<T>& g) {
+    const Value<T>& x = g.input(0);
+    const std::int64_t n = last_dim(x.dims());
     auto dX = scratch<T>(x.size());
     auto dGamma = scratch<T>(static_cast<std::size_t>(n));
     auto dBeta = scratch<T>(static_cast<std::size_t>(n));
-    cuda::layer_norm_backward<T>(context(), leading_rows(x.dims), n, upload(x).data(), upload(g.input(1)).data(), upload(g.grad(0)).data(),
-                                 dX.data(), dGamma.data(), dBeta.data());
-    return Tensors<T>{download(dX, x.dims), download(dGamma, g.input(1).dims), download(dBeta, g.input(2).dims)};
+    cuda::layer_norm_backward<T>(context(), leading_rows(x.dims()), n, in(x), in(g.input(1)), in(g.grad(0)), dX.data(), dGamma.data(),
+                                 dBeta.data());
+    return Values<T>{hold(std::move(dX), x.dims()), hold(std::move(dGamma), g.input(1).dims()), hold(std::move(dBeta), g.input(2).dims())};
   };
   return k;
 }
@@ -271,29 +268,27 @@ Kernel<T> layer_norm_kernel() {
 // batchnorm(x [n, c, h, w], scale, bias, mean, var) with the given statistics.
 template <class T>
 Kernel<T> batchnorm_kernel() {
-  auto shape_of = [](const OpCall<T>& c) {
+  auto shape_of = [](const ValueCall<T>& c) {
     require_rank(c, 0, 4);
-    const auto& d = c.input(0).dims;
+    const auto& d = c.input(0).dims();
     return cuda::BatchNormShape{d[0], d[1], d[2] * d[3]};
   };
   Kernel<T> k;
-  k.forward = [shape_of](const OpCall<T>& c) {
-    const Tensor<T>& x = c.input(0);
+  k.forward_values = [shape_of](const ValueCall<T>& c) {
+    const Value<T>& x = c.input(0);
     auto Y = scratch<T>(x.size());
-    cuda::batchnorm_forward<T>(context(), shape_of(c), upload(x).data(), upload(c.input(1)).data(), upload(c.input(2)).data(),
-                               upload(c.input(3)).data(), upload(c.input(4)).data(), Y.data());
-    return Tensors<T>{download(Y, x.dims)};
+    cuda::batchnorm_forward<T>(context(), shape_of(c), in(x), in(c.input(1)), in(c.input(2)), in(c.input(3)), in(c.input(4)), Y.data());
+    return Values<T>{hold(std::move(Y), x.dims())};
   };
-  k.backward = [shape_of](const GradCall<T>& g) {
-    const Tensor<T>& x = g.input(0);
+  k.backward_values = [shape_of](const ValueGradCall<T>& g) {
+    const Value<T>& x = g.input(0);
     std::vector<DeviceBuffer<T>> d;
     d.push_back(scratch<T>(x.size()));
     for (std::size_t i = 1; i < 5; ++i) d.push_back(scratch<T>(g.input(i).size()));
-    cuda::batchnorm_backward<T>(context(), shape_of(g.call), upload(x).data(), upload(g.input(1)).data(), upload(g.input(3)).data(),
-                                upload(g.input(4)).data(), upload(g.grad(0)).data(), d[0].data(), d[1].data(), d[2].data(), d[3].data(),
-                                d[4].data());
-    Tensors<T> grads;
-    for (std::size_t i = 0; i < 5; ++i) grads.push_back(download(d[i], g.input(i).dims));
+    cuda::batchnorm_backward<T>(context(), shape_of(g.call), in(x), in(g.input(1)), in(g.input(3)), in(g.input(4)), in(g.grad(0)),
+                                d[0].data(), d[1].data(), d[2].data(), d[3].data(), d[4].data());
+    Values<T> grads;
+    for (std::size_t i = 0; i < 5; ++i) grads.push_back(hold(std::move(d[i]), g.input(i).dims()));
     return grads;
   };
   return k;
@@ -302,11 +297,11 @@ Kernel<T> batchnorm_kernel() {
 // conv2d, conv2d_grouped and conv2d_depthwise (one group per channel), with the fused activation.
 template <class T>
 Kernel<T> conv_kernel(bool depthwise) {
-  auto shape_of = [depthwise](const OpCall<T>& c) {
+  auto shape_of = [depthwise](const ValueCall<T>& c) {
     require_rank(c, 0, 4);
     require_rank(c, 1, 4);
-    const auto& x = c.input(0).dims;
-    const auto& w = c.input(1).dims;
+    const auto& x = c.input(0).dims();
+    const auto& w = c.input(1).dims();
     const std::int64_t groups = depthwise ? x[1] : c.attrs.count("groups") ? c.attr("groups") : 1;
     if (groups <= 0 || x[1] % groups != 0 || w[0] % groups != 0 || w[1] * groups != x[1])
       throw LoomError(c.op + ": weight [" + std::to_string(w[0]) + ", " + std::to_string(w[1]) + ", ...] does not fit " +
@@ -315,29 +310,29 @@ Kernel<T> conv_kernel(bool depthwise) {
         x[0], x[1], x[2], x[3], w[0], w[2], w[3], groups, c.attr("stride_h"), c.attr("stride_w"), c.attr("pad_h"), c.attr("pad_w")};
   };
   Kernel<T> k;
-  k.forward = [shape_of](const OpCall<T>& c) {
+  k.forward_values = [shape_of](const ValueCall<T>& c) {
     const cuda::ConvShape s = shape_of(c);
     const auto act = static_cast<cuda::Activation>(c.attr("act"));
     auto Y = scratch<T>(static_cast<std::size_t>(s.batch * s.filters * s.out_h() * s.out_w()));
-    cuda::conv2d_forward<T>(context(), s, upload(c.input(0)).data(), upload(c.input(1)).data(), Y.data());
+    cuda::conv2d_forward<T>(context(), s, in(c.input(0)), in(c.input(1)), Y.data());
     cuda::activation_forward<T>(context(), act, static_cast<std::int64_t>(Y.size()), Y.data());
-    return Tensors<T>{download(Y, {s.batch, s.filters, s.out_h(), s.out_w()})};
+    return Values<T>{hold(std::move(Y), {s.batch, s.filters, s.out_h(), s.out_w()})};
   };
-  k.backward = [shape_of](const GradCall<T>& g) {
+  k.backward_values = [shape_of](const ValueGradCall<T>& g) {
     const cuda::ConvShape s = shape_of(g.call);
     const auto act = static_cast<cuda::Activation>(g.call.attr("act"));
-    auto dZ = upload(g.grad(0));
-    cuda::activation_backward<T>(context(), act, static_cast<std::int64_t>(dZ.size()), upload(g.output(0)).data(), dZ.data(), dZ.data());
-    Tensors<T> grads{Tensor<T>(g.input(0).dims, T(0)), Tensor<T>(g.input(1).dims, T(0))};
+    auto dZ = device_copy(g.grad(0));
+    cuda::activation_backward<T>(context(), act, static_cast<std::int64_t>(dZ.size()), in(g.output(0)), dZ.data(), dZ.data());
+    Values<T> grads{zeros<T>(g.input(0).dims()), zeros<T>(g.input(1).dims())};
     if (g.wants(0)) {
       auto dX = scratch<T>(g.input(0).size());
-      cuda::conv2d_backward_data<T>(context(), s, upload(g.input(1)).data(), dZ.data(), dX.data());
-      grads[0] = download(dX, g.input(0).dims);
+      cuda::conv2d_backward_data<T>(context(), s, in(g.input(1)), dZ.data(), dX.data());
+      grads[0] = hold(std::move(dX), g.input(0).dims());
     }
     if (g.wants(1)) {
       auto dW = scratch<T>(g.input(1).size());
-      cuda::conv2d_backward_filter<T>(context(), s, upload(g.input(0)).data(), dZ.data(), dW.data());
-      grads[1] = download(dW, g.input(1).dims);
+      cuda::conv2d_backward_filter<T>(context(), s, in(g.input(0)), dZ.data(), dW.data());
+      grads[1] = hold(std::move(dW), g.input(1).dims());
     }
     return grads;
   };
@@ -347,26 +342,25 @@ Kernel<T> conv_kernel(bool depthwise) {
 // pool2d_max, pool2d_avg (windows from the attributes) and global_avg_pool (one window per plane).
 template <class T>
 Kernel<T> pool_kernel(cuda::Pooling mode, bool global) {
-  auto shape_of = [global](const OpCall<T>& c) {
+  auto shape_of = [global](const ValueCall<T>& c) {
     require_rank(c, 0, 4);
-    const auto& d = c.input(0).dims;
+    const auto& d = c.input(0).dims();
     if (global) return cuda::PoolShape{d[0], d[1], d[2], d[3], d[2], d[3], 1, 1, 0, 0};
     const std::int64_t stride = c.attr("stride"), pad = c.attr("pad");
     return cuda::PoolShape{d[0], d[1], d[2], d[3], c.attr("kh"), c.attr("kw"), stride, stride, pad, pad};
   };
   Kernel<T> k;
-  k.forward = [mode, shape_of](const OpCall<T>& c) {
+  k.forward_values = [mode, shape_of](const ValueCall<T>& c) {
     const cuda::PoolShape s = shape_of(c);
     auto Y = scratch<T>(static_cast<std::size_t>(s.batch * s.channels * s.out_h() * s.out_w()));
-    cuda::pool2d_forward<T>(context(), mode, s, upload(c.input(0)).data(), Y.data());
-    return Tensors<T>{download(Y, {s.batch, s.channels, s.out_h(), s.out_w()})};
+    cuda::pool2d_forward<T>(context(), mode, s, in(c.input(0)), Y.data());
+    return Values<T>{hold(std::move(Y), {s.batch, s.channels, s.out_h(), s.out_w()})};
   };
-  k.backward = [mode, shape_of](const GradCall<T>& g) {
+  k.backward_values = [mode, shape_of](const ValueGradCall<T>& g) {
     const cuda::PoolShape s = shape_of(g.call);
     auto dX = scratch<T>(g.input(0).size());
-    cuda::pool2d_backward<T>(context(), mode, s, upload(g.input(0)).data(), upload(g.output(0)).data(), upload(g.grad(0)).data(),
-                             dX.data());
-    return Tensors<T>{download(dX, g.input(0).dims)};
+    cuda::pool2d_backward<T>(context(), mode, s, in(g.input(0)), in(g.output(0)), in(g.grad(0)), dX.data());
+    return Values<T>{hold(std::move(dX), g.input(0).dims())};
   };
   return k;
 }

@@ -1,28 +1,38 @@
 #pragma once
-// What the Backend::Cuda kernel adapters share: the calling thread's device context, host-device
-// copies of tensors, and shape helpers. Private to loom_runtime_cuda.
+// What the Backend::Cuda kernel adapters share: the calling thread's device context, the device
+// arrays of the values they read and make, and shape helpers. Private to loom_runtime_cuda.
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/runtime/cuda/cuda_values.hpp"
 #include "loom/runtime/cuda/device_buffer.hpp"
 #include "loom/runtime/kernel_table.hpp"
 
 namespace loom::runtime::cuda_adapter {
 
 using cuda::CudaContext;
+using cuda::device_buffer;
 using cuda::DeviceBuffer;
 template <class T>
-using Tensors = std::vector<Tensor<T>>;
+using Values = std::vector<Value<T>>;
 
 // The context of the calling thread's current device, made on first use.
 const CudaContext& context();
 
+// A value's elements on the current device, read where they lie (copied there first when only on
+// the host).
 template <class T>
-DeviceBuffer<T> upload(const Tensor<T>& t) {
-  return DeviceBuffer<T>(context(), t.data);
+const T* in(const Value<T>& v) {
+  return device_buffer(v).data();
+}
+
+// A copy of a value's elements on the current device, for a kernel that writes over it.
+template <class T>
+DeviceBuffer<T> device_copy(const Value<T>& v) {
+  return cuda::copy_of(device_buffer(v));
 }
 
 // An uninitialized device array of `size` elements.
@@ -31,24 +41,29 @@ DeviceBuffer<T> scratch(std::size_t size) {
   return DeviceBuffer<T>(context(), size);
 }
 
+// A value of `dims` made by a kernel in `buffer`, left on the device.
 template <class T>
-Tensor<T> download(const DeviceBuffer<T>& buffer, std::vector<std::int64_t> dims) {
-  Tensor<T> t;
-  t.dims = std::move(dims);
-  buffer.download(t.data);
-  return t;
+Value<T> hold(DeviceBuffer<T>&& buffer, std::vector<std::int64_t> dims) {
+  return cuda::device_value(std::move(buffer), std::move(dims));
+}
+
+// Zeros of `dims` on the current device.
+template <class T>
+Value<T> zeros(std::vector<std::int64_t> dims) {
+  const std::size_t size = Tensor<T>::element_count(dims);
+  return Value<T>(std::move(dims), cuda::device_memory<T>().zeros(size));
 }
 
 // The device array of the gradient of input i when it is wanted, else an empty one.
 template <class T>
-DeviceBuffer<T> gradient_buffer(const GradCall<T>& g, std::size_t i) {
+DeviceBuffer<T> gradient_buffer(const ValueGradCall<T>& g, std::size_t i) {
   return g.wants(i) ? scratch<T>(g.input(i).size()) : DeviceBuffer<T>();
 }
 
-// The downloaded gradient of input i, or an empty tensor when it was not wanted.
+// The gradient of input i held in `buffer`, or an empty value when it was not wanted.
 template <class T>
-Tensor<T> gradient_of(const GradCall<T>& g, std::size_t i, const DeviceBuffer<T>& buffer) {
-  return g.wants(i) ? download(buffer, g.input(i).dims) : Tensor<T>();
+Value<T> gradient_of(const ValueGradCall<T>& g, std::size_t i, DeviceBuffer<T>&& buffer) {
+  return g.wants(i) ? hold(std::move(buffer), g.input(i).dims()) : Value<T>();
 }
 
 // The product of dims[begin, end).
@@ -60,19 +75,19 @@ inline std::int64_t product(const std::vector<std::int64_t>& dims, std::size_t b
 inline std::int64_t last_dim(const std::vector<std::int64_t>& dims) { return dims.empty() ? 1 : dims.back(); }
 inline std::int64_t leading_rows(const std::vector<std::int64_t>& dims) { return dims.empty() ? 1 : product(dims, 0, dims.size() - 1); }
 template <class T>
-std::int64_t count(const Tensor<T>& t) {
+std::int64_t count(const Value<T>& t) {
   return static_cast<std::int64_t>(t.size());
 }
 
 template <class T>
-void require_rank(const OpCall<T>& c, std::size_t input, std::size_t rank) {
+void require_rank(const ValueCall<T>& c, std::size_t input, std::size_t rank) {
   if (c.input(input).rank() != rank)
     throw LoomError(c.op + ": input " + std::to_string(input) + " has rank " + std::to_string(c.input(input).rank()) +
                     ", the CUDA kernel needs rank " + std::to_string(rank));
 }
 
 template <class T>
-void require_min_rank(const OpCall<T>& c, std::size_t input, std::size_t rank) {
+void require_min_rank(const ValueCall<T>& c, std::size_t input, std::size_t rank) {
   if (c.input(input).rank() < rank)
     throw LoomError(c.op + ": input " + std::to_string(input) + " has rank " + std::to_string(c.input(input).rank()) +
                     ", the CUDA kernel needs rank " + std::to_string(rank) + " or more");
@@ -80,7 +95,7 @@ void require_min_rank(const OpCall<T>& c, std::size_t input, std::size_t rank) {
 
 // The `axis` attribute, checked against the rank of input 0 (`axis + extra < rank`).
 template <class T>
-std::size_t axis_of(const OpCall<T>& c, std::size_t extra = 0) {
+std::size_t axis_of(const ValueCall<T>& c, std::size_t extra = 0) {
   const std::int64_t axis = c.attr("axis");
   const std::size_t rank = c.input(0).rank();
   if (axis < 0 || static_cast<std::size_t>(axis) + extra >= rank)

@@ -15,6 +15,7 @@
 #include "loom/runtime/optimizer.hpp"
 #include "loom/runtime/tensor.hpp"
 #include "loom/runtime/transport.hpp"
+#include "loom/runtime/value.hpp"
 
 namespace loom::runtime {
 
@@ -26,17 +27,18 @@ class GradientSync {
 
   // Starts the sums of the gradients complete once the backward pass is past `node` (their first
   // reader in graph order; -1: those that only graph outputs read, complete before the pass).
-  void start_sums_complete_after(pcg::NodeId node, NamedTensors<T>& grads);
+  void start_sums_complete_after(pcg::NodeId node, NamedValues<T>& grads);
   bool sums_in_flight() const { return in_flight_; }
   // Waits for the started sums and writes them into the gradients.
   void finish_sums();
   // Sums every gradient now, as start_sums_complete_after over the whole backward pass and
   // finish_sums do.
-  void sum_all(NamedTensors<T>& grads);
+  void sum_all(NamedValues<T>& grads);
   // Values that each process keeps exact only on the boxes it reads made whole and equal on every
   // process, each box taken from the first process that reads it; a collective every process
-  // calls. Names that are not differentiable graph inputs are left as they are.
-  void assemble(NamedTensors<T>& values);
+  // calls. Names that are not differentiable graph inputs are left as they are. Values a backend
+  // holds in device memory are staged through host memory.
+  void assemble(NamedValues<T>& values);
   // Per differentiable input, the elements whose gradient the sums make exact on this process.
   const ElementRanges& exact() const { return exact_; }
 
@@ -59,7 +61,7 @@ class GradientSync {
     std::vector<T> buffer;
     std::vector<Part> parts;
   };
-  void start_sums(const std::vector<std::string>& complete, NamedTensors<T>& grads);
+  void start_sums(const std::vector<std::string>& complete, NamedValues<T>& grads);
 
   const pcg::Graph& graph_;
   Transport& transport_;

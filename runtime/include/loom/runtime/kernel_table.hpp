@@ -85,7 +85,7 @@ class BackendKernels {
  public:
   template <class T>
   void provide(NativeKernel which, Kernel<T> kernel) {
-    kernels_.of<T>()[which] = std::move(kernel);
+    kernels_.of<T>()[which] = with_host_form(std::move(kernel));
   }
   // Registers, for every entry of the table, this backend's kernel; throws LoomError naming the
   // operator when the backend lacks one, so a new entry cannot be forgotten by a backend.

@@ -10,18 +10,18 @@
 namespace loom::runtime {
 
 // Whether input `i` of the call holds its whole logical extent along `dim`.
-template <class T>
-bool whole_along(const OpCall<T>& c, std::size_t i, std::size_t dim) {
-  return c.offset(i, dim) == 0 && c.input(i).dims.at(dim) == c.logical_size(i, dim);
+template <class T, class Held>
+bool whole_along(const OpCall<T, Held>& c, std::size_t i, std::size_t dim) {
+  return c.offset(i, dim) == 0 && dims_of(c.input(i)).at(dim) == c.logical_size(i, dim);
 }
 
 // Throws LoomError naming the op unless input `i` is whole along `dim`; `why` says what the
 // op's body needs of that dimension.
-template <class T>
-void require_whole(const OpCall<T>& c, std::size_t i, std::size_t dim, const std::string& why) {
+template <class T, class Held>
+void require_whole(const OpCall<T, Held>& c, std::size_t i, std::size_t dim, const std::string& why) {
   if (whole_along(c, i, dim)) return;
   throw LoomError(c.op + ": input " + std::to_string(i) + " is split along dimension " + std::to_string(dim) + " (" +
-                  std::to_string(c.input(i).dims.at(dim)) + " of " + std::to_string(c.logical_size(i, dim)) + " entries from " +
+                  std::to_string(dims_of(c.input(i)).at(dim)) + " of " + std::to_string(c.logical_size(i, dim)) + " entries from " +
                   std::to_string(c.offset(i, dim)) + "), but " + why + "; a plan must not split that dimension");
 }
 

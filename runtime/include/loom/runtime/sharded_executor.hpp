@@ -9,6 +9,11 @@
 // same box of it, as replicas synchronise in data parallelism; a box one process reads alone
 // needs no message. So each process's gradient is exact on the boxes it reads, which is all an
 // optimizer step there needs; `assemble` makes such per-process values whole.
+//
+// Pieces, received copies, gradients and the values fed are held as Values: a backend whose
+// kernels compute in device memory (Kernel::forward_values) leaves what they make there, so in one
+// process nothing crosses to the host but what the caller reads (the output pieces for the loss).
+// Messages, boxes cut out and collectives run in host memory, which stages device values.
 #include <map>
 #include <memory>
 #include <optional>
@@ -35,7 +40,9 @@ namespace loom::runtime {
 // parallel operator, or the chain fused into it) counts one task per piece of its new layout the
 // process holds, and its time is the process's whole work in the change outside the messages and
 // collectives: cutting boxes out, packing, placing and adding up what arrives. A weight's node
-// runs no task; the trainer adds the optimizer's steps over it as its updates.
+// runs no task; the trainer adds the optimizer's steps over it as its updates. A kernel that
+// queues its work on a device (Backend::Cuda's) returns before that work is done: its time counts
+// the queuing, and the wait falls on whatever next reads a value back to the host.
 struct OperatorTime {
   double forward_seconds = 0, backward_seconds = 0;
   std::int64_t forward_tasks = 0, backward_tasks = 0;  // task runs measured
@@ -84,18 +91,20 @@ class ShardedExecutor {
   // that read them, and sum_gradients() sums them: a pipeline sums its micro-batches' gradients
   // once per step. A collective every process calls.
   void sum_gradients_later(bool on) { sum_later_ = on; }
-  void sum_gradients(NamedTensors<T>& grads) { sync_->sum_all(grads); }
+  void sum_gradients(NamedValues<T>& grads) { sync_->sum_all(grads); }
 
   // `batch`, when given, holds values of graph inputs that take the place of those `feeds` has (a
   // micro-batch's rows, the weights staying in `feeds`). Both must stay alive and unchanged until
   // the backward pass has run.
-  void forward(const NamedTensors<T>& feeds, const NamedTensors<T>* batch = nullptr);
+  void forward(const NamedValues<T>& feeds, const NamedValues<T>* batch = nullptr);
+  // The same from host tensors, which the executor copies and keeps until the next forward pass.
+  void forward(const NamedTensors<T>& feeds);
   // Graph output i, whole, on every process (a collective).
   Tensor<T> output(std::size_t i);
   // A box of a graph output that this process holds after forward().
   struct OutputPiece {
     pcg::Region box;
-    const Tensor<T>* value;
+    const Value<T>* value;
   };
   // The boxes of graph output i this process holds: over all processes they cover the output
   // once, so a process can take its share of a loss without assembling the output.
@@ -105,14 +114,16 @@ class ShardedExecutor {
   // `output_grads[i]`: the gradient of graph output i, whole (the same on every process). Returns
   // the gradient of every differentiable input and weight, exact on the boxes this process reads
   // and zero elsewhere (whole on every process when they are read in boxes that overlap).
-  NamedTensors<T> backward(const std::vector<Tensor<T>>& output_grads);
+  NamedTensors<T> backward(const std::vector<Tensor<T>>& output_grads) { return to_host(backward_values(output_grads)); }
+  // The same, each gradient where the backend left it.
+  NamedValues<T> backward_values(const std::vector<Tensor<T>>& output_grads);
   // The same from the gradients of the boxes output_pieces() gives, per output in its order.
-  NamedTensors<T> backward_from_pieces(std::vector<std::vector<Tensor<T>>> piece_grads);
+  NamedValues<T> backward_from_pieces(std::vector<std::vector<Tensor<T>>> piece_grads);
   // Values of differentiable inputs that each process keeps exact only on the boxes it reads
   // (weights after optimizer steps with backward()'s gradients, the gradients themselves,
   // optimizer moments) made whole and equal on every process, each box taken from the first
   // process that reads it; a collective every process calls. Other names are left as they are.
-  void assemble(NamedTensors<T>& values) { sync_->assemble(values); }
+  void assemble(NamedValues<T>& values) { sync_->assemble(values); }
   // Per differentiable input, the elements whose gradient backward() makes exact here: those an
   // optimizer step here needs to update (none in a single-process run: everything is exact).
   const ElementRanges* exact_elements() const { return transport_.size() > 1 ? &sync_->exact() : nullptr; }
@@ -156,24 +167,26 @@ class ShardedExecutor {
     // Every piece is a whole graph input: the pieces are read from the feeds, never copied.
     bool replicates_input = false;
   };
-  using Pieces = std::vector<Tensor<T>>;  // per task; empty tensors for tasks of other processes
+  using Pieces = std::vector<Value<T>>;  // per task; empty values for tasks of other processes
   // The moves from `in` to n's output as collectives, or null.
   std::shared_ptr<const pcg::CollectiveGroups> collective_groups_of(const pcg::Node& n, pcg::PortRef in,
                                                                     const std::vector<pcg::PieceMove>& moves) const;
-  OpCall<T> call_for(const pcg::Node& n, std::int64_t task) const;
+  // Its inputs as values (a ValueCall) or as host tensors.
+  template <class Held>
+  OpCall<T, Held> call_for(const pcg::Node& n, std::int64_t task) const;
   bool local(pcg::NodeId node, std::int64_t task) const;
   int rank_of(pcg::NodeId node, std::int64_t task) const;
   // The port whose pieces hold graph output i: the output's, or its source's where the layout
   // change making it is not run.
   pcg::PortRef held_output(std::size_t i) const;
   // Piece `task` of a port as this process holds it (graph inputs and their replicas: the feed).
-  const Tensor<T>& held(pcg::PortRef port, std::int64_t task) const;
-  const Tensor<T>& input_piece(pcg::NodeId node, std::size_t input, std::int64_t task) const;
+  const Value<T>& held(pcg::PortRef port, std::int64_t task) const;
+  const Value<T>& input_piece(pcg::NodeId node, std::size_t input, std::int64_t task) const;
   void run_operator(const pcg::Node& n);
   // Runs task `task` of n if it is this process's (every task: -1), its inputs at hand.
   void run_tasks(const pcg::Node& n, std::int64_t task = -1);
   // The backward pass of a co-shard region, piece by piece (piecewise_regions).
-  void region_backward(const std::vector<pcg::NodeId>& region, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads);
+  void region_backward(const std::vector<pcg::NodeId>& region, std::vector<std::vector<Pieces>>& grads, NamedValues<T>& input_grads);
   // Receives the pieces of n's inputs that other processes hold, as run_operator needs them.
   void receive_inputs(const pcg::Node& n);
   // The nodes whose values n's forward pass reads: an operator's inputs, a layout change's source.
@@ -188,9 +201,11 @@ class ShardedExecutor {
   void recount(pcg::NodeId node);
   void move_pieces(const pcg::Node& n);
   // Of task `only_task` alone when given.
-  void operator_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads,
+  void operator_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedValues<T>& input_grads,
                          std::int64_t only_task = -1);
-  void move_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedTensors<T>& input_grads);
+  // The input gradients of task t from its kernel, in either form.
+  std::vector<Value<T>> task_backward(const pcg::Node& n, std::int64_t t, std::vector<std::vector<Pieces>>& grads);
+  void move_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedValues<T>& input_grads);
   // Runs `work`, a pass of layout change `n`, adding its time outside the transport to `seconds`
   // and the pieces of n's output this process holds to `tasks`.
   template <class Work>
@@ -201,10 +216,11 @@ class ShardedExecutor {
   std::set<std::string> differentiable_;
   int devices_;
   std::vector<NodeRun> runs_;
-  const NamedTensors<T>* feeds_ = nullptr;
-  const NamedTensors<T>* batch_ = nullptr;  // in front of feeds_, when given
+  const NamedValues<T>* feeds_ = nullptr;
+  const NamedValues<T>* batch_ = nullptr;  // in front of feeds_, when given
+  NamedValues<T> copied_feeds_;            // what forward() from host tensors reads
   // The value fed to graph input `name`.
-  const Tensor<T>& fed(const std::string& name) const;
+  const Value<T>& fed(const std::string& name) const;
   bool sum_later_ = false;
   std::vector<std::vector<Pieces>> values_;    // per node, port, task
   std::vector<std::vector<Pieces>> received_;  // per node, input, task: pieces read from other processes

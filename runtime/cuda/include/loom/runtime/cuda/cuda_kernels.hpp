@@ -1,7 +1,8 @@
 #pragma once
-// Loom's CUDA kernels as runtime kernels: each copies its host tensors to the current device, runs
-// the CUDA core's operator there and copies the results back (the correctness path; values stay
-// on the host between operators).
+// Loom's CUDA kernels as runtime kernels. Their value forms (Kernel::forward_values) read their
+// inputs on the current device, where the executor keeps the values they made (an input held only
+// on the host is copied there first), and leave their outputs there. Their host forms copy host
+// tensors in and the results back, for callers that hold host tensors.
 #include <optional>
 #include <string>
 

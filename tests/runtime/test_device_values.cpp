@@ -1,0 +1,89 @@
+// Training whose values a backend keeps in its own memory (runtime/value.hpp), on a device whose
+// memory lies in the host's (host_device.hpp): the same losses and weights as on the CPU, and
+// between steps nothing crosses to the host but the output the loss reads.
+#include <string>
+
+#include "host_device.hpp"
+#include "training_check.hpp"
+
+namespace loom::runtime {
+namespace {
+
+using namespace sharded_test;
+using testing::HostDevice;
+
+std::size_t elements_of(const std::vector<std::int64_t>& dims) { return Tensor<double>::element_count(dims); }
+
+TEST(DeviceValues, TrainingOnTheDeviceFollowsTheCpuRun) {
+  HostDevice<double> device;
+  const KernelRegistry kernels = testing::host_device_registry(device);
+  LocalTransport local;
+  for (const SuiteModel& model : suite_models()) {
+    SCOPED_TRACE(model.name);
+    expect_training_matches<double>(model, model.graph, 1, local, 1e-9, 10, Backend::Cuda, &kernels);
+    SCOPED_TRACE("4 devices in one process");
+    expect_training_matches<double>(model, plan_graph(PlanKind::Megatron, model.graph, 4), 4, local, 1e-9, 10, Backend::Cuda, &kernels);
+  }
+  EXPECT_GT(device.copies_to_host, 0u);
+}
+
+TEST(DeviceValues, AdamKeepsItsMomentsOnTheDeviceAndFollowsTheCpuRun) {
+  HostDevice<double> device;
+  const KernelRegistry kernels = testing::host_device_registry(device);
+  TrainSettings s;
+  s.steps = 8;
+  s.optimizer = optimizer_from_name("adam");
+  expect_backend_matches_cpu<double>(suite_models().front(), s, Backend::Cuda, kernels, 1e-12);
+}
+
+// After the first step has copied the weights to the device, a step copies to it only the batch's
+// inputs and the loss's gradient of the output, and back only the output the loss reads: the
+// gradients, the optimizer's steps and every value between kernels stay on the device.
+TEST(DeviceValues, BetweenStepsOnlyTheBatchAndTheLossCrossToAndFromTheHost) {
+  HostDevice<float> device;
+  const KernelRegistry kernels = testing::host_device_registry(device);
+  const SuiteModel model = suite_models().front();
+  TrainSettings s;
+  s.steps = 5;
+  s.run_name = model.name;
+  s.backend = Backend::Cuda;
+  std::vector<std::size_t> to_host, from_host;
+  const auto progress = [&](const StepReport&) {
+    to_host.push_back(device.elements_to_host);
+    from_host.push_back(device.elements_from_host);
+  };
+  const TrainReport report = train<float>(library(), model.graph, s, progress, nullptr, &kernels);
+  ASSERT_TRUE(report.compiled_ops.empty() && report.interpreted_ops.empty()) << "every operator of the model needs a native kernel";
+  ASSERT_EQ(to_host.size(), 5u);
+
+  std::size_t batch = 0, weights = 0;
+  for (const pcg::Node& n : model.graph.nodes()) {
+    if (n.op == pcg::kInputOp) batch += elements_of(n.output_shapes[0].dims);
+    if (n.op == pcg::kWeightOp) weights += elements_of(n.output_shapes[0].dims);
+  }
+  const std::size_t output = elements_of(model.graph.shape_of(model.graph.outputs().front()).dims);
+  EXPECT_EQ(from_host[0], weights + batch + output) << "the first step copies the weights, the batch and the output's gradient";
+  EXPECT_EQ(to_host[0], output);
+  for (std::size_t step = 1; step < to_host.size(); ++step) {
+    EXPECT_EQ(to_host[step] - to_host[step - 1], output) << "step " << step + 1;
+    EXPECT_EQ(from_host[step] - from_host[step - 1], batch + output) << "step " << step + 1;
+  }
+}
+
+// The executor counts the activations a backend holds as it counts the host's.
+TEST(DeviceValues, ActivationsOnTheDeviceCountAsOnTheHost) {
+  HostDevice<double> device;
+  const KernelRegistry kernels = testing::host_device_registry(device);
+  const SuiteModel model = suite_models()[2];
+  TrainSettings s;
+  s.steps = 2;
+  s.run_name = model.name;
+  const TrainReport cpu = train<double>(library(), model.graph, s);
+  s.backend = Backend::Cuda;
+  const TrainReport on_device = train<double>(library(), model.graph, s, {}, nullptr, &kernels);
+  EXPECT_GT(cpu.peak_activation_bytes, 0u);
+  EXPECT_EQ(on_device.peak_activation_bytes, cpu.peak_activation_bytes);
+}
+
+}  // namespace
+}  // namespace loom::runtime
