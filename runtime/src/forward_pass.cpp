@@ -62,8 +62,8 @@ ForwardReport<T> forward_pass(const spec::Library& library, const pcg::Graph& gr
                               const KernelRegistry* kernels) {
   LocalTransport single;
   Transport& comm = transport ? *transport : single;
-  NamedTensors<T> feeds = weights_for<T>(library, graph, s);
-  for (auto& [name, value] : input_values(graph, s)) feeds.insert_or_assign(name, convert<T>(value));
+  NamedValues<T> feeds = to_values(weights_for<T>(library, graph, s));
+  for (auto& [name, value] : input_values(graph, s)) feeds.insert_or_assign(name, Value<T>(convert<T>(value)));
   ShardedExecutor<T> executor(library, graph, kernels ? *kernels : builtin_kernels(), comm, {},
                               s.plan_devices > 0 ? static_cast<int>(s.plan_devices) : devices_used(graph), s.backend, s.compile_from_specs);
   ForwardReport<T> report;

@@ -57,12 +57,12 @@ void GradientSync<T>::start_sums(const std::vector<std::string>& complete, Named
   std::iota(everyone.begin(), everyone.end(), 0);
   for (const std::string& name : complete) {
     const Shares& shares = shares_.at(name);
-    // Summed through host memory: the transport sends host arrays.
     Value<T>& held = grads[name];
     if (held.empty()) held = Value<T>(Tensor<T>(graph_.node(*graph_.find(name)).output_shapes[0].dims, T(0)));
-    Tensor<T>& grad = held.host_mut();
-    const pcg::Region all = pcg::whole_region(grad.dims);
+    const pcg::Region all = pcg::whole_region(held.dims());
     const auto add_part = [&](const std::vector<int>& ranks, const pcg::Region& box) {
+      // Summed through host memory (the transport sends host arrays), and only where summed.
+      Tensor<T>& grad = held.host_mut();
       Group& group = groups[ranks];
       if (pcg::gradient_summed_in_place(box, all))
         group.in_place.push_back(&grad.data);

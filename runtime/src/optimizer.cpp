@@ -42,7 +42,8 @@ void Optimizer<T>::step(NamedValues<T>& params, const NamedValues<T>& grads, con
       if (made) at->second = zeros_like(g.dims(), &w);
       return at->second;
     };
-    if (const DeviceArray<T>* held = w.device()) {
+    // A parameter moves to the device its gradient was computed on, and stays there.
+    if (const DeviceArray<T>* held = w.device() ? w.device() : g.device()) {
       const DeviceMemory<T>& memory = held->memory();
       const DeviceArray<T>& grad = g.on(memory);
       DeviceArray<T>& weights = w.on_mut(memory);
@@ -71,7 +72,7 @@ void Optimizer<T>::step(NamedValues<T>& params, const NamedValues<T>& grads, con
 template <class T>
 void Optimizer<T>::step(NamedTensors<T>& params, const NamedTensors<T>& grads, const ElementRanges* only,
                         std::map<std::string, double>* seconds) {
-  NamedValues<T> values = to_values(std::move(params));
+  NamedValues<T> values = to_values(params);
   step(values, to_values(grads), only, seconds);
   params = to_host(values);
 }

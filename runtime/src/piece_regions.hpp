@@ -1,9 +1,11 @@
 #pragma once
 // Copying boxes of the logical tensor out of and into the pieces tasks hold.
+#include <algorithm>
 #include <vector>
 
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/runtime/tensor.hpp"
+#include "loom/runtime/value.hpp"
 
 namespace loom::runtime {
 
@@ -82,6 +84,48 @@ void place_box(Tensor<T>& value, const std::vector<std::int64_t>& dims, const pc
   }
   if (value.data.empty()) value = Tensor<T>(dims, T(0));
   add_box(value, piece, box, data);
+}
+
+// The runs that carry `box` from a piece covering `from_piece` into one covering `into_piece`.
+inline std::vector<ElementRun> box_runs(const pcg::Region& from_piece, const pcg::Region& into_piece, const pcg::Region& box) {
+  struct Run {
+    std::size_t at, flat, length;
+  };
+  const auto runs_in = [&box](const pcg::Region& piece) {
+    std::vector<Run> runs;
+    for_each_run_in_box(piece, box, [&](std::size_t at, std::size_t flat, std::size_t n) { runs.push_back({at, flat, n}); });
+    return runs;
+  };
+  const std::vector<Run> from = runs_in(from_piece), into = runs_in(into_piece);
+  // Both sides list the box's elements in row-major order, cut at different places.
+  std::vector<ElementRun> out;
+  std::size_t i = 0, j = 0, flat = 0;
+  while (i < from.size() && j < into.size()) {
+    const std::size_t end = std::min(from[i].flat + from[i].length, into[j].flat + into[j].length);
+    out.push_back({from[i].at + (flat - from[i].flat), into[j].at + (flat - into[j].flat), end - flat});
+    flat = end;
+    if (flat == from[i].flat + from[i].length) ++i;
+    if (flat == into[j].flat + into[j].length) ++j;
+  }
+  return out;
+}
+
+// Adds box `box` of `from` (covering `from_piece`) into `into` (covering `into_piece`; zeros of
+// `into_dims` first when empty), in `from`'s device memory when it lies there.
+template <class T>
+void add_box_of(const Value<T>& from, const pcg::Region& from_piece, Value<T>& into, const std::vector<std::int64_t>& into_dims,
+                const pcg::Region& into_piece, const pcg::Region& box) {
+  if (const DeviceArray<T>* there = from.device()) {
+    const DeviceMemory<T>& memory = there->memory();
+    if (into.empty() && box == from_piece && box == into_piece) {
+      into = Value<T>(into_dims, memory.copy(*there));
+      return;
+    }
+    if (into.empty()) into = Value<T>(into_dims, memory.zeros(Tensor<T>::element_count(into_dims)));
+    memory.add_runs(*there, into.on_mut(memory), box_runs(from_piece, into_piece, box));
+    return;
+  }
+  place_box(into.host_mut(), into_dims, into_piece, box, read_box(from.host(), from_piece, box));
 }
 
 template <class T>

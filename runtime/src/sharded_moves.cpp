@@ -42,15 +42,17 @@ void ShardedExecutor<T>::move_pieces(const pcg::Node& n) {
     const int dst = rank_of(n.id, m.to);
     const int src = from_input ? dst : rank_of(in.node, m.from);
     const pcg::Region src_region = pcg::piece_region(from_shape, m.from), dst_region = pcg::piece_region(to_shape, m.to);
-    const Tensor<T>& source = held(in, m.from).host();
+    const Value<T>& source = held(in, m.from);
     if (src == transport_.rank() && dst == transport_.rank()) {
-      place_box(out[static_cast<std::size_t>(m.to)].host_mut(), dims, dst_region, m.region, read_box(source, src_region, m.region));
+      add_box_of(source, src_region, out[static_cast<std::size_t>(m.to)], dims, dst_region, m.region);
     } else if (src == transport_.rank()) {
-      step.sends.push_back({dst, read_box(source, src_region, m.region)});
+      step.sends.push_back({dst, read_box(source.host(), src_region, m.region)});
     } else if (dst == transport_.rank()) {
-      Tensor<T>& into = out[static_cast<std::size_t>(m.to)].host_mut();
+      // The piece is taken to the host when the box arrives: local moves may add into it on the
+      // device before then.
+      Value<T>& into = out[static_cast<std::size_t>(m.to)];
       step.receive(src, static_cast<std::size_t>(m.region.elements()), [&into, &dims, dst_region, box = m.region](std::vector<T>& data) {
-        place_box(into, dims, dst_region, box, std::move(data));
+        place_box(into.host_mut(), dims, dst_region, box, std::move(data));
       });
     }
   }
@@ -101,11 +103,13 @@ void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vect
     if (holder == transport_.rank()) {
       Value<T>& g = out[static_cast<std::size_t>(m.to)];
       if (g.empty()) g = Value<T>(Tensor<T>(piece_dims(to_shape), T(0)));
-      std::vector<T> box = read_box(g.host(), dst_region, m.region);
-      if (target == transport_.rank())
-        add_back(box);
-      else
-        step.sends.push_back({target, std::move(box)});
+      if (target != transport_.rank())
+        step.sends.push_back({target, read_box(g.host(), dst_region, m.region)});
+      else if (back)
+        add_box_of(g, dst_region, (*back)[static_cast<std::size_t>(m.from)], piece_dims(from_shape), pcg::piece_region(from_shape, m.from),
+                   m.region);
+      else if (differentiable_.count(producer.name))
+        add_box_of(g, dst_region, input_grads[producer.name], from_shape.dims, all, m.region);
     } else if (target == transport_.rank()) {
       step.receive(holder, static_cast<std::size_t>(m.region.elements()), add_back);
     }

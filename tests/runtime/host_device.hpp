@@ -46,6 +46,12 @@ class HostDevice final : public DeviceMemory<T> {
     const std::vector<T>& add = elements(more);
     for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += add[i];
   }
+  void add_runs(const DeviceArray<T>& from, DeviceArray<T>& into, const std::vector<ElementRun>& runs) const override {
+    const std::vector<T>& source = elements(from);
+    std::vector<T>& target = elements(into);
+    for (const ElementRun& r : runs)
+      for (std::size_t k = 0; k < r.length; ++k) target[r.into + k] += source[r.from + k];
+  }
   void sgd(DeviceArray<T>& w, const DeviceArray<T>& g, T learning_rate, ElementRange range) const override {
     sgd_update(elements(w).data(), elements(g).data(), learning_rate, range);
   }
@@ -100,8 +106,8 @@ Kernel<T> on_host_device(const Kernel<T>& host, const HostDevice<T>& device) {
     for (const Value<T>* v : g.call.inputs) inputs.push_back(device.read(*v));
     for (const Value<T>* v : g.outputs) outputs.push_back(device.read(*v));
     for (const Value<T>* v : g.output_grads) grads.push_back(device.read(*v));
-    const OpCall<T> call{g.call.op, g.call.attrs, pointers(inputs), g.call.regions, g.call.logical_dims, g.call.output_regions,
-                         g.call.output_dims};
+    const OpCall<T> call{g.call.op,           g.call.attrs,          pointers(inputs),  g.call.regions,
+                         g.call.logical_dims, g.call.output_regions, g.call.output_dims};
     const GradCall<T> host_grad{call, pointers(outputs), pointers(grads), g.wanted};
     std::vector<Value<T>> out;
     for (Tensor<T>& t : host.backward(host_grad)) out.push_back(device.made(std::move(t)));

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "kernel_adapter.hpp"
+#include "loom/runtime/cuda/element_runs.hpp"
 #include "loom/runtime/cuda/elementwise.hpp"
 #include "loom/runtime/cuda/optimizer_steps.hpp"
 
@@ -31,8 +32,19 @@ class CudaMemory final : public DeviceMemory<T> {
     binary_forward<T>(cuda_adapter::context(), Arith::Add, static_cast<std::int64_t>(sum.size()), sum.data(), buffer_of(more).data(),
                       sum.data());
   }
+  void add_runs(const DeviceArray<T>& from, DeviceArray<T>& into, const std::vector<ElementRun>& runs) const override {
+    if (runs.empty()) return;
+    std::vector<std::int64_t> packed;
+    packed.reserve(3 * runs.size());
+    for (const ElementRun& r : runs)
+      for (std::size_t v : {r.from, r.into, r.length}) packed.push_back(static_cast<std::int64_t>(v));
+    const DeviceBuffer<std::int64_t> listed(cuda_adapter::context(), packed);
+    cuda::add_runs<T>(cuda_adapter::context(), listed.data(), static_cast<std::int64_t>(runs.size()), buffer_of(from).data(),
+                      buffer_of(into).data());
+  }
   void sgd(DeviceArray<T>& w, const DeviceArray<T>& g, T learning_rate, ElementRange range) const override {
-    sgd_step<T>(cuda_adapter::context(), length(range), learning_rate, buffer_of(g).data() + range.begin, buffer_of(w).data() + range.begin);
+    sgd_step<T>(cuda_adapter::context(), length(range), learning_rate, buffer_of(g).data() + range.begin,
+                buffer_of(w).data() + range.begin);
   }
   void adam(DeviceArray<T>& w, const DeviceArray<T>& g, DeviceArray<T>& m, DeviceArray<T>& v, const AdamStep<T>& s,
             ElementRange range) const override {
@@ -81,10 +93,10 @@ Value<T> device_value(DeviceBuffer<T> buffer, std::vector<std::int64_t> dims) {
   return Value<T>(std::move(dims), std::make_shared<CudaArray<T>>(device_memory<T>(), std::move(buffer)));
 }
 
-#define LOOM_INSTANTIATE(T)                                             \
-  template const DeviceMemory<T>& device_memory<T>();                   \
-  template const DeviceBuffer<T>& device_buffer<T>(const Value<T>&);    \
-  template DeviceBuffer<T> copy_of<T>(const DeviceBuffer<T>&);          \
+#define LOOM_INSTANTIATE(T)                                          \
+  template const DeviceMemory<T>& device_memory<T>();                \
+  template const DeviceBuffer<T>& device_buffer<T>(const Value<T>&); \
+  template DeviceBuffer<T> copy_of<T>(const DeviceBuffer<T>&);       \
   template Value<T> device_value<T>(DeviceBuffer<T>, std::vector<std::int64_t>);
 LOOM_INSTANTIATE(float)
 LOOM_INSTANTIATE(double)

@@ -38,8 +38,8 @@ void adam_step(const CudaContext& ctx, std::int64_t n, T learning_rate, T beta1,
   check_launch("adam_kernel");
 }
 
-#define LOOM_INSTANTIATE(T)                                                                     \
-  template void sgd_step<T>(const CudaContext&, std::int64_t, T, const T*, T*);                 \
+#define LOOM_INSTANTIATE(T)                                                     \
+  template void sgd_step<T>(const CudaContext&, std::int64_t, T, const T*, T*); \
   template void adam_step<T>(const CudaContext&, std::int64_t, T, T, T, T, T, T, const T*, T*, T*, T*);
 LOOM_INSTANTIATE(float)
 LOOM_INSTANTIATE(double)

@@ -1,6 +1,6 @@
 #pragma once
 // SGD and Adam over named parameters, updated where they lie: a parameter a backend holds in its
-// device memory is updated there, with its moments kept beside it.
+// device memory, or whose gradient lies there, is updated there, with its moments kept beside it.
 #include <cmath>
 #include <cstdint>
 #include <map>

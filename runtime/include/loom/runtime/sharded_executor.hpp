@@ -40,9 +40,9 @@ namespace loom::runtime {
 // parallel operator, or the chain fused into it) counts one task per piece of its new layout the
 // process holds, and its time is the process's whole work in the change outside the messages and
 // collectives: cutting boxes out, packing, placing and adding up what arrives. A weight's node
-// runs no task; the trainer adds the optimizer's steps over it as its updates. A kernel that
-// queues its work on a device (Backend::Cuda's) returns before that work is done: its time counts
-// the queuing, and the wait falls on whatever next reads a value back to the host.
+// runs no task; the trainer adds the optimizer's steps over it as its updates. A kernel or an
+// update that queues its work on a device (Backend::Cuda's) returns before that work is done: its
+// time counts the queuing, and the wait falls on whatever next reads a value back to the host.
 struct OperatorTime {
   double forward_seconds = 0, backward_seconds = 0;
   std::int64_t forward_tasks = 0, backward_tasks = 0;  // task runs measured

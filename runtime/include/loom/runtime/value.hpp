@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/tensor.hpp"
 
 namespace loom::runtime {
@@ -21,6 +22,13 @@ struct ElementRange {
   bool operator==(const ElementRange&) const = default;
 };
 using ElementRanges = std::map<std::string, std::vector<ElementRange>>;
+
+// A run of elements a box takes from one array into another: `length` elements from offset `from`
+// added into those from offset `into`.
+struct ElementRun {
+  std::size_t from = 0, into = 0, length = 0;
+  bool operator==(const ElementRun&) const = default;
+};
 
 // One Adam update's constants: the step size, the moments' decay rates and the bias corrections
 // of this step (1 - beta^step).
@@ -54,6 +62,9 @@ class DeviceMemory {
   virtual std::shared_ptr<DeviceArray<T>> copy(const DeviceArray<T>& from) const = 0;
   // into += more, element by element (arrays of one size).
   virtual void add(DeviceArray<T>& into, const DeviceArray<T>& more) const = 0;
+  // Adds each run of `from` into `into` (a box of one piece into another; the runs do not overlap
+  // in `into`).
+  virtual void add_runs(const DeviceArray<T>& from, DeviceArray<T>& into, const std::vector<ElementRun>& runs) const = 0;
   // w -= learning_rate * g over `range`.
   virtual void sgd(DeviceArray<T>& w, const DeviceArray<T>& g, T learning_rate, ElementRange range) const = 0;
   // Adam over `range`: the moments m and v, then w.
@@ -73,14 +84,9 @@ class Value {
   Value(std::vector<std::int64_t> dims, std::shared_ptr<DeviceArray<T>> device) : device_(std::move(device)) {
     host_.dims = std::move(dims);
   }
-  // A copy holds its own elements, where the original holds them.
-  Value(const Value& other) : host_(other.host_), on_host_(other.on_host_) {
-    if (other.device_) device_ = other.device_->memory().copy(*other.device_);
-  }
-  Value& operator=(const Value& other) {
-    if (this != &other) *this = Value(other);
-    return *this;
-  }
+  // A copy shares the original's device array until either changes it (on_mut copies it first).
+  Value(const Value&) = default;
+  Value& operator=(const Value&) = default;
   Value(Value&&) noexcept = default;
   Value& operator=(Value&&) noexcept = default;
 
@@ -107,14 +113,22 @@ class Value {
     on_host_ = true;
     return host_;
   }
-  // Its elements in `memory`, copied there when not yet held on a device.
+  // Its elements in `memory`, copied there when not yet held there. Throws LoomError for a value
+  // that holds no elements.
   const DeviceArray<T>& on(const DeviceMemory<T>& memory) const {
-    if (!device_) device_ = memory.copy_from_host(host_.data.data(), host_.data.size());
+    if (device_ && &device_->memory() == &memory) return *device_;
+    host();
+    device_.reset();
+    if (host_.data.size() != Tensor<T>::element_count(host_.dims))
+      throw LoomError("a value of dims " + Tensor<T>::dims_text(host_.dims) + " holds no elements to copy to a device");
+    device_ = memory.copy_from_host(host_.data.data(), host_.data.size());
     return *device_;
   }
-  // The same, to change: the host copy is dropped.
+  // The same, to change: the host copy is dropped, and an array shared with a copy of this value
+  // is copied first.
   DeviceArray<T>& on_mut(const DeviceMemory<T>& memory) {
     on(memory);
+    if (device_.use_count() > 1) device_ = memory.copy(*device_);
     host_.data = {};
     on_host_ = false;
     return *device_;
