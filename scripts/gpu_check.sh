@@ -86,8 +86,10 @@ for model in "alexnet --batch 64" "bert_layer"; do
   torch+=("$model: $(grep '^training step' "$out/torch_${model%% *}.log")")
 done
 
-# A step's time split between the operators' tasks (forward, backward: kernels with the copies
-# around them), the optimizer's updates of the weights, and the rest (the loss, the executor).
+# A step's time split between the operators' tasks (forward, backward), the optimizer's updates
+# of the weights, and the rest (the loss, the executor), from a run whose kernels are made to
+# finish one at a time (CUDA_LAUNCH_BLOCKING=1): queued kernels would leave their time to
+# whatever next waits for the device.
 step_shares() {
   python3 - "$1" <<'PY' 2>&1 | tail -1
 import json, sys
@@ -112,12 +114,16 @@ for model in "mlp" "alexnet --batch 64" "bert_large -p layers=1 --loss mse" "mlp
   case "$model" in mlp_fig1*) backends="cuda cpu" ;; esac
   for backend in $backends; do
     log="$out/train_${model%% *}_$backend.log"
-    profile=()
-    [ "$backend" = cuda ] && profile=(--profile "$out/gpu.profile" --profile-machine dgx_h100)
     # shellcheck disable=SC2086
-    timeout 90 "$stage/loom" train --model $model --steps 4 --backend "$backend" --json -q "${profile[@]}" >"$log" 2>&1 || status=1
+    timeout 90 "$stage/loom" train --model $model --steps 12 --warmup 2 --backend "$backend" --json -q >"$log" 2>&1 || status=1
     train+=("loom train --model $model --backend $backend: $(grep -o '"seconds_per_step":[0-9.e-]*' "$log" || tail -1 "$log")")
-    [ "$backend" = cuda ] && train+=("  $(step_shares "$log")")
+    if [ "$backend" = cuda ]; then
+      split="$out/train_${model%% *}_split.log"
+      # shellcheck disable=SC2086
+      CUDA_LAUNCH_BLOCKING=1 timeout 90 "$stage/loom" train --model $model --steps 6 --warmup 2 --backend cuda --json -q \
+        --profile "$out/gpu.profile" --profile-machine dgx_h100 >"$split" 2>&1 || status=1
+      train+=("  kernels one at a time, $(step_shares "$split")")
+    fi
   done
 done
 
