@@ -42,8 +42,10 @@ void Optimizer<T>::step(NamedValues<T>& params, const NamedValues<T>& grads, con
       if (made) at->second = zeros_like(g.dims(), &w);
       return at->second;
     };
-    // A parameter moves to the device its gradient was computed on, and stays there.
-    if (const DeviceArray<T>* held = w.device() ? w.device() : g.device()) {
+    // A parameter moves to the device its gradient was computed on (when it updates anything
+    // here), and stays there.
+    const DeviceArray<T>* held = w.device() ? w.device() : ranges.empty() ? nullptr : g.device();
+    if (held) {
       const DeviceMemory<T>& memory = held->memory();
       const DeviceArray<T>& grad = g.on(memory);
       DeviceArray<T>& weights = w.on_mut(memory);
@@ -56,7 +58,7 @@ void Optimizer<T>::step(NamedValues<T>& params, const NamedValues<T>& grads, con
       }
     } else {
       T* weights = w.host_mut().data.data();
-      const T* grad = g.host().data.data();
+      const T* grad = ranges.empty() ? nullptr : g.host().data.data();
       if (settings_.kind == OptimizerKind::Sgd) {
         for (const ElementRange& r : ranges) sgd_update(weights, grad, lr, r);
       } else {

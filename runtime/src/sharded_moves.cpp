@@ -102,7 +102,7 @@ void ShardedExecutor<T>::move_backward(const pcg::Node& n, std::vector<std::vect
     };
     if (holder == transport_.rank()) {
       Value<T>& g = out[static_cast<std::size_t>(m.to)];
-      if (g.empty()) g = Value<T>(Tensor<T>(piece_dims(to_shape), T(0)));
+      if (g.empty()) g = zeros_like(piece_dims(to_shape), &values_[id][0][static_cast<std::size_t>(m.to)]);
       if (target != transport_.rank())
         step.sends.push_back({target, read_box(g.host(), dst_region, m.region)});
       else if (back)

@@ -50,7 +50,7 @@ class HostDevice final : public DeviceMemory<T> {
     const std::vector<T>& source = elements(from);
     std::vector<T>& target = elements(into);
     for (const ElementRun& r : runs)
-      for (std::size_t k = 0; k < r.length; ++k) target[r.into + k] += source[r.from + k];
+      for (std::size_t k = 0; k < r.length; ++k) target.at(r.into + k) += source.at(r.from + k);
   }
   void sgd(DeviceArray<T>& w, const DeviceArray<T>& g, T learning_rate, ElementRange range) const override {
     sgd_update(elements(w).data(), elements(g).data(), learning_rate, range);

@@ -21,8 +21,10 @@ TEST(DeviceValues, TrainingOnTheDeviceFollowsTheCpuRun) {
   for (const SuiteModel& model : suite_models()) {
     SCOPED_TRACE(model.name);
     expect_training_matches<double>(model, model.graph, 1, local, 1e-9, 10, Backend::Cuda, &kernels);
-    SCOPED_TRACE("4 devices in one process");
-    expect_training_matches<double>(model, plan_graph(PlanKind::Megatron, model.graph, 4), 4, local, 1e-9, 10, Backend::Cuda, &kernels);
+    for (PlanKind kind : {PlanKind::DataParallel, PlanKind::Megatron, PlanKind::Reduction}) {
+      SCOPED_TRACE(plan_name(kind) + " on 4 devices in one process");
+      expect_training_matches<double>(model, plan_graph(kind, model.graph, 4), 4, local, 1e-9, 10, Backend::Cuda, &kernels);
+    }
   }
   EXPECT_GT(device.copies_to_host, 0u);
 }

@@ -15,6 +15,8 @@ namespace {
 template <class T>
 class CudaMemory final : public DeviceMemory<T> {
  public:
+  static constexpr std::size_t kFewRuns = 8;
+
   std::shared_ptr<DeviceArray<T>> copy_from_host(const T* host, std::size_t size) const override {
     DeviceBuffer<T> buffer(cuda_adapter::context(), size);
     buffer.upload(host, size);
@@ -34,6 +36,13 @@ class CudaMemory final : public DeviceMemory<T> {
   }
   void add_runs(const DeviceArray<T>& from, DeviceArray<T>& into, const std::vector<ElementRun>& runs) const override {
     if (runs.empty()) return;
+    // A few long runs (whole rows, whole pieces): each over the whole grid.
+    if (runs.size() <= kFewRuns) {
+      for (const ElementRun& r : runs)
+        binary_forward<T>(cuda_adapter::context(), Arith::Add, static_cast<std::int64_t>(r.length), buffer_of(into).data() + r.into,
+                          buffer_of(from).data() + r.from, buffer_of(into).data() + r.into);
+      return;
+    }
     std::vector<std::int64_t> packed;
     packed.reserve(3 * runs.size());
     for (const ElementRun& r : runs)
