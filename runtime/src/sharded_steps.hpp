@@ -1,6 +1,6 @@
 #pragma once
-// What the sharded executor's parts share: a piece's dimensions, adding gradients into a piece,
-// and a step of point-to-point messages.
+// What the sharded executor's parts share: a piece's dimensions and a step of point-to-point
+// messages (gradients are added into pieces by add_into, value.hpp).
 #include <functional>
 #include <vector>
 
@@ -14,15 +14,6 @@ inline std::vector<std::int64_t> piece_dims(const pcg::ParallelShape& s) {
   std::vector<std::int64_t> out;
   for (std::size_t i = 0; i < s.rank(); ++i) out.push_back(s.dims[i] / s.D[i]);
   return out;
-}
-
-template <class T>
-void add_into(Tensor<T>& into, Tensor<T> add) {
-  if (into.data.empty()) {
-    into = std::move(add);
-    return;
-  }
-  for (std::size_t i = 0; i < into.data.size(); ++i) into.data[i] += add.data[i];
 }
 
 // A step's messages, with where each received buffer goes once it has arrived.
