@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "loom/interpreter/input_roles.hpp"
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/file_io.hpp"
 #include "loom/superopt/generator.hpp"
@@ -126,7 +127,8 @@ int run_generate(GenerateCliOptions& opt) {
   const auto paths = spec::Library::paths_or_bundled(opt.specs);
   const spec::Library library = spec::Library::load(paths);
   if (opt.ops == "all")
-    for (const auto* op : library.ops()) g.ops.push_back(op->name);
+    for (const auto* op : library.ops())
+      if (!spec::detaches_gradient(*op)) g.ops.push_back(op->name);
 
   ProgressBar bar;
   superopt::ProgressFn progress;

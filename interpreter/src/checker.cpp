@@ -292,10 +292,11 @@ class Checker {
         } else if (n.role == "init") {
           const bool integer = !n.arg.empty() && n.arg.find_first_not_of("-0123456789") == std::string::npos;
           if (!integer) error(n.loc, "@init on " + where + " takes the integer its values start at, e.g. @init(1)");
-        } else if (n.role == "statistic" || n.role == "positive") {
+        } else if (n.role == "statistic" || n.role == "positive" || n.role == "detached") {
           if (!n.arg.empty()) error(n.loc, "@" + n.role + " on " + where + " takes no argument");
         } else {
-          error(n.loc, "unknown note @" + n.role + " on " + where + " (known: @index(table), @init(value), @statistic, @positive)");
+          error(n.loc,
+                "unknown note @" + n.role + " on " + where + " (known: @index(table), @init(value), @statistic, @positive, @detached)");
         }
       }
     }

@@ -1,5 +1,7 @@
 #include "loom/interpreter/input_roles.hpp"
 
+#include <algorithm>
+
 #include "loom/interpreter/input_notes.hpp"
 
 namespace loom::spec {
@@ -43,6 +45,16 @@ std::set<std::string> trainable_weights(const Library& library, const pcg::Graph
   for (const pcg::Node& n : graph.nodes())
     if (trained_weight(library, graph, n.id)) names.insert(n.name);
   return names;
+}
+
+bool detached_input(const Library& library, const pcg::Node& node, std::size_t slot) {
+  if (node.is_graph_input()) return false;
+  const InputParam* declared = declared_input(library, node.op, slot);
+  return declared && declared->note("detached");
+}
+
+bool detaches_gradient(const OpDecl& op) {
+  return std::any_of(op.inputs.begin(), op.inputs.end(), [](const InputParam& in) { return in.note("detached") != nullptr; });
 }
 
 }  // namespace loom::spec

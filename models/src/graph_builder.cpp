@@ -1,14 +1,29 @@
 #include "graph_builder.hpp"
 
+#include "loom/interpreter/program.hpp"
+#include "loom/pcg/diagnostic.hpp"
+
 namespace loom::models {
+
+namespace {
+
+std::string joined(const std::string& prefix, const std::string& name) { return prefix.empty() ? name : prefix + "." + name; }
+
+}  // namespace
 
 std::string GraphBuilder::scoped(const std::string& name) const {
   if (name.empty()) return name;
-  return prefix_.empty() ? name : prefix_ + "." + name;
+  return joined(pass_, joined(prefix_, name));
 }
 
+GraphBuilder::Pass::Pass(GraphBuilder& builder, const std::string& name) : builder_(builder), previous_(builder.pass_) {
+  builder_.pass_ = joined(builder_.pass_, name);
+}
+
+GraphBuilder::Pass::~Pass() { builder_.pass_ = previous_; }
+
 GraphBuilder::Scope::Scope(GraphBuilder& builder, const std::string& name) : builder_(builder), previous_length_(builder.prefix_.size()) {
-  builder_.prefix_ = builder_.scoped(name);
+  if (!name.empty()) builder_.prefix_ = joined(builder_.prefix_, name);
 }
 
 GraphBuilder::Scope::~Scope() { builder_.prefix_.resize(previous_length_); }
@@ -18,7 +33,16 @@ PortRef GraphBuilder::input(const std::string& name, Dims dims) {
 }
 
 PortRef GraphBuilder::weight(const std::string& name, Dims dims) {
-  return {graph_.add_input(scoped(name), pcg::ParallelShape::unpartitioned(std::move(dims)), true), 0};
+  const std::string full = joined(prefix_, name);
+  if (!pass_.empty())
+    if (const auto made = graph_.find(full)) {
+      const pcg::Node& w = graph_.node(*made);
+      if (w.op != pcg::kWeightOp || w.output_shapes.front().dims != dims)
+        throw LoomError("pass " + pass_ + ": weight '" + full + "' of shape " + spec::dims_to_string(dims) + " is already " + w.describe() +
+                        " of shape " + spec::dims_to_string(w.output_shapes.front().dims));
+      return {*made, 0};
+    }
+  return {graph_.add_input(full, pcg::ParallelShape::unpartitioned(std::move(dims)), true), 0};
 }
 
 PortRef GraphBuilder::op(const std::string& op, std::vector<PortRef> inputs, pcg::AttrMap attrs, const std::string& name) {

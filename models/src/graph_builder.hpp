@@ -44,6 +44,21 @@ class GraphBuilder {
   };
   std::string scoped(const std::string& name) const;
 
+  // While a Pass lives, operators and inputs are named under its name ahead of the scopes, and
+  // weights keep the names the scopes alone give them: a weight asked for again under a Pass is the
+  // one made first, of the same shape (a recycling pass runs the layers again on their weights).
+  class Pass {
+   public:
+    Pass(GraphBuilder& builder, const std::string& name);
+    ~Pass();
+    Pass(const Pass&) = delete;
+    Pass& operator=(const Pass&) = delete;
+
+   private:
+    GraphBuilder& builder_;
+    std::string previous_;
+  };
+
   const spec::Library& library() const { return library_; }
   const pcg::Graph& graph() const { return graph_; }
   pcg::Graph take() { return std::move(graph_); }
@@ -52,6 +67,7 @@ class GraphBuilder {
   const spec::Library& library_;
   pcg::Graph graph_;
   std::string prefix_;
+  std::string pass_;
 };
 
 }  // namespace loom::models

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "collective_groups.hpp"
+#include "loom/interpreter/input_roles.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/gradient_sums.hpp"
 #include "loom/pcg/layout_fusion.hpp"
@@ -13,6 +14,7 @@
 #include "loom/pcg/task_layout.hpp"
 #include "loom/runtime/interpreter_kernel.hpp"
 #include "loom/runtime/memory_reuse.hpp"
+#include "loom/search/gradient_flow.hpp"
 #include "loom/search/memory.hpp"
 #include "piece_regions.hpp"
 #include "sharded_steps.hpp"
@@ -37,6 +39,9 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
   const auto is_layout_change = [&library](const pcg::Node& n) { return library.find_parallel(n.op) || library.find_fused(n.op); };
   // One process runs no collectives, so it fuses no layout changes.
   const pcg::LayoutChangeSources fused = pcg::fuse_layout_changes(graph, is_layout_change, view_of, transport.size() > 1);
+  const std::vector<bool> differentiated = search::gradient_flow(
+      graph, [this](const pcg::Node& n) { return n.is_graph_input() && differentiable_.count(n.name) > 0; },
+      [&library](const pcg::Node& n, std::size_t slot) { return spec::detached_input(library, n, slot); });
   for (const pcg::Node& n : graph.nodes()) {
     NodeRun& run = runs_[n.id.index()];
     run.view = view_of(n);
@@ -45,11 +50,9 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
         throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + " of " + std::to_string(devices));
       if (transport.size() == 1 || d == transport.rank()) ++run.local_pieces;
     }
-    if (n.is_graph_input()) {
-      run.differentiated = differentiable_.count(n.name) > 0;
-      continue;
-    }
-    for (pcg::PortRef in : n.inputs) run.differentiated = run.differentiated || runs_[in.node.index()].differentiated;
+    run.differentiated = differentiated[n.id.index()];
+    if (n.is_graph_input()) continue;
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) run.detached.push_back(spec::detached_input(library, n, i));
     if (is_layout_change(n)) {
       run.parallel = true;
       run.source = fused.source[n.id.index()];
@@ -518,7 +521,7 @@ std::vector<Value<T>> ShardedExecutor<T>::task_backward(const pcg::Node& n, std:
   const auto id = n.id.index();
   const auto task = static_cast<std::size_t>(t);
   std::vector<bool> wanted;
-  for (pcg::PortRef in : n.inputs) wanted.push_back(runs_[in.node.index()].differentiated);
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) wanted.push_back(takes_gradient_from(n, i));
   for (std::size_t p = 0; p < n.output_shapes.size(); ++p) {
     Value<T>& og = grads[id][p][task];
     if (og.empty()) og = zeros_like(piece_dims(n.output_shapes[p]), &values_[id][p][task]);
@@ -560,7 +563,7 @@ void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::
     }
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
       const pcg::PortRef in = n.inputs[i];
-      if (!runs_[in.node.index()].differentiated) continue;
+      if (!takes_gradient_from(n, i)) continue;
       const pcg::Node& producer = graph_.node(in.node);
       const int here = rank_of(n.id, t);
       if (producer.is_graph_input()) {

@@ -64,7 +64,15 @@ bool CostModel::trains(const pcg::Graph& graph, const pcg::Node& node) const {
 }
 
 std::vector<bool> CostModel::gradient_inputs(const pcg::Graph& graph, const pcg::Node& node) const {
-  return inputs_taking_gradients(graph, node, trained_in(graph));
+  return inputs_taking_gradients(graph, node, trained_in(graph), detached_inputs());
+}
+
+DetachedInput CostModel::detached_inputs() const {
+  return [this](const pcg::Node& n, std::size_t slot) { return spec::detached_input(library_, n, slot); };
+}
+
+std::vector<bool> CostModel::gradient_values(const pcg::Graph& graph) const {
+  return values_taking_gradients(graph, trained_in(graph), detached_inputs());
 }
 
 TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs,

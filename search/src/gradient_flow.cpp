@@ -12,34 +12,71 @@ bool gradient_source(const pcg::Node& n, const TrainedWeight& trained) {
   return (n.op == pcg::kWeightOp && (!trained || trained(n))) || stands_for_a_value_with_gradient(n);
 }
 
+bool is_detached(const DetachedInput& detached, const pcg::Node& n, std::size_t slot) { return detached && detached(n, slot); }
+
+// Per node, whether a gradient from the graph's outputs reaches it: through any input (`live`
+// false) or only through inputs that pass it back (`live` true).
+std::vector<bool> reached_from_outputs(const pcg::Graph& graph, const DetachedInput& detached, bool live) {
+  std::vector<bool> reached(graph.size(), false);
+  for (pcg::PortRef o : graph.outputs()) reached[o.node.index()] = true;
+  for (auto it = graph.nodes().rbegin(); it != graph.nodes().rend(); ++it) {
+    if (!reached[it->id.index()]) continue;
+    for (std::size_t i = 0; i < it->inputs.size(); ++i)
+      if (!live || !is_detached(detached, *it, i)) reached[it->inputs[i].node.index()] = true;
+  }
+  return reached;
+}
+
 }  // namespace
 
-bool takes_gradient(const pcg::Graph& graph, pcg::PortRef port, const TrainedWeight& trained) {
+bool takes_gradient(const pcg::Graph& graph, pcg::PortRef port, const TrainedWeight& trained, const DetachedInput& detached) {
   std::vector<pcg::NodeId> todo{port.node};
   std::set<pcg::NodeId> seen{port.node};
   while (!todo.empty()) {
     const pcg::Node& n = graph.node(todo.back());
     todo.pop_back();
     if (gradient_source(n, trained)) return true;
-    for (pcg::PortRef in : n.inputs)
-      if (seen.insert(in.node).second) todo.push_back(in.node);
+    for (std::size_t i = 0; i < n.inputs.size(); ++i)
+      if (!is_detached(detached, n, i) && seen.insert(n.inputs[i].node).second) todo.push_back(n.inputs[i].node);
   }
   return false;
 }
 
-std::vector<bool> values_taking_gradients(const pcg::Graph& graph, const TrainedWeight& trained) {
+std::vector<bool> gradient_flow(const pcg::Graph& graph, const std::function<bool(const pcg::Node&)>& source,
+                                const DetachedInput& detached) {
   std::vector<bool> taken(graph.size(), false);
+  bool detaches = false;
   for (const pcg::Node& n : graph.nodes()) {
-    bool t = gradient_source(n, trained);
-    for (pcg::PortRef in : n.inputs) t = t || taken[in.node.index()];
+    bool t = source(n);
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      if (is_detached(detached, n, i)) {
+        detaches = true;
+        continue;
+      }
+      t = t || taken[n.inputs[i].node.index()];
+    }
     taken[n.id.index()] = t;
   }
+  if (!detaches) return taken;
+  // A value that leads to the outputs only through detached inputs receives no gradient; one that
+  // leads nowhere keeps what it had (its backward adds zeros, as it always has).
+  const std::vector<bool> reached = reached_from_outputs(graph, detached, false);
+  const std::vector<bool> live = reached_from_outputs(graph, detached, true);
+  for (std::size_t i = 0; i < taken.size(); ++i)
+    if (reached[i] && !live[i]) taken[i] = false;
   return taken;
 }
 
-std::vector<bool> inputs_taking_gradients(const pcg::Graph& graph, const pcg::Node& node, const TrainedWeight& trained) {
+std::vector<bool> values_taking_gradients(const pcg::Graph& graph, const TrainedWeight& trained, const DetachedInput& detached) {
+  return gradient_flow(
+      graph, [&trained](const pcg::Node& n) { return gradient_source(n, trained); }, detached);
+}
+
+std::vector<bool> inputs_taking_gradients(const pcg::Graph& graph, const pcg::Node& node, const TrainedWeight& trained,
+                                          const DetachedInput& detached) {
   std::vector<bool> taken;
-  for (pcg::PortRef in : node.inputs) taken.push_back(takes_gradient(graph, in, trained));
+  for (std::size_t i = 0; i < node.inputs.size(); ++i)
+    taken.push_back(!is_detached(detached, node, i) && takes_gradient(graph, node.inputs[i], trained, detached));
   return taken;
 }
 

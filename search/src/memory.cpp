@@ -107,7 +107,7 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
   std::vector<double> excess(devices, 0), held(devices, 0), gradients(devices, 0);
   // Values made from weights take gradients; so do the graph's outputs, whose gradients the loss
   // gives (to the pieces an output's gather that never runs would have joined).
-  std::vector<bool> takes_gradient = values_taking_gradients(graph, options.trained);
+  std::vector<bool> takes_gradient = values_taking_gradients(graph, options.trained, options.detached);
   for (pcg::PortRef o : graph.outputs()) {
     takes_gradient[o.node.index()] = true;
     if (unread[o.node.index()])

@@ -94,7 +94,7 @@ class ForwardPass {
       task.index = static_cast<std::int64_t>(t);
       task.device = view.devices[t];
       task.seconds = est.seconds;
-      task.backward_seconds = est.backward_seconds;
+      task.backward_seconds = plan_.runs_backward(n) ? est.backward_seconds : 0;
       task.label = n.op + "#" + pcg::to_string(n.id) + "[" + std::to_string(t) + "]";
       std::vector<int> weights_read;
       for (pcg::PortRef in : n.inputs) {

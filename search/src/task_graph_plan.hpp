@@ -42,6 +42,10 @@ class PlanLayout {
   std::vector<pcg::GradientShare> shares_of(pcg::NodeId weight, const pcg::InputReads& reads) const;
 
   std::vector<pcg::PortRef> sources() const { return sources_; }
+  // Whether n's values take a gradient (CostModel::gradient_values): a node whose values take none
+  // (made from data alone, or read only by a pass that feeds the next through detached inputs)
+  // runs no backward.
+  bool runs_backward(const pcg::Node& n) const { return takes_gradient_[n.id.index()]; }
 
  private:
   const pcg::Graph& graph_;
@@ -50,6 +54,7 @@ class PlanLayout {
   std::vector<pcg::PortRef> sources_;             // node -> what a layout change moves from
   std::vector<bool> fused_away_;                  // node -> a layout change fused into the next
   std::map<pcg::NodeId, pcg::InputReads> reads_;  // by weight node
+  std::vector<bool> takes_gradient_;              // node -> CostModel::gradient_values
 };
 
 // Appends a task; returns its index.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "loom/interpreter/input_roles.hpp"
+
 namespace loom::superopt {
 
 std::string OpInstance::describe() const {
@@ -67,6 +69,10 @@ OpSet OpSet::build(const spec::Library& library, const GeneratorOptions& options
     if (is_op == want_parallel)
       throw LoomError(std::string(option) + ": '" + name + "' is " + (is_op ? "an operator" : "a parallel or fused form") +
                       "; list it under " + (is_op ? "--ops" : "--parallel"));
+    if (const auto* op = library.find_op(name); op && spec::detaches_gradient(*op))
+      throw LoomError(std::string(option) + ": '" + name +
+                      "' has a @detached input: it is the identity on values but not on gradients, so rules that hold of its "
+                      "values would change training");
     const auto& params = *library.attr_params(name);
     std::vector<std::vector<std::int64_t>> domains;
     std::set<std::string> free_attrs;

@@ -65,6 +65,24 @@ struct Evoformer {
     return b.op("ewmul", {t, layers::dense(b, n, c, "gate", true, Activation::Sigmoid)});
   }
 
+  // `layers` Evoformer blocks over the MSA and pair representations.
+  void blocks(PortRef& m, PortRef& z, std::int64_t layers) {
+    for (std::int64_t l = 0; l < layers; ++l) {
+      GraphBuilder::Scope scope(b, "evoformer" + std::to_string(l));
+      m = b.op("ewadd", {m, gated_attention(m, heads, &z, "msa_row_attention")});
+      PortRef columns = b.op("swap_axes", {m}, {{"axis", 1}});
+      PortRef col = gated_attention(columns, heads, nullptr, "msa_column_attention");
+      m = b.op("ewadd", {m, b.op("swap_axes", {col}, {{"axis", 1}})});
+      m = b.op("ewadd", {m, transition(m, "msa_transition")});
+      z = b.op("ewadd", {z, outer_product_mean(m, b.dims(z).back())});
+      z = b.op("ewadd", {z, triangle_multiplication(z, true, "triangle_multiplication_outgoing")});
+      z = b.op("ewadd", {z, triangle_multiplication(z, false, "triangle_multiplication_incoming")});
+      z = b.op("ewadd", {z, triangle_attention(z, true, "triangle_attention_starting_node")});
+      z = b.op("ewadd", {z, triangle_attention(z, false, "triangle_attention_ending_node")});
+      z = b.op("ewadd", {z, transition(z, "pair_transition")});
+    }
+  }
+
   // Triangle attention around the starting node: row i of the pair representation attends over its
   // entries (i, k), biased by z (j, k). Around the ending node: the same on the transposed pairs.
   PortRef triangle_attention(PortRef z, bool starting, const std::string& name) {
@@ -93,22 +111,19 @@ pcg::Graph build_alphafold2(const spec::Library& lib, const Params& p) {
   if (size.heads < 2 || size.heads % 2 != 0 || c_z % (size.heads / 2) != 0) {
     throw LoomError("alphafold2: heads must be even and heads / 2 must divide the pair channels " + std::to_string(c_z));
   }
+  if (p("recycles") < 0) throw LoomError("alphafold2: recycles must be 0 or more, not " + std::to_string(p("recycles")));
   Evoformer e{b, size.heads, p("opm")};
-  PortRef m = b.input("msa", {p("batch"), p("sequences"), p("residues"), c_m});
-  PortRef z = b.input("pair", {p("batch"), p("residues"), p("residues"), c_z});
-  for (std::int64_t l = 0; l < p("layers"); ++l) {
-    GraphBuilder::Scope scope(b, "evoformer" + std::to_string(l));
-    m = b.op("ewadd", {m, e.gated_attention(m, size.heads, &z, "msa_row_attention")});
-    PortRef columns = b.op("swap_axes", {m}, {{"axis", 1}});
-    PortRef col = e.gated_attention(columns, size.heads, nullptr, "msa_column_attention");
-    m = b.op("ewadd", {m, b.op("swap_axes", {col}, {{"axis", 1}})});
-    m = b.op("ewadd", {m, e.transition(m, "msa_transition")});
-    z = b.op("ewadd", {z, e.outer_product_mean(m, c_z)});
-    z = b.op("ewadd", {z, e.triangle_multiplication(z, true, "triangle_multiplication_outgoing")});
-    z = b.op("ewadd", {z, e.triangle_multiplication(z, false, "triangle_multiplication_incoming")});
-    z = b.op("ewadd", {z, e.triangle_attention(z, true, "triangle_attention_starting_node")});
-    z = b.op("ewadd", {z, e.triangle_attention(z, false, "triangle_attention_ending_node")});
-    z = b.op("ewadd", {z, e.transition(z, "pair_transition")});
+  const PortRef msa = b.input("msa", {p("batch"), p("sequences"), p("residues"), c_m});
+  const PortRef pair = b.input("pair", {p("batch"), p("residues"), p("residues"), c_z});
+  PortRef m = msa, z = pair;
+  e.blocks(m, z, p("layers"));
+  // Recycling (supplement 1.10): each pass after the first starts from the inputs plus the
+  // normalized outputs of the pass before, through a stop-gradient, so only the last pass trains.
+  for (std::int64_t r = 1; r <= p("recycles"); ++r) {
+    GraphBuilder::Pass pass(b, "recycle" + std::to_string(r));
+    m = b.op("ewadd", {msa, layers::layer_norm(b, b.op("stop_gradient", {m}), "recycle_norm_msa")});
+    z = b.op("ewadd", {pair, layers::layer_norm(b, b.op("stop_gradient", {z}), "recycle_norm_pair")});
+    e.blocks(m, z, p("layers"));
   }
   b.output(m);
   b.output(z);
@@ -123,7 +138,8 @@ std::vector<ModelInfo> alphafold_models() {
                                  {"sequences", 128, "MSA sequences"},
                                  {"residues", 256, "residues per sequence"},
                                  {"layers", 1, "Evoformer blocks"},
-                                 {"opm", 32, "outer product mean channels"}});
+                                 {"opm", 32, "outer product mean channels"},
+                                 {"recycles", 0, "forward-only recycling passes before the one that trains (3F1B: 2)"}});
   return {{"alphafold2", "AlphaFold2 Evoformer block (SuperScaler): MSA and pair stacks with triangle updates", params, build_alphafold2}};
 }
 

@@ -80,7 +80,7 @@ struct AttrParam {
 // A note on an operator's input or output saying what its values are (docs/language.md, "Input
 // notes").
 struct Note {
-  std::string role;  // inputs: index, init, statistic, positive; outputs: probabilities
+  std::string role;  // inputs: index, init, statistic, positive, detached; outputs: probabilities
   std::string arg;   // the argument as written, empty when there is none
   SourceLocation loc;
 };

@@ -28,4 +28,13 @@ bool trained_weight(const Library& library, const pcg::Graph& graph, pcg::NodeId
 // The names of the weights training updates (trained_weight).
 std::set<std::string> trainable_weights(const Library& library, const pcg::Graph& graph);
 
+// Whether input `slot` of `node` passes no gradient back: its spec notes it `@detached` (a
+// stop-gradient, as AlphaFold2's recycling reads the pass before). Parallelization operators pass
+// every gradient on.
+bool detached_input(const Library& library, const pcg::Node& node, std::size_t slot);
+
+// Whether any input of `op` is noted `@detached`: what it computes is the identity on values but
+// not on gradients, so equalities of values (rules) do not hold of it in training.
+bool detaches_gradient(const OpDecl& op);
+
 }  // namespace loom::spec

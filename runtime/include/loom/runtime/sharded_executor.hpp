@@ -150,7 +150,10 @@ class ShardedExecutor {
   struct NodeRun {
     Kernel<T> kernel;
     bool parallel = false;
+    // Its values take a gradient (search::gradient_flow): made from a differentiable input, and
+    // not read only by passes that feed the outputs through detached inputs.
     bool differentiated = false;
+    std::vector<bool> detached;  // per input: its spec passes no gradient back to it
     pcg::MachineView view;
     std::int64_t local_pieces = 0;  // tasks of the node this process runs (a layout change's pieces held here)
     // A parallel operator's layout change runs from `source`: its input, or the input of a
@@ -175,6 +178,10 @@ class ShardedExecutor {
   template <class Held>
   OpCall<T, Held> call_for(const pcg::Node& n, std::int64_t task) const;
   bool local(pcg::NodeId node, std::int64_t task) const;
+  // Whether n's backward computes the gradient of input i: its values take one, and n passes it back.
+  bool takes_gradient_from(const pcg::Node& n, std::size_t i) const {
+    return runs_[n.inputs[i].node.index()].differentiated && !runs_[n.id.index()].detached[i];
+  }
   int rank_of(pcg::NodeId node, std::int64_t task) const;
   // The port whose pieces hold graph output i: the output's, or its source's where the layout
   // change making it is not run.

@@ -85,8 +85,13 @@ class CostModel {
     return [this, &graph](const pcg::Node& w) { return trains(graph, w); };
   }
   // Per input of `node`, whether its gradient is computed (inputs_taking_gradients over the
-  // weights this model trains).
+  // weights this model trains and the inputs its specs detach).
   std::vector<bool> gradient_inputs(const pcg::Graph& graph, const pcg::Node& node) const;
+  // The inputs the library's specs note `@detached` (spec::detached_input).
+  DetachedInput detached_inputs() const;
+  // Per node, whether its values take a gradient (values_taking_gradients over the weights this
+  // model trains and the inputs its specs detach): a node whose values take none runs no backward.
+  std::vector<bool> gradient_values(const pcg::Graph& graph) const;
 
   // Whether the node runs a kernel (an operator of the library), rather than moving data.
   bool is_compute(const pcg::Node& node) const { return !node.is_graph_input() && library_.find_op(node.op) != nullptr; }

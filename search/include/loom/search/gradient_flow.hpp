@@ -4,6 +4,10 @@
 // gradient for that input (a first layer's data input). In a segment of a graph cut for the search,
 // an input standing for a value computed from weights outside the segment takes one too. The cost
 // model and the profiles key a task's backward by it.
+//
+// An input the operator's spec notes `@detached` (stop_gradient) passes no gradient back: a value
+// read only through such inputs on its way to the graph's outputs (a recycling pass that only
+// feeds the next one) takes none, and runs no backward.
 #include <functional>
 #include <vector>
 
@@ -14,13 +18,22 @@ namespace loom::search {
 // Whether training updates a weight node (CostModel::trains); empty: every weight. A weight it
 // keeps fixed is no source of gradients.
 using TrainedWeight = std::function<bool(const pcg::Node&)>;
+// Whether input `slot` of a node passes no gradient back (spec::detached_input); empty: none.
+using DetachedInput = std::function<bool(const pcg::Node&, std::size_t)>;
 
-bool takes_gradient(const pcg::Graph& graph, pcg::PortRef port, const TrainedWeight& trained = {});
+bool takes_gradient(const pcg::Graph& graph, pcg::PortRef port, const TrainedWeight& trained = {}, const DetachedInput& detached = {});
 
-// Per node id, whether its values take a gradient: takes_gradient of every node, in one pass.
-std::vector<bool> values_taking_gradients(const pcg::Graph& graph, const TrainedWeight& trained = {});
+// Per node id, whether its values take a gradient: made from a source through inputs that pass
+// gradients back, and not cut off from the graph's outputs by detached inputs. `source`: where
+// gradients start (the weights training updates, or the executor's differentiable inputs).
+std::vector<bool> gradient_flow(const pcg::Graph& graph, const std::function<bool(const pcg::Node&)>& source,
+                                const DetachedInput& detached = {});
 
-// Per input of `node`, in order.
-std::vector<bool> inputs_taking_gradients(const pcg::Graph& graph, const pcg::Node& node, const TrainedWeight& trained = {});
+// gradient_flow from the trained weights (and segment inputs standing for values made from them).
+std::vector<bool> values_taking_gradients(const pcg::Graph& graph, const TrainedWeight& trained = {}, const DetachedInput& detached = {});
+
+// Per input of `node`, in order: whether its gradient is computed (takes_gradient, and not detached).
+std::vector<bool> inputs_taking_gradients(const pcg::Graph& graph, const pcg::Node& node, const TrainedWeight& trained = {},
+                                          const DetachedInput& detached = {});
 
 }  // namespace loom::search

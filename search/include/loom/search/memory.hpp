@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "loom/pcg/graph.hpp"
+#include "loom/search/gradient_flow.hpp"
 #include "loom/search/machine.hpp"
 
 namespace loom::search {
@@ -31,6 +32,9 @@ struct MemoryOptions {
   // Whether training updates a weight (CostModel::trains; empty: every weight). One it keeps
   // fixed holds no gradient or optimizer state, and values made from it alone take no gradient.
   std::function<bool(const pcg::Node&)> trained;
+  // Inputs that pass no gradient back (CostModel::detached_inputs; empty: none): what reaches the
+  // outputs only through them keeps nothing for a backward pass.
+  DetachedInput detached;
   // Per device, how many copies of every piece that is not a weight it keeps (empty: one).
   std::vector<double> activation_copies;
   // Operators whose outputs are dropped after the forward pass and computed again for the backward
