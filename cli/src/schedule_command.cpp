@@ -9,6 +9,7 @@
 #include "loom/interpreter/library.hpp"
 #include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/search/pipeline_order.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/plan_simulation.hpp"
 #include "loom/search/profile_db.hpp"
@@ -91,6 +92,8 @@ int run_schedule_check(const ScheduleOptions& opt) {
       ++operators;
       split += n.tasks() > 1 ? 1 : 0;
     }
+  const std::vector<int> lap_of = search::pipeline_laps(plan.graph, plan.pipeline.stages, machine.devices());
+  const int laps = 1 + (lap_of.empty() ? 0 : *std::max_element(lap_of.begin(), lap_of.end()));
   if (opt.json) {
     nlohmann::json subs = nlohmann::json::array();
     for (const auto& s : plan.substitutions) subs.push_back({{"rule", s.rule}, {"status", s.status}});
@@ -107,6 +110,7 @@ int run_schedule_check(const ScheduleOptions& opt) {
                                 {"pipeline",
                                  {{"stages", plan.pipeline.stages},
                                   {"microbatches", plan.pipeline.microbatches},
+                                  {"laps", laps},
                                   {"order", plan.pipeline.order == search::PipelineOrder::GPipe ? "gpipe" : "1f1b"}}},
                                 {"iteration_seconds", plan.iteration_seconds},
                                 {"peak_memory_bytes", peak},
@@ -123,7 +127,8 @@ int run_schedule_check(const ScheduleOptions& opt) {
   std::cout << (plan.substitutions.empty() ? "\n" : ")\n") << "  order:           " << plan.order.size() << " edge(s), no cycle\n"
             << "  recompute:       " << plan.recompute.size() << " operator(s)\n"
             << "  pipeline:        " << plan.pipeline.stages << " stage(s), " << plan.pipeline.microbatches << " micro-batch(es)"
-            << (plan.pipeline.stages > 1 ? (plan.pipeline.order == search::PipelineOrder::GPipe ? ", GPipe" : ", 1F1B") : "") << "\n"
+            << (plan.pipeline.stages > 1 ? (plan.pipeline.order == search::PipelineOrder::GPipe ? ", GPipe" : ", 1F1B") : "")
+            << (laps > 1 ? ", " + std::to_string(laps) + " laps round the stages" : std::string()) << "\n"
             << "  iteration:       " << std::fixed << std::setprecision(3) << plan.iteration_seconds * 1e3 << " ms (simulated)\n"
             << "  peak memory:     " << std::setprecision(1) << peak / (1 << 20) << " MiB on one device\n";
   if (!opt.out.empty())
@@ -144,7 +149,8 @@ void add_schedule_command(CLI::App& app, int& status) {
       "check",
       "Validate a schedule: every name names an operator, every split is one the spec derives, every rule applied is proved "
       "and matches, every piece has a device, no order runs against the data or closes a cycle (a deadlock, reported with "
-      "its operators and the lines that ordered them), stages follow the data and micro-batches divide the batch. A valid "
+      "its operators and the lines that ordered them), stages follow the data (data that goes back to an earlier stage starts a lap round "
+      "them, as a recycling pass does) and micro-batches divide the batch. A valid "
       "schedule becomes a loom-plan (--out) that simulate, train and Studio read like any other.");
   check->add_option("file", opt->file, "a .loom file declaring the schedule")->required()->check(CLI::ExistingFile);
   check->add_option("--name", opt->name, "which schedule of the file (default: its only one)");

@@ -1,5 +1,6 @@
 #include "loom/runtime/microbatches.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "loom/pcg/diagnostic.hpp"
@@ -23,14 +24,16 @@ Tensor<T> batch_rows(const Tensor<T>& t, int part, int parts) {
   return out;
 }
 
-std::vector<std::pair<int, bool>> process_passes(const pcg::Graph& graph, const search::Pipeline& pipeline, int rank, int processes,
-                                                 int devices, bool one_order) {
+std::vector<search::PipelineStep> process_passes(const pcg::Graph& graph, const search::Pipeline& pipeline, int rank, int processes,
+                                                 int devices, bool one_order, const std::vector<bool>& takes_gradient) {
   if (pipeline.stages < 1 || pipeline.microbatches < 1 || (processes > 1 && (devices < 1 || devices % pipeline.stages != 0)))
     throw LoomError("a pipeline of " + std::to_string(pipeline.stages) + " stages and " + std::to_string(pipeline.microbatches) +
                     " micro-batches cannot run on " + std::to_string(devices) + " devices: each stage takes an equal block of them");
-  one_order = one_order || processes == 1 || search::runs_in_one_order(graph, pipeline.stages, devices);
+  one_order = one_order || processes == 1 || search::runs_in_one_order(graph, pipeline.stages, devices, takes_gradient);
   const int stage = one_order ? 0 : search::stage_of_device(rank, devices, pipeline.stages);
-  return search::stage_steps(pipeline.order, stage, pipeline.stages, pipeline.microbatches);
+  const std::vector<int> laps = search::pipeline_laps(graph, pipeline.stages, devices);
+  const int count = 1 + (laps.empty() ? 0 : *std::max_element(laps.begin(), laps.end()));
+  return search::stage_steps(pipeline.order, stage, pipeline.stages, pipeline.microbatches, count);
 }
 
 template Tensor<float> batch_rows(const Tensor<float>&, int, int);

@@ -96,6 +96,13 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
 }
 
 template <class T>
+std::vector<bool> ShardedExecutor<T>::values_taking_gradients() const {
+  std::vector<bool> out;
+  for (const NodeRun& run : runs_) out.push_back(run.differentiated);
+  return out;
+}
+
+template <class T>
 std::vector<pcg::NodeId> ShardedExecutor<T>::reads_of(const pcg::Node& n) const {
   const NodeRun& run = runs_[n.id.index()];
   if (!run.parallel) {
@@ -292,16 +299,23 @@ void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
 }
 
 template <class T>
-void ShardedExecutor<T>::forward(const NamedValues<T>& feeds, const NamedValues<T>* batch) {
+void ShardedExecutor<T>::forward_lap(const NamedValues<T>& feeds, const NamedValues<T>* batch, const std::vector<int>& laps, int lap) {
+  if (!laps.empty() && laps.size() != graph_.size())
+    throw LoomError("forward: laps for " + std::to_string(laps.size()) + " nodes, the graph has " + std::to_string(graph_.size()));
   transport_.use_channel(channel_);
-  feeds_ = &feeds;
-  batch_ = batch;
-  values_.assign(graph_.size(), {});
-  received_.assign(graph_.size(), {});
-  grads_.clear();
-  for (std::size_t bytes : node_bytes_) meter_->live -= bytes;
-  node_bytes_.assign(graph_.size(), 0);
+  if (lap == 0) {
+    feeds_ = &feeds;
+    batch_ = batch;
+    values_.assign(graph_.size(), {});
+    received_.assign(graph_.size(), {});
+    grads_.clear();
+    for (std::size_t bytes : node_bytes_) meter_->live -= bytes;
+    node_bytes_.assign(graph_.size(), 0);
+  } else if (feeds_ != &feeds || batch_ != batch) {
+    throw LoomError("forward: lap " + std::to_string(lap) + " goes on with another pass than lap 0 started");
+  }
   for (const pcg::Node& n : graph_.nodes()) {
+    if ((laps.empty() ? 0 : laps[n.id.index()]) != lap) continue;
     if (n.is_graph_input()) {
       if (!feeds.count(n.name) && !(batch && batch->count(n.name))) throw LoomError(n.describe() + ": no value given");
       const Value<T>& value = fed(n.name);

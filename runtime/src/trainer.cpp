@@ -111,9 +111,13 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
                     graph.node(out.node).describe() + " along its first dimension, so its loss cannot be taken per micro-batch");
   // Each process runs its stage's order where the transport sends ahead and no collective in a
   // pass spans stages; the assembled output is such a collective.
-  const std::vector<std::pair<int, bool>> passes = pipelined ? process_passes(run_graph, s.pipeline, comm.rank(), comm.size(), devices,
-                                                                              !loss_where_output_lies || !comm.can_send_ahead())
-                                                             : std::vector<std::pair<int, bool>>{};
+  const std::vector<search::PipelineStep> passes =
+      pipelined ? process_passes(run_graph, s.pipeline, comm.rank(), comm.size(), devices,
+                                 !loss_where_output_lies || !comm.can_send_ahead(), executor.values_taking_gradients())
+                : std::vector<search::PipelineStep>{};
+  // A pipeline whose data goes round its stages runs each micro-batch's forward pass lap by lap.
+  const std::vector<int> laps = pipelined ? search::pipeline_laps(run_graph, s.pipeline.stages, devices) : std::vector<int>{};
+  const int last_lap = laps.empty() ? 0 : *std::max_element(laps.begin(), laps.end());
   // Sending ahead while the pipeline runs, each micro-batch on its channel; the transport is left as
   // it was found, whatever ends the run.
   struct PipelineTransport {
@@ -228,18 +232,22 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     } else {
       const double weight = 1.0 / microbatches;
       double mine = 0;
-      for (const auto& [m, backward_pass] : passes) {
+      for (const search::PipelineStep& pass : passes) {
+        const int m = pass.microbatch;
         const auto i = static_cast<std::size_t>(m);
-        if (backward_pass) {
+        if (pass.backward) {
           add_gradients(grads, backward(*executors[i], std::move(micro_losses[i])));
           micro_feeds[i].clear();
           continue;
         }
-        micro_feeds[i].clear();
-        for (const std::string& name : cut_inputs)
-          if (auto fed = feeds.find(name); fed != feeds.end())
-            micro_feeds[i].emplace(name, Value<T>(batch_rows(fed->second.host(), m, microbatches)));
-        executors[i]->forward(feeds, &micro_feeds[i]);
+        if (pass.lap == 0) {
+          micro_feeds[i].clear();
+          for (const std::string& name : cut_inputs)
+            if (auto fed = feeds.find(name); fed != feeds.end())
+              micro_feeds[i].emplace(name, Value<T>(batch_rows(fed->second.host(), m, microbatches)));
+        }
+        executors[i]->forward_lap(feeds, &micro_feeds[i], laps, pass.lap);
+        if (pass.lap < last_lap) continue;
         micro_losses[i] = take_loss(*executors[i], batch_rows(batch.target, m, microbatches), weight);
         mine += micro_losses[i].loss;
       }

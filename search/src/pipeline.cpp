@@ -1,7 +1,6 @@
 #include "loom/search/pipeline.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -74,32 +73,68 @@ std::vector<Placement> pipeline_placements(const spec::Library& library, const p
 
 int stage_of_device(int device, int devices, int stages) { return device / std::max(1, devices / stages); }
 
-std::vector<std::pair<int, bool>> stage_steps(PipelineOrder order, int stage, int stages, int microbatches) {
+std::vector<PipelineStep> stage_steps(PipelineOrder order, int stage, int stages, int microbatches, int laps) {
+  std::vector<PipelineStep> out;
+  const int last = std::max(1, laps) - 1;
+  for (int lap = 0; lap < last; ++lap)
+    for (int m = 0; m < microbatches; ++m) out.push_back({m, lap, false});
   if (order == PipelineOrder::GPipe) {
-    std::vector<std::pair<int, bool>> out;
-    for (int m = 0; m < microbatches; ++m) out.push_back({m, false});
-    for (int m = microbatches - 1; m >= 0; --m) out.push_back({m, true});
+    for (int m = 0; m < microbatches; ++m) out.push_back({m, last, false});
+    for (int m = microbatches - 1; m >= 0; --m) out.push_back({m, last, true});
     return out;
   }
   const int warmup = std::min(stages - stage - 1, microbatches);
-  std::vector<std::pair<int, bool>> out;
-  for (int m = 0; m < warmup; ++m) out.push_back({m, false});
+  for (int m = 0; m < warmup; ++m) out.push_back({m, last, false});
   for (int k = 0; warmup + k < microbatches; ++k) {
-    out.push_back({warmup + k, false});
-    out.push_back({k, true});
+    out.push_back({warmup + k, last, false});
+    out.push_back({k, last, true});
   }
-  for (int m = microbatches - warmup; m < microbatches; ++m) out.push_back({m, true});
+  for (int m = microbatches - warmup; m < microbatches; ++m) out.push_back({m, last, true});
   return out;
 }
 
-bool runs_in_one_order(const pcg::Graph& plan, int stages, int devices) {
-  for (const pcg::Node& n : plan.nodes()) {
-    if (n.is_graph_input() || !n.view) continue;
-    const std::vector<int>& on = n.view->devices;
-    if (std::any_of(on.begin(), on.end(),
-                    [&](int d) { return stage_of_device(d, devices, stages) != stage_of_device(on.front(), devices, stages); }))
-      return true;
+namespace {
+
+// The stage of a node's pieces, or -1 for a graph input or a node with pieces in several stages.
+int single_stage(const pcg::Node& n, int stages, int devices) {
+  if (n.is_graph_input() || !n.view) return -1;
+  const std::vector<int>& on = n.view->devices;
+  const int first = stage_of_device(on.front(), devices, stages);
+  return std::all_of(on.begin(), on.end(), [&](int d) { return stage_of_device(d, devices, stages) == first; }) ? first : -1;
+}
+
+}  // namespace
+
+std::vector<int> pipeline_laps(const pcg::Graph& plan, int stages, int devices) {
+  std::vector<int> stage(plan.size(), -1);
+  for (const pcg::Node& n : plan.nodes()) stage[n.id.index()] = single_stage(n, stages, devices);
+  return laps_of_stages(plan, stage);
+}
+
+std::vector<int> laps_of_stages(const pcg::Graph& graph, const std::vector<int>& stage) {
+  std::vector<int> lap(graph.size(), 0);
+  for (const pcg::Node& n : graph.nodes()) {
+    for (pcg::PortRef in : n.inputs) {
+      const int from = stage[in.node.index()], to = stage[n.id.index()];
+      lap[n.id.index()] = std::max(lap[n.id.index()], lap[in.node.index()] + (from >= 0 && to >= 0 && from > to ? 1 : 0));
+    }
   }
+  return lap;
+}
+
+bool runs_in_one_order(const pcg::Graph& plan, int stages, int devices, const std::vector<bool>& takes_gradient) {
+  std::vector<int> stage(plan.size(), -1);
+  for (const pcg::Node& n : plan.nodes()) {
+    stage[n.id.index()] = single_stage(n, stages, devices);
+    if (!n.is_graph_input() && n.view && stage[n.id.index()] < 0) return true;
+  }
+  if (takes_gradient.empty()) return false;
+  // A gradient that goes back round a lap: the backward passes of the laps wait on each other.
+  for (const pcg::Node& n : plan.nodes())
+    for (pcg::PortRef in : n.inputs)
+      if (stage[in.node.index()] > stage[n.id.index()] && stage[n.id.index()] >= 0 && takes_gradient[n.id.index()] &&
+          takes_gradient[in.node.index()])
+        return true;
   return false;
 }
 
@@ -135,9 +170,13 @@ TaskGraph pipeline_task_graph_of(const pcg::Graph& micro, const CostModel& model
   for (const SimTask& t : one.tasks)
     if (t.kind == TaskKind::Compute) stages_of[t.node.index()].insert(stage_of_device(t.device, out.devices, stages));
   std::vector<std::vector<int>> copy_of(static_cast<std::size_t>(count), std::vector<int>(n, -1));
-  // Per stage, per micro-batch, forward (0) and backward (1): the compute tasks of that step.
-  std::vector<std::vector<std::array<std::vector<int>, 2>>> steps(
-      static_cast<std::size_t>(stages), std::vector<std::array<std::vector<int>, 2>>(static_cast<std::size_t>(count)));
+  const std::vector<int> lap_of = pipeline_laps(micro, stages, out.devices);
+  const int laps = 1 + (lap_of.empty() ? 0 : *std::max_element(lap_of.begin(), lap_of.end()));
+  // Per stage, per micro-batch, the forward of each lap then the backward: the compute tasks of that step.
+  const auto slot = [laps](int lap, bool backward) { return static_cast<std::size_t>(backward ? laps : lap); };
+  std::vector<std::vector<std::vector<std::vector<int>>>> steps(
+      static_cast<std::size_t>(stages),
+      std::vector<std::vector<std::vector<int>>>(static_cast<std::size_t>(count), std::vector<std::vector<int>>(slot(0, true) + 1)));
   for (int m = 0; m < count; ++m) {
     auto& mine = copy_of[static_cast<std::size_t>(m)];
     for (std::size_t i = 0; i < n; ++i) {
@@ -164,18 +203,19 @@ TaskGraph pipeline_task_graph_of(const pcg::Graph& micro, const CostModel& model
       const bool interlaced = stages > 1 && static_cast<int>(stages_of[t.node.index()].size()) == stages;
       if (t.kind == TaskKind::Compute && !weight && !interlaced) {
         const int stage = stage_of_device(t.device, out.devices, stages);
-        steps[static_cast<std::size_t>(stage)][static_cast<std::size_t>(m)][t.backward ? 1 : 0].push_back(mine[i]);
+        steps[static_cast<std::size_t>(stage)][static_cast<std::size_t>(m)][slot(lap_of[t.node.index()], t.backward)].push_back(mine[i]);
       }
     }
   }
 
   // 1F1B: a stage starts a step only when its previous step has finished.
   std::vector<char> in_step(out.tasks.size(), 0), has_dependent(out.tasks.size(), 0);
-  const bool one_order = runs_in_one_order(micro, stages, out.devices);
+  const bool one_order = runs_in_one_order(micro, stages, out.devices, model.gradient_values(micro));
   for (int s = 0; s < stages; ++s) {
     const std::vector<int>* previous = nullptr;
-    for (const auto& [m, backward] : stage_steps(pipeline.order, one_order ? 0 : s, stages, count)) {
-      const std::vector<int>& current = steps[static_cast<std::size_t>(s)][static_cast<std::size_t>(m)][backward ? 1 : 0];
+    for (const PipelineStep& step : stage_steps(pipeline.order, one_order ? 0 : s, stages, count, laps)) {
+      const std::vector<int>& current =
+          steps[static_cast<std::size_t>(s)][static_cast<std::size_t>(step.microbatch)][slot(step.lap, step.backward)];
       if (current.empty()) continue;
       if (previous) {
         for (int t : *previous) in_step[static_cast<std::size_t>(t)] = 1;
@@ -208,11 +248,14 @@ std::vector<double> pipeline_memory_of(const pcg::Graph& micro, const CostModel&
                                        const std::vector<pcg::NodeId>& recomputed, bool activations_only,
                                        std::vector<MemoryStep>* trace = nullptr) {
   const int devices = model.machine().devices();
-  const bool one_order = runs_in_one_order(micro, pipeline.stages, devices);
+  const bool one_order = runs_in_one_order(micro, pipeline.stages, devices, model.gradient_values(micro));
+  const std::vector<int> laps = pipeline_laps(micro, pipeline.stages, devices);
+  // The laps before the last run every micro-batch before the last lap starts.
+  const bool looping = std::any_of(laps.begin(), laps.end(), [](int lap) { return lap > 0; });
   std::vector<double> in_flight(static_cast<std::size_t>(devices));
   for (int d = 0; d < devices; ++d)
     in_flight[static_cast<std::size_t>(d)] =
-        pipeline.order == PipelineOrder::GPipe
+        pipeline.order == PipelineOrder::GPipe || looping
             ? pipeline.microbatches
             : std::min(pipeline.stages - (one_order ? 0 : stage_of_device(d, devices, pipeline.stages)), pipeline.microbatches);
   return plan_memory(micro, model, in_flight, recomputed, activations_only, trace);

@@ -14,6 +14,7 @@
 #include "loom/pcg/rewrite.hpp"
 #include "loom/search/materialize.hpp"
 #include "loom/search/pipeline.hpp"
+#include "loom/search/pipeline_order.hpp"
 #include "loom/search/plan_simulation.hpp"
 #include "loom/search/replay.hpp"
 
@@ -400,16 +401,15 @@ class ScheduleCompiler {
         continue;
       }
       stage[n.id.index()] = *in.begin();
-      for (pcg::PortRef input : n.inputs)
-        if (stage[input.node.index()] > stage[n.id.index()])
-          problem(d->where, node_name(n) + " runs in stage " + std::to_string(stage[n.id.index()]) + " but reads " +
-                                node_name(graph_.node(input.node)) + " of stage " + std::to_string(stage[input.node.index()]) +
-                                ": stages run in the order of the data");
     }
+    // Data that goes back to an earlier stage starts a lap round the stages (a recycling pass).
+    const std::vector<int> lap = laps_of_stages(graph_, stage);
+    const auto when = [&](pcg::NodeId id) { return std::pair{lap[id.index()], stage[id.index()]}; };
     for (const Ordered& o : order_)
-      if (stage[o.before.index()] > stage[o.after.index()])
+      if (when(o.before) > when(o.after))
         problem(o.where, node_name(graph_.node(o.before)) + " is ordered before " + node_name(graph_.node(o.after)) +
-                             ", which runs in an earlier stage: stages run in turn");
+                             ", which runs in an earlier stage of " + (lap[o.after.index()] > 0 ? "its lap" : "the pipeline") +
+                             ": stages run in turn");
   }
 
   void check_microbatches() {

@@ -45,6 +45,11 @@ check seed_plans.loom bert_recompute --model bert_large -p batch=2 -p seq=16 -p 
 check seed_plans.loom bert_checkpoints --model bert_large -p batch=2 -p seq=16 -p layers=2 -p hidden=64 -p heads=4 -p vocab=100 \
   -p max_positions=16
 check seed_plans.loom mbart_interlaced --model mbart -p batch=4 -p seq=8 -p layers=2 -p vocab=96 -p hidden=32 -p heads=4
+check seed_plans.loom alphafold2_3f1b --model alphafold2 -p batch=4 -p sequences=3 -p residues=4 -p hidden=8 -p heads=2 -p opm=2 \
+  -p layers=2 -p recycles=2
+# 3F1B goes round the two stages three times, and simulates as it runs.
+"$loom" schedule check "$specs/schedules/seed_plans.loom" --name alphafold2_3f1b --json | grep -q '"laps": 3'
+"$loom" simulate --plan "$dir/alphafold2_3f1b.json" > /dev/null
 if "$loom" schedule check "$data/schedule_deadlock.loom" 2> "$dir/err"; then
   echo "a deadlocked schedule was accepted"
   exit 1

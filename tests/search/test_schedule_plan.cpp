@@ -226,8 +226,6 @@ TEST(SchedulePlan, EveryMistakeIsReportedAtItsStatement) {
   expect_problem("schedule s for m {\n  apply fuse_matmul_relu at b;\n  assign \"*\" to 0;\n}", "apply", "does not match at b",
                  test_support::unity_rules());
   expect_problem("schedule s for m {\n  assign a, h, b to 0;\n  assign y to 0..3;\n  stages 3;\n}", "assign y", "in 2 of the 3 stages");
-  expect_problem("schedule s for m {\n  assign a, h, b to 3;\n  assign y to 0;\n  stages 2;\n}", "assign y",
-                 "stages run in the order of the data");
   expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  microbatch 3;\n}", "microbatch", "3 micro-batches do not fit");
   expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  split a by i/2, i/2 to 0..3;\n}", "split a", "index 'i' is split twice");
 }

@@ -121,8 +121,8 @@ pcg::Graph build_alphafold2(const spec::Library& lib, const Params& p) {
   // normalized outputs of the pass before, through a stop-gradient, so only the last pass trains.
   for (std::int64_t r = 1; r <= p("recycles"); ++r) {
     GraphBuilder::Pass pass(b, "recycle" + std::to_string(r));
-    m = b.op("ewadd", {msa, layers::layer_norm(b, b.op("stop_gradient", {m}), "recycle_norm_msa")});
-    z = b.op("ewadd", {pair, layers::layer_norm(b, b.op("stop_gradient", {z}), "recycle_norm_pair")});
+    m = b.op("ewadd", {msa, layers::layer_norm(b, b.op("stop_gradient", {m}, {}, "recycled_msa"), "recycle_norm_msa")});
+    z = b.op("ewadd", {pair, layers::layer_norm(b, b.op("stop_gradient", {z}, {}, "recycled_pair"), "recycle_norm_pair")});
     e.blocks(m, z, p("layers"));
   }
   b.output(m);

@@ -96,7 +96,10 @@ class ShardedExecutor {
   // `batch`, when given, holds values of graph inputs that take the place of those `feeds` has (a
   // micro-batch's rows, the weights staying in `feeds`). Both must stay alive and unchanged until
   // the backward pass has run.
-  void forward(const NamedValues<T>& feeds, const NamedValues<T>* batch = nullptr);
+  void forward(const NamedValues<T>& feeds, const NamedValues<T>* batch = nullptr) { forward_lap(feeds, batch, {}, 0); }
+  // The forward pass of the nodes of lap `lap` alone (`laps`, per node: search::pipeline_laps;
+  // empty: every node is of lap 0). Lap 0 starts the pass; each later lap goes on with it, in turn.
+  void forward_lap(const NamedValues<T>& feeds, const NamedValues<T>* batch, const std::vector<int>& laps, int lap);
   // The same from host tensors, which the executor copies and keeps until the next forward pass.
   void forward(const NamedTensors<T>& feeds);
   // Graph output i, whole, on every process (a collective).
@@ -145,6 +148,9 @@ class ShardedExecutor {
   // Counts the operator times from zero again, e.g. after warm-up steps.
   void restart_operator_times() { times_.assign(times_.size(), OperatorTime{}); }
   const pcg::Graph& graph() const { return graph_; }
+  // Per node, whether its values take a gradient (search::gradient_flow from the differentiable
+  // inputs): those whose backward runs.
+  std::vector<bool> values_taking_gradients() const;
 
  private:
   struct NodeRun {

@@ -1,0 +1,158 @@
+// Recycling passes, as AlphaFold2 trains: a stop-gradient passes values on and no gradient back, a
+// pass that only feeds the next runs no backward, and a pipeline whose data goes round its stages
+// once per pass runs lap by lap (SuperScaler's 3F1B), following the single-process run.
+#include <cmath>
+
+#include "loom/interpreter/input_roles.hpp"
+#include "loom/runtime/microbatches.hpp"
+#include "loom/search/pipeline_order.hpp"
+#include "loom/search/plan_cost.hpp"
+#include "loom/search/task_graph.hpp"
+#include "training_check.hpp"
+
+namespace loom::runtime {
+namespace {
+
+using namespace sharded_test;
+
+// y = stop_gradient(x · w1) · w2.
+pcg::Graph stopped_chain() {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({3, 4}));
+  const int w1 = g.add_input("w1", pcg::ParallelShape::unpartitioned({4, 5}), true);
+  const int w2 = g.add_input("w2", pcg::ParallelShape::unpartitioned({5, 2}), true);
+  const int h = g.add_node(library(), "matmul", {}, {{x, 0}, {w1, 0}}, "h");
+  const int s = g.add_node(library(), "stop_gradient", {}, {{h, 0}}, "s");
+  g.mark_output({g.add_node(library(), "matmul", {}, {{s, 0}, {w2, 0}}, "y"), 0});
+  return g;
+}
+
+TEST(StopGradient, PassesTheValueOnAndNoGradientBack) {
+  const pcg::Graph g = stopped_chain();
+  EXPECT_TRUE(spec::detached_input(library(), g.node(*g.find("s")), 0));
+  EXPECT_FALSE(spec::detached_input(library(), g.node(*g.find("y")), 0));
+  const NamedTensors<double> feeds = models::random_values(library(), g, 3);
+  LocalTransport local;
+  ShardedExecutor<double> e(library(), g, builtin_kernels(), local, {"w1", "w2"}, 1);
+  e.forward(feeds);
+  Tensor<double> out_grad = e.output(0);
+  for (std::size_t k = 0; k < out_grad.data.size(); ++k) out_grad.data[k] = std::sin(static_cast<double>(k) + 1);
+  const NamedTensors<double> grads = e.backward({out_grad});
+  // By hand: h = x · w1, dy/dw2 = hᵀ · g, and nothing reaches w1.
+  const auto& x = feeds.at("x").data;
+  const auto& w1 = feeds.at("w1").data;
+  std::vector<double> h(3 * 5, 0);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j)
+      for (int k = 0; k < 4; ++k) h[static_cast<std::size_t>(i * 5 + j)] += x[static_cast<std::size_t>(i * 4 + k)] * w1[static_cast<std::size_t>(k * 5 + j)];
+  const Tensor<double>& dw2 = grads.at("w2");
+  ASSERT_EQ(dw2.dims, (std::vector<std::int64_t>{5, 2}));
+  for (int j = 0; j < 5; ++j)
+    for (int c = 0; c < 2; ++c) {
+      double expected = 0;
+      for (int i = 0; i < 3; ++i) expected += h[static_cast<std::size_t>(i * 5 + j)] * out_grad.data[static_cast<std::size_t>(i * 2 + c)];
+      EXPECT_NEAR(dw2.data[static_cast<std::size_t>(j * 2 + c)], expected, 1e-12) << j << ", " << c;
+    }
+  for (double v : grads.at("w1").data) EXPECT_EQ(v, 0.0);
+  // Neither h nor the stop-gradient ran a backward; y did.
+  EXPECT_EQ(e.operator_times()[static_cast<std::size_t>(*g.find("h"))].backward_tasks, 0);
+  EXPECT_EQ(e.operator_times()[static_cast<std::size_t>(*g.find("s"))].backward_tasks, 0);
+  EXPECT_EQ(e.operator_times()[static_cast<std::size_t>(*g.find("y"))].backward_tasks, 1);
+  // The simulator charges no backward to the stopped pass either.
+  const search::CostModel cost(library(), machine_of(1));
+  const std::vector<bool> flow = cost.gradient_values(g);
+  EXPECT_FALSE(flow[static_cast<std::size_t>(*g.find("h"))]);
+  EXPECT_TRUE(flow[static_cast<std::size_t>(*g.find("y"))]);
+  for (const search::SimTask& t : search::build_task_graph(g, cost).tasks)
+    if (t.kind == search::TaskKind::Compute && t.node == *g.find("h")) {
+      EXPECT_EQ(t.backward_seconds, 0.0) << t.label;
+    }
+}
+
+pcg::Graph recycled_alphafold() {
+  return models::build_model(library(), "alphafold2",
+                             {{"batch", 4}, {"sequences", 3}, {"residues", 4}, {"hidden", 8}, {"heads", 2}, {"opm", 2}, {"layers", 2}, {"recycles", 2}});
+}
+
+TEST(Recycling, OnlyTheLastPassTrainsAndTheWeightsAreShared) {
+  const pcg::Graph g = recycled_alphafold();
+  const pcg::Graph once = models::build_model(library(), "alphafold2",
+                                              {{"batch", 4}, {"sequences", 3}, {"residues", 4}, {"hidden", 8}, {"heads", 2}, {"opm", 2}, {"layers", 2}});
+  // The recycling passes add two layer norms' weights and no other.
+  EXPECT_EQ(spec::trainable_weights(library(), g).size(), spec::trainable_weights(library(), once).size() + 4);
+  LocalTransport local;
+  ShardedExecutor<double> e(library(), g, builtin_kernels(), local, spec::trainable_weights(library(), g), 1);
+  const std::vector<bool> flow = e.values_taking_gradients();
+  std::size_t first = 0, second = 0, last = 0;
+  for (const pcg::Node& n : g.nodes()) {
+    if (n.is_graph_input() || n.name.empty()) continue;
+    const bool trains = flow[n.id.index()];
+    if (n.name.starts_with("evoformer")) first += trains ? 1 : 0;
+    if (n.name.starts_with("recycle1.")) second += trains ? 1 : 0;
+    if (n.name.starts_with("recycle2.evoformer")) last += trains ? 1 : 0;
+  }
+  EXPECT_EQ(first, 0u);
+  EXPECT_EQ(second, 0u);
+  EXPECT_GT(last, 100u);
+}
+
+// As specs/schedules/seed_plans.loom assigns it: the second block of each pass on the second stage,
+// from the first of its operators on; each pass's recycling and first block on the first stage.
+// Each micro-batch goes round the stages three times.
+pcg::Graph three_laps(const pcg::Graph& model, int devices) {
+  std::vector<int> stage_of(model.size(), -1);
+  std::vector<std::size_t> last_first_block(3, 0);
+  for (const pcg::Node& n : model.nodes())
+    for (std::size_t pass = 1; pass < 3; ++pass)
+      if (n.name.starts_with("recycle" + std::to_string(pass) + ".evoformer0.")) last_first_block[pass] = n.id.index();
+  int stage = 0;
+  std::size_t back_to_first_until = 0;
+  for (const pcg::Node& n : model.nodes()) {
+    if (n.is_graph_input()) continue;
+    if (n.name.starts_with("evoformer1.")) stage = 1;
+    for (std::size_t pass = 1; pass < 3; ++pass)
+      if (n.name == "recycle" + std::to_string(pass) + ".recycled_msa") back_to_first_until = last_first_block[pass];
+    stage_of[n.id.index()] = n.id.index() <= back_to_first_until ? 0 : stage;
+  }
+  return search::materialize(model, search::pipeline_placements(library(), model, stage_of, 2, devices), library());
+}
+
+TEST(Recycling, ThreeLapsRunTheirForwardOnlyLapsFirstThenOneFOneB) {
+  // Built by hand: two micro-batches on the first of two stages, then on the second.
+  using Step = search::PipelineStep;
+  const std::vector<Step> first{{0, 0, false}, {1, 0, false}, {0, 1, false}, {1, 1, false},
+                                {0, 2, false}, {1, 2, false}, {0, 2, true},  {1, 2, true}};
+  const std::vector<Step> second{{0, 0, false}, {1, 0, false}, {0, 1, false}, {1, 1, false},
+                                 {0, 2, false}, {0, 2, true},  {1, 2, false}, {1, 2, true}};
+  EXPECT_EQ(search::stage_steps(search::PipelineOrder::OneFOneB, 0, 2, 2, 3), first);
+  EXPECT_EQ(search::stage_steps(search::PipelineOrder::OneFOneB, 1, 2, 2, 3), second);
+  const pcg::Graph model = recycled_alphafold();
+  const pcg::Graph plan = three_laps(model, 4);
+  const std::vector<int> laps = search::pipeline_laps(plan, 2, 4);
+  EXPECT_EQ(laps[static_cast<std::size_t>(*plan.find("evoformer1.pair_transition.norm.layer_norm"))], 0);
+  EXPECT_EQ(laps[static_cast<std::size_t>(*plan.find("recycle1.evoformer0.pair_transition.norm.layer_norm"))], 1);
+  EXPECT_EQ(laps[static_cast<std::size_t>(*plan.find("recycle2.evoformer1.pair_transition.norm.layer_norm"))], 2);
+  // Only the last lap trains: each process keeps its stage's order.
+  LocalTransport local;
+  ShardedExecutor<double> e(library(), plan, builtin_kernels(), local, spec::trainable_weights(library(), plan), 4);
+  const search::Pipeline pipeline{2, 2, search::PipelineOrder::OneFOneB};
+  EXPECT_FALSE(search::runs_in_one_order(plan, 2, 4, e.values_taking_gradients()));
+  EXPECT_EQ(process_passes(plan, pipeline, 0, 4, 4, false, e.values_taking_gradients()), first);
+  EXPECT_EQ(process_passes(plan, pipeline, 3, 4, 4, false, e.values_taking_gradients()), second);
+  // Were the passes before to train, a gradient would go back round the lap: one order for all.
+  std::vector<bool> all(plan.size(), true);
+  EXPECT_TRUE(search::runs_in_one_order(plan, 2, 4, all));
+}
+
+TEST(Recycling, APipelineGoingRoundItsStagesFollowsTheSingleProcessRun) {
+  LocalTransport local;
+  const SuiteModel model{"alphafold2, 3 passes", recycled_alphafold(), LossKind::CrossEntropy};
+  for (search::PipelineOrder order : {search::PipelineOrder::OneFOneB, search::PipelineOrder::GPipe}) {
+    SCOPED_TRACE(order == search::PipelineOrder::GPipe ? "GPipe" : "1F1B");
+    expect_training_matches<double>(model, three_laps(model.graph, 4), 4, local, 1e-9, 3, Backend::Cpu, nullptr,
+                                    search::Pipeline{2, 2, order});
+  }
+}
+
+}  // namespace
+}  // namespace loom::runtime
