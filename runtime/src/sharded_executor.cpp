@@ -300,8 +300,9 @@ void ShardedExecutor<T>::forward(const NamedTensors<T>& feeds) {
 
 template <class T>
 void ShardedExecutor<T>::forward_lap(const NamedValues<T>& feeds, const NamedValues<T>* batch, const std::vector<int>& laps, int lap) {
-  if (!laps.empty() && laps.size() != graph_.size())
-    throw LoomError("forward: laps for " + std::to_string(laps.size()) + " nodes, the graph has " + std::to_string(graph_.size()));
+  if ((!laps.empty() && laps.size() != graph_.size()) || (laps.empty() && lap != 0))
+    throw LoomError("forward: lap " + std::to_string(lap) + " of laps for " + std::to_string(laps.size()) + " nodes, the graph has " +
+                    std::to_string(graph_.size()));
   transport_.use_channel(channel_);
   if (lap == 0) {
     feeds_ = &feeds;

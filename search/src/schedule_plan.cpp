@@ -408,8 +408,8 @@ class ScheduleCompiler {
     for (const Ordered& o : order_)
       if (when(o.before) > when(o.after))
         problem(o.where, node_name(graph_.node(o.before)) + " is ordered before " + node_name(graph_.node(o.after)) +
-                             ", which runs in an earlier stage of " + (lap[o.after.index()] > 0 ? "its lap" : "the pipeline") +
-                             ": stages run in turn");
+                             ", which runs earlier round the stages (lap " + std::to_string(lap[o.after.index()]) + ", stage " +
+                             std::to_string(stage[o.after.index()]) + "): stages run in turn");
   }
 
   void check_microbatches() {

@@ -571,7 +571,7 @@ TEST(OpsNumeric, EveryBundledOpIsCovered) {
       "squeeze_axis", "unsqueeze_axis", "expand_axis", "slice_axis", "pad_axis", "reduce_mean_keep", "global_avg_pool", "gather_rows",
       "head_proj", "head_proj_nobias", "head_merge", "attention_scores", "causal_mask", "add_relative_bias", "add_pair_bias",
       "dot_attention", "lstm_cell", "window_partition", "window_reverse", "cyclic_shift", "add_window_mask", "outer_product_mean",
-      "triangle_mult_out", "triangle_mult_in"};
+      "triangle_mult_out", "triangle_mult_in", "stop_gradient"};
   for (const auto* op : bundled().ops()) EXPECT_TRUE(tested.count(op->name)) << op->name << " has no numeric test";
 }
 

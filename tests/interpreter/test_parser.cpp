@@ -670,6 +670,7 @@ TEST(ParserErrors, InputNotesAreChecked) {
   expect_one_error("op f(x: [m] @init(one)" + body, "@init", "@init on input 'x' of f takes the integer");
   expect_one_error("op f(x: [m] @init" + body, "@init", "takes the integer its values start at");
   expect_one_error("op f(x: [m] @statistic(2)" + body, "@statistic", "@statistic on input 'x' of f takes no argument");
+  expect_one_error("op f(x: [m] @detached(y)" + body, "@detached", "@detached on input 'x' of f takes no argument");
   expect_one_error("op f(x: [m] @weird" + body, "@weird", "unknown note @weird on input 'x' of f");
   expect_one_error("op f(x: [m] @positive @positive" + body, "@positive", "@positive is given twice", 1);
   expect_one_error("op f(x: [m]) -> [m] @init(1) {\n  out[i] = x[i];\n}\n", "@init",

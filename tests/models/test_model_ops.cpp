@@ -74,6 +74,7 @@ TEST(ModelOps, OneAxisLayoutOperators) {
   expect_near_all(run1("bias_add_axis", {{"axis", 1}}, {&x, &bias}),
                   make({2, 3, 4}, [&](const Index& i) { return x.at(i) + bias.at({i[1]}); }));
   expect_near_all(run1("swap_axes", {{"axis", 1}}, {&x}), make({2, 4, 3}, [&](const Index& i) { return x.at({i[0], i[2], i[1]}); }));
+  expect_near_all(run1("stop_gradient", {}, {&x}), make({2, 3, 4}, [&](const Index& i) { return x.at(i); }));
   expect_near_all(run1("merge_axes", {{"axis", 1}}, {&x}), make({2, 12}, [&](const Index& i) { return x.at({i[0], i[1] / 4, i[1] % 4}); }));
   expect_near_all(run1("split_axis", {{"axis", 2}, {"parts", 2}}, {&x}), make({2, 3, 2, 2}, [&](const Index& i) {
                     return x.at({i[0], i[1], i[2] * 2 + i[3]});

@@ -1,6 +1,7 @@
 // Recycling passes, as AlphaFold2 trains: a stop-gradient passes values on and no gradient back, a
 // pass that only feeds the next runs no backward, and a pipeline whose data goes round its stages
 // once per pass runs lap by lap (SuperScaler's 3F1B), following the single-process run.
+#include <algorithm>
 #include <cmath>
 
 #include "loom/interpreter/input_roles.hpp"
@@ -44,7 +45,8 @@ TEST(StopGradient, PassesTheValueOnAndNoGradientBack) {
   std::vector<double> h(3 * 5, 0);
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 5; ++j)
-      for (int k = 0; k < 4; ++k) h[static_cast<std::size_t>(i * 5 + j)] += x[static_cast<std::size_t>(i * 4 + k)] * w1[static_cast<std::size_t>(k * 5 + j)];
+      for (int k = 0; k < 4; ++k)
+        h[static_cast<std::size_t>(i * 5 + j)] += x[static_cast<std::size_t>(i * 4 + k)] * w1[static_cast<std::size_t>(k * 5 + j)];
   const Tensor<double>& dw2 = grads.at("w2");
   ASSERT_EQ(dw2.dims, (std::vector<std::int64_t>{5, 2}));
   for (int j = 0; j < 5; ++j)
@@ -63,21 +65,25 @@ TEST(StopGradient, PassesTheValueOnAndNoGradientBack) {
   const std::vector<bool> flow = cost.gradient_values(g);
   EXPECT_FALSE(flow[static_cast<std::size_t>(*g.find("h"))]);
   EXPECT_TRUE(flow[static_cast<std::size_t>(*g.find("y"))]);
+  int stopped = 0;
   for (const search::SimTask& t : search::build_task_graph(g, cost).tasks)
     if (t.kind == search::TaskKind::Compute && t.node == *g.find("h")) {
       EXPECT_EQ(t.backward_seconds, 0.0) << t.label;
+      ++stopped;
     }
+  EXPECT_EQ(stopped, 2);  // its forward task and the backward pass's mirror of it
 }
 
 pcg::Graph recycled_alphafold() {
-  return models::build_model(library(), "alphafold2",
-                             {{"batch", 4}, {"sequences", 3}, {"residues", 4}, {"hidden", 8}, {"heads", 2}, {"opm", 2}, {"layers", 2}, {"recycles", 2}});
+  return models::build_model(
+      library(), "alphafold2",
+      {{"batch", 4}, {"sequences", 3}, {"residues", 4}, {"hidden", 8}, {"heads", 2}, {"opm", 2}, {"layers", 2}, {"recycles", 2}});
 }
 
 TEST(Recycling, OnlyTheLastPassTrainsAndTheWeightsAreShared) {
   const pcg::Graph g = recycled_alphafold();
-  const pcg::Graph once = models::build_model(library(), "alphafold2",
-                                              {{"batch", 4}, {"sequences", 3}, {"residues", 4}, {"hidden", 8}, {"heads", 2}, {"opm", 2}, {"layers", 2}});
+  const pcg::Graph once = models::build_model(
+      library(), "alphafold2", {{"batch", 4}, {"sequences", 3}, {"residues", 4}, {"hidden", 8}, {"heads", 2}, {"opm", 2}, {"layers", 2}});
   // The recycling passes add two layer norms' weights and no other.
   EXPECT_EQ(spec::trainable_weights(library(), g).size(), spec::trainable_weights(library(), once).size() + 4);
   LocalTransport local;
@@ -91,6 +97,8 @@ TEST(Recycling, OnlyTheLastPassTrainsAndTheWeightsAreShared) {
     if (n.name.starts_with("recycle1.")) second += trains ? 1 : 0;
     if (n.name.starts_with("recycle2.evoformer")) last += trains ? 1 : 0;
   }
+  EXPECT_GT(std::count_if(g.nodes().begin(), g.nodes().end(), [](const pcg::Node& n) { return n.name.starts_with("recycle1.evoformer"); }),
+            100);
   EXPECT_EQ(first, 0u);
   EXPECT_EQ(second, 0u);
   EXPECT_GT(last, 100u);

@@ -352,7 +352,7 @@ schedule s for m {
   // built in memory (a file's is refused as it is read) is a cycle the simulator reports instead of a
   // wrong time.
   expect_problem("schedule s for m {\n  assign a, h, b to 0;\n  assign y to 3;\n  order y before b;\n  stages 2;\n}", "order y",
-                 "which runs in an earlier stage");
+                 "which runs earlier round the stages (lap 0, stage 0): stages run in turn");
   Plan cyclic = plan;
   cyclic.order.push_back({*plan.graph.find("y"), a});
   EXPECT_THROW(simulate(plan_task_graph(cyclic, model, lib)), LoomError);

@@ -149,6 +149,14 @@ TEST(OpSetBuild, UnknownOrMisplacedNamesAreRejected) {
   } catch (const LoomError& e) {
     EXPECT_NE(std::string(e.what()).find("list it under --parallel"), std::string::npos);
   }
+  // Equal values, different gradients: no rule may be found through a stop-gradient.
+  o.ops = {"relu", "stop_gradient"};
+  try {
+    OpSet::build(bundled(), o, default_inputs(2));
+    FAIL();
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("'stop_gradient' has a @detached input"), std::string::npos) << e.what();
+  }
   o.ops = {};
   o.parallel = {"replicate"};
   o.degrees = {1};
