@@ -58,13 +58,20 @@ std::vector<bool> gradient_flow(const pcg::Graph& graph, const std::function<boo
     taken[n.id.index()] = t;
   }
   if (!detaches) return taken;
-  // A value that leads to the outputs only through detached inputs receives no gradient; one that
-  // leads nowhere keeps what it had (its backward adds zeros, as it always has).
+  const std::vector<bool> cut_off = cut_off_from_gradients(graph, detached);
+  for (std::size_t i = 0; i < taken.size(); ++i)
+    if (cut_off[i]) taken[i] = false;
+  return taken;
+}
+
+std::vector<bool> cut_off_from_gradients(const pcg::Graph& graph, const DetachedInput& detached) {
+  std::vector<bool> cut_off(graph.size(), false);
+  if (!detached) return cut_off;
+  // A value that leads nowhere is not cut off: its backward adds zeros, as it always has.
   const std::vector<bool> reached = reached_from_outputs(graph, detached, false);
   const std::vector<bool> live = reached_from_outputs(graph, detached, true);
-  for (std::size_t i = 0; i < taken.size(); ++i)
-    if (reached[i] && !live[i]) taken[i] = false;
-  return taken;
+  for (std::size_t i = 0; i < cut_off.size(); ++i) cut_off[i] = reached[i] && !live[i];
+  return cut_off;
 }
 
 std::vector<bool> values_taking_gradients(const pcg::Graph& graph, const TrainedWeight& trained, const DetachedInput& detached) {

@@ -33,7 +33,7 @@ std::vector<std::size_t> cut_points(const pcg::Graph& graph, const std::vector<i
 // The name of a segment's input standing for a value with a gradient begins so.
 const std::string kWithGradient = "segment_input_with_gradient_";
 
-Segment extract(const pcg::Graph& graph, const std::vector<int>& members, const TrainedWeight& trained) {
+Segment extract(const pcg::Graph& graph, const std::vector<int>& members, const std::vector<bool>& with_gradient) {
   Segment s;
   std::map<int, bool> inside;
   for (int m : members) inside[m] = true;
@@ -44,7 +44,7 @@ Segment extract(const pcg::Graph& graph, const std::vector<int>& members, const 
     for (pcg::PortRef in : n.inputs) {
       if (!local.count(in)) {
         const pcg::Node& p = graph.node(in.node);
-        const std::string kind = takes_gradient(graph, in, trained) ? kWithGradient : "segment_input_";
+        const std::string kind = with_gradient[in.node.index()] ? kWithGradient : "segment_input_";
         const std::string name = p.is_graph_input() ? p.name : kind + pcg::to_string(in.node) + "_" + std::to_string(in.port);
         local[in] = {s.graph.add_input(name, graph.shape_of(in), p.op == pcg::kWeightOp), 0};
         s.reads[name] = in;
@@ -76,7 +76,9 @@ bool stands_for_a_value_with_gradient(const pcg::Node& input) {
   return input.op == pcg::kInputOp && input.name.rfind(kWithGradient, 0) == 0;
 }
 
-std::vector<Segment> split_graph(const pcg::Graph& graph, std::size_t min_nodes, const TrainedWeight& trained) {
+std::vector<Segment> split_graph(const pcg::Graph& graph, std::size_t min_nodes, const TrainedWeight& trained,
+                                 const DetachedInput& detached) {
+  const std::vector<bool> with_gradient = values_taking_gradients(graph, trained, detached);
   const std::vector<int> order = operators_of(graph);
   std::vector<std::vector<int>> parts{{}};
   std::size_t begin = 0;
@@ -89,7 +91,7 @@ std::vector<Segment> split_graph(const pcg::Graph& graph, std::size_t min_nodes,
   parts.back().assign(order.begin() + static_cast<std::ptrdiff_t>(begin), order.end());
   std::vector<Segment> out;
   for (const auto& p : parts)
-    if (!p.empty()) out.push_back(extract(graph, p, trained));
+    if (!p.empty()) out.push_back(extract(graph, p, with_gradient));
   return out;
 }
 

@@ -71,7 +71,8 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
   const std::vector<std::int64_t> degrees = options.mapping.degrees.empty() ? mapping_degrees(model.machine()) : options.mapping.degrees;
 
   JointResult result;
-  const std::vector<Segment> segments = split_graph(graph, options.split ? options.min_segment : graph.size() + 1, model.trained_in(graph));
+  const std::vector<Segment> segments =
+      split_graph(graph, options.split ? options.min_segment : graph.size() + 1, model.trained_in(graph), model.detached_inputs());
   result.segments = segments.size();
 
   // The cuts between segments and the partitionings searched at each (none: the value crosses

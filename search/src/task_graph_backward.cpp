@@ -15,8 +15,10 @@ namespace {
 // passes over their bytes.
 constexpr double kGradientPackPasses = 6;
 
-// Every forward task mirrored in reverse order. Returns each forward task's mirror.
-std::vector<int> mirror_backward(TaskGraph& out) {
+// Every forward task mirrored in reverse order. Returns each forward task's mirror. A task of a node
+// no gradient reaches (PlanLayout::forward_only) is mirrored as nothing to do, after its own forward
+// result: no gradient comes to it, so its mirror waits for none.
+std::vector<int> mirror_backward(const PlanLayout& plan, TaskGraph& out) {
   const int forward_count = static_cast<int>(out.tasks.size());
   std::vector<std::vector<int>> dependents(static_cast<std::size_t>(forward_count));
   for (int i = 0; i < forward_count; ++i)
@@ -30,7 +32,12 @@ std::vector<int> mirror_backward(TaskGraph& out) {
     else
       std::swap(b.device, b.peer);
     b.deps.clear();
-    for (int j : dependents[static_cast<std::size_t>(i)]) b.deps.push_back(mirror[static_cast<std::size_t>(j)]);
+    if (plan.forward_only(b.node)) {
+      b.seconds = 0;
+      b.bytes = 0;
+    } else {
+      for (int j : dependents[static_cast<std::size_t>(i)]) b.deps.push_back(mirror[static_cast<std::size_t>(j)]);
+    }
     if (b.deps.empty()) b.deps.push_back(i);  // a sink: its gradient follows its own forward result
     b.label += " (backward)";
     mirror[static_cast<std::size_t>(i)] = add_task(out, std::move(b));
@@ -175,7 +182,7 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
 }  // namespace
 
 void add_backward_tasks(const PlanLayout& plan, const WeightReaders& readers, TaskGraph& out) {
-  synchronize_weights(plan, readers, mirror_backward(out), out);
+  synchronize_weights(plan, readers, mirror_backward(plan, out), out);
 }
 
 }  // namespace loom::search

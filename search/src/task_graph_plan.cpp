@@ -9,7 +9,11 @@
 namespace loom::search {
 
 PlanLayout::PlanLayout(const pcg::Graph& graph, const CostModel& model)
-    : graph_(graph), model_(model), machine_(model.machine()), takes_gradient_(model.gradient_values(graph)) {
+    : graph_(graph),
+      model_(model),
+      machine_(model.machine()),
+      takes_gradient_(model.gradient_values(graph)),
+      forward_only_(cut_off_from_gradients(graph, model.detached_inputs())) {
   // As the runtime runs them.
   const auto layout_change = [this](const pcg::Node& n) { return is_layout_change(n); };
   const auto view = [this](const pcg::Node& n) { return view_of(n); };

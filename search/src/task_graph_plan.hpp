@@ -46,6 +46,9 @@ class PlanLayout {
   // (made from data alone, or read only by a pass that feeds the next through detached inputs)
   // runs no backward.
   bool runs_backward(const pcg::Node& n) const { return takes_gradient_[n.id.index()]; }
+  // Whether no gradient reaches n, which leads to the outputs only through detached inputs
+  // (cut_off_from_gradients): its tasks, moves included, have no part in the backward pass.
+  bool forward_only(pcg::NodeId n) const { return n.value() >= 0 && forward_only_[n.index()]; }
 
  private:
   const pcg::Graph& graph_;
@@ -55,6 +58,7 @@ class PlanLayout {
   std::vector<bool> fused_away_;                  // node -> a layout change fused into the next
   std::map<pcg::NodeId, pcg::InputReads> reads_;  // by weight node
   std::vector<bool> takes_gradient_;              // node -> CostModel::gradient_values
+  std::vector<bool> forward_only_;                // node -> cut_off_from_gradients
 };
 
 // Appends a task; returns its index.

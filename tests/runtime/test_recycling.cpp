@@ -3,11 +3,15 @@
 // once per pass runs lap by lap (SuperScaler's 3F1B), following the single-process run.
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 #include "loom/interpreter/input_roles.hpp"
 #include "loom/runtime/microbatches.hpp"
+#include "loom/search/pipeline.hpp"
 #include "loom/search/pipeline_order.hpp"
 #include "loom/search/plan_cost.hpp"
+#include "loom/search/simulator.hpp"
 #include "loom/search/task_graph.hpp"
 #include "training_check.hpp"
 
@@ -150,6 +154,44 @@ TEST(Recycling, ThreeLapsRunTheirForwardOnlyLapsFirstThenOneFOneB) {
   // Were the passes before to train, a gradient would go back round the lap: one order for all.
   std::vector<bool> all(plan.size(), true);
   EXPECT_TRUE(search::runs_in_one_order(plan, 2, 4, all));
+}
+
+// The simulator orders each stage's steps as the processes run them, and the passes before the
+// last cost nothing in the backward pass, their moves included.
+TEST(Recycling, TheSimulatorRunsEachStagesLapsInItsOrder) {
+  const pcg::Graph plan = three_laps(recycled_alphafold(), 4);
+  const search::CostModel cost(library(), machine_of(4));
+  const search::Pipeline pipeline{2, 2, search::PipelineOrder::OneFOneB};
+  const search::TaskGraph tasks = search::build_pipeline_task_graph(plan, cost, pipeline, library());
+  const search::Timeline timeline = search::simulate(tasks);
+  const std::vector<int> laps = search::pipeline_laps(plan, 2, 4);
+  const int last = *std::max_element(laps.begin(), laps.end());
+  // Per stage, when each step's first compute task with work to do started.
+  std::vector<std::map<std::tuple<int, int, bool>, double>> first_start(2);
+  std::size_t forward_only_mirrors = 0;
+  for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
+    const search::SimTask& t = tasks.tasks[i];
+    const int lap = laps[t.node.index()];
+    if (t.backward && lap < last && !plan.node(t.node).is_graph_input()) {
+      EXPECT_EQ(t.seconds, 0.0) << t.label;
+      ++forward_only_mirrors;
+    }
+    if (t.kind != search::TaskKind::Compute || t.seconds <= 0) continue;
+    const int stage = search::stage_of_device(t.device, 4, 2);
+    auto [at, fresh] =
+        first_start[static_cast<std::size_t>(stage)].try_emplace({t.microbatch, t.backward ? last : lap, t.backward}, timeline.start[i]);
+    if (!fresh) at->second = std::min(at->second, timeline.start[i]);
+  }
+  EXPECT_GT(forward_only_mirrors, 100u);
+  for (int stage = 0; stage < 2; ++stage) {
+    std::vector<std::pair<double, search::PipelineStep>> started;
+    for (const auto& [step, start] : first_start[static_cast<std::size_t>(stage)])
+      started.push_back({start, {std::get<0>(step), std::get<1>(step), std::get<2>(step)}});
+    std::stable_sort(started.begin(), started.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<search::PipelineStep> order;
+    for (const auto& [start, step] : started) order.push_back(step);
+    EXPECT_EQ(order, search::stage_steps(pipeline.order, stage, 2, 2, last + 1)) << "stage " << stage;
+  }
 }
 
 TEST(Recycling, APipelineGoingRoundItsStagesFollowsTheSingleProcessRun) {

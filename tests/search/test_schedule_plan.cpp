@@ -3,11 +3,13 @@
 // mistake is reported at the statement that makes it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
 #include "loom/interpreter/model_graph.hpp"
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/search/pipeline_order.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/plan_simulation.hpp"
 #include "loom/search/replay.hpp"
@@ -228,6 +230,15 @@ TEST(SchedulePlan, EveryMistakeIsReportedAtItsStatement) {
   expect_problem("schedule s for m {\n  assign a, h, b to 0;\n  assign y to 0..3;\n  stages 3;\n}", "assign y", "in 2 of the 3 stages");
   expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  microbatch 3;\n}", "microbatch", "3 micro-batches do not fit");
   expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  split a by i/2, i/2 to 0..3;\n}", "split a", "index 'i' is split twice");
+}
+
+// y on the first stage reads b of the second: the data goes round the stages a second time.
+TEST(SchedulePlan, DataGoingBackToAnEarlierStageStartsALap) {
+  const Plan plan = plan_of(library_with("schedule s for m {\n  assign a, h, b to 3;\n  assign y to 0;\n  stages 2;\n}"));
+  const std::vector<int> laps = pipeline_laps(plan.graph, 2, 6);
+  EXPECT_EQ(laps[named(plan, "b").id.index()], 0);
+  EXPECT_EQ(laps[named(plan, "y").id.index()], 1);
+  EXPECT_EQ(*std::max_element(laps.begin(), laps.end()), 1);
 }
 
 TEST(SchedulePlan, AnOrderAgainstTheDataIsADeadlockNamedWithItsLines) {

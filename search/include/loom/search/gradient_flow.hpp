@@ -29,6 +29,10 @@ bool takes_gradient(const pcg::Graph& graph, pcg::PortRef port, const TrainedWei
 std::vector<bool> gradient_flow(const pcg::Graph& graph, const std::function<bool(const pcg::Node&)>& source,
                                 const DetachedInput& detached = {});
 
+// Per node id, whether the node leads to the graph's outputs only through detached inputs (a
+// recycling pass that only feeds the next): no gradient reaches it, whatever it is made from.
+std::vector<bool> cut_off_from_gradients(const pcg::Graph& graph, const DetachedInput& detached);
+
 // gradient_flow from the trained weights (and segment inputs standing for values made from them).
 std::vector<bool> values_taking_gradients(const pcg::Graph& graph, const TrainedWeight& trained = {}, const DetachedInput& detached = {});
 

@@ -29,8 +29,11 @@ bool stands_for_a_value_with_gradient(const pcg::Node& input);
 
 // Cuts `graph` at the nodes no edge jumps over, into segments of at least `min_nodes` operators
 // (the last may hold up to twice that). One segment when the graph is too small to cut. `trained`:
-// the weights training updates (CostModel::trains; empty: every weight).
-std::vector<Segment> split_graph(const pcg::Graph& graph, std::size_t min_nodes, const TrainedWeight& trained = {});
+// the weights training updates (CostModel::trains; empty: every weight); `detached`: the inputs
+// that pass no gradient back (CostModel::detached_inputs; empty: none). A segment's input stands
+// for a value with a gradient where the whole graph's value takes one (values_taking_gradients).
+std::vector<Segment> split_graph(const pcg::Graph& graph, std::size_t min_nodes, const TrainedWeight& trained = {},
+                                 const DetachedInput& detached = {});
 
 // The original graph with every segment replaced by its (possibly rewritten) graph. Segments must
 // come in the order split_graph gave them, each still providing its ports in order.
