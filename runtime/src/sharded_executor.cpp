@@ -39,9 +39,12 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
   const auto is_layout_change = [&library](const pcg::Node& n) { return library.find_parallel(n.op) || library.find_fused(n.op); };
   // One process runs no collectives, so it fuses no layout changes.
   const pcg::LayoutChangeSources fused = pcg::fuse_layout_changes(graph, is_layout_change, view_of, transport.size() > 1);
+  const search::DetachedInput detached = [&library](const pcg::Node& n, std::size_t slot) {
+    return spec::detached_input(library, n, slot);
+  };
   const std::vector<bool> differentiated = search::gradient_flow(
-      graph, [this](const pcg::Node& n) { return n.is_graph_input() && differentiable_.count(n.name) > 0; },
-      [&library](const pcg::Node& n, std::size_t slot) { return spec::detached_input(library, n, slot); });
+      graph, [this](const pcg::Node& n) { return n.is_graph_input() && differentiable_.count(n.name) > 0; }, detached);
+  forward_only_ = search::cut_off_from_gradients(graph, detached);
   for (const pcg::Node& n : graph.nodes()) {
     NodeRun& run = runs_[n.id.index()];
     run.view = view_of(n);
@@ -337,9 +340,11 @@ void ShardedExecutor<T>::forward_lap(const NamedValues<T>& feeds, const NamedVal
     else
       run_operator(n);
     recount(n.id);
+    // Dropped values come back for the backward pass; those no gradient reaches never do.
+    const auto freed_after_reading = [this](pcg::NodeId id) { return dropped_[id.index()] || forward_only_[id.index()]; };
     for (pcg::NodeId read : reads_of(n))
-      if (dropped_[read.index()] && last_reader_[read.index()] == n.id) release_dropped(read);
-    if (dropped_[n.id.index()] && last_reader_[n.id.index()] == n.id) release_dropped(n.id);
+      if (freed_after_reading(read) && last_reader_[read.index()] == n.id) release_dropped(read);
+    if (freed_after_reading(n.id) && last_reader_[n.id.index()] == n.id) release_dropped(n.id);
   }
 }
 

@@ -249,13 +249,13 @@ std::vector<double> pipeline_memory_of(const pcg::Graph& micro, const CostModel&
                                        std::vector<MemoryStep>* trace = nullptr) {
   const int devices = model.machine().devices();
   const bool one_order = runs_in_one_order(micro, pipeline.stages, devices, model.gradient_values(micro));
-  const std::vector<int> laps = pipeline_laps(micro, pipeline.stages, devices);
-  // The laps before the last run every micro-batch before the last lap starts.
-  const bool looping = std::any_of(laps.begin(), laps.end(), [](int lap) { return lap > 0; });
+  // The laps before the last keep nothing for the backward pass when no gradient goes back round
+  // them (the memory model leaves out what no gradient reaches), so a looping pipeline holds what
+  // its last lap's order holds.
   std::vector<double> in_flight(static_cast<std::size_t>(devices));
   for (int d = 0; d < devices; ++d)
     in_flight[static_cast<std::size_t>(d)] =
-        pipeline.order == PipelineOrder::GPipe || looping
+        pipeline.order == PipelineOrder::GPipe
             ? pipeline.microbatches
             : std::min(pipeline.stages - (one_order ? 0 : stage_of_device(d, devices, pipeline.stages)), pipeline.microbatches);
   return plan_memory(micro, model, in_flight, recomputed, activations_only, trace);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Usage: [LOOM_LAUNCH="mpirun -np 6"] schedule_memory_matches.sh LOOM SPECS-DIR
-# Bundled schedules that recompute, co-shard, split or pipeline (specs/schedules/) are written as plans and trained
+# Bundled schedules that recompute, co-shard, split, pipeline or go round their stages (3F1B) (specs/schedules/) are written as plans and trained
 # (float, 2 steps; through $LOOM_LAUNCH when set, one process per device). On every device, the activation peak each
 # process measures (`loom train --json`, peak_activation_bytes) must be the simulator's activation memory (`loom
 # simulate --json`, activation_bytes) within 10 %; the plan recomputing activations must hold less than the same plan
@@ -34,6 +34,7 @@ check seed_plans.loom bert_checkpoints
 check mlp_fig1.loom mlp_fig1_pipeline
 check seed_plans.loom gpt3_1f1b
 check seed_plans.loom gpt3_gpipe
+check seed_plans.loom alphafold2_3f1b
 awk -v s1="$(head -1 "$dir/gpt3_1f1b.simulated")" -v m1="$(head -1 "$dir/gpt3_1f1b.measured")" \
   -v sg="$(head -1 "$dir/gpt3_gpipe.simulated")" -v mg="$(head -1 "$dir/gpt3_gpipe.measured")" 'BEGIN { exit !(s1 < sg && m1 < mg) }'
 # The same plan keeping every activation holds more, simulated and measured.
