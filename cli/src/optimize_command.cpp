@@ -162,6 +162,7 @@ int run_optimize(OptimizeOptions opt) {
                                 {"pipeline", {{"stages", report.pipeline.stages}, {"microbatches", report.pipeline.microbatches}}},
                                 {"pipeline_stage_sizes", report.pipeline_stage_sizes},
                                 {"pipeline_interlaced", report.pipeline_interlaced},
+                                {"pipeline_looping", report.pipeline_looping},
                                 {"cuts", report.joint.cuts},
                                 {"recomputed_operators", report.recompute.size()},
                                 {"coshard", coshard},
@@ -194,7 +195,8 @@ int run_optimize(OptimizeOptions opt) {
       if (report.pipeline_none_because.empty() && !report.pipeline_stage_sizes.empty()) {
         std::cout << "  (stages of ";
         for (std::size_t s = 0; s < report.pipeline_stage_sizes.size(); ++s) std::cout << (s ? "/" : "") << report.pipeline_stage_sizes[s];
-        std::cout << " nodes" << (report.pipeline_interlaced ? "; the operators sharing a weight across stages interlaced" : "") << ")";
+        std::cout << " nodes" << (report.pipeline_interlaced ? "; the operators sharing a weight across stages interlaced" : "")
+                  << (report.pipeline_looping ? "; each pass round the stages, with its weights" : "") << ")";
       }
       std::cout << "\n";
     }

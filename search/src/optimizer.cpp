@@ -230,6 +230,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     report.pipeline_none_because = piped.none_because;
     report.pipeline_stage_sizes = piped.stage_sizes;
     report.pipeline_interlaced = piped.interlaced;
+    report.pipeline_looping = piped.looping;
     if (!piped.placements.empty())
       tried.push_back({"pipeline", best.graph, piped.placements, best.substitutions, piped.seconds, piped.pipeline});
     if (piped.seconds < best.seconds)

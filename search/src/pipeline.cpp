@@ -56,6 +56,60 @@ std::vector<int> balanced_stages(const pcg::Graph& graph, const CostModel& model
   return out;
 }
 
+std::vector<int> looping_stages(const pcg::Graph& graph, const CostModel& model, int stages) {
+  // Each weight's first reader, and the position after which every weight has been read once.
+  std::vector<int> first_reader(graph.size(), -1);
+  pcg::NodeId last_first_read = pcg::kNoNode;
+  bool read_again = false;
+  for (const pcg::Node& n : graph.nodes())
+    for (pcg::PortRef in : n.inputs) {
+      if (graph.node(in.node).op != pcg::kWeightOp) continue;
+      int& first = first_reader[in.node.index()];
+      if (first < 0) {
+        first = n.id.value();
+        last_first_read = std::max(last_first_read, n.id);
+      } else if (first != n.id.value()) {
+        read_again = true;
+      }
+    }
+  if (!read_again || last_first_read == pcg::kNoNode) return {};
+  pcg::Graph first_pass;
+  for (const pcg::Node& n : graph.nodes()) {
+    if (n.id > last_first_read) break;
+    if (n.is_graph_input())
+      first_pass.add_input(n.name, n.output_shapes.front(), n.op == pcg::kWeightOp);
+    else
+      first_pass.add_node_with_shapes(n.op, n.attrs, n.inputs, n.output_shapes, n.name);
+  }
+  std::vector<int> stage_of = balanced_stages(first_pass, model, stages);
+  if (std::set<int>(stage_of.begin(), stage_of.end()).size() < static_cast<std::size_t>(stages) + 1) return {};  // -1 and every stage
+  stage_of.resize(graph.size(), -1);
+  // Later, from the last operator back: one that reads a weight runs where the weight's first reader
+  // does; one that reads none where the first of its readers runs, so its value goes on forward
+  // (an output nobody reads ends in the last stage).
+  const std::vector<std::vector<pcg::NodeId>> readers = graph.all_consumers();
+  for (auto it = graph.nodes().rbegin(); it != graph.nodes().rend() && it->id > last_first_read; ++it) {
+    const pcg::Node& n = *it;
+    if (n.is_graph_input()) continue;
+    int stage = -1;
+    for (pcg::PortRef in : n.inputs)
+      if (graph.node(in.node).op == pcg::kWeightOp) {
+        stage = stage_of[static_cast<std::size_t>(first_reader[in.node.index()])];
+        break;
+      }
+    if (stage < 0) {
+      stage = stages - 1;
+      for (pcg::NodeId r : readers[n.id.index()]) stage = std::min(stage, stage_of[r.index()]);
+    }
+    stage_of[n.id.index()] = stage;
+  }
+  bool loops = false;
+  for (const pcg::Node& n : graph.nodes())
+    for (pcg::PortRef in : n.inputs) loops = loops || stage_of[in.node.index()] > stage_of[n.id.index()];
+  if (!loops) return {};
+  return stage_of;
+}
+
 std::vector<Placement> pipeline_placements(const spec::Library& library, const pcg::Graph& graph, const std::vector<int>& stage_of,
                                            int stages, int devices) {
   const int per_stage = devices / stages;
@@ -449,6 +503,7 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
     StagesTried tried;
   };
   std::vector<Balanced> balanced;
+  std::vector<StagesTried> looped;
   double best_balanced = std::numeric_limits<double>::infinity();
   for (int stages : stage_counts) {
     if (stages < 2 || devices % stages != 0) continue;
@@ -467,9 +522,19 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
     StagesTried tried = try_stages(stage_of, stages);
     best_balanced = std::min(best_balanced, tried.result.seconds);
     balanced.push_back({stages, std::move(stage_of), std::move(tried)});
+    // A graph that runs its layers again on their weights also goes round the stages, each stage
+    // holding its layers' weights once (SuperScaler's 3F1B for AlphaFold2's recycling).
+    if (const std::vector<int> looping = looping_stages(graph, model, stages); !looping.empty()) {
+      StagesTried round = try_stages(looping, stages);
+      best_balanced = std::min(best_balanced, round.result.seconds);
+      round.result.looping = true;
+      looped.push_back(std::move(round));
+    }
   }
 
   StagesTried best;
+  for (StagesTried& round : looped)
+    if (round.better_than(best)) best = std::move(round);
   for (Balanced& b : balanced) {
     const int stages = b.stages;
     StagesTried here = std::move(b.tried);

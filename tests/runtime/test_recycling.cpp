@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "loom/interpreter/input_roles.hpp"
@@ -212,6 +213,26 @@ TEST(Recycling, TheSimulatorRunsEachStagesLapsInItsOrder) {
     for (const auto& [start, step] : started) order.push_back(step);
     EXPECT_EQ(order, search::stage_steps(pipeline.order, stage, 2, 2, last + 1)) << "stage " << stage;
   }
+}
+
+// The pipeline search's stages for a graph that runs its layers again follow the weights: each pass
+// goes round the stages, and every stage holds its layers' weights once.
+TEST(Recycling, ThePipelineSearchOffersStagesThatFollowTheWeights) {
+  const pcg::Graph model = recycled_alphafold();
+  const search::CostModel cost(library(), machine_of(4));
+  const std::vector<int> stage_of = search::looping_stages(model, cost, 2);
+  ASSERT_EQ(stage_of.size(), model.size());
+  const pcg::Graph plan = search::materialize(model, search::pipeline_placements(library(), model, stage_of, 2, 4), library());
+  const std::vector<int> laps = search::pipeline_laps(plan, 2, 4);
+  EXPECT_EQ(*std::max_element(laps.begin(), laps.end()), 2);
+  for (const pcg::Node& w : model.nodes()) {
+    if (w.op != pcg::kWeightOp) continue;
+    std::set<int> stages;
+    for (pcg::NodeId reader : model.consumers(w.id)) stages.insert(stage_of[reader.index()]);
+    EXPECT_EQ(stages.size(), 1u) << w.name;
+  }
+  // A graph that reads each weight once has no such stages.
+  EXPECT_TRUE(search::looping_stages(small_mlp(), cost, 2).empty());
 }
 
 TEST(Recycling, APipelineGoingRoundItsStagesFollowsTheSingleProcessRun) {

@@ -55,6 +55,7 @@ struct OptimizeReport {
   Pipeline pipeline;                  // the chosen plan's pipeline (none unless `chosen` is pipeline)
   std::vector<int> pipeline_stage_sizes;  // the best pipeline's nodes per stage (PipelineResult::stage_sizes)
   bool pipeline_interlaced = false;       // the best pipeline's (PipelineResult::interlaced)
+  bool pipeline_looping = false;          // the best pipeline's (PipelineResult::looping)
   std::vector<pcg::NodeId> recompute;     // nodes of `plan` recomputed: only when nothing fit without (`chosen` ends in +recompute)
   // When the plan is co-sharded (`chosen` ends in +coshard+recompute): pieces per device of each
   // operator cut finer, and how many operators were.

@@ -28,6 +28,14 @@ pcg::Graph micro_batch_graph(const pcg::Graph& graph, const pcg::OpCatalog& cata
 // operators (in creation order) of about equal time on one device; graph inputs get -1.
 std::vector<int> balanced_stages(const pcg::Graph& graph, const CostModel& model, int stages);
 
+// Stages for a graph that runs its layers again on their weights (AlphaFold2's recycling passes):
+// the operators up to the last that reads a weight for the first time (the first pass) cut into
+// `stages` of about equal time, as balanced_stages cuts a graph; every later operator that reads a
+// weight runs in the stage of that weight's first reader, and one that reads none in the earliest
+// stage of its readers. Each pass then goes round the stages (pipeline_laps). Empty when no weight
+// is read again after the first pass, or the first pass has too few operators for the stages.
+std::vector<int> looping_stages(const pcg::Graph& graph, const CostModel& model, int stages);
+
 // Each operator split along its batch over its stage's block of devices/stages devices (as far
 // as the operator takes it), on that block.
 std::vector<Placement> pipeline_placements(const spec::Library& library, const pcg::Graph& graph, const std::vector<int>& stage_of,
@@ -73,6 +81,9 @@ struct PipelineResult {
   // Whether the operators sharing a weight across stages (a tied embedding and LM head) are cut
   // into pieces in every stage (SuperScaler's interlaced pipeline) rather than each in its stage.
   bool interlaced = false;
+  // Whether the stages follow the weights round the pipeline (looping_stages): each pass of a graph
+  // that runs its layers again goes round the stages.
+  bool looping = false;
   // When none was found, what stopped every pipeline tried: no count of stages, a batch that does
   // not divide into micro-batches, or the memory of the stages' devices.
   std::string none_because;
