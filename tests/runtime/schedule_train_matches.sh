@@ -1,8 +1,8 @@
 #!/bin/sh
 # Usage: [LOOM_LAUNCH="mpirun -np 6"] schedule_train_matches.sh LOOM SPECS-DIR DATA-DIR
-# Every bundled schedule (specs/schedules/) is checked and written as a plan, then trained (double, 3 steps; through
-# $LOOM_LAUNCH when set, one process per device): its losses must equal the single-process run of its model at the
-# schedule's sizes to 1e-9 relative. A schedule that orders against the data is refused, non-zero, naming the cycle at its line.
+# Every bundled schedule (specs/schedules/), and one of DATA-DIR whose pipeline goes round its stages, is checked and
+# written as a plan, then trained (double, 3 steps; through $LOOM_LAUNCH when set, one process per device): its losses
+# must equal the single-process run of its model at the schedule's sizes to 1e-9 relative. A schedule that orders against the data is refused, non-zero, naming the cycle at its line.
 set -e
 loom=$1
 specs=$2
@@ -15,7 +15,11 @@ check() {
   file=$1 name=$2
   shift 2
   "$loom" train "$@" --steps 3 --dtype double --json | losses > "$dir/model"
-  "$loom" schedule check "$specs/schedules/$file" --name "$name" -o "$dir/$name.json"
+  case $file in
+    /*) path=$file ;;
+    *) path=$specs/schedules/$file ;;
+  esac
+  "$loom" schedule check "$path" --name "$name" -o "$dir/$name.json"
   # shellcheck disable=SC2086 # LOOM_LAUNCH is a command line
   ${LOOM_LAUNCH:-} "$loom" train --plan "$dir/$name.json" --steps 3 --dtype double --json | losses > "$dir/$name"
   paste "$dir/model" "$dir/$name"
@@ -50,6 +54,10 @@ check seed_plans.loom alphafold2_3f1b --model alphafold2 -p batch=4 -p sequences
 # 3F1B goes round the two stages three times, and simulates as it runs.
 "$loom" schedule check "$specs/schedules/seed_plans.loom" --name alphafold2_3f1b --json | grep -q '"laps": 3'
 "$loom" simulate --plan "$dir/alphafold2_3f1b.json" > /dev/null
+# Blocks alternating between two stages: the gradient goes back round the laps too, and every
+# process runs the first stage's order.
+# shellcheck disable=SC2086
+check "$data/schedule_loop.loom" gpt3_alternating $gpt3
 if "$loom" schedule check "$data/schedule_deadlock.loom" 2> "$dir/err"; then
   echo "a deadlocked schedule was accepted"
   exit 1
