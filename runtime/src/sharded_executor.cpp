@@ -44,7 +44,7 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
   };
   const std::vector<bool> differentiated = search::gradient_flow(
       graph, [this](const pcg::Node& n) { return n.is_graph_input() && differentiable_.count(n.name) > 0; }, detached);
-  forward_only_ = search::cut_off_from_gradients(graph, detached);
+  forward_only_ = search::freed_after_forward(graph, detached, differentiated);
   for (const pcg::Node& n : graph.nodes()) {
     NodeRun& run = runs_[n.id.index()];
     run.view = view_of(n);

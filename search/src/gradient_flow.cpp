@@ -74,6 +74,14 @@ std::vector<bool> cut_off_from_gradients(const pcg::Graph& graph, const Detached
   return cut_off;
 }
 
+std::vector<bool> freed_after_forward(const pcg::Graph& graph, const DetachedInput& detached, const std::vector<bool>& taking) {
+  std::vector<bool> freed = cut_off_from_gradients(graph, detached);
+  for (const pcg::Node& n : graph.nodes())
+    if (taking[n.id.index()])
+      for (pcg::PortRef in : n.inputs) freed[in.node.index()] = false;
+  return freed;
+}
+
 std::vector<bool> values_taking_gradients(const pcg::Graph& graph, const TrainedWeight& trained, const DetachedInput& detached) {
   return gradient_flow(
       graph, [&trained](const pcg::Node& n) { return gradient_source(n, trained); }, detached);

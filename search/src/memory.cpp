@@ -255,7 +255,8 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
   std::map<std::size_t, DeviceBytes> segments;   // per segment root, its pieces
   std::vector<DeviceBytes> freed(graph.size());  // per node, the activations the backward pass frees after it
   // What no gradient reaches is freed once the forward pass has read it, never to come back.
-  const std::vector<bool> cut_off = cut_off_from_gradients(graph, options.detached);
+  const std::vector<bool> cut_off =
+      freed_after_forward(graph, options.detached, values_taking_gradients(graph, options.trained, options.detached));
   for (const pcg::Node& n : graph.nodes()) {
     if (held_by_consumers[n.id.index()] || unread[n.id.index()] || (options.activations_only && fed[n.id.index()])) continue;
     if (cut_off[n.id.index()] && !weight[n.id.index()]) continue;

@@ -80,6 +80,50 @@ TEST(StopGradient, PassesTheValueOnAndNoGradientBack) {
   EXPECT_EQ(stopped, 2);  // its forward task and the backward pass's mirror of it
 }
 
+// A user's operator whose first input is detached and second is not: y = gate(a, b) + a, with
+// a = x · w1, b = x · w2 and gate(a, b) = a ⊙ b. The gradient reaches a by the sum alone: w1's is
+// xᵀ g, w2's xᵀ (g ⊙ a).
+TEST(StopGradient, AnOperatorWithOneDetachedInputPassesTheOthersGradient) {
+  const std::string ops = spec::Library::default_specs_dir() + "/ops/";
+  const spec::Library lib =
+      spec::Library::from_text("import \"" + ops + "core.loom\";\nimport \"" + ops + "linalg.loom\";\n" +
+                                   "op gate(a: [m, n] @detached, b: [m, n]) -> [m, n] {\n  out[i, j] = a[i, j] * b[i, j];\n}\n",
+                               "gate.loom");
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({3, 4}));
+  const int w1 = g.add_input("w1", pcg::ParallelShape::unpartitioned({4, 5}), true);
+  const int w2 = g.add_input("w2", pcg::ParallelShape::unpartitioned({4, 5}), true);
+  const int a = g.add_node(lib, "matmul", {}, {{x, 0}, {w1, 0}}, "a");
+  const int b = g.add_node(lib, "matmul", {}, {{x, 0}, {w2, 0}}, "b");
+  const int gated = g.add_node(lib, "gate", {}, {{a, 0}, {b, 0}}, "gated");
+  g.mark_output({g.add_node(lib, "ewadd", {}, {{gated, 0}, {a, 0}}, "y"), 0});
+  const NamedTensors<double> feeds = models::random_values(lib, g, 4);
+  LocalTransport local;
+  ShardedExecutor<double> e(lib, g, builtin_kernels(), local, {"w1", "w2"}, 1);
+  e.forward(feeds);
+  Tensor<double> out_grad = e.output(0);
+  for (std::size_t k = 0; k < out_grad.data.size(); ++k) out_grad.data[k] = std::cos(static_cast<double>(k));
+  const NamedTensors<double> grads = e.backward({out_grad});
+  const auto& xs = feeds.at("x").data;
+  const auto& w1s = feeds.at("w1").data;
+  std::vector<double> av(3 * 5, 0);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j)
+      for (int k = 0; k < 4; ++k)
+        av[static_cast<std::size_t>(i * 5 + j)] += xs[static_cast<std::size_t>(i * 4 + k)] * w1s[static_cast<std::size_t>(k * 5 + j)];
+  for (int k = 0; k < 4; ++k)
+    for (int j = 0; j < 5; ++j) {
+      double expected = 0;
+      for (int i = 0; i < 3; ++i)
+        expected += xs[static_cast<std::size_t>(i * 4 + k)] * out_grad.data[static_cast<std::size_t>(i * 5 + j)] *
+                    av[static_cast<std::size_t>(i * 5 + j)];
+      EXPECT_NEAR(grads.at("w2").data[static_cast<std::size_t>(k * 5 + j)], expected, 1e-12) << k << ", " << j;
+      double direct = 0;
+      for (int i = 0; i < 3; ++i) direct += xs[static_cast<std::size_t>(i * 4 + k)] * out_grad.data[static_cast<std::size_t>(i * 5 + j)];
+      EXPECT_NEAR(grads.at("w1").data[static_cast<std::size_t>(k * 5 + j)], direct, 1e-12) << k << ", " << j;
+    }
+}
+
 pcg::Graph recycled_alphafold() {
   return models::build_model(
       library(), "alphafold2",
