@@ -94,6 +94,9 @@ int run_schedule_check(const ScheduleOptions& opt) {
     }
   const std::vector<int> lap_of = search::pipeline_laps(plan.graph, plan.pipeline.stages, machine.devices());
   const int laps = 1 + (lap_of.empty() ? 0 : *std::max_element(lap_of.begin(), lap_of.end()));
+  // Stages that cannot each keep their own order: every process runs the first stage's.
+  const bool one_order = plan.pipeline.stages > 1 && search::runs_in_one_order(plan.graph, plan.pipeline.stages, machine.devices(),
+                                                                               cost_model.gradient_values(plan.graph));
   if (opt.json) {
     nlohmann::json subs = nlohmann::json::array();
     for (const auto& s : plan.substitutions) subs.push_back({{"rule", s.rule}, {"status", s.status}});
@@ -111,6 +114,7 @@ int run_schedule_check(const ScheduleOptions& opt) {
                                  {{"stages", plan.pipeline.stages},
                                   {"microbatches", plan.pipeline.microbatches},
                                   {"laps", laps},
+                                  {"one_order", one_order},
                                   {"order", plan.pipeline.order == search::PipelineOrder::GPipe ? "gpipe" : "1f1b"}}},
                                 {"iteration_seconds", plan.iteration_seconds},
                                 {"peak_memory_bytes", peak},
@@ -128,7 +132,11 @@ int run_schedule_check(const ScheduleOptions& opt) {
             << "  recompute:       " << plan.recompute.size() << " operator(s)\n"
             << "  pipeline:        " << plan.pipeline.stages << " stage(s), " << plan.pipeline.microbatches << " micro-batch(es)"
             << (plan.pipeline.stages > 1 ? (plan.pipeline.order == search::PipelineOrder::GPipe ? ", GPipe" : ", 1F1B") : "")
-            << (laps > 1 ? ", " + std::to_string(laps) + " laps round the stages" : std::string()) << "\n"
+            << (laps > 1 ? ", " + std::to_string(laps) + " laps round the stages" : std::string())
+            << (one_order ? "; every stage runs the first stage's order (a gradient goes back round the laps, or an operator "
+                            "spans stages)"
+                          : "")
+            << "\n"
             << "  iteration:       " << std::fixed << std::setprecision(3) << plan.iteration_seconds * 1e3 << " ms (simulated)\n"
             << "  peak memory:     " << std::setprecision(1) << peak / (1 << 20) << " MiB on one device\n";
   if (!opt.out.empty())

@@ -52,12 +52,15 @@ check seed_plans.loom mbart_interlaced --model mbart -p batch=4 -p seq=8 -p laye
 check seed_plans.loom alphafold2_3f1b --model alphafold2 -p batch=4 -p sequences=3 -p residues=4 -p hidden=8 -p heads=2 -p opm=2 \
   -p layers=2 -p recycles=2
 # 3F1B goes round the two stages three times, and simulates as it runs.
-"$loom" schedule check "$specs/schedules/seed_plans.loom" --name alphafold2_3f1b --json | grep -q '"laps": 3'
+"$loom" schedule check "$specs/schedules/seed_plans.loom" --name alphafold2_3f1b --json > "$dir/3f1b.json"
+grep -q '"laps": 3' "$dir/3f1b.json"
+grep -q '"one_order": false' "$dir/3f1b.json"
 "$loom" simulate --plan "$dir/alphafold2_3f1b.json" > /dev/null
 # Blocks alternating between two stages: the gradient goes back round the laps too, and every
 # process runs the first stage's order.
 # shellcheck disable=SC2086
 check "$data/schedule_loop.loom" gpt3_alternating $gpt3
+"$loom" schedule check "$data/schedule_loop.loom" | grep -q "2 laps round the stages; every stage runs the first stage's order"
 if "$loom" schedule check "$data/schedule_deadlock.loom" 2> "$dir/err"; then
   echo "a deadlocked schedule was accepted"
   exit 1
