@@ -44,7 +44,7 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
   };
   const std::vector<bool> differentiated = search::gradient_flow(
       graph, [this](const pcg::Node& n) { return n.is_graph_input() && differentiable_.count(n.name) > 0; }, detached);
-  forward_only_ = search::freed_after_forward(graph, detached, differentiated);
+  freed_after_forward_ = search::freed_after_forward(graph, detached, differentiated);
   for (const pcg::Node& n : graph.nodes()) {
     NodeRun& run = runs_[n.id.index()];
     run.view = view_of(n);
@@ -341,7 +341,7 @@ void ShardedExecutor<T>::forward_lap(const NamedValues<T>& feeds, const NamedVal
       run_operator(n);
     recount(n.id);
     // Dropped values come back for the backward pass; those no gradient reaches never do.
-    const auto freed_after_reading = [this](pcg::NodeId id) { return dropped_[id.index()] || forward_only_[id.index()]; };
+    const auto freed_after_reading = [this](pcg::NodeId id) { return dropped_[id.index()] || freed_after_forward_[id.index()]; };
     for (pcg::NodeId read : reads_of(n))
       if (freed_after_reading(read) && last_reader_[read.index()] == n.id) release_dropped(read);
     if (freed_after_reading(n.id) && last_reader_[n.id.index()] == n.id) release_dropped(n.id);

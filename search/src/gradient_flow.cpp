@@ -1,5 +1,6 @@
 #include "loom/search/gradient_flow.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "loom/search/graph_split.hpp"
@@ -66,7 +67,13 @@ std::vector<bool> gradient_flow(const pcg::Graph& graph, const std::function<boo
 
 std::vector<bool> cut_off_from_gradients(const pcg::Graph& graph, const DetachedInput& detached) {
   std::vector<bool> cut_off(graph.size(), false);
-  if (!detached) return cut_off;
+  const auto detaches = [&detached](const pcg::Node& n) {
+    for (std::size_t i = 0; i < n.inputs.size(); ++i)
+      if (detached(n, i)) return true;
+    return false;
+  };
+  // Every plan the search costs asks: most graphs detach nothing, and need no walk from the outputs.
+  if (!detached || std::none_of(graph.nodes().begin(), graph.nodes().end(), detaches)) return cut_off;
   // A value that leads nowhere is not cut off: its backward adds zeros, as it always has.
   const std::vector<bool> reached = reached_from_outputs(graph, detached, false);
   const std::vector<bool> live = reached_from_outputs(graph, detached, true);

@@ -38,15 +38,16 @@ pcg::Graph micro_batch_graph(const pcg::Graph& graph, const pcg::OpCatalog& cata
   return out;
 }
 
-std::vector<int> balanced_stages(const pcg::Graph& graph, const CostModel& model, int stages) {
+std::vector<int> balanced_stages(const pcg::Graph& graph, const CostModel& model, int stages, pcg::NodeId through) {
+  const auto cut = [through](const pcg::Node& n) { return n.is_graph_input() || (through != pcg::kNoNode && n.id > through); };
   std::vector<double> seconds(graph.size(), 0);
   double total = 0;
   for (const pcg::Node& n : graph.nodes())
-    if (!n.is_graph_input() && model.is_compute(n)) total += seconds[n.id.index()] = model.compute(graph, n).seconds;
+    if (!cut(n) && model.is_compute(n)) total += seconds[n.id.index()] = model.compute(graph, n).seconds;
   std::vector<int> out(graph.size(), -1);
   double before = 0;
   for (const pcg::Node& n : graph.nodes()) {
-    if (n.is_graph_input()) continue;
+    if (cut(n)) continue;
     const double mine = seconds[n.id.index()];
     // The stage whose share of the total holds the middle of this operator's time.
     const double middle = total > 0 ? (before + mine / 2) / total : 0;
@@ -73,17 +74,8 @@ std::vector<int> looping_stages(const pcg::Graph& graph, const CostModel& model,
       }
     }
   if (!read_again || last_first_read == pcg::kNoNode) return {};
-  pcg::Graph first_pass;
-  for (const pcg::Node& n : graph.nodes()) {
-    if (n.id > last_first_read) break;
-    if (n.is_graph_input())
-      first_pass.add_input(n.name, n.output_shapes.front(), n.op == pcg::kWeightOp);
-    else
-      first_pass.add_node_with_shapes(n.op, n.attrs, n.inputs, n.output_shapes, n.name);
-  }
-  std::vector<int> stage_of = balanced_stages(first_pass, model, stages);
+  std::vector<int> stage_of = balanced_stages(graph, model, stages, last_first_read);
   if (std::set<int>(stage_of.begin(), stage_of.end()).size() < static_cast<std::size_t>(stages) + 1) return {};  // -1 and every stage
-  stage_of.resize(graph.size(), -1);
   // Later, from the last operator back: one that reads a weight runs where the weight's first reader
   // does; one that reads none where the first of its readers runs, so its value goes on forward
   // (an output nobody reads ends in the last stage).

@@ -22,6 +22,15 @@ namespace {
 
 using namespace sharded_test;
 
+// The product of a [3, 4] and a [4, 5] matrix, row-major, by hand.
+std::vector<double> product_3x4_4x5(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> out(3 * 5, 0);
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 5; ++j)
+      for (std::size_t k = 0; k < 4; ++k) out[i * 5 + j] += a[i * 4 + k] * b[k * 5 + j];
+  return out;
+}
+
 // y = stop_gradient(x · w1) · w2.
 pcg::Graph stopped_chain() {
   pcg::Graph g;
@@ -48,11 +57,7 @@ TEST(StopGradient, PassesTheValueOnAndNoGradientBack) {
   // By hand: h = x · w1, dy/dw2 = hᵀ · g, and nothing reaches w1.
   const auto& x = feeds.at("x").data;
   const auto& w1 = feeds.at("w1").data;
-  std::vector<double> h(3 * 5, 0);
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 5; ++j)
-      for (int k = 0; k < 4; ++k)
-        h[static_cast<std::size_t>(i * 5 + j)] += x[static_cast<std::size_t>(i * 4 + k)] * w1[static_cast<std::size_t>(k * 5 + j)];
+  const std::vector<double> h = product_3x4_4x5(x, w1);
   const Tensor<double>& dw2 = grads.at("w2");
   ASSERT_EQ(dw2.dims, (std::vector<std::int64_t>{5, 2}));
   for (int j = 0; j < 5; ++j)
@@ -106,11 +111,7 @@ TEST(StopGradient, AnOperatorWithOneDetachedInputPassesTheOthersGradient) {
   const NamedTensors<double> grads = e.backward({out_grad});
   const auto& xs = feeds.at("x").data;
   const auto& w1s = feeds.at("w1").data;
-  std::vector<double> av(3 * 5, 0);
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 5; ++j)
-      for (int k = 0; k < 4; ++k)
-        av[static_cast<std::size_t>(i * 5 + j)] += xs[static_cast<std::size_t>(i * 4 + k)] * w1s[static_cast<std::size_t>(k * 5 + j)];
+  const std::vector<double> av = product_3x4_4x5(xs, w1s);
   for (int k = 0; k < 4; ++k)
     for (int j = 0; j < 5; ++j) {
       double expected = 0;

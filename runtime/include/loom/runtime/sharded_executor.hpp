@@ -240,7 +240,7 @@ class ShardedExecutor {
   std::vector<std::vector<Pieces>> grads_;     // per node, port, task: in the backward pass
   std::vector<OperatorTime> times_;
   std::vector<bool> dropped_;                      // per node: its values are recomputed, not kept
-  std::vector<bool> forward_only_;                 // per node: freed once read (search::freed_after_forward)
+  std::vector<bool> freed_after_forward_;          // per node: freed once read (search::freed_after_forward)
   std::vector<pcg::NodeId> last_reader_;           // per node: the last node whose forward pass reads it (itself if none)
   std::vector<bool> restored_;                     // per node: dropped values computed again in this backward pass
   std::vector<std::vector<pcg::NodeId>> regions_;  // co-shard regions whose backward runs piece by piece

@@ -26,7 +26,8 @@ pcg::Graph micro_batch_graph(const pcg::Graph& graph, const pcg::OpCatalog& cata
 
 // Per node id, the stage of each operator: `stages` consecutive runs of the graph's compute
 // operators (in creation order) of about equal time on one device; graph inputs get -1.
-std::vector<int> balanced_stages(const pcg::Graph& graph, const CostModel& model, int stages);
+// With `through`, only the operators up to that node are cut into stages; later ones get -1 too.
+std::vector<int> balanced_stages(const pcg::Graph& graph, const CostModel& model, int stages, pcg::NodeId through = pcg::kNoNode);
 
 // Stages for a graph that runs its layers again on their weights (AlphaFold2's recycling passes):
 // the operators up to the last that reads a weight for the first time (the first pass) cut into
