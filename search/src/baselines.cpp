@@ -49,7 +49,8 @@ std::vector<Placement> data_parallel(const spec::Library& library, const pcg::Gr
   std::vector<Placement> out = unsplit_placements(graph);
   const std::vector<std::int64_t> degrees = degrees_from(machine.devices());
   for (const pcg::Node& n : graph.nodes())
-    if (auto c = split_config(library, graph, n, 0, 0, degrees)) out[n.id.index()] = {std::move(*c), 0};
+    if (auto c = split_config(library, graph, n, BatchDimension::input, BatchDimension::dim, degrees))
+      out[n.id.index()] = {std::move(*c), 0};
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/match.hpp"
 #include "loom/pcg/rewrite.hpp"
+#include "loom/search/baselines.hpp"
 #include "loom/search/materialize.hpp"
 #include "loom/search/pipeline.hpp"
 #include "loom/search/pipeline_order.hpp"
@@ -23,6 +24,10 @@ namespace {
 
 using spec::ScheduleStmt;
 using spec::ScheduleStmtKind;
+
+// The index that names an operator's batch dimension, as data parallelism splits it, where its
+// spec has no index of that name.
+constexpr const char* kBatchIndex = "batch";
 
 std::string join(const std::vector<std::string>& items, std::size_t at_most = 8) {
   std::string out;
@@ -260,13 +265,17 @@ class ScheduleCompiler {
       for (std::size_t i = 0; i < indices.size() && !at; ++i)
         for (std::size_t d = 0; d < indices[i].size() && !at; ++d)
           if (indices[i][d] == s.index) at = {i, d};
+      if (!at && s.index == kBatchIndex && indices.size() > BatchDimension::input &&
+          indices[BatchDimension::input].size() > BatchDimension::dim)
+        at = {BatchDimension::input, BatchDimension::dim};
       if (!at) {
         std::set<std::string> known;
         for (const auto& input : indices)
           for (const auto& name : input)
             if (!name.empty()) known.insert(name);
         problem(s.loc, node_and_op(n) + " reads its inputs through no index '" + s.index +
-                           "'; its indices: " + join({known.begin(), known.end()}));
+                           "'; its indices: " + join({known.begin(), known.end()}) + ", and " + kBatchIndex +
+                           " (its first input's first dimension, as data parallelism splits it)");
         return;
       }
       const auto [i, dim] = *at;

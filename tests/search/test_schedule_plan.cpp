@@ -9,6 +9,7 @@
 
 #include "loom/interpreter/model_graph.hpp"
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/search/baselines.hpp"
 #include "loom/search/pipeline_order.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/plan_simulation.hpp"
@@ -124,6 +125,27 @@ schedule s for m {
   EXPECT_EQ(named(plan, "a").view->devices, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(named(plan, "b").view->devices, (std::vector<int>{1, 1, 2, 2}));  // co-shard: two pieces in turn on a device
   EXPECT_EQ(named(plan, "h").view->devices, (std::vector<int>{0}));           // placed by the wildcard
+}
+
+// `batch` cuts every operator as data parallelism does, whatever its spec calls that index.
+TEST(SchedulePlan, TheBatchIndexSplitsEachOperatorAsDataParallelismDoes) {
+  const spec::Library lib = library_with("schedule s for m {\n  split \"*\" by batch/4 to 0..3;\n}\n");
+  const Plan plan = plan_of(lib);
+  const Machine four = load_machine("summit").with_nodes(1).with_devices_per_node(4);
+  const std::vector<Placement> expected = data_parallel(lib, plan.source, four);
+  int split = 0;
+  for (const pcg::Node& n : plan.source.nodes()) {
+    if (n.is_graph_input()) continue;
+    const pcg::Node& placed = named(plan, n.name);
+    EXPECT_EQ(placed.output_shapes, expected[n.id.index()].config.outputs) << n.name;
+    EXPECT_EQ(placed.view->devices, expected[n.id.index()].view().devices) << n.name;
+    split += placed.output_shapes[0].tasks() == 4 ? 1 : 0;
+  }
+  EXPECT_EQ(split, 4);
+  const auto [before, after] = outputs_on_random_inputs(plan.source, plan.graph, 7);
+  for (std::size_t i = 0; i < before[0].data.size(); ++i) EXPECT_NEAR(before[0].data[i], after[0].data[i], 1e-12);
+  // An index an operator lacks is refused with its own indices and `batch` among the choices.
+  expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  split a by q/2 to 0..1;\n}", "split a", "and batch (its first input's");
 }
 
 TEST(SchedulePlan, ARangeTakesTheOperatorsBetweenItsEndsInTheGraphsOrder) {

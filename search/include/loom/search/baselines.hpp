@@ -35,7 +35,14 @@ std::optional<ParallelConfig> split_config(const spec::Library& library, const p
 // `devices`, devices - 1, ..., 2: split degrees from the largest down.
 std::vector<std::int64_t> degrees_from(std::int64_t devices);
 
-// Every compute operator split along its batch dimension (input 0, dimension 0) by the largest
+// Where data parallelism splits an operator: its batch dimension, taken to be dimension 0 of its
+// first input. Schedules' `batch` index means the same.
+struct BatchDimension {
+  static constexpr std::size_t input = 0;
+  static constexpr std::size_t dim = 0;
+};
+
+// Every compute operator split along its batch dimension (BatchDimension) by the largest
 // degree up to the machine's device count that it accepts, its tasks on devices 0, 1, ...;
 // operators that take no such split stay unsplit on device 0.
 std::vector<Placement> data_parallel(const spec::Library& library, const pcg::Graph& graph, const Machine& machine);
