@@ -66,6 +66,7 @@ class ScheduleCompiler {
     devices_.resize(graph_.size());
     for (const pcg::Node& n : graph_.nodes()) configs_[n.id.index()] = unsplit_config(graph_, n);
     for (const ScheduleStmt& st : schedule_.stmts) place(st);
+    report_refused_splits();
     check_every_piece_placed();
     check_order();
     check_stages();
@@ -237,10 +238,22 @@ class ScheduleCompiler {
     }
   }
 
+  // A split refused is a problem unless a later split of the same operator replaces it (a pattern
+  // cuts many operators, and a later statement cuts some of them another way).
   void split(pcg::NodeId id, const ScheduleStmt& st) {
     const std::size_t before = problems_.size();
     split_as_written(id, st);
-    if (problems_.size() > before) unsplittable_.insert(id);
+    if (problems_.size() > before) {
+      refused_splits_[id].assign(problems_.begin() + static_cast<std::ptrdiff_t>(before), problems_.end());
+      problems_.resize(before);
+    } else {
+      refused_splits_.erase(id);
+    }
+  }
+
+  void report_refused_splits() {
+    for (auto& [id, refused] : refused_splits_)
+      for (Diagnostic& d : refused) problems_.push_back(std::move(d));
   }
 
   void split_as_written(pcg::NodeId id, const ScheduleStmt& st) {
@@ -321,7 +334,7 @@ class ScheduleCompiler {
       const std::int64_t pieces = configs_[n.id.index()].tasks();
       if (!d) {
         unplaced.push_back(node_name(n) + (pieces > 1 ? " (" + std::to_string(pieces) + " pieces)" : ""));
-      } else if (static_cast<std::int64_t>(d->list.size()) != pieces && !unsplittable_.count(n.id)) {
+      } else if (static_cast<std::int64_t>(d->list.size()) != pieces && !refused_splits_.count(n.id)) {
         problem(d->where, node_name(n) + " runs as " + std::to_string(pieces) + " piece(s), but " + std::to_string(d->list.size()) +
                               " device(s) are given for it: give one device per piece, in piece order");
       }
@@ -471,7 +484,7 @@ class ScheduleCompiler {
   std::vector<std::optional<Devices>> devices_;
   std::vector<Ordered> order_;
   std::vector<pcg::NodeId> recompute_;
-  std::set<pcg::NodeId> unsplittable_;  // operators whose split was refused: their devices go unchecked
+  std::map<pcg::NodeId, std::vector<Diagnostic>> refused_splits_;  // by operator: its devices go unchecked
   SourceLocation microbatch_at_, stages_at_;
 };
 

@@ -148,6 +148,14 @@ TEST(SchedulePlan, TheBatchIndexSplitsEachOperatorAsDataParallelismDoes) {
   expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  split a by q/2 to 0..1;\n}", "split a", "and batch (its first input's");
 }
 
+// A pattern may name operators its split does not fit, if a later statement cuts them another way.
+TEST(SchedulePlan, ALaterSplitReplacesOneAPatternCouldNotMake) {
+  const Plan plan = plan_of(library_with("schedule s for m {\n  split \"*\" by i/2 to 0..1;\n  split h, y by i0/2 to 0..1;\n}\n"));
+  for (const char* name : {"a", "h", "b", "y"}) EXPECT_EQ(named(plan, name).output_shapes[0].D, (std::vector<std::int64_t>{2, 1})) << name;
+  expect_problem("schedule s for m {\n  split \"*\" by i/2 to 0..1;\n  split h by i0/2 to 0..1;\n}", "split \"*\"",
+                 "'y' (op ewadd) reads its inputs through no index 'i'");
+}
+
 TEST(SchedulePlan, ARangeTakesTheOperatorsBetweenItsEndsInTheGraphsOrder) {
   // a, h, b, y in creation order: `.. h` is a and h, `b ..` is b and y.
   const Plan plan = plan_of(library_with("schedule s for m {\n  assign .. h to 0;\n  assign \"b\" .. to 1;\n}\n"));
