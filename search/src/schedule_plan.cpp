@@ -210,8 +210,9 @@ class ScheduleCompiler {
     switch (st.kind) {
       case ScheduleStmtKind::Apply: return;
       case ScheduleStmtKind::Split: {
-        const std::vector<pcg::NodeId> targets = select(st.nodes, st.loc);
-        for (pcg::NodeId id : targets) split(id, st);
+        std::vector<pcg::NodeId> targets = select(st.nodes, st.loc);
+        // An operator that keeps an earlier split keeps its devices too.
+        std::erase_if(targets, [&](pcg::NodeId id) { return !split(id, st); });
         if (!st.devices.empty()) assign(st, targets);
         return;
       }
@@ -238,17 +239,22 @@ class ScheduleCompiler {
     }
   }
 
-  // A split refused is a problem unless a later split of the same operator replaces it (a pattern
-  // cuts many operators, and a later statement cuts some of them another way).
-  void split(pcg::NodeId id, const ScheduleStmt& st) {
+  // A split refused is a problem unless another statement splits the same operator (a pattern cuts
+  // many operators, and another statement cuts some of them another way): the operator keeps the
+  // last split it took. False when the operator keeps an earlier split instead of this one.
+  bool split(pcg::NodeId id, const ScheduleStmt& st) {
     const std::size_t before = problems_.size();
     split_as_written(id, st);
-    if (problems_.size() > before) {
-      refused_splits_[id].assign(problems_.begin() + static_cast<std::ptrdiff_t>(before), problems_.end());
-      problems_.resize(before);
-    } else {
+    if (problems_.size() == before) {
+      split_taken_.insert(id);
       refused_splits_.erase(id);
+      return true;
     }
+    std::vector<Diagnostic> refused(problems_.begin() + static_cast<std::ptrdiff_t>(before), problems_.end());
+    problems_.resize(before);
+    if (split_taken_.count(id)) return false;
+    refused_splits_[id] = std::move(refused);
+    return true;
   }
 
   void report_refused_splits() {
@@ -485,6 +491,7 @@ class ScheduleCompiler {
   std::vector<Ordered> order_;
   std::vector<pcg::NodeId> recompute_;
   std::map<pcg::NodeId, std::vector<Diagnostic>> refused_splits_;  // by operator: its devices go unchecked
+  std::set<pcg::NodeId> split_taken_;
   SourceLocation microbatch_at_, stages_at_;
 };
 
