@@ -12,7 +12,32 @@ namespace {
 
 constexpr double kElementBytes = 4;
 
-double node_flops(const CNode& n) {
+// The index slots `n` reads through or computes with.
+void collect_used_slots(const CNode& n, std::set<int>& slots) {
+  if (n.op == COp::Index) slots.insert(n.slot);
+  if (n.op == COp::Read)
+    for (const IndexCalc& i : n.index) {
+      if (i.slot >= 0) slots.insert(i.slot);
+      for (const CNode& e : i.expr) collect_used_slots(e, slots);
+    }
+  for (const auto& c : n.children) collect_used_slots(c, slots);
+}
+
+// How many points of the statement's result share one evaluation of the reduction `n`: the
+// extents of the result's indices it does not depend on. A kernel computes softmax's row sum once
+// per row, not once per element of the row.
+double points_sharing(const CNode& n, const Statement& st) {
+  std::set<int> used;
+  collect_used_slots(n, used);
+  double shared = 1;
+  for (int slot : st.lhs_slots)
+    if (slot >= 0 && static_cast<std::size_t>(slot) < st.slot_extents.size() && !used.count(slot))
+      shared *= static_cast<double>(st.slot_extents[static_cast<std::size_t>(slot)]);
+  return shared;
+}
+
+// Arithmetic per point of the statement's result.
+double node_flops(const CNode& n, const Statement& st) {
   double own = 0;
   switch (n.op) {
     case COp::Const:
@@ -21,11 +46,11 @@ double node_flops(const CNode& n) {
     default: own = 1; break;
   }
   double children = 0;
-  for (const auto& c : n.children) children += node_flops(c);
+  for (const auto& c : n.children) children += node_flops(c, st);
   if (n.op == COp::Reduce) {
     double steps = 1;
     for (auto e : n.reduce_extents) steps *= static_cast<double>(e);
-    return steps * (children + 1);
+    return steps * (children + 1) / points_sharing(n, st);
   }
   return own + children;
 }
@@ -107,18 +132,18 @@ bool is_contraction(const CNode& n) {
 // takes its derivative from the output the forward pass kept, as the hand-written kernels do, so
 // its argument is not computed again (a compiled kernel does compute it again where a comparison
 // needs it: for `max(x·w, 0)` written as a user's operator it runs one product more than counted).
-double node_gradient_flops(const CNode& n, bool value_read, bool root = false) {
-  if (is_contraction(n)) return (value_read ? 3 : 2) * node_flops(n);
+double node_gradient_flops(const CNode& n, const Statement& st, bool value_read, bool root = false) {
+  if (is_contraction(n)) return (value_read ? 3 : 2) * node_flops(n, st);
   const bool of_one_value =
       root && n.op == COp::Call && std::count_if(n.children.begin(), n.children.end(), [](const CNode& c) { return reads_values(c); }) == 1;
   double children = 0;
   for (std::size_t i = 0; i < n.children.size(); ++i)
-    children += node_gradient_flops(n.children[i], !of_one_value && (value_read || gradient_reads_operand(n, i)));
+    children += node_gradient_flops(n.children[i], st, !of_one_value && (value_read || gradient_reads_operand(n, i)));
   const double own = n.op == COp::Const || n.op == COp::Index || n.op == COp::Read ? 0 : 2;
   if (n.op == COp::Reduce) {
     double steps = 1;
     for (auto e : n.reduce_extents) steps *= static_cast<double>(e);
-    return steps * (children + own);
+    return steps * (children + own) / points_sharing(n, st);
   }
   return own + children;
 }
@@ -132,7 +157,7 @@ double shard_elements(const pcg::ParallelShape& s) {
 double statement_flops(const Program& program, const Statement& st) {
   double elements = 1;
   for (auto d : program.buffers[static_cast<std::size_t>(st.target)].dims) elements *= static_cast<double>(d);
-  return elements * node_flops(st.body);
+  return elements * node_flops(st.body, st);
 }
 
 }  // namespace
@@ -149,7 +174,7 @@ double gradient_flops(const Program& program) {
     const Buffer& target = program.buffers[static_cast<std::size_t>(st.target)];
     double elements = 1;
     for (auto d : target.dims) elements *= static_cast<double>(d);
-    total += elements * node_gradient_flops(st.body, false, true);
+    total += elements * node_gradient_flops(st.body, st, false, true);
     if (target.kind == BufferKind::Let) total += statement_flops(program, st);  // computed again for the gradient
   }
   return total;

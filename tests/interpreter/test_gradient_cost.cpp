@@ -65,6 +65,21 @@ TEST(GradientFlops, AFunctionOfOneValueAtTheRootTakesItsDerivativeFromTheOutput)
   EXPECT_DOUBLE_EQ(gradient_flops(fused), m * n * (2 * 2.0 * k + 2));
 }
 
+// A row's sum or mean does not depend on the element's column: it counts once per row, so
+// normalizing a row costs in proportion to its length, as its kernels do.
+TEST(Cost, AReductionSharedByARowCountsOncePerRow) {
+  const std::int64_t r = 6, n = 40;
+  const auto softmax = [&](std::int64_t cols) { return test::bundled().instantiate("softmax", {}, {{r, cols}}); };
+  // Per row: the max (n steps), exp(x - max) (2 per element), the sum (n steps) and the division.
+  EXPECT_DOUBLE_EQ(total_flops(softmax(n)), r * 5.0 * n);
+  EXPECT_DOUBLE_EQ(total_flops(softmax(2 * n)), 2 * total_flops(softmax(n)));
+  EXPECT_DOUBLE_EQ(gradient_flops(softmax(2 * n)), 2 * gradient_flops(softmax(n)));
+  const auto layer_norm = [&](std::int64_t cols) { return test::bundled().instantiate("layer_norm", {}, {{r, cols}, {cols}, {cols}}); };
+  // Its mean and variance add a few operations per row: linear in the row's length.
+  for (const auto flops : {total_flops, gradient_flops})
+    EXPECT_DOUBLE_EQ(flops(layer_norm(3 * n)) - flops(layer_norm(2 * n)), flops(layer_norm(2 * n)) - flops(layer_norm(n)));
+}
+
 TEST(GradientFlops, LetsAreComputedAgainForTheGradient) {
   const Library lib = Library::from_text(test::bundled_imports() + R"(
 op scaled_exp(x: [r, c]) -> [r, c] {

@@ -7,7 +7,9 @@
 namespace loom::spec {
 
 // Arithmetic operations of the whole instance, counted from its comprehension (every +, -, *,
-// /, comparison, function and reduction step; reads and constants are free).
+// /, comparison, function and reduction step; reads and constants are free). A reduction that
+// does not depend on some of the result's indices counts once for the points that share it, as a
+// kernel computes softmax's row sum once per row.
 double total_flops(const Program& program);
 
 // Arithmetic of the instance's derived gradient (evaluate_gradient, as a kernel runs it): twice the
