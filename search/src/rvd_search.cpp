@@ -107,11 +107,13 @@ struct Came {
 };
 
 // The devices of `tasks` tasks on a side: the side's own view when it has as many tasks, else a
-// block from its first device, moved back so that it fits in `devices`.
-pcg::MachineView side_view(std::int64_t tasks, const pcg::MachineView& side, int devices) {
+// block from its first device, moved back so that it fits in `devices`; none when the machine has
+// fewer devices than tasks (a co-sharded side runs more pieces than it has devices).
+std::optional<pcg::MachineView> side_view(std::int64_t tasks, const pcg::MachineView& side, int devices) {
   if (tasks == static_cast<std::int64_t>(side.tasks())) return side;
+  if (tasks > devices) return std::nullopt;
   int first = side.devices.empty() ? 0 : side.devices.front();
-  if (first + tasks > devices) first = static_cast<int>(std::max<std::int64_t>(0, devices - tasks));
+  if (first + tasks > devices) first = static_cast<int>(devices - tasks);
   return pcg::MachineView::contiguous(first, tasks);
 }
 
@@ -214,9 +216,9 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
   // On other devices than the producer's, a chain may change layouts among the producer's devices
   // before its values cross, or cross at once.
   const bool two_sides = from_view != to_view;
-  const auto view_of = [&](const State& s) {
+  const auto view_of = [&](const State& s) -> std::optional<pcg::MachineView> {
     if (!s.consumer && s.shape == from) return from_view;
-    return s.consumer ? side_view(s.shape.tasks(), to_view, devices) : side_view(s.shape.tasks(), from_view, devices);
+    return side_view(s.shape.tasks(), s.consumer ? to_view : from_view, devices);
   };
   const Between between(from, to);
   std::unordered_map<State, Came, StateHash> came;
@@ -232,25 +234,26 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
     if (best.at(at.state) < at.cost) continue;
     if (arrived && !(at.cost < arrived->first)) break;
     if (at.state.shape == to) {
-      const double read = at.state.consumer ? 0 : step_seconds(to, view_of(at.state), to, to_view);
+      const double read = at.state.consumer ? 0 : step_seconds(to, *view_of(at.state), to, to_view);
       const Reached total{at.cost.seconds + read, at.cost.steps};
       if (std::isfinite(total.seconds) && (!arrived || total < arrived->first)) arrived = {total, at.state};
       if (at.state.consumer) continue;
     }
-    const pcg::MachineView here = view_of(at.state);
+    const pcg::MachineView here = *view_of(at.state);
     for (const Edge& edge : edges_from(at.state.shape, between.span())) {
       if (!between.contains(edge.shape)) continue;
       for (bool consumer : {false, true}) {
         if (at.state.consumer && !consumer) continue;
         const State next{edge.shape, consumer};
-        const pcg::MachineView there = view_of(next);
-        const double seconds = step_seconds(at.state.shape, here, edge.shape, there);
+        const std::optional<pcg::MachineView> there = view_of(next);
+        if (!there) continue;
+        const double seconds = step_seconds(at.state.shape, here, edge.shape, *there);
         if (!std::isfinite(seconds)) continue;
         const Reached cost{at.cost.seconds + seconds, at.cost.steps + 1};
         const auto known = best.find(next);
         if ((known == best.end() || cost < known->second) && edge_accepted(edge, at.state.shape)) {
           best[next] = cost;
-          came[next] = {at.state, {forms_[edge.form].op, edge.attrs, there}};
+          came[next] = {at.state, {forms_[edge.form].op, edge.attrs, *there}};
           queue.push({cost, next});
         }
       }

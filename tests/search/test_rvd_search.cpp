@@ -326,6 +326,24 @@ TEST(RvdSearch, AMovedSplitIsOneAllToAll) {
   EXPECT_DOUBLE_EQ(path->seconds, link.latency + 0.5 * piece_bytes / link.bandwidth);
 }
 
+// A co-sharded consumer runs more pieces than the machine has devices: no step of the chain may
+// lay its pieces out on devices the machine lacks.
+// A co-sharded consumer runs more pieces than the machine has devices: no step of the chain may
+// lay its pieces out on devices the machine lacks.
+TEST(RvdSearch, StepsTowardsACoshardedConsumerStayOnTheMachine) {
+  // Swin's windows, split by features over 32 devices of 8 nodes, read by attention that is split
+  // by windows and co-sharded by heads, two pieces a device, each with a copy of its windows.
+  const Machine nodes = load_machine("summit").with_nodes(8).with_devices_per_node(4);
+  const RvdSearch wide(library(), nodes);
+  std::vector<int> twice;
+  for (int d = 0; d < nodes.devices(); ++d) twice.insert(twice.end(), {d, d});
+  const auto path = wide.cheapest(pcg::ParallelShape::partitioned({64, 2, 64}, {1, 1, 32}), pcg::MachineView::contiguous(0, 32),
+                                  pcg::ParallelShape::partitioned({64, 2, 64}, {32, 1, 1}, 1, 2), pcg::MachineView{twice});
+  ASSERT_TRUE(path);
+  for (const ReshardStep& step : path->steps)
+    for (int d : step.view.devices) EXPECT_LT(d, nodes.devices()) << step.op;
+}
+
 // The plan layout asks this of every chain of layout changes, for every plan a search costs.
 TEST(RvdSearch, TellsAsTheLayoutFusionDoesWhetherAChangeIsOneCollective) {
   const Machine machine = two_nodes();
