@@ -328,8 +328,6 @@ TEST(RvdSearch, AMovedSplitIsOneAllToAll) {
 
 // A co-sharded consumer runs more pieces than the machine has devices: no step of the chain may
 // lay its pieces out on devices the machine lacks.
-// A co-sharded consumer runs more pieces than the machine has devices: no step of the chain may
-// lay its pieces out on devices the machine lacks.
 TEST(RvdSearch, StepsTowardsACoshardedConsumerStayOnTheMachine) {
   // Swin's windows, split by features over 32 devices of 8 nodes, read by attention that is split
   // by windows and co-sharded by heads, two pieces a device, each with a copy of its windows.
