@@ -306,8 +306,10 @@ void add_optimize_command(CLI::App& app, int& status) {
                 "stages run within 1.2x of the best equal stages, or do not fit: less time, and it can miss a pipeline that "
                 "this full search finds)");
   cmd->add_flag("--no-recompute", opt->no_recompute,
-                "when no plan fits in the devices' memory, fail instead of trying the plans found with every operator recomputed "
-                "(outputs dropped after the forward pass and computed again for the backward)");
+                "when no plan fits in the devices' memory, fail instead of trying the plans found with activation checkpoints "
+                "(every 2nd, 3rd or sqrt(n)-th operator keeps its output, the others drop theirs after the forward pass and "
+                "compute them again for the backward) and with only the operators that run no contraction or convolution "
+                "recomputed (softmax, dropout, activations, normalizations)");
   cmd->add_flag("--no-coshard", opt->no_coshard,
                 "when even recomputation does not fit, fail instead of trying those plans co-sharded: every operator that can be "
                 "cut 2 or 4 times finer along the dimension it is split by, the pieces of each former piece run in turn on its "

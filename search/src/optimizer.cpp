@@ -272,7 +272,10 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   // Each plan tried again with activation checkpoints: every k-th operator is kept as a checkpoint,
   // the operators between two are recomputed together (fewer checkpoints hold less, more recompute
   // less). Co-sharded, a plan also tries keeping the last operator alone: its regions compute
-  // again one piece at a time. The fastest that fits replaces `best`.
+  // again one piece at a time. And selectively, as Megatron-LM and SuperScaler recompute
+  // attention: only the operators that run no contraction or convolution (softmax, dropout,
+  // activations, normalizations: large outputs, cheap to compute again). The fastest that fits
+  // replaces `best`.
   const auto checkpointed = [&](const Candidate& c, const std::vector<Placement>& placements, const std::string& how, bool coshard) {
     Plan plan;
     try {
@@ -281,16 +284,27 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
       return;  // a plan that cannot be laid out is no candidate
     }
     plan.pipeline = c.pipeline;
-    std::vector<pcg::NodeId> compute;
-    for (const pcg::Node& n : plan.graph.nodes())
-      if (model.is_compute(n)) compute.push_back(n.id);
+    std::vector<pcg::NodeId> compute, cheap;
+    for (const pcg::Node& n : plan.graph.nodes()) {
+      if (!model.is_compute(n)) continue;
+      compute.push_back(n.id);
+      std::vector<pcg::ParallelShape> inputs;
+      for (const pcg::PortRef& in : n.inputs) inputs.push_back(plan.graph.node(in.node).output_shapes[static_cast<std::size_t>(in.port)]);
+      const pcg::KernelShape shape = library.task_cost(n.op, n.attrs, inputs).shape;
+      if (shape != pcg::KernelShape::Contraction && shape != pcg::KernelShape::Convolution) cheap.push_back(n.id);
+    }
     const auto root = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(compute.size()))));
     std::set<std::size_t> keep{2, 3, std::max<std::size_t>(root, 2)};
     if (coshard) keep.insert(std::max<std::size_t>(compute.size(), 2));
+    std::vector<std::vector<pcg::NodeId>> choices;
     for (std::size_t keep_every : keep) {
-      plan.recompute.clear();
+      choices.emplace_back();
       for (std::size_t i = 0; i < compute.size(); ++i)
-        if (i % keep_every != keep_every - 1) plan.recompute.push_back(compute[i]);
+        if (i % keep_every != keep_every - 1) choices.back().push_back(compute[i]);
+    }
+    if (!cheap.empty() && cheap.size() < compute.size()) choices.push_back(std::move(cheap));
+    for (std::vector<pcg::NodeId>& choice : choices) {
+      plan.recompute = std::move(choice);
       PlanCost cost;
       try {
         cost = simulated_plan_cost(plan, model, library);

@@ -175,6 +175,41 @@ TEST(Optimizer, WhenNothingFitsThePlanRecomputesItsActivations) {
   EXPECT_THROW(optimize(library(), g, {}, tight, settings), LoomError);
 }
 
+// Where keeping every activation does not fit but dropping only what is cheap to compute again does
+// (softmax, dropout, GELU, normalizations: operators without a contraction), the optimizer
+// recomputes only those, as Megatron-LM and SuperScaler recompute attention, rather than
+// checkpoints that compute products again.
+TEST(Optimizer, SelectiveRecomputationDropsOnlyWhatIsCheapToComputeAgain) {
+  const pcg::Graph g = models::build_model(
+      library(), "bert_large",
+      {{"batch", 8}, {"seq", 256}, {"layers", 2}, {"hidden", 256}, {"heads", 4}, {"vocab", 100}, {"max_positions", 256}});
+  Machine machine = load_machine("summit").with_devices_per_node(1);
+  OptimizeSettings settings;
+  settings.mcmc_iterations = 3;
+  settings.mcmc_seconds = 0;
+  const OptimizeReport roomy = optimize(library(), g, {}, CostModel(library(), machine), settings);
+  ASSERT_TRUE(roomy.recompute.empty());
+  const CostModel roomy_model(library(), machine);
+  const auto contracts = [](const pcg::Graph& graph, const pcg::Node& n) {
+    std::vector<pcg::ParallelShape> inputs;
+    for (const pcg::PortRef& in : n.inputs) inputs.push_back(graph.node(in.node).output_shapes[static_cast<std::size_t>(in.port)]);
+    return library().task_cost(n.op, n.attrs, inputs).shape == pcg::KernelShape::Contraction;
+  };
+  Plan plan;
+  plan.graph = roomy.plan;
+  const double keeping = plan_device_memory(plan, roomy_model, library())[0];
+  for (const pcg::Node& n : plan.graph.nodes())
+    if (roomy_model.is_compute(n) && !contracts(plan.graph, n)) plan.recompute.push_back(n.id);
+  const double selective = plan_device_memory(plan, roomy_model, library())[0];
+  ASSERT_LT(selective, keeping);
+  machine.device.memory_bytes = (selective + keeping) / 2;
+  const CostModel tight(library(), machine);
+  const OptimizeReport report = optimize(library(), g, {}, tight, settings);
+  EXPECT_NE(report.chosen.find("+recompute"), std::string::npos) << report.chosen;
+  ASSERT_FALSE(report.recompute.empty());
+  for (pcg::NodeId id : report.recompute) EXPECT_FALSE(contracts(report.plan, report.plan.node(id))) << report.plan.node(id).describe();
+}
+
 // Where even activation checkpoints need more than a device holds, co-sharding the same plan, each
 // operator in more pieces run in turn, lets its backward pass compute again and hold one piece of a
 // segment at a time: the optimizer returns that plan, and refuses when told not to co-shard.
