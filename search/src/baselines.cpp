@@ -48,9 +48,16 @@ std::vector<std::int64_t> degrees_from(std::int64_t devices) {
 std::vector<Placement> data_parallel(const spec::Library& library, const pcg::Graph& graph, const Machine& machine) {
   std::vector<Placement> out = unsplit_placements(graph);
   const std::vector<std::int64_t> degrees = degrees_from(machine.devices());
-  for (const pcg::Node& n : graph.nodes())
-    if (auto c = split_config(library, graph, n, BatchDimension::input, BatchDimension::dim, degrees))
-      out[n.id.index()] = {std::move(*c), 0};
+  for (const pcg::Node& n : graph.nodes()) {
+    std::optional<ParallelConfig> best = split_config(library, graph, n, BatchDimension::input, BatchDimension::dim, degrees);
+    // An operator that its batch does not split (Swin's window partitions number their windows
+    // across images) takes the split of another dimension that gives the most pieces.
+    const bool by_batch = best.has_value();
+    for (std::size_t i = 0; !by_batch && is_compute_node(library, n) && i < n.inputs.size(); ++i)
+      for (std::size_t d = 0; d < graph.node(n.inputs[i].node).output_shapes[static_cast<std::size_t>(n.inputs[i].port)].rank(); ++d)
+        if (auto c = split_config(library, graph, n, i, d, degrees); c && (!best || c->tasks() > best->tasks())) best = std::move(c);
+    if (best) out[n.id.index()] = {std::move(*best), 0};
+  }
   return out;
 }
 

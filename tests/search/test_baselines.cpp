@@ -142,6 +142,24 @@ TEST(DataParallel, TakesTheLargestDegreeTheBatchAllows) {
   expect_sound_plan(graph, placements, CostModel(library(), machine(4)));
 }
 
+// Swin's window partitions number their windows across images, so the batch does not split them:
+// they are split along another dimension of as many pieces (their features) instead of gathered
+// whole on one device, and the plan keeps the model's values.
+TEST(DataParallel, AnOperatorItsBatchDoesNotSplitTakesAnotherSplitOfAsManyPieces) {
+  const pcg::Graph graph = models::build_model(
+      library(), "swin", {{"batch", 4}, {"resolution", 32}, {"window", 4}, {"hidden", 32}, {"heads", 4}, {"layers", 2}});
+  const auto placements = data_parallel(library(), graph, machine(4));
+  int windows = 0;
+  for (const pcg::Node& n : graph.nodes()) {
+    if (n.op != "window_partition" && n.op != "window_reverse") continue;
+    ++windows;
+    EXPECT_FALSE(split_config(library(), graph, n, BatchDimension::input, BatchDimension::dim, {4, 3, 2})) << n.describe();
+    EXPECT_EQ(placements[n.id.index()].config.tasks(), 4) << n.describe();
+  }
+  EXPECT_EQ(windows, 4);
+  expect_sound_plan(graph, placements, CostModel(library(), machine(4)));
+}
+
 // The operators a transformer block is written with.
 struct BlockOps {
   std::string projection = "head_proj_nobias", merge = "head_merge", dense = "linear_nobias";
