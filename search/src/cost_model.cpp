@@ -6,6 +6,7 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/search/gradient_flow.hpp"
+#include "loom/search/graph_split.hpp"
 
 namespace loom::search {
 namespace {
@@ -56,7 +57,7 @@ TaskEstimate CostModel::compute(const pcg::Graph& graph, const pcg::Node& node) 
 }
 
 bool CostModel::trains(const pcg::Graph& graph, const pcg::Node& node) const {
-  if (node.op != pcg::kWeightOp || (fixed_ && fixed_->count(node.name))) return false;
+  if (node.op != pcg::kWeightOp || (fixed_ && fixed_->count(node.name)) || read_without_gradient(node)) return false;
   // Finding a weight's reader scans the graph; the rewrites keep the operator whose notes decide.
   const auto [known, fresh] = trained_->try_emplace(node.name, false);
   if (fresh) known->second = spec::trained_weight(library_, graph, node.id);

@@ -32,29 +32,37 @@ std::vector<std::size_t> cut_points(const pcg::Graph& graph, const std::vector<i
 
 // The name of a segment's input standing for a value with a gradient begins so.
 const std::string kWithGradient = "segment_input_with_gradient_";
+// The name of a segment's weight input read only by operators that run no backward begins so.
+const std::string kWithoutGradient = "segment_weight_without_gradient_";
 
-Segment extract(const pcg::Graph& graph, const std::vector<int>& members, const std::vector<bool>& with_gradient) {
+Segment extract(const pcg::Graph& graph, const std::vector<int>& members, const std::vector<bool>& with_gradient,
+                const std::vector<bool>& cut_off) {
   Segment s;
   std::map<int, bool> inside;
   for (int m : members) inside[m] = true;
-  std::map<pcg::PortRef, pcg::PortRef> local;
+  std::map<std::pair<pcg::PortRef, bool>, pcg::PortRef> local;  // by port, and whether read without gradient
   for (int m : members) {
     const pcg::Node& n = graph.node(m);
     std::vector<pcg::PortRef> inputs;
     for (pcg::PortRef in : n.inputs) {
-      if (!local.count(in)) {
-        const pcg::Node& p = graph.node(in.node);
+      const pcg::Node& p = graph.node(in.node);
+      const bool without_gradient = cut_off[static_cast<std::size_t>(m)] && p.op == pcg::kWeightOp;
+      const std::pair<pcg::PortRef, bool> key{in, without_gradient};
+      if (!local.count(key)) {
         const std::string kind = with_gradient[in.node.index()] ? kWithGradient : "segment_input_";
-        const std::string name = p.is_graph_input() ? p.name : kind + pcg::to_string(in.node) + "_" + std::to_string(in.port);
-        local[in] = {s.graph.add_input(name, graph.shape_of(in), p.op == pcg::kWeightOp), 0};
+        const std::string name = without_gradient     ? kWithoutGradient + p.name
+                                 : p.is_graph_input() ? p.name
+                                                      : kind + pcg::to_string(in.node) + "_" + std::to_string(in.port);
+        local[key] = {s.graph.add_input(name, graph.shape_of(in), p.op == pcg::kWeightOp), 0};
         s.reads[name] = in;
         s.origin.push_back(in.node);
       }
-      inputs.push_back(local.at(in));
+      inputs.push_back(local.at(key));
     }
     const int id = s.graph.add_node_with_shapes(n.op, n.attrs, inputs, n.output_shapes, n.name);
     s.origin.push_back(m);
-    for (std::size_t port = 0; port < n.output_shapes.size(); ++port) local[{m, static_cast<int>(port)}] = {id, static_cast<int>(port)};
+    for (std::size_t port = 0; port < n.output_shapes.size(); ++port)
+      local[{{m, static_cast<int>(port)}, false}] = {id, static_cast<int>(port)};
   }
   for (int m : members) {
     const pcg::Node& n = graph.node(m);
@@ -63,7 +71,7 @@ Segment extract(const pcg::Graph& graph, const std::vector<int>& members, const 
       bool needed = std::find(graph.outputs().begin(), graph.outputs().end(), p) != graph.outputs().end();
       for (const pcg::Use& u : graph.uses(p)) needed |= !inside.count(u.node);
       if (!needed) continue;
-      s.graph.mark_output(local.at(p));
+      s.graph.mark_output(local.at({p, false}));
       s.provides.push_back(p);
     }
   }
@@ -76,9 +84,12 @@ bool stands_for_a_value_with_gradient(const pcg::Node& input) {
   return input.op == pcg::kInputOp && input.name.rfind(kWithGradient, 0) == 0;
 }
 
+bool read_without_gradient(const pcg::Node& weight) { return weight.op == pcg::kWeightOp && weight.name.rfind(kWithoutGradient, 0) == 0; }
+
 std::vector<Segment> split_graph(const pcg::Graph& graph, std::size_t min_nodes, const TrainedWeight& trained,
                                  const DetachedInput& detached) {
   const std::vector<bool> with_gradient = values_taking_gradients(graph, trained, detached);
+  const std::vector<bool> cut_off = cut_off_from_gradients(graph, detached);
   const std::vector<int> order = operators_of(graph);
   std::vector<std::vector<int>> parts{{}};
   std::size_t begin = 0;
@@ -91,7 +102,7 @@ std::vector<Segment> split_graph(const pcg::Graph& graph, std::size_t min_nodes,
   parts.back().assign(order.begin() + static_cast<std::ptrdiff_t>(begin), order.end());
   std::vector<Segment> out;
   for (const auto& p : parts)
-    if (!p.empty()) out.push_back(extract(graph, p, with_gradient));
+    if (!p.empty()) out.push_back(extract(graph, p, with_gradient, cut_off));
   return out;
 }
 

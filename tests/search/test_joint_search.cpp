@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "loom/models/registry.hpp"
 #include "loom/models/values.hpp"
 #include "loom/search/baselines.hpp"
+#include "loom/search/gradient_flow.hpp"
 #include "loom/search/graph_split.hpp"
 #include "loom/search/joint_search.hpp"
 #include "loom/search/plan_cost.hpp"
@@ -104,6 +106,42 @@ TEST(JointSearch, SegmentsJoinBackIntoTheSameGraph) {
   const auto b = spec::evaluate_graph<spec::RealDomain>(library(), joined, values);
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t i = 0; i < a[0].data.size(); ++i) EXPECT_NEAR(a[0].data[i], b[0].data[i], 1e-12);
+}
+
+// AlphaFold2's recycling passes only feed the next pass through stop-gradients: cut into segments,
+// their operators charge no gradient for the weights they share with the pass that trains them,
+// wherever the stop-gradient falls, and the segments join back into the model.
+TEST(JointSearch, SegmentsOfARecyclingPassChargeNoGradientForTheWeightsTheyRead) {
+  const pcg::Graph g = models::build_model(
+      library(), "alphafold2",
+      {{"batch", 4}, {"sequences", 3}, {"residues", 4}, {"hidden", 8}, {"heads", 2}, {"opm", 2}, {"layers", 2}, {"recycles", 2}});
+  const CostModel model(library(), load_machine("summit"));
+  const std::vector<bool> cut_off = cut_off_from_gradients(g, model.detached_inputs());
+  const auto segments = split_graph(g, 20, model.trained_in(g), model.detached_inputs());
+  ASSERT_GT(segments.size(), 3u);
+  std::size_t forward_only = 0, training = 0;
+  for (const Segment& s : segments)
+    for (const pcg::Node& n : s.graph.nodes()) {
+      if (n.is_graph_input()) continue;
+      const pcg::Node& whole = g.node(s.origin[n.id.index()]);
+      const std::vector<bool> flags = model.gradient_inputs(s.graph, n);
+      if (cut_off[whole.id.index()]) {
+        ++forward_only;
+        EXPECT_EQ(std::count(flags.begin(), flags.end(), true), 0) << whole.describe();
+      } else {
+        ++training;
+        EXPECT_EQ(flags, model.gradient_inputs(g, whole)) << whole.describe();
+      }
+    }
+  EXPECT_GT(forward_only, 0u);
+  EXPECT_GT(training, 0u);
+  const pcg::Graph joined = join_segments(g, segments);
+  EXPECT_EQ(joined.size(), g.size());
+  for (const pcg::Node& n : joined.nodes()) {
+    if (n.is_graph_input()) {
+      EXPECT_TRUE(g.find(n.name).has_value()) << n.name;
+    }
+  }
 }
 
 // Segments searched on several threads, each with a cost model and a mapper of its own, give the

@@ -27,11 +27,19 @@ struct Segment {
 // whose gradient training computes (search::takes_gradient).
 bool stands_for_a_value_with_gradient(const pcg::Node& input);
 
+// Whether a segment's weight input is read there only by operators that run no backward (a
+// recycling pass, cut off from the gradients by stop-gradients further on: cut_off_from_gradients
+// over the whole graph). The segment reads the weight through an input of its own, which no
+// gradient reaches, while the pass that trains it reads the weight as such.
+bool read_without_gradient(const pcg::Node& weight);
+
 // Cuts `graph` at the nodes no edge jumps over, into segments of at least `min_nodes` operators
 // (the last may hold up to twice that). One segment when the graph is too small to cut. `trained`:
 // the weights training updates (CostModel::trains; empty: every weight); `detached`: the inputs
 // that pass no gradient back (CostModel::detached_inputs; empty: none). A segment's input stands
-// for a value with a gradient where the whole graph's value takes one (values_taking_gradients).
+// for a value with a gradient where the whole graph's value takes one (values_taking_gradients),
+// and its operators that the whole graph cuts off from the gradients read weights through inputs
+// of their own (read_without_gradient).
 std::vector<Segment> split_graph(const pcg::Graph& graph, std::size_t min_nodes, const TrainedWeight& trained = {},
                                  const DetachedInput& detached = {});
 
