@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "loom/pcg/run_concurrently.hpp"
+#include "loom/search/gradient_flow.hpp"
 #include "loom/search/graph_split.hpp"
 
 namespace loom::search {
@@ -42,6 +43,22 @@ struct SegmentChoice {
   double seconds = kInf;
   std::vector<AppliedSubstitution> sequence;
 };
+
+// The whole graph mapped as one segment of itself (split_graph), so that a recycling pass reads its
+// weights as the segments do and is charged no backward; its placements taken back to `graph`.
+Mapping map_whole(MachineMapper& mapper, const pcg::Graph& graph, const CostModel& model) {
+  const std::vector<bool> cut_off = cut_off_from_gradients(graph, model.detached_inputs());
+  if (std::none_of(cut_off.begin(), cut_off.end(), [](bool c) { return c; })) return mapper.map(graph);
+  const std::vector<Segment> one = split_graph(graph, graph.size() + 1, model.trained_in(graph), model.detached_inputs());
+  const Segment& whole = one.front();
+  const Mapping local = mapper.map(whole.graph);
+  Mapping out{unsplit_placements(graph), local.estimate};
+  for (const pcg::Node& n : whole.graph.nodes()) {
+    const pcg::NodeId origin = whole.origin[n.id.index()];
+    if (!n.is_graph_input() || n.name == graph.node(origin).name) out.placements[origin.index()] = local.placements[n.id.index()];
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -205,7 +222,7 @@ JointResult joint_search(const spec::Library& library, const pcg::Graph& graph, 
     b = a;
   }
   result.graph = apply_segment_sequences(graph, segments, sequences, searched, library, result.sequence);
-  const Mapping mapping = mapper.map(result.graph);
+  const Mapping mapping = map_whole(mapper, result.graph, model);
   result.placements = mapping.placements;
   result.estimate = mapping.estimate;
   result.mapping = mapper.stats();

@@ -144,6 +144,20 @@ TEST(JointSearch, SegmentsOfARecyclingPassChargeNoGradientForTheWeightsTheyRead)
   }
 }
 
+// On one device the joint search's estimate of a plan is the simulated iteration of that plan; a
+// recycling pass runs no backward in either.
+TEST(JointSearch, TheEstimateOfARecyclingModelChargesItsForwardOnlyPassesAsTheSimulatorDoes) {
+  const pcg::Graph g = models::build_model(
+      library(), "alphafold2",
+      {{"batch", 4}, {"sequences", 8}, {"residues", 16}, {"hidden", 32}, {"heads", 4}, {"opm", 4}, {"layers", 2}, {"recycles", 2}});
+  const CostModel model(library(), load_machine("summit").with_devices_per_node(1));
+  JointOptions options;
+  options.substitution.budget = 1;
+  const JointResult joint = joint_search(library(), g, {}, model, options);
+  const PlanCost simulated = plan_cost(materialize(joint.graph, joint.placements, library(), model.moves()), model);
+  EXPECT_NEAR(joint.estimate, simulated.seconds, 0.01 * simulated.seconds);
+}
+
 // Segments searched on several threads, each with a cost model and a mapper of its own, give the
 // result the segments searched one after another give: the rules rewrite every segment, and the
 // cuts between them are partitioned by the Viterbi pass over all the segments' costs.
