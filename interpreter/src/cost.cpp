@@ -36,8 +36,22 @@ double points_sharing(const CNode& n, const Statement& st) {
   return shared;
 }
 
+// Where reductions are counted once for the points sharing them: the statement (none: at every
+// point), and how many points share each evaluation of the enclosing reduction, if any.
+struct Sharing {
+  const Statement* st = nullptr;
+  double enclosing = 1;
+
+  // Within the reduction `n`: its sharing, and how many evaluations of the enclosing one share
+  // each of its own.
+  std::pair<Sharing, double> inside(const CNode& n) const {
+    const double shared = st ? std::max(points_sharing(n, *st), enclosing) : 1;
+    return {{st, shared}, shared / enclosing};
+  }
+};
+
 // Arithmetic per point of the statement's result.
-double node_flops(const CNode& n, const Statement& st) {
+double node_flops(const CNode& n, const Sharing& sharing) {
   double own = 0;
   switch (n.op) {
     case COp::Const:
@@ -45,12 +59,13 @@ double node_flops(const CNode& n, const Statement& st) {
     case COp::Read: own = 0; break;
     default: own = 1; break;
   }
+  const auto [within, shared] = n.op == COp::Reduce ? sharing.inside(n) : std::pair<Sharing, double>{sharing, 1};
   double children = 0;
-  for (const auto& c : n.children) children += node_flops(c, st);
+  for (const auto& c : n.children) children += node_flops(c, within);
   if (n.op == COp::Reduce) {
     double steps = 1;
     for (auto e : n.reduce_extents) steps *= static_cast<double>(e);
-    return steps * (children + 1) / points_sharing(n, st);
+    return steps * (children + 1) / shared;
   }
   return own + children;
 }
@@ -132,18 +147,19 @@ bool is_contraction(const CNode& n) {
 // takes its derivative from the output the forward pass kept, as the hand-written kernels do, so
 // its argument is not computed again (a compiled kernel does compute it again where a comparison
 // needs it: for `max(x·w, 0)` written as a user's operator it runs one product more than counted).
-double node_gradient_flops(const CNode& n, const Statement& st, bool value_read, bool root = false) {
-  if (is_contraction(n)) return (value_read ? 3 : 2) * node_flops(n, st);
+double node_gradient_flops(const CNode& n, const Sharing& sharing, bool value_read, bool root = false) {
+  if (is_contraction(n)) return (value_read ? 3 : 2) * node_flops(n, sharing);
   const bool of_one_value =
       root && n.op == COp::Call && std::count_if(n.children.begin(), n.children.end(), [](const CNode& c) { return reads_values(c); }) == 1;
+  const auto [within, shared] = n.op == COp::Reduce ? sharing.inside(n) : std::pair<Sharing, double>{sharing, 1};
   double children = 0;
   for (std::size_t i = 0; i < n.children.size(); ++i)
-    children += node_gradient_flops(n.children[i], st, !of_one_value && (value_read || gradient_reads_operand(n, i)));
+    children += node_gradient_flops(n.children[i], within, !of_one_value && (value_read || gradient_reads_operand(n, i)));
   const double own = n.op == COp::Const || n.op == COp::Index || n.op == COp::Read ? 0 : 2;
   if (n.op == COp::Reduce) {
     double steps = 1;
     for (auto e : n.reduce_extents) steps *= static_cast<double>(e);
-    return steps * (children + own) / points_sharing(n, st);
+    return steps * (children + own) / shared;
   }
   return own + children;
 }
@@ -154,10 +170,12 @@ double shard_elements(const pcg::ParallelShape& s) {
   return n;
 }
 
-double statement_flops(const Program& program, const Statement& st) {
+// `shared`: reductions counted once for the points sharing them, as kernels run them; else at
+// every point, as the loops are written (what the kernel shape is read from).
+double statement_flops(const Program& program, const Statement& st, bool shared = true) {
   double elements = 1;
   for (auto d : program.buffers[static_cast<std::size_t>(st.target)].dims) elements *= static_cast<double>(d);
-  return elements * node_flops(st.body, st);
+  return elements * node_flops(st.body, {shared ? &st : nullptr, 1});
 }
 
 }  // namespace
@@ -174,7 +192,7 @@ double gradient_flops(const Program& program) {
     const Buffer& target = program.buffers[static_cast<std::size_t>(st.target)];
     double elements = 1;
     for (auto d : target.dims) elements *= static_cast<double>(d);
-    total += elements * node_gradient_flops(st.body, st, false, true);
+    total += elements * node_gradient_flops(st.body, {&st, 1}, false, true);
     if (target.kind == BufferKind::Let) total += statement_flops(program, st);  // computed again for the gradient
   }
   return total;
@@ -184,7 +202,7 @@ pcg::KernelShape kernel_shape(const Program& program) {
   auto shape = pcg::KernelShape::Elementwise;
   double heaviest = -1;
   for (const auto& st : program.statements)
-    if (const double flops = statement_flops(program, st); flops > heaviest) {
+    if (const double flops = statement_flops(program, st, false); flops > heaviest) {
       heaviest = flops;
       shape = shape_of(st.body);
     }

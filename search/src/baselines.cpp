@@ -50,12 +50,19 @@ std::vector<Placement> data_parallel(const spec::Library& library, const pcg::Gr
   const std::vector<std::int64_t> degrees = degrees_from(machine.devices());
   for (const pcg::Node& n : graph.nodes()) {
     std::optional<ParallelConfig> best = split_config(library, graph, n, BatchDimension::input, BatchDimension::dim, degrees);
-    // An operator that its batch does not split (Swin's window partitions number their windows
-    // across images) takes the split of another dimension that gives the most pieces.
-    const bool by_batch = best.has_value();
-    for (std::size_t i = 0; !by_batch && is_compute_node(library, n) && i < n.inputs.size(); ++i)
-      for (std::size_t d = 0; d < graph.node(n.inputs[i].node).output_shapes[static_cast<std::size_t>(n.inputs[i].port)].rank(); ++d)
-        if (auto c = split_config(library, graph, n, i, d, degrees); c && (!best || c->tasks() > best->tasks())) best = std::move(c);
+    // An operator whose spec refuses a split of its batch that the degrees divide (Swin's window
+    // partitions number their windows across images) takes the split of another dimension that
+    // gives the most pieces and no partial sums.
+    const auto divided = [&](std::size_t input, std::size_t dim) {
+      if (input >= n.inputs.size() || dim >= graph.shape_of(n.inputs[input]).rank()) return false;
+      const std::int64_t size = graph.shape_of(n.inputs[input]).dims[dim];
+      return std::any_of(degrees.begin(), degrees.end(), [&](std::int64_t d) { return size % d == 0; });
+    };
+    const bool refused = !best && is_compute_node(library, n) && divided(BatchDimension::input, BatchDimension::dim);
+    for (std::size_t i = 0; refused && i < n.inputs.size(); ++i)
+      for (std::size_t d = 0; d < graph.shape_of(n.inputs[i]).rank(); ++d)
+        if (auto c = split_config(library, graph, n, i, d, degrees); c && c->outputs[0].V == 1 && (!best || c->tasks() > best->tasks()))
+          best = std::move(c);
     if (best) out[n.id.index()] = {std::move(*best), 0};
   }
   return out;

@@ -86,6 +86,10 @@ bool stands_for_a_value_with_gradient(const pcg::Node& input) {
 
 bool read_without_gradient(const pcg::Node& weight) { return weight.op == pcg::kWeightOp && weight.name.rfind(kWithoutGradient, 0) == 0; }
 
+std::string weight_read(const pcg::Node& input) {
+  return read_without_gradient(input) ? input.name.substr(kWithoutGradient.size()) : input.name;
+}
+
 std::vector<Segment> split_graph(const pcg::Graph& graph, std::size_t min_nodes, const TrainedWeight& trained,
                                  const DetachedInput& detached) {
   const std::vector<bool> with_gradient = values_taking_gradients(graph, trained, detached);

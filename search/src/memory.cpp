@@ -10,6 +10,7 @@
 #include "loom/pcg/task_layout.hpp"
 #include "loom/pcg/union_find.hpp"
 #include "loom/search/gradient_flow.hpp"
+#include "loom/search/graph_split.hpp"
 
 namespace loom::search {
 
@@ -260,6 +261,8 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
   for (const pcg::Node& n : graph.nodes()) {
     if (held_by_consumers[n.id.index()] || unread[n.id.index()] || (options.activations_only && fed[n.id.index()])) continue;
     if (cut_off[n.id.index()] && !weight[n.id.index()]) continue;
+    // A segment's second reading of a weight holds nothing of its own where the weight is read too.
+    if (read_without_gradient(n) && graph.find(weight_read(n))) continue;
     const bool recomputed = dropped[n.id.index()];
     const pcg::MachineView view = n.view_or_default();
     const bool is_weight = weight[n.id.index()];

@@ -289,7 +289,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
       if (!model.is_compute(n)) continue;
       compute.push_back(n.id);
       std::vector<pcg::ParallelShape> inputs;
-      for (const pcg::PortRef& in : n.inputs) inputs.push_back(plan.graph.node(in.node).output_shapes[static_cast<std::size_t>(in.port)]);
+      for (const pcg::PortRef& in : n.inputs) inputs.push_back(plan.graph.shape_of(in));
       const pcg::KernelShape shape = library.task_cost(n.op, n.attrs, inputs).shape;
       if (shape != pcg::KernelShape::Contraction && shape != pcg::KernelShape::Convolution) cheap.push_back(n.id);
     }
@@ -309,7 +309,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
       try {
         cost = simulated_plan_cost(plan, model, library);
       } catch (const LoomError&) {
-        return;  // e.g. a finer cut that its micro-batches do not divide
+        continue;  // e.g. a finer cut that its micro-batches do not divide
       }
       if (cost.fits() && cost.seconds < best.seconds) {
         best = c;

@@ -209,13 +209,7 @@ class ScheduleCompiler {
   void place(const ScheduleStmt& st) {
     switch (st.kind) {
       case ScheduleStmtKind::Apply: return;
-      case ScheduleStmtKind::Split: {
-        std::vector<pcg::NodeId> targets = select(st.nodes, st.loc);
-        // An operator that keeps an earlier split keeps its devices too.
-        std::erase_if(targets, [&](pcg::NodeId id) { return !split(id, st); });
-        if (!st.devices.empty()) assign(st, targets);
-        return;
-      }
+      case ScheduleStmtKind::Split: return split_all(st);
       case ScheduleStmtKind::Assign: return assign(st, select(st.nodes, st.loc));
       case ScheduleStmtKind::Order: {
         const std::vector<pcg::NodeId> first = select(st.nodes, st.loc), then = select(st.later, st.loc);
@@ -239,22 +233,41 @@ class ScheduleCompiler {
     }
   }
 
-  // A split refused is a problem unless another statement splits the same operator (a pattern cuts
-  // many operators, and another statement cuts some of them another way): the operator keeps the
-  // last split it took. False when the operator keeps an earlier split instead of this one.
-  bool split(pcg::NodeId id, const ScheduleStmt& st) {
-    const std::size_t before = problems_.size();
-    split_as_written(id, st);
-    if (problems_.size() == before) {
-      split_taken_.insert(id);
-      refused_splits_.erase(id);
-      return true;
+  // A split refused is a problem, except for an operator a pattern or a range picked (a pattern cuts
+  // many operators, and another statement cuts some of them another way) when another statement of
+  // the schedule splits it, if some operator of the statement took the split: the operator keeps
+  // the last split it took, with its devices.
+  void split_all(const ScheduleStmt& st) {
+    const std::vector<pcg::NodeId> targets = select(st.nodes, st.loc);
+    std::set<pcg::NodeId> named;
+    for (const spec::OperatorRef& ref : st.nodes)
+      if (!ref.range && ref.name.find_first_of("*?[") == std::string::npos)
+        for (const pcg::Node& n : graph_.nodes())
+          if (!n.is_graph_input() && names(ref.name, n)) named.insert(n.id);
+    std::vector<pcg::NodeId> placed;
+    std::vector<std::pair<pcg::NodeId, std::vector<Diagnostic>>> refusals;
+    for (pcg::NodeId id : targets) {
+      const std::size_t before = problems_.size();
+      split_as_written(id, st);
+      if (problems_.size() == before) {
+        split_taken_.insert(id);
+        refused_splits_.erase(id);
+        placed.push_back(id);
+        continue;
+      }
+      refusals.emplace_back(id, std::vector<Diagnostic>(problems_.begin() + static_cast<std::ptrdiff_t>(before), problems_.end()));
+      problems_.resize(before);
     }
-    std::vector<Diagnostic> refused(problems_.begin() + static_cast<std::ptrdiff_t>(before), problems_.end());
-    problems_.resize(before);
-    if (split_taken_.count(id)) return false;
-    refused_splits_[id] = std::move(refused);
-    return true;
+    const bool some_took_it = !placed.empty();
+    for (auto& [id, refused] : refusals) {
+      if (some_took_it && !named.count(id) && split_taken_.count(id)) continue;  // keeps its earlier split and devices
+      const bool forgivable = some_took_it && !named.count(id);
+      std::vector<Diagnostic>& kept = forgivable ? refused_splits_[id] : problems_;
+      kept.insert(kept.end(), refused.begin(), refused.end());
+      if (!forgivable) unsplittable_.insert(id);
+      placed.push_back(id);
+    }
+    if (!st.devices.empty()) assign(st, placed);
   }
 
   void report_refused_splits() {
@@ -340,7 +353,7 @@ class ScheduleCompiler {
       const std::int64_t pieces = configs_[n.id.index()].tasks();
       if (!d) {
         unplaced.push_back(node_name(n) + (pieces > 1 ? " (" + std::to_string(pieces) + " pieces)" : ""));
-      } else if (static_cast<std::int64_t>(d->list.size()) != pieces && !refused_splits_.count(n.id)) {
+      } else if (static_cast<std::int64_t>(d->list.size()) != pieces && !refused_splits_.count(n.id) && !unsplittable_.count(n.id)) {
         problem(d->where, node_name(n) + " runs as " + std::to_string(pieces) + " piece(s), but " + std::to_string(d->list.size()) +
                               " device(s) are given for it: give one device per piece, in piece order");
       }
@@ -491,7 +504,7 @@ class ScheduleCompiler {
   std::vector<Ordered> order_;
   std::vector<pcg::NodeId> recompute_;
   std::map<pcg::NodeId, std::vector<Diagnostic>> refused_splits_;  // by operator: its devices go unchecked
-  std::set<pcg::NodeId> split_taken_;
+  std::set<pcg::NodeId> split_taken_, unsplittable_;               // operators that took a split; those refused and reported
   SourceLocation microbatch_at_, stages_at_;
 };
 

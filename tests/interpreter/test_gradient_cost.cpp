@@ -74,10 +74,22 @@ TEST(Cost, AReductionSharedByARowCountsOncePerRow) {
   EXPECT_DOUBLE_EQ(total_flops(softmax(n)), r * 5.0 * n);
   EXPECT_DOUBLE_EQ(total_flops(softmax(2 * n)), 2 * total_flops(softmax(n)));
   EXPECT_DOUBLE_EQ(gradient_flops(softmax(2 * n)), 2 * gradient_flops(softmax(n)));
-  const auto layer_norm = [&](std::int64_t cols) { return test::bundled().instantiate("layer_norm", {}, {{r, cols}, {cols}, {cols}}); };
-  // Its mean and variance add a few operations per row: linear in the row's length.
-  for (const auto flops : {total_flops, gradient_flops})
-    EXPECT_DOUBLE_EQ(flops(layer_norm(3 * n)) - flops(layer_norm(2 * n)), flops(layer_norm(2 * n)) - flops(layer_norm(n)));
+}
+
+// A reduction within another counts once per step of the one around it that its points share: the
+// inner sum below, which reads no index of the result, counts once per p, never less than once.
+TEST(Cost, AReductionWithinAnotherCountsOncePerStepOfTheEnclosingOne) {
+  const Library lib = Library::from_text(test::bundled_imports() + R"(
+op scaled_rows(x: [m, k], y: [l], z: [m, n]) -> [m, n] {
+  out[i, j] = sum(p) (x[i, p] * (sum(q) y[q])) + z[i, j];
+}
+)",
+                                         "nested.loom");
+  const double m = 3, k = 4, l = 5, n = 6;
+  const Program p = lib.instantiate("scaled_rows", {}, {{3, 4}, {5}, {3, 6}});
+  // Per row i: k products and sum steps (2k); the inner sum once per p (k l); the addition per point.
+  EXPECT_DOUBLE_EQ(total_flops(p), m * 2 * k + k * l + m * n);
+  EXPECT_GE(total_flops(p), l);
 }
 
 TEST(GradientFlops, LetsAreComputedAgainForTheGradient) {

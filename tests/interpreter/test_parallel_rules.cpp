@@ -380,6 +380,8 @@ TEST(Cost, TheKernelShapeIsReadOffTheHeaviestStatement) {
   EXPECT_EQ(bundled().task_cost("pool2d_max", {{"kh", 3}, {"kw", 3}, {"stride", 1}, {"pad", 0}}, {pshape({2, 3, 8, 8})}).shape,
             KernelShape::Reduction);
   EXPECT_EQ(bundled().task_cost("relu", {}, {pshape({4, 6})}).shape, KernelShape::Elementwise);
+  // Softmax's row sum, counted once per row, still makes its loops a reduction's.
+  EXPECT_EQ(bundled().task_cost("softmax", {}, {pshape({4, 6})}).shape, KernelShape::Reduction);
   // Computed indices that slide no window (an output index split in two): still a contraction.
   EXPECT_EQ(bundled().task_cost("outer_product_mean", {}, {pshape({2, 3, 4, 2}), pshape({2, 3, 5, 2})}).shape, KernelShape::Contraction);
   EXPECT_EQ(bundled().task_cost("ewadd", {}, {pshape({4, 6}), pshape({4, 6})}).shape, KernelShape::Elementwise);

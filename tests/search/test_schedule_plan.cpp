@@ -154,12 +154,17 @@ TEST(SchedulePlan, AnotherSplitReplacesOneAPatternCouldNotMake) {
   for (const char* name : {"a", "h", "b", "y"}) EXPECT_EQ(named(plan, name).output_shapes[0].D, (std::vector<std::int64_t>{2, 1})) << name;
   // The other way round: h keeps its split and its devices where the later pattern does not fit it.
   const Plan kept =
-      plan_of(library_with("schedule s for m {\n  assign \"*\" to 0;\n  split h by i0/2 to 2..3;\n  split a, h by i/2 to 0..1;\n}\n"));
+      plan_of(library_with("schedule s for m {\n  assign \"*\" to 0;\n  split h by i0/2 to 2..3;\n  split \"[ah]\" by i/2 to 0..1;\n}\n"));
   EXPECT_EQ(named(kept, "a").view->devices, (std::vector<int>{0, 1}));
   EXPECT_EQ(named(kept, "h").view->devices, (std::vector<int>{2, 3}));
   EXPECT_EQ(named(kept, "h").output_shapes[0].D, (std::vector<std::int64_t>{2, 1}));
   expect_problem("schedule s for m {\n  split \"*\" by i/2 to 0..1;\n  split h by i0/2 to 0..1;\n}", "split \"*\"",
                  "'y' (op ewadd) reads its inputs through no index 'i'");
+  // An operator named as it is, or a pattern that no operator takes, is always reported.
+  expect_problem("schedule s for m {\n  assign \"*\" to 0;\n  split a by i/2 to 0..1;\n  split a by q/2 to 0..1;\n}", "split a by q",
+                 "no index 'q'");
+  expect_problem("schedule s for m {\n  split \"*\" by i0/2 to 0..1;\n  split \"*\" by q/2 to 0..1;\n  split a, b by i/2 to 0..1;\n}",
+                 "by q/2", "no index 'q'");
 }
 
 TEST(SchedulePlan, ARangeTakesTheOperatorsBetweenItsEndsInTheGraphsOrder) {

@@ -44,8 +44,9 @@ struct BatchDimension {
 
 // Every compute operator split along its batch dimension (BatchDimension) by the largest
 // degree up to the machine's device count that it accepts, its tasks on devices 0, 1, ...; an
-// operator that takes no such split is split along the dimension of its inputs that gives it the
-// most pieces, and one that takes none stays unsplit on device 0.
+// operator whose spec refuses every such split that the degrees divide is split along the
+// dimension of its inputs that gives it the most pieces without partial sums, and one that takes
+// none stays unsplit on device 0.
 std::vector<Placement> data_parallel(const spec::Library& library, const pcg::Graph& graph, const Machine& machine);
 
 // Megatron-style tensor parallelism where the graph has attention: each attention projection

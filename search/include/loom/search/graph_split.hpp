@@ -32,6 +32,9 @@ bool stands_for_a_value_with_gradient(const pcg::Node& input);
 // over the whole graph). The segment reads the weight through an input of its own, which no
 // gradient reaches, while the pass that trains it reads the weight as such.
 bool read_without_gradient(const pcg::Node& weight);
+// The name of the weight a segment's input reads: its own, or for read_without_gradient, the
+// weight's it stands for.
+std::string weight_read(const pcg::Node& input);
 
 // Cuts `graph` at the nodes no edge jumps over, into segments of at least `min_nodes` operators
 // (the last may hold up to twice that). One segment when the graph is too small to cut. `trained`:
