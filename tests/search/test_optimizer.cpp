@@ -143,6 +143,14 @@ TEST(Optimizer, AWalkOutOfTimeSaysSo) {
   EXPECT_LT(r.steps, bounded.iterations);
 }
 
+// Refining walks of three steps and no time: the plans these tests compare come from the searches.
+OptimizeSettings short_walks() {
+  OptimizeSettings settings;
+  settings.mcmc_iterations = 3;
+  settings.mcmc_seconds = 0;
+  return settings;
+}
+
 // On one device whose memory holds the model's weights and three quarters of what its activations
 // need, no plan fits unless operators recompute their outputs: the optimizer then returns a plan
 // with activation checkpoints, slower by the forwards done again, and refuses when told not to
@@ -150,9 +158,7 @@ TEST(Optimizer, AWalkOutOfTimeSaysSo) {
 TEST(Optimizer, WhenNothingFitsThePlanRecomputesItsActivations) {
   const pcg::Graph g = models::build_model(library(), "mlp", {{"batch", 4096}, {"in", 64}, {"hidden", 512}, {"layers", 8}});
   Machine machine = load_machine("summit").with_devices_per_node(1);
-  OptimizeSettings settings;
-  settings.mcmc_iterations = 3;
-  settings.mcmc_seconds = 0;
+  OptimizeSettings settings = short_walks();
   const OptimizeReport roomy = optimize(library(), g, {}, CostModel(library(), machine), settings);
   ASSERT_TRUE(roomy.recompute.empty());
   Plan plan;
@@ -184,9 +190,7 @@ TEST(Optimizer, SelectiveRecomputationDropsOnlyWhatIsCheapToComputeAgain) {
       library(), "bert_large",
       {{"batch", 8}, {"seq", 256}, {"layers", 2}, {"hidden", 256}, {"heads", 4}, {"vocab", 100}, {"max_positions", 256}});
   Machine machine = load_machine("summit").with_devices_per_node(1);
-  OptimizeSettings settings;
-  settings.mcmc_iterations = 3;
-  settings.mcmc_seconds = 0;
+  OptimizeSettings settings = short_walks();
   const OptimizeReport roomy = optimize(library(), g, {}, CostModel(library(), machine), settings);
   ASSERT_TRUE(roomy.recompute.empty());
   const CostModel roomy_model(library(), machine);
@@ -216,9 +220,7 @@ TEST(Optimizer, SelectiveRecomputationDropsOnlyWhatIsCheapToComputeAgain) {
 TEST(Optimizer, WhenRecomputationDoesNotFitThePlanIsCoShardedToo) {
   const pcg::Graph g = models::build_model(library(), "mlp", {{"batch", 4096}, {"in", 64}, {"hidden", 512}, {"layers", 8}});
   Machine machine = load_machine("summit").with_devices_per_node(1);
-  OptimizeSettings settings;
-  settings.mcmc_iterations = 3;
-  settings.mcmc_seconds = 0;
+  OptimizeSettings settings = short_walks();
   const OptimizeReport roomy = optimize(library(), g, {}, CostModel(library(), machine), settings);
   const CostModel roomy_model(library(), machine);
   // The least the plan needs with any spacing of checkpoints; co-sharded, with the spacings the
