@@ -306,8 +306,10 @@ class ScheduleCompiler {
           for (const auto& name : input)
             if (!name.empty()) known.insert(name);
         problem(s.loc, node_and_op(n) + " reads its inputs through no index '" + s.index +
-                           "'; its indices: " + join({known.begin(), known.end()}) + ", and " + kBatchIndex +
-                           " (its first input's first dimension, as data parallelism splits it)");
+                           "'; its indices: " + join({known.begin(), known.end()}) +
+                           (s.index == kBatchIndex ? std::string(" (it has no input with a dimension to take as its batch)")
+                                                   : std::string(", and ") + kBatchIndex +
+                                                         " (its first input's first dimension, as data parallelism splits it)"));
         return;
       }
       const auto [i, dim] = *at;
