@@ -53,12 +53,13 @@ std::vector<Placement> data_parallel(const spec::Library& library, const pcg::Gr
     // An operator whose spec refuses a split of its batch that the degrees divide (Swin's window
     // partitions number their windows across images) takes the split of another dimension that
     // gives the most pieces and no partial sums.
-    const auto divided = [&](std::size_t input, std::size_t dim) {
-      if (input >= n.inputs.size() || dim >= graph.shape_of(n.inputs[input]).rank()) return false;
-      const std::int64_t size = graph.shape_of(n.inputs[input]).dims[dim];
-      return std::any_of(degrees.begin(), degrees.end(), [&](std::int64_t d) { return size % d == 0; });
+    const auto batch_divides = [&] {
+      if (BatchDimension::input >= n.inputs.size()) return false;
+      const pcg::ParallelShape& batch = graph.shape_of(n.inputs[BatchDimension::input]);
+      return BatchDimension::dim < batch.rank() &&
+             std::any_of(degrees.begin(), degrees.end(), [&](std::int64_t d) { return batch.dims[BatchDimension::dim] % d == 0; });
     };
-    const bool refused = !best && is_compute_node(library, n) && divided(BatchDimension::input, BatchDimension::dim);
+    const bool refused = !best && is_compute_node(library, n) && batch_divides();
     for (std::size_t i = 0; refused && i < n.inputs.size(); ++i)
       for (std::size_t d = 0; d < graph.shape_of(n.inputs[i]).rank(); ++d)
         if (auto c = split_config(library, graph, n, i, d, degrees); c && c->outputs[0].V == 1 && (!best || c->tasks() > best->tasks()))
