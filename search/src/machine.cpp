@@ -120,12 +120,14 @@ std::string level_name(LinkLevel level) {
 Machine machine_from_json(const json& j) {
   check_format(j, kMachineFormat, kMachineFormatVersion, "Loom machine");
   reject_unknown_keys(j, "",
-                      {"format", "version", "name", "description", "nodes", "sockets_per_node", "devices_per_socket", "device", "links"});
+                      {"format", "version", "name", "description", "nodes", "sockets_per_node", "devices_per_socket",
+                       "network_ports_per_node", "device", "links"});
   Machine m;
   m.name = read_string(require(j, "name", ""), "name");
   m.nodes = read_count(j, "nodes");
   m.sockets_per_node = read_count(j, "sockets_per_node");
   m.devices_per_socket = read_count(j, "devices_per_socket");
+  if (j.contains("network_ports_per_node")) m.network_ports_per_node = read_count(j, "network_ports_per_node");
   const json& d = require(j, "device", "");
   require_object(d, "device");
   reject_unknown_keys(d, "device",
@@ -177,6 +179,7 @@ json machine_to_json(const Machine& m) {
               {"nodes", m.nodes},
               {"sockets_per_node", m.sockets_per_node},
               {"devices_per_socket", m.devices_per_socket},
+              {"network_ports_per_node", m.network_ports_per_node},
               {"device",
                {{"kind", m.device.kind},
                 {"peak_tflops", m.device.peak_flops / 1e12},

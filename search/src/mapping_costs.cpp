@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "loom/pcg/task_layout.hpp"
+#include "loom/search/port_loads.hpp"
 
 namespace loom::search::mapping {
 namespace {
@@ -39,8 +40,15 @@ double MoveCosts::weight_sum_seconds(int need, int first) {
   const Sum key{need, first};
   if (auto it = sums_.find(key); it != sums_.end()) return it->second;
   const double bytes = static_cast<double>(pcg::piece_elements(shape)) * kBytesPerElement;
-  const double s = machine_.link_between(first, first + static_cast<int>(shape.tasks()) - 1)
-                       .started_ring_allreduce_seconds(bytes, static_cast<int>(shape.R));
+  // The copies of each piece are a ring (replicas are the outermost task index, task_layout.hpp),
+  // and all the rings run at once.
+  const int per_copy = static_cast<int>(shape.tasks() / shape.R);
+  std::vector<std::vector<int>> rings(static_cast<std::size_t>(per_copy));
+  for (int q = 0; q < per_copy; ++q)
+    for (int r = 0; r < static_cast<int>(shape.R); ++r) rings[static_cast<std::size_t>(q)].push_back(first + q + r * per_copy);
+  const std::vector<int> turns = ring_port_turns(machine_.network_ports(), rings);
+  const double s = *std::max_element(turns.begin(), turns.end()) * machine_.link_between(first, first + static_cast<int>(shape.tasks()) - 1)
+                                                                       .started_ring_allreduce_seconds(bytes, static_cast<int>(shape.R));
   sums_.emplace(key, s);
   return s;
 }

@@ -5,9 +5,11 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
+#include "loom/search/port_loads.hpp"
 
 namespace loom::search {
 
@@ -58,19 +60,29 @@ ReshardPattern reshard_pattern(const pcg::ParallelShape& from, const pcg::Machin
   const bool may_be_collective = from.tasks() == to.tasks() && devices(from_view) == devices(to_view);
   if (const auto collective = may_be_collective ? pcg::collective_groups(from, to, moves, from_rank, to_rank) : std::nullopt) {
     pattern.collective = collective->kind;
-    std::set<std::pair<int, const Link*>> seen;  // (devices, link) of the groups kept
-    for (const pcg::CollectiveGroup& g : collective->groups) {
-      if (g.ranks.size() < 2) continue;
-      const Link& link = machine.link_between(g.ranks.front(), g.ranks.back());
-      if (seen.emplace(static_cast<int>(g.ranks.size()), &link).second) pattern.groups.push_back({static_cast<int>(g.ranks.size()), link});
+    std::vector<std::vector<int>> rings;
+    for (const pcg::CollectiveGroup& g : collective->groups)
+      if (g.ranks.size() > 1) rings.push_back(g.ranks);
+    const std::vector<int> turns = ring_port_turns(machine.network_ports(), rings);
+    std::set<std::tuple<int, const Link*, int>> seen;  // (devices, link, turns) of the groups kept
+    for (std::size_t i = 0; i < rings.size(); ++i) {
+      const int devices = static_cast<int>(rings[i].size());
+      const Link& link = machine.link_between(rings[i].front(), rings[i].back());
+      if (seen.emplace(devices, &link, turns[i]).second) pattern.groups.push_back({devices, link, turns[i]});
     }
     return pattern;
   }
-  std::map<std::pair<int, int>, double> pair_elements;
+  std::map<std::pair<int, int>, double> pair_elements;  // within a node
+  PortLoads ports(machine.network_ports());
   for (const pcg::PieceMove& m : moves) {
     const int source = from_rank(m.from), device = to_rank(m.to);
-    if (source != device) pair_elements[{source, device}] += static_cast<double>(m.region.elements());
+    if (source == device) continue;
+    if (machine.node_of(source) != machine.node_of(device))
+      ports.add(source, device, static_cast<double>(m.region.elements()));
+    else
+      pair_elements[{source, device}] += static_cast<double>(m.region.elements());
   }
+  pattern.port_loads = ports.distinct();
   std::map<const Link*, double> most;
   for (const auto& [pair, elements] : pair_elements) {
     double& m = most[&machine.link_between(pair.first, pair.second)];
@@ -86,7 +98,8 @@ double ReshardPattern::seconds(const pcg::ParallelShape& from, const pcg::Parall
   if (collective) {
     double slowest = 0;
     for (const Group& g : groups)
-      slowest = std::max(slowest, collective_seconds(*collective, g.devices, g.link, collective_box_bytes(*collective, from, to)));
+      slowest =
+          std::max(slowest, g.turns * collective_seconds(*collective, g.devices, g.link, collective_box_bytes(*collective, from, to)));
     return slowest;
   }
   double sum_seconds = 0;
@@ -98,6 +111,9 @@ double ReshardPattern::seconds(const pcg::ParallelShape& from, const pcg::Parall
   double move_seconds = 0;
   for (const auto& [link, pattern_elements] : link_elements)
     move_seconds = std::max(move_seconds, link.transfer_seconds(pattern_elements * scale * kBytesPerElement));
+  for (const PortLoad& load : port_loads)
+    move_seconds = std::max(
+        move_seconds, load.messages * machine.inter_node.latency + load.elements * scale * kBytesPerElement / machine.inter_node.bandwidth);
   return move_seconds + sum_seconds;
 }
 

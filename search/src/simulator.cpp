@@ -12,7 +12,7 @@
 namespace loom::search {
 namespace {
 
-// Each task's resources (its own, then the devices it holds; a join's none) as dense indices: `of[i]` to
+// Each task's resources (its own, its network ports, then the devices it holds; a join's none) as dense indices: `of[i]` to
 // `of[i + 1]` in `index`, `count` in all. The event loop then keeps a resource's free time in a
 // vector rather than a map.
 struct Resources {
@@ -33,6 +33,7 @@ Resources dense_resources(const TaskGraph& graph) {
   for (const SimTask& t : graph.tasks) {
     if (t.kind != TaskKind::Join) {
       add(t.resource(graph.devices));
+      for (std::int64_t port : graph.port_resources(t)) add(port);
       for (int d : t.holds) add(static_cast<std::int64_t>(d));
     }
     r.of.push_back(r.index.size());

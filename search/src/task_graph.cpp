@@ -8,6 +8,7 @@ TaskGraph build_task_graph(const pcg::Graph& graph, const CostModel& model, RunW
   const PlanLayout plan(graph, model);
   TaskGraph out;
   out.devices = model.machine().devices();
+  out.ports = model.machine().network_ports();
   const WeightReaders readers = add_forward_tasks(plan, run_work, out);
   add_backward_tasks(plan, readers, out);
   return out;

@@ -211,6 +211,7 @@ TEST(RvdSearch, EveryReshardableMoveArrivesByTheLibrarysOwnRules) {
 }
 
 TEST(RvdSearch, IsAsCheapAsAnExhaustiveSearchOfTheLibrarysForms) {
+  constexpr std::size_t kDepth = 3;
   const Machine machine = two_nodes();
   const RvdSearch search(library(), machine);
   int compared = 0;
@@ -220,9 +221,13 @@ TEST(RvdSearch, IsAsCheapAsAnExhaustiveSearchOfTheLibrarysForms) {
         if (!reshardable(from, to)) continue;
         const auto path = search.cheapest(from, on(0, from), to, on(to_first, to));
         ASSERT_TRUE(path);
-        const double exhaustive = exhaustive_seconds(library(), machine, from, on(0, from), to, on(to_first, to), 3);
-        EXPECT_NEAR(path->seconds, exhaustive, 1e-12 + 1e-9 * exhaustive)
-            << from.to_string() << " -> " << to.to_string() << " to device " << to_first;
+        const double exhaustive = exhaustive_seconds(library(), machine, from, on(0, from), to, on(to_first, to), static_cast<int>(kDepth));
+        const std::string move = from.to_string() + " -> " + to.to_string() + " to device " + std::to_string(to_first);
+        EXPECT_LE(path->seconds, exhaustive + 1e-12 + 1e-9 * exhaustive) << move;
+        // A longer chain is out of the exhaustion's reach: between nodes, where the messages
+        // through a node's port take turns, gathering pieces before they cross can pay.
+        if (path->steps.size() > kDepth) continue;
+        EXPECT_NEAR(path->seconds, exhaustive, 1e-12 + 1e-9 * exhaustive) << move;
         ++compared;
       }
   EXPECT_GT(compared, 50);

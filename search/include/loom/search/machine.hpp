@@ -1,6 +1,7 @@
 #pragma once
 // The machine a plan runs on: nodes of sockets of identical devices, and the links between them
 // (FlexFlow's device topology, as Unity's evaluation uses it). Loaded from specs/machines/*.json.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -83,6 +84,23 @@ struct Link {
 
 enum class LinkLevel { SameDevice, IntraSocket, InterSocket, InterNode };
 
+// How a machine's devices reach other nodes: each node has `per_node` network ports, each with the
+// inter_node link's figures, shared by the node's devices; device i of a node uses port
+// i * per_node / devices_per_node (the ports nearest it). A port sends one message at a time and
+// receives one at a time, so the messages through it take turns.
+struct NetworkPorts {
+  int devices_per_node = 0;  // 0: one node, nothing crosses between nodes
+  int per_node = 1;
+
+  bool between_nodes(int a, int b) const { return devices_per_node > 0 && a / devices_per_node != b / devices_per_node; }
+  // The port device `device` sends and receives through, numbered across the machine.
+  int port_of(int device) const {
+    if (devices_per_node <= 0) return 0;
+    const int ports = std::min(per_node, devices_per_node);
+    return device / devices_per_node * ports + device % devices_per_node * ports / devices_per_node;
+  }
+};
+
 struct Machine {
   std::string name;
   int nodes = 1;
@@ -90,6 +108,7 @@ struct Machine {
   int devices_per_socket = 1;
   DeviceSpec device;
   Link intra_socket, inter_socket, inter_node;
+  int network_ports_per_node = 1;  // of the inter_node link's figures each (NetworkPorts)
 
   int devices_per_node() const { return sockets_per_node * devices_per_socket; }
   int devices() const { return nodes * devices_per_node(); }
@@ -98,6 +117,7 @@ struct Machine {
   LinkLevel level_between(int a, int b) const;
   // The link data crosses between two devices (the slowest one on the way).
   const Link& link_between(int a, int b) const;
+  NetworkPorts network_ports() const { return {nodes > 1 ? devices_per_node() : 0, network_ports_per_node}; }
 
   // The same machine with another node count, or another device count per node (spread evenly
   // over the sockets). Throws LoomError when the counts do not fit.
@@ -108,7 +128,7 @@ struct Machine {
 std::string level_name(LinkLevel level);
 
 // File form: {"format": "loom-machine", "version": 1, "name", "nodes", "sockets_per_node",
-//   "devices_per_socket", "device": {"kind", "peak_tflops", "memory_gbps", "memory_gib",
+//   "devices_per_socket", "network_ports_per_node"? (default 1), "device": {"kind", "peak_tflops", "memory_gbps", "memory_gib",
 //   "kernel_overhead_us"?, "dispatch_overhead_us"?, "overlaps_communication"? (default true),
 //   "achieved_fraction"?: {SHAPE: fraction, ...} (pcg::kernel_shape_name), "busy_node_slowdown"?},
 //   "links": {"intra_socket" | "inter_socket" |

@@ -9,6 +9,7 @@
 #include "loom/pcg/machine_view.hpp"
 #include "loom/pcg/parallel_shape.hpp"
 #include "loom/search/machine.hpp"
+#include "loom/search/port_loads.hpp"
 
 namespace loom::search {
 
@@ -31,8 +32,10 @@ double collective_seconds(const pcg::CollectiveGroups& collective, const pcg::Co
 double collective_seconds(pcg::Collective kind, int devices, const Link& link, double box_bytes);
 
 // What a layout change moves, apart from how large the value is: the collective its pieces move
-// as (per group, its count of devices and the slowest link between them), else per kind of link
-// the most elements one directed pair of devices sends over it. Worked out on one value and
+// as (per group, its count of devices, the slowest link between them and how many ring steps take
+// turns at the busiest network port on its way), else per kind of link within a node the most
+// elements one directed pair of devices sends over it, and between nodes what each network port
+// sends or receives (port_loads.hpp). Worked out on one value and
 // priced on another of the same degrees and views (seconds): where the pieces of both layouts
 // divide every dimension evenly, each piece and each overlap of two pieces is the same fraction
 // of the value whatever its size, so the pattern worked out on evenly_divided_shapes prices them all.
@@ -40,12 +43,14 @@ struct ReshardPattern {
   struct Group {
     int devices = 0;
     Link link;
+    int turns = 1;  // the group's ring takes this many times as long: its busiest port is shared
   };
   bool reshardable = false;
   bool nothing_moves = false;  // the same layout on the same devices
   std::optional<pcg::Collective> collective;
   std::vector<Group> groups;                           // a collective's
-  std::vector<std::pair<Link, double>> link_elements;  // point to point: per kind of link, the most elements a pair sends
+  std::vector<std::pair<Link, double>> link_elements;  // point to point within nodes: per kind of link, the most elements a pair sends
+  std::vector<PortLoad> port_loads;                    // point to point between nodes: per network port and direction used
   double elements = 0;                                 // of the value it was worked out on
 
   // What the change takes forward for a value held as `from` and wanted as `to`.
@@ -61,10 +66,12 @@ std::optional<std::pair<pcg::ParallelShape, pcg::ParallelShape>> evenly_divided_
                                                                                        const pcg::ParallelShape& to);
 
 // Seconds the change takes forward. Where its pieces move as one collective (change_collective),
-// the slowest group's collective, as the runtime runs it; else every receiving task gathers the
-// pieces it overlaps from the nearest holder, each directed device pair a link of its own working
-// in parallel, then partial sums are added up where they arrive. Infinity when the change is not
-// reshardable.
+// the slowest group's collective, as the runtime runs it, as many times over as ring steps take
+// turns at a network port on its way; else every receiving task gathers the pieces it overlaps
+// from the nearest holder, each directed device pair within a node a link of its own working in
+// parallel and each network port between nodes sending and receiving one message at a time (a
+// latency each), then partial sums are added up where they arrive. Infinity when the change is
+// not reshardable.
 double reshard_seconds(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
                        const pcg::MachineView& to_view, const Machine& machine);
 

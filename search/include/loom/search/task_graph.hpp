@@ -13,7 +13,9 @@
 // every piece is computed, as a training run's processes sum their shares of the loss. A layout
 // change's own work on a device (cutting out, packing, placing and adding up pieces) is charged
 // as the bytes it copies, or as measured where the profile database has it. Each device
-// and each directed pair of devices runs its tasks one at a time, first come first served; on a
+// and each directed pair of devices runs its tasks one at a time, first come first served, and so
+// does each network port between nodes, sending and receiving (a message or ring step between
+// nodes holds its sender's port out and its receiver's port in, machine.hpp); on a
 // machine whose devices do not overlap communication with computation, a communication task also
 // holds the devices taking part in it.
 #include <cstdint>
@@ -72,8 +74,18 @@ struct SimTask {
 
 struct TaskGraph {
   int devices = 0;
+  NetworkPorts ports;      // between nodes, a communication task also holds the network ports it goes through
   bool pipelined = false;  // a pipeline's tasks are labelled without their micro-batch
   std::vector<SimTask> tasks;
+
+  // The network ports a task holds besides its own resource: a communication task between
+  // nodes, its sender's port out and its receiver's port in (numbered after the device pairs).
+  std::vector<std::int64_t> port_resources(const SimTask& t) const {
+    if (t.kind != TaskKind::Communication || !ports.between_nodes(t.device, t.peer)) return {};
+    const std::int64_t first = devices + static_cast<std::int64_t>(devices) * devices;
+    return {first + 2 * static_cast<std::int64_t>(ports.port_of(t.device)),
+            first + 2 * static_cast<std::int64_t>(ports.port_of(t.peer)) + 1};
+  }
 
   // Task i's label, with its micro-batch in a pipeline (e.g. "mb2 matmul#3[1]").
   std::string label_of(std::size_t i) const {

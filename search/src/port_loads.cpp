@@ -1,0 +1,48 @@
+#include "loom/search/port_loads.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace loom::search {
+
+void PortLoads::add(int from, int to, double elements) {
+  if (!ports_.between_nodes(from, to)) return;
+  for (const std::pair<int, bool> key : {std::pair(ports_.port_of(from), true), std::pair(ports_.port_of(to), false)}) {
+    PortLoad& load = loads_[key];
+    ++load.messages;
+    load.elements += elements;
+  }
+}
+
+std::vector<PortLoad> PortLoads::distinct() const {
+  std::set<PortLoad> seen;
+  for (const auto& [port, load] : loads_) seen.insert(load);
+  return {seen.begin(), seen.end()};
+}
+
+int PortLoads::turns_on_way(int from, int to) const {
+  if (!ports_.between_nodes(from, to)) return 1;
+  const auto messages = [this](std::pair<int, bool> key) {
+    const auto it = loads_.find(key);
+    return it == loads_.end() ? 0 : it->second.messages;
+  };
+  return std::max({1, messages({ports_.port_of(from), true}), messages({ports_.port_of(to), false})});
+}
+
+std::vector<int> ring_port_turns(const NetworkPorts& ports, const std::vector<std::vector<int>>& rings) {
+  PortLoads loads(ports);
+  const auto each_step = [](const std::vector<int>& ring, auto&& f) {
+    if (ring.size() < 2) return;
+    for (std::size_t i = 0; i < ring.size(); ++i) f(ring[i], ring[(i + 1) % ring.size()]);
+  };
+  for (const std::vector<int>& ring : rings) each_step(ring, [&loads](int a, int b) { loads.add(a, b); });
+  std::vector<int> turns;
+  for (const std::vector<int>& ring : rings) {
+    int most = 1;
+    each_step(ring, [&](int a, int b) { most = std::max(most, loads.turns_on_way(a, b)); });
+    turns.push_back(most);
+  }
+  return turns;
+}
+
+}  // namespace loom::search

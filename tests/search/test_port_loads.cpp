@@ -1,0 +1,139 @@
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "loom/search/port_loads.hpp"
+#include "loom/search/reshard.hpp"
+#include "loom/search/simulator.hpp"
+#include "loom/search/task_graph.hpp"
+
+// A node's network ports are shared by its devices: messages and ring steps between nodes take
+// turns at them, in the move search's prices, the mapping's gradient sums and the simulator alike.
+namespace loom::search {
+namespace {
+
+Machine two_summit_nodes(int ports) {
+  Machine m = load_machine("summit").with_nodes(2);
+  m.network_ports_per_node = ports;
+  return m;
+}
+
+pcg::MachineView devices_from(int first, int count) {
+  std::vector<int> d(static_cast<std::size_t>(count));
+  std::iota(d.begin(), d.end(), first);
+  return {d};
+}
+
+TEST(NetworkPorts, DevicesUseThePortsNearestThem) {
+  const NetworkPorts ports = two_summit_nodes(2).network_ports();
+  EXPECT_EQ(ports.port_of(0), 0);
+  EXPECT_EQ(ports.port_of(2), 0);
+  EXPECT_EQ(ports.port_of(3), 1);
+  EXPECT_EQ(ports.port_of(5), 1);
+  EXPECT_EQ(ports.port_of(6), 2);
+  EXPECT_EQ(ports.port_of(11), 3);
+  EXPECT_TRUE(ports.between_nodes(5, 6));
+  EXPECT_FALSE(ports.between_nodes(0, 5));
+  // More ports than devices: each device its own.
+  EXPECT_EQ(two_summit_nodes(8).network_ports().port_of(11), 11);
+  EXPECT_FALSE(load_machine("summit").network_ports().between_nodes(0, 5));
+}
+
+TEST(PortLoads, MessagesBetweenNodesTakeTurnsAtTheirPorts) {
+  PortLoads one(two_summit_nodes(1).network_ports());
+  PortLoads two(two_summit_nodes(2).network_ports());
+  for (PortLoads* loads : {&one, &two})
+    for (int d = 0; d < 6; ++d) loads->add(d, d + 6, 10);
+  one.add(0, 1, 99);  // within a node: no port
+  EXPECT_EQ(one.turns_on_way(0, 6), 6);
+  EXPECT_EQ(one.turns_on_way(0, 1), 1);
+  EXPECT_EQ(one.distinct(), (std::vector<PortLoad>{{6, 60}}));
+  EXPECT_EQ(two.turns_on_way(4, 10), 3);
+  EXPECT_EQ(two.distinct(), (std::vector<PortLoad>{{3, 30}}));
+}
+
+TEST(PortLoads, RingsCrossingANodeTogetherShareItsPort) {
+  const NetworkPorts ports = two_summit_nodes(1).network_ports();
+  // Six rings of a device on each node, as the copies of a weight split six ways within a node.
+  std::vector<std::vector<int>> pairs;
+  for (int q = 0; q < 6; ++q) pairs.push_back({q, q + 6});
+  EXPECT_EQ(ring_port_turns(ports, pairs), std::vector<int>(6, 6));
+  // One ring over both nodes in order leaves and enters each node once.
+  std::vector<int> all(12);
+  std::iota(all.begin(), all.end(), 0);
+  EXPECT_EQ(ring_port_turns(ports, {all}), std::vector<int>{1});
+  // A ring within a node uses no port.
+  EXPECT_EQ(ring_port_turns(ports, {{0, 1, 2}}), std::vector<int>{1});
+  // With a port per device, the six rings do not meet.
+  EXPECT_EQ(ring_port_turns(two_summit_nodes(6).network_ports(), pairs), std::vector<int>(6, 1));
+}
+
+// A value split six ways on one node, wanted the same way on the other: each device sends its
+// piece to its counterpart, all six through the node's one port, each message with its latency.
+TEST(PortLoads, AMoveBetweenNodesIsPricedByWhatEachPortCarries) {
+  const pcg::ParallelShape split = pcg::ParallelShape::partitioned({12, 12}, {6, 1});
+  const double piece_bytes = 24 * kBytesPerElement;
+  for (const int ports : {1, 2, 6}) {
+    const Machine m = two_summit_nodes(ports);
+    const int sharing = 6 / ports;
+    const double expected = sharing * m.inter_node.latency + sharing * piece_bytes / m.inter_node.bandwidth;
+    EXPECT_DOUBLE_EQ(reshard_seconds(split, devices_from(0, 6), split, devices_from(6, 6), m), expected) << ports << " ports";
+  }
+  // Within a node each pair of devices is a link of its own.
+  const Machine m = two_summit_nodes(1).with_nodes(1).with_devices_per_node(4);
+  const pcg::ParallelShape halves = pcg::ParallelShape::partitioned({12, 12}, {2, 1});
+  EXPECT_DOUBLE_EQ(reshard_seconds(halves, devices_from(0, 2), halves, devices_from(2, 2), m),
+                   m.link_between(0, 2).transfer_seconds(72 * kBytesPerElement));
+}
+
+// Partial sums on two devices of each node, summed between the nodes: two rings, {0, 6} and
+// {1, 7}. Through one port per node they take turns, twice the time of one ring; with a port per
+// device they do not meet. The simulator runs the rings' steps the same way.
+TEST(PortLoads, CollectiveRingsSharingAPortArePricedAndSimulatedInTurn) {
+  const pcg::ParallelShape partial = pcg::ParallelShape::partitioned({8, 8}, {2, 1}, 2);
+  const pcg::ParallelShape summed = pcg::ParallelShape::partitioned({8, 8}, {2, 1}, 1, 2);
+  const pcg::MachineView view{{0, 1, 6, 7}};
+  const double box_bytes = 32 * kBytesPerElement;
+  for (const int ports : {1, 6}) {
+    const Machine m = two_summit_nodes(ports);
+    const double ring = m.inter_node.ring_allreduce_seconds(box_bytes, 2);
+    const ReshardPattern pattern = reshard_pattern(partial, view, summed, view, m);
+    ASSERT_EQ(pattern.collective, pcg::Collective::allreduce);
+    EXPECT_DOUBLE_EQ(pattern.seconds(partial, summed, m), (ports == 1 ? 2 : 1) * ring) << ports << " ports";
+
+    TaskGraph g;
+    g.devices = m.devices();
+    g.ports = m.network_ports();
+    for (const auto& [a, b] : std::vector<std::pair<int, int>>{{0, 6}, {6, 0}, {1, 7}, {7, 1}}) {
+      SimTask step;
+      step.kind = TaskKind::Communication;
+      step.device = a;
+      step.peer = b;
+      step.seconds = ring;
+      g.tasks.push_back(step);
+    }
+    EXPECT_DOUBLE_EQ(simulate(g).makespan, pattern.seconds(partial, summed, m)) << ports << " ports";
+  }
+}
+
+TEST(PortLoads, TheMachineFileGivesThePortCount) {
+  nlohmann::json j = machine_to_json(two_summit_nodes(3));
+  EXPECT_EQ(j.at("network_ports_per_node"), 3);
+  EXPECT_EQ(machine_from_json(j).network_ports_per_node, 3);
+  j.erase("network_ports_per_node");
+  EXPECT_EQ(machine_from_json(j).network_ports_per_node, 1);
+  j["network_ports_per_node"] = 0;
+  try {
+    machine_from_json(j);
+    FAIL() << "a port count of 0 was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("network_ports_per_node"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(load_machine("dgx_h100").network_ports_per_node, 8);
+}
+
+}  // namespace
+}  // namespace loom::search
