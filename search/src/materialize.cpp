@@ -81,7 +81,7 @@ class Materializer {
     if (have == shape) return held.port;
     const Delivery key{value, shape, view};
     if (auto it = delivered_.find(key); it != delivered_.end()) return it->second;
-    const std::optional<ReshardPath>& path = moves_.cheapest(have, held.view, shape, view);
+    const std::optional<ReshardPath>& path = moves_.cheapest(have, held.view, shape, view, out_.node(held.port.node).is_graph_input());
     if (!path)
       throw LoomError(consumer.describe() + ": cannot move " + graph_.node(value.node).describe() + "'s output from " + have.to_string() +
                       " to " + shape.to_string() + ": no chain of the library's parallel and fused forms does it");

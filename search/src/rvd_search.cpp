@@ -166,12 +166,13 @@ bool RvdSearch::edge_accepted(const Edge& edge, const pcg::ParallelShape& from) 
 std::size_t RvdSearch::MoveHash::operator()(const Move& m) const {
   std::uint64_t h = pcg::hash_mix(std::hash<pcg::ParallelShape>{}(m.from), std::hash<pcg::ParallelShape>{}(m.to));
   h = pcg::hash_mix(h, std::hash<pcg::MachineView>{}(m.from_view));
-  return static_cast<std::size_t>(pcg::hash_mix(h, std::hash<pcg::MachineView>{}(m.to_view)));
+  h = pcg::hash_mix(h, std::hash<pcg::MachineView>{}(m.to_view));
+  return static_cast<std::size_t>(pcg::hash_mix(h, m.loaded ? 1u : 0u));
 }
 
 const std::optional<ReshardPath>& RvdSearch::cheapest(const pcg::ParallelShape& from, const pcg::MachineView& from_view,
-                                                      const pcg::ParallelShape& to, const pcg::MachineView& to_view) const {
-  Move move{from, to, from_view, to_view};
+                                                      const pcg::ParallelShape& to, const pcg::MachineView& to_view, bool loaded) const {
+  Move move{from, to, from_view, to_view, loaded};
   if (auto it = found_.find(move); it != found_.end()) return it->second;
   std::optional<ReshardPath> path = search(move);
   return found_.emplace(std::move(move), std::move(path)).first->second;
@@ -247,7 +248,7 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
         const State next{edge.shape, consumer};
         const std::optional<pcg::MachineView> there = view_of(next);
         if (!there) continue;
-        const double seconds = step_seconds(at.state.shape, here, edge.shape, *there);
+        const double seconds = move.loaded && at.state == start ? 0 : step_seconds(at.state.shape, here, edge.shape, *there);
         if (!std::isfinite(seconds)) continue;
         const Reached cost{at.cost.seconds + seconds, at.cost.steps + 1};
         const auto known = best.find(next);

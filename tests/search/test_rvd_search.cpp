@@ -437,3 +437,29 @@ TEST(RvdSearch, OnlyAPlanThatMovesValuesNeedsTheForms) {
 
 }  // namespace
 }  // namespace loom::search
+
+namespace loom::search {
+namespace {
+
+// Data and weights are loaded where they are needed: each device loads its piece, so a chain's
+// first step from a graph input moves nothing, and one form that makes the layout at once is the
+// cheapest chain. A value computed on device 0 is copied to eight nodes more cheaply in steps, as
+// the copies sent through device 0's network port at once take turns there.
+TEST(RvdSearch, AGraphInputIsLoadedInPlaceByOneStep) {
+  const Machine machine = load_machine("summit").with_nodes(8);
+  const RvdSearch search(library(), machine);
+  const pcg::ParallelShape whole = pcg::ParallelShape::unpartitioned({48, 48});
+  const pcg::ParallelShape copies = pcg::ParallelShape::partitioned({48, 48}, {}, 1, 48);
+  const auto loaded = search.cheapest(whole, on(0, whole), copies, on(0, copies), true);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(ops_of(*loaded), std::vector<std::string>{"replicate"});
+  EXPECT_EQ(loaded->seconds, 0);
+  const auto moved = search.cheapest(whole, on(0, whole), copies, on(0, copies));
+  ASSERT_TRUE(moved);
+  EXPECT_GT(moved->seconds, 0);
+  EXPECT_GT(moved->steps.size(), 1u);
+  EXPECT_LT(moved->seconds, reshard_seconds(whole, on(0, whole), copies, on(0, copies), machine));
+}
+
+}  // namespace
+}  // namespace loom::search

@@ -49,9 +49,11 @@ class RvdSearch {
   // else on a block from the side's first device. A chain between different devices may change
   // layouts on the producer's side before its values cross to the consumer's (a step that reads
   // on one side and writes on the other), or cross at once; a result left on the producer's side
-  // is read from there.
+  // is read from there. `loaded`: the value is a graph input (data or a weight), which each
+  // device loads its piece of, so the chain's first step moves nothing, as the simulator and the
+  // runtime run it: a form that makes `to` at once costs nothing.
   const std::optional<ReshardPath>& cheapest(const pcg::ParallelShape& from, const pcg::MachineView& from_view,
-                                             const pcg::ParallelShape& to, const pcg::MachineView& to_view) const;
+                                             const pcg::ParallelShape& to, const pcg::MachineView& to_view, bool loaded = false) const;
 
   // pcg::moves_as_one_collective, cached.
   bool moves_as_one_collective(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
@@ -77,6 +79,7 @@ class RvdSearch {
   struct Move {
     pcg::ParallelShape from, to;
     pcg::MachineView from_view, to_view;
+    bool loaded = false;  // a graph input: the first step loads its pieces
     bool operator==(const Move&) const = default;
   };
   struct MoveHash {
