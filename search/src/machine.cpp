@@ -179,7 +179,6 @@ json machine_to_json(const Machine& m) {
               {"nodes", m.nodes},
               {"sockets_per_node", m.sockets_per_node},
               {"devices_per_socket", m.devices_per_socket},
-              {"network_ports_per_node", m.network_ports_per_node},
               {"device",
                {{"kind", m.device.kind},
                 {"peak_tflops", m.device.peak_flops / 1e12},
@@ -194,6 +193,7 @@ json machine_to_json(const Machine& m) {
                 {"inter_node", link_json(m.inter_node)}}}};
   if (!fractions.empty()) out["device"]["achieved_fraction"] = fractions;
   if (m.device.busy_node_slowdown != 1) out["device"]["busy_node_slowdown"] = m.device.busy_node_slowdown;
+  if (m.network_ports_per_node != 1) out["network_ports_per_node"] = m.network_ports_per_node;
   return out;
 }
 

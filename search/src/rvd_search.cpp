@@ -212,7 +212,7 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
   const pcg::ParallelShape &from = move.from, &to = move.to;
   const pcg::MachineView &from_view = move.from_view, &to_view = move.to_view;
   if (from.dims != to.dims || from.P != to.P) return std::nullopt;
-  if (from == to) return ReshardPath{{}, reshard_seconds(from, from_view, to, to_view, machine_)};
+  if (from == to) return ReshardPath{{}, move.loaded ? 0 : reshard_seconds(from, from_view, to, to_view, machine_)};
   const int devices = machine_.devices();
   // On other devices than the producer's, a chain may change layouts among the producer's devices
   // before its values cross, or cross at once.

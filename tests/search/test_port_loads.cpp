@@ -5,8 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "loom/interpreter/library.hpp"
+#include "loom/search/materialize.hpp"
+#include "loom/search/parallel_config.hpp"
 #include "loom/search/port_loads.hpp"
 #include "loom/search/reshard.hpp"
+#include "loom/search/rvd_search.hpp"
 #include "loom/search/simulator.hpp"
 #include "loom/search/task_graph.hpp"
 
@@ -117,6 +121,77 @@ TEST(PortLoads, CollectiveRingsSharingAPortArePricedAndSimulatedInTurn) {
     }
     EXPECT_DOUBLE_EQ(simulate(g).makespan, pattern.seconds(partial, summed, m)) << ports << " ports";
   }
+}
+
+const spec::Library& library() {
+  static spec::Library lib = spec::Library::load(spec::Library::paths_or_bundled({}));
+  return lib;
+}
+
+ParallelConfig config_split(const pcg::Graph& g, int node, const std::string& split, std::int64_t degree) {
+  for (const ParallelConfig& c : node_configs(library(), g, g.node(node), {degree}))
+    if (c.split == split) return c;
+  throw std::runtime_error("no split " + split + " of node " + std::to_string(node));
+}
+
+// The time from the first to the last of the forward communication tasks a simulation runs.
+double forward_communication_span(const TaskGraph& tg) {
+  const Timeline t = simulate(tg);
+  double first = 1e300, last = 0;
+  for (std::size_t i = 0; i < tg.tasks.size(); ++i)
+    if (tg.tasks[i].kind == TaskKind::Communication && !tg.tasks[i].backward) {
+      first = std::min(first, t.start[i]);
+      last = std::max(last, t.finish[i]);
+    }
+  return last > first ? last - first : 0;
+}
+
+// A plan that moves a value split six ways on one node to six devices of the other: the
+// simulator runs the materialized move's messages through the nodes' ports in the time the move
+// search priced it.
+TEST(PortLoads, TheSimulatorRunsAMaterializedMoveBetweenNodesInItsPricedTime) {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({12, 12}));
+  const int a = g.add_node(library(), "relu", {}, {{x, 0}});
+  const int b = g.add_node(library(), "relu", {}, {{a, 0}});
+  g.mark_output({b, 0});
+  for (const int ports : {1, 6}) {
+    const Machine m = two_summit_nodes(ports);
+    const RvdSearch moves(library(), m);
+    const ParallelConfig split = config_split(g, a, "input 0 dim 0 / 6", 6);
+    const pcg::Graph plan = materialize(g, {{unsplit_config(g, g.node(x)), 0}, {split, 0}, {split, 6}}, library(), moves);
+    const auto path = moves.cheapest(split.outputs[0], devices_from(0, 6), split.outputs[0], devices_from(6, 6));
+    ASSERT_TRUE(path);
+    EXPECT_DOUBLE_EQ(path->seconds, 6 / ports * (m.inter_node.latency + 24 * kBytesPerElement / m.inter_node.bandwidth));
+    EXPECT_NEAR(forward_communication_span(build_task_graph(plan, CostModel(library(), m))), path->seconds, 1e-12) << ports << " ports";
+  }
+}
+
+// Data parallelism over eight nodes: each device loads its copy of the weight, as one replicate
+// of the weight, where moving copies from device 0 would take turns at its node's port.
+TEST(PortLoads, AWeightCopiedToEveryNodeIsLoadedInPlace) {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({48, 48}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({48, 48}), true);
+  const int y = g.add_node(library(), "matmul", {}, {{x, 0}, {w, 0}});
+  g.mark_output({y, 0});
+  const Machine m = load_machine("summit").with_nodes(8);
+  const pcg::Graph plan = materialize(
+      g, {{unsplit_config(g, g.node(x)), 0}, {unsplit_config(g, g.node(w)), 0}, {config_split(g, y, "input 0 dim 0 / 48", 48), 0}},
+      library(), RvdSearch(library(), m));
+  // The product reads the weight's copies from one replicate of the weight, which moves nothing.
+  std::vector<std::string> chain;
+  pcg::NodeId copies = pcg::kNoNode;
+  for (const pcg::Node& n : plan.nodes())
+    if (n.op == "matmul")
+      for (pcg::PortRef at = n.inputs[1]; !plan.node(at.node).is_graph_input(); at = plan.node(at.node).inputs[0]) {
+        chain.push_back(plan.node(at.node).op);
+        copies = at.node;
+      }
+  EXPECT_EQ(chain, std::vector<std::string>{"replicate"});
+  const TaskGraph tg = build_task_graph(plan, CostModel(library(), m));
+  for (const SimTask& t : tg.tasks)
+    if (t.kind == TaskKind::Communication && !t.backward && t.node == copies) ADD_FAILURE() << t.label << " moves a copy of the weight";
 }
 
 TEST(PortLoads, TheMachineFileGivesThePortCount) {

@@ -96,7 +96,7 @@ struct NetworkPorts {
   // The port device `device` sends and receives through, numbered across the machine.
   int port_of(int device) const {
     if (devices_per_node <= 0) return 0;
-    const int ports = std::min(per_node, devices_per_node);
+    const int ports = std::clamp(per_node, 1, devices_per_node);
     return device / devices_per_node * ports + device % devices_per_node * ports / devices_per_node;
   }
 };

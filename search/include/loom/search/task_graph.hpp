@@ -80,8 +80,9 @@ struct TaskGraph {
 
   // The network ports a task holds besides its own resource: a communication task between
   // nodes, its sender's port out and its receiver's port in (numbered after the device pairs).
+  // A task that takes no time (the mirror of a message no gradient comes back through) holds none.
   std::vector<std::int64_t> port_resources(const SimTask& t) const {
-    if (t.kind != TaskKind::Communication || !ports.between_nodes(t.device, t.peer)) return {};
+    if (t.kind != TaskKind::Communication || t.seconds <= 0 || !ports.between_nodes(t.device, t.peer)) return {};
     const std::int64_t first = devices + static_cast<std::int64_t>(devices) * devices;
     return {first + 2 * static_cast<std::int64_t>(ports.port_of(t.device)),
             first + 2 * static_cast<std::int64_t>(ports.port_of(t.peer)) + 1};
