@@ -7,7 +7,7 @@ namespace loom::search {
 
 void PortLoads::add(int from, int to, double elements) {
   if (!ports_.between_nodes(from, to)) return;
-  for (const std::pair<int, bool> key : {std::pair(ports_.port_of(from), true), std::pair(ports_.port_of(to), false)}) {
+  for (const auto& key : {std::pair(ports_.port_of(from), true), std::pair(ports_.port_of(to), false)}) {
     PortLoad& load = loads_[key];
     ++load.messages;
     load.elements += elements;
