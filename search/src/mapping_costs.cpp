@@ -47,8 +47,8 @@ double MoveCosts::weight_sum_seconds(int need, int first) {
   for (int q = 0; q < per_copy; ++q)
     for (int r = 0; r < static_cast<int>(shape.R); ++r) rings[static_cast<std::size_t>(q)].push_back(first + q + r * per_copy);
   const std::vector<int> turns = ring_port_turns(machine_.network_ports(), rings);
-  const double s = *std::max_element(turns.begin(), turns.end()) * machine_.link_between(first, first + static_cast<int>(shape.tasks()) - 1)
-                                                                       .started_ring_allreduce_seconds(bytes, static_cast<int>(shape.R));
+  const Link& slowest = machine_.link_between(first, first + static_cast<int>(shape.tasks()) - 1);
+  const double s = *std::max_element(turns.begin(), turns.end()) * slowest.started_ring_allreduce_seconds(bytes, static_cast<int>(shape.R));
   sums_.emplace(key, s);
   return s;
 }
