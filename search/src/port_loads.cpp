@@ -45,4 +45,14 @@ std::vector<int> ring_port_turns(const NetworkPorts& ports, const std::vector<st
   return turns;
 }
 
+int all_to_all_port_blocks(const NetworkPorts& ports, const std::vector<int>& devices) {
+  PortLoads loads(ports);
+  for (int a : devices)
+    for (int b : devices)
+      if (a != b) loads.add(a, b);
+  int most = 0;
+  for (const PortLoad& load : loads.distinct()) most = std::max(most, load.messages);
+  return most;
+}
+
 }  // namespace loom::search

@@ -33,8 +33,18 @@ double collective_seconds(pcg::Collective kind, int devices, const Link& link, d
 double collective_seconds(const pcg::CollectiveGroups& collective, const pcg::CollectiveGroup& group, const pcg::ParallelShape& from,
                           const pcg::ParallelShape& to, const Machine& machine) {
   if (group.ranks.size() < 2) return 0;
-  return collective_seconds(collective.kind, static_cast<int>(group.ranks.size()),
-                            machine.link_between(group.ranks.front(), group.ranks.back()), collective_box_bytes(collective.kind, from, to));
+  const int devices = static_cast<int>(group.ranks.size());
+  const double box_bytes = collective_box_bytes(collective.kind, from, to);
+  const double seconds =
+      collective_seconds(collective.kind, devices, machine.link_between(group.ranks.front(), group.ranks.back()), box_bytes);
+  if (collective.kind != pcg::Collective::all_to_all) return seconds;
+  return std::max(seconds,
+                  all_to_all_port_seconds(all_to_all_port_blocks(machine.network_ports(), group.ranks), devices, box_bytes, machine));
+}
+
+double all_to_all_port_seconds(int port_blocks, int devices, double box_bytes, const Machine& machine) {
+  if (devices < 1) return 0;
+  return port_blocks * machine.inter_node.transfer_seconds(box_bytes / devices);
 }
 
 ReshardPattern reshard_pattern(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
@@ -64,11 +74,13 @@ ReshardPattern reshard_pattern(const pcg::ParallelShape& from, const pcg::Machin
     for (const pcg::CollectiveGroup& g : collective->groups)
       if (g.ranks.size() > 1) rings.push_back(g.ranks);
     const std::vector<int> turns = ring_port_turns(machine.network_ports(), rings);
-    std::set<std::tuple<int, const Link*, int>> seen;  // (devices, link, turns) of the groups kept
+    std::set<std::tuple<int, const Link*, int, int>> seen;  // (devices, link, turns, port blocks) of the groups kept
     for (std::size_t i = 0; i < rings.size(); ++i) {
       const int devices = static_cast<int>(rings[i].size());
       const Link& link = machine.link_between(rings[i].front(), rings[i].back());
-      if (seen.emplace(devices, &link, turns[i]).second) pattern.groups.push_back({devices, link, turns[i]});
+      const int port_blocks =
+          collective->kind == pcg::Collective::all_to_all ? all_to_all_port_blocks(machine.network_ports(), rings[i]) : 0;
+      if (seen.emplace(devices, &link, turns[i], port_blocks).second) pattern.groups.push_back({devices, link, turns[i], port_blocks});
     }
     return pattern;
   }
@@ -97,9 +109,10 @@ double ReshardPattern::seconds(const pcg::ParallelShape& from, const pcg::Parall
   if (nothing_moves) return 0;
   if (collective) {
     double slowest = 0;
+    const double box_bytes = collective_box_bytes(*collective, from, to);
     for (const Group& g : groups)
-      slowest =
-          std::max(slowest, g.turns * collective_seconds(*collective, g.devices, g.link, collective_box_bytes(*collective, from, to)));
+      slowest = std::max(slowest, g.turns * std::max(collective_seconds(*collective, g.devices, g.link, box_bytes),
+                                                     all_to_all_port_seconds(g.port_blocks, g.devices, box_bytes, machine)));
     return slowest;
   }
   double sum_seconds = 0;

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/graph.hpp"
 #include "loom/pcg/hash_mix.hpp"
 #include "loom/pcg/layout_fusion.hpp"
 #include "loom/search/reshard.hpp"
@@ -212,7 +213,10 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
   const pcg::ParallelShape &from = move.from, &to = move.to;
   const pcg::MachineView &from_view = move.from_view, &to_view = move.to_view;
   if (from.dims != to.dims || from.P != to.P) return std::nullopt;
-  if (from == to) return ReshardPath{{}, move.loaded ? 0 : reshard_seconds(from, from_view, to, to_view, machine_)};
+  if (from == to) {
+    const double seconds = move.loaded ? 0 : reshard_seconds(from, from_view, to, to_view, machine_);
+    return ReshardPath{{}, seconds, seconds};
+  }
   const int devices = machine_.devices();
   // On other devices than the producer's, a chain may change layouts among the producer's devices
   // before its values cross, or cross at once.
@@ -261,14 +265,54 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
     }
   }
   if (!arrived) return std::nullopt;
-  ReshardPath path{{}, arrived->first.seconds};
+  ReshardPath path{{}, arrived->first.seconds, arrived->first.seconds};
+  std::vector<pcg::ParallelShape> shapes;
   for (State s = arrived->second; !(s == start);) {
     const Came& c = came.at(s);
     path.steps.push_back(c.step);
+    shapes.push_back(s.shape);
     s = c.before;
   }
   std::reverse(path.steps.begin(), path.steps.end());
+  std::reverse(shapes.begin(), shapes.end());
+  if (path.steps.size() > 1) {
+    const double read = arrived->second.consumer ? 0 : step_seconds(to, path.steps.back().view, to, to_view);
+    path.seconds = fused_seconds(move, path.steps, shapes) + read;
+  }
   return path;
+}
+
+double RvdSearch::fused_seconds(const Move& move, const std::vector<ReshardStep>& steps,
+                                const std::vector<pcg::ParallelShape>& shapes) const {
+  // The chain as a plan holds it: the value (a graph input where it is loaded, else a producer's
+  // output), then a layout change per step, each read only by the next.
+  pcg::Graph chain;
+  std::vector<pcg::MachineView> views;
+  pcg::NodeId at = chain.add_input("value", move.from);
+  views.push_back(move.from_view);
+  if (!move.loaded) {
+    at = chain.add_node_with_shapes("producer", {}, {{at, 0}}, {move.from});
+    views.push_back(move.from_view);
+  }
+  const std::size_t first_step = views.size();
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    at = chain.add_node_with_shapes(steps[i].op, steps[i].attrs, {{at, 0}}, {shapes[i]});
+    views.push_back(steps[i].view);
+  }
+  const pcg::LayoutChangeSources fused = pcg::fuse_layout_changes(
+      chain, [first_step](const pcg::Node& n) { return n.id.index() >= first_step; },
+      [&views](const pcg::Node& n) { return views[n.id.index()]; }, true,
+      [this](const pcg::ParallelShape& a, const pcg::MachineView& a_view, const pcg::ParallelShape& b, const pcg::MachineView& b_view) {
+        return moves_as_one_collective(a, a_view, b, b_view);
+      });
+  double seconds = 0;
+  for (std::size_t i = first_step; i < chain.size(); ++i) {
+    if (fused.fused_away[i]) continue;
+    const pcg::PortRef source = fused.source[i];
+    if (chain.node(source.node).is_graph_input()) continue;  // each device loads its piece
+    seconds += step_seconds(chain.shape_of(source), views[source.node.index()], chain.node(pcg::NodeId(i)).output_shapes[0], views[i]);
+  }
+  return seconds;
 }
 
 }  // namespace loom::search

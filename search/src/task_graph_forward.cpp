@@ -100,7 +100,9 @@ class ForwardPass {
       for (pcg::PortRef in : n.inputs) {
         const Holder& from = holders_[in.node.index()][static_cast<std::size_t>(in.port)][t];
         if (from.weight >= 0) weights_read.push_back(from.weight);
-        const double bytes = static_cast<double>(pcg::piece_elements(graph_.shape_of(in))) * kBytesPerElement;
+        // A graph input is loaded where it is read, as each process reads its feed.
+        const double bytes =
+            graph_.node(in.node).is_graph_input() ? 0 : static_cast<double>(pcg::piece_elements(graph_.shape_of(in))) * kBytesPerElement;
         for (int d : deliver(from, task.device, bytes, n, task.index)) task.deps.push_back(d);
       }
       const int id = add(std::move(task));

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -123,6 +124,33 @@ TEST(PortLoads, CollectiveRingsSharingAPortArePricedAndSimulatedInTurn) {
   }
 }
 
+// In an all-to-all each device sends a block to each other: between two nodes of six devices,
+// each node's port sends 36 blocks, one after another; with a port per three devices 18; with a
+// port per device 6, fewer than each device's own 11 messages.
+TEST(PortLoads, AnAllToAllBetweenNodesTakesTurnsForEveryBlockAtAPort) {
+  std::vector<int> twelve(12);
+  std::iota(twelve.begin(), twelve.end(), 0);
+  EXPECT_EQ(all_to_all_port_blocks(two_summit_nodes(1).network_ports(), twelve), 36);
+  EXPECT_EQ(all_to_all_port_blocks(two_summit_nodes(2).network_ports(), twelve), 18);
+  EXPECT_EQ(all_to_all_port_blocks(two_summit_nodes(6).network_ports(), twelve), 6);
+  EXPECT_EQ(all_to_all_port_blocks(two_summit_nodes(1).network_ports(), {0, 1, 2, 3}), 0);
+
+  const pcg::ParallelShape rows = pcg::ParallelShape::partitioned({1200, 1200}, {12, 1});
+  const pcg::ParallelShape columns = pcg::ParallelShape::partitioned({1200, 1200}, {1, 12});
+  const double box_bytes = 100 * 1200 * kBytesPerElement;
+  for (const auto& [ports, blocks] : std::vector<std::pair<int, int>>{{1, 36}, {2, 18}, {6, 6}}) {
+    const Machine m = two_summit_nodes(ports);
+    const ReshardPattern pattern = reshard_pattern(rows, devices_from(0, 12), columns, devices_from(0, 12), m);
+    ASSERT_EQ(pattern.collective, pcg::Collective::all_to_all);
+    const double own_links = 11 * m.inter_node.latency + 11.0 / 12 * box_bytes / m.inter_node.bandwidth;
+    const double at_port = blocks * (m.inter_node.latency + box_bytes / 12 / m.inter_node.bandwidth);
+    EXPECT_DOUBLE_EQ(pattern.seconds(rows, columns, m), std::max(own_links, at_port)) << ports << " ports";
+    if (ports < 6) {
+      EXPECT_GT(at_port, own_links) << "the test should price the port's turns";
+    }
+  }
+}
+
 const spec::Library& library() {
   static spec::Library lib = spec::Library::load(spec::Library::paths_or_bundled({}));
   return lib;
@@ -134,12 +162,13 @@ ParallelConfig config_split(const pcg::Graph& g, int node, const std::string& sp
   throw std::runtime_error("no split " + split + " of node " + std::to_string(node));
 }
 
-// The time from the first to the last of the forward communication tasks a simulation runs.
-double forward_communication_span(const TaskGraph& tg) {
+// The time from the first to the last of the forward communication tasks a simulation runs (of
+// the nodes `of` only, where it names some).
+double forward_communication_span(const TaskGraph& tg, const std::set<pcg::NodeId>& of = {}) {
   const Timeline t = simulate(tg);
   double first = 1e300, last = 0;
   for (std::size_t i = 0; i < tg.tasks.size(); ++i)
-    if (tg.tasks[i].kind == TaskKind::Communication && !tg.tasks[i].backward) {
+    if (tg.tasks[i].kind == TaskKind::Communication && !tg.tasks[i].backward && (of.empty() || of.count(tg.tasks[i].node))) {
       first = std::min(first, t.start[i]);
       last = std::max(last, t.finish[i]);
     }
@@ -192,6 +221,37 @@ TEST(PortLoads, AWeightCopiedToEveryNodeIsLoadedInPlace) {
   const TaskGraph tg = build_task_graph(plan, CostModel(library(), m));
   for (const SimTask& t : tg.tasks)
     if (t.kind == TaskKind::Communication && !t.backward && t.node == copies) ADD_FAILURE() << t.label << " moves a copy of the weight";
+}
+
+// The same all-to-all in a plan. The move search's cheapest chain may cut it into smaller
+// all-to-alls, but their whole change is one all-to-all, which the plan runs as one (as Unity
+// fuses parallel operators): the chain is priced as that one all-to-all, its busiest port's blocks
+// one after another, and the simulator runs it so.
+TEST(PortLoads, TheSimulatorRunsAnAllToAllBetweenNodesInItsPricedTime) {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({1200, 1200}));
+  const int a = g.add_node(library(), "relu", {}, {{x, 0}});
+  const int b = g.add_node(library(), "relu", {}, {{a, 0}});
+  g.mark_output({b, 0});
+  for (const int ports : {1, 6}) {
+    const Machine m = two_summit_nodes(ports);
+    const RvdSearch moves(library(), m);
+    const ParallelConfig rows = config_split(g, a, "input 0 dim 0 / 12", 12);
+    const ParallelConfig columns = config_split(g, b, "input 0 dim 1 / 12", 12);
+    const pcg::Graph plan = materialize(g, {{unsplit_config(g, g.node(x)), 0}, {rows, 0}, {columns, 0}}, library(), moves);
+    const auto path = moves.cheapest(rows.outputs[0], devices_from(0, 12), columns.outputs[0], devices_from(0, 12));
+    ASSERT_TRUE(path);
+    EXPECT_DOUBLE_EQ(path->seconds, reshard_seconds(rows.outputs[0], devices_from(0, 12), columns.outputs[0], devices_from(0, 12), m));
+    EXPECT_LE(path->step_seconds, path->seconds);
+    std::vector<pcg::NodeId> relus;
+    for (const pcg::Node& n : plan.nodes())
+      if (n.op == "relu") relus.push_back(n.id);
+    ASSERT_EQ(relus.size(), 2u);
+    std::set<pcg::NodeId> chain;  // the layout changes between the two
+    for (pcg::PortRef at = plan.node(relus[1]).inputs[0]; at.node != relus[0]; at = plan.node(at.node).inputs[0]) chain.insert(at.node);
+    EXPECT_NEAR(forward_communication_span(build_task_graph(plan, CostModel(library(), m)), chain), path->seconds, 1e-9 * path->seconds)
+        << ports << " ports";
+  }
 }
 
 TEST(PortLoads, TheMachineFileGivesThePortCount) {

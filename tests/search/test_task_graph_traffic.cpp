@@ -373,6 +373,29 @@ TEST(TaskGraphTraffic, EachDeviceLoadsItsPieceOfTheData) {
   EXPECT_EQ(communication_bytes(task_graph(h)), 2 * 32 * 4.0);
 }
 
+// An operator that reads a graph input on other devices than the input's, with no layout change
+// between them, loads it there from the data, as a training run's process reads it from its feed:
+// nothing is sent. A weight read so is summed among the devices that read it.
+TEST(TaskGraphTraffic, AGraphInputReadOnOtherDevicesIsLoadedThere) {
+  const pcg::MachineView second{{1}};
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 8}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({8, 8}), true);
+  for (int n : {x, w}) g.set_view(n, kFirst);
+  const int a = add(g, "matmul", {}, {{x, 0}, {w, 0}}, kFirst);
+  const int b = add(g, "matmul", {}, {{x, 0}, {w, 0}}, second);
+  g.mark_output({add(g, "ewadd", {}, {{a, 0}, {b, 0}}, kFirst), 0});
+  const TaskGraph tg = task_graph(g);
+  double forward_from_inputs = 0, summed = 0;
+  for (const SimTask& t : tg.tasks) {
+    if (t.kind != TaskKind::Communication) continue;
+    if (!t.backward && t.node == b) forward_from_inputs += t.bytes;
+    if (t.label.find("allreduce") != std::string::npos) summed += t.bytes;
+  }
+  EXPECT_EQ(forward_from_inputs, 0);
+  EXPECT_GT(summed, 0) << "the weight's two readers should sum its gradient";
+}
+
 TEST(TaskGraphTraffic, OnlyAnUnreadGraphOutputIsLeftWhereItsPiecesAre) {
   // y split over both devices, combined on device 0.
   auto split_then_combined = [](pcg::Graph& g) {

@@ -44,4 +44,8 @@ class PortLoads {
 // other steps takes k times as long.
 std::vector<int> ring_port_turns(const NetworkPorts& ports, const std::vector<std::vector<int>>& rings);
 
+// An all-to-all among `devices`, each sending one block to each other: the most blocks that one
+// network port sends or receives; 0 where the devices share a node.
+int all_to_all_port_blocks(const NetworkPorts& ports, const std::vector<int>& devices);
+
 }  // namespace loom::search

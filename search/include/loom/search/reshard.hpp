@@ -24,12 +24,19 @@ double collective_box_bytes(pcg::Collective kind, const pcg::ParallelShape& from
 // Seconds one group of a collective takes over the slowest link between its devices: an allreduce
 // sums the whole piece as a ring in 2(k-1) steps; a reduce-scatter or an all-gather is half of
 // that over the box its pieces split; in an all-to-all each device sends k - 1 of its piece's k
-// blocks, one message to each other device.
+// blocks, one message to each other device, and between nodes no faster than its busiest
+// network port carries its blocks one after another (all_to_all_port_seconds).
 double collective_seconds(const pcg::CollectiveGroups& collective, const pcg::CollectiveGroup& group, const pcg::ParallelShape& from,
                           const pcg::ParallelShape& to, const Machine& machine);
 
-// Seconds one collective of `devices` devices over `link` takes on boxes of `box_bytes`, as above.
+// Seconds one collective of `devices` devices over `link` takes on boxes of `box_bytes`, each
+// device over a link of its own.
 double collective_seconds(pcg::Collective kind, int devices, const Link& link, double box_bytes);
+
+// Seconds an all-to-all of `devices` devices on boxes of `box_bytes` takes at a network port that
+// carries `port_blocks` of its blocks (all_to_all_port_blocks), each a message of its own over the
+// machine's `inter_node` link.
+double all_to_all_port_seconds(int port_blocks, int devices, double box_bytes, const Machine& machine);
 
 // What a layout change moves, apart from how large the value is: the collective its pieces move
 // as (per group, its count of devices, the slowest link between them and how many ring steps take
@@ -43,7 +50,8 @@ struct ReshardPattern {
   struct Group {
     int devices = 0;
     Link link;
-    int turns = 1;  // the group's ring takes this many times as long: its busiest port is shared
+    int turns = 1;        // the group's ring takes this many times as long: its busiest port is shared
+    int port_blocks = 0;  // an all-to-all's: the most blocks one network port carries
   };
   bool reshardable = false;
   bool nothing_moves = false;  // the same layout on the same devices

@@ -35,7 +35,10 @@ struct ReshardStep {
 
 struct ReshardPath {
   std::vector<ReshardStep> steps;  // none when the shapes are equal
-  double seconds = 0;              // forward
+  // Forward, as the plan runs the chain: steps whose whole change is one collective run as that
+  // collective (pcg/layout_fusion.hpp), which may cost more or less than the steps apart.
+  double seconds = 0;
+  double step_seconds = 0;  // forward, each step apart: what the search's shortest path minimises
 };
 
 class RvdSearch {
@@ -86,6 +89,10 @@ class RvdSearch {
     std::size_t operator()(const Move& m) const;
   };
   std::optional<ReshardPath> search(const Move& move) const;
+  // Seconds the chain of `steps` (making `shapes`) takes forward as a plan runs it: the steps
+  // whose whole change is one collective as that collective, the first step from a loaded value
+  // for nothing.
+  double fused_seconds(const Move& move, const std::vector<ReshardStep>& steps, const std::vector<pcg::ParallelShape>& shapes) const;
 
   // A step out of a shape: a form at one assignment of its attributes, and the shape it makes.
   struct Edge {

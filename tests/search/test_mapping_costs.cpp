@@ -1,0 +1,50 @@
+#include <gtest/gtest.h>
+
+#include "loom/interpreter/library.hpp"
+#include "loom/search/machine.hpp"
+#include "loom/search/rvd_search.hpp"
+#include "mapping_costs.hpp"
+
+// What the machine mapping charges for the sums of a copied weight's gradients: a ring per piece
+// among its copies, all at once, taking turns at the network ports they share.
+namespace loom::search::mapping {
+namespace {
+
+const spec::Library& library() {
+  static spec::Library lib = spec::Library::load(spec::Library::paths_or_bundled({}));
+  return lib;
+}
+
+Machine two_nodes_of_four(int ports) {
+  Machine m = load_machine("summit").with_nodes(2).with_devices_per_node(4);
+  m.network_ports_per_node = ports;
+  return m;
+}
+
+// A weight split two ways and copied four times over two nodes of four devices: its copies of
+// each half sum as a ring, {0, 2, 4, 6} and {1, 3, 5, 7} (replicas outermost), both at once.
+// Through one port per node their steps between the nodes take turns: twice one ring's time.
+// With a port per device they do not meet.
+TEST(MoveCosts, GradientSumsCrossingANodeTogetherTakeTurnsAtItsPort) {
+  const pcg::ParallelShape weight = pcg::ParallelShape::partitioned({1024, 1024}, {1, 2}, 1, 4);
+  const double half_bytes = 512.0 * 1024 * kBytesPerElement;
+  for (const int ports : {1, 4}) {
+    const Machine machine = two_nodes_of_four(ports);
+    const RvdSearch paths(library(), machine);
+    MoveCosts costs(paths);
+    const int need = costs.shapes().id(weight);
+    const double ring = machine.inter_node.started_ring_allreduce_seconds(half_bytes, 4);
+    EXPECT_DOUBLE_EQ(costs.weight_sum_seconds(need, 0), (ports == 1 ? 2 : 1) * ring) << ports << " ports";
+  }
+  // Copied within one node only, the rings run over the slowest link among its devices and no port.
+  const Machine machine = two_nodes_of_four(1);
+  const RvdSearch paths(library(), machine);
+  MoveCosts costs(paths);
+  const int on_one_node = costs.shapes().id(pcg::ParallelShape::partitioned({1024, 1024}, {1, 2}, 1, 2));
+  EXPECT_DOUBLE_EQ(costs.weight_sum_seconds(on_one_node, 0), machine.link_between(0, 3).started_ring_allreduce_seconds(half_bytes, 2));
+  // One copy: nothing to sum.
+  EXPECT_EQ(costs.weight_sum_seconds(costs.shapes().id(pcg::ParallelShape::partitioned({1024, 1024}, {1, 2})), 0), 0);
+}
+
+}  // namespace
+}  // namespace loom::search::mapping
