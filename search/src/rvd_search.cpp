@@ -24,10 +24,18 @@ std::vector<std::int64_t> degrees(const pcg::ParallelShape& s) {
   return out;
 }
 
-// The shapes a move from `from` to `to` may pass through.
+// The shapes a move from `from` to `to` may pass through: each degree a multiple of the smaller
+// and a divisor of the larger of its two ends' degrees, and no more tasks than the larger end has.
+// Where the consumer wants more copies than the producer holds, on other devices, the value's
+// largest dimension after the first may also be split by a divisor of the copies it gains where
+// neither end splits it so (SuperScaler's inter-RVD): the value can then cross to the consumer's
+// devices in pieces and be gathered there, where sending it whole to every consumer would cross
+// the network once per copy. One dimension keeps the states few. Dimension 0 is not widened: it
+// is the batch, which a pipeline cuts into micro-batches after its moves are chosen, and a split
+// chosen for the whole batch may not divide a micro-batch.
 class Between {
  public:
-  Between(const pcg::ParallelShape& from, const pcg::ParallelShape& to)
+  Between(const pcg::ParallelShape& from, const pcg::ParallelShape& to, bool other_devices)
       : low_(degrees(from)), high_(degrees(to)), most_tasks_(std::max(from.tasks(), to.tasks())), P_(from.P) {
     for (std::size_t i = 0; i < low_.size(); ++i) {
       const std::int64_t g = std::gcd(low_[i], high_[i]), l = std::lcm(low_[i], high_[i]);
@@ -35,13 +43,24 @@ class Between {
       high_[i] = l;
       span_ = std::lcm(span_, l);
     }
+    const std::int64_t gained = to.R / std::gcd(to.R, from.R);
+    if (other_devices && gained > 1 && from.rank() > 1) {
+      std::size_t widest = 1;
+      for (std::size_t i = 2; i < from.rank(); ++i)
+        if (from.dims[i] > from.dims[widest]) widest = i;  // the first of the largest
+      wide_ = high_;
+      wide_[widest] = std::lcm(high_[widest], gained);
+      span_ = std::lcm(span_, gained);
+    }
   }
 
   bool contains(const pcg::ParallelShape& s) const {
     if (s.P != P_ || s.tasks() > most_tasks_) return false;
     const std::vector<std::int64_t> d = degrees(s);
-    for (std::size_t i = 0; i < d.size(); ++i)
-      if (d[i] % low_[i] != 0 || high_[i] % d[i] != 0) return false;
+    for (std::size_t i = 0; i < d.size(); ++i) {
+      if (d[i] % low_[i] != 0) return false;
+      if (high_[i] % d[i] != 0 && (wide_.empty() || wide_[i] % d[i] != 0)) return false;
+    }
     return true;
   }
 
@@ -51,6 +70,7 @@ class Between {
 
  private:
   std::vector<std::int64_t> low_, high_;
+  std::vector<std::int64_t> wide_;  // where copies are gained on other devices: the widest each degree may be
   std::int64_t most_tasks_ = 1;
   std::vector<std::int64_t> P_;
   std::int64_t span_ = 1;
@@ -225,7 +245,7 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
     if (!s.consumer && s.shape == from) return from_view;
     return side_view(s.shape.tasks(), s.consumer ? to_view : from_view, devices);
   };
-  const Between between(from, to);
+  const Between between(from, to, two_sides);
   std::unordered_map<State, Came, StateHash> came;
   const State start{from, !two_sides};
   std::unordered_map<State, Reached, StateHash> best{{start, {}}};

@@ -139,6 +139,50 @@ TEST(ShardedExecutor, TheReduceScatterTheMoveSearchChoosesRunsAsOneCollective) {
   expect_same_as_logical(model, plan, 2, local);
 }
 
+// Copies wanted on another node: the move search cuts the value into pieces that cross between
+// the nodes once in all, then gathers them among the consumers (SuperScaler's inter-RVD). The
+// runtime runs each gather that is one collective as that collective, and the plan computes what
+// the model does.
+TEST(ShardedExecutor, CopiesForAnotherNodeCrossInPiecesAndAreGatheredByCollectives) {
+  const pcg::Graph model = models::build_model(library(), "mlp_fig1", {{"batch", 256}, {"in", 32}, {"hidden", 1024}, {"out", 64}});
+  const search::Machine machine = search::load_machine("summit").with_nodes(2).with_devices_per_node(4);
+  std::vector<search::Placement> placements = search::unsplit_placements(model);
+  const pcg::Node& last = model.node(model.outputs().at(0).node);
+  std::optional<search::ParallelConfig> by_columns;
+  for (const search::ParallelConfig& c : search::node_configs(library(), model, last, {4}))
+    if (c.tasks() == 4 && c.inputs.at(0).R == 4) by_columns = c;
+  ASSERT_TRUE(by_columns) << "no split of the last product that wants its input copied";
+  placements[last.id.index()] = {*by_columns, 4};
+  const search::CostModel cost(library(), machine);
+  const pcg::Graph plan = search::materialize(model, placements, library(), cost.moves());
+  const auto is_layout_change_here = [](const pcg::Node& n) { return library().find_parallel(n.op) || library().find_fused(n.op); };
+  const std::vector<pcg::NodeId> gathers = nodes_running(plan, "all_gather");
+  ASSERT_FALSE(gathers.empty()) << "the copies should be gathered on the consumers' node";
+  for (pcg::NodeId g : gathers) EXPECT_EQ(plan.node(g).view_or_default(), pcg::MachineView::contiguous(4, 4));
+  // Nothing crosses whole: the step from the first node onto the second makes pieces.
+  int crossings = 0;
+  for (const pcg::Node& n : plan.nodes())
+    if (is_layout_change_here(n) && n.view_or_default().devices.front() == 4 &&
+        plan.node(n.inputs[0].node).view_or_default().devices.front() == 0) {
+      EXPECT_GT(n.output_shapes[0].D[1], 1) << n.describe() << " sends the value whole";
+      ++crossings;
+    }
+  EXPECT_EQ(crossings, 1);
+  SilentProcesses processes(8);
+  ShardedExecutor<double> e(library(), plan, builtin_kernels(), processes, weights_of(model), 8);
+  const auto view_of = [](const pcg::Node& n) { return n.view_or_default(); };
+  const pcg::LayoutChangeSources fused = pcg::fuse_layout_changes(plan, is_layout_change_here, view_of);
+  for (pcg::NodeId g : gathers) {
+    const pcg::Node& n = plan.node(g);
+    const pcg::PortRef from = fused.source[g.index()];
+    const bool one = cost.moves().moves_as_one_collective(plan.shape_of(from), plan.node(from.node).view_or_default(), n.output_shapes[0],
+                                                          n.view_or_default());
+    const std::vector<pcg::NodeId> run = e.collective_nodes(Collective::all_gather);
+    EXPECT_EQ(std::count(run.begin(), run.end(), g), one ? 1 : 0) << n.describe();
+  }
+  expect_same_as_logical(model, plan, 8, local);
+}
+
 TEST(LayoutFusion, TheSimulatorChargesTheChainsTheRuntimeFuses) {
   const auto is_layout_change = [](const pcg::Node& n) { return library().find_parallel(n.op) || library().find_fused(n.op); };
   const auto view_of = [](const pcg::Node& n) { return *n.view; };

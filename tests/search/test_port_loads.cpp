@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loom/interpreter/library.hpp"
+#include "loom/models/registry.hpp"
 #include "loom/search/materialize.hpp"
 #include "loom/search/parallel_config.hpp"
 #include "loom/search/port_loads.hpp"
@@ -252,6 +253,43 @@ TEST(PortLoads, TheSimulatorRunsAnAllToAllBetweenNodesInItsPricedTime) {
     EXPECT_NEAR(forward_communication_span(build_task_graph(plan, CostModel(library(), m)), chain), path->seconds, 1e-9 * path->seconds)
         << ports << " ports";
   }
+}
+
+// Copies of an activation wanted on the other node (the last product of Unity's MLP split by
+// columns on four devices there): the value crosses in pieces and is gathered there. The
+// simulator runs the chain within the time the move search priced it, no faster than its crossing
+// step alone: a later step may start on the first piece to arrive while the others still cross.
+TEST(PortLoads, CopiesGatheredOnTheOtherNodeAreSimulatedInTheirPricedTime) {
+  const pcg::Graph model = models::build_model(library(), "mlp_fig1", {{"batch", 256}, {"in", 32}, {"hidden", 1024}, {"out", 64}});
+  const Machine m = load_machine("summit").with_nodes(2).with_devices_per_node(4);
+  std::vector<Placement> placements = unsplit_placements(model);
+  const pcg::Node& last = model.node(model.outputs().at(0).node);
+  std::optional<ParallelConfig> by_columns;
+  for (const ParallelConfig& c : node_configs(library(), model, last, {4}))
+    if (c.tasks() == 4 && c.inputs.at(0).R == 4) by_columns = c;
+  ASSERT_TRUE(by_columns);
+  placements[last.id.index()] = {*by_columns, 4};
+  const CostModel cost(library(), m);
+  const pcg::Graph plan = materialize(model, placements, library(), cost.moves());
+  const pcg::PortRef activation = last.inputs.at(0);
+  const auto path = cost.moves().cheapest(model.shape_of(activation), devices_from(0, 1), by_columns->inputs.at(0), devices_from(4, 4));
+  ASSERT_TRUE(path);
+  ASSERT_GE(path->steps.size(), 2u);
+  std::set<pcg::NodeId> chain;  // the layout changes before the last product's first input
+  pcg::NodeId product = pcg::kNoNode;
+  for (const pcg::Node& n : plan.nodes())
+    if (n.op == last.op && n.view_or_default().devices.front() == 4) product = n.id;
+  ASSERT_NE(product, pcg::kNoNode);
+  for (pcg::PortRef at = plan.node(product).inputs[0]; plan.node(at.node).op != "relu"; at = plan.node(at.node).inputs[0])
+    chain.insert(at.node);
+  EXPECT_EQ(chain.size(), path->steps.size());
+  const pcg::ParallelShape crossed = library().infer(path->steps[0].op, path->steps[0].attrs, {model.shape_of(activation)}).at(0);
+  EXPECT_GT(crossed.D[1], 1) << "the value crosses whole";
+  const double crossing = reshard_seconds(model.shape_of(activation), devices_from(0, 1), crossed, path->steps[0].view, m);
+  const double span = forward_communication_span(build_task_graph(plan, cost), chain);
+  EXPECT_LE(span, path->seconds * (1 + 1e-9));
+  EXPECT_GE(span, crossing);
+  EXPECT_LT(crossing, path->seconds) << "the chain should gather after crossing";
 }
 
 TEST(PortLoads, TheMachineFileGivesThePortCount) {

@@ -86,19 +86,31 @@ void expect_arrives(const spec::Library& lib, const ReshardPath& path, const pcg
 }
 
 // Whether each degree of `s` is a multiple of the smaller and a divisor of the larger of the two
-// ends' (D per dimension, V, R), and `s` has no more tasks than either end.
-bool between(const pcg::ParallelShape& s, const pcg::ParallelShape& from, const pcg::ParallelShape& to) {
+// ends' (D per dimension, V, R), and `s` has no more tasks than either end. Where `widen` and the
+// consumer wants more copies, the degree of the first largest dimension after the first may
+// instead divide the least common multiple of its ends' and the copies gained.
+bool between(const pcg::ParallelShape& s, const pcg::ParallelShape& from, const pcg::ParallelShape& to, bool widen) {
   const auto inside = [](std::int64_t x, std::int64_t a, std::int64_t b) { return x % std::gcd(a, b) == 0 && std::lcm(a, b) % x == 0; };
-  for (std::size_t d = 0; d < s.rank(); ++d)
-    if (!inside(s.D[d], from.D[d], to.D[d])) return false;
+  const std::int64_t gained = to.R / std::gcd(to.R, from.R);
+  std::size_t widest = 1;
+  for (std::size_t d = 2; d < s.rank(); ++d)
+    if (s.dims[d] > s.dims[widest]) widest = d;
+  for (std::size_t d = 0; d < s.rank(); ++d) {
+    if (inside(s.D[d], from.D[d], to.D[d])) continue;
+    const bool wider = widen && gained > 1 && d > 0 && d == widest && s.D[d] % std::gcd(from.D[d], to.D[d]) == 0 &&
+                       std::lcm(std::lcm(from.D[d], to.D[d]), gained) % s.D[d] == 0;
+    if (!wider) return false;
+  }
   return inside(s.V, from.V, to.V) && inside(s.R, from.R, to.R) && s.tasks() <= std::max(from.tasks(), to.tasks());
 }
 
-// The cheapest move by exhaustion: every shape between the ends that the library's forms reach
-// from `from` in up to `depth` steps, with every attribute value up to 4, then Bellman-Ford over
-// those steps, each costed by reshard_seconds.
+// The cheapest move by exhaustion: every shape between the ends (widened only where `widen` and
+// the two are on different devices) that the library's forms reach from `from` in up to `depth`
+// steps, with every attribute value up to `most_attr`, then Bellman-Ford over those steps, each
+// costed by reshard_seconds.
 double exhaustive_seconds(const spec::Library& lib, const Machine& machine, const pcg::ParallelShape& from,
-                          const pcg::MachineView& from_view, const pcg::ParallelShape& to, const pcg::MachineView& to_view, int depth) {
+                          const pcg::MachineView& from_view, const pcg::ParallelShape& to, const pcg::MachineView& to_view, int depth,
+                          bool widen = true, std::int64_t most_attr = 4) {
   struct Edge {
     pcg::ParallelShape a, b;
   };
@@ -118,7 +130,7 @@ double exhaustive_seconds(const spec::Library& lib, const Machine& machine, cons
         for (const spec::AttrParam& a : params) {
           std::vector<pcg::AttrMap> grown;
           for (const pcg::AttrMap& m : assignments)
-            for (std::int64_t v = 0; v <= 4; ++v) {
+            for (std::int64_t v = 0; v <= most_attr; ++v) {
               pcg::AttrMap g = m;
               g[a.name] = v;
               grown.push_back(g);
@@ -135,7 +147,7 @@ double exhaustive_seconds(const spec::Library& lib, const Machine& machine, cons
             }
           if (!known->second) continue;
           const pcg::ParallelShape b = *known->second;
-          if (b == s || !between(b, from, to)) continue;
+          if (b == s || !between(b, from, to, widen && from_view != to_view)) continue;
           edges.push_back({s, b});
           if (std::find(seen.begin(), seen.end(), b) == seen.end()) {
             seen.push_back(b);
@@ -314,6 +326,35 @@ TEST(RvdSearch, PartialSumsBecomeCopiesByOneAllreduceCostedAsARing) {
   const double by_hand =
       reshard_seconds(from, on(0, from), one, on(0, one), machine) + reshard_seconds(one, on(0, one), to, on(0, to), machine);
   EXPECT_LT(path->seconds, by_hand);
+}
+
+// Copies wanted on another node: sending the whole value to every consumer crosses the network
+// once per copy, through the producer's port. The search cuts it into pieces, on a split neither
+// end has, that cross once in all, and gathers them among the consumers (SuperScaler's inter-RVD,
+// its figure 18a); the gathers are priced as the plan runs them.
+TEST(RvdSearch, CopiesForAnotherNodeCrossInPiecesAndAreGatheredThere) {
+  const Machine machine = two_nodes();
+  const RvdSearch search(library(), machine);
+  for (std::int64_t copies : {1, 4}) {
+    const pcg::ParallelShape from = pcg::ParallelShape::partitioned({1024, 1024}, {}, 1, copies),
+                             to = pcg::ParallelShape::partitioned({1024, 1024}, {}, 1, 8);
+    const auto path = search.cheapest(from, on(0, from), to, on(8, to));
+    ASSERT_TRUE(path);
+    ASSERT_GE(path->steps.size(), 2u);
+    EXPECT_EQ(path->steps.back().view, on(8, to));
+    pcg::ParallelShape at = from;
+    std::int64_t most_pieces = 1;
+    for (const ReshardStep& s : path->steps) {
+      at = library().infer(s.op, s.attrs, {at}).at(0);
+      most_pieces = std::max(most_pieces, at.D[0] * at.D[1]);
+    }
+    EXPECT_EQ(at, to);
+    EXPECT_GT(most_pieces, 1) << "the value crosses whole";
+    EXPECT_EQ(at.D[0], 1) << "the batch dimension is not widened";
+    // The cheapest chain through the ends' own degrees only, by exhaustion: the value crosses whole.
+    const double whole = exhaustive_seconds(library(), machine, from, on(0, from), to, on(8, to), 3, false, 8);
+    EXPECT_LT(path->seconds, whole) << copies << " copies";
+  }
 }
 
 // A split moved from one dimension to another is one all-to-all: each device sends the other

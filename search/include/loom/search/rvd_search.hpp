@@ -2,7 +2,9 @@
 // The cheapest way to move a value from the layout its producer gives to the one a consumer needs:
 // a shortest path over the RVD transition graph (SuperScaler). Its states are the value's parallel
 // shapes between the two (each degree a multiple of the smaller and a divisor of the larger of its
-// two ends, and no more tasks than the larger end has), on the producer's devices or the consumer's;
+// two ends, and no more tasks than the larger end has; where the consumer wants more copies on
+// other devices, the largest dimension after the first may be split by a divisor of the copies
+// gained besides), on the producer's devices or the consumer's;
 // its edges are the library's parallel and fused
 // forms (layout_forms.hpp) with every attribute value that the library's rules accept, so a
 // `fused ... lowers_to` form that a user declares is one more edge. An edge costs what the runtime
