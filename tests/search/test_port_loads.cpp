@@ -176,15 +176,21 @@ double forward_communication_span(const TaskGraph& tg, const std::set<pcg::NodeI
   return last > first ? last - first : 0;
 }
 
+// relu(relu(x)): the input is node 0, the relus nodes 1 and 2.
+pcg::Graph two_relus(const std::vector<std::int64_t>& dims) {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned(dims));
+  const int a = g.add_node(library(), "relu", {}, {{x, 0}});
+  g.mark_output({g.add_node(library(), "relu", {}, {{a, 0}}), 0});
+  return g;
+}
+
 // A plan that moves a value split six ways on one node to six devices of the other: the
 // simulator runs the materialized move's messages through the nodes' ports in the time the move
 // search priced it.
 TEST(PortLoads, TheSimulatorRunsAMaterializedMoveBetweenNodesInItsPricedTime) {
-  pcg::Graph g;
-  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({12, 12}));
-  const int a = g.add_node(library(), "relu", {}, {{x, 0}});
-  const int b = g.add_node(library(), "relu", {}, {{a, 0}});
-  g.mark_output({b, 0});
+  const pcg::Graph g = two_relus({12, 12});
+  const int x = 0, a = 1;
   for (const int ports : {1, 6}) {
     const Machine m = two_summit_nodes(ports);
     const RvdSearch moves(library(), m);
@@ -229,11 +235,8 @@ TEST(PortLoads, AWeightCopiedToEveryNodeIsLoadedInPlace) {
 // fuses parallel operators): the chain is priced as that one all-to-all, its busiest port's blocks
 // one after another, and the simulator runs it so.
 TEST(PortLoads, TheSimulatorRunsAnAllToAllBetweenNodesInItsPricedTime) {
-  pcg::Graph g;
-  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({1200, 1200}));
-  const int a = g.add_node(library(), "relu", {}, {{x, 0}});
-  const int b = g.add_node(library(), "relu", {}, {{a, 0}});
-  g.mark_output({b, 0});
+  const pcg::Graph g = two_relus({1200, 1200});
+  const int x = 0, a = 1, b = 2;
   for (const int ports : {1, 6}) {
     const Machine m = two_summit_nodes(ports);
     const RvdSearch moves(library(), m);
