@@ -46,12 +46,19 @@ std::vector<int> ring_port_turns(const NetworkPorts& ports, const std::vector<st
 }
 
 int all_to_all_port_blocks(const NetworkPorts& ports, const std::vector<int>& devices) {
-  PortLoads loads(ports);
-  for (int a : devices)
-    for (int b : devices)
-      if (a != b) loads.add(a, b);
+  if (ports.devices_per_node <= 0) return 0;
+  // Each device sends a block to, and gets one from, every device of the group on another node,
+  // through its port: a port carries its devices' count times the group's devices elsewhere, each
+  // way. Counted rather than added up message by message: the simulator asks for every group of
+  // every all-to-all each time it builds a task graph.
+  std::map<int, int> on_node, on_port;
+  for (int d : devices) {
+    ++on_node[d / ports.devices_per_node];
+    ++on_port[ports.port_of(d)];
+  }
+  const int count = static_cast<int>(devices.size());
   int most = 0;
-  for (const PortLoad& load : loads.distinct()) most = std::max(most, load.messages);
+  for (int d : devices) most = std::max(most, on_port[ports.port_of(d)] * (count - on_node[d / ports.devices_per_node]));
   return most;
 }
 

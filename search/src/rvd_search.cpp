@@ -35,7 +35,7 @@ std::vector<std::int64_t> degrees(const pcg::ParallelShape& s) {
 // chosen for the whole batch may not divide a micro-batch.
 class Between {
  public:
-  Between(const pcg::ParallelShape& from, const pcg::ParallelShape& to, bool other_devices)
+  Between(const pcg::ParallelShape& from, const pcg::ParallelShape& to, bool gains_devices)
       : low_(degrees(from)), high_(degrees(to)), most_tasks_(std::max(from.tasks(), to.tasks())), P_(from.P) {
     for (std::size_t i = 0; i < low_.size(); ++i) {
       const std::int64_t g = std::gcd(low_[i], high_[i]), l = std::lcm(low_[i], high_[i]);
@@ -44,7 +44,7 @@ class Between {
       span_ = std::lcm(span_, l);
     }
     const std::int64_t gained = to.R / std::gcd(to.R, from.R);
-    if (other_devices && gained > 1 && from.rank() > 1) {
+    if (gains_devices && gained > 1 && from.rank() > 1) {
       std::size_t widest = 1;
       for (std::size_t i = 2; i < from.rank(); ++i)
         if (from.dims[i] > from.dims[widest]) widest = i;  // the first of the largest
@@ -245,23 +245,31 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
     if (!s.consumer && s.shape == from) return from_view;
     return side_view(s.shape.tasks(), s.consumer ? to_view : from_view, devices);
   };
-  const Between between(from, to, two_sides);
+  const bool gains_devices = std::any_of(to_view.devices.begin(), to_view.devices.end(), [&from_view](int d) {
+    return std::find(from_view.devices.begin(), from_view.devices.end(), d) == from_view.devices.end();
+  });
+  const Between between(from, to, gains_devices);
   std::unordered_map<State, Came, StateHash> came;
   const State start{from, !two_sides};
   std::unordered_map<State, Reached, StateHash> best{{start, {}}};
   std::priority_queue<Arrival, std::vector<Arrival>, std::greater<>> queue;
   queue.push({{}, start});
   // The cheapest arrival at `to`: on the consumer's side, or on the producer's and read from there.
-  std::optional<std::pair<Reached, State>> arrived;
+  struct Arrived {
+    Reached total;
+    State state;
+    double read = 0;  // from the producer's side, where the chain ends there
+  };
+  std::optional<Arrived> arrived;
   while (!queue.empty()) {
     const Arrival at = queue.top();
     queue.pop();
     if (best.at(at.state) < at.cost) continue;
-    if (arrived && !(at.cost < arrived->first)) break;
+    if (arrived && !(at.cost < arrived->total)) break;
     if (at.state.shape == to) {
       const double read = at.state.consumer ? 0 : step_seconds(to, *view_of(at.state), to, to_view);
       const Reached total{at.cost.seconds + read, at.cost.steps};
-      if (std::isfinite(total.seconds) && (!arrived || total < arrived->first)) arrived = {total, at.state};
+      if (std::isfinite(total.seconds) && (!arrived || total < arrived->total)) arrived = Arrived{total, at.state, read};
       if (at.state.consumer) continue;
     }
     const pcg::MachineView here = *view_of(at.state);
@@ -285,9 +293,9 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
     }
   }
   if (!arrived) return std::nullopt;
-  ReshardPath path{{}, arrived->first.seconds, arrived->first.seconds};
+  ReshardPath path{{}, arrived->total.seconds, arrived->total.seconds};
   std::vector<pcg::ParallelShape> shapes;
-  for (State s = arrived->second; !(s == start);) {
+  for (State s = arrived->state; !(s == start);) {
     const Came& c = came.at(s);
     path.steps.push_back(c.step);
     shapes.push_back(s.shape);
@@ -295,10 +303,7 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
   }
   std::reverse(path.steps.begin(), path.steps.end());
   std::reverse(shapes.begin(), shapes.end());
-  if (path.steps.size() > 1) {
-    const double read = arrived->second.consumer ? 0 : step_seconds(to, path.steps.back().view, to, to_view);
-    path.seconds = fused_seconds(move, path.steps, shapes) + read;
-  }
+  if (path.steps.size() > 1) path.seconds = fused_seconds(move, path.steps, shapes) + arrived->read;
   return path;
 }
 

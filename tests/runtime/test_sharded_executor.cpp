@@ -141,9 +141,10 @@ TEST(ShardedExecutor, TheReduceScatterTheMoveSearchChoosesRunsAsOneCollective) {
 
 // Copies wanted on another node: the move search cuts the value into pieces that cross between
 // the nodes once in all, then gathers them among the consumers (SuperScaler's inter-RVD). The
-// runtime runs each gather that is one collective as that collective, and the plan computes what
-// the model does.
-TEST(ShardedExecutor, CopiesForAnotherNodeCrossInPiecesAndAreGatheredByCollectives) {
+// runtime runs a gather as a collective exactly where the simulator's account of the plan does
+// (here, from copies of halves, the pieces move point to point within the node), and the plan
+// computes what the model does.
+TEST(ShardedExecutor, CopiesForAnotherNodeCrossInPiecesAndAreGatheredThere) {
   const pcg::Graph model = models::build_model(library(), "mlp_fig1", {{"batch", 256}, {"in", 32}, {"hidden", 1024}, {"out", 64}});
   const search::Machine machine = search::load_machine("summit").with_nodes(2).with_devices_per_node(4);
   std::vector<search::Placement> placements = search::unsplit_placements(model);

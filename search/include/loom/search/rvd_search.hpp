@@ -47,8 +47,9 @@ class RvdSearch {
  public:
   RvdSearch(const spec::Library& library, const Machine& machine);
 
-  // The cheapest chain of forms that turns `from` on `from_view` into `to` on `to_view`; fewer
-  // steps among equally cheap chains. nullopt when no chain of the library's forms does it.
+  // The cheapest chain of forms, its steps priced apart, that turns `from` on `from_view` into
+  // `to` on `to_view`; fewer steps among equally cheap chains. Its `seconds` are as the plan runs
+  // it (ReshardPath). nullopt when no chain of the library's forms does it.
   // Cached (the reference stays valid while this search lives). Each step's result lies on the
   // producer's devices or on the consumer's: on the side's own view when it has as many tasks,
   // else on a block from the side's first device. A chain between different devices may change
