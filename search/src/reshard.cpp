@@ -33,18 +33,16 @@ double collective_seconds(pcg::Collective kind, int devices, const Link& link, d
 double collective_seconds(const pcg::CollectiveGroups& collective, const pcg::CollectiveGroup& group, const pcg::ParallelShape& from,
                           const pcg::ParallelShape& to, const Machine& machine) {
   if (group.ranks.size() < 2) return 0;
-  const int devices = static_cast<int>(group.ranks.size());
-  const double box_bytes = collective_box_bytes(collective.kind, from, to);
-  const double seconds =
-      collective_seconds(collective.kind, devices, machine.link_between(group.ranks.front(), group.ranks.back()), box_bytes);
-  if (collective.kind != pcg::Collective::all_to_all) return seconds;
-  return std::max(seconds,
-                  all_to_all_port_seconds(all_to_all_port_blocks(machine.network_ports(), group.ranks), devices, box_bytes, machine));
+  const ReshardPattern::Group g{
+      static_cast<int>(group.ranks.size()), machine.link_between(group.ranks.front(), group.ranks.back()), 1,
+      collective.kind == pcg::Collective::all_to_all ? all_to_all_port_blocks(machine.network_ports(), group.ranks) : 0};
+  return g.seconds(collective.kind, collective_box_bytes(collective.kind, from, to), machine);
 }
 
-double all_to_all_port_seconds(int port_blocks, int devices, double box_bytes, const Machine& machine) {
-  if (devices < 1) return 0;
-  return port_blocks * machine.inter_node.transfer_seconds(box_bytes / devices);
+double ReshardPattern::Group::seconds(pcg::Collective kind, double box_bytes, const Machine& machine) const {
+  const double own_links = collective_seconds(kind, devices, link, box_bytes);
+  if (port_blocks == 0 || devices < 1) return own_links;
+  return std::max(own_links, port_blocks * machine.inter_node.transfer_seconds(box_bytes / devices));
 }
 
 ReshardPattern reshard_pattern(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
@@ -110,9 +108,7 @@ double ReshardPattern::seconds(const pcg::ParallelShape& from, const pcg::Parall
   if (collective) {
     double slowest = 0;
     const double box_bytes = collective_box_bytes(*collective, from, to);
-    for (const Group& g : groups)
-      slowest = std::max(slowest, g.turns * std::max(collective_seconds(*collective, g.devices, g.link, box_bytes),
-                                                     all_to_all_port_seconds(g.port_blocks, g.devices, box_bytes, machine)));
+    for (const Group& g : groups) slowest = std::max(slowest, g.turns * g.seconds(*collective, box_bytes, machine));
     return slowest;
   }
   double sum_seconds = 0;

@@ -25,18 +25,13 @@ double collective_box_bytes(pcg::Collective kind, const pcg::ParallelShape& from
 // sums the whole piece as a ring in 2(k-1) steps; a reduce-scatter or an all-gather is half of
 // that over the box its pieces split; in an all-to-all each device sends k - 1 of its piece's k
 // blocks, one message to each other device, and between nodes no faster than its busiest
-// network port carries its blocks one after another (all_to_all_port_seconds).
+// network port carries its blocks one after another (ReshardPattern::Group::seconds).
 double collective_seconds(const pcg::CollectiveGroups& collective, const pcg::CollectiveGroup& group, const pcg::ParallelShape& from,
                           const pcg::ParallelShape& to, const Machine& machine);
 
 // Seconds one collective of `devices` devices over `link` takes on boxes of `box_bytes`, each
 // device over a link of its own.
 double collective_seconds(pcg::Collective kind, int devices, const Link& link, double box_bytes);
-
-// Seconds an all-to-all of `devices` devices on boxes of `box_bytes` takes at a network port that
-// carries `port_blocks` of its blocks (all_to_all_port_blocks), each a message of its own over the
-// machine's `inter_node` link.
-double all_to_all_port_seconds(int port_blocks, int devices, double box_bytes, const Machine& machine);
 
 // What a layout change moves, apart from how large the value is: the collective its pieces move
 // as (per group, its count of devices, the slowest link between them and how many ring steps take
@@ -52,6 +47,10 @@ struct ReshardPattern {
     Link link;
     int turns = 1;        // the group's ring takes this many times as long: its busiest port is shared
     int port_blocks = 0;  // an all-to-all's: the most blocks one network port carries
+    // Seconds its collective takes on boxes of `box_bytes`, its ring alone (before `turns`): over
+    // its slowest link, and for an all-to-all no faster than its busiest port sends its blocks,
+    // each a message over the machine's `inter_node` link.
+    double seconds(pcg::Collective kind, double box_bytes, const Machine& machine) const;
   };
   bool reshardable = false;
   bool nothing_moves = false;  // the same layout on the same devices
