@@ -23,15 +23,30 @@ LayoutChangeSources fuse_layout_changes(const Graph& graph, const std::function<
   LayoutChangeSources out;
   out.source.assign(graph.size(), {});
   out.fused_away.assign(graph.size(), false);
+  if (!fuse) {
+    for (const Node& n : graph.nodes())
+      if (!n.is_graph_input() && is_layout_change(n)) out.source[n.id.index()] = n.inputs.at(0);
+    return out;
+  }
+  const std::vector<std::vector<NodeId>> readers = graph.all_consumers();
+  std::vector<bool> is_output(graph.size(), false);
+  for (PortRef o : graph.outputs()) is_output[o.node.index()] = true;
   for (const Node& n : graph.nodes()) {
     if (n.is_graph_input() || !is_layout_change(n)) continue;
     out.source[n.id.index()] = n.inputs.at(0);
-    if (!fuse) continue;
     const MachineView view = view_of(n);
+    // Walks back along what each change moves from. A change already fused into `reader` is read
+    // by the first change of reader's own fused chain, not by `reader` itself.
+    const auto read_only_within = [&](NodeId node, NodeId reader) {
+      const std::vector<NodeId>& r = readers[node.index()];
+      return !is_output[node.index()] && r.size() == 1 && (r[0] == reader || out.fused_away[r[0].index()]);
+    };
     std::vector<NodeId> chain;
-    for (PortRef in = n.inputs[0]; !graph.node(in.node).is_graph_input() && is_layout_change(graph.node(in.node)) &&
-                                   graph.read_only_by(in.node, chain.empty() ? n.id : chain.back());) {
+    NodeId reader = n.id;
+    for (PortRef in = n.inputs[0];
+         !graph.node(in.node).is_graph_input() && is_layout_change(graph.node(in.node)) && read_only_within(in.node, reader);) {
       chain.push_back(in.node);
+      reader = in.node;
       in = out.source[in.node.index()];
       const Node& from = graph.node(in.node);
       if (from.is_graph_input()) continue;

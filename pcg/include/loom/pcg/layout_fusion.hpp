@@ -2,9 +2,10 @@
 // Which value each layout change of a plan moves from: the one account of it that the simulator's
 // task graph charges and the runtime executes. A layout change is a parallelization operator or a
 // fused form. A chain of them, each read only by the next, whose whole change is one collective
-// among the devices runs as that one change from the chain's first input (the farthest such
-// input is taken), and the changes before it in the chain run not at all. Unity fuses parallel
-// operators at run time the same way: a reduce then a replicate is one allreduce.
+// among the devices runs as that one change from the chain's first input, and the changes before
+// it in the chain run not at all. The farthest such input is taken: the walk back from a change
+// goes on past a fusion, and past the changes an earlier change of the chain already fused. Unity
+// fuses parallel operators at run time the same way: a reduce then a replicate is one allreduce.
 #include <functional>
 #include <optional>
 #include <vector>
