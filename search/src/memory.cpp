@@ -198,6 +198,27 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
   return excess;
 }
 
+// Per task of `n`'s outputs, the devices its piece lies on: its view's device, but a graph input
+// lies where operators read it directly, each device loading the pieces its tasks read (as the
+// simulator and the runtime load them), and on its own view only where nothing reads it so.
+std::vector<std::vector<int>> piece_devices(const pcg::Graph& graph, const pcg::Node& n, const std::vector<pcg::NodeId>& readers,
+                                            const std::function<bool(const pcg::Node&)>& moves_data) {
+  const pcg::MachineView view = n.view_or_default();
+  const std::size_t tasks = view.devices.size();
+  std::vector<std::vector<int>> out(tasks);
+  if (n.is_graph_input())
+    for (pcg::NodeId r : readers) {
+      const pcg::Node& reader = graph.node(r);
+      if (moves_data && moves_data(reader)) continue;
+      const pcg::MachineView at = reader.view_or_default();
+      for (std::size_t t = 0; t < tasks && t < at.devices.size(); ++t)
+        if (std::find(out[t].begin(), out[t].end(), at.devices[t]) == out[t].end()) out[t].push_back(at.devices[t]);
+    }
+  if (std::all_of(out.begin(), out.end(), [](const std::vector<int>& d) { return d.empty(); }))
+    for (std::size_t t = 0; t < tasks; ++t) out[t] = {view.devices[t]};
+  return out;
+}
+
 }  // namespace
 
 std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& machine, const MemoryOptions& options) {
@@ -264,7 +285,7 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
     // A segment's second reading of a weight holds nothing of its own where the weight is read too.
     if (read_without_gradient(n) && graph.find(weight_read(n))) continue;
     const bool recomputed = dropped[n.id.index()];
-    const pcg::MachineView view = n.view_or_default();
+    const std::vector<std::vector<int>> devices = piece_devices(graph, n, consumers[n.id.index()], options.moves_data);
     const bool is_weight = weight[n.id.index()];
     const double copies = with_state[n.id.index()] ? 1 + options.weight_state_copies : 1;
     for (const pcg::ParallelShape& s : n.output_shapes) {
@@ -272,27 +293,27 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
       // A device keeps one copy of a replicated weight, with its state, however many of its
       // replicas (co-sharded pieces reading it) it runs: the runtime reads them all in place.
       std::set<std::pair<int, std::vector<std::int64_t>>> weight_parts;
-      for (std::size_t t = 0; t < static_cast<std::size_t>(s.tasks()) && t < view.devices.size(); ++t) {
-        const int d = view.devices[t];
-        if (d < 0 || d >= machine.devices())
-          throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + ", but " + machine.name + " has " +
-                          std::to_string(machine.devices()) + " devices");
-        if (is_weight && s.R == s.tasks() && !weight_parts.emplace(d, pcg::task_piece(s, static_cast<std::int64_t>(t)).block).second)
-          continue;
-        const bool repeated = !is_weight && !options.activation_copies.empty();
-        const double held = repeated && !recomputed ? piece * options.activation_copies[static_cast<std::size_t>(d)] : piece;
-        const int region = recomputed ? region_of[n.id.index()] : -1;
-        if (region >= 0) {
-          region_pieces[static_cast<std::size_t>(region)][{d, t}] += held;
-          continue;
+      for (std::size_t t = 0; t < static_cast<std::size_t>(s.tasks()) && t < devices.size(); ++t)
+        for (const int d : devices[t]) {
+          if (d < 0 || d >= machine.devices())
+            throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + ", but " + machine.name + " has " +
+                            std::to_string(machine.devices()) + " devices");
+          if (is_weight && s.R == s.tasks() && !weight_parts.emplace(d, pcg::task_piece(s, static_cast<std::int64_t>(t)).block).second)
+            continue;
+          const bool repeated = !is_weight && !options.activation_copies.empty();
+          const double held = repeated && !recomputed ? piece * options.activation_copies[static_cast<std::size_t>(d)] : piece;
+          const int region = recomputed ? region_of[n.id.index()] : -1;
+          if (region >= 0) {
+            region_pieces[static_cast<std::size_t>(region)][{d, t}] += held;
+            continue;
+          }
+          if (recomputed)
+            segments[segment[n.id.index()]].emplace_back(d, held);
+          else
+            bytes[static_cast<std::size_t>(d)] += held;
+          // One micro-batch's backward frees its own copy; those in flight stay.
+          if (!is_weight && !fed[n.id.index()]) freed[n.id.index()].emplace_back(d, piece);
         }
-        if (recomputed)
-          segments[segment[n.id.index()]].emplace_back(d, held);
-        else
-          bytes[static_cast<std::size_t>(d)] += held;
-        // One micro-batch's backward frees its own copy; those in flight stay.
-        if (!is_weight && !fed[n.id.index()]) freed[n.id.index()].emplace_back(d, piece);
-      }
     }
     if (options.trace) options.trace->push_back({n.id, false, bytes});
   }

@@ -265,6 +265,39 @@ TEST(Memory, CountsPiecesAndWeightState) {
   EXPECT_EQ(first_overfull_device(bytes, tiny), 0);
 }
 
+// Data and a weight read directly by an operator on device 2, their own views left at device 0:
+// each device loads what its tasks read, so device 2 holds them as if they had been put there.
+// A second reader of the weight on device 3 holds the weight, with its state, too.
+TEST(Memory, AGraphInputIsHeldWhereOperatorsReadIt) {
+  const Machine m = load_machine("p100").with_nodes(1);
+  const auto plan = [](bool inputs_on_2, bool second_reader) {
+    pcg::Graph g;
+    const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({4, 4}));
+    const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({4, 4}), true);
+    if (inputs_on_2) {
+      g.set_view(x, pcg::MachineView{{2}});
+      g.set_view(w, pcg::MachineView{{2}});
+    }
+    const int mm = g.add_node(library(), "matmul", {}, {{x, 0}, {w, 0}});
+    g.set_view(mm, pcg::MachineView{{2}});
+    g.mark_output({mm, 0});
+    if (second_reader) {
+      const int r = g.add_node(library(), "relu", {}, {{w, 0}});
+      g.set_view(r, pcg::MachineView{{3}});
+      g.mark_output({r, 0});
+    }
+    return g;
+  };
+  const std::vector<double> read_there = memory_per_device(plan(false, false), m);
+  EXPECT_EQ(read_there, memory_per_device(plan(true, false), m));
+  EXPECT_EQ(read_there[0], 0);
+  const std::vector<double> two_readers = memory_per_device(plan(false, true), m);
+  EXPECT_EQ(two_readers[0], 0);
+  EXPECT_EQ(two_readers[2], read_there[2]);
+  // w with its gradient and two moments, relu's output, and its gradient in the backward pass.
+  EXPECT_EQ(two_readers[3], (4 * 16 + 16 + 16) * 4.0);
+}
+
 // A weight the run keeps fixed (an imported model's constant) is costed as the runtime treats it:
 // no gradient of it is summed or stored, no optimizer step updates it, and the product reading it
 // with the data computes no gradient for either.
