@@ -127,6 +127,12 @@ struct Came {
   ReshardStep step;
 };
 
+// A chain of steps and the shapes they make, one per step.
+struct Chain {
+  std::vector<ReshardStep> steps;
+  std::vector<pcg::ParallelShape> shapes;
+};
+
 // The devices of `tasks` tasks on a side: the side's own view when it has as many tasks, else a
 // block from its first device, moved back so that it fits in `devices`; none when the machine has
 // fewer devices than tasks (a co-sharded side runs more pieces than it has devices).
@@ -140,8 +146,8 @@ std::optional<pcg::MachineView> side_view(std::int64_t tasks, const pcg::Machine
 
 }  // namespace
 
-RvdSearch::RvdSearch(const spec::Library& library, const Machine& machine)
-    : library_(library), machine_(machine), forms_(layout_forms(library)) {}
+RvdSearch::RvdSearch(const spec::Library& library, const Machine& machine, ChainPricing pricing)
+    : library_(library), machine_(machine), forms_(layout_forms(library)), pricing_(pricing) {}
 
 bool RvdSearch::accepted(const LayoutForm& form, const pcg::AttrMap& attrs, const pcg::ParallelShape& in,
                          const pcg::ParallelShape& out) const {
@@ -254,6 +260,17 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
   std::unordered_map<State, Reached, StateHash> best{{start, {}}};
   std::priority_queue<Arrival, std::vector<Arrival>, std::greater<>> queue;
   queue.push({{}, start});
+  // The chain Dijkstra's `came` holds to a settled state, and the shapes its steps make.
+  const auto chain_to = [&](State s) {
+    Chain chain;
+    for (; !(s == start); s = came.at(s).before) {
+      chain.steps.push_back(came.at(s).step);
+      chain.shapes.push_back(s.shape);
+    }
+    std::reverse(chain.steps.begin(), chain.steps.end());
+    std::reverse(chain.shapes.begin(), chain.shapes.end());
+    return chain;
+  };
   // The cheapest arrival at `to`: on the consumer's side, or on the producer's and read from there.
   struct Arrived {
     Reached total;
@@ -261,18 +278,44 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
     double read = 0;  // from the producer's side, where the chain ends there
   };
   std::optional<Arrived> arrived;
+  // As the plan runs them: the chains that end with a step into `to` from a settled state, the
+  // cheapest as run kept.
+  struct Priced {
+    Reached as_run;
+    Chain chain;
+    double step_seconds = 0;
+  };
+  std::optional<Priced> priced;
+  // A chain whose steps apart cost more than the cheapest as run is not priced, unless it is one
+  // the shortest path arrives by (`settled`), so that no chain is dearer as run than the shortest.
+  // The same collective reached by other chains is priced on other views: equal within rounding,
+  // the fewer steps are taken.
+  const auto cheaper_as_run = [](const Reached& a, const Reached& b) {
+    const double tolerance = 1e-9 * std::max(a.seconds, b.seconds);
+    return a.seconds < b.seconds - tolerance || (a.seconds <= b.seconds + tolerance && a.steps < b.steps);
+  };
+  const auto price = [&](Chain chain, const Reached& apart, double read, bool settled) {
+    if (!settled && priced && !(apart < priced->as_run)) return;
+    const double seconds = chain.steps.size() > 1 ? fused_seconds(move, chain.steps, chain.shapes) + read : apart.seconds;
+    const Reached as_run{seconds, apart.steps};
+    if (std::isfinite(seconds) && (!priced || cheaper_as_run(as_run, priced->as_run)))
+      priced = Priced{as_run, std::move(chain), apart.seconds};
+  };
+  const bool as_run = pricing_ == ChainPricing::as_run;
   while (!queue.empty()) {
     const Arrival at = queue.top();
     queue.pop();
     if (best.at(at.state) < at.cost) continue;
-    if (arrived && !(at.cost < arrived->total)) break;
+    if (arrived && !(at.cost < arrived->total) && (!as_run || !priced || !(at.cost < priced->as_run))) break;
     if (at.state.shape == to) {
       const double read = at.state.consumer ? 0 : step_seconds(to, *view_of(at.state), to, to_view);
       const Reached total{at.cost.seconds + read, at.cost.steps};
       if (std::isfinite(total.seconds) && (!arrived || total < arrived->total)) arrived = Arrived{total, at.state, read};
+      if (as_run && std::isfinite(total.seconds)) price(chain_to(at.state), total, read, true);
       if (at.state.consumer) continue;
     }
     const pcg::MachineView here = *view_of(at.state);
+    std::optional<Chain> here_chain;  // chain_to(at.state), once a step into `to` needs it
     for (const Edge& edge : edges_from(at.state.shape, between.span())) {
       if (!between.contains(edge.shape)) continue;
       for (bool consumer : {false, true}) {
@@ -284,26 +327,36 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
         if (!std::isfinite(seconds)) continue;
         const Reached cost{at.cost.seconds + seconds, at.cost.steps + 1};
         const auto known = best.find(next);
-        if ((known == best.end() || cost < known->second) && edge_accepted(edge, at.state.shape)) {
+        const bool better = known == best.end() || cost < known->second;
+        // A step into `to`, the cheapest apart so far or not, may be the cheapest as run: a
+        // later, cheaper step apart would leave it unpriced.
+        const bool arrives = as_run && next.shape == to;
+        if ((better || arrives) && edge_accepted(edge, at.state.shape)) {
+          const ReshardStep step{forms_[edge.form].op, edge.attrs, *there};
+          if (arrives) {
+            const double read = consumer ? 0 : step_seconds(to, *there, to, to_view);
+            const Reached total{cost.seconds + read, cost.steps};
+            if (std::isfinite(total.seconds) && (!priced || total < priced->as_run)) {
+              if (!here_chain) here_chain = chain_to(at.state);
+              Chain chain = *here_chain;
+              chain.steps.push_back(step);
+              chain.shapes.push_back(edge.shape);
+              price(std::move(chain), total, read, false);
+            }
+          }
+          if (!better) continue;
           best[next] = cost;
-          came[next] = {at.state, {forms_[edge.form].op, edge.attrs, *there}};
+          came[next] = {at.state, step};
           queue.push({cost, next});
         }
       }
     }
   }
+  if (priced) return ReshardPath{std::move(priced->chain.steps), priced->as_run.seconds, priced->step_seconds};
   if (!arrived) return std::nullopt;
-  ReshardPath path{{}, arrived->total.seconds, arrived->total.seconds};
-  std::vector<pcg::ParallelShape> shapes;
-  for (State s = arrived->state; !(s == start);) {
-    const Came& c = came.at(s);
-    path.steps.push_back(c.step);
-    shapes.push_back(s.shape);
-    s = c.before;
-  }
-  std::reverse(path.steps.begin(), path.steps.end());
-  std::reverse(shapes.begin(), shapes.end());
-  if (path.steps.size() > 1) path.seconds = fused_seconds(move, path.steps, shapes) + arrived->read;
+  Chain chain = chain_to(arrived->state);
+  ReshardPath path{std::move(chain.steps), arrived->total.seconds, arrived->total.seconds};
+  if (path.steps.size() > 1) path.seconds = fused_seconds(move, path.steps, chain.shapes) + arrived->read;
   return path;
 }
 

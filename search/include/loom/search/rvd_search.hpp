@@ -9,8 +9,9 @@
 // forms (layout_forms.hpp) with every attribute value that the library's rules accept, so a
 // `fused ... lowers_to` form that a user declares is one more edge. An edge costs what the runtime
 // does for it (reshard_seconds): one collective within groups of devices where its pieces move as
-// one, else the pieces sent point to point. The search, the materialized plan and so the simulator
-// and the runtime all take their moves from here.
+// one, else the pieces sent point to point. Among the chains the shortest path reaches the wanted
+// layout by, the one taken is the cheapest as the plan runs it (ChainPricing). The search, the
+// materialized plan and so the simulator and the runtime all take their moves from here.
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -40,16 +41,27 @@ struct ReshardPath {
   // Forward, as the plan runs the chain: steps whose whole change is one collective run as that
   // collective (pcg/layout_fusion.hpp), which may cost more or less than the steps apart.
   double seconds = 0;
-  double step_seconds = 0;  // forward, each step apart: what the search's shortest path minimises
+  double step_seconds = 0;  // forward, the chain's steps each apart
+};
+
+// What a chain of moves is chosen by. The shortest path prices each step apart; the plan runs the
+// steps whose whole change is one collective as that collective, which may cost more or less.
+enum class ChainPricing {
+  as_run,       // the cheapest as the plan runs it among the chains the shortest path reaches `to` by
+  steps_apart,  // the shortest path: the least sum of the steps apart
 };
 
 class RvdSearch {
  public:
-  RvdSearch(const spec::Library& library, const Machine& machine);
+  RvdSearch(const spec::Library& library, const Machine& machine, ChainPricing pricing = ChainPricing::as_run);
 
-  // The cheapest chain of forms, its steps priced apart, that turns `from` on `from_view` into
-  // `to` on `to_view`; fewer steps among equally cheap chains. Its `seconds` are as the plan runs
-  // it (ReshardPath). nullopt when no chain of the library's forms does it.
+  // The cheapest chain of forms that turns `from` on `from_view` into `to` on `to_view`, by
+  // `pricing`; fewer steps among equally cheap chains. As run, the chains weighed are those ending
+  // with any step into `to` from a shape the shortest path has settled (its cheapest chain there),
+  // so long as their steps apart cost less than the cheapest found as run: a chain whose steps fuse
+  // into a dearer collective gives way to one that does not, and one whose steps fuse into a
+  // cheaper one is taken. Its `seconds` are as the plan runs it, whichever the pricing (ReshardPath).
+  // nullopt when no chain of the library's forms does it.
   // Cached (the reference stays valid while this search lives). Each step's result lies on the
   // producer's devices or on the consumer's: on the side's own view when it has as many tasks,
   // else on a block from the side's first device. A chain between different devices may change
@@ -125,6 +137,7 @@ class RvdSearch {
   const spec::Library& library_;
   Machine machine_;  // by value: a search outlives the machine it was made from
   std::vector<LayoutForm> forms_;
+  ChainPricing pricing_;
   mutable std::unordered_map<std::string, bool> accepted_;
   mutable std::unordered_map<Move, std::optional<ReshardPath>, MoveHash> found_;
   // Per step, its shapes at their evenly divided dimensions where they have them: steps of the
