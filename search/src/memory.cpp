@@ -198,21 +198,27 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
   return excess;
 }
 
-// Per task of `n`'s outputs, the devices its piece lies on: its view's device, but a graph input
-// lies where operators read it directly, each device loading the pieces its tasks read (as the
-// simulator and the runtime load them), and on its own view only where nothing reads it so.
+// Per task of `n`'s outputs, the devices its piece lies on: its view's device, but where layout
+// changes are known (`moves_data`), a graph input lies where operators read it directly, task t's
+// device holding piece t (an operator's inputs have its tasks), as the simulator loads it there;
+// on its own view only where nothing reads it so.
 std::vector<std::vector<int>> piece_devices(const pcg::Graph& graph, const pcg::Node& n, const std::vector<pcg::NodeId>& readers,
-                                            const std::function<bool(const pcg::Node&)>& moves_data) {
+                                            const std::function<bool(const pcg::Node&)>& moves_data, const Machine& machine) {
   const pcg::MachineView view = n.view_or_default();
   const std::size_t tasks = view.devices.size();
   std::vector<std::vector<int>> out(tasks);
-  if (n.is_graph_input())
+  if (n.is_graph_input() && moves_data)
     for (pcg::NodeId r : readers) {
       const pcg::Node& reader = graph.node(r);
-      if (moves_data && moves_data(reader)) continue;
+      if (moves_data(reader)) continue;
       const pcg::MachineView at = reader.view_or_default();
-      for (std::size_t t = 0; t < tasks && t < at.devices.size(); ++t)
-        if (std::find(out[t].begin(), out[t].end(), at.devices[t]) == out[t].end()) out[t].push_back(at.devices[t]);
+      for (std::size_t t = 0; t < tasks && t < at.devices.size(); ++t) {
+        const int d = at.devices[t];
+        if (d < 0 || d >= machine.devices())
+          throw LoomError(reader.describe() + ": its machine view uses device " + std::to_string(d) + ", but " + machine.name + " has " +
+                          std::to_string(machine.devices()) + " devices");
+        if (std::find(out[t].begin(), out[t].end(), d) == out[t].end()) out[t].push_back(d);
+      }
     }
   if (std::all_of(out.begin(), out.end(), [](const std::vector<int>& d) { return d.empty(); }))
     for (std::size_t t = 0; t < tasks; ++t) out[t] = {view.devices[t]};
@@ -285,7 +291,7 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
     // A segment's second reading of a weight holds nothing of its own where the weight is read too.
     if (read_without_gradient(n) && graph.find(weight_read(n))) continue;
     const bool recomputed = dropped[n.id.index()];
-    const std::vector<std::vector<int>> devices = piece_devices(graph, n, consumers[n.id.index()], options.moves_data);
+    const std::vector<std::vector<int>> devices = piece_devices(graph, n, consumers[n.id.index()], options.moves_data, machine);
     const bool is_weight = weight[n.id.index()];
     const double copies = with_state[n.id.index()] ? 1 + options.weight_state_copies : 1;
     for (const pcg::ParallelShape& s : n.output_shapes) {

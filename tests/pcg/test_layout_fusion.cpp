@@ -91,6 +91,15 @@ TEST(LayoutFusion, AChangeReadTwiceOrAnOutputRuns) {
   EXPECT_TRUE(f.fused_away[c.changes[1].index()]);
 }
 
+TEST(LayoutFusion, AChangeReadByAnotherOperatorToo) {
+  Chain c = chain_of(3);
+  c.graph.add_node_with_shapes("operator", {}, {{c.changes[0], 0}}, {c.graph.node(c.changes[0]).output_shapes[0]});
+  const LayoutChangeSources f = fused(c, {{0, 3}, {1, 3}});
+  EXPECT_EQ(f.source[c.changes[2].index()], output_of(c.changes[0]));
+  EXPECT_FALSE(f.fused_away[c.changes[0].index()]);
+  EXPECT_TRUE(f.fused_away[c.changes[1].index()]);
+}
+
 TEST(LayoutFusion, WithoutFusionEachChangeRunsFromItsInput) {
   const Chain c = chain_of(3);
   const LayoutChangeSources f = fuse_layout_changes(

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <iostream>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -249,7 +248,8 @@ TEST(RvdSearch, IsAsCheapAsAnExhaustiveSearchOfTheLibrarysForms) {
   EXPECT_GT(compared, 50);
 }
 
-// Chosen as the plan runs it, a chain is never dearer as run than the shortest path's, and between
+// Chosen as the plan runs it, a chain is never dearer as run than the shortest path's (within the
+// rounding that equal collectives priced on other views differ by), and between
 // nodes, where a chain whose steps fuse into one all-to-all takes turns at the ports, some are cheaper.
 TEST(RvdSearch, AChainChosenAsItRunsIsNeverDearerThanTheShortestPath) {
   const Machine machine = two_nodes();
@@ -264,14 +264,14 @@ TEST(RvdSearch, AChainChosenAsItRunsIsNeverDearerThanTheShortestPath) {
         ASSERT_TRUE(chosen && shortest);
         const std::string move = from.to_string() + " -> " + to.to_string() + " to device " + std::to_string(to_first);
         expect_arrives(library(), *chosen, from, to);
-        EXPECT_LE(chosen->seconds, shortest->seconds * (1 + 1e-12)) << move;
+        EXPECT_LE(chosen->seconds, shortest->seconds * (1 + 1e-9)) << move;
         EXPECT_GE(chosen->step_seconds, shortest->step_seconds * (1 - 1e-12)) << move;
         if (chosen->seconds < shortest->seconds * (1 - 1e-9)) ++cheaper;
         ++compared;
       }
   EXPECT_GT(compared, 100);
   EXPECT_GT(cheaper, 0);
-  std::cout << cheaper << " of " << compared << " moves are cheaper as run than the shortest path's chain\n";
+  RecordProperty("cheaper_as_run", std::to_string(cheaper) + " of " + std::to_string(compared));
 }
 
 // A layout change's pattern worked out on the least evenly divided value prices a larger value of

@@ -288,10 +288,11 @@ TEST(Memory, AGraphInputIsHeldWhereOperatorsReadIt) {
     }
     return g;
   };
-  const std::vector<double> read_there = memory_per_device(plan(false, false), m);
-  EXPECT_EQ(read_there, memory_per_device(plan(true, false), m));
+  const CostModel model(library(), m);
+  const std::vector<double> read_there = plan_memory(plan(false, false), model);
+  EXPECT_EQ(read_there, plan_memory(plan(true, false), model));
   EXPECT_EQ(read_there[0], 0);
-  const std::vector<double> two_readers = memory_per_device(plan(false, true), m);
+  const std::vector<double> two_readers = plan_memory(plan(false, true), model);
   EXPECT_EQ(two_readers[0], 0);
   EXPECT_EQ(two_readers[2], read_there[2]);
   // w with its gradient and two moments, relu's output, and its gradient in the backward pass.
@@ -360,6 +361,12 @@ TEST(TaskGraph, ViewsOutsideTheMachineAreRefused) {
   } catch (const LoomError& e) {
     EXPECT_NE(std::string(e.what()).find("\"act\" (op relu): its machine view uses device 7, but summit has 6 devices"), std::string::npos)
         << e.what();
+  }
+  try {
+    plan_memory(g, CostModel(library(), m));
+    ADD_FAILURE() << "a view outside the machine was accepted";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"act\" (op relu): its machine view uses device 7"), std::string::npos) << e.what();
   }
   EXPECT_THROW(memory_per_device(g, m), LoomError);
 }

@@ -3,9 +3,11 @@
 // task graph charges and the runtime executes. A layout change is a parallelization operator or a
 // fused form. A chain of them, each read only by the next, whose whole change is one collective
 // among the devices runs as that one change from the chain's first input, and the changes before
-// it in the chain run not at all. The farthest such input is taken: the walk back from a change
-// goes on past a fusion, and past the changes an earlier change of the chain already fused. Unity
-// fuses parallel operators at run time the same way: a reduce then a replicate is one allreduce.
+// it in the chain run not at all. The changes are taken in graph order, each walking back along
+// what the changes before it already run from (past those they fused away) and taking the farthest
+// input from which its whole change is one collective: greedy, so a change fused into an earlier
+// one is no longer an input a later change may start from. Unity fuses parallel operators at run
+// time the same way: a reduce then a replicate is one allreduce.
 #include <functional>
 #include <optional>
 #include <vector>
@@ -20,7 +22,7 @@ namespace loom::pcg {
 
 struct LayoutChangeSources {
   std::vector<PortRef> source;   // per node id: what a layout change moves from (its input unless fused)
-  std::vector<bool> fused_away;  // per node id: a layout change folded into the one reading it
+  std::vector<bool> fused_away;  // per node id: a layout change folded into a later change of its chain
 };
 
 // The collective groups (collective_groups) that `moves`, the change's piece_moves, make when each

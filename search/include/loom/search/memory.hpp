@@ -27,7 +27,9 @@ struct MemoryOptions {
   double weight_state_copies = 3;  // gradient plus Adam's two moments
   // Whether a node only moves data (a parallelization operator). When given, a graph input read
   // only by such nodes is kept as the pieces they make, where they put them, not whole on its own
-  // device; and those pieces of a weight carry its gradient and optimizer state.
+  // device, and those pieces of a weight carry its gradient and optimizer state; a graph input that
+  // operators read directly is kept where they read it, each device holding the pieces its tasks
+  // read, not on the input's own view.
   std::function<bool(const pcg::Node&)> moves_data;
   // Whether training updates a weight (CostModel::trains; empty: every weight). One it keeps
   // fixed holds no gradient or optimizer state, and values made from it alone take no gradient.

@@ -41,7 +41,7 @@ struct ReshardPath {
   // Forward, as the plan runs the chain: steps whose whole change is one collective run as that
   // collective (pcg/layout_fusion.hpp), which may cost more or less than the steps apart.
   double seconds = 0;
-  double step_seconds = 0;  // forward, the chain's steps each apart
+  double step_seconds = 0;  // forward, the chain's steps each apart (and the read where it ends on the producer's side)
 };
 
 // What a chain of moves is chosen by. The shortest path prices each step apart; the plan runs the
@@ -60,16 +60,14 @@ class RvdSearch {
   // with any step into `to` from a shape the shortest path has settled (its cheapest chain there),
   // so long as their steps apart cost less than the cheapest found as run: a chain whose steps fuse
   // into a dearer collective gives way to one that does not, and one whose steps fuse into a
-  // cheaper one is taken. Its `seconds` are as the plan runs it, whichever the pricing (ReshardPath).
-  // nullopt when no chain of the library's forms does it.
-  // Cached (the reference stays valid while this search lives). Each step's result lies on the
-  // producer's devices or on the consumer's: on the side's own view when it has as many tasks,
-  // else on a block from the side's first device. A chain between different devices may change
-  // layouts on the producer's side before its values cross to the consumer's (a step that reads
-  // on one side and writes on the other), or cross at once; a result left on the producer's side
-  // is read from there. `loaded`: the value is a graph input (data or a weight), which each
-  // device loads its piece of, so the chain's first step moves nothing, as the simulator and the
-  // runtime run it: a form that makes `to` at once costs nothing.
+  // cheaper one is taken. The shortest path's own chain is always weighed, so the chain taken is
+  // never dearer as run than it, but for the rounding (a billionth) within which fewer steps win. Its `seconds` are as the plan runs it,
+  // whichever the pricing (ReshardPath). nullopt when no chain of the library's forms does it. Cached (the reference stays valid while this
+  // search lives). Each step's result lies on the producer's devices or on the consumer's: on the side's own view when it has as many
+  // tasks, else on a block from the side's first device. A chain between different devices may change layouts on the producer's side before
+  // its values cross to the consumer's (a step that reads on one side and writes on the other), or cross at once; a result left on the
+  // producer's side is read from there. `loaded`: the value is a graph input (data or a weight), which each device loads its piece of, so
+  // the chain's first step moves nothing, as the simulator and the runtime run it: a form that makes `to` at once costs nothing.
   const std::optional<ReshardPath>& cheapest(const pcg::ParallelShape& from, const pcg::MachineView& from_view,
                                              const pcg::ParallelShape& to, const pcg::MachineView& to_view, bool loaded = false) const;
 
