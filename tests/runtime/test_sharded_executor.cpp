@@ -113,6 +113,43 @@ TEST(ShardedExecutor, FusesAChainOfParallelOperatorsThatIsOneCollective) {
   }
 }
 
+// The product's rows on 4 devices, then combine, replicate, combine, replicate: the second
+// combine runs from the first's halves as one all-gather on devices 0 and 1 (the first replicate
+// fused away), and the last replicate walks back past both to the product's quarters, from which
+// the whole chain is one all-gather on all four. It runs so, the simulator charges it so, and it
+// trains as the model does.
+TEST(ShardedExecutor, AChainFusesPastAnEarlierFusionToItsFarthestInput) {
+  pcg::Graph plan;
+  const int x = plan.add_input("x", pcg::ParallelShape::unpartitioned({8, 8}));
+  const int w = plan.add_input("w", pcg::ParallelShape::unpartitioned({8, 12}), true);
+  const pcg::MachineView all = pcg::MachineView::contiguous(0, 4), pair = pcg::MachineView::contiguous(0, 2);
+  const auto add = [&](const std::string& op, pcg::AttrMap attrs, std::vector<pcg::PortRef> inputs, const pcg::MachineView& view) {
+    const int n = plan.add_node(library(), op, std::move(attrs), std::move(inputs));
+    plan.set_view(n, view);
+    return n;
+  };
+  const int px = add("partition", {{"dim", 0}, {"degree", 4}}, {{x, 0}}, all);
+  const int rw = add("replicate", {{"degree", 4}}, {{w, 0}}, all);
+  const int mm = add("matmul", {}, {{px, 0}, {rw, 0}}, all);
+  const int halves = add("combine", {{"dim", 0}, {"degree", 2}}, {{mm, 0}}, pair);
+  const int halves_twice = add("replicate", {{"degree", 2}}, {{halves, 0}}, all);
+  const int whole_twice = add("combine", {{"dim", 0}, {"degree", 2}}, {{halves_twice, 0}}, pair);
+  const int copies = add("replicate", {{"degree", 2}}, {{whole_twice, 0}}, all);
+  plan.mark_output({add("relu", {}, {{copies, 0}}, all), 0});
+  const auto is_layout_change = [](const pcg::Node& n) { return library().find_parallel(n.op) || library().find_fused(n.op); };
+  const pcg::LayoutChangeSources fused =
+      pcg::fuse_layout_changes(plan, is_layout_change, [](const pcg::Node& n) { return n.view_or_default(); });
+  EXPECT_EQ(fused.source[static_cast<std::size_t>(whole_twice)], (pcg::PortRef{halves, 0}));
+  EXPECT_EQ(fused.source[static_cast<std::size_t>(copies)], (pcg::PortRef{mm, 0}));
+  for (int away : {halves, halves_twice, whole_twice}) EXPECT_TRUE(fused.fused_away[static_cast<std::size_t>(away)]) << away;
+  const search::CostModel costs(library(), search::load_machine("summit").with_devices_per_node(4));
+  EXPECT_EQ(search::layout_change_sources(plan, costs), fused.source);  // the simulator charges what runs
+  SilentProcesses processes(4);
+  ShardedExecutor<double> e(library(), plan, builtin_kernels(), processes, {"w"}, 4);
+  EXPECT_EQ(e.collective_nodes(Collective::all_gather), std::vector<pcg::NodeId>{copies});
+  expect_same_as_logical(product_relu_model(), plan, 4, local);
+}
+
 // Partial sums that a consumer needs as blocks of rows: the plan's move is the cheapest chain of
 // the library's forms (the RVD search), here the fused reduce_scatter, and the runtime runs it as
 // that one collective among the processes.
