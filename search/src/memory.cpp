@@ -100,6 +100,7 @@ std::map<std::size_t, std::size_t> restore_points(const pcg::Graph& graph, const
 // read there (not those of graph inputs and weights, whose gradients are state, nor of values made
 // from the data alone, which take none).
 std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<bool>& fed, const std::vector<bool>& unread,
+                                    const std::vector<bool>& not_run, const std::vector<pcg::PortRef>& moved_from,
                                     const std::vector<DeviceBytes>& freed, const std::vector<std::vector<std::size_t>>& restored_at_node,
                                     const std::vector<DeviceBytes>& piece_at_node, const std::map<std::size_t, DeviceBytes>& segments,
                                     const std::vector<std::vector<pcg::NodeId>>& regions, const std::vector<int>& region_of,
@@ -111,8 +112,7 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
   std::vector<bool> takes_gradient = values_taking_gradients(graph, options.trained, options.detached);
   for (pcg::PortRef o : graph.outputs()) {
     takes_gradient[o.node.index()] = true;
-    if (unread[o.node.index()])
-      for (pcg::PortRef in : graph.node(o.node).inputs) takes_gradient[in.node.index()] = true;
+    if (unread[o.node.index()]) takes_gradient[moved_from[o.node.index()].node.index()] = true;
   }
   std::vector<bool> is_touched(devices, false);
   std::vector<int> touched;
@@ -129,7 +129,7 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
   };
   for (auto it = graph.nodes().rbegin(); it != graph.nodes().rend(); ++it) {
     const pcg::Node& n = *it;
-    if (fed[n.id.index()] || unread[n.id.index()]) continue;  // an input, a weight's pieces (gradients: state), or not run
+    if (fed[n.id.index()] || not_run[n.id.index()]) continue;  // an input, a weight's pieces (gradients: state), or not run
     touched.clear();
     for (std::size_t root : restored_at_node[n.id.index()]) {
       const auto segment = segments.find(root);
@@ -148,9 +148,9 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
       const pcg::MachineView view = n.view_or_default();
       for (const pcg::ParallelShape& s : n.output_shapes) hold(view, s);
       // An operator's tasks make its inputs' gradients where they run; a layout change moves them
-      // back to where its input lies.
-      const bool moves_data = options.moves_data && options.moves_data(n);
-      for (pcg::PortRef in : n.inputs)
+      // back to where the value it moves from lies.
+      const bool moves_data = options.moves_data && options.moves_data(n) && n.inputs.size() == 1;
+      for (pcg::PortRef in : moves_data ? std::vector<pcg::PortRef>{moved_from[n.id.index()]} : n.inputs)
         if (!fed[in.node.index()] && takes_gradient[in.node.index()])
           hold(moves_data ? graph.node(in.node).view_or_default() : view, graph.shape_of(in));
     } else if (region >= 0 && regions[static_cast<std::size_t>(region)].back() == n.id) {
@@ -234,13 +234,23 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
   std::vector<bool> weight(graph.size(), false), with_state(graph.size(), false);
   std::vector<bool> held_by_consumers(graph.size(), false);
   const std::vector<std::vector<pcg::NodeId>> consumers = graph.all_consumers();
+  // What each layout change moves from as it runs, and which run not at all, fused into a later one.
+  const pcg::LayoutChangeSources& as_run = options.layout_changes;
+  std::vector<pcg::PortRef> moved_from(graph.size());
+  std::vector<bool> fused_away(graph.size(), false);
+  for (const pcg::Node& n : graph.nodes()) {
+    if (n.is_graph_input() || n.inputs.size() != 1) continue;
+    const bool fused = !as_run.source.empty() && as_run.source[n.id.index()].node.valid();
+    moved_from[n.id.index()] = fused ? as_run.source[n.id.index()] : n.inputs[0];
+    fused_away[n.id.index()] = !as_run.fused_away.empty() && as_run.fused_away[n.id.index()];
+  }
   for (const pcg::Node& n : graph.nodes()) {
     weight[n.id.index()] = n.op == pcg::kWeightOp;
     with_state[n.id.index()] = weight[n.id.index()] && (!options.trained || options.trained(n));
     if (!options.moves_data) continue;
-    if (options.moves_data(n) && n.inputs.size() == 1 && graph.node(n.inputs[0].node).is_graph_input()) {
-      weight[n.id.index()] = weight[n.inputs[0].node.index()];
-      with_state[n.id.index()] = with_state[n.inputs[0].node.index()];
+    if (options.moves_data(n) && n.inputs.size() == 1 && graph.node(moved_from[n.id.index()].node).is_graph_input()) {
+      weight[n.id.index()] = weight[moved_from[n.id.index()].node.index()];
+      with_state[n.id.index()] = with_state[moved_from[n.id.index()].node.index()];
     }
     if (n.is_graph_input()) {
       const std::vector<pcg::NodeId>& readers = consumers[n.id.index()];
@@ -253,9 +263,11 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
   std::vector<bool> unread(graph.size(), false);
   for (pcg::PortRef out : graph.outputs()) {
     const pcg::Node& n = graph.node(out.node);
-    unread[n.id.index()] = options.moves_data && options.moves_data(n) && n.inputs.size() == 1 && !fed[n.inputs[0].node.index()] &&
-                           pcg::is_unread_output(graph, n.id, n.inputs[0]);
+    unread[n.id.index()] = options.moves_data && options.moves_data(n) && n.inputs.size() == 1 &&
+                           !fed[moved_from[n.id.index()].node.index()] && pcg::is_unread_output(graph, n.id, moved_from[n.id.index()]);
   }
+  std::vector<bool> not_run = unread;
+  for (std::size_t i = 0; i < not_run.size(); ++i) not_run[i] = not_run[i] || fused_away[i];
   // A recomputed operator's output, and the layout changes made of it, are computed again too;
   // a graph output is kept.
   std::vector<bool> dropped(graph.size(), false);
@@ -266,7 +278,7 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
   // A graph output is kept, and so is what an unread gather of one would move from: the loss reads it.
   for (pcg::PortRef out : graph.outputs()) {
     dropped[out.node.index()] = false;
-    if (unread[out.node.index()]) dropped[graph.node(out.node).inputs[0].node.index()] = false;
+    if (unread[out.node.index()]) dropped[moved_from[out.node.index()].node.index()] = false;
   }
   // Co-shard regions hold one piece of their dropped values at a time, when their last member's turn comes.
   const std::vector<std::vector<pcg::NodeId>> regions = piecewise_regions(graph, options.moves_data, dropped);
@@ -286,7 +298,7 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
   const std::vector<bool> cut_off =
       freed_after_forward(graph, options.detached, values_taking_gradients(graph, options.trained, options.detached));
   for (const pcg::Node& n : graph.nodes()) {
-    if (held_by_consumers[n.id.index()] || unread[n.id.index()] || (options.activations_only && fed[n.id.index()])) continue;
+    if (held_by_consumers[n.id.index()] || not_run[n.id.index()] || (options.activations_only && fed[n.id.index()])) continue;
     if (cut_off[n.id.index()] && !weight[n.id.index()]) continue;
     // A segment's second reading of a weight holds nothing of its own where the weight is read too.
     if (read_without_gradient(n) && graph.find(weight_read(n))) continue;
@@ -329,8 +341,8 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
     for (const auto& [at, piece_bytes] : region_pieces[r]) largest[at.first] = std::max(largest[at.first], piece_bytes);
     for (const auto& [d, piece_bytes] : largest) piece_at_node[regions[r].back().index()].emplace_back(d, piece_bytes);
   }
-  const std::vector<double> excess =
-      backward_excess(graph, fed, unread, freed, restored_at_node, piece_at_node, segments, regions, region_of, options, bytes);
+  const std::vector<double> excess = backward_excess(graph, fed, unread, not_run, moved_from, freed, restored_at_node, piece_at_node,
+                                                     segments, regions, region_of, options, bytes);
   for (std::size_t d = 0; d < bytes.size(); ++d) bytes[d] += excess[d];
   return bytes;
 }

@@ -29,6 +29,7 @@ std::vector<double> plan_memory(const pcg::Graph& graph, const CostModel& model,
   memory.activation_copies = std::move(activation_copies);
   memory.recomputed = std::move(recomputed);
   memory.moves_data = [&](const pcg::Node& n) { return !n.is_graph_input() && !model.is_compute(n); };
+  memory.layout_changes = layout_changes_as_run(graph, model);
   memory.trained = model.trained_in(graph);
   memory.detached = model.detached_inputs();
   return memory_per_device(graph, model.machine(), memory);

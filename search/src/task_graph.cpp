@@ -15,7 +15,7 @@ TaskGraph build_task_graph(const pcg::Graph& graph, const CostModel& model, RunW
 }
 
 std::vector<pcg::PortRef> layout_change_sources(const pcg::Graph& graph, const CostModel& model) {
-  return PlanLayout(graph, model).sources();
+  return layout_changes_as_run(graph, model).source;
 }
 
 std::map<pcg::NodeId, std::map<int, std::vector<pcg::Region>>> weight_update_boxes(const pcg::Graph& graph, const CostModel& model) {

@@ -8,20 +8,42 @@
 
 namespace loom::search {
 
+namespace {
+
+pcg::MachineView checked_view(const pcg::Node& n, const Machine& machine) {
+  pcg::MachineView view = n.view_or_default();
+  for (int d : view.devices)
+    if (d < 0 || d >= machine.devices())
+      throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + ", but " + machine.name + " has " +
+                      std::to_string(machine.devices()) + " devices");
+  return view;
+}
+
+bool runs_as_layout_change(const pcg::Node& n, const CostModel& model) {
+  return n.inputs.size() == 1 && n.output_shapes.size() == 1 && !model.is_compute(n);
+}
+
+}  // namespace
+
+pcg::LayoutChangeSources layout_changes_as_run(const pcg::Graph& graph, const CostModel& model) {
+  const RvdSearch& moves = model.moves();
+  return pcg::fuse_layout_changes(
+      graph, [&model](const pcg::Node& n) { return runs_as_layout_change(n, model); },
+      [&model](const pcg::Node& n) { return checked_view(n, model.machine()); }, true,
+      [&moves](const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
+               const pcg::MachineView& to_view) { return moves.moves_as_one_collective(from, from_view, to, to_view); });
+}
+
 PlanLayout::PlanLayout(const pcg::Graph& graph, const CostModel& model)
     : graph_(graph),
       model_(model),
       machine_(model.machine()),
       takes_gradient_(model.gradient_values(graph)),
       forward_only_(cut_off_from_gradients(graph, model.detached_inputs())) {
-  // As the runtime runs them.
   const auto layout_change = [this](const pcg::Node& n) { return is_layout_change(n); };
   const auto view = [this](const pcg::Node& n) { return view_of(n); };
   const RvdSearch& moves = model_.moves();
-  pcg::LayoutChangeSources fused = pcg::fuse_layout_changes(
-      graph_, layout_change, view, true,
-      [&moves](const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
-               const pcg::MachineView& to_view) { return moves.moves_as_one_collective(from, from_view, to, to_view); });
+  pcg::LayoutChangeSources fused = layout_changes_as_run(graph_, model_);
   reads_ = pcg::input_reads(
       graph_, fused, layout_change, view, [this](const pcg::Node& n) { return model_.trains(graph_, n); },
       [&moves](const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
@@ -32,18 +54,9 @@ PlanLayout::PlanLayout(const pcg::Graph& graph, const CostModel& model)
   fused_away_ = std::move(fused.fused_away);
 }
 
-pcg::MachineView PlanLayout::view_of(const pcg::Node& n) const {
-  pcg::MachineView view = n.view_or_default();
-  for (int d : view.devices)
-    if (d < 0 || d >= machine_.devices())
-      throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + ", but " + machine_.name + " has " +
-                      std::to_string(machine_.devices()) + " devices");
-  return view;
-}
+pcg::MachineView PlanLayout::view_of(const pcg::Node& n) const { return checked_view(n, machine_); }
 
-bool PlanLayout::is_layout_change(const pcg::Node& n) const {
-  return n.inputs.size() == 1 && n.output_shapes.size() == 1 && !model_.is_compute(n);
-}
+bool PlanLayout::is_layout_change(const pcg::Node& n) const { return runs_as_layout_change(n, model_); }
 
 bool PlanLayout::loads_its_pieces(const pcg::Node& n) const {
   const pcg::Node& source = graph_.node(source_of(n).node);

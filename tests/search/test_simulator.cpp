@@ -299,6 +299,40 @@ TEST(Memory, AGraphInputIsHeldWhereOperatorsReadIt) {
   EXPECT_EQ(two_readers[3], (4 * 16 + 16 + 16) * 4.0);
 }
 
+// Partial sums reduced on device 0, then replicated: the plan runs the two as one allreduce
+// (pcg/layout_fusion.hpp), so the reduce's whole sum is never held on device 0, nor its gradient:
+// the plan holds what the same plan with the fused allreduce form holds.
+TEST(Memory, ALayoutChangeFusedAwayHoldsNothing) {
+  const Machine m = load_machine("p100").with_nodes(1);
+  const auto plan = [](bool fused_form) {
+    pcg::Graph g;
+    const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 8}));
+    const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({8, 12}), true);
+    const pcg::MachineView all = pcg::MachineView::contiguous(0, 2), first = pcg::MachineView::contiguous(0, 1);
+    const auto add = [&](const std::string& op, pcg::AttrMap attrs, std::vector<pcg::PortRef> inputs, const pcg::MachineView& view) {
+      const int n = g.add_node(library(), op, std::move(attrs), std::move(inputs));
+      g.set_view(n, view);
+      return n;
+    };
+    const int px = add("partition", {{"dim", 1}, {"degree", 2}}, {{x, 0}}, all);
+    const int pw = add("partition", {{"dim", 0}, {"degree", 2}}, {{w, 0}}, all);
+    const int mm = add("matmul", {}, {{px, 0}, {pw, 0}}, all);
+    const int copies = fused_form ? add("allreduce", {{"degree", 2}}, {{mm, 0}}, all)
+                                  : add("replicate", {{"degree", 2}}, {{add("reduce", {{"degree", 2}}, {{mm, 0}}, first), 0}}, all);
+    g.mark_output({add("relu", {}, {{copies, 0}}, all), 0});
+    return g;
+  };
+  const CostModel model(library(), m);
+  const std::vector<double> chained = plan_memory(plan(false), model), fused = plan_memory(plan(true), model);
+  EXPECT_EQ(chained, fused);
+  EXPECT_GT(chained[0], 0);
+  // Counted apart, the reduce's [8, 12] sum on device 0 would be held there, and its gradient too.
+  MemoryOptions apart;
+  apart.moves_data = [&model](const pcg::Node& n) { return !n.is_graph_input() && !model.is_compute(n); };
+  apart.trained = model.trained_in(plan(false));
+  EXPECT_GE(memory_per_device(plan(false), m, apart)[0], chained[0] + 8 * 12 * 4.0);
+}
+
 // A weight the run keeps fixed (an imported model's constant) is costed as the runtime treats it:
 // no gradient of it is summed or stored, no optimizer step updates it, and the product reading it
 // with the data computes no gradient for either.

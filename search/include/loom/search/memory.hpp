@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "loom/pcg/graph.hpp"
+#include "loom/pcg/layout_fusion.hpp"
 #include "loom/search/gradient_flow.hpp"
 #include "loom/search/machine.hpp"
 
@@ -31,6 +32,10 @@ struct MemoryOptions {
   // operators read directly is kept where they read it, each device holding the pieces its tasks
   // read, not on the input's own view.
   std::function<bool(const pcg::Node&)> moves_data;
+  // Which layout changes run, and from what (layout_changes_as_run; empty: each from its input):
+  // one fused into a later change of its chain makes no pieces and holds no gradient, and the
+  // change it is fused into moves its gradient back to the chain's first input.
+  pcg::LayoutChangeSources layout_changes;
   // Whether training updates a weight (CostModel::trains; empty: every weight). One it keeps
   // fixed holds no gradient or optimizer state, and values made from it alone take no gradient.
   std::function<bool(const pcg::Node&)> trained;

@@ -25,6 +25,7 @@
 
 #include "loom/pcg/gradient_sums.hpp"
 #include "loom/pcg/graph.hpp"
+#include "loom/pcg/layout_fusion.hpp"
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/search/cost_model.hpp"
 
@@ -108,6 +109,10 @@ TaskGraph build_task_graph(const pcg::Graph& graph, const CostModel& model, RunW
 // operator or fused form): its input, or the first input of the chain of layout changes fused
 // into it, as the task graph charges it and a run of several processes executes it.
 std::vector<pcg::PortRef> layout_change_sources(const pcg::Graph& graph, const CostModel& model);
+// The same, with the layout changes fused away (pcg::LayoutChangeSources): the one account of
+// which changes run that the task graph, the memory model and a training run share. Throws
+// LoomError naming the node when a view places a task outside the machine.
+pcg::LayoutChangeSources layout_changes_as_run(const pcg::Graph& graph, const CostModel& model);
 
 // Per weight node, per device: the boxes of the weight the device updates after each iteration, as
 // the task graph charges them (the cost model's weight_update of each).
