@@ -240,8 +240,8 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
   std::vector<bool> fused_away(graph.size(), false);
   for (const pcg::Node& n : graph.nodes()) {
     if (n.is_graph_input() || n.inputs.size() != 1) continue;
-    const bool fused = !as_run.source.empty() && as_run.source[n.id.index()].node.valid();
-    moved_from[n.id.index()] = fused ? as_run.source[n.id.index()] : n.inputs[0];
+    const bool given = !as_run.source.empty() && as_run.source[n.id.index()].node.valid();
+    moved_from[n.id.index()] = given ? as_run.source[n.id.index()] : n.inputs[0];
     fused_away[n.id.index()] = !as_run.fused_away.empty() && as_run.fused_away[n.id.index()];
   }
   for (const pcg::Node& n : graph.nodes()) {

@@ -143,7 +143,9 @@ TEST(ShardedExecutor, AChainFusesPastAnEarlierFusionToItsFarthestInput) {
   EXPECT_EQ(fused.source[static_cast<std::size_t>(copies)], (pcg::PortRef{mm, 0}));
   for (int away : {halves, halves_twice, whole_twice}) EXPECT_TRUE(fused.fused_away[static_cast<std::size_t>(away)]) << away;
   const search::CostModel costs(library(), search::load_machine("summit").with_devices_per_node(4));
-  EXPECT_EQ(search::layout_change_sources(plan, costs), fused.source);  // the simulator charges what runs
+  const pcg::LayoutChangeSources charged = search::layout_changes_as_run(plan, costs);  // what the simulator charges
+  EXPECT_EQ(charged.source, fused.source);
+  EXPECT_EQ(charged.fused_away, fused.fused_away);
   SilentProcesses processes(4);
   ShardedExecutor<double> e(library(), plan, builtin_kernels(), processes, {"w"}, 4);
   EXPECT_EQ(e.collective_nodes(Collective::all_gather), std::vector<pcg::NodeId>{copies});

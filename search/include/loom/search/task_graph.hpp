@@ -109,9 +109,10 @@ TaskGraph build_task_graph(const pcg::Graph& graph, const CostModel& model, RunW
 // operator or fused form): its input, or the first input of the chain of layout changes fused
 // into it, as the task graph charges it and a run of several processes executes it.
 std::vector<pcg::PortRef> layout_change_sources(const pcg::Graph& graph, const CostModel& model);
-// The same, with the layout changes fused away (pcg::LayoutChangeSources): the one account of
-// which changes run that the task graph, the memory model and a training run share. Throws
-// LoomError naming the node when a view places a task outside the machine.
+// The same, with the layout changes fused away (pcg::LayoutChangeSources): the account of which
+// changes run that the task graph and the memory model share, and that a run of several processes
+// makes by the same fusion. Throws LoomError naming the node when the view of a layout change, or
+// of a node a chain of them reaches back to, places a task outside the machine.
 pcg::LayoutChangeSources layout_changes_as_run(const pcg::Graph& graph, const CostModel& model);
 
 // Per weight node, per device: the boxes of the weight the device updates after each iteration, as
