@@ -9,6 +9,7 @@
 #include "loom/pcg/layout_fusion.hpp"
 #include "loom/pcg/task_layout.hpp"
 #include "loom/pcg/union_find.hpp"
+#include "loom/search/checked_view.hpp"
 #include "loom/search/gradient_flow.hpp"
 #include "loom/search/graph_split.hpp"
 
@@ -204,21 +205,16 @@ std::vector<double> backward_excess(const pcg::Graph& graph, const std::vector<b
 // on its own view only where nothing reads it so.
 std::vector<std::vector<int>> piece_devices(const pcg::Graph& graph, const pcg::Node& n, const std::vector<pcg::NodeId>& readers,
                                             const std::function<bool(const pcg::Node&)>& moves_data, const Machine& machine) {
-  const pcg::MachineView view = n.view_or_default();
+  const pcg::MachineView view = checked_view(n, machine);
   const std::size_t tasks = view.devices.size();
   std::vector<std::vector<int>> out(tasks);
   if (n.is_graph_input() && moves_data)
     for (pcg::NodeId r : readers) {
       const pcg::Node& reader = graph.node(r);
       if (moves_data(reader)) continue;
-      const pcg::MachineView at = reader.view_or_default();
-      for (std::size_t t = 0; t < tasks && t < at.devices.size(); ++t) {
-        const int d = at.devices[t];
-        if (d < 0 || d >= machine.devices())
-          throw LoomError(reader.describe() + ": its machine view uses device " + std::to_string(d) + ", but " + machine.name + " has " +
-                          std::to_string(machine.devices()) + " devices");
-        if (std::find(out[t].begin(), out[t].end(), d) == out[t].end()) out[t].push_back(d);
-      }
+      const pcg::MachineView at = checked_view(reader, machine);
+      for (std::size_t t = 0; t < tasks && t < at.devices.size(); ++t)
+        if (std::find(out[t].begin(), out[t].end(), at.devices[t]) == out[t].end()) out[t].push_back(at.devices[t]);
     }
   if (std::all_of(out.begin(), out.end(), [](const std::vector<int>& d) { return d.empty(); }))
     for (std::size_t t = 0; t < tasks; ++t) out[t] = {view.devices[t]};
@@ -237,12 +233,10 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
   // What each layout change moves from as it runs, and which run not at all, fused into a later one.
   const pcg::LayoutChangeSources& as_run = options.layout_changes;
   std::vector<pcg::PortRef> moved_from(graph.size());
-  std::vector<bool> fused_away(graph.size(), false);
   for (const pcg::Node& n : graph.nodes()) {
     if (n.is_graph_input() || n.inputs.size() != 1) continue;
     const bool given = !as_run.source.empty() && as_run.source[n.id.index()].node.valid();
     moved_from[n.id.index()] = given ? as_run.source[n.id.index()] : n.inputs[0];
-    fused_away[n.id.index()] = !as_run.fused_away.empty() && as_run.fused_away[n.id.index()];
   }
   for (const pcg::Node& n : graph.nodes()) {
     weight[n.id.index()] = n.op == pcg::kWeightOp;
@@ -267,7 +261,7 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
                            !fed[moved_from[n.id.index()].node.index()] && pcg::is_unread_output(graph, n.id, moved_from[n.id.index()]);
   }
   std::vector<bool> not_run = unread;
-  for (std::size_t i = 0; i < not_run.size(); ++i) not_run[i] = not_run[i] || fused_away[i];
+  for (std::size_t i = 0; i < not_run.size() && !as_run.fused_away.empty(); ++i) not_run[i] = not_run[i] || as_run.fused_away[i];
   // A recomputed operator's output, and the layout changes made of it, are computed again too;
   // a graph output is kept.
   std::vector<bool> dropped(graph.size(), false);
@@ -313,9 +307,6 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
       std::set<std::pair<int, std::vector<std::int64_t>>> weight_parts;
       for (std::size_t t = 0; t < static_cast<std::size_t>(s.tasks()) && t < devices.size(); ++t)
         for (const int d : devices[t]) {
-          if (d < 0 || d >= machine.devices())
-            throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + ", but " + machine.name + " has " +
-                            std::to_string(machine.devices()) + " devices");
           if (is_weight && s.R == s.tasks() && !weight_parts.emplace(d, pcg::task_piece(s, static_cast<std::int64_t>(t)).block).second)
             continue;
           const bool repeated = !is_weight && !options.activation_copies.empty();

@@ -5,19 +5,11 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/layout_fusion.hpp"
 #include "loom/pcg/task_layout.hpp"
+#include "loom/search/checked_view.hpp"
 
 namespace loom::search {
 
 namespace {
-
-pcg::MachineView checked_view(const pcg::Node& n, const Machine& machine) {
-  pcg::MachineView view = n.view_or_default();
-  for (int d : view.devices)
-    if (d < 0 || d >= machine.devices())
-      throw LoomError(n.describe() + ": its machine view uses device " + std::to_string(d) + ", but " + machine.name + " has " +
-                      std::to_string(machine.devices()) + " devices");
-  return view;
-}
 
 bool runs_as_layout_change(const pcg::Node& n, const CostModel& model) {
   return n.inputs.size() == 1 && n.output_shapes.size() == 1 && !model.is_compute(n);
