@@ -4,7 +4,7 @@
 //   memory GB/s     memcpy of a buffer far larger than the caches, bytes read plus written
 //   kernel overhead the runtime's relu kernel on one element (what every task pays)
 //   dispatch        the executor's own time per task outside its task times, forward and backward,
-//                   over a chain of relus on a few elements
+//                   over a small MLP's steps (the median of a few runs)
 //   achieved fraction per kernel shape (contraction, convolution, reduction, elementwise), the
 //                   median over a few tasks of the shape, each measured alone forward and backward
 //                   as `loom optimize` measures (runtime::LocalTaskMeasurer), of the roofline's
@@ -95,34 +95,48 @@ double kernel_overhead() {
          calls;
 }
 
+// Over a small MLP rather than tasks on a few elements: the executor's bookkeeping between tasks
+// runs with the caches full of the values the tasks read and write, as in a step, and takes several
+// times longer than between tasks that leave the caches to it.
 double dispatch_overhead() {
-  constexpr std::int64_t side = 4;
   using namespace loom::runtime;
-  constexpr int chain = 64;
+  constexpr std::int64_t rows = 64, width = 256;
+  constexpr int layers = 8;
   loom::pcg::Graph g;
-  int last = g.add_input("x", loom::pcg::ParallelShape::unpartitioned({side, side}));
-  for (int i = 0; i < chain; ++i) last = g.add_node(loom::bench::library(), "relu", {}, {{last, 0}});
+  int last = g.add_input("x", loom::pcg::ParallelShape::unpartitioned({rows, width}));
+  std::set<std::string> weights;
+  NamedValues<float> feeds{{"x", Value<float>(Tensor<float>({rows, width}, 0.5f))}};
+  for (int i = 0; i < layers; ++i) {
+    const std::string w = "w" + std::to_string(i);
+    weights.insert(w);
+    feeds.emplace(w, Value<float>(Tensor<float>({width, width}, 1.f / width)));
+    const int weight = g.add_input(w, loom::pcg::ParallelShape::unpartitioned({width, width}), true);
+    last =
+        g.add_node(loom::bench::library(), "relu", {}, {{g.add_node(loom::bench::library(), "matmul", {}, {{last, 0}, {weight, 0}}), 0}});
+  }
   g.mark_output({last, 0});
   LocalTransport one;
-  ShardedExecutor<float> executor(loom::bench::library(), g, builtin_kernels(), one, {"x"}, 1);
-  const NamedTensors<float> feeds{{"x", Tensor<float>({side, side}, 1.f)}};
-  const std::vector<Tensor<float>> output_grad{Tensor<float>({side, side}, 1.f)};
-  constexpr int steps = 200;
-  double best = 1e300;
-  for (int r = 0; r < 5; ++r) {
-    double kernels_before = 0;
-    for (const OperatorTime& t : executor.operator_times()) kernels_before += t.forward_seconds + t.backward_seconds;
+  ShardedExecutor<float> executor(loom::bench::library(), g, builtin_kernels(), one, weights, 1);
+  const std::vector<Tensor<float>> output_grad{Tensor<float>({rows, width}, 1.f)};
+  constexpr int steps = 50;
+  std::vector<double> per_task;
+  for (int r = 0; r < 7; ++r) {
+    executor.restart_operator_times();
     const auto start = Clock::now();
     for (int s = 0; s < steps; ++s) {
       executor.forward(feeds);
-      executor.backward(output_grad);
+      executor.backward_values(output_grad);
     }
     const double total = seconds_since(start);
-    double kernels = -kernels_before;
-    for (const OperatorTime& t : executor.operator_times()) kernels += t.forward_seconds + t.backward_seconds;
-    best = std::min(best, (total - kernels) / (2.0 * chain * steps));
+    double kernels = 0;
+    std::int64_t tasks = 0;
+    for (const OperatorTime& t : executor.operator_times()) {
+      kernels += t.forward_seconds + t.backward_seconds;
+      tasks += t.forward_tasks + t.backward_tasks;
+    }
+    per_task.push_back((total - kernels) / static_cast<double>(tasks));
   }
-  return best;
+  return loom::pcg::median(per_task);
 }
 
 // The median of `repeats` runs of `body`, in seconds: what a step meets, where the best run is

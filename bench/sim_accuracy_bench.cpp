@@ -10,8 +10,8 @@
 //       weight's optimizer step over the box a rank updates;
 //   (b) the plan simulated with the cost model over that database; for comparison, with the cost
 //       model measuring each distinct operator task alone before it costs it, as `loom optimize`
-//       does with no profile (runtime::LocalTaskMeasurer, on rank 0 while the other ranks wait;
-//       layout changes by the roofline), and over the roofline alone;
+//       does with no profile (runtime::LocalTaskMeasurer, on rank 0 while the other ranks wait,
+//       anew in each round; layout changes by the roofline), and over the roofline alone;
 //   (c) the real iteration (batch, forward, loss, backward, optimizer step): the mean of the timed
 //       steps, the slowest rank's.
 // The task times and the iteration come from the same steps, so a host that is slower for a while
@@ -104,7 +104,7 @@ const char* const kUsage =
     "  --machine NAME|PATH  the machine file (default cpu_host), one device per rank\n"
     "  --models a,b         only these rows (mlp_fig1, bert_large, alexnet, dlrm, glu_mlp)\n"
     "  --profile-out FILE   write the task times recorded in training\n"
-    "  --measured-out FILE  write the tasks measured alone before simulating\n";
+    "  --measured-out FILE  write the tasks measured alone before simulating (the last round's)\n";
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -295,9 +295,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     const search::Machine machine = search::load_machine(s.machine).with_nodes(1).with_devices_per_node(transport.size());
-    search::ProfileDatabase database, measured_first;
+    search::ProfileDatabase database;
     runtime::LocalTaskMeasurer measurer(library());
-    const search::CostModel measuring_first(library(), machine, std::make_shared<search::MeasuringProfiles>(measured_first, measurer));
     std::vector<Row> rows;  // each model's plans
     for (const Case& c : cases()) {
       if (!s.models.empty() && std::find(s.models.begin(), s.models.end(), c.name) == s.models.end()) continue;
@@ -328,7 +327,12 @@ int main(int argc, char** argv) {
         }
     }
     // The plans take turns, so that a spell in which the host is slower falls on all of them.
+    // Each round measures the tasks alone anew, each plan's just after its run, so that the run and
+    // the figures it is compared with come from the same spell.
+    search::ProfileDatabase measured_first;
     for (int round = 1; round <= s.repeats; ++round) {
+      measured_first = search::ProfileDatabase();
+      const search::CostModel measuring_first(library(), machine, std::make_shared<search::MeasuringProfiles>(measured_first, measurer));
       for (Row& row : rows) row.runs.push_back(run_plan(row.graph, row.pipeline, machine, s, transport, database, measuring_first));
       if (printer) std::cerr << "round " << round << " of " << s.repeats << ": done\n";
     }

@@ -97,15 +97,15 @@ class FileData final : public DataSource {
     for (const auto& [name, dims] : wanted) names_.push_back(name);
   }
 
-  Batch batch(std::int64_t step) const override {
+  const Batch& batch(std::int64_t step) const override {
     const std::int64_t first = (step % (samples_ / batch_rows_)) * batch_rows_;
-    Batch b;
+    Batch& b = current_;
     for (const std::string& name : names_) {
       Tensor<double> part = rows_of(tensors_.at(name), first, batch_rows_);
       if (name == "target")
         b.target = std::move(part);
       else
-        b.inputs.emplace(name, std::move(part));
+        b.inputs.insert_or_assign(name, std::move(part));
     }
     return b;
   }
@@ -114,6 +114,7 @@ class FileData final : public DataSource {
   NamedTensors<double> tensors_;
   std::vector<std::string> names_;
   std::int64_t samples_ = 0, batch_rows_ = 0;
+  mutable Batch current_;  // the last batch asked for
 };
 
 template <class V>

@@ -32,7 +32,7 @@ class SyntheticData final : public DataSource {
     }
   }
 
-  Batch batch(std::int64_t step) const override { return batches_[static_cast<std::size_t>(step) % batches_.size()]; }
+  const Batch& batch(std::int64_t step) const override { return batches_[static_cast<std::size_t>(step) % batches_.size()]; }
 
  private:
   // Uniform in [-1, 1], or integers below `integers` when it is positive.

@@ -213,7 +213,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
       update_times.clear();
     }
     const auto start = std::chrono::steady_clock::now();
-    Batch batch = data->batch(step);
+    const Batch& batch = data->batch(step);
     for (auto& [name, value] : batch.inputs)
       if (!fixed_inputs.count(name)) feeds.insert_or_assign(name, Value<T>(convert<T>(value)));
     double loss = 0;

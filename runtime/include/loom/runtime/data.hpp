@@ -32,8 +32,9 @@ struct Batch {
 class DataSource {
  public:
   virtual ~DataSource() = default;
-  // The batch of step `step` (0-based); the same step always gives the same batch.
-  virtual Batch batch(std::int64_t step) const = 0;
+  // The batch of step `step` (0-based); the same step always gives the same batch. It stays valid
+  // until the next call, so that a batch held in memory is read where it lies, not copied each step.
+  virtual const Batch& batch(std::int64_t step) const = 0;
 };
 
 // The target's shape for a graph's first output: the output's (mse) or without its class axis.
