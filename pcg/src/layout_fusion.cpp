@@ -63,6 +63,7 @@ LayoutChangeSources fuse_layout_changes(const Graph& graph, const std::function<
 bool is_unread_output(const Graph& graph, NodeId node, PortRef source) {
   const auto& outputs = graph.outputs();
   if (std::find(outputs.begin(), outputs.end(), PortRef{node, 0}) == outputs.end()) return false;
+  if (graph.node(source.node).is_graph_input()) return false;
   return graph.shape_of(source).V == graph.node(node).output_shapes.at(0).V && graph.consumers(node).empty();
 }
 

@@ -85,8 +85,7 @@ ShardedExecutor<T>::ShardedExecutor(const spec::Library& library, const pcg::Gra
   }
   for (pcg::PortRef o : graph.outputs()) {
     NodeRun& run = runs_[o.node.index()];
-    run.output_read_at_source =
-        run.parallel && !graph.node(run.source.node).is_graph_input() && pcg::is_unread_output(graph, o.node, run.source);
+    run.output_read_at_source = run.parallel && pcg::is_unread_output(graph, o.node, run.source);
   }
   sync_ = std::make_unique<GradientSync<T>>(
       graph, transport_,

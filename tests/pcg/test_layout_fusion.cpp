@@ -111,5 +111,20 @@ TEST(LayoutFusion, WithoutFusionEachChangeRunsFromItsInput) {
   }
 }
 
+// A change that only makes an output nobody reads is left out where an operator computed what it
+// moves, and runs where it moves a graph input, which is held whole rather than in pieces.
+TEST(LayoutFusion, AnUnreadOutputOfAComputedValueIsLeftOut) {
+  const Chain c = chain_of(1);
+  EXPECT_TRUE(is_unread_output(c.graph, c.changes[0], output_of(c.producer)));
+  Graph g;
+  const NodeId x = g.add_input("x", ParallelShape::unpartitioned({4, 4}));
+  const NodeId change = g.add_node_with_shapes("change", {}, {{x, 0}}, {ParallelShape::unpartitioned({4, 4})});
+  g.mark_output({change, 0});
+  EXPECT_FALSE(is_unread_output(g, change, {x, 0}));
+  Chain read = chain_of(1);
+  read.graph.add_node_with_shapes("reader", {}, {{read.changes[0], 0}}, {ParallelShape::unpartitioned({4, 4})});
+  EXPECT_FALSE(is_unread_output(read.graph, read.changes[0], output_of(read.producer)));
+}
+
 }  // namespace
 }  // namespace loom::pcg

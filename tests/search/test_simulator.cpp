@@ -334,6 +334,30 @@ TEST(Memory, ALayoutChangeFusedAwayHoldsNothing) {
   EXPECT_GE(memory_per_device(chain, m, apart)[0], chained[0] + 8 * 12 * 4.0);
 }
 
+// A graph output gathered from the data's pieces, which nobody reads, is not gathered: the runtime
+// hands the loss the pieces, and the memory model holds what the output would have been without
+// the gather.
+TEST(Memory, AnUnreadGatherOfTheDatasPiecesHoldsNothing) {
+  const Machine m = load_machine("p100").with_nodes(1);
+  const auto plan = [](bool gathered) {
+    pcg::Graph g;
+    const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 8}));
+    const int px = g.add_node(library(), "partition", {{"dim", 0}, {"degree", 2}}, {{x, 0}});
+    g.set_view(px, pcg::MachineView::contiguous(0, 2));
+    if (!gathered) {
+      g.mark_output({px, 0});
+      return g;
+    }
+    const int combined = g.add_node(library(), "combine", {{"dim", 0}, {"degree", 2}}, {{px, 0}});
+    g.set_view(combined, pcg::MachineView::contiguous(0, 1));
+    g.mark_output({combined, 0});
+    return g;
+  };
+  const CostModel model(library(), m);
+  const pcg::Graph gathered = plan(true), pieces = plan(false);
+  EXPECT_EQ(plan_memory(gathered, model), plan_memory(pieces, model));
+}
+
 // A weight the run keeps fixed (an imported model's constant) is costed as the runtime treats it:
 // no gradient of it is summed or stored, no optimizer step updates it, and the product reading it
 // with the data computes no gradient for either.

@@ -45,8 +45,9 @@ LayoutChangeSources fuse_layout_changes(const Graph& graph, const std::function<
                                         const CollectiveTest& one_collective = moves_as_one_collective);
 
 // Whether layout change `node`, moving from `source`, only makes a graph output nobody reads, from
-// pieces with no partial sums to add up: it is not run, and the loss reads the output in the
-// source's pieces (the runtime, the simulator's tasks and its memory alike).
+// pieces with no partial sums to add up, that some operator computed: it is not run, and the loss
+// reads the output in the source's pieces (the runtime, the simulator's tasks and its memory
+// alike). A change of a graph input itself runs, as the input is held whole, not in pieces.
 bool is_unread_output(const Graph& graph, NodeId node, PortRef source);
 
 }  // namespace loom::pcg
