@@ -327,8 +327,8 @@ int main(int argc, char** argv) {
         }
     }
     // The plans take turns, so that a spell in which the host is slower falls on all of them.
-    // Each round measures the tasks alone anew, each plan's just after its run, so that the run and
-    // the figures it is compared with come from the same spell.
+    // Each round measures the tasks alone anew, each at the first plan that costs it, just after
+    // that plan's run, so that a run and the figures it is compared with come from one spell.
     search::ProfileDatabase measured_first;
     for (int round = 1; round <= s.repeats; ++round) {
       measured_first = search::ProfileDatabase();

@@ -74,14 +74,15 @@ Tensor<double> rows_of(const Tensor<double>& t, std::int64_t first, std::int64_t
 
 class FileData final : public DataSource {
  public:
-  FileData(const std::string& path, const pcg::Graph& graph, LossKind loss) : tensors_(read_tensors(path)) {
+  FileData(const std::string& path, const pcg::Graph& graph, LossKind loss) {
+    const NamedTensors<double> tensors = read_tensors(path);
     std::vector<std::pair<std::string, std::vector<std::int64_t>>> wanted;
     for (const pcg::Node& n : graph.nodes())
       if (n.op == pcg::kInputOp) wanted.emplace_back(n.name, n.output_shapes.front().dims);
     wanted.emplace_back("target", target_dims(graph, loss));
     for (const auto& [name, dims] : wanted) {
-      auto it = tensors_.find(name);
-      if (it == tensors_.end()) throw LoomError(path + ": no tensor '" + name + "' (the graph's inputs and \"target\" are needed)");
+      auto it = tensors.find(name);
+      if (it == tensors.end()) throw LoomError(path + ": no tensor '" + name + "' (the graph's inputs and \"target\" are needed)");
       const auto& have = it->second.dims;
       std::vector<std::int64_t> per_sample(dims.begin() + (dims.empty() ? 0 : 1), dims.end());
       if (std::vector<std::int64_t>(have.begin() + 1, have.end()) != per_sample || dims.empty())
@@ -94,27 +95,25 @@ class FileData final : public DataSource {
     }
     if (samples_ < batch_rows_)
       throw LoomError(path + ": " + std::to_string(samples_) + " samples, fewer than one batch of " + std::to_string(batch_rows_));
-    for (const auto& [name, dims] : wanted) names_.push_back(name);
+    // Cut into its batches once, so that a step reads its batch where it lies.
+    for (std::int64_t first = 0; first + batch_rows_ <= samples_; first += batch_rows_) {
+      Batch b;
+      for (const auto& [name, dims] : wanted) {
+        Tensor<double> part = rows_of(tensors.at(name), first, batch_rows_);
+        if (name == "target")
+          b.target = std::move(part);
+        else
+          b.inputs.emplace(name, std::move(part));
+      }
+      batches_.push_back(std::move(b));
+    }
   }
 
-  const Batch& batch(std::int64_t step) const override {
-    const std::int64_t first = (step % (samples_ / batch_rows_)) * batch_rows_;
-    Batch& b = current_;
-    for (const std::string& name : names_) {
-      Tensor<double> part = rows_of(tensors_.at(name), first, batch_rows_);
-      if (name == "target")
-        b.target = std::move(part);
-      else
-        b.inputs.insert_or_assign(name, std::move(part));
-    }
-    return b;
-  }
+  const Batch& batch(std::int64_t step) const override { return batches_[static_cast<std::size_t>(step) % batches_.size()]; }
 
  private:
-  NamedTensors<double> tensors_;
-  std::vector<std::string> names_;
+  std::vector<Batch> batches_;
   std::int64_t samples_ = 0, batch_rows_ = 0;
-  mutable Batch current_;  // the last batch asked for
 };
 
 template <class V>

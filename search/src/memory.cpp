@@ -257,7 +257,8 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
   std::vector<bool> unread(graph.size(), false);
   for (pcg::PortRef out : graph.outputs()) {
     const pcg::Node& n = graph.node(out.node);
-    unread[n.id.index()] = options.moves_data && options.moves_data(n) && pcg::is_unread_output(graph, n.id, moved_from[n.id.index()]);
+    unread[n.id.index()] =
+        options.moves_data && options.moves_data(n) && n.inputs.size() == 1 && pcg::is_unread_output(graph, n.id, moved_from[n.id.index()]);
   }
   std::vector<bool> not_run = unread;
   for (std::size_t i = 0; i < not_run.size() && !as_run.fused_away.empty(); ++i) not_run[i] = not_run[i] || as_run.fused_away[i];
