@@ -76,6 +76,7 @@ class FileData final : public DataSource {
  public:
   FileData(const std::string& path, const pcg::Graph& graph, LossKind loss) {
     const NamedTensors<double> tensors = read_tensors(path);
+    std::int64_t samples = 0, batch_rows = 0;
     std::vector<std::pair<std::string, std::vector<std::int64_t>>> wanted;
     for (const pcg::Node& n : graph.nodes())
       if (n.op == pcg::kInputOp) wanted.emplace_back(n.name, n.output_shapes.front().dims);
@@ -88,18 +89,18 @@ class FileData final : public DataSource {
       if (std::vector<std::int64_t>(have.begin() + 1, have.end()) != per_sample || dims.empty())
         throw LoomError(path + ": tensor '" + name + "' has shape " + spec::dims_to_string(have) + "; a batch needs " +
                         spec::dims_to_string(dims) + " (samples first)");
-      if (samples_ == 0) samples_ = have[0];
-      if (have[0] != samples_)
-        throw LoomError(path + ": tensor '" + name + "' has " + std::to_string(have[0]) + " samples, others " + std::to_string(samples_));
-      batch_rows_ = dims[0];
+      if (samples == 0) samples = have[0];
+      if (have[0] != samples)
+        throw LoomError(path + ": tensor '" + name + "' has " + std::to_string(have[0]) + " samples, others " + std::to_string(samples));
+      batch_rows = dims[0];
     }
-    if (samples_ < batch_rows_)
-      throw LoomError(path + ": " + std::to_string(samples_) + " samples, fewer than one batch of " + std::to_string(batch_rows_));
+    if (samples < batch_rows)
+      throw LoomError(path + ": " + std::to_string(samples) + " samples, fewer than one batch of " + std::to_string(batch_rows));
     // Cut into its batches once, so that a step reads its batch where it lies.
-    for (std::int64_t first = 0; first + batch_rows_ <= samples_; first += batch_rows_) {
+    for (std::int64_t first = 0; first + batch_rows <= samples; first += batch_rows) {
       Batch b;
       for (const auto& [name, dims] : wanted) {
-        Tensor<double> part = rows_of(tensors.at(name), first, batch_rows_);
+        Tensor<double> part = rows_of(tensors.at(name), first, batch_rows);
         if (name == "target")
           b.target = std::move(part);
         else
@@ -113,7 +114,6 @@ class FileData final : public DataSource {
 
  private:
   std::vector<Batch> batches_;
-  std::int64_t samples_ = 0, batch_rows_ = 0;
 };
 
 template <class V>
