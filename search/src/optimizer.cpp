@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <iomanip>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -35,9 +36,9 @@ struct Candidate {
 };
 
 // e.g. "16.0 GiB", "19.5 MiB": GiB from one GiB up, MiB below.
-std::string memory_text(double bytes) {
+std::string memory_text(double bytes, int digits = 1) {
   std::ostringstream os;
-  os << std::fixed << std::setprecision(1);
+  os << std::fixed << std::setprecision(digits);
   if (bytes >= (1 << 30))
     os << bytes / (1 << 30) << " GiB";
   else
@@ -45,9 +46,10 @@ std::string memory_text(double bytes) {
   return os.str();
 }
 
-// Why no plan was returned: what the joint plan needs of its fullest device.
+// Why no plan was returned: what the joint plan needs of its fullest device, and the least that a plan
+// tried with recomputation needs (infinite when none was tried), co-sharded too where `coshard_tried`.
 std::string nothing_fits(const spec::Library& library, const pcg::Graph& graph, const std::vector<Placement>& placements,
-                         const CostModel& model) {
+                         const CostModel& model, double least_recomputing, bool coshard_tried) {
   const Machine& m = model.machine();
   std::ostringstream os;
   os << "no plan found fits on " << m.name << " (" << m.devices() << " devices of " << memory_text(m.device.memory_bytes) << ")";
@@ -57,6 +59,9 @@ std::string nothing_fits(const spec::Library& library, const pcg::Graph& graph, 
   } catch (const LoomError&) {
     // the need cannot be told: the message stays without it
   }
+  if (std::isfinite(least_recomputing))
+    os << "; recomputing activations" << (coshard_tried ? ", co-sharded or not," : ",") << " the least a plan tried needs is "
+       << memory_text(least_recomputing, 2);
   os << "; try more --nodes or a smaller --batch";
   return os.str();
 }
@@ -269,6 +274,8 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     }
   }
   std::vector<pcg::NodeId> recompute;
+  // The least any plan tried with recomputation (and co-shard) needs of its fullest device.
+  double least_needed = std::numeric_limits<double>::infinity();
   // Each plan tried again with activation checkpoints: every k-th operator is kept as a checkpoint,
   // the operators between two are recomputed together (fewer checkpoints hold less, more recompute
   // less). Co-sharded, a plan also tries keeping the last operator alone: its regions compute
@@ -311,6 +318,7 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
       } catch (const LoomError&) {
         continue;  // e.g. a finer cut that its micro-batches do not divide
       }
+      least_needed = std::min(least_needed, cost.fullest_bytes);
       if (cost.fits() && cost.seconds < best.seconds) {
         best = c;
         best.placements = placements;
@@ -327,19 +335,27 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
   // Co-shard, as SuperScaler pairs it with recomputation: each operator cut into 2 or 4 times as
   // many pieces on the same devices, so that the backward pass computes again and holds one piece
   // of the dropped values at a time.
-  if (!std::isfinite(best.seconds) && settings.recompute && settings.coshard) {
+  const bool coshard_tried = !std::isfinite(best.seconds) && settings.recompute && settings.coshard;
+  if (coshard_tried) {
     report_stage("co-shard");
     for (const Candidate& c : tried)
       for (int pieces_per_device : {2, 4}) {
-        std::size_t coshards = 0;
-        const std::vector<Placement> placements = coshard_placements(library, c.graph, c.placements, pieces_per_device, &coshards);
-        if (coshards == 0) continue;
-        const double before = best.seconds;
-        checkpointed(c, placements, "+coshard+recompute", true);
-        if (best.seconds < before) report.coshard = {pieces_per_device, coshards};
+        // Every operator, or only those whose pieces are among the largest: SuperScaler's choice.
+        std::vector<std::vector<Placement>> tried_here;
+        for (double share : {0.0, 0.5, 0.125}) {
+          std::size_t coshards = 0;
+          std::vector<Placement> placements =
+              coshard_placements(library, c.graph, c.placements, pieces_per_device, &coshards,
+                                 share > 0 ? largest_pieces(c.graph, c.placements, share) : std::vector<bool>{});
+          if (coshards == 0 || std::find(tried_here.begin(), tried_here.end(), placements) != tried_here.end()) continue;
+          const double before = best.seconds;
+          checkpointed(c, placements, "+coshard+recompute", true);
+          if (best.seconds < before) report.coshard = {pieces_per_device, coshards};
+          tried_here.push_back(std::move(placements));
+        }
       }
   }
-  if (!std::isfinite(best.seconds)) throw LoomError(nothing_fits(library, best.graph, best.placements, model));
+  if (!std::isfinite(best.seconds)) throw LoomError(nothing_fits(library, best.graph, best.placements, model, least_needed, coshard_tried));
   report.graph = std::move(best.graph);
   report.placements = std::move(best.placements);
   report_stage("materializing the plan");

@@ -1,5 +1,6 @@
 #include "loom/search/plan_cost.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "loom/pcg/diagnostic.hpp"
@@ -38,7 +39,9 @@ std::vector<double> plan_memory(const pcg::Graph& graph, const CostModel& model,
 PlanCost plan_cost(const pcg::Graph& graph, const CostModel& model) {
   PlanCost cost;
   cost.seconds = simulate(build_task_graph(graph, model)).makespan;
-  cost.overfull_device = first_overfull_device(plan_memory(graph, model), model.machine());
+  const std::vector<double> bytes = plan_memory(graph, model);
+  cost.overfull_device = first_overfull_device(bytes, model.machine());
+  cost.fullest_bytes = bytes.empty() ? 0 : *std::max_element(bytes.begin(), bytes.end());
   return cost;
 }
 

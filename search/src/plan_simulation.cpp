@@ -92,7 +92,9 @@ std::vector<std::vector<MemoryPoint>> plan_memory_over_time(const Plan& plan, co
 PlanCost simulated_plan_cost(const Plan& plan, const CostModel& model, const pcg::OpCatalog& catalog) {
   PlanCost cost;
   cost.seconds = simulate(plan_task_graph(plan, model, catalog)).makespan;
-  cost.overfull_device = first_overfull_device(plan_device_memory(plan, model, catalog), model.machine());
+  const std::vector<double> bytes = plan_device_memory(plan, model, catalog);
+  cost.overfull_device = first_overfull_device(bytes, model.machine());
+  cost.fullest_bytes = bytes.empty() ? 0 : *std::max_element(bytes.begin(), bytes.end());
   return cost;
 }
 

@@ -267,5 +267,33 @@ TEST(Optimizer, WhenRecomputationDoesNotFitThePlanIsCoShardedToo) {
   EXPECT_THROW(optimize(library(), g, {}, tight, settings), LoomError);
 }
 
+// SuperScaler co-shards the operators whose values dominate a device's memory. BERT-Large's eight
+// layers on 8 GPUs of 7 GiB: no plan fits recomputing alone, nor with every operator co-sharded,
+// but one fits with the operators of the largest pieces co-sharded, the smallest left whole; told
+// not to co-shard, the optimizer says the least a plan it tried needs.
+TEST(Optimizer, CoShardsOnlyTheOperatorsWithTheLargestPiecesWhereOnlyThatFits) {
+  const pcg::Graph g = models::build_model(library(), "bert_large", {{"batch", 160}, {"layers", 8}});
+  Machine machine = load_machine("summit").with_nodes(2).with_devices_per_node(4);
+  machine.device.memory_bytes = 7.0 * (1 << 30);
+  OptimizeSettings settings = short_walks();
+  settings.pipeline = false;
+  const CostModel model(library(), machine);
+  const OptimizeReport report = optimize(library(), g, {}, model, settings);
+  EXPECT_NE(report.chosen.find("+coshard+recompute"), std::string::npos) << report.chosen;
+  EXPECT_GT(report.coshard.operators, 0u);
+  EXPECT_LT(report.coshard.operators, report.graph.operator_count());
+  Plan chosen;
+  chosen.graph = report.plan;
+  chosen.recompute = report.recompute;
+  EXPECT_TRUE(simulated_plan_cost(chosen, model, library()).fits());
+  settings.coshard = false;
+  try {
+    optimize(library(), g, {}, model, settings);
+    ADD_FAILURE() << "a plan fitted without co-shard";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("recomputing activations, the least a plan tried needs is 7."), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace loom::search
