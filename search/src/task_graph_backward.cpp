@@ -1,5 +1,7 @@
 // The backward pass of FlexFlow's task graph: every forward task mirrored, then the weights'
 // gradient sums, run as the runtime runs them, and the weight updates.
+#include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <string>
@@ -129,8 +131,23 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
       }
     }
   }
+  // Per device, the first node in graph order whose backward computes on it: its backward pass ends there.
+  std::map<int, pcg::NodeId> last_backward;
+  for (std::size_t i = 0; i < mirror.size(); ++i) {
+    const SimTask& t = out.tasks[i];
+    if (t.kind != TaskKind::Compute || plan.forward_only(t.node) || t.backward_seconds <= 0) continue;
+    const auto [at, fresh] = last_backward.try_emplace(t.device, t.node);
+    if (!fresh && t.node < at->second) at->second = t.node;
+  }
   for (auto& [key, g] : groups) {
     const std::vector<int>& devices = key.devices;
+    // A sum completed where its devices have no backward left to compute is waited in, as the
+    // runtime finishes its sums: it costs what a sum that the devices wait in costs. Those
+    // completed earlier run beside the rest of the pass.
+    const bool waited = std::all_of(devices.begin(), devices.end(), [&](int d) {
+      const auto at = last_backward.find(d);
+      return at == last_backward.end() || !(at->second < key.complete_at);
+    });
     const auto k = static_cast<double>(devices.size());
     std::vector<int> packs, ring;
     const std::string group =
@@ -158,7 +175,9 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
       t.backward = true;
       // Each device sends (k-1)/k of the buffer twice: reduce-scatter, then all-gather.
       t.bytes = 2 * (k - 1) / k * g.bytes;
-      t.seconds = machine.link_between(t.device, t.peer).started_ring_allreduce_seconds(g.bytes, static_cast<int>(devices.size()));
+      const Link& link = machine.link_between(t.device, t.peer);
+      const int k_devices = static_cast<int>(devices.size());
+      t.seconds = waited ? link.ring_allreduce_seconds(g.bytes, k_devices) : link.started_ring_allreduce_seconds(g.bytes, k_devices);
       t.deps = {ring_ready};
       t.label = "gradient allreduce " + std::to_string(t.device) + "->" + std::to_string(t.peer);
       hold_devices(machine, t, {t.device});

@@ -169,6 +169,50 @@ TEST(TaskGraph, DataParallelMatmulMovesWhatItMust) {
     for (int d : tg.tasks[i].deps) EXPECT_GE(t.start[i], t.finish[static_cast<std::size_t>(d)]);
 }
 
+// The runtime finishes its gradient sums once the backward pass is done. The sum of the first
+// layer's weight, completed by the pass's last computation, is waited in: it costs what a sum the
+// devices wait in costs. The second layer's, completed before the first layer's backward, runs
+// beside it at the rate of a started sum.
+TEST(TaskGraph, TheSumCompletedLastIsWaitedInAndTheOthersRunBesideThePass) {
+  Machine m = load_machine("p100").with_nodes(1);
+  for (Link* link : {&m.intra_socket, &m.inter_socket}) {
+    link->allreduce = {2e9, 3e-6};
+    link->started_allreduce = {8e9, 0};
+  }
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 4}));
+  const int w1 = g.add_input("w1", pcg::ParallelShape::unpartitioned({4, 4}), true);
+  const int w2 = g.add_input("w2", pcg::ParallelShape::unpartitioned({4, 4}), true);
+  const int px = g.add_node(library(), "partition", {{"dim", 0}, {"degree", 2}}, {{x, 0}});
+  const int r1 = g.add_node(library(), "replicate", {{"degree", 2}}, {{w1, 0}});
+  const int r2 = g.add_node(library(), "replicate", {{"degree", 2}}, {{w2, 0}});
+  const int mm1 = g.add_node(library(), "matmul", {}, {{px, 0}, {r1, 0}});
+  const int mm2 = g.add_node(library(), "matmul", {}, {{mm1, 0}, {r2, 0}});
+  const int out = g.add_node(library(), "combine", {{"dim", 0}, {"degree", 2}}, {{mm2, 0}});
+  for (int n : {px, r1, r2, mm1, mm2}) g.set_view(n, pcg::MachineView{{0, 1}});
+  g.set_view(out, pcg::MachineView{{0}});
+  g.mark_output({out, 0});
+  const TaskGraph tg = build_task_graph(g, CostModel(library(), m));
+  const Link& link = m.link_between(0, 1);
+  const double bytes = 16 * 4;
+  int waited = 0, started = 0;
+  for (const SimTask& t : tg.tasks) {
+    if (t.kind != TaskKind::Communication || !t.backward || t.label.find("gradient allreduce") == std::string::npos) continue;
+    SCOPED_TRACE(t.label);
+    if (t.node == pcg::NodeId(w1)) {
+      EXPECT_DOUBLE_EQ(t.seconds, link.ring_allreduce_seconds(bytes, 2));
+      ++waited;
+    } else {
+      EXPECT_EQ(t.node, pcg::NodeId(w2));
+      EXPECT_DOUBLE_EQ(t.seconds, link.started_ring_allreduce_seconds(bytes, 2));
+      ++started;
+    }
+  }
+  EXPECT_EQ(waited, 2);  // a ring of two: one step from each device
+  EXPECT_EQ(started, 2);
+  EXPECT_GT(link.ring_allreduce_seconds(bytes, 2), link.started_ring_allreduce_seconds(bytes, 2));
+}
+
 TEST(TaskGraph, EachDeviceTakesTheLossOfItsPiecesOnceTheWholeOutputIsComputed) {
   const Machine m = load_machine("p100").with_nodes(1);
   const CostModel model(library(), m);
