@@ -360,6 +360,14 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
   return path;
 }
 
+double RvdSearch::as_run_seconds(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const std::vector<ReshardStep>& steps,
+                                 const std::vector<pcg::ParallelShape>& shapes, const pcg::MachineView& to_view, bool loaded) const {
+  if (steps.empty()) return loaded ? 0 : reshard_seconds(from, from_view, from, to_view, machine_);
+  const Move move{from, shapes.back(), from_view, to_view, loaded};
+  const double read = steps.back().view == to_view ? 0 : step_seconds(shapes.back(), steps.back().view, shapes.back(), to_view);
+  return fused_seconds(move, steps, shapes) + read;
+}
+
 double RvdSearch::fused_seconds(const Move& move, const std::vector<ReshardStep>& steps,
                                 const std::vector<pcg::ParallelShape>& shapes) const {
   // The chain as a plan holds it: the value (a graph input where it is loaded, else a producer's
