@@ -9,6 +9,7 @@
 #include "loom/interpreter/library.hpp"
 #include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/search/memory.hpp"
 #include "loom/search/pipeline_order.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/plan_simulation.hpp"
@@ -85,7 +86,7 @@ int run_schedule_check(const ScheduleOptions& opt) {
   if (!opt.out.empty()) search::save_plan(plan, opt.out);
 
   const std::vector<double> memory = search::plan_device_memory(plan, cost_model, library);
-  const double peak = memory.empty() ? 0 : *std::max_element(memory.begin(), memory.end());
+  const double peak = search::fullest_device_bytes(memory);
   std::size_t split = 0, operators = 0;
   for (const pcg::Node& n : plan.graph.nodes())
     if (cost_model.is_compute(n)) {

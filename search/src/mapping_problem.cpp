@@ -146,7 +146,7 @@ double MachineMapper::Impl::fullest_device_bytes(const std::vector<Choice>& chos
     for (int d = c.first; d < c.first + static_cast<int>(i.config.tasks()) && d < machine.devices(); ++d)
       bytes[static_cast<std::size_t>(d)] += i.kept;
   }
-  return bytes.empty() ? 0 : *std::max_element(bytes.begin(), bytes.end());
+  return search::fullest_device_bytes(bytes);
 }
 
 bool MachineMapper::Impl::fits(const pcg::Graph& graph, const std::vector<Placement>& placements) const {

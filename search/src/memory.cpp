@@ -338,6 +338,8 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
   return bytes;
 }
 
+double fullest_device_bytes(const std::vector<double>& bytes) { return bytes.empty() ? 0 : *std::max_element(bytes.begin(), bytes.end()); }
+
 int first_overfull_device(const std::vector<double>& bytes, const Machine& machine) {
   for (std::size_t d = 0; d < bytes.size(); ++d)
     if (bytes[d] > machine.device.memory_bytes) return static_cast<int>(d);

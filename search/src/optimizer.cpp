@@ -16,6 +16,7 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/run_concurrently.hpp"
 #include "loom/search/coshard.hpp"
+#include "loom/search/memory.hpp"
 #include "loom/search/plan_cost.hpp"
 #include "loom/search/plan_simulation.hpp"
 
@@ -35,7 +36,7 @@ struct Candidate {
   Pipeline pipeline;
 };
 
-// e.g. "16.0 GiB", "19.5 MiB": GiB from one GiB up, MiB below.
+// e.g. "16.0 GiB", "19.5 MiB" (`digits` after the point): GiB from one GiB up, MiB below.
 std::string memory_text(double bytes, int digits = 1) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(digits);
@@ -55,13 +56,13 @@ std::string nothing_fits(const spec::Library& library, const pcg::Graph& graph, 
   os << "no plan found fits on " << m.name << " (" << m.devices() << " devices of " << memory_text(m.device.memory_bytes) << ")";
   try {
     const std::vector<double> bytes = plan_memory(materialize(graph, placements, library, model.moves()), model);
-    os << ": the best plan searched needs " << memory_text(*std::max_element(bytes.begin(), bytes.end())) << " on its fullest device";
+    os << ": the best plan searched needs " << memory_text(fullest_device_bytes(bytes)) << " on its fullest device";
   } catch (const LoomError&) {
     // the need cannot be told: the message stays without it
   }
   if (std::isfinite(least_recomputing))
-    os << "; recomputing activations" << (coshard_tried ? ", co-sharded or not," : ",") << " the least a plan tried needs is "
-       << memory_text(least_recomputing, 2);
+    os << "; with recomputation" << (coshard_tried ? " and co-shard" : " (co-shard not tried: --no-coshard)")
+       << ", the smallest plan tried needs " << memory_text(least_recomputing, 2);
   os << "; try more --nodes or a smaller --batch";
   return os.str();
 }

@@ -197,7 +197,7 @@ std::vector<bool> weight_traffic(const pcg::Graph& graph, const CostModel& model
 
 // The pipeline's task graph from its plan's micro-batch graph.
 TaskGraph pipeline_task_graph_of(const pcg::Graph& micro, const CostModel& model, const Pipeline& pipeline) {
-  TaskGraph one = build_task_graph(micro, model, RunWork::LeftOut);
+  TaskGraph one = build_task_graph(micro, model, RunWork::LeftOut, GradientSums::AfterThePasses);
   const std::vector<bool> weights = weight_traffic(micro, model);
   const int count = pipeline.microbatches, stages = pipeline.stages;
   const std::size_t n = one.tasks.size();
@@ -464,8 +464,7 @@ PipelineResult pipeline_search(const spec::Library& library, const pcg::Graph& g
         }
         priced = true;
         if (first_overfull_device(bytes, model.machine()) >= 0) {
-          tried.overflow_bytes =
-              std::min(tried.overflow_bytes, *std::max_element(bytes.begin(), bytes.end()) - model.machine().device.memory_bytes);
+          tried.overflow_bytes = std::min(tried.overflow_bytes, fullest_device_bytes(bytes) - model.machine().device.memory_bytes);
           continue;
         }
         double seconds = 0;

@@ -1,6 +1,5 @@
 #include "loom/search/plan_cost.hpp"
 
-#include <algorithm>
 #include <limits>
 
 #include "loom/pcg/diagnostic.hpp"
@@ -41,7 +40,7 @@ PlanCost plan_cost(const pcg::Graph& graph, const CostModel& model) {
   cost.seconds = simulate(build_task_graph(graph, model)).makespan;
   const std::vector<double> bytes = plan_memory(graph, model);
   cost.overfull_device = first_overfull_device(bytes, model.machine());
-  cost.fullest_bytes = bytes.empty() ? 0 : *std::max_element(bytes.begin(), bytes.end());
+  cost.fullest_bytes = fullest_device_bytes(bytes);
   return cost;
 }
 

@@ -94,7 +94,7 @@ PlanCost simulated_plan_cost(const Plan& plan, const CostModel& model, const pcg
   cost.seconds = simulate(plan_task_graph(plan, model, catalog)).makespan;
   const std::vector<double> bytes = plan_device_memory(plan, model, catalog);
   cost.overfull_device = first_overfull_device(bytes, model.machine());
-  cost.fullest_bytes = bytes.empty() ? 0 : *std::max_element(bytes.begin(), bytes.end());
+  cost.fullest_bytes = fullest_device_bytes(bytes);
   return cost;
 }
 

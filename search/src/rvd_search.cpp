@@ -275,7 +275,6 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
   struct Arrived {
     Reached total;
     State state;
-    double read = 0;  // from the producer's side, where the chain ends there
   };
   std::optional<Arrived> arrived;
   // As the plan runs them: the chains that end with a step into `to` from a settled state, the
@@ -294,9 +293,11 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
     const double tolerance = 1e-9 * std::max(a.seconds, b.seconds);
     return a.seconds < b.seconds - tolerance || (a.seconds <= b.seconds + tolerance && a.steps < b.steps);
   };
-  const auto price = [&](Chain chain, const Reached& apart, double read, bool settled) {
+  const auto price = [&](Chain chain, const Reached& apart, bool settled) {
     if (!settled && priced && !(apart < priced->as_run)) return;
-    const double seconds = chain.steps.size() > 1 ? fused_seconds(move, chain.steps, chain.shapes) + read : apart.seconds;
+    const double seconds = chain.steps.size() > 1
+                               ? as_run_seconds(move.from, move.from_view, chain.steps, chain.shapes, move.to_view, move.loaded)
+                               : apart.seconds;
     const Reached as_run{seconds, apart.steps};
     if (std::isfinite(seconds) && (!priced || cheaper_as_run(as_run, priced->as_run)))
       priced = Priced{as_run, std::move(chain), apart.seconds};
@@ -310,8 +311,8 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
     if (at.state.shape == to) {
       const double read = at.state.consumer ? 0 : step_seconds(to, *view_of(at.state), to, to_view);
       const Reached total{at.cost.seconds + read, at.cost.steps};
-      if (std::isfinite(total.seconds) && (!arrived || total < arrived->total)) arrived = Arrived{total, at.state, read};
-      if (as_run && std::isfinite(total.seconds)) price(chain_to(at.state), total, read, true);
+      if (std::isfinite(total.seconds) && (!arrived || total < arrived->total)) arrived = Arrived{total, at.state};
+      if (as_run && std::isfinite(total.seconds)) price(chain_to(at.state), total, true);
       if (at.state.consumer) continue;
     }
     const pcg::MachineView here = *view_of(at.state);
@@ -341,7 +342,7 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
               Chain chain = *here_chain;
               chain.steps.push_back(step);
               chain.shapes.push_back(edge.shape);
-              price(std::move(chain), total, read, false);
+              price(std::move(chain), total, false);
             }
           }
           if (!better) continue;
@@ -356,12 +357,15 @@ std::optional<ReshardPath> RvdSearch::search(const Move& move) const {
   if (!arrived) return std::nullopt;
   Chain chain = chain_to(arrived->state);
   ReshardPath path{std::move(chain.steps), arrived->total.seconds, arrived->total.seconds};
-  if (path.steps.size() > 1) path.seconds = fused_seconds(move, path.steps, chain.shapes) + arrived->read;
+  if (path.steps.size() > 1) path.seconds = as_run_seconds(move.from, move.from_view, path.steps, chain.shapes, move.to_view, move.loaded);
   return path;
 }
 
 double RvdSearch::as_run_seconds(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const std::vector<ReshardStep>& steps,
                                  const std::vector<pcg::ParallelShape>& shapes, const pcg::MachineView& to_view, bool loaded) const {
+  if (steps.size() != shapes.size())
+    throw LoomError("RvdSearch::as_run_seconds: " + std::to_string(steps.size()) + " steps make " + std::to_string(shapes.size()) +
+                    " shapes");
   if (steps.empty()) return loaded ? 0 : reshard_seconds(from, from_view, from, to_view, machine_);
   const Move move{from, shapes.back(), from_view, to_view, loaded};
   const double read = steps.back().view == to_view ? 0 : step_seconds(shapes.back(), steps.back().view, shapes.back(), to_view);

@@ -4,13 +4,13 @@
 
 namespace loom::search {
 
-TaskGraph build_task_graph(const pcg::Graph& graph, const CostModel& model, RunWork run_work) {
+TaskGraph build_task_graph(const pcg::Graph& graph, const CostModel& model, RunWork run_work, GradientSums sums) {
   const PlanLayout plan(graph, model);
   TaskGraph out;
   out.devices = model.machine().devices();
   out.ports = model.machine().network_ports();
   const WeightReaders readers = add_forward_tasks(plan, run_work, out);
-  add_backward_tasks(plan, readers, out);
+  add_backward_tasks(plan, readers, sums, out);
   return out;
 }
 

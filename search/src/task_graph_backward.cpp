@@ -1,7 +1,6 @@
 // The backward pass of FlexFlow's task graph: every forward task mirrored, then the weights'
 // gradient sums, run as the runtime runs them, and the weight updates.
 #include <algorithm>
-#include <cstdio>
 #include <limits>
 #include <map>
 #include <string>
@@ -90,7 +89,8 @@ struct Update {
 // complete at the same node are summed together, one ring allreduce per group of devices over
 // every box that group shares. Then each device updates the weight elements it holds (the cost
 // model's weight_update of each box).
-void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_readers, const std::vector<int>& mirror, TaskGraph& out) {
+void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_readers, const std::vector<int>& mirror, GradientSums sums,
+                         TaskGraph& out) {
   const Machine& machine = plan.machine();
   const std::map<int, std::vector<int>> none;
   std::map<SumGroupKey, SumGroup> groups;
@@ -142,12 +142,13 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
   for (auto& [key, g] : groups) {
     const std::vector<int>& devices = key.devices;
     // A sum completed where its devices have no backward left to compute is waited in, as the
-    // runtime finishes its sums: it costs what a sum that the devices wait in costs. Those
-    // completed earlier run beside the rest of the pass.
-    const bool waited = std::all_of(devices.begin(), devices.end(), [&](int d) {
-      const auto at = last_backward.find(d);
-      return at == last_backward.end() || !(at->second < key.complete_at);
-    });
+    // runtime finishes its sums, and so is every sum of a pipeline's step: it costs what a sum
+    // that the devices wait in costs. Those completed earlier in a step of one batch run beside
+    // the rest of the pass.
+    const bool waited = sums == GradientSums::AfterThePasses || std::all_of(devices.begin(), devices.end(), [&](int d) {
+                          const auto at = last_backward.find(d);
+                          return at == last_backward.end() || !(at->second < key.complete_at);
+                        });
     const auto k = static_cast<double>(devices.size());
     std::vector<int> packs, ring;
     const std::string group =
@@ -200,8 +201,8 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
 
 }  // namespace
 
-void add_backward_tasks(const PlanLayout& plan, const WeightReaders& readers, TaskGraph& out) {
-  synchronize_weights(plan, readers, mirror_backward(plan, out), out);
+void add_backward_tasks(const PlanLayout& plan, const WeightReaders& readers, GradientSums sums, TaskGraph& out) {
+  synchronize_weights(plan, readers, mirror_backward(plan, out), sums, out);
 }
 
 }  // namespace loom::search

@@ -80,7 +80,7 @@ using WeightReaders = std::map<pcg::NodeId, std::map<int, std::vector<int>>>;
 WeightReaders add_forward_tasks(const PlanLayout& plan, RunWork run_work, TaskGraph& out);
 
 // Appends the backward pass: every forward task mirrored in reverse order, then the sums of the
-// weights' gradients and the weight updates.
-void add_backward_tasks(const PlanLayout& plan, const WeightReaders& readers, TaskGraph& out);
+// weights' gradients (run as `sums` says) and the weight updates.
+void add_backward_tasks(const PlanLayout& plan, const WeightReaders& readers, GradientSums sums, TaskGraph& out);
 
 }  // namespace loom::search

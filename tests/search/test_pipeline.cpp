@@ -148,6 +148,34 @@ TEST(Pipeline, WeightsMoveOncePerIteration) {
   EXPECT_DOUBLE_EQ(communication_bytes(build_pipeline_task_graph(plan, model, {1, 4}, library())), whole);
 }
 
+// A pipeline's step sums the weights' gradients once every micro-batch's backward has run, and its
+// devices wait in every sum: each is charged as a sum devices wait in. A step of one batch starts
+// the second layer's sum beside the first layer's backward, at the rate of a started sum.
+TEST(Pipeline, GradientsAreSummedAfterThePassesAndWaitedIn) {
+  const pcg::Graph g = mlp(2, 64, 32);
+  Machine target = load_machine("summit").with_devices_per_node(2);
+  for (Link* link : {&target.intra_socket, &target.inter_socket}) {
+    link->allreduce = {2e9, 3e-6};
+    link->started_allreduce = {8e9, 0};
+  }
+  const CostModel model(library(), target);
+  const pcg::Graph plan = materialize(g, pipeline_placements(library(), g, balanced_stages(g, model, 1), 1, 2), library());
+  const Link& link = target.link_between(0, 1);
+  const double bytes = 32 * 32 * 4;  // a weight's gradient, summed by a ring of two
+  const auto sum_seconds = [](const TaskGraph& tg) {
+    std::multiset<double> out;
+    for (const SimTask& t : tg.tasks)
+      if (t.kind == TaskKind::Communication && t.label.find("gradient allreduce") != std::string::npos) out.insert(t.seconds);
+    return out;
+  };
+  const std::multiset<double> pipelined = sum_seconds(build_pipeline_task_graph(plan, model, {1, 4}, library()));
+  ASSERT_EQ(pipelined.size(), 4u);  // two weights, a ring step from each device
+  for (double s : pipelined) EXPECT_DOUBLE_EQ(s, link.ring_allreduce_seconds(bytes, 2));
+  const std::multiset<double> one_batch = sum_seconds(build_task_graph(plan, model));
+  EXPECT_EQ(one_batch.count(link.ring_allreduce_seconds(bytes, 2)), 2u);
+  EXPECT_EQ(one_batch.count(link.started_ring_allreduce_seconds(bytes, 2)), 2u);
+}
+
 // Layers of equal work cut into two stages of equal compute: under 1F1B the first stage holds two
 // micro-batches, the second one. On devices with a tenth less memory than the first stage needs,
 // the equal stages do not fit; moving the boundary earlier gives the first stage fewer layers and fits.

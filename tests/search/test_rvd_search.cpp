@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <functional>
 #include <limits>
 #include <map>
@@ -106,6 +105,68 @@ bool between(const pcg::ParallelShape& s, const pcg::ParallelShape& from, const 
   return inside(s.V, from.V, to.V) && inside(s.R, from.R, to.R) && s.tasks() <= std::max(from.tasks(), to.tasks());
 }
 
+// Every step of the library's parallel and fused forms, each attribute at every value up to
+// `most_attr`, and what the library's rules make of a shape by one (cached across calls).
+struct FormSteps {
+  struct Step {
+    std::string form;
+    pcg::AttrMap attrs;
+  };
+
+  FormSteps(const spec::Library& lib, std::int64_t most_attr) : lib_(lib) {
+    std::vector<std::string> names;
+    for (const spec::ParallelDecl* p : lib.parallel_forms()) names.push_back(p->name);
+    for (const spec::FusedDecl* f : lib.fused_forms()) names.push_back(f->name);
+    for (const std::string& form : names) {
+      std::vector<pcg::AttrMap> assignments{{}};
+      for (const spec::AttrParam& a : *lib.attr_params(form)) {
+        std::vector<pcg::AttrMap> grown;
+        for (const pcg::AttrMap& m : assignments)
+          for (std::int64_t v = 0; v <= most_attr; ++v) {
+            pcg::AttrMap g = m;
+            g[a.name] = v;
+            grown.push_back(g);
+          }
+        assignments = grown;
+      }
+      for (pcg::AttrMap& a : assignments) steps.push_back({form, std::move(a)});
+    }
+  }
+
+  std::optional<pcg::ParallelShape> apply(const Step& step, const pcg::ParallelShape& s) const {
+    static std::map<std::string, std::optional<pcg::ParallelShape>> typed;
+    std::string key = step.form + s.to_string();
+    for (const auto& [name, value] : step.attrs) key += " " + std::to_string(value);
+    auto [known, fresh] = typed.try_emplace(key);
+    if (fresh) try {
+        known->second = lib_.infer(step.form, step.attrs, {s}).at(0);
+      } catch (const LoomError&) {
+      }
+    return known->second;
+  }
+
+  std::vector<Step> steps;
+
+ private:
+  const spec::Library& lib_;
+};
+
+// Whether the consumer is on a device the producer is not on.
+bool gains_devices(const pcg::MachineView& from_view, const pcg::MachineView& to_view) {
+  return std::any_of(to_view.devices.begin(), to_view.devices.end(),
+                     [&](int d) { return std::find(from_view.devices.begin(), from_view.devices.end(), d) == from_view.devices.end(); });
+}
+
+// The devices of shape `s` held on the producer's side (0) or the consumer's (1), as the search
+// places them: the side's own view when it has as many tasks, else a block from its first device.
+pcg::MachineView side_view(const Machine& machine, const pcg::MachineView& from_view, const pcg::MachineView& to_view,
+                           const pcg::ParallelShape& s, int side) {
+  const pcg::MachineView& own = side == 0 ? from_view : to_view;
+  if (s.tasks() == static_cast<std::int64_t>(own.tasks())) return own;
+  const int first = std::min<int>(own.devices.front(), machine.devices() - static_cast<int>(s.tasks()));
+  return pcg::MachineView::contiguous(std::max(first, 0), s.tasks());
+}
+
 // The cheapest move by exhaustion: every shape between the ends (widened only where `widen` and
 // the consumer is on devices the producer is not) that the library's forms reach from `from` in up to `depth`
 // steps, with every attribute value up to `most_attr`, then Bellman-Ford over those steps, each
@@ -116,48 +177,22 @@ double exhaustive_seconds(const spec::Library& lib, const Machine& machine, cons
   struct Edge {
     pcg::ParallelShape a, b;
   };
-  bool gains_devices = false;  // the consumer is on a device the producer is not on
-  for (int d : to_view.devices)
-    gains_devices |= std::find(from_view.devices.begin(), from_view.devices.end(), d) == from_view.devices.end();
-  std::vector<std::string> forms;
-  for (const spec::ParallelDecl* p : lib.parallel_forms()) forms.push_back(p->name);
-  for (const spec::FusedDecl* f : lib.fused_forms()) forms.push_back(f->name);
-  // What the library's rules make of each form, attributes and shape, across calls.
-  static std::map<std::string, std::optional<pcg::ParallelShape>> typed;
+  const bool gaining = gains_devices(from_view, to_view);
+  const FormSteps forms(lib, most_attr);
   std::vector<Edge> edges;
   std::vector<pcg::ParallelShape> frontier{from}, seen{from};
   for (int level = 0; level < depth; ++level) {
     std::vector<pcg::ParallelShape> next;
     for (const pcg::ParallelShape& s : frontier)
-      for (const std::string& form : forms) {
-        const std::vector<spec::AttrParam>& params = *lib.attr_params(form);
-        std::vector<pcg::AttrMap> assignments{{}};
-        for (const spec::AttrParam& a : params) {
-          std::vector<pcg::AttrMap> grown;
-          for (const pcg::AttrMap& m : assignments)
-            for (std::int64_t v = 0; v <= most_attr; ++v) {
-              pcg::AttrMap g = m;
-              g[a.name] = v;
-              grown.push_back(g);
-            }
-          assignments = grown;
-        }
-        for (const pcg::AttrMap& attrs : assignments) {
-          std::string key = form + s.to_string();
-          for (const auto& [name, value] : attrs) key += " " + std::to_string(value);
-          auto [known, fresh] = typed.try_emplace(key);
-          if (fresh) try {
-              known->second = lib.infer(form, attrs, {s}).at(0);
-            } catch (const LoomError&) {
-            }
-          if (!known->second) continue;
-          const pcg::ParallelShape b = *known->second;
-          if (b == s || !between(b, from, to, widen && gains_devices)) continue;
-          edges.push_back({s, b});
-          if (std::find(seen.begin(), seen.end(), b) == seen.end()) {
-            seen.push_back(b);
-            next.push_back(b);
-          }
+      for (const FormSteps::Step& step : forms.steps) {
+        const std::optional<pcg::ParallelShape> made = forms.apply(step, s);
+        if (!made) continue;
+        const pcg::ParallelShape b = *made;
+        if (b == s || !between(b, from, to, widen && gaining)) continue;
+        edges.push_back({s, b});
+        if (std::find(seen.begin(), seen.end(), b) == seen.end()) {
+          seen.push_back(b);
+          next.push_back(b);
         }
       }
     frontier = next;
@@ -165,12 +200,7 @@ double exhaustive_seconds(const spec::Library& lib, const Machine& machine, cons
   // Each shape on the producer's devices (side 0) or the consumer's (side 1); the producer's
   // side only where the two differ. A step may stay on its side or go from the producer's to the
   // consumer's; a result left on the producer's side is read from there.
-  const auto view_of = [&](const pcg::ParallelShape& s, int side) {
-    const pcg::MachineView& own = side == 0 ? from_view : to_view;
-    if (s.tasks() == static_cast<std::int64_t>(own.tasks())) return own;
-    const int first = std::min<int>(own.devices.front(), machine.devices() - static_cast<int>(s.tasks()));
-    return pcg::MachineView::contiguous(std::max(first, 0), s.tasks());
-  };
+  const auto view_of = [&](const pcg::ParallelShape& s, int side) { return side_view(machine, from_view, to_view, s, side); };
   const int start_side = from_view == to_view ? 1 : 0;
   const auto key = [](const pcg::ParallelShape& s, int side) { return s.to_string() + "@" + std::to_string(side); };
   const double infinity = std::numeric_limits<double>::infinity();
@@ -202,58 +232,19 @@ double exhaustive_seconds(const spec::Library& lib, const Machine& machine, cons
 double exhaustive_as_run(const RvdSearch& search, const spec::Library& lib, const Machine& machine, const pcg::ParallelShape& from,
                          const pcg::MachineView& from_view, const pcg::ParallelShape& to, const pcg::MachineView& to_view, int depth,
                          bool loaded, std::int64_t most_attr = 4) {
-  bool gains_devices = false;
-  for (int d : to_view.devices)
-    gains_devices |= std::find(from_view.devices.begin(), from_view.devices.end(), d) == from_view.devices.end();
-  struct Step {
-    std::string form;
-    pcg::AttrMap attrs;
-  };
-  std::vector<Step> forms;
-  const auto add_assignments = [&](const std::string& form) {
-    std::vector<pcg::AttrMap> assignments{{}};
-    for (const spec::AttrParam& a : *lib.attr_params(form)) {
-      std::vector<pcg::AttrMap> grown;
-      for (const pcg::AttrMap& m : assignments)
-        for (std::int64_t v = 0; v <= most_attr; ++v) {
-          pcg::AttrMap g = m;
-          g[a.name] = v;
-          grown.push_back(g);
-        }
-      assignments = grown;
-    }
-    for (pcg::AttrMap& a : assignments) forms.push_back({form, std::move(a)});
-  };
-  for (const spec::ParallelDecl* p : lib.parallel_forms()) add_assignments(p->name);
-  for (const spec::FusedDecl* f : lib.fused_forms()) add_assignments(f->name);
-  static std::map<std::string, std::optional<pcg::ParallelShape>> typed;
-  const auto apply = [&](const Step& step, const pcg::ParallelShape& s) -> std::optional<pcg::ParallelShape> {
-    std::string key = step.form + s.to_string();
-    for (const auto& [name, value] : step.attrs) key += " " + std::to_string(value);
-    auto [known, fresh] = typed.try_emplace(key);
-    if (fresh) try {
-        known->second = lib.infer(step.form, step.attrs, {s}).at(0);
-      } catch (const LoomError&) {
-      }
-    return known->second;
-  };
-  const auto view_of = [&](const pcg::ParallelShape& s, int side) {
-    const pcg::MachineView& own = side == 0 ? from_view : to_view;
-    if (s.tasks() == static_cast<std::int64_t>(own.tasks())) return own;
-    const int first = std::min<int>(own.devices.front(), machine.devices() - static_cast<int>(s.tasks()));
-    return pcg::MachineView::contiguous(std::max(first, 0), s.tasks());
-  };
+  const bool gaining = gains_devices(from_view, to_view);
+  const FormSteps forms(lib, most_attr);
   double best = std::numeric_limits<double>::infinity();
   std::vector<ReshardStep> steps;
   std::vector<pcg::ParallelShape> shapes;
   std::function<void(const pcg::ParallelShape&, int)> extend = [&](const pcg::ParallelShape& at, int side) {
     if (static_cast<int>(steps.size()) == depth) return;
-    for (const Step& step : forms) {
-      const std::optional<pcg::ParallelShape> next = apply(step, at);
-      if (!next || *next == at || !between(*next, from, to, gains_devices)) continue;
+    for (const FormSteps::Step& step : forms.steps) {
+      const std::optional<pcg::ParallelShape> next = forms.apply(step, at);
+      if (!next || *next == at || !between(*next, from, to, gaining)) continue;
       for (int next_side = side; next_side < 2; ++next_side) {
         if (next->tasks() > machine.devices()) continue;
-        steps.push_back({step.form, step.attrs, view_of(*next, next_side)});
+        steps.push_back({step.form, step.attrs, side_view(machine, from_view, to_view, *next, next_side)});
         shapes.push_back(*next);
         if (*next == to) best = std::min(best, search.as_run_seconds(from, from_view, steps, shapes, to_view, loaded));
         extend(*next, next_side);

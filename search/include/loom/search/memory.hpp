@@ -75,4 +75,7 @@ std::vector<double> memory_per_device(const pcg::Graph& graph, const Machine& ma
 // The first device whose need exceeds its capacity, or -1 when the plan fits.
 int first_overfull_device(const std::vector<double>& bytes, const Machine& machine);
 
+// What the device that needs the most needs, of `bytes` per device (0 for none).
+double fullest_device_bytes(const std::vector<double>& bytes);
+
 }  // namespace loom::search

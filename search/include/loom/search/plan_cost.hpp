@@ -15,7 +15,7 @@ pcg::Graph with_default_views(const pcg::Graph& graph, const Machine& machine);
 struct PlanCost {
   double seconds = 0;        // simulated iteration time
   int overfull_device = -1;  // a device whose memory is exceeded, or -1
-  double fullest_bytes = 0;  // what the device that needs the most needs
+  double fullest_bytes = 0;  // bytes needed on the fullest device
   bool fits() const { return overfull_device < 0; }
 };
 

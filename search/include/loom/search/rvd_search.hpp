@@ -74,7 +74,8 @@ class RvdSearch {
   // The seconds the chain `steps` (making `shapes`, one per step) from `from` on `from_view` takes
   // forward as a plan runs it, to `to_view`: its steps whose whole change is one collective as that
   // collective, the first step from a `loaded` value for nothing, and the read from the producer's
-  // side where it ends there. What cheapest() weighs chains by.
+  // side where it ends there: what cheapest() weighs chains by with ChainPricing::as_run. Throws
+  // LoomError unless there is a shape per step.
   double as_run_seconds(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const std::vector<ReshardStep>& steps,
                         const std::vector<pcg::ParallelShape>& shapes, const pcg::MachineView& to_view, bool loaded = false) const;
 

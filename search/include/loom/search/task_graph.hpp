@@ -101,9 +101,15 @@ struct TaskGraph {
 // step, waiting for the whole output, does not follow.
 enum class RunWork { Included, LeftOut };
 
+// When the weights' gradient sums run. A step of one batch starts each sum once the backward pass
+// is past the weight's first reader, beside the rest of the pass; a pipeline's step sums them once
+// every micro-batch's backward has run, and its devices wait in every sum.
+enum class GradientSums { DuringTheBackward, AfterThePasses };
+
 // Nodes without a machine view run their tasks on devices 0, 1, ... Throws LoomError naming the
 // node when a view places a task outside the machine.
-TaskGraph build_task_graph(const pcg::Graph& graph, const CostModel& model, RunWork run_work = RunWork::Included);
+TaskGraph build_task_graph(const pcg::Graph& graph, const CostModel& model, RunWork run_work = RunWork::Included,
+                           GradientSums sums = GradientSums::DuringTheBackward);
 
 // Per node of `graph`, what it changes the layout of where it is a layout change (a parallel
 // operator or fused form): its input, or the first input of the chain of layout changes fused
