@@ -312,8 +312,7 @@ void add_optimize_command(CLI::App& app, int& status) {
                 "recomputed (softmax, dropout, activations, normalizations)");
   cmd->add_flag("--no-coshard", opt->no_coshard,
                 "when even recomputation does not fit, fail instead of trying those plans co-sharded: every operator that can be "
-                "cut 2 or 4 times finer along the dimension it is split by, or only those whose output pieces hold at least an "
-                "eighth or half of the largest's, the pieces of each former piece run in turn on its "
+                "cut 2 or 4 times finer along the dimension it is split by, the pieces of each former piece run in turn on its "
                 "device, so that the backward pass computes again and holds one piece of the dropped values at a time");
   cmd->add_option("--specs", opt->specs, "spec files or directories (default: the bundled specs/)");
   cmd->add_option("-o,--out", opt->out, "write the best plan (loom-plan JSON)");

@@ -1,8 +1,5 @@
 #include "loom/search/coshard.hpp"
 
-#include <algorithm>
-
-#include "loom/pcg/task_layout.hpp"
 #include "loom/search/parallel_config.hpp"
 
 namespace loom::search {
@@ -14,12 +11,11 @@ std::string split_dimension(const std::string& split) { return split.substr(0, s
 }  // namespace
 
 std::vector<Placement> coshard_placements(const spec::Library& library, const pcg::Graph& graph, const std::vector<Placement>& placements,
-                                          int pieces_per_device, std::size_t* coshards, const std::vector<bool>& only) {
+                                          int pieces_per_device, std::size_t* coshards) {
   std::vector<Placement> out = placements;
   std::size_t cut = 0;
   for (const pcg::Node& n : graph.nodes()) {
     if (n.is_graph_input() || n.id.index() >= placements.size()) continue;
-    if (!only.empty() && (n.id.index() >= only.size() || !only[n.id.index()])) continue;
     const Placement& p = placements[n.id.index()];
     const std::int64_t tasks = p.config.tasks();
     const std::vector<int> devices = p.view().devices;
@@ -36,19 +32,6 @@ std::vector<Placement> coshard_placements(const spec::Library& library, const pc
     }
   }
   if (coshards) *coshards = cut;
-  return out;
-}
-
-std::vector<bool> largest_pieces(const pcg::Graph& graph, const std::vector<Placement>& placements, double share) {
-  std::vector<std::int64_t> elements(graph.size(), 0);
-  for (const pcg::Node& n : graph.nodes()) {
-    if (n.is_graph_input() || n.id.index() >= placements.size()) continue;
-    for (const pcg::ParallelShape& out : placements[n.id.index()].config.outputs) elements[n.id.index()] += pcg::piece_elements(out);
-  }
-  const std::int64_t largest = elements.empty() ? 0 : *std::max_element(elements.begin(), elements.end());
-  std::vector<bool> out(graph.size(), false);
-  for (std::size_t i = 0; i < elements.size(); ++i)
-    out[i] = !graph.nodes()[i].is_graph_input() && largest > 0 && static_cast<double>(elements[i]) >= share * static_cast<double>(largest);
   return out;
 }
 

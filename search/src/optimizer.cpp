@@ -67,6 +67,18 @@ std::string nothing_fits(const spec::Library& library, const pcg::Graph& graph, 
   return os.str();
 }
 
+// The operators whose outputs are the graph's outputs, directly or through layout changes (the
+// nodes `compute` does not take) of one input each.
+std::set<pcg::NodeId> output_makers(const pcg::Graph& graph, const std::function<bool(const pcg::Node&)>& compute) {
+  std::set<pcg::NodeId> out;
+  for (pcg::PortRef o : graph.outputs()) {
+    const pcg::Node* n = &graph.node(o.node);
+    while (!compute(*n) && !n->is_graph_input() && n->inputs.size() == 1) n = &graph.node(n->inputs.front().node);
+    if (compute(*n)) out.insert(n->id);
+  }
+  return out;
+}
+
 }  // namespace
 
 OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, const std::vector<pcg::Rule>& rules, const CostModel& model,
@@ -311,6 +323,19 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
         if (i % keep_every != keep_every - 1) choices.back().push_back(compute[i]);
     }
     if (!cheap.empty() && cheap.size() < compute.size()) choices.push_back(std::move(cheap));
+    if (coshard) {
+      // A co-sharded region computes again piece by piece only where what is read from outside it
+      // is kept (piecewise_regions): each choice is tried again keeping the operators that make the
+      // graph's outputs, which their gathers read.
+      const std::set<pcg::NodeId> outputs = output_makers(plan.graph, [&model](const pcg::Node& n) { return model.is_compute(n); });
+      const std::size_t spaced = choices.size();
+      for (std::size_t k = 0; k < spaced; ++k) {
+        std::vector<pcg::NodeId> kept_outputs;
+        for (pcg::NodeId id : choices[k])
+          if (!outputs.count(id)) kept_outputs.push_back(id);
+        if (kept_outputs.size() < choices[k].size()) choices.push_back(std::move(kept_outputs));
+      }
+    }
     for (std::vector<pcg::NodeId>& choice : choices) {
       plan.recompute = std::move(choice);
       PlanCost cost;
@@ -341,19 +366,12 @@ OptimizeReport optimize(const spec::Library& library, const pcg::Graph& graph, c
     report_stage("co-shard");
     for (const Candidate& c : tried)
       for (int pieces_per_device : {2, 4}) {
-        // Every operator, or only those whose pieces are among the largest: SuperScaler's choice.
-        std::vector<std::vector<Placement>> tried_here;
-        for (double share : {0.0, 0.5, 0.125}) {
-          std::size_t coshards = 0;
-          std::vector<Placement> placements =
-              coshard_placements(library, c.graph, c.placements, pieces_per_device, &coshards,
-                                 share > 0 ? largest_pieces(c.graph, c.placements, share) : std::vector<bool>{});
-          if (coshards == 0 || std::find(tried_here.begin(), tried_here.end(), placements) != tried_here.end()) continue;
-          const double before = best.seconds;
-          checkpointed(c, placements, "+coshard+recompute", true);
-          if (best.seconds < before) report.coshard = {pieces_per_device, coshards};
-          tried_here.push_back(std::move(placements));
-        }
+        std::size_t coshards = 0;
+        const std::vector<Placement> placements = coshard_placements(library, c.graph, c.placements, pieces_per_device, &coshards);
+        if (coshards == 0) continue;
+        const double before = best.seconds;
+        checkpointed(c, placements, "+coshard+recompute", true);
+        if (best.seconds < before) report.coshard = {pieces_per_device, coshards};
       }
   }
   if (!std::isfinite(best.seconds)) throw LoomError(nothing_fits(library, best.graph, best.placements, model, least_needed, coshard_tried));

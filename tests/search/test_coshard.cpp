@@ -54,38 +54,5 @@ TEST(Coshard, AnOperatorThatCannotBeCutFinerKeepsItsPlacement) {
   EXPECT_EQ(co, data);
 }
 
-TEST(Coshard, OnlyTheOperatorsWithTheLargestPiecesAreCutWhenAsked) {
-  const pcg::Graph g = models::build_model(library(), "mlp_fig1", {{"batch", 8}, {"in", 12}, {"hidden", 16}, {"out", 4}});
-  const Machine machine = load_machine("summit").with_devices_per_node(2);
-  const std::vector<Placement> data = data_parallel(library(), g, machine);
-  // Its operators in order: the first product, its ReLU and the second product.
-  std::vector<std::size_t> ops;
-  std::size_t input = 0;
-  for (const pcg::Node& n : g.nodes()) {
-    if (n.is_graph_input())
-      input = n.id.index();
-    else
-      ops.push_back(n.id.index());
-  }
-  ASSERT_EQ(ops.size(), 3u);
-  const std::size_t fc1 = ops[0], h = ops[1], y = ops[2];
-  // Split by the batch on two devices, fc1 and h give pieces of 4 x 16 values, y of 4 x 4: a quarter.
-  const std::vector<bool> half = largest_pieces(g, data, 0.5);
-  EXPECT_TRUE(half[fc1]);
-  EXPECT_TRUE(half[h]);
-  EXPECT_FALSE(half[y]);
-  EXPECT_FALSE(half[input]);  // a graph input is no operator
-  EXPECT_TRUE(largest_pieces(g, data, 0.25)[y]);
-  std::size_t cut = 0;
-  const std::vector<Placement> co = coshard_placements(library(), g, data, 2, &cut, half);
-  EXPECT_EQ(cut, 2u);
-  EXPECT_EQ(co[y], data[y]);
-  EXPECT_EQ(co[fc1].config.tasks(), 4);
-  EXPECT_EQ(co[h].config.tasks(), 4);
-  const auto [expected, actual] = outputs_on_random_inputs(g, materialize(g, co, library()), 3);
-  ASSERT_EQ(expected.size(), actual.size());
-  for (std::size_t i = 0; i < expected[0].data.size(); ++i) EXPECT_NEAR(expected[0].data[i], actual[0].data[i], 1e-12);
-}
-
 }  // namespace
 }  // namespace loom::search

@@ -14,15 +14,8 @@ namespace loom::search {
 // `placements` (per node of `graph`) with every operator that can be cut `pieces_per_device` times
 // finer along the dimension its placement splits (an unsplit one along the first dimension its spec
 // lets split so) cut so, each former piece's pieces in turn on its device. The others keep their
-// placements. `only`, when not empty, is per node id the operators that may be cut (the rest keep
-// theirs). `coshards`, when given, receives how many operators were cut finer.
+// placements. `coshards`, when given, receives how many operators were cut finer.
 std::vector<Placement> coshard_placements(const spec::Library& library, const pcg::Graph& graph, const std::vector<Placement>& placements,
-                                          int pieces_per_device, std::size_t* coshards = nullptr, const std::vector<bool>& only = {});
-
-// Per node id: whether it is an operator whose outputs, one piece of each under its placement,
-// hold at least `share` of the elements the largest operator's do. SuperScaler co-shards the
-// operators whose values dominate a device's memory (a transformer's attention scores, their
-// softmax and dropout) and leaves the rest whole, which run fewer, larger kernels.
-std::vector<bool> largest_pieces(const pcg::Graph& graph, const std::vector<Placement>& placements, double share);
+                                          int pieces_per_device, std::size_t* coshards = nullptr);
 
 }  // namespace loom::search

@@ -21,8 +21,8 @@ struct OptimizeSettings {
   // theirs after the forward pass and compute them again for the backward.
   bool recompute = true;
   // When even that does not fit, try them co-sharded too (coshard_placements: each operator in 2 or
-  // 4 times as many pieces on the same devices), with the same checkpoints: every operator, or
-  // only those whose pieces hold at least half or an eighth of the largest's (largest_pieces).
+  // 4 times as many pieces on the same devices), with the same checkpoints, and with each of those
+  // keeping the operators that make the graph's outputs.
   bool coshard = true;
   PipelineOptions pipeline_options;
   std::size_t mcmc_iterations = 300;  // FlexFlow's search, and the refinement of the joint plan
