@@ -131,24 +131,29 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
       }
     }
   }
-  // Per device, the first node in graph order whose backward computes on it: its backward pass ends there.
+  // Per device, the first node in graph order whose backward computes on it: its backward pass
+  // ends there. Asked only where the sums run during the backward pass.
   std::map<int, pcg::NodeId> last_backward;
-  for (std::size_t i = 0; i < mirror.size(); ++i) {
-    const SimTask& t = out.tasks[i];
-    if (t.kind != TaskKind::Compute || plan.forward_only(t.node) || t.backward_seconds <= 0) continue;
-    const auto [at, fresh] = last_backward.try_emplace(t.device, t.node);
-    if (!fresh && t.node < at->second) at->second = t.node;
-  }
+  if (sums == GradientSums::DuringTheBackward)
+    for (std::size_t i = 0; i < mirror.size(); ++i) {
+      const SimTask& t = out.tasks[i];
+      if (t.kind != TaskKind::Compute || plan.forward_only(t.node) || t.backward_seconds <= 0) continue;
+      const auto [at, fresh] = last_backward.try_emplace(t.device, t.node);
+      if (!fresh && t.node < at->second) at->second = t.node;
+    }
+  // A sum completed where its devices have no backward left to compute is waited in, as the runtime
+  // finishes its sums, and so is every sum of a pipeline's step: it costs what a sum that the
+  // devices wait in costs. Those completed earlier in a step of one batch run beside the rest of
+  // the pass.
+  const auto waited_in = [&](const SumGroupKey& key) {
+    return std::none_of(key.devices.begin(), key.devices.end(), [&](int d) {
+      const auto at = last_backward.find(d);
+      return at != last_backward.end() && at->second < key.complete_at;
+    });
+  };
   for (auto& [key, g] : groups) {
     const std::vector<int>& devices = key.devices;
-    // A sum completed where its devices have no backward left to compute is waited in, as the
-    // runtime finishes its sums, and so is every sum of a pipeline's step: it costs what a sum
-    // that the devices wait in costs. Those completed earlier in a step of one batch run beside
-    // the rest of the pass.
-    const bool waited = sums == GradientSums::AfterThePasses || std::all_of(devices.begin(), devices.end(), [&](int d) {
-                          const auto at = last_backward.find(d);
-                          return at == last_backward.end() || !(at->second < key.complete_at);
-                        });
+    const bool waited = waited_in(key);
     const auto k = static_cast<double>(devices.size());
     std::vector<int> packs, ring;
     const std::string group =

@@ -1,6 +1,6 @@
 #pragma once
-// What the search tests share: the bundled library, its Unity rules, unsplit shapes, and the
-// values two graphs compute on the same random inputs.
+// What the search tests share: the bundled library, its Unity rules, unsplit shapes, a node's
+// sums figures, and the values two graphs compute on the same random inputs.
 #include <cstdint>
 #include <map>
 #include <random>
@@ -12,6 +12,7 @@
 #include "loom/interpreter/rule_files.hpp"
 #include "loom/pcg/parallel_shape.hpp"
 #include "loom/pcg/rule.hpp"
+#include "loom/search/machine.hpp"
 
 namespace loom::search::test_support {
 
@@ -27,6 +28,15 @@ inline const std::vector<pcg::Rule>& unity_rules() {
 }
 
 inline pcg::ParallelShape shape(std::vector<std::int64_t> dims) { return pcg::ParallelShape::unpartitioned(std::move(dims)); }
+
+// `machine` with the sums within a node measured: waited in at `waited`, started beside other work at `started`.
+inline Machine with_node_sums(Machine machine, SumRate waited, SumRate started) {
+  for (Link* link : {&machine.intra_socket, &machine.inter_socket}) {
+    link->allreduce = waited;
+    link->started_allreduce = started;
+  }
+  return machine;
+}
 
 // The outputs of `before` and of `after`, on one draw of random values in [-1, 1) for the graph
 // inputs of `before` (which `after` reads by name).

@@ -153,11 +153,7 @@ TEST(Pipeline, WeightsMoveOncePerIteration) {
 // the second layer's sum beside the first layer's backward, at the rate of a started sum.
 TEST(Pipeline, GradientsAreSummedAfterThePassesAndWaitedIn) {
   const pcg::Graph g = mlp(2, 64, 32);
-  Machine target = load_machine("summit").with_devices_per_node(2);
-  for (Link* link : {&target.intra_socket, &target.inter_socket}) {
-    link->allreduce = {2e9, 3e-6};
-    link->started_allreduce = {8e9, 0};
-  }
+  const Machine target = with_node_sums(load_machine("summit").with_devices_per_node(2), {2e9, 3e-6}, {8e9, 0});
   const CostModel model(library(), target);
   const pcg::Graph plan = materialize(g, pipeline_placements(library(), g, balanced_stages(g, model, 1), 1, 2), library());
   const Link& link = target.link_between(0, 1);

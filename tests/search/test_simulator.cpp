@@ -174,11 +174,7 @@ TEST(TaskGraph, DataParallelMatmulMovesWhatItMust) {
 // devices wait in costs. The second layer's, completed before the first layer's backward, runs
 // beside it at the rate of a started sum.
 TEST(TaskGraph, TheSumCompletedLastIsWaitedInAndTheOthersRunBesideThePass) {
-  Machine m = load_machine("p100").with_nodes(1);
-  for (Link* link : {&m.intra_socket, &m.inter_socket}) {
-    link->allreduce = {2e9, 3e-6};
-    link->started_allreduce = {8e9, 0};
-  }
+  const Machine m = with_node_sums(load_machine("p100").with_nodes(1), {2e9, 3e-6}, {8e9, 0});
   pcg::Graph g;
   const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 4}));
   const int w1 = g.add_input("w1", pcg::ParallelShape::unpartitioned({4, 4}), true);
