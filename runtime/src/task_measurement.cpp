@@ -1,6 +1,7 @@
 #include "loom/runtime/task_measurement.hpp"
 
 #include <chrono>
+#include <random>
 #include <set>
 
 #include "loom/pcg/diagnostic.hpp"
@@ -14,6 +15,14 @@
 #include "piece_regions.hpp"
 
 namespace loom::runtime {
+
+void redraw_signs(std::vector<float>& values, std::mt19937_64& rng) {
+  std::uint64_t bits = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i % 64 == 0) bits = rng();
+    if ((bits >> (i % 64)) & 1) values[i] = -values[i];
+  }
+}
 
 template <class Run>
 std::int64_t LocalTaskMeasurer::repeat(Run&& run) const {
@@ -58,9 +67,17 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::Pro
     LocalTransport transport;
     ShardedExecutor<float> executor(library_, graph, builtin_kernels(), transport, differentiable, 1, Backend::Cpu,
                                     settings_.compile_from_specs);
-    const NamedValues<float> feeds =
+    NamedValues<float> feeds =
         to_values(convert<float>(synthetic_data(library_, graph, LossKind::MeanSquaredError, 1, 1)->batch(0).inputs));
+    // Values drawn uniformly about zero, whose signs are drawn anew before each run.
+    std::vector<std::string> redrawn;
+    for (pcg::PortRef p : ports) {
+      const InputRole role = input_role(library_, graph, p.node);
+      if (role == InputRole::Data || role == InputRole::Matrix) redrawn.push_back(graph.node(p.node).name);
+    }
+    std::mt19937_64 signs(1);
     const auto run = [&] {
+      for (const std::string& name : redrawn) redraw_signs(feeds.at(name).host_mut().data, signs);
       executor.forward(feeds);
       if (!differentiable.empty()) executor.backward_values(output_grads);
     };

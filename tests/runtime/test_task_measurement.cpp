@@ -1,6 +1,7 @@
 // One operator task run alone and timed, as `loom optimize` measures before it searches.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -37,6 +38,28 @@ TEST(TaskMeasurement, TimesTheForwardAndBackwardOfOneTaskAndMoreWorkTakesLonger)
   // 16 times the rows: 16 times the multiply-adds.
   EXPECT_GT(large->forward_seconds, 3 * small->forward_seconds);
   EXPECT_GT(*large->backward_seconds, 3 * *small->backward_seconds);
+}
+
+TEST(TaskMeasurement, EachRunsSignsAreDrawnAnewAndTheMagnitudesKept) {
+  std::vector<float> first(10000);
+  for (std::size_t i = 0; i < first.size(); ++i) first[i] = static_cast<float>(i + 1);
+  std::mt19937_64 rng(7);
+  std::vector<float> second = first;
+  redraw_signs(second, rng);
+  std::vector<float> third = second;
+  redraw_signs(third, rng);
+  const auto flipped = [](const std::vector<float>& a, const std::vector<float>& b) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(std::abs(a[i]), std::abs(b[i])) << i;
+      if (a[i] != b[i]) ++n;
+    }
+    return n;
+  };
+  // Each element's sign a fair coin: about half flip, and each run's flips differ from the last's.
+  EXPECT_NEAR(static_cast<double>(flipped(first, second)), 5000, 300);
+  EXPECT_NEAR(static_cast<double>(flipped(second, third)), 5000, 300);
+  EXPECT_NEAR(static_cast<double>(flipped(first, third)), 5000, 300);
 }
 
 TEST(TaskMeasurement, AnInputThatTakesNoGradientIsNotDifferentiated) {

@@ -4,10 +4,14 @@
 // pieces become whole inputs of a graph of the operator alone, filled as training data is
 // (lookup ids are rows of their table), and the operator runs on the kernel training would give
 // it: hand-written, compiled from its spec, or interpreted. Its forward and backward are timed
-// after a warm-up run that builds kernels and buffers. An optimizer's step over a box of a weight
+// after a warm-up run that builds kernels and buffers. Each run reads its data and matrices with
+// their signs drawn anew: a branch predictor learns the branches a small input takes when the
+// same input is run again and again, which training, with each step's values new, never lets it
+// do (AlexNet's max pools and ReLUs ran 2-5 times faster alone than in a step). An optimizer's step over a box of a weight
 // is timed the same way. A figure is the median of the timed runs, so a spell of other work on a
 // shared host moves it less than it moves a mean.
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -23,6 +27,10 @@ struct TaskMeasurementSettings {
   int max_runs = 50;                // and at most
   double min_seconds = 0.02;        // and until this much time has passed
 };
+
+// Flips each value's sign or keeps it, at random, one bit of `rng` each: values drawn uniformly
+// about zero stay so drawn.
+void redraw_signs(std::vector<float>& values, std::mt19937_64& rng);
 
 class LocalTaskMeasurer final : public search::TaskMeasurer {
  public:
