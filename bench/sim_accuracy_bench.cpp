@@ -220,10 +220,13 @@ Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const sea
   row.tasks = max_over_ranks(own_task_seconds / steps, transport);
   row.waiting = max_over_ranks(waiting / steps, transport);
   row.simulated = simulated_seconds(plan, pipeline, search::CostModel(library(), machine, &plan_profile));
-  // Rank 0 measures the tasks while the other ranks wait, so that each is measured alone, as
-  // `loom optimize` measures it; only rank 0 prints.
-  if (transport.rank() == 0) row.automatic = simulated_seconds(plan, pipeline, measuring_first);
   row.roofline = simulated_seconds(plan, pipeline, search::CostModel(library(), machine));
+  // Rank 0 measures the tasks while the other ranks wait in a sum (after a short spell of polling,
+  // they sleep), so that each task is measured alone, as `loom optimize` measures it; only rank 0
+  // prints.
+  if (transport.rank() == 0) row.automatic = simulated_seconds(plan, pipeline, measuring_first);
+  std::vector<double> measured_first{0};
+  transport.sum(measured_first);
   row.backward_over_forward = forward > 0 ? backward / forward : 0;
   row.interpreted = run.interpreted_ops.size();
   row.compiled = run.compiled_ops.size();
