@@ -104,7 +104,8 @@ ProfileDatabase ProfileDatabase::load(const std::string& path) {
   if (!in) return db;
   try {
     const json j = json::parse(in);
-    const int version = j.is_object() && j.contains("version") && (j.at("version") == 1 || j.at("version") == 2 || j.at("version") == 3)
+    const int version = j.is_object() && j.contains("version") &&
+                                (j.at("version") == 1 || j.at("version") == 2 || j.at("version") == 3 || j.at("version") == 4)
                             ? j.at("version").get<int>()
                             : kProfileFormatVersion;
     check_format(j, kProfileFormat, version, "Loom profile database");
@@ -114,7 +115,9 @@ ProfileDatabase ProfileDatabase::load(const std::string& path) {
       const std::string at = indexed("entries", i);
       require_object(entries[i], at);
       const std::string key = read_string(require(entries[i], "key", at), member(at, "key"));
-      db.entries_[key] = version == 1 ? read_entry_v1(entries[i], at) : read_entry(entries[i], at, version);
+      ProfileEntry entry = version == 1 ? read_entry_v1(entries[i], at) : read_entry(entries[i], at, version);
+      if (version == 4 && entry.alone) continue;
+      db.entries_[key] = std::move(entry);
     }
   } catch (const json::parse_error& e) {
     throw LoomError(path + ": not valid JSON: " + e.what());

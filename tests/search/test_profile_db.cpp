@@ -99,7 +99,7 @@ TEST(ProfileDatabase, BackwardTimesPoolTheirOwnSamples) {
   EXPECT_THROW(db.record_backward(kRelu, 1e-5, 0), LoomError);
 }
 
-TEST_F(ProfileFile, SavesAndLoadsVersion4) {
+TEST_F(ProfileFile, SavesAndLoadsVersion5) {
   EXPECT_EQ(ProfileDatabase::load(path()).size(), 0u);  // a missing file is an empty database
   ProfileDatabase db;
   db.record(kRelu, 2e-5, 1.5e-5, 3);
@@ -109,7 +109,7 @@ TEST_F(ProfileFile, SavesAndLoadsVersion4) {
   db.save(path());
   std::ifstream in(path());
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("\"version\": 4"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"version\": 5"), std::string::npos) << text;
   const ProfileDatabase back = ProfileDatabase::load(path());
   ASSERT_EQ(back.size(), 2u);
   const ProfileEntry* e = back.find(kRelu);
@@ -136,13 +136,26 @@ TEST_F(ProfileFile, AFigureMeasuredAloneStaysSoUntilARunOfTheNodeAddsToIt) {
   EXPECT_TRUE(back.find(kRelu)->alone);
   back.record(kRelu, 4e-5, std::nullopt, 3);  // recorded in training
   EXPECT_FALSE(back.find(kRelu)->alone);
-  // The mark is version 4's, and a mark is true or false.
+  // The mark is version 4's and 5's, and a mark is true or false.
   write(
       R"({"format": "loom-profile", "version": 3, "entries": [{"key": "k", "op": "relu", "device": "cpu", "measured_seconds": 1e-5, "samples": 1, "alone": true}]})");
   EXPECT_NE(load_error().find("entries[0].alone: unknown key"), std::string::npos) << load_error();
   write(
-      R"({"format": "loom-profile", "version": 4, "entries": [{"key": "k", "op": "relu", "device": "cpu", "measured_seconds": 1e-5, "samples": 1, "alone": "yes"}]})");
+      R"({"format": "loom-profile", "version": 5, "entries": [{"key": "k", "op": "relu", "device": "cpu", "measured_seconds": 1e-5, "samples": 1, "alone": "yes"}]})");
   EXPECT_NE(load_error().find("entries[0].alone: expected true or false"), std::string::npos) << load_error();
+}
+
+TEST_F(ProfileFile, ReadsVersion4WithoutItsFiguresMeasuredAlone) {
+  // Measured alone on one input run again and again: measured anew. Recorded in a run: kept.
+  const ProfileKey matmul{"matmul", {}, {pcg::ParallelShape::unpartitioned({4, 8}), pcg::ParallelShape::unpartitioned({8, 2})}, "cpu"};
+  write(R"({"format": "loom-profile", "version": 4, "entries": [{"key": ")" + kRelu.to_string() +
+        R"(", "op": "relu", "device": "cpu", "measured_seconds": 1e-5, "samples": 3, "alone": true}, {"key": ")" + matmul.to_string() +
+        R"(", "op": "matmul", "device": "cpu", "measured_seconds": 2e-5, "samples": 30, "alone": false}]})");
+  const ProfileDatabase db = ProfileDatabase::load(path());
+  EXPECT_EQ(db.find(kRelu), nullptr);
+  ASSERT_NE(db.find(matmul), nullptr);
+  EXPECT_EQ(db.seconds(matmul), 2e-5);
+  EXPECT_EQ(db.size(), 1u);
 }
 
 TEST_F(ProfileFile, ReadsVersion2WithoutBackwardFigures) {
@@ -169,7 +182,7 @@ TEST_F(ProfileFile, ReadsVersion1AsOneSampleWithoutASimulatedFigure) {
   EXPECT_EQ(e->samples, 1);
   EXPECT_FALSE(e->simulated_seconds);
   EXPECT_FALSE(e->roofline_error());
-  // Recording on top of it averages with its one sample; saving writes version 4.
+  // Recording on top of it averages with its one sample; saving writes version 5.
   db.record(kRelu, 1e-5, 2e-5);
   EXPECT_DOUBLE_EQ(db.find(kRelu)->measured_seconds, 2e-5);
   db.save(path());
@@ -192,8 +205,8 @@ TEST_F(ProfileFile, ErrorsNameTheFileAndJsonPath) {
   write(
       R"({"format": "loom-profile", "version": 3, "entries": [{"key": "k", "op": "relu", "device": "V100", "measured_seconds": 1e-5, "samples": 1, "backward_seconds": 1e-5}]})");
   EXPECT_NE(load_error().find("profile.json: entries[0]: missing \"backward_samples\""), std::string::npos) << load_error();
-  write(R"({"format": "loom-profile", "version": 5, "entries": []})");
-  EXPECT_NE(load_error().find("profile.json: version: unsupported version 5"), std::string::npos) << load_error();
+  write(R"({"format": "loom-profile", "version": 6, "entries": []})");
+  EXPECT_NE(load_error().find("profile.json: version: unsupported version 6"), std::string::npos) << load_error();
 }
 
 }  // namespace
