@@ -57,11 +57,13 @@ void GradientSync<T>::start_sums(const std::vector<std::string>& complete, Named
   std::iota(everyone.begin(), everyone.end(), 0);
   for (const std::string& name : complete) {
     const Shares& shares = shares_.at(name);
-    Value<T>& held = grads[name];
-    if (held.empty()) held = Value<T>(Tensor<T>(graph_.node(*graph_.find(name)).output_shapes[0].dims, T(0)));
-    const pcg::Region all = pcg::whole_region(held.dims());
+    const std::vector<std::int64_t>& dims = graph_.node(*graph_.find(name)).output_shapes[0].dims;
+    const pcg::Region all = pcg::whole_region(dims);
     const auto add_part = [&](const std::vector<int>& ranks, const pcg::Region& box) {
-      // Summed through host memory (the transport sends host arrays), and only where summed.
+      // Summed through host memory (the transport sends host arrays), and only where summed; zeros
+      // where this process computed none of it.
+      Value<T>& held = grads[name];
+      if (held.empty()) held = Value<T>(Tensor<T>(dims, T(0)));
       Tensor<T>& grad = held.host_mut();
       Group& group = groups[ranks];
       if (pcg::gradient_summed_in_place(box, all))

@@ -528,10 +528,16 @@ NamedValues<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector<
       recount(n.id);
     }
   }
+  // A pipeline's micro-batches add up only the gradients this process computes (sum_gradients
+  // makes zeros where it sums one it has none of).
+  if (sum_later_) {
+    std::erase_if(input_grads, [](const auto& named) { return named.second.empty(); });
+    return input_grads;
+  }
   for (const std::string& name : differentiable_)
     if (auto id = graph_.find(name); id && input_grads[name].empty())
       input_grads[name] = Value<T>(Tensor<T>(graph_.node(*id).output_shapes[0].dims, T(0)));
-  if (!sum_later_) sync_->finish_sums();
+  sync_->finish_sums();
   return input_grads;
 }
 

@@ -1,5 +1,6 @@
 #include "loom/runtime/task_measurement.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <set>
@@ -128,6 +129,24 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure_update(const std:
   search::MeasuredTask measured;
   measured.forward_seconds = pcg::median(each);
   measured.samples = runs_made;
+  return measured;
+}
+
+std::optional<search::MeasuredTask> LocalTaskMeasurer::measure_accumulation(const std::vector<std::int64_t>& whole) {
+  if (std::any_of(whole.begin(), whole.end(), [](std::int64_t d) { return d < 1; })) return std::nullopt;
+  Value<float> sum = Tensor<float>(whole, 1e-3f);
+  const Tensor<float> gradient(whole, 1e-3f);
+  std::vector<double> each;
+  const std::int64_t runs = repeat([&] {
+    Value<float> more(gradient);  // as a micro-batch's backward gives it: made just before
+    const auto start = std::chrono::steady_clock::now();
+    add_into(sum, std::move(more));
+    each.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  });
+  if (runs == 0) return std::nullopt;
+  search::MeasuredTask measured;
+  measured.forward_seconds = pcg::median(each);
+  measured.samples = runs;
   return measured;
 }
 

@@ -152,4 +152,17 @@ TaskEstimate CostModel::weight_update(const std::vector<std::int64_t>& box, cons
   return est;
 }
 
+TaskEstimate CostModel::gradient_accumulation(const std::vector<std::int64_t>& whole) const {
+  TaskEstimate est;
+  est.bytes = 3 * static_cast<double>(pcg::whole_region(whole).elements()) * kBytesPerElement;  // two read, one written
+  const double roofline = est.bytes / machine_.device.memory_bandwidth;
+  const ProfileDatabase* profiles = searched(profiles_);
+  const ProfileEntry* measured = measuring_ ? measuring_->find_or_measure_accumulation(whole, machine_.device.kind, roofline)
+                                 : profiles ? profiles->find(gradient_accumulation_key(whole, machine_.device.kind))
+                                            : nullptr;
+  est.measured = measured != nullptr;
+  est.seconds = measured ? alone_to_busy(measured->alone) * measured->measured_seconds : alone_to_busy(true) * roofline;
+  return est;
+}
+
 }  // namespace loom::search

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <set>
 #include <utility>
@@ -253,6 +254,50 @@ TaskGraph pipeline_task_graph_of(const pcg::Graph& micro, const CostModel& model
         steps[static_cast<std::size_t>(stage)][static_cast<std::size_t>(m)][slot(lap_of[t.node.index()], t.backward)].push_back(mine[i]);
       }
     }
+  }
+
+  // Each micro-batch's gradients after the first are added into those before, on each device, once
+  // its backward pass there is done: whole gradients of the weights the device reads.
+  struct Accumulation {
+    pcg::NodeId first_weight;
+    double seconds = 0;
+  };
+  std::map<int, Accumulation> accumulated;  // per device
+  for (const auto& [weight, devices] : weight_update_boxes(micro, model))
+    for (const auto& [device, boxes] : devices) {
+      Accumulation& a = accumulated.try_emplace(device, Accumulation{weight}).first->second;
+      a.seconds += model.gradient_accumulation(micro.node(weight).output_shapes[0].dims).seconds;
+    }
+  std::map<int, int> last_accumulation;  // per device, the last micro-batch's
+  const std::size_t copies = out.tasks.size();
+  for (int m = 1; m < count; ++m)
+    for (const auto& [device, accumulation] : accumulated) {
+      SimTask add;
+      add.node = accumulation.first_weight;
+      add.device = device;
+      add.backward = true;
+      add.microbatch = m;
+      add.seconds = accumulation.seconds;
+      add.label = "gradients of micro-batch " + std::to_string(m) + " added up on " + std::to_string(device);
+      for (int i : copy_of[static_cast<std::size_t>(m)]) {
+        if (i < 0) continue;
+        const SimTask& t = out.tasks[static_cast<std::size_t>(i)];
+        if (t.kind == TaskKind::Compute && t.backward && t.device == device && !weights[t.node.index()] && t.microbatch == m)
+          add.deps.push_back(i);
+      }
+      std::sort(add.deps.begin(), add.deps.end());
+      add.deps.erase(std::unique(add.deps.begin(), add.deps.end()), add.deps.end());
+      out.tasks.push_back(std::move(add));
+      const int at = static_cast<int>(out.tasks.size()) - 1;
+      steps[static_cast<std::size_t>(stage_of_device(device, out.devices, stages))][static_cast<std::size_t>(m)][slot(0, true)].push_back(
+          at);
+      last_accumulation[device] = at;
+    }
+  // The sums and updates of the weights follow the last micro-batch's.
+  for (std::size_t i = 0; i < copies; ++i) {
+    SimTask& t = out.tasks[i];
+    if (weights[t.node.index()] && t.backward && t.microbatch == count - 1)
+      if (auto at = last_accumulation.find(t.device); at != last_accumulation.end()) t.deps.push_back(at->second);
   }
 
   // 1F1B: a stage starts a step only when its previous step has finished.

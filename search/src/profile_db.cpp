@@ -65,6 +65,10 @@ ProfileKey weight_update_key(const std::string& optimizer, const std::vector<std
   return ProfileKey{optimizer + "_update", {}, {pcg::ParallelShape::unpartitioned(box), pcg::ParallelShape::unpartitioned(whole)}, device};
 }
 
+ProfileKey gradient_accumulation_key(const std::vector<std::int64_t>& whole, const std::string& device) {
+  return ProfileKey{"gradient_accumulation", {}, {pcg::ParallelShape::unpartitioned(whole)}, device};
+}
+
 ProfileKey task_key(const std::string& op, const pcg::AttrMap& attrs, std::vector<pcg::ParallelShape> inputs,
                     const std::vector<bool>& gradients, const std::string& device) {
   ProfileKey key{op, attrs, std::move(inputs), device};

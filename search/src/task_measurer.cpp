@@ -37,4 +37,9 @@ const ProfileEntry* MeasuringProfiles::find_or_measure_update(const std::string&
                  [&] { return measurer_.measure_update(optimizer, box, whole); });
 }
 
+const ProfileEntry* MeasuringProfiles::find_or_measure_accumulation(const std::vector<std::int64_t>& whole, const std::string& device,
+                                                                    double roofline) {
+  return find_or(gradient_accumulation_key(whole, device), roofline, [&] { return measurer_.measure_accumulation(whole); });
+}
+
 }  // namespace loom::search

@@ -88,6 +88,18 @@ TEST(TaskMeasurement, AnOptimizersStepOverABoxOfAWeightTakesLessThanOverAllOfIt)
   EXPECT_FALSE(measurer.measure_update("sgd", {600, 64}, {512, 512}).has_value());
 }
 
+TEST(TaskMeasurement, AddingUpGradientsTakesLongerTheMoreElements) {
+  LocalTaskMeasurer measurer(library());
+  const auto small = measurer.measure_accumulation({64, 64});
+  const auto large = measurer.measure_accumulation({1024, 512});  // 128 times the elements
+  ASSERT_TRUE(small && large);
+  EXPECT_GE(small->samples, 3);
+  EXPECT_GT(small->forward_seconds, 0);
+  EXPECT_FALSE(small->backward_seconds.has_value());
+  EXPECT_GT(large->forward_seconds, 8 * small->forward_seconds);
+  EXPECT_FALSE(measurer.measure_accumulation({0, 4}).has_value());
+}
+
 TEST(TaskMeasurement, ATaskOfASplitOperatorRunsOnItsPieces) {
   LocalTaskMeasurer measurer(library());
   // Rows cut in 8, the weight replicated: each task multiplies 64 of the 512 rows.

@@ -83,7 +83,8 @@ TEST(Pipeline, OneFOneBTimelineOfTwoStagesMatchesTheHandWorkedSchedule) {
   // Stage 0 runs F0 F1 B0 B1, stage 1 runs F0 B0 F1 B1; forward takes t, backward 2t:
   //   stage 0: F0 [0,t]  F1 [t,2t]  B0 [4t,6t]  B1 [7t,9t]
   //   stage 1: F0 [t,2t] B0 [2t,4t] F1 [4t,5t]  B1 [5t,7t]
-  // then stage 0 updates the trained input x (u).
+  // then stage 0 adds micro-batch 1's gradient of the trained input x into micro-batch 0's (a) and
+  // updates x (u).
   const pcg::Graph g = two_relus(64, true);
   const Machine target = instant_links(2);
   const CostModel model(library(), target);
@@ -100,7 +101,8 @@ TEST(Pipeline, OneFOneBTimelineOfTwoStagesMatchesTheHandWorkedSchedule) {
   for (std::size_t i = 0; i < tasks.tasks.size(); ++i) named.insert(tasks.label_of(i).substr(0, 4));
   EXPECT_EQ(named, (std::set<std::string>{"mb0 ", "mb1 "}));
   const double u = model.weight_update({64, 256}, {64, 256}).seconds + target.device.kernel_overhead;
-  EXPECT_NEAR(timeline.makespan, 9 * t + u, 1e-9 * t);
+  const double a = model.gradient_accumulation({64, 256}).seconds;
+  EXPECT_NEAR(timeline.makespan, 9 * t + a + u, 1e-9 * t);
   // Without the pipeline the whole batch runs through the stages one after the other: T + T + 2T + 2T.
   const double whole = model.compute(plan, plan.node(*plan.find("a"))).seconds;
   const TaskGraph unpipelined = build_task_graph(plan, model, RunWork::LeftOut);
@@ -170,6 +172,44 @@ TEST(Pipeline, GradientsAreSummedAfterThePassesAndWaitedIn) {
   const std::multiset<double> one_batch = sum_seconds(build_task_graph(plan, model));
   EXPECT_EQ(one_batch.count(link.ring_allreduce_seconds(bytes, 2)), 2u);
   EXPECT_EQ(one_batch.count(link.started_ring_allreduce_seconds(bytes, 2)), 2u);
+}
+
+// Each micro-batch's gradients after the first are added into those before it on every device
+// that reads the weight, after its backward pass there and before the device's next step, and
+// the weight's sum and update wait for the last of them.
+TEST(Pipeline, EachMicroBatchsGradientsAfterTheFirstAreAddedUpWhereTheWeightIsRead) {
+  const pcg::Graph g = mlp(2, 64, 32);
+  const Machine target = instant_links(2);
+  const CostModel model(library(), target);
+  const pcg::Graph plan = materialize(g, pipeline_placements(library(), g, balanced_stages(g, model, 2), 2, 2), library());
+  const TaskGraph tg = build_pipeline_task_graph(plan, model, {2, 4}, library());
+  const double one_add = 3.0 * 32 * 32 * kBytesPerElement / target.device.memory_bandwidth;  // a weight per stage
+  std::map<int, std::vector<int>> adds;                                                      // per device
+  for (std::size_t i = 0; i < tg.tasks.size(); ++i)
+    if (tg.tasks[i].label.find("added up") != std::string::npos) adds[tg.tasks[i].device].push_back(static_cast<int>(i));
+  ASSERT_EQ(adds.size(), 2u);
+  for (const auto& [device, list] : adds) {
+    ASSERT_EQ(list.size(), 3u) << device;  // micro-batches 1 to 3
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const SimTask& add = tg.tasks[static_cast<std::size_t>(list[k])];
+      EXPECT_EQ(add.kind, TaskKind::Compute);
+      EXPECT_EQ(add.microbatch, static_cast<int>(k) + 1);
+      EXPECT_DOUBLE_EQ(add.seconds, one_add);
+      ASSERT_FALSE(add.deps.empty());
+      for (int d : add.deps) {
+        const SimTask& before = tg.tasks[static_cast<std::size_t>(d)];
+        EXPECT_TRUE(before.backward && before.device == device && before.microbatch == add.microbatch) << before.label;
+      }
+    }
+    bool update_waits = false;
+    for (const SimTask& t : tg.tasks)
+      if (t.label.find("weight update") != std::string::npos && t.device == device)
+        update_waits = std::find(t.deps.begin(), t.deps.end(), list.back()) != t.deps.end();
+    EXPECT_TRUE(update_waits) << device;
+  }
+  // One micro-batch adds nothing up.
+  for (const SimTask& t : build_pipeline_task_graph(plan, model, {2, 1}, library()).tasks)
+    EXPECT_EQ(t.label.find("added up"), std::string::npos);
 }
 
 // Layers of equal work cut into two stages of equal compute: under 1F1B the first stage holds two

@@ -30,7 +30,11 @@ class FakeMeasurer final : public TaskMeasurer {
     EXPECT_EQ(optimizer, "sgd");
     return MeasuredTask{2e-9 * static_cast<double>(pcg::whole_region(box).elements()), std::nullopt, 4};
   }
-  int calls = 0, update_calls = 0;
+  std::optional<MeasuredTask> measure_accumulation(const std::vector<std::int64_t>& whole) override {
+    ++accumulation_calls;
+    return MeasuredTask{4e-9 * static_cast<double>(pcg::whole_region(whole).elements()), std::nullopt, 6};
+  }
+  int calls = 0, update_calls = 0, accumulation_calls = 0;
   std::vector<ProfileKey> asked;
 };
 
@@ -116,6 +120,25 @@ TEST(MeasuringProfiles, AnOptimizersStepOverABoxIsMeasuredOnce) {
   ASSERT_NE(entry, nullptr);
   EXPECT_DOUBLE_EQ(*entry->simulated_seconds, CostModel(library(), machine).weight_update({32, 16}, {64, 16}).seconds);
   EXPECT_EQ(measurer.calls, 0);
+}
+
+TEST(MeasuringProfiles, AddingUpAWeightsGradientsIsMeasuredOnce) {
+  const Machine machine = load_machine("cpu_host").with_devices_per_node(1);
+  ProfileDatabase db;
+  FakeMeasurer measurer;
+  const CostModel model(library(), machine, std::make_shared<MeasuringProfiles>(db, measurer));
+  const TaskEstimate add = model.gradient_accumulation({64, 16});
+  EXPECT_TRUE(add.measured);
+  EXPECT_DOUBLE_EQ(add.seconds, 4e-9 * 64 * 16);
+  EXPECT_DOUBLE_EQ(model.gradient_accumulation({64, 16}).seconds, add.seconds);
+  EXPECT_EQ(measurer.accumulation_calls, 1);
+  ASSERT_NE(db.find(gradient_accumulation_key({64, 16}, "cpu")), nullptr);
+  // Unmeasured: two gradients read and one written, at memory bandwidth.
+  const TaskEstimate roofline = CostModel(library(), machine).gradient_accumulation({64, 16});
+  EXPECT_FALSE(roofline.measured);
+  EXPECT_DOUBLE_EQ(roofline.seconds, 3.0 * 64 * 16 * kBytesPerElement / machine.device.memory_bandwidth);
+  EXPECT_DOUBLE_EQ(*db.find(gradient_accumulation_key({64, 16}, "cpu"))->simulated_seconds, roofline.seconds);
+  EXPECT_EQ(measurer.calls + measurer.update_calls, 0);
 }
 
 TEST(TaskKey, NamesTheInputsThatTakeNoGradientAndOnlyThose) {

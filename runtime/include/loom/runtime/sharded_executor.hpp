@@ -88,8 +88,9 @@ class ShardedExecutor {
   // pipeline's micro-batches takes its own.
   void use_message_channel(int channel) { channel_ = channel; }
   // While on, backward() leaves the gradients of inputs and weights unsummed among the processes
-  // that read them, and sum_gradients() sums them: a pipeline sums its micro-batches' gradients
-  // once per step. A collective every process calls.
+  // that read them, and gives only those this process computes, and sum_gradients() sums them: a
+  // pipeline adds up its micro-batches' gradients and sums them once per step. A collective every
+  // process calls.
   void sum_gradients_later(bool on) { sum_later_ = on; }
   void sum_gradients(NamedValues<T>& grads) { sync_->sum_all(grads); }
 

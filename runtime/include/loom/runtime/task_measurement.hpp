@@ -46,6 +46,8 @@ class LocalTaskMeasurer final : public search::TaskMeasurer {
   // where the box is not all of the weight, as a process of a distributed run updates them.
   std::optional<search::MeasuredTask> measure_update(const std::string& optimizer, const std::vector<std::int64_t>& box,
                                                      const std::vector<std::int64_t>& whole) override;
+  // Adding one float gradient of dims `whole` into another, as a pipeline's step does (add_into).
+  std::optional<search::MeasuredTask> measure_accumulation(const std::vector<std::int64_t>& whole) override;
 
  private:
   // Calls `run` at least min_runs times and until min_seconds have passed, at most max_runs;

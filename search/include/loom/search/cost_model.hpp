@@ -67,6 +67,12 @@ class CostModel {
   // by the device's busy_node_slowdown as compute() says.
   TaskEstimate weight_update(const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole) const;
 
+  // Adding one micro-batch's gradient of a weight of dims `whole` into the sum of the micro-batches
+  // before it, on one device (a pipeline's step; the runtime adds whole gradients): measured where
+  // the profile database has it (gradient_accumulation_key), otherwise the bytes it reads and
+  // writes at memory bandwidth; either slowed as compute() says.
+  TaskEstimate gradient_accumulation(const std::vector<std::int64_t>& whole) const;
+
   // A quick estimate of a node's whole cost on one device, forward and backward, for ranking
   // rewrites before they are costed in full: compute() for an operator; for a parallelization
   // operator or fused form, the bytes it reads and writes at memory bandwidth, as if they stayed on

@@ -48,6 +48,10 @@ ProfileKey layout_change_key(const pcg::ParallelShape& from, const pcg::Parallel
 ProfileKey weight_update_key(const std::string& optimizer, const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole,
                              const std::string& device);
 
+// The key of adding one gradient of a weight into another on one device, as a pipeline's step adds
+// up its micro-batches' gradients: `gradient_accumulation{} WHOLE on DEVICE`, the weight's dims.
+ProfileKey gradient_accumulation_key(const std::vector<std::int64_t>& whole, const std::string& device);
+
 // This user's profile database for the machine called `machine_name`, where `loom optimize` and
 // `loom simulate` keep the tasks they measure: MACHINE.json in the `profiles` folder of the user's
 // cache folder (pcg::user_cache_dir).

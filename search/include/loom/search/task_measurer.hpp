@@ -34,6 +34,9 @@ class TaskMeasurer {
   // dims `whole`; the forward figure is the step. Nullopt when the measurer cannot run it.
   virtual std::optional<MeasuredTask> measure_update(const std::string& optimizer, const std::vector<std::int64_t>& box,
                                                      const std::vector<std::int64_t>& whole) = 0;
+  // Adding one gradient of a weight of dims `whole` into another (gradient_accumulation_key); the
+  // forward figure is the addition. Nullopt (the default) when the measurer cannot run it.
+  virtual std::optional<MeasuredTask> measure_accumulation(const std::vector<std::int64_t>& /*whole*/) { return std::nullopt; }
 };
 
 // A profile database that measures what it lacks: shared by every copy of a cost model.
@@ -48,6 +51,8 @@ class MeasuringProfiles {
   // The same for an optimizer's step over a box of a weight (weight_update_key).
   const ProfileEntry* find_or_measure_update(const std::string& optimizer, const std::vector<std::int64_t>& box,
                                              const std::vector<std::int64_t>& whole, const std::string& device, double roofline);
+  // The same for adding up a weight's gradients (gradient_accumulation_key).
+  const ProfileEntry* find_or_measure_accumulation(const std::vector<std::int64_t>& whole, const std::string& device, double roofline);
   const ProfileDatabase& database() const { return database_; }
 
   // Tasks measured so far, the seconds it took, and the tasks that could not be run alone.
