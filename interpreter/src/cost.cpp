@@ -50,6 +50,38 @@ struct Sharing {
   }
 };
 
+// Whether the sum `n` only looks up its k-th index: `sum(r) select(e == r, x, 0)`, `e` not
+// reading r, adds the one term where r is e (an embedding's row). Its kernel gathers that row
+// rather than scanning them all, and its gradient adds into that row alone: one step in r.
+bool looks_up(const CNode& n, std::size_t k) {
+  const CNode& body = n.children[0];
+  if (n.reducer != Reducer::Sum || body.op != COp::Select || body.children[0].op != COp::Eq || body.children[2].op != COp::Const ||
+      body.children[2].constant != 0)
+    return false;
+  const int r = n.reduce_slots[k];
+  for (int side = 0; side < 2; ++side) {
+    const CNode& index = body.children[0].children[static_cast<std::size_t>(side)];
+    std::set<int> key_slots;
+    collect_used_slots(body.children[0].children[static_cast<std::size_t>(1 - side)], key_slots);
+    if (index.op == COp::Index && index.slot == r && !key_slots.count(r)) return true;
+  }
+  return false;
+}
+
+// The steps of the reduction `n`: the product of its extents, but for the indices it only looks up.
+double reduce_steps(const CNode& n) {
+  double steps = 1;
+  for (std::size_t k = 0; k < n.reduce_slots.size(); ++k)
+    if (!looks_up(n, k)) steps *= static_cast<double>(n.reduce_extents[k]);
+  return steps;
+}
+
+bool only_looks_up(const CNode& n) {
+  for (std::size_t k = 0; k < n.reduce_slots.size(); ++k)
+    if (!looks_up(n, k)) return false;
+  return true;
+}
+
 // Arithmetic per point of the statement's result.
 double node_flops(const CNode& n, const Sharing& sharing) {
   double own = 0;
@@ -62,11 +94,7 @@ double node_flops(const CNode& n, const Sharing& sharing) {
   const auto [within, shared] = n.op == COp::Reduce ? sharing.inside(n) : std::pair<Sharing, double>{sharing, 1};
   double children = 0;
   for (const auto& c : n.children) children += node_flops(c, within);
-  if (n.op == COp::Reduce) {
-    double steps = 1;
-    for (auto e : n.reduce_extents) steps *= static_cast<double>(e);
-    return steps * (children + 1) / shared;
-  }
+  if (n.op == COp::Reduce) return reduce_steps(n) * (children + 1) / shared;
   return own + children;
 }
 
@@ -119,7 +147,7 @@ bool multiplies_reads(const CNode& n) {
 // The heaviest shape of the reductions within `n`, or elementwise when there are none.
 pcg::KernelShape shape_of(const CNode& n) {
   auto shape = pcg::KernelShape::Elementwise;
-  if (n.op == COp::Reduce) {
+  if (n.op == COp::Reduce && !only_looks_up(n)) {
     shape = pcg::KernelShape::Reduction;
     if (n.reducer == Reducer::Sum && multiplies_reads(n))
       shape = reads_through_a_window(n, n.reduce_slots) ? pcg::KernelShape::Convolution : pcg::KernelShape::Contraction;
@@ -156,11 +184,7 @@ double node_gradient_flops(const CNode& n, const Sharing& sharing, bool value_re
   for (std::size_t i = 0; i < n.children.size(); ++i)
     children += node_gradient_flops(n.children[i], within, !of_one_value && (value_read || gradient_reads_operand(n, i)));
   const double own = n.op == COp::Const || n.op == COp::Index || n.op == COp::Read ? 0 : 2;
-  if (n.op == COp::Reduce) {
-    double steps = 1;
-    for (auto e : n.reduce_extents) steps *= static_cast<double>(e);
-    return steps * (children + own) / shared;
-  }
+  if (n.op == COp::Reduce) return reduce_steps(n) * (children + own) / shared;
   return own + children;
 }
 

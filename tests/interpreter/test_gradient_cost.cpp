@@ -92,6 +92,35 @@ op scaled_rows(x: [m, k], y: [l], z: [m, n]) -> [m, n] {
   EXPECT_GE(total_flops(p), l);
 }
 
+// A sum that keeps the one term whose summed index equals a value it reads (an embedding's
+// lookup) costs one step of that index, as its kernel gathers the row rather than scanning the
+// table, and so does its gradient, which adds into that row alone; the sums it also runs (a bag's
+// tokens) count in full.
+TEST(Cost, ALookupCostsOneStepOfTheIndexItLooksUp) {
+  const std::int64_t b = 4, s = 8, v = 1000, d = 16;
+  const Program gather = test::bundled().instantiate("gather_rows", {}, {{b, s}, {v, d}});
+  const Program larger_table = test::bundled().instantiate("gather_rows", {}, {{b, s}, {4 * v, d}});
+  // Per point: the comparison, the select and the sum's one step.
+  EXPECT_DOUBLE_EQ(total_flops(gather), 3.0 * b * s * d);
+  EXPECT_DOUBLE_EQ(total_flops(larger_table), total_flops(gather));
+  EXPECT_GT(gradient_flops(gather), 0);
+  EXPECT_DOUBLE_EQ(gradient_flops(larger_table), gradient_flops(gather));
+  EXPECT_EQ(kernel_shape(gather), pcg::KernelShape::Elementwise);
+  const auto bag = [&](std::int64_t tokens) { return test::bundled().instantiate("embedding_bag", {}, {{b, tokens}, {v, d}}); };
+  EXPECT_DOUBLE_EQ(total_flops(bag(2)), 3.0 * b * d * 2);
+  EXPECT_DOUBLE_EQ(total_flops(bag(4)), 2 * total_flops(bag(2)));
+  EXPECT_EQ(kernel_shape(bag(2)), pcg::KernelShape::Reduction);
+  // A condition that reads the summed index on both sides looks nothing up: every step counts.
+  const Library lib = Library::from_text(test::bundled_imports() + R"(
+op diagonal_match(x: [n, n], y: [n, n]) -> [n] {
+  out[i] = sum(r) select(x[i, r] == r, y[i, r], 0);
+}
+)",
+                                         "match.loom");
+  const double n = 5;
+  EXPECT_DOUBLE_EQ(total_flops(lib.instantiate("diagonal_match", {}, {{5, 5}, {5, 5}})), n * n * 3);
+}
+
 TEST(GradientFlops, LetsAreComputedAgainForTheGradient) {
   const Library lib = Library::from_text(test::bundled_imports() + R"(
 op scaled_exp(x: [r, c]) -> [r, c] {
