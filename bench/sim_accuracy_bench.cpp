@@ -225,8 +225,8 @@ Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const sea
   // they sleep), so that each task is measured alone, as `loom optimize` measures it; only rank 0
   // prints.
   if (transport.rank() == 0) row.automatic = simulated_seconds(plan, pipeline, measuring_first);
-  std::vector<double> measured_first{0};
-  transport.sum(measured_first);
+  std::vector<double> rank0_measured{0};
+  transport.sum(rank0_measured);
   row.backward_over_forward = forward > 0 ? backward / forward : 0;
   row.interpreted = run.interpreted_ops.size();
   row.compiled = run.compiled_ops.size();

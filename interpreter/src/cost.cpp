@@ -50,36 +50,33 @@ struct Sharing {
   }
 };
 
-// Whether the sum `n` only looks up its k-th index: `sum(r) select(e == r, x, 0)`, `e` not
-// reading r, adds the one term where r is e (an embedding's row). Its kernel gathers that row
-// rather than scanning them all, and its gradient adds into that row alone: one step in r.
-bool looks_up(const CNode& n, std::size_t k) {
+// The position among the sum `n`'s indices of the one it only looks up, or -1: in `sum(r)
+// select(e == r, x, 0)`, `e` not reading r, the one term where r is e is added (an embedding's
+// row). The hand-written lookup kernels gather that row rather than scanning them all, and their
+// gradient adds into that row alone: one step in r. (An operator a user writes so, compiled from
+// its spec, does scan them; measuring it gives its own time.)
+int looked_up_index(const CNode& n) {
   const CNode& body = n.children[0];
   if (n.reducer != Reducer::Sum || body.op != COp::Select || body.children[0].op != COp::Eq || body.children[2].op != COp::Const ||
       body.children[2].constant != 0)
-    return false;
-  const int r = n.reduce_slots[k];
-  for (int side = 0; side < 2; ++side) {
-    const CNode& index = body.children[0].children[static_cast<std::size_t>(side)];
-    std::set<int> key_slots;
-    collect_used_slots(body.children[0].children[static_cast<std::size_t>(1 - side)], key_slots);
-    if (index.op == COp::Index && index.slot == r && !key_slots.count(r)) return true;
-  }
-  return false;
+    return -1;
+  for (std::size_t k = 0; k < n.reduce_slots.size(); ++k)
+    for (int side = 0; side < 2; ++side) {
+      const CNode& index = body.children[0].children[static_cast<std::size_t>(side)];
+      std::set<int> key_slots;
+      collect_used_slots(body.children[0].children[static_cast<std::size_t>(1 - side)], key_slots);
+      if (index.op == COp::Index && index.slot == n.reduce_slots[k] && !key_slots.count(n.reduce_slots[k])) return static_cast<int>(k);
+    }
+  return -1;
 }
 
-// The steps of the reduction `n`: the product of its extents, but for the indices it only looks up.
+// The steps of the reduction `n`: the product of its extents, but for the index it looks up.
 double reduce_steps(const CNode& n) {
+  const int looked_up = looked_up_index(n);
   double steps = 1;
   for (std::size_t k = 0; k < n.reduce_slots.size(); ++k)
-    if (!looks_up(n, k)) steps *= static_cast<double>(n.reduce_extents[k]);
+    if (static_cast<int>(k) != looked_up) steps *= static_cast<double>(n.reduce_extents[k]);
   return steps;
-}
-
-bool only_looks_up(const CNode& n) {
-  for (std::size_t k = 0; k < n.reduce_slots.size(); ++k)
-    if (!looks_up(n, k)) return false;
-  return true;
 }
 
 // Arithmetic per point of the statement's result.
@@ -147,7 +144,7 @@ bool multiplies_reads(const CNode& n) {
 // The heaviest shape of the reductions within `n`, or elementwise when there are none.
 pcg::KernelShape shape_of(const CNode& n) {
   auto shape = pcg::KernelShape::Elementwise;
-  if (n.op == COp::Reduce && !only_looks_up(n)) {
+  if (n.op == COp::Reduce && !(n.reduce_slots.size() == 1 && looked_up_index(n) == 0)) {
     shape = pcg::KernelShape::Reduction;
     if (n.reducer == Reducer::Sum && multiplies_reads(n))
       shape = reads_through_a_window(n, n.reduce_slots) ? pcg::KernelShape::Convolution : pcg::KernelShape::Contraction;

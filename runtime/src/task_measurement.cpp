@@ -52,11 +52,16 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::Pro
   }
   for (std::size_t k = 0; k < graph.node(node).output_shapes.size(); ++k) graph.mark_output({node, static_cast<int>(k)});
 
+  // Data and matrices take their gradients where the task says, and their signs are drawn anew
+  // before each run (values drawn uniformly about zero stay so drawn).
   std::set<std::string> differentiable;
+  std::vector<std::string> redrawn;
   for (std::size_t i = 0; i < ports.size(); ++i) {
     const InputRole role = input_role(library_, graph, ports[i].node);
-    const bool taken = task.gradients.empty() || task.gradients.at(i);
-    if (taken && (role == InputRole::Data || role == InputRole::Matrix)) differentiable.insert(graph.node(ports[i].node).name);
+    if (role != InputRole::Data && role != InputRole::Matrix) continue;
+    const std::string& name = graph.node(ports[i].node).name;
+    redrawn.push_back(name);
+    if (task.gradients.empty() || task.gradients.at(i)) differentiable.insert(name);
   }
   std::vector<Tensor<float>> output_grads;
   for (pcg::PortRef out : graph.outputs()) {
@@ -70,12 +75,6 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::Pro
                                     settings_.compile_from_specs);
     NamedValues<float> feeds =
         to_values(convert<float>(synthetic_data(library_, graph, LossKind::MeanSquaredError, 1, 1)->batch(0).inputs));
-    // Values drawn uniformly about zero, whose signs are drawn anew before each run.
-    std::vector<std::string> redrawn;
-    for (pcg::PortRef p : ports) {
-      const InputRole role = input_role(library_, graph, p.node);
-      if (role == InputRole::Data || role == InputRole::Matrix) redrawn.push_back(graph.node(p.node).name);
-    }
     std::mt19937_64 signs(1);
     const auto run = [&] {
       for (const std::string& name : redrawn) redraw_signs(feeds.at(name).host_mut().data, signs);

@@ -157,6 +157,12 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   const auto save = [&](std::int64_t done) {
     const NamedTensors<T> weights = whole(to_host(feeds));
     OptimizerState<T> state = optimizer.state();
+    // A process keeps the moments of the weights it updates alone (a pipeline's stage, its own):
+    // the others' are zero here, and every process assembles the same ones.
+    if (s.optimizer.kind == OptimizerKind::Adam)
+      for (const std::string& name : trainable)
+        for (NamedTensors<T>* moments : {&state.first_moment, &state.second_moment})
+          moments->try_emplace(name, Tensor<T>(graph.node(*graph.find(name)).output_shapes[0].dims, T(0)));
     state.first_moment = whole(std::move(state.first_moment));
     state.second_moment = whole(std::move(state.second_moment));
     if (comm.rank() == 0) save_checkpoint<T>(s.checkpoint, {describe_run(s), done, report.losses, weights, state});

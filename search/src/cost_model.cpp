@@ -135,34 +135,32 @@ std::optional<TaskEstimate> CostModel::measured_layout_change(const pcg::Paralle
   return est;
 }
 
-TaskEstimate CostModel::weight_update(const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole) const {
+TaskEstimate CostModel::memory_task(double bytes, const std::function<ProfileKey()>& key,
+                                    const std::function<const ProfileEntry*(double roofline)>& measure) const {
   TaskEstimate est;
-  est.bytes = static_cast<double>(pcg::whole_region(box).elements()) * update_bytes_per_element_;
-  const double roofline = est.bytes / machine_.device.memory_bandwidth;
+  est.bytes = bytes;
+  const double roofline = bytes / machine_.device.memory_bandwidth;
   const ProfileDatabase* profiles = searched(profiles_);
-  const ProfileEntry* measured = measuring_ ? measuring_->find_or_measure_update(optimizer_, box, whole, machine_.device.kind, roofline)
-                                 : profiles ? profiles->find(weight_update_key(optimizer_, box, whole, machine_.device.kind))
-                                            : nullptr;
-  if (measured) {
-    est.seconds = alone_to_busy(measured->alone) * measured->measured_seconds;
-    est.measured = true;
-    return est;
-  }
-  est.seconds = alone_to_busy(true) * roofline;
-  return est;
-}
-
-TaskEstimate CostModel::gradient_accumulation(const std::vector<std::int64_t>& whole) const {
-  TaskEstimate est;
-  est.bytes = 3 * static_cast<double>(pcg::whole_region(whole).elements()) * kBytesPerElement;  // two read, one written
-  const double roofline = est.bytes / machine_.device.memory_bandwidth;
-  const ProfileDatabase* profiles = searched(profiles_);
-  const ProfileEntry* measured = measuring_ ? measuring_->find_or_measure_accumulation(whole, machine_.device.kind, roofline)
-                                 : profiles ? profiles->find(gradient_accumulation_key(whole, machine_.device.kind))
-                                            : nullptr;
+  const ProfileEntry* measured = measuring_ ? measure(roofline) : profiles ? profiles->find(key()) : nullptr;
   est.measured = measured != nullptr;
   est.seconds = measured ? alone_to_busy(measured->alone) * measured->measured_seconds : alone_to_busy(true) * roofline;
   return est;
+}
+
+TaskEstimate CostModel::weight_update(const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole) const {
+  const std::string& device = machine_.device.kind;
+  return memory_task(
+      static_cast<double>(pcg::whole_region(box).elements()) * update_bytes_per_element_,
+      [&] { return weight_update_key(optimizer_, box, whole, device); },
+      [&](double roofline) { return measuring_->find_or_measure_update(optimizer_, box, whole, device, roofline); });
+}
+
+TaskEstimate CostModel::gradient_accumulation(const std::vector<std::int64_t>& whole) const {
+  const std::string& device = machine_.device.kind;
+  return memory_task(
+      3 * static_cast<double>(pcg::whole_region(whole).elements()) * kBytesPerElement,  // two read, one written
+      [&] { return gradient_accumulation_key(whole, device); },
+      [&](double roofline) { return measuring_->find_or_measure_accumulation(whole, device, roofline); });
 }
 
 }  // namespace loom::search

@@ -196,6 +196,53 @@ std::vector<bool> weight_traffic(const pcg::Graph& graph, const CostModel& model
   return out;
 }
 
+// As the runtime does, each device adds every micro-batch's gradients into those of the ones whose
+// backward ran before it there (the first is kept as it is), once that backward is done and before
+// the device's next step: whole gradients of the weights it reads. The weights' sums and updates
+// follow the last. `steps`: per stage, per micro-batch, the tasks of each step, which the adds join.
+void add_gradient_accumulation(const pcg::Graph& micro, const CostModel& model, const TaskGraph& one, const Pipeline& pipeline,
+                               bool one_order, const std::vector<std::vector<int>>& copy_of,
+                               std::vector<std::vector<std::vector<std::vector<int>>>>& steps, TaskGraph& out) {
+  const std::vector<bool> weights = weight_traffic(micro, model);
+  const int stages = pipeline.stages, laps = static_cast<int>(steps.front().front().size()) - 1;
+  const std::size_t copies = out.tasks.size();
+  std::map<int, int> last_add;  // per device
+  for (const auto& [device, held] : one.gradients_on) {
+    double seconds = 0;
+    for (pcg::NodeId w : held) seconds += model.gradient_accumulation(micro.node(w).output_shapes[0].dims).seconds;
+    const int stage = stage_of_device(device, out.devices, stages);
+    std::vector<int> backward_order;
+    for (const PipelineStep& step : stage_steps(pipeline.order, one_order ? 0 : stage, stages, pipeline.microbatches, laps))
+      if (step.backward) backward_order.push_back(step.microbatch);
+    for (std::size_t k = 1; k < backward_order.size(); ++k) {
+      const int m = backward_order[k];
+      SimTask add;
+      add.node = pcg::kNoNode;  // the gradients of every weight the device reads
+      add.device = device;
+      add.backward = true;
+      add.microbatch = m;
+      add.seconds = seconds;
+      add.label = "gradients added up on " + std::to_string(device);
+      for (int i : copy_of[static_cast<std::size_t>(m)]) {
+        if (i < 0) continue;
+        const SimTask& t = out.tasks[static_cast<std::size_t>(i)];
+        if (t.kind == TaskKind::Compute && t.backward && t.device == device && !weights[t.node.index()] && t.microbatch == m)
+          add.deps.push_back(i);
+      }
+      std::sort(add.deps.begin(), add.deps.end());
+      add.deps.erase(std::unique(add.deps.begin(), add.deps.end()), add.deps.end());
+      out.tasks.push_back(std::move(add));
+      last_add[device] = static_cast<int>(out.tasks.size()) - 1;
+      steps[static_cast<std::size_t>(stage)][static_cast<std::size_t>(m)].back().push_back(last_add[device]);
+    }
+  }
+  for (std::size_t i = 0; i < copies; ++i) {
+    SimTask& t = out.tasks[i];
+    if (weights[t.node.index()] && t.backward && t.microbatch == pipeline.microbatches - 1)
+      if (auto at = last_add.find(t.device); at != last_add.end()) t.deps.push_back(at->second);
+  }
+}
+
 // The pipeline's task graph from its plan's micro-batch graph.
 TaskGraph pipeline_task_graph_of(const pcg::Graph& micro, const CostModel& model, const Pipeline& pipeline) {
   TaskGraph one = build_task_graph(micro, model, RunWork::LeftOut, GradientSums::AfterThePasses);
@@ -256,53 +303,11 @@ TaskGraph pipeline_task_graph_of(const pcg::Graph& micro, const CostModel& model
     }
   }
 
-  // Each micro-batch's gradients after the first are added into those before, on each device, once
-  // its backward pass there is done: whole gradients of the weights the device reads.
-  struct Accumulation {
-    pcg::NodeId first_weight;
-    double seconds = 0;
-  };
-  std::map<int, Accumulation> accumulated;  // per device
-  for (const auto& [weight, devices] : weight_update_boxes(micro, model))
-    for (const auto& [device, boxes] : devices) {
-      Accumulation& a = accumulated.try_emplace(device, Accumulation{weight}).first->second;
-      a.seconds += model.gradient_accumulation(micro.node(weight).output_shapes[0].dims).seconds;
-    }
-  std::map<int, int> last_accumulation;  // per device, the last micro-batch's
-  const std::size_t copies = out.tasks.size();
-  for (int m = 1; m < count; ++m)
-    for (const auto& [device, accumulation] : accumulated) {
-      SimTask add;
-      add.node = accumulation.first_weight;
-      add.device = device;
-      add.backward = true;
-      add.microbatch = m;
-      add.seconds = accumulation.seconds;
-      add.label = "gradients of micro-batch " + std::to_string(m) + " added up on " + std::to_string(device);
-      for (int i : copy_of[static_cast<std::size_t>(m)]) {
-        if (i < 0) continue;
-        const SimTask& t = out.tasks[static_cast<std::size_t>(i)];
-        if (t.kind == TaskKind::Compute && t.backward && t.device == device && !weights[t.node.index()] && t.microbatch == m)
-          add.deps.push_back(i);
-      }
-      std::sort(add.deps.begin(), add.deps.end());
-      add.deps.erase(std::unique(add.deps.begin(), add.deps.end()), add.deps.end());
-      out.tasks.push_back(std::move(add));
-      const int at = static_cast<int>(out.tasks.size()) - 1;
-      steps[static_cast<std::size_t>(stage_of_device(device, out.devices, stages))][static_cast<std::size_t>(m)][slot(0, true)].push_back(
-          at);
-      last_accumulation[device] = at;
-    }
-  // The sums and updates of the weights follow the last micro-batch's.
-  for (std::size_t i = 0; i < copies; ++i) {
-    SimTask& t = out.tasks[i];
-    if (weights[t.node.index()] && t.backward && t.microbatch == count - 1)
-      if (auto at = last_accumulation.find(t.device); at != last_accumulation.end()) t.deps.push_back(at->second);
-  }
+  const bool one_order = runs_in_one_order(micro, stages, out.devices, model.gradient_values(micro));
+  add_gradient_accumulation(micro, model, one, pipeline, one_order, copy_of, steps, out);
 
   // 1F1B: a stage starts a step only when its previous step has finished.
   std::vector<char> in_step(out.tasks.size(), 0), has_dependent(out.tasks.size(), 0);
-  const bool one_order = runs_in_one_order(micro, stages, out.devices, model.gradient_values(micro));
   for (int s = 0; s < stages; ++s) {
     const std::vector<int>* previous = nullptr;
     for (const PipelineStep& step : stage_steps(pipeline.order, one_order ? 0 : s, stages, count, laps)) {

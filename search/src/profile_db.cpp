@@ -108,10 +108,9 @@ ProfileDatabase ProfileDatabase::load(const std::string& path) {
   if (!in) return db;
   try {
     const json j = json::parse(in);
-    const int version = j.is_object() && j.contains("version") &&
-                                (j.at("version") == 1 || j.at("version") == 2 || j.at("version") == 3 || j.at("version") == 4)
-                            ? j.at("version").get<int>()
-                            : kProfileFormatVersion;
+    const bool older = j.is_object() && j.contains("version") && j.at("version").is_number_integer() && j.at("version").get<int>() >= 1 &&
+                       j.at("version").get<int>() < kProfileFormatVersion;
+    const int version = older ? j.at("version").get<int>() : kProfileFormatVersion;
     check_format(j, kProfileFormat, version, "Loom profile database");
     reject_unknown_keys(j, "", {"format", "version", "entries"});
     const json& entries = require_array(require(j, "entries", ""), "entries");

@@ -120,6 +120,8 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
       }
       const TaskEstimate update = plan.model().weight_update(box.extent(), whole);
       for (int d : devices) {
+        std::vector<pcg::NodeId>& held = out.gradients_on[d];
+        if (held.empty() || held.back() != weight) held.push_back(weight);
         Update& u = updates[d];
         if (u.deps.empty()) u.node = weight;
         u.seconds += update.seconds;

@@ -119,6 +119,15 @@ op diagonal_match(x: [n, n], y: [n, n]) -> [n] {
                                          "match.loom");
   const double n = 5;
   EXPECT_DOUBLE_EQ(total_flops(lib.instantiate("diagonal_match", {}, {{5, 5}, {5, 5}})), n * n * 3);
+  // One equality looks up one index: a trace sums n terms, one step of s for each r.
+  const Library traces = Library::from_text(test::bundled_imports() + R"(
+op traces(x: [m, n, n]) -> [m] {
+  out[i] = sum(r, s) select(r == s, x[i, r, s], 0);
+}
+)",
+                                            "traces.loom");
+  EXPECT_DOUBLE_EQ(total_flops(traces.instantiate("traces", {}, {{3, 5, 5}})), 3 * n * 3);
+  EXPECT_EQ(kernel_shape(traces.instantiate("traces", {}, {{3, 5, 5}})), pcg::KernelShape::Reduction);
 }
 
 TEST(GradientFlops, LetsAreComputedAgainForTheGradient) {

@@ -35,6 +35,7 @@ class SlowerThanTheRoofline final : public search::TaskMeasurer {
                                                      const std::vector<std::int64_t>&) override {
     return std::nullopt;
   }
+  std::optional<search::MeasuredTask> measure_accumulation(const std::vector<std::int64_t>&) override { return std::nullopt; }
 
  private:
   search::DeviceSpec device_;

@@ -92,6 +92,7 @@ TEST(MpiTraining, ValuesOnADeviceFollowTheSingleProcessRun) {
 // Adam keeps moments per element; each process updates only the weight elements it reads, so a
 // checkpoint has to gather weights and moments from the processes that hold them: a run resumed
 // from one follows the single-process run.
+// A pipeline's stages each hold the moments of their own weights alone; the checkpoint holds them all.
 TEST(MpiTraining, AdamResumedFromACheckpointFollowsTheSingleProcessRun) {
   const SuiteModel model = suite_models().front();
   TrainSettings s;
@@ -100,13 +101,18 @@ TEST(MpiTraining, AdamResumedFromACheckpointFollowsTheSingleProcessRun) {
   s.run_name = model.name;
   s.optimizer = optimizer_from_name("adam");
   const TrainReport whole = train<double>(library(), model.graph, s);
-  for (PlanKind kind : {PlanKind::Megatron, PlanKind::Reduction}) {
-    SCOPED_TRACE(plan_name(kind));
-    const pcg::Graph plan = plan_graph(kind, model.graph, world().size());
+  const int stages = pipeline_stages_for(model.graph, world().size(), 2);
+  for (const char* kind : {"megatron", "reduction", "pipeline"}) {
+    SCOPED_TRACE(kind);
+    const bool pipelined = std::string(kind) == "pipeline";
+    const pcg::Graph plan = pipelined                         ? pipelined_plan(model.graph, world().size(), stages)
+                            : std::string(kind) == "megatron" ? plan_graph(PlanKind::Megatron, model.graph, world().size())
+                                                              : plan_graph(PlanKind::Reduction, model.graph, world().size());
     TrainSettings first = s;
+    if (pipelined) first.pipeline = search::Pipeline{stages, 2};
     first.plan_devices = world().size();
     first.steps = 3;
-    first.checkpoint = ::testing::TempDir() + "loom_mpi_adam_" + std::to_string(world().size()) + ".ckpt";
+    first.checkpoint = ::testing::TempDir() + "loom_mpi_adam_" + kind + "_" + std::to_string(world().size()) + ".ckpt";
     train<double>(library(), plan, first, {}, &world());
     std::vector<double> written{1};
     world().sum(written);  // rank 0 has written the checkpoint

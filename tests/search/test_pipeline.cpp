@@ -207,9 +207,14 @@ TEST(Pipeline, EachMicroBatchsGradientsAfterTheFirstAreAddedUpWhereTheWeightIsRe
         update_waits = std::find(t.deps.begin(), t.deps.end(), list.back()) != t.deps.end();
     EXPECT_TRUE(update_waits) << device;
   }
-  // One micro-batch adds nothing up.
+  // One micro-batch adds nothing up. GPipe runs the backward passes from the last micro-batch: the
+  // last micro-batch's gradients are kept as they are, and the others added to them.
   for (const SimTask& t : build_pipeline_task_graph(plan, model, {2, 1}, library()).tasks)
     EXPECT_EQ(t.label.find("added up"), std::string::npos);
+  std::multiset<int> gpipe;
+  for (const SimTask& t : build_pipeline_task_graph(plan, model, {2, 4, PipelineOrder::GPipe}, library()).tasks)
+    if (t.label.find("added up") != std::string::npos) gpipe.insert(t.microbatch);
+  EXPECT_EQ(gpipe, (std::multiset<int>{0, 0, 1, 1, 2, 2}));
 }
 
 // Layers of equal work cut into two stages of equal compute: under 1F1B the first stage holds two

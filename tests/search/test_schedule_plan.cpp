@@ -423,7 +423,7 @@ TEST(SchedulePlan, AGPipeStageRunsEveryForwardBeforeAnyBackwardAndHoldsEveryMicr
   double last_forward = 0, first_backward = 1e9;
   for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
     const SimTask& t = tasks.tasks[i];
-    if (t.kind != TaskKind::Compute || t.device != 0 || !model.is_compute(gpipe.graph.node(t.node))) continue;
+    if (t.kind != TaskKind::Compute || t.device != 0 || t.node == pcg::kNoNode || !model.is_compute(gpipe.graph.node(t.node))) continue;
     if (t.backward)
       first_backward = std::min(first_backward, timeline.start[i]);
     else

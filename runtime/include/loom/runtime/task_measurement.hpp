@@ -5,11 +5,11 @@
 // (lookup ids are rows of their table), and the operator runs on the kernel training would give
 // it: hand-written, compiled from its spec, or interpreted. Its forward and backward are timed
 // after a warm-up run that builds kernels and buffers. Each run reads its data and matrices with
-// their signs drawn anew: a branch predictor learns the branches a small input takes when the
-// same input is run again and again, which training, with each step's values new, never lets it
-// do (AlexNet's max pools and ReLUs ran 2-5 times faster alone than in a step). An optimizer's step over a box of a weight
-// is timed the same way. A figure is the median of the timed runs, so a spell of other work on a
-// shared host moves it less than it moves a mean.
+// their signs drawn anew: run again and again on one input, a small kernel's branches are learned
+// by the branch predictor, which training, whose values change every step, never allows (AlexNet's
+// max pools and ReLUs ran 2-5 times faster alone than in a step). An optimizer's step over a box of
+// a weight, and adding up a weight's gradients, are timed the same way. A figure is the median of
+// the timed runs, so a spell of other work on a shared host moves it less than it moves a mean.
 #include <optional>
 #include <random>
 #include <string>

@@ -2,6 +2,7 @@
 // Time and memory of one task of an operator on one device of a machine: a roofline over the
 // FLOPs and bytes derived from the operator's spec, replaced by a measured figure where the
 // profile database has one, or where a measurer can run the task on a device of this kind.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -125,6 +126,11 @@ class CostModel {
   // The factor a figure measured alone (or the roofline: `measured_alone` true) takes on this
   // machine: the device's busy_node_slowdown where a node has several devices, else 1.
   double alone_to_busy(bool measured_alone) const;
+  // A task that moves `bytes` through memory: measured (`measure`, given the roofline, where this
+  // model measures; else its `key` in the profile database), otherwise the bytes at memory
+  // bandwidth; either slowed as compute() says.
+  TaskEstimate memory_task(double bytes, const std::function<ProfileKey()>& key,
+                           const std::function<const ProfileEntry*(double roofline)>& measure) const;
 
   const spec::Library& library_;
   Machine machine_;  // by value: a model may be made from a machine built on the spot

@@ -46,8 +46,9 @@ std::vector<Placement> pipeline_placements(const spec::Library& library, const p
 int stage_of_device(int device, int devices, int stages);
 
 // One training iteration of a pipelined plan: the micro-batch graph's tasks once per micro-batch,
-// each stage's compute in the pipeline's order (1F1B or GPipe), weights sent out before the first micro-batch and their
-// gradients summed after the last.
+// each stage's compute in the pipeline's order (1F1B or GPipe), weights sent out before the first
+// micro-batch, each micro-batch's gradients added up on every device after its backward there (but
+// the first's), and the sums after the last.
 TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline,
                                     const pcg::OpCatalog& catalog);
 

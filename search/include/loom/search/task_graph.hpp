@@ -46,7 +46,7 @@ inline const char* task_kind_name(TaskKind kind) {
 
 struct SimTask {
   TaskKind kind = TaskKind::Compute;
-  pcg::NodeId node;        // the PCG node the task belongs to
+  pcg::NodeId node;        // the PCG node the task belongs to (kNoNode: a pipeline's adding up of gradients)
   std::int64_t index = 0;  // which task of the node (for communication: the receiving task)
   int device = 0;          // compute: the device; communication: the sender
   int peer = -1;           // communication: the receiver
@@ -78,6 +78,9 @@ struct TaskGraph {
   NetworkPorts ports;      // between nodes, a communication task also holds the network ports it goes through
   bool pipelined = false;  // a pipeline's tasks are labelled without their micro-batch
   std::vector<SimTask> tasks;
+  // Per device, the trained weights whose gradients it computes (a pipeline adds them up over its
+  // micro-batches there), in graph order.
+  std::map<int, std::vector<pcg::NodeId>> gradients_on;
 
   // The network ports a task holds besides its own resource: a communication task between
   // nodes, its sender's port out and its receiver's port in (numbered after the device pairs).

@@ -35,8 +35,8 @@ class TaskMeasurer {
   virtual std::optional<MeasuredTask> measure_update(const std::string& optimizer, const std::vector<std::int64_t>& box,
                                                      const std::vector<std::int64_t>& whole) = 0;
   // Adding one gradient of a weight of dims `whole` into another (gradient_accumulation_key); the
-  // forward figure is the addition. Nullopt (the default) when the measurer cannot run it.
-  virtual std::optional<MeasuredTask> measure_accumulation(const std::vector<std::int64_t>& /*whole*/) { return std::nullopt; }
+  // forward figure is the addition. Nullopt when the measurer cannot run it.
+  virtual std::optional<MeasuredTask> measure_accumulation(const std::vector<std::int64_t>& whole) = 0;
 };
 
 // A profile database that measures what it lacks: shared by every copy of a cost model.
