@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include <absl/container/inlined_vector.h>
+
 #include "loom/pcg/task_layout.hpp"
 #include "loom/search/port_loads.hpp"
 
@@ -34,12 +36,10 @@ double MoveCosts::move(int from, int from_first, int to, int to_first) {
   return s;
 }
 
-double MoveCosts::weight_sum_seconds(int need, int first) {
-  const pcg::ParallelShape& shape = shapes_.value(need);
-  if (shape.R <= 1) return 0;
+MoveCosts::Rings MoveCosts::rings_of(int need, int first) {
   const Sum key{need, first};
-  if (auto it = sums_.find(key); it != sums_.end()) return it->second;
-  const double bytes = static_cast<double>(pcg::piece_elements(shape)) * kBytesPerElement;
+  if (auto it = rings_.find(key); it != rings_.end()) return it->second;
+  const pcg::ParallelShape& shape = shapes_.value(need);
   // The copies of each piece are a ring (replicas are the outermost task index, task_layout.hpp),
   // and all the rings run at once.
   const int per_copy = static_cast<int>(shape.tasks() / shape.R);
@@ -47,10 +47,54 @@ double MoveCosts::weight_sum_seconds(int need, int first) {
   for (int q = 0; q < per_copy; ++q)
     for (int r = 0; r < static_cast<int>(shape.R); ++r) rings[static_cast<std::size_t>(q)].push_back(first + q + r * per_copy);
   const std::vector<int> turns = ring_port_turns(machine_.network_ports(), rings);
-  const Link& slowest = machine_.link_between(first, first + static_cast<int>(shape.tasks()) - 1);
-  const double s = *std::max_element(turns.begin(), turns.end()) * slowest.started_ring_allreduce_seconds(bytes, static_cast<int>(shape.R));
+  const Rings made{*std::max_element(turns.begin(), turns.end()),
+                   &machine_.link_between(first, first + static_cast<int>(shape.tasks()) - 1)};
+  rings_.emplace(key, made);
+  return made;
+}
+
+double MoveCosts::weight_sum_seconds(int need, int first) {
+  const pcg::ParallelShape& shape = shapes_.value(need);
+  if (shape.R <= 1) return 0;
+  const Sum key{need, first};
+  if (auto it = sums_.find(key); it != sums_.end()) return it->second;
+  const double bytes = static_cast<double>(pcg::piece_elements(shape)) * kBytesPerElement;
+  const Rings rings = rings_of(need, first);
+  const double s = rings.turns * rings.slowest->started_ring_allreduce_seconds(bytes, static_cast<int>(shape.R));
   sums_.emplace(key, s);
   return s;
+}
+
+double MoveCosts::weight_sums_seconds(std::span<const int> needs, int first) {
+  struct Packed {
+    std::int64_t tasks = 0, copies = 0;
+    double bytes = 0;
+    int count = 0, need = 0;
+  };
+  absl::InlinedVector<Packed, 4> packed;  // by the devices their rings take
+  double seconds = 0;
+  for (int need : needs) {
+    const pcg::ParallelShape& shape = shapes_.value(need);
+    if (shape.R <= 1) continue;
+    if (shape.tasks() == shape.R) {  // whole on every device: summed where it lies
+      seconds += weight_sum_seconds(need, first);
+      continue;
+    }
+    auto it = std::find_if(packed.begin(), packed.end(), [&](const Packed& p) { return p.tasks == shape.tasks() && p.copies == shape.R; });
+    if (it == packed.end()) it = packed.insert(packed.end(), Packed{shape.tasks(), shape.R});
+    it->bytes += static_cast<double>(pcg::piece_elements(shape)) * kBytesPerElement;
+    ++it->count;
+    it->need = need;
+  }
+  for (const Packed& p : packed) {
+    if (p.count == 1) {
+      seconds += weight_sum_seconds(p.need, first);
+      continue;
+    }
+    const Rings rings = rings_of(p.need, first);
+    seconds += rings.turns * rings.slowest->started_ring_allreduce_seconds(p.bytes, static_cast<int>(p.copies));
+  }
+  return seconds;
 }
 
 double MoveCosts::exposed_sum_seconds(double sums, double backward_seconds) const {

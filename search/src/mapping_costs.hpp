@@ -4,6 +4,8 @@
 // gradient sums that the backward pass does not hide.
 #include <absl/container/flat_hash_map.h>
 
+#include <span>
+
 #include "interner.hpp"
 
 #include "loom/pcg/parallel_shape.hpp"
@@ -31,6 +33,10 @@ class MoveCosts {
   // copies' gradients are summed by a ring allreduce that starts once the backward pass has made
   // them, as the simulator's task graph has it. `need` is a ShapeTable id. Cached.
   double weight_sum_seconds(int need, int first);
+  // The sums of one node's weights, `needs` (ShapeTable ids) from device `first`, as the simulator
+  // groups them: a whole gradient summed where it lies is a ring of its own; the pieces of split
+  // weights whose copies lie on the same devices are packed into one ring.
+  double weight_sums_seconds(std::span<const int> needs, int first);
 
   // Layer after layer, the backward pass and the sums of the weights it has made run as a
   // pipeline whose step is the longer of the two: what a node's sums add beyond its own backward
@@ -55,11 +61,20 @@ class MoveCosts {
     }
   };
 
+  // A sum's rings (one per piece of the weight, among its copies) from device `first`: how many
+  // times they take turns at the ports they share, and the slowest link they cross.
+  struct Rings {
+    int turns = 1;
+    const Link* slowest = nullptr;
+  };
+  Rings rings_of(int need, int first);  // cached
+
   const Machine& machine_;
   const RvdSearch& paths_;
   ShapeTable shapes_;
   absl::flat_hash_map<Move, double> cache_;
   absl::flat_hash_map<Sum, double> sums_;
+  absl::flat_hash_map<Sum, Rings> rings_;
 };
 
 }  // namespace loom::search::mapping

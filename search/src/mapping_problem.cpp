@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include <absl/container/inlined_vector.h>
+
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/memory.hpp"
 #include "loom/search/plan_cost.hpp"
@@ -98,12 +100,12 @@ double MachineMapper::Impl::leaf_cost(int node, Choice c) {
   const pcg::Node& n = graph.node(node);
   const ConfigInfo& mine = info(node, c);
   double cost = mine.seconds;
-  double sums = 0;
+  absl::InlinedVector<int, 4> summed;  // the trained weights' shapes this task needs
   for (std::size_t i = 0; i < n.inputs.size(); ++i) {
     const pcg::PortRef in = n.inputs[i];
     const pcg::Node& p = graph.node(in.node);
     if (p.is_graph_input()) {
-      if (p.op == pcg::kWeightOp && model.trains(graph, p)) sums += moves.weight_sum_seconds(mine.inputs[i], c.first);
+      if (p.op == pcg::kWeightOp && model.trains(graph, p)) summed.push_back(mine.inputs[i]);
       if (auto pin = g.pins.inputs.find(in.node); pin != g.pins.inputs.end())
         cost += moves.move(moves.shapes().id(pin->second.shape), pin->second.first_device, mine.inputs[i], c.first);
       continue;
@@ -113,7 +115,7 @@ double MachineMapper::Impl::leaf_cost(int node, Choice c) {
     cost += moves.move(info(in.node, pc).outputs[static_cast<std::size_t>(in.port)], pc.first, mine.inputs[i], c.first);
     if (cost == kNoPlan) return kNoPlan;
   }
-  cost += moves.exposed_sum_seconds(sums, mine.backward_seconds);
+  if (!summed.empty()) cost += moves.exposed_sum_seconds(moves.weight_sums_seconds(summed, c.first), mine.backward_seconds);
   for (std::size_t k = 0; k < graph.outputs().size(); ++k) {
     const pcg::PortRef o = graph.outputs()[k];
     if (o.node != node) continue;

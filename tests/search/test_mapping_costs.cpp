@@ -46,5 +46,27 @@ TEST(MoveCosts, GradientSumsCrossingANodeTogetherTakeTurnsAtItsPort) {
   EXPECT_EQ(costs.weight_sum_seconds(costs.shapes().id(pcg::ParallelShape::partitioned({1024, 1024}, {1, 2})), 0), 0);
 }
 
+// A node's weights, as the simulator sums them: the pieces of split weights whose copies lie on
+// the same devices packed into one ring (its latency paid once), a whole weight copied everywhere
+// summed where it lies, a ring of its own.
+TEST(MoveCosts, ANodesSplitWeightsOnTheSameDevicesArePackedIntoOneRing) {
+  Machine machine = two_nodes_of_four(4);
+  machine.inter_node.started_allreduce = {machine.inter_node.bandwidth, 5e-6};  // a latency to pay
+  const RvdSearch paths(library(), machine);
+  MoveCosts costs(paths);
+  const int half = costs.shapes().id(pcg::ParallelShape::partitioned({1024, 1024}, {1, 2}, 1, 4));
+  const int bias_half = costs.shapes().id(pcg::ParallelShape::partitioned({1024}, {2}, 1, 4));
+  const int whole = costs.shapes().id(pcg::ParallelShape::partitioned({1024}, {1}, 1, 8));
+  const double half_bytes = 512.0 * 1024 * kBytesPerElement, bias_bytes = 512.0 * kBytesPerElement;
+  const Link& link = machine.inter_node;
+  const std::vector<int> split = {half, bias_half};
+  EXPECT_DOUBLE_EQ(costs.weight_sums_seconds(split, 0), link.started_ring_allreduce_seconds(half_bytes + bias_bytes, 4));
+  EXPECT_LT(costs.weight_sums_seconds(split, 0), costs.weight_sum_seconds(half, 0) + costs.weight_sum_seconds(bias_half, 0));
+  const std::vector<int> with_whole = {half, whole};
+  EXPECT_DOUBLE_EQ(costs.weight_sums_seconds(with_whole, 0), costs.weight_sum_seconds(half, 0) + costs.weight_sum_seconds(whole, 0));
+  const std::vector<int> one = {half};
+  EXPECT_DOUBLE_EQ(costs.weight_sums_seconds(one, 0), costs.weight_sum_seconds(half, 0));
+}
+
 }  // namespace
 }  // namespace loom::search::mapping
