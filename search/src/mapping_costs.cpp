@@ -69,7 +69,7 @@ double MoveCosts::weight_sums_seconds(std::span<const int> needs, int first) {
   struct Packed {
     std::int64_t tasks = 0, copies = 0;
     double bytes = 0;
-    int count = 0, need = 0;
+    int need = 0;
   };
   absl::InlinedVector<Packed, 4> packed;  // by the devices their rings take
   double seconds = 0;
@@ -83,14 +83,9 @@ double MoveCosts::weight_sums_seconds(std::span<const int> needs, int first) {
     auto it = std::find_if(packed.begin(), packed.end(), [&](const Packed& p) { return p.tasks == shape.tasks() && p.copies == shape.R; });
     if (it == packed.end()) it = packed.insert(packed.end(), Packed{shape.tasks(), shape.R});
     it->bytes += static_cast<double>(pcg::piece_elements(shape)) * kBytesPerElement;
-    ++it->count;
     it->need = need;
   }
   for (const Packed& p : packed) {
-    if (p.count == 1) {
-      seconds += weight_sum_seconds(p.need, first);
-      continue;
-    }
     const Rings rings = rings_of(p.need, first);
     seconds += rings.turns * rings.slowest->started_ring_allreduce_seconds(p.bytes, static_cast<int>(p.copies));
   }

@@ -200,10 +200,10 @@ std::vector<bool> weight_traffic(const pcg::Graph& graph, const CostModel& model
 // backward ran before it there (the first is kept as it is), once that backward is done and before
 // the device's next step: whole gradients of the weights it reads. The weights' sums and updates
 // follow the last. `steps`: per stage, per micro-batch, the tasks of each step, which the adds join.
+// `weights`: weight_traffic of `micro`.
 void add_gradient_accumulation(const pcg::Graph& micro, const CostModel& model, const TaskGraph& one, const Pipeline& pipeline,
-                               bool one_order, const std::vector<std::vector<int>>& copy_of,
+                               bool one_order, const std::vector<bool>& weights, const std::vector<std::vector<int>>& copy_of,
                                std::vector<std::vector<std::vector<std::vector<int>>>>& steps, TaskGraph& out) {
-  const std::vector<bool> weights = weight_traffic(micro, model);
   const int stages = pipeline.stages, laps = static_cast<int>(steps.front().front().size()) - 1;
   const std::size_t copies = out.tasks.size();
   std::map<int, int> last_add;  // per device
@@ -304,7 +304,7 @@ TaskGraph pipeline_task_graph_of(const pcg::Graph& micro, const CostModel& model
   }
 
   const bool one_order = runs_in_one_order(micro, stages, out.devices, model.gradient_values(micro));
-  add_gradient_accumulation(micro, model, one, pipeline, one_order, copy_of, steps, out);
+  add_gradient_accumulation(micro, model, one, pipeline, one_order, weights, copy_of, steps, out);
 
   // 1F1B: a stage starts a step only when its previous step has finished.
   std::vector<char> in_step(out.tasks.size(), 0), has_dependent(out.tasks.size(), 0);
