@@ -13,6 +13,10 @@ std::vector<Tensor<typename Domain::Value>> evaluate_graph(const Library& librar
     auto& out = values[n.id.index()];
     if (n.is_graph_input()) {
       auto it = inputs.find(n.name);
+      if (it == inputs.end() && n.folded_from) {  // made from its parts' values
+        out = evaluate_graph<Domain>(library, *n.folded_from.parts, inputs);
+        continue;
+      }
       if (it == inputs.end()) throw LoomError(n.describe() + ": no value given");
       if (it->second.dims != n.output_shapes.front().dims)
         throw LoomError(n.describe() + ": the value has shape " + dims_to_string(it->second.dims) + ", the graph expects " +

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "loom/interpreter/cost.hpp"
+#include "loom/interpreter/element_sources.hpp"
 #include "loom/interpreter/model_graph.hpp"
 #include "loom/interpreter/parallel_rules.hpp"
 #include "loom/interpreter/parser.hpp"
@@ -282,6 +283,20 @@ pcg::TaskCost Library::task_cost(const std::string& name, const pcg::AttrMap& at
   }
   // Parallel forms move data and compute nothing: each task sends and receives its shard.
   return spec::task_cost(Program{}, inputs, outputs);
+}
+
+bool Library::moves_each_element_once(const std::string& name, const pcg::AttrMap& attrs,
+                                      const std::vector<pcg::ParallelShape>& inputs) const {
+  const OpDecl* op = find_op(name);
+  if (!op || op->outputs.size() != 1) return false;
+  std::vector<std::vector<std::int64_t>> dims;
+  for (const auto& s : inputs) dims.push_back(s.dims);
+  try {
+    if (programs_) return programs_->moves_each_element_once(*op, attrs, dims);
+    return element_sources(*compiled(*op, attrs, dims), dims).has_value();
+  } catch (const LoomError&) {
+    return false;  // an instance that does not compile folds nothing
+  }
 }
 
 pcg::AttrMap Library::resolve_attrs(const std::string& form, const std::vector<AttrParam>& params, const std::vector<AttrArg>& args,

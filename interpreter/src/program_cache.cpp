@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "loom/interpreter/cost.hpp"
+#include "loom/interpreter/element_sources.hpp"
 #include "loom/interpreter/parallel_rules.hpp"
 #include "loom/pcg/hash_mix.hpp"
 
@@ -85,6 +86,12 @@ pcg::TaskCost ProgramCache::task_cost(const OpDecl& op, const pcg::AttrMap& attr
     for (const pcg::ParallelShape& s : inputs) dims.push_back(s.dims);
     return spec::task_cost(*get(op, attrs, dims), inputs, output_shapes(op, attrs, inputs));
   });
+}
+
+bool ProgramCache::moves_each_element_once(const OpDecl& op, const pcg::AttrMap& attrs,
+                                           const std::vector<std::vector<std::int64_t>>& input_dims) {
+  return kept(mutex_, capacity_, rearranges_, &Rearranges::each_once, std::forward_as_tuple(&op, attrs, input_dims),
+              [&] { return element_sources(*get(op, attrs, input_dims), input_dims).has_value(); });
 }
 
 }  // namespace loom::spec

@@ -32,6 +32,11 @@ std::string shapes_text(const std::vector<ParallelShape>& shapes) {
 
 }  // namespace
 
+bool FoldRecipe::operator==(const FoldRecipe& other) const {
+  if (!parts || !other.parts) return parts == other.parts;
+  return parts == other.parts || *parts == *other.parts;
+}
+
 std::int64_t Node::tasks() const { return output_shapes.empty() ? 1 : output_shapes.front().tasks(); }
 
 MachineView Node::view_or_default() const { return view ? *view : MachineView::contiguous(0, tasks()); }
@@ -94,6 +99,18 @@ NodeId Graph::add_input(std::string name, ParallelShape shape, bool is_weight) {
   }
   n.output_shapes.push_back(std::move(shape));
   return append(std::move(n));
+}
+
+NodeId Graph::add_folded_weight(std::string name, ParallelShape shape, FoldRecipe recipe) {
+  if (!recipe) throw LoomError("weight \"" + name + "\": a folded weight needs the weights it is folded from");
+  const NodeId id = add_input(std::move(name), std::move(shape), true);
+  nodes_.back().folded_from = std::move(recipe);
+  return id;
+}
+
+NodeId Graph::add_input_like(const Node& input, ParallelShape shape) {
+  if (input.folded_from) return add_folded_weight(input.name, std::move(shape), input.folded_from);
+  return add_input(input.name, std::move(shape), input.op == kWeightOp);
 }
 
 NodeId Graph::add_node(const OpCatalog& catalog, std::string op, AttrMap attrs, std::vector<PortRef> inputs, std::string name) {

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,11 +78,26 @@ std::string shapes_text(const std::vector<ParallelShape>& shapes) {
   return "(" + out + ")";
 }
 
+Graph read_recipe(const json& j, const std::string& path, const ParallelShape& folded, const OpCatalog& catalog) {
+  Graph parts;
+  try {
+    parts = graph_from_json(j, catalog);
+  } catch (const LoomError& e) {
+    fail(path, e.what());
+  }
+  for (const Node& n : parts.nodes())
+    if (n.op == kInputOp) fail(path, n.describe() + " is an input; a weight is folded from weights only");
+  if (parts.outputs().size() != 1) fail(path, "a folded weight's recipe has one output, not " + std::to_string(parts.outputs().size()));
+  if (parts.shape_of(parts.outputs().front()).dims != folded.dims)
+    fail(path, "the recipe makes " + parts.shape_of(parts.outputs().front()).to_string() + ", the weight is " + folded.to_string());
+  return parts;
+}
+
 void read_node(const json& j, std::size_t index, std::size_t total, const OpCatalog& catalog, Graph& graph) {
   const std::string path = indexed("nodes", index);
   const int id = static_cast<int>(index);
   require_object(j, path);
-  reject_unknown_keys(j, path, {"id", "op", "name", "attrs", "inputs", "output_shapes", "view"});
+  reject_unknown_keys(j, path, {"id", "op", "name", "attrs", "inputs", "output_shapes", "view", "folded_from"});
   if (j.contains("id") && read_int(j.at("id"), member(path, "id")) != id) {
     fail(member(path, "id"),
          "node ids must equal their position in \"nodes\", expected " + std::to_string(id) + ", got " + j.at("id").dump());
@@ -114,7 +130,14 @@ void read_node(const json& j, std::size_t index, std::size_t total, const OpCata
     if (!inputs.empty()) fail(member(path, "inputs"), "a graph input cannot read other nodes");
     if (!attrs.empty()) fail(member(path, "attrs"), "a graph input has no attributes");
     if (shapes.size() != 1) fail(shapes_path, "a graph input has exactly one output shape");
-    at_path(path, [&] { graph.add_input(name, shapes.front(), op == kWeightOp); });
+    if (j.contains("folded_from")) {
+      if (op != kWeightOp) fail(member(path, "folded_from"), "only a weight is folded from others");
+      FoldRecipe recipe{
+          std::make_shared<const Graph>(read_recipe(j.at("folded_from"), member(path, "folded_from"), shapes.front(), catalog))};
+      at_path(path, [&] { graph.add_folded_weight(name, shapes.front(), std::move(recipe)); });
+    } else {
+      at_path(path, [&] { graph.add_input(name, shapes.front(), op == kWeightOp); });
+    }
   } else {
     if (!catalog.has_op(op)) fail(member(path, "op"), "unknown operator \"" + op + "\"");
     at_path(path, [&] { graph.add_node(catalog, op, attrs, inputs, name); });
@@ -145,6 +168,7 @@ json graph_to_json(const Graph& graph) {
                  {"output_shapes", n.output_shapes}};
     for (const auto& [key, value] : n.attrs) node["attrs"][key] = value;
     if (n.view) node["view"] = *n.view;
+    if (n.folded_from) node["folded_from"] = graph_to_json(*n.folded_from.parts);
     nodes.push_back(std::move(node));
   }
   json outputs = json::array();

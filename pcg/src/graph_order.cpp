@@ -33,7 +33,7 @@ Graph ordered_by(const Graph& graph, const std::vector<RunsAhead>& constraints, 
     ready.pop();
     NodeId id;
     if (n.is_graph_input()) {
-      id = out.add_input(n.name, n.output_shapes.front(), n.op == kWeightOp);
+      id = out.add_input_like(n, n.output_shapes.front());
     } else {
       std::vector<PortRef> inputs = n.inputs;
       for (PortRef& in : inputs) in.node = renumbered[in.node.index()];

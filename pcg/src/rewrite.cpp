@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/weight_folding.hpp"
 
 namespace loom::pcg {
 namespace {
@@ -142,7 +143,7 @@ RewriteOutcome apply_match(const Graph& graph, const Rule& rule, const Match& ma
       continue;
     }
     const Node& n = graph.node(items[i].id);
-    const NodeId id = n.is_graph_input() ? out.add_input(n.name, n.output_shapes.front(), n.op == kWeightOp)
+    const NodeId id = n.is_graph_input() ? out.add_input_like(n, n.output_shapes.front())
                                          : out.add_node_with_shapes(n.op, n.attrs, std::move(ins), n.output_shapes, n.name);
     if (n.view) out.set_view(id, *n.view);
     result.old_to_new[n.id.index()] = id;
@@ -160,6 +161,7 @@ RewriteOutcome apply_match(const Graph& graph, const Rule& rule, const Match& ma
     if (!source.from_rhs) touched.insert(result.old_to_new[source.port.node.index()]);
   }
   result.touched.assign(touched.begin(), touched.end());
+  fold_inserted_weights(result, catalog);
   outcome.rewrite = std::move(result);
   return outcome;
 }

@@ -6,6 +6,8 @@
 #include "loom/interpreter/input_notes.hpp"
 #include "loom/interpreter/input_roles.hpp"
 #include "loom/pcg/fnv1a.hpp"
+#include "loom/pcg/weight_folding.hpp"
+#include "loom/runtime/folded_weights.hpp"
 
 namespace loom::runtime {
 
@@ -59,6 +61,7 @@ std::int64_t fan_in(const spec::Library& library, const pcg::Graph& graph, pcg::
 }
 
 NamedTensors<double> initial_weights(const spec::Library& library, const pcg::Graph& graph, std::uint64_t seed) {
+  if (pcg::has_folded_weights(graph)) return FoldedWeights(library, graph).folded(initial_weights(library, pcg::unfolded(graph), seed));
   NamedTensors<double> weights;
   for (const pcg::Node& n : graph.nodes()) {
     if (n.op != pcg::kWeightOp) continue;

@@ -1,6 +1,8 @@
 #include "loom/runtime/model_values.hpp"
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/weight_folding.hpp"
+#include "loom/runtime/folded_weights.hpp"
 #include "loom/runtime/initializer.hpp"
 
 namespace loom::runtime {
@@ -21,24 +23,30 @@ NamedTensors<double> model_values_of(const pcg::Graph& graph, const NamedTensors
 
 NamedTensors<double> starting_weights(const spec::Library& library, const pcg::Graph& graph, std::uint64_t seed,
                                       const NamedTensors<double>& model_values) {
+  if (pcg::has_folded_weights(graph))
+    return FoldedWeights(library, graph).folded(starting_weights(library, pcg::unfolded(graph), seed, model_values));
   NamedTensors<double> weights = initial_weights(library, graph, seed);
   for (auto& [name, value] : model_values_of(graph, model_values, pcg::kWeightOp)) weights.insert_or_assign(name, std::move(value));
   return weights;
 }
 
 template <class T>
-void check_weights_fit(const std::string& source, const NamedTensors<T>& weights, const pcg::Graph& graph) {
-  for (const pcg::Node& n : graph.nodes()) {
+NamedTensors<T> checkpointed_weights(const std::string& source, const spec::Library& library, const pcg::Graph& graph,
+                                     NamedTensors<T> kept) {
+  const pcg::Graph by_parts = pcg::unfolded(graph);
+  for (const pcg::Node& n : by_parts.nodes()) {
     if (n.op != pcg::kWeightOp) continue;
-    auto it = weights.find(n.name);
-    if (it == weights.end()) throw LoomError(source + ": the checkpoint has no weight '" + n.name + "'");
+    auto it = kept.find(n.name);
+    if (it == kept.end()) throw LoomError(source + ": the checkpoint has no weight '" + n.name + "'");
     if (it->second.dims != n.output_shapes.front().dims)
       throw LoomError(source + ": weight '" + n.name + "' has shape " + spec::dims_to_string(it->second.dims) + ", the graph " +
                       spec::dims_to_string(n.output_shapes.front().dims));
   }
+  return FoldedWeights(library, graph).folded(std::move(kept));
 }
 
-template void check_weights_fit<float>(const std::string&, const NamedTensors<float>&, const pcg::Graph&);
-template void check_weights_fit<double>(const std::string&, const NamedTensors<double>&, const pcg::Graph&);
+template NamedTensors<float> checkpointed_weights<float>(const std::string&, const spec::Library&, const pcg::Graph&, NamedTensors<float>);
+template NamedTensors<double> checkpointed_weights<double>(const std::string&, const spec::Library&, const pcg::Graph&,
+                                                           NamedTensors<double>);
 
 }  // namespace loom::runtime

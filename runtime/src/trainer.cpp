@@ -7,6 +7,7 @@
 
 #include "loom/runtime/checkpoint.hpp"
 #include "loom/runtime/data.hpp"
+#include "loom/runtime/folded_weights.hpp"
 #include "loom/runtime/initializer.hpp"
 #include "loom/runtime/microbatches.hpp"
 #include "loom/runtime/model_values.hpp"
@@ -27,7 +28,10 @@ Checkpoint<T> starting_point(const spec::Library& library, const pcg::Graph& gra
   Checkpoint<T> c = load_checkpoint<T>(s.resume);
   if (c.run != describe_run(s))
     throw LoomError(s.resume + ": the checkpoint is of another run (" + c.run + "); this run is " + describe_run(s));
-  check_weights_fit(s.resume, c.weights, graph);
+  c.weights = checkpointed_weights(s.resume, library, graph, std::move(c.weights));
+  const FoldedWeights folds(library, graph);
+  c.optimizer.first_moment = folds.folded(std::move(c.optimizer.first_moment));
+  c.optimizer.second_moment = folds.folded(std::move(c.optimizer.second_moment));
   return c;
 }
 
@@ -154,6 +158,8 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     executor.assemble(held);
     return to_host(held);
   };
+  // A checkpoint and the report keep the model's own weights, whichever plan ran.
+  const FoldedWeights folds(library, graph);
   const auto save = [&](std::int64_t done) {
     const NamedTensors<T> weights = whole(to_host(feeds));
     OptimizerState<T> state = optimizer.state();
@@ -163,9 +169,9 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
       for (const std::string& name : trainable)
         for (NamedTensors<T>* moments : {&state.first_moment, &state.second_moment})
           moments->try_emplace(name, Tensor<T>(graph.node(*graph.find(name)).output_shapes[0].dims, T(0)));
-    state.first_moment = whole(std::move(state.first_moment));
-    state.second_moment = whole(std::move(state.second_moment));
-    if (comm.rank() == 0) save_checkpoint<T>(s.checkpoint, {describe_run(s), done, report.losses, weights, state});
+    state.first_moment = folds.by_parts(whole(std::move(state.first_moment)));
+    state.second_moment = folds.by_parts(whole(std::move(state.second_moment)));
+    if (comm.rank() == 0) save_checkpoint<T>(s.checkpoint, {describe_run(s), done, report.losses, folds.by_parts(weights), state});
   };
   // The loss of the pass `ex` has just run forward, its target `target`, weighted by `weight`.
   const auto take_loss = [&](ShardedExecutor<T>& ex, const Tensor<double>& target, double weight) {
@@ -302,6 +308,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   report.seconds_per_step = report.timed_steps > 0 ? total_seconds / static_cast<double>(report.timed_steps) : 0;
   for (const pcg::Node& n : graph.nodes())
     if (n.op == pcg::kWeightOp) report.weights.emplace(n.name, convert<double>(feeds.at(n.name).host()));
+  report.weights = folds.by_parts(std::move(report.weights));
   return report;
 }
 

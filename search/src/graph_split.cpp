@@ -114,7 +114,7 @@ pcg::Graph join_segments(const pcg::Graph& original, const std::vector<Segment>&
   pcg::Graph out;
   std::map<pcg::PortRef, pcg::PortRef> where;
   for (const pcg::Node& n : original.nodes())
-    if (n.is_graph_input()) where[{n.id, 0}] = {out.add_input(n.name, n.output_shapes[0], n.op == pcg::kWeightOp), 0};
+    if (n.is_graph_input()) where[{n.id, 0}] = {out.add_input_like(n, n.output_shapes[0]), 0};
   for (const Segment& s : segments) {
     std::map<pcg::PortRef, pcg::PortRef> local;
     for (const pcg::Node& n : s.graph.nodes()) {

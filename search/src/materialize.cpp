@@ -43,7 +43,7 @@ class Materializer {
         const std::vector<pcg::NodeId>& readers = consumers[n.id.index()];
         const int device = readers.empty() ? 0 : placements_[readers.front().index()].view().devices.front();
         const pcg::MachineView view = pcg::MachineView::contiguous(device, n.output_shapes[0].tasks());
-        const int id = out_.add_input(n.name, n.output_shapes[0], n.op == pcg::kWeightOp);
+        const int id = out_.add_input_like(n, n.output_shapes[0]);
         out_.set_view(id, view);
         ports_[n.id.index()] = {{pcg::PortRef{id, 0}, view}};
         continue;

@@ -29,7 +29,7 @@ pcg::Graph micro_batch_graph(const pcg::Graph& graph, const pcg::OpCatalog& cata
         shape.dims[0] /= microbatches;
         shape.validate();
       }
-      id = out.add_input(n.name, shape, n.op == pcg::kWeightOp);
+      id = out.add_input_like(n, shape);
     } else {
       id = out.add_node(catalog, n.op, n.attrs, n.inputs, n.name);
     }

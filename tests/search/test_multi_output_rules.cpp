@@ -6,9 +6,11 @@
 #include <algorithm>
 
 #include "loom/interpreter/rule_graphs.hpp"
+#include "loom/pcg/graph_json.hpp"
 #include "loom/pcg/match.hpp"
 #include "loom/pcg/rewrite.hpp"
 #include "loom/pcg/rule_symbols.hpp"
+#include "loom/pcg/weight_folding.hpp"
 #include "search_support.hpp"
 
 namespace loom::search {
@@ -88,9 +90,81 @@ TEST(MultiOutputRules, MergesThreeProjectionsAtSizesTheRuleWasNotTypedAt) {
   expect_same_values(before, twice);
 }
 
+std::vector<const pcg::Node*> folded_weights(const pcg::Graph& g) {
+  std::vector<const pcg::Node*> out;
+  for (const pcg::Node& n : g.nodes())
+    if (n.folded_from) out.push_back(&n);
+  return out;
+}
+
+std::vector<std::string> weight_names(const pcg::Graph& g) {
+  std::vector<std::string> out;
+  for (const pcg::Node& n : g.nodes())
+    if (n.op == pcg::kWeightOp) out.push_back(n.name);
+  return out;
+}
+
+TEST(MultiOutputRules, MergedWeightsAreFoldedIntoOneWeightMadeOfThem) {
+  const pcg::Graph before = three_projections();
+  const pcg::Rule& rule = unity_rule("merge_matmuls");
+  const pcg::Graph once = apply_first(before, rule);
+  EXPECT_EQ(count_op(once, "concat"), 0u);
+  ASSERT_EQ(folded_weights(once).size(), 1u);
+  const pcg::Node& folded = *folded_weights(once).front();
+  EXPECT_EQ(folded.op, pcg::kWeightOp);
+  const std::vector<std::string> parts = weight_names(*folded.folded_from.parts);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(folded.name, parts[0] + "+" + parts[1]);
+  EXPECT_EQ(count_op(*folded.folded_from.parts, "concat"), 1u);
+  EXPECT_EQ(weight_names(once).size(), 2u);  // the folded weight and the third
+  expect_same_values(before, once);
+
+  // The second merge folds the folded weight with the third: one recipe of all three.
+  const pcg::Graph twice = apply_first(once, rule);
+  ASSERT_EQ(folded_weights(twice).size(), 1u);
+  EXPECT_EQ(weight_names(*folded_weights(twice).front()->folded_from.parts).size(), 3u);
+  EXPECT_EQ(weight_names(twice).size(), 1u);
+  expect_same_values(before, twice);
+
+  const pcg::Graph back = pcg::unfolded(twice);
+  EXPECT_TRUE(folded_weights(back).empty());
+  EXPECT_EQ(count_op(back, "concat"), 2u);
+  EXPECT_EQ(weight_names(back).size(), 3u);
+  expect_same_values(before, back);
+  EXPECT_EQ(pcg::graph_from_json(pcg::graph_to_json(twice), library()), twice);
+}
+
+TEST(MultiOutputRules, AWeightSomethingElseReadsIsNotFolded) {
+  pcg::Graph g;
+  const int x = g.add_input("x", shape({6, 10}));
+  const int a = g.add_input("a", shape({10, 12}), true);
+  const int b = g.add_input("b", shape({10, 4}), true);
+  g.mark_output({g.add_node(library(), "matmul", {}, {{x, 0}, {a, 0}}), 0});
+  g.mark_output({g.add_node(library(), "matmul", {}, {{x, 0}, {b, 0}}), 0});
+  g.mark_output({g.add_node(library(), "relu", {}, {{b, 0}}), 0});
+  const pcg::Graph merged = apply_first(g, unity_rule("merge_matmuls"));
+  EXPECT_EQ(count_op(merged, "concat"), 1u);
+  EXPECT_TRUE(folded_weights(merged).empty());
+  expect_same_values(g, merged);
+}
+
+TEST(MultiOutputRules, AFoldedRecipeThatDoesNotRearrangeItsWeightsIsRefusedInAPlanFile) {
+  const pcg::Graph merged = apply_first(three_projections(), unity_rule("merge_matmuls"));
+  nlohmann::json j = pcg::graph_to_json(merged);
+  for (auto& node : j["nodes"])
+    if (node.contains("folded_from")) node["folded_from"]["outputs"] = nlohmann::json::array();
+  try {
+    pcg::graph_from_json(j, library());
+    ADD_FAILURE() << "a recipe without an output was read";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("folded_from: a folded weight's recipe has one output, not 0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(MultiOutputRules, TheReverseSplitsAMergedProductAtAnyPoint) {
   const pcg::Graph before = three_projections();
-  const pcg::Graph merged = apply_first(before, unity_rule("merge_matmuls"));
+  // The merge with its concatenation: a folded weight is taken apart only by unfolding it.
+  const pcg::Graph merged = pcg::unfolded(apply_first(before, unity_rule("merge_matmuls")));
   const auto back = pcg::reverse_of(unity_rule("merge_matmuls"));
   ASSERT_TRUE(back);
   ASSERT_EQ(back->open_attributes.size(), 1u);

@@ -12,7 +12,7 @@ pcg::Graph copy_graph(const pcg::Graph& graph, const std::function<bool(const pc
   for (const pcg::Node& original : graph.nodes()) {
     const auto id = original.id.index();
     if (original.is_graph_input()) {
-      if (!drop(original)) renumbered[id] = out.add_input(original.name, original.output_shapes.at(0), original.op == pcg::kWeightOp);
+      if (!drop(original)) renumbered[id] = out.add_input_like(original, original.output_shapes.at(0));
       continue;
     }
     pcg::Node n = original;

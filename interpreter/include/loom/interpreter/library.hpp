@@ -70,6 +70,8 @@ class Library : public pcg::OpCatalog {
   std::vector<pcg::ParallelShape> infer(const std::string& name, const pcg::AttrMap& attrs,
                                         const std::vector<pcg::ParallelShape>& inputs) const override;
   pcg::TaskCost task_cost(const std::string& name, const pcg::AttrMap& attrs, const std::vector<pcg::ParallelShape>& inputs) const override;
+  bool moves_each_element_once(const std::string& name, const pcg::AttrMap& attrs,
+                               const std::vector<pcg::ParallelShape>& inputs) const override;
 
   // Attribute arguments of an application, resolved to values (positional or named, labels of
   // the parameter's domain allowed), checked against the parameters' domains.

@@ -35,6 +35,10 @@ class ProgramCache {
   // the same way: the simulator costs every task of every plan the search tries.
   pcg::TaskCost task_cost(const OpDecl& op, const pcg::AttrMap& attrs, const std::vector<pcg::ParallelShape>& inputs);
 
+  // Whether the instance's one output holds each input element once and nothing else
+  // (element_sources), kept in the same way: the search asks at every merge it tries.
+  bool moves_each_element_once(const OpDecl& op, const pcg::AttrMap& attrs, const std::vector<std::vector<std::int64_t>>& input_dims);
+
  private:
   // Parts of an instance's key, hashed; keys are looked up as tuples of references to their parts.
   static std::uint64_t hash_part(const pcg::AttrMap& attrs);
@@ -77,6 +81,11 @@ class ProgramCache {
     std::optional<LoomError> error;
   };
   Kept<ShapesKey, Costs> costs_;
+  struct Rearranges {
+    bool each_once = false;
+    std::optional<LoomError> error;
+  };
+  Kept<Key, Rearranges> rearranges_;
 };
 
 }  // namespace loom::spec

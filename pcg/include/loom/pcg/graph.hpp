@@ -1,6 +1,7 @@
 #pragma once
 #include <compare>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,18 @@ namespace loom::pcg {
 // The pseudo-operators of graph inputs; they take no inputs and have one output.
 inline constexpr std::string_view kInputOp = "input";
 inline constexpr std::string_view kWeightOp = "weight";
+
+class Graph;
+
+// What a folded weight holds (pcg/weight_folding.hpp): a graph whose inputs are the weights it
+// stands for and whose one output is its value, every element of them once. Shared, as nodes are
+// copied often; compared by content.
+struct FoldRecipe {
+  std::shared_ptr<const Graph> parts;
+
+  explicit operator bool() const { return parts != nullptr; }
+  bool operator==(const FoldRecipe& other) const;
+};
 
 // One output of one node.
 struct PortRef {
@@ -40,7 +53,8 @@ struct Node {
   std::vector<PortRef> inputs;
   std::vector<ParallelShape> output_shapes;
   std::optional<MachineView> view;
-  std::string name;  // empty for an unnamed operator; inputs and weights always have one
+  std::string name;        // empty for an unnamed operator; inputs and weights always have one
+  FoldRecipe folded_from;  // a folded weight's parts; empty for every other node
 
   bool is_graph_input() const { return op == kInputOp || op == kWeightOp; }
   // Tasks the node runs as: the task count of its first output (1 when it has none).
@@ -60,6 +74,11 @@ class Graph {
  public:
   // Adds a graph input (or weight) called `name` whose single output has `shape`.
   NodeId add_input(std::string name, ParallelShape shape, bool is_weight = false);
+  // Adds a weight folded from the weights `recipe` reads (pcg/weight_folding.hpp).
+  NodeId add_folded_weight(std::string name, ParallelShape shape, FoldRecipe recipe);
+  // Adds a graph input of the kind `input` is (its recipe too, where it is a folded weight), with
+  // its name, of `shape`: a graph input copied into another graph.
+  NodeId add_input_like(const Node& input, ParallelShape shape);
   // Adds an operator node; its output shapes come from `catalog`. Throws LoomError naming the
   // node and op when the op is unknown, the inputs do not fit, or the catalog rejects them.
   NodeId add_node(const OpCatalog& catalog, std::string op, AttrMap attrs, std::vector<PortRef> inputs, std::string name = "");

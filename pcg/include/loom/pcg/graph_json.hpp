@@ -9,9 +9,10 @@ namespace loom::pcg {
 // The stable, versioned file form of a graph:
 //   {"format": "loom-pcg", "version": 1,
 //    "nodes": [{"id", "op", "name", "attrs", "inputs": [{"node", "port"}], "output_shapes",
-//               "view"?}, ...],
+//               "view"?, "folded_from"?}, ...],
 //    "outputs": [{"node", "port"}, ...]}
-// Nodes are listed in creation order, so each reads only nodes listed before it.
+// Nodes are listed in creation order, so each reads only nodes listed before it. A folded weight's
+// "folded_from" is the graph of its recipe (pcg::FoldRecipe) in this same form.
 inline constexpr const char* kGraphFormat = "loom-pcg";
 inline constexpr int kGraphFormatVersion = 1;
 

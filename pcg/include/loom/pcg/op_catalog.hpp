@@ -33,6 +33,13 @@ class OpCatalog {
   virtual std::vector<ParallelShape> infer(const std::string& name, const AttrMap& attrs,
                                            const std::vector<ParallelShape>& inputs) const = 0;
   virtual TaskCost task_cost(const std::string& name, const AttrMap& attrs, const std::vector<ParallelShape>& inputs) const = 0;
+  // Whether the op's one output holds each element of its inputs exactly once and nothing else (a
+  // concatenation, a transpose), at these shapes: weights it alone reads may be folded into one
+  // (pcg/weight_folding.hpp). A catalog that cannot tell says no.
+  virtual bool moves_each_element_once(const std::string& /*name*/, const AttrMap& /*attrs*/,
+                                       const std::vector<ParallelShape>& /*inputs*/) const {
+    return false;
+  }
 };
 
 }  // namespace loom::pcg

@@ -29,7 +29,8 @@ struct RewriteOutcome {
 // The RHS is built on the bound ports with shapes inferred by `catalog`; the match is declined
 // when the RHS is ill-typed there, when its output shapes (dims and degrees) differ from those it
 // replaces, or when the replacement would make the graph cyclic. Nodes outside the match keep
-// their ids' relative order, names and machine views.
+// their ids' relative order, names and machine views. Weights the RHS leaves to one operator that
+// only rearranges them are folded into one (fold_inserted_weights).
 RewriteOutcome apply_match(const Graph& graph, const Rule& rule, const Match& match, const OpCatalog& catalog);
 
 }  // namespace loom::pcg

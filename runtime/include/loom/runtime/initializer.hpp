@@ -24,7 +24,7 @@ using spec::trainable_weights;
 
 // Every weight of the graph: those noted `@init(v)` in their reader's spec start at v (scales 1,
 // shifts 0, running means 0 and variances 1); lookup ids are rows of their table; the rest are
-// uniform in +-1/sqrt(fan-in).
+// uniform in +-1/sqrt(fan-in). A folded weight is made from its parts' starting values.
 NamedTensors<double> initial_weights(const spec::Library& library, const pcg::Graph& graph, std::uint64_t seed);
 
 // The value an `@init` input starts at (0 without the note).

@@ -20,8 +20,10 @@ NamedTensors<double> model_values_of(const pcg::Graph& graph, const NamedTensors
 NamedTensors<double> starting_weights(const spec::Library& library, const pcg::Graph& graph, std::uint64_t seed,
                                       const NamedTensors<double>& model_values);
 
-// Throws LoomError, naming `source`, unless `weights` holds every weight of the graph at its shape.
+// The weights a checkpoint keeps, the model's own (FoldedWeights), as the graph runs them. Throws
+// LoomError, naming `source`, unless they hold every weight at its shape.
 template <class T>
-void check_weights_fit(const std::string& source, const NamedTensors<T>& weights, const pcg::Graph& graph);
+NamedTensors<T> checkpointed_weights(const std::string& source, const spec::Library& library, const pcg::Graph& graph,
+                                     NamedTensors<T> kept);
 
 }  // namespace loom::runtime

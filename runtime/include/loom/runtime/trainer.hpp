@@ -70,7 +70,7 @@ struct TrainReport {
   double seconds_per_step = 0;   // mean over the steps this process timed
   std::int64_t timed_steps = 0;  // the steps this process ran after its warm-up steps
   std::int64_t samples_per_step = 0;
-  NamedTensors<double> weights;              // final values
+  NamedTensors<double> weights;              // final values, a folded weight's by its parts
   std::vector<std::string> compiled_ops;     // operators without a native kernel, compiled from their specs
   std::vector<std::string> interpreted_ops;  // operators without a native kernel, run by the interpreter
   // Per node, this process's task time over the timed steps; a weight's node, the optimizer's
