@@ -75,6 +75,10 @@ int run_apply(const ApplyOptions& opt) {
 
   std::vector<std::string> matched;
   for (int n : matches[opt.match].matched_nodes()) matched.push_back(model.graph.node(n).describe());
+  // Weights the rewrite folded into one (pcg/weight_folding.hpp): the new ones, by name.
+  std::vector<std::string> folded;
+  for (pcg::NodeId n : outcome.rewrite->inserted)
+    if (result.node(n).folded_from) folded.push_back(result.node(n).name);
   if (opt.dot) {
     std::cout << pcg::graph_to_dot(result);
   } else if (opt.json) {
@@ -86,7 +90,8 @@ int run_apply(const ApplyOptions& opt) {
                                 {"nodes_before", model.graph.size()},
                                 {"nodes_after", result.size()},
                                 {"ops_before", op_counts(model.graph)},
-                                {"ops_after", op_counts(result)}}
+                                {"ops_after", op_counts(result)},
+                                {"folded_weights", folded}}
                      .dump(2)
               << "\n";
   } else {
@@ -100,6 +105,8 @@ int run_apply(const ApplyOptions& opt) {
     for (const auto& [op, n] : after) diff[op].second = n;
     for (const auto& [op, n] : diff)
       if (n.first != n.second) std::cout << "  " << op << ": " << n.first << " -> " << n.second << "\n";
+    for (const std::string& name : folded)
+      std::cout << "folded weight " << name << ": made from its parts once, not concatenated each step\n";
     if (!opt.out.empty()) std::cout << "wrote " << opt.out << "\n";
   }
   return 0;

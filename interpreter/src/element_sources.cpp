@@ -60,9 +60,8 @@ bool picks_an_input_element(const Program& program, const CNode& n) {
   if (n.op != COp::Read || n.has_fallback) return false;
   const auto& inputs = program.input_buffers;
   if (std::find(inputs.begin(), inputs.end(), n.buffer) == inputs.end()) return false;
-  return std::all_of(n.index.begin(), n.index.end(), [](const IndexCalc& calc) {
-    return std::all_of(calc.expr.begin(), calc.expr.end(), from_indices_alone);
-  });
+  return std::all_of(n.index.begin(), n.index.end(),
+                     [](const IndexCalc& calc) { return std::all_of(calc.expr.begin(), calc.expr.end(), from_indices_alone); });
 }
 
 bool copies_an_input_element(const Program& program) {

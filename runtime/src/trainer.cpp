@@ -12,6 +12,7 @@
 #include "loom/runtime/microbatches.hpp"
 #include "loom/runtime/model_values.hpp"
 #include "loom/search/pipeline.hpp"
+#include "loom/search/plan.hpp"
 #include "sharded_steps.hpp"
 
 namespace loom::runtime {
@@ -81,7 +82,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
 
   Checkpoint<T> state = starting_point<T>(library, graph, s);
   std::set<std::string> trainable = trainable_weights(library, graph);
-  for (const std::string& name : s.fixed_weights) trainable.erase(name);
+  for (const std::string& name : search::fixed_weights_in(graph, s.fixed_weights)) trainable.erase(name);
   // Inputs whose values the model fixes, fed as the model gives them in place of the data's.
   NamedTensors<T> fixed_inputs = convert<T>(model_values_of(graph, s.model_values, pcg::kInputOp));
   // A pipelined plan runs the graph of one micro-batch, once per micro-batch, each in an executor

@@ -37,6 +37,17 @@ std::set<std::string> fixed_weights_in(const pcg::Graph& graph, const std::set<s
   std::set<std::string> out;
   for (const std::string& name : fixed)
     if (!not_a_weight(graph, name)) out.insert(name);
+  for (const pcg::Node& n : graph.nodes()) {
+    if (!n.folded_from) continue;
+    std::vector<std::string> kept, trained;
+    for (const pcg::Node& part : n.folded_from.parts->nodes())
+      if (part.is_graph_input()) (fixed.count(part.name) ? kept : trained).push_back(part.name);
+    if (kept.empty()) continue;
+    if (!trained.empty())
+      throw LoomError("weight '" + kept.front() + "' is fixed, but the plan folds it into '" + n.name + "' with '" + trained.front() +
+                      "', which trains: a folded weight trains whole or not at all");
+    out.insert(n.name);
+  }
   return out;
 }
 

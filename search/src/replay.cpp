@@ -7,6 +7,7 @@
 #include "loom/interpreter/program.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/match.hpp"
+#include "loom/pcg/weight_folding.hpp"
 
 namespace loom::search {
 
@@ -130,7 +131,10 @@ class ValueKeys {
 
 }  // namespace
 
-std::optional<std::string> value_difference(const pcg::Graph& expected, const pcg::Graph& actual, const spec::Library& library) {
+std::optional<std::string> value_difference(const pcg::Graph& expected_as_given, const pcg::Graph& actual_as_given,
+                                            const spec::Library& library) {
+  // A folded weight is compared by what it is made of: its recipe is part of what the plan computes.
+  const pcg::Graph expected = pcg::unfolded(expected_as_given), actual = pcg::unfolded(actual_as_given);
   ValueKeys keys(library);
   const ValueKeys::Keyed want = keys.key(expected);
   const ValueKeys::Keyed got = keys.key(actual);

@@ -40,10 +40,10 @@ TEST(ElementSources, AnOperatorThatComputesOrCopiesTwiceHasNone) {
   EXPECT_FALSE(sources("relu", {}, {{2, 3}}));
   EXPECT_FALSE(sources("matmul", {}, {{2, 3}, {3, 1}}));
   EXPECT_FALSE(sources("split", {{"axis", 0}, {"at", 1}}, {{2, 3}}));  // two outputs
-  EXPECT_FALSE(test::bundled().moves_each_element_once("ewadd", {}, {pcg::ParallelShape::unpartitioned({2, 2}),
-                                                                     pcg::ParallelShape::unpartitioned({2, 2})}));
-  EXPECT_TRUE(test::bundled().moves_each_element_once("concat", {{"axis", 1}}, {pcg::ParallelShape::unpartitioned({2, 2}),
-                                                                                pcg::ParallelShape::unpartitioned({2, 3})}));
+  EXPECT_FALSE(test::bundled().moves_each_element_once(
+      "ewadd", {}, {pcg::ParallelShape::unpartitioned({2, 2}), pcg::ParallelShape::unpartitioned({2, 2})}));
+  EXPECT_TRUE(test::bundled().moves_each_element_once(
+      "concat", {{"axis", 1}}, {pcg::ParallelShape::unpartitioned({2, 2}), pcg::ParallelShape::unpartitioned({2, 3})}));
 }
 
 }  // namespace

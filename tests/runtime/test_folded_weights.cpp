@@ -34,7 +34,8 @@ pcg::Graph two_products() {
 
 pcg::Graph merged(const pcg::Graph& g) {
   const spec::Library& lib = bundled_library();
-  const auto rules = spec::load_rule_file(lib, {spec::Library::default_specs_dir()}, spec::Library::default_specs_dir() + "/rules/unity.loom");
+  const auto rules =
+      spec::load_rule_file(lib, {spec::Library::default_specs_dir()}, spec::Library::default_specs_dir() + "/rules/unity.loom");
   const auto rule = std::find_if(rules.begin(), rules.end(), [](const pcg::Rule& r) { return r.id == "merge_matmuls"; });
   for (const pcg::Match& m : pcg::find_matches(pcg::GraphIndex(g), *rule))
     if (auto outcome = pcg::apply_match(g, *rule, m, lib); outcome.rewrite) return std::move(outcome.rewrite->graph);
@@ -72,19 +73,17 @@ TEST(FoldedWeights, TheFoldedWeightStartsAsItsPartsDo) {
   const auto folded = initial_weights(bundled_library(), plan, 3);
   ASSERT_EQ(folded.size(), 1u);
   const auto& [name, w] = *folded.begin();
-  const auto& first = parts.at(name.substr(0, 1)), &second = parts.at(name.substr(2, 1));
+  const auto &first = parts.at(name.substr(0, 1)), &second = parts.at(name.substr(2, 1));
   // concat<1>: each row holds the first part's row, then the second's.
   ASSERT_EQ(w.dims, (std::vector<std::int64_t>{16, 8}));
   for (std::int64_t r = 0; r < 16; ++r)
-    for (std::int64_t c = 0; c < 8; ++c)
-      EXPECT_EQ(w.at({r, c}), c < 4 ? first.at({r, c}) : second.at({r, c - 4})) << r << ", " << c;
+    for (std::int64_t c = 0; c < 8; ++c) EXPECT_EQ(w.at({r, c}), c < 4 ? first.at({r, c}) : second.at({r, c - 4})) << r << ", " << c;
 }
 
 TEST(FoldedWeights, ACheckpointKeepsThePartsAndEitherGraphResumesFromIt) {
   const pcg::Graph model = two_products(), plan = merged(model);
   const TrainReport whole = train<double>(bundled_library(), model, adam(6));
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("loom_folded_" + std::to_string(::getpid()) + ".ckpt")).string();
+  const std::string path = (std::filesystem::temp_directory_path() / ("loom_folded_" + std::to_string(::getpid()) + ".ckpt")).string();
   TrainSettings first = adam(3);
   first.checkpoint = path;
   train<double>(bundled_library(), plan, first);

@@ -11,6 +11,7 @@
 #include "loom/pcg/rewrite.hpp"
 #include "loom/pcg/rule_symbols.hpp"
 #include "loom/pcg/weight_folding.hpp"
+#include "loom/search/plan.hpp"
 #include "search_support.hpp"
 
 namespace loom::search {
@@ -132,6 +133,23 @@ TEST(MultiOutputRules, MergedWeightsAreFoldedIntoOneWeightMadeOfThem) {
   EXPECT_EQ(weight_names(back).size(), 3u);
   expect_same_values(before, back);
   EXPECT_EQ(pcg::graph_from_json(pcg::graph_to_json(twice), library()), twice);
+}
+
+TEST(MultiOutputRules, AFoldedWeightIsFixedWhenAllItsPartsAreAndRefusedWhenSomeAre) {
+  const pcg::Graph once = apply_first(three_projections(), unity_rule("merge_matmuls"));
+  ASSERT_EQ(folded_weights(once).size(), 1u);
+  const pcg::Node& folded = *folded_weights(once).front();
+  const std::vector<std::string> parts = weight_names(*folded.folded_from.parts);
+  EXPECT_EQ(fixed_weights_in(once, {parts[0], parts[1]}), (std::set<std::string>{folded.name}));
+  EXPECT_TRUE(fixed_weights_in(once, {}).empty());
+  try {
+    fixed_weights_in(once, {parts[1]});
+    ADD_FAILURE() << "a folded weight half fixed was accepted";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("weight '" + parts[1] + "' is fixed, but the plan folds it into '" + folded.name + "'"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(MultiOutputRules, AWeightSomethingElseReadsIsNotFolded) {

@@ -1,6 +1,13 @@
 // The audit's replay check: a graph computes what another does up to parallel forms and machine views.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "loom/interpreter/rule_files.hpp"
+#include "loom/pcg/graph_json.hpp"
+#include "loom/pcg/match.hpp"
+#include "loom/pcg/rewrite.hpp"
+#include "loom/pcg/weight_folding.hpp"
 #include "loom/search/replay.hpp"
 #include "search_support.hpp"
 
@@ -26,6 +33,46 @@ pcg::Graph product(const std::string& activation, bool split, const std::string&
   if (split && combined) y = g.add_node(library(), "combine", {{"dim", 0}, {"degree", 2}}, {{y, 0}});
   g.mark_output({y, 0});
   return g;
+}
+
+// x · a and x · b merged into one product of a weight folded from a and b.
+pcg::Graph merged_products() {
+  pcg::Graph g;
+  const int x = g.add_input("x", shape({8, 4}));
+  const int a = g.add_input("a", shape({4, 3}), true);
+  const int b = g.add_input("b", shape({4, 5}), true);
+  g.mark_output({g.add_node(library(), "matmul", {}, {{x, 0}, {a, 0}}), 0});
+  g.mark_output({g.add_node(library(), "matmul", {}, {{x, 0}, {b, 0}}), 0});
+  const auto& rules = test_support::unity_rules();
+  const auto rule = std::find_if(rules.begin(), rules.end(), [](const pcg::Rule& r) { return r.id == "merge_matmuls"; });
+  for (const pcg::Match& m : pcg::find_matches(pcg::GraphIndex(g), *rule))
+    if (auto outcome = pcg::apply_match(g, *rule, m, library()); outcome.rewrite) return std::move(outcome.rewrite->graph);
+  throw LoomError("merge_matmuls applies nowhere");
+}
+
+TEST(ValueDifference, AFoldedWeightIsComparedByWhatItIsMadeOf) {
+  const pcg::Graph folded = merged_products();
+  ASSERT_TRUE(pcg::has_folded_weights(folded));
+  EXPECT_FALSE(value_difference(folded, pcg::unfolded(folded), library()).has_value());
+  EXPECT_FALSE(value_difference(pcg::unfolded(folded), folded, library()).has_value());
+
+  // The same plan with its recipe's parts swapped: the same names, shapes and operators elsewhere.
+  nlohmann::json j = pcg::graph_to_json(folded);
+  bool swapped = false;
+  for (auto& node : j["nodes"])
+    if (node.contains("folded_from"))
+      for (auto& made : node["folded_from"]["nodes"])
+        if (made["op"] == "concat") {
+          std::swap(made["inputs"][0], made["inputs"][1]);
+          made.erase("output_shapes");
+          swapped = true;
+        }
+  ASSERT_TRUE(swapped);
+  const pcg::Graph tampered = pcg::graph_from_json(j, library());
+  const auto difference = value_difference(folded, tampered, library());
+  ASSERT_TRUE(difference.has_value());
+  EXPECT_NE(difference->find("(op concat) computes a value that no operator of the replayed graph computes"), std::string::npos)
+      << *difference;
 }
 
 TEST(ValueDifference, ParallelFormsAndMachineViewsChangeNothing) {

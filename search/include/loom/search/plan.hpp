@@ -82,7 +82,8 @@ struct Plan {
   std::set<std::string> fixed_weights;
 };
 
-// The names among `fixed` that are weights of `graph`: the fixed weights a plan of it records.
+// The names among `fixed` that are weights of `graph`: the fixed weights a plan of it records. A
+// folded weight is fixed when its parts all are; throws LoomError when only some are.
 std::set<std::string> fixed_weights_in(const pcg::Graph& graph, const std::set<std::string>& fixed);
 
 // Renumbers the plan's graph so that its creation order, which the runtime's passes and the memory

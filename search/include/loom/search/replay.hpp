@@ -36,7 +36,9 @@ std::vector<ReplayStep> replay_plan(const Plan& plan, const pcg::OpCatalog& cata
 // Whether `actual` computes what `expected` does, up to parallel and fused forms (which change
 // degrees, never values) and machine views: the same graph inputs (names, kinds and dims), the
 // same compute operators with the same attributes on the same values, and the same outputs in
-// order. Returns what differs, naming a node of `actual`, or nothing when they agree.
+// order. Folded weights are compared as their recipes (pcg::unfolded), so one folded and the same
+// left unfolded agree. Returns what differs, naming a node of `actual` (unfolded), or nothing when
+// they agree.
 std::optional<std::string> value_difference(const pcg::Graph& expected, const pcg::Graph& actual, const spec::Library& library);
 
 }  // namespace loom::search
