@@ -85,8 +85,10 @@ Graph read_recipe(const json& j, const std::string& path, const ParallelShape& f
   } catch (const LoomError& e) {
     fail(path, e.what());
   }
-  for (const Node& n : parts.nodes())
+  for (const Node& n : parts.nodes()) {
     if (n.op == kInputOp) fail(path, n.describe() + " is an input; a weight is folded from weights only");
+    if (n.folded_from) fail(path, n.describe() + " is folded itself; a recipe reads the model's own weights");
+  }
   if (parts.outputs().size() != 1) fail(path, "a folded weight's recipe has one output, not " + std::to_string(parts.outputs().size()));
   if (parts.shape_of(parts.outputs().front()).dims != folded.dims)
     fail(path, "the recipe makes " + parts.shape_of(parts.outputs().front()).to_string() + ", the weight is " + folded.to_string());

@@ -49,11 +49,17 @@ PortRef add_part(Graph& recipe, const Node& weight) {
   return {recipe.add_input(weight.name, weight.output_shapes.front(), true), 0};
 }
 
-// Its parts' names joined, e.g. "l0.wq+l0.wk", unless `graph` has another node by that name.
+// Its parts' names joined, e.g. "l0.wq+l0.wk", or of one part its operator's, e.g. "transpose(w)":
+// never a part's own name, which checkpoints keep. Numbered when `graph` has another node by it.
 std::string folded_name(const Graph& graph, const Graph& recipe, const std::vector<bool>& part) {
   std::string name;
+  std::size_t parts = 0;
   for (const Node& n : recipe.nodes())
-    if (n.is_graph_input()) name += (name.empty() ? "" : "+") + n.name;
+    if (n.is_graph_input()) {
+      name += (name.empty() ? "" : "+") + n.name;
+      ++parts;
+    }
+  if (parts == 1) name = recipe.node(recipe.outputs().front().node).op + "(" + name + ")";
   const auto taken = [&](const std::string& candidate) {
     const auto found = graph.find(candidate);
     return found && !part[found->index()];

@@ -1,6 +1,8 @@
 #include "loom/runtime/folded_weights.hpp"
 
 #include <algorithm>
+#include <map>
+#include <memory>
 
 #include "loom/interpreter/element_sources.hpp"
 #include "loom/interpreter/program.hpp"
@@ -8,7 +10,25 @@
 
 namespace loom::runtime {
 
+namespace {
+
+// A recipe without its weights' names: the layers of a model fold alike, and share their sources.
+std::string recipe_form(const pcg::Graph& recipe) {
+  std::string form;
+  for (const pcg::Node& n : recipe.nodes()) {
+    form += n.op + spec::dims_to_string(n.output_shapes.front().dims) + "<";
+    for (const auto& [name, value] : n.attrs) form += name + "=" + std::to_string(value) + ",";
+    form += ">(";
+    for (pcg::PortRef in : n.inputs) form += pcg::to_string(in.node) + "." + std::to_string(in.port) + ",";
+    form += ");";
+  }
+  return form;
+}
+
+}  // namespace
+
 FoldedWeights::FoldedWeights(const spec::Library& library, const pcg::Graph& graph) {
+  std::map<std::string, std::shared_ptr<const std::vector<std::int64_t>>> by_form;
   for (const pcg::Node& n : graph.nodes()) {
     if (!n.folded_from) continue;
     Fold fold{n.name, n.output_shapes.front().dims, {}, {}, {}};
@@ -17,10 +37,14 @@ FoldedWeights::FoldedWeights(const spec::Library& library, const pcg::Graph& gra
         fold.parts.push_back(part.name);
         fold.part_dims.push_back(part.output_shapes.front().dims);
       }
-    auto sources = spec::element_sources(library, *n.folded_from.parts);
-    if (!sources)
-      throw LoomError("folded weight '" + n.name + "': its recipe does not hold each element of the weights it is folded from once");
-    fold.sources = std::move(*sources);
+    auto& sources = by_form[recipe_form(*n.folded_from.parts)];
+    if (!sources) {
+      auto found = spec::element_sources(library, *n.folded_from.parts);
+      if (!found)
+        throw LoomError("folded weight '" + n.name + "': its recipe does not hold each element of the weights it is folded from once");
+      sources = std::make_shared<const std::vector<std::int64_t>>(std::move(*found));
+    }
+    fold.sources = sources;
     folds_.push_back(std::move(fold));
   }
 }
@@ -47,7 +71,8 @@ NamedTensors<T> FoldedWeights::folded(NamedTensors<T> by_parts) const {
       by_parts.erase(it);
     }
     Tensor<T> made(fold.dims);
-    for (std::size_t i = 0; i < made.data.size(); ++i) made.data[i] = all[static_cast<std::size_t>(fold.sources[i])];
+    const std::vector<std::int64_t>& sources = *fold.sources;
+    for (std::size_t i = 0; i < made.data.size(); ++i) made.data[i] = all[static_cast<std::size_t>(sources[i])];
     by_parts.insert_or_assign(fold.name, std::move(made));
   }
   return by_parts;
@@ -58,8 +83,12 @@ NamedTensors<T> FoldedWeights::by_parts(NamedTensors<T> weights) const {
   for (const Fold& fold : folds_) {
     auto it = weights.find(fold.name);
     if (it == weights.end()) continue;
-    std::vector<T> all(fold.sources.size());
-    for (std::size_t i = 0; i < fold.sources.size(); ++i) all[static_cast<std::size_t>(fold.sources[i])] = it->second.data[i];
+    if (it->second.dims != fold.dims)
+      throw LoomError("folded weight '" + fold.name + "' has shape " + spec::dims_to_string(it->second.dims) + ", the plan " +
+                      spec::dims_to_string(fold.dims));
+    const std::vector<std::int64_t>& sources = *fold.sources;
+    std::vector<T> all(sources.size());
+    for (std::size_t i = 0; i < sources.size(); ++i) all[static_cast<std::size_t>(sources[i])] = it->second.data[i];
     weights.erase(it);
     std::size_t at = 0;
     for (std::size_t i = 0; i < fold.parts.size(); ++i) {

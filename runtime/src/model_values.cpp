@@ -23,11 +23,11 @@ NamedTensors<double> model_values_of(const pcg::Graph& graph, const NamedTensors
 
 NamedTensors<double> starting_weights(const spec::Library& library, const pcg::Graph& graph, std::uint64_t seed,
                                       const NamedTensors<double>& model_values) {
-  if (pcg::has_folded_weights(graph))
-    return FoldedWeights(library, graph).folded(starting_weights(library, pcg::unfolded(graph), seed, model_values));
-  NamedTensors<double> weights = initial_weights(library, graph, seed);
-  for (auto& [name, value] : model_values_of(graph, model_values, pcg::kWeightOp)) weights.insert_or_assign(name, std::move(value));
-  return weights;
+  NamedTensors<double> weights = initial_weights_by_parts(library, graph, seed);
+  const bool folded = pcg::has_folded_weights(graph);
+  for (auto& [name, value] : model_values_of(folded ? pcg::unfolded(graph) : graph, model_values, pcg::kWeightOp))
+    weights.insert_or_assign(name, std::move(value));
+  return folded ? FoldedWeights(library, graph).folded(std::move(weights)) : weights;
 }
 
 template <class T>

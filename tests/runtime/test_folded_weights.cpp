@@ -32,14 +32,30 @@ pcg::Graph two_products() {
   return g;
 }
 
-pcg::Graph merged(const pcg::Graph& g) {
+// Two convolutions of one input, added: their kernels' fan-in is channels x height x width, which
+// only the convolution reading them tells.
+pcg::Graph two_convolutions() {
+  const spec::Library& lib = bundled_library();
+  pcg::Graph g;
+  const auto shape = [](std::vector<std::int64_t> dims) { return pcg::ParallelShape::unpartitioned(std::move(dims)); };
+  const pcg::NodeId x = g.add_input("x", shape({2, 3, 6, 6}));
+  const pcg::NodeId a = g.add_input("a", shape({4, 3, 3, 3}), true);
+  const pcg::NodeId b = g.add_input("b", shape({4, 3, 3, 3}), true);
+  const pcg::AttrMap attrs = {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}};
+  const pcg::NodeId p = g.add_node(lib, "conv2d", attrs, {{x, 0}, {a, 0}});
+  const pcg::NodeId q = g.add_node(lib, "conv2d", attrs, {{x, 0}, {b, 0}});
+  g.mark_output({g.add_node(lib, "ewadd", {}, {{p, 0}, {q, 0}}), 0});
+  return g;
+}
+
+pcg::Graph merged(const pcg::Graph& g, const std::string& rule_id = "merge_matmuls") {
   const spec::Library& lib = bundled_library();
   const auto rules =
       spec::load_rule_file(lib, {spec::Library::default_specs_dir()}, spec::Library::default_specs_dir() + "/rules/unity.loom");
-  const auto rule = std::find_if(rules.begin(), rules.end(), [](const pcg::Rule& r) { return r.id == "merge_matmuls"; });
+  const auto rule = std::find_if(rules.begin(), rules.end(), [&](const pcg::Rule& r) { return r.id == rule_id; });
   for (const pcg::Match& m : pcg::find_matches(pcg::GraphIndex(g), *rule))
     if (auto outcome = pcg::apply_match(g, *rule, m, lib); outcome.rewrite) return std::move(outcome.rewrite->graph);
-  throw LoomError("merge_matmuls applies nowhere");
+  throw LoomError(rule_id + " applies nowhere");
 }
 
 TrainSettings adam(std::int64_t steps) {
@@ -78,6 +94,19 @@ TEST(FoldedWeights, TheFoldedWeightStartsAsItsPartsDo) {
   ASSERT_EQ(w.dims, (std::vector<std::int64_t>{16, 8}));
   for (std::int64_t r = 0; r < 16; ++r)
     for (std::int64_t c = 0; c < 8; ++c) EXPECT_EQ(w.at({r, c}), c < 4 ? first.at({r, c}) : second.at({r, c - 4})) << r << ", " << c;
+}
+
+TEST(FoldedWeights, MergedKernelsStartAsTheModelsAndTrainLikeIt) {
+  const pcg::Graph model = two_convolutions(), plan = merged(model, "merge_convs");
+  const auto parts = initial_weights(bundled_library(), model, 5);
+  const auto folded = initial_weights(bundled_library(), plan, 5);
+  ASSERT_EQ(folded.size(), 1u);
+  const auto& [name, w] = *folded.begin();
+  const auto &first = parts.at(name.substr(0, 1)), &second = parts.at(name.substr(2, 1));
+  ASSERT_EQ(w.dims, (std::vector<std::int64_t>{8, 3, 3, 3}));
+  const std::size_t half = first.data.size();
+  for (std::size_t i = 0; i < w.data.size(); ++i) ASSERT_EQ(w.data[i], i < half ? first.data[i] : second.data[i - half]) << i;
+  expect_same_run(train<double>(bundled_library(), plan, adam(3)), train<double>(bundled_library(), model, adam(3)));
 }
 
 TEST(FoldedWeights, ACheckpointKeepsThePartsAndEitherGraphResumesFromIt) {

@@ -3,6 +3,7 @@
 // and taken back apart: a run starts from, checkpoints and reports the model's own weights,
 // whichever plan it ran.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,8 @@ class FoldedWeights {
     std::vector<std::int64_t> dims;
     std::vector<std::string> parts;
     std::vector<std::vector<std::int64_t>> part_dims;
-    std::vector<std::int64_t> sources;  // spec::element_sources of its recipe
+    // spec::element_sources of its recipe, shared by the folds of one form (a model's layers)
+    std::shared_ptr<const std::vector<std::int64_t>> sources;
   };
   std::vector<Fold> folds_;
 };

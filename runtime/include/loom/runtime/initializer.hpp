@@ -27,6 +27,11 @@ using spec::trainable_weights;
 // uniform in +-1/sqrt(fan-in). A folded weight is made from its parts' starting values.
 NamedTensors<double> initial_weights(const spec::Library& library, const pcg::Graph& graph, std::uint64_t seed);
 
+// The same by the model's names: each folded weight's parts (pcg/weight_folding.hpp) drawn by their
+// own names and dims, with the role of the folded weight's reader and the extent of their own
+// dimensions it sums over, as the model draws them for the unmerged operators reading them there.
+NamedTensors<double> initial_weights_by_parts(const spec::Library& library, const pcg::Graph& graph, std::uint64_t seed);
+
 // The value an `@init` input starts at (0 without the note).
 double initial_constant(const spec::Library& library, const pcg::Graph& graph, pcg::NodeId node);
 // Rows of the table that lookup ids index (for InputRole::LookupIds): the first dimension of the
