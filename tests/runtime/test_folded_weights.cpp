@@ -11,6 +11,9 @@
 #include "loom/runtime/checkpoint.hpp"
 #include "loom/runtime/initializer.hpp"
 #include "loom/runtime/trainer.hpp"
+#include "loom/search/baselines.hpp"
+#include "loom/search/machine.hpp"
+#include "loom/search/materialize.hpp"
 #include "runtime_test_support.hpp"
 
 namespace loom::runtime {
@@ -81,6 +84,15 @@ TEST(FoldedWeights, AMergedPlanTrainsLikeTheModelAndReportsItsWeights) {
   const TrainReport got = train<double>(bundled_library(), plan, adam(5));
   expect_same_run(got, want);  // by the model's names: a and b, not the folded weight
   EXPECT_NE(got.weights.at("a").data, initial_weights(bundled_library(), model, 1).at("a").data);
+}
+
+TEST(FoldedWeights, ADataParallelPlanOfTheMergeKeepsItsRecipeAndTrainsLikeTheModel) {
+  const spec::Library& lib = bundled_library();
+  const pcg::Graph model = two_products(), merge = merged(model);
+  const pcg::Graph plan = search::materialize(merge, search::data_parallel(lib, merge, search::load_machine("p100")), lib);
+  ASSERT_TRUE(std::any_of(plan.nodes().begin(), plan.nodes().end(), [](const pcg::Node& n) { return n.op == "replicate"; }));
+  ASSERT_TRUE(std::any_of(plan.nodes().begin(), plan.nodes().end(), [](const pcg::Node& n) { return static_cast<bool>(n.folded_from); }));
+  expect_same_run(train<double>(lib, plan, adam(4)), train<double>(lib, model, adam(4)));
 }
 
 TEST(FoldedWeights, TheFoldedWeightStartsAsItsPartsDo) {
