@@ -6,6 +6,8 @@
 
 #include "../runtime/host_device.hpp"
 #include "../runtime/training_check.hpp"
+#include "loom/pcg/match.hpp"
+#include "loom/pcg/rewrite.hpp"
 #include "loom/runtime/initializer.hpp"
 #include "loom/runtime/operator_profile.hpp"
 
@@ -124,6 +126,63 @@ TEST(MpiTraining, AdamResumedFromACheckpointFollowsTheSingleProcessRun) {
     ASSERT_EQ(resumed.losses.size(), whole.losses.size());
     for (std::size_t i = 0; i < whole.losses.size(); ++i)
       expect_relatively_near(resumed.losses[i], whole.losses[i], 1e-9, "loss of step " + std::to_string(i + 1));
+    for (const auto& [name, want] : whole.weights)
+      for (std::size_t k = 0; k < want.data.size(); ++k)
+        expect_relatively_near(resumed.weights.at(name).data[k], want.data[k], 1e-9, name + "[" + std::to_string(k) + "]");
+  }
+}
+
+// The transformer's query, key and value projections merged into one: their weights and biases
+// are folded into one weight each. Each plan of the merged graph trains as the model does, and a
+// checkpoint keeps the model's own weights and moments, gathered from the processes that hold them.
+TEST(MpiTraining, FoldedWeightsFollowTheSingleProcessRunAndResumeFromACheckpoint) {
+  const SuiteModel model = suite_models()[1];
+  const auto& rules = unity_rules();
+  const auto merge = std::find_if(rules.begin(), rules.end(), [](const pcg::Rule& r) { return r.id == "merge_head_projs"; });
+  ASSERT_NE(merge, rules.end());
+  pcg::Graph merged = model.graph;
+  for (int i = 0; i < 2; ++i) {
+    bool applied = false;
+    for (const pcg::Match& m : pcg::find_matches(pcg::GraphIndex(merged), *merge))
+      if (auto outcome = pcg::apply_match(merged, *merge, m, library()); outcome.rewrite) {
+        merged = std::move(outcome.rewrite->graph);
+        applied = true;
+        break;
+      }
+    ASSERT_TRUE(applied);
+  }
+  ASSERT_EQ(
+      std::count_if(merged.nodes().begin(), merged.nodes().end(), [](const pcg::Node& n) { return static_cast<bool>(n.folded_from); }), 2);
+  TrainSettings s;
+  s.steps = 6;
+  s.loss = model.loss;
+  s.run_name = model.name;
+  s.optimizer = optimizer_from_name("adam");
+  const TrainReport whole = train<double>(library(), model.graph, s);
+  const int stages = pipeline_stages_for(merged, world().size(), 2);
+  for (const char* kind : {"data parallel", "megatron", "pipeline"}) {
+    SCOPED_TRACE(kind);
+    const bool pipelined = std::string(kind) == "pipeline";
+    const pcg::Graph plan = pipelined                         ? pipelined_plan(merged, world().size(), stages)
+                            : std::string(kind) == "megatron" ? plan_graph(PlanKind::Megatron, merged, world().size())
+                                                              : plan_graph(PlanKind::DataParallel, merged, world().size());
+    TrainSettings first = s;
+    if (pipelined) first.pipeline = search::Pipeline{stages, 2};
+    first.plan_devices = world().size();
+    first.steps = 3;
+    first.checkpoint = ::testing::TempDir() + "loom_mpi_folded_" + std::to_string(world().size()) + ".ckpt";
+    train<double>(library(), plan, first, {}, &world());
+    std::vector<double> written{1};
+    world().sum(written);  // rank 0 has written the checkpoint
+    TrainSettings rest = first;
+    rest.steps = 6;
+    rest.checkpoint.clear();
+    rest.resume = first.checkpoint;
+    const TrainReport resumed = train<double>(library(), plan, rest, {}, &world());
+    ASSERT_EQ(resumed.losses.size(), whole.losses.size());
+    for (std::size_t i = 0; i < whole.losses.size(); ++i)
+      expect_relatively_near(resumed.losses[i], whole.losses[i], 1e-9, "loss of step " + std::to_string(i + 1));
+    ASSERT_EQ(resumed.weights.size(), whole.weights.size());
     for (const auto& [name, want] : whole.weights)
       for (std::size_t k = 0; k < want.data.size(); ++k)
         expect_relatively_near(resumed.weights.at(name).data[k], want.data[k], 1e-9, name + "[" + std::to_string(k) + "]");
