@@ -145,6 +145,14 @@ Graph unfolded(const Graph& graph) {
   return out;
 }
 
+std::vector<std::string> weight_parts(const Node& weight) {
+  if (!weight.folded_from) return {weight.name};
+  std::vector<std::string> names;
+  for (const Node& n : weight.folded_from.parts->nodes())
+    if (n.is_graph_input()) names.push_back(n.name);
+  return names;
+}
+
 bool has_folded_weights(const Graph& graph) {
   return std::any_of(graph.nodes().begin(), graph.nodes().end(), [](const Node& n) { return static_cast<bool>(n.folded_from); });
 }

@@ -5,6 +5,7 @@
 #include "loom/interpreter/input_roles.hpp"
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/piece_moves.hpp"
+#include "loom/pcg/weight_folding.hpp"
 #include "loom/search/gradient_flow.hpp"
 #include "loom/search/graph_split.hpp"
 
@@ -57,7 +58,16 @@ TaskEstimate CostModel::compute(const pcg::Graph& graph, const pcg::Node& node) 
 }
 
 bool CostModel::trains(const pcg::Graph& graph, const pcg::Node& node) const {
-  if (node.op != pcg::kWeightOp || (fixed_ && fixed_->count(node.name)) || read_without_gradient(node)) return false;
+  if (node.op != pcg::kWeightOp || read_without_gradient(node)) return false;
+  // The model's fixed weights are named as the model names them: a folded weight is fixed when
+  // its parts all are.
+  if (fixed_ && !fixed_->empty()) {
+    if (!node.folded_from && fixed_->count(node.name)) return false;
+    if (node.folded_from) {
+      const std::vector<std::string> parts = pcg::weight_parts(node);
+      if (std::all_of(parts.begin(), parts.end(), [&](const std::string& part) { return fixed_->count(part) > 0; })) return false;
+    }
+  }
   // Finding a weight's reader scans the graph; the rewrites keep the operator whose notes decide.
   const auto [known, fresh] = trained_->try_emplace(node.name, false);
   if (fresh) known->second = spec::trained_weight(library_, graph, node.id);

@@ -8,6 +8,7 @@
 #include "loom/pcg/graph_json.hpp"
 #include "loom/pcg/graph_order.hpp"
 #include "loom/pcg/json_read.hpp"
+#include "loom/pcg/weight_folding.hpp"
 
 namespace loom::search {
 
@@ -40,8 +41,7 @@ std::set<std::string> fixed_weights_in(const pcg::Graph& graph, const std::set<s
   for (const pcg::Node& n : graph.nodes()) {
     if (!n.folded_from) continue;
     std::vector<std::string> kept, trained;
-    for (const pcg::Node& part : n.folded_from.parts->nodes())
-      if (part.is_graph_input()) (fixed.count(part.name) ? kept : trained).push_back(part.name);
+    for (const std::string& part : pcg::weight_parts(n)) (fixed.count(part) ? kept : trained).push_back(part);
     if (kept.empty()) continue;
     if (!trained.empty())
       throw LoomError("weight '" + kept.front() + "' is fixed, but the plan folds it into '" + n.name + "' with '" + trained.front() +

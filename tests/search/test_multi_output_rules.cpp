@@ -11,6 +11,8 @@
 #include "loom/pcg/rewrite.hpp"
 #include "loom/pcg/rule_symbols.hpp"
 #include "loom/pcg/weight_folding.hpp"
+#include "loom/search/cost_model.hpp"
+#include "loom/search/machine.hpp"
 #include "loom/search/plan.hpp"
 #include "search_support.hpp"
 
@@ -142,6 +144,14 @@ TEST(MultiOutputRules, AFoldedWeightIsFixedWhenAllItsPartsAreAndRefusedWhenSomeA
   const std::vector<std::string> parts = weight_names(*folded.folded_from.parts);
   EXPECT_EQ(fixed_weights_in(once, {parts[0], parts[1]}), (std::set<std::string>{folded.name}));
   EXPECT_TRUE(fixed_weights_in(once, {}).empty());
+  // The search costs it so too: no gradient where every part is fixed.
+  const Machine m = load_machine("p100").with_nodes(1);
+  CostModel all_fixed(library(), m), half_fixed(library(), m);
+  all_fixed.keep_fixed({parts[0], parts[1]});
+  half_fixed.keep_fixed({parts[0]});
+  EXPECT_FALSE(all_fixed.trains(once, folded));
+  EXPECT_TRUE(half_fixed.trains(once, folded));
+  EXPECT_TRUE(CostModel(library(), m).trains(once, folded));
   try {
     fixed_weights_in(once, {parts[1]});
     ADD_FAILURE() << "a folded weight half fixed was accepted";

@@ -6,6 +6,7 @@
 // update are the same, only where it is kept differs. So the plan concatenates nothing each step;
 // the weight is made from its parts once, when training starts, and a checkpoint keeps the parts.
 #include <string>
+#include <vector>
 
 #include "loom/pcg/graph.hpp"
 #include "loom/pcg/op_catalog.hpp"
@@ -21,6 +22,10 @@ void fold_inserted_weights(Rewrite& rewrite, const OpCatalog& catalog);
 // The graph with each folded weight replaced by its recipe: the weights it was folded from, and
 // the operators making it from them. Weights are made and kept by their parts on this graph.
 Graph unfolded(const Graph& graph);
+
+// The names of the weights a folded weight is folded from, in its recipe's order; its own name
+// for any other node.
+std::vector<std::string> weight_parts(const Node& weight);
 
 // Whether the graph has a folded weight.
 bool has_folded_weights(const Graph& graph);
