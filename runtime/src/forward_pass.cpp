@@ -13,7 +13,7 @@ namespace {
 template <class T>
 NamedTensors<T> weights_for(const spec::Library& library, const pcg::Graph& graph, const ForwardSettings& s) {
   if (s.checkpoint.empty()) return convert<T>(starting_weights(library, graph, s.seed, s.model_values));
-  return checkpointed_weights(s.checkpoint, library, graph, convert<T>(checkpoint_weights(s.checkpoint)));
+  return checkpointed_weights(s.checkpoint, graph, FoldedWeights(library, graph), convert<T>(checkpoint_weights(s.checkpoint)));
 }
 
 // The graph's inputs with their values: the settings' where given, else the model's.

@@ -31,8 +31,7 @@ NamedTensors<double> starting_weights(const spec::Library& library, const pcg::G
 }
 
 template <class T>
-NamedTensors<T> checkpointed_weights(const std::string& source, const spec::Library& library, const pcg::Graph& graph,
-                                     NamedTensors<T> kept) {
+NamedTensors<T> checkpointed_weights(const std::string& source, const pcg::Graph& graph, const FoldedWeights& folds, NamedTensors<T> kept) {
   const pcg::Graph by_parts = pcg::unfolded(graph);
   for (const pcg::Node& n : by_parts.nodes()) {
     if (n.op != pcg::kWeightOp) continue;
@@ -42,11 +41,11 @@ NamedTensors<T> checkpointed_weights(const std::string& source, const spec::Libr
       throw LoomError(source + ": weight '" + n.name + "' has shape " + spec::dims_to_string(it->second.dims) + ", the graph " +
                       spec::dims_to_string(n.output_shapes.front().dims));
   }
-  return FoldedWeights(library, graph).folded(std::move(kept));
+  return folds.folded(std::move(kept));
 }
 
-template NamedTensors<float> checkpointed_weights<float>(const std::string&, const spec::Library&, const pcg::Graph&, NamedTensors<float>);
-template NamedTensors<double> checkpointed_weights<double>(const std::string&, const spec::Library&, const pcg::Graph&,
+template NamedTensors<float> checkpointed_weights<float>(const std::string&, const pcg::Graph&, const FoldedWeights&, NamedTensors<float>);
+template NamedTensors<double> checkpointed_weights<double>(const std::string&, const pcg::Graph&, const FoldedWeights&,
                                                            NamedTensors<double>);
 
 }  // namespace loom::runtime

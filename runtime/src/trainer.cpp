@@ -24,13 +24,12 @@ std::string describe_run(const TrainSettings& s) {
 }
 
 template <class T>
-Checkpoint<T> starting_point(const spec::Library& library, const pcg::Graph& graph, const TrainSettings& s) {
+Checkpoint<T> starting_point(const spec::Library& library, const pcg::Graph& graph, const FoldedWeights& folds, const TrainSettings& s) {
   if (s.resume.empty()) return {describe_run(s), 0, {}, convert<T>(starting_weights(library, graph, s.seed, s.model_values)), {}};
   Checkpoint<T> c = load_checkpoint<T>(s.resume);
   if (c.run != describe_run(s))
     throw LoomError(s.resume + ": the checkpoint is of another run (" + c.run + "); this run is " + describe_run(s));
-  c.weights = checkpointed_weights(s.resume, library, graph, std::move(c.weights));
-  const FoldedWeights folds(library, graph);
+  c.weights = checkpointed_weights(s.resume, graph, folds, std::move(c.weights));
   c.optimizer.first_moment = folds.folded(std::move(c.optimizer.first_moment));
   c.optimizer.second_moment = folds.folded(std::move(c.optimizer.second_moment));
   return c;
@@ -80,7 +79,9 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   Transport& comm = transport ? *transport : single;
   if (graph.outputs().empty()) throw LoomError("the graph has no output to take the loss of");
 
-  Checkpoint<T> state = starting_point<T>(library, graph, s);
+  // A checkpoint and the report keep the model's own weights, whichever plan ran.
+  const FoldedWeights folds(library, graph);
+  Checkpoint<T> state = starting_point<T>(library, graph, folds, s);
   std::set<std::string> trainable = trainable_weights(library, graph);
   for (const std::string& name : search::fixed_weights_in(graph, s.fixed_weights)) trainable.erase(name);
   // Inputs whose values the model fixes, fed as the model gives them in place of the data's.
@@ -159,8 +160,6 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     executor.assemble(held);
     return to_host(held);
   };
-  // A checkpoint and the report keep the model's own weights, whichever plan ran.
-  const FoldedWeights folds(library, graph);
   const auto save = [&](std::int64_t done) {
     const NamedTensors<T> weights = whole(to_host(feeds));
     OptimizerState<T> state = optimizer.state();

@@ -91,6 +91,24 @@ TEST(MpiTraining, ValuesOnADeviceFollowTheSingleProcessRun) {
   EXPECT_GT(device.copies_to_host, 0u);
 }
 
+// `s` run through `plan` to half its steps with a checkpoint (tagged `tag`), then resumed from it to
+// the end: the resumed run's report.
+TrainReport resumed_run(const TrainSettings& s, const pcg::Graph& plan, const search::Pipeline& pipeline, const std::string& tag) {
+  TrainSettings first = s;
+  first.pipeline = pipeline;
+  first.plan_devices = world().size();
+  first.steps = s.steps / 2;
+  first.checkpoint = ::testing::TempDir() + "loom_mpi_" + tag + "_" + std::to_string(world().size()) + ".ckpt";
+  train<double>(library(), plan, first, {}, &world());
+  std::vector<double> written{1};
+  world().sum(written);  // rank 0 has written the checkpoint
+  TrainSettings rest = first;
+  rest.steps = s.steps;
+  rest.checkpoint.clear();
+  rest.resume = first.checkpoint;
+  return train<double>(library(), plan, rest, {}, &world());
+}
+
 // Adam keeps moments per element; each process updates only the weight elements it reads, so a
 // checkpoint has to gather weights and moments from the processes that hold them: a run resumed
 // from one follows the single-process run.
@@ -110,19 +128,8 @@ TEST(MpiTraining, AdamResumedFromACheckpointFollowsTheSingleProcessRun) {
     const pcg::Graph plan = pipelined                         ? pipelined_plan(model.graph, world().size(), stages)
                             : std::string(kind) == "megatron" ? plan_graph(PlanKind::Megatron, model.graph, world().size())
                                                               : plan_graph(PlanKind::Reduction, model.graph, world().size());
-    TrainSettings first = s;
-    if (pipelined) first.pipeline = search::Pipeline{stages, 2};
-    first.plan_devices = world().size();
-    first.steps = 3;
-    first.checkpoint = ::testing::TempDir() + "loom_mpi_adam_" + kind + "_" + std::to_string(world().size()) + ".ckpt";
-    train<double>(library(), plan, first, {}, &world());
-    std::vector<double> written{1};
-    world().sum(written);  // rank 0 has written the checkpoint
-    TrainSettings rest = first;
-    rest.steps = 6;
-    rest.checkpoint.clear();
-    rest.resume = first.checkpoint;
-    const TrainReport resumed = train<double>(library(), plan, rest, {}, &world());
+    const TrainReport resumed =
+        resumed_run(s, plan, pipelined ? search::Pipeline{stages, 2} : search::Pipeline{}, std::string("adam_") + kind);
     ASSERT_EQ(resumed.losses.size(), whole.losses.size());
     for (std::size_t i = 0; i < whole.losses.size(); ++i)
       expect_relatively_near(resumed.losses[i], whole.losses[i], 1e-9, "loss of step " + std::to_string(i + 1));
@@ -166,19 +173,7 @@ TEST(MpiTraining, FoldedWeightsFollowTheSingleProcessRunAndResumeFromACheckpoint
     const pcg::Graph plan = pipelined                         ? pipelined_plan(merged, world().size(), stages)
                             : std::string(kind) == "megatron" ? plan_graph(PlanKind::Megatron, merged, world().size())
                                                               : plan_graph(PlanKind::DataParallel, merged, world().size());
-    TrainSettings first = s;
-    if (pipelined) first.pipeline = search::Pipeline{stages, 2};
-    first.plan_devices = world().size();
-    first.steps = 3;
-    first.checkpoint = ::testing::TempDir() + "loom_mpi_folded_" + std::to_string(world().size()) + ".ckpt";
-    train<double>(library(), plan, first, {}, &world());
-    std::vector<double> written{1};
-    world().sum(written);  // rank 0 has written the checkpoint
-    TrainSettings rest = first;
-    rest.steps = 6;
-    rest.checkpoint.clear();
-    rest.resume = first.checkpoint;
-    const TrainReport resumed = train<double>(library(), plan, rest, {}, &world());
+    const TrainReport resumed = resumed_run(s, plan, pipelined ? search::Pipeline{stages, 2} : search::Pipeline{}, "folded");
     ASSERT_EQ(resumed.losses.size(), whole.losses.size());
     for (std::size_t i = 0; i < whole.losses.size(); ++i)
       expect_relatively_near(resumed.losses[i], whole.losses[i], 1e-9, "loss of step " + std::to_string(i + 1));

@@ -8,6 +8,7 @@
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/graph.hpp"
 #include "loom/runtime/checkpoint.hpp"
+#include "loom/runtime/folded_weights.hpp"
 #include "loom/runtime/tensor.hpp"
 
 namespace loom::runtime {
@@ -23,7 +24,6 @@ NamedTensors<double> starting_weights(const spec::Library& library, const pcg::G
 // The weights a checkpoint keeps, the model's own (FoldedWeights), as the graph runs them. Throws
 // LoomError, naming `source`, unless they hold every weight at its shape.
 template <class T>
-NamedTensors<T> checkpointed_weights(const std::string& source, const spec::Library& library, const pcg::Graph& graph,
-                                     NamedTensors<T> kept);
+NamedTensors<T> checkpointed_weights(const std::string& source, const pcg::Graph& graph, const FoldedWeights& folds, NamedTensors<T> kept);
 
 }  // namespace loom::runtime
