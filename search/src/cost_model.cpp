@@ -39,6 +39,8 @@ CostModel::CostModel(const spec::Library& library, const Machine& machine, const
       optimizer_(std::move(optimizer)),
       update_bytes_per_element_(update_bytes_per_element(optimizer_)),
       moves_(std::make_shared<const RvdSearch>(library, machine)),
+      detaches_(
+          std::any_of(library.ops().begin(), library.ops().end(), [](const spec::OpDecl* op) { return spec::detaches_gradient(*op); })),
       trained_(std::make_shared<std::unordered_map<std::string, bool>>()) {}
 
 CostModel::CostModel(const spec::Library& library, const Machine& machine, std::shared_ptr<MeasuringProfiles> measuring,
@@ -79,6 +81,7 @@ std::vector<bool> CostModel::gradient_inputs(const pcg::Graph& graph, const pcg:
 }
 
 DetachedInput CostModel::detached_inputs() const {
+  if (!detaches_) return {};
   return [this](const pcg::Node& n, std::size_t slot) { return spec::detached_input(library_, n, slot); };
 }
 

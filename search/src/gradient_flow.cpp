@@ -94,11 +94,33 @@ std::vector<bool> values_taking_gradients(const pcg::Graph& graph, const Trained
       graph, [&trained](const pcg::Node& n) { return gradient_source(n, trained); }, detached);
 }
 
+bool cut_off_from_gradients(const pcg::Graph& graph, const pcg::Node& node, const DetachedInput& detached) {
+  if (!detached) return false;
+  // Only the nodes after it read it: the walk from the outputs stops at it.
+  const std::size_t node_at = node.id.index();
+  std::vector<bool> reached(graph.size() - node_at, false), live(graph.size() - node_at, false);
+  for (pcg::PortRef o : graph.outputs())
+    if (o.node.index() >= node_at) reached[o.node.index() - node_at] = live[o.node.index() - node_at] = true;
+  for (std::size_t at = graph.size(); at-- > node_at;) {
+    if (!reached[at - node_at]) continue;
+    const pcg::Node& n = graph.nodes()[at];
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      const std::size_t from = n.inputs[i].node.index();
+      if (from < node_at) continue;
+      reached[from - node_at] = true;
+      if (live[at - node_at] && !live[from - node_at] && !detached(n, i)) live[from - node_at] = true;
+    }
+  }
+  return reached[0] && !live[0];
+}
+
 std::vector<bool> inputs_taking_gradients(const pcg::Graph& graph, const pcg::Node& node, const TrainedWeight& trained,
                                           const DetachedInput& detached) {
   std::vector<bool> taken;
   for (std::size_t i = 0; i < node.inputs.size(); ++i)
     taken.push_back(!is_detached(detached, node, i) && takes_gradient(graph, node.inputs[i], trained, detached));
+  if (std::find(taken.begin(), taken.end(), true) != taken.end() && cut_off_from_gradients(graph, node, detached))
+    std::fill(taken.begin(), taken.end(), false);
   return taken;
 }
 

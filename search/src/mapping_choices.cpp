@@ -29,6 +29,7 @@ std::size_t NodeSignatureHash::operator()(const NodeSignature& s) const {
   h = mix_shapes(h, s.inputs);
   for (bool w : s.weights) h = pcg::hash_mix(h, w ? 1 : 0);
   for (bool g : s.gradients) h = pcg::hash_mix(h, g ? 3 : 2);
+  h = pcg::hash_mix(h, s.ends_backward ? 5 : 4);
   return static_cast<std::size_t>(h);
 }
 
@@ -36,8 +37,9 @@ std::size_t SplitShapesHash::operator()(const SplitShapes& s) const {
   return static_cast<std::size_t>(mix_shapes(mix_shapes(0, s.inputs), s.outputs));
 }
 
-const ConfigTable::Kind& ConfigTable::kind_of(const pcg::Graph& graph, const pcg::Node& n) {
+const ConfigTable::Kind& ConfigTable::kind_of(const pcg::Graph& graph, const pcg::Node& n, bool ends_backward) {
   NodeSignature signature = NodeSignature::of(graph, n, model_);
+  signature.ends_backward = ends_backward;
   if (auto it = by_signature_.find(signature); it != by_signature_.end()) return it->second;
   std::vector<ConfigInfo> out;
   for (ParallelConfig& c : node_configs(library_, graph, n, options_.degrees)) {

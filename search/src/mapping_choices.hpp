@@ -38,14 +38,16 @@ struct ConfigInfo {
   std::vector<int> inputs, outputs;  // ShapeTable ids of config.inputs and config.outputs
 };
 
-// What a node's splits and their costs depend on: its operator, attributes, input shapes, and
-// which inputs are weights.
+// What a node's splits and their costs depend on: its operator, attributes, input shapes, which
+// inputs are weights and take gradients, and whether its backward ends the pass (its weights' sums
+// are then waited in: nodes alike but for that are not alike to the mapping's memo).
 struct NodeSignature {
   std::string op;
   pcg::AttrMap attrs;
   std::vector<pcg::ParallelShape> inputs;
   std::vector<bool> weights;
   std::vector<bool> gradients;  // per input, whether it takes one (inputs_taking_gradients)
+  bool ends_backward = false;
 
   static NodeSignature of(const pcg::Graph& graph, const pcg::Node& node, const CostModel& model);
   bool operator==(const NodeSignature&) const = default;
@@ -75,7 +77,7 @@ class ConfigTable {
     int id = 0;
     std::vector<ConfigInfo> configs;
   };
-  const Kind& kind_of(const pcg::Graph& graph, const pcg::Node& node);
+  const Kind& kind_of(const pcg::Graph& graph, const pcg::Node& node, bool ends_backward = false);
 
  private:
   const spec::Library& library_;

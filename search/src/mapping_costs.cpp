@@ -53,19 +53,24 @@ MoveCosts::Rings MoveCosts::rings_of(int need, int first) {
   return made;
 }
 
-double MoveCosts::weight_sum_seconds(int need, int first) {
+double MoveCosts::ring_seconds(int need, int first, double bytes, int copies, bool waited) {
+  const Rings rings = rings_of(need, first);
+  return rings.turns *
+         (waited ? rings.slowest->ring_allreduce_seconds(bytes, copies) : rings.slowest->started_ring_allreduce_seconds(bytes, copies));
+}
+
+double MoveCosts::weight_sum_seconds(int need, int first, bool waited) {
   const pcg::ParallelShape& shape = shapes_.value(need);
   if (shape.R <= 1) return 0;
-  const Sum key{need, first};
+  const Sum key{need, first, waited};
   if (auto it = sums_.find(key); it != sums_.end()) return it->second;
   const double bytes = static_cast<double>(pcg::piece_elements(shape)) * kBytesPerElement;
-  const Rings rings = rings_of(need, first);
-  const double s = rings.turns * rings.slowest->started_ring_allreduce_seconds(bytes, static_cast<int>(shape.R));
+  const double s = ring_seconds(need, first, bytes, static_cast<int>(shape.R), waited);
   sums_.emplace(key, s);
   return s;
 }
 
-double MoveCosts::weight_sums_seconds(std::span<const int> needs, int first) {
+double MoveCosts::weight_sums_seconds(std::span<const int> needs, int first, bool waited) {
   struct Packed {
     std::int64_t tasks = 0, copies = 0;
     double bytes = 0;
@@ -77,7 +82,7 @@ double MoveCosts::weight_sums_seconds(std::span<const int> needs, int first) {
     const pcg::ParallelShape& shape = shapes_.value(need);
     if (shape.R <= 1) continue;
     if (shape.tasks() == shape.R) {  // whole on every device: summed where it lies
-      seconds += weight_sum_seconds(need, first);
+      seconds += weight_sum_seconds(need, first, waited);
       continue;
     }
     auto it = std::find_if(packed.begin(), packed.end(), [&](const Packed& p) { return p.tasks == shape.tasks() && p.copies == shape.R; });
@@ -85,10 +90,7 @@ double MoveCosts::weight_sums_seconds(std::span<const int> needs, int first) {
     it->bytes += static_cast<double>(pcg::piece_elements(shape)) * kBytesPerElement;
     it->need = need;
   }
-  for (const Packed& p : packed) {
-    const Rings rings = rings_of(p.need, first);
-    seconds += rings.turns * rings.slowest->started_ring_allreduce_seconds(p.bytes, static_cast<int>(p.copies));
-  }
+  for (const Packed& p : packed) seconds += ring_seconds(p.need, first, p.bytes, static_cast<int>(p.copies), waited);
   return seconds;
 }
 

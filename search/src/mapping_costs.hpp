@@ -31,12 +31,14 @@ class MoveCosts {
 
   // A weight copied to several devices stays with each copy from one iteration to the next; the
   // copies' gradients are summed by a ring allreduce that starts once the backward pass has made
-  // them, as the simulator's task graph has it. `need` is a ShapeTable id. Cached.
-  double weight_sum_seconds(int need, int first);
+  // them, as the simulator's task graph has it: at the figure of a started sum, or of a sum the
+  // devices wait in (`waited`: the backward pass has nothing left to compute beside it). `need`
+  // is a ShapeTable id. Cached.
+  double weight_sum_seconds(int need, int first, bool waited = false);
   // The sums of one node's weights, `needs` (ShapeTable ids) from device `first`, as the simulator
   // groups them: a whole gradient summed where it lies is a ring of its own; the pieces of split
   // weights whose copies lie on the same devices are packed into one ring.
-  double weight_sums_seconds(std::span<const int> needs, int first);
+  double weight_sums_seconds(std::span<const int> needs, int first, bool waited = false);
 
   // Layer after layer, the backward pass and the sums of the weights it has made run as a
   // pipeline whose step is the longer of the two: what a node's sums add beyond its own backward
@@ -54,10 +56,11 @@ class MoveCosts {
   };
   struct Sum {
     int need = 0, first = 0;
+    bool waited = false;
     bool operator==(const Sum&) const = default;
     template <class H>
     friend H AbslHashValue(H h, const Sum& s) {
-      return H::combine(std::move(h), s.need, s.first);
+      return H::combine(std::move(h), s.need, s.first, s.waited);
     }
   };
 
@@ -68,6 +71,8 @@ class MoveCosts {
     const Link* slowest = nullptr;
   };
   Rings rings_of(int need, int first);  // cached
+  // Those rings summing `bytes` each among `copies` devices.
+  double ring_seconds(int need, int first, double bytes, int copies, bool waited);
 
   const Machine& machine_;
   const RvdSearch& paths_;

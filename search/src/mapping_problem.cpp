@@ -1,10 +1,12 @@
 #include "mapping_problem.hpp"
 
+#include <algorithm>
 #include <bit>
 
 #include <absl/container/inlined_vector.h>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/search/graph_split.hpp"
 #include "loom/search/memory.hpp"
 #include "loom/search/plan_cost.hpp"
 
@@ -47,11 +49,18 @@ int MachineMapper::Impl::prepare(const pcg::Graph& graph, const Pins& pinned) {
       if (list.empty() || list.back() != n.id) list.push_back(n.id);
     }
   std::vector<int> members;
+  // Where an input stands for a value with a gradient, the pass goes on beyond the graph.
+  ends_backward =
+      std::any_of(graph.nodes().begin(), graph.nodes().end(), stands_for_a_value_with_gradient) ? static_cast<int>(graph.size()) : -1;
   for (const pcg::Node& n : graph.nodes()) {
     if (n.is_graph_input()) continue;
-    const ConfigTable::Kind& kind = config_table.kind_of(graph, n);
-    configs[n.id.index()] = &kind.configs;
-    g.signature_id[n.id.index()] = kind.id;
+    const ConfigTable::Kind* kind = &config_table.kind_of(graph, n);
+    if (ends_backward < 0 && kind->configs.front().backward_seconds > 0) {
+      ends_backward = n.id;
+      kind = &config_table.kind_of(graph, n, true);
+    }
+    configs[n.id.index()] = &kind->configs;
+    g.signature_id[n.id.index()] = kind->id;
     members.push_back(n.id);
   }
   double total = 0;
@@ -115,7 +124,11 @@ double MachineMapper::Impl::leaf_cost(int node, Choice c) {
     cost += moves.move(info(in.node, pc).outputs[static_cast<std::size_t>(in.port)], pc.first, mine.inputs[i], c.first);
     if (cost == kNoPlan) return kNoPlan;
   }
-  if (!summed.empty()) cost += moves.exposed_sum_seconds(moves.weight_sums_seconds(summed, c.first), mine.backward_seconds);
+  // The sums the pass ends with are waited in (as the simulator charges them); the others run
+  // beside the rest of the pass.
+  if (!summed.empty())
+    cost += node == ends_backward ? moves.weight_sums_seconds(summed, c.first, true)
+                                  : moves.exposed_sum_seconds(moves.weight_sums_seconds(summed, c.first), mine.backward_seconds);
   for (std::size_t k = 0; k < graph.outputs().size(); ++k) {
     const pcg::PortRef o = graph.outputs()[k];
     if (o.node != node) continue;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Usage: [LOOM_LAUNCH="mpirun -np 2"] run_plan_matches.sh LOOM INPUT.npy MODEL-OPTIONS...
-# Optimizes the model for two devices (the plan must hold parallel operators), runs its forward pass on INPUT with and without
+# Optimizes the model for two of this host's CPU ranks (cpu_host, on the roofline; the plan must hold parallel operators), runs its forward pass on INPUT with and without
 # the plan (double; the plan's started through $LOOM_LAUNCH when set, one process per device) and checks that the outputs agree
 # to 1e-9 relative, and that -o writes the file. The model must have one output.
 set -e
@@ -9,7 +9,7 @@ input=$2
 shift 2
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-"$loom" optimize "$@" --machine p100 --gpus-per-node 2 --json -o "$dir/plan.json" > /dev/null
+"$loom" optimize "$@" --machine cpu_host --gpus-per-node 2 --no-measure --json -o "$dir/plan.json" > /dev/null
 grep -q '"op": *"partition"\|"op": *"replicate"' "$dir/plan.json" || { echo "the plan has no parallel operator"; exit 1; }
 values() { sed -e 's/.*"values":\[\([^]]*\)\].*/\1/' | tr ',' '\n'; }
 "$loom" run "$@" "$input" --dtype double --json | values > "$dir/model"

@@ -144,6 +144,34 @@ TEST(JointSearch, SegmentsOfARecyclingPassChargeNoGradientForTheWeightsTheyRead)
   }
 }
 
+// The whole graph, as the sequential baseline's rewriting costs it node by node: a recycling pass's
+// operators take no gradient and run no backward, each asked alone, as the walk over the whole
+// graph finds them.
+TEST(JointSearch, ARecyclingPassAskedNodeByNodeChargesNoBackward) {
+  const pcg::Graph g = models::build_model(
+      library(), "alphafold2",
+      {{"batch", 4}, {"sequences", 3}, {"residues", 4}, {"hidden", 8}, {"heads", 2}, {"opm", 2}, {"layers", 2}, {"recycles", 2}});
+  const CostModel model(library(), load_machine("summit"));
+  const std::vector<bool> cut_off = cut_off_from_gradients(g, model.detached_inputs());
+  std::size_t forward_only = 0, training = 0;
+  for (const pcg::Node& n : g.nodes()) {
+    ASSERT_EQ(cut_off_from_gradients(g, n, model.detached_inputs()), cut_off[n.id.index()]) << n.describe();
+    if (n.is_graph_input() || !model.is_compute(n)) continue;
+    const std::vector<bool> flags = model.gradient_inputs(g, n);
+    const bool takes = std::count(flags.begin(), flags.end(), true) > 0;
+    if (cut_off[n.id.index()]) {
+      ++forward_only;
+      EXPECT_FALSE(takes) << n.describe();
+      EXPECT_EQ(model.local_seconds(g, n), model.compute(g, n).seconds) << n.describe();
+    } else if (takes) {
+      ++training;
+      EXPECT_GT(model.local_seconds(g, n), model.compute(g, n).seconds) << n.describe();
+    }
+  }
+  EXPECT_GT(forward_only, 0u);
+  EXPECT_GT(training, 0u);
+}
+
 // On one device the joint search's estimate of a plan is the simulated iteration of that plan; a
 // recycling pass runs no backward in either.
 TEST(JointSearch, TheEstimateOfARecyclingModelChargesItsForwardOnlyPassesAsTheSimulatorDoes) {

@@ -65,6 +65,36 @@ TEST(MachineMapping, DynamicProgrammingEqualsBruteForceWithBranchesAndAResidual)
   expect_dp_equals_brute_force(g, 4, 1);
 }
 
+// A product that ends the backward pass (its weight's sum waited in) is not alike to the memo to
+// the same product where another's backward ends it (its sum beside the pass): a mapper that
+// mapped the second graph first maps the first as a mapper new to it does.
+TEST(MachineMapping, AProductThatEndsThePassIsNotTakenForOneThatDoesNot) {
+  const auto products = [](bool another_first) {
+    pcg::Graph g;
+    const int x = g.add_input("x", shape({8192, 256}));
+    const int w1 = g.add_input("w1", shape({256, 256}), true);
+    if (another_first) {
+      const int w2 = g.add_input("w2", shape({256, 256}), true);
+      g.mark_output({g.add_node(library(), "matmul", {}, {{x, 0}, {w2, 0}}, "b"), 0});
+    }
+    g.mark_output({g.add_node(library(), "matmul", {}, {{x, 0}, {w1, 0}}, "a"), 0});
+    return g;
+  };
+  const CostModel model(library(), small_machine(4));
+  MappingOptions batch_only;
+  batch_only.degrees = {2, 4};
+  batch_only.admit = [](const pcg::Node&, const ParallelConfig& c) { return c.outputs[0].D[0] > 1; };
+  MachineMapper shared(library(), model, batch_only);
+  shared.map(products(true));
+  const pcg::Graph alone = products(false);
+  const Mapping after = shared.map(alone);
+  MachineMapper fresh(library(), model, batch_only);
+  const Mapping reference = fresh.map(alone);
+  ASSERT_TRUE(std::isfinite(reference.estimate));
+  ASSERT_GT(reference.placements[alone.find("a")->index()].config.inputs[1].R, 1);
+  EXPECT_NEAR(after.estimate, reference.estimate, 1e-12 * reference.estimate);
+}
+
 TEST(MachineMapping, DynamicProgrammingEqualsBruteForceWhenMemoryIsTight) {
   const pcg::Graph g = two_layer_mlp(64, 64, 64, 16);
   for (const double share : {0.7, 0.4}) {
@@ -151,9 +181,11 @@ TEST(MachineMapping, ConfigsOfAMatmulIncludeDataModelAndReductionSplits) {
   for (const auto& c : node_configs(library(), f, f.node(2), {2})) EXPECT_EQ(c.outputs[0].V, 1) << c.split;
 }
 
+// A segment after others (its input stands for a value with a gradient): the pass goes on beside
+// its sums.
 TEST(MachineMapping, AGradientSumCostsWhatTheReadersBackwardDoesNotHide) {
   pcg::Graph g;
-  const int x = g.add_input("x", shape({4096, 1024}));
+  const int x = g.add_input("segment_input_with_gradient_x", shape({4096, 1024}));
   const int w = g.add_input("w", shape({1024, 1024}), true);
   const int m = g.add_node(library(), "matmul", {}, {{x, 0}, {w, 0}}, "m");
   g.mark_output({m, 0});
@@ -172,6 +204,51 @@ TEST(MachineMapping, AGradientSumCostsWhatTheReadersBackwardDoesNotHide) {
     const double sum = machine.link_between(0, 1).started_ring_allreduce_seconds(1024.0 * 1024 * kBytesPerElement, 2);
     const double exposed = overlaps ? std::max(0.0, sum - task.backward_seconds) : sum;
     EXPECT_NEAR(found.estimate, task.seconds + task.backward_seconds + exposed, 1e-9 * found.estimate) << "overlaps " << overlaps;
+  }
+}
+
+// The sums the backward pass ends with (the first layer's weights') have nothing left to run
+// beside: they cost what a sum the devices wait in costs, as the simulator charges them. The
+// second layer's run beside the first layer's backward at the started figure. Two machines that
+// differ only in the started figure give the same plan, whose estimates differ by the second
+// layer's sum alone; where the graph's input stands for a value with a gradient (a segment after
+// others), the pass goes on beyond it, and both sums differ.
+TEST(MachineMapping, TheSumsThePassEndsWithAreWaitedIn) {
+  const SumRate waited{2e9, 3e-6}, started{8e9, 0};
+  const auto two_layers = [](const std::string& input) {
+    pcg::Graph g;
+    const int x = g.add_input(input, shape({64, 4}));
+    const int w1 = g.add_input("w1", shape({4, 4}), true);
+    const int w2 = g.add_input("w2", shape({4, 4}), true);
+    const int m1 = g.add_node(library(), "matmul", {}, {{x, 0}, {w1, 0}}, "m1");
+    g.mark_output({g.add_node(library(), "matmul", {}, {{m1, 0}, {w2, 0}}, "m2"), 0});
+    return g;
+  };
+  Machine machine = small_machine(2);
+  machine.device.overlaps_communication = false;
+  machine.device.peak_flops = 1e6;  // slow devices: splitting the batch pays
+  const double bytes = 16 * kBytesPerElement;
+  const double waited_minus_started = with_node_sums(machine, waited, waited).link_between(0, 1).started_ring_allreduce_seconds(bytes, 2) -
+                                      with_node_sums(machine, waited, started).link_between(0, 1).started_ring_allreduce_seconds(bytes, 2);
+  ASSERT_GT(waited_minus_started, 0);
+  for (const bool first_segment : {true, false}) {
+    const pcg::Graph g = two_layers(first_segment ? "x" : "segment_input_with_gradient_x");
+    std::vector<Mapping> found;
+    for (const SumRate& rate : {waited, started}) {
+      const Machine m = with_node_sums(machine, waited, rate);
+      const CostModel model(library(), m);
+      MappingOptions batch_only;
+      batch_only.degrees = {2};
+      batch_only.admit = [](const pcg::Node&, const ParallelConfig& c) { return c.outputs[0].D[0] == 2; };
+      MachineMapper mapper(library(), model, batch_only);
+      found.push_back(mapper.map(g));
+      for (const char* layer : {"m1", "m2"})
+        ASSERT_EQ(found.back().placements[g.find(layer)->index()].config.inputs[1].R, 2) << layer << ": data parallelism should win";
+    }
+    ASSERT_EQ(found[0].placements, found[1].placements);
+    const double sums_at_the_started_figure = first_segment ? 1 : 2;
+    EXPECT_NEAR(found[0].estimate - found[1].estimate, sums_at_the_started_figure * waited_minus_started, 1e-9 * found[0].estimate)
+        << (first_segment ? "the whole graph" : "a segment after others");
   }
 }
 
@@ -202,10 +279,11 @@ TEST(MachineMapping, WeightsAreCopiedWhenThePlanFitsThoughTheUnsplitGraphDoesNot
 
 // Four layers whose fastest mapping needs a tenth more than a device holds: mapped without shares
 // first, it does not fit; mapped again with each layer held to its share of a device, it does.
-// The same mapper's choices under the shares are not those it had without them.
+// The same mapper's choices under the shares are not those it had without them. The layers follow
+// others (their input stands for a value with a gradient), so the pass goes on beside their sums.
 TEST(MachineMapping, UnderMemorySharesTheChoicesAreThoseTheSharesAllow) {
   pcg::Graph g;
-  int at = g.add_input("x", shape({4096, 2048}));
+  int at = g.add_input("segment_input_with_gradient_x", shape({4096, 2048}));
   for (int layer = 0; layer < 4; ++layer) {
     const int w = g.add_input("w" + std::to_string(layer), shape({2048, 2048}), true);
     at = g.add_node(library(), "matmul", {}, {{at, 0}, {w, 0}}, "m" + std::to_string(layer));

@@ -94,7 +94,8 @@ class CostModel {
   // Per input of `node`, whether its gradient is computed (inputs_taking_gradients over the
   // weights this model trains and the inputs its specs detach).
   std::vector<bool> gradient_inputs(const pcg::Graph& graph, const pcg::Node& node) const;
-  // The inputs the library's specs note `@detached` (spec::detached_input).
+  // The inputs the library's specs note `@detached` (spec::detached_input); none asked where no
+  // operator of the library detaches one.
   DetachedInput detached_inputs() const;
   // Per node, whether its values take a gradient (values_taking_gradients over the weights this
   // model trains and the inputs its specs detach): a node whose values take none runs no backward.
@@ -139,6 +140,7 @@ class CostModel {
   std::string optimizer_;
   double update_bytes_per_element_ = 0;
   std::shared_ptr<const RvdSearch> moves_;
+  bool detaches_ = false;  // some operator of the library notes an input `@detached`
   std::shared_ptr<const std::set<std::string>> fixed_;
   std::shared_ptr<std::unordered_map<std::string, bool>> trained_;  // by weight name, as trains() found it
 };

@@ -33,6 +33,9 @@ std::vector<bool> gradient_flow(const pcg::Graph& graph, const std::function<boo
 // recycling pass that only feeds the next): no gradient reaches it, whatever it is made from.
 std::vector<bool> cut_off_from_gradients(const pcg::Graph& graph, const DetachedInput& detached);
 
+// The same for one node, walking only the nodes after it.
+bool cut_off_from_gradients(const pcg::Graph& graph, const pcg::Node& node, const DetachedInput& detached);
+
 // Per node id, whether its values can be freed once the forward pass has read them: no gradient
 // reaches it (cut_off_from_gradients), and no reader whose values take one (`taking`, per node, as
 // gradient_flow gives it) reads it in its own backward pass.
@@ -41,7 +44,8 @@ std::vector<bool> freed_after_forward(const pcg::Graph& graph, const DetachedInp
 // gradient_flow from the trained weights (and segment inputs standing for values made from them).
 std::vector<bool> values_taking_gradients(const pcg::Graph& graph, const TrainedWeight& trained = {}, const DetachedInput& detached = {});
 
-// Per input of `node`, in order: whether its gradient is computed (takes_gradient, and not detached).
+// Per input of `node`, in order: whether its gradient is computed (takes_gradient, and not
+// detached); none is where the node is cut off from the graph's outputs' gradients.
 std::vector<bool> inputs_taking_gradients(const pcg::Graph& graph, const pcg::Node& node, const TrainedWeight& trained = {},
                                           const DetachedInput& detached = {});
 
