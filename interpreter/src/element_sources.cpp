@@ -5,7 +5,8 @@
 #include <map>
 #include <string>
 
-#include "loom/interpreter/evaluate.hpp"
+#include "loom/interpreter/body_eval.hpp"
+#include "loom/interpreter/compiled_eval.hpp"
 #include "loom/interpreter/graph_eval.hpp"
 #include "loom/interpreter/numeric.hpp"
 
@@ -69,15 +70,66 @@ bool copies_an_input_element(const Program& program) {
          picks_an_input_element(program, program.statements.front().body);
 }
 
+// The position, among the inputs' elements counted one input after another (`starts`, by buffer),
+// of the element a picking body takes at the point `slots`; none where it reads outside its input.
+std::optional<std::size_t> picked(const Program& program, const CNode& n, Slots& slots, const BodyEvaluator<RealDomain>& conditions,
+                                  const std::vector<std::size_t>& starts) {
+  if (n.op == COp::Select)
+    return picked(program, RealDomain::truthy(conditions(n.children[0], slots)) ? n.children[1] : n.children[2], slots, conditions, starts);
+  const auto buffer = static_cast<std::size_t>(n.buffer);
+  const std::optional<std::size_t> offset = read_offset(n, program.buffers[buffer].dims, slots);
+  if (!offset) return std::nullopt;
+  return starts[buffer] + *offset;
+}
+
+// Whether a picking program's output holds every input element exactly once, walking its body at
+// each point with no value computed; `sources` (when given) gets, per output element, the source's
+// position among the inputs' elements counted one input after another.
+bool each_element_once(const Program& program, const std::vector<std::vector<std::int64_t>>& input_dims,
+                       std::vector<std::int64_t>* sources) {
+  if (!copies_an_input_element(program)) return false;
+  std::vector<std::size_t> starts(program.buffers.size(), 0);
+  std::size_t total = 0;
+  if (input_dims.size() != program.input_buffers.size()) throw LoomError(program.op->name + ": wrong number of inputs");
+  for (std::size_t i = 0; i < input_dims.size(); ++i) {
+    const Buffer& b = program.buffers[static_cast<std::size_t>(program.input_buffers[i])];
+    if (b.dims != input_dims[i])
+      throw LoomError(program.op->name + ": input " + std::to_string(i) + " has shape " + dims_to_string(input_dims[i]) +
+                      ", the instance expects " + dims_to_string(b.dims));
+    starts[static_cast<std::size_t>(program.input_buffers[i])] = total;
+    total += static_cast<std::size_t>(Tensor<double>::element_count(b.dims));
+  }
+  const Statement& st = program.statements.front();
+  const std::vector<std::int64_t>& dims = program.buffers[static_cast<std::size_t>(st.target)].dims;
+  if (static_cast<std::size_t>(Tensor<double>::element_count(dims)) != total) return false;
+  const BodyEvaluator<RealDomain> conditions(program.buffers.size());  // conditions read no buffer
+  std::vector<bool> seen(total, false);
+  if (sources) sources->assign(total, 0);
+  Slots slots(static_cast<std::size_t>(st.slot_count), 0);
+  for (std::size_t flat = 0; flat < total; ++flat) {
+    std::size_t rest = flat;
+    for (std::size_t k = dims.size(); k-- > 0;) {
+      slots[static_cast<std::size_t>(st.lhs_slots[k])] = static_cast<std::int64_t>(rest % static_cast<std::size_t>(dims[k]));
+      rest /= static_cast<std::size_t>(dims[k]);
+    }
+    const std::optional<std::size_t> source = picked(program, st.body, slots, conditions, starts);
+    if (!source || seen[*source]) return false;
+    seen[*source] = true;
+    if (sources) (*sources)[flat] = static_cast<std::int64_t>(*source);
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<std::vector<std::int64_t>> element_sources(const Program& program, const std::vector<std::vector<std::int64_t>>& input_dims) {
-  // The numbering tells which element each copies; only the form of the body tells that it copies.
-  if (!copies_an_input_element(program)) return std::nullopt;
-  const std::vector<Tensor<double>> inputs = numbered(input_dims);
-  std::vector<const Tensor<double>*> args;
-  for (const auto& t : inputs) args.push_back(&t);
-  return sources_if_each_once(evaluate<RealDomain>(program, args), total_of(inputs));
+  std::vector<std::int64_t> sources;
+  if (!each_element_once(program, input_dims, &sources)) return std::nullopt;
+  return sources;
+}
+
+bool moves_each_element_once(const Program& program, const std::vector<std::vector<std::int64_t>>& input_dims) {
+  return each_element_once(program, input_dims, nullptr);
 }
 
 std::optional<std::vector<std::int64_t>> element_sources(const Library& library, const pcg::Graph& recipe) {

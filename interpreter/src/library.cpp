@@ -293,7 +293,7 @@ bool Library::moves_each_element_once(const std::string& name, const pcg::AttrMa
   for (const auto& s : inputs) dims.push_back(s.dims);
   try {
     if (programs_) return programs_->moves_each_element_once(*op, attrs, dims);
-    return element_sources(*compiled(*op, attrs, dims), dims).has_value();
+    return spec::moves_each_element_once(*compiled(*op, attrs, dims), dims);
   } catch (const LoomError&) {
     return false;  // an instance that does not compile folds nothing
   }

@@ -91,7 +91,7 @@ pcg::TaskCost ProgramCache::task_cost(const OpDecl& op, const pcg::AttrMap& attr
 bool ProgramCache::moves_each_element_once(const OpDecl& op, const pcg::AttrMap& attrs,
                                            const std::vector<std::vector<std::int64_t>>& input_dims) {
   return kept(mutex_, capacity_, rearranges_, &Rearranges::each_once, std::forward_as_tuple(&op, attrs, input_dims),
-              [&] { return element_sources(*get(op, attrs, input_dims), input_dims).has_value(); });
+              [&] { return spec::moves_each_element_once(*get(op, attrs, input_dims), input_dims); });
 }
 
 }  // namespace loom::spec

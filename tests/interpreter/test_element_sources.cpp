@@ -11,9 +11,14 @@
 namespace loom::spec {
 namespace {
 
+// The sources, after checking that the question the rewrite engine asks (whether there are any,
+// with a bit per element) gets the same answer.
 std::optional<std::vector<std::int64_t>> sources(const std::string& op, const pcg::AttrMap& attrs,
                                                  const std::vector<std::vector<std::int64_t>>& dims) {
-  return element_sources(*test::bundled().compiled(*test::bundled().find_op(op), attrs, dims), dims);
+  const Program& program = *test::bundled().compiled(*test::bundled().find_op(op), attrs, dims);
+  std::optional<std::vector<std::int64_t>> got = element_sources(program, dims);
+  EXPECT_EQ(moves_each_element_once(program, dims), got.has_value()) << op;
+  return got;
 }
 
 TEST(ElementSources, AConcatenationAlongRowsTakesTheFirstInputThenTheSecond) {
@@ -44,6 +49,31 @@ TEST(ElementSources, AnOperatorThatComputesOrCopiesTwiceHasNone) {
       "ewadd", {}, {pcg::ParallelShape::unpartitioned({2, 2}), pcg::ParallelShape::unpartitioned({2, 2})}));
   EXPECT_TRUE(test::bundled().moves_each_element_once(
       "concat", {{"axis", 1}}, {pcg::ParallelShape::unpartitioned({2, 2}), pcg::ParallelShape::unpartitioned({2, 3})}));
+}
+
+// Indices computed by division and remainder: merging two axes keeps the row-major order.
+TEST(ElementSources, MergingTwoAxesKeepsTheOrder) {
+  const auto got = sources("merge_axes", {{"axis", 0}}, {{2, 3}});
+  ASSERT_TRUE(got);
+  EXPECT_EQ(*got, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}));
+  const auto padded_by_nothing = sources("pad_axis", {{"axis", 0}, {"before", 0}, {"after", 0}}, {{2, 3}});
+  ASSERT_TRUE(padded_by_nothing);
+  EXPECT_EQ(*padded_by_nothing, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}));
+}
+
+// Picks of input elements that are not each element once: a read outside the input (padding,
+// enlarging a kernel), a part of it (a slice), one element taken twice (an expansion).
+TEST(ElementSources, PaddingSlicingOrRepeatingHasNone) {
+  EXPECT_FALSE(sources("pad_axis", {{"axis", 0}, {"before", 1}, {"after", 0}}, {{2, 3}}));
+  EXPECT_FALSE(sources("enlarge", {{"kh", 3}, {"kw", 3}}, {{1, 1, 1, 1}}));
+  EXPECT_FALSE(sources("slice_axis", {{"axis", 0}, {"start", 0}, {"size", 1}}, {{2, 3}}));
+  EXPECT_FALSE(sources("expand_axis", {{"axis", 0}, {"size", 2}}, {{1, 3}}));
+  // As many elements as it reads, but the first row twice and the second never.
+  const Library lib = Library::from_text("op first_row_twice(x: [m, n]) -> [m, n] {\n  out[i, j] = x[i / m, j];\n}\n");
+  const std::vector<std::vector<std::int64_t>> dims = {{2, 3}};
+  const Program& program = *lib.compiled(*lib.find_op("first_row_twice"), {}, dims);
+  EXPECT_FALSE(element_sources(program, dims));
+  EXPECT_FALSE(moves_each_element_once(program, dims));
 }
 
 }  // namespace
