@@ -127,7 +127,12 @@ TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::Pa
 double CostModel::local_seconds(const pcg::Graph& graph, const pcg::Node& node) const {
   if (node.is_graph_input()) return 0;
   if (is_compute(node)) {
-    const TaskEstimate est = compute(graph, node);
+    std::vector<pcg::ParallelShape> inputs;
+    for (pcg::PortRef in : node.inputs) inputs.push_back(graph.shape_of(in));
+    std::vector<bool> gradients = gradient_inputs(graph, node);
+    if (std::find(gradients.begin(), gradients.end(), true) != gradients.end() && cut_off_from_gradients(graph, node, detached_inputs()))
+      gradients.assign(gradients.size(), false);  // a recycling pass: its forward alone
+    const TaskEstimate est = compute(node, inputs, gradients);
     return est.seconds + est.backward_seconds;
   }
   std::vector<pcg::ParallelShape> inputs;

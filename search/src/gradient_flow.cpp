@@ -119,8 +119,6 @@ std::vector<bool> inputs_taking_gradients(const pcg::Graph& graph, const pcg::No
   std::vector<bool> taken;
   for (std::size_t i = 0; i < node.inputs.size(); ++i)
     taken.push_back(!is_detached(detached, node, i) && takes_gradient(graph, node.inputs[i], trained, detached));
-  if (std::find(taken.begin(), taken.end(), true) != taken.end() && cut_off_from_gradients(graph, node, detached))
-    std::fill(taken.begin(), taken.end(), false);
   return taken;
 }
 

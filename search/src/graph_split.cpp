@@ -30,8 +30,10 @@ std::vector<std::size_t> cut_points(const pcg::Graph& graph, const std::vector<i
   return cuts;
 }
 
-// The name of a segment's input standing for a value with a gradient begins so.
-const std::string kWithGradient = "segment_input_with_gradient_";
+// The name of a segment's input standing for a value an earlier segment computes begins so, and
+// with a gradient, so.
+const std::string kSegmentInput = "segment_input_";
+const std::string kWithGradient = kSegmentInput + "with_gradient_";
 // The name of a segment's weight input read only by operators that run no backward begins so.
 const std::string kWithoutGradient = "segment_weight_without_gradient_";
 
@@ -49,7 +51,7 @@ Segment extract(const pcg::Graph& graph, const std::vector<int>& members, const 
       const bool without_gradient = cut_off[static_cast<std::size_t>(m)] && p.op == pcg::kWeightOp;
       const std::pair<pcg::PortRef, bool> key{in, without_gradient};
       if (!local.count(key)) {
-        const std::string kind = with_gradient[in.node.index()] ? kWithGradient : "segment_input_";
+        const std::string kind = with_gradient[in.node.index()] ? kWithGradient : kSegmentInput;
         const std::string name = without_gradient     ? kWithoutGradient + p.name
                                  : p.is_graph_input() ? p.name
                                                       : kind + pcg::to_string(in.node) + "_" + std::to_string(in.port);
@@ -82,6 +84,10 @@ Segment extract(const pcg::Graph& graph, const std::vector<int>& members, const 
 
 bool stands_for_a_value_with_gradient(const pcg::Node& input) {
   return input.op == pcg::kInputOp && input.name.rfind(kWithGradient, 0) == 0;
+}
+
+bool stands_for_another_segments_value(const pcg::Node& input) {
+  return input.op == pcg::kInputOp && input.name.rfind(kSegmentInput, 0) == 0;
 }
 
 bool read_without_gradient(const pcg::Node& weight) { return weight.op == pcg::kWeightOp && weight.name.rfind(kWithoutGradient, 0) == 0; }

@@ -1,5 +1,7 @@
 #include "mapping_choices.hpp"
 
+#include <algorithm>
+
 #include "loom/pcg/task_layout.hpp"
 
 namespace loom::search::mapping {
@@ -67,7 +69,8 @@ const ConfigTable::Kind& ConfigTable::kind_of(const pcg::Graph& graph, const pcg
     out.push_back(std::move(info));
   }
   const int id = static_cast<int>(by_signature_.size());
-  return by_signature_.emplace(std::move(signature), Kind{id, std::move(out)}).first->second;
+  const bool takes_gradients = std::find(signature.gradients.begin(), signature.gradients.end(), true) != signature.gradients.end();
+  return by_signature_.emplace(std::move(signature), Kind{id, std::move(out), takes_gradients}).first->second;
 }
 
 }  // namespace loom::search::mapping

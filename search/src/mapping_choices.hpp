@@ -76,6 +76,7 @@ class ConfigTable {
   struct Kind {
     int id = 0;
     std::vector<ConfigInfo> configs;
+    bool takes_gradients = false;  // some input takes a gradient: the node runs a backward
   };
   const Kind& kind_of(const pcg::Graph& graph, const pcg::Node& node, bool ends_backward = false);
 

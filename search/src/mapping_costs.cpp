@@ -70,7 +70,7 @@ double MoveCosts::weight_sum_seconds(int need, int first, bool waited) {
   return s;
 }
 
-double MoveCosts::weight_sums_seconds(std::span<const int> needs, int first, bool waited) {
+double MoveCosts::weight_sums_seconds(std::span<const int> needs, int first, bool ends_pass) {
   struct Packed {
     std::int64_t tasks = 0, copies = 0;
     double bytes = 0;
@@ -82,7 +82,7 @@ double MoveCosts::weight_sums_seconds(std::span<const int> needs, int first, boo
     const pcg::ParallelShape& shape = shapes_.value(need);
     if (shape.R <= 1) continue;
     if (shape.tasks() == shape.R) {  // whole on every device: summed where it lies
-      seconds += weight_sum_seconds(need, first, waited);
+      seconds += weight_sum_seconds(need, first, ends_pass);
       continue;
     }
     auto it = std::find_if(packed.begin(), packed.end(), [&](const Packed& p) { return p.tasks == shape.tasks() && p.copies == shape.R; });
@@ -90,7 +90,7 @@ double MoveCosts::weight_sums_seconds(std::span<const int> needs, int first, boo
     it->bytes += static_cast<double>(pcg::piece_elements(shape)) * kBytesPerElement;
     it->need = need;
   }
-  for (const Packed& p : packed) seconds += ring_seconds(p.need, first, p.bytes, static_cast<int>(p.copies), waited);
+  for (const Packed& p : packed) seconds += ring_seconds(p.need, first, p.bytes, static_cast<int>(p.copies), false);
   return seconds;
 }
 

@@ -37,8 +37,11 @@ class MoveCosts {
   double weight_sum_seconds(int need, int first, bool waited = false);
   // The sums of one node's weights, `needs` (ShapeTable ids) from device `first`, as the simulator
   // groups them: a whole gradient summed where it lies is a ring of its own; the pieces of split
-  // weights whose copies lie on the same devices are packed into one ring.
-  double weight_sums_seconds(std::span<const int> needs, int first, bool waited = false);
+  // weights whose copies lie on the same devices are packed into one ring. `ends_pass`: the node's
+  // backward ends the pass, so the whole gradients' sums, which wait for that backward alone, are
+  // waited in; split weights' sums wait for their pieces' copies, whose backward follows, and run
+  // beside it as started.
+  double weight_sums_seconds(std::span<const int> needs, int first, bool ends_pass = false);
 
   // Layer after layer, the backward pass and the sums of the weights it has made run as a
   // pipeline whose step is the longer of the two: what a node's sums add beyond its own backward

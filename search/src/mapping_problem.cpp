@@ -49,13 +49,14 @@ int MachineMapper::Impl::prepare(const pcg::Graph& graph, const Pins& pinned) {
       if (list.empty() || list.back() != n.id) list.push_back(n.id);
     }
   std::vector<int> members;
-  // Where an input stands for a value with a gradient, the pass goes on beyond the graph.
+  // A segment after the first reads the values before it through inputs of its own: nodes
+  // before it may run their backward after its own.
   ends_backward =
-      std::any_of(graph.nodes().begin(), graph.nodes().end(), stands_for_a_value_with_gradient) ? static_cast<int>(graph.size()) : -1;
+      std::any_of(graph.nodes().begin(), graph.nodes().end(), stands_for_another_segments_value) ? static_cast<int>(graph.size()) : -1;
   for (const pcg::Node& n : graph.nodes()) {
     if (n.is_graph_input()) continue;
     const ConfigTable::Kind* kind = &config_table.kind_of(graph, n);
-    if (ends_backward < 0 && kind->configs.front().backward_seconds > 0) {
+    if (ends_backward < 0 && kind->takes_gradients && kind->configs.front().backward_seconds > 0) {
       ends_backward = n.id;
       kind = &config_table.kind_of(graph, n, true);
     }
@@ -124,8 +125,8 @@ double MachineMapper::Impl::leaf_cost(int node, Choice c) {
     cost += moves.move(info(in.node, pc).outputs[static_cast<std::size_t>(in.port)], pc.first, mine.inputs[i], c.first);
     if (cost == kNoPlan) return kNoPlan;
   }
-  // The sums the pass ends with are waited in (as the simulator charges them); the others run
-  // beside the rest of the pass.
+  // The sums of the node whose backward ends the pass have nothing left to run beside; the others
+  // run beside the rest of the pass.
   if (!summed.empty())
     cost += node == ends_backward ? moves.weight_sums_seconds(summed, c.first, true)
                                   : moves.exposed_sum_seconds(moves.weight_sums_seconds(summed, c.first), mine.backward_seconds);

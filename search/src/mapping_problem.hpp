@@ -68,10 +68,10 @@ struct MachineMapper::Impl {
   std::vector<Choice> fixed;                            // per node id; config -1 when not decided
   std::vector<Tree> trees;
   double memory_scale = 1;  // device capacity over the unsplit graph's need, when below 1
-  // The node whose backward ends the pass on every device, where the graph is all the backward
-  // there is (no input stands for a value with a gradient): the first in graph order that runs
-  // one. Its weights' sums have nothing left to overlap. No node's id where there is none or it
-  // is unknown.
+  // The node whose backward ends the pass on its devices, where the graph holds the start of the
+  // pass (no input stands for another segment's value): the first in graph order that runs one.
+  // Its weights' sums have nothing left to run beside. No node's id where there is none or it is
+  // unknown.
   int ends_backward = -1;
 
   // Sets up `graph` for mapping; returns its root tree, -1 when it has no decision node.

@@ -61,19 +61,23 @@ TEST(ElementSources, MergingTwoAxesKeepsTheOrder) {
   EXPECT_EQ(*padded_by_nothing, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}));
 }
 
-// Picks of input elements that are not each element once: a read outside the input (padding,
-// enlarging a kernel), a part of it (a slice), one element taken twice (an expansion).
+// Picks of input elements that are not each element once: outputs of another size than the
+// inputs (padding, enlarging a kernel, a slice, an expansion); of the same size, a read outside the
+// input (a shift) or one element taken twice.
 TEST(ElementSources, PaddingSlicingOrRepeatingHasNone) {
   EXPECT_FALSE(sources("pad_axis", {{"axis", 0}, {"before", 1}, {"after", 0}}, {{2, 3}}));
   EXPECT_FALSE(sources("enlarge", {{"kh", 3}, {"kw", 3}}, {{1, 1, 1, 1}}));
   EXPECT_FALSE(sources("slice_axis", {{"axis", 0}, {"start", 0}, {"size", 1}}, {{2, 3}}));
   EXPECT_FALSE(sources("expand_axis", {{"axis", 0}, {"size", 2}}, {{1, 3}}));
-  // As many elements as it reads, but the first row twice and the second never.
-  const Library lib = Library::from_text("op first_row_twice(x: [m, n]) -> [m, n] {\n  out[i, j] = x[i / m, j];\n}\n");
+  const Library lib = Library::from_text(
+      "op first_row_twice(x: [m, n]) -> [m, n] {\n  out[i, j] = x[i / m, j];\n}\n"
+      "op shift_up(x: [m, n]) -> [m, n] {\n  out[i, j] = x[i + 1, j];\n}\n");
   const std::vector<std::vector<std::int64_t>> dims = {{2, 3}};
-  const Program& program = *lib.compiled(*lib.find_op("first_row_twice"), {}, dims);
-  EXPECT_FALSE(element_sources(program, dims));
-  EXPECT_FALSE(moves_each_element_once(program, dims));
+  for (const char* op : {"first_row_twice", "shift_up"}) {
+    const Program& program = *lib.compiled(*lib.find_op(op), {}, dims);
+    EXPECT_FALSE(element_sources(program, dims)) << op;
+    EXPECT_FALSE(moves_each_element_once(program, dims)) << op;
+  }
 }
 
 }  // namespace

@@ -66,6 +66,13 @@ TEST(MoveCosts, ANodesSplitWeightsOnTheSameDevicesArePackedIntoOneRing) {
   EXPECT_DOUBLE_EQ(costs.weight_sums_seconds(with_whole, 0), costs.weight_sum_seconds(half, 0) + costs.weight_sum_seconds(whole, 0));
   const std::vector<int> one = {half};
   EXPECT_DOUBLE_EQ(costs.weight_sums_seconds(one, 0), costs.weight_sum_seconds(half, 0));
+  // Where the node's backward ends the pass, the whole gradient, summed once that backward is done,
+  // is waited in; the split weights' pieces wait for their copies' backward, and start beside it.
+  EXPECT_DOUBLE_EQ(costs.weight_sum_seconds(whole, 0, true), link.ring_allreduce_seconds(1024.0 * kBytesPerElement, 8));
+  EXPECT_NE(costs.weight_sum_seconds(whole, 0, true), costs.weight_sum_seconds(whole, 0));
+  EXPECT_DOUBLE_EQ(costs.weight_sums_seconds(with_whole, 0, true),
+                   costs.weight_sum_seconds(half, 0) + costs.weight_sum_seconds(whole, 0, true));
+  EXPECT_DOUBLE_EQ(costs.weight_sums_seconds(split, 0, true), costs.weight_sums_seconds(split, 0));
 }
 
 }  // namespace

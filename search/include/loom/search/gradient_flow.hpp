@@ -45,7 +45,9 @@ std::vector<bool> freed_after_forward(const pcg::Graph& graph, const DetachedInp
 std::vector<bool> values_taking_gradients(const pcg::Graph& graph, const TrainedWeight& trained = {}, const DetachedInput& detached = {});
 
 // Per input of `node`, in order: whether its gradient is computed (takes_gradient, and not
-// detached); none is where the node is cut off from the graph's outputs' gradients.
+// detached). Whether the node is cut off from the outputs' gradients is left to the callers that
+// see the whole graph (a plan's layout, a segment's inputs, CostModel::local_seconds): asked for
+// every node of a plan, the walk would cost each plan costed a pass over the graph per node.
 std::vector<bool> inputs_taking_gradients(const pcg::Graph& graph, const pcg::Node& node, const TrainedWeight& trained = {},
                                           const DetachedInput& detached = {});
 

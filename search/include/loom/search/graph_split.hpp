@@ -26,6 +26,9 @@ struct Segment {
 // Whether a segment's graph input stands for a value computed outside the segment from weights,
 // whose gradient training computes (search::takes_gradient).
 bool stands_for_a_value_with_gradient(const pcg::Node& input);
+// Whether a segment's graph input stands for a value an earlier segment computes (with a gradient
+// or without): the segment is not the graph's first.
+bool stands_for_another_segments_value(const pcg::Node& input);
 
 // Whether a segment's weight input is read there only by operators that run no backward (a
 // recycling pass, cut off from the gradients by stop-gradients further on: cut_off_from_gradients
