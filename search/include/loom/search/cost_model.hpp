@@ -77,8 +77,8 @@ class CostModel {
   // A quick estimate of a node's whole cost on one device, forward and backward, for ranking
   // rewrites before they are costed in full: compute() for an operator; for a parallelization
   // operator or fused form, the bytes it reads and writes at memory bandwidth, as if they stayed on
-  // the device; an operator the graph cuts off from the gradients (a recycling pass), its forward
-  // alone. Zero for a graph input.
+  // the device; for an operator the graph cuts off from the gradients (a recycling pass), its
+  // forward alone. Zero for a graph input.
   double local_seconds(const pcg::Graph& graph, const pcg::Node& node) const;
 
   // Weights the run keeps fixed besides those their readers' specs note `@statistic` or `@index`
