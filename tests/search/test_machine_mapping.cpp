@@ -215,12 +215,16 @@ TEST(MachineMapping, AGradientSumCostsWhatTheReadersBackwardDoesNotHide) {
 // others), the pass goes on beyond it, and both sums differ.
 TEST(MachineMapping, TheSumsThePassEndsWithAreWaitedIn) {
   const SumRate waited{2e9, 3e-6}, started{8e9, 0};
-  const auto two_layers = [](const std::string& input) {
+  // With a constant first (an operator of no input: it takes no gradient and ends nothing), the
+  // first layer still ends the pass.
+  const auto two_layers = [](const std::string& input, bool constant_first) {
     pcg::Graph g;
+    const int c = constant_first ? static_cast<int>(g.add_node(library(), "const_imm", {{"n", 4}}, {}, "identity")) : -1;
     const int x = g.add_input(input, shape({64, 4}));
     const int w1 = g.add_input("w1", shape({4, 4}), true);
     const int w2 = g.add_input("w2", shape({4, 4}), true);
-    const int m1 = g.add_node(library(), "matmul", {}, {{x, 0}, {w1, 0}}, "m1");
+    int m1 = g.add_node(library(), "matmul", {}, {{x, 0}, {w1, 0}}, "m1");
+    if (constant_first) m1 = g.add_node(library(), "matmul", {}, {{m1, 0}, {c, 0}}, "m1c");
     g.mark_output({g.add_node(library(), "matmul", {}, {{m1, 0}, {w2, 0}}, "m2"), 0});
     return g;
   };
@@ -231,8 +235,8 @@ TEST(MachineMapping, TheSumsThePassEndsWithAreWaitedIn) {
   const double waited_minus_started = with_node_sums(machine, waited, waited).link_between(0, 1).started_ring_allreduce_seconds(bytes, 2) -
                                       with_node_sums(machine, waited, started).link_between(0, 1).started_ring_allreduce_seconds(bytes, 2);
   ASSERT_GT(waited_minus_started, 0);
-  for (const bool first_segment : {true, false}) {
-    const pcg::Graph g = two_layers(first_segment ? "x" : "segment_input_with_gradient_x");
+  for (const auto& [first_segment, constant_first] : {std::pair{true, false}, std::pair{false, false}, std::pair{true, true}}) {
+    const pcg::Graph g = two_layers(first_segment ? "x" : "segment_input_with_gradient_x", constant_first);
     std::vector<Mapping> found;
     for (const SumRate& rate : {waited, started}) {
       const Machine m = with_node_sums(machine, waited, rate);
@@ -248,7 +252,7 @@ TEST(MachineMapping, TheSumsThePassEndsWithAreWaitedIn) {
     ASSERT_EQ(found[0].placements, found[1].placements);
     const double sums_at_the_started_figure = first_segment ? 1 : 2;
     EXPECT_NEAR(found[0].estimate - found[1].estimate, sums_at_the_started_figure * waited_minus_started, 1e-9 * found[0].estimate)
-        << (first_segment ? "the whole graph" : "a segment after others");
+        << (first_segment ? "the whole graph" : "a segment after others") << (constant_first ? ", a constant first" : "");
   }
 }
 
