@@ -93,6 +93,26 @@ TEST(MpiTraining, ValuesOnADeviceFollowTheSingleProcessRun) {
 
 // `s` run through `plan` to half its steps with a checkpoint (tagged `tag`), then resumed from it to
 // the end: the resumed run's report.
+// Six steps of Adam on the model, as the resumed runs below train it.
+TrainSettings adam_settings(const SuiteModel& model) {
+  TrainSettings s;
+  s.steps = 6;
+  s.loss = model.loss;
+  s.run_name = model.name;
+  s.optimizer = optimizer_from_name("adam");
+  return s;
+}
+
+// A run's losses and weights are the single-process run's, to 1e-9.
+void expect_follows(const TrainReport& run, const TrainReport& whole) {
+  ASSERT_EQ(run.losses.size(), whole.losses.size());
+  for (std::size_t i = 0; i < whole.losses.size(); ++i)
+    expect_relatively_near(run.losses[i], whole.losses[i], 1e-9, "loss of step " + std::to_string(i + 1));
+  for (const auto& [name, want] : whole.weights)
+    for (std::size_t k = 0; k < want.data.size(); ++k)
+      expect_relatively_near(run.weights.at(name).data[k], want.data[k], 1e-9, name + "[" + std::to_string(k) + "]");
+}
+
 TrainReport resumed_run(const TrainSettings& s, const pcg::Graph& plan, const search::Pipeline& pipeline, const std::string& tag) {
   TrainSettings first = s;
   first.pipeline = pipeline;
@@ -115,11 +135,7 @@ TrainReport resumed_run(const TrainSettings& s, const pcg::Graph& plan, const se
 // A pipeline's stages each hold the moments of their own weights alone; the checkpoint holds them all.
 TEST(MpiTraining, AdamResumedFromACheckpointFollowsTheSingleProcessRun) {
   const SuiteModel model = suite_models().front();
-  TrainSettings s;
-  s.steps = 6;
-  s.loss = model.loss;
-  s.run_name = model.name;
-  s.optimizer = optimizer_from_name("adam");
+  const TrainSettings s = adam_settings(model);
   const TrainReport whole = train<double>(library(), model.graph, s);
   const int stages = pipeline_stages_for(model.graph, world().size(), 2);
   for (const char* kind : {"megatron", "reduction", "pipeline"}) {
@@ -130,12 +146,7 @@ TEST(MpiTraining, AdamResumedFromACheckpointFollowsTheSingleProcessRun) {
                                                               : plan_graph(PlanKind::Reduction, model.graph, world().size());
     const TrainReport resumed =
         resumed_run(s, plan, pipelined ? search::Pipeline{stages, 2} : search::Pipeline{}, std::string("adam_") + kind);
-    ASSERT_EQ(resumed.losses.size(), whole.losses.size());
-    for (std::size_t i = 0; i < whole.losses.size(); ++i)
-      expect_relatively_near(resumed.losses[i], whole.losses[i], 1e-9, "loss of step " + std::to_string(i + 1));
-    for (const auto& [name, want] : whole.weights)
-      for (std::size_t k = 0; k < want.data.size(); ++k)
-        expect_relatively_near(resumed.weights.at(name).data[k], want.data[k], 1e-9, name + "[" + std::to_string(k) + "]");
+    expect_follows(resumed, whole);
   }
 }
 
@@ -160,11 +171,7 @@ TEST(MpiTraining, FoldedWeightsFollowTheSingleProcessRunAndResumeFromACheckpoint
   }
   ASSERT_EQ(
       std::count_if(merged.nodes().begin(), merged.nodes().end(), [](const pcg::Node& n) { return static_cast<bool>(n.folded_from); }), 2);
-  TrainSettings s;
-  s.steps = 6;
-  s.loss = model.loss;
-  s.run_name = model.name;
-  s.optimizer = optimizer_from_name("adam");
+  const TrainSettings s = adam_settings(model);
   const TrainReport whole = train<double>(library(), model.graph, s);
   const int stages = pipeline_stages_for(merged, world().size(), 2);
   for (const char* kind : {"data parallel", "megatron", "pipeline"}) {
@@ -174,13 +181,8 @@ TEST(MpiTraining, FoldedWeightsFollowTheSingleProcessRunAndResumeFromACheckpoint
                             : std::string(kind) == "megatron" ? plan_graph(PlanKind::Megatron, merged, world().size())
                                                               : plan_graph(PlanKind::DataParallel, merged, world().size());
     const TrainReport resumed = resumed_run(s, plan, pipelined ? search::Pipeline{stages, 2} : search::Pipeline{}, "folded");
-    ASSERT_EQ(resumed.losses.size(), whole.losses.size());
-    for (std::size_t i = 0; i < whole.losses.size(); ++i)
-      expect_relatively_near(resumed.losses[i], whole.losses[i], 1e-9, "loss of step " + std::to_string(i + 1));
     ASSERT_EQ(resumed.weights.size(), whole.weights.size());
-    for (const auto& [name, want] : whole.weights)
-      for (std::size_t k = 0; k < want.data.size(); ++k)
-        expect_relatively_near(resumed.weights.at(name).data[k], want.data[k], 1e-9, name + "[" + std::to_string(k) + "]");
+    expect_follows(resumed, whole);
   }
 }
 
