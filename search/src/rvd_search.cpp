@@ -222,7 +222,12 @@ double RvdSearch::step_seconds(const pcg::ParallelShape& from, const pcg::Machin
 
 bool RvdSearch::moves_as_one_collective(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
                                         const pcg::MachineView& to_view) const {
-  return laid_out(from, from_view, to, to_view).collective.has_value();
+  Move move{from, to, from_view, to_view};
+  if (auto it = laid_out_.find(move); it != laid_out_.end()) return it->second.collective.has_value();
+  if (auto it = one_collective_.find(move); it != one_collective_.end()) return it->second;
+  const bool one = pcg::moves_as_one_collective(from, from_view, to, to_view);
+  one_collective_.emplace(std::move(move), one);
+  return one;
 }
 
 const RvdSearch::LaidOutChange& RvdSearch::laid_out(const pcg::ParallelShape& from, const pcg::MachineView& from_view,

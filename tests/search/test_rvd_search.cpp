@@ -540,6 +540,14 @@ TEST(RvdSearch, TellsAsTheLayoutFusionDoesWhetherAChangeIsOneCollective) {
   }
   EXPECT_EQ(pcg::moves_as_one_collective(rows, on(0, rows), columns, on(0, columns)), true);
   EXPECT_EQ(pcg::moves_as_one_collective(rows, on(0, rows), columns, elsewhere), false);
+  // The change laid out, before or after the question, tells the same.
+  EXPECT_TRUE(search.laid_out(rows, on(0, rows), columns, on(0, columns)).collective.has_value());
+  EXPECT_FALSE(search.laid_out(rows, on(0, rows), columns, elsewhere).collective.has_value());
+  const RvdSearch laid_out_first(library(), machine);
+  EXPECT_TRUE(laid_out_first.laid_out(rows, on(0, rows), columns, on(0, columns)).collective.has_value());
+  EXPECT_FALSE(laid_out_first.laid_out(rows, on(0, rows), quarters, on(0, quarters)).collective.has_value());
+  EXPECT_TRUE(laid_out_first.moves_as_one_collective(rows, on(0, rows), columns, on(0, columns)));
+  EXPECT_FALSE(laid_out_first.moves_as_one_collective(rows, on(0, rows), quarters, on(0, quarters)));
 }
 
 TEST(RvdSearch, FormsOfOtherNamesAndAttributesMoveValuesAlike) {

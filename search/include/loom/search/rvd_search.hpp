@@ -79,7 +79,8 @@ class RvdSearch {
   double as_run_seconds(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const std::vector<ReshardStep>& steps,
                         const std::vector<pcg::ParallelShape>& shapes, const pcg::MachineView& to_view, bool loaded = false) const;
 
-  // pcg::moves_as_one_collective, cached.
+  // pcg::moves_as_one_collective, cached. Only the answer is kept: the chains weighed as run ask it
+  // of far more changes than plans make, and their piece moves grow with the devices squared.
   bool moves_as_one_collective(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
                                const pcg::MachineView& to_view) const;
   // The change's pcg::piece_moves, and the collective groups they make (pcg::collective_groups, each
@@ -150,6 +151,7 @@ class RvdSearch {
   // same degrees and views on values of other sizes share one pattern.
   mutable std::unordered_map<Move, ReshardPattern, MoveHash> patterns_;
   mutable std::unordered_map<Move, LaidOutChange, MoveHash> laid_out_;
+  mutable std::unordered_map<Move, bool, MoveHash> one_collective_;
   mutable std::unordered_map<EdgesKey, std::vector<Edge>, EdgesKeyHash> edges_;
 };
 
