@@ -23,7 +23,7 @@ pcg::LayoutChangeSources layout_changes_as_run(const pcg::Graph& graph, const Co
       graph, [&model](const pcg::Node& n) { return runs_as_layout_change(n, model); },
       [&model](const pcg::Node& n) { return checked_view(n, model.machine()); }, true,
       [&moves](const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
-               const pcg::MachineView& to_view) { return moves.moves_as_one_collective(from, from_view, to, to_view); });
+               const pcg::MachineView& to_view) { return moves.laid_out(from, from_view, to, to_view).collective.has_value(); });
 }
 
 PlanLayout::PlanLayout(const pcg::Graph& graph, const CostModel& model)

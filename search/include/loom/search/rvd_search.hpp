@@ -80,7 +80,8 @@ class RvdSearch {
                         const std::vector<pcg::ParallelShape>& shapes, const pcg::MachineView& to_view, bool loaded = false) const;
 
   // pcg::moves_as_one_collective, cached. Only the answer is kept: the chains weighed as run ask it
-  // of far more changes than plans make, and their piece moves grow with the devices squared.
+  // of far more changes than plans make, and their piece moves grow with the devices squared. A
+  // plan, whose changes are laid out anyway, asks laid_out() instead.
   bool moves_as_one_collective(const pcg::ParallelShape& from, const pcg::MachineView& from_view, const pcg::ParallelShape& to,
                                const pcg::MachineView& to_view) const;
   // The change's pcg::piece_moves, and the collective groups they make (pcg::collective_groups, each
