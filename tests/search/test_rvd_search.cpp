@@ -525,7 +525,7 @@ TEST(RvdSearch, StepsTowardsACoshardedConsumerStayOnTheMachine) {
     for (int d : step.view.devices) EXPECT_LT(d, nodes.devices()) << step.op;
 }
 
-// The plan layout asks this of every chain of layout changes, for every plan a search costs.
+// The move search asks this of every chain it weighs as run.
 TEST(RvdSearch, TellsAsTheLayoutFusionDoesWhetherAChangeIsOneCollective) {
   const Machine machine = two_nodes();
   const RvdSearch search(library(), machine);
