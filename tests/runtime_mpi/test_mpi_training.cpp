@@ -91,8 +91,6 @@ TEST(MpiTraining, ValuesOnADeviceFollowTheSingleProcessRun) {
   EXPECT_GT(device.copies_to_host, 0u);
 }
 
-// `s` run through `plan` to half its steps with a checkpoint (tagged `tag`), then resumed from it to
-// the end: the resumed run's report.
 // Six steps of Adam on the model, as the resumed runs below train it.
 TrainSettings adam_settings(const SuiteModel& model) {
   TrainSettings s;
@@ -113,6 +111,8 @@ void expect_follows(const TrainReport& run, const TrainReport& whole) {
       expect_relatively_near(run.weights.at(name).data[k], want.data[k], 1e-9, name + "[" + std::to_string(k) + "]");
 }
 
+// `s` run through `plan` to half its steps with a checkpoint (tagged `tag`), then resumed from it to
+// the end: the resumed run's report.
 TrainReport resumed_run(const TrainSettings& s, const pcg::Graph& plan, const search::Pipeline& pipeline, const std::string& tag) {
   TrainSettings first = s;
   first.pipeline = pipeline;
