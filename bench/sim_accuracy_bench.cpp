@@ -11,7 +11,10 @@
 //   (b) the plan simulated with the cost model over that database; for comparison, with the cost
 //       model measuring each distinct operator task alone before it costs it, as `loom optimize`
 //       does with no profile (runtime::LocalTaskMeasurer, on rank 0 while the other ranks wait,
-//       anew in each round; layout changes by the roofline), and over the roofline alone;
+//       anew in each round; layout changes by the roofline) on inputs drawn from the values the
+//       model's operators read in one forward pass (runtime::sample_run_values), the same on inputs
+//       drawn uniformly in [-1, 1] as the measurer draws them without those values, and over the
+//       roofline alone;
 //   (c) the real iteration (batch, forward, loss, backward, optimizer step): the mean of the timed
 //       steps, the slowest rank's.
 // The task times and the iteration come from the same steps, so a host that is slower for a while
@@ -28,6 +31,8 @@
 #include <cstring>
 #include <iomanip>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -38,6 +43,7 @@
 #include "loom/pcg/median.hpp"
 #include "loom/runtime/mpi_transport.hpp"
 #include "loom/runtime/operator_profile.hpp"
+#include "loom/runtime/run_values.hpp"
 #include "loom/runtime/task_measurement.hpp"
 #include "loom/runtime/timed_transport.hpp"
 #include "loom/runtime/trainer.hpp"
@@ -153,7 +159,7 @@ double max_over_ranks(double value, runtime::Transport& transport) {
 
 // One training run of a plan and its simulation.
 struct Run {
-  double measured = 0, simulated = 0, automatic = 0, roofline = 0;  // seconds per iteration
+  double measured = 0, simulated = 0, automatic = 0, drawn = 0, roofline = 0;  // seconds per iteration
   double tasks = 0;                  // seconds per iteration in the slowest rank's operator tasks, layout work and updates
   double waiting = 0;                // seconds per iteration the slowest rank spent in the transport
   double backward_over_forward = 0;  // of the measured task time
@@ -161,6 +167,7 @@ struct Run {
 
   double error() const { return simulated / measured - 1; }
   double automatic_error() const { return automatic / measured - 1; }
+  double drawn_error() const { return drawn / measured - 1; }
   double roofline_error() const { return roofline / measured - 1; }
 };
 
@@ -178,7 +185,8 @@ double simulated_seconds(const pcg::Graph& plan, const search::Pipeline& pipelin
 }
 
 Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::Machine& machine, const Settings& s,
-             runtime::Transport& transport, search::ProfileDatabase& database, const search::CostModel& measuring_first) {
+             runtime::Transport& transport, search::ProfileDatabase& database, const search::CostModel& measuring_first,
+             const search::CostModel& measuring_drawn) {
   runtime::TrainSettings train;
   train.pipeline = pipeline;
   train.loss = runtime::LossKind::MeanSquaredError;
@@ -224,7 +232,10 @@ Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const sea
   // Rank 0 measures the tasks while the other ranks wait in a sum (after a short spell of polling,
   // they sleep), so that each task is measured alone, as `loom optimize` measures it; only rank 0
   // prints.
-  if (transport.rank() == 0) row.automatic = simulated_seconds(plan, pipeline, measuring_first);
+  if (transport.rank() == 0) {
+    row.automatic = simulated_seconds(plan, pipeline, measuring_first);
+    row.drawn = simulated_seconds(plan, pipeline, measuring_drawn);
+  }
   std::vector<double> rank0_measured{0};
   transport.sum(rank0_measured);
   row.backward_over_forward = forward > 0 ? backward / forward : 0;
@@ -251,7 +262,8 @@ void print_table(const std::vector<Row>& rows) {
   std::cout << std::left << std::setw(12) << "model" << std::setw(30) << "plan" << std::right << std::setw(13) << "measured ms"
             << std::setw(12) << "tasks ms" << std::setw(12) << "waiting ms" << std::setw(14) << "simulated ms" << std::setw(9) << "error"
             << std::setw(18) << "error range" << std::setw(16) << "measured 1st ms" << std::setw(9) << "error" << std::setw(18)
-            << "error range" << std::setw(13) << "roofline ms" << std::setw(9) << "error" << std::setw(10) << "bwd/fwd"
+            << "error range" << std::setw(12) << "drawn 1st" << std::setw(13) << "roofline ms" << std::setw(9) << "error" << std::setw(10)
+            << "bwd/fwd"
             << "\n";
   for (const Row& r : rows) {
     const auto figure = [&](auto field) { return median(r.runs, field); };
@@ -270,7 +282,8 @@ void print_table(const std::vector<Row>& rows) {
               << percent(figure([](const Run& x) { return x.error(); })) << std::setw(18) << range([](const Run& x) { return x.error(); })
               << std::setw(16) << figure([](const Run& x) { return x.automatic; }) * 1e3 << std::setw(9)
               << percent(figure([](const Run& x) { return x.automatic_error(); })) << std::setw(18)
-              << range([](const Run& x) { return x.automatic_error(); }) << std::setw(13)
+              << range([](const Run& x) { return x.automatic_error(); }) << std::setw(12)
+              << percent(figure([](const Run& x) { return x.drawn_error(); })) << std::setw(13)
               << figure([](const Run& x) { return x.roofline; }) * 1e3 << std::setw(9)
               << percent(figure([](const Run& x) { return x.roofline_error(); })) << std::setw(10) << std::setprecision(2)
               << figure([](const Run& x) { return x.backward_over_forward; });
@@ -282,8 +295,10 @@ void print_table(const std::vector<Row>& rows) {
                "changes outside the transport and in weight updates; waiting: the slowest rank's time in messages\n"
                "and collectives per step; simulated: the cost model over the measured task times, forward and\n"
                "backward, and updates; measured 1st: the cost model measuring each operator task alone first,\n"
-               "as `loom optimize` does; roofline: the cost model alone; error: against measured, per run (the\n"
-               "range: the lowest and highest run); bwd/fwd: measured backward over forward task time.\n";
+               "as `loom optimize` does, on inputs drawn from the values the model's operators read in one forward\n"
+               "pass; drawn 1st: the error of the same on inputs drawn uniformly in [-1, 1]; roofline: the cost\n"
+               "model alone; error: against measured, per run (the range: the lowest and highest run); bwd/fwd:\n"
+               "measured backward over forward task time.\n";
 }
 
 }  // namespace
@@ -299,14 +314,19 @@ int main(int argc, char** argv) {
     }
     const search::Machine machine = search::load_machine(s.machine).with_nodes(1).with_devices_per_node(transport.size());
     search::ProfileDatabase database;
-    runtime::LocalTaskMeasurer measurer(library());
-    std::vector<Row> rows;  // each model's plans
+    runtime::LocalTaskMeasurer drawing(library());
+    std::map<std::string, std::unique_ptr<runtime::LocalTaskMeasurer>> measurers;  // per model, on its run's values
+    std::vector<Row> rows;                                                         // each model's plans
     for (const Case& c : cases()) {
       if (!s.models.empty() && std::find(s.models.begin(), s.models.end(), c.name) == s.models.end()) continue;
       models::ModelRequest request;
       request.model = c.model;
       request.params = c.sizes;
       const pcg::Graph graph = models::load_model(library(), request).graph;
+      runtime::TaskMeasurementSettings on_run_values;
+      on_run_values.run_values =
+          std::make_shared<const runtime::RunValues>(runtime::sample_run_values(library(), graph, runtime::TrainSettings{}.seed).values);
+      measurers[c.name] = std::make_unique<runtime::LocalTaskMeasurer>(library(), on_run_values);
       const search::CostModel roofline(library(), machine);
       const pcg::Graph data_parallel =
           search::materialize(graph, search::data_parallel(library(), graph, machine), library(), roofline.moves());
@@ -332,11 +352,18 @@ int main(int argc, char** argv) {
     // The plans take turns, so that a spell in which the host is slower falls on all of them.
     // Each round measures the tasks alone anew, each at the first plan that costs it, just after
     // that plan's run, so that a run and the figures it is compared with come from one spell.
-    search::ProfileDatabase measured_first;
+    search::ProfileDatabase measured_first, measured_drawn;
     for (int round = 1; round <= s.repeats; ++round) {
       measured_first = search::ProfileDatabase();
-      const search::CostModel measuring_first(library(), machine, std::make_shared<search::MeasuringProfiles>(measured_first, measurer));
-      for (Row& row : rows) row.runs.push_back(run_plan(row.graph, row.pipeline, machine, s, transport, database, measuring_first));
+      measured_drawn = search::ProfileDatabase();
+      const search::CostModel measuring_drawn(library(), machine, std::make_shared<search::MeasuringProfiles>(measured_drawn, drawing));
+      std::map<std::string, search::CostModel> measuring_first;
+      for (const auto& [model, measurer] : measurers)
+        measuring_first.emplace(
+            model, search::CostModel(library(), machine, std::make_shared<search::MeasuringProfiles>(measured_first, *measurer)));
+      for (Row& row : rows)
+        row.runs.push_back(
+            run_plan(row.graph, row.pipeline, machine, s, transport, database, measuring_first.at(row.model), measuring_drawn));
       if (printer) std::cerr << "round " << round << " of " << s.repeats << ": done\n";
     }
     if (!printer) return 0;

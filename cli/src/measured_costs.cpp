@@ -17,7 +17,8 @@ void add_measure_options(CLI::App* cmd, MeasureOptions& opt) {
   cmd->add_flag("--no-measure", opt.no_measure,
                 "measure nothing: read only --profile, if given, and cost the tasks it lacks by the roofline. Without it, where the "
                 "machine's devices are of this host's kind (cpu, as on cpu_host), each distinct task (operator, attributes, "
-                "piece shapes) is run alone on this host, forward and backward, the first time the search costs it");
+                "piece shapes) is run alone on this host, forward and backward, the first time the search costs it, its inputs "
+                "drawn from the values the model's operators read in one forward pass (some kernels' speed depends on their values)");
   cmd->add_flag("--interpret", opt.interpret,
                 "measure operators without a hand-written kernel through the interpreter, as `loom train --interpret` runs "
                 "them, instead of compiled from their specs");
@@ -47,6 +48,21 @@ search::CostModel MeasuredCosts::cost_model(const search::Machine& machine, cons
   return search::CostModel(library_, machine, &database_, optimizer);
 }
 
+void MeasuredCosts::measure_on_values_of(const pcg::Graph& model, const runtime::NamedTensors<double>& values, std::uint64_t seed) {
+  if (!measurer_) return;
+  measurer_->measure_on([this, model, values, seed]() -> std::shared_ptr<const runtime::RunValues> {
+    try {
+      runtime::RunValuesReport sampled = runtime::sample_run_values(library_, model, seed, values);
+      sampling_seconds_ = sampled.seconds;
+      return std::make_shared<const runtime::RunValues>(std::move(sampled.values));
+    } catch (const LoomError& e) {
+      std::cerr << "warning: the model's forward pass, whose values tasks are measured on, failed (" << e.what()
+                << "); tasks are measured on inputs drawn uniformly in [-1, 1]\n";
+      return nullptr;
+    }
+  });
+}
+
 void MeasuredCosts::save() const {
   if (measured() == 0 || path_.empty()) return;
   try {
@@ -63,7 +79,12 @@ std::string MeasuredCosts::summary() const {
     os << "measured where " << path_ << " has the task (" << database_.size() << " entries, " << measured()
        << " of them measured on this host now, in " << std::fixed;
     os.precision(2);
-    os << measure_seconds() << " s)";
+    os << measure_seconds() << " s";
+    if (sampling_seconds_) {
+      os.precision(3);
+      os << ", " << *sampling_seconds_ << " s of it a forward pass of the model, whose values they read";
+    }
+    os << ")";
     if (measuring_->not_measurable() > 0) os << ", " << measuring_->not_measurable() << " tasks that cannot run alone by the roofline";
     os << ", else the roofline";
   } else if (!path_.empty()) {

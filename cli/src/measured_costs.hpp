@@ -3,7 +3,9 @@
 // database (--profile, else this user's database for the machine), and, unless --no-measure, the
 // tasks it lacks measured on this host the first time the search costs them, where the machine's
 // devices are of this host's kind. New measurements are saved to the database.
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "loom/interpreter/library.hpp"
@@ -35,6 +37,11 @@ class MeasuredCosts {
   MeasuredCosts& operator=(const MeasuredCosts&) = delete;
 
   search::CostModel cost_model(const search::Machine& machine, const std::string& optimizer) const;
+  // Where it measures, measures on the values `model`'s operators read in one forward pass from
+  // `seed` (runtime::sample_run_values), `values` giving the model's own, made when a task is
+  // first measured; where the model cannot run here, warns on stderr then and measures on inputs
+  // drawn uniformly in [-1, 1].
+  void measure_on_values_of(const pcg::Graph& model, const runtime::NamedTensors<double>& values, std::uint64_t seed);
   // Writes the database when something was measured; a failure is a warning on stderr, as the
   // command's own result does not depend on it.
   void save() const;
@@ -54,6 +61,7 @@ class MeasuredCosts {
   search::ProfileDatabase database_;
   std::unique_ptr<runtime::LocalTaskMeasurer> measurer_;
   std::shared_ptr<search::MeasuringProfiles> measuring_;
+  std::optional<double> sampling_seconds_;  // the forward pass that sampled the run's values
 };
 
 }  // namespace loom::cli

@@ -11,6 +11,7 @@
 #include "loom/interpreter/library.hpp"
 #include "loom/models/load.hpp"
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/runtime/trainer.hpp"
 #include "loom/search/optimizer.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/profile_db.hpp"
@@ -94,6 +95,7 @@ int run_optimize(OptimizeOptions opt) {
   opt.settings.recompute = !opt.no_recompute;
   opt.settings.coshard = !opt.no_coshard;
   MeasuredCosts costs(library, machine, opt.costs);
+  costs.measure_on_values_of(model.graph, model.constants, runtime::TrainSettings{}.seed);
   search::CostModel cost_model = costs.cost_model(machine, opt.optimizer);
   cost_model.keep_fixed(model.fixed);
   ProgressLine progress(show_progress);

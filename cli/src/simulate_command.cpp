@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "loom/interpreter/library.hpp"
+#include "loom/runtime/trainer.hpp"
 #include "loom/search/memory.hpp"
 #include "loom/search/pipeline.hpp"
 #include "loom/search/plan.hpp"
@@ -38,6 +39,7 @@ int run_simulate(const SimulateOptions& opt) {
   const spec::Library library = spec::Library::load(specs);
   const search::Plan plan = search::load_plan(opt.plan, library);
   MeasuredCosts costs(library, plan.machine, opt.costs);
+  if (plan.source.size() > 0) costs.measure_on_values_of(plan.source, {}, runtime::TrainSettings{}.seed);
   progress.show("building tasks",
                 std::to_string(plan.graph.size()) + " nodes" + (costs.measures() ? ", measuring what the profile lacks" : ""));
   search::CostModel model = costs.cost_model(plan.machine, opt.optimizer);

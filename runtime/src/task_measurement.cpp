@@ -38,6 +38,10 @@ std::int64_t LocalTaskMeasurer::repeat(Run&& run) const {
 }
 
 std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::ProfileKey& task) {
+  if (sample_) {
+    settings_.run_values = sample_();
+    sample_ = nullptr;
+  }
   const std::vector<pcg::ParallelShape>& inputs = task.inputs;
   if (!task.gradients.empty() && task.gradients.size() != inputs.size()) return std::nullopt;
   pcg::Graph graph;
@@ -53,7 +57,8 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::Pro
   for (std::size_t k = 0; k < graph.node(node).output_shapes.size(); ++k) graph.mark_output({node, static_cast<int>(k)});
 
   // Data and matrices take their gradients where the task says, and their signs are drawn anew
-  // before each run (values drawn uniformly about zero stay so drawn).
+  // before each run: their magnitudes, drawn from the run's values where the settings hold them,
+  // stay.
   std::set<std::string> differentiable;
   std::vector<std::string> redrawn;
   for (std::size_t i = 0; i < ports.size(); ++i) {
@@ -75,6 +80,16 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::Pro
                                     settings_.compile_from_specs);
     NamedValues<float> feeds =
         to_values(convert<float>(synthetic_data(library_, graph, LossKind::MeanSquaredError, 1, 1)->batch(0).inputs));
+    if (settings_.run_values) {
+      std::mt19937_64 draws(1);
+      for (std::size_t i = 0; i < ports.size(); ++i) {
+        const std::string& name = graph.node(ports[i].node).name;
+        if (std::find(redrawn.begin(), redrawn.end(), name) == redrawn.end()) continue;
+        const std::vector<float>* sample = settings_.run_values->sample(task.op, task.attrs, i);
+        if (!sample) continue;
+        for (float& v : feeds.at(name).host_mut().data) v = (*sample)[draws() % sample->size()];
+      }
+    }
     std::mt19937_64 signs(1);
     const auto run = [&] {
       for (const std::string& name : redrawn) redraw_signs(feeds.at(name).host_mut().data, signs);

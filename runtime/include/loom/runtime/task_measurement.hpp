@@ -4,18 +4,23 @@
 // pieces become whole inputs of a graph of the operator alone, filled as training data is
 // (lookup ids are rows of their table), and the operator runs on the kernel training would give
 // it: hand-written, compiled from its spec, or interpreted. Its forward and backward are timed
-// after a warm-up run that builds kernels and buffers. Each run reads its data and matrices with
+// after a warm-up run that builds kernels and buffers. Where the settings hold the values a model's
+// run reads (runtime::RunValues) for the task's operator, attributes and input, the input is drawn
+// from them, so that a kernel whose speed depends on its values reads values like the run's. Each run reads its data and matrices with
 // their signs drawn anew: run again and again on one input, a small kernel's branches are learned
 // by the branch predictor, which training, whose values change every step, never allows (AlexNet's
 // max pools and ReLUs ran 2-5 times faster alone than in a step). An optimizer's step over a box of
 // a weight, and adding up a weight's gradients, are timed the same way. A figure is the median of
 // the timed runs, so a spell of other work on a shared host moves it less than it moves a mean.
+#include <functional>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "loom/interpreter/library.hpp"
+#include "loom/runtime/run_values.hpp"
 #include "loom/search/task_measurer.hpp"
 
 namespace loom::runtime {
@@ -26,6 +31,8 @@ struct TaskMeasurementSettings {
   int min_runs = 3;                 // timed runs, at least
   int max_runs = 50;                // and at most
   double min_seconds = 0.02;        // and until this much time has passed
+  // What a model's operators read in a run (sample_run_values); none: inputs uniform in [-1, 1].
+  std::shared_ptr<const RunValues> run_values;
 };
 
 // Flips each value's sign or keeps it, at random, one bit of `rng` each: values drawn uniformly
@@ -38,6 +45,10 @@ class LocalTaskMeasurer final : public search::TaskMeasurer {
       : library_(library), settings_(std::move(settings)) {}
 
   std::string device_kind() const override { return settings_.device_kind; }
+  // Measures from now on with inputs drawn from the values `sample` gives (as
+  // TaskMeasurementSettings::run_values; nullptr: uniform), called once, when a task is first
+  // measured, so that nothing is sampled where every task is in the database.
+  void measure_on(std::function<std::shared_ptr<const RunValues>()> sample) { sample_ = std::move(sample); }
   // Float, as `loom train` runs by default. Nullopt when the operator does not accept its pieces
   // as whole inputs (pieces of an operator whose shapes must agree, e.g. rows of square scores)
   // or no kernel runs it.
@@ -57,6 +68,7 @@ class LocalTaskMeasurer final : public search::TaskMeasurer {
 
   const spec::Library& library_;
   TaskMeasurementSettings settings_;
+  std::function<std::shared_ptr<const RunValues>()> sample_;
 };
 
 }  // namespace loom::runtime
