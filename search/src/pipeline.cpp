@@ -207,6 +207,17 @@ void add_gradient_accumulation(const pcg::Graph& micro, const CostModel& model, 
   const int stages = pipeline.stages, laps = static_cast<int>(steps.front().front().size()) - 1;
   const std::size_t copies = out.tasks.size();
   std::map<int, int> last_add;  // per device
+  // Per micro-batch, per device: the backward tasks there of everything but the weights, which
+  // the device's add of that micro-batch's gradients waits for.
+  std::vector<std::vector<std::vector<int>>> backward_on(static_cast<std::size_t>(pipeline.microbatches),
+                                                         std::vector<std::vector<int>>(static_cast<std::size_t>(out.devices)));
+  for (int m = 0; m < pipeline.microbatches; ++m)
+    for (int i : copy_of[static_cast<std::size_t>(m)]) {
+      if (i < 0) continue;
+      const SimTask& t = out.tasks[static_cast<std::size_t>(i)];
+      if (t.kind == TaskKind::Compute && t.backward && !weights[t.node.index()] && t.microbatch == m)
+        backward_on[static_cast<std::size_t>(m)][static_cast<std::size_t>(t.device)].push_back(i);
+    }
   for (const auto& [device, held] : one.gradients_on) {
     double seconds = 0;
     for (pcg::NodeId w : held) seconds += model.gradient_accumulation(micro.node(w).output_shapes[0].dims).seconds;
@@ -223,12 +234,7 @@ void add_gradient_accumulation(const pcg::Graph& micro, const CostModel& model, 
       add.microbatch = m;
       add.seconds = seconds;
       add.label = "gradients added up on " + std::to_string(device);
-      for (int i : copy_of[static_cast<std::size_t>(m)]) {
-        if (i < 0) continue;
-        const SimTask& t = out.tasks[static_cast<std::size_t>(i)];
-        if (t.kind == TaskKind::Compute && t.backward && t.device == device && !weights[t.node.index()] && t.microbatch == m)
-          add.deps.push_back(i);
-      }
+      add.deps = backward_on[static_cast<std::size_t>(m)][static_cast<std::size_t>(device)];
       std::sort(add.deps.begin(), add.deps.end());
       add.deps.erase(std::unique(add.deps.begin(), add.deps.end()), add.deps.end());
       out.tasks.push_back(std::move(add));

@@ -200,6 +200,16 @@ TEST(Pipeline, EachMicroBatchsGradientsAfterTheFirstAreAddedUpWhereTheWeightIsRe
         const SimTask& before = tg.tasks[static_cast<std::size_t>(d)];
         EXPECT_TRUE(before.backward && before.device == device && before.microbatch == add.microbatch) << before.label;
       }
+      // Every backward task of the micro-batch there, once (the weight's update follows the adds).
+      std::set<int> backward_there;
+      for (std::size_t i = 0; i < tg.tasks.size(); ++i) {
+        const SimTask& t = tg.tasks[i];
+        if (t.kind == TaskKind::Compute && t.backward && t.device == device && t.microbatch == add.microbatch && t.node != pcg::kNoNode &&
+            t.label.find("weight update") == std::string::npos)
+          backward_there.insert(static_cast<int>(i));
+      }
+      EXPECT_EQ(std::set<int>(add.deps.begin(), add.deps.end()), backward_there);
+      EXPECT_EQ(add.deps.size(), backward_there.size());
     }
     bool update_waits = false;
     for (const SimTask& t : tg.tasks)
