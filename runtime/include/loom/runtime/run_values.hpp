@@ -1,14 +1,14 @@
 #pragma once
 // The values a model's operators read when it runs, sampled from one forward pass of the model on
 // the data and weights training starts from, so that a task measured alone reads values like the
-// run's. Some kernels' speed depends on their values, not only on their shapes: `erf` takes longer
-// paths as its argument grows, and a branch its values take unpredictably costs mispredictions, so
-// a GELU reading a product's outputs (spread about zero, a few of them far out) ran 17 % slower
-// than on inputs drawn evenly from -1 to 1, which never leave erf's first path.
+// run's. Some kernels' speed depends on their values, not only on their shapes: glibc's `erf`
+// takes longer paths as its argument grows, and a branch its values take unpredictably costs
+// mispredictions, so a GELU over values spread normally about zero ran 17 % slower than over
+// values of the same root mean square drawn evenly from -1 to 1, which never leave erf's first path.
 //
 // Samples are pooled per operator, attributes and input: every operator of a kind and attributes
-// adds an even sample of each input it read, all of them equal shares. A task of an operator and attributes that never ran
-// in the model (one a rewrite made) has no sample.
+// adds an even sample of each input it read, all of them equal shares. A task of an operator and
+// attributes that never ran in the model (one a rewrite made) has no sample.
 #include <cstdint>
 #include <map>
 #include <string>
