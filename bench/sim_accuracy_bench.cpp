@@ -24,7 +24,7 @@
 //
 //   mpirun --oversubscribe -np 2 loom_sim_accuracy_bench [--steps N] [--repeats R]
 //                                                        [--machine NAME|PATH] [--models a,b]
-//                                                        [--profile-out FILE] [--measured-out FILE]
+//                                                        [--profile-out FILE] [--measured-out PREFIX]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -96,7 +96,7 @@ struct Settings {
   std::string machine = "cpu_host";
   std::vector<std::string> models;  // empty: all
   std::string profile_out;          // the task times recorded in training
-  std::string measured_out;         // the tasks measured alone before simulating
+  std::string measured_out;         // the tasks measured alone before simulating, per model: PREFIX.MODEL.json
   bool help = false;
 };
 
@@ -110,7 +110,8 @@ const char* const kUsage =
     "  --machine NAME|PATH  the machine file (default cpu_host), one device per rank\n"
     "  --models a,b         only these rows (mlp_fig1, bert_large, alexnet, dlrm, glu_mlp)\n"
     "  --profile-out FILE   write the task times recorded in training\n"
-    "  --measured-out FILE  write the tasks measured alone before simulating (the last round's)\n";
+    "  --measured-out PREFIX  write the tasks measured alone on the run's values before simulating (the last\n"
+    "                       round's), each model's to PREFIX.MODEL.json\n";
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -186,7 +187,7 @@ double simulated_seconds(const pcg::Graph& plan, const search::Pipeline& pipelin
 
 Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::Machine& machine, const Settings& s,
              runtime::Transport& transport, search::ProfileDatabase& database, const search::CostModel& measuring_first,
-             const search::CostModel& measuring_drawn) {
+             const search::CostModel& measuring_drawn, bool drawn_first) {
   runtime::TrainSettings train;
   train.pipeline = pipeline;
   train.loss = runtime::LossKind::MeanSquaredError;
@@ -233,8 +234,9 @@ Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const sea
   // they sleep), so that each task is measured alone, as `loom optimize` measures it; only rank 0
   // prints.
   if (transport.rank() == 0) {
+    if (drawn_first) row.drawn = simulated_seconds(plan, pipeline, measuring_drawn);
     row.automatic = simulated_seconds(plan, pipeline, measuring_first);
-    row.drawn = simulated_seconds(plan, pipeline, measuring_drawn);
+    if (!drawn_first) row.drawn = simulated_seconds(plan, pipeline, measuring_drawn);
   }
   std::vector<double> rank0_measured{0};
   transport.sum(rank0_measured);
@@ -352,23 +354,27 @@ int main(int argc, char** argv) {
     // The plans take turns, so that a spell in which the host is slower falls on all of them.
     // Each round measures the tasks alone anew, each at the first plan that costs it, just after
     // that plan's run, so that a run and the figures it is compared with come from one spell.
-    search::ProfileDatabase measured_first, measured_drawn;
+    // Each model's tasks are measured on its own run's values, in a database of its own; the
+    // two measurements take turns at going first.
+    std::map<std::string, search::ProfileDatabase> measured_first;
+    search::ProfileDatabase measured_drawn;
     for (int round = 1; round <= s.repeats; ++round) {
-      measured_first = search::ProfileDatabase();
+      measured_first.clear();
       measured_drawn = search::ProfileDatabase();
       const search::CostModel measuring_drawn(library(), machine, std::make_shared<search::MeasuringProfiles>(measured_drawn, drawing));
       std::map<std::string, search::CostModel> measuring_first;
       for (const auto& [model, measurer] : measurers)
         measuring_first.emplace(
-            model, search::CostModel(library(), machine, std::make_shared<search::MeasuringProfiles>(measured_first, *measurer)));
+            model, search::CostModel(library(), machine, std::make_shared<search::MeasuringProfiles>(measured_first[model], *measurer)));
       for (Row& row : rows)
-        row.runs.push_back(
-            run_plan(row.graph, row.pipeline, machine, s, transport, database, measuring_first.at(row.model), measuring_drawn));
+        row.runs.push_back(run_plan(row.graph, row.pipeline, machine, s, transport, database, measuring_first.at(row.model),
+                                    measuring_drawn, round % 2 == 0));
       if (printer) std::cerr << "round " << round << " of " << s.repeats << ": done\n";
     }
     if (!printer) return 0;
     if (!s.profile_out.empty()) database.save(s.profile_out);
-    if (!s.measured_out.empty()) measured_first.save(s.measured_out);
+    if (!s.measured_out.empty())
+      for (const auto& [model, measured] : measured_first) measured.save(s.measured_out + "." + model + ".json");
     std::cout << "Simulator accuracy on " << machine.name << ", " << transport.size() << " ranks, " << s.repeats
               << " runs of each plan, each the mean of " << s.steps << " steps after a warm-up step (float, SGD, MSE loss)\n";
     print_table(rows);

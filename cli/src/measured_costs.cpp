@@ -25,7 +25,7 @@ void add_measure_options(CLI::App* cmd, MeasureOptions& opt) {
 }
 
 MeasuredCosts::MeasuredCosts(const spec::Library& library, const search::Machine& machine, const MeasureOptions& opt)
-    : library_(library), given_(!opt.profile.empty()) {
+    : library_(library), given_(!opt.profile.empty()), interpret_(opt.interpret) {
   runtime::TaskMeasurementSettings settings;
   settings.compile_from_specs = !opt.interpret;
   path_ = given_ ? opt.profile : search::user_profile_path(machine.name);
@@ -50,13 +50,14 @@ search::CostModel MeasuredCosts::cost_model(const search::Machine& machine, cons
 
 void MeasuredCosts::measure_on_values_of(const pcg::Graph& model, const runtime::NamedTensors<double>& values, std::uint64_t seed) {
   if (!measurer_) return;
-  measurer_->measure_on([this, model, values, seed]() -> std::shared_ptr<const runtime::RunValues> {
+  measurer_->measure_on([this, &model, &values, seed]() -> std::shared_ptr<const runtime::RunValues> {
     try {
-      runtime::RunValuesReport sampled = runtime::sample_run_values(library_, model, seed, values);
+      runtime::RunValuesReport sampled = runtime::sample_run_values(library_, model, seed, values, !interpret_);
       sampling_seconds_ = sampled.seconds;
       return std::make_shared<const runtime::RunValues>(std::move(sampled.values));
-    } catch (const LoomError& e) {
-      std::cerr << "warning: the model's forward pass, whose values tasks are measured on, failed (" << e.what()
+    } catch (const std::exception& e) {  // out of memory too: the figures do not depend on it
+      sampling_failure_ = e.what();
+      std::cerr << "\nwarning: the model's forward pass, whose values tasks are measured on, failed (" << e.what()
                 << "); tasks are measured on inputs drawn uniformly in [-1, 1]\n";
       return nullptr;
     }
@@ -83,6 +84,8 @@ std::string MeasuredCosts::summary() const {
     if (sampling_seconds_) {
       os.precision(3);
       os << ", " << *sampling_seconds_ << " s of it a forward pass of the model, whose values they read";
+    } else if (!sampling_failure_.empty()) {
+      os << ", on inputs drawn uniformly in [-1, 1], the model's forward pass having failed";
     }
     os << ")";
     if (measuring_->not_measurable() > 0) os << ", " << measuring_->not_measurable() << " tasks that cannot run alone by the roofline";

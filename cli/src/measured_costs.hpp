@@ -40,7 +40,7 @@ class MeasuredCosts {
   // Where it measures, measures on the values `model`'s operators read in one forward pass from
   // `seed` (runtime::sample_run_values), `values` giving the model's own, made when a task is
   // first measured; where the model cannot run here, warns on stderr then and measures on inputs
-  // drawn uniformly in [-1, 1].
+  // drawn uniformly in [-1, 1]. `model` and `values` must outlive this object.
   void measure_on_values_of(const pcg::Graph& model, const runtime::NamedTensors<double>& values, std::uint64_t seed);
   // Writes the database when something was measured; a failure is a warning on stderr, as the
   // command's own result does not depend on it.
@@ -61,7 +61,9 @@ class MeasuredCosts {
   search::ProfileDatabase database_;
   std::unique_ptr<runtime::LocalTaskMeasurer> measurer_;
   std::shared_ptr<search::MeasuringProfiles> measuring_;
+  bool interpret_;                          // --interpret
   std::optional<double> sampling_seconds_;  // the forward pass that sampled the run's values
+  std::string sampling_failure_;            // why it did not run
 };
 
 }  // namespace loom::cli

@@ -1,11 +1,14 @@
 #include <algorithm>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "loom/interpreter/library.hpp"
+#include "loom/models/load.hpp"
 #include "loom/runtime/trainer.hpp"
 #include "loom/search/memory.hpp"
 #include "loom/search/pipeline.hpp"
@@ -32,6 +35,32 @@ struct SimulateOptions {
   int timeline_rows = 20;
 };
 
+// An imported model's own values (weights, ids, masks), read again from its file, where they fit
+// the plan's source graph: the values its tasks are measured on.
+runtime::NamedTensors<double> imported_values(const search::Plan& plan, const spec::Library& library) {
+  if (plan.source.size() == 0 || !models::is_onnx_path(plan.model)) return {};
+  const std::string why = "; its tasks are measured on the values of weights drawn from the seed";
+  if (!std::filesystem::exists(plan.model)) {
+    std::cerr << "warning: the plan's model, " << plan.model << ", is not there" << why << "\n";
+    return {};
+  }
+  std::map<std::string, std::vector<std::int64_t>> dims;
+  for (const pcg::Node& n : plan.source.nodes())
+    if (n.is_graph_input()) dims.emplace(n.name, n.output_shapes.front().dims);
+  runtime::NamedTensors<double> values;
+  try {
+    models::ModelRequest request;
+    request.model = plan.model;
+    for (auto& [name, value] : models::load_model(library, request).constants) {
+      auto node = dims.find(name);
+      if (node != dims.end() && node->second == value.dims) values.emplace(name, std::move(value));
+    }
+  } catch (const LoomError& e) {
+    std::cerr << "warning: the plan's model, " << plan.model << ", could not be read (" << e.what() << ")" << why << "\n";
+  }
+  return values;
+}
+
 int run_simulate(const SimulateOptions& opt) {
   ProgressLine progress(!opt.json && !opt.quiet);
   progress.show("loading", opt.plan);
@@ -39,7 +68,8 @@ int run_simulate(const SimulateOptions& opt) {
   const spec::Library library = spec::Library::load(specs);
   const search::Plan plan = search::load_plan(opt.plan, library);
   MeasuredCosts costs(library, plan.machine, opt.costs);
-  if (plan.source.size() > 0) costs.measure_on_values_of(plan.source, {}, runtime::TrainSettings{}.seed);
+  const runtime::NamedTensors<double> source_values = costs.measures() ? imported_values(plan, library) : runtime::NamedTensors<double>{};
+  if (plan.source.size() > 0) costs.measure_on_values_of(plan.source, source_values, runtime::TrainSettings{}.seed);
   progress.show("building tasks",
                 std::to_string(plan.graph.size()) + " nodes" + (costs.measures() ? ", measuring what the profile lacks" : ""));
   search::CostModel model = costs.cost_model(plan.machine, opt.optimizer);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <random>
 #include <set>
+#include <utility>
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/pcg/median.hpp"
@@ -25,6 +26,11 @@ void redraw_signs(std::vector<float>& values, std::mt19937_64& rng) {
   }
 }
 
+void draw_from(const std::vector<float>& sample, std::vector<float>& values, std::mt19937_64& rng) {
+  if (sample.empty()) return;
+  for (float& v : values) v = sample[rng() % sample.size()];
+}
+
 template <class Run>
 std::int64_t LocalTaskMeasurer::repeat(Run&& run) const {
   const auto start = std::chrono::steady_clock::now();
@@ -38,10 +44,7 @@ std::int64_t LocalTaskMeasurer::repeat(Run&& run) const {
 }
 
 std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::ProfileKey& task) {
-  if (sample_) {
-    settings_.run_values = sample_();
-    sample_ = nullptr;
-  }
+  if (sample_) settings_.run_values = std::exchange(sample_, nullptr)();
   const std::vector<pcg::ParallelShape>& inputs = task.inputs;
   if (!task.gradients.empty() && task.gradients.size() != inputs.size()) return std::nullopt;
   pcg::Graph graph;
@@ -56,16 +59,16 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::Pro
   }
   for (std::size_t k = 0; k < graph.node(node).output_shapes.size(); ++k) graph.mark_output({node, static_cast<int>(k)});
 
-  // Data and matrices take their gradients where the task says, and their signs are drawn anew
-  // before each run: their magnitudes, drawn from the run's values where the settings hold them,
-  // stay.
+  // Data and matrices take their gradients where the task says, and are drawn anew before each
+  // run: from the run's values where the settings hold them, else with their signs flipped at
+  // random (values drawn uniformly about zero stay so drawn).
   std::set<std::string> differentiable;
-  std::vector<std::string> redrawn;
+  std::vector<std::pair<std::string, const std::vector<float>*>> redrawn;  // and the run's values
   for (std::size_t i = 0; i < ports.size(); ++i) {
     const InputRole role = input_role(library_, graph, ports[i].node);
     if (role != InputRole::Data && role != InputRole::Matrix) continue;
     const std::string& name = graph.node(ports[i].node).name;
-    redrawn.push_back(name);
+    redrawn.emplace_back(name, settings_.run_values ? settings_.run_values->sample(task.op, task.attrs, i) : nullptr);
     if (task.gradients.empty() || task.gradients.at(i)) differentiable.insert(name);
   }
   std::vector<Tensor<float>> output_grads;
@@ -80,19 +83,15 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::Pro
                                     settings_.compile_from_specs);
     NamedValues<float> feeds =
         to_values(convert<float>(synthetic_data(library_, graph, LossKind::MeanSquaredError, 1, 1)->batch(0).inputs));
-    if (settings_.run_values) {
-      std::mt19937_64 draws(1);
-      for (std::size_t i = 0; i < ports.size(); ++i) {
-        const std::string& name = graph.node(ports[i].node).name;
-        if (std::find(redrawn.begin(), redrawn.end(), name) == redrawn.end()) continue;
-        const std::vector<float>* sample = settings_.run_values->sample(task.op, task.attrs, i);
-        if (!sample) continue;
-        for (float& v : feeds.at(name).host_mut().data) v = (*sample)[draws() % sample->size()];
-      }
-    }
-    std::mt19937_64 signs(1);
+    std::mt19937_64 draws(1);
     const auto run = [&] {
-      for (const std::string& name : redrawn) redraw_signs(feeds.at(name).host_mut().data, signs);
+      for (const auto& [name, sample] : redrawn) {
+        std::vector<float>& values = feeds.at(name).host_mut().data;
+        if (sample)
+          draw_from(*sample, values, draws);
+        else
+          redraw_signs(values, draws);
+      }
       executor.forward(feeds);
       if (!differentiable.empty()) executor.backward_values(output_grads);
     };

@@ -119,7 +119,7 @@ ProfileDatabase ProfileDatabase::load(const std::string& path) {
       require_object(entries[i], at);
       const std::string key = read_string(require(entries[i], "key", at), member(at, "key"));
       ProfileEntry entry = version == 1 ? read_entry_v1(entries[i], at) : read_entry(entries[i], at, version);
-      if (version == 4 && entry.alone) continue;
+      if ((version == 4 || version == 5) && entry.alone) continue;
       db.entries_[key] = std::move(entry);
     }
   } catch (const json::parse_error& e) {

@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
 #include <set>
 
 #include "loom/runtime/data.hpp"
@@ -13,6 +16,23 @@ namespace loom::runtime {
 namespace {
 
 using namespace sharded_test;
+
+// How much longer erf takes at 1.8 to 2.5 than at 0 to 0.7 (the median of 21 passes each).
+double erf_far_out_over_near() {
+  const auto seconds = [](float from) {
+    std::vector<float> x(16384), y(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = from + 0.7f * static_cast<float>(i % 101) / 101.0f;
+    std::vector<double> passes;
+    for (int pass = 0; pass < 21; ++pass) {
+      const auto start = std::chrono::steady_clock::now();
+      for (std::size_t i = 0; i < x.size(); ++i) y[i] = std::erf(x[i]);
+      passes.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() + 0 * y[pass]);
+    }
+    std::nth_element(passes.begin(), passes.begin() + 10, passes.end());
+    return passes[10];
+  };
+  return seconds(1.8f) / seconds(0.0f);
+}
 
 std::vector<float> counting(std::size_t n, float from) {
   std::vector<float> values(n);
@@ -58,6 +78,17 @@ TEST(RunValues, ALargeInputIsSampledEvenlyAndAPoolStaysBoundedWithEveryOperators
   }
 }
 
+TEST(RunValues, ASampleOfAMatrixCoversItsColumnsWhateverItsRowLength) {
+  // 4,096 rows of 1,024 columns, each value its column: an even stride would fall on a few columns.
+  std::vector<float> matrix(4096 * 1024);
+  for (std::size_t i = 0; i < matrix.size(); ++i) matrix[i] = static_cast<float>(i % 1024);
+  RunValues values;
+  values.add("gelu", {}, 0, matrix);
+  const std::vector<float>& pool = *values.sample("gelu", {}, 0);
+  EXPECT_EQ(pool.size(), RunValues::kMaxSample);
+  EXPECT_EQ(std::set<float>(pool.begin(), pool.end()).size(), 1024u);
+}
+
 TEST(RunValues, EachOperatorsInputsAreWhatItReadsInAForwardPass) {
   pcg::Graph g;
   const pcg::PortRef x{g.add_input("x", pcg::ParallelShape::unpartitioned({16, 32})), 0};
@@ -79,6 +110,38 @@ TEST(RunValues, EachOperatorsInputsAreWhatItReadsInAForwardPass) {
   EXPECT_EQ(std::multiset<float>(relu_read.begin(), relu_read.end()), xs);
   EXPECT_EQ(std::multiset<float>(gelu_read.begin(), gelu_read.end()), relus);
   EXPECT_TRUE(std::any_of(relu_read.begin(), relu_read.end(), [](float v) { return v < 0; }));
+}
+
+TEST(RunValues, AnInputTheModelGivesAValueKeepsItAsInTraining) {
+  // An imported model's ids or masks: its own values, not the batch's.
+  pcg::Graph g;
+  const pcg::PortRef x{g.add_input("x", pcg::ParallelShape::unpartitioned({4, 8})), 0};
+  const pcg::PortRef mask{g.add_input("mask", pcg::ParallelShape::unpartitioned({4, 8})), 0};
+  g.mark_output({g.add_node(library(), "ewmul", {}, {x, mask}), 0});
+  NamedTensors<double> own;
+  own.emplace("mask", Tensor<double>({4, 8}, 7.0));
+  const RunValuesReport report = sample_run_values(library(), g, 1, own);
+  const std::vector<float>& mask_read = *report.values.sample("ewmul", {}, 1);
+  ASSERT_EQ(mask_read.size(), 32u);
+  EXPECT_TRUE(std::all_of(mask_read.begin(), mask_read.end(), [](float v) { return v == 7.0f; }));
+  const std::vector<float>& x_read = *report.values.sample("ewmul", {}, 0);
+  EXPECT_TRUE(std::all_of(x_read.begin(), x_read.end(), [](float v) { return v >= -1 && v <= 1; }));
+}
+
+TEST(RunValues, EachRunOfATaskDrawsItsInputsAnewFromTheSample) {
+  const std::vector<float> sample = {-3, -0.5f, 0.25f, 2, 9};
+  std::mt19937_64 rng(3);
+  std::vector<float> first(4000), second(4000);
+  draw_from(sample, first, rng);
+  draw_from(sample, second, rng);
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    EXPECT_NE(std::find(sample.begin(), sample.end(), first[i]), sample.end()) << first[i];
+    if (first[i] != second[i]) ++differ;
+  }
+  // Each value of the sample drawn about as often; two runs agree where they drew the same.
+  for (float v : sample) EXPECT_NEAR(static_cast<double>(std::count(first.begin(), first.end(), v)), 800, 120) << v;
+  EXPECT_NEAR(static_cast<double>(differ), 3200, 150);
 }
 
 TEST(RunValues, AModelThatCannotRunIsReported) {
@@ -117,6 +180,9 @@ TEST(RunValues, TheMeasurerSamplesOnceWhenATaskIsFirstMeasuredAndReadsTheSample)
   LocalTaskMeasurer drawing(library());
   const auto on_drawn = drawing.measure(search::task_key("gelu", {}, shapes, {}, "cpu"));
   ASSERT_TRUE(on_run_values && other && on_drawn);
+  // Whether the task read the sample shows in its time only where this C library's erf takes
+  // longer far out, as glibc's does today.
+  if (erf_far_out_over_near() < 2) GTEST_SKIP() << "this C library's erf takes as long far out as near zero";
   EXPECT_GT(on_run_values->forward_seconds, 1.5 * on_drawn->forward_seconds);
 }
 

@@ -99,7 +99,7 @@ TEST(ProfileDatabase, BackwardTimesPoolTheirOwnSamples) {
   EXPECT_THROW(db.record_backward(kRelu, 1e-5, 0), LoomError);
 }
 
-TEST_F(ProfileFile, SavesAndLoadsVersion5) {
+TEST_F(ProfileFile, SavesAndLoadsVersion6) {
   EXPECT_EQ(ProfileDatabase::load(path()).size(), 0u);  // a missing file is an empty database
   ProfileDatabase db;
   db.record(kRelu, 2e-5, 1.5e-5, 3);
@@ -109,7 +109,7 @@ TEST_F(ProfileFile, SavesAndLoadsVersion5) {
   db.save(path());
   std::ifstream in(path());
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("\"version\": 5"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"version\": 6"), std::string::npos) << text;
   const ProfileDatabase back = ProfileDatabase::load(path());
   ASSERT_EQ(back.size(), 2u);
   const ProfileEntry* e = back.find(kRelu);
@@ -136,26 +136,29 @@ TEST_F(ProfileFile, AFigureMeasuredAloneStaysSoUntilARunOfTheNodeAddsToIt) {
   EXPECT_TRUE(back.find(kRelu)->alone);
   back.record(kRelu, 4e-5, std::nullopt, 3);  // recorded in training
   EXPECT_FALSE(back.find(kRelu)->alone);
-  // The mark is version 4's and 5's, and a mark is true or false.
+  // The mark is version 4's, 5's and 6's, and a mark is true or false.
   write(
       R"({"format": "loom-profile", "version": 3, "entries": [{"key": "k", "op": "relu", "device": "cpu", "measured_seconds": 1e-5, "samples": 1, "alone": true}]})");
   EXPECT_NE(load_error().find("entries[0].alone: unknown key"), std::string::npos) << load_error();
   write(
-      R"({"format": "loom-profile", "version": 5, "entries": [{"key": "k", "op": "relu", "device": "cpu", "measured_seconds": 1e-5, "samples": 1, "alone": "yes"}]})");
+      R"({"format": "loom-profile", "version": 6, "entries": [{"key": "k", "op": "relu", "device": "cpu", "measured_seconds": 1e-5, "samples": 1, "alone": "yes"}]})");
   EXPECT_NE(load_error().find("entries[0].alone: expected true or false"), std::string::npos) << load_error();
 }
 
-TEST_F(ProfileFile, ReadsVersion4WithoutItsFiguresMeasuredAlone) {
-  // Measured alone on one input run again and again: measured anew. Recorded in a run: kept.
+TEST_F(ProfileFile, ReadsVersions4And5WithoutTheirFiguresMeasuredAlone) {
+  // Measured alone on one input run again and again (4), or on inputs drawn evenly from -1 to 1
+  // rather than the run's values (5): measured anew. Recorded in a run: kept. Version 6 keeps both.
   const ProfileKey matmul{"matmul", {}, {pcg::ParallelShape::unpartitioned({4, 8}), pcg::ParallelShape::unpartitioned({8, 2})}, "cpu"};
-  write(R"({"format": "loom-profile", "version": 4, "entries": [{"key": ")" + kRelu.to_string() +
-        R"(", "op": "relu", "device": "cpu", "measured_seconds": 1e-5, "samples": 3, "alone": true}, {"key": ")" + matmul.to_string() +
-        R"(", "op": "matmul", "device": "cpu", "measured_seconds": 2e-5, "samples": 30, "alone": false}]})");
-  const ProfileDatabase db = ProfileDatabase::load(path());
-  EXPECT_EQ(db.find(kRelu), nullptr);
-  ASSERT_NE(db.find(matmul), nullptr);
-  EXPECT_EQ(db.seconds(matmul), 2e-5);
-  EXPECT_EQ(db.size(), 1u);
+  for (int version : {4, 5, 6}) {
+    write(R"({"format": "loom-profile", "version": )" + std::to_string(version) + R"(, "entries": [{"key": ")" + kRelu.to_string() +
+          R"(", "op": "relu", "device": "cpu", "measured_seconds": 1e-5, "samples": 3, "alone": true}, {"key": ")" + matmul.to_string() +
+          R"(", "op": "matmul", "device": "cpu", "measured_seconds": 2e-5, "samples": 30, "alone": false}]})");
+    const ProfileDatabase db = ProfileDatabase::load(path());
+    EXPECT_EQ(db.find(kRelu) != nullptr, version == 6) << version;
+    ASSERT_NE(db.find(matmul), nullptr) << version;
+    EXPECT_EQ(db.seconds(matmul), 2e-5);
+    EXPECT_EQ(db.size(), version == 6 ? 2u : 1u) << version;
+  }
 }
 
 TEST_F(ProfileFile, ReadsVersion2WithoutBackwardFigures) {
@@ -205,8 +208,8 @@ TEST_F(ProfileFile, ErrorsNameTheFileAndJsonPath) {
   write(
       R"({"format": "loom-profile", "version": 3, "entries": [{"key": "k", "op": "relu", "device": "V100", "measured_seconds": 1e-5, "samples": 1, "backward_seconds": 1e-5}]})");
   EXPECT_NE(load_error().find("profile.json: entries[0]: missing \"backward_samples\""), std::string::npos) << load_error();
-  write(R"({"format": "loom-profile", "version": 6, "entries": []})");
-  EXPECT_NE(load_error().find("profile.json: version: unsupported version 6"), std::string::npos) << load_error();
+  write(R"({"format": "loom-profile", "version": 7, "entries": []})");
+  EXPECT_NE(load_error().find("profile.json: version: unsupported version 7"), std::string::npos) << load_error();
 }
 
 }  // namespace

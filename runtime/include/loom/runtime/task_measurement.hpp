@@ -4,15 +4,15 @@
 // pieces become whole inputs of a graph of the operator alone, filled as training data is
 // (lookup ids are rows of their table), and the operator runs on the kernel training would give
 // it: hand-written, compiled from its spec, or interpreted. Its forward and backward are timed
-// after a warm-up run that builds kernels and buffers. Where the settings hold the values a
-// model's run reads (runtime::RunValues) for the task's operator, attributes and input, the input
-// is drawn from them, so that a kernel whose speed depends on its values reads values like the
-// run's. Each run reads its data and matrices with their signs drawn anew: run again and again on
-// one input, a small kernel's branches are learned by the branch predictor, which training, whose
-// values change every step, never allows (AlexNet's max pools and ReLUs ran 2-5 times faster alone
-// than in a step). An optimizer's step over a box of a weight, and adding up a weight's gradients,
-// are timed the same way. A figure is the median of the timed runs, so a spell of other work on a
-// shared host moves it less than it moves a mean.
+// after a warm-up run that builds kernels and buffers. Each run reads its data and matrices drawn
+// anew: from the values a model's run reads (runtime::RunValues) for the task's operator,
+// attributes and input where the settings hold them, so that a kernel whose speed depends on its
+// values reads values like the run's, else with their signs flipped at random. Run again and
+// again on one input, a small kernel's branches are learned by the branch predictor, which
+// training, whose values change every step, never allows (AlexNet's max pools and ReLUs ran 2-5
+// times faster alone than in a step). An optimizer's step over a box of a weight, and adding up a
+// weight's gradients, are timed the same way. A figure is the median of the timed runs, so a spell
+// of other work on a shared host moves it less than it moves a mean.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -39,6 +39,8 @@ struct TaskMeasurementSettings {
 // Flips each value's sign or keeps it, at random, one bit of `rng` each: values drawn uniformly
 // about zero stay so drawn.
 void redraw_signs(std::vector<float>& values, std::mt19937_64& rng);
+// Each of `values` drawn at random from `sample` (a run's values, RunValues), with replacement.
+void draw_from(const std::vector<float>& sample, std::vector<float>& values, std::mt19937_64& rng);
 
 class LocalTaskMeasurer final : public search::TaskMeasurer {
  public:

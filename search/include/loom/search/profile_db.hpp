@@ -16,7 +16,7 @@ namespace loom::search {
 
 // The profile database's "format" and its current "version" (older versions are read too).
 inline constexpr const char* kProfileFormat = "loom-profile";
-inline constexpr int kProfileFormatVersion = 5;
+inline constexpr int kProfileFormatVersion = 6;
 
 struct ProfileKey {
   std::string op;
@@ -74,17 +74,18 @@ struct ProfileEntry {
 
 class ProfileDatabase {
  public:
-  // File form (version 5): {"format": "loom-profile", "version": 5, "entries": [{"key", "op",
+  // File form (version 6): {"format": "loom-profile", "version": 6, "entries": [{"key", "op",
   // "device", "measured_seconds", "simulated_seconds"?, "samples", "backward_seconds"?,
-  // "backward_samples"?, "alone"?}, ...]}. Version 4 files are read without their entries measured
-  // alone, which ran the same input again and again (runtime/task_measurement.hpp says why that
-  // misleads), so those tasks are measured again. Version 3 files have no "alone" (their entries are
+  // "backward_samples"?, "alone"?}, ...]}. Version 4 and 5 files are read without their entries
+  // measured alone, which ran the same input again and again (version 4) or inputs drawn evenly
+  // from -1 to 1 rather than the run's values (version 5; runtime/task_measurement.hpp says why
+  // both mislead), so those tasks are measured again. Version 3 files have no "alone" (their entries are
   // read as recorded in runs, not alone); version 2 files have no backward figures; version 1
   // files, whose entries hold "seconds" instead of "measured_seconds" to "samples", are read as one sample
   // without a simulated figure. A missing file is an empty database; a malformed one throws
   // LoomError naming the file and the JSON path.
   static ProfileDatabase load(const std::string& path);
-  // Writes version 5 to a temporary file first, so an interrupted write loses nothing already there.
+  // Writes version 6 to a temporary file first, so an interrupted write loses nothing already there.
   void save(const std::string& path) const;
 
   // The measured time of one task, forward and (where measured) backward.
