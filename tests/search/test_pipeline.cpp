@@ -174,6 +174,43 @@ TEST(Pipeline, GradientsAreSummedAfterThePassesAndWaitedIn) {
   EXPECT_EQ(one_batch.count(link.started_ring_allreduce_seconds(bytes, 2)), 2u);
 }
 
+// With two devices a stage, each stage's weights are copied to both and their gradients summed
+// between them: an add waits for the micro-batch's backward tasks of activations on its device,
+// not for the weights' copies' gradients, which are summed once, after the last micro-batch.
+TEST(Pipeline, AnAddWaitsForItsDevicesBackwardTasksOfActivationsAlone) {
+  const pcg::Graph g = mlp(2, 64, 32);
+  const Machine target = instant_links(4);
+  const CostModel model(library(), target);
+  const pcg::Graph plan = materialize(g, pipeline_placements(library(), g, balanced_stages(g, model, 2), 2, 4), library());
+  const TaskGraph tg = build_pipeline_task_graph(plan, model, {2, 4}, library());
+  // Weights and what parallelization operators make of them alone.
+  std::vector<bool> weight(plan.size(), false);
+  for (const pcg::Node& n : plan.nodes())
+    weight[n.id.index()] = n.op == pcg::kWeightOp || (!n.is_graph_input() && !is_compute_node(library(), n) && n.inputs.size() == 1 &&
+                                                      weight[n.inputs[0].node.index()]);
+  int adds = 0, weight_tasks = 0;
+  for (const SimTask& add : tg.tasks) {
+    if (add.label.find("added up") == std::string::npos) continue;
+    ++adds;
+    std::set<int> expected;
+    for (std::size_t i = 0; i < tg.tasks.size(); ++i) {
+      const SimTask& t = tg.tasks[i];
+      if (t.kind != TaskKind::Compute || !t.backward || t.device != add.device || t.microbatch != add.microbatch ||
+          t.node == pcg::kNoNode || t.label.find("weight update") != std::string::npos)
+        continue;
+      if (weight[t.node.index()]) {
+        ++weight_tasks;
+        continue;
+      }
+      expected.insert(static_cast<int>(i));
+    }
+    EXPECT_EQ(std::set<int>(add.deps.begin(), add.deps.end()), expected) << add.label << " of micro-batch " << add.microbatch;
+    EXPECT_EQ(add.deps.size(), expected.size());
+  }
+  EXPECT_EQ(adds, 4 * 3);  // every device, micro-batches 1 to 3
+  EXPECT_GT(weight_tasks, 0);
+}
+
 // Each micro-batch's gradients after the first are added into those before it on every device
 // that reads the weight, after its backward pass there and before the device's next step, and
 // the weight's sum and update wait for the last of them.
