@@ -64,6 +64,11 @@ Machine instant_links(int devices) {
   return m;
 }
 
+// `graph` in two stages of about equal time over `devices`, each stage on its half of them.
+pcg::Graph two_stage_plan(const pcg::Graph& graph, const CostModel& model, int devices) {
+  return materialize(graph, pipeline_placements(library(), graph, balanced_stages(graph, model, 2), 2, devices), library());
+}
+
 TEST(Pipeline, MicroBatchGraphDividesTheBatch) {
   const pcg::Graph g = mlp(2, 8, 4);
   const pcg::Graph micro = micro_batch_graph(g, library(), 4);
@@ -116,7 +121,7 @@ TEST(Pipeline, EachStageRunsItsStepsInOneFOneBOrder) {
   const pcg::Graph g = two_relus(64, true);
   const Machine target = instant_links(2);
   const CostModel model(library(), target);
-  const pcg::Graph plan = materialize(g, pipeline_placements(library(), g, balanced_stages(g, model, 2), 2, 2), library());
+  const pcg::Graph plan = two_stage_plan(g, model, 2);
   const TaskGraph tasks = build_pipeline_task_graph(plan, model, Pipeline{2, 4}, library());
   const Timeline timeline = simulate(tasks);
   const std::map<pcg::NodeId, int> stage_of{{*plan.find("a"), 0}, {*plan.find("b"), 1}};
@@ -181,7 +186,7 @@ TEST(Pipeline, AnAddWaitsForItsDevicesBackwardTasksOfActivationsAlone) {
   const pcg::Graph g = mlp(2, 64, 32);
   const Machine target = instant_links(4);
   const CostModel model(library(), target);
-  const pcg::Graph plan = materialize(g, pipeline_placements(library(), g, balanced_stages(g, model, 2), 2, 4), library());
+  const pcg::Graph plan = two_stage_plan(g, model, 4);
   const TaskGraph tg = build_pipeline_task_graph(plan, model, {2, 4}, library());
   // Weights and what parallelization operators make of them alone.
   std::vector<bool> weight(plan.size(), false);
@@ -218,7 +223,7 @@ TEST(Pipeline, EachMicroBatchsGradientsAfterTheFirstAreAddedUpWhereTheWeightIsRe
   const pcg::Graph g = mlp(2, 64, 32);
   const Machine target = instant_links(2);
   const CostModel model(library(), target);
-  const pcg::Graph plan = materialize(g, pipeline_placements(library(), g, balanced_stages(g, model, 2), 2, 2), library());
+  const pcg::Graph plan = two_stage_plan(g, model, 2);
   const TaskGraph tg = build_pipeline_task_graph(plan, model, {2, 4}, library());
   const double one_add = 3.0 * 32 * 32 * kBytesPerElement / target.device.memory_bandwidth;  // a weight per stage
   std::map<int, std::vector<int>> adds;                                                      // per device
@@ -335,7 +340,7 @@ TEST(Pipeline, EachStageHoldsTheMicroBatchesItHasInFlight) {
   const pcg::Graph g = two_relus(64);
   const Machine target = instant_links(2);
   const CostModel model(library(), target);
-  const pcg::Graph plan = materialize(g, pipeline_placements(library(), g, balanced_stages(g, model, 2), 2, 2), library());
+  const pcg::Graph plan = two_stage_plan(g, model, 2);
   const pcg::Graph micro = micro_batch_graph(plan, library(), 4);
   const std::vector<double> one = plan_memory(micro, model);
   const std::vector<double> held = pipeline_memory(plan, model, {2, 4}, library());
