@@ -5,10 +5,13 @@
 //   kernel overhead the runtime's relu kernel on one element (what every task pays)
 //   dispatch        the executor's own time per task outside its task times, forward and backward,
 //                   over a small MLP's steps (the median of a few runs)
+//   unfolding       the rate convolutions unfold windows into a matrix at (im2col): per pair of
+//                   convolutions over the same windows, one filter and many, the fixed part of
+//                   their forward times over the unfolded bytes (the median of three pairs)
 //   achieved fraction per kernel shape (contraction, convolution, reduction, elementwise), the
 //                   median over a few tasks of the shape, each measured alone forward and backward
 //                   as `loom optimize` measures (runtime::LocalTaskMeasurer), of the roofline's
-//                   time over the measured one
+//                   time over the measured one (a convolution's unfolding taken off)
 //   busy node slowdown those tasks' time on rank 0 while rank 1 runs them too, over their time
 //                   while rank 1 sleeps (median of three pairs): a figure for two devices of a node
 //   links           ping-pong between ranks 0 and 1 through the runtime's MPI transport, and sums
@@ -19,7 +22,7 @@
 //                   relative error
 // Run as `mpirun -np 2 loom_calibrate_host`; with one process the links are left out of the
 // measurement and copy the memory figures. `[mpirun -np 2] loom_calibrate_host --only-for MACHINE`
-// measures only the achieved fractions, against MACHINE's device figures (a bundled name or a
+// measures only the unfolding rate and the achieved fractions, against MACHINE's device figures (a bundled name or a
 // file), and with two ranks the busy node slowdown, and prints MACHINE with them.
 #include <algorithm>
 #include <array>
@@ -285,6 +288,28 @@ const std::vector<loom::runtime::CalibrationTask>& calibration_tasks() {
   return tasks;
 }
 
+// Convolutions with one filter and with many over the same windows: AlexNet's first layer (few
+// channels, a wide window, stride 4), a 3x3 layer of more channels, a 5x5 of stride 2.
+const std::vector<loom::runtime::UnfoldingPair>& unfolding_pairs() {
+  const auto conv = [](std::int64_t stride, std::int64_t pad, std::vector<std::int64_t> x, std::vector<std::int64_t> w) {
+    return loom::runtime::CalibrationTask{
+        "conv2d", {{"stride_h", stride}, {"stride_w", stride}, {"pad_h", pad}, {"pad_w", pad}, {"act", 0}}, {std::move(x), std::move(w)}};
+  };
+  static const std::vector<loom::runtime::UnfoldingPair> pairs = {
+      {conv(4, 2, {8, 3, 63, 63}, {1, 3, 11, 11}), conv(4, 2, {8, 3, 63, 63}, {16, 3, 11, 11})},
+      {conv(1, 1, {4, 16, 12, 12}, {1, 16, 3, 3}), conv(1, 1, {4, 16, 12, 12}, {32, 16, 3, 3})},
+      {conv(2, 2, {4, 3, 40, 40}, {1, 3, 5, 5}), conv(2, 2, {4, 3, 40, 40}, {24, 3, 5, 5})},
+  };
+  return pairs;
+}
+
+double unfolding_bandwidth(const loom::search::DeviceSpec& device) {
+  loom::runtime::LocalTaskMeasurer measurer(loom::bench::library());
+  const double rate = loom::runtime::calibrate_unfolding(loom::bench::library(), device, measurer, unfolding_pairs());
+  std::cerr << "unfolding: " << device.unfolding_bandwidth / 1e9 << " -> " << rate / 1e9 << " GB/s of unfolded windows\n";
+  return rate;
+}
+
 std::array<double, loom::pcg::kKernelShapes.size()> achieved_fractions(const loom::search::DeviceSpec& device) {
   loom::runtime::LocalTaskMeasurer measurer(loom::bench::library());
   const loom::runtime::ShapeCalibration c = loom::runtime::calibrate_shapes(loom::bench::library(), device, measurer, calibration_tasks());
@@ -342,12 +367,14 @@ nlohmann::json recalibrated(const std::string& name_or_path, std::optional<doubl
   nlohmann::json doc = nlohmann::json::parse(in);  // load_machine has read it already
   const loom::search::Machine m = loom::search::load_machine(path);
   loom::search::Machine calibrated = m;
-  calibrated.device.achieved_fraction = achieved_fractions(m.device);
+  calibrated.device.unfolding_bandwidth = unfolding_bandwidth(m.device);
+  calibrated.device.achieved_fraction = achieved_fractions(calibrated.device);
   const nlohmann::json device = loom::search::machine_to_json(calibrated)["device"];
-  if (device.contains("achieved_fraction"))
-    doc["device"]["achieved_fraction"] = device["achieved_fraction"];
-  else
-    doc["device"].erase("achieved_fraction");
+  for (const char* key : {"achieved_fraction", "unfolding_gbps"})
+    if (device.contains(key))
+      doc["device"][key] = device[key];
+    else
+      doc["device"].erase(key);
   if (slowdown) doc["device"]["busy_node_slowdown"] = *slowdown;
   return doc;
 }
@@ -398,6 +425,7 @@ int main(int argc, char** argv) {
   m.device.kernel_overhead = kernel_overhead();
   m.device.dispatch_overhead = dispatch_overhead();
   m.device.overlaps_communication = false;  // a rank's core moves its messages and sums itself
+  m.device.unfolding_bandwidth = unfolding_bandwidth(m.device);
   m.device.achieved_fraction = achieved_fractions(m.device);
   m.device.busy_node_slowdown = slowdown;
   // Without a second rank, a link is a copy in memory: each byte read once and written once.
@@ -407,7 +435,9 @@ int main(int argc, char** argv) {
   doc["description"] =
       "This host (" + std::to_string(m.devices_per_socket) +
       " cores), one CPU core per rank as a device: single-threaded Eigen float GEMM, memcpy bandwidth (bytes read plus written), the "
-      "runtime's per-kernel overhead and its per-task dispatch outside kernels, the fraction of that roofline tasks of each kernel shape "
+      "runtime's per-kernel overhead and its per-task dispatch outside kernels, the rate its convolutions unfold windows at, the fraction "
+      "of that "
+      "roofline tasks of each kernel shape "
       "achieve (measured alone, median of a few tasks each) and how much slower they run while the other rank runs them too, and for every "
       "link ping-pong and sums between two "
       "ranks through the MPI transport, waited in or started beside other work (median times, fitted over 4 B to 4 MiB, started "

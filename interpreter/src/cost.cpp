@@ -3,6 +3,9 @@
 #include "loom/interpreter/gradient.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
@@ -111,9 +114,9 @@ void collect_index_slots(const CNode& n, std::set<int>& slots) {
   for (const auto& c : n.children) collect_index_slots(c, slots);
 }
 
-// Whether a read within `n` slides a window: an index computed from both a summed index (one of
-// `summed`) and an index of the result, as a convolution's `x[i * stride + r]`.
-bool reads_through_a_window(const CNode& n, const std::vector<int>& summed) {
+// The read within `n` that slides a window, or nullptr: one with an index computed from both a
+// summed index (one of `summed`) and an index of the result, as a convolution's `x[i * stride + r]`.
+const CNode* window_read(const CNode& n, const std::vector<int>& summed) {
   if (n.op == COp::Read)
     for (const IndexCalc& i : n.index) {
       if (i.slot >= 0) continue;
@@ -121,12 +124,14 @@ bool reads_through_a_window(const CNode& n, const std::vector<int>& summed) {
       for (const CNode& e : i.expr) collect_index_slots(e, slots);
       bool of_sum = false, of_result = false;
       for (int slot : slots) (std::find(summed.begin(), summed.end(), slot) != summed.end() ? of_sum : of_result) = true;
-      if (of_sum && of_result) return true;
+      if (of_sum && of_result) return &n;
     }
   for (const auto& c : n.children)
-    if (reads_through_a_window(c, summed)) return true;
-  return false;
+    if (const CNode* found = window_read(c, summed)) return found;
+  return nullptr;
 }
+
+bool reads_through_a_window(const CNode& n, const std::vector<int>& summed) { return window_read(n, summed) != nullptr; }
 
 // Whether `n` multiplies two values read from different buffers or places (not a square).
 bool multiplies_reads(const CNode& n) {
@@ -151,6 +156,49 @@ pcg::KernelShape shape_of(const CNode& n) {
   }
   for (const auto& c : n.children) shape = std::max(shape, shape_of(c));
   return shape;
+}
+
+// The read through which a convolution-shaped reduction within `n` slides its window, or nullptr.
+const CNode* convolution_window(const CNode& n) {
+  if (n.op == COp::Reduce && n.reducer == Reducer::Sum && multiplies_reads(n))
+    if (const CNode* read = window_read(n, n.reduce_slots)) return read;
+  for (const auto& c : n.children)
+    if (const CNode* found = convolution_window(c)) return found;
+  return nullptr;
+}
+
+// The value of an index expression of constants alone (sizes and attributes, as compiled), or
+// nullopt where it reads an index or a value.
+std::optional<std::int64_t> constant_index(const CNode& e) {
+  if (e.op == COp::Const) return static_cast<std::int64_t>(e.constant);
+  if (e.children.size() != 2) return std::nullopt;
+  const auto a = constant_index(e.children[0]), b = constant_index(e.children[1]);
+  if (!a || !b) return std::nullopt;
+  switch (e.op) {
+    case COp::Add: return *a + *b;
+    case COp::Sub: return *a - *b;
+    case COp::Mul: return *a * *b;
+    case COp::Div: return *b != 0 ? std::optional<std::int64_t>(*a / *b) : std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+// How many values each index slot in `e` takes there: its extent, or fewer where it appears only
+// divided by a constant (a grouped convolution's `f / (o / groups)`).
+void slot_ranges(const CNode& e, const Statement& st, std::map<int, double>& ranges) {
+  const auto widen = [&](int slot, double values) {
+    double& r = ranges[slot];
+    r = std::max(r, values);
+  };
+  const auto extent = [&](int slot) { return static_cast<double>(st.slot_extents.at(static_cast<std::size_t>(slot))); };
+  if (e.op == COp::Div && e.children.size() == 2 && e.children[0].op == COp::Index) {
+    if (const auto divisor = constant_index(e.children[1]); divisor && *divisor >= 1) {
+      widen(e.children[0].slot, std::ceil(extent(e.children[0].slot) / static_cast<double>(*divisor)));
+      return;
+    }
+  }
+  if (e.op == COp::Index) widen(e.slot, extent(e.slot));
+  for (const auto& c : e.children) slot_ranges(c, st, ranges);
 }
 
 // A sum of a product of two reads, each addressed by bare indices: run as a matrix product, whose
@@ -219,15 +267,49 @@ double gradient_flops(const Program& program) {
   return total;
 }
 
-pcg::KernelShape kernel_shape(const Program& program) {
-  auto shape = pcg::KernelShape::Elementwise;
+namespace {
+
+// The statement doing the most arithmetic, counted as its loops are written; nullptr where none.
+const Statement* heaviest_statement(const Program& program) {
+  const Statement* found = nullptr;
   double heaviest = -1;
   for (const auto& st : program.statements)
     if (const double flops = statement_flops(program, st, false); flops > heaviest) {
       heaviest = flops;
-      shape = shape_of(st.body);
+      found = &st;
     }
-  return shape;
+  return found;
+}
+
+// Per task, the elements of the windows the heaviest statement's convolution unfolds: the values
+// its window read's index slots take together. A task holds the part of the result its output
+// piece covers and, where the summed indices are split (partial sums), its share of them.
+double unfolded_elements(const Program& program, const std::vector<pcg::ParallelShape>& outputs, double pieces) {
+  const Statement* st = heaviest_statement(program);
+  const CNode* read = st ? convolution_window(st->body) : nullptr;
+  if (!read) return 0;
+  std::map<int, double> ranges;
+  for (const IndexCalc& i : read->index) {
+    if (i.slot >= 0) ranges[i.slot] = std::max(ranges[i.slot], static_cast<double>(st->slot_extents.at(static_cast<std::size_t>(i.slot))));
+    for (const CNode& e : i.expr) slot_ranges(e, *st, ranges);
+  }
+  double elements = 1;
+  for (const auto& [slot, values] : ranges) elements *= values;
+  const auto out = std::find(program.output_buffers.begin(), program.output_buffers.end(), st->target);
+  const auto k = static_cast<std::size_t>(out - program.output_buffers.begin());
+  if (out == program.output_buffers.end() || k >= outputs.size()) return elements / pieces;
+  const pcg::ParallelShape& o = outputs[k];
+  elements /= static_cast<double>(o.V);
+  for (std::size_t d = 0; d < st->lhs_slots.size() && d < o.D.size(); ++d)
+    if (ranges.count(st->lhs_slots[d])) elements /= static_cast<double>(o.D[d] * o.P[d]);
+  return elements;
+}
+
+}  // namespace
+
+pcg::KernelShape kernel_shape(const Program& program) {
+  const Statement* st = heaviest_statement(program);
+  return st ? shape_of(st->body) : pcg::KernelShape::Elementwise;
 }
 
 pcg::TaskCost task_cost(const Program& program, const std::vector<pcg::ParallelShape>& inputs,
@@ -242,6 +324,7 @@ pcg::TaskCost task_cost(const Program& program, const std::vector<pcg::ParallelS
   cost.flops = total_flops(program) / pieces;
   cost.backward_flops = gradient_flops(program) / pieces;
   cost.shape = program.shape;
+  if (cost.shape == pcg::KernelShape::Convolution) cost.unfolded_elements = unfolded_elements(program, outputs, pieces);
   for (const auto& in : inputs) cost.bytes_read += shard_elements(in) * kElementBytes;
   for (const auto& out : outputs) cost.bytes_written += shard_elements(out) * kElementBytes;
   return cost;

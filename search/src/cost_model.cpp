@@ -27,9 +27,16 @@ const ProfileDatabase* searched(const ProfileDatabase* profiles) { return profil
 }  // namespace
 
 Roofline bare_roofline(const pcg::TaskCost& cost, const DeviceSpec& device) {
+  constexpr double kElementBytes = 4;
   const double bytes = cost.bytes_read + cost.bytes_written;
   return {std::max(cost.flops / device.peak_flops, bytes / device.memory_bandwidth),
-          std::max(cost.backward_flops / device.peak_flops, 2 * bytes / device.memory_bandwidth)};
+          std::max(cost.backward_flops / device.peak_flops, 2 * bytes / device.memory_bandwidth),
+          device.unfolding_bandwidth > 0 ? cost.unfolded_elements * kElementBytes / device.unfolding_bandwidth : 0};
+}
+
+int backward_unfoldings(const std::vector<bool>& gradients) {
+  if (gradients.empty()) return 2;
+  return std::min(2, static_cast<int>(std::count(gradients.begin(), gradients.end(), true)));
 }
 
 CostModel::CostModel(const spec::Library& library, const Machine& machine, const ProfileDatabase* profiles, std::string optimizer)
@@ -99,8 +106,8 @@ TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::Pa
   const DeviceSpec& d = machine_.device;
   const Roofline bare = bare_roofline(cost, d);
   const double achieved = d.achieved(cost.shape);
-  const double kernel = bare.forward / achieved + d.kernel_overhead;
-  const double backward_kernel = bare.backward / achieved + 2 * d.kernel_overhead;
+  const double kernel = bare.forward / achieved + bare.unfolding + d.kernel_overhead;
+  const double backward_kernel = bare.backward / achieved + backward_unfoldings(gradients) * bare.unfolding + 2 * d.kernel_overhead;
   const ProfileDatabase* profiles = searched(profiles_);
   const ProfileEntry* measured = nullptr;
   if (measuring_ || profiles) {

@@ -152,5 +152,51 @@ TEST(GradientFlops, TheTaskCostSplitsItOverThePieces) {
   EXPECT_DOUBLE_EQ(half.backward_flops, whole.backward_flops / 2);
 }
 
+// A convolution's windows as one matrix, counted by hand: a row per window position of each
+// image, a column per element of a window.
+double windows(std::int64_t images, std::int64_t channels, std::int64_t out_h, std::int64_t out_w, std::int64_t kh, std::int64_t kw) {
+  return static_cast<double>(images * out_h * out_w) * static_cast<double>(channels * kh * kw);
+}
+
+const pcg::AttrMap kStride2 = {{"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}};
+
+TEST(Cost, AConvolutionUnfoldsEachWindowOnceWhateverItsFilters) {
+  // 6 images of 4 channels, 9x9, 3x3 windows of stride 2 and padding 1: 5x5 positions.
+  const pcg::TaskCost few = test::bundled().task_cost("conv2d", kStride2, {test::pshape({6, 4, 9, 9}), test::pshape({2, 4, 3, 3})});
+  const pcg::TaskCost many = test::bundled().task_cost("conv2d", kStride2, {test::pshape({6, 4, 9, 9}), test::pshape({16, 4, 3, 3})});
+  EXPECT_EQ(few.shape, pcg::KernelShape::Convolution);
+  EXPECT_DOUBLE_EQ(few.unfolded_elements, windows(6, 4, 5, 5, 3, 3));
+  EXPECT_DOUBLE_EQ(many.unfolded_elements, few.unfolded_elements);
+  EXPECT_DOUBLE_EQ(many.flops, 8 * few.flops);
+  const pcg::TaskCost product = test::bundled().task_cost("matmul", {}, {test::pshape({8, 16}), test::pshape({16, 4})});
+  EXPECT_EQ(product.unfolded_elements, 0);
+}
+
+TEST(Cost, ATaskUnfoldsItsImagesWindowsAndEveryWindowWhenSplitAlongTheFilters) {
+  const std::vector<std::int64_t> x = {6, 4, 9, 9}, w = {8, 4, 3, 3};
+  const double whole = windows(6, 4, 5, 5, 3, 3);
+  const pcg::TaskCost by_images =
+      test::bundled().task_cost("conv2d", kStride2, {test::pshape(x, {2, 1, 1, 1}), test::pshape(w, {1, 1, 1, 1}, 1, 2)});
+  const pcg::TaskCost by_filters =
+      test::bundled().task_cost("conv2d", kStride2, {test::pshape(x, {1, 1, 1, 1}, 1, 2), test::pshape(w, {2, 1, 1, 1})});
+  const pcg::TaskCost by_channels =
+      test::bundled().task_cost("conv2d", kStride2, {test::pshape(x, {1, 2, 1, 1}), test::pshape(w, {1, 2, 1, 1})});
+  EXPECT_DOUBLE_EQ(by_images.unfolded_elements, whole / 2);
+  EXPECT_DOUBLE_EQ(by_filters.unfolded_elements, whole);
+  EXPECT_DOUBLE_EQ(by_channels.unfolded_elements, whole / 2);  // each task sums half the channels
+  EXPECT_DOUBLE_EQ(by_images.flops, by_filters.flops);
+}
+
+TEST(Cost, AGroupedConvolutionUnfoldsEachGroupsWindowsAndADepthwiseOneEachChannels) {
+  // 8 channels in 4 groups of 2, 12 filters (3 a group): each group's windows over its 2 channels.
+  const pcg::TaskCost grouped =
+      test::bundled().task_cost("conv2d_grouped", {{"groups", 4}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}},
+                                {test::pshape({6, 8, 9, 9}), test::pshape({12, 2, 3, 3})});
+  EXPECT_DOUBLE_EQ(grouped.unfolded_elements, 4 * windows(6, 2, 5, 5, 3, 3));
+  const pcg::TaskCost depthwise =
+      test::bundled().task_cost("conv2d_depthwise", kStride2, {test::pshape({6, 8, 9, 9}), test::pshape({8, 1, 3, 3})});
+  EXPECT_DOUBLE_EQ(depthwise.unfolded_elements, 8 * windows(6, 1, 5, 5, 3, 3));
+}
+
 }  // namespace
 }  // namespace loom::spec

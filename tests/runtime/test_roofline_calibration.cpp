@@ -23,11 +23,13 @@ class SlowerThanTheRoofline final : public search::TaskMeasurer {
     if (!slowdown_.count(task.op)) return std::nullopt;
     const pcg::TaskCost cost = library().task_cost(task.op, task.attrs, task.inputs);
     const double kernel = std::max(cost.flops / device_.peak_flops, (cost.bytes_read + cost.bytes_written) / device_.memory_bandwidth);
-    // As the roofline charges it, the kernel overhead in each pass.
+    // As the roofline charges it, the kernel overhead in each pass; a convolution's windows
+    // unfolded once forward and twice backward where the device unfolds them.
+    const double unfolding = device_.unfolding_bandwidth > 0 ? cost.unfolded_elements * 4 / device_.unfolding_bandwidth : 0;
     const double forward = slowdown_.at(task.op) * kernel + device_.kernel_overhead;
     search::MeasuredTask t;
-    t.forward_seconds = forward;
-    t.backward_seconds = 2 * forward;
+    t.forward_seconds = forward + unfolding;
+    t.backward_seconds = 2 * forward + 2 * unfolding;
     t.samples = 3;
     return t;
   }
@@ -88,6 +90,55 @@ TEST(RooflineCalibration, ATaskTheLibraryRefusesIsNamed) {
   } catch (const LoomError& e) {
     EXPECT_NE(std::string(e.what()).find("roofline calibration: task matmul"), std::string::npos) << e.what();
   }
+}
+
+TEST(RooflineCalibration, AConvolutionsUnfoldingIsTakenOffItsTimeBeforeItsFraction) {
+  search::DeviceSpec unfolding = device();
+  unfolding.unfolding_bandwidth = 2e9;
+  SlowerThanTheRoofline measurer(unfolding, {{"conv2d", 3}});
+  const std::vector<CalibrationTask> conv = {{"conv2d", kConv, {{2, 4, 8, 8}, {8, 4, 3, 3}}}};
+  const auto at = static_cast<std::size_t>(pcg::KernelShape::Convolution);
+  EXPECT_NEAR(calibrate_shapes(library(), unfolding, measurer, conv).achieved_fraction[at], 1.0 / 3, 1e-9);
+  // Against a device that does not unfold, the same times make the fraction smaller.
+  EXPECT_LT(calibrate_shapes(library(), device(), measurer, conv).achieved_fraction[at], 1.0 / 3 - 0.01);
+}
+
+CalibrationTask conv_of(std::int64_t filters) { return {"conv2d", kConv, {{4, 8, 12, 12}, {filters, 8, 3, 3}}}; }
+
+TEST(RooflineCalibration, TheUnfoldingRateIsTheFixedPartOfConvolutionsOverTheSameWindows) {
+  search::DeviceSpec d = device();
+  d.memory_bandwidth = 1e15;  // every task bound by its arithmetic, which the fit takes as growing with it
+  d.unfolding_bandwidth = 3e9;
+  SlowerThanTheRoofline measurer(d, {{"conv2d", 2}});
+  EXPECT_NEAR(calibrate_unfolding(library(), d, measurer, {{conv_of(1), conv_of(16)}, {conv_of(2), conv_of(8)}}), 3e9, 3e9 * 1e-9);
+  SlowerThanTheRoofline unmeasurable(d, {});
+  EXPECT_EQ(calibrate_unfolding(library(), d, unmeasurable, {{conv_of(1), conv_of(16)}}), 0);
+}
+
+TEST(RooflineCalibration, APairOverDifferentWindowsIsRefused) {
+  SlowerThanTheRoofline measurer(device(), {{"conv2d", 2}});
+  CalibrationTask other = conv_of(16);
+  other.inputs[0] = {2, 8, 12, 12};
+  for (const UnfoldingPair& pair : {UnfoldingPair{conv_of(1), other}, UnfoldingPair{conv_of(16), conv_of(1)},
+                                    UnfoldingPair{{"matmul", {}, {{8, 16}, {16, 4}}}, {"matmul", {}, {{8, 16}, {16, 8}}}}}) {
+    try {
+      calibrate_unfolding(library(), device(), measurer, {pair});
+      ADD_FAILURE() << "a pair that does not unfold the same windows was taken";
+    } catch (const LoomError& e) {
+      EXPECT_NE(std::string(e.what()).find("must unfold the same windows"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(RooflineCalibration, OnThisHostAConvolutionsKernelUnfoldsItsWindows) {
+  search::DeviceSpec host = search::load_machine("cpu_host").device;
+  LocalTaskMeasurer measurer(library());
+  const CalibrationTask one = {"conv2d", kConv, {{4, 16, 12, 12}, {1, 16, 3, 3}}},
+                        many = {"conv2d", kConv, {{4, 16, 12, 12}, {32, 16, 3, 3}}};
+  const double rate = calibrate_unfolding(library(), host, measurer, {{one, many}});
+  // One filter's forward is mostly unfolding, which 32 filters' arithmetic does not multiply.
+  EXPECT_GT(rate, 0);
+  EXPECT_LT(rate, 1e13);
 }
 
 TEST(RooflineCalibration, OnThisHostATaskOfEachShapeIsMeasuredThroughTheRuntime) {

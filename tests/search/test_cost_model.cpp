@@ -93,6 +93,39 @@ TEST(CostModel, TheRooflineIsDividedByTheFractionItsKernelShapeAchieves) {
                    CostModel(library(), plain).compute(g, g.node(pool)).seconds);
 }
 
+// x[8, 3, 32, 32] convolved with 16 filters of 5x5, split in two along the images or the filters.
+pcg::Graph split_convolution(bool by_filters) {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 3, 32, 32}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({16, 3, 5, 5}), true);
+  const pcg::AttrMap split = {{"dim", 0}, {"degree", 2}}, copies = {{"degree", 2}};
+  const int px = g.add_node(library(), by_filters ? "replicate" : "partition", by_filters ? copies : split, {{x, 0}});
+  const int pw = g.add_node(library(), by_filters ? "partition" : "replicate", by_filters ? split : copies, {{w, 0}});
+  const int conv =
+      g.add_node(library(), "conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 0}, {"pad_w", 0}, {"act", 0}}, {{px, 0}, {pw, 0}});
+  g.mark_output({conv, 0});
+  return g;
+}
+
+TEST(CostModel, ADeviceThatUnfoldsWindowsPaysForEveryWindowATaskUnfolds) {
+  Machine unfolding = load_machine("summit");
+  const Machine plain = unfolding;
+  unfolding.device.unfolding_bandwidth = 50e9;
+  const pcg::Graph by_images = split_convolution(false), by_filters = split_convolution(true);
+  const auto estimate = [](const Machine& m, const pcg::Graph& g) { return CostModel(library(), m).compute(g, g.node(4)); };
+  // On a device whose kernels multiply windows in place, the same arithmetic costs the same.
+  EXPECT_DOUBLE_EQ(estimate(plain, by_images).seconds, estimate(plain, by_filters).seconds);
+  // 8 images of 28x28 windows of 3x5x5 elements: a task split along the images unfolds half.
+  const double every_window = 8.0 * 28 * 28 * 3 * 5 * 5 * 4 / 50e9;
+  EXPECT_NEAR(estimate(unfolding, by_images).seconds - estimate(plain, by_images).seconds, every_window / 2, 1e-15);
+  EXPECT_NEAR(estimate(unfolding, by_filters).seconds - estimate(plain, by_filters).seconds, every_window, 1e-15);
+  // The backward unfolds again for the filters' gradient alone: the images take none.
+  EXPECT_NEAR(estimate(unfolding, by_filters).backward_seconds - estimate(plain, by_filters).backward_seconds, every_window, 1e-15);
+  EXPECT_EQ(backward_unfoldings({}), 2);
+  EXPECT_EQ(backward_unfoldings({true, true, true}), 2);
+  EXPECT_EQ(backward_unfoldings({false, false}), 0);
+}
+
 TEST(CostModel, AMeasuredProfileOverridesTheRoofline) {
   const Machine machine = load_machine("p100");
   const pcg::Graph g = data_parallel_matmul(64, 32, 16);

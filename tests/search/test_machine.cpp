@@ -96,10 +96,15 @@ TEST(Machine, TheRooflineFractionsAndTheBusyNodeSlowdownRoundTrip) {
   EXPECT_EQ(back.device.busy_node_slowdown, 1);
   m.device.busy_node_slowdown = 1.2;
   EXPECT_DOUBLE_EQ(machine_from_json(machine_to_json(m)).device.busy_node_slowdown, 1.2);
+  EXPECT_FALSE(machine_to_json(m)["device"].contains("unfolding_gbps"));  // kernels that do not unfold
+  m.device.unfolding_bandwidth = 4.5e9;
+  EXPECT_DOUBLE_EQ(machine_from_json(machine_to_json(m)).device.unfolding_bandwidth, 4.5e9);
   // The calibrated host carries its fractions, each below 1 for shapes slower than the roofline,
   // and the slowdown of its ranks computing side by side.
   const Machine host = load_machine("cpu_host");
   EXPECT_GT(host.device.busy_node_slowdown, 1);
+  EXPECT_GT(host.device.unfolding_bandwidth, 0);  // its convolutions unfold their windows
+  EXPECT_EQ(load_machine("summit").device.unfolding_bandwidth, 0);
   for (pcg::KernelShape shape : pcg::kKernelShapes) {
     EXPECT_GT(host.device.achieved(shape), 0) << pcg::kernel_shape_name(shape);
     EXPECT_LT(host.device.achieved(shape), 1) << pcg::kernel_shape_name(shape);
@@ -147,6 +152,9 @@ TEST(Machine, ErrorsNameTheFieldAndFile) {
   bad = j;
   bad["device"]["busy_node_slowdown"] = 0.9;
   EXPECT_NE(error_of(bad).find("device.busy_node_slowdown: a slowdown is at least 1"), std::string::npos) << error_of(bad);
+  bad = j;
+  bad["device"]["unfolding_gbps"] = 0;
+  EXPECT_NE(error_of(bad).find("device.unfolding_gbps: expected a positive number"), std::string::npos) << error_of(bad);
   bad = j;
   bad["nodes"] = 0;
   EXPECT_NE(error_of(bad).find("nodes: expected a count of at least 1"), std::string::npos) << error_of(bad);

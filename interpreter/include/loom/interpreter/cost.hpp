@@ -27,8 +27,12 @@ double gradient_flops(const Program& program);
 pcg::KernelShape kernel_shape(const Program& program);
 
 // Work per task when the instance runs on these parallel shapes: flops (forward, and its gradient's)
-// split evenly over the pieces of the output, bytes of the shards each task reads and writes (4-byte elements), and the
-// program's kernel shape (Program::shape, which compile() sets).
+// split evenly over the pieces of the output, bytes of the shards each task reads and writes (4-byte elements), the
+// program's kernel shape (Program::shape, which compile() sets) and, for a convolution, the elements
+// of the task's windows unfolded into a matrix (pcg::TaskCost::unfolded_elements): the values its
+// window read's indices take together, an index that appears only divided by a constant (a grouped
+// convolution's group) counted as the values of the quotient. A task split along the batch or the
+// image unfolds its part; one split along the filters unfolds every window.
 pcg::TaskCost task_cost(const Program& program, const std::vector<pcg::ParallelShape>& inputs,
                         const std::vector<pcg::ParallelShape>& outputs);
 

@@ -18,6 +18,10 @@ struct TaskCost {
   double bytes_read = 0;
   double bytes_written = 0;
   KernelShape shape = KernelShape::Elementwise;  // of the statement doing the most arithmetic
+  // A convolution's windows as one matrix (a row per window, a column per element of it): the
+  // elements a kernel that unfolds them before multiplying (im2col) writes and reads again.
+  // Zero for any other kernel shape.
+  double unfolded_elements = 0;
 };
 
 // What the graph layer needs to know about operators. The spec library implements it, so the

@@ -32,9 +32,25 @@ struct ShapeCalibration {
 };
 
 // Measures each task with `measurer` (every input taking its gradient) on `device`, whose peak,
-// bandwidth and overheads the roofline uses; a task the measurer cannot run is left out. Throws
-// LoomError naming a task the library does not accept.
+// bandwidth, unfolding and overheads the roofline uses; a task the measurer cannot run is left
+// out. The unfolding of a convolution's windows is taken off its measured time before the
+// fraction is taken, as the cost model charges it beside the roofline. Throws LoomError naming a
+// task the library does not accept.
 ShapeCalibration calibrate_shapes(const spec::Library& library, const search::DeviceSpec& device, search::TaskMeasurer& measurer,
                                   const std::vector<CalibrationTask>& tasks);
+
+// Two convolutions over the same windows, differing in their filters: their forward times, a
+// fixed part (unfolding the windows) plus a part growing with the arithmetic, tell the two apart.
+struct UnfoldingPair {
+  CalibrationTask fewer, more;  // `more` does more arithmetic over the same unfolded elements
+};
+
+// The rate, in bytes of unfolded windows per second, at which the device's convolution kernels
+// unfold (search::DeviceSpec::unfolding_bandwidth): per pair, the forward times of both measured
+// and the fixed part solved for; the median over the pairs. 0 where no pair could be measured or
+// the fixed part came out at none. Throws LoomError naming a pair whose tasks do not unfold the
+// same elements, or unfold none.
+double calibrate_unfolding(const spec::Library& library, const search::DeviceSpec& device, search::TaskMeasurer& measurer,
+                           const std::vector<UnfoldingPair>& pairs);
 
 }  // namespace loom::runtime

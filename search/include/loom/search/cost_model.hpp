@@ -22,11 +22,19 @@ namespace loom::search {
 // A task's time at its device's peak: the larger of its arithmetic at peak_flops and its bytes at
 // memory bandwidth, for the forward and for the gradient (its arithmetic as the spec derives it,
 // pcg::TaskCost::backward_flops; twice the forward's bytes), before the achieved fraction of its
-// kernel shape and the kernel overheads.
+// kernel shape and the kernel overheads. Beside it, outside the achieved fraction: one pass of
+// unfolding a convolution's windows (pcg::TaskCost::unfolded_elements at the device's
+// unfolding_bandwidth; 0 on a device whose kernels do not unfold them), which the forward makes
+// once and the backward once for each of the product's operands taking a gradient (unfolding again
+// for the weight's, folding back for the input's).
 struct Roofline {
   double forward = 0, backward = 0;
+  double unfolding = 0;
 };
 Roofline bare_roofline(const pcg::TaskCost& cost, const DeviceSpec& device);
+// The passes of unfolding a task's backward makes: one per input taking a gradient (`gradients`
+// as CostModel::compute takes them, empty: every input), of the two a product has at most.
+int backward_unfoldings(const std::vector<bool>& gradients);
 
 struct TaskEstimate {
   double seconds = 0;

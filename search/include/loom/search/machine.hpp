@@ -42,6 +42,12 @@ struct DeviceSpec {
   // multiplied by it where a node has several devices. 1 where not calibrated.
   double busy_node_slowdown = 1;
 
+  // Bytes per second at which the device's convolution kernels unfold windows into a matrix
+  // before multiplying it (im2col), and fold the gradient back, where they do
+  // (pcg::TaskCost::unfolded_elements); 0 where kernels read windows in place (cuDNN's implicit
+  // products). Charged beside the roofline, not within its achieved fraction.
+  double unfolding_bandwidth = 0;
+
   double achieved(pcg::KernelShape shape) const { return achieved_fraction[static_cast<std::size_t>(shape)]; }
 };
 
