@@ -380,5 +380,23 @@ TEST(NativeKernels, EveryKernelNamesAnOperatorOfTheLibrary) {
   for (const std::string& op : builtin_kernels().ops(Backend::Cpu)) EXPECT_NE(bundled_library().find_op(op), nullptr) << op;
 }
 
+// ReLU runs Eigen's max: the same values as `x < 0 ? 0 : x`, a NaN kept (so that training names
+// the first operator whose output went non-finite), a negative zero and infinities as they were.
+TEST(NativeKernels, ReluKeepsANaNANegativeZeroAndTheInfinities) {
+  const Kernel<float>* relu = builtin_kernels().find<float>("relu", Backend::Cpu);
+  ASSERT_NE(relu, nullptr);
+  Tensor<float> x(std::vector<std::int64_t>{3, 7});
+  const std::vector<float> special = {std::nanf(""), -0.0f, -INFINITY, INFINITY, -2.5f, 3.5f, 0.0f};
+  for (std::size_t i = 0; i < x.data.size(); ++i)
+    x.data[i] = i < special.size() ? special[i] : (i % 2 ? 1.f : -1.f) * static_cast<float>(i);
+  const OpCall<float> call{"relu", {}, {&x}, {}, {}, {}, {x.dims}};
+  const Tensor<float> y = relu->forward(call).at(0);
+  ASSERT_EQ(y.data.size(), x.data.size());
+  EXPECT_TRUE(std::isnan(y.data[0]));
+  EXPECT_TRUE(std::signbit(y.data[1]));
+  EXPECT_EQ(y.data[1], 0.0f);
+  for (std::size_t i = 2; i < x.data.size(); ++i) EXPECT_EQ(y.data[i], x.data[i] < 0 ? 0.f : x.data[i]) << i;
+}
+
 }  // namespace
 }  // namespace loom::runtime
