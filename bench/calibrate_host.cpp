@@ -8,7 +8,8 @@
 //   unfolding       the rate convolutions unfold windows into a matrix at (im2col): per pair of
 //                   convolutions over the same windows, one filter and many, the fixed part of
 //                   their forward times over the unfolded bytes (the median of three pairs)
-//   achieved fraction per kernel shape (contraction, convolution, reduction, elementwise), the
+//   achieved fraction per kernel shape (contraction, convolution, reduction, transcendental,
+//                   elementwise), the
 //                   median over a few tasks of the shape, each measured alone forward and backward
 //                   as `loom optimize` measures (runtime::LocalTaskMeasurer), of the roofline's
 //                   time over the measured one (a convolution's unfolding taken off)
@@ -282,8 +283,10 @@ const std::vector<loom::runtime::CalibrationTask>& calibration_tasks() {
       {"pool2d_max", {{"kh", 3}, {"kw", 3}, {"stride", 2}, {"pad", 0}}, {{4, 16, 21, 21}}},
       {"relu", {}, {{96, 384}}},
       {"ewadd", {}, {{96, 384}, {96, 384}}},
+      {"ewmul", {}, {{64, 512}, {64, 512}}},
       {"gelu", {}, {{96, 384}}},
       {"sigmoid", {}, {{96, 384}}},
+      {"tanh", {}, {{64, 512}}},
   };
   return tasks;
 }

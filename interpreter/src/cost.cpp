@@ -146,9 +146,25 @@ bool multiplies_reads(const CNode& n) {
   return false;
 }
 
-// The heaviest shape of the reductions within `n`, or elementwise when there are none.
+// Whether `n` calls a function that libraries evaluate by a series or a table rather than one
+// instruction (not sqrt, abs, max or min).
+bool calls_a_transcendental(const CNode& n) {
+  if (n.op != COp::Call) return false;
+  switch (n.fn) {
+    case Function::Exp:
+    case Function::Log:
+    case Function::Tanh:
+    case Function::Sigmoid:
+    case Function::Erf:
+    case Function::Pow: return true;
+    default: return false;
+  }
+}
+
+// The heaviest shape of the reductions within `n`, or elementwise (transcendental where it calls
+// such a function) when there are none.
 pcg::KernelShape shape_of(const CNode& n) {
-  auto shape = pcg::KernelShape::Elementwise;
+  auto shape = calls_a_transcendental(n) ? pcg::KernelShape::Transcendental : pcg::KernelShape::Elementwise;
   if (n.op == COp::Reduce && !(n.reduce_slots.size() == 1 && looked_up_index(n) == 0)) {
     shape = pcg::KernelShape::Reduction;
     if (n.reducer == Reducer::Sum && multiplies_reads(n))
@@ -158,12 +174,12 @@ pcg::KernelShape shape_of(const CNode& n) {
   return shape;
 }
 
-// The read through which a convolution-shaped reduction within `n` slides its window, or nullptr.
-const CNode* convolution_window(const CNode& n) {
-  if (n.op == COp::Reduce && n.reducer == Reducer::Sum && multiplies_reads(n))
-    if (const CNode* read = window_read(n, n.reduce_slots)) return read;
+// The convolution-shaped reduction within `n` (a sum of a product of reads, one of them sliding a
+// window), or nullptr.
+const CNode* convolution_sum(const CNode& n) {
+  if (n.op == COp::Reduce && n.reducer == Reducer::Sum && multiplies_reads(n) && window_read(n, n.reduce_slots)) return &n;
   for (const auto& c : n.children)
-    if (const CNode* found = convolution_window(c)) return found;
+    if (const CNode* found = convolution_sum(c)) return found;
   return nullptr;
 }
 
@@ -201,6 +217,12 @@ void slot_ranges(const CNode& e, const Statement& st, std::map<int, double>& ran
   for (const auto& c : e.children) slot_ranges(c, st, ranges);
 }
 
+// A sum of a product of two reads, at any indices.
+bool is_product_of_two_reads(const CNode& n) {
+  return n.op == COp::Reduce && n.reducer == Reducer::Sum && n.children[0].op == COp::Mul && n.children[0].children[0].op == COp::Read &&
+         n.children[0].children[1].op == COp::Read;
+}
+
 // A sum of a product of two reads, each addressed by bare indices: run as a matrix product, whose
 // gradient is two more products of the same size.
 bool is_contraction(const CNode& n) {
@@ -220,14 +242,31 @@ bool is_contraction(const CNode& n) {
 // takes its derivative from the output the forward pass kept, as the hand-written kernels do, so
 // its argument is not computed again (a compiled kernel does compute it again where a comparison
 // needs it: for `max(x·w, 0)` written as a user's operator it runs one product more than counted).
-double node_gradient_flops(const CNode& n, const Sharing& sharing, bool value_read, bool root = false) {
-  if (is_contraction(n)) return (value_read ? 3 : 2) * node_flops(n, sharing);
+// The buffers whose gradients are not wanted (inputs taking none), by buffer; empty: every one's.
+using Unwanted = std::vector<bool>;
+
+// Whether `n` reads a buffer whose gradient is wanted.
+bool reads_wanted(const CNode& n, const Unwanted& unwanted) {
+  if (n.op == COp::Read && (static_cast<std::size_t>(n.buffer) >= unwanted.size() || !unwanted[static_cast<std::size_t>(n.buffer)]))
+    return true;
+  return std::any_of(n.children.begin(), n.children.end(), [&](const CNode& c) { return reads_wanted(c, unwanted); });
+}
+
+double node_gradient_flops(const CNode& n, const Sharing& sharing, const Unwanted& unwanted, bool value_read, bool root = false) {
+  // No gradient flows into what reads only unwanted buffers: the backward computes its value
+  // where the gradient of something else reads it, else nothing.
+  if (!unwanted.empty() && reads_values(n) && !reads_wanted(n, unwanted)) return value_read ? node_flops(n, sharing) : 0;
+  const auto operand = [&](std::size_t i) { return unwanted.empty() || reads_wanted(n.children[0].children[i], unwanted) ? 1 : 0; };
+  if (is_contraction(n)) return ((value_read ? 1 : 0) + operand(0) + operand(1)) * node_flops(n, sharing);
+  // A convolution's product through a window: one gradient product per factor taking one, as its
+  // kernel skips the other (with both, what the generic count below gives: twice the forward).
+  if (!unwanted.empty() && is_product_of_two_reads(n)) return (operand(0) + operand(1)) * node_flops(n, sharing);
   const bool of_one_value =
       root && n.op == COp::Call && std::count_if(n.children.begin(), n.children.end(), [](const CNode& c) { return reads_values(c); }) == 1;
   const auto [within, shared] = n.op == COp::Reduce ? sharing.inside(n) : std::pair<Sharing, double>{sharing, 1};
   double children = 0;
   for (std::size_t i = 0; i < n.children.size(); ++i)
-    children += node_gradient_flops(n.children[i], within, !of_one_value && (value_read || gradient_reads_operand(n, i)));
+    children += node_gradient_flops(n.children[i], within, unwanted, !of_one_value && (value_read || gradient_reads_operand(n, i)));
   const double own = n.op == COp::Const || n.op == COp::Index || n.op == COp::Read ? 0 : 2;
   if (n.op == COp::Reduce) return reduce_steps(n) * (children + own) / shared;
   return own + children;
@@ -255,13 +294,19 @@ double total_flops(const Program& program) {
   return total;
 }
 
-double gradient_flops(const Program& program) {
+double gradient_flops(const Program& program, const std::vector<bool>& wanted) {
+  Unwanted unwanted;
+  if (!wanted.empty()) {
+    unwanted.assign(program.buffers.size(), false);
+    for (std::size_t i = 0; i < program.input_buffers.size() && i < wanted.size(); ++i)
+      unwanted[static_cast<std::size_t>(program.input_buffers[i])] = !wanted[i];
+  }
   double total = 0;
   for (const auto& st : program.statements) {
     const Buffer& target = program.buffers[static_cast<std::size_t>(st.target)];
     double elements = 1;
     for (auto d : target.dims) elements *= static_cast<double>(d);
-    total += elements * node_gradient_flops(st.body, {&st, 1}, false, true);
+    total += elements * node_gradient_flops(st.body, {&st, 1}, unwanted, false, true);
     if (target.kind == BufferKind::Let) total += statement_flops(program, st);  // computed again for the gradient
   }
   return total;
@@ -283,11 +328,24 @@ const Statement* heaviest_statement(const Program& program) {
 
 // Per task, the elements of the windows the heaviest statement's convolution unfolds: the values
 // its window read's index slots take together. A task holds the part of the result its output
-// piece covers and, where the summed indices are split (partial sums), its share of them.
-double unfolded_elements(const Program& program, const std::vector<pcg::ParallelShape>& outputs, double pieces) {
+// piece covers and, where the summed indices are split (partial sums), its share of them. And the
+// inputs its product reads.
+struct Unfolding {
+  double elements = 0;
+  std::uint64_t inputs = 0;  // bit i: input i is read by the product
+};
+
+Unfolding unfolding(const Program& program, const std::vector<pcg::ParallelShape>& outputs, double pieces) {
   const Statement* st = heaviest_statement(program);
-  const CNode* read = st ? convolution_window(st->body) : nullptr;
-  if (!read) return 0;
+  const CNode* sum = st ? convolution_sum(st->body) : nullptr;
+  if (!sum) return {};
+  Unfolding out;
+  ReadSites sites;
+  collect_reads(*sum, sites);
+  for (const auto& [buffer, slots] : sites)
+    for (std::size_t i = 0; i < program.input_buffers.size() && i < 64; ++i)
+      if (program.input_buffers[i] == buffer) out.inputs |= std::uint64_t{1} << i;
+  const CNode* read = window_read(*sum, sum->reduce_slots);
   std::map<int, double> ranges;
   for (const IndexCalc& i : read->index) {
     if (i.slot >= 0) ranges[i.slot] = std::max(ranges[i.slot], static_cast<double>(st->slot_extents.at(static_cast<std::size_t>(i.slot))));
@@ -295,14 +353,21 @@ double unfolded_elements(const Program& program, const std::vector<pcg::Parallel
   }
   double elements = 1;
   for (const auto& [slot, values] : ranges) elements *= values;
-  const auto out = std::find(program.output_buffers.begin(), program.output_buffers.end(), st->target);
-  const auto k = static_cast<std::size_t>(out - program.output_buffers.begin());
-  if (out == program.output_buffers.end() || k >= outputs.size()) return elements / pieces;
+  const auto target = std::find(program.output_buffers.begin(), program.output_buffers.end(), st->target);
+  const auto k = static_cast<std::size_t>(target - program.output_buffers.begin());
+  if (target == program.output_buffers.end() || k >= outputs.size()) {
+    out.elements = elements / pieces;
+    return out;
+  }
   const pcg::ParallelShape& o = outputs[k];
   elements /= static_cast<double>(o.V);
+  // A piece of fewer values of a slot than the read takes (a grouped convolution's filters split
+  // finer than its groups) still unfolds a whole value's windows.
   for (std::size_t d = 0; d < st->lhs_slots.size() && d < o.D.size(); ++d)
-    if (ranges.count(st->lhs_slots[d])) elements /= static_cast<double>(o.D[d] * o.P[d]);
-  return elements;
+    if (const auto it = ranges.find(st->lhs_slots[d]); it != ranges.end())
+      elements /= std::min(static_cast<double>(o.D[d] * o.P[d]), it->second);
+  out.elements = elements;
+  return out;
 }
 
 }  // namespace
@@ -324,7 +389,11 @@ pcg::TaskCost task_cost(const Program& program, const std::vector<pcg::ParallelS
   cost.flops = total_flops(program) / pieces;
   cost.backward_flops = gradient_flops(program) / pieces;
   cost.shape = program.shape;
-  if (cost.shape == pcg::KernelShape::Convolution) cost.unfolded_elements = unfolded_elements(program, outputs, pieces);
+  if (cost.shape == pcg::KernelShape::Convolution) {
+    const Unfolding u = unfolding(program, outputs, pieces);
+    cost.unfolded_elements = u.elements;
+    cost.unfolding_inputs = u.inputs;
+  }
   for (const auto& in : inputs) cost.bytes_read += shard_elements(in) * kElementBytes;
   for (const auto& out : outputs) cost.bytes_written += shard_elements(out) * kElementBytes;
   return cost;

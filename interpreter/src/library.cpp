@@ -285,6 +285,18 @@ pcg::TaskCost Library::task_cost(const std::string& name, const pcg::AttrMap& at
   return spec::task_cost(Program{}, inputs, outputs);
 }
 
+double Library::backward_flops(const std::string& name, const pcg::AttrMap& attrs, const std::vector<pcg::ParallelShape>& inputs,
+                               const std::vector<bool>& gradients) const {
+  const pcg::TaskCost cost = task_cost(name, attrs, inputs);
+  const OpDecl* op = find_op(name);
+  if (!op || std::all_of(gradients.begin(), gradients.end(), [](bool g) { return g; })) return cost.backward_flops;
+  std::vector<std::vector<std::int64_t>> dims;
+  for (const auto& s : inputs) dims.push_back(s.dims);
+  const std::shared_ptr<const Program> program = compiled(*op, attrs, dims);
+  const double every = gradient_flops(*program);
+  return every > 0 ? cost.backward_flops * gradient_flops(*program, gradients) / every : 0;
+}
+
 bool Library::moves_each_element_once(const std::string& name, const pcg::AttrMap& attrs,
                                       const std::vector<pcg::ParallelShape>& inputs) const {
   const OpDecl* op = find_op(name);

@@ -5,6 +5,7 @@ namespace loom::pcg {
 std::string kernel_shape_name(KernelShape shape) {
   switch (shape) {
     case KernelShape::Elementwise: return "elementwise";
+    case KernelShape::Transcendental: return "transcendental";
     case KernelShape::Reduction: return "reduction";
     case KernelShape::Contraction: return "contraction";
     case KernelShape::Convolution: return "convolution";

@@ -39,7 +39,7 @@ ShapeCalibration calibrate_shapes(const spec::Library& library, const search::De
     // overheads but not the dispatch, which the cost model adds to both.
     const bool with_backward = measured->backward_seconds.has_value();
     const double overheads = (with_backward ? 3 : 1) * device.kernel_overhead;
-    const double unfolding = (1 + (with_backward ? search::backward_unfoldings({}) : 0)) * bare.unfolding;
+    const double unfolding = (1 + (with_backward ? search::backward_unfoldings(cost.unfolding_inputs, {}) : 0)) * bare.unfolding;
     const double seconds = measured->forward_seconds + measured->backward_seconds.value_or(0) - overheads - unfolding;
     if (seconds <= 0) continue;
     const double roofline = bare.forward + (with_backward ? bare.backward : 0);

@@ -34,9 +34,11 @@ Roofline bare_roofline(const pcg::TaskCost& cost, const DeviceSpec& device) {
           device.unfolding_bandwidth > 0 ? cost.unfolded_elements * kElementBytes / device.unfolding_bandwidth : 0};
 }
 
-int backward_unfoldings(const std::vector<bool>& gradients) {
-  if (gradients.empty()) return 2;
-  return std::min(2, static_cast<int>(std::count(gradients.begin(), gradients.end(), true)));
+int backward_unfoldings(std::uint64_t unfolding_inputs, const std::vector<bool>& gradients) {
+  int passes = 0;
+  for (std::size_t i = 0; i < 64; ++i)
+    if (((unfolding_inputs >> i) & 1) && (gradients.empty() || (i < gradients.size() && gradients[i]))) ++passes;
+  return passes;
 }
 
 CostModel::CostModel(const spec::Library& library, const Machine& machine, const ProfileDatabase* profiles, std::string optimizer)
@@ -100,14 +102,19 @@ TaskEstimate CostModel::compute(const pcg::Node& node, const std::vector<pcg::Pa
                                 const std::vector<bool>& gradients) const {
   TaskEstimate est;
   if (!is_compute(node)) return est;
-  const pcg::TaskCost cost = library_.task_cost(node.op, node.attrs, inputs);
+  pcg::TaskCost cost = library_.task_cost(node.op, node.attrs, inputs);
+  // A backward computes the gradients of the inputs taking one alone: a first layer's data takes none.
+  if (std::find(gradients.begin(), gradients.end(), false) != gradients.end() &&
+      std::find(gradients.begin(), gradients.end(), true) != gradients.end())
+    cost.backward_flops = library_.backward_flops(node.op, node.attrs, inputs, gradients);
   est.flops = cost.flops;
   est.bytes = cost.bytes_read + cost.bytes_written;
   const DeviceSpec& d = machine_.device;
   const Roofline bare = bare_roofline(cost, d);
   const double achieved = d.achieved(cost.shape);
   const double kernel = bare.forward / achieved + bare.unfolding + d.kernel_overhead;
-  const double backward_kernel = bare.backward / achieved + backward_unfoldings(gradients) * bare.unfolding + 2 * d.kernel_overhead;
+  const double backward_kernel =
+      bare.backward / achieved + backward_unfoldings(cost.unfolding_inputs, gradients) * bare.unfolding + 2 * d.kernel_overhead;
   const ProfileDatabase* profiles = searched(profiles_);
   const ProfileEntry* measured = nullptr;
   if (measuring_ || profiles) {

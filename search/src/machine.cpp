@@ -155,7 +155,7 @@ Machine machine_from_json(const json& j) {
     for (const auto& [name, value] : fractions.items()) {
       const std::optional<pcg::KernelShape> shape = pcg::kernel_shape_from_name(name);
       const std::string path = "device.achieved_fraction." + name;
-      if (!shape) fail(path, "not a kernel shape (expected elementwise, reduction, contraction or convolution)");
+      if (!shape) fail(path, "not a kernel shape (expected elementwise, transcendental, reduction, contraction or convolution)");
       const double fraction = read_number(value, path, true);
       if (fraction > 1) fail(path, "a fraction of the roofline must be at most 1, got " + value.dump());
       m.device.achieved_fraction[static_cast<std::size_t>(*shape)] = fraction;

@@ -17,6 +17,35 @@ TEST(GradientFlops, AMatrixProductsGradientIsTwoProductsOfItsSize) {
   EXPECT_DOUBLE_EQ(gradient_flops(mm), 2 * 2.0 * m * n * k);
 }
 
+TEST(GradientFlops, OnlyTheGradientsOfInputsTakingOneAreComputed) {
+  const std::int64_t m = 8, k = 16, n = 4;
+  const Program mm = test::bundled().instantiate("matmul", {}, {{m, k}, {k, n}});
+  const double product = 2.0 * m * n * k;
+  EXPECT_DOUBLE_EQ(gradient_flops(mm, {true, true}), 2 * product);
+  EXPECT_DOUBLE_EQ(gradient_flops(mm, {false, true}), product);  // a first layer: dw = x^T dy alone
+  EXPECT_DOUBLE_EQ(gradient_flops(mm, {true, false}), product);
+  EXPECT_DOUBLE_EQ(gradient_flops(mm, {false, false}), 0);
+  // GLU with its data taking none: each product again and its weight's gradient product, 2 x 2k
+  // each, the multiplication's and the sigmoid's derivatives as before.
+  const Library lib = Library::from_text(test::bundled_imports() + R"(
+op glu(x: [b, k], w: [k, n], v: [k, n]) -> [b, n] {
+  out[i, j] = sum(p) (x[i, p] * w[p, j]) * sigmoid(sum(q) (x[i, q] * v[q, j]));
+}
+)",
+                                         "glu.loom");
+  const Program glu = lib.instantiate("glu", {}, {{4, 32}, {32, 8}, {32, 8}});
+  EXPECT_DOUBLE_EQ(gradient_flops(glu, {false, true, true}), 4 * 8 * (2 * 2 * 2.0 * 32 + 2 * 2));
+  // The library splits it over a task's pieces as the task cost does.
+  const std::vector<pcg::ParallelShape> halves = {test::pshape({m, k}, {2, 1}), test::pshape({k, n}, {1, 1}, 1, 2)};
+  EXPECT_DOUBLE_EQ(test::bundled().backward_flops("matmul", {}, halves, {false, true}), product / 2);
+  EXPECT_DOUBLE_EQ(test::bundled().backward_flops("matmul", {}, halves, {}), product);
+  // A first convolution, its images taking none: the filters' gradient product alone.
+  const Program conv = test::bundled().instantiate("conv2d", {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}},
+                                                   {{2, 3, 8, 8}, {4, 3, 3, 3}});
+  EXPECT_DOUBLE_EQ(gradient_flops(conv, {false, true}), gradient_flops(conv) / 2);
+  EXPECT_DOUBLE_EQ(gradient_flops(conv, {true, true}), gradient_flops(conv));
+}
+
 TEST(GradientFlops, AnElementwiseOperatorsGradientIsTwiceItsForward) {
   const Program relu = test::bundled().instantiate("relu", {}, {{6, 5}});
   ASSERT_GT(total_flops(relu), 0);
@@ -193,6 +222,12 @@ TEST(Cost, AGroupedConvolutionUnfoldsEachGroupsWindowsAndADepthwiseOneEachChanne
       test::bundled().task_cost("conv2d_grouped", {{"groups", 4}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}},
                                 {test::pshape({6, 8, 9, 9}), test::pshape({12, 2, 3, 3})});
   EXPECT_DOUBLE_EQ(grouped.unfolded_elements, 4 * windows(6, 2, 5, 5, 3, 3));
+  // 8 filters in 4 groups, split 8 ways along the filters: each task still unfolds a whole group's
+  // windows, a quarter of them.
+  const pcg::TaskCost split_finely =
+      test::bundled().task_cost("conv2d_grouped", {{"groups", 4}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}},
+                                {test::pshape({6, 8, 9, 9}, {1, 1, 1, 1}, 1, 8), test::pshape({8, 2, 3, 3}, {8, 1, 1, 1})});
+  EXPECT_DOUBLE_EQ(split_finely.unfolded_elements, windows(6, 2, 5, 5, 3, 3));
   const pcg::TaskCost depthwise =
       test::bundled().task_cost("conv2d_depthwise", kStride2, {test::pshape({6, 8, 9, 9}), test::pshape({8, 1, 3, 3})});
   EXPECT_DOUBLE_EQ(depthwise.unfolded_elements, 8 * windows(6, 1, 5, 5, 3, 3));

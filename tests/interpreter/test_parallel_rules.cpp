@@ -380,6 +380,9 @@ TEST(Cost, TheKernelShapeIsReadOffTheHeaviestStatement) {
   EXPECT_EQ(bundled().task_cost("pool2d_max", {{"kh", 3}, {"kw", 3}, {"stride", 1}, {"pad", 0}}, {pshape({2, 3, 8, 8})}).shape,
             KernelShape::Reduction);
   EXPECT_EQ(bundled().task_cost("relu", {}, {pshape({4, 6})}).shape, KernelShape::Elementwise);
+  // A function evaluated by a series per element makes an elementwise loop transcendental.
+  for (const char* op : {"gelu", "sigmoid", "tanh", "erf", "exp"})
+    EXPECT_EQ(bundled().task_cost(op, {}, {pshape({4, 6})}).shape, KernelShape::Transcendental) << op;
   // Softmax's row sum, counted once per row, still makes its loops a reduction's.
   EXPECT_EQ(bundled().task_cost("softmax", {}, {pshape({4, 6})}).shape, KernelShape::Reduction);
   // Computed indices that slide no window (an output index split in two): still a contraction.
@@ -392,10 +395,16 @@ op sum_squares(x: [m, n]) -> [m] { out[i] = sum(j) (x[i, j] * x[i, j] + 1); }
 op dot_rows(x: [m, n], y: [m, n]) -> [m] { out[i] = sum(j) (x[i, j] * y[i, j]); }
 op shifted_dot(x: [m, n], w: [k]) -> [m, n - k + 1] { out[i, j] = sum(p) (x[i, j + p] * w[p]); }
 op scale(x: [m, n]) -> [m, n] { out[i, j] = 2 * x[i, j]; }
+op clip(x: [m, n]) -> [m, n] { out[i, j] = max(min(x[i, j], 1), -1); }
+op norm2(x: [m, n], y: [m, n]) -> [m, n] { out[i, j] = sqrt(x[i, j] * x[i, j] + y[i, j] * y[i, j]); }
+op softplus(x: [m, n]) -> [m, n] { out[i, j] = log(1 + exp(x[i, j])); }
 )");
   EXPECT_EQ(user.task_cost("dot_rows", {}, {pshape({4, 6}), pshape({4, 6})}).shape, KernelShape::Contraction);
   EXPECT_EQ(user.task_cost("shifted_dot", {}, {pshape({4, 6}), pshape({3})}).shape, KernelShape::Convolution);
   EXPECT_EQ(user.task_cost("scale", {}, {pshape({4, 6})}).shape, KernelShape::Elementwise);
+  EXPECT_EQ(user.task_cost("clip", {}, {pshape({4, 6})}).shape, KernelShape::Elementwise);  // max and min: one instruction each
+  EXPECT_EQ(user.task_cost("norm2", {}, {pshape({4, 6}), pshape({4, 6})}).shape, KernelShape::Elementwise);
+  EXPECT_EQ(user.task_cost("softplus", {}, {pshape({4, 6})}).shape, KernelShape::Transcendental);
   EXPECT_EQ(user.task_cost("sum_squares", {}, {pshape({4, 6})}).shape, KernelShape::Reduction);  // a square, not a product of two values
 }
 

@@ -57,13 +57,14 @@ search::DeviceSpec device() {
 const pcg::AttrMap kConv = {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}, {"act", 0}};
 
 TEST(RooflineCalibration, EachShapeGetsTheMedianFractionOfItsTasks) {
-  SlowerThanTheRoofline measurer(device(), {{"matmul", 2}, {"linear", 4}, {"batch_matmul", 5}, {"conv2d", 3}, {"relu", 8}});
+  SlowerThanTheRoofline measurer(device(), {{"matmul", 2}, {"linear", 4}, {"batch_matmul", 5}, {"conv2d", 3}, {"relu", 8}, {"gelu", 20}});
   const std::vector<CalibrationTask> tasks = {
       {"matmul", {}, {{64, 128}, {128, 32}}},
       {"linear", {}, {{64, 128}, {128, 32}, {32}}},
       {"batch_matmul", {}, {{4, 16, 8}, {4, 8, 16}}},
       {"conv2d", kConv, {{2, 4, 8, 8}, {8, 4, 3, 3}}},
       {"relu", {}, {{64, 128}}},
+      {"gelu", {}, {{64, 128}}},
       {"softmax", {}, {{64, 128}}},  // not measurable here: left out
   };
   const ShapeCalibration c = calibrate_shapes(library(), device(), measurer, tasks);
@@ -72,6 +73,7 @@ TEST(RooflineCalibration, EachShapeGetsTheMedianFractionOfItsTasks) {
   EXPECT_NEAR(c.achieved_fraction[at(pcg::KernelShape::Contraction)], 1.0 / 4, 1e-9);  // of 1/2, 1/4, 1/5
   EXPECT_NEAR(c.achieved_fraction[at(pcg::KernelShape::Convolution)], 1.0 / 3, 1e-9);
   EXPECT_NEAR(c.achieved_fraction[at(pcg::KernelShape::Elementwise)], 1.0 / 8, 1e-9);
+  EXPECT_NEAR(c.achieved_fraction[at(pcg::KernelShape::Transcendental)], 1.0 / 20, 1e-9);
   EXPECT_EQ(c.tasks[at(pcg::KernelShape::Reduction)], 0);
   EXPECT_EQ(c.achieved_fraction[at(pcg::KernelShape::Reduction)], 1);
 }
@@ -136,9 +138,10 @@ TEST(RooflineCalibration, OnThisHostAConvolutionsKernelUnfoldsItsWindows) {
   const CalibrationTask one = {"conv2d", kConv, {{4, 16, 12, 12}, {1, 16, 3, 3}}},
                         many = {"conv2d", kConv, {{4, 16, 12, 12}, {32, 16, 3, 3}}};
   const double rate = calibrate_unfolding(library(), host, measurer, {{one, many}});
-  // One filter's forward is mostly unfolding, which 32 filters' arithmetic does not multiply.
-  EXPECT_GT(rate, 0);
-  EXPECT_LT(rate, 1e13);
+  // One filter's forward is mostly unfolding, which 32 filters' arithmetic does not multiply: the
+  // rate comes out near the one measured for this host's machine file.
+  EXPECT_GT(rate, host.unfolding_bandwidth / 10);
+  EXPECT_LT(rate, host.unfolding_bandwidth * 10);
 }
 
 TEST(RooflineCalibration, OnThisHostATaskOfEachShapeIsMeasuredThroughTheRuntime) {
@@ -148,11 +151,13 @@ TEST(RooflineCalibration, OnThisHostATaskOfEachShapeIsMeasuredThroughTheRuntime)
                                               {{"matmul", {}, {{64, 128}, {128, 64}}},
                                                {"conv2d", kConv, {{2, 4, 8, 8}, {8, 4, 3, 3}}},
                                                {"pool2d_max", {{"kh", 3}, {"kw", 3}, {"stride", 1}, {"pad", 0}}, {{2, 4, 10, 10}}},
-                                               {"relu", {}, {{64, 128}}}});
+                                               {"relu", {}, {{64, 128}}},
+                                               {"gelu", {}, {{64, 128}}}});
   for (pcg::KernelShape shape : pcg::kKernelShapes) EXPECT_EQ(c.tasks[static_cast<std::size_t>(shape)], 1) << pcg::kernel_shape_name(shape);
-  // A GEMM comes nearer its peak than a relu comes to the memory's bandwidth.
-  EXPECT_GT(c.achieved_fraction[static_cast<std::size_t>(pcg::KernelShape::Contraction)],
-            c.achieved_fraction[static_cast<std::size_t>(pcg::KernelShape::Elementwise)]);
+  // A relu comes nearer the memory's bandwidth than a GELU, which evaluates erf's series per
+  // element.
+  EXPECT_GT(c.achieved_fraction[static_cast<std::size_t>(pcg::KernelShape::Elementwise)],
+            c.achieved_fraction[static_cast<std::size_t>(pcg::KernelShape::Transcendental)]);
 }
 
 }  // namespace

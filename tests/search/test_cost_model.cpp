@@ -43,13 +43,20 @@ TEST(CostModel, RooflineOfAComputeBoundAndAMemoryBoundTask) {
   EXPECT_EQ(model.compute(big, big.node(0)).seconds, 0);
 }
 
-// The backward follows the arithmetic of the gradient the spec derives: twice the forward for a
-// matrix product, three times for a gated linear unit, whose gradient computes both products again.
+std::vector<pcg::ParallelShape> input_shapes(const pcg::Graph& g, const pcg::Node& n) {
+  std::vector<pcg::ParallelShape> shapes;
+  for (pcg::PortRef in : n.inputs) shapes.push_back(g.shape_of(in));
+  return shapes;
+}
+
+// The backward follows the arithmetic of the gradient the spec derives, every input taking its
+// gradient: twice the forward for a matrix product, three times for a gated linear unit, whose
+// gradient computes both products again.
 TEST(CostModel, TheBackwardRooflineIsTheDerivedGradients) {
   const Machine machine = load_machine("summit");
   const DeviceSpec& d = machine.device;
   const pcg::Graph big = data_parallel_matmul(4096, 4096, 4096);
-  const TaskEstimate mm = CostModel(library(), machine).compute(big, big.node(4));
+  const TaskEstimate mm = CostModel(library(), machine).compute(big.node(4), input_shapes(big, big.node(4)));
   EXPECT_DOUBLE_EQ(mm.backward_seconds - d.dispatch_overhead, 2 * (mm.seconds - d.dispatch_overhead));
 
   const spec::Library gated = spec::Library::from_text("import \"" + spec::Library::default_specs_dir() + "/ops/core.loom\";\n" + R"(
@@ -62,11 +69,28 @@ op glu(x: [b, k], w: [k, n], v: [k, n]) -> [b, n] {
   const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({2048, 2048}), true);
   const int v = g.add_input("v", pcg::ParallelShape::unpartitioned({2048, 2048}), true);
   g.mark_output({g.add_node(gated, "glu", {}, {{x, 0}, {w, 0}, {v, 0}}), 0});
-  const TaskEstimate glu = CostModel(gated, machine).compute(g, g.node(3));
+  const TaskEstimate glu = CostModel(gated, machine).compute(g.node(3), input_shapes(g, g.node(3)));
   const double forward = glu.flops / d.peak_flops;  // compute-bound
   EXPECT_DOUBLE_EQ(glu.seconds, forward + d.kernel_overhead + d.dispatch_overhead);
   // Six products of 2 x 2048^3 against the forward's two, and the elementwise parts.
   EXPECT_NEAR((glu.backward_seconds - 2 * d.kernel_overhead - d.dispatch_overhead) / forward, 3, 0.01);
+}
+
+TEST(CostModel, AFirstLayersBackwardComputesItsWeightsGradientAlone) {
+  const Machine machine = load_machine("summit");
+  const DeviceSpec& d = machine.device;
+  const pcg::Graph big = data_parallel_matmul(4096, 4096, 4096);
+  const CostModel model(library(), machine);
+  const pcg::Node& mm = big.node(4);
+  const std::vector<pcg::ParallelShape> inputs = input_shapes(big, mm);
+  const TaskEstimate both = model.compute(mm, inputs, {true, true}), weights = model.compute(mm, inputs, {false, true});
+  EXPECT_DOUBLE_EQ(weights.seconds, both.seconds);
+  // One gradient product where both inputs' gradients are two, each as long as the forward.
+  EXPECT_NEAR(weights.backward_seconds - 2 * d.kernel_overhead - d.dispatch_overhead,
+              both.seconds - d.kernel_overhead - d.dispatch_overhead, 1e-12);
+  EXPECT_EQ(model.compute(mm, inputs, {false, false}).backward_seconds, 0);
+  // In the graph, x is data: it takes none.
+  EXPECT_DOUBLE_EQ(model.compute(big, mm).backward_seconds, weights.backward_seconds);
 }
 
 TEST(CostModel, TheRooflineIsDividedByTheFractionItsKernelShapeAchieves) {
@@ -113,7 +137,9 @@ TEST(CostModel, ADeviceThatUnfoldsWindowsPaysForEveryWindowATaskUnfolds) {
   unfolding.device.unfolding_bandwidth = 50e9;
   const pcg::Graph by_images = split_convolution(false), by_filters = split_convolution(true);
   const auto estimate = [](const Machine& m, const pcg::Graph& g) { return CostModel(library(), m).compute(g, g.node(4)); };
-  // On a device whose kernels multiply windows in place, the same arithmetic costs the same.
+  // On a device whose kernels multiply windows in place, the same arithmetic costs the same (both
+  // bound by it on Summit, though the split along the filters reads every image).
+  EXPECT_DOUBLE_EQ(estimate(plain, by_images).flops, estimate(plain, by_filters).flops);
   EXPECT_DOUBLE_EQ(estimate(plain, by_images).seconds, estimate(plain, by_filters).seconds);
   // 8 images of 28x28 windows of 3x5x5 elements: a task split along the images unfolds half.
   const double every_window = 8.0 * 28 * 28 * 3 * 5 * 5 * 4 / 50e9;
@@ -121,9 +147,11 @@ TEST(CostModel, ADeviceThatUnfoldsWindowsPaysForEveryWindowATaskUnfolds) {
   EXPECT_NEAR(estimate(unfolding, by_filters).seconds - estimate(plain, by_filters).seconds, every_window, 1e-15);
   // The backward unfolds again for the filters' gradient alone: the images take none.
   EXPECT_NEAR(estimate(unfolding, by_filters).backward_seconds - estimate(plain, by_filters).backward_seconds, every_window, 1e-15);
-  EXPECT_EQ(backward_unfoldings({}), 2);
-  EXPECT_EQ(backward_unfoldings({true, true, true}), 2);
-  EXPECT_EQ(backward_unfoldings({false, false}), 0);
+  const pcg::TaskCost conv = library().task_cost("conv2d", by_filters.node(4).attrs, input_shapes(by_filters, by_filters.node(4)));
+  EXPECT_EQ(conv.unfolding_inputs, 0b11u);  // the windows and the filters
+  EXPECT_EQ(backward_unfoldings(conv.unfolding_inputs, {}), 2);
+  EXPECT_EQ(backward_unfoldings(conv.unfolding_inputs, {false, false}), 0);
+  EXPECT_EQ(backward_unfoldings(0b011, {false, true, true}), 1);  // a third input, not a factor, unfolds nothing
 }
 
 TEST(CostModel, AMeasuredProfileOverridesTheRoofline) {

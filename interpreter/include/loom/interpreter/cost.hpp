@@ -17,13 +17,16 @@ double total_flops(const Program& program);
 // the gradient reads its value, as GLU's gated product does), and every `let` computed again; a
 // function of one value at a statement's root takes its derivative from the kept output, as
 // hand-written kernels do. A matrix product's gradient is twice its forward, a fused matmul-ReLU's
-// too; GLU's, three times.
-double gradient_flops(const Program& program);
+// too; GLU's, three times. `wanted`, per input, whether its gradient is computed (empty: every
+// input's): no gradient flows into a part of the comprehension that reads only inputs taking none,
+// so a product of a first layer's data and its weights computes one gradient product, not two.
+double gradient_flops(const Program& program, const std::vector<bool>& wanted = {});
 
 // The loop shape of the statement doing the most arithmetic (pcg::KernelShape): a sum of a
 // product of two different reads is a contraction, a convolution where a read slides a window (an
 // index computed from both a summed index and an index of the result); any other sum, max or min
-// a reduction; no reduction, elementwise.
+// a reduction; no reduction, elementwise, or transcendental where it calls exp, log, tanh, sigmoid,
+// erf or pow.
 pcg::KernelShape kernel_shape(const Program& program);
 
 // Work per task when the instance runs on these parallel shapes: flops (forward, and its gradient's)

@@ -72,6 +72,11 @@ class Library : public pcg::OpCatalog {
   pcg::TaskCost task_cost(const std::string& name, const pcg::AttrMap& attrs, const std::vector<pcg::ParallelShape>& inputs) const override;
   bool moves_each_element_once(const std::string& name, const pcg::AttrMap& attrs,
                                const std::vector<pcg::ParallelShape>& inputs) const override;
+  // The arithmetic of a task's backward where only the inputs `gradients` marks take a gradient
+  // (spec::gradient_flops), split over the task's pieces as task_cost splits it; every input's
+  // where `gradients` is empty or marks them all.
+  double backward_flops(const std::string& name, const pcg::AttrMap& attrs, const std::vector<pcg::ParallelShape>& inputs,
+                        const std::vector<bool>& gradients) const;
 
   // Attribute arguments of an application, resolved to values (positional or named, labels of
   // the parameter's domain allowed), checked against the parameters' domains.

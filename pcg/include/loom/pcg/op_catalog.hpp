@@ -22,6 +22,9 @@ struct TaskCost {
   // elements a kernel that unfolds them before multiplying (im2col) writes and reads again.
   // Zero for any other kernel shape.
   double unfolded_elements = 0;
+  // Bit i set: input i is a factor of that product, whose gradient takes another pass over the
+  // unfolded windows (unfolding them again for the filters', folding back for the windows').
+  std::uint64_t unfolding_inputs = 0;
 };
 
 // What the graph layer needs to know about operators. The spec library implements it, so the

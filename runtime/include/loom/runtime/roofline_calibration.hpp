@@ -1,6 +1,7 @@
 #pragma once
 // Calibrating the roofline per kernel shape: how much of a device's peak FLOP/s or bandwidth its
-// GEMM-, convolution-, reduction- and elementwise-shaped tasks achieve, from tasks measured on it.
+// GEMM-, convolution-, reduction-, transcendental- and elementwise-shaped tasks achieve, from tasks
+// measured on it, and how fast its convolutions unfold their windows.
 // A machine file keeps the fractions (device.achieved_fraction), and the cost model divides its
 // roofline by them, so a machine whose tasks cannot be measured where the search runs is still
 // costed near what its kernels do.

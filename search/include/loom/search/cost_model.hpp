@@ -32,9 +32,10 @@ struct Roofline {
   double unfolding = 0;
 };
 Roofline bare_roofline(const pcg::TaskCost& cost, const DeviceSpec& device);
-// The passes of unfolding a task's backward makes: one per input taking a gradient (`gradients`
-// as CostModel::compute takes them, empty: every input), of the two a product has at most.
-int backward_unfoldings(const std::vector<bool>& gradients);
+// The passes of unfolding a task's backward makes: one per factor of the unfolded product
+// (pcg::TaskCost::unfolding_inputs) taking a gradient (`gradients` as CostModel::compute takes
+// them, empty: every input).
+int backward_unfoldings(std::uint64_t unfolding_inputs, const std::vector<bool>& gradients);
 
 struct TaskEstimate {
   double seconds = 0;

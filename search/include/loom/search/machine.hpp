@@ -136,7 +136,8 @@ std::string level_name(LinkLevel level);
 // File form: {"format": "loom-machine", "version": 1, "name", "nodes", "sockets_per_node",
 //   "devices_per_socket", "network_ports_per_node"? (default 1), "device": {"kind", "peak_tflops", "memory_gbps", "memory_gib",
 //   "kernel_overhead_us"?, "dispatch_overhead_us"?, "overlaps_communication"? (default true),
-//   "achieved_fraction"?: {SHAPE: fraction, ...} (pcg::kernel_shape_name), "busy_node_slowdown"?},
+//   "achieved_fraction"?: {SHAPE: fraction, ...} (pcg::kernel_shape_name), "busy_node_slowdown"?,
+//   "unfolding_gbps"?},
 //   "links": {"intra_socket" | "inter_socket" |
 //   "inter_node":
 //   {"gbps", "latency_us", "allreduce_gbps"?, "allreduce_latency_us"?, "started_allreduce_gbps"?,
