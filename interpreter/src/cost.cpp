@@ -234,14 +234,6 @@ bool is_contraction(const CNode& n) {
   return bare_read(n.children[0].children[0]) && bare_read(n.children[0].children[1]);
 }
 
-// Arithmetic of one point's derived gradient through `n`: twice the forward's for each operation
-// (its partial derivative, and the product with the incoming gradient), and for a contraction its
-// two gradient products, plus the product itself again where the gradient reads its value
-// (`value_read`: a factor of another product, a function's argument, or an operand of such a
-// value). At a statement's root, a function of a single value (relu's `max(.., 0)`, a sigmoid)
-// takes its derivative from the output the forward pass kept, as the hand-written kernels do, so
-// its argument is not computed again (a compiled kernel does compute it again where a comparison
-// needs it: for `max(x·w, 0)` written as a user's operator it runs one product more than counted).
 // The buffers whose gradients are not wanted (inputs taking none), by buffer; empty: every one's.
 using Unwanted = std::vector<bool>;
 
@@ -252,6 +244,14 @@ bool reads_wanted(const CNode& n, const Unwanted& unwanted) {
   return std::any_of(n.children.begin(), n.children.end(), [&](const CNode& c) { return reads_wanted(c, unwanted); });
 }
 
+// Arithmetic of one point's derived gradient through `n`: twice the forward's for each operation
+// (its partial derivative, and the product with the incoming gradient), and for a contraction its
+// two gradient products, plus the product itself again where the gradient reads its value
+// (`value_read`: a factor of another product, a function's argument, or an operand of such a
+// value). At a statement's root, a function of a single value (relu's `max(.., 0)`, a sigmoid)
+// takes its derivative from the output the forward pass kept, as the hand-written kernels do, so
+// its argument is not computed again (a compiled kernel does compute it again where a comparison
+// needs it: for `max(x·w, 0)` written as a user's operator it runs one product more than counted).
 double node_gradient_flops(const CNode& n, const Sharing& sharing, const Unwanted& unwanted, bool value_read, bool root = false) {
   // No gradient flows into what reads only unwanted buffers: the backward computes its value
   // where the gradient of something else reads it, else nothing.
