@@ -14,6 +14,8 @@
 #include "loom/runtime/optimizer.hpp"
 #include "loom/runtime/sharded_executor.hpp"
 #include "loom/runtime/transport.hpp"
+#include "loom/search/layout_forms.hpp"
+#include "loom/search/rvd_search.hpp"
 #include "piece_regions.hpp"
 
 namespace loom::runtime {
@@ -41,6 +43,46 @@ std::int64_t LocalTaskMeasurer::repeat(Run&& run) const {
     run();
   }
   return runs;
+}
+
+template <class Prepare>
+std::optional<search::MeasuredTask> LocalTaskMeasurer::time_node(const pcg::Graph& graph, pcg::NodeId node,
+                                                                 const std::set<std::string>& differentiable, int devices,
+                                                                 Prepare&& prepare) const {
+  std::vector<Tensor<float>> output_grads;
+  for (pcg::PortRef out : graph.outputs()) {
+    Tensor<float> ones(graph.shape_of(out).dims);
+    for (float& v : ones.data) v = 1;
+    output_grads.push_back(std::move(ones));
+  }
+  try {  // no kernel for the op, data it cannot be fed, or a kernel refusing these pieces: no figure
+    LocalTransport transport;
+    ShardedExecutor<float> executor(library_, graph, builtin_kernels(), transport, differentiable, devices, Backend::Cpu,
+                                    settings_.compile_from_specs);
+    NamedValues<float> feeds =
+        to_values(convert<float>(synthetic_data(library_, graph, LossKind::MeanSquaredError, 1, 1)->batch(0).inputs));
+    const auto run = [&] {
+      prepare(feeds);
+      executor.forward(feeds);
+      if (!differentiable.empty()) executor.backward_values(output_grads);
+    };
+    run();
+    std::vector<double> forward, backward;
+    const std::int64_t runs = repeat([&] {
+      executor.restart_operator_times();
+      run();
+      const OperatorTime& time = executor.operator_times()[node.index()];
+      forward.push_back(time.forward_per_task());
+      if (time.backward_tasks > 0) backward.push_back(time.backward_per_task());
+    });
+    search::MeasuredTask measured;
+    measured.forward_seconds = pcg::median(forward);
+    measured.samples = runs;
+    if (!backward.empty()) measured.backward_seconds = pcg::median(backward);
+    return measured;
+  } catch (const LoomError&) {
+    return std::nullopt;
+  }
 }
 
 std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::ProfileKey& task) {
@@ -71,44 +113,90 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure(const search::Pro
     redrawn.emplace_back(name, settings_.run_values ? settings_.run_values->sample(task.op, task.attrs, i) : nullptr);
     if (task.gradients.empty() || task.gradients.at(i)) differentiable.insert(name);
   }
-  std::vector<Tensor<float>> output_grads;
-  for (pcg::PortRef out : graph.outputs()) {
-    Tensor<float> ones(graph.shape_of(out).dims);
-    for (float& v : ones.data) v = 1;
-    output_grads.push_back(std::move(ones));
-  }
-  try {  // no kernel for the op, data it cannot be fed, or a kernel refusing these pieces: no figure
-    LocalTransport transport;
-    ShardedExecutor<float> executor(library_, graph, builtin_kernels(), transport, differentiable, 1, Backend::Cpu,
-                                    settings_.compile_from_specs);
-    NamedValues<float> feeds =
-        to_values(convert<float>(synthetic_data(library_, graph, LossKind::MeanSquaredError, 1, 1)->batch(0).inputs));
-    std::mt19937_64 draws(1);
-    const auto run = [&] {
-      for (const auto& [name, sample] : redrawn) {
-        std::vector<float>& values = feeds.at(name).host_mut().data;
-        if (sample)
-          draw_from(*sample, values, draws);
-        else
-          redraw_signs(values, draws);
+  std::mt19937_64 draws(1);
+  return time_node(graph, node, differentiable, 1, [&](NamedValues<float>& feeds) {
+    for (const auto& [name, sample] : redrawn) {
+      std::vector<float>& values = feeds.at(name).host_mut().data;
+      if (sample)
+        draw_from(*sample, values, draws);
+      else
+        redraw_signs(values, draws);
+    }
+  });
+}
+
+namespace {
+
+// A machine of `devices` devices on which any chain of layout forms can be priced: only the
+// choice of a chain that reaches a shape is asked of it, never its cost.
+search::Machine pricing_machine(int devices) {
+  search::Machine m;
+  m.devices_per_socket = devices;
+  m.device.peak_flops = 1e12;
+  m.device.memory_bandwidth = 1e11;
+  m.intra_socket = m.inter_socket = m.inter_node = search::Link(1e10, 1e-6);
+  return m;
+}
+
+// One of the library's layout forms applied to `value` (its dimensions and degrees of two tried
+// in turn), or nullopt where none applies.
+std::optional<pcg::NodeId> add_any_form(const spec::Library& library, pcg::Graph& graph, pcg::PortRef value) {
+  const pcg::ParallelShape shape = graph.shape_of(value);
+  for (const search::LayoutForm& form : search::layout_forms(library)) {
+    pcg::AttrMap attrs;
+    for (const std::string& amount : form.amount_attrs()) attrs[amount] = 2;
+    const std::vector<std::string> dims = form.dim_attrs();
+    const auto tries = dims.empty() ? 1 : static_cast<std::int64_t>(shape.rank());
+    for (std::int64_t d = 0; d < tries; ++d) {
+      for (const std::string& dim : dims) attrs[dim] = d;
+      if (!form.apply(attrs, shape)) continue;
+      try {
+        return graph.add_node(library, form.op, attrs, {value});
+      } catch (const LoomError&) {
       }
-      executor.forward(feeds);
-      if (!differentiable.empty()) executor.backward_values(output_grads);
-    };
-    run();
-    std::vector<double> forward, backward;
-    const std::int64_t runs = repeat([&] {
-      executor.restart_operator_times();
-      run();
-      const OperatorTime& time = executor.operator_times()[node.index()];
-      forward.push_back(time.forward_per_task());
-      if (time.backward_tasks > 0) backward.push_back(time.backward_per_task());
-    });
-    search::MeasuredTask measured;
-    measured.forward_seconds = pcg::median(forward);
-    measured.samples = runs;
-    if (!backward.empty()) measured.backward_seconds = pcg::median(backward);
-    return measured;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<search::MeasuredTask> LocalTaskMeasurer::measure_layout_change(const search::LayoutChangeTask& change) {
+  const pcg::ParallelShape& from = change.from;
+  // A graph input is held whole; anything else is built from one by the library's own forms, as
+  // the search would move it, which makes partitioned and replicated pieces but no partial sums
+  // and no whole value other than an input.
+  if (change.from_input ? !from.is_unpartitioned() : from.is_unpartitioned() || from.V != 1) return std::nullopt;
+  const int devices = static_cast<int>(std::max({from.tasks(), change.to.tasks(), std::int64_t{1}}));
+  pcg::Graph graph;
+  try {
+    // Fed as data, which takes a gradient where the change passes one back, as a weight would.
+    const pcg::NodeId input = graph.add_input("x", pcg::ParallelShape::unpartitioned(from.dims));
+    pcg::PortRef source{input, 0};
+    if (!change.from_input) {
+      const search::RvdSearch moves(library_, pricing_machine(devices));
+      const pcg::MachineView whole = pcg::MachineView::contiguous(0, 1);
+      const std::optional<search::ReshardPath>& path =
+          moves.cheapest(graph.shape_of(source), whole, from, pcg::MachineView::contiguous(0, from.tasks()), /*loaded=*/true);
+      if (!path) return std::nullopt;
+      for (const search::ReshardStep& step : path->steps) source = {graph.add_node(library_, step.op, step.attrs, {source}), 0};
+    }
+    if (graph.shape_of(source) != from) return std::nullopt;
+    const pcg::NodeId change_node = graph.add_node(library_, change.op, change.attrs, {source}, "change");
+    if (graph.node(change_node).output_shapes.at(0) != change.to) return std::nullopt;
+    // Read by a change that makes the graph output: its pieces are taken where they are, so the
+    // measured change runs as one read inside a plan does.
+    const std::optional<pcg::NodeId> reader = add_any_form(library_, graph, {change_node, 0});
+    if (!reader) return std::nullopt;
+    graph.mark_output({*reader, 0});
+    std::int64_t pieces = 1;
+    for (const pcg::Node& n : graph.nodes()) {
+      graph.set_view(n.id, pcg::MachineView::contiguous(0, n.tasks()));
+      pieces = std::max(pieces, n.tasks());
+    }
+    std::set<std::string> differentiable;
+    if (change.gradient) differentiable.insert("x");
+    return time_node(graph, change_node, differentiable, static_cast<int>(pieces), [](NamedValues<float>&) {});
   } catch (const LoomError&) {
     return std::nullopt;
   }

@@ -155,14 +155,17 @@ double CostModel::local_seconds(const pcg::Graph& graph, const pcg::Node& node) 
   return 2 * (moved.bytes_read + moved.bytes_written) / machine_.device.memory_bandwidth;
 }
 
-std::optional<TaskEstimate> CostModel::measured_layout_change(const pcg::ParallelShape& from, const pcg::ParallelShape& to) const {
+std::optional<TaskEstimate> CostModel::measured_layout_change(const LayoutChangeTask& change) const {
+  const std::string& device = machine_.device.kind;
   const ProfileDatabase* profiles = searched(profiles_);
-  if (!profiles) return std::nullopt;
-  const ProfileEntry* measured = profiles->find(layout_change_key(from, to, machine_.device.kind));
+  const ProfileEntry* measured = measuring_ ? measuring_->find_or_measure_layout_change(change, device)
+                                 : profiles ? profiles->find(layout_change_key(change.from, change.to, device))
+                                            : nullptr;
   if (!measured) return std::nullopt;
+  const double busy = alone_to_busy(measured->alone);
   TaskEstimate est;
-  est.seconds = measured->measured_seconds;
-  est.backward_seconds = measured->backward_seconds.value_or(measured->measured_seconds);
+  est.seconds = busy * measured->measured_seconds;
+  est.backward_seconds = busy * measured->backward_seconds.value_or(measured->measured_seconds);
   est.measured = true;
   return est;
 }

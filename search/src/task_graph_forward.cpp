@@ -85,6 +85,7 @@ class ForwardPass {
       } else {
         move_data(n, view);
       }
+      dispatch_layout_change(n, held[0]);
       return;
     }
     const TaskEstimate est = model_.compute(graph_, n);
@@ -109,6 +110,28 @@ class ForwardPass {
       for (int w : weights_read) weights_[w][view.devices[t]].push_back(id);
       for (auto& port : held) port.push_back({view.devices[t], {id}});
     }
+  }
+
+  // The executor steps through a layout change as through an operator, on each device holding
+  // its pieces: the device's dispatch overhead, forward and backward, after the change's own work
+  // and before its readers (nothing where the machine gives no dispatch overhead).
+  void dispatch_layout_change(const pcg::Node& n, std::vector<Holder>& pieces) {
+    const double dispatch = machine_.device.dispatch_overhead;
+    if (dispatch <= 0) return;
+    std::map<int, int> task_on;  // device -> its dispatch task
+    for (const Holder& piece : pieces) {
+      if (task_on.count(piece.device)) continue;
+      SimTask t;
+      t.node = n.id;
+      t.device = piece.device;
+      t.seconds = dispatch;
+      t.backward_seconds = plan_.runs_backward(n) ? dispatch : 0;
+      for (const Holder& other : pieces)
+        if (other.device == piece.device) t.deps.insert(t.deps.end(), other.tasks.begin(), other.tasks.end());
+      t.label = n.op + "#" + pcg::to_string(n.id) + " dispatch on " + std::to_string(piece.device);
+      task_on[piece.device] = add(std::move(t));
+    }
+    for (Holder& piece : pieces) piece.tasks = {task_on.at(piece.device)};
   }
 
   // Pieces that are on the devices of `view` from the start of the iteration.
@@ -148,11 +171,17 @@ class ForwardPass {
     }
   }
 
+  // Layout change n's work per piece, where measured (CostModel::measured_layout_change).
+  std::optional<TaskEstimate> measured_change(const pcg::Node& n, const pcg::ParallelShape& from, const pcg::ParallelShape& to) const {
+    const bool from_input = graph_.node(plan_.source_of(n).node).is_graph_input();
+    return model_.measured_layout_change(LayoutChangeTask{n.op, n.attrs, from, to, from_input, plan_.runs_backward(n)});
+  }
+
   // The copies of graph input pieces that are not whole replicas, each the dependency of its
   // piece's holder; a weight's copies are among the tasks its gradient sum waits for.
   void copy_input_pieces(const pcg::Node& n, const pcg::MachineView& view, std::vector<Holder>& held) {
     const pcg::ParallelShape& out = n.output_shapes[0];
-    const std::optional<TaskEstimate> measured = model_.measured_layout_change(graph_.shape_of(plan_.source_of(n)), out);
+    const std::optional<TaskEstimate> measured = measured_change(n, graph_.shape_of(plan_.source_of(n)), out);
     if (out.R == out.tasks() && !measured) return;  // every piece is the whole value, read where it is
     const pcg::Node& source = graph_.node(plan_.source_of(n).node);
     const bool weight = model_.trains(graph_, source);
@@ -189,7 +218,7 @@ class ForwardPass {
     for (const Holder& h : sources) from.devices.push_back(h.device);
     const RvdSearch::LaidOutChange& change = model_.moves().laid_out(in, from, out, view);
     const std::vector<pcg::PieceMove>& moves = change.moves;
-    const std::optional<TaskEstimate> measured = model_.measured_layout_change(in, out);
+    const std::optional<TaskEstimate> measured = measured_change(n, in, out);
     if (change.collective) return run_collective(n, *change.collective, in, out, sources, measured, held);
     auto move = moves.begin();
     for (std::int64_t t = 0; t < out.tasks(); ++t) {

@@ -6,7 +6,7 @@
 namespace loom::search {
 
 template <class Measure>
-const ProfileEntry* MeasuringProfiles::find_or(const ProfileKey& key, double roofline, Measure&& measure) {
+const ProfileEntry* MeasuringProfiles::find_or(const ProfileKey& key, std::optional<double> roofline, Measure&& measure) {
   if (const ProfileEntry* entry = database_.find(key)) return entry;
   if (key.device != measurer_.device_kind()) return nullptr;
   const std::string text = key.to_string();
@@ -40,6 +40,10 @@ const ProfileEntry* MeasuringProfiles::find_or_measure_update(const std::string&
 const ProfileEntry* MeasuringProfiles::find_or_measure_accumulation(const std::vector<std::int64_t>& whole, const std::string& device,
                                                                     double roofline) {
   return find_or(gradient_accumulation_key(whole, device), roofline, [&] { return measurer_.measure_accumulation(whole); });
+}
+
+const ProfileEntry* MeasuringProfiles::find_or_measure_layout_change(const LayoutChangeTask& change, const std::string& device) {
+  return find_or(layout_change_key(change.from, change.to, device), std::nullopt, [&] { return measurer_.measure_layout_change(change); });
 }
 
 }  // namespace loom::search

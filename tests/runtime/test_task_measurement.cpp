@@ -146,5 +146,52 @@ TEST(TaskMeasurement, AnOperatorWrittenInTheSpecLanguageIsMeasuredCompiledOrInte
   std::filesystem::remove_all(dir);
 }
 
+pcg::ParallelShape split(std::vector<std::int64_t> dims, std::vector<std::int64_t> degrees, std::int64_t replicas = 1) {
+  return pcg::ParallelShape::partitioned(std::move(dims), std::move(degrees), 1, replicas);
+}
+
+TEST(TaskMeasurement, AWeightsReplicasHandTheirGradientsBackTheMoreTheLargerTheWeight) {
+  LocalTaskMeasurer measurer(library());
+  const auto replicas = [&](std::int64_t side) {
+    return measurer.measure_layout_change(
+        {"replicate", {{"degree", 2}}, whole({side, side}), split({side, side}, {1, 1}, 2), /*from_input=*/true, /*gradient=*/true});
+  };
+  const auto small = replicas(4), large = replicas(512);
+  ASSERT_TRUE(small && large);
+  EXPECT_GE(small->samples, 3);
+  EXPECT_GT(small->forward_seconds, 0);
+  ASSERT_TRUE(small->backward_seconds && large->backward_seconds);
+  // Each replica's gradient is added into the weight's: 16 elements against 262,144.
+  EXPECT_GT(*large->backward_seconds, 10 * *small->backward_seconds);
+}
+
+TEST(TaskMeasurement, AChangeOfAnOperatorsPiecesMovesTheirElements) {
+  LocalTaskMeasurer measurer(library());
+  // Rows split in two, gathered whole again; no gradient back, then one.
+  const auto gathered = [&](std::int64_t rows, bool gradient) {
+    return measurer.measure_layout_change(
+        {"combine", {{"dim", 0}, {"degree", 2}}, split({rows, 256}, {2, 1}), whole({rows, 256}), /*from_input=*/false, gradient});
+  };
+  const auto small = gathered(8, false), large = gathered(2048, false), back = gathered(8, true);
+  ASSERT_TRUE(small && large && back);
+  EXPECT_FALSE(small->backward_seconds.has_value());
+  EXPECT_GT(large->forward_seconds, 10 * small->forward_seconds);
+  ASSERT_TRUE(back->backward_seconds.has_value());
+  EXPECT_GT(*back->backward_seconds, 0);
+}
+
+TEST(TaskMeasurement, ALayoutChangeItCannotBuildIsNotMeasured) {
+  LocalTaskMeasurer measurer(library());
+  const auto refused = [&](search::LayoutChangeTask change) { return !measurer.measure_layout_change(change).has_value(); };
+  // Partial sums: no form makes them out of a graph input.
+  EXPECT_TRUE(refused({"reduce", {{"degree", 2}}, pcg::ParallelShape::partitioned({8, 8}, {1, 1}, 2, 1), whole({8, 8}), false, true}));
+  // A whole value other than a graph input.
+  EXPECT_TRUE(refused({"replicate", {{"degree", 2}}, whole({8, 8}), split({8, 8}, {1, 1}, 2), false, true}));
+  // A graph input is whole: no piece of it is a change's source.
+  EXPECT_TRUE(refused({"combine", {{"dim", 0}, {"degree", 2}}, split({8, 8}, {2, 1}), whole({8, 8}), true, false}));
+  // The form does not make the shape the key says.
+  EXPECT_TRUE(refused({"replicate", {{"degree", 4}}, whole({8, 8}), split({8, 8}, {1, 1}, 2), true, true}));
+}
+
 }  // namespace
 }  // namespace loom::runtime

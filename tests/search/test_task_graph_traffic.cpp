@@ -246,6 +246,55 @@ pcg::Graph weight_over_both(const std::string& parallel_op) {
   return g;
 }
 
+// The executor steps through a layout change as through an operator: each device holding its
+// pieces pays the machine's dispatch overhead forward, and backward where a gradient runs through
+// it, before the change's readers run; a machine without a dispatch overhead gets no such task.
+TEST(TaskGraphTraffic, EachDeviceHoldingALayoutChangesPiecesPaysItsDispatch) {
+  const DataParallelMlp p = figure1_data_parallel();
+  Machine m = load_machine("summit").with_nodes(1).with_devices_per_node(2);
+  ASSERT_EQ(m.device.dispatch_overhead, 0);
+  const auto dispatches = [](const TaskGraph& tg) {
+    std::vector<const SimTask*> out;
+    for (const SimTask& t : tg.tasks)
+      if (t.label.find(" dispatch on ") != std::string::npos) out.push_back(&t);
+    return out;
+  };
+  EXPECT_TRUE(dispatches(build_task_graph(p.m.g, CostModel(library(), m))).empty());
+
+  m.device.dispatch_overhead = 3e-6;
+  const TaskGraph tg = build_task_graph(p.m.g, CostModel(library(), m));
+  std::map<std::pair<int, int>, const SimTask*> by_node_and_device;  // forward dispatches
+  for (const SimTask* t : dispatches(tg)) {
+    if (t->backward) continue;
+    EXPECT_TRUE(by_node_and_device.emplace(std::make_pair(t->node.value(), t->device), t).second) << t->label;
+    EXPECT_EQ(t->seconds, 3e-6);
+    const std::string op = p.m.g.node(t->node).op;
+    // x is data: no gradient runs back through its partition; the weights' replicas take one.
+    EXPECT_EQ(t->backward_seconds, op == "replicate" ? 3e-6 : 0) << t->label;
+  }
+  // The partition of x and the two replicas, each on both devices; the combine gives the graph
+  // output, which the loss reads where its pieces are.
+  EXPECT_EQ(by_node_and_device.size(), 6u);
+  for (const SimTask& t : tg.tasks) {
+    if (t.node != p.first_layer || t.backward || t.kind != TaskKind::Compute) continue;
+    const std::set<int> before = waits_for(tg, t);
+    int dispatched = 0;
+    for (int d : before) {
+      const SimTask& dep = tg.tasks[static_cast<std::size_t>(d)];
+      if (dep.label.find(" dispatch on ") == std::string::npos) continue;
+      EXPECT_EQ(dep.device, t.device) << dep.label;
+      ++dispatched;
+    }
+    EXPECT_EQ(dispatched, 2) << t.label << ": after the partition's and the replica's dispatch on its device";
+  }
+  // Each dispatch is mirrored in the backward pass: the replicas' cost it again, the partition's
+  // costs nothing.
+  double backward = 0;
+  for (const SimTask* t : dispatches(tg))
+    if (t->backward) backward += t->seconds;
+  EXPECT_DOUBLE_EQ(backward, 4 * 3e-6);
+}
+
 TEST(TaskGraphTraffic, PartitionedWeightShardsLiveOnTheirDevices) {
   const TaskGraph tg = task_graph(weight_over_both("partition"));
   EXPECT_EQ(communication_bytes(tg), 0);

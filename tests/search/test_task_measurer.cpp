@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
 #include "loom/pcg/piece_moves.hpp"
+#include "loom/pcg/task_layout.hpp"
 #include "loom/search/cost_model.hpp"
 #include "loom/search/gradient_flow.hpp"
 #include "loom/search/graph_split.hpp"
+#include "loom/search/task_graph.hpp"
 #include "loom/search/task_measurer.hpp"
 #include "search_support.hpp"
 
@@ -34,8 +36,14 @@ class FakeMeasurer final : public TaskMeasurer {
     ++accumulation_calls;
     return MeasuredTask{4e-9 * static_cast<double>(pcg::whole_region(whole).elements()), std::nullopt, 6};
   }
+  std::optional<MeasuredTask> measure_layout_change(const LayoutChangeTask& change) override {
+    changes.push_back(change);
+    const auto elements = static_cast<double>(pcg::piece_elements(change.to));
+    return MeasuredTask{5e-9 * elements, change.gradient ? std::optional<double>(7e-9 * elements) : std::nullopt, 2};
+  }
   int calls = 0, update_calls = 0, accumulation_calls = 0;
   std::vector<ProfileKey> asked;
+  std::vector<LayoutChangeTask> changes;
 };
 
 // x[m, k] * w[k, n], then relu, unsplit.
@@ -139,6 +147,64 @@ TEST(MeasuringProfiles, AddingUpAWeightsGradientsIsMeasuredOnce) {
   EXPECT_DOUBLE_EQ(roofline.seconds, 3.0 * 64 * 16 * kBytesPerElement / machine.device.memory_bandwidth);
   EXPECT_DOUBLE_EQ(*db.find(gradient_accumulation_key({64, 16}, "cpu"))->simulated_seconds, roofline.seconds);
   EXPECT_EQ(measurer.calls + measurer.update_calls, 0);
+}
+
+// x[8, 4] split in two along its rows, w[4, 4] replicated on both devices, their product.
+pcg::Graph split_rows_replicated_weight() {
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 4}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({4, 4}), true);
+  const pcg::MachineView both{{0, 1}};
+  const int px = g.add_node(library(), "partition", {{"dim", 0}, {"degree", 2}}, {{x, 0}});
+  const int rw = g.add_node(library(), "replicate", {{"degree", 2}}, {{w, 0}});
+  const int mm = g.add_node(library(), "matmul", {}, {{px, 0}, {rw, 0}});
+  for (int n : {px, rw, mm}) g.set_view(n, both);
+  g.mark_output({mm, 0});
+  return g;
+}
+
+TEST(MeasuringProfiles, EachDistinctLayoutChangeIsMeasuredOnceAsThePlanRunsIt) {
+  Machine machine = load_machine("cpu_host").with_devices_per_node(2);
+  machine.device.busy_node_slowdown = 1.5;
+  ProfileDatabase db;
+  FakeMeasurer measurer;
+  const CostModel model(library(), machine, std::make_shared<MeasuringProfiles>(db, measurer));
+  const pcg::Graph g = split_rows_replicated_weight();
+  const TaskGraph tg = build_task_graph(g, model);
+  // The data's partition (no gradient runs back through it) and the weight's replicas (one does),
+  // each from a graph input; then no more, however often the plan is costed.
+  ASSERT_EQ(measurer.changes.size(), 2u);
+  build_task_graph(g, model);
+  EXPECT_EQ(measurer.changes.size(), 2u);
+  for (const LayoutChangeTask& c : measurer.changes) {
+    const bool replica = c.op == "replicate";
+    EXPECT_TRUE(c.from_input) << c.op;
+    EXPECT_EQ(c.gradient, replica) << c.op;
+    EXPECT_EQ(c.from, g.shape_of({replica ? 1 : 0, 0})) << c.op;
+    EXPECT_EQ(c.to, g.shape_of({replica ? 3 : 2, 0})) << c.op;
+    EXPECT_NE(db.find(layout_change_key(c.from, c.to, "cpu")), nullptr) << c.op;
+  }
+  // Each piece of each change costs its measured figure on its device, slowed as a figure
+  // measured alone is where the node's other device computes too; the replicas' gradients go back
+  // through theirs.
+  int replica_pieces = 0, data_pieces = 0;
+  for (const SimTask& t : tg.tasks) {
+    if (t.kind != TaskKind::Compute || t.backward || (t.node != 2 && t.node != 3)) continue;
+    if (t.label.find("dispatch") != std::string::npos) continue;
+    const bool replica = t.node == 3;
+    (replica ? replica_pieces : data_pieces) += 1;
+    const double elements = 16;  // a whole 4x4 replica, or half of the 8x4 rows
+    EXPECT_DOUBLE_EQ(t.seconds, 1.5 * 5e-9 * elements) << t.label;
+    EXPECT_DOUBLE_EQ(t.backward_seconds, replica ? 1.5 * 7e-9 * elements : 0) << t.label;
+  }
+  EXPECT_EQ(replica_pieces, 2);
+  EXPECT_EQ(data_pieces, 2);
+  // Without a measurer, and nothing in the database, a whole replica of an input is read where
+  // it is: no task.
+  int unmeasured = 0;
+  for (const SimTask& t : build_task_graph(g, CostModel(library(), machine)).tasks)
+    unmeasured += t.node == 3 && t.kind == TaskKind::Compute && t.label.find("dispatch") == std::string::npos ? 1 : 0;
+  EXPECT_EQ(unmeasured, 0);
 }
 
 TEST(TaskKey, NamesTheInputsThatTakeNoGradientAndOnlyThose) {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,12 +63,23 @@ class LocalTaskMeasurer final : public search::TaskMeasurer {
                                                      const std::vector<std::int64_t>& whole) override;
   // Adding one float gradient of dims `whole` into another, as a pipeline's step does (add_into).
   std::optional<search::MeasuredTask> measure_accumulation(const std::vector<std::int64_t>& whole) override;
+  // One process holding every piece runs the change: its source, where not a graph input, made
+  // from one by the library's forms (search::RvdSearch), and its result read by the same change
+  // again, as the graph output. The figures are per piece. Nullopt for a source of partial sums or
+  // a whole value other than a graph input.
+  std::optional<search::MeasuredTask> measure_layout_change(const search::LayoutChangeTask& change) override;
 
  private:
   // Calls `run` at least min_runs times and until min_seconds have passed, at most max_runs;
   // returns how many times.
   template <class Run>
   std::int64_t repeat(Run&& run) const;
+  // `node`'s forward and backward time per task, the medians over runs of `graph` forward and
+  // backward (where `differentiable` names inputs) on `devices` devices in one process, after a
+  // warm-up run; `prepare` is given the feeds before each run.
+  template <class Prepare>
+  std::optional<search::MeasuredTask> time_node(const pcg::Graph& graph, pcg::NodeId node, const std::set<std::string>& differentiable,
+                                                int devices, Prepare&& prepare) const;
 
   const spec::Library& library_;
   TaskMeasurementSettings settings_;

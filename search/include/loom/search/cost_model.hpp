@@ -65,11 +65,12 @@ class CostModel {
   // `gradients`: which inputs take a gradient (inputs_taking_gradients; empty: all).
   TaskEstimate compute(const pcg::Node& node, const std::vector<pcg::ParallelShape>& inputs, const std::vector<bool>& gradients = {}) const;
 
-  // One piece's work on its device in a layout change between the two shapes, outside the
-  // messages and collectives, where the profile database has it measured; otherwise none (the
-  // task graph then charges the bytes the change copies and adds up). Its backward is the
-  // forward's where only the forward was measured: the gradient moves the same boxes back.
-  std::optional<TaskEstimate> measured_layout_change(const pcg::ParallelShape& from, const pcg::ParallelShape& to) const;
+  // One piece's work on its device in a layout change, outside the messages and collectives,
+  // where the profile database has it (layout_change_key) or, measuring, the measurer gives it;
+  // otherwise none (the task graph then charges the bytes the change copies and adds up). Its
+  // backward is the forward's where only the forward was measured: the gradient moves the same
+  // boxes back.
+  std::optional<TaskEstimate> measured_layout_change(const LayoutChangeTask& change) const;
 
   // The optimizer step over `box` (its extent) of a weight of dims `whole` on one device: measured
   // where the profile database has it (weight_update_key), otherwise the bytes the step reads and

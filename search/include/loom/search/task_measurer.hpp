@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "loom/pcg/op_catalog.hpp"
+#include "loom/pcg/parallel_shape.hpp"
 #include "loom/search/profile_db.hpp"
 
 namespace loom::search {
@@ -18,6 +20,17 @@ struct MeasuredTask {
   double forward_seconds = 0;
   std::optional<double> backward_seconds;  // none when no input of the task takes a gradient
   std::int64_t samples = 0;                // timed runs the figures are the medians of
+};
+
+// One piece of a layout change (layout_change_key): the parallelization operator or fused form
+// `op` with `attrs` turning `from` into `to`. `from_input`: its source is a graph input, whose
+// pieces each device loads from the whole value; `gradient`: a gradient runs back through it.
+struct LayoutChangeTask {
+  std::string op;
+  pcg::AttrMap attrs;
+  pcg::ParallelShape from, to;
+  bool from_input = false;
+  bool gradient = false;
 };
 
 class TaskMeasurer {
@@ -37,6 +50,10 @@ class TaskMeasurer {
   // Adding one gradient of a weight of dims `whole` into another (gradient_accumulation_key); the
   // forward figure is the addition. Nullopt when the measurer cannot run it.
   virtual std::optional<MeasuredTask> measure_accumulation(const std::vector<std::int64_t>& whole) = 0;
+  // The work of one piece of a layout change on the device holding it, outside the messages and
+  // collectives it waits in, forward and (where `change.gradient`) backward. Nullopt when the
+  // measurer cannot run it.
+  virtual std::optional<MeasuredTask> measure_layout_change(const LayoutChangeTask& change) = 0;
 };
 
 // A profile database that measures what it lacks: shared by every copy of a cost model.
@@ -53,6 +70,8 @@ class MeasuringProfiles {
                                              const std::vector<std::int64_t>& whole, const std::string& device, double roofline);
   // The same for adding up a weight's gradients (gradient_accumulation_key).
   const ProfileEntry* find_or_measure_accumulation(const std::vector<std::int64_t>& whole, const std::string& device, double roofline);
+  // The same for a piece of a layout change (layout_change_key), which has no roofline of its own.
+  const ProfileEntry* find_or_measure_layout_change(const LayoutChangeTask& change, const std::string& device);
   const ProfileDatabase& database() const { return database_; }
 
   // Tasks measured so far, the seconds it took, and the tasks that could not be run alone.
@@ -68,7 +87,7 @@ class MeasuringProfiles {
   std::int64_t measured_ = 0;
   double seconds_ = 0;
   template <class Measure>
-  const ProfileEntry* find_or(const ProfileKey& key, double roofline, Measure&& measure);
+  const ProfileEntry* find_or(const ProfileKey& key, std::optional<double> roofline, Measure&& measure);
 
   std::vector<std::string> refused_;  // keys, sorted
 };
