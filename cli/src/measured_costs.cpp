@@ -88,7 +88,8 @@ std::string MeasuredCosts::summary() const {
       os << ", on inputs drawn uniformly in [-1, 1], the model's forward pass having failed";
     }
     os << ")";
-    if (measuring_->not_measurable() > 0) os << ", " << measuring_->not_measurable() << " tasks that cannot run alone by the roofline";
+    if (measuring_->not_measurable() > 0)
+      os << ", " << measuring_->not_measurable() << " tasks that cannot run alone by the roofline (layout changes by their bytes)";
     os << ", else the roofline";
   } else if (!path_.empty()) {
     os << "measured where " << path_ << " has the task (" << database_.size() << " entries), else the roofline";

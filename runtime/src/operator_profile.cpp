@@ -75,7 +75,8 @@ std::vector<OperatorProfile> operator_profiles(const spec::Library& library, con
     } else {
       // One process runs each layout change of a chain by itself: it fuses none.
       const pcg::PortRef from = processes > 1 ? sources[n.id.index()] : n.inputs.at(0);
-      p.key = search::layout_change_key(graph.shape_of(from), n.output_shapes.at(0), machine.device.kind);
+      p.key = search::layout_change_key(graph.shape_of(from), n.output_shapes.at(0), graph.node(from.node).is_graph_input(),
+                                        t.backward_tasks > 0, machine.device.kind);
     }
     p.measured_seconds = t.forward_per_task();
     p.tasks = t.forward_tasks;

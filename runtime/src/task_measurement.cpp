@@ -82,6 +82,8 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::time_node(const pcg::Grap
     return measured;
   } catch (const LoomError&) {
     return std::nullopt;
+  } catch (const std::bad_alloc&) {  // more than this host holds: it keeps its roofline
+    return std::nullopt;
   }
 }
 
@@ -138,26 +140,25 @@ search::Machine pricing_machine(int devices) {
   return m;
 }
 
-// One of the library's layout forms applied to `value` (its dimensions and degrees of two tried
-// in turn), or nullopt where none applies.
+// The first of the library's layout forms, with degrees of two, that applies to `value`, or
+// nullopt where none does.
 std::optional<pcg::NodeId> add_any_form(const spec::Library& library, pcg::Graph& graph, pcg::PortRef value) {
   const pcg::ParallelShape shape = graph.shape_of(value);
-  for (const search::LayoutForm& form : search::layout_forms(library)) {
-    pcg::AttrMap attrs;
-    for (const std::string& amount : form.amount_attrs()) attrs[amount] = 2;
-    const std::vector<std::string> dims = form.dim_attrs();
-    const auto tries = dims.empty() ? 1 : static_cast<std::int64_t>(shape.rank());
-    for (std::int64_t d = 0; d < tries; ++d) {
-      for (const std::string& dim : dims) attrs[dim] = d;
-      if (!form.apply(attrs, shape)) continue;
+  std::optional<pcg::NodeId> added;
+  for (const search::LayoutForm& form : search::layout_forms(library))
+    search::each_assignment(form, shape.rank(), {2}, [&](const pcg::AttrMap& attrs) {
+      if (added || !form.apply(attrs, shape)) return;
       try {
-        return graph.add_node(library, form.op, attrs, {value});
-      } catch (const LoomError&) {
+        added = graph.add_node(library, form.op, attrs, {value});
+      } catch (const LoomError&) {  // the library's own rules refuse it: the next
       }
-    }
-  }
-  return std::nullopt;
+    });
+  return added;
 }
+
+// Measuring a change holds every piece of its source, its result and their gradients in one
+// process: above this many elements in all (a gibibyte of floats), it is not measured.
+constexpr std::int64_t kMostElementsMeasured = std::int64_t{1} << 28;
 
 }  // namespace
 
@@ -167,14 +168,16 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure_layout_change(con
   // the search would move it, which makes partitioned and replicated pieces but no partial sums
   // and no whole value other than an input.
   if (change.from_input ? !from.is_unpartitioned() : from.is_unpartitioned() || from.V != 1) return std::nullopt;
-  const int devices = static_cast<int>(std::max({from.tasks(), change.to.tasks(), std::int64_t{1}}));
+  if (change.ends_chain) return std::nullopt;
+  const std::int64_t pieces = std::max(from.tasks(), change.to.tasks());
+  if (from.elements() > kMostElementsMeasured / (4 * pieces)) return std::nullopt;
   pcg::Graph graph;
   try {
     // Fed as data, which takes a gradient where the change passes one back, as a weight would.
     const pcg::NodeId input = graph.add_input("x", pcg::ParallelShape::unpartitioned(from.dims));
     pcg::PortRef source{input, 0};
     if (!change.from_input) {
-      const search::RvdSearch moves(library_, pricing_machine(devices));
+      const search::RvdSearch moves(library_, pricing_machine(static_cast<int>(pieces)));
       const pcg::MachineView whole = pcg::MachineView::contiguous(0, 1);
       const std::optional<search::ReshardPath>& path =
           moves.cheapest(graph.shape_of(source), whole, from, pcg::MachineView::contiguous(0, from.tasks()), /*loaded=*/true);
@@ -189,14 +192,18 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure_layout_change(con
     const std::optional<pcg::NodeId> reader = add_any_form(library_, graph, {change_node, 0});
     if (!reader) return std::nullopt;
     graph.mark_output({*reader, 0});
-    std::int64_t pieces = 1;
+    int devices = 1;
     for (const pcg::Node& n : graph.nodes()) {
       graph.set_view(n.id, pcg::MachineView::contiguous(0, n.tasks()));
-      pieces = std::max(pieces, n.tasks());
+      devices = std::max(devices, static_cast<int>(n.tasks()));
     }
     std::set<std::string> differentiable;
     if (change.gradient) differentiable.insert("x");
-    return time_node(graph, change_node, differentiable, static_cast<int>(pieces), [](NamedValues<float>&) {});
+    std::optional<search::MeasuredTask> measured = time_node(graph, change_node, differentiable, devices, [](NamedValues<float>&) {});
+    // A replica of a graph input is read where it is: nothing is done forward, which a clock may
+    // read as no time at all.
+    if (measured) measured->forward_seconds = std::max(measured->forward_seconds, 1e-9);
+    return measured;
   } catch (const LoomError&) {
     return std::nullopt;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 
 namespace loom::search {
 namespace {
@@ -115,6 +116,27 @@ std::vector<LayoutForm> layout_forms(const spec::Library& library) {
       out.push_back({fused->name, std::move(*changes)});
   }
   return out;
+}
+
+void each_assignment(const LayoutForm& form, std::size_t rank, const std::vector<std::int64_t>& amounts,
+                     const std::function<void(const pcg::AttrMap&)>& visit) {
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> choices;
+  for (const std::string& a : form.dim_attrs()) {
+    std::vector<std::int64_t> dims(rank);
+    std::iota(dims.begin(), dims.end(), 0);
+    choices.emplace_back(a, dims);
+  }
+  for (const std::string& a : form.amount_attrs())
+    if (std::none_of(choices.begin(), choices.end(), [&](const auto& c) { return c.first == a; })) choices.emplace_back(a, amounts);
+  pcg::AttrMap attrs;
+  std::function<void(std::size_t)> go = [&](std::size_t i) {
+    if (i == choices.size()) return visit(attrs);
+    for (std::int64_t v : choices[i].second) {
+      attrs[choices[i].first] = v;
+      go(i + 1);
+    }
+  };
+  go(0);
 }
 
 }  // namespace loom::search

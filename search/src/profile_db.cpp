@@ -56,8 +56,9 @@ ProfileEntry read_entry(const json& j, const std::string& at, int version) {
 
 }  // namespace
 
-ProfileKey layout_change_key(const pcg::ParallelShape& from, const pcg::ParallelShape& to, const std::string& device) {
-  return ProfileKey{"layout_change", {}, {from, to}, device};
+ProfileKey layout_change_key(const pcg::ParallelShape& from, const pcg::ParallelShape& to, bool loaded, bool gradient,
+                             const std::string& device) {
+  return ProfileKey{"layout_change", {{"gradient", gradient ? 1 : 0}, {"loaded", loaded ? 1 : 0}}, {from, to}, device};
 }
 
 ProfileKey weight_update_key(const std::string& optimizer, const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole,

@@ -129,7 +129,10 @@ class ForwardPass {
       for (const Holder& other : pieces)
         if (other.device == piece.device) t.deps.insert(t.deps.end(), other.tasks.begin(), other.tasks.end());
       t.label = n.op + "#" + pcg::to_string(n.id) + " dispatch on " + std::to_string(piece.device);
-      task_on[piece.device] = add(std::move(t));
+      const int id = add(std::move(t));
+      task_on[piece.device] = id;
+      // Backward, a weight's gradient is complete once the change has handed it back.
+      if (piece.weight >= 0) weights_[piece.weight][piece.device].push_back(id);
     }
     for (Holder& piece : pieces) piece.tasks = {task_on.at(piece.device)};
   }
@@ -172,16 +175,17 @@ class ForwardPass {
   }
 
   // Layout change n's work per piece, where measured (CostModel::measured_layout_change).
-  std::optional<TaskEstimate> measured_change(const pcg::Node& n, const pcg::ParallelShape& from, const pcg::ParallelShape& to) const {
-    const bool from_input = graph_.node(plan_.source_of(n).node).is_graph_input();
-    return model_.measured_layout_change(LayoutChangeTask{n.op, n.attrs, from, to, from_input, plan_.runs_backward(n)});
+  std::optional<TaskEstimate> measured_change(const pcg::Node& n) const {
+    const pcg::PortRef source = plan_.source_of(n);
+    return model_.measured_layout_change(LayoutChangeTask{n.op, n.attrs, graph_.shape_of(source), n.output_shapes.at(0),
+                                                          plan_.loads_its_pieces(n), plan_.runs_backward(n), source != n.inputs.at(0)});
   }
 
   // The copies of graph input pieces that are not whole replicas, each the dependency of its
   // piece's holder; a weight's copies are among the tasks its gradient sum waits for.
   void copy_input_pieces(const pcg::Node& n, const pcg::MachineView& view, std::vector<Holder>& held) {
     const pcg::ParallelShape& out = n.output_shapes[0];
-    const std::optional<TaskEstimate> measured = measured_change(n, graph_.shape_of(plan_.source_of(n)), out);
+    const std::optional<TaskEstimate> measured = measured_change(n);
     if (out.R == out.tasks() && !measured) return;  // every piece is the whole value, read where it is
     const pcg::Node& source = graph_.node(plan_.source_of(n).node);
     const bool weight = model_.trains(graph_, source);
@@ -218,7 +222,7 @@ class ForwardPass {
     for (const Holder& h : sources) from.devices.push_back(h.device);
     const RvdSearch::LaidOutChange& change = model_.moves().laid_out(in, from, out, view);
     const std::vector<pcg::PieceMove>& moves = change.moves;
-    const std::optional<TaskEstimate> measured = measured_change(n, in, out);
+    const std::optional<TaskEstimate> measured = measured_change(n);
     if (change.collective) return run_collective(n, *change.collective, in, out, sources, measured, held);
     auto move = moves.begin();
     for (std::int64_t t = 0; t < out.tasks(); ++t) {

@@ -111,7 +111,12 @@ TEST(OperatorProfile, CoversEveryOperatorAndLayoutChangeTheProcessRan) {
       ASSERT_TRUE(p.simulated_seconds);
       EXPECT_DOUBLE_EQ(*p.simulated_seconds, roofline(plan(), n));
     } else {
-      EXPECT_EQ(p.key.to_string(), search::layout_change_key(plan().shape_of(n.inputs[0]), n.output_shapes[0], "cpu").to_string());
+      const bool loaded = plan().node(n.inputs[0].node).is_graph_input();
+      EXPECT_EQ(
+          p.key.to_string(),
+          search::layout_change_key(plan().shape_of(n.inputs[0]), n.output_shapes[0], loaded, t.backward_tasks > 0, "cpu").to_string());
+      // Keyed by where its source comes from and whether a gradient runs back through it.
+      EXPECT_NE(p.key.to_string().find(loaded ? "loaded=1" : "loaded=0"), std::string::npos) << p.key.to_string();
       EXPECT_FALSE(p.simulated_seconds);
     }
   }
@@ -197,9 +202,13 @@ TEST(OperatorProfile, ARecordedLayoutChangeReplacesItsBytesInTheTaskGraph) {
   for (const search::SimTask& t : before.tasks)
     if (work_of_a_change(t)) charged.insert(t.node);
   std::vector<OperatorTime> times(plan().size());
+  // As a run records them: no gradient runs back through a split of the data.
   for (const pcg::Node& n : plan().nodes())
-    if (is_layout_change(n))
-      times[n.id.index()] = OperatorTime{n.tasks() * (n.id + 1) * 1e-4, n.tasks() * (n.id + 1) * 3e-4, n.tasks(), n.tasks()};
+    if (is_layout_change(n)) {
+      const bool of_data = plan().node(n.inputs[0].node).op == pcg::kInputOp;
+      times[n.id.index()] = of_data ? OperatorTime{n.tasks() * (n.id + 1) * 1e-4, 0, n.tasks(), 0}
+                                    : OperatorTime{n.tasks() * (n.id + 1) * 1e-4, n.tasks() * (n.id + 1) * 3e-4, n.tasks(), n.tasks()};
+    }
   search::ProfileDatabase db;
   record_profiles(operator_profiles(library(), plan(), host(), times), db);
   const search::CostModel measured(library(), host(), &db);
@@ -306,7 +315,9 @@ TEST(OperatorProfile, ALayoutChangeIsKeyedAsTheRunFusedIt) {
       if (!is_layout_change(n)) continue;
       SCOPED_TRACE(n.describe() + ", " + std::to_string(processes) + " processes");
       const pcg::PortRef from = processes > 1 ? sources[n.id.index()] : n.inputs[0];
-      EXPECT_EQ(p.key.to_string(), search::layout_change_key(chain.shape_of(from), n.output_shapes[0], "cpu").to_string());
+      EXPECT_EQ(p.key.to_string(),
+                search::layout_change_key(chain.shape_of(from), n.output_shapes[0], chain.node(from.node).is_graph_input(), false, "cpu")
+                    .to_string());
       fused += processes > 1 && from != n.inputs[0] ? 1 : 0;
     }
   EXPECT_EQ(fused, 1u) << "the replicate after the reduce";

@@ -275,6 +275,16 @@ TEST(TaskGraphTraffic, EachDeviceHoldingALayoutChangesPiecesPaysItsDispatch) {
   // The partition of x and the two replicas, each on both devices; the combine gives the graph
   // output, which the loss reads where its pieces are.
   EXPECT_EQ(by_node_and_device.size(), 6u);
+  // The partition's dispatch on a device follows its copy of x's piece there.
+  for (const auto& [node_and_device, dispatch] : by_node_and_device) {
+    if (p.m.g.node(dispatch->node).op != "partition") continue;
+    int copies = 0;
+    for (int d : waits_for(tg, *dispatch)) {
+      const SimTask& dep = tg.tasks[static_cast<std::size_t>(d)];
+      copies += dep.label.find("piece copy") != std::string::npos && dep.node == dispatch->node && dep.device == dispatch->device;
+    }
+    EXPECT_EQ(copies, 1) << dispatch->label;
+  }
   for (const SimTask& t : tg.tasks) {
     if (t.node != p.first_layer || t.backward || t.kind != TaskKind::Compute) continue;
     const std::set<int> before = waits_for(tg, t);
@@ -287,12 +297,38 @@ TEST(TaskGraphTraffic, EachDeviceHoldingALayoutChangesPiecesPaysItsDispatch) {
     }
     EXPECT_EQ(dispatched, 2) << t.label << ": after the partition's and the replica's dispatch on its device";
   }
-  // Each dispatch is mirrored in the backward pass: the replicas' cost it again, the partition's
-  // costs nothing.
+  // Each dispatch is mirrored in the backward pass: the replicas' cost it again, after the
+  // backward of the layer reading them on the same device, and each weight's gradient sum waits
+  // for it; the partition's costs nothing.
+  std::vector<int> replica_backward;
   double backward = 0;
-  for (const SimTask* t : dispatches(tg))
-    if (t->backward) backward += t->seconds;
+  for (std::size_t i = 0; i < tg.tasks.size(); ++i) {
+    const SimTask& t = tg.tasks[i];
+    if (!t.backward || t.label.find(" dispatch on ") == std::string::npos) continue;
+    backward += t.seconds;
+    if (p.m.g.node(t.node).op != "replicate") continue;
+    replica_backward.push_back(static_cast<int>(i));
+    const pcg::NodeId reader =
+        t.node == p.m.g.node(p.first_layer).inputs[1].node ? pcg::NodeId(p.first_layer) : pcg::NodeId(p.first_layer + 2);
+    int after_reader = 0;
+    for (int d : waits_for(tg, t)) {
+      const SimTask& dep = tg.tasks[static_cast<std::size_t>(d)];
+      after_reader += dep.node == reader && dep.backward && dep.kind == TaskKind::Compute && dep.device == t.device;
+    }
+    EXPECT_EQ(after_reader, 1) << t.label;
+  }
   EXPECT_DOUBLE_EQ(backward, 4 * 3e-6);
+  ASSERT_EQ(replica_backward.size(), 4u);
+  std::set<int> before_sums;
+  for (const SimTask& t : tg.tasks) {
+    if (t.kind != TaskKind::Communication || !t.backward) continue;
+    for (int d : waits_for(tg, t)) {
+      before_sums.insert(d);
+      if (tg.tasks[static_cast<std::size_t>(d)].label.rfind("gradient pack", 0) == 0)
+        for (int packed : waits_for(tg, tg.tasks[static_cast<std::size_t>(d)])) before_sums.insert(packed);
+    }
+  }
+  for (int r : replica_backward) EXPECT_EQ(before_sums.count(r), 1u) << tg.tasks[static_cast<std::size_t>(r)].label;
 }
 
 TEST(TaskGraphTraffic, PartitionedWeightShardsLiveOnTheirDevices) {

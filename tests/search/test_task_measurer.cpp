@@ -1,3 +1,5 @@
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "loom/pcg/piece_moves.hpp"
@@ -182,7 +184,8 @@ TEST(MeasuringProfiles, EachDistinctLayoutChangeIsMeasuredOnceAsThePlanRunsIt) {
     EXPECT_EQ(c.gradient, replica) << c.op;
     EXPECT_EQ(c.from, g.shape_of({replica ? 1 : 0, 0})) << c.op;
     EXPECT_EQ(c.to, g.shape_of({replica ? 3 : 2, 0})) << c.op;
-    EXPECT_NE(db.find(layout_change_key(c.from, c.to, "cpu")), nullptr) << c.op;
+    EXPECT_FALSE(c.ends_chain) << c.op;
+    EXPECT_NE(db.find(layout_change_key(c.from, c.to, true, replica, "cpu")), nullptr) << c.op;
   }
   // Each piece of each change costs its measured figure on its device, slowed as a figure
   // measured alone is where the node's other device computes too; the replicas' gradients go back
@@ -205,6 +208,44 @@ TEST(MeasuringProfiles, EachDistinctLayoutChangeIsMeasuredOnceAsThePlanRunsIt) {
   for (const SimTask& t : build_task_graph(g, CostModel(library(), machine)).tasks)
     unmeasured += t.node == 3 && t.kind == TaskKind::Compute && t.label.find("dispatch") == std::string::npos ? 1 : 0;
   EXPECT_EQ(unmeasured, 0);
+}
+
+// y's rows split over both devices, made whole on the first, replicated onto both: the combine
+// and the replicate run as one all-gather. A replica of a graph input of the same shapes beside it.
+TEST(MeasuringProfiles, AFusedChainIsNotMeasuredAndAReplicaIsKeyedByWhereItsSourceComesFrom) {
+  const Machine machine = load_machine("cpu_host").with_devices_per_node(2);
+  const pcg::MachineView both{{0, 1}}, first{{0}};
+  pcg::Graph g;
+  const int y = g.add_input("y", pcg::ParallelShape::unpartitioned({8, 8}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({8, 8}), true);
+  const auto add = [&](const std::string& op, pcg::AttrMap attrs, std::vector<pcg::PortRef> in, const pcg::MachineView& view) {
+    const int n = g.add_node(library(), op, std::move(attrs), std::move(in));
+    g.set_view(n, view);
+    return n;
+  };
+  const int py = add("partition", {{"dim", 0}, {"degree", 2}}, {{y, 0}}, both);
+  const int r = add("relu", {}, {{py, 0}}, both);
+  const int combined = add("combine", {{"dim", 0}, {"degree", 2}}, {{r, 0}}, first);
+  const int copies = add("replicate", {{"degree", 2}}, {{combined, 0}}, both);
+  const int rw = add("replicate", {{"degree", 2}}, {{w, 0}}, both);
+  g.mark_output({add("ewadd", {}, {{copies, 0}, {rw, 0}}, both), 0});
+  ProfileDatabase db;
+  FakeMeasurer measurer;
+  build_task_graph(g, CostModel(library(), machine, std::make_shared<MeasuringProfiles>(db, measurer)));
+  std::set<pcg::ParallelShape> to;
+  for (const LayoutChangeTask& c : measurer.changes) {
+    EXPECT_FALSE(c.ends_chain) << c.op;
+    to.insert(c.to);
+    // The weight's replica, from a graph input; nothing else it measured reads one but y's partition.
+    EXPECT_EQ(c.from_input, c.from == g.shape_of({c.op == "replicate" ? w : y, 0}) && c.op != "combine") << c.op;
+  }
+  EXPECT_EQ(to.count(g.shape_of({combined, 0})), 0u) << "the combine is fused away";
+  // The all-gather ends the chain: keyed by the chain's source, looked up but not measured. The
+  // weight's replica, of the same shapes as a replica of an operator's output, is measured.
+  EXPECT_EQ(measurer.changes.size(), 2u);
+  EXPECT_NE(db.find(layout_change_key(g.shape_of({w, 0}), g.shape_of({rw, 0}), true, true, "cpu")), nullptr);
+  EXPECT_EQ(db.find(layout_change_key(g.shape_of({r, 0}), g.shape_of({copies, 0}), false, true, "cpu")), nullptr);
+  EXPECT_EQ(db.find(layout_change_key(g.shape_of({w, 0}), g.shape_of({rw, 0}), false, true, "cpu")), nullptr);
 }
 
 TEST(TaskKey, NamesTheInputsThatTakeNoGradientAndOnlyThose) {

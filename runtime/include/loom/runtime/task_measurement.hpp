@@ -64,9 +64,11 @@ class LocalTaskMeasurer final : public search::TaskMeasurer {
   // Adding one float gradient of dims `whole` into another, as a pipeline's step does (add_into).
   std::optional<search::MeasuredTask> measure_accumulation(const std::vector<std::int64_t>& whole) override;
   // One process holding every piece runs the change: its source, where not a graph input, made
-  // from one by the library's forms (search::RvdSearch), and its result read by the same change
-  // again, as the graph output. The figures are per piece. Nullopt for a source of partial sums or
-  // a whole value other than a graph input.
+  // from one by the library's forms (search::RvdSearch), and its result read by another form, as
+  // the graph output, so that the change runs as a plan's does. The figures are per piece, moves
+  // between pieces local copies (one process runs no collectives). Nullopt for a source of partial
+  // sums, a whole value other than a graph input, the end of a fused chain, or more elements than
+  // a gibibyte of floats in all.
   std::optional<search::MeasuredTask> measure_layout_change(const search::LayoutChangeTask& change) override;
 
  private:

@@ -2,6 +2,7 @@
 // The library's parallel and fused forms as moves between parallel shapes: what each does to the
 // degrees, read from its declaration (specs/ops/parallel.loom), so that C++ names none of them and
 // a form a user declares is one more move.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,5 +40,10 @@ struct LayoutForm {
 // Every form of the library whose updates change degrees by its attributes. Forms that update by
 // anything else (a fixed degree, an expression) move nothing here.
 std::vector<LayoutForm> layout_forms(const spec::Library& library);
+
+// Calls `visit` with every assignment of the form's attributes: dimensions below `rank`, degrees
+// among `amounts`.
+void each_assignment(const LayoutForm& form, std::size_t rank, const std::vector<std::int64_t>& amounts,
+                     const std::function<void(const pcg::AttrMap&)>& visit);
 
 }  // namespace loom::search

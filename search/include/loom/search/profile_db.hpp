@@ -39,8 +39,11 @@ ProfileKey task_key(const std::string& op, const pcg::AttrMap& attrs, std::vecto
                     const std::vector<bool>& gradients, const std::string& device);
 
 // The key of a layout change's work on one device per piece of its new layout, outside the
-// messages and collectives: `layout_change{} FROM TO on DEVICE`, the shapes it changes between.
-ProfileKey layout_change_key(const pcg::ParallelShape& from, const pcg::ParallelShape& to, const std::string& device);
+// messages and collectives: `layout_change{gradient=G, loaded=L} FROM TO on DEVICE`, the shapes it
+// changes between; `loaded`: its source is a graph input, whose pieces each device loads from the
+// whole value; `gradient`: a gradient runs back through it. Both change the work.
+ProfileKey layout_change_key(const pcg::ParallelShape& from, const pcg::ParallelShape& to, bool loaded, bool gradient,
+                             const std::string& device);
 
 // The key of an optimizer's step over one box of a weight on one device: `OPTIMIZER_update{} BOX
 // WHOLE on DEVICE`, the box's extent and the weight's dims (e.g. `sgd_update{} [512, 128]

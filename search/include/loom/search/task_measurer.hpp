@@ -24,13 +24,16 @@ struct MeasuredTask {
 
 // One piece of a layout change (layout_change_key): the parallelization operator or fused form
 // `op` with `attrs` turning `from` into `to`. `from_input`: its source is a graph input, whose
-// pieces each device loads from the whole value; `gradient`: a gradient runs back through it.
+// pieces each device loads from the whole value; `gradient`: a gradient runs back through it;
+// `ends_chain`: the plan runs it as the end of a chain of changes fused into one (`from` is the
+// chain's source), which is not measured alone, only recorded in a run.
 struct LayoutChangeTask {
   std::string op;
   pcg::AttrMap attrs;
   pcg::ParallelShape from, to;
   bool from_input = false;
   bool gradient = false;
+  bool ends_chain = false;
 };
 
 class TaskMeasurer {
