@@ -159,9 +159,8 @@ std::optional<TaskEstimate> CostModel::measured_layout_change(const LayoutChange
   const std::string& device = machine_.device.kind;
   const ProfileDatabase* profiles = searched(profiles_);
   const ProfileEntry* measured = measuring_ ? measuring_->find_or_measure_layout_change(change, device)
-                                 : profiles
-                                     ? profiles->find(layout_change_key(change.from, change.to, change.from_input, change.gradient, device))
-                                     : nullptr;
+                                 : profiles ? profiles->find(change.key(device))
+                                            : nullptr;
   if (!measured) return std::nullopt;
   const double busy = alone_to_busy(measured->alone);
   TaskEstimate est;

@@ -118,21 +118,21 @@ class ForwardPass {
   void dispatch_layout_change(const pcg::Node& n, std::vector<Holder>& pieces) {
     const double dispatch = machine_.device.dispatch_overhead;
     if (dispatch <= 0) return;
-    std::map<int, int> task_on;  // device -> its dispatch task
-    for (const Holder& piece : pieces) {
-      if (task_on.count(piece.device)) continue;
+    std::map<int, std::vector<int>> work_on;  // device -> the change's tasks there
+    for (const Holder& piece : pieces) work_on[piece.device].insert(work_on[piece.device].end(), piece.tasks.begin(), piece.tasks.end());
+    const int weight = pieces.empty() ? -1 : pieces.front().weight;  // the pieces of one value
+    std::map<int, int> task_on;                                      // device -> its dispatch task
+    for (auto& [device, work] : work_on) {
       SimTask t;
       t.node = n.id;
-      t.device = piece.device;
+      t.device = device;
       t.seconds = dispatch;
       t.backward_seconds = plan_.runs_backward(n) ? dispatch : 0;
-      for (const Holder& other : pieces)
-        if (other.device == piece.device) t.deps.insert(t.deps.end(), other.tasks.begin(), other.tasks.end());
-      t.label = n.op + "#" + pcg::to_string(n.id) + " dispatch on " + std::to_string(piece.device);
-      const int id = add(std::move(t));
-      task_on[piece.device] = id;
+      t.deps = std::move(work);
+      t.label = n.op + "#" + pcg::to_string(n.id) + " dispatch on " + std::to_string(device);
+      task_on[device] = add(std::move(t));
       // Backward, a weight's gradient is complete once the change has handed it back.
-      if (piece.weight >= 0) weights_[piece.weight][piece.device].push_back(id);
+      if (weight >= 0) weights_[weight][device].push_back(task_on[device]);
     }
     for (Holder& piece : pieces) piece.tasks = {task_on.at(piece.device)};
   }

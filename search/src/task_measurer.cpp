@@ -43,7 +43,7 @@ const ProfileEntry* MeasuringProfiles::find_or_measure_accumulation(const std::v
 }
 
 const ProfileEntry* MeasuringProfiles::find_or_measure_layout_change(const LayoutChangeTask& change, const std::string& device) {
-  const ProfileKey key = layout_change_key(change.from, change.to, change.from_input, change.gradient, device);
+  const ProfileKey key = change.key(device);
   if (change.ends_chain) return database_.find(key);
   return find_or(key, std::nullopt, [&] { return measurer_.measure_layout_change(change); });
 }

@@ -34,6 +34,8 @@ struct LayoutChangeTask {
   bool from_input = false;
   bool gradient = false;
   bool ends_chain = false;
+
+  ProfileKey key(const std::string& device) const { return layout_change_key(from, to, from_input, gradient, device); }
 };
 
 class TaskMeasurer {
