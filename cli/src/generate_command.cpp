@@ -16,6 +16,7 @@
 #include "loom/pcg/file_io.hpp"
 #include "loom/superopt/generator.hpp"
 #include "number_checks.hpp"
+#include "output_paths.hpp"
 #include "progress_line.hpp"
 
 namespace loom::cli {
@@ -74,13 +75,6 @@ class ProgressBar {
  private:
   ProgressLine line_;
 };
-
-void require_writable_directory(const std::string& path, const char* option) {
-  fs::path dir = fs::path(path).parent_path();
-  if (dir.empty()) dir = ".";
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw LoomError(std::string(option) + ": directory '" + dir.string() + "' does not exist");
-}
 
 void print_summary(const nlohmann::json& s, const std::string& out, const std::string& out_spec) {
   const auto& by_size = s["graphs_by_size"];

@@ -16,9 +16,11 @@
 #include "loom/search/plan_cost.hpp"
 #include "loom/search/plan_simulation.hpp"
 #include "loom/search/simulator.hpp"
+#include "loom/search/trace_file.hpp"
 #include "loom/verifier/result_cache.hpp"
 #include "measured_costs.hpp"
 #include "model_options.hpp"
+#include "output_paths.hpp"
 #include "plan_chain.hpp"
 #include "progress_line.hpp"
 
@@ -33,6 +35,7 @@ struct SimulateOptions {
   bool json = false;
   bool quiet = false;
   int timeline_rows = 20;
+  std::string trace;
 };
 
 // An imported model's own values (weights, ids, masks), read again from its file, where they fit
@@ -62,6 +65,7 @@ runtime::NamedTensors<double> imported_values(const search::Plan& plan, const sp
 }
 
 int run_simulate(const SimulateOptions& opt) {
+  if (!opt.trace.empty()) require_writable_directory(opt.trace, "--trace");
   ProgressLine progress(!opt.json && !opt.quiet);
   progress.show("loading", opt.plan);
   const auto specs = ModelOptions{}.spec_paths(opt.specs, opt.plan);
@@ -85,6 +89,9 @@ int run_simulate(const SimulateOptions& opt) {
   progress.show("checking the soundness chain", "of the plan's rules");
   const audit::PlanAudit chain = audit_with_cache(plan, library, verifier::ResultCache::default_path(), true);
   progress.clear();
+  if (!opt.trace.empty())
+    search::write_trace(opt.trace, search::simulated_spans(tasks, timeline),
+                        "loom simulate: " + (plan.model.empty() ? opt.plan : plan.model) + " on " + plan.machine.name);
 
   if (opt.json) {
     nlohmann::json devices = nlohmann::json::array();
@@ -115,7 +122,8 @@ int run_simulate(const SimulateOptions& opt) {
                                 {"per_device", devices},
                                 {"fits_memory", overfull < 0},
                                 {"chain", {{"holds", chain.holds()}, {"verdict", chain.verdict()}}},
-                                {"timeline", rows}}
+                                {"timeline", rows},
+                                {"trace", opt.trace.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.trace)}}
                      .dump(2)
               << "\n";
   } else {
@@ -146,6 +154,8 @@ int run_simulate(const SimulateOptions& opt) {
       std::cout << "  " << std::setw(10) << std::setprecision(4) << timeline.start[i] * 1e3 << " - " << std::setw(10)
                 << timeline.finish[i] * 1e3 << " ms  " << tasks.label_of(i) << "\n";
     }
+    if (!opt.trace.empty())
+      std::cout << "wrote the timeline of every task to " << opt.trace << " (open it in chrome://tracing or ui.perfetto.dev)\n";
   }
   if (overfull >= 0) {
     std::cerr << opt.plan << ": does not fit: device " << overfull << " needs "
@@ -173,6 +183,10 @@ void add_simulate_command(CLI::App& app, int& status) {
       ->default_val("sgd")
       ->check(CLI::IsMember({"sgd", "adam"}));
   cmd->add_option("--timeline", opt->timeline_rows, "how many timeline rows to print")->default_val(20);
+  cmd->add_option("--trace", opt->trace,
+                  "write every task's place in the simulated iteration to this file (trace-event JSON for chrome://tracing or "
+                  "ui.perfetto.dev): per device, its compute and its messages and collectives, named as `loom train --trace` "
+                  "names a measured step's spans");
   cmd->add_flag(
       "--json", opt->json,
       "print everything as JSON (iteration_seconds, per_device with memory_bytes and of it activation_bytes, fits_memory, timeline)");

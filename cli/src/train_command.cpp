@@ -1,5 +1,4 @@
 #include <cstdlib>
-#include <filesystem>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -19,8 +18,10 @@
 #include "loom/search/pipeline.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/profile_db.hpp"
+#include "loom/search/trace_file.hpp"
 #include "model_options.hpp"
 #include "number_checks.hpp"
+#include "output_paths.hpp"
 #include "progress_line.hpp"
 #include "run_setup.hpp"
 
@@ -45,6 +46,8 @@ struct TrainOptions {
   std::string data;
   std::string profile;
   std::string profile_machine = "cpu_host";
+  std::string trace;
+  std::int64_t trace_step = 0;  // 0: the last step
   bool json = false;
   bool quiet = false;
   bool trust_plan = false;
@@ -116,6 +119,10 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
     profile_target = ProfileTarget{search::load_machine(opt.profile_machine), search::ProfileDatabase::load(opt.profile)};
   s.backend = opt.backend == "cuda" ? runtime::Backend::Cuda : runtime::Backend::Cpu;
   s.compile_from_specs = !opt.interpret;
+  if (!opt.trace.empty()) {
+    require_writable_directory(opt.trace, "--trace");
+    s.trace_step = opt.trace_step > 0 ? opt.trace_step : opt.steps;
+  }
 
   GraphToRun run = graph_to_run(opt.plan, opt.model, opt.trust_plan, library, transport, !opt.json && !opt.quiet, "train", "training");
   const pcg::Graph& graph = run.graph;
@@ -153,6 +160,10 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
         s.pipeline.microbatches > 1 ? search::micro_batch_graph(graph, library, s.pipeline.microbatches) : pcg::Graph(graph);
     if (speaks) profiles = record_profile(library, timed, opt, *profile_target, times, transport.size(), s.fixed_weights);
   }
+  if (!opt.trace.empty() && speaks)
+    search::write_trace(opt.trace, report.trace,
+                        "loom train: " + s.run_name + ", step " + std::to_string(s.trace_step) + " of " + std::to_string(s.steps) + " on " +
+                            std::to_string(transport.size()) + (transport.size() == 1 ? " process" : " processes"));
   std::vector<double> peaks(static_cast<std::size_t>(transport.size()), 0.0);
   peaks[static_cast<std::size_t>(transport.rank())] = static_cast<double>(report.peak_activation_bytes);
   transport.sum(peaks);
@@ -175,7 +186,8 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
                                 {"compiled_ops", report.compiled_ops},
                                 {"interpreted_ops", report.interpreted_ops},
                                 {"peak_activation_bytes", peaks},
-                                {"profile", profile_json(profiles)}}
+                                {"profile", profile_json(profiles)},
+                                {"trace", opt.trace.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.trace)}}
                      .dump()
               << "\n";
     return 0;
@@ -188,6 +200,9 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   std::cout << "\n";
   print_kernel_routes(report.compiled_ops, report.interpreted_ops, opt.interpret);
   if (!opt.checkpoint.empty()) std::cout << "wrote " << opt.checkpoint << "\n";
+  if (!opt.trace.empty())
+    std::cout << "wrote the trace of step " << s.trace_step << " to " << opt.trace << " (" << report.trace.size()
+              << " spans; open it in chrome://tracing or ui.perfetto.dev)\n";
   if (!opt.profile.empty()) {
     std::cout << "profile: " << profiles.size() << " operators, layout changes and weight updates recorded in " << opt.profile
               << " (device " << opt.profile_machine
@@ -253,6 +268,12 @@ void add_train_command(CLI::App& app, int& status) {
       "loom-profile database (created if missing, written atomically; `loom simulate --profile` and `loom optimize --profile` read it)");
   cmd->add_option("--profile-machine", opt->profile_machine, "the machine the times are measured on, for the profile's keys and roofline")
       ->default_val("cpu_host");
+  cmd->add_option("--trace", opt->trace,
+                  "write a timeline of one step to this file (trace-event JSON for chrome://tracing or ui.perfetto.dev): per process, "
+                  "each operator task forward and backward, each layout change, each message and collective (charged to the node "
+                  "that made it), the loss and the optimizer step, named as `loom simulate --trace` names the simulated tasks");
+  cmd->add_option("--trace-step", opt->trace_step, "the step --trace records, counting from 1 (default: the last)")
+      ->check(positive_number());
   cmd->add_flag(
       "--json", opt->json,
       "print a JSON line with the losses, seconds_per_step and each process's peak_activation_bytes (the most bytes of activations "
@@ -264,6 +285,10 @@ void add_train_command(CLI::App& app, int& status) {
   cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
   cmd->callback([opt, &status] {
     if (opt->model.model.empty() && opt->plan.empty()) throw CLI::ValidationError("--model or --plan is required");
+    if (opt->trace_step > 0 && opt->trace.empty()) throw CLI::ValidationError("--trace-step: give --trace FILE to write the step to");
+    if (opt->trace_step > opt->steps)
+      throw CLI::ValidationError("--trace-step " + std::to_string(opt->trace_step) + " is after the run's last step (" +
+                                 std::to_string(opt->steps) + ")");
     if (opt->whole_batch && opt->plan.empty()) throw CLI::ValidationError("--whole-batch: only a plan has micro-batches (give --plan)");
     status = run_on_processes(opt->backend, [&](runtime::Transport& transport) { return run_train(*opt, transport); });
   });

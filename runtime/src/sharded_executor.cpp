@@ -275,15 +275,18 @@ const Value<T>& ShardedExecutor<T>::input_piece(pcg::NodeId node, std::size_t in
 
 template <class T>
 template <class Work>
-void ShardedExecutor<T>::time_layout_change(const pcg::Node& n, double& seconds, std::int64_t& tasks, Work&& work) {
+void ShardedExecutor<T>::time_layout_change(const pcg::Node& n, bool backward, Work&& work) {
   const auto start = std::chrono::steady_clock::now();
   const double waited_before = transport_.seconds();
+  trace_working_on(n.id, backward);
   work();
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::int64_t pieces = runs_[n.id.index()].local_pieces;
   if (pieces == 0) return;
-  seconds += elapsed - (transport_.seconds() - waited_before);
-  tasks += pieces;
+  trace_span(backward ? TracedWork::LayoutChangeBackward : TracedWork::LayoutChange, n.id, -1, start);
+  OperatorTime& time = times_[n.id.index()];
+  (backward ? time.backward_seconds : time.forward_seconds) += elapsed - (transport_.seconds() - waited_before);
+  (backward ? time.backward_tasks : time.forward_tasks) += pieces;
 }
 
 template <class T>
@@ -329,11 +332,10 @@ void ShardedExecutor<T>::forward_lap(const NamedValues<T>& feeds, const NamedVal
     }
     values_[n.id.index()].assign(n.output_shapes.size(), Pieces(static_cast<std::size_t>(n.tasks())));
     const NodeRun& run = runs_[n.id.index()];
-    OperatorTime& time = times_[n.id.index()];
     if (run.fused_away || run.output_read_at_source) continue;
     // Replicas of a graph input are read from the feed: nothing to move, but their pieces count.
     if (run.parallel)
-      time_layout_change(n, time.forward_seconds, time.forward_tasks, [&] {
+      time_layout_change(n, false, [&] {
         if (!run.replicates_input) move_pieces(n);
       });
     else
@@ -378,6 +380,7 @@ void ShardedExecutor<T>::receive_inputs(const pcg::Node& n) {
 
 template <class T>
 void ShardedExecutor<T>::run_operator(const pcg::Node& n) {
+  trace_working_on(n.id, false);
   receive_inputs(n);
   run_tasks(n);
 }
@@ -401,6 +404,7 @@ void ShardedExecutor<T>::run_tasks(const pcg::Node& n, std::int64_t task) {
     for (std::size_t p = 0; p < out.size(); ++p) values_[id][p][static_cast<std::size_t>(t)] = std::move(out[p]);
     times_[id].forward_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++times_[id].forward_tasks;
+    trace_span(TracedWork::Forward, n.id, t, start);
   }
 }
 
@@ -508,9 +512,8 @@ NamedValues<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector<
       if (regions_[static_cast<std::size_t>(region)].back() == n.id)
         region_backward(regions_[static_cast<std::size_t>(region)], grads, input_grads);
     } else if (!n.is_graph_input() && run.differentiated && !run.fused_away && !run.output_read_at_source) {
-      OperatorTime& time = times_[n.id.index()];
       if (run.parallel) {
-        time_layout_change(n, time.backward_seconds, time.backward_tasks, [&] { move_backward(n, grads, input_grads); });
+        time_layout_change(n, true, [&] { move_backward(n, grads, input_grads); });
       } else {
         restore_for_backward(n);
         operator_backward(n, grads, input_grads);
@@ -518,6 +521,7 @@ NamedValues<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector<
       }
       for (pcg::NodeId read : reads_of(n)) recount(read);
     }
+    trace_working_on(pcg::kNoNode, true);
     if (!sum_later_) sync_->start_sums_complete_after(n.id, input_grads);
     if (sync_->sums_in_flight()) transport_.progress();
     // Nothing later in the backward pass reads this node's values, copies or gradient.
@@ -571,6 +575,7 @@ template <class T>
 void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedValues<T>& input_grads,
                                            std::int64_t only_task) {
   const auto id = n.id.index();
+  trace_working_on(n.id, true);
   Step<T> step;
   for (std::int64_t t = 0; t < n.tasks(); ++t) {
     if (only_task >= 0 && t != only_task) continue;
@@ -617,6 +622,7 @@ void ShardedExecutor<T>::operator_backward(const pcg::Node& n, std::vector<std::
     if (runs_here) {
       times_[id].backward_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       ++times_[id].backward_tasks;
+      trace_span(TracedWork::Backward, n.id, t, start);
     }
   }
   step.run(transport_);

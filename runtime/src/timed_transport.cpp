@@ -9,6 +9,7 @@ void TimedTransport::timed(Call&& call) {
   const auto start = std::chrono::steady_clock::now();
   call();
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (trace_) trace_->add_transport(start);
 }
 
 void TimedTransport::move_values(const std::vector<Message>& s, const std::vector<Message>& r) {

@@ -141,6 +141,14 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     PipelineTransport& operator=(const PipelineTransport&) = delete;
   } pipeline_transport(comm, pipelined);
 
+  if (s.trace_step != 0 && (s.trace_step <= state.step || s.trace_step > s.steps))
+    throw LoomError("the step to trace, " + std::to_string(s.trace_step) + ", is not among the steps this run takes (" +
+                    std::to_string(state.step + 1) + " to " + std::to_string(s.steps) + ")");
+  StepTrace trace;
+  trace.name_microbatches(pipelined);
+  if (s.trace_step != 0)
+    for (std::size_t m = 0; m < executors.size(); ++m) executors[m]->trace_into(&trace, static_cast<int>(m));
+
   TrainReport report;
   report.first_step = state.step;
   report.losses = state.losses;
@@ -224,6 +232,12 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
       for (auto& ex : executors) ex->restart_operator_times();
       update_times.clear();
     }
+    const bool traced = step + 1 == s.trace_step;
+    if (traced) {
+      std::vector<double> meeting{0};
+      comm.sum(meeting);
+      trace.start();
+    }
     const auto start = std::chrono::steady_clock::now();
     const Batch& batch = data->batch(step);
     for (auto& [name, value] : batch.inputs)
@@ -232,8 +246,10 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     NamedValues<T> grads;
     if (!pipelined) {
       executor.forward(feeds);
+      const auto loss_start = StepTrace::Clock::now();
       LossTaken<T> taken = take_loss(executor, batch.target, 1.0);
       loss = whole_loss(taken.loss);
+      trace.add(TracedWork::Loss, pcg::kNoNode, -1, 0, loss_start);
       if (!std::isfinite(loss)) {
         const auto bad = executor.first_non_finite();
         refuse_non_finite(step, loss,
@@ -260,7 +276,9 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
         }
         executors[i]->forward_lap(feeds, &micro_feeds[i], laps, pass.lap);
         if (pass.lap < last_lap) continue;
+        const auto loss_start = StepTrace::Clock::now();
         micro_losses[i] = take_loss(*executors[i], batch_rows(batch.target, m, microbatches), weight);
+        trace.add(TracedWork::Loss, pcg::kNoNode, -1, m, loss_start);
         mine += micro_losses[i].loss;
       }
       comm.finish_sends();
@@ -273,7 +291,9 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
                           "to find the first operator whose output went non-finite");
     }
     std::map<std::string, double> update_seconds;
+    const auto update_start = StepTrace::Clock::now();
     optimizer.step(feeds, grads, executor.exact_elements(), &update_seconds);
+    trace.add(TracedWork::Update, pcg::kNoNode, -1, 0, update_start);
     for (const auto& [name, seconds] : update_seconds) {
       update_times[name].update_seconds += seconds;
       ++update_times[name].updates;
@@ -281,6 +301,10 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     // A step's time includes the device work it queued.
     finish_devices(feeds);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (traced) {
+      trace.stop();
+      report.trace = trace.gather(run_graph, comm);
+    }
     if (step >= timed_from) total_seconds += seconds;
     report.losses.push_back(loss);
     if (progress) progress({step + 1, s.steps, loss, seconds});

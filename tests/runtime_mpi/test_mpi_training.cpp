@@ -5,6 +5,7 @@
 #include <set>
 
 #include "../runtime/host_device.hpp"
+#include "../runtime/trace_check.hpp"
 #include "../runtime/training_check.hpp"
 #include "loom/pcg/match.hpp"
 #include "loom/pcg/rewrite.hpp"
@@ -250,6 +251,27 @@ TEST(MpiTraining, WeightUpdatesAreTimedWhereTheyRunAndSummedOverTheProcesses) {
     }
   }
   EXPECT_FALSE(profiles.empty());
+}
+
+// Each process traces its own device's tasks under the simulator's labels, and the messages and
+// collectives it takes part in; every process ends with the whole trace.
+TEST(MpiTraining, EachProcessTracesItsDevicesTasksAndItsMessages) {
+  for (PlanKind kind : {PlanKind::DataParallel, PlanKind::Megatron})
+    for (const SuiteModel& model : suite_models()) {
+      SCOPED_TRACE(model.name + ", " + plan_name(kind));
+      const pcg::Graph plan = plan_graph(kind, model.graph, world().size());
+      TrainSettings s;
+      s.steps = 2;
+      s.trace_step = 2;
+      s.plan_devices = world().size();
+      const TrainReport report = train<double>(library(), plan, s, {}, &world());
+      expect_trace_runs_the_simulated_tasks(plan, report, world().size(), world().size());
+      std::vector<double> spans{static_cast<double>(report.trace.size())};
+      world().sum(spans);
+      EXPECT_EQ(spans[0], static_cast<double>(report.trace.size() * static_cast<std::size_t>(world().size())));
+      for (int row = 0; row < world().size(); ++row)
+        EXPECT_FALSE(spans_of(report.trace, row, search::TraceLane::Communication).empty()) << "row " << row << " exchanged nothing";
+    }
 }
 
 // Passes every call on, listing the element counts of the sums over all processes.

@@ -28,6 +28,7 @@
 #include "loom/runtime/gradient_sync.hpp"
 #include "loom/runtime/kernel_registry.hpp"
 #include "loom/runtime/optimizer.hpp"
+#include "loom/runtime/step_trace.hpp"
 #include "loom/runtime/tensor.hpp"
 #include "loom/runtime/timed_transport.hpp"
 #include "loom/runtime/transport.hpp"
@@ -148,6 +149,13 @@ class ShardedExecutor {
   const std::vector<OperatorTime>& operator_times() const { return times_; }
   // Counts the operator times from zero again, e.g. after warm-up steps.
   void restart_operator_times() { times_.assign(times_.size(), OperatorTime{}); }
+  // Records its tasks, layout changes and transport calls into `trace` (none: no longer) as
+  // micro-batch `microbatch`'s work.
+  void trace_into(StepTrace* trace, int microbatch = 0) {
+    trace_ = trace;
+    trace_microbatch_ = microbatch;
+    transport_.trace_into(trace);
+  }
   const pcg::Graph& graph() const { return graph_; }
   // Per node, whether its values take a gradient (search::gradient_flow from the differentiable
   // inputs): those whose backward runs.
@@ -220,10 +228,10 @@ class ShardedExecutor {
   // The input gradients of task t from its kernel, in either form.
   std::vector<Value<T>> task_backward(const pcg::Node& n, std::int64_t t, std::vector<std::vector<Pieces>>& grads);
   void move_backward(const pcg::Node& n, std::vector<std::vector<Pieces>>& grads, NamedValues<T>& input_grads);
-  // Runs `work`, a pass of layout change `n`, adding its time outside the transport to `seconds`
-  // and the pieces of n's output this process holds to `tasks`.
+  // Runs `work`, a pass of layout change `n` (forward, or backward), adding its time outside the
+  // transport and the pieces of n's output this process holds to n's operator time.
   template <class Work>
-  void time_layout_change(const pcg::Node& n, double& seconds, std::int64_t& tasks, Work&& work);
+  void time_layout_change(const pcg::Node& n, bool backward, Work&& work);
 
   const pcg::Graph& graph_;
   TimedTransport transport_;  // the given transport, timed to leave its calls out of layout changes' times
@@ -253,6 +261,16 @@ class ShardedExecutor {
   };
   std::shared_ptr<ActivationMeter> meter_ = std::make_shared<ActivationMeter>();
   int channel_ = 0;
+  StepTrace* trace_ = nullptr;
+  int trace_microbatch_ = 0;
+  // Tells the trace that n's work (forward or backward) is under way, for the transport calls it
+  // makes.
+  void trace_working_on(pcg::NodeId n, bool backward) {
+    if (trace_) trace_->working_on(n, trace_microbatch_, backward);
+  }
+  void trace_span(TracedWork work, pcg::NodeId n, std::int64_t task, StepTrace::Clock::time_point begin) {
+    if (trace_) trace_->add(work, n, task, trace_microbatch_, begin);
+  }
   std::unique_ptr<GradientSync<T>> sync_;  // made last in construction, from the fused layout changes
 };
 

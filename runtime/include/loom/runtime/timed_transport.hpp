@@ -1,7 +1,9 @@
 #pragma once
 // A transport that passes every call on to another and adds up the seconds spent in them: the
 // time a process waits on messages and collectives, the other processes' work before them
-// included.
+// included. While a StepTrace records, each call is a span of it, charged to the trace's node at
+// work.
+#include "loom/runtime/step_trace.hpp"
 #include "loom/runtime/transport.hpp"
 
 namespace loom::runtime {
@@ -12,6 +14,8 @@ class TimedTransport final : public Transport {
 
   // Seconds spent in calls since this transport was made.
   double seconds() const { return seconds_; }
+  // Records each call into `trace` (none: no longer).
+  void trace_into(StepTrace* trace) { trace_ = trace; }
 
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
@@ -34,6 +38,7 @@ class TimedTransport final : public Transport {
 
   Transport& inner_;
   double seconds_ = 0;
+  StepTrace* trace_ = nullptr;
 };
 
 }  // namespace loom::runtime

@@ -18,6 +18,7 @@
 #include "loom/runtime/tensor.hpp"
 #include "loom/runtime/transport.hpp"
 #include "loom/search/plan.hpp"
+#include "loom/search/trace_file.hpp"
 
 namespace loom::runtime {
 
@@ -55,6 +56,10 @@ struct TrainSettings {
   // when an operator has pieces in several stages; the loss and gradients are the whole batch's
   // (each micro-batch's share weighted by its size) and one optimizer step follows the last pass.
   search::Pipeline pipeline;
+  // The step (1-based, counting those before a resume) whose work every process records span by
+  // span into TrainReport::trace (0: none). The processes meet once before it, so that their
+  // clocks start together.
+  std::int64_t trace_step = 0;
 };
 
 struct StepReport {
@@ -78,6 +83,8 @@ struct TrainReport {
   std::vector<OperatorTime> operator_times;
   // The most bytes of activations this process held at once (ShardedExecutor::peak_activation_bytes).
   std::size_t peak_activation_bytes = 0;
+  // The spans of TrainSettings::trace_step, every process's, each on its rank's row (StepTrace).
+  std::vector<search::TraceSpan> trace;
 };
 
 // Whether cross-entropy reads the graph's (first) output as probabilities rather than logits: the
@@ -88,8 +95,8 @@ bool output_is_probabilities(const spec::Library& library, const pcg::Graph& gra
 // `transport`: the processes of a distributed run (none: one process runs every task). Only
 // rank 0 writes checkpoints. `kernels`: the registry to run (none: builtin_kernels()).
 // Throws LoomError: a graph the library cannot run, a process count other than the plan's, a data
-// or checkpoint problem, or a non-finite loss (naming the step and the first operator whose output
-// went non-finite).
+// or checkpoint problem, a trace step outside the steps the run takes, or a non-finite loss (naming
+// the step and the first operator whose output went non-finite).
 template <class T>
 TrainReport train(const spec::Library& library, const pcg::Graph& graph, const TrainSettings& settings,
                   const std::function<void(const StepReport&)>& progress = {}, Transport* transport = nullptr,

@@ -1,0 +1,64 @@
+#pragma once
+// What each process does in one training step, span by span (`loom train --trace`): every task
+// of an operator forward and backward, every layout change, every call of the transport (messages,
+// collectives, gradient sums) charged to the node whose work made it, the loss and the optimizer
+// step, timed from the step's start. The spans carry the simulator's task labels, so a measured
+// step and a simulated iteration (search::simulated_spans) read alike.
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "loom/pcg/graph.hpp"
+#include "loom/runtime/transport.hpp"
+#include "loom/search/trace_file.hpp"
+
+namespace loom::runtime {
+
+enum class TracedWork { Forward, Backward, LayoutChange, LayoutChangeBackward, Transport, TransportBackward, Loss, Update };
+
+class StepTrace {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Drops what was recorded and records from now, the start of the step.
+  void start();
+  void stop() { on_ = false; }
+  bool on() const { return on_; }
+  // Whether spans name their micro-batch, as a pipeline's task labels do.
+  void name_microbatches(bool on) { pipelined_ = on; }
+  // Records `work` from `begin` to now, while recording: task `task` of `node` (-1: the node's
+  // whole work here) of micro-batch `microbatch`.
+  void add(TracedWork work, pcg::NodeId node, std::int64_t task, int microbatch, Clock::time_point begin);
+  // The node whose work is under way (kNoNode: none), in its micro-batch's forward or backward
+  // pass: a transport call now is charged to it.
+  void working_on(pcg::NodeId node, int microbatch, bool backward) {
+    current_ = node;
+    current_microbatch_ = microbatch;
+    current_backward_ = backward;
+  }
+  // Records a transport call from `begin` to now, charged to the work under way.
+  void add_transport(Clock::time_point begin) {
+    add(current_backward_ ? TracedWork::TransportBackward : TracedWork::Transport, current_, -1, current_microbatch_, begin);
+  }
+
+  // Every process's spans, named from `graph` (the graph the executors run), each on its rank's
+  // row: a collective every process of `transport` calls.
+  std::vector<search::TraceSpan> gather(const pcg::Graph& graph, Transport& transport) const;
+
+ private:
+  struct Record {
+    TracedWork work;
+    pcg::NodeId node;
+    std::int64_t task;
+    int microbatch;
+    double start, seconds;
+  };
+  bool on_ = false, pipelined_ = false;
+  Clock::time_point origin_;
+  std::vector<Record> records_;
+  pcg::NodeId current_ = pcg::kNoNode;
+  int current_microbatch_ = 0;
+  bool current_backward_ = false;
+};
+
+}  // namespace loom::runtime
