@@ -12,6 +12,7 @@ void require_writable_directory(const std::string& path, const char* option) {
   if (dir.empty()) dir = ".";
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) throw LoomError(std::string(option) + ": directory '" + dir.string() + "' does not exist");
+  if (std::filesystem::is_directory(path, ec)) throw LoomError(std::string(option) + ": '" + path + "' is a directory, not a file");
 }
 
 }  // namespace loom::cli

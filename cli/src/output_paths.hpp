@@ -5,7 +5,8 @@
 
 namespace loom::cli {
 
-// Throws LoomError naming `option` when the folder `path` would be written into does not exist.
+// Throws LoomError naming `option` when the folder `path` would be written into does not exist, or
+// when `path` is a folder.
 void require_writable_directory(const std::string& path, const char* option);
 
 }  // namespace loom::cli

@@ -185,11 +185,12 @@ void add_simulate_command(CLI::App& app, int& status) {
   cmd->add_option("--timeline", opt->timeline_rows, "how many timeline rows to print")->default_val(20);
   cmd->add_option("--trace", opt->trace,
                   "write every task's place in the simulated iteration to this file (trace-event JSON for chrome://tracing or "
-                  "ui.perfetto.dev): per device, its compute and its messages and collectives, named as `loom train --trace` "
-                  "names a measured step's spans");
+                  "ui.perfetto.dev): a row per device with its compute, and a lane of the messages and collectives it sends; "
+                  "operator tasks are labelled as `loom train --trace` labels a measured step's");
   cmd->add_flag(
       "--json", opt->json,
-      "print everything as JSON (iteration_seconds, per_device with memory_bytes and of it activation_bytes, fits_memory, timeline)");
+      "print everything as JSON (iteration_seconds, per_device with memory_bytes and of it activation_bytes, fits_memory, timeline, "
+      "the trace file)");
   cmd->add_flag("-q,--quiet", opt->quiet, "no progress output");
   cmd->callback([opt, &status] { status = run_simulate(*opt); });
 }

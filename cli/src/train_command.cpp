@@ -120,7 +120,7 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   s.backend = opt.backend == "cuda" ? runtime::Backend::Cuda : runtime::Backend::Cpu;
   s.compile_from_specs = !opt.interpret;
   if (!opt.trace.empty()) {
-    require_writable_directory(opt.trace, "--trace");
+    if (transport.rank() == 0) require_writable_directory(opt.trace, "--trace");  // the process that writes it
     s.trace_step = opt.trace_step > 0 ? opt.trace_step : opt.steps;
   }
 
@@ -163,7 +163,8 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   if (!opt.trace.empty() && speaks)
     search::write_trace(opt.trace, report.trace,
                         "loom train: " + s.run_name + ", step " + std::to_string(s.trace_step) + " of " + std::to_string(s.steps) + " on " +
-                            std::to_string(transport.size()) + (transport.size() == 1 ? " process" : " processes"));
+                            std::to_string(transport.size()) + (transport.size() == 1 ? " process" : " processes"),
+                        "process");
   std::vector<double> peaks(static_cast<std::size_t>(transport.size()), 0.0);
   peaks[static_cast<std::size_t>(transport.rank())] = static_cast<double>(report.peak_activation_bytes);
   transport.sum(peaks);
@@ -269,15 +270,19 @@ void add_train_command(CLI::App& app, int& status) {
   cmd->add_option("--profile-machine", opt->profile_machine, "the machine the times are measured on, for the profile's keys and roofline")
       ->default_val("cpu_host");
   cmd->add_option("--trace", opt->trace,
-                  "write a timeline of one step to this file (trace-event JSON for chrome://tracing or ui.perfetto.dev): per process, "
-                  "each operator task forward and backward, each layout change, each message and collective (charged to the node "
-                  "that made it), the loss and the optimizer step, named as `loom simulate --trace` names the simulated tasks");
-  cmd->add_option("--trace-step", opt->trace_step, "the step --trace records, counting from 1 (default: the last)")
+                  "write a timeline of one step to this file (trace-event JSON for chrome://tracing or ui.perfetto.dev): a row per "
+                  "process with each operator task forward and backward (and recomputed), each layout change (its messages "
+                  "included), the loss (its sum across processes included), the optimizer step, and a lane of each message and "
+                  "collective, charged to the node that made it. Operator tasks carry the labels `loom simulate --trace` gives "
+                  "them. The processes meet once before the step, so that their clocks start together. Times are the host's: "
+                  "with --backend cuda, a kernel's span is its queuing");
+  cmd->add_option("--trace-step", opt->trace_step,
+                  "the step --trace records, counting from 1 and the steps before a --resume (default: the last; the first pays "
+                  "for making buffers and kernels)")
       ->check(positive_number());
-  cmd->add_flag(
-      "--json", opt->json,
-      "print a JSON line with the losses, seconds_per_step and each process's peak_activation_bytes (the most bytes of activations "
-      "and their gradients it held at once)");
+  cmd->add_flag("--json", opt->json,
+                "print a JSON line with the losses, seconds_per_step, each process's peak_activation_bytes (the most bytes of activations "
+                "and their gradients it held at once) and the trace file, if any");
   cmd->add_flag("--interpret", opt->interpret, kInterpretHelp);
   cmd->add_flag("--whole-batch", opt->whole_batch,
                 "run a pipelined plan's batch at once rather than as its micro-batches in its stages' order (the losses are the same "

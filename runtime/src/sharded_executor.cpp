@@ -188,10 +188,17 @@ void ShardedExecutor<T>::restore(pcg::NodeId node) {
   restored_[node.index()] = true;
   const pcg::Node& n = graph_.node(node);
   for (pcg::NodeId read : reads_of(n)) restore(read);
-  if (runs_[node.index()].parallel)
+  const bool recomputing = recomputing_;
+  recomputing_ = true;
+  if (runs_[node.index()].parallel) {
+    trace_working_on(node, true);
+    const auto begin = StepTrace::Clock::now();
     move_pieces(n);
-  else
+    trace_span(TracedWork::Recompute, node, -1, begin);
+  } else {
     run_operator(n);
+  }
+  recomputing_ = recomputing;
   recount(node);
 }
 
@@ -209,6 +216,7 @@ void ShardedExecutor<T>::restore_for_backward(const pcg::Node& n) {
     }
   // The copies of dropped inputs it had received were dropped with them.
   if (read_dropped) {
+    trace_working_on(n.id, true);
     receive_inputs(n);
     recount(n.id);
   }
@@ -380,7 +388,7 @@ void ShardedExecutor<T>::receive_inputs(const pcg::Node& n) {
 
 template <class T>
 void ShardedExecutor<T>::run_operator(const pcg::Node& n) {
-  trace_working_on(n.id, false);
+  trace_working_on(n.id, recomputing_);
   receive_inputs(n);
   run_tasks(n);
 }
@@ -404,7 +412,7 @@ void ShardedExecutor<T>::run_tasks(const pcg::Node& n, std::int64_t task) {
     for (std::size_t p = 0; p < out.size(); ++p) values_[id][p][static_cast<std::size_t>(t)] = std::move(out[p]);
     times_[id].forward_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++times_[id].forward_tasks;
-    trace_span(TracedWork::Forward, n.id, t, start);
+    trace_span(recomputing_ ? TracedWork::Recompute : TracedWork::Forward, n.id, t, start);
   }
 }
 
@@ -412,6 +420,7 @@ template <class T>
 Tensor<T> ShardedExecutor<T>::output(std::size_t i) {
   transport_.use_channel(channel_);
   const pcg::PortRef o = graph_.outputs().at(i);
+  trace_working_on(o.node, false);
   if (graph_.node(o.node).is_graph_input() || runs_[o.node.index()].replicates_input) return held(o, 0).host();
   const std::vector<std::int64_t>& dims = graph_.shape_of(o).dims;
   const pcg::Region all = pcg::whole_region(dims);
@@ -467,6 +476,7 @@ NamedValues<T> ShardedExecutor<T>::backward_from_pieces(std::vector<std::vector<
     throw LoomError("backward: gradients of " + std::to_string(piece_grads.size()) + " outputs for " +
                     std::to_string(graph_.outputs().size()) + " graph outputs");
   transport_.use_channel(channel_);
+  trace_working_on(pcg::kNoNode, true);
   std::vector<std::vector<Pieces>>& grads = grads_;
   grads.assign(graph_.size(), {});
   restored_.assign(graph_.size(), false);
@@ -635,11 +645,13 @@ void ShardedExecutor<T>::region_backward(const std::vector<pcg::NodeId>& region,
   // the members it reads: the region's backward runs whole for one piece before the next.
   const std::int64_t tasks = graph_.node(region.front()).tasks();
   for (std::int64_t t = 0; t < tasks; ++t) {
+    recomputing_ = true;
     for (pcg::NodeId m : region)
       if (dropped_[m.index()]) {
         run_tasks(graph_.node(m), t);
         recount(m);
       }
+    recomputing_ = false;
     for (auto it = region.rbegin(); it != region.rend(); ++it) {
       const pcg::Node& m = graph_.node(*it);
       if (runs_[it->index()].differentiated) operator_backward(m, grads, input_grads, t);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "loom/search/task_graph.hpp"
+
 namespace loom::runtime {
 
 namespace {
@@ -14,7 +16,9 @@ const char* kind_of(TracedWork work) {
     case TracedWork::Forward:
     case TracedWork::LayoutChange: return "forward";
     case TracedWork::Backward:
-    case TracedWork::LayoutChangeBackward: return "backward";
+    case TracedWork::LayoutChangeBackward:
+    case TracedWork::GradientsAddedUp: return "backward";
+    case TracedWork::Recompute: return "recompute";
     case TracedWork::Transport:
     case TracedWork::TransportBackward: return "communication";
     case TracedWork::Loss: return "loss";
@@ -22,6 +26,8 @@ const char* kind_of(TracedWork work) {
   }
   return "";
 }
+
+bool is_transport(TracedWork work) { return work == TracedWork::Transport || work == TracedWork::TransportBackward; }
 
 }  // namespace
 
@@ -39,6 +45,34 @@ void StepTrace::add(TracedWork work, pcg::NodeId node, std::int64_t task, int mi
   const double start = std::chrono::duration<double>(begin - origin_).count();
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   records_.push_back({work, node, task, microbatch, start, seconds});
+}
+
+search::TraceSpan StepTrace::span_of(const Record& r, int rank, const pcg::Graph& graph) const {
+  search::TraceSpan s;
+  s.device = rank;
+  s.lane = is_transport(r.work) ? search::TraceLane::Communication : search::TraceLane::Compute;
+  s.kind = kind_of(r.work);
+  s.node = r.node;
+  s.start = r.start;
+  s.seconds = r.seconds;
+  if (r.work == TracedWork::Loss) {
+    s.name = "loss";
+  } else if (r.work == TracedWork::Update) {
+    s.name = "optimizer step";
+  } else if (r.work == TracedWork::GradientsAddedUp) {
+    s.name = "gradients added up";
+  } else if (!r.node.valid()) {
+    s.name = "gradient sums";
+  } else {
+    const pcg::Node& n = graph.node(r.node);
+    s.name = r.task >= 0 ? search::task_label(n, r.task) : search::node_label(n);
+    if (r.work == TracedWork::Recompute) s.name = "recompute " + s.name;
+    if (r.work == TracedWork::Backward || r.work == TracedWork::LayoutChangeBackward || r.work == TracedWork::TransportBackward)
+      s.name += search::kBackwardLabel;
+  }
+  if (pipelined_ && (r.work == TracedWork::Loss || (r.node.valid() && r.work != TracedWork::GradientsAddedUp)))
+    s.name = search::microbatch_label(r.microbatch, s.name);
+  return s;
 }
 
 std::vector<search::TraceSpan> StepTrace::gather(const pcg::Graph& graph, Transport& transport) const {
@@ -63,30 +97,13 @@ std::vector<search::TraceSpan> StepTrace::gather(const pcg::Graph& graph, Transp
   for (std::size_t rank = 0; rank < everyone.size(); ++rank)
     for (std::size_t i = 0; i < static_cast<std::size_t>(counts[rank]); ++i) {
       const double* f = &fields[(rank * most + i) * kFieldsPerRecord];
-      const auto work = static_cast<TracedWork>(static_cast<int>(f[0]));
-      search::TraceSpan s;
-      s.device = static_cast<int>(rank);
-      const bool transport = work == TracedWork::Transport || work == TracedWork::TransportBackward;
-      s.lane = transport ? search::TraceLane::Communication : search::TraceLane::Compute;
-      s.kind = kind_of(work);
-      s.node = pcg::NodeId(static_cast<int>(f[1]));
-      const auto task = static_cast<std::int64_t>(f[2]);
-      if (work == TracedWork::Loss)
-        s.name = "loss";
-      else if (work == TracedWork::Update)
-        s.name = "optimizer step";
-      else if (!s.node.valid())
-        s.name = "gradient sums";
-      else {
-        const pcg::Node& n = graph.node(s.node);
-        s.name = n.op + "#" + pcg::to_string(n.id) + (task >= 0 ? "[" + std::to_string(task) + "]" : "");
-        if (work == TracedWork::Backward || work == TracedWork::LayoutChangeBackward || work == TracedWork::TransportBackward)
-          s.name += " (backward)";
-      }
-      if (pipelined_ && (work == TracedWork::Loss || (work != TracedWork::Update && s.node.valid()))) s.name = "mb" + std::to_string(static_cast<int>(f[3])) + " " + s.name;
-      s.start = f[4];
-      s.seconds = f[5];
-      spans.push_back(std::move(s));
+      const Record r{static_cast<TracedWork>(static_cast<int>(f[0])),
+                     pcg::NodeId(static_cast<int>(f[1])),
+                     static_cast<std::int64_t>(f[2]),
+                     static_cast<int>(f[3]),
+                     f[4],
+                     f[5]};
+      spans.push_back(span_of(r, static_cast<int>(rank), graph));
     }
   return spans;
 }

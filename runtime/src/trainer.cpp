@@ -82,6 +82,12 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   // A checkpoint and the report keep the model's own weights, whichever plan ran.
   const FoldedWeights folds(library, graph);
   Checkpoint<T> state = starting_point<T>(library, graph, folds, s);
+  if (s.trace_step != 0 && state.step >= s.steps)
+    throw LoomError("no step is left to trace: the run resumes after step " + std::to_string(state.step) + " of " +
+                    std::to_string(s.steps));
+  if (s.trace_step != 0 && (s.trace_step <= state.step || s.trace_step > s.steps))
+    throw LoomError("the step to trace, " + std::to_string(s.trace_step) + ", is not among the steps this run takes (" +
+                    std::to_string(state.step + 1) + " to " + std::to_string(s.steps) + ")");
   std::set<std::string> trainable = trainable_weights(library, graph);
   for (const std::string& name : search::fixed_weights_in(graph, s.fixed_weights)) trainable.erase(name);
   // Inputs whose values the model fixes, fed as the model gives them in place of the data's.
@@ -141,9 +147,6 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     PipelineTransport& operator=(const PipelineTransport&) = delete;
   } pipeline_transport(comm, pipelined);
 
-  if (s.trace_step != 0 && (s.trace_step <= state.step || s.trace_step > s.steps))
-    throw LoomError("the step to trace, " + std::to_string(s.trace_step) + ", is not among the steps this run takes (" +
-                    std::to_string(state.step + 1) + " to " + std::to_string(s.steps) + ")");
   StepTrace trace;
   trace.name_microbatches(pipelined);
   if (s.trace_step != 0)
@@ -264,7 +267,10 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
         const int m = pass.microbatch;
         const auto i = static_cast<std::size_t>(m);
         if (pass.backward) {
-          add_gradients(grads, backward(*executors[i], std::move(micro_losses[i])));
+          NamedValues<T> micro_grads = backward(*executors[i], std::move(micro_losses[i]));
+          const auto adding_start = StepTrace::Clock::now();
+          add_gradients(grads, std::move(micro_grads));
+          trace.add(TracedWork::GradientsAddedUp, pcg::kNoNode, -1, m, adding_start);
           micro_feeds[i].clear();
           continue;
         }

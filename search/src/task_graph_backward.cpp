@@ -40,7 +40,7 @@ std::vector<int> mirror_backward(const PlanLayout& plan, TaskGraph& out) {
       for (int j : dependents[static_cast<std::size_t>(i)]) b.deps.push_back(mirror[static_cast<std::size_t>(j)]);
     }
     if (b.deps.empty()) b.deps.push_back(i);  // a sink: its gradient follows its own forward result
-    b.label += " (backward)";
+    b.label += kBackwardLabel;
     mirror[static_cast<std::size_t>(i)] = add_task(out, std::move(b));
   }
   return mirror;

@@ -62,8 +62,7 @@ class ForwardPass {
     t.bytes = bytes;
     t.seconds = machine_.link_between(from.device, device).transfer_seconds(bytes);
     t.deps = from.tasks;
-    t.label = n.op + "#" + pcg::to_string(n.id) + "[" + std::to_string(index) + "] " + std::to_string(from.device) + "->" +
-              std::to_string(device);
+    t.label = task_label(n, index) + " " + std::to_string(from.device) + "->" + std::to_string(device);
     hold_devices(machine_, t, {from.device, device});
     return {add(std::move(t))};
   }
@@ -96,7 +95,7 @@ class ForwardPass {
       task.device = view.devices[t];
       task.seconds = est.seconds;
       task.backward_seconds = plan_.runs_backward(n) ? est.backward_seconds : 0;
-      task.label = n.op + "#" + pcg::to_string(n.id) + "[" + std::to_string(t) + "]";
+      task.label = task_label(n, t);
       std::vector<int> weights_read;
       for (pcg::PortRef in : n.inputs) {
         const Holder& from = holders_[in.node.index()][static_cast<std::size_t>(in.port)][t];
@@ -129,7 +128,7 @@ class ForwardPass {
       t.seconds = dispatch;
       t.backward_seconds = plan_.runs_backward(n) ? dispatch : 0;
       t.deps = std::move(work);
-      t.label = n.op + "#" + pcg::to_string(n.id) + " dispatch on " + std::to_string(device);
+      t.label = node_label(n) + " dispatch on " + std::to_string(device);
       task_on[device] = add(std::move(t));
       // Backward, a weight's gradient is complete once the change has handed it back.
       if (weight >= 0) weights_[weight][device].push_back(task_on[device]);
@@ -203,7 +202,7 @@ class ForwardPass {
         copy.backward_seconds = measured ? measured->backward_seconds
                                          : (kWeightPieceGradientPasses * piece_bytes + (zeroed.insert(device).second ? whole_bytes : 0)) /
                                                machine_.device.memory_bandwidth;
-      copy.label = n.op + "#" + pcg::to_string(n.id) + "[" + std::to_string(t) + "] piece copy";
+      copy.label = task_label(n, t) + " piece copy";
       const int id = add(std::move(copy));
       held[t].tasks = {id};
       if (weight) weights_[source.id][device].push_back(id);
@@ -250,7 +249,7 @@ class ForwardPass {
         work.backward_seconds = measured->backward_seconds;
         work.deps = std::move(local_deps);
         work.deps.insert(work.deps.end(), deps.begin(), deps.end());
-        work.label = n.op + "#" + pcg::to_string(n.id) + "[" + std::to_string(t) + "] layout work";
+        work.label = task_label(n, t) + " layout work";
         held.push_back({device, {add(std::move(work))}});
         continue;
       }
@@ -261,7 +260,7 @@ class ForwardPass {
         copy.device = device;
         copy.seconds = copy.backward_seconds = kLocalMovePasses * local_bytes / machine_.device.memory_bandwidth;
         copy.deps = std::move(local_deps);
-        copy.label = n.op + "#" + pcg::to_string(n.id) + "[" + std::to_string(t) + "] local copy";
+        copy.label = task_label(n, t) + " local copy";
         deps.push_back(add(std::move(copy)));
       }
       if (in.V > out.V) {
@@ -274,7 +273,7 @@ class ForwardPass {
         // Backward, the gradient of the sum goes to each partial piece: as many bytes again.
         sum.seconds = sum.backward_seconds = bytes / machine_.device.memory_bandwidth + machine_.device.kernel_overhead;
         sum.deps = std::move(deps);
-        sum.label = n.op + "#" + pcg::to_string(n.id) + "[" + std::to_string(t) + "] sum";
+        sum.label = task_label(n, t) + " sum";
         deps = {add(std::move(sum))};
       }
       held.push_back({device, std::move(deps)});
@@ -311,8 +310,8 @@ class ForwardPass {
           t.bytes = steps * static_cast<double>(k - 1) / static_cast<double>(k) * box_bytes;
           t.seconds = seconds;
           t.deps = deps;
-          t.label = n.op + "#" + pcg::to_string(n.id) + " " + std::string(pcg::collective_name(collective.kind)) + " " +
-                    std::to_string(t.device) + "->" + std::to_string(t.peer);
+          t.label = node_label(n) + " " + std::string(pcg::collective_name(collective.kind)) + " " + std::to_string(t.device) + "->" +
+                    std::to_string(t.peer);
           hold_devices(machine_, t, {t.device});
           ring.push_back(add(std::move(t)));
         }
@@ -328,7 +327,7 @@ class ForwardPass {
           work.seconds = measured->seconds;
           work.backward_seconds = measured->backward_seconds;
           work.deps = deps;
-          work.label = n.op + "#" + pcg::to_string(n.id) + "[" + std::to_string(g.to[i]) + "] layout work";
+          work.label = task_label(n, g.to[i]) + " layout work";
           after = {add(std::move(work))};
         }
         held[static_cast<std::size_t>(g.to[i])] = {g.ranks[i], std::move(after)};

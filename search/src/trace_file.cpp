@@ -17,27 +17,26 @@ nlohmann::json metadata(const char* what, int device, int lane, const std::strin
 
 }  // namespace
 
-nlohmann::json trace_events(const std::vector<TraceSpan>& spans, const std::string& title) {
+nlohmann::json trace_events(const std::vector<TraceSpan>& spans, const std::string& title, const std::string& row) {
   nlohmann::json events = nlohmann::json::array();
   std::set<std::pair<int, TraceLane>> lanes;
   for (const TraceSpan& s : spans) lanes.emplace(s.device, s.lane);
   std::set<int> devices;
   for (const auto& [device, lane] : lanes) {
-    if (devices.insert(device).second) events.push_back(metadata("process_name", device, 0, "device " + std::to_string(device)));
+    if (devices.insert(device).second) events.push_back(metadata("process_name", device, 0, row + " " + std::to_string(device)));
     events.push_back(metadata("thread_name", device, lane_number(lane), lane_name(lane)));
   }
   for (const TraceSpan& s : spans) {
-    nlohmann::json e = {{"ph", "X"},           {"name", s.name},          {"cat", s.kind},
-                        {"pid", s.device},     {"tid", lane_number(s.lane)}, {"ts", s.start * 1e6},
-                        {"dur", s.seconds * 1e6}};
+    nlohmann::json e = {{"ph", "X"},           {"name", s.name},        {"cat", s.kind}, {"pid", s.device}, {"tid", lane_number(s.lane)},
+                        {"ts", s.start * 1e6}, {"dur", s.seconds * 1e6}};
     if (s.node.valid()) e["args"] = {{"node", s.node.value()}};
     events.push_back(std::move(e));
   }
   return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}, {"otherData", {{"title", title}}}};
 }
 
-void write_trace(const std::string& path, const std::vector<TraceSpan>& spans, const std::string& title) {
-  pcg::write_file_atomically(path, trace_events(spans, title).dump() + "\n");
+void write_trace(const std::string& path, const std::vector<TraceSpan>& spans, const std::string& title, const std::string& row) {
+  pcg::write_file_atomically(path, trace_events(spans, title, row).dump() + "\n");
 }
 
 std::vector<TraceSpan> simulated_spans(const TaskGraph& graph, const Timeline& timeline) {

@@ -23,20 +23,21 @@ inline std::vector<search::TraceSpan> spans_of(const std::vector<search::TraceSp
   return out;
 }
 
-// An operator task's label, forward or backward: "matmul#4[1]", "matmul#4[1] (backward)".
+// An operator task's label, forward or backward, in a pipeline's micro-batch or not:
+// "matmul#4[1]", "mb1 matmul#4[1] (backward)".
 inline bool is_operator_task(const std::string& label) {
-  static const std::regex task(R"(^[A-Za-z_0-9]+#[0-9]+\[[0-9]+\]( \(backward\))?$)");
+  static const std::regex task(R"(^(mb[0-9]+ )?[A-Za-z_0-9]+#[0-9]+\[[0-9]+\]( \(backward\))?$)");
   return std::regex_match(label, task);
 }
 
-// `report` traced one step of `plan` (not pipelined, nothing recomputed) on `processes` processes
-// running its `devices` devices: each process's compute spans follow one another; every operator
-// task the simulator runs, forward and backward, was traced once, under the simulator's label, on
-// the row of the process that runs its device (row 0 when one process runs them all); each
-// process took the loss and stepped the optimizer once.
-inline void expect_trace_runs_the_simulated_tasks(const pcg::Graph& plan, const TrainReport& report, int processes, int devices) {
+// `report` traced one step on `processes` processes of a plan whose simulated tasks are `tasks`:
+// every operator task the simulator runs, forward and backward, was traced once under the
+// simulator's label on the row of the process that runs its device (row 0 when one process runs
+// them all); each process's compute spans follow one another within the step (`step_seconds`, as
+// the trainer timed it), and each took `losses` losses and one optimizer step, its last span.
+inline void expect_trace_runs_the_tasks(const search::TaskGraph& tasks, const TrainReport& report, int processes, double step_seconds,
+                                        int losses = 1) {
   ASSERT_FALSE(report.trace.empty());
-  const search::TaskGraph tasks = search::build_task_graph(plan, search::CostModel(library(), machine_of(devices)));
   std::map<std::string, int> simulated;  // operator task label -> device
   for (std::size_t i = 0; i < tasks.tasks.size(); ++i)
     if (tasks.tasks[i].kind == search::TaskKind::Compute && is_operator_task(tasks.label_of(i)))
@@ -48,6 +49,7 @@ inline void expect_trace_runs_the_simulated_tasks(const pcg::Graph& plan, const 
     EXPECT_LT(s.device, processes);
     EXPECT_GE(s.start, 0) << s.name;
     EXPECT_GE(s.seconds, 0) << s.name;
+    EXPECT_LE(s.start + s.seconds, step_seconds) << s.name << " ends after the traced step";
     if (s.lane == search::TraceLane::Compute && is_operator_task(s.name)) {
       EXPECT_TRUE(traced.emplace(s.name, s.device).second) << s.name << " traced twice";
     }
@@ -63,12 +65,29 @@ inline void expect_trace_runs_the_simulated_tasks(const pcg::Graph& plan, const 
     SCOPED_TRACE("row " + std::to_string(row));
     const std::vector<search::TraceSpan> compute = spans_of(report.trace, row, search::TraceLane::Compute);
     for (std::size_t i = 1; i < compute.size(); ++i)
-      EXPECT_LE(compute[i - 1].start + compute[i - 1].seconds, compute[i].start + 1e-9) << compute[i - 1].name << " overlaps " << compute[i].name;
-    EXPECT_EQ(std::count_if(compute.begin(), compute.end(), [](const auto& s) { return s.kind == "loss"; }), 1);
+      EXPECT_LE(compute[i - 1].start + compute[i - 1].seconds, compute[i].start + 1e-9)
+          << compute[i - 1].name << " overlaps " << compute[i].name;
+    EXPECT_EQ(std::count_if(compute.begin(), compute.end(), [](const auto& s) { return s.kind == "loss"; }), losses);
     EXPECT_EQ(std::count_if(compute.begin(), compute.end(), [](const auto& s) { return s.kind == "update"; }), 1);
     ASSERT_FALSE(compute.empty());
-    EXPECT_EQ(compute.back().kind, "update");
+    EXPECT_EQ(compute.back().name, "optimizer step");
   }
+}
+
+// The same for a plan without a pipeline, simulated on `devices` devices.
+inline void expect_trace_runs_the_simulated_tasks(const pcg::Graph& plan, const TrainReport& report, int processes, int devices,
+                                                  double step_seconds) {
+  expect_trace_runs_the_tasks(search::build_task_graph(plan, search::CostModel(library(), machine_of(devices))), report, processes,
+                              step_seconds);
+}
+
+// Trains `plan` with `s`, giving the report and the seconds the trainer timed each step.
+inline std::pair<TrainReport, std::vector<double>> timed_run(const pcg::Graph& plan, const TrainSettings& s,
+                                                             Transport* transport = nullptr) {
+  std::vector<double> seconds;
+  TrainReport report = train<double>(
+      library(), plan, s, [&](const StepReport& r) { seconds.push_back(r.seconds); }, transport);
+  return {std::move(report), std::move(seconds)};
 }
 
 }  // namespace loom::runtime::sharded_test

@@ -232,6 +232,14 @@ class ShardedExecutor {
   // transport and the pieces of n's output this process holds to n's operator time.
   template <class Work>
   void time_layout_change(const pcg::Node& n, bool backward, Work&& work);
+  // Tells the trace that n's work (forward or backward) is under way, for the transport calls it
+  // makes.
+  void trace_working_on(pcg::NodeId n, bool backward) {
+    if (trace_) trace_->working_on(n, trace_microbatch_, backward);
+  }
+  void trace_span(TracedWork work, pcg::NodeId n, std::int64_t task, StepTrace::Clock::time_point begin) {
+    if (trace_) trace_->add(work, n, task, trace_microbatch_, begin);
+  }
 
   const pcg::Graph& graph_;
   TimedTransport transport_;  // the given transport, timed to leave its calls out of layout changes' times
@@ -263,14 +271,7 @@ class ShardedExecutor {
   int channel_ = 0;
   StepTrace* trace_ = nullptr;
   int trace_microbatch_ = 0;
-  // Tells the trace that n's work (forward or backward) is under way, for the transport calls it
-  // makes.
-  void trace_working_on(pcg::NodeId n, bool backward) {
-    if (trace_) trace_->working_on(n, trace_microbatch_, backward);
-  }
-  void trace_span(TracedWork work, pcg::NodeId n, std::int64_t task, StepTrace::Clock::time_point begin) {
-    if (trace_) trace_->add(work, n, task, trace_microbatch_, begin);
-  }
+  bool recomputing_ = false;               // forward tasks run now compute dropped values again for the backward pass
   std::unique_ptr<GradientSync<T>> sync_;  // made last in construction, from the fused layout changes
 };
 

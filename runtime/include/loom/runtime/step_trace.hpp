@@ -1,9 +1,13 @@
 #pragma once
-// What each process does in one training step, span by span (`loom train --trace`): every task
-// of an operator forward and backward, every layout change, every call of the transport (messages,
-// collectives, gradient sums) charged to the node whose work made it, the loss and the optimizer
-// step, timed from the step's start. The spans carry the simulator's task labels, so a measured
-// step and a simulated iteration (search::simulated_spans) read alike.
+// What each process does in one training step, span by span (`loom train --trace`), timed from the
+// step's start: every task of an operator forward and backward (and forward again where the
+// backward pass recomputes it), every layout change (its messages included), every message and
+// collective charged to the node whose work made it (the gradient sums' start and wait, where no
+// node's), the loss (the sum of its shares across processes included), a pipeline's adding up of
+// its micro-batches' gradients and the optimizer step. Operator tasks carry the simulator's task
+// labels (search::task_label), so a measured step and a simulated iteration
+// (search::simulated_spans) read alike. A backend that queues its kernels on a device (CUDA) is
+// timed as it queues them.
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -14,7 +18,18 @@
 
 namespace loom::runtime {
 
-enum class TracedWork { Forward, Backward, LayoutChange, LayoutChangeBackward, Transport, TransportBackward, Loss, Update };
+enum class TracedWork {
+  Forward,
+  Backward,
+  Recompute,
+  LayoutChange,
+  LayoutChangeBackward,
+  Transport,
+  TransportBackward,
+  Loss,
+  GradientsAddedUp,
+  Update
+};
 
 class StepTrace {
  public:
@@ -23,7 +38,6 @@ class StepTrace {
   // Drops what was recorded and records from now, the start of the step.
   void start();
   void stop() { on_ = false; }
-  bool on() const { return on_; }
   // Whether spans name their micro-batch, as a pipeline's task labels do.
   void name_microbatches(bool on) { pipelined_ = on; }
   // Records `work` from `begin` to now, while recording: task `task` of `node` (-1: the node's
@@ -53,6 +67,8 @@ class StepTrace {
     int microbatch;
     double start, seconds;
   };
+  search::TraceSpan span_of(const Record& r, int rank, const pcg::Graph& graph) const;
+
   bool on_ = false, pipelined_ = false;
   Clock::time_point origin_;
   std::vector<Record> records_;

@@ -35,6 +35,14 @@ namespace loom::search {
 // tasks can wait for many others through one task instead of each for each.
 enum class TaskKind { Compute, Communication, Join };
 
+// Labels of the work a node does, as the simulator and a traced training step (runtime::StepTrace)
+// name it: "matmul#3", task 1 of it "matmul#3[1]", in micro-batch 2 of a pipeline "mb2 matmul#3[1]".
+inline std::string node_label(const pcg::Node& n) { return n.op + "#" + pcg::to_string(n.id); }
+inline std::string task_label(const pcg::Node& n, std::int64_t task) { return node_label(n) + "[" + std::to_string(task) + "]"; }
+inline std::string microbatch_label(int microbatch, const std::string& label) { return "mb" + std::to_string(microbatch) + " " + label; }
+// What a backward task's label adds to its forward's.
+inline constexpr const char* kBackwardLabel = " (backward)";
+
 inline const char* task_kind_name(TaskKind kind) {
   switch (kind) {
     case TaskKind::Compute: return "compute";
@@ -95,7 +103,7 @@ struct TaskGraph {
   // Task i's label, with its micro-batch in a pipeline (e.g. "mb2 matmul#3[1]").
   std::string label_of(std::size_t i) const {
     const SimTask& t = tasks[i];
-    return pipelined ? "mb" + std::to_string(t.microbatch) + " " + t.label : t.label;
+    return pipelined ? microbatch_label(t.microbatch, t.label) : t.label;
   }
 };
 
