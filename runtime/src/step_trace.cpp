@@ -9,7 +9,7 @@ namespace loom::runtime {
 
 namespace {
 
-constexpr std::size_t kFieldsPerRecord = 6;
+constexpr std::size_t kFieldsPerRecord = 7;
 
 const char* kind_of(TracedWork work) {
   switch (work) {
@@ -29,6 +29,17 @@ const char* kind_of(TracedWork work) {
 
 bool is_transport(TracedWork work) { return work == TracedWork::Transport || work == TracedWork::TransportBackward; }
 
+// A transport call no node's work made: the gradient sums' (or the pipeline's last sends').
+const char* unattributed_call(TransportCall call) {
+  switch (call) {
+    case TransportCall::StartSum: return "sums started";
+    case TransportCall::Progress: return "sums progressed";
+    case TransportCall::FinishSums: return "sums finished";
+    case TransportCall::FinishSends: return "sends finished";
+    default: return "gradient sums";
+  }
+}
+
 }  // namespace
 
 void StepTrace::start() {
@@ -40,11 +51,11 @@ void StepTrace::start() {
   on_ = true;
 }
 
-void StepTrace::add(TracedWork work, pcg::NodeId node, std::int64_t task, int microbatch, Clock::time_point begin) {
+void StepTrace::add(TracedWork work, pcg::NodeId node, std::int64_t task, int microbatch, Clock::time_point begin, TransportCall call) {
   if (!on_) return;
   const double start = std::chrono::duration<double>(begin - origin_).count();
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
-  records_.push_back({work, node, task, microbatch, start, seconds});
+  records_.push_back({work, node, task, microbatch, call, start, seconds});
 }
 
 search::TraceSpan StepTrace::span_of(const Record& r, int rank, const pcg::Graph& graph) const {
@@ -62,7 +73,7 @@ search::TraceSpan StepTrace::span_of(const Record& r, int rank, const pcg::Graph
   } else if (r.work == TracedWork::GradientsAddedUp) {
     s.name = "gradients added up";
   } else if (!r.node.valid()) {
-    s.name = "gradient sums";
+    s.name = unattributed_call(r.call);
   } else {
     const pcg::Node& n = graph.node(r.node);
     s.name = r.task >= 0 ? search::task_label(n, r.task) : search::node_label(n);
@@ -89,8 +100,9 @@ std::vector<search::TraceSpan> StepTrace::gather(const pcg::Graph& graph, Transp
     f[1] = r.node.value();
     f[2] = static_cast<double>(r.task);
     f[3] = r.microbatch;
-    f[4] = r.start;
-    f[5] = r.seconds;
+    f[4] = static_cast<double>(r.call);
+    f[5] = r.start;
+    f[6] = r.seconds;
   }
   transport.all_gather(fields, everyone);
   std::vector<search::TraceSpan> spans;
@@ -101,8 +113,9 @@ std::vector<search::TraceSpan> StepTrace::gather(const pcg::Graph& graph, Transp
                      pcg::NodeId(static_cast<int>(f[1])),
                      static_cast<std::int64_t>(f[2]),
                      static_cast<int>(f[3]),
-                     f[4],
-                     f[5]};
+                     static_cast<TransportCall>(static_cast<int>(f[4])),
+                     f[5],
+                     f[6]};
       spans.push_back(span_of(r, static_cast<int>(rank), graph));
     }
   return spans;

@@ -274,6 +274,12 @@ TEST(MpiTraining, EachProcessTracesItsDevicesTasksAndItsMessages) {
       std::vector<double> spans{static_cast<double>(report.trace.size())};
       world().sum(spans);
       EXPECT_EQ(spans[0], static_cast<double>(report.trace.size() * static_cast<std::size_t>(world().size())));
+      // Data parallelism sums the weights' gradients: started during the pass, waited for at its end.
+      if (kind == PlanKind::DataParallel) {
+        for (const char* call : {"sums started", "sums finished"})
+          EXPECT_TRUE(std::any_of(report.trace.begin(), report.trace.end(), [&](const search::TraceSpan& m) { return m.name == call; }))
+              << "no span " << call;
+      }
       for (int row = 0; row < world().size(); ++row) {
         const std::vector<search::TraceSpan> messages = spans_of(report.trace, row, search::TraceLane::Communication);
         EXPECT_FALSE(messages.empty()) << "row " << row << " exchanged nothing";

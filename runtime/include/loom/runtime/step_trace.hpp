@@ -2,8 +2,8 @@
 // What each process does in one training step, span by span (`loom train --trace`), timed from the
 // step's start: every task of an operator forward and backward (and forward again where the
 // backward pass recomputes it), every layout change (its messages included), every message and
-// collective charged to the node whose work made it (the gradient sums' start and wait, where no
-// node's), the loss (the sum of its shares across processes included), a pipeline's adding up of
+// collective charged to the node whose work made it (the gradient sums' start, progress and wait,
+// where no node's), the loss (the sum of its shares across processes included), a pipeline's adding up of
 // its micro-batches' gradients and the optimizer step. Operator tasks carry the simulator's task
 // labels (search::task_label), so a measured step and a simulated iteration
 // (search::simulated_spans) read alike. A backend that queues its kernels on a device (CUDA) is
@@ -31,6 +31,10 @@ enum class TracedWork {
   Update
 };
 
+// Which call of the transport a span of it is: the gradient sums' name theirs ("sums started",
+// "sums progressed", "sums finished"), where no node's work is under way.
+enum class TransportCall { Exchange, Sum, Gather, ScatterSums, SwapBlocks, StartSum, Progress, FinishSums, FinishSends };
+
 class StepTrace {
  public:
   using Clock = std::chrono::steady_clock;
@@ -42,7 +46,8 @@ class StepTrace {
   void name_microbatches(bool on) { pipelined_ = on; }
   // Records `work` from `begin` to now, while recording: task `task` of `node` (-1: the node's
   // whole work here) of micro-batch `microbatch`.
-  void add(TracedWork work, pcg::NodeId node, std::int64_t task, int microbatch, Clock::time_point begin);
+  void add(TracedWork work, pcg::NodeId node, std::int64_t task, int microbatch, Clock::time_point begin,
+           TransportCall call = TransportCall::Exchange);
   // The node whose work is under way (kNoNode: none), in its micro-batch's forward or backward
   // pass: a transport call now is charged to it.
   void working_on(pcg::NodeId node, int microbatch, bool backward) {
@@ -50,9 +55,9 @@ class StepTrace {
     current_microbatch_ = microbatch;
     current_backward_ = backward;
   }
-  // Records a transport call from `begin` to now, charged to the work under way.
-  void add_transport(Clock::time_point begin) {
-    add(current_backward_ ? TracedWork::TransportBackward : TracedWork::Transport, current_, -1, current_microbatch_, begin);
+  // Records transport call `what` from `begin` to now, charged to the work under way.
+  void add_transport(TransportCall what, Clock::time_point begin) {
+    add(current_backward_ ? TracedWork::TransportBackward : TracedWork::Transport, current_, -1, current_microbatch_, begin, what);
   }
 
   // Every process's spans, named from `graph` (the graph the executors run), each on its rank's
@@ -65,6 +70,7 @@ class StepTrace {
     pcg::NodeId node;
     std::int64_t task;
     int microbatch;
+    TransportCall call;
     double start, seconds;
   };
   search::TraceSpan span_of(const Record& r, int rank, const pcg::Graph& graph) const;

@@ -1,8 +1,8 @@
 #pragma once
 // A transport that passes every call on to another and adds up the seconds spent in them: the
 // time a process waits on messages and collectives, the other processes' work before them
-// included. While a StepTrace records, each call but progress() is a span of it, charged to the
-// trace's node at work.
+// included. While a StepTrace records, each call is a span of it, charged to the trace's node at
+// work.
 #include "loom/runtime/step_trace.hpp"
 #include "loom/runtime/transport.hpp"
 
@@ -34,7 +34,7 @@ class TimedTransport final : public Transport {
 
  private:
   template <class Call>
-  void timed(Call&& call, bool traced = true);
+  void timed(TransportCall what, Call&& call);
 
   Transport& inner_;
   double seconds_ = 0;
