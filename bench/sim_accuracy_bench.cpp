@@ -52,6 +52,7 @@
 #include "loom/search/pipeline.hpp"
 #include "loom/search/simulator.hpp"
 #include "loom/search/task_graph.hpp"
+#include "loom/search/trace_file.hpp"
 
 namespace {
 
@@ -97,6 +98,7 @@ struct Settings {
   std::vector<std::string> models;  // empty: all
   std::string profile_out;          // the task times recorded in training
   std::string measured_out;         // the tasks measured alone before simulating, per model: PREFIX.MODEL.json
+  std::string trace_out;            // per plan, its last run's last step and its simulation measured first: PREFIX.MODEL.PLAN.*.json
   bool help = false;
 };
 
@@ -111,7 +113,11 @@ const char* const kUsage =
     "  --models a,b         only these rows (mlp_fig1, bert_large, alexnet, dlrm, glu_mlp)\n"
     "  --profile-out FILE   write the task times recorded in training\n"
     "  --measured-out PREFIX  write the tasks measured alone on the run's values before simulating (the last\n"
-    "                       round's), each model's to PREFIX.MODEL.json\n";
+    "                       round's), each model's to PREFIX.MODEL.json\n"
+    "  --trace-out PREFIX   write each plan's last run's last step as `loom train --trace` writes it, to\n"
+    "                       PREFIX.MODEL.PLAN.measured.json, and its simulation over the tasks measured alone first as\n"
+    "                       `loom simulate --trace` does, to PREFIX.MODEL.PLAN.simulated.json (PLAN: dp, searched, 1f1b);\n"
+    "                       the ranks meet once more before each run's last step\n";
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -143,8 +149,11 @@ Settings parse(int argc, char** argv) {
       s.profile_out = value;
     else if (arg == "--measured-out")
       s.measured_out = value;
+    else if (arg == "--trace-out")
+      s.trace_out = value;
     else
-      throw LoomError("unknown option " + arg + " (expected --steps, --repeats, --machine, --models, --profile-out or --measured-out)");
+      throw LoomError("unknown option " + arg +
+                      " (expected --steps, --repeats, --machine, --models, --profile-out, --measured-out or --trace-out)");
   }
   if (s.steps < 1) throw LoomError("--steps must be at least 1");
   if (s.repeats < 1) throw LoomError("--repeats must be at least 1");
@@ -166,6 +175,7 @@ struct Run {
   double waiting = 0;                // seconds per iteration the slowest rank spent in the transport
   double backward_over_forward = 0;  // of the measured task time
   std::size_t interpreted = 0, compiled = 0;
+  std::vector<search::TraceSpan> measured_trace, automatic_trace;  // with --trace-out: the last step, and the simulation measured first
 
   double error() const { return simulated / measured - 1; }
   double automatic_error() const { return automatic / measured - 1; }
@@ -183,6 +193,7 @@ struct Row {
 struct Simulated {
   double seconds = 0;  // one iteration
   double waiting = 0;  // the most time a device in use spends in it not computing
+  std::vector<search::TraceSpan> trace;
 };
 
 // One iteration of the plan, simulated with `model`'s costs.
@@ -193,7 +204,7 @@ Simulated simulated(const pcg::Graph& plan, const search::Pipeline& pipeline, co
   double least_busy = timeline.makespan;
   for (double busy : timeline.busy_seconds(graph))
     if (busy > 0) least_busy = std::min(least_busy, busy);
-  return {timeline.makespan, timeline.makespan - least_busy};
+  return {timeline.makespan, timeline.makespan - least_busy, search::simulated_spans(graph, timeline)};
 }
 
 double simulated_seconds(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::CostModel& model) {
@@ -210,6 +221,7 @@ Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const sea
   train.plan_devices = machine.devices();
   train.warmup_steps = 1;
   train.steps = 1 + s.steps;
+  if (!s.trace_out.empty()) train.trace_step = train.steps;
   // The transport of the run, timed: how long this process waits on messages and collectives
   // (the other ranks' work included, as a real run waits for it).
   runtime::TimedTransport timed(transport);
@@ -240,6 +252,7 @@ Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const sea
   }
 
   Run row;
+  row.measured_trace = run.trace;
   row.measured = max_over_ranks(run.seconds_per_step, transport);
   row.tasks = max_over_ranks(own_task_seconds / steps, transport);
   row.waiting = max_over_ranks(waiting / steps, transport);
@@ -252,7 +265,9 @@ Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const sea
   // prints.
   if (transport.rank() == 0) {
     if (drawn_first) row.drawn = simulated_seconds(plan, pipeline, measuring_drawn);
-    row.automatic = simulated_seconds(plan, pipeline, measuring_first);
+    Simulated automatic = simulated(plan, pipeline, measuring_first);
+    row.automatic = automatic.seconds;
+    row.automatic_trace = std::move(automatic.trace);
     if (!drawn_first) row.drawn = simulated_seconds(plan, pipeline, measuring_drawn);
   }
   std::vector<double> rank0_measured{0};
@@ -394,6 +409,15 @@ int main(int argc, char** argv) {
     if (!s.profile_out.empty()) database.save(s.profile_out);
     if (!s.measured_out.empty())
       for (const auto& [model, measured] : measured_first) measured.save(s.measured_out + "." + model + ".json");
+    if (!s.trace_out.empty())
+      for (const Row& row : rows) {
+        const std::string plan = row.pipeline.microbatches > 1 ? "1f1b" : row.plan == "data parallel" ? "dp" : "searched";
+        const std::string prefix = s.trace_out + "." + row.model + "." + plan;
+        search::write_trace(prefix + ".measured.json", row.runs.back().measured_trace, row.model + ", " + row.plan + ": a measured step",
+                            "process");
+        search::write_trace(prefix + ".simulated.json", row.runs.back().automatic_trace,
+                            row.model + ", " + row.plan + ": simulated over the tasks measured alone first");
+      }
     std::cout << "Simulator accuracy on " << machine.name << ", " << transport.size() << " ranks, " << s.repeats
               << " runs of each plan, each the mean of " << s.steps << " steps after a warm-up step (float, SGD, MSE loss)\n";
     print_table(rows);
