@@ -28,6 +28,7 @@ constexpr double kWeightPieceGradientPasses = 5;
 // each piece takes its gradient: about six passes.
 constexpr double kLossPasses = 3;
 constexpr double kLossGradientPasses = 6;
+constexpr double kBytesPerLossShare = 8;  // a process's share of the loss, in double
 
 class ForwardPass {
  public:
@@ -142,7 +143,8 @@ class ForwardPass {
   }
 
   // The loss, as a training run takes it: on every device, of its pieces of the (first) graph
-  // output, once every piece is computed, since the processes sum their shares of it. Its
+  // output, once every piece is computed, since the processes sum their shares of it (an
+  // allreduce of one number, charged to each device's loss). Its
   // mirror in the backward pass, which every gradient of the output waits for, gives each piece
   // its gradient.
   void take_loss() {
@@ -160,12 +162,17 @@ class ForwardPass {
       if (pcg::task_piece(shape, static_cast<std::int64_t>(t)).replica == 0)
         piece_elements[pieces[t].device] += static_cast<double>(pcg::piece_elements(shape));
     }
-    for (int d : plan_.devices_in_use()) {
+    // The processes then sum their shares of the loss, a number each, before any backward.
+    const std::set<int> devices = plan_.devices_in_use();
+    const double shares_summed = devices.size() > 1 ? machine_.link_between(*devices.begin(), *devices.rbegin())
+                                                          .ring_allreduce_seconds(kBytesPerLossShare, static_cast<int>(devices.size()))
+                                                    : 0;
+    for (int d : devices) {
       const double bytes = piece_elements[d] * kBytesPerElement;
       SimTask loss;
       loss.node = node.id;
       loss.device = d;
-      loss.seconds = kLossPasses * bytes / machine_.device.memory_bandwidth;
+      loss.seconds = kLossPasses * bytes / machine_.device.memory_bandwidth + shares_summed;
       loss.backward_seconds = kLossGradientPasses * bytes / machine_.device.memory_bandwidth;
       loss.deps = deps;
       loss.label = "loss on " + std::to_string(d);

@@ -23,7 +23,7 @@ using namespace test_support;
 // walk, which starts from data parallelism, must find the faster plan that a short first walk
 // misses.
 TEST(Optimizer, TheRefinementAlsoStartsFromDataParallelismOverTheJointGraph) {
-  const pcg::Graph g = models::build_model(library(), "mlp_fig1", {{"batch", 1024}});
+  const pcg::Graph g = models::build_model(library(), "mlp_fig1", {{"batch", 4096}});
   const Machine machine = load_machine("summit").with_devices_per_node(4);
   const CostModel model(library(), machine);
   OptimizeSettings settings;

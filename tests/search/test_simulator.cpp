@@ -224,11 +224,14 @@ TEST(TaskGraph, EachDeviceTakesTheLossOfItsPiecesOnceTheWholeOutputIsComputed) {
   ASSERT_EQ(losses.size(), 2u);
   ASSERT_EQ(loss_mirrors.size(), 2u);
   // Every device's loss waits for both halves of the product (4 x 4 each); it reads its own half
-  // and the target and writes the gradient, and backward gives its half its gradient.
+  // and the target and writes the gradient, and the two processes sum their shares (a double
+  // each: two ring steps between the two P100s); backward gives its half its gradient.
+  const Link& between = m.link_between(0, 1);
+  const double shares = 2 * between.latency + 8 / between.bandwidth;
   for (const auto& [device, id] : losses) {
     const SimTask& loss = tg.tasks[static_cast<std::size_t>(id)];
     EXPECT_EQ(loss.node, out);
-    EXPECT_DOUBLE_EQ(loss.seconds, 3 * 16 * 4 / bandwidth);
+    EXPECT_DOUBLE_EQ(loss.seconds, 3 * 16 * 4 / bandwidth + shares);
     std::set<int> after;
     for (int d : loss.deps) after.insert(tg.tasks[static_cast<std::size_t>(d)].device);
     EXPECT_EQ(after, (std::set<int>{0, 1}));
