@@ -3,9 +3,9 @@
 // step's start: every task of an operator forward and backward (and forward again where the
 // backward pass recomputes it), every layout change (its messages included), every message and
 // collective charged to the node whose work made it (the gradient sums' start, progress and wait,
-// where no node's), the loss (the sum of its shares across processes included), a pipeline's adding up of
-// its micro-batches' gradients and the optimizer step. Operator tasks carry the simulator's task
-// labels (search::task_label), so a measured step and a simulated iteration
+// where no node's), the loss (the sum of its shares across processes included), a pipeline's
+// adding up of its micro-batches' gradients, and the optimizer step. Operator tasks carry the
+// simulator's task labels (search::task_label), so a measured step and a simulated iteration
 // (search::simulated_spans) read alike. A backend that queues its kernels on a device (CUDA) is
 // timed as it queues them.
 #include <chrono>
