@@ -191,20 +191,21 @@ struct Row {
 };
 
 struct Simulated {
-  double seconds = 0;  // one iteration
-  double waiting = 0;  // the most time a device in use spends in it not computing
-  std::vector<search::TraceSpan> trace;
+  double seconds = 0;                    // one iteration
+  double waiting = 0;                    // the most time a device in use spends in it not computing
+  std::vector<search::TraceSpan> trace;  // where asked for
 };
 
-// One iteration of the plan, simulated with `model`'s costs.
-Simulated simulated(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::CostModel& model) {
+// One iteration of the plan, simulated with `model`'s costs, and its spans when `traced`.
+Simulated simulated(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::CostModel& model, bool traced = false) {
   const search::TaskGraph graph = pipeline.microbatches > 1 ? search::build_pipeline_task_graph(plan, model, pipeline, library())
                                                             : search::build_task_graph(plan, model);
   const search::Timeline timeline = search::simulate(graph);
   double least_busy = timeline.makespan;
   for (double busy : timeline.busy_seconds(graph))
     if (busy > 0) least_busy = std::min(least_busy, busy);
-  return {timeline.makespan, timeline.makespan - least_busy, search::simulated_spans(graph, timeline)};
+  return {timeline.makespan, timeline.makespan - least_busy,
+          traced ? search::simulated_spans(graph, timeline) : std::vector<search::TraceSpan>{}};
 }
 
 double simulated_seconds(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::CostModel& model) {
@@ -265,7 +266,7 @@ Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const sea
   // prints.
   if (transport.rank() == 0) {
     if (drawn_first) row.drawn = simulated_seconds(plan, pipeline, measuring_drawn);
-    Simulated automatic = simulated(plan, pipeline, measuring_first);
+    Simulated automatic = simulated(plan, pipeline, measuring_first, !s.trace_out.empty());
     row.automatic = automatic.seconds;
     row.automatic_trace = std::move(automatic.trace);
     if (!drawn_first) row.drawn = simulated_seconds(plan, pipeline, measuring_drawn);
