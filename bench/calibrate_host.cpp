@@ -15,6 +15,8 @@
 //                   time over the measured one (a convolution's unfolding taken off)
 //   busy node slowdown those tasks' time on rank 0 while rank 1 runs them too, over their time
 //                   while rank 1 sleeps (median of three pairs): a figure for two devices of a node
+//   drift           how far two ranks' times for the same work between meetings spread, as a
+//                   fraction of the work (meeting_drift)
 //   links           ping-pong between ranks 0 and 1 through the runtime's MPI transport, and sums
 //                   of a buffer through it (the allreduce figures), waited in or started and
 //                   overlapped with other work (the started allreduce figures): median times over
@@ -24,10 +26,11 @@
 // Run as `mpirun -np 2 loom_calibrate_host`; with one process the links are left out of the
 // measurement and copy the memory figures. `[mpirun -np 2] loom_calibrate_host --only-for MACHINE`
 // measures only the unfolding rate and the achieved fractions, against MACHINE's device figures (a bundled name or a
-// file), and with two ranks the busy node slowdown, and prints MACHINE with them.
+// file), and with two ranks the busy node slowdown and the drift, and prints MACHINE with them.
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -50,6 +53,7 @@
 #include "loom/runtime/sharded_executor.hpp"
 #include "loom/runtime/task_measurement.hpp"
 #include "loom/search/machine.hpp"
+#include "loom/search/meeting_wait.hpp"
 
 namespace {
 
@@ -336,6 +340,61 @@ double calibration_tasks_seconds() {
   return total;
 }
 
+// A spell of the work a step does between meetings, about 20 us: a small product, then a pass
+// over a buffer beyond the core's first cache.
+class WorkSpell {
+ public:
+  WorkSpell() : a_(Eigen::MatrixXf::Random(64, 64)), b_(Eigen::MatrixXf::Random(64, 64)), c_(64, 64), stream_(std::size_t{1} << 15, 1.f) {}
+  void operator()() {
+    c_.noalias() = a_ * b_;
+    for (float& v : stream_) v = v * 0.999f + c_(0, 0) * 1e-9f;
+  }
+
+ private:
+  Eigen::MatrixXf a_, b_, c_;
+  std::vector<float> stream_;
+};
+
+// How far ranks 0 and 1 drift apart while they work (DeviceSpec::drift): both repeat `spells` of
+// the same work then meet in a sum of one number, timing each round's work; the two ranks' times
+// for the same round differ by what the host did to each. Their mean half-difference is what a
+// meeting after that work waits past the mean (search::drift_from_meeting_wait). Over rounds of 1
+// to 64 spells (about 20 us to 1.3 ms, the work a step does between its meetings), the median of
+// each size's drift, so that short spells of work count as much as long ones; each size's figures
+// go to standard error on rank 0.
+double meeting_drift(loom::runtime::Transport& transport) {
+  const std::vector<int> pair{0, 1};
+  WorkSpell spell;
+  std::vector<double> drifts;
+  for (int spells : {1, 4, 16, 64}) {
+    const int rounds = std::clamp(4000 / spells, 100, 1000);
+    std::vector<double> worked;
+    std::vector<double> meet{0};
+    for (int r = 0; r < rounds; ++r) {
+      const auto start = Clock::now();
+      for (int i = 0; i < spells; ++i) spell();
+      worked.push_back(seconds_since(start));
+      transport.sum(meet, pair);
+    }
+    std::vector<double> both = worked;
+    transport.all_gather(both, pair);
+    double wait = 0, work = 0;
+    for (int r = 0; r < rounds; ++r) {
+      const double mine = both[static_cast<std::size_t>(r)], theirs = both[static_cast<std::size_t>(rounds + r)];
+      wait += std::abs(mine - theirs) / 2;
+      work += (mine + theirs) / 2;
+    }
+    wait /= rounds;
+    work /= rounds;
+    const double drift = loom::search::drift_from_meeting_wait(wait, work);
+    drifts.push_back(drift);
+    if (transport.rank() == 0)
+      std::cerr << "drift: " << spells << " spells, " << rounds << " rounds: work " << work * 1e6 << " us, waited " << wait * 1e6
+                << " us a meeting past the mean, drift " << drift << "\n";
+  }
+  return loom::pcg::median(drifts);
+}
+
 // How many times longer the calibration tasks take on rank 0 while rank 1 runs them too than
 // while rank 1 sleeps: the median of three such pairs. Ranks 0 and 1 take part. Rank 1 sleeps
 // rather than wait in a sum, since a waiting rank polls its core for a while before it sleeps.
@@ -363,8 +422,8 @@ double busy_node_slowdown(loom::runtime::Transport& transport) {
 }
 
 // The machine file at `name_or_path` as it is, but for the figures measured here: the achieved
-// fractions, and the busy node slowdown where `slowdown` was measured.
-nlohmann::json recalibrated(const std::string& name_or_path, std::optional<double> slowdown) {
+// fractions, and the busy node slowdown and the drift where two ranks measured them.
+nlohmann::json recalibrated(const std::string& name_or_path, std::optional<double> slowdown, std::optional<double> drift) {
   const std::string path = loom::search::machine_file_path(name_or_path);
   std::ifstream in(path);
   nlohmann::json doc = nlohmann::json::parse(in);  // load_machine has read it already
@@ -379,6 +438,7 @@ nlohmann::json recalibrated(const std::string& name_or_path, std::optional<doubl
     else
       doc["device"].erase(key);
   if (slowdown) doc["device"]["busy_node_slowdown"] = *slowdown;
+  if (drift) doc["device"]["drift"] = *drift;
   return doc;
 }
 
@@ -406,10 +466,14 @@ int main(int argc, char** argv) {
   loom::search::Link measured;
   if (only_for.empty() && linked && transport.rank() < 2) measured = measure_link(transport);
   const double slowdown = linked && transport.rank() < 2 ? busy_node_slowdown(transport) : 1;
+  const double drift = linked && transport.rank() < 2 ? meeting_drift(transport) : 0;
   if (transport.rank() != 0) return 0;
   if (!only_for.empty()) {
     try {
-      std::cout << recalibrated(only_for, linked ? std::optional<double>(slowdown) : std::nullopt).dump(2) << "\n";
+      std::cout << recalibrated(only_for, linked ? std::optional<double>(slowdown) : std::nullopt,
+                                linked ? std::optional<double>(drift) : std::nullopt)
+                       .dump(2)
+                << "\n";
       return 0;
     } catch (const loom::LoomError& e) {
       std::cerr << "loom_calibrate_host: " << e.what() << "\n";
@@ -431,6 +495,7 @@ int main(int argc, char** argv) {
   m.device.unfolding_bandwidth = unfolding_bandwidth(m.device);
   m.device.achieved_fraction = achieved_fractions(m.device);
   m.device.busy_node_slowdown = slowdown;
+  m.device.drift = drift;
   // Without a second rank, a link is a copy in memory: each byte read once and written once.
   const loom::search::Link link = linked ? measured : loom::search::Link{m.device.memory_bandwidth / 2, 0};
   m.intra_socket = m.inter_socket = m.inter_node = link;
@@ -441,7 +506,9 @@ int main(int argc, char** argv) {
       "runtime's per-kernel overhead and its per-task dispatch outside kernels, the rate its convolutions unfold windows at, the fraction "
       "of that "
       "roofline tasks of each kernel shape "
-      "achieve (measured alone, median of a few tasks each) and how much slower they run while the other rank runs them too, and for every "
+      "achieve (measured alone, median of a few tasks each) and how much slower they run while the other rank runs them too, how far two "
+      "ranks' times for the same "
+      "work drift apart between meetings, and for every "
       "link ping-pong and sums between two "
       "ranks through the MPI transport, waited in or started beside other work (median times, fitted over 4 B to 4 MiB, started "
       "sums from 64 KiB). Measured by loom_calibrate_host (mpirun -np 2).";

@@ -170,6 +170,7 @@ double max_over_ranks(double value, runtime::Transport& transport) {
 // One training run of a plan and its simulation.
 struct Run {
   double measured = 0, simulated = 0, automatic = 0, drawn = 0, roofline = 0;  // seconds per iteration
+  double simulated_level = 0, automatic_level = 0;  // the same two simulations with the devices kept level (no drift)
   double simulated_waiting = 0;      // seconds per iteration the simulation over in-run times leaves a device not computing (the most)
   double tasks = 0;                  // seconds per iteration in the slowest rank's operator tasks, layout work and updates
   double waiting = 0;                // seconds per iteration the slowest rank spent in the transport
@@ -179,6 +180,8 @@ struct Run {
 
   double error() const { return simulated / measured - 1; }
   double automatic_error() const { return automatic / measured - 1; }
+  double level_error() const { return simulated_level / measured - 1; }
+  double automatic_level_error() const { return automatic_level / measured - 1; }
   double drawn_error() const { return drawn / measured - 1; }
   double roofline_error() const { return roofline / measured - 1; }
 };
@@ -196,10 +199,15 @@ struct Simulated {
   std::vector<search::TraceSpan> trace;  // where asked for
 };
 
+// Whether a simulation lets the devices drift apart as the machine's figure says, or keeps them level.
+enum class Drift { AsMeasured, None };
+
 // One iteration of the plan, simulated with `model`'s costs, and its spans when `traced`.
-Simulated simulated(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::CostModel& model, bool traced = false) {
-  const search::TaskGraph graph = pipeline.microbatches > 1 ? search::build_pipeline_task_graph(plan, model, pipeline, library())
-                                                            : search::build_task_graph(plan, model);
+Simulated simulated(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::CostModel& model, bool traced = false,
+                    Drift drift = Drift::AsMeasured) {
+  search::TaskGraph graph = pipeline.microbatches > 1 ? search::build_pipeline_task_graph(plan, model, pipeline, library())
+                                                      : search::build_task_graph(plan, model);
+  if (drift == Drift::None) graph.drift = 0;
   const search::Timeline timeline = search::simulate(graph);
   double least_busy = timeline.makespan;
   for (double busy : timeline.busy_seconds(graph))
@@ -257,8 +265,10 @@ Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const sea
   row.measured = max_over_ranks(run.seconds_per_step, transport);
   row.tasks = max_over_ranks(own_task_seconds / steps, transport);
   row.waiting = max_over_ranks(waiting / steps, transport);
-  const Simulated over_run = simulated(plan, pipeline, search::CostModel(library(), machine, &plan_profile));
+  const search::CostModel over_run_model(library(), machine, &plan_profile);
+  const Simulated over_run = simulated(plan, pipeline, over_run_model);
   row.simulated = over_run.seconds;
+  row.simulated_level = simulated(plan, pipeline, over_run_model, false, Drift::None).seconds;
   row.simulated_waiting = over_run.waiting;
   row.roofline = simulated_seconds(plan, pipeline, search::CostModel(library(), machine));
   // Rank 0 measures the tasks while the other ranks wait in a sum (after a short spell of polling,
@@ -268,6 +278,7 @@ Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const sea
     if (drawn_first) row.drawn = simulated_seconds(plan, pipeline, measuring_drawn);
     Simulated automatic = simulated(plan, pipeline, measuring_first, !s.trace_out.empty());
     row.automatic = automatic.seconds;
+    row.automatic_level = simulated(plan, pipeline, measuring_first, false, Drift::None).seconds;
     row.automatic_trace = std::move(automatic.trace);
     if (!drawn_first) row.drawn = simulated_seconds(plan, pipeline, measuring_drawn);
   }
@@ -296,9 +307,9 @@ std::string percent(double fraction) {
 void print_table(const std::vector<Row>& rows) {
   std::cout << std::left << std::setw(12) << "model" << std::setw(30) << "plan" << std::right << std::setw(13) << "measured ms"
             << std::setw(12) << "tasks ms" << std::setw(12) << "waiting ms" << std::setw(14) << "simulated ms" << std::setw(13)
-            << "sim wait ms" << std::setw(9) << "error" << std::setw(18) << "error range" << std::setw(16) << "measured 1st ms"
-            << std::setw(9) << "error" << std::setw(18) << "error range" << std::setw(12) << "drawn 1st" << std::setw(13) << "roofline ms"
-            << std::setw(9) << "error" << std::setw(10) << "bwd/fwd"
+            << "sim wait ms" << std::setw(9) << "error" << std::setw(18) << "error range" << std::setw(10) << "no drift" << std::setw(16)
+            << "measured 1st ms" << std::setw(9) << "error" << std::setw(18) << "error range" << std::setw(10) << "no drift"
+            << std::setw(12) << "drawn 1st" << std::setw(13) << "roofline ms" << std::setw(9) << "error" << std::setw(10) << "bwd/fwd"
             << "\n";
   for (const Row& r : rows) {
     const auto figure = [&](auto field) { return median(r.runs, field); };
@@ -316,9 +327,11 @@ void print_table(const std::vector<Row>& rows) {
               << std::setw(14) << figure([](const Run& x) { return x.simulated; }) * 1e3 << std::setw(13)
               << figure([](const Run& x) { return x.simulated_waiting; }) * 1e3 << std::setw(9)
               << percent(figure([](const Run& x) { return x.error(); })) << std::setw(18) << range([](const Run& x) { return x.error(); })
-              << std::setw(16) << figure([](const Run& x) { return x.automatic; }) * 1e3 << std::setw(9)
+              << std::setw(10) << percent(figure([](const Run& x) { return x.level_error(); })) << std::setw(16)
+              << figure([](const Run& x) { return x.automatic; }) * 1e3 << std::setw(9)
               << percent(figure([](const Run& x) { return x.automatic_error(); })) << std::setw(18)
-              << range([](const Run& x) { return x.automatic_error(); }) << std::setw(12)
+              << range([](const Run& x) { return x.automatic_error(); }) << std::setw(10)
+              << percent(figure([](const Run& x) { return x.automatic_level_error(); })) << std::setw(12)
               << percent(figure([](const Run& x) { return x.drawn_error(); })) << std::setw(13)
               << figure([](const Run& x) { return x.roofline; }) * 1e3 << std::setw(9)
               << percent(figure([](const Run& x) { return x.roofline_error(); })) << std::setw(10) << std::setprecision(2)
@@ -333,8 +346,10 @@ void print_table(const std::vector<Row>& rows) {
                "backward, and updates; sim wait: the most time the same simulation leaves a device in use not\n"
                "computing (in messages and collectives, and waiting for them), beside `waiting`; measured 1st: the\n"
                "cost model measuring each operator task alone first, as `loom optimize` does, on inputs drawn from\n"
-               "the values the model's operators read in one forward pass; drawn 1st: the error of the same on\n"
-               "inputs drawn uniformly in [-1, 1]; roofline: the cost model alone; error: against measured, per\n"
+               "the values the model's operators read in one forward pass; no drift: the error of the simulation\n"
+               "before it with the devices kept level where they meet (the machine's drift left out); drawn 1st:\n"
+               "the error of measuring first on inputs drawn uniformly in [-1, 1]; roofline: the cost model\n"
+               "alone; error: against measured, per\n"
                "run (the range: the lowest and highest run); bwd/fwd: measured backward over forward task time.\n";
 }
 

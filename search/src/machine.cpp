@@ -132,7 +132,7 @@ Machine machine_from_json(const json& j) {
   require_object(d, "device");
   reject_unknown_keys(d, "device",
                       {"kind", "peak_tflops", "memory_gbps", "memory_gib", "kernel_overhead_us", "dispatch_overhead_us",
-                       "overlaps_communication", "achieved_fraction", "busy_node_slowdown", "unfolding_gbps"});
+                       "overlaps_communication", "achieved_fraction", "busy_node_slowdown", "unfolding_gbps", "drift"});
   m.device.kind = read_string(require(d, "kind", "device"), "device.kind");
   m.device.peak_flops = read_number(require(d, "peak_tflops", "device"), "device.peak_tflops", true) * 1e12;
   m.device.memory_bandwidth = read_number(require(d, "memory_gbps", "device"), "device.memory_gbps", true) * 1e9;
@@ -149,6 +149,10 @@ Machine machine_from_json(const json& j) {
       fail("device.busy_node_slowdown", "a slowdown is at least 1, got " + d.at("busy_node_slowdown").dump());
   }
   if (d.contains("unfolding_gbps")) m.device.unfolding_bandwidth = read_number(d.at("unfolding_gbps"), "device.unfolding_gbps", true) * 1e9;
+  if (d.contains("drift")) {
+    m.device.drift = read_number(d.at("drift"), "device.drift");
+    if (m.device.drift < 0) fail("device.drift", "a spread is never negative, got " + d.at("drift").dump());
+  }
   if (d.contains("achieved_fraction")) {
     const json& fractions = d.at("achieved_fraction");
     require_object(fractions, "device.achieved_fraction");
@@ -195,6 +199,7 @@ json machine_to_json(const Machine& m) {
   if (!fractions.empty()) out["device"]["achieved_fraction"] = fractions;
   if (m.device.busy_node_slowdown != 1) out["device"]["busy_node_slowdown"] = m.device.busy_node_slowdown;
   if (m.device.unfolding_bandwidth > 0) out["device"]["unfolding_gbps"] = m.device.unfolding_bandwidth / 1e9;
+  if (m.device.drift > 0) out["device"]["drift"] = m.device.drift;
   if (m.network_ports_per_node != 1) out["network_ports_per_node"] = m.network_ports_per_node;
   return out;
 }

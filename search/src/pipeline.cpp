@@ -263,6 +263,7 @@ TaskGraph pipeline_task_graph_of(const pcg::Graph& micro, const CostModel& model
   TaskGraph out;
   out.devices = one.devices;
   out.ports = one.ports;
+  out.drift = one.drift;
   out.pipelined = true;
   out.tasks.reserve(n * static_cast<std::size_t>(count));
   // An operator with pieces in every stage (interlaced) runs each piece as its data arrive, outside

@@ -1,6 +1,7 @@
 #include "loom/search/simulator.hpp"
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/search/meeting_wait.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -62,6 +63,72 @@ Dependents dependents_of(const TaskGraph& graph) {
   return out;
 }
 
+// Where the graph's devices drift apart (TaskGraph::drift), how long each meeting lasts past its
+// task's own time. Each device arrives when its last work ends, spread in proportion to the work
+// it did since its last meeting. A meeting's end counts once the event loop reaches a task
+// starting after it, so that the tasks of one meeting (a ring's step on each device) all see
+// the work before it.
+class MeetingWaits {
+ public:
+  explicit MeetingWaits(const TaskGraph& graph)
+      : drift_(graph.drift),
+        work_(static_cast<std::size_t>(graph.devices), 0),
+        work_ends_(work_.size(), 0),
+        worked_at_meeting_(work_.size(), 0) {}
+
+  // How much longer than its own time task `t`, starting at `start`, lasts.
+  double wait(const SimTask& t, double start) {
+    if (drift_ <= 0 || t.meets.empty()) return 0;
+    settle(start);
+    std::vector<Arrival> arrivals;
+    for (int d : meeting(t)) {
+      const auto i = static_cast<std::size_t>(d);
+      const double spread = drift_ * (work_[i] - worked_at_meeting_[i]);
+      arrivals.push_back({work_ends_[i], spread * spread});
+    }
+    return expected_meeting_wait(arrivals);
+  }
+
+  // Records a task once scheduled.
+  void done(const SimTask& t, double finish) {
+    if (drift_ <= 0) return;
+    if (t.kind == TaskKind::Compute) {
+      work_[static_cast<std::size_t>(t.device)] += t.seconds;
+      work_ends_[static_cast<std::size_t>(t.device)] = finish;
+    }
+    if (t.meets.empty()) return;
+    Ended e{finish, meeting(t), {}};
+    for (int d : e.devices) e.work.push_back(work_[static_cast<std::size_t>(d)]);
+    ended_.push_back(std::move(e));
+  }
+
+ private:
+  struct Ended {
+    double at;
+    std::vector<int> devices;
+    std::vector<double> work;  // per device, its work_ then
+  };
+
+  static std::vector<int> meeting(const SimTask& t) {
+    std::vector<int> devices = t.meets;
+    devices.push_back(t.device);
+    return devices;
+  }
+  void settle(double now) {
+    std::erase_if(ended_, [&](const Ended& e) {
+      if (e.at > now) return false;
+      for (std::size_t k = 0; k < e.devices.size(); ++k) worked_at_meeting_[static_cast<std::size_t>(e.devices[k])] = e.work[k];
+      return true;
+    });
+  }
+
+  double drift_;
+  std::vector<double> work_;               // per device, the seconds it has computed
+  std::vector<double> work_ends_;          // per device, when its last work ended
+  std::vector<double> worked_at_meeting_;  // per device, work_ when it last met others
+  std::vector<Ended> ended_;               // meetings whose end the loop has not yet passed
+};
+
 // The event loop shared by the full and the delta simulation. Tasks marked `kept` already have
 // their times in `out`; the rest are scheduled, each resource in the order tasks became ready.
 Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept) {
@@ -73,6 +140,7 @@ Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept
   const Dependents dependents = dependents_of(graph);
   const Resources resources = dense_resources(graph);
   std::vector<double> free_at(resources.count, 0);
+  MeetingWaits meetings(graph);
   for (std::size_t i = 0; i < n; ++i) {
     if (kept[i]) {
       for (std::size_t k = resources.of[i]; k < resources.of[i + 1]; ++k) {
@@ -101,9 +169,10 @@ Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept
     double start = at;
     for (std::size_t k = resources.of[task]; k < resources.of[task + 1]; ++k)
       start = std::max(start, free_at[static_cast<std::size_t>(resources.index[k])]);
-    const double finish = start + graph.tasks[task].seconds;
+    const double finish = start + graph.tasks[task].seconds + meetings.wait(graph.tasks[task], start);
     out.start[task] = start;
     out.finish[task] = finish;
+    meetings.done(graph.tasks[task], finish);
     for (std::size_t k = resources.of[task]; k < resources.of[task + 1]; ++k)
       free_at[static_cast<std::size_t>(resources.index[k])] = finish;
     for (std::size_t k = dependents.of[task]; k < dependents.of[task + 1]; ++k) {
@@ -136,6 +205,8 @@ std::vector<double> Timeline::busy_seconds(const TaskGraph& graph) const {
 Timeline simulate(const TaskGraph& graph) { return run(graph, Timeline{}, std::vector<bool>(graph.tasks.size(), false)); }
 
 Timeline simulate_delta(const TaskGraph& graph, const Timeline& previous, const std::vector<int>& changed) {
+  // A meeting's wait depends on all each device did since the last: such a graph is simulated whole.
+  if (graph.drift > 0) return simulate(graph);
   // A changed task could start no earlier than its earliest dependency finished; tasks that had
   // been taken up before that moment were scheduled without seeing any change.
   double horizon = std::numeric_limits<double>::infinity();

@@ -9,6 +9,7 @@ TaskGraph build_task_graph(const pcg::Graph& graph, const CostModel& model, RunW
   TaskGraph out;
   out.devices = model.machine().devices();
   out.ports = model.machine().network_ports();
+  out.drift = model.machine().device.drift;
   const WeightReaders readers = add_forward_tasks(plan, run_work, out);
   add_backward_tasks(plan, readers, sums, out);
   return out;

@@ -28,14 +28,19 @@ std::vector<int> mirror_backward(const PlanLayout& plan, TaskGraph& out) {
   for (int i = forward_count - 1; i >= 0; --i) {
     SimTask b = out.tasks[static_cast<std::size_t>(i)];
     b.backward = true;
-    if (b.kind == TaskKind::Compute)
+    if (b.kind == TaskKind::Compute) {
       b.seconds = b.backward_seconds;
-    else
+      b.meets.clear();  // the loss's shares are summed once, forward
+    } else {
+      // The same devices meet, the other way round.
+      if (!b.meets.empty()) b.meets = others_than(with_device(b.meets, b.device), b.peer);
       std::swap(b.device, b.peer);
+    }
     b.deps.clear();
     if (plan.forward_only(b.node)) {
       b.seconds = 0;
       b.bytes = 0;
+      b.meets.clear();
     } else {
       for (int j : dependents[static_cast<std::size_t>(i)]) b.deps.push_back(mirror[static_cast<std::size_t>(j)]);
     }
@@ -189,6 +194,7 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
       t.deps = {ring_ready};
       t.label = "gradient allreduce " + std::to_string(t.device) + "->" + std::to_string(t.peer);
       hold_devices(machine, t, {t.device});
+      if (waited) meet_in(machine, t, others_than(devices, t.device));
       ring.push_back(add_task(out, std::move(t)));
     }
     const int summed = add_join(out, g.node, std::move(ring), group + " summed");

@@ -65,6 +65,7 @@ class ForwardPass {
     t.deps = from.tasks;
     t.label = task_label(n, index) + " " + std::to_string(from.device) + "->" + std::to_string(device);
     hold_devices(machine_, t, {from.device, device});
+    meet_in(machine_, t, {device});
     return {add(std::move(t))};
   }
 
@@ -175,6 +176,7 @@ class ForwardPass {
       loss.seconds = kLossPasses * bytes / machine_.device.memory_bandwidth + shares_summed;
       loss.backward_seconds = kLossGradientPasses * bytes / machine_.device.memory_bandwidth;
       loss.deps = deps;
+      loss.meets = others_than(std::vector<int>(devices.begin(), devices.end()), d);
       loss.label = "loss on " + std::to_string(d);
       add(std::move(loss));
     }
@@ -320,6 +322,7 @@ class ForwardPass {
           t.label = node_label(n) + " " + std::string(pcg::collective_name(collective.kind)) + " " + std::to_string(t.device) + "->" +
                     std::to_string(t.peer);
           hold_devices(machine_, t, {t.device});
+          meet_in(machine_, t, others_than(g.ranks, t.device));
           ring.push_back(add(std::move(t)));
         }
         deps = ring;

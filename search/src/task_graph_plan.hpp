@@ -72,6 +72,25 @@ inline void hold_devices(const Machine& machine, SimTask& t, std::vector<int> de
   if (!machine.device.overlaps_communication) t.holds = std::move(devices);
 }
 
+// `devices` and `device`.
+inline std::vector<int> with_device(std::vector<int> devices, int device) {
+  devices.push_back(device);
+  return devices;
+}
+
+// `devices` but `device`.
+inline std::vector<int> others_than(const std::vector<int>& devices, int device) {
+  std::vector<int> others;
+  for (int d : devices)
+    if (d != device) others.push_back(d);
+  return others;
+}
+
+// Where devices wait in their communication, the task's device meets `others` in it (SimTask::meets).
+inline void meet_in(const Machine& machine, SimTask& t, std::vector<int> others) {
+  if (!machine.device.overlaps_communication) t.meets = std::move(others);
+}
+
 // The forward tasks that read each weight: by weight node, then device.
 using WeightReaders = std::map<pcg::NodeId, std::map<int, std::vector<int>>>;
 

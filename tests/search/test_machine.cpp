@@ -99,6 +99,9 @@ TEST(Machine, TheRooflineFractionsAndTheBusyNodeSlowdownRoundTrip) {
   EXPECT_FALSE(machine_to_json(m)["device"].contains("unfolding_gbps"));  // kernels that do not unfold
   m.device.unfolding_bandwidth = 4.5e9;
   EXPECT_DOUBLE_EQ(machine_from_json(machine_to_json(m)).device.unfolding_bandwidth, 4.5e9);
+  EXPECT_FALSE(machine_to_json(m)["device"].contains("drift"));  // devices that keep their pace
+  m.device.drift = 0.015;
+  EXPECT_DOUBLE_EQ(machine_from_json(machine_to_json(m)).device.drift, 0.015);
   // The calibrated host carries its fractions, each below 1 for shapes slower than the roofline,
   // and the slowdown of its ranks computing side by side.
   const Machine host = load_machine("cpu_host");
@@ -152,6 +155,9 @@ TEST(Machine, ErrorsNameTheFieldAndFile) {
   bad = j;
   bad["device"]["busy_node_slowdown"] = 0.9;
   EXPECT_NE(error_of(bad).find("device.busy_node_slowdown: a slowdown is at least 1"), std::string::npos) << error_of(bad);
+  bad = j;
+  bad["device"]["drift"] = -0.1;
+  EXPECT_NE(error_of(bad).find("device.drift: a spread is never negative"), std::string::npos) << error_of(bad);
   bad = j;
   bad["device"]["unfolding_gbps"] = 0;
   EXPECT_NE(error_of(bad).find("device.unfolding_gbps: expected a positive number"), std::string::npos) << error_of(bad);

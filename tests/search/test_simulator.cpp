@@ -1,11 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
+#include <numbers>
 #include <random>
 #include <set>
 
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/search/meeting_wait.hpp"
 #include "loom/search/memory.hpp"
 #include "loom/search/plan_cost.hpp"
 #include "loom/search/simulator.hpp"
@@ -43,6 +46,94 @@ TEST(Simulator, HandWorkedTimeline) {
   EXPECT_EQ(t.finish, (std::vector<double>{2, 5, 3, 9, 10}));
   EXPECT_EQ(t.makespan, 10);
   EXPECT_EQ(t.busy_seconds(g), (std::vector<double>{5, 2}));
+}
+
+TEST(MeetingWait, IsClarksMaximumOfNormalArrivals) {
+  // Against the mean of the latest of drawn arrivals: exact for two, Clark's approximation for more.
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal(0, 1);
+  const std::vector<std::vector<Arrival>> meetings{
+      {{0, 0.5}, {0, 0.5}}, {{0.5, 0.5}, {0, 0.5}},   {{2, 0.5}, {0, 0.5}},          {{1, 3}, {0, 1}},
+      {{-1, 1}, {0, 1}},    {{0, 1}, {0, 1}, {0, 1}}, {{0, 1}, {1, 0.25}, {-0.5, 2}}};
+  for (const std::vector<Arrival>& arrivals : meetings) {
+    double latest = 0, latest_mean = -1e9;
+    const int draws = 400000;
+    for (int i = 0; i < draws; ++i) {
+      double at = -1e9;
+      for (const Arrival& a : arrivals) at = std::max(at, a.mean + normal(rng) * std::sqrt(a.variance));
+      latest += at;
+    }
+    for (const Arrival& a : arrivals) latest_mean = std::max(latest_mean, a.mean);
+    EXPECT_NEAR(expected_meeting_wait(arrivals), latest / draws - latest_mean, arrivals.size() == 2 ? 0.01 : 0.03) << arrivals.size();
+  }
+  EXPECT_DOUBLE_EQ(expected_meeting_wait({{5, std::numbers::pi}, {5, std::numbers::pi}}), 1);
+  EXPECT_EQ(expected_meeting_wait({{3, 0}, {0, 0}}), 0);
+  EXPECT_EQ(expected_meeting_wait({}), 0);
+  EXPECT_LT(expected_meeting_wait({{10, 0.5}, {0, 0.5}}), 1e-12);  // one arrives far later: it is all the meeting waits for
+  // The later of two: Clark's variance against the drawn one.
+  const Arrival later = later_of({0, 1}, {0, 1});
+  EXPECT_NEAR(later.mean, 1 / std::sqrt(std::numbers::pi), 1e-12);
+  EXPECT_NEAR(later.variance, 1 - 1 / std::numbers::pi, 1e-12);
+  // drift_from_meeting_wait inverts it for two devices level on average.
+  const double drift = drift_from_meeting_wait(4e-6, 100e-6);
+  const double variance = (drift * 100e-6) * (drift * 100e-6);
+  EXPECT_NEAR(expected_meeting_wait({{1e-3, variance}, {1e-3, variance}}), 4e-6, 1e-15);
+  EXPECT_EQ(drift_from_meeting_wait(0, 1e-3), 0);
+}
+
+TEST(Simulator, DevicesThatDriftApartWaitForEachOtherWhereTheyMeet) {
+  // Each device works 100 then 100 more, meets the other in a message 0->1 of 10 they wait in,
+  // then again straight away in a message 1->0.
+  TaskGraph g;
+  g.devices = 2;
+  g.tasks = {compute(0, 100),         compute(1, 100),         compute(0, 100, {0}), compute(1, 100, {1}),
+             transfer(0, 1, 10, {2}), transfer(1, 0, 10, {4}), compute(0, 5, {5}),   compute(1, 5, {5})};
+  g.tasks[4].holds = {0, 1};
+  g.tasks[5].holds = {1, 0};
+  g.tasks[4].meets = {1};
+  g.tasks[5].meets = {0};
+  EXPECT_EQ(simulate(g).makespan, 225);
+  g.drift = 0.05;
+  const Timeline t = simulate(g);
+  // Each arrival spreads by 0.05 x 200 about its mean: the first meeting waits past the mean what
+  // two such arrivals lead to; the second, with no work since, only its own time.
+  const double wait = expected_meeting_wait({{200, 10 * 10}, {200, 10 * 10}});
+  EXPECT_NEAR(wait, 0.05 * 200 / std::sqrt(std::numbers::pi), 1e-12);
+  EXPECT_DOUBLE_EQ(t.finish[4], 210 + wait);
+  EXPECT_DOUBLE_EQ(t.finish[5], 220 + wait);
+  EXPECT_DOUBLE_EQ(t.makespan, 225 + wait);
+  EXPECT_EQ(simulate_delta(g, t, {6}).finish, t.finish);
+  // Where device 1 has far more to do, device 0 waits for it in any case: little is added.
+  g.tasks[3].seconds = 170;
+  const Timeline uneven = simulate(g);
+  EXPECT_GT(uneven.finish[4] - 280, 0);
+  EXPECT_LT(uneven.finish[4] - 280, 1e-3 * wait);
+}
+
+TEST(Simulator, EveryStepOfOneRingWaitsTheSameWhereItsDevicesDrift) {
+  // A sum of two devices: a ring step on each, each holding its own device, after both have
+  // worked 100. Both steps belong to one meeting, so both wait as long; the work after it
+  // starts the drift afresh.
+  TaskGraph g;
+  g.devices = 2;
+  g.drift = 0.05;
+  g.tasks = {compute(0, 100),        compute(1, 100),        transfer(0, 1, 10, {0, 1}), transfer(1, 0, 10, {0, 1}),
+             compute(0, 50, {2, 3}), compute(1, 50, {2, 3}), transfer(0, 1, 10, {4, 5}), transfer(1, 0, 10, {4, 5})};
+  for (int i : {2, 6}) {
+    g.tasks[static_cast<std::size_t>(i)].holds = {0};
+    g.tasks[static_cast<std::size_t>(i)].meets = {1};
+  }
+  for (int i : {3, 7}) {
+    g.tasks[static_cast<std::size_t>(i)].holds = {1};
+    g.tasks[static_cast<std::size_t>(i)].meets = {0};
+  }
+  const Timeline t = simulate(g);
+  const double first = expected_meeting_wait({{100, 5 * 5}, {100, 5 * 5}});
+  const double second = expected_meeting_wait({{160, 2.5 * 2.5}, {160, 2.5 * 2.5}});
+  EXPECT_DOUBLE_EQ(t.finish[2], 110 + first);
+  EXPECT_DOUBLE_EQ(t.finish[3], 110 + first);
+  EXPECT_DOUBLE_EQ(t.finish[6], 110 + first + 60 + second);
+  EXPECT_DOUBLE_EQ(t.finish[7], 110 + first + 60 + second);
 }
 
 TEST(Simulator, LinksAreFifoPerDirection) {
@@ -207,6 +298,45 @@ TEST(TaskGraph, TheSumCompletedLastIsWaitedInAndTheOthersRunBesideThePass) {
   EXPECT_EQ(waited, 2);  // a ring of two: one step from each device
   EXPECT_EQ(started, 2);
   EXPECT_GT(link.ring_allreduce_seconds(bytes, 2), link.started_ring_allreduce_seconds(bytes, 2));
+}
+
+TEST(TaskGraph, DevicesMeetWhereTheyWaitForEachOther) {
+  // Data parallelism over two devices, its output gathered onto device 0 for a ReLU there.
+  pcg::Graph g;
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 4}));
+  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({4, 4}), true);
+  const int px = g.add_node(library(), "partition", {{"dim", 0}, {"degree", 2}}, {{x, 0}});
+  const int rw = g.add_node(library(), "replicate", {{"degree", 2}}, {{w, 0}});
+  const int mm = g.add_node(library(), "matmul", {}, {{px, 0}, {rw, 0}});
+  const int gathered = g.add_node(library(), "combine", {{"dim", 0}, {"degree", 2}}, {{mm, 0}});
+  const int act = g.add_node(library(), "relu", {}, {{gathered, 0}});
+  for (int n : {px, rw, mm}) g.set_view(n, pcg::MachineView{{0, 1}});
+  for (int n : {gathered, act}) g.set_view(n, pcg::MachineView{{0}});
+  g.mark_output({act, 0});
+  for (const char* name : {"cpu_host", "p100"}) {
+    const Machine m = load_machine(name).with_nodes(1).with_devices_per_node(2);
+    const bool waiting_in_messages = !m.device.overlaps_communication;
+    const TaskGraph tg = build_task_graph(g, CostModel(library(), m));
+    int messages = 0, sums = 0, losses = 0;
+    for (const SimTask& t : tg.tasks) {
+      const std::vector<int> other = waiting_in_messages ? std::vector<int>{t.peer} : std::vector<int>{};
+      if (t.kind == TaskKind::Communication && t.label.rfind("gradient allreduce", 0) == 0) {
+        ++sums;  // the only layer's sum, which nothing is left to overlap
+        EXPECT_EQ(t.meets, other) << name << " " << t.label;
+      } else if (t.kind == TaskKind::Communication) {
+        ++messages;
+        EXPECT_EQ(t.meets, other) << name << " " << t.label;
+      } else if (t.label.rfind("loss on", 0) == 0) {
+        ++losses;
+        EXPECT_EQ(t.meets, t.backward ? std::vector<int>{} : std::vector<int>{1 - t.device}) << name << " " << t.label;
+      } else {
+        EXPECT_TRUE(t.meets.empty()) << name << " " << t.label;
+      }
+    }
+    EXPECT_EQ(messages, 2) << name;  // device 1's piece to device 0, and its gradient back
+    EXPECT_EQ(sums, 2) << name;
+    EXPECT_EQ(losses, 4) << name;
+  }
 }
 
 TEST(TaskGraph, EachDeviceTakesTheLossOfItsPiecesOnceTheWholeOutputIsComputed) {

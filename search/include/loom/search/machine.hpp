@@ -48,6 +48,14 @@ struct DeviceSpec {
   // products). Charged beside the roofline, not within its achieved fraction.
   double unfolding_bandwidth = 0;
 
+  // How far devices that work apart drift from where their mean times put them: the standard
+  // deviation of a device's time for the work it does between two meetings with another device
+  // (a message or sum it waits in), as a fraction of that work's mean time. A meeting then lasts
+  // as long as the later device's arrival is expected to be (search/meeting_wait.hpp), not only
+  // as the later mean: on a shared host the other processes, interrupts and caches make a
+  // device's pace vary. 0 where not calibrated.
+  double drift = 0;
+
   double achieved(pcg::KernelShape shape) const { return achieved_fraction[static_cast<std::size_t>(shape)]; }
 };
 
@@ -137,7 +145,7 @@ std::string level_name(LinkLevel level);
 //   "devices_per_socket", "network_ports_per_node"? (default 1), "device": {"kind", "peak_tflops", "memory_gbps", "memory_gib",
 //   "kernel_overhead_us"?, "dispatch_overhead_us"?, "overlaps_communication"? (default true),
 //   "achieved_fraction"?: {SHAPE: fraction, ...} (pcg::kernel_shape_name), "busy_node_slowdown"?,
-//   "unfolding_gbps"?},
+//   "unfolding_gbps"?, "drift"? (DeviceSpec::drift)},
 //   "links": {"intra_socket" | "inter_socket" |
 //   "inter_node":
 //   {"gbps", "latency_us", "allreduce_gbps"?, "allreduce_latency_us"?, "started_allreduce_gbps"?,

@@ -67,6 +67,11 @@ struct SimTask {
   // Communication on devices that do not overlap it: the devices the task holds as well as its
   // link (a message: sender and receiver; a ring step: the device taking part).
   std::vector<int> holds;
+  // The other devices this task's device waits for at its start, as they wait for it: a message's
+  // other end and a waited sum's other devices, where devices wait in their communication, and
+  // the other processes at the loss, whose shares they sum. The meeting's expected wait past the
+  // latest mean arrival is added to the task where the devices drift apart (TaskGraph::drift).
+  std::vector<int> meets;
   std::string label;  // e.g. "matmul#3[1]" or "partition#2[0] 0->3"
   // Compute, backward: the part of `seconds`, at its start, that computes the forward again
   // (recomputation); zero where nothing is recomputed.
@@ -85,6 +90,9 @@ struct TaskGraph {
   int devices = 0;
   NetworkPorts ports;      // between nodes, a communication task also holds the network ports it goes through
   bool pipelined = false;  // a pipeline's tasks are labelled without their micro-batch
+  // The machine's DeviceSpec::drift: where above 0, a task that meets other devices (SimTask::meets)
+  // lasts as long as its meeting is expected to as well (meeting_wait.hpp).
+  double drift = 0;
   std::vector<SimTask> tasks;
   // Per device, the trained weights whose gradients it computes (a pipeline adds them up over its
   // micro-batches there), in graph order.
