@@ -210,9 +210,12 @@ TEST(Simulator, DeltaSimulationEqualsFullSimulation) {
   }
 }
 
+// Whether the product data_parallel combines on device 0 is the output, or read there by a ReLU.
+enum class Gathered { AsOutput, ForAReLU };
+
 // x[8, 4] and w[4, 4] on device 0; rows of x split over devices 0 and 1, w copied to both; the
 // product combined back on device 0.
-pcg::Graph data_parallel(const Machine&) {
+pcg::Graph data_parallel(const Machine&, Gathered gathered = Gathered::AsOutput) {
   pcg::Graph g;
   const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 4}));
   const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({4, 4}), true);
@@ -222,7 +225,13 @@ pcg::Graph data_parallel(const Machine&) {
   const int out = g.add_node(library(), "combine", {{"dim", 0}, {"degree", 2}}, {{mm, 0}});
   for (int n : {px, rw, mm}) g.set_view(n, pcg::MachineView{{0, 1}});
   g.set_view(out, pcg::MachineView{{0}});
-  g.mark_output({out, 0});
+  if (gathered == Gathered::AsOutput) {
+    g.mark_output({out, 0});
+    return g;
+  }
+  const int act = g.add_node(library(), "relu", {}, {{out, 0}});
+  g.set_view(act, pcg::MachineView{{0}});
+  g.mark_output({act, 0});
   return g;
 }
 
@@ -297,24 +306,23 @@ TEST(TaskGraph, TheSumCompletedLastIsWaitedInAndTheOthersRunBesideThePass) {
   }
   EXPECT_EQ(waited, 2);  // a ring of two: one step from each device
   EXPECT_EQ(started, 2);
+  // Where devices wait in their communication, they meet in the sum they wait in, and not in the
+  // one they start and go on from.
+  Machine waiting_in_sums = m;
+  waiting_in_sums.device.overlaps_communication = false;
+  for (const SimTask& t : build_task_graph(g, CostModel(library(), waiting_in_sums)).tasks) {
+    if (t.kind == TaskKind::Communication && t.label.find("gradient allreduce") != std::string::npos) {
+      EXPECT_EQ(t.meets, t.node == pcg::NodeId(w1) ? std::vector<int>{t.peer} : std::vector<int>{}) << t.label;
+    }
+  }
   EXPECT_GT(link.ring_allreduce_seconds(bytes, 2), link.started_ring_allreduce_seconds(bytes, 2));
 }
 
 TEST(TaskGraph, DevicesMeetWhereTheyWaitForEachOther) {
   // Data parallelism over two devices, its output gathered onto device 0 for a ReLU there.
-  pcg::Graph g;
-  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 4}));
-  const int w = g.add_input("w", pcg::ParallelShape::unpartitioned({4, 4}), true);
-  const int px = g.add_node(library(), "partition", {{"dim", 0}, {"degree", 2}}, {{x, 0}});
-  const int rw = g.add_node(library(), "replicate", {{"degree", 2}}, {{w, 0}});
-  const int mm = g.add_node(library(), "matmul", {}, {{px, 0}, {rw, 0}});
-  const int gathered = g.add_node(library(), "combine", {{"dim", 0}, {"degree", 2}}, {{mm, 0}});
-  const int act = g.add_node(library(), "relu", {}, {{gathered, 0}});
-  for (int n : {px, rw, mm}) g.set_view(n, pcg::MachineView{{0, 1}});
-  for (int n : {gathered, act}) g.set_view(n, pcg::MachineView{{0}});
-  g.mark_output({act, 0});
   for (const char* name : {"cpu_host", "p100"}) {
     const Machine m = load_machine(name).with_nodes(1).with_devices_per_node(2);
+    const pcg::Graph g = data_parallel(m, Gathered::ForAReLU);
     const bool waiting_in_messages = !m.device.overlaps_communication;
     const TaskGraph tg = build_task_graph(g, CostModel(library(), m));
     int messages = 0, sums = 0, losses = 0;
