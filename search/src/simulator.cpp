@@ -65,9 +65,10 @@ Dependents dependents_of(const TaskGraph& graph) {
 
 // Where the graph's devices drift apart (TaskGraph::drift), how long each meeting lasts past its
 // task's own time. Each device arrives when its last work ends, spread in proportion to the work
-// it did since its last meeting. A meeting's end counts once the event loop reaches a task
-// starting after it, so that the tasks of one meeting (a ring's step on each device) all see
-// the work before it.
+// it did since its last meeting. A meeting is settled (its work, the loss's own included, counted
+// and its devices' spread started afresh) once the event loop's ready time passes its end, so
+// that every task of one meeting (a ring's step, or the loss, on each device) sees the work before
+// it alike.
 class MeetingWaits {
  public:
   explicit MeetingWaits(const TaskGraph& graph)
@@ -76,48 +77,66 @@ class MeetingWaits {
         work_ends_(work_.size(), 0),
         worked_at_meeting_(work_.size(), 0) {}
 
-  // How much longer than its own time task `t`, starting at `start`, lasts.
-  double wait(const SimTask& t, double start) {
+  // How much longer than its own time task `t`, ready at `ready` and starting at `start`, lasts.
+  double wait(const SimTask& t, double ready, double start) {
     if (drift_ <= 0 || t.meets.empty()) return 0;
-    settle(start);
+    settle(ready);
     std::vector<Arrival> arrivals;
+    double latest_mean = 0;
     for (int d : meeting(t)) {
       const auto i = static_cast<std::size_t>(d);
       const double spread = drift_ * (work_[i] - worked_at_meeting_[i]);
       arrivals.push_back({work_ends_[i], spread * spread});
+      latest_mean = std::max(latest_mean, work_ends_[i]);
     }
-    return expected_meeting_wait(arrivals);
+    // A task that starts after every mean arrival (its link was busy) waits only past its start.
+    return std::max(0.0, latest_mean + expected_meeting_wait(arrivals) - start);
   }
 
   // Records a task once scheduled.
-  void done(const SimTask& t, double finish) {
+  void record(const SimTask& t, double finish) {
     if (drift_ <= 0) return;
-    if (t.kind == TaskKind::Compute) {
-      work_[static_cast<std::size_t>(t.device)] += t.seconds;
-      work_ends_[static_cast<std::size_t>(t.device)] = finish;
+    const bool computes = t.kind == TaskKind::Compute;
+    if (t.meets.empty()) {
+      if (computes) worked(t.device, t.seconds, finish);
+      return;
     }
-    if (t.meets.empty()) return;
-    Ended e{finish, meeting(t), {}};
-    for (int d : e.devices) e.work.push_back(work_[static_cast<std::size_t>(d)]);
-    ended_.push_back(std::move(e));
+    PendingMeeting m{finish, meeting(t), {}, t.device, computes ? t.seconds : 0, computes};
+    for (int d : m.devices) m.work_before.push_back(work_[static_cast<std::size_t>(d)]);
+    pending_.push_back(std::move(m));
   }
 
  private:
-  struct Ended {
-    double at;
+  struct PendingMeeting {
+    double ends;
     std::vector<int> devices;
-    std::vector<double> work;  // per device, its work_ then
+    std::vector<double> work_before;  // per device, its work_ when the meeting was scheduled
+    int device;                       // the device whose task it is, and that task's own work
+    double own_work;
+    bool computes;
   };
 
+  // The devices of t's meeting, in order, so that each of its tasks takes their arrivals alike.
   static std::vector<int> meeting(const SimTask& t) {
     std::vector<int> devices = t.meets;
     devices.push_back(t.device);
+    std::sort(devices.begin(), devices.end());
     return devices;
   }
+  void worked(int device, double seconds, double ends) {
+    const auto i = static_cast<std::size_t>(device);
+    work_[i] += seconds;
+    work_ends_[i] = std::max(work_ends_[i], ends);
+  }
   void settle(double now) {
-    std::erase_if(ended_, [&](const Ended& e) {
-      if (e.at > now) return false;
-      for (std::size_t k = 0; k < e.devices.size(); ++k) worked_at_meeting_[static_cast<std::size_t>(e.devices[k])] = e.work[k];
+    std::erase_if(pending_, [&](const PendingMeeting& m) {
+      if (m.ends > now) return false;
+      // The latest meeting a device had saw the most of its work, in whatever order they settle.
+      for (std::size_t k = 0; k < m.devices.size(); ++k) {
+        double& at_meeting = worked_at_meeting_[static_cast<std::size_t>(m.devices[k])];
+        at_meeting = std::max(at_meeting, m.work_before[k] + (m.devices[k] == m.device ? m.own_work : 0));
+      }
+      if (m.computes) worked(m.device, m.own_work, m.ends);
       return true;
     });
   }
@@ -126,7 +145,7 @@ class MeetingWaits {
   std::vector<double> work_;               // per device, the seconds it has computed
   std::vector<double> work_ends_;          // per device, when its last work ended
   std::vector<double> worked_at_meeting_;  // per device, work_ when it last met others
-  std::vector<Ended> ended_;               // meetings whose end the loop has not yet passed
+  std::vector<PendingMeeting> pending_;    // meetings not yet settled
 };
 
 // The event loop shared by the full and the delta simulation. Tasks marked `kept` already have
@@ -169,10 +188,10 @@ Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept
     double start = at;
     for (std::size_t k = resources.of[task]; k < resources.of[task + 1]; ++k)
       start = std::max(start, free_at[static_cast<std::size_t>(resources.index[k])]);
-    const double finish = start + graph.tasks[task].seconds + meetings.wait(graph.tasks[task], start);
+    const double finish = start + graph.tasks[task].seconds + meetings.wait(graph.tasks[task], at, start);
     out.start[task] = start;
     out.finish[task] = finish;
-    meetings.done(graph.tasks[task], finish);
+    meetings.record(graph.tasks[task], finish);
     for (std::size_t k = resources.of[task]; k < resources.of[task + 1]; ++k)
       free_at[static_cast<std::size_t>(resources.index[k])] = finish;
     for (std::size_t k = dependents.of[task]; k < dependents.of[task + 1]; ++k) {

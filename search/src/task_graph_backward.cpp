@@ -33,7 +33,7 @@ std::vector<int> mirror_backward(const PlanLayout& plan, TaskGraph& out) {
       b.meets.clear();  // the loss's shares are summed once, forward
     } else {
       // The same devices meet, the other way round.
-      if (!b.meets.empty()) b.meets = others_than(with_device(b.meets, b.device), b.peer);
+      std::replace(b.meets.begin(), b.meets.end(), b.peer, b.device);
       std::swap(b.device, b.peer);
     }
     b.deps.clear();

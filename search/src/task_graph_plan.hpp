@@ -72,12 +72,6 @@ inline void hold_devices(const Machine& machine, SimTask& t, std::vector<int> de
   if (!machine.device.overlaps_communication) t.holds = std::move(devices);
 }
 
-// `devices` and `device`.
-inline std::vector<int> with_device(std::vector<int> devices, int device) {
-  devices.push_back(device);
-  return devices;
-}
-
 // `devices` but `device`.
 inline std::vector<int> others_than(const std::vector<int>& devices, int device) {
   std::vector<int> others;

@@ -107,6 +107,7 @@ TEST(Machine, TheRooflineFractionsAndTheBusyNodeSlowdownRoundTrip) {
   const Machine host = load_machine("cpu_host");
   EXPECT_GT(host.device.busy_node_slowdown, 1);
   EXPECT_GT(host.device.unfolding_bandwidth, 0);  // its convolutions unfold their windows
+  EXPECT_GT(host.device.drift, 0);                // its ranks' pace varies
   EXPECT_EQ(load_machine("summit").device.unfolding_bandwidth, 0);
   for (pcg::KernelShape shape : pcg::kKernelShapes) {
     EXPECT_GT(host.device.achieved(shape), 0) << pcg::kernel_shape_name(shape);

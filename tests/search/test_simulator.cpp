@@ -102,7 +102,14 @@ TEST(Simulator, DevicesThatDriftApartWaitForEachOtherWhereTheyMeet) {
   EXPECT_DOUBLE_EQ(t.finish[4], 210 + wait);
   EXPECT_DOUBLE_EQ(t.finish[5], 220 + wait);
   EXPECT_DOUBLE_EQ(t.makespan, 225 + wait);
-  EXPECT_EQ(simulate_delta(g, t, {6}).finish, t.finish);
+  g.tasks[2].seconds = 120;  // changed before the meetings: simulated whole, as the waits depend on it
+  EXPECT_EQ(simulate_delta(g, t, {2}).finish, simulate(g).finish);
+  g.tasks[2].seconds = 100;
+  // Where the message starts well past both arrivals (after another one), their drift is over by then.
+  TaskGraph busy_link = g;
+  busy_link.tasks.push_back(transfer(0, 1, 250));
+  busy_link.tasks[4].deps.push_back(8);
+  EXPECT_DOUBLE_EQ(simulate(busy_link).finish[4], 260);
   // Where device 1 has far more to do, device 0 waits for it in any case: little is added.
   g.tasks[3].seconds = 170;
   const Timeline uneven = simulate(g);
@@ -130,10 +137,39 @@ TEST(Simulator, EveryStepOfOneRingWaitsTheSameWhereItsDevicesDrift) {
   const Timeline t = simulate(g);
   const double first = expected_meeting_wait({{100, 5 * 5}, {100, 5 * 5}});
   const double second = expected_meeting_wait({{160, 2.5 * 2.5}, {160, 2.5 * 2.5}});
-  EXPECT_DOUBLE_EQ(t.finish[2], 110 + first);
-  EXPECT_DOUBLE_EQ(t.finish[3], 110 + first);
-  EXPECT_DOUBLE_EQ(t.finish[6], 110 + first + 60 + second);
-  EXPECT_DOUBLE_EQ(t.finish[7], 110 + first + 60 + second);
+  EXPECT_NEAR(t.finish[2], 110 + first, 1e-9);
+  EXPECT_NEAR(t.finish[3], 110 + first, 1e-9);
+  EXPECT_NEAR(t.finish[6], 110 + first + 60 + second, 1e-9);
+  EXPECT_NEAR(t.finish[7], 110 + first + 60 + second, 1e-9);
+}
+
+TEST(Simulator, EveryDevicesLossWaitsTheSameForTheOthers) {
+  // Three devices work 100 and 100 - 10 (one behind), then each takes the loss (10), meeting the
+  // others, as the processes sum their shares; a task after the loss on each.
+  TaskGraph g;
+  g.devices = 3;
+  g.drift = 0.05;
+  g.tasks = {compute(0, 100), compute(1, 100), compute(2, 90)};
+  for (int d = 0; d < 3; ++d) {
+    g.tasks.push_back(compute(d, 10, {0, 1, 2}));
+    for (int other = 0; other < 3; ++other)
+      if (other != d) g.tasks.back().meets.push_back(other);
+  }
+  for (int d = 0; d < 3; ++d) g.tasks.push_back(compute(d, 5, {3 + d}));
+  const Timeline t = simulate(g);
+  const double wait = expected_meeting_wait({{100, 25}, {100, 25}, {90, 4.5 * 4.5}});
+  EXPECT_GT(wait, 0);
+  for (int d = 0; d < 3; ++d) EXPECT_NEAR(t.finish[static_cast<std::size_t>(3 + d)], 110 + wait, 1e-9) << d;
+  // The meeting over, the work after it starts the spread afresh: a second meeting straight after
+  // the tasks of 5 waits for 5 of work each.
+  for (int d = 0; d < 3; ++d) {
+    g.tasks.push_back(transfer(d, (d + 1) % 3, 1, {6, 7, 8}));
+    g.tasks.back().holds = {d};
+    g.tasks.back().meets = {(d + 1) % 3};
+  }
+  const Timeline again = simulate(g);
+  const double second = expected_meeting_wait({{115 + wait, 0.0625}, {115 + wait, 0.0625}});
+  for (int d = 0; d < 3; ++d) EXPECT_NEAR(again.finish[static_cast<std::size_t>(9 + d)], 116 + wait + second, 1e-9) << d;
 }
 
 TEST(Simulator, LinksAreFifoPerDirection) {
@@ -310,11 +346,14 @@ TEST(TaskGraph, TheSumCompletedLastIsWaitedInAndTheOthersRunBesideThePass) {
   // one they start and go on from.
   Machine waiting_in_sums = m;
   waiting_in_sums.device.overlaps_communication = false;
+  int sums = 0;
   for (const SimTask& t : build_task_graph(g, CostModel(library(), waiting_in_sums)).tasks) {
     if (t.kind == TaskKind::Communication && t.label.find("gradient allreduce") != std::string::npos) {
+      ++sums;
       EXPECT_EQ(t.meets, t.node == pcg::NodeId(w1) ? std::vector<int>{t.peer} : std::vector<int>{}) << t.label;
     }
   }
+  EXPECT_EQ(sums, 4);
   EXPECT_GT(link.ring_allreduce_seconds(bytes, 2), link.started_ring_allreduce_seconds(bytes, 2));
 }
 

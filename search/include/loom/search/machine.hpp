@@ -49,8 +49,9 @@ struct DeviceSpec {
   double unfolding_bandwidth = 0;
 
   // How far devices that work apart drift from where their mean times put them: the standard
-  // deviation of a device's time for the work it does between two meetings with another device
-  // (a message or sum it waits in), as a fraction of that work's mean time. A meeting then lasts
+  // deviation of a device's time for the work it does between two meetings with other devices
+  // (the loss, or a message, collective or sum it waits in; SimTask::meets), as a fraction of that
+  // work's mean time. A meeting then lasts
   // as long as the later device's arrival is expected to be (search/meeting_wait.hpp), not only
   // as the later mean: on a shared host the other processes, interrupts and caches make a
   // device's pace vary. 0 where not calibrated.

@@ -2,8 +2,8 @@
 // Simulates a task graph: each task starts when its dependencies have finished and its resource
 // (device or directed link) is free, resources serving tasks in the order they became ready. A
 // join holds no resource: it finishes when its dependencies have. Where the graph's devices drift
-// apart (TaskGraph::drift), a communication task two devices wait in also lasts as long as they
-// are expected to wait for each other beyond their mean times (meeting_wait.hpp).
+// apart (TaskGraph::drift), a task whose device meets others (SimTask::meets) also lasts as long as
+// they are expected to wait for each other beyond their mean times (meeting_wait.hpp).
 #include <vector>
 
 #include "loom/search/task_graph.hpp"
