@@ -340,8 +340,8 @@ double calibration_tasks_seconds() {
   return total;
 }
 
-// A spell of the work a step does between meetings, about 20 us: a small product, then a pass
-// over a buffer beyond the core's first cache.
+// A spell of the work a step does between meetings (about 40 us on this host): a small product,
+// then a pass over a buffer beyond the core's first cache.
 class WorkSpell {
  public:
   WorkSpell() : a_(Eigen::MatrixXf::Random(64, 64)), b_(Eigen::MatrixXf::Random(64, 64)), c_(64, 64), stream_(std::size_t{1} << 15, 1.f) {}
@@ -359,7 +359,7 @@ class WorkSpell {
 // the same work then meet in a sum of one number, timing each round's work; the two ranks' times
 // for the same round differ by what the host did to each. Their mean half-difference is what a
 // meeting after that work waits past the mean (search::drift_from_meeting_wait). Over rounds of 1
-// to 64 spells (about 20 us to 1.3 ms, the work a step does between its meetings), the median of
+// to 64 spells (about 40 us to 2.5 ms, the work a step does between its meetings), the median of
 // each size's drift, so that short spells of work count as much as long ones; each size's figures
 // go to standard error on rank 0.
 double meeting_drift(loom::runtime::Transport& transport) {

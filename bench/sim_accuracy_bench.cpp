@@ -349,8 +349,8 @@ void print_table(const std::vector<Row>& rows) {
                "the values the model's operators read in one forward pass; no drift: the error of the simulation\n"
                "before it with the devices kept level where they meet (the machine's drift left out); drawn 1st:\n"
                "the error of measuring first on inputs drawn uniformly in [-1, 1]; roofline: the cost model\n"
-               "alone; error: against measured, per\n"
-               "run (the range: the lowest and highest run); bwd/fwd: measured backward over forward task time.\n";
+               "alone; error: against measured, per run (the range: the lowest and highest run); bwd/fwd:\n"
+               "measured backward over forward task time.\n";
 }
 
 }  // namespace

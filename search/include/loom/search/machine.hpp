@@ -51,10 +51,9 @@ struct DeviceSpec {
   // How far devices that work apart drift from where their mean times put them: the standard
   // deviation of a device's time for the work it does between two meetings with other devices
   // (the loss, or a message, collective or sum it waits in; SimTask::meets), as a fraction of that
-  // work's mean time. A meeting then lasts
-  // as long as the later device's arrival is expected to be (search/meeting_wait.hpp), not only
-  // as the later mean: on a shared host the other processes, interrupts and caches make a
-  // device's pace vary. 0 where not calibrated.
+  // work's mean time. A meeting then lasts as long as the latest device's arrival is expected to
+  // be (search/meeting_wait.hpp), not only as the latest mean: on a shared host the other
+  // processes, interrupts and caches make a device's pace vary. 0 where not calibrated.
   double drift = 0;
 
   double achieved(pcg::KernelShape shape) const { return achieved_fraction[static_cast<std::size_t>(shape)]; }

@@ -67,9 +67,10 @@ struct SimTask {
   // Communication on devices that do not overlap it: the devices the task holds as well as its
   // link (a message: sender and receiver; a ring step: the device taking part).
   std::vector<int> holds;
-  // The other devices this task's device waits for at its start, as they wait for it: a message's
-  // other end and a waited sum's other devices, where devices wait in their communication, and
-  // the other processes at the loss, whose shares they sum. The meeting's expected wait past the
+  // The other devices this task's device waits for at its start, as they wait for it: where
+  // devices wait in their communication, a message's other end and the other devices of a
+  // collective or of a sum they wait in; and the other processes at the loss, whose shares they
+  // sum. The meeting's expected wait past the
   // latest mean arrival is added to the task where the devices drift apart (TaskGraph::drift).
   std::vector<int> meets;
   std::string label;  // e.g. "matmul#3[1]" or "partition#2[0] 0->3"
