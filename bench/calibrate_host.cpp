@@ -22,7 +22,10 @@
 //                   overlapped with other work (the started allreduce figures): median times over
 //                   message sizes from 4 bytes to 4 MiB, the sizes a step sends (started sums from
 //                   64 KiB), each fitted as latency plus bytes over bandwidth with the least
-//                   relative error
+//                   relative error; the messages' and the waited sums' times are kept too, size
+//                   by size, in the link's tables (a sum's halved, as the two steps of a ring):
+//                   the transport sends messages of a few KiB and more only after a handshake,
+//                   which no one line fits
 // Run as `mpirun -np 2 loom_calibrate_host`; with one process the links are left out of the
 // measurement and copy the memory figures. `[mpirun -np 2] loom_calibrate_host --only-for MACHINE`
 // measures only the unfolding rate and the achieved fractions, against MACHINE's device figures (a bundled name or a
@@ -252,7 +255,17 @@ const std::vector<std::size_t>& message_floats() {
   return floats;
 }
 
-// The link between ranks 0 and 1 through `transport`, its allreduce figures included.
+// Measured (bytes, seconds), each figure times `share`: a sum between two devices is two ring
+// steps in which each sends half the buffer, so its steps are its figures halved.
+loom::search::TransferTable transfer_table(const std::vector<std::pair<double, double>>& measured, double share) {
+  std::vector<loom::search::MeasuredTransfer> points;
+  for (const auto& [bytes, seconds] : measured) points.push_back({bytes * share, seconds * share});
+  return loom::search::TransferTable(std::move(points));
+}
+
+// The link between ranks 0 and 1 through `transport`, its allreduce figures included: each fitted
+// as latency plus bytes over bandwidth, and each size's time kept beside the fit. The sizes' times
+// and the fit's go to standard error on rank 0.
 loom::search::Link measure_link(loom::runtime::Transport& transport) {
   std::vector<std::pair<double, double>> messages, sums, started_sums;
   for (std::size_t floats : message_floats()) {
@@ -265,10 +278,23 @@ loom::search::Link measure_link(loom::runtime::Transport& transport) {
     if (floats >= 16384) started_sums.emplace_back(bytes, started_sum_seconds(transport, floats, repeats, sums.back().second));
   }
   loom::search::Link link = fit_link(messages);
-  // A sum between two devices is two ring steps in which each sends the whole buffer.
   const loom::search::Link sum = fit_link(sums), started = fit_link(started_sums);
-  link.allreduce = {sum.bandwidth, sum.latency / 2};
+  link.allreduce = {sum.bandwidth, sum.latency / 2, transfer_table(sums, 0.5)};
+  // A started sum's figures spread too widely from run to run (a 64 KiB sum from 3 to 70 us) for
+  // each size's to stand alone: its line alone prices it.
   link.started_allreduce = {started.bandwidth, started.latency / 2};
+  link.messages = transfer_table(messages, 1);
+  if (transport.rank() == 0)
+    for (const auto& [bytes, seconds] : messages) {
+      const auto sum_at = std::find_if(sums.begin(), sums.end(), [&](const auto& s) { return s.first == bytes; });
+      std::cerr << "link: " << bytes << " bytes: a message " << seconds * 1e6 << " us (the fit "
+                << (link.latency + bytes / link.bandwidth) * 1e6 << "), a sum " << sum_at->second * 1e6 << " us (the fit "
+                << (sum.latency + bytes / sum.bandwidth) * 1e6 << ")\n";
+    }
+  if (transport.rank() == 0)
+    for (const auto& [bytes, seconds] : started_sums)
+      std::cerr << "link: " << bytes << " bytes: a started sum " << seconds * 1e6 << " us (the fit "
+                << (started.latency + bytes / started.bandwidth) * 1e6 << ")\n";
   return link;
 }
 
@@ -511,7 +537,8 @@ int main(int argc, char** argv) {
       "work drift apart between meetings, and for every "
       "link ping-pong and sums between two "
       "ranks through the MPI transport, waited in or started beside other work (median times, fitted over 4 B to 4 MiB, started "
-      "sums from 64 KiB). Measured by loom_calibrate_host (mpirun -np 2).";
+      "sums from 64 KiB), with the messages' and the waited sums' times at each size, a sum's halved as the two steps of a ring. "
+      "Measured by loom_calibrate_host (mpirun -np 2).";
   std::cout << doc.dump(2) << "\n";
   return 0;
 }

@@ -20,25 +20,58 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // The sum figures `<prefix>gbps` and `<prefix>latency_us` of a link, given together or not at all.
+// A table of [bytes, microseconds] pairs, sizes increasing.
+TransferTable read_transfer_table(const json& j, const std::string& path) {
+  const json& rows = require_array(j, path);
+  std::vector<MeasuredTransfer> points;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string at = indexed(path, i);
+    if (!rows[i].is_array() || rows[i].size() != 2) fail(at, "expected [bytes, microseconds], got " + rows[i].dump());
+    const MeasuredTransfer p{read_number(rows[i][0], indexed(at, 0), true), read_number(rows[i][1], indexed(at, 1)) * 1e-6};
+    if (p.seconds < 0) fail(indexed(at, 1), "a time is never negative, got " + rows[i][1].dump());
+    if (!points.empty() && !(p.bytes > points.back().bytes))
+      fail(indexed(at, 0), "sizes must increase, got " + rows[i][0].dump() + " bytes after " + rows[i - 1][0].dump());
+    points.push_back(p);
+  }
+  return TransferTable(std::move(points));
+}
+
+json transfer_table_json(const TransferTable& table) {
+  json rows = json::array();
+  for (const MeasuredTransfer& p : table.points()) rows.push_back({p.bytes, p.seconds * 1e6});
+  return rows;
+}
+
+// The sum figures `<prefix>gbps` and `<prefix>latency_us` of a link, given together or not at all,
+// and the steps measured, `<prefix>step_table`, with them.
 SumRate read_sum_rate(const json& j, const std::string& path, const std::string& prefix) {
-  const std::string gbps = prefix + "gbps", latency_us = prefix + "latency_us";
+  const std::string gbps = prefix + "gbps", latency_us = prefix + "latency_us", table = prefix + "step_table";
   if (j.contains(gbps) != j.contains(latency_us)) fail(path, gbps + " and " + latency_us + " go together: give both or neither");
-  if (!j.contains(gbps)) return {};
-  return {read_number(j.at(gbps), member(path, gbps), true) * 1e9, read_number(j.at(latency_us), member(path, latency_us)) * 1e-6};
+  if (!j.contains(gbps)) {
+    if (j.contains(table))
+      fail(member(path, table), "a step table prices the sizes measured: give " + gbps + " and " + latency_us + " for the others");
+    return {};
+  }
+  SumRate rate{read_number(j.at(gbps), member(path, gbps), true) * 1e9, read_number(j.at(latency_us), member(path, latency_us)) * 1e-6};
+  if (j.contains(table)) rate.steps = read_transfer_table(j.at(table), member(path, table));
+  return rate;
 }
 
 void write_sum_rate(json& out, const std::string& prefix, const SumRate& rate) {
   if (!rate.measured()) return;
   out[prefix + "gbps"] = rate.bandwidth / 1e9;
   out[prefix + "latency_us"] = rate.latency * 1e6;
+  if (!rate.steps.empty()) out[prefix + "step_table"] = transfer_table_json(rate.steps);
 }
 
 Link read_link(const json& j, const std::string& path) {
   require_object(j, path);
-  reject_unknown_keys(
-      j, path, {"gbps", "latency_us", "allreduce_gbps", "allreduce_latency_us", "started_allreduce_gbps", "started_allreduce_latency_us"});
+  reject_unknown_keys(j, path,
+                      {"gbps", "latency_us", "message_table", "allreduce_gbps", "allreduce_latency_us", "allreduce_step_table",
+                       "started_allreduce_gbps", "started_allreduce_latency_us", "started_allreduce_step_table"});
   Link link{read_number(require(j, "gbps", path), member(path, "gbps"), true) * 1e9,
             read_number(require(j, "latency_us", path), member(path, "latency_us")) * 1e-6};
+  if (j.contains("message_table")) link.messages = read_transfer_table(j.at("message_table"), member(path, "message_table"));
   link.allreduce = read_sum_rate(j, path, "allreduce_");
   link.started_allreduce = read_sum_rate(j, path, "started_allreduce_");
   return link;
@@ -46,6 +79,7 @@ Link read_link(const json& j, const std::string& path) {
 
 json link_json(const Link& l) {
   json out = {{"gbps", l.bandwidth / 1e9}, {"latency_us", l.latency * 1e6}};
+  if (!l.messages.empty()) out["message_table"] = transfer_table_json(l.messages);
   write_sum_rate(out, "allreduce_", l.allreduce);
   write_sum_rate(out, "started_allreduce_", l.started_allreduce);
   return out;
@@ -62,8 +96,8 @@ int read_count(const json& j, const std::string& key) {
 double Link::ring_seconds(double bytes, int devices, const SumRate& rate) const {
   if (bytes <= 0 || devices < 2) return 0;
   const double k = devices;
-  const SumRate used = rate.measured() ? rate : SumRate{bandwidth, latency};
-  return 2 * (k - 1) * used.latency + 2 * (k - 1) / k * bytes / used.bandwidth;
+  const double step = bytes / k;
+  return 2 * (k - 1) * (rate.measured() ? rate.step_seconds(step) : transfer_seconds(step));
 }
 
 double Link::ring_allreduce_seconds(double bytes, int devices) const { return ring_seconds(bytes, devices, allreduce); }

@@ -25,7 +25,7 @@ double collective_seconds(pcg::Collective kind, int devices, const Link& link, d
   const int k = devices;
   if (k < 2) return 0;
   if (kind == pcg::Collective::all_to_all)  // each device sends k - 1 of its k blocks
-    return (k - 1) * link.latency + (k - 1.0) / k * box_bytes / link.bandwidth;
+    return (k - 1) * link.transfer_seconds(box_bytes / k);
   const double ring = link.ring_allreduce_seconds(box_bytes, k);
   return kind == pcg::Collective::allreduce ? ring : ring / 2;
 }

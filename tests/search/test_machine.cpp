@@ -59,6 +59,12 @@ TEST(Machine, TheCalibratedHostSumsAndWaitsAsMeasured) {
   EXPECT_DOUBLE_EQ(back.intra_socket.allreduce.latency, host.intra_socket.allreduce.latency);
   EXPECT_DOUBLE_EQ(back.intra_socket.started_allreduce.bandwidth, host.intra_socket.started_allreduce.bandwidth);
   EXPECT_DOUBLE_EQ(back.intra_socket.started_allreduce.latency, host.intra_socket.started_allreduce.latency);
+  // Its messages and waited sums carry their times size by size, from a float to 4 MiB, and a
+  // message of a few KiB takes longer than its line says: its transport's handshake.
+  EXPECT_EQ(host.intra_socket.messages.points().size(), 6u);
+  EXPECT_EQ(host.intra_socket.allreduce.steps.points().size(), 6u);
+  EXPECT_GT(host.intra_socket.transfer_seconds(4096), 1.5 * (host.intra_socket.latency + 4096 / host.intra_socket.bandwidth));
+  EXPECT_EQ(back.intra_socket.messages.points().size(), 6u);
   // Optional: a GPU machine overlaps, and its sums run at its links' point-to-point figures.
   const Machine p100 = load_machine("p100");
   EXPECT_TRUE(p100.device.overlaps_communication);

@@ -5,10 +5,12 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "loom/pcg/kernel_shape.hpp"
+#include "loom/search/transfer_table.hpp"
 
 namespace loom::search {
 
@@ -60,11 +62,19 @@ struct DeviceSpec {
 };
 
 // The measured rate of one kind of sum among devices, as the steps of a ring: bytes each device
-// sends per second, and seconds per step. A bandwidth of 0: not measured.
+// sends per second, and seconds per step. A bandwidth of 0: not measured. Where `steps` holds
+// the seconds a step took at measured sizes (the bytes each device sends in it), those figures
+// price a step of such sizes, and the rate the sizes beyond them.
 struct SumRate {
+  SumRate() = default;
+  SumRate(double bytes_per_second, double seconds_per_step, TransferTable measured_steps = {})
+      : bandwidth(bytes_per_second), latency(seconds_per_step), steps(std::move(measured_steps)) {}
+
   double bandwidth = 0;
   double latency = 0;
+  TransferTable steps;
   bool measured() const { return bandwidth > 0; }
+  double step_seconds(double bytes) const { return steps.seconds(bytes, bandwidth, latency); }
 };
 
 struct Link {
@@ -83,9 +93,12 @@ struct Link {
   // in their communication it costs less than a sum they wait in: no device waits for the others'
   // steps.
   SumRate started_allreduce;
+  // Seconds one message took at measured sizes, where measured: they price messages of those
+  // sizes in place of `latency` and `bandwidth`, which price the sizes beyond them.
+  TransferTable messages;
 
   // Time to move `bytes` over the link.
-  double transfer_seconds(double bytes) const { return bytes <= 0 ? 0 : latency + bytes / bandwidth; }
+  double transfer_seconds(double bytes) const { return bytes <= 0 ? 0 : messages.seconds(bytes, bandwidth, latency); }
   // Time for `devices` devices to sum a buffer of `bytes` as a ring: 2(k-1) steps (reduce-scatter,
   // then all-gather), in which each device sends 2(k-1)/k of the buffer.
   double ring_allreduce_seconds(double bytes, int devices) const;
