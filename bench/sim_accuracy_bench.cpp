@@ -195,25 +195,26 @@ struct Row {
 
 struct Simulated {
   double seconds = 0;                    // one iteration
+  double level = 0;                      // the same with the devices kept level where they meet (no drift)
   double waiting = 0;                    // the most time a device in use spends in it not computing
   std::vector<search::TraceSpan> trace;  // where asked for
 };
 
-// Whether a simulation lets the devices drift apart as the machine's figure says, or keeps them level.
-enum class Drift { AsMeasured, None };
-
 // One iteration of the plan, simulated with `model`'s costs, and its spans when `traced`.
-Simulated simulated(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::CostModel& model, bool traced = false,
-                    Drift drift = Drift::AsMeasured) {
+Simulated simulated(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::CostModel& model, bool traced = false) {
   search::TaskGraph graph = pipeline.microbatches > 1 ? search::build_pipeline_task_graph(plan, model, pipeline, library())
                                                       : search::build_task_graph(plan, model);
-  if (drift == Drift::None) graph.drift = 0;
   const search::Timeline timeline = search::simulate(graph);
   double least_busy = timeline.makespan;
   for (double busy : timeline.busy_seconds(graph))
     if (busy > 0) least_busy = std::min(least_busy, busy);
-  return {timeline.makespan, timeline.makespan - least_busy,
-          traced ? search::simulated_spans(graph, timeline) : std::vector<search::TraceSpan>{}};
+  Simulated out{timeline.makespan, timeline.makespan, timeline.makespan - least_busy,
+                traced ? search::simulated_spans(graph, timeline) : std::vector<search::TraceSpan>{}};
+  if (graph.drift > 0) {
+    graph.drift = 0;
+    out.level = search::simulate(graph).makespan;
+  }
+  return out;
 }
 
 double simulated_seconds(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::CostModel& model) {
@@ -268,7 +269,7 @@ Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const sea
   const search::CostModel over_run_model(library(), machine, &plan_profile);
   const Simulated over_run = simulated(plan, pipeline, over_run_model);
   row.simulated = over_run.seconds;
-  row.simulated_level = simulated(plan, pipeline, over_run_model, false, Drift::None).seconds;
+  row.simulated_level = over_run.level;
   row.simulated_waiting = over_run.waiting;
   row.roofline = simulated_seconds(plan, pipeline, search::CostModel(library(), machine));
   // Rank 0 measures the tasks while the other ranks wait in a sum (after a short spell of polling,
@@ -278,7 +279,7 @@ Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const sea
     if (drawn_first) row.drawn = simulated_seconds(plan, pipeline, measuring_drawn);
     Simulated automatic = simulated(plan, pipeline, measuring_first, !s.trace_out.empty());
     row.automatic = automatic.seconds;
-    row.automatic_level = simulated(plan, pipeline, measuring_first, false, Drift::None).seconds;
+    row.automatic_level = automatic.level;
     row.automatic_trace = std::move(automatic.trace);
     if (!drawn_first) row.drawn = simulated_seconds(plan, pipeline, measuring_drawn);
   }

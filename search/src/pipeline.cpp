@@ -12,6 +12,7 @@
 #include "loom/search/memory.hpp"
 #include "loom/search/pipeline_order.hpp"
 #include "loom/search/simulator.hpp"
+#include "task_graph_plan.hpp"
 
 namespace loom::search {
 
@@ -249,9 +250,43 @@ void add_gradient_accumulation(const pcg::Graph& micro, const CostModel& model, 
   }
 }
 
+// As the runtime does once every gradient is summed, the processes sum their micro-batches'
+// losses, a number each, as a ring, and only then update their weights. `last`: the last
+// micro-batch's copy of each task of `one`.
+void sum_losses(const TaskGraph& one, const std::vector<int>& last, const Machine& machine, TaskGraph& out) {
+  std::set<int> devices;
+  for (const SimTask& t : out.tasks)
+    if (t.kind != TaskKind::Join) devices.insert(t.device);
+  if (devices.size() < 2) return;
+  const double seconds = loss_shares_summed_seconds(machine, devices);
+  const std::vector<int> all(devices.begin(), devices.end());
+  std::map<int, std::vector<int>> on_device;  // the tasks of devices without an update
+  for (std::size_t i = 0; i < out.tasks.size(); ++i)
+    if (!one.update_on.count(out.tasks[i].device)) on_device[out.tasks[i].device].push_back(static_cast<int>(i));
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const int d = all[k];
+    const auto update = one.update_on.find(d);
+    SimTask sum;
+    sum.kind = TaskKind::Communication;
+    sum.node = pcg::kNoNode;
+    sum.device = d;
+    sum.peer = all[(k + 1) % all.size()];
+    sum.backward = true;
+    sum.seconds = seconds;
+    sum.bytes = 2.0 * (static_cast<double>(all.size()) - 1) / static_cast<double>(all.size()) * kBytesPerLossShare;
+    hold_devices(machine, sum, {d});
+    sum.meets = others_than(all, d);
+    sum.label = "losses summed " + std::to_string(d) + "->" + std::to_string(sum.peer);
+    const int updating = update == one.update_on.end() ? -1 : last[static_cast<std::size_t>(update->second)];
+    sum.deps = updating >= 0 ? std::exchange(out.tasks[static_cast<std::size_t>(updating)].deps, {}) : on_device[d];
+    const int summed = add_task(out, std::move(sum));
+    if (updating >= 0) out.tasks[static_cast<std::size_t>(updating)].deps = {summed};
+  }
+}
+
 // The pipeline's task graph from its plan's micro-batch graph.
 TaskGraph pipeline_task_graph_of(const pcg::Graph& micro, const CostModel& model, const Pipeline& pipeline) {
-  TaskGraph one = build_task_graph(micro, model, RunWork::LeftOut, GradientSums::AfterThePasses);
+  TaskGraph one = build_task_graph(micro, model, RunWork::EachMicroBatch, GradientSums::AfterThePasses);
   const std::vector<bool> weights = weight_traffic(micro, model);
   const int count = pipeline.microbatches, stages = pipeline.stages;
   const std::size_t n = one.tasks.size();
@@ -312,6 +347,7 @@ TaskGraph pipeline_task_graph_of(const pcg::Graph& micro, const CostModel& model
 
   const bool one_order = runs_in_one_order(micro, stages, out.devices, model.gradient_values(micro));
   add_gradient_accumulation(micro, model, one, pipeline, one_order, weights, copy_of, steps, out);
+  sum_losses(one, copy_of.back(), model.machine(), out);
 
   // 1F1B: a stage starts a step only when its previous step has finished.
   std::vector<char> in_step(out.tasks.size(), 0), has_dependent(out.tasks.size(), 0);

@@ -77,13 +77,24 @@ class MeetingWaits {
         work_ends_(work_.size(), 0),
         worked_at_meeting_(work_.size(), 0) {}
 
-  // How much longer than its own time task `t`, ready at `ready` and starting at `start`, lasts.
-  double wait(const SimTask& t, double ready, double start) {
-    if (drift_ <= 0 || t.meets.empty()) return 0;
+  // The devices of t's meeting, in order, so that each of its tasks takes their arrivals alike;
+  // none where it meets no one or the devices keep level.
+  std::vector<int> meeting(const SimTask& t) const {
+    if (drift_ <= 0 || t.meets.empty()) return {};
+    std::vector<int> devices = t.meets;
+    devices.push_back(t.device);
+    std::sort(devices.begin(), devices.end());
+    return devices;
+  }
+
+  // How much longer than its own time a task of `meeting`, ready at `ready` and starting at
+  // `start`, lasts.
+  double wait(const std::vector<int>& meeting, double ready, double start) {
+    if (meeting.empty()) return 0;
     settle(ready);
     std::vector<Arrival> arrivals;
     double latest_mean = 0;
-    for (int d : meeting(t)) {
+    for (int d : meeting) {
       const auto i = static_cast<std::size_t>(d);
       const double spread = drift_ * (work_[i] - worked_at_meeting_[i]);
       arrivals.push_back({work_ends_[i], spread * spread});
@@ -93,15 +104,15 @@ class MeetingWaits {
     return std::max(0.0, latest_mean + expected_meeting_wait(arrivals) - start);
   }
 
-  // Records a task once scheduled.
-  void record(const SimTask& t, double finish) {
+  // Records task `t` of `meeting` (meeting(t)) once scheduled.
+  void record(const SimTask& t, std::vector<int> meeting, double finish) {
     if (drift_ <= 0) return;
     const bool computes = t.kind == TaskKind::Compute;
-    if (t.meets.empty()) {
+    if (meeting.empty()) {
       if (computes) worked(t.device, t.seconds, finish);
       return;
     }
-    PendingMeeting m{finish, meeting(t), {}, t.device, computes ? t.seconds : 0, computes};
+    PendingMeeting m{finish, std::move(meeting), {}, t.device, computes ? t.seconds : 0, computes};
     for (int d : m.devices) m.work_before.push_back(work_[static_cast<std::size_t>(d)]);
     pending_.push_back(std::move(m));
   }
@@ -116,13 +127,6 @@ class MeetingWaits {
     bool computes;
   };
 
-  // The devices of t's meeting, in order, so that each of its tasks takes their arrivals alike.
-  static std::vector<int> meeting(const SimTask& t) {
-    std::vector<int> devices = t.meets;
-    devices.push_back(t.device);
-    std::sort(devices.begin(), devices.end());
-    return devices;
-  }
   void worked(int device, double seconds, double ends) {
     const auto i = static_cast<std::size_t>(device);
     work_[i] += seconds;
@@ -188,10 +192,11 @@ Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept
     double start = at;
     for (std::size_t k = resources.of[task]; k < resources.of[task + 1]; ++k)
       start = std::max(start, free_at[static_cast<std::size_t>(resources.index[k])]);
-    const double finish = start + graph.tasks[task].seconds + meetings.wait(graph.tasks[task], at, start);
+    std::vector<int> meeting = meetings.meeting(graph.tasks[task]);
+    const double finish = start + graph.tasks[task].seconds + meetings.wait(meeting, at, start);
     out.start[task] = start;
     out.finish[task] = finish;
-    meetings.record(graph.tasks[task], finish);
+    meetings.record(graph.tasks[task], std::move(meeting), finish);
     for (std::size_t k = resources.of[task]; k < resources.of[task + 1]; ++k)
       free_at[static_cast<std::size_t>(resources.index[k])] = finish;
     for (std::size_t k = dependents.of[task]; k < dependents.of[task + 1]; ++k) {
@@ -217,7 +222,8 @@ Timeline run(const TaskGraph& graph, Timeline out, const std::vector<bool>& kept
 std::vector<double> Timeline::busy_seconds(const TaskGraph& graph) const {
   std::vector<double> busy(static_cast<std::size_t>(graph.devices), 0);
   for (std::size_t i = 0; i < graph.tasks.size(); ++i)
-    if (graph.tasks[i].kind == TaskKind::Compute) busy[static_cast<std::size_t>(graph.tasks[i].device)] += finish[i] - start[i];
+    if (graph.tasks[i].kind == TaskKind::Compute)  // its own time, not what it waited for others where it met them
+      busy[static_cast<std::size_t>(graph.tasks[i].device)] += std::min(finish[i] - start[i], graph.tasks[i].seconds);
   return busy;
 }
 

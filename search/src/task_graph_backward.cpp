@@ -208,7 +208,7 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
     t.seconds = u.seconds + (u.estimated ? machine.device.kernel_overhead : 0);
     t.deps = std::move(u.deps);
     t.label = "weight update on " + std::to_string(device);
-    add_task(out, std::move(t));
+    out.update_on[device] = add_task(out, std::move(t));
   }
 }
 

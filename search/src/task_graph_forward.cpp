@@ -28,7 +28,6 @@ constexpr double kWeightPieceGradientPasses = 5;
 // each piece takes its gradient: about six passes.
 constexpr double kLossPasses = 3;
 constexpr double kLossGradientPasses = 6;
-constexpr double kBytesPerLossShare = 8;  // a process's share of the loss, in double
 
 class ForwardPass {
  public:
@@ -37,7 +36,7 @@ class ForwardPass {
 
   WeightReaders run(RunWork run_work) {
     for (const pcg::Node& n : graph_.nodes()) forward(n);
-    if (run_work == RunWork::Included) take_loss();
+    if (run_work != RunWork::LeftOut) take_loss(run_work == RunWork::Included);
     return std::move(weights_);
   }
 
@@ -147,8 +146,9 @@ class ForwardPass {
   // output, once every piece is computed, since the processes sum their shares of it (an
   // allreduce of one number, charged to each device's loss). Its
   // mirror in the backward pass, which every gradient of the output waits for, gives each piece
-  // its gradient.
-  void take_loss() {
+  // its gradient. Unless `summed`, only the devices holding pieces of the output take it, and
+  // meet no one: a pipeline's micro-batches sum their losses at the end of the step.
+  void take_loss(bool summed) {
     if (graph_.outputs().empty()) return;
     pcg::PortRef out = graph_.outputs().front();
     const pcg::Node& node = graph_.node(out.node);
@@ -157,17 +157,24 @@ class ForwardPass {
     const pcg::ParallelShape& shape = graph_.shape_of(out);
     const std::vector<Holder>& pieces = holders_[out.node.index()][static_cast<std::size_t>(out.port)];
     std::vector<int> deps;
-    std::map<int, double> piece_elements;  // by device: the elements of its pieces of the output
+    std::map<int, std::vector<int>> deps_on;  // by device: the tasks of its own pieces
+    std::map<int, double> piece_elements;     // by device: the elements of its pieces of the output
     for (std::size_t t = 0; t < pieces.size(); ++t) {
       deps.insert(deps.end(), pieces[t].tasks.begin(), pieces[t].tasks.end());
-      if (pcg::task_piece(shape, static_cast<std::int64_t>(t)).replica == 0)
+      if (pcg::task_piece(shape, static_cast<std::int64_t>(t)).replica == 0) {
         piece_elements[pieces[t].device] += static_cast<double>(pcg::piece_elements(shape));
+        std::vector<int>& mine = deps_on[pieces[t].device];
+        mine.insert(mine.end(), pieces[t].tasks.begin(), pieces[t].tasks.end());
+      }
     }
     // The processes then sum their shares of the loss, a number each, before any backward.
-    const std::set<int> devices = plan_.devices_in_use();
-    const double shares_summed = devices.size() > 1 ? machine_.link_between(*devices.begin(), *devices.rbegin())
-                                                          .ring_allreduce_seconds(kBytesPerLossShare, static_cast<int>(devices.size()))
-                                                    : 0;
+    std::set<int> devices;
+    if (summed) {
+      devices = plan_.devices_in_use();
+    } else {
+      for (const auto& [d, elements] : piece_elements) devices.insert(d);
+    }
+    const double shares_summed = summed ? loss_shares_summed_seconds(machine_, devices) : 0;
     for (int d : devices) {
       const double bytes = piece_elements[d] * kBytesPerElement;
       SimTask loss;
@@ -175,8 +182,8 @@ class ForwardPass {
       loss.device = d;
       loss.seconds = kLossPasses * bytes / machine_.device.memory_bandwidth + shares_summed;
       loss.backward_seconds = kLossGradientPasses * bytes / machine_.device.memory_bandwidth;
-      loss.deps = deps;
-      loss.meets = others_than(std::vector<int>(devices.begin(), devices.end()), d);
+      loss.deps = summed ? deps : deps_on[d];
+      if (summed) loss.meets = others_than(std::vector<int>(devices.begin(), devices.end()), d);
       loss.label = "loss on " + std::to_string(d);
       add(std::move(loss));
     }

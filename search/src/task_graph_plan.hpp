@@ -85,6 +85,16 @@ inline void meet_in(const Machine& machine, SimTask& t, std::vector<int> others)
   if (!machine.device.overlaps_communication) t.meets = std::move(others);
 }
 
+inline constexpr double kBytesPerLossShare = 8;  // a process's share of the loss, in double
+
+// The time the processes on `devices` take to sum their shares of the loss, a number each, as a
+// training run does once per step.
+inline double loss_shares_summed_seconds(const Machine& machine, const std::set<int>& devices) {
+  if (devices.size() < 2) return 0;
+  return machine.link_between(*devices.begin(), *devices.rbegin())
+      .ring_allreduce_seconds(kBytesPerLossShare, static_cast<int>(devices.size()));
+}
+
 // The forward tasks that read each weight: by weight node, then device.
 using WeightReaders = std::map<pcg::NodeId, std::map<int, std::vector<int>>>;
 

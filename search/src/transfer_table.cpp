@@ -32,8 +32,8 @@ double TransferTable::seconds(double bytes, double bandwidth, double latency) co
     const double per_byte = std::max(0.0, (last.seconds - before.seconds) / (last.bytes - before.bytes));
     return last.seconds + (bytes - last.bytes) * per_byte;
   }
-  const auto above = std::upper_bound(points_.begin(), points_.end(), bytes,
-                                      [](double b, const MeasuredTransfer& p) { return b < p.bytes; });
+  const auto above =
+      std::upper_bound(points_.begin(), points_.end(), bytes, [](double b, const MeasuredTransfer& p) { return b < p.bytes; });
   const MeasuredTransfer& hi = *above;
   const MeasuredTransfer& lo = *(above - 1);
   return lo.seconds + (hi.seconds - lo.seconds) * (bytes - lo.bytes) / (hi.bytes - lo.bytes);

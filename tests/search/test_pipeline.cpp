@@ -85,11 +85,13 @@ TEST(Pipeline, MicroBatchGraphDividesTheBatch) {
 }
 
 TEST(Pipeline, OneFOneBTimelineOfTwoStagesMatchesTheHandWorkedSchedule) {
-  // Stage 0 runs F0 F1 B0 B1, stage 1 runs F0 B0 F1 B1; forward takes t, backward 2t:
-  //   stage 0: F0 [0,t]  F1 [t,2t]  B0 [4t,6t]  B1 [7t,9t]
-  //   stage 1: F0 [t,2t] B0 [2t,4t] F1 [4t,5t]  B1 [5t,7t]
-  // then stage 0 adds micro-batch 1's gradient of the trained input x into micro-batch 0's (a) and
-  // updates x (u).
+  // Stage 0 runs F0 F1 B0 B1, stage 1 runs F0 B0 F1 B1; forward takes t, backward 2t, and stage 1
+  // takes each micro-batch's loss after its forward and the loss's gradient before its backward,
+  // d in all:
+  //   stage 0: F0 [0,t]  F1 [t,2t]     B0 [4t+d,6t+d]  B1 [7t+2d,9t+2d]
+  //   stage 1: F0 [t,2t] B0 [2t,4t+d]  F1 [4t+d,5t+d]  B1 [5t+d,7t+2d]
+  // then stage 0 adds micro-batch 1's gradient of the trained input x into micro-batch 0's (a),
+  // the stages sum their losses (no time over these links) and stage 0 updates x (u).
   const pcg::Graph g = two_relus(64, true);
   const Machine target = instant_links(2);
   const CostModel model(library(), target);
@@ -107,7 +109,30 @@ TEST(Pipeline, OneFOneBTimelineOfTwoStagesMatchesTheHandWorkedSchedule) {
   EXPECT_EQ(named, (std::set<std::string>{"mb0 ", "mb1 "}));
   const double u = model.weight_update({64, 256}, {64, 256}).seconds + target.device.kernel_overhead;
   const double a = model.gradient_accumulation({64, 256}).seconds;
-  EXPECT_NEAR(timeline.makespan, 9 * t + a + u, 1e-9 * t);
+  std::vector<int> losses, sums;
+  for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
+    if (tasks.tasks[i].label.rfind("loss on", 0) == 0 && !tasks.tasks[i].backward) losses.push_back(static_cast<int>(i));
+    if (tasks.tasks[i].label.rfind("losses summed", 0) == 0) sums.push_back(static_cast<int>(i));
+  }
+  ASSERT_EQ(losses.size(), 2u);  // one a micro-batch, where the output lies, meeting no one
+  for (std::size_t m = 0; m < losses.size(); ++m) {
+    const SimTask& loss = tasks.tasks[static_cast<std::size_t>(losses[m])];
+    EXPECT_EQ(loss.device, 1);
+    EXPECT_EQ(loss.microbatch, static_cast<int>(m));
+    EXPECT_TRUE(loss.meets.empty());
+  }
+  const SimTask& loss = tasks.tasks[static_cast<std::size_t>(losses[0])];
+  const double d = loss.seconds + loss.backward_seconds;
+  EXPECT_GT(d, 0);
+  ASSERT_EQ(sums.size(), 2u);  // both stages meet once, at the end
+  for (int i : sums) {
+    const SimTask& sum = tasks.tasks[static_cast<std::size_t>(i)];
+    EXPECT_EQ(sum.kind, TaskKind::Communication);  // a ring step to the other stage
+    EXPECT_EQ(sum.peer, 1 - sum.device);
+    EXPECT_EQ(sum.meets, std::vector<int>{1 - sum.device});
+    EXPECT_NEAR(timeline.start[static_cast<std::size_t>(i)], sum.device == 0 ? 9 * t + 2 * d + a : 7 * t + 2 * d, 1e-9 * t);
+  }
+  EXPECT_NEAR(timeline.makespan, 9 * t + 2 * d + a + u, 1e-9 * t);
   // Without the pipeline the whole batch runs through the stages one after the other: T + T + 2T + 2T.
   const double whole = model.compute(plan, plan.node(*plan.find("a"))).seconds;
   const TaskGraph unpipelined = build_task_graph(plan, model, RunWork::LeftOut);
@@ -129,7 +154,7 @@ TEST(Pipeline, EachStageRunsItsStepsInOneFOneBOrder) {
   for (std::size_t i = 0; i < tasks.tasks.size(); ++i) {
     const SimTask& t = tasks.tasks[i];
     const auto stage = stage_of.find(t.node);
-    if (t.kind == TaskKind::Compute && stage != stage_of.end())
+    if (t.kind == TaskKind::Compute && stage != stage_of.end() && t.label.rfind("loss", 0) != 0)
       steps[static_cast<std::size_t>(stage->second)].emplace_back(timeline.start[i], t.microbatch, t.backward);
   }
   const auto order = [](std::vector<std::tuple<double, int, bool>> s) {
@@ -152,7 +177,9 @@ TEST(Pipeline, WeightsMoveOncePerIteration) {
   const pcg::Graph plan = materialize(g, pipeline_placements(library(), g, stages, 1, 2), library());
   const double whole = communication_bytes(build_task_graph(plan, model));
   ASSERT_GT(whole, 0);
-  EXPECT_DOUBLE_EQ(communication_bytes(build_pipeline_task_graph(plan, model, {1, 4}, library())), whole);
+  // Besides them the pipeline's devices sum their losses at the end, a ring step of a double each
+  // way (a step of one batch charges that sum within each device's loss).
+  EXPECT_DOUBLE_EQ(communication_bytes(build_pipeline_task_graph(plan, model, {1, 4}, library())), whole + 2 * 8);
 }
 
 // A pipeline's step sums the weights' gradients once every micro-batch's backward has run, and its
@@ -253,10 +280,15 @@ TEST(Pipeline, EachMicroBatchsGradientsAfterTheFirstAreAddedUpWhereTheWeightIsRe
       EXPECT_EQ(std::set<int>(add.deps.begin(), add.deps.end()), backward_there);
       EXPECT_EQ(add.deps.size(), backward_there.size());
     }
+    // The weight's update waits for the losses summed there, which wait for the last add.
     bool update_waits = false;
     for (const SimTask& t : tg.tasks)
-      if (t.label.find("weight update") != std::string::npos && t.device == device)
-        update_waits = std::find(t.deps.begin(), t.deps.end(), list.back()) != t.deps.end();
+      if (t.label.find("weight update") != std::string::npos && t.device == device) {
+        ASSERT_EQ(t.deps.size(), 1u);
+        const SimTask& summed = tg.tasks[static_cast<std::size_t>(t.deps[0])];
+        EXPECT_EQ(summed.label.rfind("losses summed " + std::to_string(device) + "->", 0), 0u) << summed.label;
+        update_waits = std::find(summed.deps.begin(), summed.deps.end(), list.back()) != summed.deps.end();
+      }
     EXPECT_TRUE(update_waits) << device;
   }
   // One micro-batch adds nothing up. GPipe runs the backward passes from the last micro-batch: the

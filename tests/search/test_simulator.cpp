@@ -160,6 +160,10 @@ TEST(Simulator, EveryDevicesLossWaitsTheSameForTheOthers) {
   const double wait = expected_meeting_wait({{100, 25}, {100, 25}, {90, 4.5 * 4.5}});
   EXPECT_GT(wait, 0);
   for (int d = 0; d < 3; ++d) EXPECT_NEAR(t.finish[static_cast<std::size_t>(3 + d)], 110 + wait, 1e-9) << d;
+  // What a device waits there is not computing: each computed its work, its loss and the 5 after.
+  const std::vector<double> busy = t.busy_seconds(g);
+  EXPECT_DOUBLE_EQ(busy[0], 115);
+  EXPECT_DOUBLE_EQ(busy[2], 105);
   // The meeting over, the work after it starts the spread afresh: a second meeting straight after
   // the tasks of 5 waits for 5 of work each.
   for (int d = 0; d < 3; ++d) {

@@ -51,7 +51,7 @@ TEST(Link, MessagesAndRingStepsOfMeasuredSizesTakeTheirMeasuredTimes) {
   link.allreduce = SumRate(4e9, 2e-6, TransferTable({{512, 2.5e-6}, {4096, 9e-6}}));
   EXPECT_DOUBLE_EQ(link.ring_allreduce_seconds(8192, 2), 2 * 9e-6);
   EXPECT_DOUBLE_EQ(link.started_ring_allreduce_seconds(8192, 2), 2 * 9e-6);  // as the waited one until measured apart
-  link.started_allreduce = SumRate(6e9, 1e-7);  // no steps measured: its line
+  link.started_allreduce = SumRate(6e9, 1e-7);                               // no steps measured: its line
   EXPECT_DOUBLE_EQ(link.started_ring_allreduce_seconds(8192, 2), 2 * (1e-7 + 4096 / 6e9));
 }
 

@@ -14,7 +14,8 @@ struct Timeline {
   std::vector<double> start, finish;  // per task
   double makespan = 0;                // the iteration time
 
-  // Seconds each device computes (compute tasks only), indexed by device.
+  // Seconds each device computes (compute tasks only, without what a task that meets other
+  // devices waits for them), indexed by device.
   std::vector<double> busy_seconds(const TaskGraph& graph) const;
 };
 

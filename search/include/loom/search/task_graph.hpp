@@ -98,6 +98,8 @@ struct TaskGraph {
   // Per device, the trained weights whose gradients it computes (a pipeline adds them up over its
   // micro-batches there), in graph order.
   std::map<int, std::vector<pcg::NodeId>> gradients_on;
+  // Per device, the task that updates the weight elements it holds.
+  std::map<int, int> update_on;
 
   // The network ports a task holds besides its own resource: a communication task between
   // nodes, its sender's port out and its receiver's port in (numbered after the device pairs).
@@ -116,10 +118,13 @@ struct TaskGraph {
   }
 };
 
-// Whether the task graph includes the loss a training run's processes take between the passes. A
-// pipeline's task graph leaves it out: its micro-batches are scheduled stage by stage, which that
-// step, waiting for the whole output, does not follow.
-enum class RunWork { Included, LeftOut };
+// Whether the task graph includes the loss a training run's processes take between the passes.
+// Included: once the whole output is computed, each process takes the loss of its pieces of it,
+// and the processes sum their shares before any backward. EachMicroBatch: as a pipeline's
+// micro-batch takes it, on the devices holding its output alone, within the last stage's steps;
+// the processes sum their shares once every gradient is summed (the pipeline's task graph adds
+// that sum). LeftOut: the operators' tasks alone.
+enum class RunWork { Included, EachMicroBatch, LeftOut };
 
 // When the weights' gradient sums run. A step of one batch starts each sum once the backward pass
 // is past the weight's first reader, beside the rest of the pass; a pipeline's step sums them once
