@@ -236,8 +236,10 @@ double started_sum_seconds(loom::runtime::Transport& transport, std::size_t floa
 }
 
 // Latency and bandwidth of `seconds = latency + bytes / bandwidth` over measured (bytes, seconds),
-// with the least relative error: small messages weigh as much as large ones.
-loom::search::Link fit_link(const std::vector<std::pair<double, double>>& measured) {
+// with the least relative error: small messages weigh as much as large ones. Where the times are
+// so spread that the line falls as the size grows, the rate of the largest size alone, with no
+// latency, said on standard error: a rate left out would price such sums at another kind's.
+loom::search::Link fit_link(const std::vector<std::pair<double, double>>& measured, const std::string& what, bool say) {
   Eigen::MatrixXd a(static_cast<Eigen::Index>(measured.size()), 2);
   Eigen::VectorXd ones = Eigen::VectorXd::Ones(a.rows());
   for (Eigen::Index i = 0; i < a.rows(); ++i) {
@@ -246,7 +248,12 @@ loom::search::Link fit_link(const std::vector<std::pair<double, double>>& measur
     a(i, 1) = bytes / seconds;
   }
   const Eigen::Vector2d x = a.colPivHouseholderQr().solve(ones);
-  return loom::search::Link{1 / x(1), std::max(0.0, x(0))};
+  if (x(1) > 0) return loom::search::Link{1 / x(1), std::max(0.0, x(0))};
+  const auto [bytes, seconds] = *std::max_element(measured.begin(), measured.end());
+  if (say)
+    std::cerr << "link: " << what << ": the times fit no rising line; the rate of " << bytes << " bytes alone, " << bytes / seconds / 1e9
+              << " GB/s\n";
+  return loom::search::Link{bytes / seconds, 0};
 }
 
 // The sizes a step's messages and sums come in, from one float to 4 MiB.
@@ -277,21 +284,22 @@ loom::search::Link measure_link(loom::runtime::Transport& transport) {
     // and such figures would only add noise to the fit.
     if (floats >= 16384) started_sums.emplace_back(bytes, started_sum_seconds(transport, floats, repeats, sums.back().second));
   }
-  loom::search::Link link = fit_link(messages);
-  const loom::search::Link sum = fit_link(sums), started = fit_link(started_sums);
+  const bool say = transport.rank() == 0;
+  loom::search::Link link = fit_link(messages, "messages", say);
+  const loom::search::Link sum = fit_link(sums, "sums", say), started = fit_link(started_sums, "started sums", say);
   link.allreduce = {sum.bandwidth, sum.latency / 2, transfer_table(sums, 0.5)};
-  // A started sum's figures spread too widely from run to run (a 64 KiB sum from 3 to 70 us) for
+  // A started sum's figures spread too widely from run to run (a 64 KiB sum from 3 to 72 us) for
   // each size's to stand alone: its line alone prices it.
   link.started_allreduce = {started.bandwidth, started.latency / 2};
   link.messages = transfer_table(messages, 1);
-  if (transport.rank() == 0)
-    for (const auto& [bytes, seconds] : messages) {
-      const auto sum_at = std::find_if(sums.begin(), sums.end(), [&](const auto& s) { return s.first == bytes; });
-      std::cerr << "link: " << bytes << " bytes: a message " << seconds * 1e6 << " us (the fit "
-                << (link.latency + bytes / link.bandwidth) * 1e6 << "), a sum " << sum_at->second * 1e6 << " us (the fit "
+  if (say)
+    for (std::size_t i = 0; i < messages.size(); ++i) {  // the sums' sizes are the messages'
+      const double bytes = messages[i].first;
+      std::cerr << "link: " << bytes << " bytes: a message " << messages[i].second * 1e6 << " us (the fit "
+                << (link.latency + bytes / link.bandwidth) * 1e6 << "), a sum " << sums[i].second * 1e6 << " us (the fit "
                 << (sum.latency + bytes / sum.bandwidth) * 1e6 << ")\n";
     }
-  if (transport.rank() == 0)
+  if (say)
     for (const auto& [bytes, seconds] : started_sums)
       std::cerr << "link: " << bytes << " bytes: a started sum " << seconds * 1e6 << " us (the fit "
                 << (started.latency + bytes / started.bandwidth) * 1e6 << ")\n";
