@@ -200,8 +200,13 @@ struct Simulated {
   std::vector<search::TraceSpan> trace;  // where asked for
 };
 
-// One iteration of the plan, simulated with `model`'s costs, and its spans when `traced`.
-Simulated simulated(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::CostModel& model, bool traced = false) {
+// Whether a simulation is wanted with the devices kept level too.
+enum class Level { Too, NotWanted };
+
+// One iteration of the plan, simulated with `model`'s costs (and with the devices kept level where
+// asked), and its spans when `traced`.
+Simulated simulated(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::CostModel& model, Level level,
+                    bool traced = false) {
   search::TaskGraph graph = pipeline.microbatches > 1 ? search::build_pipeline_task_graph(plan, model, pipeline, library())
                                                       : search::build_task_graph(plan, model);
   const search::Timeline timeline = search::simulate(graph);
@@ -210,7 +215,7 @@ Simulated simulated(const pcg::Graph& plan, const search::Pipeline& pipeline, co
     if (busy > 0) least_busy = std::min(least_busy, busy);
   Simulated out{timeline.makespan, timeline.makespan, timeline.makespan - least_busy,
                 traced ? search::simulated_spans(graph, timeline) : std::vector<search::TraceSpan>{}};
-  if (graph.drift > 0) {
+  if (level == Level::Too && graph.drift > 0) {
     graph.drift = 0;
     out.level = search::simulate(graph).makespan;
   }
@@ -218,7 +223,7 @@ Simulated simulated(const pcg::Graph& plan, const search::Pipeline& pipeline, co
 }
 
 double simulated_seconds(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::CostModel& model) {
-  return simulated(plan, pipeline, model).seconds;
+  return simulated(plan, pipeline, model, Level::NotWanted).seconds;
 }
 
 Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::Machine& machine, const Settings& s,
@@ -267,7 +272,7 @@ Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const sea
   row.tasks = max_over_ranks(own_task_seconds / steps, transport);
   row.waiting = max_over_ranks(waiting / steps, transport);
   const search::CostModel over_run_model(library(), machine, &plan_profile);
-  const Simulated over_run = simulated(plan, pipeline, over_run_model);
+  const Simulated over_run = simulated(plan, pipeline, over_run_model, Level::Too);
   row.simulated = over_run.seconds;
   row.simulated_level = over_run.level;
   row.simulated_waiting = over_run.waiting;
@@ -277,7 +282,7 @@ Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const sea
   // prints.
   if (transport.rank() == 0) {
     if (drawn_first) row.drawn = simulated_seconds(plan, pipeline, measuring_drawn);
-    Simulated automatic = simulated(plan, pipeline, measuring_first, !s.trace_out.empty());
+    Simulated automatic = simulated(plan, pipeline, measuring_first, Level::Too, !s.trace_out.empty());
     row.automatic = automatic.seconds;
     row.automatic_level = automatic.level;
     row.automatic_trace = std::move(automatic.trace);

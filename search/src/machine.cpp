@@ -19,7 +19,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// The sum figures `<prefix>gbps` and `<prefix>latency_us` of a link, given together or not at all.
 // A table of [bytes, microseconds] pairs, sizes increasing.
 TransferTable read_transfer_table(const json& j, const std::string& path) {
   const json& rows = require_array(j, path);

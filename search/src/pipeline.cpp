@@ -251,37 +251,31 @@ void add_gradient_accumulation(const pcg::Graph& micro, const CostModel& model, 
 }
 
 // As the runtime does once every gradient is summed, the processes sum their micro-batches'
-// losses, a number each, as a ring, and only then update their weights. `last`: the last
-// micro-batch's copy of each task of `one`.
+// losses, a number each, as a ring every process blocks in, and only then update their weights.
+// `last`: the last micro-batch's copy of each task of `one`.
 void sum_losses(const TaskGraph& one, const std::vector<int>& last, const Machine& machine, TaskGraph& out) {
   std::set<int> devices;
   for (const SimTask& t : out.tasks)
     if (t.kind != TaskKind::Join) devices.insert(t.device);
   if (devices.size() < 2) return;
-  const double seconds = loss_shares_summed_seconds(machine, devices);
-  const std::vector<int> all(devices.begin(), devices.end());
-  std::map<int, std::vector<int>> on_device;  // the tasks of devices without an update
-  for (std::size_t i = 0; i < out.tasks.size(); ++i)
-    if (!one.update_on.count(out.tasks[i].device)) on_device[out.tasks[i].device].push_back(static_cast<int>(i));
-  for (std::size_t k = 0; k < all.size(); ++k) {
-    const int d = all[k];
-    const auto update = one.update_on.find(d);
-    SimTask sum;
-    sum.kind = TaskKind::Communication;
-    sum.node = pcg::kNoNode;
-    sum.device = d;
-    sum.peer = all[(k + 1) % all.size()];
-    sum.backward = true;
-    sum.seconds = seconds;
-    sum.bytes = 2.0 * (static_cast<double>(all.size()) - 1) / static_cast<double>(all.size()) * kBytesPerLossShare;
-    hold_devices(machine, sum, {d});
-    sum.meets = others_than(all, d);
-    sum.label = "losses summed " + std::to_string(d) + "->" + std::to_string(sum.peer);
-    const int updating = update == one.update_on.end() ? -1 : last[static_cast<std::size_t>(update->second)];
-    sum.deps = updating >= 0 ? std::exchange(out.tasks[static_cast<std::size_t>(updating)].deps, {}) : on_device[d];
-    const int summed = add_task(out, std::move(sum));
-    if (updating >= 0) out.tasks[static_cast<std::size_t>(updating)].deps = {summed};
+  std::vector<char> is_update(out.tasks.size(), 0);
+  std::vector<int> updates;
+  for (const auto& [device, update] : one.update_on) {
+    const int copy = last[static_cast<std::size_t>(update)];
+    if (copy < 0) continue;
+    updates.push_back(copy);
+    is_update[static_cast<std::size_t>(copy)] = 1;
+    out.update_on[device] = copy;
   }
+  // The sum starts once every process has done all but its update.
+  std::vector<int> before;
+  for (std::size_t i = 0; i < out.tasks.size(); ++i)
+    if (out.tasks[i].kind != TaskKind::Join && !is_update[i]) before.push_back(static_cast<int>(i));
+  const int ready = add_join(out, pcg::kNoNode, std::move(before), "losses ready");
+  const int summed = add_ring_allreduce(
+      out, machine, {pcg::kNoNode, std::vector<int>(devices.begin(), devices.end()), kBytesPerLossShare, RingSum::Blocking}, ready,
+      "losses summed", "losses summed");
+  for (int u : updates) out.tasks[static_cast<std::size_t>(u)].deps = {summed};
 }
 
 // The pipeline's task graph from its plan's micro-batch graph.

@@ -120,6 +120,8 @@ double ReshardPattern::seconds(const pcg::ParallelShape& from, const pcg::Parall
   double move_seconds = 0;
   for (const auto& [link, pattern_elements] : link_elements)
     move_seconds = std::max(move_seconds, link.transfer_seconds(pattern_elements * scale * kBytesPerElement));
+  // A port's load is many messages of other sizes at once: priced by its link's line, not by
+  // the sizes measured one message at a time.
   for (const PortLoad& load : port_loads)
     move_seconds = std::max(
         move_seconds, load.messages * machine.inter_node.latency + load.elements * scale * kBytesPerElement / machine.inter_node.bandwidth);

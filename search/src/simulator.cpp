@@ -223,7 +223,7 @@ std::vector<double> Timeline::busy_seconds(const TaskGraph& graph) const {
   std::vector<double> busy(static_cast<std::size_t>(graph.devices), 0);
   for (std::size_t i = 0; i < graph.tasks.size(); ++i)
     if (graph.tasks[i].kind == TaskKind::Compute)  // its own time, not what it waited for others where it met them
-      busy[static_cast<std::size_t>(graph.tasks[i].device)] += std::min(finish[i] - start[i], graph.tasks[i].seconds);
+      busy[static_cast<std::size_t>(graph.tasks[i].device)] += graph.tasks[i].seconds;
   return busy;
 }
 

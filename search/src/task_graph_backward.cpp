@@ -51,18 +51,6 @@ std::vector<int> mirror_backward(const PlanLayout& plan, TaskGraph& out) {
   return mirror;
 }
 
-// A task that finishes once `deps` have, for the tasks that wait for all of them.
-int add_join(TaskGraph& out, pcg::NodeId node, std::vector<int> deps, std::string label) {
-  SimTask join;
-  join.kind = TaskKind::Join;
-  join.node = node;
-  join.device = -1;
-  join.backward = true;
-  join.deps = std::move(deps);
-  join.label = std::move(label);
-  return add_task(out, std::move(join));
-}
-
 // A ring allreduce of packed boxes, or of one whole gradient summed in place.
 struct SumGroup {
   double bytes = 0;
@@ -161,8 +149,7 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
   for (auto& [key, g] : groups) {
     const std::vector<int>& devices = key.devices;
     const bool waited = waited_in(key);
-    const auto k = static_cast<double>(devices.size());
-    std::vector<int> packs, ring;
+    std::vector<int> packs;
     const std::string group =
         "gradients of weight#" + pcg::to_string(g.node) + " and those summed with it on " + std::to_string(devices.size()) + " devices";
     const int computed = add_join(out, g.node, std::move(g.deps), group + " computed");
@@ -179,25 +166,8 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
       }
     }
     const int ring_ready = packs.empty() ? computed : add_join(out, g.node, std::move(packs), group + " packed");
-    for (std::size_t i = 0; i < devices.size(); ++i) {
-      SimTask t;
-      t.kind = TaskKind::Communication;
-      t.node = g.node;
-      t.device = devices[i];
-      t.peer = devices[(i + 1) % devices.size()];
-      t.backward = true;
-      // Each device sends (k-1)/k of the buffer twice: reduce-scatter, then all-gather.
-      t.bytes = 2 * (k - 1) / k * g.bytes;
-      const Link& link = machine.link_between(t.device, t.peer);
-      const int k_devices = static_cast<int>(devices.size());
-      t.seconds = waited ? link.ring_allreduce_seconds(g.bytes, k_devices) : link.started_ring_allreduce_seconds(g.bytes, k_devices);
-      t.deps = {ring_ready};
-      t.label = "gradient allreduce " + std::to_string(t.device) + "->" + std::to_string(t.peer);
-      hold_devices(machine, t, {t.device});
-      if (waited) meet_in(machine, t, others_than(devices, t.device));
-      ring.push_back(add_task(out, std::move(t)));
-    }
-    const int summed = add_join(out, g.node, std::move(ring), group + " summed");
+    const int summed = add_ring_allreduce(out, machine, {g.node, devices, g.bytes, waited ? RingSum::Waited : RingSum::Started}, ring_ready,
+                                          "gradient allreduce", group + " summed");
     for (int d : devices) updates[d].deps.push_back(summed);
   }
   for (auto& [device, u] : updates) {
@@ -213,6 +183,45 @@ void synchronize_weights(const PlanLayout& plan, const WeightReaders& weight_rea
 }
 
 }  // namespace
+
+int add_join(TaskGraph& out, pcg::NodeId node, std::vector<int> deps, std::string label) {
+  SimTask join;
+  join.kind = TaskKind::Join;
+  join.node = node;
+  join.device = -1;
+  join.backward = true;
+  join.deps = std::move(deps);
+  join.label = std::move(label);
+  return add_task(out, std::move(join));
+}
+
+int add_ring_allreduce(TaskGraph& out, const Machine& machine, const RingAllreduce& ring, int ready, const std::string& step_label,
+                       const std::string& summed_label) {
+  const std::vector<int>& devices = ring.devices;
+  const auto k = static_cast<double>(devices.size());
+  const int k_devices = static_cast<int>(devices.size());
+  std::vector<int> steps;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    SimTask t;
+    t.kind = TaskKind::Communication;
+    t.node = ring.node;
+    t.device = devices[i];
+    t.peer = devices[(i + 1) % devices.size()];
+    t.backward = true;
+    // Each device sends (k-1)/k of the buffer twice: reduce-scatter, then all-gather.
+    t.bytes = 2 * (k - 1) / k * ring.bytes;
+    const Link& link = machine.link_between(t.device, t.peer);
+    t.seconds = ring.sum == RingSum::Started ? link.started_ring_allreduce_seconds(ring.bytes, k_devices)
+                                             : link.ring_allreduce_seconds(ring.bytes, k_devices);
+    t.deps = {ready};
+    t.label = step_label + " " + std::to_string(t.device) + "->" + std::to_string(t.peer);
+    hold_devices(machine, t, {t.device});
+    if (ring.sum == RingSum::Waited) meet_in(machine, t, others_than(devices, t.device));
+    if (ring.sum == RingSum::Blocking) t.meets = others_than(devices, t.device);
+    steps.push_back(add_task(out, std::move(t)));
+  }
+  return add_join(out, ring.node, std::move(steps), summed_label);
+}
 
 void add_backward_tasks(const PlanLayout& plan, const WeightReaders& readers, GradientSums sums, TaskGraph& out) {
   synchronize_weights(plan, readers, mirror_backward(plan, out), sums, out);

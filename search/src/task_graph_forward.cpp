@@ -167,7 +167,8 @@ class ForwardPass {
         mine.insert(mine.end(), pieces[t].tasks.begin(), pieces[t].tasks.end());
       }
     }
-    // The processes then sum their shares of the loss, a number each, before any backward.
+    // In a step of one batch the processes then sum their shares of the loss, a number each,
+    // before any backward; a pipeline's sum follows its passes (sum_losses in pipeline.cpp).
     std::set<int> devices;
     if (summed) {
       devices = plan_.devices_in_use();

@@ -4,6 +4,7 @@
 // and which devices read which boxes of each weight (pcg/gradient_sums.hpp).
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "loom/pcg/gradient_sums.hpp"
@@ -95,10 +96,33 @@ inline double loss_shares_summed_seconds(const Machine& machine, const std::set<
       .ring_allreduce_seconds(kBytesPerLossShare, static_cast<int>(devices.size()));
 }
 
+// A task that finishes once `deps` have, for the tasks that wait for all of them.
+int add_join(TaskGraph& out, pcg::NodeId node, std::vector<int> deps, std::string label);
+
+// How the devices of a ring sum take part in it: a gradient sum they wait in (priced as such, and
+// where devices wait in their communication they meet in it), one they start beside the backward
+// pass (its own rate, meeting no one), or the processes' sum of their losses, which each process
+// blocks in (priced as a waited sum, and always a meeting).
+enum class RingSum { Waited, Started, Blocking };
+
+struct RingAllreduce {
+  pcg::NodeId node;  // the node it belongs to (kNoNode: the losses)
+  std::vector<int> devices;
+  double bytes = 0;  // the buffer each device sums
+  RingSum sum = RingSum::Waited;
+};
+
+// A ring allreduce: a step from each of its devices to the next, each after `ready`, each device
+// sending 2(k-1)/k of the buffer at the rate of its link to the next, holding its device where
+// devices wait in their communication. Returns a join of the steps, labelled `summed_label`; the
+// steps are labelled `step_label` and their ends.
+int add_ring_allreduce(TaskGraph& out, const Machine& machine, const RingAllreduce& ring, int ready, const std::string& step_label,
+                       const std::string& summed_label);
+
 // The forward tasks that read each weight: by weight node, then device.
 using WeightReaders = std::map<pcg::NodeId, std::map<int, std::vector<int>>>;
 
-// Appends the forward pass's tasks (and the loss, with RunWork::Included) to `out`; returns
+// Appends the forward pass's tasks (and the loss, unless RunWork::LeftOut) to `out`; returns
 // which of them read each weight.
 WeightReaders add_forward_tasks(const PlanLayout& plan, RunWork run_work, TaskGraph& out);
 

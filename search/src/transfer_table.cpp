@@ -25,11 +25,14 @@ double TransferTable::seconds(double bytes, double bandwidth, double latency) co
   if (points_.empty()) return latency + bytes / bandwidth;
   const MeasuredTransfer& first = points_.front();
   const MeasuredTransfer& last = points_.back();
-  if (bytes <= first.bytes) return std::min(first.seconds, latency + bytes / bandwidth);
+  if (bytes < first.bytes) return std::min(first.seconds, latency + bytes / bandwidth);
   if (bytes >= last.bytes) {
-    if (points_.size() < 2) return last.seconds + (bytes - last.bytes) / bandwidth;
-    const MeasuredTransfer& before = points_[points_.size() - 2];
-    const double per_byte = std::max(0.0, (last.seconds - before.seconds) / (last.bytes - before.bytes));
+    double per_byte = 1 / bandwidth;
+    if (points_.size() >= 2) {
+      const MeasuredTransfer& before = points_[points_.size() - 2];
+      const double slope = (last.seconds - before.seconds) / (last.bytes - before.bytes);
+      if (slope > 0) per_byte = slope;  // not where the two largest times came out level or falling
+    }
     return last.seconds + (bytes - last.bytes) * per_byte;
   }
   const auto above =

@@ -20,11 +20,15 @@ TEST(TransferTable, PricesMeasuredSizesAsMeasuredAndOnTheLineBetweenThem) {
   EXPECT_DOUBLE_EQ(t.seconds(4096, bandwidth, latency), 4e-6);
   EXPECT_DOUBLE_EQ(t.seconds(2560, bandwidth, latency), 2.6e-6);  // half way from 1 KiB to 4 KiB
   EXPECT_DOUBLE_EQ(t.seconds(34816, bandwidth, latency), 7e-6);   // half way from 4 KiB to 64 KiB
-  // Below the smallest size: the fitted line, never more than the smallest took.
+  // Below the smallest size: the fitted line, never more than the smallest took; at it, its time.
   EXPECT_DOUBLE_EQ(t.seconds(2, bandwidth, latency), latency + 2 / bandwidth);
   EXPECT_DOUBLE_EQ(t.seconds(2, bandwidth, 5e-6), 1e-6);
+  EXPECT_DOUBLE_EQ(t.seconds(4, bandwidth, 0.1e-6), 1e-6);
   // Above the largest: on at the rate between the two largest, 6 us per 61,440 bytes.
   EXPECT_DOUBLE_EQ(t.seconds(65536 + 61440, bandwidth, latency), 16e-6);
+  // Where the two largest times do not rise (a spell of other work), beyond them at the bandwidth.
+  const TransferTable level({{1000, 2e-6}, {2000, 2e-6}});
+  EXPECT_DOUBLE_EQ(level.seconds(4000, 1e9, latency), 4e-6);
   // One size alone goes on at the bandwidth given.
   const TransferTable one({{1000, 2e-6}});
   EXPECT_DOUBLE_EQ(one.seconds(3000, 1e9, latency), 4e-6);

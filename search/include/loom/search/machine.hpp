@@ -63,8 +63,8 @@ struct DeviceSpec {
 
 // The measured rate of one kind of sum among devices, as the steps of a ring: bytes each device
 // sends per second, and seconds per step. A bandwidth of 0: not measured. Where `steps` holds
-// the seconds a step took at measured sizes (the bytes each device sends in it), those figures
-// price a step of such sizes, and the rate the sizes beyond them.
+// the seconds a step took at measured sizes (the bytes each device sends in it), a step is priced
+// from them (TransferTable::seconds), and by the rate and latency alone where it holds none.
 struct SumRate {
   SumRate() = default;
   SumRate(double bytes_per_second, double seconds_per_step, TransferTable measured_steps = {})
@@ -93,8 +93,8 @@ struct Link {
   // in their communication it costs less than a sum they wait in: no device waits for the others'
   // steps.
   SumRate started_allreduce;
-  // Seconds one message took at measured sizes, where measured: they price messages of those
-  // sizes in place of `latency` and `bandwidth`, which price the sizes beyond them.
+  // Seconds one message took at measured sizes, where measured: messages are priced from them
+  // (TransferTable::seconds), and by `latency` and `bandwidth` alone where none was measured.
   TransferTable messages;
 
   // Time to move `bytes` over the link.

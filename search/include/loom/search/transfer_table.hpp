@@ -23,8 +23,8 @@ class TransferTable {
 
   // Seconds for `bytes`: between two measured sizes, on the line through them; below the
   // smallest, `latency + bytes / bandwidth` but never more than the smallest took; above the
-  // largest, on the line through the two largest (at `bandwidth` past a lone size). With no
-  // sizes measured, `latency + bytes / bandwidth`.
+  // largest, on the line through the two largest (at `bandwidth` past a lone size, or where their
+  // times do not rise). With no sizes measured, `latency + bytes / bandwidth`.
   double seconds(double bytes, double bandwidth, double latency) const;
 
  private:
