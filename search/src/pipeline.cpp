@@ -254,10 +254,6 @@ void add_gradient_accumulation(const pcg::Graph& micro, const CostModel& model, 
 // losses, a number each, as a ring every process blocks in, and only then update their weights.
 // `last`: the last micro-batch's copy of each task of `one`.
 void sum_losses(const TaskGraph& one, const std::vector<int>& last, const Machine& machine, TaskGraph& out) {
-  std::set<int> devices;
-  for (const SimTask& t : out.tasks)
-    if (t.kind != TaskKind::Join) devices.insert(t.device);
-  if (devices.size() < 2) return;
   std::vector<char> is_update(out.tasks.size(), 0);
   std::vector<int> updates;
   for (const auto& [device, update] : one.update_on) {
@@ -267,6 +263,10 @@ void sum_losses(const TaskGraph& one, const std::vector<int>& last, const Machin
     is_update[static_cast<std::size_t>(copy)] = 1;
     out.update_on[device] = copy;
   }
+  std::set<int> devices;
+  for (const SimTask& t : out.tasks)
+    if (t.kind != TaskKind::Join) devices.insert(t.device);
+  if (devices.size() < 2) return;
   // The sum starts once every process has done all but its update.
   std::vector<int> before;
   for (std::size_t i = 0; i < out.tasks.size(); ++i)

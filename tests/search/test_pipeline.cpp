@@ -134,6 +134,9 @@ TEST(Pipeline, OneFOneBTimelineOfTwoStagesMatchesTheHandWorkedSchedule) {
     EXPECT_NEAR(timeline.start[static_cast<std::size_t>(i)], 9 * t + 2 * d + a, 1e-9 * t);
   }
   EXPECT_NEAR(timeline.makespan, 9 * t + 2 * d + a + u, 1e-9 * t);
+  ASSERT_EQ(tasks.update_on.size(), 1u);  // stage 0 updates x, last
+  EXPECT_EQ(tasks.update_on.at(0),
+            static_cast<int>(std::max_element(timeline.finish.begin(), timeline.finish.end()) - timeline.finish.begin()));
   // Without the pipeline the whole batch runs through the stages one after the other: T + T + 2T + 2T.
   const double whole = model.compute(plan, plan.node(*plan.find("a"))).seconds;
   const TaskGraph unpipelined = build_task_graph(plan, model, RunWork::LeftOut);
