@@ -207,8 +207,8 @@ enum class Level { Too, NotWanted };
 // asked), and its spans when `traced`.
 Simulated simulated(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::CostModel& model, Level level,
                     bool traced = false) {
-  search::TaskGraph graph = pipeline.microbatches > 1 ? search::build_pipeline_task_graph(plan, model, pipeline, library())
-                                                      : search::build_task_graph(plan, model);
+  search::TaskGraph graph = pipeline.runs_micro_batches() ? search::build_pipeline_task_graph(plan, model, pipeline, library())
+                                                          : search::build_task_graph(plan, model);
   const search::Timeline timeline = search::simulate(graph);
   double least_busy = timeline.makespan;
   for (double busy : timeline.busy_seconds(graph))

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/search/output_loss.hpp"
 #include "piece_regions.hpp"
 
 namespace loom::runtime {
@@ -16,76 +18,159 @@ LossKind loss_from_name(const std::string& name) {
 
 std::string loss_name(LossKind kind) { return kind == LossKind::MeanSquaredError ? "mse" : "cross-entropy"; }
 
-template <class T>
-LossValue<T> compute_loss(LossKind kind, const Tensor<T>& output, const Tensor<double>& target, bool output_is_probabilities) {
-  return compute_loss(kind, output, pcg::whole_region(output.dims), output.dims, target, output_is_probabilities);
+namespace {
+
+// Adds the statistics (`largest`, `total`) of some classes of a row into the row's (`top`, `sum`).
+void merge_row(double& top, double& sum, double largest, double total) {
+  if (total == 0) return;
+  if (largest > top) {
+    sum = sum * std::exp(top - largest) + total;
+    top = largest;
+  } else {
+    sum += total * std::exp(largest - top);
+  }
+}
+
+// Calls `visit(row of the output, row of the box, first class of the box, classes of the box)` for
+// every row of `box`, an output of `dims`.
+template <class Visit>
+void for_each_row_of_box(const pcg::Region& box, const std::vector<std::int64_t>& dims, Visit&& visit) {
+  pcg::Region row_box = box, all_rows = pcg::whole_region(dims);
+  std::size_t first = 0, width = 1;
+  if (!dims.empty()) {
+    first = static_cast<std::size_t>(box.lo.back());
+    width = static_cast<std::size_t>(box.hi.back() - box.lo.back());
+    for (pcg::Region* r : {&row_box, &all_rows}) {
+      r->lo.pop_back();
+      r->hi.pop_back();
+    }
+  }
+  for_each_run_in_box(all_rows, row_box, [&](std::size_t at, std::size_t i, std::size_t n) {
+    for (std::size_t k = 0; k < n; ++k) visit(at + k, i + k, first, width);
+  });
 }
 
 template <class T>
-LossValue<T> compute_loss(LossKind kind, const Tensor<T>& piece, const pcg::Region& box, const std::vector<std::int64_t>& dims,
-                          const Tensor<double>& target, bool output_is_probabilities) {
-  LossValue<T> result{0, Tensor<T>(piece.dims)};
+void check_box(const HeldBox<T>& held) {
+  if (!held.values || held.values->dims != held.box.extent()) throw LoomError("loss: a box's values do not have the box's extent");
+}
+
+}  // namespace
+
+template <class T>
+LossValue<T> compute_loss(LossKind kind, const Tensor<T>& output, const Tensor<double>& target, bool output_is_probabilities) {
+  LossShare<T> share = loss_of_boxes<T>(kind, {{pcg::whole_region(output.dims), &output}}, output.dims, target, output_is_probabilities);
+  return {share.loss, std::move(share.grads.front())};
+}
+
+template <class T>
+std::vector<double> row_statistics(const std::vector<HeldBox<T>>& boxes, const std::vector<std::int64_t>& dims) {
+  std::vector<double> stats;
+  stats.reserve(static_cast<std::size_t>(search::output_rows(dims) * search::kRowStatistics));
+  for (std::int64_t r = 0; r < search::output_rows(dims); ++r) stats.insert(stats.end(), {-std::numeric_limits<double>::infinity(), 0.0});
+  for (const HeldBox<T>& held : boxes) {
+    check_box(held);
+    for_each_row_of_box(held.box, dims, [&](std::size_t at, std::size_t i, std::size_t, std::size_t width) {
+      const T* row = held.values->data.data() + i * width;
+      if (width == 0) return;
+      const double largest = *std::max_element(row, row + width);
+      double total = 0;
+      for (std::size_t c = 0; c < width; ++c) total += std::exp(row[c] - largest);
+      merge_row(stats[2 * at], stats[2 * at + 1], largest, total);
+    });
+  }
+  return stats;
+}
+
+std::vector<double> combined_row_statistics(const std::vector<double>& gathered, std::int64_t rows) {
+  const auto block = static_cast<std::size_t>(rows * search::kRowStatistics);
+  if (block == 0 || gathered.size() % block != 0)
+    throw LoomError("cross-entropy: " + std::to_string(gathered.size()) + " row statistics are not whole blocks of " +
+                    std::to_string(rows) + " rows");
+  std::vector<double> stats(gathered.begin(), gathered.begin() + static_cast<std::ptrdiff_t>(block));
+  for (std::size_t from = block; from < gathered.size(); from += block)
+    for (std::size_t r = 0; r < block; r += 2) merge_row(stats[r], stats[r + 1], gathered[from + r], gathered[from + r + 1]);
+  return stats;
+}
+
+template <class T>
+LossShare<T> loss_of_boxes(LossKind kind, const std::vector<HeldBox<T>>& boxes, const std::vector<std::int64_t>& dims,
+                           const Tensor<double>& target, bool output_is_probabilities, const std::vector<double>* rows_over_all_classes) {
+  LossShare<T> result;
+  for (const HeldBox<T>& held : boxes) {
+    check_box(held);
+    result.grads.emplace_back(held.values->dims);
+  }
   const pcg::Region whole = pcg::whole_region(dims);
   const auto elements = static_cast<std::size_t>(whole.elements());
   if (kind == LossKind::MeanSquaredError) {
     if (target.size() != elements)
       throw LoomError("mse: the target has " + std::to_string(target.size()) + " elements, the output " + std::to_string(elements));
     const double scale = 1.0 / static_cast<double>(std::max<std::size_t>(elements, 1));
-    for_each_run_in_box(whole, box, [&](std::size_t at, std::size_t i, std::size_t n) {
-      for (std::size_t k = 0; k < n; ++k) {
-        const double d = static_cast<double>(piece.data[i + k]) - target.data[at + k];
-        result.loss += d * d * scale;
-        result.grad.data[i + k] = static_cast<T>(2 * d * scale);
-      }
-    });
+    for (std::size_t b = 0; b < boxes.size(); ++b) {
+      const std::vector<T>& piece = boxes[b].values->data;
+      std::vector<T>& grad = result.grads[b].data;
+      for_each_run_in_box(whole, boxes[b].box, [&](std::size_t at, std::size_t i, std::size_t n) {
+        for (std::size_t k = 0; k < n; ++k) {
+          const double d = static_cast<double>(piece[i + k]) - target.data[at + k];
+          result.loss += d * d * scale;
+          grad[i + k] = static_cast<T>(2 * d * scale);
+        }
+      });
+    }
     return result;
   }
   const std::size_t classes = dims.empty() ? 1 : static_cast<std::size_t>(dims.back());
-  const std::size_t rows = elements / std::max<std::size_t>(classes, 1);
+  const auto rows = static_cast<std::size_t>(search::output_rows(dims));
   if (target.size() != rows)
     throw LoomError("cross-entropy: " + std::to_string(target.size()) + " labels for " + std::to_string(rows) + " rows");
-  pcg::Region row_box = box, all_rows = whole;
-  if (!dims.empty()) {
-    if (box.lo.back() != 0 || static_cast<std::size_t>(box.hi.back()) != classes)
-      throw LoomError("cross-entropy: a box of the output must span all " + std::to_string(classes) + " classes");
-    for (pcg::Region* r : {&row_box, &all_rows}) {
-      r->lo.pop_back();
-      r->hi.pop_back();
-    }
-  }
+  if (rows_over_all_classes && rows_over_all_classes->size() != rows * search::kRowStatistics)
+    throw LoomError("cross-entropy: statistics of " + std::to_string(rows_over_all_classes->size() / search::kRowStatistics) +
+                    " rows for " + std::to_string(rows));
   const double scale = 1.0 / static_cast<double>(std::max<std::size_t>(rows, 1));
-  // Runs of whole rows: `at` counts rows of the output, `i` rows of the box.
-  for_each_run_in_box(all_rows, row_box, [&](std::size_t at, std::size_t i, std::size_t n) {
-    for (std::size_t k = 0; k < n; ++k) {
-      const T* row = piece.data.data() + (i + k) * classes;
-      T* grad = result.grad.data.data() + (i + k) * classes;
-      const auto label = static_cast<std::size_t>(target.data[at + k]);
+  for (std::size_t b = 0; b < boxes.size(); ++b) {
+    const HeldBox<T>& held = boxes[b];
+    for_each_row_of_box(held.box, dims, [&](std::size_t at, std::size_t i, std::size_t first, std::size_t width) {
+      if (!output_is_probabilities && !rows_over_all_classes && width != classes)
+        throw LoomError("cross-entropy: a box of the output must span all " + std::to_string(classes) +
+                        " classes, or the processes holding it share their rows' statistics");
+      const T* row = held.values->data.data() + i * width;
+      T* grad = result.grads[b].data.data() + i * width;
+      const auto label = static_cast<std::size_t>(target.data[at]);
       if (label >= classes)
-        throw LoomError("cross-entropy: label " + std::to_string(label) + " of row " + std::to_string(at + k) + " is not below the " +
+        throw LoomError("cross-entropy: label " + std::to_string(label) + " of row " + std::to_string(at) + " is not below the " +
                         std::to_string(classes) + " classes");
+      const bool holds_label = label >= first && label < first + width;
       if (output_is_probabilities) {
-        const double p = row[label];
+        if (!holds_label) return;
+        const double p = row[label - first];
         result.loss -= std::log(p) * scale;
-        std::fill(grad, grad + classes, T(0));
-        grad[label] = static_cast<T>(-scale / p);
-        continue;
+        grad[label - first] = static_cast<T>(-scale / p);
+        return;
       }
-      const double top = *std::max_element(row, row + classes);
-      double total = 0;
-      for (std::size_t c = 0; c < classes; ++c) total += std::exp(row[c] - top);
-      result.loss -= (row[label] - top - std::log(total)) * scale;
-      for (std::size_t c = 0; c < classes; ++c)
-        grad[c] = static_cast<T>((std::exp(row[c] - top) / total - (c == label ? 1.0 : 0.0)) * scale);
-    }
-  });
+      double top = 0, total = 0;
+      if (rows_over_all_classes) {
+        top = (*rows_over_all_classes)[search::kRowStatistics * at];
+        total = (*rows_over_all_classes)[search::kRowStatistics * at + 1];
+      } else {
+        top = *std::max_element(row, row + width);
+        for (std::size_t c = 0; c < width; ++c) total += std::exp(row[c] - top);
+      }
+      if (holds_label) result.loss -= (row[label - first] - top - std::log(total)) * scale;
+      for (std::size_t c = 0; c < width; ++c)
+        grad[c] = static_cast<T>((std::exp(row[c] - top) / total - (first + c == label ? 1.0 : 0.0)) * scale);
+    });
+  }
   return result;
 }
 
 template LossValue<float> compute_loss<float>(LossKind, const Tensor<float>&, const Tensor<double>&, bool);
 template LossValue<double> compute_loss<double>(LossKind, const Tensor<double>&, const Tensor<double>&, bool);
-template LossValue<float> compute_loss<float>(LossKind, const Tensor<float>&, const pcg::Region&, const std::vector<std::int64_t>&,
-                                              const Tensor<double>&, bool);
-template LossValue<double> compute_loss<double>(LossKind, const Tensor<double>&, const pcg::Region&, const std::vector<std::int64_t>&,
-                                                const Tensor<double>&, bool);
+template std::vector<double> row_statistics<float>(const std::vector<HeldBox<float>>&, const std::vector<std::int64_t>&);
+template std::vector<double> row_statistics<double>(const std::vector<HeldBox<double>>&, const std::vector<std::int64_t>&);
+template LossShare<float> loss_of_boxes<float>(LossKind, const std::vector<HeldBox<float>>&, const std::vector<std::int64_t>&,
+                                               const Tensor<double>&, bool, const std::vector<double>*);
+template LossShare<double> loss_of_boxes<double>(LossKind, const std::vector<HeldBox<double>>&, const std::vector<std::int64_t>&,
+                                                 const Tensor<double>&, bool, const std::vector<double>*);
 
 }  // namespace loom::runtime

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "collective_groups.hpp"
 #include "loom/interpreter/input_roles.hpp"
@@ -450,6 +451,17 @@ std::vector<typename ShardedExecutor<T>::OutputPiece> ShardedExecutor<T>::output
   for (std::int64_t t = 0; t < shape.tasks(); ++t)
     if (local(o.node, t) && pcg::task_piece(shape, t).replica == 0) pieces.push_back({pcg::piece_region(shape, t), &held(o, t)});
   return pieces;
+}
+
+template <class T>
+std::vector<int> ShardedExecutor<T>::output_holders(std::size_t i) const {
+  const pcg::PortRef o = held_output(i);
+  if (graph_.node(o.node).is_graph_input()) return {0};
+  const pcg::ParallelShape& shape = graph_.shape_of(o);
+  std::set<int> ranks;
+  for (std::int64_t t = 0; t < shape.tasks(); ++t)
+    if (pcg::task_piece(shape, t).replica == 0) ranks.insert(rank_of(o.node, t));
+  return {ranks.begin(), ranks.end()};
 }
 
 template <class T>

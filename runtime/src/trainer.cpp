@@ -11,6 +11,7 @@
 #include "loom/runtime/initializer.hpp"
 #include "loom/runtime/microbatches.hpp"
 #include "loom/runtime/model_values.hpp"
+#include "loom/search/output_loss.hpp"
 #include "loom/search/pipeline.hpp"
 #include "loom/search/plan.hpp"
 #include "sharded_steps.hpp"
@@ -37,26 +38,14 @@ Checkpoint<T> starting_point(const spec::Library& library, const pcg::Graph& gra
 
 }  // namespace
 
-bool output_is_probabilities(const spec::Library& library, const pcg::Graph& graph) {
-  // The operator that computed the output, behind the parallel operators that assembled it.
-  pcg::PortRef made = graph.outputs().front();
-  while (!graph.node(made.node).inputs.empty() &&
-         (library.find_parallel(graph.node(made.node).op) || library.find_fused(graph.node(made.node).op)))
-    made = graph.node(made.node).inputs.front();
-  const spec::OpDecl* producer = library.find_op(graph.node(made.node).op);
-  const auto port = static_cast<std::size_t>(made.port);
-  return producer && port < producer->outputs.size() && producer->outputs[port].noted("probabilities");
-}
-
 namespace {
 
 // The loss of one pass over a batch or micro-batch, on this process, with the gradients of the
 // graph's outputs that backward() takes; the loss and gradients weighted by `weight`.
 template <class T>
 struct LossTaken {
-  double loss = 0;  // this process's share when taken where the output lies, else the whole loss
+  double loss = 0;  // this process's share
   std::vector<std::vector<Tensor<T>>> piece_grads;
-  std::vector<Tensor<T>> whole_grads;
 };
 
 template <class T>
@@ -95,7 +84,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   // A pipelined plan runs the graph of one micro-batch, once per micro-batch, each in an executor
   // of its own that keeps the micro-batch's values from its forward pass to its backward.
   const int microbatches = std::max(1, s.pipeline.microbatches);
-  const bool pipelined = microbatches > 1;
+  const bool pipelined = s.pipeline.runs_micro_batches();
   const pcg::Graph micro = pipelined ? search::micro_batch_graph(graph, library, microbatches) : pcg::Graph{};
   const pcg::Graph& run_graph = pipelined ? micro : graph;
   const int devices = s.plan_devices > 0 ? static_cast<int>(s.plan_devices) : devices_used(graph);
@@ -113,20 +102,22 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
                                         : load_data_file(s.data_file, graph, s.loss);
   Optimizer<T> optimizer(s.optimizer, std::move(state.optimizer));
   const pcg::PortRef out = graph.outputs().front();
-  const bool probabilities = output_is_probabilities(library, graph);
+  const bool probabilities = search::output_is_probabilities(library, graph);
   // Each process takes the loss of the output boxes it holds, and one sum of a number makes it
-  // whole; only cross-entropy over a class axis split among devices needs the output assembled.
+  // whole; cross-entropy over logits whose class axis is split among processes first has them share
+  // their rows' statistics.
   const std::vector<std::int64_t> out_dims = run_graph.shape_of(out).dims;
-  const bool loss_where_output_lies = s.loss == LossKind::MeanSquaredError || out_dims.empty() || executor.output_layout(0).D.back() == 1;
+  const bool rows_shared =
+      s.loss == LossKind::CrossEntropy && search::cross_entropy_shares_row_statistics(executor.output_layout(0), probabilities);
   if (pipelined && (out_dims.empty() || out_dims.front() * microbatches != graph.shape_of(out).dims.front()))
     throw LoomError("the pipeline's " + std::to_string(microbatches) + " micro-batches do not cut the output " +
                     graph.node(out.node).describe() + " along its first dimension, so its loss cannot be taken per micro-batch");
-  // Each process runs its stage's order where the transport sends ahead and no collective in a
-  // pass spans stages; the assembled output is such a collective.
-  const std::vector<search::PipelineStep> passes =
-      pipelined ? process_passes(run_graph, s.pipeline, comm.rank(), comm.size(), devices,
-                                 !loss_where_output_lies || !comm.can_send_ahead(), executor.values_taking_gradients())
-                : std::vector<search::PipelineStep>{};
+  // Each process runs its stage's order where the transport sends ahead and no operator spans
+  // stages (search::runs_in_one_order), so the output's holders, sharing their rows' statistics,
+  // lie in one stage.
+  const std::vector<search::PipelineStep> passes = pipelined ? process_passes(run_graph, s.pipeline, comm.rank(), comm.size(), devices,
+                                                                              !comm.can_send_ahead(), executor.values_taking_gradients())
+                                                             : std::vector<search::PipelineStep>{};
   // A pipeline whose data goes round its stages runs each micro-batch's forward pass lap by lap.
   const std::vector<int> laps = pipelined ? search::pipeline_laps(run_graph, s.pipeline.stages, devices) : std::vector<int>{};
   const int last_lap = laps.empty() ? 0 : *std::max_element(laps.begin(), laps.end());
@@ -185,34 +176,31 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     if (comm.rank() == 0) save_checkpoint<T>(s.checkpoint, {describe_run(s), done, report.losses, folds.by_parts(weights), state});
   };
   // The loss of the pass `ex` has just run forward, its target `target`, weighted by `weight`.
+  const std::vector<int> output_holders = executor.output_holders(0);
   const auto take_loss = [&](ShardedExecutor<T>& ex, const Tensor<double>& target, double weight) {
     LossTaken<T> taken;
     taken.piece_grads.resize(graph.outputs().size());
-    if (loss_where_output_lies) {
-      for (const auto& piece : ex.output_pieces(0)) {
-        LossValue<T> share = compute_loss<T>(s.loss, piece.value->host(), piece.box, out_dims, target, probabilities);
-        taken.loss += share.loss * weight;
-        scale(share.grad, weight);
-        taken.piece_grads[0].push_back(std::move(share.grad));
-      }
-      for (std::size_t i = 1; i < graph.outputs().size(); ++i)
-        for (const auto& piece : ex.output_pieces(i)) taken.piece_grads[i].emplace_back(piece.value->dims(), T(0));
-    } else {
-      LossValue<T> whole = compute_loss<T>(s.loss, ex.output(0), target, probabilities);
-      taken.loss = whole.loss * weight;
-      scale(whole.grad, weight);
-      taken.whole_grads.push_back(std::move(whole.grad));
-      for (std::size_t i = 1; i < graph.outputs().size(); ++i)
-        taken.whole_grads.emplace_back(run_graph.shape_of(run_graph.outputs()[i]).dims, T(0));
+    std::vector<HeldBox<T>> boxes;
+    for (const auto& piece : ex.output_pieces(0)) boxes.push_back({piece.box, &piece.value->host()});
+    std::vector<double> rows;
+    if (rows_shared && !boxes.empty()) {
+      rows = row_statistics(boxes, out_dims);
+      comm.all_gather(rows, output_holders);
+      rows = combined_row_statistics(rows, search::output_rows(out_dims));
     }
+    LossShare<T> share = loss_of_boxes<T>(s.loss, boxes, out_dims, target, probabilities, rows.empty() ? nullptr : &rows);
+    taken.loss = share.loss * weight;
+    for (Tensor<T>& grad : share.grads) {
+      scale(grad, weight);
+      taken.piece_grads[0].push_back(std::move(grad));
+    }
+    for (std::size_t i = 1; i < graph.outputs().size(); ++i)
+      for (const auto& piece : ex.output_pieces(i)) taken.piece_grads[i].emplace_back(piece.value->dims(), T(0));
     return taken;
   };
-  const auto backward = [&](ShardedExecutor<T>& ex, LossTaken<T>&& taken) {
-    return loss_where_output_lies ? ex.backward_from_pieces(std::move(taken.piece_grads)) : ex.backward_values(taken.whole_grads);
-  };
+  const auto backward = [&](ShardedExecutor<T>& ex, LossTaken<T>&& taken) { return ex.backward_from_pieces(std::move(taken.piece_grads)); };
   // The whole loss from this process's share.
   const auto whole_loss = [&](double mine) {
-    if (!loss_where_output_lies) return mine;
     std::vector<double> total{mine};
     comm.sum(total);
     return total[0];

@@ -404,7 +404,7 @@ TaskGraph build_pipeline_task_graph(const pcg::Graph& plan, const CostModel& mod
 
 std::vector<double> pipeline_memory(const pcg::Graph& plan, const CostModel& model, const Pipeline& pipeline, const pcg::OpCatalog& catalog,
                                     const std::vector<pcg::NodeId>& recomputed, bool activations_only, std::vector<MemoryStep>* trace) {
-  if (!pipeline.enabled()) return plan_memory(plan, model, {}, recomputed, activations_only, trace);
+  if (!pipeline.runs_micro_batches()) return plan_memory(plan, model, {}, recomputed, activations_only, trace);
   return pipeline_memory_of(micro_batch_graph(plan, catalog, pipeline.microbatches), model, pipeline, recomputed, activations_only, trace);
 }
 

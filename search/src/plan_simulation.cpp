@@ -47,8 +47,8 @@ void impose_recomputation(TaskGraph& tasks, const std::vector<pcg::NodeId>& reco
 }  // namespace
 
 TaskGraph plan_task_graph(const Plan& plan, const CostModel& model, const pcg::OpCatalog& catalog) {
-  TaskGraph tasks =
-      plan.pipeline.enabled() ? build_pipeline_task_graph(plan.graph, model, plan.pipeline, catalog) : build_task_graph(plan.graph, model);
+  TaskGraph tasks = plan.pipeline.runs_micro_batches() ? build_pipeline_task_graph(plan.graph, model, plan.pipeline, catalog)
+                                                       : build_task_graph(plan.graph, model);
   impose_order(tasks, plan.order);
   impose_recomputation(tasks, plan.recompute);
   return tasks;

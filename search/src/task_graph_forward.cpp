@@ -8,6 +8,7 @@
 #include "loom/pcg/known_collectives.hpp"
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/pcg/task_layout.hpp"
+#include "loom/search/output_loss.hpp"
 #include "loom/search/reshard.hpp"
 #include "task_graph_plan.hpp"
 
@@ -147,7 +148,9 @@ class ForwardPass {
   // allreduce of one number, charged to each device's loss). Its
   // mirror in the backward pass, which every gradient of the output waits for, gives each piece
   // its gradient. Unless `summed`, only the devices holding pieces of the output take it, and
-  // meet no one: a pipeline's micro-batches sum their losses at the end of the step.
+  // meet no one: a pipeline's micro-batches sum their losses at the end of the step. Cross-entropy
+  // (training's default) over logits whose classes are split first has the devices holding them
+  // gather their rows' statistics, which they meet in.
   void take_loss(bool summed) {
     if (graph_.outputs().empty()) return;
     pcg::PortRef out = graph_.outputs().front();
@@ -176,15 +179,29 @@ class ForwardPass {
       for (const auto& [d, elements] : piece_elements) devices.insert(d);
     }
     const double shares_summed = summed ? loss_shares_summed_seconds(machine_, devices) : 0;
+    std::vector<int> holders;
+    for (const auto& [d, elements] : piece_elements) holders.push_back(d);
+    const bool rows_shared =
+        holders.size() > 1 && cross_entropy_shares_row_statistics(shape, output_is_probabilities(model_.library(), graph_));
+    const double rows_gathered =
+        rows_shared ? collective_seconds(pcg::Collective::all_gather, static_cast<int>(holders.size()),
+                                         machine_.link_between(holders.front(), holders.back()),
+                                         static_cast<double>(holders.size() * output_rows(shape.dims) * kRowStatistics * sizeof(double)))
+                    : 0;
     for (int d : devices) {
-      const double bytes = piece_elements[d] * kBytesPerElement;
+      const auto held = piece_elements.find(d);
+      const double bytes = held == piece_elements.end() ? 0 : held->second * kBytesPerElement;
       SimTask loss;
       loss.node = node.id;
       loss.device = d;
-      loss.seconds = kLossPasses * bytes / machine_.device.memory_bandwidth + shares_summed;
+      loss.seconds =
+          kLossPasses * bytes / machine_.device.memory_bandwidth + shares_summed + (held == piece_elements.end() ? 0 : rows_gathered);
       loss.backward_seconds = kLossGradientPasses * bytes / machine_.device.memory_bandwidth;
-      loss.deps = summed ? deps : deps_on[d];
-      if (summed) loss.meets = others_than(std::vector<int>(devices.begin(), devices.end()), d);
+      loss.deps = summed || rows_shared ? deps : deps_on[d];
+      if (summed)
+        loss.meets = others_than(std::vector<int>(devices.begin(), devices.end()), d);
+      else if (rows_shared)
+        loss.meets = others_than(holders, d);
       loss.label = "loss on " + std::to_string(d);
       add(std::move(loss));
     }

@@ -3,6 +3,7 @@
 // holds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -40,16 +41,52 @@ std::vector<pcg::Region> cover(bool split_classes) {
   return boxes;
 }
 
+// The boxes `cover` gives, with their values cut out of `output`.
+struct Boxes {
+  std::vector<pcg::Region> regions;
+  std::vector<Tensor<double>> values;
+
+  Boxes(const Tensor<double>& output, bool split_classes) : regions(cover(split_classes)) {
+    for (const pcg::Region& box : regions) values.push_back(cut(output, box));
+  }
+  std::vector<HeldBox<double>> held(std::size_t from, std::size_t to) const {
+    std::vector<HeldBox<double>> out;
+    for (std::size_t b = from; b < to; ++b) out.push_back({regions[b], &values[b]});
+    return out;
+  }
+};
+
+// The boxes' loss taken by `processes` processes, each holding an equal run of them, each box's
+// share checked against the whole output's loss; where `share_rows`, they share their rows'
+// statistics first, as the processes of a run do.
 void expect_shares_make_the_whole(LossKind kind, const Tensor<double>& output, const Tensor<double>& target, bool probabilities,
-                                  bool split_classes) {
+                                  bool split_classes, std::size_t processes = 4, bool share_rows = false) {
   const LossValue<double> whole = compute_loss(kind, output, target, probabilities);
+  const Boxes boxes(output, split_classes);
+  const std::size_t each = boxes.regions.size() / processes;
+  ASSERT_EQ(each * processes, boxes.regions.size());
+  std::vector<double> gathered;
+  if (share_rows)
+    for (std::size_t p = 0; p < processes; ++p) {
+      const std::vector<double> mine = row_statistics(boxes.held(p * each, (p + 1) * each), kDims);
+      gathered.insert(gathered.end(), mine.begin(), mine.end());
+    }
+  const std::vector<double> rows = share_rows ? combined_row_statistics(gathered, 12) : std::vector<double>{};
   double total = 0;
-  for (const pcg::Region& box : cover(split_classes)) {
-    const LossValue<double> share = compute_loss(kind, cut(output, box), box, kDims, target, probabilities);
+  for (std::size_t p = 0; p < processes; ++p) {
+    const LossShare<double> share =
+        loss_of_boxes(kind, boxes.held(p * each, (p + 1) * each), kDims, target, probabilities, share_rows ? &rows : nullptr);
     total += share.loss;
-    EXPECT_EQ(share.grad.dims, box.extent());
-    EXPECT_EQ(share.grad.data, cut(whole.grad, box).data)
-        << "the gradient of box from " << box.lo[0] << ", " << box.lo[1] << ", " << box.lo[2];
+    ASSERT_EQ(share.grads.size(), each);
+    for (std::size_t b = 0; b < each; ++b) {
+      const pcg::Region& box = boxes.regions[p * each + b];
+      EXPECT_EQ(share.grads[b].dims, box.extent());
+      const std::vector<double> expected = cut(whole.grad, box).data;
+      ASSERT_EQ(share.grads[b].data.size(), expected.size());
+      for (std::size_t k = 0; k < expected.size(); ++k)
+        EXPECT_NEAR(share.grads[b].data[k], expected[k], 1e-15)
+            << "element " << k << " of the box from " << box.lo[0] << ", " << box.lo[1] << ", " << box.lo[2];
+    }
   }
   EXPECT_NEAR(total, whole.loss, 1e-12 * std::abs(whole.loss));
   EXPECT_GT(std::abs(whole.loss), 0);
@@ -76,15 +113,61 @@ TEST(LossOfBoxes, CrossEntropySharesOfProbabilitiesMakeTheWholeLoss) {
   expect_shares_make_the_whole(LossKind::CrossEntropy, uniform_tensor(kDims, rng, 0.1, 1), labels(rng), true, false);
 }
 
-TEST(LossOfBoxes, CrossEntropyRefusesABoxThatCutsTheClasses) {
+TEST(LossOfBoxes, CrossEntropyOfProbabilitiesCutAlongTheClassesNeedsNoStatistics) {
+  std::mt19937_64 rng(8);
+  expect_shares_make_the_whole(LossKind::CrossEntropy, uniform_tensor(kDims, rng, 0.1, 1), labels(rng), true, true);
+}
+
+// Logits cut along their classes: the processes' row statistics, combined, give each row's softmax.
+TEST(LossOfBoxes, CrossEntropyOfLogitsCutAlongTheClassesSharesTheRowsStatistics) {
+  for (std::size_t processes : {1, 2, 4, 8}) {
+    SCOPED_TRACE(std::to_string(processes) + " processes");
+    std::mt19937_64 rng(9);
+    // Large logits: each row's sum of exponentials overflows unless taken from its largest.
+    Tensor<double> logits = uniform_tensor(kDims, rng, -3, 3);
+    for (double& v : logits.data) v += 800;
+    expect_shares_make_the_whole(LossKind::CrossEntropy, logits, labels(rng), false, true, processes, true);
+  }
+}
+
+TEST(LossOfBoxes, RowStatisticsAreEachRowsLargestLogitAndItsSumOfExponentials) {
+  std::mt19937_64 rng(10);
+  const Tensor<double> logits = uniform_tensor(kDims, rng, -3, 3);
+  const Boxes boxes(logits, true);
+  std::vector<double> gathered;
+  for (std::size_t b = 0; b < boxes.regions.size(); ++b) {
+    const std::vector<double> one = row_statistics(boxes.held(b, b + 1), kDims);
+    gathered.insert(gathered.end(), one.begin(), one.end());
+  }
+  const std::vector<double> rows = combined_row_statistics(gathered, 12);
+  ASSERT_EQ(rows.size(), 24u);
+  for (std::size_t r = 0; r < 12; ++r) {
+    const auto first = logits.data.begin() + static_cast<std::ptrdiff_t>(r * 6);
+    const double top = *std::max_element(first, first + 6);
+    double sum = 0;
+    for (auto it = first; it != first + 6; ++it) sum += std::exp(*it - top);
+    EXPECT_EQ(rows[2 * r], top) << "row " << r;
+    EXPECT_NEAR(rows[2 * r + 1], sum, 1e-14 * sum) << "row " << r;
+  }
+  try {
+    combined_row_statistics(std::vector<double>(25, 0.0), 12);
+    FAIL() << "25 numbers were taken for blocks of 12 rows";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("not whole blocks of 12 rows"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LossOfBoxes, CrossEntropyRefusesLogitsCutAlongTheClassesWithoutTheRowsStatistics) {
   std::mt19937_64 rng(6);
   const Tensor<double> output = uniform_tensor(kDims, rng);
   const pcg::Region box{{0, 0, 0}, {4, 3, 4}};
+  const Tensor<double> values = cut(output, box);
   try {
-    compute_loss(LossKind::CrossEntropy, cut(output, box), box, kDims, labels(rng), false);
+    loss_of_boxes<double>(LossKind::CrossEntropy, {{box, &values}}, kDims, labels(rng), false);
     FAIL() << "a box of 4 of the 6 classes was accepted";
   } catch (const LoomError& e) {
-    EXPECT_NE(std::string(e.what()).find("span all 6 classes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("span all 6 classes, or the processes holding it share their rows' statistics"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -95,8 +178,9 @@ TEST(LossOfBoxes, ABadLabelNamesItsRowOfTheWholeOutput) {
   Tensor<double> target = labels(rng);
   target.data[1 * 3 + 2] = 9;  // row (1, 2): row 5 of 12
   const pcg::Region box{{1, 2, 0}, {4, 3, 6}};
+  const Tensor<double> values = cut(output, box);
   try {
-    compute_loss(LossKind::CrossEntropy, cut(output, box), box, kDims, target, false);
+    loss_of_boxes<double>(LossKind::CrossEntropy, {{box, &values}}, kDims, target, false);
     FAIL() << "label 9 of 6 classes was accepted";
   } catch (const LoomError& e) {
     EXPECT_NE(std::string(e.what()).find("label 9 of row 5 is not below the 6 classes"), std::string::npos) << e.what();

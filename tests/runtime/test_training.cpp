@@ -17,6 +17,7 @@
 #include "loom/search/baselines.hpp"
 #include "loom/search/machine.hpp"
 #include "loom/search/materialize.hpp"
+#include "loom/search/output_loss.hpp"
 #include "runtime_test_support.hpp"
 
 namespace loom::runtime {
@@ -279,15 +280,15 @@ TEST(Training, RealDataFromAFileIsUsedInTurn) {
 }
 
 TEST(Training, CrossEntropyReadsProbabilitiesWhereTheSpecNotesThem) {
-  EXPECT_FALSE(output_is_probabilities(bundled_library(), small_mlp()));  // ends in a matmul: logits
+  EXPECT_FALSE(search::output_is_probabilities(bundled_library(), small_mlp()));  // ends in a matmul: logits
   pcg::Graph classifier;
   const int logits = classifier.add_input("x", pcg::ParallelShape::unpartitioned({8, 3}));
   classifier.mark_output({classifier.add_node(bundled_library(), "softmax", {}, {{logits, 0}}), 0});
-  EXPECT_TRUE(output_is_probabilities(bundled_library(), classifier));
+  EXPECT_TRUE(search::output_is_probabilities(bundled_library(), classifier));
   const search::Machine machine = search::load_machine("summit").with_devices_per_node(2);
   const pcg::Graph plan = search::materialize(classifier, search::data_parallel(bundled_library(), classifier, machine), bundled_library());
   ASSERT_NE(plan.node(plan.outputs().front().node).op, "softmax");
-  EXPECT_TRUE(output_is_probabilities(bundled_library(), plan));  // behind the combine
+  EXPECT_TRUE(search::output_is_probabilities(bundled_library(), plan));  // behind the combine
   const spec::Library lib = spec::Library::from_text(
       "op spread(x: [b, n]) -> [b, n] @probabilities {\n  out[i, j] = x[i, j] / (sum(k) x[i, k]);\n}\n"
       "op plain(x: [b, n]) -> [b, n] {\n  out[i, j] = x[i, j];\n}\n",
@@ -296,7 +297,7 @@ TEST(Training, CrossEntropyReadsProbabilitiesWhereTheSpecNotesThem) {
     pcg::Graph g;
     const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({2, 3}));
     g.mark_output({g.add_node(lib, op, {}, {{x, 0}}), 0});
-    EXPECT_EQ(output_is_probabilities(lib, g), expected) << op;
+    EXPECT_EQ(search::output_is_probabilities(lib, g), expected) << op;
   }
 }
 

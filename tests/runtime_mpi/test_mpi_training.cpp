@@ -11,6 +11,7 @@
 #include "loom/pcg/rewrite.hpp"
 #include "loom/runtime/initializer.hpp"
 #include "loom/runtime/operator_profile.hpp"
+#include "loom/search/output_loss.hpp"
 
 #include "mpi_world.hpp"
 #include "passing_transport.hpp"
@@ -49,8 +50,8 @@ TEST(MpiTraining, PipelinedPlansFollowTheSingleProcessRun) {
 }
 
 // The lookups and LM head sharing GPT-3's embedding table are cut by vocabulary across both
-// stages: the loss is taken of the output assembled from the classes every process holds, so every
-// process runs one order.
+// stages: every process holds some of the output's classes and shares its rows' statistics for the
+// loss, and, the head spanning both stages, every process runs one order.
 TEST(MpiTraining, AnInterlacedPipelineFollowsTheSingleProcessRun) {
   const SuiteModel model = tied_gpt3();
   const search::PipelineResult r = interlaced_pipeline(model.graph, world().size());
@@ -293,7 +294,8 @@ TEST(MpiTraining, EachProcessTracesItsDevicesTasksAndItsMessages) {
   EXPECT_GT(charged_to_nodes, 0);
 }
 
-// Passes every call on, listing the element counts of the sums over all processes.
+// Passes every call on, listing the element counts of the sums over all processes and of this
+// process's values in every all-gather.
 class WholeSums final : public PassingTransport {
  public:
   using PassingTransport::PassingTransport;
@@ -301,7 +303,12 @@ class WholeSums final : public PassingTransport {
     if (!g) sizes.push_back(v.count);
     PassingTransport::sum_values(v, g);
   }
+  void gather_values(HostValues mine, HostValues all, const std::vector<int>& g) override {
+    gathered.push_back(mine.count);
+    PassingTransport::gather_values(mine, all, g);
+  }
   std::vector<std::size_t> sizes;
+  std::vector<std::size_t> gathered;
 
  private:
   void pass(const char*, const std::function<void()>& run) override { run(); }
@@ -331,9 +338,9 @@ pcg::Graph output_split_plan(int devices, std::size_t dim, bool gathered) {
 }
 
 // Each process takes the loss of the output boxes it holds and one sum of a number makes it whole:
-// with the output split by rows no process assembles it. Split along its classes, the output is
-// assembled for the cross-entropy, once a step. A combine that gathers the output is not run: the
-// loss reads the pieces it would gather. All follow the single-process run.
+// no process assembles the output. Split along its classes, the processes first gather their rows'
+// statistics for the cross-entropy (two numbers a row), once a step. A combine that gathers the
+// output is not run: the loss reads the pieces it would gather. All follow the single-process run.
 TEST(MpiTraining, EachProcessTakesTheLossOfTheOutputBoxesItHolds) {
   const SuiteModel model{"product_relu", product_relu_model(8, 4, 8), LossKind::CrossEntropy};
   constexpr std::int64_t steps = 5;
@@ -346,12 +353,10 @@ TEST(MpiTraining, EachProcessTakesTheLossOfTheOutputBoxesItHolds) {
       WholeSums sums(world());
       expect_training_matches<double>(model, plan, world().size(), sums, 1e-9, steps);
       const auto sums_of = [&](std::size_t elements) { return std::count(sums.sizes.begin(), sums.sizes.end(), elements); };
-      if (dim == 0) {
-        EXPECT_EQ(sums_of(output_elements), 0);
-        EXPECT_EQ(sums_of(1), steps);
-      } else {
-        EXPECT_EQ(sums_of(output_elements), steps);
-      }
+      EXPECT_EQ(sums_of(output_elements), 0);
+      EXPECT_EQ(sums_of(1), steps);
+      const std::vector<std::size_t> rows_gathered(dim == 0 ? 0 : steps, 8 * search::kRowStatistics);
+      EXPECT_EQ(sums.gathered, rows_gathered);
     }
   }
 }

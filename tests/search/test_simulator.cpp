@@ -10,7 +10,10 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/meeting_wait.hpp"
 #include "loom/search/memory.hpp"
+#include "loom/search/output_loss.hpp"
 #include "loom/search/plan_cost.hpp"
+#include "loom/search/plan_simulation.hpp"
+#include "loom/search/reshard.hpp"
 #include "loom/search/simulator.hpp"
 #include "loom/search/task_graph.hpp"
 #include "search_support.hpp"
@@ -429,6 +432,86 @@ TEST(TaskGraph, EachDeviceTakesTheLossOfItsPiecesOnceTheWholeOutputIsComputed) {
   for (const SimTask& t : operators_only.tasks) EXPECT_NE(t.label.rfind("loss on", 0), 0u) << t.label;
   EXPECT_EQ(operators_only.tasks.size() + 4, tg.tasks.size());
   EXPECT_LT(simulate(operators_only).makespan, simulate(tg).makespan);
+}
+
+// x [8, 6] split along its classes over two devices, an elementwise operator on each piece, its
+// output the graph's: `op` notes its output `@probabilities` or not.
+pcg::Graph classes_split(const spec::Library& lib, const std::string& op) {
+  pcg::Graph g;
+  const pcg::MachineView both = pcg::MachineView::contiguous(0, 2);
+  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 6}));
+  const int split = g.add_node(lib, "partition", {{"dim", 1}, {"degree", 2}}, {{x, 0}});
+  g.set_view(split, both);
+  const int out = g.add_node(lib, op, {}, {{split, 0}});
+  g.set_view(out, both);
+  g.mark_output({out, 0});
+  return g;
+}
+
+// Cross-entropy over logits split along their classes: the two devices gather their rows'
+// statistics (two doubles for each of the batch's or micro-batch's rows from each) within their
+// loss, and meet in it;
+// over probabilities each takes the probability of the classes it holds, and gathers nothing.
+TEST(TaskGraph, DevicesHoldingLogitsSplitAlongTheirClassesGatherTheirRowsStatistics) {
+  const spec::Library lib = spec::Library::from_text("import \"" + spec::Library::default_specs_dir() + "/ops/parallel.loom\";\n" + R"(
+op spread(x: [b, n]) -> [b, n] @probabilities {
+  out[i, j] = x[i, j];
+}
+op plain(x: [b, n]) -> [b, n] {
+  out[i, j] = x[i, j];
+}
+)");
+  const Machine m = load_machine("p100").with_nodes(1).with_devices_per_node(2);
+  const CostModel model(lib, m);
+  const auto losses = [&](const pcg::Graph& g, const Pipeline& pipeline) {
+    Plan plan;
+    plan.graph = g;
+    plan.pipeline = pipeline;
+    const TaskGraph tg = plan_task_graph(plan, model, lib);
+    std::map<int, SimTask> out;  // by device
+    for (const SimTask& t : tg.tasks)
+      if (t.label.rfind("loss on", 0) == 0 && !t.backward && t.microbatch == 0) out.emplace(t.device, t);
+    return out;
+  };
+  for (const Pipeline& pipeline : {Pipeline{}, Pipeline{1, 2}}) {
+    SCOPED_TRACE(pipeline.microbatches == 1 ? "one batch" : "two micro-batches");
+    const double rows = 8.0 / pipeline.microbatches;
+    const double gathered = collective_seconds(pcg::Collective::all_gather, 2, m.link_between(0, 1), 2 * rows * kRowStatistics * 8);
+    EXPECT_GT(gathered, 0);
+    const std::map<int, SimTask> logits = losses(classes_split(lib, "plain"), pipeline);
+    const std::map<int, SimTask> probabilities = losses(classes_split(lib, "spread"), pipeline);
+    ASSERT_EQ(logits.size(), 2u);
+    ASSERT_EQ(probabilities.size(), 2u);
+    for (int d : {0, 1}) {
+      EXPECT_NEAR(logits.at(d).seconds, probabilities.at(d).seconds + gathered, 1e-15) << d;
+      EXPECT_EQ(logits.at(d).meets, std::vector<int>{1 - d});
+      // A micro-batch's loss over probabilities waits for its own pieces and meets no one.
+      EXPECT_EQ(probabilities.at(d).meets, pipeline.microbatches == 1 ? std::vector<int>{1 - d} : std::vector<int>{});
+      // Sharing rows, a micro-batch's loss waits for both devices' pieces.
+      if (pipeline.microbatches == 1)
+        EXPECT_EQ(logits.at(d).deps.size(), probabilities.at(d).deps.size());
+      else
+        EXPECT_EQ(logits.at(d).deps.size(), 2 * probabilities.at(d).deps.size());
+    }
+  }
+}
+
+// Stages with one micro-batch run as a step of one batch: simulated as one.
+TEST(TaskGraph, StagesWithOneMicroBatchAreSimulatedAsOneBatch) {
+  const Machine m = load_machine("p100").with_nodes(1).with_devices_per_node(2);
+  const CostModel model(library(), m);
+  const pcg::Graph g = data_parallel(m);
+  const TaskGraph one_batch = build_task_graph(g, model);
+  Plan plan;
+  plan.graph = g;
+  const std::vector<double> one_batch_memory = plan_device_memory(plan, model, library(), false);
+  plan.pipeline = Pipeline{2, 1};
+  const TaskGraph staged = plan_task_graph(plan, model, library());
+  EXPECT_EQ(staged.tasks.size(), one_batch.tasks.size());
+  EXPECT_DOUBLE_EQ(simulate(staged).makespan, simulate(one_batch).makespan);
+  EXPECT_EQ(plan_device_memory(plan, model, library(), false), one_batch_memory);
+  plan.pipeline = Pipeline{2, 2};
+  EXPECT_NE(plan_task_graph(plan, model, library()).tasks.size(), one_batch.tasks.size());
 }
 
 TEST(TaskGraph, ReduceSumsPartialsOnTheReceiver) {

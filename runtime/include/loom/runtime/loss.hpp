@@ -28,13 +28,38 @@ struct LossValue {
 template <class T>
 LossValue<T> compute_loss(LossKind kind, const Tensor<T>& output, const Tensor<double>& target, bool output_is_probabilities);
 
-// The share of the loss that `box` of an output of `dims` gives, `piece` holding that box and
-// `target` being whole, with the gradient of the box. The shares of disjoint boxes that cover the
-// output add up to the loss, and their gradients are the boxes of its gradient, so each process of
-// a distributed run takes the loss of the output boxes it holds. Cross-entropy needs boxes that
-// span the class axis (throws LoomError otherwise).
+// A box of the output that a process holds, and its values (the box's extent, row-major).
 template <class T>
-LossValue<T> compute_loss(LossKind kind, const Tensor<T>& piece, const pcg::Region& box, const std::vector<std::int64_t>& dims,
-                          const Tensor<double>& target, bool output_is_probabilities);
+struct HeldBox {
+  pcg::Region box;
+  const Tensor<T>* values = nullptr;
+};
+
+template <class T>
+struct LossShare {
+  double loss = 0;
+  std::vector<Tensor<T>> grads;  // of each box, in the boxes' order
+};
+
+// Cross-entropy on logits whose boxes cut the class axis among processes: the statistics of each
+// row of an output of `dims` over the classes `boxes` hold (search::kRowStatistics numbers a row, in
+// row order: the largest logit, and the sum of exp(logit - largest); -inf and 0 for a row none of
+// the boxes hold).
+template <class T>
+std::vector<double> row_statistics(const std::vector<HeldBox<T>>& boxes, const std::vector<std::int64_t>& dims);
+
+// Every process's row_statistics, concatenated (an all-gather), made each row's over all its
+// classes. Throws LoomError where `gathered` is not whole blocks of `rows` rows.
+std::vector<double> combined_row_statistics(const std::vector<double>& gathered, std::int64_t rows);
+
+// The share of the loss that `boxes` of an output of `dims` give, `target` being whole, with the
+// gradient of each box. The shares of disjoint boxes that cover the output add up to the loss, and
+// their gradients are the boxes of its gradient, so each process of a distributed run takes the loss
+// of the output boxes it holds. Cross-entropy on logits needs, for boxes that do not span the class
+// axis, `rows_over_all_classes` (combined_row_statistics; throws LoomError without them).
+template <class T>
+LossShare<T> loss_of_boxes(LossKind kind, const std::vector<HeldBox<T>>& boxes, const std::vector<std::int64_t>& dims,
+                           const Tensor<double>& target, bool output_is_probabilities,
+                           const std::vector<double>* rows_over_all_classes = nullptr);
 
 }  // namespace loom::runtime

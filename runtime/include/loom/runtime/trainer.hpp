@@ -87,11 +87,6 @@ struct TrainReport {
   std::vector<search::TraceSpan> trace;
 };
 
-// Whether cross-entropy reads the graph's (first) output as probabilities rather than logits: the
-// spec of the operator computing it, behind the parallelization operators that assemble it, notes
-// that output `@probabilities` (softmax's does).
-bool output_is_probabilities(const spec::Library& library, const pcg::Graph& graph);
-
 // `transport`: the processes of a distributed run (none: one process runs every task). Only
 // rank 0 writes checkpoints. `kernels`: the registry to run (none: builtin_kernels()).
 // Throws LoomError: a graph the library cannot run, a process count other than the plan's, a data

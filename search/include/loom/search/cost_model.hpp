@@ -116,6 +116,7 @@ class CostModel {
   bool is_compute(const pcg::Node& node) const { return !node.is_graph_input() && library_.find_op(node.op) != nullptr; }
 
   const Machine& machine() const { return machine_; }
+  const spec::Library& library() const { return library_; }
   // Whether costing a task may measure it (and so write to the shared profile database).
   bool measures() const { return measuring_ != nullptr; }
   // How values move between parallel shapes on the machine: one search, and its cache, shared by

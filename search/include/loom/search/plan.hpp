@@ -50,6 +50,10 @@ struct Pipeline {
   PipelineOrder order = PipelineOrder::OneFOneB;
 
   bool enabled() const { return stages > 1 || microbatches > 1; }
+  // Whether a step runs as a pipeline, micro-batch by micro-batch. With one micro-batch it runs as a
+  // step of one batch does, whatever its stages: the simulator, the memory model and training
+  // alike.
+  bool runs_micro_batches() const { return microbatches > 1; }
   bool operator==(const Pipeline&) const = default;
 };
 

@@ -1,0 +1,27 @@
+#pragma once
+// What taking the loss of a graph's (first) output where its pieces lie asks of the devices holding
+// them: the rule the runtime follows and the simulator prices.
+#include "loom/interpreter/library.hpp"
+#include "loom/pcg/graph.hpp"
+
+namespace loom::search {
+
+// Whether cross-entropy reads the graph's (first) output as probabilities rather than logits: the
+// spec of the operator computing it, behind the parallelization operators that assemble it, notes
+// that output `@probabilities` (softmax's does).
+bool output_is_probabilities(const spec::Library& library, const pcg::Graph& graph);
+
+// The numbers a device gives per row of the output when the devices share their rows' statistics:
+// the row's largest logit over the classes it holds, and the sum of their exponentials taken from it.
+inline constexpr int kRowStatistics = 2;
+
+// Whether cross-entropy over the output, held in pieces of `held`, makes the devices holding them
+// share their rows' statistics (an all-gather among them) before each takes the loss of its pieces:
+// where the output holds logits and its pieces split the class axis (the last). Probabilities need
+// only the probability of each row's class, which one piece holds.
+bool cross_entropy_shares_row_statistics(const pcg::ParallelShape& held, bool probabilities);
+
+// The rows of an output of `dims`: its elements but for the class axis (the last).
+std::int64_t output_rows(const std::vector<std::int64_t>& dims);
+
+}  // namespace loom::search
