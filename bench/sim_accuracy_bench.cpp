@@ -203,10 +203,15 @@ struct Simulated {
 // Whether a simulation is wanted with the devices kept level too.
 enum class Level { Too, NotWanted };
 
-// One iteration of the plan, simulated with `model`'s costs (and with the devices kept level where
-// asked), and its spans when `traced`.
-Simulated simulated(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::CostModel& model, Level level,
+// The loss the bench trains with, and its simulations take.
+constexpr runtime::LossKind kLoss = runtime::LossKind::MeanSquaredError;
+
+// One iteration of the plan, simulated with `costs` (and with the devices kept level where asked),
+// and its spans when `traced`.
+Simulated simulated(const pcg::Graph& plan, const search::Pipeline& pipeline, const search::CostModel& costs, Level level,
                     bool traced = false) {
+  search::CostModel model = costs;
+  model.take_loss(kLoss);
   search::TaskGraph graph = pipeline.runs_micro_batches() ? search::build_pipeline_task_graph(plan, model, pipeline, library())
                                                           : search::build_task_graph(plan, model);
   const search::Timeline timeline = search::simulate(graph);
@@ -231,7 +236,7 @@ Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const sea
              const search::CostModel& measuring_drawn, bool drawn_first) {
   runtime::TrainSettings train;
   train.pipeline = pipeline;
-  train.loss = runtime::LossKind::MeanSquaredError;
+  train.loss = kLoss;
   train.optimizer.learning_rate = 1e-4;
   train.plan_devices = machine.devices();
   train.warmup_steps = 1;

@@ -13,6 +13,7 @@
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/runtime/trainer.hpp"
 #include "loom/search/optimizer.hpp"
+#include "loom/search/output_loss.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/profile_db.hpp"
 #include "loom/search/replay.hpp"
@@ -31,6 +32,7 @@ struct OptimizeOptions {
   std::string machine = "summit";
   MeasureOptions costs;
   std::string optimizer = "sgd";
+  std::string loss = "cross-entropy";
   int nodes = 1;
   int gpus_per_node = 0;
   std::vector<std::string> rules;
@@ -98,6 +100,7 @@ int run_optimize(OptimizeOptions opt) {
   costs.measure_on_values_of(model.graph, model.constants, runtime::TrainSettings{}.seed);
   search::CostModel cost_model = costs.cost_model(machine, opt.optimizer);
   cost_model.keep_fixed(model.fixed);
+  cost_model.take_loss(search::loss_from_name(opt.loss));
   ProgressLine progress(show_progress);
   const search::OptimizeReport report =
       search::optimize(library, model.graph, rules, cost_model, opt.settings, [&](const search::OptimizeProgress& p) {
@@ -250,6 +253,11 @@ void add_optimize_command(CLI::App& app, int& status) {
                   "it reads and writes, or its measured updates in --profile")
       ->default_val("sgd")
       ->check(CLI::IsMember({"sgd", "adam"}));
+  cmd->add_option("--loss", opt->loss,
+                  "the loss `loom train --loss` will take, cross-entropy or mse: over logits split along their classes, "
+                  "cross-entropy has the devices holding them gather each row's statistics")
+      ->default_val("cross-entropy")
+      ->check(CLI::IsMember({"cross-entropy", "mse"}));
   cmd->add_option("--nodes", opt->nodes, "number of nodes")->default_val(1)->check(positive_number());
   cmd->add_option("--gpus-per-node", opt->gpus_per_node, "devices per node (default: the machine's)")->check(positive_number());
   cmd->add_option("--rules", opt->rules,

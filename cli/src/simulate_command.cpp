@@ -11,6 +11,7 @@
 #include "loom/models/load.hpp"
 #include "loom/runtime/trainer.hpp"
 #include "loom/search/memory.hpp"
+#include "loom/search/output_loss.hpp"
 #include "loom/search/pipeline.hpp"
 #include "loom/search/plan.hpp"
 #include "loom/search/plan_cost.hpp"
@@ -32,6 +33,7 @@ struct SimulateOptions {
   std::vector<std::string> specs;
   MeasureOptions costs;
   std::string optimizer = "sgd";
+  std::string loss = "cross-entropy";
   bool json = false;
   bool quiet = false;
   int timeline_rows = 20;
@@ -78,6 +80,7 @@ int run_simulate(const SimulateOptions& opt) {
                 std::to_string(plan.graph.size()) + " nodes" + (costs.measures() ? ", measuring what the profile lacks" : ""));
   search::CostModel model = costs.cost_model(plan.machine, opt.optimizer);
   model.keep_fixed(plan.fixed_weights);
+  model.take_loss(search::loss_from_name(opt.loss));
   const search::TaskGraph tasks = search::plan_task_graph(plan, model, library);
   costs.save();
   progress.show("simulating", std::to_string(tasks.tasks.size()) + " tasks");
@@ -182,6 +185,11 @@ void add_simulate_command(CLI::App& app, int& status) {
                   "updates in --profile")
       ->default_val("sgd")
       ->check(CLI::IsMember({"sgd", "adam"}));
+  cmd->add_option("--loss", opt->loss,
+                  "the loss `loom train --loss` will take, cross-entropy or mse: over logits split along their classes, "
+                  "cross-entropy has the devices holding them gather each row's statistics")
+      ->default_val("cross-entropy")
+      ->check(CLI::IsMember({"cross-entropy", "mse"}));
   cmd->add_option("--timeline", opt->timeline_rows, "how many timeline rows to print")->default_val(20);
   cmd->add_option("--trace", opt->trace,
                   "write every task's place in the simulated iteration to this file (trace-event JSON for chrome://tracing or "

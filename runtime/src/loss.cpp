@@ -10,14 +10,6 @@
 
 namespace loom::runtime {
 
-LossKind loss_from_name(const std::string& name) {
-  if (name == "mse") return LossKind::MeanSquaredError;
-  if (name == "cross-entropy") return LossKind::CrossEntropy;
-  throw LoomError("unknown loss '" + name + "' (expected mse or cross-entropy)");
-}
-
-std::string loss_name(LossKind kind) { return kind == LossKind::MeanSquaredError ? "mse" : "cross-entropy"; }
-
 namespace {
 
 // Adds the statistics (`largest`, `total`) of some classes of a row into the row's (`top`, `sum`).

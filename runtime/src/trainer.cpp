@@ -107,8 +107,7 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
   // whole; cross-entropy over logits whose class axis is split among processes first has them share
   // their rows' statistics.
   const std::vector<std::int64_t> out_dims = run_graph.shape_of(out).dims;
-  const bool rows_shared =
-      s.loss == LossKind::CrossEntropy && search::cross_entropy_shares_row_statistics(executor.output_layout(0), probabilities);
+  const bool rows_shared = search::shares_row_statistics(s.loss, executor.output_layout(0), probabilities);
   if (pipelined && (out_dims.empty() || out_dims.front() * microbatches != graph.shape_of(out).dims.front()))
     throw LoomError("the pipeline's " + std::to_string(microbatches) + " micro-batches do not cut the output " +
                     graph.node(out.node).describe() + " along its first dimension, so its loss cannot be taken per micro-batch");

@@ -3,6 +3,8 @@
 #include <functional>
 #include <numeric>
 
+#include "loom/pcg/diagnostic.hpp"
+
 namespace loom::search {
 
 bool output_is_probabilities(const spec::Library& library, const pcg::Graph& graph) {
@@ -16,8 +18,16 @@ bool output_is_probabilities(const spec::Library& library, const pcg::Graph& gra
   return producer && port < producer->outputs.size() && producer->outputs[port].noted("probabilities");
 }
 
-bool cross_entropy_shares_row_statistics(const pcg::ParallelShape& held, bool probabilities) {
-  return !probabilities && !held.D.empty() && held.D.back() > 1;
+LossKind loss_from_name(const std::string& name) {
+  if (name == "mse") return LossKind::MeanSquaredError;
+  if (name == "cross-entropy") return LossKind::CrossEntropy;
+  throw LoomError("unknown loss '" + name + "' (expected mse or cross-entropy)");
+}
+
+std::string loss_name(LossKind kind) { return kind == LossKind::MeanSquaredError ? "mse" : "cross-entropy"; }
+
+bool shares_row_statistics(LossKind loss, const pcg::ParallelShape& held, bool probabilities) {
+  return loss == LossKind::CrossEntropy && !probabilities && !held.D.empty() && held.D.back() > 1;
 }
 
 std::int64_t output_rows(const std::vector<std::int64_t>& dims) {

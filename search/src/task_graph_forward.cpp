@@ -149,8 +149,8 @@ class ForwardPass {
   // mirror in the backward pass, which every gradient of the output waits for, gives each piece
   // its gradient. Unless `summed`, only the devices holding pieces of the output take it, and
   // meet no one: a pipeline's micro-batches sum their losses at the end of the step. Cross-entropy
-  // (training's default) over logits whose classes are split first has the devices holding them
-  // gather their rows' statistics, which they meet in.
+  // over logits whose classes are split first has the devices holding them gather their rows'
+  // statistics, which they meet in.
   void take_loss(bool summed) {
     if (graph_.outputs().empty()) return;
     pcg::PortRef out = graph_.outputs().front();
@@ -182,7 +182,7 @@ class ForwardPass {
     std::vector<int> holders;
     for (const auto& [d, elements] : piece_elements) holders.push_back(d);
     const bool rows_shared =
-        holders.size() > 1 && cross_entropy_shares_row_statistics(shape, output_is_probabilities(model_.library(), graph_));
+        holders.size() > 1 && shares_row_statistics(model_.loss(), shape, output_is_probabilities(model_.library(), graph_));
     const double rows_gathered =
         rows_shared ? collective_seconds(pcg::Collective::all_gather, static_cast<int>(holders.size()),
                                          machine_.link_between(holders.front(), holders.back()),

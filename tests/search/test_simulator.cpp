@@ -448,8 +448,8 @@ pcg::Graph classes_split(const spec::Library& lib, const std::string& op) {
   return g;
 }
 
-// Cross-entropy over logits split along their classes: the two devices gather their rows'
-// statistics (two doubles for each of the batch's or micro-batch's rows from each) within their
+// Cross-entropy (the loss unless told) over logits split along their classes: the two devices
+// gather their rows' statistics (two doubles for each of the batch's or micro-batch's rows from each) within their
 // loss, and meet in it;
 // over probabilities each takes the probability of the classes it holds, and gathers nothing.
 TEST(TaskGraph, DevicesHoldingLogitsSplitAlongTheirClassesGatherTheirRowsStatistics) {
@@ -462,7 +462,7 @@ op plain(x: [b, n]) -> [b, n] {
 }
 )");
   const Machine m = load_machine("p100").with_nodes(1).with_devices_per_node(2);
-  const CostModel model(lib, m);
+  CostModel model(lib, m);
   const auto losses = [&](const pcg::Graph& g, const Pipeline& pipeline) {
     Plan plan;
     plan.graph = g;
@@ -494,6 +494,11 @@ op plain(x: [b, n]) -> [b, n] {
         EXPECT_EQ(logits.at(d).deps.size(), 2 * probabilities.at(d).deps.size());
     }
   }
+  // Training with the mean squared error gathers nothing.
+  model.take_loss(LossKind::MeanSquaredError);
+  const std::map<int, SimTask> logits = losses(classes_split(lib, "plain"), Pipeline{});
+  const std::map<int, SimTask> probabilities = losses(classes_split(lib, "spread"), Pipeline{});
+  for (int d : {0, 1}) EXPECT_DOUBLE_EQ(logits.at(d).seconds, probabilities.at(d).seconds) << d;
 }
 
 // Stages with one micro-batch run as a step of one batch: simulated as one.

@@ -6,14 +6,13 @@
 
 #include "loom/pcg/piece_moves.hpp"
 #include "loom/runtime/tensor.hpp"
+#include "loom/search/output_loss.hpp"
 
 namespace loom::runtime {
 
-enum class LossKind { MeanSquaredError, CrossEntropy };
-
-// "mse" or "cross-entropy"; throws LoomError naming the text otherwise.
-LossKind loss_from_name(const std::string& name);
-std::string loss_name(LossKind kind);
+using search::loss_from_name;
+using search::loss_name;
+using search::LossKind;
 
 template <class T>
 struct LossValue {

@@ -13,6 +13,7 @@
 #include "loom/pcg/graph.hpp"
 #include "loom/search/gradient_flow.hpp"
 #include "loom/search/machine.hpp"
+#include "loom/search/output_loss.hpp"
 #include "loom/search/profile_db.hpp"
 #include "loom/search/rvd_search.hpp"
 #include "loom/search/task_measurer.hpp"
@@ -94,6 +95,9 @@ class CostModel {
   // Weights the run keeps fixed besides those their readers' specs note `@statistic` or `@index`
   // (an imported model's constants): they take no gradient, sum or optimizer state.
   void keep_fixed(std::set<std::string> weights) { fixed_ = std::make_shared<const std::set<std::string>>(std::move(weights)); }
+  // The loss training will take (cross-entropy unless told).
+  void take_loss(LossKind loss) { loss_ = loss; }
+  LossKind loss() const { return loss_; }
   // Whether training updates weight node `node` of `graph` (spec::trained_weight, and not kept
   // fixed). Known by the weight's name once asked: the graphs one model costs are rewrites of one
   // model, which keep the operator that reads a weight.
@@ -129,6 +133,7 @@ class CostModel {
     CostModel model(library_, machine, profiles_, optimizer_);
     model.measuring_ = measuring_;
     model.fixed_ = fixed_;
+    model.loss_ = loss_;
     return model;
   }
   // The same model with caches of its own, for a thread costing beside the one using this model.
@@ -154,6 +159,7 @@ class CostModel {
   std::shared_ptr<const RvdSearch> moves_;
   bool detaches_ = false;  // some operator of the library notes an input `@detached`
   std::shared_ptr<const std::set<std::string>> fixed_;
+  LossKind loss_ = LossKind::CrossEntropy;
   std::shared_ptr<std::unordered_map<std::string, bool>> trained_;  // by weight name, as trains() found it
 };
 

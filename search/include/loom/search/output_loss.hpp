@@ -1,10 +1,20 @@
 #pragma once
 // What taking the loss of a graph's (first) output where its pieces lie asks of the devices holding
 // them: the rule the runtime follows and the simulator prices.
+#include <string>
+
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/graph.hpp"
 
 namespace loom::search {
+
+// The loss training takes of the graph's (first) output, averaged over the batch (`loom train
+// --loss`): the mean squared error, or cross-entropy over the output's last axis.
+enum class LossKind { MeanSquaredError, CrossEntropy };
+
+// "mse" or "cross-entropy"; throws LoomError naming the text otherwise.
+LossKind loss_from_name(const std::string& name);
+std::string loss_name(LossKind kind);
 
 // Whether cross-entropy reads the graph's (first) output as probabilities rather than logits: the
 // spec of the operator computing it, behind the parallelization operators that assemble it, notes
@@ -15,11 +25,11 @@ bool output_is_probabilities(const spec::Library& library, const pcg::Graph& gra
 // the row's largest logit over the classes it holds, and the sum of their exponentials taken from it.
 inline constexpr int kRowStatistics = 2;
 
-// Whether cross-entropy over the output, held in pieces of `held`, makes the devices holding them
-// share their rows' statistics (an all-gather among them) before each takes the loss of its pieces:
-// where the output holds logits and its pieces split the class axis (the last). Probabilities need
-// only the probability of each row's class, which one piece holds.
-bool cross_entropy_shares_row_statistics(const pcg::ParallelShape& held, bool probabilities);
+// Whether the loss over the output, held in pieces of `held`, makes the devices holding them share
+// their rows' statistics (an all-gather among them) before each takes the loss of its pieces:
+// cross-entropy where the output holds logits and its pieces split the class axis (the last).
+// Probabilities need only the probability of each row's class, which one piece holds.
+bool shares_row_statistics(LossKind loss, const pcg::ParallelShape& held, bool probabilities);
 
 // The rows of an output of `dims`: its elements but for the class axis (the last).
 std::int64_t output_rows(const std::vector<std::int64_t>& dims);
