@@ -260,7 +260,7 @@ Run run_plan(const pcg::Graph& plan, const search::Pipeline& pipeline, const sea
 
   search::ProfileDatabase plan_profile;
   // A pipelined run times the tasks of its micro-batch graph.
-  const pcg::Graph timed_graph = pipeline.microbatches > 1 ? search::micro_batch_graph(plan, library(), pipeline.microbatches) : plan;
+  const pcg::Graph timed_graph = pipeline.runs_micro_batches() ? search::micro_batch_graph(plan, library(), pipeline.microbatches) : plan;
   const std::vector<runtime::OperatorProfile> profiles =
       runtime::operator_profiles(library(), timed_graph, machine, times, runtime::optimizer_name(train.optimizer.kind), transport.size());
   runtime::record_profiles(profiles, plan_profile);
@@ -438,7 +438,7 @@ int main(int argc, char** argv) {
       for (const auto& [model, measured] : measured_first) measured.save(s.measured_out + "." + model + ".json");
     if (!s.trace_out.empty())
       for (const Row& row : rows) {
-        const std::string plan = row.pipeline.microbatches > 1 ? "1f1b" : row.plan == "data parallel" ? "dp" : "searched";
+        const std::string plan = row.pipeline.runs_micro_batches() ? "1f1b" : row.plan == "data parallel" ? "dp" : "searched";
         const std::string prefix = s.trace_out + "." + row.model + "." + plan;
         search::write_trace(prefix + ".measured.json", row.runs.back().measured_trace, row.model + ", " + row.plan + ": a measured step",
                             "process");

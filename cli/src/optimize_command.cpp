@@ -124,6 +124,7 @@ int run_optimize(OptimizeOptions opt) {
   plan.pipeline = report.pipeline;
   plan.recompute = report.recompute;
   plan.fixed_weights = search::fixed_weights_in(plan.graph, model.fixed);
+  plan.loss = cost_model.loss();
   plan.iteration_seconds = report.best_seconds;
   if (!opt.out.empty()) search::save_plan(plan, opt.out);
   costs.save();
@@ -254,8 +255,8 @@ void add_optimize_command(CLI::App& app, int& status) {
       ->default_val("sgd")
       ->check(CLI::IsMember({"sgd", "adam"}));
   cmd->add_option("--loss", opt->loss,
-                  "the loss `loom train --loss` will take, cross-entropy or mse: over logits split along their classes, "
-                  "cross-entropy has the devices holding them gather each row's statistics")
+                  "the loss `loom train --loss` will take, cross-entropy or mse, recorded in the plan: over logits split along "
+                  "their classes, cross-entropy has the devices holding them gather each row's statistics")
       ->default_val("cross-entropy")
       ->check(CLI::IsMember({"cross-entropy", "mse"}));
   cmd->add_option("--nodes", opt->nodes, "number of nodes")->default_val(1)->check(positive_number());

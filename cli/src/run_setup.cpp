@@ -99,7 +99,7 @@ GraphToRun graph_to_run(const std::string& plan_path, const ModelOptions& model,
       throw LoomError("--model without --plan " + verb + "s on one device, but " + std::to_string(transport.size()) +
                       " processes run it: give a plan written by `loom optimize -o` (or run without mpirun)");
     models::LoadedModel loaded = models::load_model(library, model.request(library));
-    return {std::move(loaded.graph), loaded.name, std::move(loaded.constants), std::move(loaded.fixed), 0, {}, {}};
+    return {std::move(loaded.graph), loaded.name, std::move(loaded.constants), std::move(loaded.fixed), 0, {}, {}, {}};
   }
   search::Plan plan = search::load_plan(plan_path, library);
   if (trust_plan) {
@@ -125,6 +125,7 @@ GraphToRun graph_to_run(const std::string& plan_path, const ModelOptions& model,
   out.plan_devices = plan.machine.devices();
   out.recompute = plan.recompute;
   out.pipeline = plan.pipeline;
+  out.loss = plan.loss;
   if (transport.size() > 1 && transport.size() != out.plan_devices)
     throw LoomError(plan_path + ": the plan is for " + std::to_string(out.plan_devices) + " devices, but " +
                     std::to_string(transport.size()) + " processes run it: start one process per device (mpirun -np " +

@@ -3,6 +3,7 @@
 // processes mpirun started, the plan's audit, and the model's own values for a plan's graph.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -42,12 +43,13 @@ void print_kernel_routes(const std::vector<std::string>& compiled, const std::ve
 // the plan or all in one.
 struct GraphToRun {
   pcg::Graph graph;
-  std::string model;                   // the zoo name or file: --model, else the model the plan records
-  models::NamedValues values;          // the model's values of weights and inputs (an ONNX file's, read again for a plan)
-  std::set<std::string> fixed;         // weights that are constants of the model
-  std::int64_t plan_devices = 0;       // the plan's devices (0 for a model)
-  std::vector<pcg::NodeId> recompute;  // operators the plan recomputes for the backward pass
-  search::Pipeline pipeline;           // the plan's (none for a model)
+  std::string model;                     // the zoo name or file: --model, else the model the plan records
+  models::NamedValues values;            // the model's values of weights and inputs (an ONNX file's, read again for a plan)
+  std::set<std::string> fixed;           // weights that are constants of the model
+  std::int64_t plan_devices = 0;         // the plan's devices (0 for a model)
+  std::vector<pcg::NodeId> recompute;    // operators the plan recomputes for the backward pass
+  search::Pipeline pipeline;             // the plan's (none for a model)
+  std::optional<search::LossKind> loss;  // the loss the plan was costed with (none for a model)
 };
 
 // `verb` and `gerund` ("train", "training") word the messages. Throws LoomError: a model run by

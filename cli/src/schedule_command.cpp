@@ -96,8 +96,9 @@ int run_schedule_check(const ScheduleOptions& opt) {
   const std::vector<int> lap_of = search::pipeline_laps(plan.graph, plan.pipeline.stages, machine.devices());
   const int laps = 1 + (lap_of.empty() ? 0 : *std::max_element(lap_of.begin(), lap_of.end()));
   // Stages that cannot each keep their own order: every process runs the first stage's.
-  const bool one_order = plan.pipeline.stages > 1 && search::runs_in_one_order(plan.graph, plan.pipeline.stages, machine.devices(),
-                                                                               cost_model.gradient_values(plan.graph));
+  const bool one_order =
+      plan.pipeline.runs_micro_batches() && plan.pipeline.stages > 1 &&
+      search::runs_in_one_order(plan.graph, plan.pipeline.stages, machine.devices(), cost_model.gradient_values(plan.graph));
   if (opt.json) {
     nlohmann::json subs = nlohmann::json::array();
     for (const auto& s : plan.substitutions) subs.push_back({{"rule", s.rule}, {"status", s.status}});

@@ -33,7 +33,7 @@ struct SimulateOptions {
   std::vector<std::string> specs;
   MeasureOptions costs;
   std::string optimizer = "sgd";
-  std::string loss = "cross-entropy";
+  std::string loss;  // none: the plan's
   bool json = false;
   bool quiet = false;
   int timeline_rows = 20;
@@ -80,7 +80,7 @@ int run_simulate(const SimulateOptions& opt) {
                 std::to_string(plan.graph.size()) + " nodes" + (costs.measures() ? ", measuring what the profile lacks" : ""));
   search::CostModel model = costs.cost_model(plan.machine, opt.optimizer);
   model.keep_fixed(plan.fixed_weights);
-  model.take_loss(search::loss_from_name(opt.loss));
+  model.take_loss(opt.loss.empty() ? plan.loss.value_or(search::LossKind::CrossEntropy) : search::loss_from_name(opt.loss));
   const search::TaskGraph tasks = search::plan_task_graph(plan, model, library);
   costs.save();
   progress.show("simulating", std::to_string(tasks.tasks.size()) + " tasks");
@@ -186,9 +186,9 @@ void add_simulate_command(CLI::App& app, int& status) {
       ->default_val("sgd")
       ->check(CLI::IsMember({"sgd", "adam"}));
   cmd->add_option("--loss", opt->loss,
-                  "the loss `loom train --loss` will take, cross-entropy or mse: over logits split along their classes, "
-                  "cross-entropy has the devices holding them gather each row's statistics")
-      ->default_val("cross-entropy")
+                  "the loss training will take, cross-entropy or mse (default: the one the plan was optimized for, else "
+                  "cross-entropy): over logits split along their classes, cross-entropy has the devices holding them gather "
+                  "each row's statistics")
       ->check(CLI::IsMember({"cross-entropy", "mse"}));
   cmd->add_option("--timeline", opt->timeline_rows, "how many timeline rows to print")->default_val(20);
   cmd->add_option("--trace", opt->trace,

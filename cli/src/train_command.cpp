@@ -37,7 +37,7 @@ struct TrainOptions {
   std::optional<double> lr;
   std::string dtype = "float";
   std::string backend = "cpu";
-  std::string loss = "cross-entropy";
+  std::string loss;  // none: the plan's, else cross-entropy
   std::uint64_t seed = 1;
   std::string checkpoint;
   std::int64_t checkpoint_every = 0;
@@ -105,7 +105,6 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   s.steps = opt.steps;
   s.optimizer = runtime::optimizer_from_name(opt.optimizer);
   if (opt.lr) s.optimizer.learning_rate = *opt.lr;
-  s.loss = runtime::loss_from_name(opt.loss);
   s.seed = opt.seed;
   s.data_file = opt.data;
   s.checkpoint = opt.checkpoint;
@@ -131,6 +130,10 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
   s.fixed_weights = std::move(run.fixed);
   s.plan_devices = run.plan_devices;
   s.recompute = run.recompute;
+  s.loss = opt.loss.empty() ? run.loss.value_or(runtime::LossKind::CrossEntropy) : runtime::loss_from_name(opt.loss);
+  if (run.loss && s.loss != *run.loss && !opt.quiet && transport.rank() == 0)
+    std::cerr << "note: training with " << runtime::loss_name(s.loss) << ", while the plan was costed for " << runtime::loss_name(*run.loss)
+              << " (loom optimize --loss)\n";
   if (!opt.whole_batch) s.pipeline = run.pipeline;
   if (!opt.plan.empty()) {
     if (!opt.json && !opt.quiet && transport.rank() == 0) {
@@ -138,7 +141,7 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
                 << (transport.size() > 1 ? "on " + std::to_string(transport.size()) + " processes, one per device"
                                          : std::string("in one process (every device's tasks here)"))
                 << "\n";
-      if (s.pipeline.microbatches > 1)
+      if (s.pipeline.runs_micro_batches())
         std::cerr << "pipeline: " << s.pipeline.stages << " stages, each step's batch as " << s.pipeline.microbatches
                   << " micro-batches in " << (s.pipeline.order == search::PipelineOrder::GPipe ? "GPipe's" : "1F1B") << " order\n";
     }
@@ -157,7 +160,7 @@ int run_train(const TrainOptions& opt, runtime::Transport& transport) {
     const std::vector<runtime::OperatorTime> times = runtime::summed_over_processes(report.operator_times, transport);
     // A pipelined step times the tasks of the micro-batch graph.
     const pcg::Graph timed =
-        s.pipeline.microbatches > 1 ? search::micro_batch_graph(graph, library, s.pipeline.microbatches) : pcg::Graph(graph);
+        s.pipeline.runs_micro_batches() ? search::micro_batch_graph(graph, library, s.pipeline.microbatches) : pcg::Graph(graph);
     if (speaks) profiles = record_profile(library, timed, opt, *profile_target, times, transport.size(), s.fixed_weights);
   }
   if (!opt.trace.empty() && speaks)
@@ -251,7 +254,10 @@ void add_train_command(CLI::App& app, int& status) {
                   "cpu (Eigen kernels, MPI between processes) or cuda (cuBLAS, cuDNN and Loom's kernels on the GPU, NCCL between "
                   "processes; operators without a CUDA kernel run on the CPU)")
       ->default_val("cpu");
-  cmd->add_option("--loss", opt->loss, "cross-entropy (on the output's last axis) or mse")->default_val("cross-entropy");
+  cmd->add_option("--loss", opt->loss,
+                  "cross-entropy (on the output's last axis) or mse (default: the one a --plan was optimized for, else "
+                  "cross-entropy)")
+      ->check(CLI::IsMember({"cross-entropy", "mse"}));
   cmd->add_option("--seed", opt->seed, "seed of the weights (those an ONNX file does not give) and the synthetic data")->default_val(1);
   cmd->add_option("--warmup", opt->warmup,
                   "steps left out of ms/step, seconds_per_step and --profile (the first pays for making buffers); "

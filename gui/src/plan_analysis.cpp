@@ -21,6 +21,7 @@ PlanAnalysis analyze_plan(const search::Plan& plan, const spec::Library& library
     }
   search::CostModel model(library, plan.machine, &measured);
   model.keep_fixed(plan.fixed_weights);
+  if (plan.loss) model.take_loss(*plan.loss);
   out.tasks = search::plan_task_graph(plan, model, library);
   out.timeline = search::simulate(out.tasks);
   out.busy_seconds = out.timeline.busy_seconds(out.tasks);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "loom/pcg/diagnostic.hpp"
 #include "loom/search/output_loss.hpp"
@@ -21,6 +22,17 @@ void merge_row(double& top, double& sum, double largest, double total) {
   } else {
     sum += total * std::exp(largest - top);
   }
+}
+
+// The largest of `n` logits from `row` and the sum of exp(logit - largest): -inf and 0 where every
+// one is -inf (a masked slice of classes), which adds nothing to the row's.
+template <class T>
+std::pair<double, double> slice_statistics(const T* row, std::size_t n) {
+  const double largest = n == 0 ? -std::numeric_limits<double>::infinity() : *std::max_element(row, row + n);
+  if (largest == -std::numeric_limits<double>::infinity()) return {largest, 0.0};
+  double total = 0;
+  for (std::size_t c = 0; c < n; ++c) total += std::exp(row[c] - largest);
+  return {largest, total};
 }
 
 // Calls `visit(row of the output, row of the box, first class of the box, classes of the box)` for
@@ -63,25 +75,58 @@ std::vector<double> row_statistics(const std::vector<HeldBox<T>>& boxes, const s
   for (const HeldBox<T>& held : boxes) {
     check_box(held);
     for_each_row_of_box(held.box, dims, [&](std::size_t at, std::size_t i, std::size_t, std::size_t width) {
-      const T* row = held.values->data.data() + i * width;
-      if (width == 0) return;
-      const double largest = *std::max_element(row, row + width);
-      double total = 0;
-      for (std::size_t c = 0; c < width; ++c) total += std::exp(row[c] - largest);
-      merge_row(stats[2 * at], stats[2 * at + 1], largest, total);
+      const auto [largest, total] = slice_statistics(held.values->data.data() + i * width, width);
+      merge_row(stats[search::kRowStatistics * at], stats[search::kRowStatistics * at + 1], largest, total);
     });
   }
   return stats;
 }
 
+namespace {
+
+// row_statistics' layout as a tensor: the output's dimensions but the class axis, then the numbers
+// of each row; and `rows` as a box of it.
+std::vector<std::int64_t> statistics_dims(const std::vector<std::int64_t>& dims) {
+  std::vector<std::int64_t> out(dims.begin(), dims.empty() ? dims.end() : dims.end() - 1);
+  out.push_back(search::kRowStatistics);
+  return out;
+}
+
+pcg::Region statistics_box(pcg::Region rows) {
+  rows.lo.push_back(0);
+  rows.hi.push_back(search::kRowStatistics);
+  return rows;
+}
+
+}  // namespace
+
+std::vector<double> statistics_of_rows(const std::vector<double>& all, const pcg::Region& rows, const std::vector<std::int64_t>& dims) {
+  std::vector<double> some;
+  const pcg::Region whole = pcg::whole_region(statistics_dims(dims));
+  for_each_run_in_box(whole, statistics_box(rows), [&](std::size_t at, std::size_t, std::size_t n) {
+    some.insert(some.end(), all.begin() + static_cast<std::ptrdiff_t>(at), all.begin() + static_cast<std::ptrdiff_t>(at + n));
+  });
+  return some;
+}
+
+void put_statistics_of_rows(std::vector<double>& all, const pcg::Region& rows, const std::vector<std::int64_t>& dims,
+                            const std::vector<double>& some) {
+  const pcg::Region whole = pcg::whole_region(statistics_dims(dims));
+  for_each_run_in_box(whole, statistics_box(rows), [&](std::size_t at, std::size_t i, std::size_t n) {
+    std::copy_n(some.begin() + static_cast<std::ptrdiff_t>(i), n, all.begin() + static_cast<std::ptrdiff_t>(at));
+  });
+}
+
 std::vector<double> combined_row_statistics(const std::vector<double>& gathered, std::int64_t rows) {
   const auto block = static_cast<std::size_t>(rows * search::kRowStatistics);
+  if (block == 0 && gathered.empty()) return {};
   if (block == 0 || gathered.size() % block != 0)
     throw LoomError("cross-entropy: " + std::to_string(gathered.size()) + " row statistics are not whole blocks of " +
                     std::to_string(rows) + " rows");
   std::vector<double> stats(gathered.begin(), gathered.begin() + static_cast<std::ptrdiff_t>(block));
   for (std::size_t from = block; from < gathered.size(); from += block)
-    for (std::size_t r = 0; r < block; r += 2) merge_row(stats[r], stats[r + 1], gathered[from + r], gathered[from + r + 1]);
+    for (std::size_t r = 0; r < block; r += search::kRowStatistics)
+      merge_row(stats[r], stats[r + 1], gathered[from + r], gathered[from + r + 1]);
   return stats;
 }
 
@@ -140,14 +185,9 @@ LossShare<T> loss_of_boxes(LossKind kind, const std::vector<HeldBox<T>>& boxes, 
         grad[label - first] = static_cast<T>(-scale / p);
         return;
       }
-      double top = 0, total = 0;
-      if (rows_over_all_classes) {
-        top = (*rows_over_all_classes)[search::kRowStatistics * at];
-        total = (*rows_over_all_classes)[search::kRowStatistics * at + 1];
-      } else {
-        top = *std::max_element(row, row + width);
-        for (std::size_t c = 0; c < width; ++c) total += std::exp(row[c] - top);
-      }
+      const auto [top, total] = rows_over_all_classes ? std::pair{(*rows_over_all_classes)[search::kRowStatistics * at],
+                                                                  (*rows_over_all_classes)[search::kRowStatistics * at + 1]}
+                                                      : slice_statistics(row, width);
       if (holds_label) result.loss -= (row[label - first] - top - std::log(total)) * scale;
       for (std::size_t c = 0; c < width; ++c)
         grad[c] = static_cast<T>((std::exp(row[c] - top) / total - (first + c == label ? 1.0 : 0.0)) * scale);

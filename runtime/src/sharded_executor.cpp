@@ -4,7 +4,6 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <set>
 
 #include "collective_groups.hpp"
 #include "loom/interpreter/input_roles.hpp"
@@ -454,14 +453,12 @@ std::vector<typename ShardedExecutor<T>::OutputPiece> ShardedExecutor<T>::output
 }
 
 template <class T>
-std::vector<int> ShardedExecutor<T>::output_holders(std::size_t i) const {
+std::vector<int> ShardedExecutor<T>::output_ranks(std::size_t i) const {
   const pcg::PortRef o = held_output(i);
-  if (graph_.node(o.node).is_graph_input()) return {0};
   const pcg::ParallelShape& shape = graph_.shape_of(o);
-  std::set<int> ranks;
-  for (std::int64_t t = 0; t < shape.tasks(); ++t)
-    if (pcg::task_piece(shape, t).replica == 0) ranks.insert(rank_of(o.node, t));
-  return {ranks.begin(), ranks.end()};
+  std::vector<int> ranks;
+  for (std::int64_t t = 0; t < shape.tasks(); ++t) ranks.push_back(graph_.node(o.node).is_graph_input() ? 0 : rank_of(o.node, t));
+  return ranks;
 }
 
 template <class T>

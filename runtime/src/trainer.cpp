@@ -175,7 +175,9 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     if (comm.rank() == 0) save_checkpoint<T>(s.checkpoint, {describe_run(s), done, report.losses, folds.by_parts(weights), state});
   };
   // The loss of the pass `ex` has just run forward, its target `target`, weighted by `weight`.
-  const std::vector<int> output_holders = executor.output_holders(0);
+  const std::vector<search::RowStatisticsGroup> row_groups =
+      rows_shared ? search::row_statistics_groups(executor.output_layout(0), executor.output_ranks(0))
+                  : std::vector<search::RowStatisticsGroup>{};
   const auto take_loss = [&](ShardedExecutor<T>& ex, const Tensor<double>& target, double weight) {
     LossTaken<T> taken;
     taken.piece_grads.resize(graph.outputs().size());
@@ -184,8 +186,12 @@ TrainReport train(const spec::Library& library, const pcg::Graph& graph, const T
     std::vector<double> rows;
     if (rows_shared && !boxes.empty()) {
       rows = row_statistics(boxes, out_dims);
-      comm.all_gather(rows, output_holders);
-      rows = combined_row_statistics(rows, search::output_rows(out_dims));
+      for (const search::RowStatisticsGroup& group : row_groups) {
+        if (!std::binary_search(group.devices.begin(), group.devices.end(), comm.rank())) continue;
+        std::vector<double> shared = statistics_of_rows(rows, group.rows, out_dims);
+        comm.all_gather(shared, group.devices);
+        put_statistics_of_rows(rows, group.rows, out_dims, combined_row_statistics(shared, group.rows.elements()));
+      }
     }
     LossShare<T> share = loss_of_boxes<T>(s.loss, boxes, out_dims, target, probabilities, rows.empty() ? nullptr : &rows);
     taken.loss = share.loss * weight;

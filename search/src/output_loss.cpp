@@ -1,9 +1,12 @@
 #include "loom/search/output_loss.hpp"
 
 #include <functional>
+#include <map>
 #include <numeric>
+#include <set>
 
 #include "loom/pcg/diagnostic.hpp"
+#include "loom/pcg/task_layout.hpp"
 
 namespace loom::search {
 
@@ -28,6 +31,26 @@ std::string loss_name(LossKind kind) { return kind == LossKind::MeanSquaredError
 
 bool shares_row_statistics(LossKind loss, const pcg::ParallelShape& held, bool probabilities) {
   return loss == LossKind::CrossEntropy && !probabilities && !held.D.empty() && held.D.back() > 1;
+}
+
+std::vector<RowStatisticsGroup> row_statistics_groups(const pcg::ParallelShape& held, const std::vector<int>& device_of_task) {
+  if (static_cast<std::int64_t>(device_of_task.size()) != held.tasks())
+    throw LoomError("row_statistics_groups: " + std::to_string(device_of_task.size()) + " devices for the " + std::to_string(held.tasks()) +
+                    " tasks of " + held.to_string());
+  std::map<pcg::Region, std::set<int>> devices_of;  // by rows
+  for (std::int64_t t = 0; t < held.tasks(); ++t) {
+    if (pcg::task_piece(held, t).replica != 0) continue;
+    pcg::Region rows = pcg::piece_region(held, t);
+    if (!rows.lo.empty()) {
+      rows.lo.pop_back();
+      rows.hi.pop_back();
+    }
+    devices_of[rows].insert(device_of_task[static_cast<std::size_t>(t)]);
+  }
+  std::vector<RowStatisticsGroup> groups;
+  for (const auto& [rows, devices] : devices_of)
+    if (devices.size() > 1) groups.push_back({rows, {devices.begin(), devices.end()}});
+  return groups;
 }
 
 std::int64_t output_rows(const std::vector<std::int64_t>& dims) {

@@ -86,6 +86,7 @@ json plan_to_json(const Plan& plan) {
   }
   if (!plan.recompute.empty()) out["recompute"] = plan.recompute;
   if (!plan.fixed_weights.empty()) out["fixed_weights"] = plan.fixed_weights;
+  if (plan.loss) out["loss"] = loss_name(*plan.loss);
   return out;
 }
 
@@ -93,7 +94,7 @@ Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
   check_format(j, kPlanFormat, kPlanFormatVersion, "Loom plan");
   reject_unknown_keys(j, "",
                       {"format", "version", "model", "machine", "graph", "substitutions", "source_graph", "rules", "pipeline",
-                       "iteration_seconds", "include_unverified", "schedule", "order", "recompute", "fixed_weights"});
+                       "iteration_seconds", "include_unverified", "schedule", "order", "recompute", "fixed_weights", "loss"});
   Plan plan;
   if (j.contains("model")) plan.model = read_string(j.at("model"), "model");
   const json& machine = require(j, "machine", "");
@@ -175,6 +176,7 @@ Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
       plan.fixed_weights.insert(name);
     }
   }
+  if (j.contains("loss")) at_path("loss", [&] { plan.loss = loss_from_name(read_string(j.at("loss"), "loss")); });
   if (j.contains("iteration_seconds")) plan.iteration_seconds = read_number(j.at("iteration_seconds"), "iteration_seconds");
   at_path("order", [&] { run_order_in_graph(plan); });
   return plan;

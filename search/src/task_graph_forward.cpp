@@ -179,29 +179,41 @@ class ForwardPass {
       for (const auto& [d, elements] : piece_elements) devices.insert(d);
     }
     const double shares_summed = summed ? loss_shares_summed_seconds(machine_, devices) : 0;
-    std::vector<int> holders;
-    for (const auto& [d, elements] : piece_elements) holders.push_back(d);
-    const bool rows_shared =
-        holders.size() > 1 && shares_row_statistics(model_.loss(), shape, output_is_probabilities(model_.library(), graph_));
-    const double rows_gathered =
-        rows_shared ? collective_seconds(pcg::Collective::all_gather, static_cast<int>(holders.size()),
-                                         machine_.link_between(holders.front(), holders.back()),
-                                         static_cast<double>(holders.size() * output_rows(shape.dims) * kRowStatistics * sizeof(double)))
-                    : 0;
+    // Per device, the time it gathers rows' statistics in and the devices it meets there.
+    std::map<int, double> rows_gathered;
+    std::map<int, std::set<int>> rows_shared_with;
+    if (shares_row_statistics(model_.loss(), shape, output_is_probabilities(model_.library(), graph_))) {
+      std::vector<int> device_of_task;
+      for (const Holder& piece : pieces) device_of_task.push_back(piece.device);
+      for (const RowStatisticsGroup& group : row_statistics_groups(shape, device_of_task)) {
+        const auto k = static_cast<int>(group.devices.size());
+        const double bytes = static_cast<double>(k * group.rows.elements() * kRowStatistics) * sizeof(double);
+        const double seconds =
+            collective_seconds(pcg::Collective::all_gather, k, machine_.link_between(group.devices.front(), group.devices.back()), bytes);
+        for (int d : group.devices) {
+          rows_gathered[d] += seconds;
+          rows_shared_with[d].insert(group.devices.begin(), group.devices.end());
+        }
+      }
+    }
     for (int d : devices) {
       const auto held = piece_elements.find(d);
       const double bytes = held == piece_elements.end() ? 0 : held->second * kBytesPerElement;
       SimTask loss;
       loss.node = node.id;
       loss.device = d;
-      loss.seconds =
-          kLossPasses * bytes / machine_.device.memory_bandwidth + shares_summed + (held == piece_elements.end() ? 0 : rows_gathered);
+      const auto shared_with = rows_shared_with.find(d);
+      loss.seconds = kLossPasses * bytes / machine_.device.memory_bandwidth + shares_summed + rows_gathered[d];
       loss.backward_seconds = kLossGradientPasses * bytes / machine_.device.memory_bandwidth;
-      loss.deps = summed || rows_shared ? deps : deps_on[d];
-      if (summed)
+      if (summed) {
+        loss.deps = deps;
         loss.meets = others_than(std::vector<int>(devices.begin(), devices.end()), d);
-      else if (rows_shared)
-        loss.meets = others_than(holders, d);
+      } else if (shared_with != rows_shared_with.end()) {
+        for (int peer : shared_with->second) loss.deps.insert(loss.deps.end(), deps_on[peer].begin(), deps_on[peer].end());
+        loss.meets = others_than(std::vector<int>(shared_with->second.begin(), shared_with->second.end()), d);
+      } else {
+        loss.deps = deps_on[d];
+      }
       loss.label = "loss on " + std::to_string(d);
       add(std::move(loss));
     }

@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,25 +60,39 @@ struct Boxes {
 };
 
 // The boxes' loss taken by `processes` processes, each holding an equal run of them, each box's
-// share checked against the whole output's loss; where `share_rows`, they share their rows'
-// statistics first, as the processes of a run do.
+// share checked against the whole output's loss; where `share_rows`, the processes holding the
+// same rows gather their statistics first, as the processes of a run do.
 void expect_shares_make_the_whole(LossKind kind, const Tensor<double>& output, const Tensor<double>& target, bool probabilities,
                                   bool split_classes, std::size_t processes = 4, bool share_rows = false) {
   const LossValue<double> whole = compute_loss(kind, output, target, probabilities);
   const Boxes boxes(output, split_classes);
   const std::size_t each = boxes.regions.size() / processes;
   ASSERT_EQ(each * processes, boxes.regions.size());
-  std::vector<double> gathered;
-  if (share_rows)
-    for (std::size_t p = 0; p < processes; ++p) {
-      const std::vector<double> mine = row_statistics(boxes.held(p * each, (p + 1) * each), kDims);
-      gathered.insert(gathered.end(), mine.begin(), mine.end());
+  std::vector<std::vector<double>> rows(processes);
+  if (share_rows) {
+    for (std::size_t p = 0; p < processes; ++p) rows[p] = row_statistics(boxes.held(p * each, (p + 1) * each), kDims);
+    // Per rows a box holds, the processes holding boxes of them.
+    std::map<pcg::Region, std::set<std::size_t>> holders;
+    for (std::size_t b = 0; b < boxes.regions.size(); ++b) {
+      pcg::Region held_rows = boxes.regions[b];
+      held_rows.lo.pop_back();
+      held_rows.hi.pop_back();
+      holders[held_rows].insert(b / each);
     }
-  const std::vector<double> rows = share_rows ? combined_row_statistics(gathered, 12) : std::vector<double>{};
+    for (const auto& [held_rows, group] : holders) {
+      std::vector<double> gathered;
+      for (std::size_t p : group) {
+        const std::vector<double> mine = statistics_of_rows(rows[p], held_rows, kDims);
+        gathered.insert(gathered.end(), mine.begin(), mine.end());
+      }
+      const std::vector<double> combined = combined_row_statistics(gathered, held_rows.elements());
+      for (std::size_t p : group) put_statistics_of_rows(rows[p], held_rows, kDims, combined);
+    }
+  }
   double total = 0;
   for (std::size_t p = 0; p < processes; ++p) {
     const LossShare<double> share =
-        loss_of_boxes(kind, boxes.held(p * each, (p + 1) * each), kDims, target, probabilities, share_rows ? &rows : nullptr);
+        loss_of_boxes(kind, boxes.held(p * each, (p + 1) * each), kDims, target, probabilities, share_rows ? &rows[p] : nullptr);
     total += share.loss;
     ASSERT_EQ(share.grads.size(), each);
     for (std::size_t b = 0; b < each; ++b) {
@@ -126,7 +143,11 @@ TEST(LossOfBoxes, CrossEntropyOfLogitsCutAlongTheClassesSharesTheRowsStatistics)
     // Large logits: each row's sum of exponentials overflows unless taken from its largest.
     Tensor<double> logits = uniform_tensor(kDims, rng, -3, 3);
     for (double& v : logits.data) v += 800;
-    expect_shares_make_the_whole(LossKind::CrossEntropy, logits, labels(rng), false, true, processes, true);
+    // A masked slice: the classes one box holds of row 0, all -inf, add nothing to the row's.
+    for (std::size_t c = 0; c < 4; ++c) logits.data[c] = -std::numeric_limits<double>::infinity();
+    Tensor<double> target = labels(rng);
+    target.data[0] = 5;
+    expect_shares_make_the_whole(LossKind::CrossEntropy, logits, target, false, true, processes, true);
   }
 }
 

@@ -74,6 +74,24 @@ TEST(Plan, FixedWeightsRoundTripAndMustBeWeights) {
   }
 }
 
+TEST(Plan, TheLossItWasCostedWithRoundTripsAndAnUnknownOneIsRefused) {
+  Plan plan = sample_plan();
+  EXPECT_FALSE(plan_to_json(plan).contains("loss")) << "a plan costed with no loss named writes none";
+  EXPECT_FALSE(plan_from_json(plan_to_json(plan), library()).loss);
+  for (LossKind loss : {LossKind::MeanSquaredError, LossKind::CrossEntropy}) {
+    plan.loss = loss;
+    EXPECT_EQ(plan_from_json(plan_to_json(plan), library()).loss, loss) << loss_name(loss);
+  }
+  nlohmann::json j = plan_to_json(plan);
+  j["loss"] = "hinge";
+  try {
+    plan_from_json(j, library());
+    ADD_FAILURE() << "an unknown loss was accepted";
+  } catch (const LoomError& e) {
+    EXPECT_NE(std::string(e.what()).find("loss: unknown loss 'hinge' (expected mse or cross-entropy)"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Plan, ErrorsNameThePathInsideThePlan) {
   nlohmann::json j = plan_to_json(sample_plan());
   j["graph"]["nodes"][2]["view"] = nlohmann::json::array({0});

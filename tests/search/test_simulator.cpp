@@ -449,9 +449,9 @@ pcg::Graph classes_split(const spec::Library& lib, const std::string& op) {
 }
 
 // Cross-entropy (the loss unless told) over logits split along their classes: the two devices
-// gather their rows' statistics (two doubles for each of the batch's or micro-batch's rows from each) within their
-// loss, and meet in it;
-// over probabilities each takes the probability of the classes it holds, and gathers nothing.
+// gather their rows' statistics (two doubles for each of the batch's or micro-batch's rows from
+// each) within their loss, and meet in it; over probabilities each takes the probability of the
+// classes it holds, and gathers nothing.
 TEST(TaskGraph, DevicesHoldingLogitsSplitAlongTheirClassesGatherTheirRowsStatistics) {
   const spec::Library lib = spec::Library::from_text("import \"" + spec::Library::default_specs_dir() + "/ops/parallel.loom\";\n" + R"(
 op spread(x: [b, n]) -> [b, n] @probabilities {
@@ -492,6 +492,47 @@ op plain(x: [b, n]) -> [b, n] {
         EXPECT_EQ(logits.at(d).deps.size(), probabilities.at(d).deps.size());
       else
         EXPECT_EQ(logits.at(d).deps.size(), 2 * probabilities.at(d).deps.size());
+    }
+  }
+  // Split along its rows too, over four devices, each gathers with the one holding its rows' other
+  // classes: two devices, four rows.
+  {
+    const Machine four = load_machine("p100").with_nodes(1).with_devices_per_node(4);
+    CostModel on_four(lib, four);
+    const auto split_both = [&](const std::string& op, const Pipeline& pipeline) {
+      pcg::Graph g;
+      const pcg::MachineView all = pcg::MachineView::contiguous(0, 4);
+      const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 6}));
+      const int rows = g.add_node(lib, "partition", {{"dim", 0}, {"degree", 2}}, {{x, 0}});
+      g.set_view(rows, pcg::MachineView::contiguous(0, 2));
+      const int classes = g.add_node(lib, "partition", {{"dim", 1}, {"degree", 2}}, {{rows, 0}});
+      g.set_view(classes, all);
+      const int out = g.add_node(lib, op, {}, {{classes, 0}});
+      g.set_view(out, all);
+      g.mark_output({out, 0});
+      Plan plan;
+      plan.graph = g;
+      plan.pipeline = pipeline;
+      std::map<int, SimTask> by_device;
+      for (const SimTask& t : plan_task_graph(plan, on_four, lib).tasks)
+        if (t.label.rfind("loss on", 0) == 0 && !t.backward && t.microbatch == 0) by_device.emplace(t.device, t);
+      return by_device;
+    };
+    for (const Pipeline& pipeline : {Pipeline{}, Pipeline{1, 2}}) {
+      SCOPED_TRACE(pipeline.microbatches == 1 ? "one batch" : "two micro-batches");
+      const std::map<int, SimTask> logits = split_both("plain", pipeline), probabilities = split_both("spread", pipeline);
+      ASSERT_EQ(logits.size(), 4u);
+      const double rows = 4.0 / pipeline.microbatches;
+      const double gathered = collective_seconds(pcg::Collective::all_gather, 2, four.link_between(0, 1), 2 * rows * kRowStatistics * 8);
+      for (int d = 0; d < 4; ++d) {
+        EXPECT_NEAR(logits.at(d).seconds, probabilities.at(d).seconds + gathered, 1e-15) << d;
+        // Tasks 0 and 1 hold the first rows, 2 and 3 the others; in a step of one batch every
+        // device meets every other in the loss's sum.
+        std::vector<int> every_other;
+        for (int other = 0; other < 4; ++other)
+          if (other != d) every_other.push_back(other);
+        EXPECT_EQ(logits.at(d).meets, pipeline.microbatches == 1 ? every_other : std::vector<int>{d ^ 1}) << d;
+      }
     }
   }
   // Training with the mean squared error gathers nothing.

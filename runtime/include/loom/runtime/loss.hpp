@@ -47,8 +47,16 @@ struct LossShare {
 template <class T>
 std::vector<double> row_statistics(const std::vector<HeldBox<T>>& boxes, const std::vector<std::int64_t>& dims);
 
-// Every process's row_statistics, concatenated (an all-gather), made each row's over all its
-// classes. Throws LoomError where `gathered` is not whole blocks of `rows` rows.
+// The statistics of the rows in `rows` (a region of the output without its class axis), in
+// row-major order, out of every row's (`all`, row_statistics' layout); and `some`, in that order,
+// put back into every row's.
+std::vector<double> statistics_of_rows(const std::vector<double>& all, const pcg::Region& rows, const std::vector<std::int64_t>& dims);
+void put_statistics_of_rows(std::vector<double>& all, const pcg::Region& rows, const std::vector<std::int64_t>& dims,
+                            const std::vector<double>& some);
+
+// The statistics of the same rows from every process of a group (search::RowStatisticsGroup),
+// concatenated (an all-gather), made each row's over all their classes. Throws LoomError where
+// `gathered` is not whole blocks of `rows` rows.
 std::vector<double> combined_row_statistics(const std::vector<double>& gathered, std::int64_t rows);
 
 // The share of the loss that `boxes` of an output of `dims` give, `target` being whole, with the

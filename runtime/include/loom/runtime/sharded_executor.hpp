@@ -114,8 +114,9 @@ class ShardedExecutor {
   // The boxes of graph output i this process holds: over all processes they cover the output
   // once, so a process can take its share of a loss without assembling the output.
   std::vector<OutputPiece> output_pieces(std::size_t i) const;
-  // The processes holding output_pieces(i), in ascending rank (the same on every process).
-  std::vector<int> output_holders(std::size_t i) const;
+  // The rank of the process holding each task's piece of graph output i, as output_layout(i) cuts
+  // it (the same on every process).
+  std::vector<int> output_ranks(std::size_t i) const;
   // How output_pieces(i) cut the output (the same on every process).
   const pcg::ParallelShape& output_layout(std::size_t i) const { return graph_.shape_of(held_output(i)); }
   // `output_grads[i]`: the gradient of graph output i, whole (the same on every process). Returns

@@ -2,9 +2,11 @@
 // What taking the loss of a graph's (first) output where its pieces lie asks of the devices holding
 // them: the rule the runtime follows and the simulator prices.
 #include <string>
+#include <vector>
 
 #include "loom/interpreter/library.hpp"
 #include "loom/pcg/graph.hpp"
+#include "loom/pcg/piece_moves.hpp"
 
 namespace loom::search {
 
@@ -33,5 +35,17 @@ bool shares_row_statistics(LossKind loss, const pcg::ParallelShape& held, bool p
 
 // The rows of an output of `dims`: its elements but for the class axis (the last).
 std::int64_t output_rows(const std::vector<std::int64_t>& dims);
+
+// Devices whose pieces of the output hold the same rows, each some of their classes: they gather
+// those rows' statistics from each other (each gives kRowStatistics numbers a row of `rows`).
+struct RowStatisticsGroup {
+  pcg::Region rows;          // of the output without its class axis
+  std::vector<int> devices;  // ascending, at least two
+};
+
+// The groups of devices that share rows' statistics, in an order every device takes them in, for
+// the output held in pieces of `held`, task t's piece on device `device_of_task[t]` (replicas take
+// no part). A device whose pieces hold all of some rows' classes gathers nothing for them.
+std::vector<RowStatisticsGroup> row_statistics_groups(const pcg::ParallelShape& held, const std::vector<int>& device_of_task);
 
 }  // namespace loom::search

@@ -12,6 +12,7 @@
 #include "loom/pcg/graph.hpp"
 #include "loom/pcg/rule.hpp"
 #include "loom/search/machine.hpp"
+#include "loom/search/output_loss.hpp"
 
 namespace loom::search {
 
@@ -84,6 +85,9 @@ struct Plan {
   // optimizer state, so the plan's costs leave them out (CostModel::keep_fixed). Weights of the
   // plan's graph, by name.
   std::set<std::string> fixed_weights;
+  // The loss it was costed with (`loom optimize --loss`), which simulating and training it take
+  // unless told another; none for a plan written before plans recorded it.
+  std::optional<LossKind> loss;
 };
 
 // The names among `fixed` that are weights of `graph`: the fixed weights a plan of it records. A
