@@ -434,18 +434,34 @@ TEST(TaskGraph, EachDeviceTakesTheLossOfItsPiecesOnceTheWholeOutputIsComputed) {
   EXPECT_LT(simulate(operators_only).makespan, simulate(tg).makespan);
 }
 
-// x [8, 6] split along its classes over two devices, an elementwise operator on each piece, its
-// output the graph's: `op` notes its output `@probabilities` or not.
-pcg::Graph classes_split(const spec::Library& lib, const std::string& op) {
+// x [8, 6] split along its rows `rows` ways (on the first `rows` devices), then along its classes
+// two ways on twice as many, an elementwise operator on each piece, its output the graph's: `op`
+// notes its output `@probabilities` or not.
+pcg::Graph classes_split(const spec::Library& lib, const std::string& op, int rows = 1) {
   pcg::Graph g;
-  const pcg::MachineView both = pcg::MachineView::contiguous(0, 2);
-  const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 6}));
-  const int split = g.add_node(lib, "partition", {{"dim", 1}, {"degree", 2}}, {{x, 0}});
-  g.set_view(split, both);
+  const pcg::MachineView all = pcg::MachineView::contiguous(0, 2 * rows);
+  int split = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 6}));
+  if (rows > 1) {
+    split = g.add_node(lib, "partition", {{"dim", 0}, {"degree", rows}}, {{split, 0}});
+    g.set_view(split, pcg::MachineView::contiguous(0, rows));
+  }
+  split = g.add_node(lib, "partition", {{"dim", 1}, {"degree", 2}}, {{split, 0}});
+  g.set_view(split, all);
   const int out = g.add_node(lib, op, {}, {{split, 0}});
-  g.set_view(out, both);
+  g.set_view(out, all);
   g.mark_output({out, 0});
   return g;
+}
+
+// The first micro-batch's loss task on each device, by device, of `g` run as `pipeline`.
+std::map<int, SimTask> losses_of(const pcg::Graph& g, const Pipeline& pipeline, const CostModel& model, const spec::Library& lib) {
+  Plan plan;
+  plan.graph = g;
+  plan.pipeline = pipeline;
+  std::map<int, SimTask> out;
+  for (const SimTask& t : plan_task_graph(plan, model, lib).tasks)
+    if (t.label.rfind("loss on", 0) == 0 && !t.backward && t.microbatch == 0) out.emplace(t.device, t);
+  return out;
 }
 
 // Cross-entropy (the loss unless told) over logits split along their classes: the two devices
@@ -463,16 +479,7 @@ op plain(x: [b, n]) -> [b, n] {
 )");
   const Machine m = load_machine("p100").with_nodes(1).with_devices_per_node(2);
   CostModel model(lib, m);
-  const auto losses = [&](const pcg::Graph& g, const Pipeline& pipeline) {
-    Plan plan;
-    plan.graph = g;
-    plan.pipeline = pipeline;
-    const TaskGraph tg = plan_task_graph(plan, model, lib);
-    std::map<int, SimTask> out;  // by device
-    for (const SimTask& t : tg.tasks)
-      if (t.label.rfind("loss on", 0) == 0 && !t.backward && t.microbatch == 0) out.emplace(t.device, t);
-    return out;
-  };
+  const auto losses = [&](const pcg::Graph& g, const Pipeline& pipeline) { return losses_of(g, pipeline, model, lib); };
   for (const Pipeline& pipeline : {Pipeline{}, Pipeline{1, 2}}) {
     SCOPED_TRACE(pipeline.microbatches == 1 ? "one batch" : "two micro-batches");
     const double rows = 8.0 / pipeline.microbatches;
@@ -500,23 +507,7 @@ op plain(x: [b, n]) -> [b, n] {
     const Machine four = load_machine("p100").with_nodes(1).with_devices_per_node(4);
     CostModel on_four(lib, four);
     const auto split_both = [&](const std::string& op, const Pipeline& pipeline) {
-      pcg::Graph g;
-      const pcg::MachineView all = pcg::MachineView::contiguous(0, 4);
-      const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 6}));
-      const int rows = g.add_node(lib, "partition", {{"dim", 0}, {"degree", 2}}, {{x, 0}});
-      g.set_view(rows, pcg::MachineView::contiguous(0, 2));
-      const int classes = g.add_node(lib, "partition", {{"dim", 1}, {"degree", 2}}, {{rows, 0}});
-      g.set_view(classes, all);
-      const int out = g.add_node(lib, op, {}, {{classes, 0}});
-      g.set_view(out, all);
-      g.mark_output({out, 0});
-      Plan plan;
-      plan.graph = g;
-      plan.pipeline = pipeline;
-      std::map<int, SimTask> by_device;
-      for (const SimTask& t : plan_task_graph(plan, on_four, lib).tasks)
-        if (t.label.rfind("loss on", 0) == 0 && !t.backward && t.microbatch == 0) by_device.emplace(t.device, t);
-      return by_device;
+      return losses_of(classes_split(lib, op, 2), pipeline, on_four, lib);
     };
     for (const Pipeline& pipeline : {Pipeline{}, Pipeline{1, 2}}) {
       SCOPED_TRACE(pipeline.microbatches == 1 ? "one batch" : "two micro-batches");
