@@ -165,6 +165,7 @@ LossShare<T> loss_of_boxes(LossKind kind, const std::vector<HeldBox<T>>& boxes, 
     throw LoomError("cross-entropy: statistics of " + std::to_string(rows_over_all_classes->size() / search::kRowStatistics) +
                     " rows for " + std::to_string(rows));
   const double scale = 1.0 / static_cast<double>(std::max<std::size_t>(rows, 1));
+  std::vector<double> exponentials(classes);  // of a row's logits, from its largest
   for (std::size_t b = 0; b < boxes.size(); ++b) {
     const HeldBox<T>& held = boxes[b];
     for_each_row_of_box(held.box, dims, [&](std::size_t at, std::size_t i, std::size_t first, std::size_t width) {
@@ -185,12 +186,18 @@ LossShare<T> loss_of_boxes(LossKind kind, const std::vector<HeldBox<T>>& boxes, 
         grad[label - first] = static_cast<T>(-scale / p);
         return;
       }
-      const auto [top, total] = rows_over_all_classes ? std::pair{(*rows_over_all_classes)[search::kRowStatistics * at],
-                                                                  (*rows_over_all_classes)[search::kRowStatistics * at + 1]}
-                                                      : slice_statistics(row, width);
+      double top = 0, total = 0;
+      if (rows_over_all_classes) {
+        top = (*rows_over_all_classes)[search::kRowStatistics * at];
+        total = (*rows_over_all_classes)[search::kRowStatistics * at + 1];
+        for (std::size_t c = 0; c < width; ++c) exponentials[c] = std::exp(row[c] - top);
+      } else {  // the whole row here: each exponential taken once, for the sum and the gradient
+        top = *std::max_element(row, row + width);
+        for (std::size_t c = 0; c < width; ++c) total += exponentials[c] = std::exp(row[c] - top);
+      }
       if (holds_label) result.loss -= (row[label - first] - top - std::log(total)) * scale;
       for (std::size_t c = 0; c < width; ++c)
-        grad[c] = static_cast<T>((std::exp(row[c] - top) / total - (first + c == label ? 1.0 : 0.0)) * scale);
+        grad[c] = static_cast<T>((exponentials[c] / total - (first + c == label ? 1.0 : 0.0)) * scale);
     });
   }
   return result;
