@@ -91,6 +91,29 @@ TEST(MpiTraining, AnInterlacedPipelineFollowsTheSingleProcessRun) {
   EXPECT_GE(everyones[0], 2.0 * steps * r.pipeline.microbatches);
 }
 
+// A two-stage pipeline whose last stage splits the output along its classes between its two
+// devices: those two gather their rows' statistics for each micro-batch's loss, in their own
+// stage's order, and no other process takes part.
+TEST(MpiTraining, APipelinesLastStageSplittingItsOutputsClassesFollowsTheSingleProcessRun) {
+  if (world().size() != 4) GTEST_SKIP() << "a stage of two devices in two stages needs 4 processes (mpirun -np 4)";
+  const SuiteModel model{"mlp", small_mlp(), LossKind::CrossEntropy};
+  const std::vector<int> stage_of = search::balanced_stages(model.graph, search::CostModel(library(), machine_of(4)), 2);
+  std::vector<search::Placement> placements = search::pipeline_placements(library(), model.graph, stage_of, 2, 4);
+  const pcg::Node& head = model.graph.node(model.graph.outputs().front().node);
+  search::Placement& last = placements.at(head.id.index());
+  ASSERT_EQ(last.first_device, 2);
+  for (const search::ParallelConfig& c : search::node_configs(library(), model.graph, head, {2}))
+    if (c.outputs.at(0).D == std::vector<std::int64_t>{1, 2}) last.config = c;
+  ASSERT_EQ(last.config.outputs.at(0).D, (std::vector<std::int64_t>{1, 2}));
+  const pcg::Graph plan = search::materialize(model.graph, placements, library());
+  constexpr std::int64_t steps = 10;
+  WholeSums counted(world());
+  expect_training_matches<double>(model, plan, 4, counted, 1e-9, steps, Backend::Cpu, nullptr, search::Pipeline{2, 2});
+  // Each micro-batch's 4 rows, two numbers each, on the last stage's two devices alone.
+  const auto gathers = std::count(counted.gathered.begin(), counted.gathered.end(), std::size_t{4 * search::kRowStatistics});
+  EXPECT_EQ(gathers, world().rank() >= 2 ? 2 * steps : 0);
+}
+
 // GPT-3's embedding table read by the lookups in the first stage and by the LM head in the last:
 // each process runs its own stage's order, and the table's gradient is summed over the two stages
 // once, after the last pass.
