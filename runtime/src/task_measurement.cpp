@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <set>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "loom/runtime/data.hpp"
 #include "loom/runtime/initializer.hpp"
 #include "loom/runtime/kernel_registry.hpp"
+#include "loom/runtime/loss.hpp"
 #include "loom/runtime/optimizer.hpp"
 #include "loom/runtime/sharded_executor.hpp"
 #include "loom/runtime/transport.hpp"
@@ -237,6 +239,41 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure_update(const std:
   search::MeasuredTask measured;
   measured.forward_seconds = pcg::median(each);
   measured.samples = runs_made;
+  return measured;
+}
+
+std::optional<search::MeasuredTask> LocalTaskMeasurer::measure_loss(const search::LossTask& loss) {
+  const pcg::Region box{std::vector<std::int64_t>(loss.box.size(), 0), loss.box};
+  if (loss.box.size() != loss.whole.size() || box.elements() < 1 || box.elements() > (std::int64_t{1} << 28) ||
+      pcg::whole_region(loss.whole).elements() > (std::int64_t{1} << 28))
+    return std::nullopt;
+  std::mt19937_64 rng(7);
+  Tensor<float> piece(loss.box);
+  std::uniform_real_distribution<float> value(loss.probabilities ? 0.01f : -1.0f, 1.0f);
+  for (float& v : piece.data) v = value(rng);
+  Tensor<double> target;
+  if (loss.loss == LossKind::MeanSquaredError) {
+    target = Tensor<double>(loss.whole, 0.5);
+  } else {
+    std::vector<std::int64_t> rows(loss.whole.begin(), loss.whole.empty() ? loss.whole.end() : loss.whole.end() - 1);
+    target = Tensor<double>(rows);
+    const std::int64_t classes = loss.box.empty() ? 1 : loss.box.back();  // labels within the piece's classes
+    for (double& label : target.data) label = static_cast<double>(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(classes)));
+  }
+  const std::vector<HeldBox<float>> boxes{{box, &piece}};
+  std::vector<double> each;
+  const std::int64_t runs = repeat([&] {
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<double> rows = loss.rows_shared ? row_statistics(boxes, loss.whole) : std::vector<double>{};
+    const LossShare<float> share =
+        loss_of_boxes<float>(loss.loss, boxes, loss.whole, target, loss.probabilities, loss.rows_shared ? &rows : nullptr);
+    each.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (!std::isfinite(share.loss)) throw LoomError("measuring " + loss.key(device_kind()).to_string() + ": the loss is not finite");
+  });
+  if (runs == 0) return std::nullopt;
+  search::MeasuredTask measured;
+  measured.forward_seconds = pcg::median(each);
+  measured.samples = runs;
   return measured;
 }
 

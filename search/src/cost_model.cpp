@@ -190,6 +190,17 @@ TaskEstimate CostModel::weight_update(const std::vector<std::int64_t>& box, cons
       [&](double roofline) { return measuring_->find_or_measure_update(optimizer_, box, whole, device, roofline); });
 }
 
+TaskEstimate CostModel::loss_piece(const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole, bool probabilities,
+                                   bool rows_shared) const {
+  // Reading the piece and the target and writing the gradient: about three passes over the piece.
+  constexpr double kLossPasses = 3;
+  const std::string& device = machine_.device.kind;
+  const LossTask task{loss_, box, whole, probabilities, rows_shared};
+  return memory_task(
+      kLossPasses * static_cast<double>(pcg::whole_region(box).elements()) * kBytesPerElement, [&] { return task.key(device); },
+      [&](double roofline) { return measuring_->find_or_measure_loss(task, device, roofline); });
+}
+
 TaskEstimate CostModel::gradient_accumulation(const std::vector<std::int64_t>& whole) const {
   const std::string& device = machine_.device.kind;
   return memory_task(

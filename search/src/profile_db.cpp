@@ -70,6 +70,14 @@ ProfileKey gradient_accumulation_key(const std::vector<std::int64_t>& whole, con
   return ProfileKey{"gradient_accumulation", {}, {pcg::ParallelShape::unpartitioned(whole)}, device};
 }
 
+ProfileKey loss_key(LossKind loss, const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole, bool probabilities,
+                    bool rows_shared, const std::string& device) {
+  return ProfileKey{loss_name(loss) + "_loss",
+                    {{"probabilities", probabilities ? 1 : 0}, {"rows_shared", rows_shared ? 1 : 0}},
+                    {pcg::ParallelShape::unpartitioned(box), pcg::ParallelShape::unpartitioned(whole)},
+                    device};
+}
+
 ProfileKey task_key(const std::string& op, const pcg::AttrMap& attrs, std::vector<pcg::ParallelShape> inputs,
                     const std::vector<bool>& gradients, const std::string& device) {
   ProfileKey key{op, attrs, std::move(inputs), device};

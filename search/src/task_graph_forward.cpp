@@ -25,9 +25,7 @@ constexpr double kLocalMovePasses = 5;
 constexpr double kInputPiecePasses = 2;
 constexpr double kWeightPieceGradientPasses = 5;
 // After the forward pass each device takes the loss of its pieces of the output and its gradient
-// (reading them and the target, writing the gradient): about three passes over them. Backward,
-// each piece takes its gradient: about six passes.
-constexpr double kLossPasses = 3;
+// (CostModel::loss_piece). Backward, each piece takes its gradient: about six passes over it.
 constexpr double kLossGradientPasses = 6;
 
 class ForwardPass {
@@ -162,9 +160,11 @@ class ForwardPass {
     std::vector<int> deps;
     std::map<int, std::vector<int>> deps_on;  // by device: the tasks of its own pieces
     std::map<int, double> piece_elements;     // by device: the elements of its pieces of the output
+    std::map<int, int> pieces_on;             // by device: how many pieces of the output it takes the loss of
     for (std::size_t t = 0; t < pieces.size(); ++t) {
       deps.insert(deps.end(), pieces[t].tasks.begin(), pieces[t].tasks.end());
       if (pcg::task_piece(shape, static_cast<std::int64_t>(t)).replica == 0) {
+        ++pieces_on[pieces[t].device];
         piece_elements[pieces[t].device] += static_cast<double>(pcg::piece_elements(shape));
         std::vector<int>& mine = deps_on[pieces[t].device];
         mine.insert(mine.end(), pieces[t].tasks.begin(), pieces[t].tasks.end());
@@ -182,7 +182,8 @@ class ForwardPass {
     // Per device, the time it gathers rows' statistics in and the devices it meets there.
     std::map<int, double> rows_gathered;
     std::map<int, std::set<int>> rows_shared_with;
-    if (shares_row_statistics(model_.loss(), shape, output_is_probabilities(model_.library(), graph_))) {
+    const bool probabilities = output_is_probabilities(model_.library(), graph_);
+    if (shares_row_statistics(model_.loss(), shape, probabilities)) {
       std::vector<int> device_of_task;
       for (const Holder& piece : pieces) device_of_task.push_back(piece.device);
       for (const RowStatisticsGroup& group : row_statistics_groups(shape, device_of_task)) {
@@ -203,7 +204,12 @@ class ForwardPass {
       loss.node = node.id;
       loss.device = d;
       const auto shared_with = rows_shared_with.find(d);
-      loss.seconds = kLossPasses * bytes / machine_.device.memory_bandwidth + shares_summed + rows_gathered[d];
+      const double own = pieces_on[d] == 0 ? 0
+                                           : pieces_on[d] * model_
+                                                                .loss_piece(pcg::piece_region(shape, 0).extent(), shape.dims, probabilities,
+                                                                            shared_with != rows_shared_with.end())
+                                                                .seconds;
+      loss.seconds = own + shares_summed + rows_gathered[d];
       loss.backward_seconds = kLossGradientPasses * bytes / machine_.device.memory_bandwidth;
       if (summed) {
         loss.deps = deps;

@@ -42,6 +42,10 @@ const ProfileEntry* MeasuringProfiles::find_or_measure_accumulation(const std::v
   return find_or(gradient_accumulation_key(whole, device), roofline, [&] { return measurer_.measure_accumulation(whole); });
 }
 
+const ProfileEntry* MeasuringProfiles::find_or_measure_loss(const LossTask& loss, const std::string& device, double roofline) {
+  return find_or(loss.key(device), roofline, [&] { return measurer_.measure_loss(loss); });
+}
+
 const ProfileEntry* MeasuringProfiles::find_or_measure_layout_change(const LayoutChangeTask& change, const std::string& device) {
   const ProfileKey key = change.key(device);
   if (change.ends_chain) return database_.find(key);

@@ -38,6 +38,7 @@ class SlowerThanTheRoofline final : public search::TaskMeasurer {
     return std::nullopt;
   }
   std::optional<search::MeasuredTask> measure_accumulation(const std::vector<std::int64_t>&) override { return std::nullopt; }
+  std::optional<search::MeasuredTask> measure_loss(const search::LossTask&) override { return std::nullopt; }
   std::optional<search::MeasuredTask> measure_layout_change(const search::LayoutChangeTask&) override { return std::nullopt; }
 
  private:

@@ -100,6 +100,28 @@ TEST(TaskMeasurement, AddingUpGradientsTakesLongerTheMoreElements) {
   EXPECT_FALSE(measurer.measure_accumulation({0, 4}).has_value());
 }
 
+// Cross-entropy over logits takes an exponential of every element where the mean squared error
+// takes a difference; a piece of the classes whose rows are shared takes them twice.
+TEST(TaskMeasurement, TheLossOfAPieceTakesLongerTheMoreItComputes) {
+  LocalTaskMeasurer measurer(library());
+  const auto measured = [&](search::LossKind loss, std::vector<std::int64_t> box, bool probabilities, bool rows_shared) {
+    const auto t = measurer.measure_loss({loss, std::move(box), {256, 4096}, probabilities, rows_shared});
+    EXPECT_TRUE(t.has_value());
+    EXPECT_GE(t ? t->samples : 0, 3);
+    EXPECT_FALSE(t && t->backward_seconds.has_value());
+    return t ? t->forward_seconds : 0.0;
+  };
+  const double logits = measured(search::LossKind::CrossEntropy, {256, 4096}, false, false);
+  const double probabilities = measured(search::LossKind::CrossEntropy, {256, 4096}, true, false);
+  const double mse = measured(search::LossKind::MeanSquaredError, {256, 4096}, false, false);
+  const double half_shared = measured(search::LossKind::CrossEntropy, {256, 2048}, false, true);
+  EXPECT_GT(mse, 0);
+  EXPECT_GT(logits, 2 * mse);
+  EXPECT_GT(logits, 2 * probabilities);
+  EXPECT_GT(half_shared, 0.6 * logits);  // half the elements, each exponential taken twice
+  EXPECT_FALSE(measurer.measure_loss({search::LossKind::CrossEntropy, {0, 4}, {4, 4}, false, false}).has_value());
+}
+
 TEST(TaskMeasurement, ATaskOfASplitOperatorRunsOnItsPieces) {
   LocalTaskMeasurer measurer(library());
   // Rows cut in 8, the weight replicated: each task multiplies 64 of the 512 rows.

@@ -43,7 +43,12 @@ class FakeMeasurer final : public TaskMeasurer {
     const auto elements = static_cast<double>(pcg::piece_elements(change.to));
     return MeasuredTask{5e-9 * elements, change.gradient ? std::optional<double>(7e-9 * elements) : std::nullopt, 2};
   }
+  std::optional<MeasuredTask> measure_loss(const LossTask& loss) override {
+    losses.push_back(loss);
+    return MeasuredTask{6e-9 * static_cast<double>(pcg::whole_region(loss.box).elements()), std::nullopt, 3};
+  }
   int calls = 0, update_calls = 0, accumulation_calls = 0;
+  std::vector<LossTask> losses;
   std::vector<ProfileKey> asked;
   std::vector<LayoutChangeTask> changes;
 };
@@ -149,6 +154,43 @@ TEST(MeasuringProfiles, AddingUpAWeightsGradientsIsMeasuredOnce) {
   EXPECT_DOUBLE_EQ(roofline.seconds, 3.0 * 64 * 16 * kBytesPerElement / machine.device.memory_bandwidth);
   EXPECT_DOUBLE_EQ(*db.find(gradient_accumulation_key({64, 16}, "cpu"))->simulated_seconds, roofline.seconds);
   EXPECT_EQ(measurer.calls + measurer.update_calls, 0);
+}
+
+// The loss of each distinct piece of the output, measured once, keyed by the loss training takes,
+// and charged on each device for each of its pieces in the task graph.
+TEST(MeasuringProfiles, TheLossOfAPieceOfTheOutputIsMeasuredOnceForEachLoss) {
+  const Machine machine = load_machine("cpu_host").with_devices_per_node(1);
+  ProfileDatabase db;
+  FakeMeasurer measurer;
+  CostModel model(library(), machine, std::make_shared<MeasuringProfiles>(db, measurer));
+  const TaskEstimate loss = model.loss_piece({32, 16}, {64, 16}, false, false);
+  EXPECT_TRUE(loss.measured);
+  EXPECT_DOUBLE_EQ(loss.seconds, 6e-9 * 32 * 16);
+  EXPECT_DOUBLE_EQ(model.loss_piece({32, 16}, {64, 16}, false, false).seconds, loss.seconds);
+  ASSERT_EQ(measurer.losses.size(), 1u);
+  EXPECT_EQ(measurer.losses[0].loss, LossKind::CrossEntropy);
+  ASSERT_NE(db.find(loss_key(LossKind::CrossEntropy, {32, 16}, {64, 16}, false, false, "cpu")), nullptr);
+  model.take_loss(LossKind::MeanSquaredError);
+  model.loss_piece({32, 16}, {64, 16}, false, false);
+  model.loss_piece({32, 8}, {64, 16}, false, true);
+  ASSERT_EQ(measurer.losses.size(), 3u);
+  EXPECT_EQ(measurer.losses[1].loss, LossKind::MeanSquaredError);
+  EXPECT_TRUE(measurer.losses[2].rows_shared);
+  // Unmeasured: three passes over the piece at memory bandwidth.
+  const TaskEstimate roofline = CostModel(library(), machine).loss_piece({32, 16}, {64, 16}, false, false);
+  EXPECT_FALSE(roofline.measured);
+  EXPECT_DOUBLE_EQ(roofline.seconds, 3.0 * 32 * 16 * kBytesPerElement / machine.device.memory_bandwidth);
+  // In the task graph: the product of x [64, 32] and w [32, 16] unsplit takes the loss of its one
+  // piece, the whole output, as measured.
+  const pcg::Graph g = matmul_relu(64, 32, 16);
+  const CostModel measuring(library(), machine, std::make_shared<MeasuringProfiles>(db, measurer));
+  int losses = 0;
+  for (const SimTask& t : build_task_graph(g, measuring).tasks)
+    if (t.label.rfind("loss on", 0) == 0 && !t.backward) {
+      ++losses;
+      EXPECT_DOUBLE_EQ(t.seconds, 6e-9 * 64 * 16);
+    }
+  EXPECT_EQ(losses, 1);
 }
 
 // x[8, 4] split in two along its rows, w[4, 4] replicated on both devices, their product.

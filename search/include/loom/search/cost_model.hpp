@@ -85,6 +85,13 @@ class CostModel {
   // writes at memory bandwidth; either slowed as compute() says.
   TaskEstimate gradient_accumulation(const std::vector<std::int64_t>& whole) const;
 
+  // The loss of one piece of extent `box` of the graph's output of dims `whole` and its gradient,
+  // on one device, the loss being this model's (take_loss): measured where the profile database
+  // has it (loss_key), otherwise the passes it makes over the piece at memory bandwidth; either
+  // slowed as compute() says.
+  TaskEstimate loss_piece(const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole, bool probabilities,
+                          bool rows_shared) const;
+
   // A quick estimate of a node's whole cost on one device, forward and backward, for ranking
   // rewrites before they are costed in full: compute() for an operator; for a parallelization
   // operator or fused form, the bytes it reads and writes at memory bandwidth, as if they stayed on

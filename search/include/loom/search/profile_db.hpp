@@ -11,6 +11,7 @@
 
 #include "loom/pcg/op_catalog.hpp"
 #include "loom/pcg/parallel_shape.hpp"
+#include "loom/search/output_loss.hpp"
 
 namespace loom::search {
 
@@ -54,6 +55,13 @@ ProfileKey weight_update_key(const std::string& optimizer, const std::vector<std
 // The key of adding one gradient of a weight into another on one device, as a pipeline's step adds
 // up its micro-batches' gradients: `gradient_accumulation{} WHOLE on DEVICE`, the weight's dims.
 ProfileKey gradient_accumulation_key(const std::vector<std::int64_t>& whole, const std::string& device);
+
+// The key of the loss of one piece of the graph's output on one device (runtime::loss_of_boxes):
+// `LOSS_loss{probabilities=P, rows_shared=S} BOX WHOLE on DEVICE`, the piece's extent and the
+// output's dims, e.g. `cross-entropy_loss{probabilities=0, rows_shared=1} [64, 500] [64, 1000] on
+// cpu_host`; `rows_shared`: the piece's rows' statistics are taken and gathered (shares_row_statistics).
+ProfileKey loss_key(LossKind loss, const std::vector<std::int64_t>& box, const std::vector<std::int64_t>& whole, bool probabilities,
+                    bool rows_shared, const std::string& device);
 
 // This user's profile database for the machine called `machine_name`, where `loom optimize` and
 // `loom simulate` keep the tasks they measure: MACHINE.json in the `profiles` folder of the user's

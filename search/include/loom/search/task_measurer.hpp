@@ -38,6 +38,18 @@ struct LayoutChangeTask {
   ProfileKey key(const std::string& device) const { return layout_change_key(from, to, from_input, gradient, device); }
 };
 
+// The loss of one piece of the graph's output (loss_key): `loss` over a box of extent `box` of an
+// output of dims `whole`; `probabilities`: the output holds probabilities; `rows_shared`: the
+// piece's rows' statistics are taken for the devices to gather.
+struct LossTask {
+  LossKind loss = LossKind::CrossEntropy;
+  std::vector<std::int64_t> box, whole;
+  bool probabilities = false;
+  bool rows_shared = false;
+
+  ProfileKey key(const std::string& device) const { return loss_key(loss, box, whole, probabilities, rows_shared, device); }
+};
+
 class TaskMeasurer {
  public:
   virtual ~TaskMeasurer() = default;
@@ -59,6 +71,9 @@ class TaskMeasurer {
   // collectives it waits in, forward and (where `change.gradient`) backward. Nullopt when the
   // measurer cannot run it.
   virtual std::optional<MeasuredTask> measure_layout_change(const LayoutChangeTask& change) = 0;
+  // The loss of one piece of the output and its gradient, as the forward figure. Nullopt when the
+  // measurer cannot run it.
+  virtual std::optional<MeasuredTask> measure_loss(const LossTask& loss) = 0;
 };
 
 // A profile database that measures what it lacks: shared by every copy of a cost model.
@@ -77,6 +92,8 @@ class MeasuringProfiles {
   const ProfileEntry* find_or_measure_accumulation(const std::vector<std::int64_t>& whole, const std::string& device, double roofline);
   // The same for a piece of a layout change (layout_change_key), which has no roofline of its own.
   const ProfileEntry* find_or_measure_layout_change(const LayoutChangeTask& change, const std::string& device);
+  // The same for the loss of a piece of the output (loss_key).
+  const ProfileEntry* find_or_measure_loss(const LossTask& loss, const std::string& device, double roofline);
   const ProfileDatabase& database() const { return database_; }
 
   // Tasks measured so far, the seconds it took, and the tasks that could not be run alone.
