@@ -82,6 +82,7 @@ int run_schedule_check(const ScheduleOptions& opt) {
   search::Plan plan = search::plan_from_schedule(library, schedule, model.graph, selection.rules, cost_model);
   plan.model = model.name;
   plan.fixed_weights = search::fixed_weights_in(plan.graph, model.fixed);
+  plan.loss = cost_model.loss();
   bind_rule_hashes(plan, library);
   if (!opt.out.empty()) search::save_plan(plan, opt.out);
 

@@ -118,6 +118,7 @@ int run_simulate(const SimulateOptions& opt) {
                                 {"machine", plan.machine.name},
                                 {"devices", plan.machine.devices()},
                                 {"iteration_seconds", timeline.makespan},
+                                {"loss", search::loss_name(model.loss())},
                                 {"tasks", tasks.tasks.size()},
                                 {"profile", costs.path().empty() ? nlohmann::json(nullptr) : nlohmann::json(costs.path())},
                                 {"measured_tasks", costs.measured()},
@@ -141,6 +142,11 @@ int run_simulate(const SimulateOptions& opt) {
                 << " operator(s) recomputed\n";
     std::cout << "soundness " << chain.verdict() << "\n";
     std::cout << "costs: " << costs.summary() << "\n";
+    std::cout << "loss: " << search::loss_name(model.loss())
+              << (!opt.loss.empty() ? " (--loss)"
+                  : plan.loss       ? " (the plan's)"
+                                    : " (the default; the plan records none)")
+              << "\n";
     std::cout << "simulated iteration: " << std::setprecision(4) << timeline.makespan * 1e3 << " ms\n";
     std::cout << "device   busy (ms)   memory (MiB)   of which activations (MiB)\n";
     for (int d = 0; d < plan.machine.devices(); ++d)

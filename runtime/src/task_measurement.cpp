@@ -159,7 +159,8 @@ std::optional<pcg::NodeId> add_any_form(const spec::Library& library, pcg::Graph
 }
 
 // Measuring a change holds every piece of its source, its result and their gradients in one
-// process: above this many elements in all (a gibibyte of floats), it is not measured.
+// process, and measuring a loss its piece and target: above this many elements (a gibibyte of
+// floats), neither is measured.
 constexpr std::int64_t kMostElementsMeasured = std::int64_t{1} << 28;
 
 }  // namespace
@@ -244,8 +245,16 @@ std::optional<search::MeasuredTask> LocalTaskMeasurer::measure_update(const std:
 
 std::optional<search::MeasuredTask> LocalTaskMeasurer::measure_loss(const search::LossTask& loss) {
   const pcg::Region box{std::vector<std::int64_t>(loss.box.size(), 0), loss.box};
-  if (loss.box.size() != loss.whole.size() || box.elements() < 1 || box.elements() > (std::int64_t{1} << 28) ||
-      pcg::whole_region(loss.whole).elements() > (std::int64_t{1} << 28))
+  if (loss.box.size() != loss.whole.size() || box.elements() < 1 || box.elements() > kMostElementsMeasured) return std::nullopt;
+  for (std::size_t i = 0; i < loss.box.size(); ++i)
+    if (loss.box[i] > loss.whole[i]) return std::nullopt;
+  // The target: the whole output's values for the mean squared error, its rows' labels otherwise.
+  const std::int64_t target_elements =
+      loss.loss == LossKind::MeanSquaredError ? pcg::whole_region(loss.whole).elements() : search::output_rows(loss.whole);
+  if (target_elements > kMostElementsMeasured) return std::nullopt;
+  // A piece of some of the classes takes its loss only from rows' statistics.
+  if (loss.loss == LossKind::CrossEntropy && !loss.probabilities && !loss.rows_shared && !loss.box.empty() &&
+      loss.box.back() != loss.whole.back())
     return std::nullopt;
   std::mt19937_64 rng(7);
   Tensor<float> piece(loss.box);

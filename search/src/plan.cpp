@@ -176,7 +176,10 @@ Plan plan_from_json(const json& j, const pcg::OpCatalog& catalog) {
       plan.fixed_weights.insert(name);
     }
   }
-  if (j.contains("loss")) at_path("loss", [&] { plan.loss = loss_from_name(read_string(j.at("loss"), "loss")); });
+  if (j.contains("loss")) {
+    const std::string name = read_string(j.at("loss"), "loss");
+    at_path("loss", [&] { plan.loss = loss_from_name(name); });
+  }
   if (j.contains("iteration_seconds")) plan.iteration_seconds = read_number(j.at("iteration_seconds"), "iteration_seconds");
   at_path("order", [&] { run_order_in_graph(plan); });
   return plan;

@@ -147,8 +147,8 @@ class ForwardPass {
   // mirror in the backward pass, which every gradient of the output waits for, gives each piece
   // its gradient. Unless `summed`, only the devices holding pieces of the output take it, and
   // meet no one: a pipeline's micro-batches sum their losses at the end of the step. Cross-entropy
-  // over logits whose classes are split first has the devices holding them gather their rows'
-  // statistics, which they meet in.
+  // over logits whose classes are split first has the devices holding the same rows gather those
+  // rows' statistics (row_statistics_groups), which they meet in.
   void take_loss(bool summed) {
     if (graph_.outputs().empty()) return;
     pcg::PortRef out = graph_.outputs().front();
@@ -183,7 +183,10 @@ class ForwardPass {
     std::map<int, double> rows_gathered;
     std::map<int, std::set<int>> rows_shared_with;
     const bool probabilities = output_is_probabilities(model_.library(), graph_);
-    if (shares_row_statistics(model_.loss(), shape, probabilities)) {
+    // Every device holding pieces takes their rows' statistics where the rows are shared, as the
+    // runtime does, whether or not another device holds the rows' other classes.
+    const bool rows_shared = shares_row_statistics(model_.loss(), shape, probabilities);
+    if (rows_shared) {
       std::vector<int> device_of_task;
       for (const Holder& piece : pieces) device_of_task.push_back(piece.device);
       for (const RowStatisticsGroup& group : row_statistics_groups(shape, device_of_task)) {
@@ -204,11 +207,10 @@ class ForwardPass {
       loss.node = node.id;
       loss.device = d;
       const auto shared_with = rows_shared_with.find(d);
-      const double own = pieces_on[d] == 0 ? 0
-                                           : pieces_on[d] * model_
-                                                                .loss_piece(pcg::piece_region(shape, 0).extent(), shape.dims, probabilities,
-                                                                            shared_with != rows_shared_with.end())
-                                                                .seconds;
+      const double own =
+          pieces_on[d] == 0
+              ? 0
+              : pieces_on[d] * model_.loss_piece(pcg::piece_region(shape, 0).extent(), shape.dims, probabilities, rows_shared).seconds;
       loss.seconds = own + shares_summed + rows_gathered[d];
       loss.backward_seconds = kLossGradientPasses * bytes / machine_.device.memory_bandwidth;
       if (summed) {

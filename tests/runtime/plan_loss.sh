@@ -14,5 +14,6 @@ if grep -q "note:" "$dir/quiet"; then echo "training with the plan's own loss sa
 "$loom" train --plan "$dir/plan.json" --steps 1 --loss cross-entropy --json 2> "$dir/told" > "$dir/told.json"
 grep -q '"loss": *"cross-entropy"' "$dir/told.json" || { echo "training did not take --loss"; exit 1; }
 grep -q "note: training with cross-entropy, while the plan was costed for mse" "$dir/told" || { echo "no note of the other loss"; exit 1; }
-"$loom" simulate --plan "$dir/plan.json" -q > /dev/null
+"$loom" simulate --plan "$dir/plan.json" -q | grep -q "^loss: mse (the plan's)" || { echo "simulate did not take the plan's loss"; exit 1; }
+"$loom" simulate --plan "$dir/plan.json" --loss cross-entropy --json -q | grep -q '"loss": *"cross-entropy"' || { echo "simulate did not take --loss"; exit 1; }
 echo "PASS: plan loss"

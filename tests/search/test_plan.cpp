@@ -82,13 +82,17 @@ TEST(Plan, TheLossItWasCostedWithRoundTripsAndAnUnknownOneIsRefused) {
     plan.loss = loss;
     EXPECT_EQ(plan_from_json(plan_to_json(plan), library()).loss, loss) << loss_name(loss);
   }
-  nlohmann::json j = plan_to_json(plan);
-  j["loss"] = "hinge";
-  try {
-    plan_from_json(j, library());
-    ADD_FAILURE() << "an unknown loss was accepted";
-  } catch (const LoomError& e) {
-    EXPECT_NE(std::string(e.what()).find("loss: unknown loss 'hinge' (expected mse or cross-entropy)"), std::string::npos) << e.what();
+  for (const auto& [given, why] : std::vector<std::pair<nlohmann::json, std::string>>{
+           {"hinge", "loss: unknown loss 'hinge' (expected mse or cross-entropy)"}, {3, "loss: expected a string, got 3"}}) {
+    nlohmann::json j = plan_to_json(plan);
+    j["loss"] = given;
+    try {
+      plan_from_json(j, library());
+      ADD_FAILURE() << given.dump() << " was accepted as a loss";
+    } catch (const LoomError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("loss: loss:"), std::string::npos) << e.what();
+    }
   }
 }
 

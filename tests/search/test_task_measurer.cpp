@@ -193,6 +193,33 @@ TEST(MeasuringProfiles, TheLossOfAPieceOfTheOutputIsMeasuredOnceForEachLoss) {
   EXPECT_EQ(losses, 1);
 }
 
+// Logits split along their classes: every device holding pieces takes their rows' statistics, as
+// training does, even one that holds all of its rows' classes itself (two pieces on one device).
+TEST(MeasuringProfiles, ThePiecesOfLogitsSplitAlongTheirClassesAreMeasuredWithTheirRowsShared) {
+  for (const pcg::MachineView& view : {pcg::MachineView{{0, 1}}, pcg::MachineView{{0, 0}}}) {
+    SCOPED_TRACE("devices " + std::to_string(view.devices[0]) + ", " + std::to_string(view.devices[1]));
+    pcg::Graph g;
+    const int x = g.add_input("x", pcg::ParallelShape::unpartitioned({8, 6}));
+    const int split = g.add_node(library(), "partition", {{"dim", 1}, {"degree", 2}}, {{x, 0}});
+    const int out = g.add_node(library(), "relu", {}, {{split, 0}});
+    for (int n : {split, out}) g.set_view(n, view);
+    g.mark_output({out, 0});
+    ProfileDatabase db;
+    FakeMeasurer measurer;
+    const CostModel model(library(), load_machine("cpu_host").with_devices_per_node(2), std::make_shared<MeasuringProfiles>(db, measurer));
+    double loss_seconds = 0;
+    for (const SimTask& t : build_task_graph(g, model).tasks)
+      if (t.label.rfind("loss on", 0) == 0 && !t.backward && t.device == 0) loss_seconds = t.seconds;
+    ASSERT_EQ(measurer.losses.size(), 1u);
+    EXPECT_EQ(measurer.losses[0].box, (std::vector<std::int64_t>{8, 3}));
+    EXPECT_EQ(measurer.losses[0].whole, (std::vector<std::int64_t>{8, 6}));
+    EXPECT_TRUE(measurer.losses[0].rows_shared);
+    EXPECT_FALSE(measurer.losses[0].probabilities);
+    // Device 0 takes the loss of its one piece, or of both.
+    EXPECT_GE(loss_seconds, (view.devices[1] == 0 ? 2 : 1) * 6e-9 * 8 * 3);
+  }
+}
+
 // x[8, 4] split in two along its rows, w[4, 4] replicated on both devices, their product.
 pcg::Graph split_rows_replicated_weight() {
   pcg::Graph g;

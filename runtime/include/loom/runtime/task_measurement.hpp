@@ -70,9 +70,10 @@ class LocalTaskMeasurer final : public search::TaskMeasurer {
   // sums, a whole value other than a graph input, the end of a fused chain, or more elements than
   // a gibibyte of floats in all.
   std::optional<search::MeasuredTask> measure_layout_change(const search::LayoutChangeTask& change) override;
-  // loss_of_boxes over a float piece of the loss's extent (values drawn about zero, or in (0, 1]
-  // for probabilities) with its targets, after row_statistics where the rows are shared. Nullopt
-  // for more elements than a gibibyte of floats.
+  // loss_of_boxes over a float piece of the loss's extent (values drawn uniformly in [-1, 1), or in
+  // [0.01, 1) for probabilities) with its targets, after row_statistics where the rows are shared.
+  // Nullopt for a piece or target of more elements than a gibibyte of floats, a piece larger than
+  // the output, or a piece of some of the classes of logits whose rows are not shared.
   std::optional<search::MeasuredTask> measure_loss(const search::LossTask& loss) override;
 
  private:

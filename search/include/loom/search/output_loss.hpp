@@ -45,7 +45,8 @@ struct RowStatisticsGroup {
 
 // The groups of devices that share rows' statistics, in an order every device takes them in, for
 // the output held in pieces of `held`, task t's piece on device `device_of_task[t]` (replicas take
-// no part). A device whose pieces hold all of some rows' classes gathers nothing for them.
+// no part; a graph's output holds no partial sums). A device whose pieces hold all of some rows'
+// classes gathers nothing for them.
 std::vector<RowStatisticsGroup> row_statistics_groups(const pcg::ParallelShape& held, const std::vector<int>& device_of_task);
 
 }  // namespace loom::search
