@@ -159,13 +159,11 @@ class ForwardPass {
     const std::vector<Holder>& pieces = holders_[out.node.index()][static_cast<std::size_t>(out.port)];
     std::vector<int> deps;
     std::map<int, std::vector<int>> deps_on;  // by device: the tasks of its own pieces
-    std::map<int, double> piece_elements;     // by device: the elements of its pieces of the output
     std::map<int, int> pieces_on;             // by device: how many pieces of the output it takes the loss of
     for (std::size_t t = 0; t < pieces.size(); ++t) {
       deps.insert(deps.end(), pieces[t].tasks.begin(), pieces[t].tasks.end());
       if (pcg::task_piece(shape, static_cast<std::int64_t>(t)).replica == 0) {
         ++pieces_on[pieces[t].device];
-        piece_elements[pieces[t].device] += static_cast<double>(pcg::piece_elements(shape));
         std::vector<int>& mine = deps_on[pieces[t].device];
         mine.insert(mine.end(), pieces[t].tasks.begin(), pieces[t].tasks.end());
       }
@@ -176,7 +174,7 @@ class ForwardPass {
     if (summed) {
       devices = plan_.devices_in_use();
     } else {
-      for (const auto& [d, elements] : piece_elements) devices.insert(d);
+      for (const auto& [d, count] : pieces_on) devices.insert(d);
     }
     const double shares_summed = summed ? loss_shares_summed_seconds(machine_, devices) : 0;
     // Per device, the time it gathers rows' statistics in and the devices it meets there.
@@ -200,19 +198,17 @@ class ForwardPass {
         }
       }
     }
+    // Every piece is alike: its loss is costed once.
+    const double piece_seconds = model_.loss_piece(pcg::piece_region(shape, 0).extent(), shape.dims, probabilities, rows_shared).seconds;
+    const double piece_bytes = static_cast<double>(pcg::piece_elements(shape)) * kBytesPerElement;
     for (int d : devices) {
-      const auto held = piece_elements.find(d);
-      const double bytes = held == piece_elements.end() ? 0 : held->second * kBytesPerElement;
+      const int own_pieces = pieces_on[d];
       SimTask loss;
       loss.node = node.id;
       loss.device = d;
       const auto shared_with = rows_shared_with.find(d);
-      const double own =
-          pieces_on[d] == 0
-              ? 0
-              : pieces_on[d] * model_.loss_piece(pcg::piece_region(shape, 0).extent(), shape.dims, probabilities, rows_shared).seconds;
-      loss.seconds = own + shares_summed + rows_gathered[d];
-      loss.backward_seconds = kLossGradientPasses * bytes / machine_.device.memory_bandwidth;
+      loss.seconds = own_pieces * piece_seconds + shares_summed + rows_gathered[d];
+      loss.backward_seconds = kLossGradientPasses * own_pieces * piece_bytes / machine_.device.memory_bandwidth;
       if (summed) {
         loss.deps = deps;
         loss.meets = others_than(std::vector<int>(devices.begin(), devices.end()), d);
